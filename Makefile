@@ -1,0 +1,120 @@
+# Makefile - builds EventSpace into build/, runs its tests, benchmarks and demo.
+#
+#   make            install missing Debian packages, build everything
+#   make check      ... and run every test (SAN=1: ASan+UBSan, TSAN=1: ThreadSanitizer)
+#   make demo       ... and run the demonstration
+#   make bench      ... and run the benchmarks
+#
+# The public targets first run mk/deps.sh, then re-enter make, so that the
+# pkg-config look-ups below see packages the first step installed.
+
+CC      ?= gcc
+OPT     ?= -O2
+CFLAGS  := -std=c11 $(OPT) -g -Wall -Wextra -Werror -fPIC -I. $(EXTRA_CFLAGS)
+LDLIBS  := -pthread -lrt
+
+BUILD := build/release
+ifeq ($(SAN),1)
+BUILD := build/san
+CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=address,undefined
+endif
+ifeq ($(TSAN),1)
+BUILD := build/tsan
+CFLAGS += -fsanitize=thread -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=thread
+endif
+
+CHECK_CFLAGS = $(shell pkg-config --cflags check)
+CHECK_LIBS   = $(shell pkg-config --libs check)
+
+SUB := $(MAKE) --no-print-directory
+
+# --- public targets -------------------------------------------------------
+
+.PHONY: all check demo bench deps clean build run-check run-demo run-bench
+all: deps
+	@$(SUB) build
+
+check: deps
+	@$(SUB) run-check
+
+demo: deps
+	@$(SUB) run-demo
+
+bench: deps
+	@$(SUB) run-bench OPT=-O3
+
+deps:
+	@sh mk/deps.sh
+
+clean:
+	rm -rf build
+
+# --- pastset/ --------------------------------------------------------------
+
+PASTSET_SRC := pastset/element.c pastset/server.c pastset/wait.c
+PASTSET_LIB := $(BUILD)/lib/libpastset.a
+
+# --- objects and libraries -------------------------------------------------
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/tests/%.o: tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
+
+$(PASTSET_LIB): $(call obj,$(PASTSET_SRC))
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+# --- binaries ----------------------------------------------------------------
+
+BINS := $(BUILD)/bin/psadm $(BUILD)/bin/psdemo
+
+$(BUILD)/bin/%: $(BUILD)/obj/pastset/%.o $(PASTSET_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+# --- tests -------------------------------------------------------------------
+
+UNIT_SRC := tests/unit/check_main.c tests/unit/test_pastset.c \
+	    tests/unit/test_pastset_shm.c tests/unit/test_pastset_stress.c
+UNIT_BIN := $(BUILD)/tests/unit
+
+$(UNIT_BIN): $(call obj,$(UNIT_SRC)) $(PASTSET_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) $(LDLIBS)
+
+BENCH_BINS := $(BUILD)/bench/pastset
+
+$(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(PASTSET_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+build: $(PASTSET_LIB) $(BINS) $(UNIT_BIN) $(BENCH_BINS)
+
+# Sanitizer runs: ASan needs no leak noise from Check's forked children;
+# TSan runs the suites where threads share memory.
+TSAN_SUITES := stress
+run-check: build
+ifeq ($(TSAN),1)
+	@for s in $(TSAN_SUITES); do \
+	  CK_RUN_SUITE=$$s CK_TIMEOUT_MULTIPLIER=10 TSAN_OPTIONS=halt_on_error=1 \
+	    $(UNIT_BIN) || exit 1; done
+else
+	@CK_TIMEOUT_MULTIPLIER=$(if $(SAN),5,1) $(UNIT_BIN)
+endif
+
+run-demo: build
+	@sh pastset/demo.sh $(BUILD)/bin
+
+run-bench: build
+	@for b in $(BENCH_BINS); do $$b || exit 1; done
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+.SECONDARY:

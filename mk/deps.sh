@@ -1,0 +1,33 @@
+#!/bin/sh
+# deps.sh - makes sure the Debian packages EventSpace builds with are present, installing what is missing.
+set -u
+
+missing=""
+need() { # need PACKAGE COMMAND... : PACKAGE is missing unless COMMAND succeeds
+	pkg=$1; shift
+	"$@" >/dev/null 2>&1 || missing="$missing $pkg"
+}
+have_pc() { command -v pkg-config >/dev/null 2>&1 && pkg-config --exists "$1"; }
+
+need pkg-config     command -v pkg-config
+need liburing-dev   have_pc liburing
+need libyaml-dev    have_pc yaml-0.1
+need libhwloc-dev   have_pc hwloc
+need check          have_pc check
+need libopenmpi-dev command -v mpicc
+need openmpi-bin    command -v mpirun
+
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: missing Debian packages:$missing" >&2
+	echo "deps: install them with: sudo apt-get install$missing" >&2
+	exit 1
+fi
+echo "deps: installing missing Debian packages:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq || { echo "deps: apt-get update failed" >&2; exit 1; }
+# shellcheck disable=SC2086
+apt-get install -y -qq $missing >/dev/null || {
+	echo "deps: apt-get install$missing failed" >&2; exit 1; }
+echo "deps: installed:$missing"

@@ -1,0 +1,423 @@
+/* element.c - PastSet element operations on the ring layout of internal.h. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* How often a reader retries when the writer laps it mid-copy. */
+#define PS_LAP_RETRIES 64
+
+static uint32_t pow2_at_least(uint32_t v)
+{
+	uint32_t p = 1;
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+static uint32_t stride_of(uint32_t tuple_size)
+{
+	return (tuple_size + 7u) & ~7u;
+}
+
+int ps__check_name(const char *name)
+{
+	if (!name || !*name)
+		return PS_EBADNAME;
+	size_t n = 0;
+	for (const char *p = name; *p; p++, n++) {
+		char c = *p;
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			  (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+		if (!ok || n >= PS_NAME_MAX)
+			return PS_EBADNAME;
+	}
+	/* "." and ".." would be directory names in /dev/shm. */
+	if (!strcmp(name, ".") || !strcmp(name, ".."))
+		return PS_EBADNAME;
+	return 0;
+}
+
+int ps__check_attr(const struct ps_elem_attr *a)
+{
+	if (!a)
+		return PS_EINVAL;
+	if (a->tuple_size == 0 || a->tuple_size > PS_TUPLE_MAX)
+		return PS_ESIZE;
+	if (a->threshold == 0 || a->threshold > PS_THRESHOLD_MAX)
+		return PS_ETHRESHOLD;
+	if (a->mode != PS_DISCARD && a->mode != PS_FLOW)
+		return PS_EINVAL;
+	if (a->flags & ~(unsigned)PS_MULTI_WRITER)
+		return PS_EINVAL;
+	return 0;
+}
+
+size_t ps__elem_bytes(uint32_t tuple_size, uint32_t threshold)
+{
+	return PS_SLOTS_OFF + (size_t)stride_of(tuple_size) * pow2_at_least(threshold);
+}
+
+int ps__elem_init(struct ps_ehdr *h, const struct ps_elem_attr *a, uint32_t id,
+		  bool pshared)
+{
+	memset(h, 0, PS_SLOTS_OFF);
+	h->tuple_size = (uint32_t)a->tuple_size;
+	h->stride = stride_of(h->tuple_size);
+	h->threshold = a->threshold;
+	h->nslots = pow2_at_least(a->threshold);
+	h->mode = a->mode;
+	h->flags = a->flags;
+	h->id = id;
+	int rc = ps__mutex_init(&h->wlock, pshared);
+	if (rc)
+		return rc;
+	rc = ps__mutex_init(&h->tlock, pshared);
+	if (rc) {
+		pthread_mutex_destroy(&h->wlock);
+		return rc;
+	}
+	h->magic = PS_EHDR_MAGIC;
+	return 0;
+}
+
+int ps__elem_handle(ps_server *srv, struct ps_ehdr *h, struct ps_waitc *wc,
+		    const char *name, bool writable, bool can_register,
+		    bool shared, ps_elem **out)
+{
+	if (h->magic != PS_EHDR_MAGIC || h->nslots == 0 ||
+	    (h->nslots & (h->nslots - 1)) || h->threshold > h->nslots ||
+	    h->stride != stride_of(h->tuple_size))
+		return PS_EBADSEG;
+	ps_elem *e = calloc(1, sizeof(*e));
+	if (!e)
+		return PS_ENOMEM;
+	e->h = h;
+	e->slots = (unsigned char *)h + PS_SLOTS_OFF;
+	e->wc = wc;
+	e->srv = srv;
+	e->tuple_size = h->tuple_size;
+	e->stride = h->stride;
+	e->threshold = h->threshold;
+	e->nslots = h->nslots;
+	e->mask = h->nslots - 1;
+	e->mode = (enum ps_mode)h->mode;
+	e->flags = h->flags;
+	e->writable = writable;
+	e->can_register = can_register;
+	e->shared = shared;
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	*out = e;
+	return 0;
+}
+
+void ps_elem_close(ps_elem *e)
+{
+	if (!e)
+		return;
+	free(e);
+}
+
+size_t ps_elem_tuple_size(const ps_elem *e)
+{
+	return e->tuple_size;
+}
+
+const char *ps_elem_name(const ps_elem *e)
+{
+	return e->name;
+}
+
+/*
+ * Slot copies go word by word through relaxed atomics: a reader may race
+ * with the writer on a slot (the seqlock then discards the copy), and the
+ * language only allows that race on atomics.  On x86-64 and AArch64 these
+ * are the same plain moves memcpy would make.
+ */
+typedef _Atomic uint64_t ps_word;
+
+static inline void slot_store(ps_word *dst, const unsigned char *src, uint32_t size)
+{
+	uint32_t n = size / 8, i;
+	for (i = 0; i < n; i++) {
+		uint64_t w;
+		memcpy(&w, src + 8 * i, 8);
+		atomic_store_explicit(&dst[i], w, memory_order_relaxed);
+	}
+	if (size % 8) {
+		uint64_t w = 0;
+		memcpy(&w, src + 8 * i, size % 8);
+		atomic_store_explicit(&dst[i], w, memory_order_relaxed);
+	}
+}
+
+static inline void slot_load(unsigned char *dst, ps_word *src, uint32_t size)
+{
+	uint32_t n = size / 8, i;
+	for (i = 0; i < n; i++) {
+		uint64_t w = atomic_load_explicit(&src[i], memory_order_relaxed);
+		memcpy(dst + 8 * i, &w, 8);
+	}
+	if (size % 8) {
+		uint64_t w = atomic_load_explicit(&src[i], memory_order_relaxed);
+		memcpy(dst + 8 * i, &w, size % 8);
+	}
+}
+
+static inline ps_word *slot_of(const ps_elem *e, uint64_t idx)
+{
+	return (ps_word *)(e->slots + (size_t)(idx & e->mask) * e->stride);
+}
+
+/* Oldest index still held, given head and tail as loaded. */
+static inline uint64_t oldest_of(const ps_elem *e, uint64_t head, uint64_t tail)
+{
+	uint64_t lo = head > e->threshold ? head - e->threshold : 0;
+	return tail > lo ? tail : lo;
+}
+
+/* After copying indices >= first: were they all whole? */
+static inline bool copy_intact(const ps_elem *e, uint64_t first)
+{
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&e->h->wseq, memory_order_relaxed) <= first + e->nslots;
+}
+
+static uint64_t current_oldest(const ps_elem *e)
+{
+	uint64_t t = atomic_load_explicit(&e->h->tail, memory_order_acquire);
+	uint64_t h = atomic_load_explicit(&e->h->head, memory_order_acquire);
+	uint64_t w = atomic_load_explicit(&e->h->wseq, memory_order_acquire);
+	uint64_t lo = oldest_of(e, h, t);
+	/* A write in progress has already claimed the oldest slot. */
+	if (w > e->nslots && w - e->nslots > lo)
+		lo = w - e->nslots;
+	return lo;
+}
+
+/* The store itself, once the caller owns the right to write index head. */
+static inline uint64_t publish(ps_elem *e, const void *tuple)
+{
+	struct ps_ehdr *h = e->h;
+	uint64_t i = atomic_load_explicit(&h->head, memory_order_relaxed);
+	atomic_store_explicit(&h->wseq, i + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	slot_store(slot_of(e, i), tuple, e->tuple_size);
+	atomic_store_explicit(&h->head, i + 1, memory_order_release);
+	return i;
+}
+
+static int write_slow(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx)
+{
+	struct ps_ehdr *h = e->h;
+	struct ps_deadline d;
+	int rc;
+
+	if (!e->writable)
+		return PS_EROFS;
+	ps__deadline(&d, timeout_ms);
+	bool locked = e->flags & PS_MULTI_WRITER;
+	if (locked && (rc = ps__lock(&h->wlock, &d)))
+		return rc;
+	if (e->mode == PS_FLOW) {
+		for (;;) {
+			uint64_t t = atomic_load_explicit(&h->tail, memory_order_acquire);
+			uint64_t hd = atomic_load_explicit(&h->head, memory_order_relaxed);
+			if (hd - t < e->threshold)
+				break;
+			rc = ps__wait(e, &h->tail, t, &e->wc->writers, &d);
+			if (rc)
+				goto out;
+		}
+	}
+	uint64_t i = publish(e, tuple);
+	if (idx)
+		*idx = i;
+	/* Flow elements carry data someone is blocked on: pay for the fence
+	 * so that no wake-up is ever missed (see wait.c). */
+	if (e->mode == PS_FLOW)
+		atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&e->wc->readers, memory_order_relaxed))
+		ps__wake(e, &h->head);
+	rc = 0;
+out:
+	if (locked)
+		pthread_mutex_unlock(&h->wlock);
+	return rc;
+}
+
+int ps_write(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx)
+{
+	/* The trace-element case: one writer, discard mode, nobody to wait for. */
+	if (ps_likely(e->mode == PS_DISCARD && !e->flags && e->writable)) {
+		uint64_t i = publish(e, tuple);
+		if (idx)
+			*idx = i;
+		if (ps_unlikely(atomic_load_explicit(&e->wc->readers, memory_order_relaxed)))
+			ps__wake(e, &e->h->head);
+		return 0;
+	}
+	return write_slow(e, tuple, timeout_ms, idx);
+}
+
+int ps_read(ps_elem *e, uint64_t idx, void *out, int timeout_ms, uint64_t *oldest)
+{
+	struct ps_ehdr *h = e->h;
+	struct ps_deadline d;
+	bool have_deadline = false;
+
+	for (;;) {
+		uint64_t hd = atomic_load_explicit(&h->head, memory_order_acquire);
+		if (ps_likely(idx < hd)) {
+			uint64_t t = atomic_load_explicit(&h->tail, memory_order_acquire);
+			uint64_t lo = oldest_of(e, hd, t);
+			if (idx >= lo) {
+				slot_load(out, slot_of(e, idx), e->tuple_size);
+				if (copy_intact(e, idx))
+					return 0;
+			}
+			if (oldest)
+				*oldest = current_oldest(e);
+			return PS_EDISCARDED;
+		}
+		if (!have_deadline) {
+			ps__deadline(&d, timeout_ms);
+			have_deadline = true;
+		}
+		int rc = ps__wait(e, &h->head, hd, &e->wc->readers, &d);
+		if (rc)
+			return rc;
+	}
+}
+
+int ps_read_latest(ps_elem *e, void *out, uint64_t *idx)
+{
+	struct ps_ehdr *h = e->h;
+	for (int tries = 0; tries < PS_LAP_RETRIES; tries++) {
+		uint64_t hd = atomic_load_explicit(&h->head, memory_order_acquire);
+		uint64_t t = atomic_load_explicit(&h->tail, memory_order_acquire);
+		if (oldest_of(e, hd, t) >= hd)
+			return PS_ENODATA;
+		slot_load(out, slot_of(e, hd - 1), e->tuple_size);
+		if (copy_intact(e, hd - 1)) {
+			if (idx)
+				*idx = hd - 1;
+			return 0;
+		}
+	}
+	return PS_EAGAIN;
+}
+
+int ps_read_range(ps_elem *e, uint64_t first, size_t n, void *out, uint64_t *oldest)
+{
+	struct ps_ehdr *h = e->h;
+	uint64_t hd = atomic_load_explicit(&h->head, memory_order_acquire);
+	uint64_t t = atomic_load_explicit(&h->tail, memory_order_acquire);
+	if (first < oldest_of(e, hd, t)) {
+		if (oldest)
+			*oldest = current_oldest(e);
+		return PS_EDISCARDED;
+	}
+	if (first >= hd || n == 0)
+		return 0;
+	if (n > hd - first)
+		n = hd - first;
+	if (n > (size_t)INT32_MAX)
+		n = INT32_MAX;
+	unsigned char *dst = out;
+	for (size_t k = 0; k < n; k++)
+		slot_load(dst + k * e->tuple_size, slot_of(e, first + k), e->tuple_size);
+	/* Later indices are newer, so if the first copy is whole, all are. */
+	if (!copy_intact(e, first)) {
+		if (oldest)
+			*oldest = current_oldest(e);
+		return PS_EDISCARDED;
+	}
+	return (int)n;
+}
+
+int ps_take(ps_elem *e, void *out, int timeout_ms, uint64_t *idx)
+{
+	struct ps_ehdr *h = e->h;
+	struct ps_deadline d;
+	int rc;
+
+	if (!e->writable)
+		return PS_EROFS;
+	ps__deadline(&d, timeout_ms);
+	if ((rc = ps__lock(&h->tlock, &d)))
+		return rc;
+	for (;;) {
+		/* Takers hold tlock, so tail only moves under us. */
+		uint64_t t = atomic_load_explicit(&h->tail, memory_order_relaxed);
+		uint64_t hd = atomic_load_explicit(&h->head, memory_order_acquire);
+		uint64_t lo = oldest_of(e, hd, t);
+		if (lo < hd) {
+			slot_load(out, slot_of(e, lo), e->tuple_size);
+			if (!copy_intact(e, lo))
+				continue; /* discarded under us: the oldest moved on */
+			/* tail before taken: a concurrent ps_elem_stats may then
+			 * over-count discards for an instant, never under-count. */
+			atomic_store_explicit(&h->tail, lo + 1, memory_order_release);
+			atomic_fetch_add_explicit(&h->taken, 1, memory_order_release);
+			if (idx)
+				*idx = lo;
+			if (e->mode == PS_FLOW) {
+				atomic_thread_fence(memory_order_seq_cst);
+				if (atomic_load_explicit(&e->wc->writers, memory_order_relaxed))
+					ps__wake(e, &h->tail);
+			}
+			break;
+		}
+		if ((rc = ps__wait(e, &h->head, hd, &e->wc->readers, &d)))
+			break;
+	}
+	pthread_mutex_unlock(&h->tlock);
+	return rc;
+}
+
+int ps_elem_stats(ps_elem *e, struct ps_stats *st)
+{
+	if (!e || !st)
+		return PS_EINVAL;
+	struct ps_ehdr *h = e->h;
+	uint64_t taken = atomic_load_explicit(&h->taken, memory_order_acquire);
+	uint64_t t = atomic_load_explicit(&h->tail, memory_order_acquire);
+	uint64_t hd = atomic_load_explicit(&h->head, memory_order_acquire);
+	uint64_t lo = oldest_of(e, hd, t);
+	st->written = hd;
+	st->taken = taken;
+	/* Every index below the oldest held was either taken or discarded. */
+	st->discarded = lo > taken ? lo - taken : 0;
+	st->oldest = lo;
+	st->threshold = e->threshold;
+	st->tuple_size = e->tuple_size;
+	st->mode = e->mode;
+	st->flags = e->flags;
+	return 0;
+}
+
+const char *ps_strerror(int err)
+{
+	switch (err) {
+	case 0: return "success";
+	case PS_EINVAL: return "invalid argument";
+	case PS_ENOMEM: return "out of memory";
+	case PS_EEXIST: return "segment or element already exists";
+	case PS_ENOENT: return "no such segment or element";
+	case PS_EACCES: return "permission denied";
+	case PS_ETIMEDOUT: return "timed out";
+	case PS_EROFS: return "handle is read-only";
+	case PS_ENOSPC: return "no room left in the segment";
+	case PS_ENODATA: return "element holds no tuple";
+	case PS_EAGAIN: return "writer kept overtaking the reader; try again";
+	case PS_EBADNAME: return "bad name (1-47 characters of A-Z a-z 0-9 . _ -)";
+	case PS_ESIZE: return "tuple size does not match the element";
+	case PS_ETHRESHOLD: return "threshold must be between 1 and 2^26 tuples";
+	case PS_EDISCARDED: return "tuple no longer held (discarded or taken)";
+	case PS_EBADSEG: return "not a PastSet segment of this version";
+	default: return err < 0 && err > -PS_ERRBASE ? strerror(-err) : "unknown error";
+	}
+}

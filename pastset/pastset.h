@@ -1,0 +1,185 @@
+/* pastset.h - PastSet tuple spaces: elements of fixed-size tuples in tuple servers. */
+#ifndef PASTSET_H
+#define PASTSET_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The contract (see DESIGN.md):
+ *  - An element has a name, a tuple size fixed at creation and a sequence of
+ *    tuples.  Every tuple written gets the next 64-bit index; indices never
+ *    repeat, and the count of tuples written is the next index.
+ *  - PS_DISCARD elements hold at most `threshold` tuples: past that the
+ *    oldest is dropped and counted; the writer never blocks.
+ *  - PS_FLOW elements make the writer wait for space; a tuple leaves only
+ *    when it is taken, so nothing unread is lost.
+ *  - Reads observe without removing.  A read of an index that is no longer
+ *    held fails with PS_EDISCARDED and reports the oldest index still held.
+ *
+ * Every function returns 0 (or a count, where documented) or a negative
+ * error code; ps_strerror() turns a code into a message.  There is no global
+ * error state.  Timeouts are in milliseconds: 0 never waits, PS_FOREVER
+ * waits as long as it takes.
+ */
+
+/* Error codes.  Where errno has a fitting code it is used, negated. */
+#define PS_EINVAL      (-EINVAL)    /* bad argument */
+#define PS_ENOMEM      (-ENOMEM)    /* out of memory */
+#define PS_EEXIST      (-EEXIST)    /* segment or element already exists */
+#define PS_ENOENT      (-ENOENT)    /* no such segment or element */
+#define PS_EACCES      (-EACCES)    /* permission denied */
+#define PS_ETIMEDOUT   (-ETIMEDOUT) /* the wait ran out */
+#define PS_EROFS       (-EROFS)     /* write through a read-only handle */
+#define PS_ENOSPC      (-ENOSPC)    /* the segment has no room for the element */
+#define PS_ENODATA     (-ENODATA)   /* the element holds no tuple */
+#define PS_EAGAIN      (-EAGAIN)    /* the writer kept overtaking the reader */
+#define PS_ERRBASE     4096
+#define PS_EBADNAME    (-(PS_ERRBASE + 1)) /* name empty, too long or with bad characters */
+#define PS_ESIZE       (-(PS_ERRBASE + 2)) /* tuple size differs from the element's */
+#define PS_ETHRESHOLD  (-(PS_ERRBASE + 3)) /* threshold of 0 (or too large) */
+#define PS_EDISCARDED  (-(PS_ERRBASE + 4)) /* index no longer held; see *oldest */
+#define PS_EBADSEG     (-(PS_ERRBASE + 5)) /* not a PastSet segment, or another version */
+
+#define PS_FOREVER     (-1)
+#define PS_NAME_MAX    47            /* longest element or segment name */
+#define PS_TUPLE_MAX   65536         /* largest tuple size in bytes */
+#define PS_THRESHOLD_MAX (1u << 26)  /* largest threshold (tuples) */
+
+const char *ps_strerror(int err);
+
+typedef struct ps_server ps_server; /* a tuple server: in-process or shared memory */
+typedef struct ps_elem ps_elem;     /* a process-local handle on one element */
+
+enum ps_mode {
+	PS_DISCARD = 0, /* bounded by a discard threshold; writer never blocks */
+	PS_FLOW = 1,    /* bounded by flow control; writer waits for space */
+};
+
+enum ps_elem_flags {
+	/* Several threads or processes write the element: writes take a lock.
+	 * Without it an element has exactly one writer and writes are lock-free. */
+	PS_MULTI_WRITER = 1u << 0,
+};
+
+struct ps_elem_attr {
+	size_t tuple_size;     /* bytes per tuple, 1..PS_TUPLE_MAX */
+	uint32_t threshold;    /* tuples held at most, 1..PS_THRESHOLD_MAX */
+	enum ps_mode mode;
+	unsigned flags;        /* enum ps_elem_flags */
+};
+
+struct ps_stats {
+	uint64_t written;   /* tuples ever written == the next index */
+	uint64_t discarded; /* tuples dropped by the threshold before anyone took them */
+	uint64_t taken;     /* tuples removed by ps_take() */
+	uint64_t oldest;    /* oldest index still held (== written when empty) */
+	uint32_t threshold;
+	uint32_t tuple_size;
+	enum ps_mode mode;
+	unsigned flags;
+};
+
+/* --- Tuple servers ------------------------------------------------------ */
+
+/* An in-process server: elements live in this process's memory. */
+int ps_server_create_local(ps_server **out);
+
+/* Shared-memory servers.  A segment is a named POSIX shared-memory object,
+ * mode 0600, that outlives its creator until ps_shm_unlink() (or the psadm
+ * command) removes it, so monitors can read it after a crash.  Names follow
+ * the element rules ([A-Za-z0-9._-], at most PS_NAME_MAX). */
+struct ps_shm_attr {
+	size_t size;          /* bytes for element data; 0 = 64 MiB (sparse) */
+	uint32_t max_elems;   /* elements the directory holds; 0 = 1024 */
+};
+int ps_server_create_shm(const char *name, const struct ps_shm_attr *attr,
+			 ps_server **out);
+
+enum ps_open_flags {
+	PS_RDONLY = 0,     /* observe only: tuples are mapped read-only */
+	PS_RDWR = 1u << 0, /* also write, take and create elements */
+};
+int ps_server_open_shm(const char *name, unsigned flags, ps_server **out);
+
+/* Unmaps the server and frees its handles' memory.  Elements opened from it
+ * must be closed first.  A shared segment stays until unlinked; its creator
+ * marks it cleanly closed. */
+void ps_server_destroy(ps_server *srv);
+
+int ps_shm_unlink(const char *name);
+
+/* What psadm shows about a segment, read without disturbing its users. */
+enum ps_shm_state {
+	PS_SHM_LIVE = 1,   /* its creator is running */
+	PS_SHM_CLOSED = 2, /* its creator destroyed its server and went away */
+	PS_SHM_STALE = 3,  /* its creator died without closing it */
+};
+struct ps_shm_info {
+	char name[PS_NAME_MAX + 1];
+	uint64_t size;      /* bytes mapped */
+	uint32_t elems;
+	int32_t creator_pid;
+	enum ps_shm_state state;
+};
+int ps_shm_info(const char *name, struct ps_shm_info *info);
+/* Calls fn for every PastSet segment on this host; stops early and returns
+ * what fn returned if that is non-zero. */
+int ps_shm_list(int (*fn)(const char *name, void *arg), void *arg);
+
+/* Number of elements the server holds, and the name of the i-th (0-based,
+ * in creation order) copied into buf[PS_NAME_MAX + 1]. */
+int ps_server_count(ps_server *srv);
+int ps_server_elem_name(ps_server *srv, int i, char *buf);
+
+/* 256 bytes in the segment header that a layer above may use for data every
+ * reader needs (the collectors store their clock calibration there).  Written
+ * once by the creator before readers look. */
+#define PS_USER_AREA 256
+int ps_server_user_area(ps_server *srv, void **area);
+
+/* --- Elements ----------------------------------------------------------- */
+
+int ps_elem_create(ps_server *srv, const char *name,
+		   const struct ps_elem_attr *attr, ps_elem **out);
+/* tuple_size 0 accepts whatever the element has; otherwise it must match. */
+int ps_elem_open(ps_server *srv, const char *name, size_t tuple_size,
+		 ps_elem **out);
+void ps_elem_close(ps_elem *e);
+
+size_t ps_elem_tuple_size(const ps_elem *e);
+const char *ps_elem_name(const ps_elem *e);
+int ps_elem_stats(ps_elem *e, struct ps_stats *st);
+
+/* Appends one tuple.  A PS_DISCARD element never waits; a PS_FLOW element
+ * waits up to timeout_ms for space.  *idx (may be NULL) gets its index. */
+int ps_write(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx);
+
+/* Copies tuple idx into out, waiting up to timeout_ms for it to be written.
+ * If idx is no longer held: PS_EDISCARDED and *oldest (may be NULL) gets the
+ * oldest index held, so a reader can resume from there. */
+int ps_read(ps_elem *e, uint64_t idx, void *out, int timeout_ms,
+	    uint64_t *oldest);
+
+/* Copies the newest tuple; PS_ENODATA when there is none.  *idx may be NULL. */
+int ps_read_latest(ps_elem *e, void *out, uint64_t *idx);
+
+/* Copies up to n tuples starting at index first, never waiting; returns the
+ * number copied (0 when first is not written yet).  If first is no longer
+ * held, or the writer overtakes the copy: PS_EDISCARDED and *oldest. */
+int ps_read_range(ps_elem *e, uint64_t first, size_t n, void *out,
+		  uint64_t *oldest);
+
+/* Removes the oldest tuple and copies it into out, waiting up to timeout_ms
+ * for one.  *idx (may be NULL) gets its index. */
+int ps_take(ps_elem *e, void *out, int timeout_ms, uint64_t *idx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PASTSET_H */

@@ -1,0 +1,592 @@
+/* server.c - tuple servers: in-process memory and named shared-memory segments. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define PS_SEG_MAGIC   0x3130474553545350ull /* "PSTSEG01" */
+#define PS_SEG_VERSION 1u
+#define PS_SHM_PREFIX  "pastset."
+#define PS_PAGE        4096u
+#define PS_DEFAULT_DATA (64u << 20)
+#define PS_DEFAULT_ELEMS 1024u
+#define PS_MAX_ELEMS   (1u << 20)
+
+/*
+ * Segment layout, each part page-aligned:
+ *   header | waiter counts (writable by every opener) | directory | element data
+ * A read-only opener maps everything PROT_READ and then makes the waiter
+ * counts writable, so it can sleep on a futex but never touch a tuple.
+ */
+struct ps_seg_hdr {
+	uint64_t magic;            /* stored last, with release, once all is set */
+	uint32_t version;
+	uint32_t byte_order;       /* 0x01020304 in the creator's order */
+	uint64_t total_size;
+	uint64_t wait_off, dir_off, data_off, data_size;
+	uint32_t max_elems;
+	_Atomic uint32_t nelems;   /* directory entries published */
+	_Atomic uint32_t state;    /* enum ps_shm_state, as the creator left it */
+	int32_t creator_pid;
+	uint64_t creator_start;    /* start time in clock ticks: tells a reused pid */
+	uint64_t data_used;        /* under lock */
+	char name[PS_NAME_MAX + 1];
+	pthread_mutex_t lock;      /* robust, process-shared: directory changes */
+	_Alignas(16) unsigned char user[PS_USER_AREA];
+};
+_Static_assert(sizeof(struct ps_seg_hdr) <= PS_PAGE, "segment header fits a page");
+
+struct ps_dirent {
+	char name[PS_NAME_MAX + 1];
+	uint64_t off; /* from data_off */
+	uint32_t tuple_size, threshold, mode, flags;
+};
+
+struct local_ent {
+	char name[PS_NAME_MAX + 1];
+	struct ps_ehdr *h;
+	struct ps_waitc *wc;
+};
+
+struct ps_server {
+	bool shm;
+	bool writable;     /* may create, write and take */
+	bool creator;
+	bool can_register; /* waiter counts are writable */
+	/* in-process */
+	pthread_mutex_t lock;
+	struct local_ent *ents;
+	int n, cap;
+	unsigned char user[PS_USER_AREA];
+	/* shared memory */
+	unsigned char *base;
+	size_t size;
+	struct ps_seg_hdr *hdr;
+	char name[PS_NAME_MAX + 1];
+};
+
+static size_t round_up(size_t v, size_t to)
+{
+	return (v + to - 1) / to * to;
+}
+
+static int neg_errno(int e)
+{
+	switch (e) {
+	case EEXIST: return PS_EEXIST;
+	case ENOENT: return PS_ENOENT;
+	case EACCES: case EPERM: return PS_EACCES;
+	case ENOMEM: return PS_ENOMEM;
+	case ENOSPC: case EFBIG: return PS_ENOSPC;
+	case ENAMETOOLONG: return PS_EBADNAME;
+	default: return -e;
+	}
+}
+
+static void obj_name(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "/" PS_SHM_PREFIX "%s", name);
+}
+
+/* Start time of a process in clock ticks (field 22 of /proc/PID/stat). */
+static uint64_t proc_start(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+	if (!p)
+		return 0;
+	unsigned long long v = 0;
+	int field = 2;
+	for (char *tok = strtok(p + 1, " "); tok; tok = strtok(NULL, " "))
+		if (++field == 22) {
+			v = strtoull(tok, NULL, 10);
+			break;
+		}
+	return v;
+}
+
+/* --- in-process ----------------------------------------------------------- */
+
+int ps_server_create_local(ps_server **out)
+{
+	if (!out)
+		return PS_EINVAL;
+	ps_server *s = calloc(1, sizeof(*s));
+	if (!s)
+		return PS_ENOMEM;
+	int rc = ps__mutex_init(&s->lock, false);
+	if (rc) {
+		free(s);
+		return rc;
+	}
+	s->writable = s->creator = s->can_register = true;
+	*out = s;
+	return 0;
+}
+
+static struct local_ent *local_find(ps_server *s, const char *name)
+{
+	for (int i = 0; i < s->n; i++)
+		if (!strcmp(s->ents[i].name, name))
+			return &s->ents[i];
+	return NULL;
+}
+
+static int local_create(ps_server *s, const char *name,
+			const struct ps_elem_attr *a, ps_elem **out)
+{
+	int rc = PS_ENOMEM;
+	pthread_mutex_lock(&s->lock);
+	if (local_find(s, name)) {
+		rc = PS_EEXIST;
+		goto unlock;
+	}
+	if (s->n == s->cap) {
+		int cap = s->cap ? 2 * s->cap : 16;
+		struct local_ent *ents = realloc(s->ents, cap * sizeof(*ents));
+		if (!ents)
+			goto unlock;
+		s->ents = ents;
+		s->cap = cap;
+	}
+	size_t bytes = round_up(ps__elem_bytes((uint32_t)a->tuple_size, a->threshold),
+				PS_CACHELINE);
+	struct ps_ehdr *h = aligned_alloc(PS_CACHELINE, bytes);
+	struct ps_waitc *wc = aligned_alloc(PS_CACHELINE, sizeof(*wc));
+	if (!h || !wc)
+		goto fail;
+	memset(h, 0, bytes);
+	memset(wc, 0, sizeof(*wc));
+	if ((rc = ps__elem_init(h, a, (uint32_t)s->n, false)))
+		goto fail;
+	if ((rc = ps__elem_handle(s, h, wc, name, true, true, false, out))) {
+		pthread_mutex_destroy(&h->wlock);
+		pthread_mutex_destroy(&h->tlock);
+		goto fail;
+	}
+	struct local_ent *ent = &s->ents[s->n++];
+	snprintf(ent->name, sizeof(ent->name), "%s", name);
+	ent->h = h;
+	ent->wc = wc;
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+fail:
+	free(h);
+	free(wc);
+unlock:
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+static int local_open(ps_server *s, const char *name, size_t tuple_size, ps_elem **out)
+{
+	int rc;
+	pthread_mutex_lock(&s->lock);
+	struct local_ent *ent = local_find(s, name);
+	if (!ent)
+		rc = PS_ENOENT;
+	else if (tuple_size && tuple_size != ent->h->tuple_size)
+		rc = PS_ESIZE;
+	else
+		rc = ps__elem_handle(s, ent->h, ent->wc, name, true, true, false, out);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+/* --- shared memory ------------------------------------------------------- */
+
+int ps_server_create_shm(const char *name, const struct ps_shm_attr *attr,
+			 ps_server **out)
+{
+	int rc = ps__check_name(name);
+	if (rc)
+		return rc;
+	if (!out)
+		return PS_EINVAL;
+	size_t data = attr && attr->size ? attr->size : PS_DEFAULT_DATA;
+	uint32_t max = attr && attr->max_elems ? attr->max_elems : PS_DEFAULT_ELEMS;
+	if (max > PS_MAX_ELEMS || data > ((size_t)1 << 40))
+		return PS_EINVAL;
+	size_t wait_off = PS_PAGE;
+	size_t dir_off = wait_off + round_up((size_t)max * sizeof(struct ps_waitc), PS_PAGE);
+	size_t data_off = dir_off + round_up((size_t)max * sizeof(struct ps_dirent), PS_PAGE);
+	size_t total = data_off + round_up(data, PS_PAGE);
+
+	ps_server *s = calloc(1, sizeof(*s));
+	if (!s)
+		return PS_ENOMEM;
+	char obj[PS_NAME_MAX + 16];
+	obj_name(obj, sizeof(obj), name);
+	int fd = shm_open(obj, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		rc = neg_errno(errno);
+		free(s);
+		return rc;
+	}
+	/* The umask may only take bits away; make the mode exactly 0600. */
+	if (fchmod(fd, 0600) || ftruncate(fd, (off_t)total)) {
+		rc = neg_errno(errno);
+		goto fail;
+	}
+	void *base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		rc = neg_errno(errno);
+		goto fail;
+	}
+	close(fd);
+	fd = -1;
+	s->shm = s->writable = s->creator = s->can_register = true;
+	s->base = base;
+	s->size = total;
+	s->hdr = base;
+	snprintf(s->name, sizeof(s->name), "%s", name);
+
+	struct ps_seg_hdr *h = s->hdr;
+	h->version = PS_SEG_VERSION;
+	h->byte_order = 0x01020304;
+	h->total_size = total;
+	h->wait_off = wait_off;
+	h->dir_off = dir_off;
+	h->data_off = data_off;
+	h->data_size = total - data_off;
+	h->max_elems = max;
+	h->creator_pid = (int32_t)getpid();
+	h->creator_start = proc_start(getpid());
+	atomic_store(&h->state, PS_SHM_LIVE);
+	snprintf(h->name, sizeof(h->name), "%s", name);
+	if ((rc = ps__mutex_init(&h->lock, true))) {
+		munmap(base, total);
+		goto fail;
+	}
+	__atomic_store_n(&h->magic, PS_SEG_MAGIC, __ATOMIC_RELEASE);
+	*out = s;
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	shm_unlink(obj);
+	free(s);
+	return rc;
+}
+
+/* Maps the header page and waits briefly for a creator that is mid-setup. */
+static int read_header(int fd, struct ps_seg_hdr *copy)
+{
+	for (int tries = 0; tries < 200; tries++) {
+		struct stat st;
+		if (fstat(fd, &st))
+			return neg_errno(errno);
+		if ((size_t)st.st_size >= PS_PAGE) {
+			void *p = mmap(NULL, PS_PAGE, PROT_READ, MAP_SHARED, fd, 0);
+			if (p == MAP_FAILED)
+				return neg_errno(errno);
+			struct ps_seg_hdr *h = p;
+			uint64_t magic = __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE);
+			if (magic == PS_SEG_MAGIC) {
+				memcpy(copy, h, offsetof(struct ps_seg_hdr, lock));
+				munmap(p, PS_PAGE);
+				if (copy->version != PS_SEG_VERSION ||
+				    copy->byte_order != 0x01020304 ||
+				    copy->total_size != (uint64_t)st.st_size)
+					return PS_EBADSEG;
+				return 0;
+			}
+			munmap(p, PS_PAGE);
+			if (magic != 0)
+				return PS_EBADSEG;
+		}
+		usleep(1000);
+	}
+	return PS_EBADSEG;
+}
+
+static int open_fd(const char *name, bool want_write, bool *fd_writable)
+{
+	char obj[PS_NAME_MAX + 16];
+	obj_name(obj, sizeof(obj), name);
+	/* Even an observer opens read-write when it may: it needs to register
+	 * as a waiter.  Tuples stay mapped read-only for it regardless. */
+	int fd = shm_open(obj, O_RDWR | O_CLOEXEC, 0);
+	*fd_writable = fd >= 0;
+	if (fd < 0 && errno == EACCES && !want_write)
+		fd = shm_open(obj, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return neg_errno(errno);
+	return fd;
+}
+
+int ps_server_open_shm(const char *name, unsigned flags, ps_server **out)
+{
+	int rc = ps__check_name(name);
+	if (rc)
+		return rc;
+	if (!out || (flags & ~(unsigned)PS_RDWR))
+		return PS_EINVAL;
+	bool want_write = flags & PS_RDWR, fd_writable;
+	int fd = open_fd(name, want_write, &fd_writable);
+	if (fd < 0)
+		return fd;
+	struct ps_seg_hdr hc;
+	if ((rc = read_header(fd, &hc))) {
+		close(fd);
+		return rc;
+	}
+	int prot = want_write ? PROT_READ | PROT_WRITE : PROT_READ;
+	unsigned char *base = mmap(NULL, hc.total_size, prot, MAP_SHARED, fd, 0);
+	close(fd);
+	if (base == MAP_FAILED)
+		return neg_errno(errno);
+	bool can_register = want_write;
+	if (!want_write && fd_writable)
+		can_register = !mprotect(base + hc.wait_off, hc.dir_off - hc.wait_off,
+					 PROT_READ | PROT_WRITE);
+	ps_server *s = calloc(1, sizeof(*s));
+	if (!s) {
+		munmap(base, hc.total_size);
+		return PS_ENOMEM;
+	}
+	s->shm = true;
+	s->writable = want_write;
+	s->can_register = can_register;
+	s->base = base;
+	s->size = hc.total_size;
+	s->hdr = (struct ps_seg_hdr *)base;
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	*out = s;
+	return 0;
+}
+
+static struct ps_dirent *dirent_at(ps_server *s, uint32_t i)
+{
+	return (struct ps_dirent *)(s->base + s->hdr->dir_off) + i;
+}
+
+static struct ps_waitc *waitc_at(ps_server *s, uint32_t i)
+{
+	return (struct ps_waitc *)(s->base + s->hdr->wait_off) + i;
+}
+
+static int shm_find(ps_server *s, const char *name)
+{
+	uint32_t n = atomic_load_explicit(&s->hdr->nelems, memory_order_acquire);
+	for (uint32_t i = 0; i < n; i++)
+		if (!strcmp(dirent_at(s, i)->name, name))
+			return (int)i;
+	return PS_ENOENT;
+}
+
+static int shm_handle(ps_server *s, uint32_t i, ps_elem **out)
+{
+	struct ps_dirent *d = dirent_at(s, i);
+	if (d->off + PS_SLOTS_OFF > s->hdr->data_size)
+		return PS_EBADSEG;
+	struct ps_ehdr *h = (struct ps_ehdr *)(s->base + s->hdr->data_off + d->off);
+	if (d->off + ps__elem_bytes(h->tuple_size, h->threshold) > s->hdr->data_size)
+		return PS_EBADSEG;
+	return ps__elem_handle(s, h, waitc_at(s, i), d->name, s->writable,
+			       s->can_register, true, out);
+}
+
+static int shm_create(ps_server *s, const char *name, const struct ps_elem_attr *a,
+		      ps_elem **out)
+{
+	struct ps_seg_hdr *hdr = s->hdr;
+	struct ps_deadline d;
+	ps__deadline(&d, PS_FOREVER);
+	int rc = ps__lock(&hdr->lock, &d);
+	if (rc)
+		return rc;
+	uint32_t n = atomic_load_explicit(&hdr->nelems, memory_order_relaxed);
+	size_t bytes = round_up(ps__elem_bytes((uint32_t)a->tuple_size, a->threshold),
+				PS_CACHELINE);
+	if (shm_find(s, name) >= 0) {
+		rc = PS_EEXIST;
+	} else if (n >= hdr->max_elems || hdr->data_used + bytes > hdr->data_size) {
+		rc = PS_ENOSPC;
+	} else {
+		struct ps_ehdr *h = (struct ps_ehdr *)(s->base + hdr->data_off + hdr->data_used);
+		rc = ps__elem_init(h, a, n, true);
+		if (!rc) {
+			struct ps_dirent *de = dirent_at(s, n);
+			snprintf(de->name, sizeof(de->name), "%s", name);
+			de->off = hdr->data_used;
+			de->tuple_size = (uint32_t)a->tuple_size;
+			de->threshold = a->threshold;
+			de->mode = a->mode;
+			de->flags = a->flags;
+			hdr->data_used += bytes;
+			atomic_store_explicit(&hdr->nelems, n + 1, memory_order_release);
+			rc = shm_handle(s, n, out);
+		}
+	}
+	pthread_mutex_unlock(&hdr->lock);
+	return rc;
+}
+
+/* --- common -------------------------------------------------------------- */
+
+int ps_elem_create(ps_server *srv, const char *name,
+		   const struct ps_elem_attr *attr, ps_elem **out)
+{
+	int rc = ps__check_name(name);
+	if (rc)
+		return rc;
+	if (!srv || !out)
+		return PS_EINVAL;
+	if ((rc = ps__check_attr(attr)))
+		return rc;
+	if (!srv->writable)
+		return PS_EROFS;
+	return srv->shm ? shm_create(srv, name, attr, out) : local_create(srv, name, attr, out);
+}
+
+int ps_elem_open(ps_server *srv, const char *name, size_t tuple_size, ps_elem **out)
+{
+	int rc = ps__check_name(name);
+	if (rc)
+		return rc;
+	if (!srv || !out)
+		return PS_EINVAL;
+	if (!srv->shm)
+		return local_open(srv, name, tuple_size, out);
+	int i = shm_find(srv, name);
+	if (i < 0)
+		return i;
+	if (tuple_size && tuple_size != dirent_at(srv, (uint32_t)i)->tuple_size)
+		return PS_ESIZE;
+	return shm_handle(srv, (uint32_t)i, out);
+}
+
+int ps_server_count(ps_server *srv)
+{
+	if (!srv)
+		return PS_EINVAL;
+	if (srv->shm)
+		return (int)atomic_load_explicit(&srv->hdr->nelems, memory_order_acquire);
+	pthread_mutex_lock(&srv->lock);
+	int n = srv->n;
+	pthread_mutex_unlock(&srv->lock);
+	return n;
+}
+
+int ps_server_elem_name(ps_server *srv, int i, char *buf)
+{
+	int n = ps_server_count(srv);
+	if (n < 0)
+		return n;
+	if (i < 0 || i >= n || !buf)
+		return PS_EINVAL;
+	if (srv->shm) {
+		snprintf(buf, PS_NAME_MAX + 1, "%s", dirent_at(srv, (uint32_t)i)->name);
+	} else {
+		pthread_mutex_lock(&srv->lock);
+		snprintf(buf, PS_NAME_MAX + 1, "%s", srv->ents[i].name);
+		pthread_mutex_unlock(&srv->lock);
+	}
+	return 0;
+}
+
+int ps_server_user_area(ps_server *srv, void **area)
+{
+	if (!srv || !area)
+		return PS_EINVAL;
+	*area = srv->shm ? srv->hdr->user : srv->user;
+	return 0;
+}
+
+void ps_server_destroy(ps_server *srv)
+{
+	if (!srv)
+		return;
+	if (srv->shm) {
+		if (srv->creator)
+			atomic_store(&srv->hdr->state, PS_SHM_CLOSED);
+		munmap(srv->base, srv->size);
+	} else {
+		for (int i = 0; i < srv->n; i++) {
+			pthread_mutex_destroy(&srv->ents[i].h->wlock);
+			pthread_mutex_destroy(&srv->ents[i].h->tlock);
+			free(srv->ents[i].h);
+			free(srv->ents[i].wc);
+		}
+		free(srv->ents);
+		pthread_mutex_destroy(&srv->lock);
+	}
+	free(srv);
+}
+
+int ps_shm_unlink(const char *name)
+{
+	int rc = ps__check_name(name);
+	if (rc)
+		return rc;
+	char obj[PS_NAME_MAX + 16];
+	obj_name(obj, sizeof(obj), name);
+	return shm_unlink(obj) ? neg_errno(errno) : 0;
+}
+
+int ps_shm_info(const char *name, struct ps_shm_info *info)
+{
+	int rc = ps__check_name(name);
+	if (rc)
+		return rc;
+	if (!info)
+		return PS_EINVAL;
+	bool w;
+	int fd = open_fd(name, false, &w);
+	if (fd < 0)
+		return fd;
+	struct ps_seg_hdr hc;
+	rc = read_header(fd, &hc);
+	close(fd);
+	if (rc)
+		return rc;
+	memset(info, 0, sizeof(*info));
+	snprintf(info->name, sizeof(info->name), "%s", name);
+	info->size = hc.total_size;
+	info->elems = atomic_load(&hc.nelems);
+	info->creator_pid = hc.creator_pid;
+	uint32_t state = atomic_load(&hc.state);
+	if (state == PS_SHM_CLOSED)
+		info->state = PS_SHM_CLOSED;
+	else if (kill(hc.creator_pid, 0) == 0 || errno == EPERM)
+		info->state = proc_start(hc.creator_pid) == hc.creator_start ?
+			      PS_SHM_LIVE : PS_SHM_STALE;
+	else
+		info->state = PS_SHM_STALE;
+	return 0;
+}
+
+int ps_shm_list(int (*fn)(const char *name, void *arg), void *arg)
+{
+	if (!fn)
+		return PS_EINVAL;
+	DIR *d = opendir("/dev/shm");
+	if (!d)
+		return neg_errno(errno);
+	int rc = 0;
+	const size_t plen = strlen(PS_SHM_PREFIX);
+	for (struct dirent *de; !rc && (de = readdir(d));)
+		if (!strncmp(de->d_name, PS_SHM_PREFIX, plen) &&
+		    !ps__check_name(de->d_name + plen))
+			rc = fn(de->d_name + plen, arg);
+	closedir(d);
+	return rc;
+}

@@ -1,0 +1,16 @@
+/* check_main.c - runs every Check unit suite; CK_RUN_SUITE=NAME picks one. */
+#include <check.h>
+#include <stdlib.h>
+
+#include "tests/unit/suites.h"
+
+int main(void)
+{
+	SRunner *sr = srunner_create(pastset_suite());
+	srunner_add_suite(sr, pastset_shm_suite());
+	srunner_add_suite(sr, pastset_stress_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,428 @@
+/* test_pastset.c - element operations and errors, on both kinds of tuple server. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pastset/pastset.h"
+#include "tests/unit/suites.h"
+
+/* Each test runs twice: _i == 0 on an in-process server, 1 on shared memory. */
+static ps_server *srv;
+static char seg[64];
+
+static void setup_kind(int kind)
+{
+	if (kind == 0) {
+		ck_assert_int_eq(ps_server_create_local(&srv), 0);
+	} else {
+		TEST_SEG(seg, "ops");
+		ps_shm_unlink(seg);
+		ck_assert_int_eq(ps_server_create_shm(seg, NULL, &srv), 0);
+	}
+}
+
+static void teardown_kind(int kind)
+{
+	ps_server_destroy(srv);
+	srv = NULL;
+	if (kind == 1)
+		ck_assert_int_eq(ps_shm_unlink(seg), 0);
+}
+
+static ps_elem *mk(const char *name, uint32_t thr, enum ps_mode mode, unsigned flags)
+{
+	struct ps_elem_attr a = { .tuple_size = TT_SIZE, .threshold = thr,
+				  .mode = mode, .flags = flags };
+	ps_elem *e = NULL;
+	ck_assert_int_eq(ps_elem_create(srv, name, &a, &e), 0);
+	return e;
+}
+
+static void put(ps_elem *e, uint64_t want_idx)
+{
+	uint8_t t[TT_SIZE];
+	uint64_t idx = ~0ull;
+	tuple_make(t, want_idx, 1, (uint32_t)want_idx);
+	ck_assert_int_eq(ps_write(e, t, 0, &idx), 0);
+	ck_assert_uint_eq(idx, want_idx);
+}
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) * 1000 + (t1.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+START_TEST(create_open_close)
+{
+	setup_kind(_i);
+	ps_elem *e = mk("trace.0", 8, PS_DISCARD, 0), *o = NULL;
+	ck_assert_str_eq(ps_elem_name(e), "trace.0");
+	ck_assert_uint_eq(ps_elem_tuple_size(e), TT_SIZE);
+	ck_assert_int_eq(ps_elem_open(srv, "trace.0", TT_SIZE, &o), 0);
+	put(e, 0);
+	uint8_t t[TT_SIZE];
+	ck_assert_int_eq(ps_read(o, 0, t, 0, NULL), 0); /* same element, two handles */
+	ck_assert(tuple_ok(t));
+	ps_elem_close(o);
+	ck_assert_int_eq(ps_elem_open(srv, "trace.0", 0, &o), 0); /* 0: any size */
+	ck_assert_uint_eq(ps_elem_tuple_size(o), TT_SIZE);
+	ps_elem_close(o);
+	ck_assert_int_eq(ps_server_count(srv), 1);
+	char name[PS_NAME_MAX + 1];
+	ck_assert_int_eq(ps_server_elem_name(srv, 0, name), 0);
+	ck_assert_str_eq(name, "trace.0");
+	ck_assert_int_eq(ps_server_elem_name(srv, 1, name), PS_EINVAL);
+	void *area = NULL;
+	ck_assert_int_eq(ps_server_user_area(srv, &area), 0);
+	ck_assert_ptr_nonnull(area);
+	ps_elem_close(e);
+	teardown_kind(_i);
+}
+END_TEST
+
+START_TEST(create_errors)
+{
+	setup_kind(_i);
+	struct ps_elem_attr a = { .tuple_size = TT_SIZE, .threshold = 4 };
+	ps_elem *e = NULL, *x = NULL;
+	ck_assert_int_eq(ps_elem_create(srv, "a", &a, &e), 0);
+	ck_assert_int_eq(ps_elem_create(srv, "a", &a, &x), PS_EEXIST);
+	ck_assert_int_eq(ps_elem_open(srv, "nope", 0, &x), PS_ENOENT);
+	ck_assert_int_eq(ps_elem_open(srv, "a", TT_SIZE + 1, &x), PS_ESIZE);
+	const char *bad[] = { "", "has/slash", "sp ace", "..", ".",
+			      "0123456789012345678901234567890123456789012345678" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_eq(ps_elem_create(srv, bad[i], &a, &x), PS_EBADNAME);
+		ck_assert_int_eq(ps_elem_open(srv, bad[i], 0, &x), PS_EBADNAME);
+	}
+	ck_assert_int_eq(ps_elem_create(srv, NULL, &a, &x), PS_EBADNAME);
+	ck_assert_int_eq(ps_elem_create(srv, "b", NULL, &x), PS_EINVAL);
+	a.threshold = 0;
+	ck_assert_int_eq(ps_elem_create(srv, "b", &a, &x), PS_ETHRESHOLD);
+	a.threshold = PS_THRESHOLD_MAX + 1;
+	ck_assert_int_eq(ps_elem_create(srv, "b", &a, &x), PS_ETHRESHOLD);
+	a.threshold = 4;
+	a.tuple_size = 0;
+	ck_assert_int_eq(ps_elem_create(srv, "b", &a, &x), PS_ESIZE);
+	a.tuple_size = PS_TUPLE_MAX + 1;
+	ck_assert_int_eq(ps_elem_create(srv, "b", &a, &x), PS_ESIZE);
+	a.tuple_size = 8;
+	a.mode = 7;
+	ck_assert_int_eq(ps_elem_create(srv, "b", &a, &x), PS_EINVAL);
+	a.mode = PS_FLOW;
+	a.flags = 0x80;
+	ck_assert_int_eq(ps_elem_create(srv, "b", &a, &x), PS_EINVAL);
+	ck_assert_int_eq(ps_server_count(srv), 1); /* nothing half-made is left */
+	ps_elem_close(e);
+	teardown_kind(_i);
+}
+END_TEST
+
+START_TEST(write_read_in_order)
+{
+	setup_kind(_i);
+	ps_elem *e = mk("e", 16, PS_DISCARD, 0);
+	uint8_t t[TT_SIZE];
+	uint64_t idx;
+	ck_assert_int_eq(ps_read_latest(e, t, &idx), PS_ENODATA);
+	for (uint64_t i = 0; i < 10; i++)
+		put(e, i);
+	for (uint64_t i = 0; i < 10; i++) {
+		ck_assert_int_eq(ps_read(e, i, t, 0, NULL), 0);
+		ck_assert(tuple_ok(t));
+		ck_assert_uint_eq(tuple_idx(t), i);
+	}
+	ck_assert_int_eq(ps_read_latest(e, t, &idx), 0);
+	ck_assert_uint_eq(idx, 9);
+	ck_assert_uint_eq(tuple_idx(t), 9);
+	/* Reads observe without removing: the same tuple again. */
+	ck_assert_int_eq(ps_read(e, 3, t, 0, NULL), 0);
+	ck_assert_uint_eq(tuple_idx(t), 3);
+	uint8_t buf[20 * TT_SIZE];
+	ck_assert_int_eq(ps_read_range(e, 2, 5, buf, NULL), 5);
+	for (int k = 0; k < 5; k++) {
+		ck_assert(tuple_ok(buf + k * TT_SIZE));
+		ck_assert_uint_eq(tuple_idx(buf + k * TT_SIZE), 2 + k);
+	}
+	ck_assert_int_eq(ps_read_range(e, 7, 20, buf, NULL), 3); /* up to head */
+	ck_assert_int_eq(ps_read_range(e, 10, 5, buf, NULL), 0); /* not yet */
+	ck_assert_int_eq(ps_read_range(e, 0, 0, buf, NULL), 0);
+	struct ps_stats st;
+	ck_assert_int_eq(ps_elem_stats(e, &st), 0);
+	ck_assert_uint_eq(st.written, 10);
+	ck_assert_uint_eq(st.discarded, 0);
+	ck_assert_uint_eq(st.taken, 0);
+	ck_assert_uint_eq(st.oldest, 0);
+	ck_assert_uint_eq(st.threshold, 16);
+	ps_elem_close(e);
+	teardown_kind(_i);
+}
+END_TEST
+
+START_TEST(discard_threshold)
+{
+	setup_kind(_i);
+	ps_elem *e = mk("e", 5, PS_DISCARD, 0);
+	for (uint64_t i = 0; i < 12; i++)
+		put(e, i); /* never blocks, whatever the threshold */
+	struct ps_stats st;
+	ps_elem_stats(e, &st);
+	ck_assert_uint_eq(st.written, 12);
+	ck_assert_uint_eq(st.discarded, 7);
+	ck_assert_uint_eq(st.oldest, 7);
+	uint8_t t[TT_SIZE], buf[10 * TT_SIZE];
+	uint64_t oldest = 0;
+	ck_assert_int_eq(ps_read(e, 3, t, 100, &oldest), PS_EDISCARDED);
+	ck_assert_uint_eq(oldest, 7);
+	ck_assert_int_eq(ps_read(e, 6, t, 0, &oldest), PS_EDISCARDED);
+	ck_assert_int_eq(ps_read(e, 7, t, 0, &oldest), 0);
+	ck_assert_uint_eq(tuple_idx(t), 7);
+	oldest = 0;
+	ck_assert_int_eq(ps_read_range(e, 5, 10, buf, &oldest), PS_EDISCARDED);
+	ck_assert_uint_eq(oldest, 7);
+	ck_assert_int_eq(ps_read_range(e, 7, 10, buf, &oldest), 5);
+	ck_assert_uint_eq(tuple_idx(buf + 4 * TT_SIZE), 11);
+	ps_elem_close(e);
+	teardown_kind(_i);
+}
+END_TEST
+
+START_TEST(tuple_sizes)
+{
+	setup_kind(_i);
+	const size_t sizes[] = { 1, 7, 8, 9, 36, 100, 4096 };
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		char name[16];
+		snprintf(name, sizeof(name), "s%zu", sizes[k]);
+		struct ps_elem_attr a = { .tuple_size = sizes[k], .threshold = 3 };
+		ps_elem *e;
+		ck_assert_int_eq(ps_elem_create(srv, name, &a, &e), 0);
+		unsigned char *in = malloc(sizes[k]), *out = malloc(sizes[k] + 1);
+		for (int r = 0; r < 5; r++) {
+			for (size_t b = 0; b < sizes[k]; b++)
+				in[b] = (unsigned char)(b * 13 + r + k);
+			out[sizes[k]] = 0xAB;
+			ck_assert_int_eq(ps_write(e, in, 0, NULL), 0);
+			ck_assert_int_eq(ps_read_latest(e, out, NULL), 0);
+			ck_assert_mem_eq(in, out, sizes[k]);
+			ck_assert_uint_eq(out[sizes[k]], 0xAB); /* no byte past the tuple */
+		}
+		free(in);
+		free(out);
+		ps_elem_close(e);
+	}
+	teardown_kind(_i);
+}
+END_TEST
+
+START_TEST(read_timeout)
+{
+	setup_kind(_i);
+	ps_elem *e = mk("e", 4, PS_DISCARD, 0);
+	uint8_t t[TT_SIZE];
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(ps_read(e, 0, t, 0, NULL), PS_ETIMEDOUT);
+	ck_assert_int_eq(ps_read(e, 0, t, 60, NULL), PS_ETIMEDOUT);
+	ck_assert_int_ge(ms_since(&t0), 60); /* it did wait */
+	ck_assert_int_eq(ps_take(e, t, 30, NULL), PS_ETIMEDOUT);
+	ps_elem_close(e);
+	teardown_kind(_i);
+}
+END_TEST
+
+struct later { ps_elem *e; int delay_ms; int n; };
+
+static void *write_later(void *arg)
+{
+	struct later *l = arg;
+	for (int i = 0; i < l->n; i++) {
+		usleep(l->delay_ms * 1000);
+		uint8_t t[TT_SIZE];
+		tuple_make(t, (uint64_t)i, 2, (uint32_t)i);
+		ck_assert_int_eq(ps_write(l->e, t, PS_FOREVER, NULL), 0);
+	}
+	return NULL;
+}
+
+START_TEST(blocking_read_wakes)
+{
+	setup_kind(_i);
+	ps_elem *e = mk("e", 4, PS_DISCARD, 0);
+	struct later l = { e, 20, 3 };
+	pthread_t th;
+	pthread_create(&th, NULL, write_later, &l);
+	uint8_t t[TT_SIZE];
+	for (uint64_t i = 0; i < 3; i++) {
+		ck_assert_int_eq(ps_read(e, i, t, PS_FOREVER, NULL), 0);
+		ck_assert_uint_eq(tuple_idx(t), i);
+	}
+	pthread_join(th, NULL);
+	ps_elem_close(e);
+	teardown_kind(_i);
+}
+END_TEST
+
+START_TEST(take_fifo)
+{
+	setup_kind(_i);
+	ps_elem *e = mk("e", 8, PS_DISCARD, 0);
+	for (uint64_t i = 0; i < 5; i++)
+		put(e, i);
+	uint8_t t[TT_SIZE];
+	uint64_t idx, oldest;
+	for (uint64_t i = 0; i < 3; i++) {
+		ck_assert_int_eq(ps_take(e, t, 0, &idx), 0);
+		ck_assert_uint_eq(idx, i);
+		ck_assert_uint_eq(tuple_idx(t), i);
+	}
+	ck_assert_int_eq(ps_read(e, 1, t, 0, &oldest), PS_EDISCARDED); /* taken */
+	ck_assert_uint_eq(oldest, 3);
+	struct ps_stats st;
+	ps_elem_stats(e, &st);
+	ck_assert_uint_eq(st.taken, 3);
+	ck_assert_uint_eq(st.discarded, 0);
+	ck_assert_uint_eq(st.written, 5);
+	ck_assert_int_eq(ps_take(e, t, 0, &idx), 0);
+	ck_assert_int_eq(ps_take(e, t, 0, &idx), 0);
+	ck_assert_uint_eq(idx, 4);
+	ck_assert_int_eq(ps_take(e, t, 0, &idx), PS_ETIMEDOUT);
+	ck_assert_int_eq(ps_read_latest(e, t, &idx), PS_ENODATA); /* all taken */
+	put(e, 5); /* indices go on, never reused */
+	ps_elem_close(e);
+	teardown_kind(_i);
+}
+END_TEST
+
+START_TEST(take_after_discard)
+{
+	setup_kind(_i);
+	ps_elem *e = mk("e", 3, PS_DISCARD, 0);
+	for (uint64_t i = 0; i < 5; i++)
+		put(e, i);
+	uint8_t t[TT_SIZE];
+	uint64_t idx;
+	ck_assert_int_eq(ps_take(e, t, 0, &idx), 0);
+	ck_assert_uint_eq(idx, 2); /* the oldest still held */
+	struct ps_stats st;
+	ps_elem_stats(e, &st);
+	ck_assert_uint_eq(st.discarded, 2);
+	ck_assert_uint_eq(st.taken, 1);
+	for (uint64_t i = 5; i < 9; i++)
+		put(e, i);
+	ps_elem_stats(e, &st);
+	/* 0,1 discarded; 2 taken; 3,4,5 discarded by the threshold; 6,7,8 held */
+	ck_assert_uint_eq(st.discarded, 5);
+	ck_assert_uint_eq(st.oldest, 6);
+	ck_assert_uint_eq(st.written - st.discarded - st.taken, 3);
+	ps_elem_close(e);
+	teardown_kind(_i);
+}
+END_TEST
+
+START_TEST(flow_control_waits)
+{
+	setup_kind(_i);
+	ps_elem *e = mk("e", 2, PS_FLOW, 0);
+	put(e, 0);
+	put(e, 1);
+	uint8_t t[TT_SIZE];
+	tuple_make(t, 2, 1, 2);
+	ck_assert_int_eq(ps_write(e, t, 0, NULL), PS_ETIMEDOUT);
+	ck_assert_int_eq(ps_write(e, t, 40, NULL), PS_ETIMEDOUT);
+	struct ps_stats st;
+	ps_elem_stats(e, &st);
+	ck_assert_uint_eq(st.written, 2); /* the timed-out writes left no trace */
+	uint64_t idx;
+	ck_assert_int_eq(ps_take(e, t, 0, &idx), 0);
+	ck_assert_uint_eq(idx, 0);
+	put(e, 2);
+	ck_assert_int_eq(ps_read(e, 1, t, 0, NULL), 0);
+	ck_assert_uint_eq(tuple_idx(t), 1);
+	ps_elem_stats(e, &st);
+	ck_assert_uint_eq(st.discarded, 0);
+	ps_elem_close(e);
+	teardown_kind(_i);
+}
+END_TEST
+
+struct taker { ps_elem *e; int n; int delay_ms; uint64_t next; int bad; };
+
+static void *take_slowly(void *arg)
+{
+	struct taker *k = arg;
+	uint8_t t[TT_SIZE];
+	for (int i = 0; i < k->n; i++) {
+		if (k->delay_ms)
+			usleep(k->delay_ms * 1000);
+		uint64_t idx;
+		if (ps_take(k->e, t, 5000, &idx) || idx != k->next ||
+		    !tuple_ok(t) || tuple_idx(t) != idx)
+			k->bad++;
+		k->next++;
+	}
+	return NULL;
+}
+
+START_TEST(flow_writer_blocks_until_taken)
+{
+	setup_kind(_i);
+	ps_elem *e = mk("e", 2, PS_FLOW, 0);
+	struct taker k = { e, 6, 10, 0, 0 };
+	pthread_t th;
+	pthread_create(&th, NULL, take_slowly, &k);
+	for (uint64_t i = 0; i < 6; i++) {
+		uint8_t t[TT_SIZE];
+		tuple_make(t, i, 1, (uint32_t)i);
+		ck_assert_int_eq(ps_write(e, t, PS_FOREVER, NULL), 0);
+	}
+	pthread_join(th, NULL);
+	ck_assert_int_eq(k.bad, 0);
+	ck_assert_uint_eq(k.next, 6);
+	ps_elem_close(e);
+	teardown_kind(_i);
+}
+END_TEST
+
+START_TEST(strerror_messages)
+{
+	const int codes[] = { PS_EINVAL, PS_ENOMEM, PS_EEXIST, PS_ENOENT, PS_EACCES,
+			      PS_ETIMEDOUT, PS_EROFS, PS_ENOSPC, PS_ENODATA, PS_EAGAIN,
+			      PS_EBADNAME, PS_ESIZE, PS_ETHRESHOLD, PS_EDISCARDED,
+			      PS_EBADSEG };
+	const size_t n = sizeof(codes) / sizeof(codes[0]);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_str_ne(ps_strerror(codes[i]), "unknown error");
+		for (size_t j = 0; j < i; j++)
+			ck_assert_str_ne(ps_strerror(codes[i]), ps_strerror(codes[j]));
+	}
+	ck_assert_str_eq(ps_strerror(0), "success");
+	ck_assert_str_eq(ps_strerror(-999999), "unknown error");
+	ck_assert_str_eq(ps_strerror(12), "unknown error");
+}
+END_TEST
+
+Suite *pastset_suite(void)
+{
+	Suite *s = suite_create("pastset");
+	TCase *tc = tcase_create("ops");
+	tcase_add_loop_test(tc, create_open_close, 0, 2);
+	tcase_add_loop_test(tc, create_errors, 0, 2);
+	tcase_add_loop_test(tc, write_read_in_order, 0, 2);
+	tcase_add_loop_test(tc, discard_threshold, 0, 2);
+	tcase_add_loop_test(tc, tuple_sizes, 0, 2);
+	tcase_add_loop_test(tc, read_timeout, 0, 2);
+	tcase_add_loop_test(tc, blocking_read_wakes, 0, 2);
+	tcase_add_loop_test(tc, take_fifo, 0, 2);
+	tcase_add_loop_test(tc, take_after_discard, 0, 2);
+	tcase_add_loop_test(tc, flow_control_waits, 0, 2);
+	tcase_add_loop_test(tc, flow_writer_blocks_until_taken, 0, 2);
+	tcase_add_test(tc, strerror_messages);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,342 @@
+/* test_pastset_shm.c - shared-memory segments: naming, modes, permissions, other processes, crashes. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pastset/pastset.h"
+#include "tests/unit/suites.h"
+
+static char seg[64];
+
+static void fresh(const char *tag)
+{
+	TEST_SEG(seg, tag);
+	ps_shm_unlink(seg);
+}
+
+static ps_elem *mk(ps_server *s, const char *name, uint32_t thr, enum ps_mode mode,
+		   unsigned flags)
+{
+	struct ps_elem_attr a = { .tuple_size = TT_SIZE, .threshold = thr,
+				  .mode = mode, .flags = flags };
+	ps_elem *e = NULL;
+	ck_assert_int_eq(ps_elem_create(s, name, &a, &e), 0);
+	return e;
+}
+
+static int child_status(pid_t pid)
+{
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+START_TEST(segment_lifecycle)
+{
+	fresh("life");
+	ps_server *s, *x;
+	ck_assert_int_eq(ps_server_open_shm(seg, PS_RDONLY, &x), PS_ENOENT);
+	ck_assert_int_eq(ps_server_create_shm(seg, NULL, &s), 0);
+	ck_assert_int_eq(ps_server_create_shm(seg, NULL, &x), PS_EEXIST);
+
+	char path[128];
+	snprintf(path, sizeof(path), "/dev/shm/pastset.%s", seg);
+	struct stat st;
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600); /* owner-only */
+
+	struct ps_shm_info info;
+	ck_assert_int_eq(ps_shm_info(seg, &info), 0);
+	ck_assert_int_eq(info.state, PS_SHM_LIVE);
+	ck_assert_int_eq(info.creator_pid, getpid());
+
+	ps_elem *e = mk(s, "t", 10, PS_DISCARD, 0);
+	uint8_t t[TT_SIZE];
+	tuple_make(t, 0, 1, 0);
+	ck_assert_int_eq(ps_write(e, t, 0, NULL), 0);
+	ps_elem_close(e);
+	ps_server_destroy(s);
+
+	/* The segment outlives its creator's server, marked closed. */
+	ck_assert_int_eq(ps_shm_info(seg, &info), 0);
+	ck_assert_int_eq(info.state, PS_SHM_CLOSED);
+	ck_assert_uint_eq(info.elems, 1);
+	ck_assert_int_eq(ps_server_open_shm(seg, PS_RDONLY, &s), 0);
+	ck_assert_int_eq(ps_elem_open(s, "t", TT_SIZE, &e), 0);
+	ck_assert_int_eq(ps_read(e, 0, t, 0, NULL), 0);
+	ck_assert(tuple_ok(t));
+	ps_elem_close(e);
+	ps_server_destroy(s);
+
+	ck_assert_int_eq(ps_shm_unlink(seg), 0);
+	ck_assert_int_eq(ps_shm_unlink(seg), PS_ENOENT);
+	ck_assert_int_eq(ps_shm_info(seg, &info), PS_ENOENT);
+}
+END_TEST
+
+START_TEST(segment_errors)
+{
+	ps_server *s;
+	ck_assert_int_eq(ps_server_create_shm("", NULL, &s), PS_EBADNAME);
+	ck_assert_int_eq(ps_server_create_shm("a/b", NULL, &s), PS_EBADNAME);
+	ck_assert_int_eq(ps_server_open_shm("..", PS_RDONLY, &s), PS_EBADNAME);
+	ck_assert_int_eq(ps_shm_unlink("x y"), PS_EBADNAME);
+	fresh("err");
+	ck_assert_int_eq(ps_server_open_shm(seg, 0x40, &s), PS_EINVAL);
+
+	/* Full directory and full data area. */
+	struct ps_shm_attr small = { .size = 4096, .max_elems = 2 };
+	ck_assert_int_eq(ps_server_create_shm(seg, &small, &s), 0);
+	ps_elem *a = mk(s, "a", 1, PS_DISCARD, 0), *b = NULL;
+	struct ps_elem_attr big = { .tuple_size = 4096, .threshold = 4 };
+	ck_assert_int_eq(ps_elem_create(s, "big", &big, &b), PS_ENOSPC);
+	b = mk(s, "b", 1, PS_DISCARD, 0);
+	struct ps_elem_attr one = { .tuple_size = 8, .threshold = 1 };
+	ps_elem *c;
+	ck_assert_int_eq(ps_elem_create(s, "c", &one, &c), PS_ENOSPC);
+	ps_elem_close(a);
+	ps_elem_close(b);
+	ps_server_destroy(s);
+
+	/* A read-only handle may look but not touch. */
+	ck_assert_int_eq(ps_server_open_shm(seg, PS_RDONLY, &s), 0);
+	ck_assert_int_eq(ps_elem_open(s, "a", 0, &a), 0);
+	uint8_t t[TT_SIZE] = { 0 };
+	ck_assert_int_eq(ps_write(a, t, 0, NULL), PS_EROFS);
+	ck_assert_int_eq(ps_take(a, t, 0, NULL), PS_EROFS);
+	ck_assert_int_eq(ps_elem_create(s, "d", &one, &c), PS_EROFS);
+	ps_elem_close(a);
+	ps_server_destroy(s);
+	ck_assert_int_eq(ps_shm_unlink(seg), 0);
+
+	/* Something else under our prefix is not mistaken for a segment. */
+	fresh("bogus");
+	char obj[96];
+	snprintf(obj, sizeof(obj), "/pastset.%s", seg);
+	int fd = shm_open(obj, O_CREAT | O_RDWR, 0600);
+	ck_assert_int_ge(fd, 0);
+	char junk[8192];
+	memset(junk, 0x5a, sizeof(junk));
+	ck_assert_int_eq(write(fd, junk, sizeof(junk)), (ssize_t)sizeof(junk));
+	close(fd);
+	ck_assert_int_eq(ps_server_open_shm(seg, PS_RDONLY, &s), PS_EBADSEG);
+	ck_assert_int_eq(ps_shm_unlink(seg), 0);
+}
+END_TEST
+
+/* Opens the segment as an unprivileged user (or, when not root, as us after
+ * taking our own permissions away): must be refused. */
+START_TEST(permission_denied)
+{
+	fresh("perm");
+	ps_server *s;
+	ck_assert_int_eq(ps_server_create_shm(seg, NULL, &s), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (geteuid() == 0) {
+			struct passwd *pw = getpwnam("nobody");
+			uid_t uid = pw ? pw->pw_uid : 65534;
+			if (setgid(uid) || setuid(uid))
+				_exit(3);
+		} else {
+			char obj[96];
+			snprintf(obj, sizeof(obj), "/pastset.%s", seg);
+			int fd = shm_open(obj, O_RDONLY, 0);
+			if (fd < 0 || fchmod(fd, 0))
+				_exit(4);
+			close(fd);
+		}
+		ps_server *x;
+		_exit(ps_server_open_shm(seg, PS_RDONLY, &x) == PS_EACCES &&
+		      ps_server_open_shm(seg, PS_RDWR, &x) == PS_EACCES ? 0 : 1);
+	}
+	ck_assert_int_eq(child_status(pid), 0);
+	ps_server_destroy(s);
+	ck_assert_int_eq(ps_shm_unlink(seg), 0);
+}
+END_TEST
+
+/* Another process observes, read-only, while this one writes. */
+START_TEST(reader_in_other_process)
+{
+	fresh("xproc");
+	ps_server *s;
+	ck_assert_int_eq(ps_server_create_shm(seg, NULL, &s), 0);
+	ps_elem *e = mk(s, "trace", 4096, PS_DISCARD, 0);
+	const int n = 2000;
+	pid_t pid = fork();
+	if (pid == 0) {
+		ps_server *r;
+		ps_elem *re;
+		if (ps_server_open_shm(seg, PS_RDONLY, &r) || ps_elem_open(r, "trace", TT_SIZE, &re))
+			_exit(2);
+		uint8_t t[TT_SIZE];
+		for (int i = 0; i < n; i++)
+			if (ps_read(re, (uint64_t)i, t, 10000, NULL) || !tuple_ok(t) ||
+			    tuple_idx(t) != (uint64_t)i)
+				_exit(1);
+		_exit(0);
+	}
+	for (int i = 0; i < n; i++) {
+		uint8_t t[TT_SIZE];
+		tuple_make(t, (uint64_t)i, 1, (uint32_t)i);
+		ck_assert_int_eq(ps_write(e, t, 0, NULL), 0);
+		if (i % 100 == 0)
+			usleep(1000); /* let the reader catch up and block */
+	}
+	ck_assert_int_eq(child_status(pid), 0);
+	ps_elem_close(e);
+	ps_server_destroy(s);
+	ck_assert_int_eq(ps_shm_unlink(seg), 0);
+}
+END_TEST
+
+/* A writer killed with SIGKILL leaves a segment that is still whole. */
+START_TEST(killed_writer_segment_readable)
+{
+	fresh("killed");
+	int pfd[2];
+	ck_assert_int_eq(pipe(pfd), 0);
+	const int n = 1000;
+	pid_t pid = fork();
+	if (pid == 0) {
+		ps_server *s;
+		ps_elem *e;
+		if (ps_server_create_shm(seg, NULL, &s))
+			_exit(2);
+		struct ps_elem_attr a = { .tuple_size = TT_SIZE, .threshold = 2 * n };
+		if (ps_elem_create(s, "trace", &a, &e))
+			_exit(2);
+		uint8_t t[TT_SIZE];
+		for (int i = 0; i < n; i++) {
+			tuple_make(t, (uint64_t)i, 7, (uint32_t)i);
+			ps_write(e, t, 0, NULL);
+		}
+		if (write(pfd[1], "k", 1) != 1)
+			_exit(2);
+		for (;;)
+			pause(); /* killed here, never closing anything */
+	}
+	char c;
+	ck_assert_int_eq(read(pfd[0], &c, 1), 1);
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(child_status(pid), 128 + SIGKILL);
+	close(pfd[0]);
+	close(pfd[1]);
+
+	struct ps_shm_info info;
+	ck_assert_int_eq(ps_shm_info(seg, &info), 0);
+	ck_assert_int_eq(info.state, PS_SHM_STALE);
+	ps_server *s;
+	ps_elem *e;
+	ck_assert_int_eq(ps_server_open_shm(seg, PS_RDONLY, &s), 0);
+	ck_assert_int_eq(ps_elem_open(s, "trace", TT_SIZE, &e), 0);
+	struct ps_stats st;
+	ps_elem_stats(e, &st);
+	ck_assert_uint_eq(st.written, n);
+	uint8_t *buf = malloc((size_t)n * TT_SIZE);
+	ck_assert_int_eq(ps_read_range(e, 0, (size_t)n, buf, NULL), n);
+	for (int i = 0; i < n; i++) {
+		ck_assert(tuple_ok(buf + (size_t)i * TT_SIZE));
+		ck_assert_uint_eq(tuple_writer(buf + (size_t)i * TT_SIZE), 7);
+	}
+	free(buf);
+	ps_elem_close(e);
+	ps_server_destroy(s);
+	ck_assert_int_eq(ps_shm_unlink(seg), 0);
+}
+END_TEST
+
+static int count_ours(const char *name, void *arg)
+{
+	if (!strcmp(name, seg))
+		++*(int *)arg;
+	return 0;
+}
+
+START_TEST(list_segments)
+{
+	fresh("list");
+	ps_server *s;
+	int found = 0;
+	ck_assert_int_eq(ps_shm_list(count_ours, &found), 0);
+	ck_assert_int_eq(found, 0);
+	ck_assert_int_eq(ps_server_create_shm(seg, NULL, &s), 0);
+	ck_assert_int_eq(ps_shm_list(count_ours, &found), 0);
+	ck_assert_int_eq(found, 1);
+	ps_server_destroy(s);
+	ck_assert_int_eq(ps_shm_unlink(seg), 0);
+}
+END_TEST
+
+/* Several processes write one multi-writer flow element; this one takes:
+ * every tuple arrives exactly once and each writer's in its order. */
+START_TEST(multi_writer_processes)
+{
+	fresh("mw");
+	ps_server *s;
+	ck_assert_int_eq(ps_server_create_shm(seg, NULL, &s), 0);
+	ps_elem *e = mk(s, "data", 8, PS_FLOW, PS_MULTI_WRITER);
+	enum { W = 3, N = 3000 };
+	pid_t pids[W];
+	for (int w = 0; w < W; w++) {
+		pids[w] = fork();
+		if (pids[w] == 0) {
+			ps_server *c;
+			ps_elem *ce;
+			if (ps_server_open_shm(seg, PS_RDWR, &c) || ps_elem_open(c, "data", TT_SIZE, &ce))
+				_exit(2);
+			uint8_t t[TT_SIZE];
+			for (uint32_t i = 0; i < N; i++) {
+				tuple_make(t, i, (uint32_t)w, i);
+				if (ps_write(ce, t, 20000, NULL))
+					_exit(1);
+			}
+			_exit(0);
+		}
+	}
+	uint32_t next[W] = { 0 };
+	uint8_t t[TT_SIZE];
+	for (int i = 0; i < W * N; i++) {
+		ck_assert_int_eq(ps_take(e, t, 20000, NULL), 0);
+		ck_assert(tuple_ok(t));
+		uint32_t w = tuple_writer(t);
+		ck_assert_uint_lt(w, W);
+		ck_assert_uint_eq(tuple_seq(t), next[w]);
+		next[w]++;
+	}
+	for (int w = 0; w < W; w++)
+		ck_assert_int_eq(child_status(pids[w]), 0);
+	struct ps_stats st;
+	ps_elem_stats(e, &st);
+	ck_assert_uint_eq(st.written, W * N);
+	ck_assert_uint_eq(st.taken, W * N);
+	ck_assert_uint_eq(st.discarded, 0);
+	ps_elem_close(e);
+	ps_server_destroy(s);
+	ck_assert_int_eq(ps_shm_unlink(seg), 0);
+}
+END_TEST
+
+Suite *pastset_shm_suite(void)
+{
+	Suite *s = suite_create("pastset_shm");
+	TCase *tc = tcase_create("shm");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, segment_lifecycle);
+	tcase_add_test(tc, segment_errors);
+	tcase_add_test(tc, permission_denied);
+	tcase_add_test(tc, reader_in_other_process);
+	tcase_add_test(tc, killed_writer_segment_readable);
+	tcase_add_test(tc, list_segments);
+	tcase_add_test(tc, multi_writer_processes);
+	suite_add_tcase(s, tc);
+	return s;
+}
