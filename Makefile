@@ -21,7 +21,9 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 ifeq ($(TSAN),1)
 BUILD := build/tsan
-CFLAGS += -fsanitize=thread -fno-omit-frame-pointer
+# TSan does not model atomic_thread_fence; every access the seqlock's fences
+# order is itself atomic, so TSan sees no false race, only this warning.
+CFLAGS += -fsanitize=thread -fno-omit-frame-pointer -Wno-tsan
 LDFLAGS += -fsanitize=thread
 endif
 
@@ -43,7 +45,7 @@ demo: deps
 	@$(SUB) run-demo
 
 bench: deps
-	@$(SUB) run-bench OPT=-O3
+	@$(SUB) run-bench
 
 deps:
 	@sh mk/deps.sh
@@ -98,17 +100,9 @@ $(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(PASTSET_LIB)
 
 build: $(PASTSET_LIB) $(BINS) $(UNIT_BIN) $(BENCH_BINS)
 
-# Sanitizer runs: ASan needs no leak noise from Check's forked children;
-# TSan runs the suites where threads share memory.
-TSAN_SUITES := stress
+# Sanitizer builds run slower: give Check's per-test timeouts room.
 run-check: build
-ifeq ($(TSAN),1)
-	@for s in $(TSAN_SUITES); do \
-	  CK_RUN_SUITE=$$s CK_TIMEOUT_MULTIPLIER=10 TSAN_OPTIONS=halt_on_error=1 \
-	    $(UNIT_BIN) || exit 1; done
-else
-	@CK_TIMEOUT_MULTIPLIER=$(if $(SAN),5,1) $(UNIT_BIN)
-endif
+	@CK_TIMEOUT_MULTIPLIER=$(if $(SAN)$(TSAN),10,1) TSAN_OPTIONS=halt_on_error=1 $(UNIT_BIN)
 
 run-demo: build
 	@sh pastset/demo.sh $(BUILD)/bin

@@ -106,6 +106,7 @@ int ps__elem_handle(ps_server *srv, struct ps_ehdr *h, struct ps_waitc *wc,
 	e->mode = (enum ps_mode)h->mode;
 	e->flags = h->flags;
 	e->writable = writable;
+	e->fast_write = writable && e->mode == PS_DISCARD && !e->flags;
 	e->can_register = can_register;
 	e->shared = shared;
 	snprintf(e->name, sizeof(e->name), "%s", name);
@@ -138,6 +139,36 @@ const char *ps_elem_name(const ps_elem *e)
  */
 typedef _Atomic uint64_t ps_word;
 
+/* The last, partial word of a tuple: fixed-size copies compile to plain
+ * moves, where a variable-size one would go through memory. */
+static inline uint64_t tail_load(const unsigned char *p, uint32_t n)
+{
+	uint64_t w = 0;
+	switch (n) {
+	case 1: memcpy(&w, p, 1); break;
+	case 2: memcpy(&w, p, 2); break;
+	case 3: memcpy(&w, p, 3); break;
+	case 4: memcpy(&w, p, 4); break;
+	case 5: memcpy(&w, p, 5); break;
+	case 6: memcpy(&w, p, 6); break;
+	case 7: memcpy(&w, p, 7); break;
+	}
+	return w;
+}
+
+static inline void tail_store(unsigned char *p, uint64_t w, uint32_t n)
+{
+	switch (n) {
+	case 1: memcpy(p, &w, 1); break;
+	case 2: memcpy(p, &w, 2); break;
+	case 3: memcpy(p, &w, 3); break;
+	case 4: memcpy(p, &w, 4); break;
+	case 5: memcpy(p, &w, 5); break;
+	case 6: memcpy(p, &w, 6); break;
+	case 7: memcpy(p, &w, 7); break;
+	}
+}
+
 static inline void slot_store(ps_word *dst, const unsigned char *src, uint32_t size)
 {
 	uint32_t n = size / 8, i;
@@ -147,8 +178,16 @@ static inline void slot_store(ps_word *dst, const unsigned char *src, uint32_t s
 		atomic_store_explicit(&dst[i], w, memory_order_relaxed);
 	}
 	if (size % 8) {
-		uint64_t w = 0;
-		memcpy(&w, src + 8 * i, size % 8);
+		uint64_t w;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		if (size > 8) {
+			/* The 8 bytes that end the tuple, shifted down: one
+			 * load that stays inside the caller's buffer. */
+			memcpy(&w, src + size - 8, 8);
+			w >>= 8 * (8 - size % 8);
+		} else
+#endif
+			w = tail_load(src + 8 * i, size % 8);
 		atomic_store_explicit(&dst[i], w, memory_order_relaxed);
 	}
 }
@@ -156,13 +195,24 @@ static inline void slot_store(ps_word *dst, const unsigned char *src, uint32_t s
 static inline void slot_load(unsigned char *dst, ps_word *src, uint32_t size)
 {
 	uint32_t n = size / 8, i;
+	uint64_t w = 0;
 	for (i = 0; i < n; i++) {
-		uint64_t w = atomic_load_explicit(&src[i], memory_order_relaxed);
+		w = atomic_load_explicit(&src[i], memory_order_relaxed);
 		memcpy(dst + 8 * i, &w, 8);
 	}
 	if (size % 8) {
-		uint64_t w = atomic_load_explicit(&src[i], memory_order_relaxed);
-		memcpy(dst + 8 * i, &w, size % 8);
+		uint64_t last = atomic_load_explicit(&src[i], memory_order_relaxed);
+		uint32_t r = size % 8;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		if (size > 8) {
+			/* Store the tuple's last 8 bytes in one go: the top of
+			 * the previous word, then the partial one. */
+			uint64_t v = (w >> (8 * r)) | (last << (8 * (8 - r)));
+			memcpy(dst + size - 8, &v, 8);
+			return;
+		}
+#endif
+		tail_store(dst + 8 * i, last, r);
 	}
 }
 
@@ -198,7 +248,7 @@ static uint64_t current_oldest(const ps_elem *e)
 }
 
 /* The store itself, once the caller owns the right to write index head. */
-static inline uint64_t publish(ps_elem *e, const void *tuple)
+static inline __attribute__((always_inline)) uint64_t publish(ps_elem *e, const void *tuple)
 {
 	struct ps_ehdr *h = e->h;
 	uint64_t i = atomic_load_explicit(&h->head, memory_order_relaxed);
@@ -209,7 +259,7 @@ static inline uint64_t publish(ps_elem *e, const void *tuple)
 	return i;
 }
 
-static int write_slow(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx)
+static __attribute__((noinline)) int write_slow(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx)
 {
 	struct ps_ehdr *h = e->h;
 	struct ps_deadline d;
@@ -240,7 +290,7 @@ static int write_slow(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *i
 	if (e->mode == PS_FLOW)
 		atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&e->wc->readers, memory_order_relaxed))
-		ps__wake(e, &h->head);
+		ps__wake(e, &h->head, &e->wc->readers);
 	rc = 0;
 out:
 	if (locked)
@@ -251,12 +301,12 @@ out:
 int ps_write(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx)
 {
 	/* The trace-element case: one writer, discard mode, nobody to wait for. */
-	if (ps_likely(e->mode == PS_DISCARD && !e->flags && e->writable)) {
+	if (ps_likely(e->fast_write)) {
 		uint64_t i = publish(e, tuple);
 		if (idx)
 			*idx = i;
 		if (ps_unlikely(atomic_load_explicit(&e->wc->readers, memory_order_relaxed)))
-			ps__wake(e, &e->h->head);
+			ps__wake(e, &e->h->head, &e->wc->readers);
 		return 0;
 	}
 	return write_slow(e, tuple, timeout_ms, idx);
@@ -367,7 +417,7 @@ int ps_take(ps_elem *e, void *out, int timeout_ms, uint64_t *idx)
 			if (e->mode == PS_FLOW) {
 				atomic_thread_fence(memory_order_seq_cst);
 				if (atomic_load_explicit(&e->wc->writers, memory_order_relaxed))
-					ps__wake(e, &h->tail);
+					ps__wake(e, &h->tail, &e->wc->writers);
 			}
 			break;
 		}

@@ -45,11 +45,11 @@ struct ps_ehdr {
 
 #define PS_SLOTS_OFF (((sizeof(struct ps_ehdr) + PS_CACHELINE - 1) / PS_CACHELINE) * PS_CACHELINE)
 
-/* Waiter counts, kept apart from the tuples so that a monitor whose mapping
- * of the tuples is read-only can still register for wake-ups. */
+/* "Somebody may be asleep" flags, kept apart from the tuples so that a
+ * monitor whose mapping of the tuples is read-only can still be woken. */
 struct ps_waitc {
-	_Alignas(PS_CACHELINE) _Atomic uint32_t readers; /* waiting on head */
-	_Atomic uint32_t writers;                         /* waiting on tail */
+	_Alignas(PS_CACHELINE) _Atomic uint32_t readers; /* asleep on head */
+	_Atomic uint32_t writers;                         /* asleep on tail */
 };
 
 struct ps_elem {
@@ -61,6 +61,7 @@ struct ps_elem {
 	uint32_t tuple_size, stride, threshold, nslots;
 	enum ps_mode mode;
 	unsigned flags;
+	bool fast_write;   /* single writer, discard mode: the lock-free path */
 	bool writable;     /* handle may write and take */
 	bool can_register; /* wc is writable: waiters get woken, not polled */
 	bool shared;       /* futexes are process-shared */
@@ -87,7 +88,7 @@ struct ps_deadline {
 void ps__deadline(struct ps_deadline *d, int timeout_ms);
 int ps__wait(ps_elem *e, _Atomic uint64_t *word, uint64_t seen,
 	     _Atomic uint32_t *waiters, struct ps_deadline *d);
-void ps__wake(ps_elem *e, _Atomic uint64_t *word);
+void ps__wake(ps_elem *e, _Atomic uint64_t *word, _Atomic uint32_t *waiters);
 int ps__lock(pthread_mutex_t *m, const struct ps_deadline *d);
 int ps__mutex_init(pthread_mutex_t *m, bool pshared);
 

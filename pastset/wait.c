@@ -8,9 +8,10 @@
 #include "internal.h"
 
 /*
- * A waiter registers in a waiter count, re-checks the counter and sleeps on
- * its low 32 bits; the side that moves the counter wakes the word only when
- * the count is non-zero, so the common write makes no syscall.
+ * A waiter raises a "sleeping" flag, re-checks the counter and sleeps on its
+ * low 32 bits; the side that moves the counter wakes the word only when the
+ * flag is up, and lowers it, so a write makes no syscall unless somebody
+ * went to sleep since the last wake.
  *
  * For PS_DISCARD elements the writer does not fence between publishing head
  * and reading the count (that fence would cost more than the rest of the
@@ -21,6 +22,7 @@
  */
 #define PS_WAIT_SLICE_NS  (2 * 1000 * 1000L)
 #define PS_POLL_MIN_NS    (20 * 1000L)
+#define PS_SPIN           256
 
 static uint32_t *lo32(_Atomic uint64_t *word)
 {
@@ -71,9 +73,28 @@ static void futex_wait(uint32_t *addr, uint32_t val, long ns, bool shared)
 	syscall(SYS_futex, addr, op, val, &ts, NULL, 0);
 }
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
 int ps__wait(ps_elem *e, _Atomic uint64_t *word, uint64_t seen,
 	     _Atomic uint32_t *waiters, struct ps_deadline *d)
 {
+	if (d->now)
+		return PS_ETIMEDOUT;
+	/* The other side is often a few hundred ns from moving the counter
+	 * (a flow element's taker, a neighbour's next row): a short spin
+	 * saves two syscalls and a context switch each way. */
+	for (int i = 0; i < PS_SPIN; i++) {
+		if (atomic_load_explicit(word, memory_order_acquire) != seen)
+			return 0;
+		cpu_relax();
+	}
 	long ns = remaining_ns(d, PS_WAIT_SLICE_NS);
 	if (ns == 0)
 		return PS_ETIMEDOUT;
@@ -88,15 +109,18 @@ int ps__wait(ps_elem *e, _Atomic uint64_t *word, uint64_t seen,
 			   ns < d->backoff ? ns : d->backoff, e->shared);
 		return 0;
 	}
-	atomic_fetch_add_explicit(waiters, 1, memory_order_seq_cst);
+	atomic_store_explicit(waiters, 1, memory_order_seq_cst);
 	if (atomic_load_explicit(word, memory_order_seq_cst) == seen)
 		futex_wait(lo32(word), (uint32_t)seen, ns, e->shared);
-	atomic_fetch_sub_explicit(waiters, 1, memory_order_relaxed);
 	return 0;
 }
 
-void ps__wake(ps_elem *e, _Atomic uint64_t *word)
+void ps__wake(ps_elem *e, _Atomic uint64_t *word, _Atomic uint32_t *waiters)
 {
+	/* One wake per sleeping episode, not one per write: whoever clears
+	 * the flag wakes everyone; a sleeper that sleeps again sets it again. */
+	if (!atomic_exchange_explicit(waiters, 0, memory_order_relaxed))
+		return;
 	int op = FUTEX_WAKE | (e->shared ? 0 : FUTEX_PRIVATE_FLAG);
 	syscall(SYS_futex, lo32(word), op, INT_MAX, NULL, NULL, 0);
 }
@@ -118,6 +142,30 @@ int ps__mutex_init(pthread_mutex_t *m, bool pshared)
 	return -rc;
 }
 
+#ifdef __SANITIZE_THREAD__
+/* GCC 12's TSan does not intercept pthread_mutex_clocklock and then reports
+ * the unlock as a bug; give it the call it knows, on the realtime clock. */
+static int clocklock(pthread_mutex_t *m, const struct timespec *mono)
+{
+	struct timespec now_m, now_r, at;
+	clock_gettime(CLOCK_MONOTONIC, &now_m);
+	clock_gettime(CLOCK_REALTIME, &now_r);
+	long long left = (long long)(mono->tv_sec - now_m.tv_sec) * 1000000000LL +
+			 (mono->tv_nsec - now_m.tv_nsec);
+	if (left < 0)
+		left = 0;
+	long long r = (long long)now_r.tv_sec * 1000000000LL + now_r.tv_nsec + left;
+	at.tv_sec = r / 1000000000LL;
+	at.tv_nsec = r % 1000000000LL;
+	return pthread_mutex_timedlock(m, &at);
+}
+#else
+static int clocklock(pthread_mutex_t *m, const struct timespec *mono)
+{
+	return pthread_mutex_clocklock(m, CLOCK_MONOTONIC, mono);
+}
+#endif
+
 int ps__lock(pthread_mutex_t *m, const struct ps_deadline *d)
 {
 	int rc;
@@ -126,7 +174,7 @@ int ps__lock(pthread_mutex_t *m, const struct ps_deadline *d)
 	else if (d->now)
 		rc = pthread_mutex_trylock(m);
 	else
-		rc = pthread_mutex_clocklock(m, CLOCK_MONOTONIC, &d->at);
+		rc = clocklock(m, &d->at);
 	if (rc == EOWNERDEAD) {
 		/* The ring is consistent at every step (the seqlock covers a
 		 * half-written slot), so the state can be taken over as is. */
