@@ -1,7 +1,8 @@
 # Makefile - builds EventSpace into build/, runs its tests, benchmarks and demo.
 #
 #   make            install missing Debian packages, build everything
-#   make check      ... and run every test (SAN=1: ASan+UBSan, TSAN=1: ThreadSanitizer)
+#   make check      ... and run every test, plain and under ASan+UBSan and TSan
+#                   (SAN=1, TSAN=1 or FAST=1: just that one flavour)
 #   make demo       ... and run the demonstration
 #   make bench      ... and run the benchmarks
 #
@@ -38,8 +39,16 @@ SUB := $(MAKE) --no-print-directory
 all: deps
 	@$(SUB) build
 
+# Plain `make check` runs the suites three times: optimised, under
+# ASan+UBSan, and under TSan; SAN=1, TSAN=1 or FAST=1 run one flavour.
 check: deps
 	@$(SUB) run-check
+ifeq ($(SAN)$(TSAN)$(FAST),)
+	@echo "== again under AddressSanitizer + UndefinedBehaviorSanitizer"
+	@$(SUB) run-check SAN=1
+	@echo "== again under ThreadSanitizer"
+	@$(SUB) run-check TSAN=1
+endif
 
 demo: deps
 	@$(SUB) run-demo
@@ -101,8 +110,14 @@ $(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(PASTSET_LIB)
 build: $(PASTSET_LIB) $(BINS) $(UNIT_BIN) $(BENCH_BINS)
 
 # Sanitizer builds run slower: give Check's per-test timeouts room.
+# Integration tests start processes that share memory but no threads, which
+# TSan cannot see across; they run in the other two flavours.
 run-check: build
-	@CK_TIMEOUT_MULTIPLIER=$(if $(SAN)$(TSAN),10,1) TSAN_OPTIONS=halt_on_error=1 $(UNIT_BIN)
+	@CK_TIMEOUT_MULTIPLIER=$(if $(SAN)$(TSAN),10,1) TSAN_OPTIONS="halt_on_error=1 allocator_may_return_null=1" \
+	  ASAN_OPTIONS=allocator_may_return_null=1 $(UNIT_BIN)
+ifneq ($(TSAN),1)
+	@sh tests/integration/run.sh $(BUILD)/bin
+endif
 
 run-demo: build
 	@sh pastset/demo.sh $(BUILD)/bin

@@ -58,8 +58,9 @@ static int writer(const char *seg, double seconds)
 	}
 	struct ps_stats st;
 	ps_elem_stats(e, &st);
-	printf("writer: done, %llu tuples written, %llu discarded by the threshold\n",
-	       (unsigned long long)st.written, (unsigned long long)st.discarded);
+	printf("writer: done, %llu tuples written; the element keeps the newest %u "
+	       "(%llu have rotated out)\n", (unsigned long long)st.written, st.threshold,
+	       (unsigned long long)st.discarded);
 	ps_elem_close(e);
 	ps_server_destroy(s);
 	return 0;

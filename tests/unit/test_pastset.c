@@ -389,6 +389,22 @@ START_TEST(flow_writer_blocks_until_taken)
 }
 END_TEST
 
+START_TEST(out_of_memory)
+{
+	ps_server *s;
+	ck_assert_int_eq(ps_server_create_local(&s), 0);
+	/* 2^26 slots of 64 KiB: 4 TiB, more than any machine here has. */
+	struct ps_elem_attr a = { .tuple_size = PS_TUPLE_MAX, .threshold = PS_THRESHOLD_MAX };
+	ps_elem *e;
+	ck_assert_int_eq(ps_elem_create(s, "huge", &a, &e), PS_ENOMEM);
+	ck_assert_int_eq(ps_server_count(s), 0);
+	a.threshold = 4;
+	ck_assert_int_eq(ps_elem_create(s, "huge", &a, &e), 0); /* the name is free */
+	ps_elem_close(e);
+	ps_server_destroy(s);
+}
+END_TEST
+
 START_TEST(strerror_messages)
 {
 	const int codes[] = { PS_EINVAL, PS_ENOMEM, PS_EEXIST, PS_ENOENT, PS_EACCES,
@@ -422,6 +438,7 @@ Suite *pastset_suite(void)
 	tcase_add_loop_test(tc, take_after_discard, 0, 2);
 	tcase_add_loop_test(tc, flow_control_waits, 0, 2);
 	tcase_add_loop_test(tc, flow_writer_blocks_until_taken, 0, 2);
+	tcase_add_test(tc, out_of_memory);
 	tcase_add_test(tc, strerror_messages);
 	suite_add_tcase(s, tc);
 	return s;

@@ -254,6 +254,58 @@ START_TEST(killed_writer_segment_readable)
 }
 END_TEST
 
+/* An observer that may only read the segment (mode 0400, so it cannot even
+ * raise a wake-up flag) still gets blocking reads, by polling. */
+START_TEST(read_only_observer_blocks)
+{
+	fresh("ro");
+	ps_server *s;
+	ck_assert_int_eq(ps_server_create_shm(seg, NULL, &s), 0);
+	ps_elem *e = mk(s, "trace", 64, PS_DISCARD, 0);
+	char obj[96];
+	snprintf(obj, sizeof(obj), "/dev/shm/pastset.%s", seg);
+	struct passwd *pw = getpwnam("nobody");
+	uid_t nobody = pw ? pw->pw_uid : 65534;
+	if (geteuid() == 0)
+		ck_assert_int_eq(chown(obj, nobody, nobody), 0);
+	ck_assert_int_eq(chmod(obj, 0400), 0);
+	int pfd[2];
+	ck_assert_int_eq(pipe(pfd), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (geteuid() == 0 && (setgid(nobody) || setuid(nobody)))
+			_exit(3);
+		ps_server *r;
+		ps_elem *re;
+		if (ps_server_open_shm(seg, PS_RDWR, &r) != PS_EACCES ||
+		    ps_server_open_shm(seg, PS_RDONLY, &r) || ps_elem_open(r, "trace", TT_SIZE, &re))
+			_exit(2);
+		if (write(pfd[1], "r", 1) != 1)
+			_exit(2);
+		uint8_t t[TT_SIZE];
+		for (int i = 0; i < 5; i++)
+			if (ps_read(re, (uint64_t)i, t, 10000, NULL) || tuple_idx(t) != (uint64_t)i)
+				_exit(1);
+		/* and its timeouts still hold */
+		_exit(ps_read(re, 5, t, 30, NULL) == PS_ETIMEDOUT ? 0 : 4);
+	}
+	char c;
+	ck_assert_int_eq(read(pfd[0], &c, 1), 1);
+	for (int i = 0; i < 5; i++) {
+		usleep(10000); /* the reader is asleep by now */
+		uint8_t t[TT_SIZE];
+		tuple_make(t, (uint64_t)i, 1, (uint32_t)i);
+		ck_assert_int_eq(ps_write(e, t, 0, NULL), 0);
+	}
+	ck_assert_int_eq(child_status(pid), 0);
+	close(pfd[0]);
+	close(pfd[1]);
+	ps_elem_close(e);
+	ps_server_destroy(s);
+	ck_assert_int_eq(ps_shm_unlink(seg), 0);
+}
+END_TEST
+
 static int count_ours(const char *name, void *arg)
 {
 	if (!strcmp(name, seg))
@@ -335,6 +387,7 @@ Suite *pastset_shm_suite(void)
 	tcase_add_test(tc, permission_denied);
 	tcase_add_test(tc, reader_in_other_process);
 	tcase_add_test(tc, killed_writer_segment_readable);
+	tcase_add_test(tc, read_only_observer_blocks);
 	tcase_add_test(tc, list_segments);
 	tcase_add_test(tc, multi_writer_processes);
 	suite_add_tcase(s, tc);

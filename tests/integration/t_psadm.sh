@@ -1,0 +1,27 @@
+#!/bin/sh
+# t_psadm.sh - a writer killed mid-run leaves a stale segment that psadm shows, reads and cleans.
+set -u
+. "$(dirname "$0")/lib.sh"
+seg="it-psadm-$$"
+"$BIN/psadm" rm "$seg" >/dev/null 2>&1
+"$BIN/psdemo" writer "$seg" 30 >/dev/null &
+pid=$!
+trap 'kill -9 $pid 2>/dev/null; "$BIN/psadm" rm "$seg" >/dev/null 2>&1' EXIT
+wait_for 5 sh -c "'$BIN/psadm' list | grep -q '^$seg .* live'" || die "segment never listed live"
+sleep 0.2
+kill -9 "$pid"; wait "$pid" 2>/dev/null
+"$BIN/psadm" list | grep -q "^$seg .* stale" || die "killed writer's segment not listed stale"
+out=$("$BIN/psadm" show "$seg") || die "show failed"
+echo "$out"
+written=$(echo "$out" | awk '$1 == "thread0.trace" { print $5 }')
+[ "${written:-0}" -gt 0 ] || die "no tuples shown for the killed writer"
+"$BIN/psadm" clean --dry-run | grep -q "would remove $seg" || die "dry run did not name it"
+"$BIN/psadm" list | grep -q "^$seg " || die "dry run removed it"
+"$BIN/psadm" clean | grep -q "removed $seg" || die "clean did not remove it"
+"$BIN/psadm" list | grep -q "^$seg " && die "still listed after clean"
+# errors: clear message, non-zero status, nothing else touched
+"$BIN/psadm" show "$seg" 2>&1 | grep -q "no such segment" || die "show of a removed segment"
+"$BIN/psadm" show "bad/name" 2>&1 | grep -q "bad name" || die "bad name not reported"
+"$BIN/psadm" frobnicate >/dev/null 2>&1; [ $? -eq 2 ] || die "bad command not exit 2"
+"$BIN/psadm" >/dev/null 2>&1; [ $? -eq 2 ] || die "no command not exit 2"
+exit 0
