@@ -67,6 +67,14 @@ clean:
 PASTSET_SRC := pastset/element.c pastset/server.c pastset/wait.c
 PASTSET_LIB := $(BUILD)/lib/libpastset.a
 
+# --- paths/ ----------------------------------------------------------------
+
+PATHS_SRC := paths/registry.c paths/path.c paths/tree.c
+PATHS_LIB := $(BUILD)/lib/libpaths.a
+
+# Libraries in link order: each layer before the ones it depends on.
+LIBS := $(PATHS_LIB) $(PASTSET_LIB)
+
 # --- objects and libraries -------------------------------------------------
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -83,6 +91,10 @@ $(PASTSET_LIB): $(call obj,$(PASTSET_SRC))
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 
+$(PATHS_LIB): $(call obj,$(PATHS_SRC))
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
 # --- binaries ----------------------------------------------------------------
 
 BINS := $(BUILD)/bin/psadm $(BUILD)/bin/psdemo
@@ -94,20 +106,21 @@ $(BUILD)/bin/%: $(BUILD)/obj/pastset/%.o $(PASTSET_LIB)
 # --- tests -------------------------------------------------------------------
 
 UNIT_SRC := tests/unit/check_main.c tests/unit/test_pastset.c \
-	    tests/unit/test_pastset_shm.c tests/unit/test_pastset_stress.c
+	    tests/unit/test_pastset_shm.c tests/unit/test_pastset_stress.c \
+	    tests/unit/test_paths.c tests/unit/test_paths_tree.c
 UNIT_BIN := $(BUILD)/tests/unit
 
-$(UNIT_BIN): $(call obj,$(UNIT_SRC)) $(PASTSET_LIB)
+$(UNIT_BIN): $(call obj,$(UNIT_SRC)) $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) $(LDLIBS)
 
-BENCH_BINS := $(BUILD)/bench/pastset
+BENCH_BINS := $(BUILD)/bench/pastset $(BUILD)/bench/paths
 
-$(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(PASTSET_LIB)
+$(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
-build: $(PASTSET_LIB) $(BINS) $(UNIT_BIN) $(BENCH_BINS)
+build: $(LIBS) $(BINS) $(UNIT_BIN) $(BENCH_BINS)
 
 # Sanitizer builds run slower: give Check's per-test timeouts room.
 # Integration tests start processes that share memory but no threads, which

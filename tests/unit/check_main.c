@@ -9,6 +9,8 @@ int main(void)
 	SRunner *sr = srunner_create(pastset_suite());
 	srunner_add_suite(sr, pastset_shm_suite());
 	srunner_add_suite(sr, pastset_stress_suite());
+	srunner_add_suite(sr, paths_suite());
+	srunner_add_suite(sr, paths_tree_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -1,0 +1,585 @@
+/* tree.c - collective operations on PATHS trees whose edges are PastSet elements. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+/*
+ * Elements of a tree called NAME:
+ *   NAME.nI.cJ   edge from child J of node I up to node I: flow, one writer
+ *                (the child's runner), one taker (node I's runner)
+ *   NAME.nI.d    node I's results going down: written once per operation
+ *                that returns a result to all, read by index by the runners
+ *                of I's children
+ *   NAME.r       results of reduce and gather for a root that does not run
+ *                the tree's root node
+ * Every tuple carries a header naming the operation and its sequence
+ * number, so participants that call different collectives, or the same
+ * ones in a different order, get an error rather than someone else's data.
+ */
+
+enum kind { K_BARRIER = 1, K_BCAST, K_REDUCE, K_ALLREDUCE, K_GATHER, K_SCATTER };
+
+struct hdr {
+	uint64_t seq;
+	uint32_t kind;
+	uint32_t has_data;
+};
+#define HDR sizeof(struct hdr)
+
+struct tnode {
+	struct paths_tree_node pub;
+	int *children;
+	int level;
+	paths_path **edge; /* per child */
+	paths_path *down;
+	int slot;          /* my index among my parent's children */
+};
+
+struct paths_tree {
+	char name[32];
+	int n, nnodes, fanout;
+	size_t max_bytes, tuple_size;
+	struct tnode *nodes;
+	int *leaf_node, *leaf_slot; /* per participant */
+	paths_path *result;
+	ps_server *srv;
+	int nelems;
+	ps_elem **elems;
+};
+
+struct paths_member {
+	paths_tree *t;
+	int me;
+	uint64_t seq, down_seq, res_seq;
+	int *hosted, nhosted; /* nodes I run, bottom-up */
+	unsigned char **acc;  /* per hosted node: its combined tuple */
+	unsigned char *mine, *in;
+	int broken;
+};
+
+/* --- building ----------------------------------------------------------------- */
+
+static int elem_create_or_open(paths_tree *t, const char *name, uint32_t thr,
+			       enum ps_mode mode, ps_elem **out)
+{
+	struct ps_elem_attr a = { .tuple_size = t->tuple_size, .threshold = thr, .mode = mode };
+	int rc = ps_elem_create(t->srv, name, &a, out);
+	if (rc == PS_EEXIST) /* another process of the tree made it first */
+		rc = ps_elem_open(t->srv, name, t->tuple_size, out);
+	if (!rc)
+		t->elems[t->nelems++] = *out;
+	return rc;
+}
+
+/* A path to a new element: the spec's stages, then the element. */
+static int make_path(paths_tree *t, const struct paths_tree_spec *s, const char *name,
+		     uint32_t thr, enum ps_mode mode, paths_path **out)
+{
+	ps_elem *e;
+	paths_stage *st, *next;
+	int rc = elem_create_or_open(t, name, thr, mode, &e);
+	if (rc || (rc = paths_stage_element(e, &st)))
+		return rc;
+	for (int i = s->nstages - 1; i >= 0; i--) {
+		rc = paths_stage_create(s->stage_types[i], s->stage_params ? &s->stage_params[i] : NULL,
+					st, &next);
+		paths_stage_release(st); /* next holds it now, or we are done */
+		if (rc)
+			return rc;
+		st = next;
+	}
+	rc = paths_path_create(name, st, t->tuple_size, out);
+	paths_stage_release(st);
+	return rc;
+}
+
+static int build_shape(paths_tree *t, const int *runs_on)
+{
+	/* Level 0 groups participants; each level above groups the one below. */
+	int cap = 2 * t->n + 2;
+	t->nodes = calloc((size_t)cap, sizeof(*t->nodes));
+	t->leaf_node = calloc((size_t)t->n, sizeof(int));
+	t->leaf_slot = calloc((size_t)t->n, sizeof(int));
+	if (!t->nodes || !t->leaf_node || !t->leaf_slot)
+		return PS_ENOMEM;
+	int below = t->n, below_first = 0, level = 0;
+	bool leaves = true;
+	do {
+		int first_here = t->nnodes;
+		for (int g = 0; g < below; g += t->fanout) {
+			int k = below - g < t->fanout ? below - g : t->fanout;
+			struct tnode *nd = &t->nodes[t->nnodes];
+			nd->children = calloc((size_t)k, sizeof(int));
+			if (!nd->children)
+				return PS_ENOMEM;
+			nd->level = level;
+			nd->pub.parent = -1;
+			nd->pub.nchildren = k;
+			nd->pub.children = nd->children;
+			for (int j = 0; j < k; j++) {
+				int c = below_first + g + j;
+				if (leaves) {
+					nd->children[j] = -1 - c;
+					t->leaf_node[c] = t->nnodes;
+					t->leaf_slot[c] = j;
+				} else {
+					nd->children[j] = c;
+					t->nodes[c].pub.parent = t->nnodes;
+					t->nodes[c].slot = j;
+				}
+			}
+			int c0 = nd->children[0], ck = nd->children[k - 1];
+			nd->pub.first = c0 < 0 ? -1 - c0 : t->nodes[c0].pub.first;
+			nd->pub.last = ck < 0 ? -1 - ck : t->nodes[ck].pub.last;
+			nd->pub.runs_on = nd->pub.first;
+			t->nnodes++;
+		}
+		below_first = first_here;
+		below = t->nnodes - first_here;
+		leaves = false;
+		level++;
+	} while (below > 1);
+	for (int i = 0; runs_on && i < t->nnodes; i++) {
+		if (runs_on[i] < -1 || runs_on[i] >= t->n)
+			return PS_EINVAL;
+		if (runs_on[i] >= 0)
+			t->nodes[i].pub.runs_on = runs_on[i];
+	}
+	return 0;
+}
+
+int paths_tree_create(const struct paths_tree_spec *s, paths_tree **out)
+{
+	if (!s || !out || !s->name || !s->server || s->nparticipants < 1 ||
+	    s->nparticipants > PATHS_TREE_MAX || s->max_bytes > (1u << 20) ||
+	    (s->nparticipants > 1 && (s->fanout < 2 || s->fanout > s->nparticipants)) ||
+	    (s->nstages && !s->stage_types) || s->nstages < 0)
+		return PS_EINVAL;
+	if (strlen(s->name) > 24)
+		return PS_EBADNAME; /* room for ".n4095.c4095" within PS_NAME_MAX */
+	paths_tree *t = calloc(1, sizeof(*t));
+	if (!t)
+		return PS_ENOMEM;
+	snprintf(t->name, sizeof(t->name), "%s", s->name);
+	t->n = s->nparticipants;
+	t->fanout = t->n > 1 ? s->fanout : 2;
+	t->max_bytes = s->max_bytes;
+	t->tuple_size = HDR + ((s->max_bytes + 7) & ~(size_t)7);
+	t->srv = s->server;
+	int rc = build_shape(t, s->runs_on);
+	if (rc)
+		goto fail;
+	t->elems = calloc((size_t)(2 * t->nnodes + t->n + 2), sizeof(ps_elem *));
+	if (!t->elems) {
+		rc = PS_ENOMEM;
+		goto fail;
+	}
+	char name[96]; /* too long a name fails in ps_elem_create */
+	for (int i = 0; i < t->nnodes; i++) {
+		struct tnode *nd = &t->nodes[i];
+		nd->edge = calloc((size_t)nd->pub.nchildren, sizeof(*nd->edge));
+		if (!nd->edge) {
+			rc = PS_ENOMEM;
+			goto fail;
+		}
+		for (int j = 0; j < nd->pub.nchildren; j++) {
+			snprintf(name, sizeof(name), "%s.n%d.c%d", t->name, i, j);
+			if ((rc = make_path(t, s, name, 2, PS_FLOW, &nd->edge[j])))
+				goto fail;
+		}
+		snprintf(name, sizeof(name), "%s.n%d.d", t->name, i);
+		if ((rc = make_path(t, s, name, 4, PS_DISCARD, &nd->down)))
+			goto fail;
+	}
+	snprintf(name, sizeof(name), "%s.r", t->name);
+	if ((rc = make_path(t, s, name, 4, PS_DISCARD, &t->result)))
+		goto fail;
+	*out = t;
+	return 0;
+fail:
+	paths_tree_destroy(t);
+	return rc;
+}
+
+void paths_tree_destroy(paths_tree *t)
+{
+	if (!t)
+		return;
+	for (int i = 0; t->nodes && i < t->nnodes; i++) {
+		struct tnode *nd = &t->nodes[i];
+		for (int j = 0; nd->edge && j < nd->pub.nchildren; j++)
+			paths_path_destroy(nd->edge[j]);
+		free(nd->edge);
+		paths_path_destroy(nd->down);
+		free(nd->children);
+	}
+	paths_path_destroy(t->result);
+	for (int i = 0; i < t->nelems; i++)
+		ps_elem_close(t->elems[i]);
+	free(t->elems);
+	free(t->nodes);
+	free(t->leaf_node);
+	free(t->leaf_slot);
+	free(t);
+}
+
+int paths_tree_nodes(const paths_tree *t)
+{
+	return t->nnodes;
+}
+
+const struct paths_tree_node *paths_tree_node(const paths_tree *t, int i)
+{
+	return i >= 0 && i < t->nnodes ? &t->nodes[i].pub : NULL;
+}
+
+int paths_member_create(paths_tree *t, int me, paths_member **out)
+{
+	if (!t || !out || me < 0 || me >= t->n)
+		return PS_EINVAL;
+	paths_member *m = calloc(1, sizeof(*m));
+	if (!m)
+		return PS_ENOMEM;
+	m->t = t;
+	m->me = me;
+	m->hosted = calloc((size_t)t->nnodes, sizeof(int));
+	m->acc = calloc((size_t)t->nnodes, sizeof(*m->acc));
+	m->mine = calloc(1, t->tuple_size);
+	m->in = calloc(1, t->tuple_size);
+	if (!m->hosted || !m->acc || !m->mine || !m->in)
+		goto nomem;
+	/* Node indices grow level by level, so index order is bottom-up. */
+	for (int i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].pub.runs_on == me) {
+			m->acc[i] = calloc(1, t->tuple_size);
+			if (!m->acc[i])
+				goto nomem;
+			m->hosted[m->nhosted++] = i;
+		}
+	*out = m;
+	return 0;
+nomem:
+	paths_member_destroy(m);
+	return PS_ENOMEM;
+}
+
+void paths_member_destroy(paths_member *m)
+{
+	if (!m)
+		return;
+	for (int i = 0; m->acc && i < m->t->nnodes; i++)
+		free(m->acc[i]);
+	free(m->acc);
+	free(m->hosted);
+	free(m->mine);
+	free(m->in);
+	free(m);
+}
+
+/* --- running ---------------------------------------------------------------------- */
+
+struct coll {
+	enum kind kind;
+	enum paths_dtype type;
+	enum paths_redop op;
+	size_t bytes;     /* payload bytes of one contribution or result */
+	size_t share;     /* gather: bytes per participant */
+	int root;
+	bool down;        /* result goes to everyone */
+	struct timespec deadline;
+	bool forever;
+};
+
+static int ms_left(const struct coll *c)
+{
+	if (c->forever)
+		return PS_FOREVER;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	long long ms = (c->deadline.tv_sec - now.tv_sec) * 1000LL +
+		       (c->deadline.tv_nsec - now.tv_nsec) / 1000000;
+	return ms <= 0 ? 0 : ms > 0x7fffffff ? 0x7fffffff : (int)ms;
+}
+
+static void combine(const paths_tree *t, const struct coll *c, unsigned char *acc,
+		    const unsigned char *in, const struct paths_tree_node *from)
+{
+	struct hdr *ah = (struct hdr *)acc;
+	const struct hdr *ih = (const struct hdr *)in;
+	if (!ih->has_data)
+		return;
+	unsigned char *a = acc + HDR;
+	const unsigned char *b = in + HDR;
+	switch (c->kind) {
+	case K_REDUCE:
+	case K_ALLREDUCE:
+		if (!ah->has_data) {
+			memcpy(a, b, c->bytes);
+			break;
+		}
+		for (size_t i = 0; i < c->bytes / 8; i++) {
+			if (c->type == PATHS_INT64) {
+				int64_t x, y;
+				memcpy(&x, a + 8 * i, 8);
+				memcpy(&y, b + 8 * i, 8);
+				x = c->op == PATHS_SUM ? (int64_t)((uint64_t)x + (uint64_t)y) :
+				    c->op == PATHS_MIN ? (y < x ? y : x) : (y > x ? y : x);
+				memcpy(a + 8 * i, &x, 8);
+			} else {
+				double x, y;
+				memcpy(&x, a + 8 * i, 8);
+				memcpy(&y, b + 8 * i, 8);
+				x = c->op == PATHS_SUM ? x + y :
+				    c->op == PATHS_MIN ? (y < x ? y : x) : (y > x ? y : x);
+				memcpy(a + 8 * i, &x, 8);
+			}
+		}
+		break;
+	case K_GATHER: {
+		/* A subtree's contribution holds its participants' shares. */
+		size_t off = (size_t)from->first * c->share;
+		size_t len = (size_t)(from->last - from->first + 1) * c->share;
+		memcpy(a + off, b + off, len);
+		break;
+	}
+	default: /* bcast, scatter: the root's payload, wherever it is */
+		memcpy(a, b, c->bytes);
+		break;
+	}
+	(void)t;
+	ah->has_data = 1;
+}
+
+static int check_hdr(const paths_member *m, const unsigned char *tuple, uint64_t seq,
+		     enum kind k)
+{
+	const struct hdr *h = (const struct hdr *)tuple;
+	(void)m;
+	/* Participants disagree on which collective this is: a caller's bug
+	 * that must not turn into silently wrong results. */
+	return h->seq == seq && h->kind == (uint32_t)k ? 0 : PS_EINVAL;
+}
+
+static int run(paths_member *m, struct coll *c, const void *in, void *out)
+{
+	paths_tree *t = m->t;
+	if (m->broken)
+		return m->broken;
+	if (c->bytes > t->max_bytes)
+		return PS_ESIZE;
+	uint64_t seq = m->seq;
+	int rc = 0;
+
+	/* My own contribution, placed where the combine expects it. */
+	struct hdr *mh = (struct hdr *)m->mine;
+	mh->seq = seq;
+	mh->kind = c->kind;
+	mh->has_data = 0;
+	if (c->kind == K_REDUCE || c->kind == K_ALLREDUCE) {
+		memcpy(m->mine + HDR, in, c->bytes);
+		mh->has_data = 1;
+	} else if (c->kind == K_GATHER) {
+		memcpy(m->mine + HDR + (size_t)m->me * c->share, in, c->share);
+		mh->has_data = 1;
+	} else if ((c->kind == K_BCAST || c->kind == K_SCATTER) && m->me == c->root) {
+		memcpy(m->mine + HDR, in, c->bytes);
+		mh->has_data = 1;
+	}
+	const struct paths_tree_node leaf = { .first = m->me, .last = m->me };
+	struct paths_tree_node other = { 0 };
+
+	/* Up: send mine unless I run my leaf's node; then run my nodes. */
+	int L = t->leaf_node[m->me];
+	if (t->nodes[L].pub.runs_on != m->me &&
+	    (rc = paths_write(t->nodes[L].edge[t->leaf_slot[m->me]], m->mine, ms_left(c), NULL)))
+		goto fail;
+	for (int h = 0; h < m->nhosted; h++) {
+		int n = m->hosted[h];
+		struct tnode *nd = &t->nodes[n];
+		unsigned char *acc = m->acc[n];
+		struct hdr *ah = (struct hdr *)acc;
+		ah->seq = seq;
+		ah->kind = c->kind;
+		ah->has_data = 0;
+		for (int j = 0; j < nd->pub.nchildren; j++) {
+			int ch = nd->children[j];
+			const unsigned char *src;
+			const struct paths_tree_node *from;
+			if (ch < 0 && -1 - ch == m->me) {
+				src = m->mine;
+				from = &leaf;
+			} else if (ch >= 0 && t->nodes[ch].pub.runs_on == m->me) {
+				src = m->acc[ch];
+				from = &t->nodes[ch].pub;
+			} else {
+				if ((rc = paths_take(nd->edge[j], m->in, ms_left(c), NULL)))
+					goto fail;
+				if ((rc = check_hdr(m, m->in, seq, c->kind)))
+					goto fail;
+				src = m->in;
+				other.first = other.last = -1 - ch;
+				from = ch < 0 ? &other : &t->nodes[ch].pub;
+			}
+			combine(t, c, acc, src, from);
+		}
+		int p = nd->pub.parent;
+		if (p >= 0 && t->nodes[p].pub.runs_on != m->me &&
+		    (rc = paths_write(t->nodes[p].edge[nd->slot], acc, ms_left(c), NULL)))
+			goto fail;
+	}
+
+	int root = t->nnodes - 1;
+	const unsigned char *result = NULL;
+	if (c->down) {
+		/* Down: for each node I run, top-down, fetch its parent's result
+		 * (unless I have it) and pass it on to its children. */
+		for (int h = m->nhosted - 1; h >= 0; h--) {
+			int n = m->hosted[h], p = t->nodes[n].pub.parent;
+			if (p >= 0 && t->nodes[p].pub.runs_on != m->me) {
+				if ((rc = paths_read(t->nodes[p].down, m->down_seq, m->acc[n],
+						     ms_left(c), NULL)))
+					goto fail;
+			} else if (p >= 0) {
+				memcpy(m->acc[n], m->acc[p], t->tuple_size);
+			}
+			if ((rc = paths_write(t->nodes[n].down, m->acc[n], 0, NULL)))
+				goto fail;
+		}
+		if (t->nodes[L].pub.runs_on == m->me) {
+			result = m->acc[L];
+		} else {
+			if ((rc = paths_read(t->nodes[L].down, m->down_seq, m->in, ms_left(c), NULL)))
+				goto fail;
+			result = m->in;
+		}
+		m->down_seq++;
+	} else {
+		/* Only the root gets a result. */
+		int host = t->nodes[root].pub.runs_on;
+		if (host == m->me && c->root == m->me) {
+			result = m->acc[root];
+		} else if (host == m->me) {
+			if ((rc = paths_write(t->result, m->acc[root], 0, NULL)))
+				goto fail;
+		} else if (c->root == m->me) {
+			if ((rc = paths_read(t->result, m->res_seq, m->in, ms_left(c), NULL)))
+				goto fail;
+			result = m->in;
+		}
+		/* Everyone knows whether the result element was used, so
+		 * everyone agrees on the index of its next tuple. */
+		if (host != c->root)
+			m->res_seq++;
+	}
+	if (result && (rc = check_hdr(m, result, seq, c->kind)))
+		goto fail;
+	if (result && out) {
+		if (c->kind == K_SCATTER)
+			memcpy(out, result + HDR + (size_t)m->me * c->share, c->share);
+		else
+			memcpy(out, result + HDR, c->bytes);
+	}
+	m->seq++;
+	return 0;
+fail:
+	/* Part of the operation happened: the tree's sequence is lost. */
+	m->broken = rc;
+	return rc;
+}
+
+static void start(struct coll *c, enum kind k, int timeout_ms)
+{
+	memset(c, 0, sizeof(*c));
+	c->kind = k;
+	c->down = k == K_BARRIER || k == K_BCAST || k == K_ALLREDUCE || k == K_SCATTER;
+	c->forever = timeout_ms < 0;
+	clock_gettime(CLOCK_MONOTONIC, &c->deadline);
+	if (timeout_ms > 0) {
+		c->deadline.tv_sec += timeout_ms / 1000;
+		c->deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+		if (c->deadline.tv_nsec >= 1000000000L) {
+			c->deadline.tv_sec++;
+			c->deadline.tv_nsec -= 1000000000L;
+		}
+	}
+}
+
+int paths_barrier(paths_member *m, int timeout_ms)
+{
+	if (!m)
+		return PS_EINVAL;
+	struct coll c;
+	start(&c, K_BARRIER, timeout_ms);
+	return run(m, &c, NULL, NULL);
+}
+
+int paths_bcast(paths_member *m, void *buf, size_t bytes, int root, int timeout_ms)
+{
+	if (!m || !buf || root < 0 || root >= m->t->n)
+		return PS_EINVAL;
+	struct coll c;
+	start(&c, K_BCAST, timeout_ms);
+	c.bytes = bytes;
+	c.root = root;
+	return run(m, &c, buf, buf);
+}
+
+static int reduce(paths_member *m, enum kind k, const void *in, void *out, size_t count,
+		  enum paths_dtype type, enum paths_redop op, int root, int timeout_ms)
+{
+	if (!m || !in || root < 0 || root >= m->t->n ||
+	    (type != PATHS_INT64 && type != PATHS_DOUBLE) ||
+	    (op != PATHS_SUM && op != PATHS_MIN && op != PATHS_MAX) || count > (1u << 20))
+		return PS_EINVAL;
+	if (!out && (k == K_ALLREDUCE || m->me == root))
+		return PS_EINVAL;
+	struct coll c;
+	start(&c, k, timeout_ms);
+	c.type = type;
+	c.op = op;
+	c.bytes = count * 8;
+	c.root = root;
+	return run(m, &c, in, out);
+}
+
+int paths_reduce(paths_member *m, const void *in, void *out, size_t count,
+		 enum paths_dtype type, enum paths_redop op, int root, int timeout_ms)
+{
+	return reduce(m, K_REDUCE, in, out, count, type, op, root, timeout_ms);
+}
+
+int paths_allreduce(paths_member *m, const void *in, void *out, size_t count,
+		    enum paths_dtype type, enum paths_redop op, int timeout_ms)
+{
+	return reduce(m, K_ALLREDUCE, in, out, count, type, op, 0, timeout_ms);
+}
+
+int paths_gather(paths_member *m, const void *in, size_t bytes, void *out, int root,
+		 int timeout_ms)
+{
+	if (!m || !in || root < 0 || root >= m->t->n || (m->me == root && !out))
+		return PS_EINVAL;
+	struct coll c;
+	start(&c, K_GATHER, timeout_ms);
+	c.share = bytes;
+	c.bytes = bytes * (size_t)m->t->n;
+	c.root = root;
+	return run(m, &c, in, out);
+}
+
+int paths_scatter(paths_member *m, const void *in, size_t bytes, void *out, int root,
+		  int timeout_ms)
+{
+	if (!m || !out || root < 0 || root >= m->t->n || (m->me == root && !in))
+		return PS_EINVAL;
+	struct coll c;
+	start(&c, K_SCATTER, timeout_ms);
+	c.share = bytes;
+	c.bytes = bytes * (size_t)m->t->n;
+	c.root = root;
+	return run(m, &c, in, out);
+}

@@ -1,0 +1,354 @@
+/* test_paths.c - wrapper registry, parameters, stages, paths, forks, joins and hand-offs. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "paths/paths.h"
+#include "tests/unit/suites.h"
+
+/* A test wrapper that logs what it sees before and after forwarding. */
+struct logw {
+	char tag;
+	pthread_t thread; /* who ran the forward */
+	int ops;
+};
+static char oplog[64];
+static int oplen;
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void note(char c)
+{
+	pthread_mutex_lock(&log_lock);
+	if (oplen < (int)sizeof(oplog) - 1)
+		oplog[oplen++] = c;
+	oplog[oplen] = 0;
+	pthread_mutex_unlock(&log_lock);
+}
+
+static int log_init(paths_stage *self, const struct paths_params *p)
+{
+	static const char *const known[] = { "tag", NULL };
+	int rc = paths_params_only(p, known);
+	if (rc)
+		return rc;
+	const char *tag;
+	paths_param_str(p, "tag", "x", &tag);
+	if (strlen(tag) != 1)
+		return paths_params_fail(p, "tag", "tag: expected one character, not '%s'", tag);
+	((struct logw *)paths_stage_state(self))->tag = tag[0];
+	return 0;
+}
+
+static int log_op(paths_stage *self, struct paths_op *op)
+{
+	struct logw *w = paths_stage_state(self);
+	note(w->tag);
+	w->thread = pthread_self();
+	__atomic_add_fetch(&w->ops, 1, __ATOMIC_RELAXED);
+	int rc = paths_forward(self, op);
+	note((char)(w->tag - 'a' + 'A')); /* upper case: after */
+	return rc;
+}
+
+static const struct paths_wrapper_type log_type = {
+	.name = "testlog", .state_size = sizeof(struct logw), .init = log_init, .op = log_op,
+};
+
+static struct paths_params params_of(const struct paths_param *v, int n, char *err, size_t len)
+{
+	return (struct paths_params){ .file = "t.yaml", .line = 3, .col = 5, .v = v, .n = n,
+				      .err = err, .errlen = len };
+}
+
+static ps_server *srv;
+
+static ps_elem *elem(const char *name, uint32_t thr)
+{
+	struct ps_elem_attr a = { .tuple_size = TT_SIZE, .threshold = thr };
+	ps_elem *e;
+	ck_assert_int_eq(ps_elem_create(srv, name, &a, &e), 0);
+	return e;
+}
+
+static paths_stage *logstage(char tag, paths_stage *next)
+{
+	char t[2] = { tag, 0 };
+	struct paths_param kv = { "tag", t, 4, 9 };
+	struct paths_params p = params_of(&kv, 1, NULL, 0);
+	paths_stage *s;
+	ck_assert_int_eq(paths_stage_create("testlog", &p, next, &s), 0);
+	paths_stage_release(next); /* s holds it */
+	return s;
+}
+
+static void setup(void)
+{
+	ck_assert_int_eq(ps_server_create_local(&srv), 0);
+	paths_register(&log_type);
+	oplen = 0;
+	oplog[0] = 0;
+}
+
+static void teardown(void)
+{
+	ps_server_destroy(srv);
+}
+
+START_TEST(registry)
+{
+	ck_assert_ptr_nonnull(paths_lookup("pass"));
+	ck_assert_ptr_nonnull(paths_lookup("element"));
+	ck_assert_ptr_nonnull(paths_lookup("handoff"));
+	ck_assert_ptr_nonnull(paths_lookup("fork"));
+	ck_assert_ptr_null(paths_lookup("nosuch"));
+	ck_assert_ptr_null(paths_lookup(NULL));
+	ck_assert_int_eq(paths_register(&log_type), 0); /* same type again: fine */
+	struct paths_wrapper_type clash = log_type;
+	ck_assert_int_eq(paths_register(&clash), PS_EEXIST);
+	struct paths_wrapper_type bad = { .name = "bad" };
+	ck_assert_int_eq(paths_register(&bad), PS_EINVAL);
+	ck_assert_int_eq(paths_register(NULL), PS_EINVAL);
+}
+END_TEST
+
+START_TEST(path_ops_through_stages)
+{
+	ps_elem *e = elem("e", 4);
+	paths_stage *s;
+	ck_assert_int_eq(paths_stage_element(e, &s), 0);
+	for (int i = 0; i < 3; i++) {
+		paths_stage *n;
+		ck_assert_int_eq(paths_stage_create("pass", NULL, s, &n), 0);
+		paths_stage_release(s);
+		s = n;
+	}
+	paths_path *p;
+	ck_assert_int_eq(paths_path_create("t0->e", s, TT_SIZE, &p), 0);
+	paths_stage_release(s);
+	ck_assert_str_eq(paths_path_name(p), "t0->e");
+	uint8_t t[TT_SIZE];
+	uint64_t idx, oldest;
+	for (uint64_t i = 0; i < 6; i++) {
+		tuple_make(t, i, 0, 0);
+		ck_assert_int_eq(paths_write(p, t, 0, &idx), 0);
+		ck_assert_uint_eq(idx, i);
+	}
+	ck_assert_int_eq(paths_read(p, 5, t, 0, NULL), 0);
+	ck_assert_uint_eq(tuple_idx(t), 5);
+	ck_assert_int_eq(paths_read(p, 0, t, 0, &oldest), PS_EDISCARDED);
+	ck_assert_uint_eq(oldest, 2);
+	ck_assert_int_eq(paths_read(p, 6, t, 10, NULL), PS_ETIMEDOUT);
+	ck_assert_int_eq(paths_read_latest(p, t, &idx), 0);
+	ck_assert_uint_eq(idx, 5);
+	ck_assert_int_eq(paths_take(p, t, 0, &idx), 0);
+	ck_assert_uint_eq(idx, 2);
+	/* the element saw exactly what went down the path */
+	struct ps_stats st;
+	ps_elem_stats(e, &st);
+	ck_assert_uint_eq(st.written, 6);
+	ck_assert_uint_eq(st.taken, 1);
+	paths_path_destroy(p);
+	ps_elem_close(e);
+}
+END_TEST
+
+START_TEST(before_and_after_forwarding)
+{
+	ps_elem *e = elem("e", 4);
+	paths_stage *s;
+	ck_assert_int_eq(paths_stage_element(e, &s), 0);
+	s = logstage('b', s);
+	s = logstage('a', s);
+	paths_path *p;
+	ck_assert_int_eq(paths_path_create("p", s, TT_SIZE, &p), 0);
+	paths_stage_release(s);
+	uint8_t t[TT_SIZE];
+	tuple_make(t, 0, 0, 0);
+	ck_assert_int_eq(paths_write(p, t, 0, NULL), 0);
+	ck_assert_str_eq(oplog, "abBA"); /* outer wraps inner */
+	paths_path_destroy(p);
+	ps_elem_close(e);
+}
+END_TEST
+
+START_TEST(parameter_errors)
+{
+	ps_elem *e = elem("e", 4);
+	paths_stage *el, *s;
+	ck_assert_int_eq(paths_stage_element(e, &el), 0);
+	char err[256] = "";
+	struct paths_param unknown = { "speed", "9", 7, 11 };
+	struct paths_params p = params_of(&unknown, 1, err, sizeof(err));
+	ck_assert_int_eq(paths_stage_create("pass", &p, el, &s), PS_EINVAL);
+	ck_assert_str_eq(err, "t.yaml:7:11: unknown parameter 'speed' (expected no parameters)");
+	ck_assert_int_eq(paths_stage_create("testlog", &p, el, &s), PS_EINVAL);
+	ck_assert_str_eq(err, "t.yaml:7:11: unknown parameter 'speed' (expected tag)");
+	struct paths_param longtag = { "tag", "xy", 8, 12 };
+	p = params_of(&longtag, 1, err, sizeof(err));
+	ck_assert_int_eq(paths_stage_create("testlog", &p, el, &s), PS_EINVAL);
+	ck_assert_str_eq(err, "t.yaml:8:12: tag: expected one character, not 'xy'");
+	ck_assert_int_eq(paths_stage_create("warp", &p, el, &s), PS_ENOENT);
+	ck_assert_str_eq(err, "t.yaml:3:5: unknown wrapper type 'warp'");
+	/* integers */
+	struct paths_param kv[] = { { "n", "12", 1, 2 }, { "m", "1x", 2, 3 }, { "k", "99", 4, 5 } };
+	p = params_of(kv, 3, err, sizeof(err));
+	long v;
+	ck_assert_int_eq(paths_param_int(&p, "n", 0, 0, 100, &v), 0);
+	ck_assert_int_eq(v, 12);
+	ck_assert_int_eq(paths_param_int(&p, "absent", 7, 0, 100, &v), 1);
+	ck_assert_int_eq(v, 7);
+	ck_assert_int_eq(paths_param_int(&p, "m", 0, 0, 100, &v), PS_EINVAL);
+	ck_assert_str_eq(err, "t.yaml:2:3: m: expected an integer from 0 to 100, not '1x'");
+	ck_assert_int_eq(paths_param_int(&p, "k", 0, 0, 50, &v), PS_EINVAL);
+	ck_assert_str_eq(err, "t.yaml:4:5: k: expected an integer from 0 to 50, not '99'");
+	/* the element stage survives all the failed attempts */
+	paths_stage_release(el);
+	ps_elem_close(e);
+}
+END_TEST
+
+START_TEST(fork_writes_everywhere_reads_gather)
+{
+	ps_elem *e[3] = { elem("a", 4), elem("b", 4), elem("c", 4) };
+	paths_stage *br[3];
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(paths_stage_element(e[i], &br[i]), 0);
+	paths_stage *f;
+	ck_assert_int_eq(paths_stage_fork(br, 3, &f), 0);
+	for (int i = 0; i < 3; i++)
+		paths_stage_release(br[i]);
+	paths_path *w, *r;
+	ck_assert_int_eq(paths_path_create("w", f, TT_SIZE, &w), 0);
+	ck_assert_int_eq(paths_path_create("r", f, 3 * TT_SIZE, &r), 0);
+	paths_stage_release(f);
+	uint8_t t[TT_SIZE], all[3 * TT_SIZE];
+	tuple_make(t, 42, 0, 0);
+	ck_assert_int_eq(paths_write(w, t, 0, NULL), 0);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(ps_read(e[i], 0, t, 0, NULL), 0);
+		ck_assert_uint_eq(tuple_idx(t), 42);
+	}
+	/* a distinct tuple in each, then one gathering read */
+	for (int i = 0; i < 3; i++) {
+		tuple_make(t, 100 + (uint64_t)i, 0, 0);
+		ck_assert_int_eq(ps_write(e[i], t, 0, NULL), 0);
+	}
+	ck_assert_int_eq(paths_read_latest(r, all, NULL), 0);
+	for (int i = 0; i < 3; i++)
+		ck_assert_uint_eq(tuple_idx(all + i * TT_SIZE), 100 + (uint64_t)i);
+	ck_assert_int_eq(paths_read(w, 0, t, 0, NULL), PS_ESIZE); /* 1 tuple, 3 branches */
+	paths_path_destroy(w);
+	paths_path_destroy(r);
+	for (int i = 0; i < 3; i++)
+		ps_elem_close(e[i]);
+}
+END_TEST
+
+START_TEST(join_shares_a_stage)
+{
+	ps_elem *e = elem("e", 8);
+	paths_stage *el, *shared, *a, *b;
+	ck_assert_int_eq(paths_stage_element(e, &el), 0);
+	shared = logstage('s', el);
+	ck_assert_int_eq(paths_stage_create("pass", NULL, shared, &a), 0);
+	ck_assert_int_eq(paths_stage_create("pass", NULL, shared, &b), 0);
+	paths_stage_release(shared); /* a and b hold it */
+	paths_path *pa, *pb;
+	ck_assert_int_eq(paths_path_create("t0", a, TT_SIZE, &pa), 0);
+	ck_assert_int_eq(paths_path_create("t1", b, TT_SIZE, &pb), 0);
+	paths_stage_release(a);
+	paths_stage_release(b);
+	uint8_t t[TT_SIZE];
+	tuple_make(t, 1, 0, 0);
+	ck_assert_int_eq(paths_write(pa, t, 0, NULL), 0);
+	ck_assert_int_eq(paths_write(pb, t, 0, NULL), 0);
+	ck_assert_int_eq(((struct logw *)paths_stage_state(shared))->ops, 2);
+	paths_path_destroy(pa);
+	ck_assert_int_eq(paths_write(pb, t, 0, NULL), 0); /* still alive for pb */
+	paths_path_destroy(pb);
+	struct ps_stats st;
+	ps_elem_stats(e, &st);
+	ck_assert_uint_eq(st.written, 3);
+	ps_elem_close(e);
+}
+END_TEST
+
+START_TEST(handoff_runs_elsewhere)
+{
+	ps_elem *e[2] = { elem("a", 4), elem("b", 4) };
+	paths_stage *br[2];
+	struct logw *w[2];
+	for (int i = 0; i < 2; i++) {
+		paths_stage *el, *h;
+		ck_assert_int_eq(paths_stage_element(e[i], &el), 0);
+		el = logstage((char)('p' + i), el);
+		w[i] = paths_stage_state(el);
+		ck_assert_int_eq(paths_stage_create("handoff", NULL, el, &h), 0);
+		paths_stage_release(el);
+		br[i] = h;
+	}
+	paths_stage *f;
+	ck_assert_int_eq(paths_stage_fork(br, 2, &f), 0);
+	paths_path *r;
+	ck_assert_int_eq(paths_path_create("r", f, 2 * TT_SIZE, &r), 0);
+	paths_stage_release(f);
+	/* Each branch's operation runs in its hand-off's thread, not here,
+	 * and the fork starts both before it waits for either. */
+	pthread_t self = pthread_self();
+	uint8_t t[TT_SIZE], all[2 * TT_SIZE];
+	struct paths_op op = { .code = PATHS_READ, .buf = all, .size = sizeof(all),
+			       .idx = 0, .timeout_ms = 5000 };
+	tuple_make(t, 7, 0, 0);
+	ck_assert_int_eq(ps_write(e[0], t, 0, NULL), 0);
+	tuple_make(t, 8, 0, 0);
+	ck_assert_int_eq(ps_write(e[1], t, 0, NULL), 0);
+	ck_assert_int_eq(paths_run(r, &op), 0);
+	ck_assert_uint_eq(tuple_idx(all), 7);
+	ck_assert_uint_eq(tuple_idx(all + TT_SIZE), 8);
+	ck_assert(!pthread_equal(w[0]->thread, self));
+	ck_assert(!pthread_equal(w[1]->thread, self));
+	ck_assert(!pthread_equal(w[0]->thread, w[1]->thread));
+	paths_path_destroy(r);
+	for (int i = 0; i < 2; i++) {
+		paths_stage_release(br[i]);
+		ps_elem_close(e[i]);
+	}
+}
+END_TEST
+
+START_TEST(stage_argument_errors)
+{
+	ps_elem *e = elem("e", 4);
+	paths_stage *el, *s;
+	ck_assert_int_eq(paths_stage_element(e, &el), 0);
+	ck_assert_int_eq(paths_stage_create("pass", NULL, NULL, &s), PS_EINVAL);
+	ck_assert_int_eq(paths_stage_create("element", NULL, el, &s), PS_EINVAL);
+	ck_assert_int_eq(paths_stage_create("fork", NULL, el, &s), PS_EINVAL);
+	ck_assert_int_eq(paths_stage_element(NULL, &s), PS_EINVAL);
+	ck_assert_int_eq(paths_stage_fork(&el, 0, &s), PS_EINVAL);
+	paths_path *p;
+	ck_assert_int_eq(paths_path_create("p", el, 0, &p), PS_EINVAL);
+	ck_assert_int_eq(paths_path_create("p", NULL, 8, &p), PS_EINVAL);
+	paths_stage_release(el);
+	ps_elem_close(e);
+}
+END_TEST
+
+Suite *paths_suite(void)
+{
+	Suite *s = suite_create("paths");
+	TCase *tc = tcase_create("paths");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, registry);
+	tcase_add_test(tc, path_ops_through_stages);
+	tcase_add_test(tc, before_and_after_forwarding);
+	tcase_add_test(tc, parameter_errors);
+	tcase_add_test(tc, fork_writes_everywhere_reads_gather);
+	tcase_add_test(tc, join_shares_a_stage);
+	tcase_add_test(tc, handoff_runs_elsewhere);
+	tcase_add_test(tc, stage_argument_errors);
+	suite_add_tcase(s, tc);
+	return s;
+}
