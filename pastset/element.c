@@ -50,7 +50,7 @@ int ps__check_attr(const struct ps_elem_attr *a)
 		return PS_ETHRESHOLD;
 	if (a->mode != PS_DISCARD && a->mode != PS_FLOW)
 		return PS_EINVAL;
-	if (a->flags & ~(unsigned)PS_MULTI_WRITER)
+	if (a->flags & ~(unsigned)(PS_MULTI_WRITER | PS_EXACT_WAKE))
 		return PS_EINVAL;
 	return 0;
 }
@@ -287,7 +287,7 @@ static __attribute__((noinline)) int write_slow(ps_elem *e, const void *tuple, i
 		*idx = i;
 	/* Flow elements carry data someone is blocked on: pay for the fence
 	 * so that no wake-up is ever missed (see wait.c). */
-	if (e->mode == PS_FLOW)
+	if (e->mode == PS_FLOW || (e->flags & PS_EXACT_WAKE))
 		atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&e->wc->readers, memory_order_relaxed))
 		ps__wake(e, &h->head, &e->wc->readers);

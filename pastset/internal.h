@@ -84,6 +84,7 @@ struct ps_deadline {
 	bool now;          /* timeout 0: never wait */
 	struct timespec at; /* CLOCK_MONOTONIC */
 	long backoff;       /* polling sleep, for handles that cannot register */
+	bool slept;         /* yielding is over: sleep from now on */
 };
 void ps__deadline(struct ps_deadline *d, int timeout_ms);
 int ps__wait(ps_elem *e, _Atomic uint64_t *word, uint64_t seen,

@@ -65,6 +65,10 @@ enum ps_elem_flags {
 	/* Several threads or processes write the element: writes take a lock.
 	 * Without it an element has exactly one writer and writes are lock-free. */
 	PS_MULTI_WRITER = 1u << 0,
+	/* Readers block on this element and must be woken at once (a tree's
+	 * results, say).  Costs each write a full fence; without it a reader
+	 * may sleep up to 2 ms past a write (trace elements don't care). */
+	PS_EXACT_WAKE = 1u << 1,
 };
 
 struct ps_elem_attr {

@@ -66,7 +66,9 @@ struct paths_member {
 static int elem_create_or_open(paths_tree *t, const char *name, uint32_t thr,
 			       enum ps_mode mode, ps_elem **out)
 {
-	struct ps_elem_attr a = { .tuple_size = t->tuple_size, .threshold = thr, .mode = mode };
+	/* Participants sleep on every element of the tree. */
+	struct ps_elem_attr a = { .tuple_size = t->tuple_size, .threshold = thr, .mode = mode,
+				  .flags = PS_EXACT_WAKE };
 	int rc = ps_elem_create(t->srv, name, &a, out);
 	if (rc == PS_EEXIST) /* another process of the tree made it first */
 		rc = ps_elem_open(t->srv, name, t->tuple_size, out);
