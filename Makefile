@@ -72,8 +72,14 @@ PASTSET_LIB := $(BUILD)/lib/libpastset.a
 PATHS_SRC := paths/registry.c paths/path.c paths/tree.c
 PATHS_LIB := $(BUILD)/lib/libpaths.a
 
+# --- pathmaps/ -------------------------------------------------------------
+
+PATHMAPS_SRC := pathmaps/load.c pathmaps/generate.c pathmaps/job.c
+PATHMAPS_LIB := $(BUILD)/lib/libpathmaps.a
+
 # Libraries in link order: each layer before the ones it depends on.
-LIBS := $(PATHS_LIB) $(PASTSET_LIB)
+LIBS := $(PATHMAPS_LIB) $(PATHS_LIB) $(PASTSET_LIB)
+EXT_LIBS = $(shell pkg-config --libs yaml-0.1 hwloc)
 
 # --- objects and libraries -------------------------------------------------
 
@@ -95,30 +101,39 @@ $(PATHS_LIB): $(call obj,$(PATHS_SRC))
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 
+$(PATHMAPS_LIB): $(call obj,$(PATHMAPS_SRC))
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
 # --- binaries ----------------------------------------------------------------
 
-BINS := $(BUILD)/bin/psadm $(BUILD)/bin/psdemo
+BINS := $(BUILD)/bin/psadm $(BUILD)/bin/psdemo $(BUILD)/bin/pathmap
 
 $(BUILD)/bin/%: $(BUILD)/obj/pastset/%.o $(PASTSET_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
+$(BUILD)/bin/%: $(BUILD)/obj/pathmaps/%.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
+
 # --- tests -------------------------------------------------------------------
 
 UNIT_SRC := tests/unit/check_main.c tests/unit/test_pastset.c \
 	    tests/unit/test_pastset_shm.c tests/unit/test_pastset_stress.c \
-	    tests/unit/test_paths.c tests/unit/test_paths_tree.c
+	    tests/unit/test_paths.c tests/unit/test_paths_tree.c \
+	    tests/unit/test_pathmaps.c
 UNIT_BIN := $(BUILD)/tests/unit
 
 $(UNIT_BIN): $(call obj,$(UNIT_SRC)) $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) $(EXT_LIBS) $(LDLIBS)
 
 BENCH_BINS := $(BUILD)/bench/pastset $(BUILD)/bench/paths
 
 $(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
 
 build: $(LIBS) $(BINS) $(UNIT_BIN) $(BENCH_BINS)
 

@@ -1,0 +1,246 @@
+/* generate.c - path generate functions: placements from the three maps, the local host from hwloc, and the printed plan. */
+#define _GNU_SOURCE
+#include <hwloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+int pm__tree_nodes(int n, int fanout)
+{
+	int total = 0, below = n;
+	do {
+		below = (below + fanout - 1) / fanout;
+		total += below;
+	} while (below > 1);
+	return total;
+}
+
+int pm__local_host(pm_map *m, struct pm_host *h)
+{
+	char name[256] = "localhost";
+	gethostname(name, sizeof(name) - 1);
+	/* Keep it a valid segment-name part: the first label, safe characters. */
+	char clean[21];
+	int k = 0;
+	for (int i = 0; name[i] && name[i] != '.' && k < 20; i++) {
+		char c = name[i];
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			  c == '_' || c == '-';
+		clean[k++] = ok ? c : '_';
+	}
+	clean[k] = 0;
+	h->name = pm__strdup(m, k ? clean : "localhost");
+	h->from_hwloc = true;
+	hwloc_topology_t topo;
+	if (hwloc_topology_init(&topo) || hwloc_topology_load(topo)) {
+		/* Without hwloc's view, fall back to what the kernel says. */
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		h->ncores = n > 0 ? (int)n : 1;
+		int *c = pm__alloc(m, sizeof(int) * (size_t)h->ncores);
+		if (!c || !h->name)
+			return PS_ENOMEM;
+		for (int i = 0; i < h->ncores; i++)
+			c[i] = i;
+		h->cores = c;
+		return 0;
+	}
+	int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+	int *c = pm__alloc(m, sizeof(int) * (size_t)(n > 0 ? n : 1));
+	if (!c || !h->name) {
+		hwloc_topology_destroy(topo);
+		return PS_ENOMEM;
+	}
+	for (int i = 0; i < n; i++)
+		c[i] = (int)hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, (unsigned)i)->os_index;
+	h->cores = c;
+	h->ncores = n;
+	hwloc_topology_destroy(topo);
+	return 0;
+}
+
+/* Where something used by threads `who` (n of them) lives. */
+static void place(const pm_map *m, const int *who, int n, enum pm_place *pl, int *home)
+{
+	if (n == 0) {
+		*pl = PM_PROCESS;
+		*home = 0;
+		return;
+	}
+	int p0 = m->th[who[0]].process, h0 = m->pr[p0].host;
+	bool one_proc = true, one_host = true;
+	for (int i = 1; i < n; i++) {
+		int p = m->th[who[i]].process;
+		one_proc &= p == p0;
+		one_host &= m->pr[p].host == h0;
+	}
+	*pl = one_proc ? PM_PROCESS : one_host ? PM_NODE : PM_REMOTE;
+	*home = one_proc ? p0 : h0;
+}
+
+int pm__generate(pm_map *m, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	int *who = malloc(sizeof(int) * (size_t)(m->model.nthreads + 1));
+	if (!who)
+		return PS_ENOMEM;
+	for (int e = 0; e < m->model.nelements; e++) {
+		int n = 0;
+		for (int t = 0; t < m->model.nthreads; t++)
+			for (int u = 0; u < m->th[t].nuses; u++)
+				if (m->th[t].uses[u] == e)
+					who[n++] = t;
+		place(m, who, n, &m->el[e].place, &m->el[e].home);
+	}
+	free(who);
+	for (int i = 0; i < m->model.ntrees; i++)
+		place(m, m->tr[i].threads, m->tr[i].n, &m->tr[i].place, &m->tr[i].home);
+	return 0;
+}
+
+/* --- printing ---------------------------------------------------------------- */
+
+static void where(const pm_map *m, enum pm_place pl, int home, char *buf, size_t len)
+{
+	switch (pl) {
+	case PM_PROCESS:
+		snprintf(buf, len, "in process %s", m->pr[home].name);
+		break;
+	case PM_NODE:
+		snprintf(buf, len, "in shared segment %s.%s", m->model.name, m->ho[home].name);
+		break;
+	case PM_REMOTE:
+		snprintf(buf, len, "on host %s, reached remotely (not supported yet)", m->ho[home].name);
+		break;
+	}
+}
+
+void pm_summary(const pm_map *m, FILE *out)
+{
+	const struct pm_model *md = &m->model;
+	int coll = 0, shared = 0, remote = 0;
+	for (int i = 0; i < md->npaths; i++)
+		coll += md->paths[i].collector;
+	for (int i = 0; i < md->nelements; i++) {
+		shared += md->elements[i].place == PM_NODE;
+		remote += md->elements[i].place == PM_REMOTE;
+	}
+	fprintf(out, "%s: job '%s' is valid\n", md->file, md->name);
+	fprintf(out, "  %d thread%s in %d process%s on %d host%s%s\n", md->nthreads,
+		md->nthreads == 1 ? "" : "s", md->nprocesses, md->nprocesses == 1 ? "" : "es",
+		md->nhosts, md->nhosts == 1 ? "" : "s",
+		md->hosts[0].from_hwloc ? " (this host, from hwloc)" : "");
+	fprintf(out, "  %d elements (%d in shared segments, %d remote)\n", md->nelements, shared, remote);
+	fprintf(out, "  %d paths, %d with collectors (trace elements: threshold %u, %s)\n",
+		md->npaths, coll, md->trace.threshold, md->trace.shared ? "shared" : "in-process");
+	fprintf(out, "  %d trees, %d scopes\n", md->ntrees, md->nscopes);
+}
+
+static void print_stage(FILE *out, const struct pm_stage *s)
+{
+	fprintf(out, "%s", s->type);
+	if (s->params.n) {
+		fputc('(', out);
+		for (int i = 0; i < s->params.n; i++)
+			fprintf(out, "%s%s=%s", i ? ", " : "", s->params.v[i].key, s->params.v[i].value);
+		fputc(')', out);
+	}
+	fputs(" -> ", out);
+}
+
+void pm_show(const pm_map *m, FILE *out)
+{
+	const struct pm_model *md = &m->model;
+	char buf[160];
+	fprintf(out, "pathmap %s: job '%s'\n", md->file, md->name);
+	fprintf(out, "hosts:\n");
+	for (int i = 0; i < md->nhosts; i++) {
+		fprintf(out, "  %s: cores", md->hosts[i].name);
+		for (int c = 0; c < md->hosts[i].ncores; c++)
+			fprintf(out, " %d", md->hosts[i].cores[c]);
+		fprintf(out, "%s\n", md->hosts[i].from_hwloc ? " (this host, from hwloc)" : "");
+	}
+	fprintf(out, "processes:\n");
+	for (int i = 0; i < md->nprocesses; i++) {
+		const struct pm_process *p = &md->processes[i];
+		fprintf(out, "  %s on %s:", p->name, md->hosts[p->host].name);
+		for (int t = 0; t < p->nthreads; t++) {
+			const struct pm_thread *th = &md->threads[p->threads[t]];
+			fprintf(out, " %s", th->name);
+			if (th->core >= 0)
+				fprintf(out, "@%d", th->core);
+		}
+		fputc('\n', out);
+	}
+	fprintf(out, "elements:\n");
+	for (int i = 0; i < md->nelements; i++) {
+		const struct pm_element *e = &md->elements[i];
+		where(m, e->place, e->home, buf, sizeof(buf));
+		fprintf(out, "  %-24s %6zu bytes x %-6u %-7s %s\n", e->name, e->tuple_size,
+			e->threshold, e->mode == PS_FLOW ? "flow" : "discard", buf);
+	}
+	fprintf(out, "paths:\n");
+	for (int i = 0; i < md->npaths; i++) {
+		const struct pm_path *p = &md->paths[i];
+		fprintf(out, "  %s: ", md->threads[p->thread].name);
+		if (p->collector)
+			fputs("collector -> ", out);
+		for (int s = 0; s < p->nstages; s++)
+			print_stage(out, &p->stages[s]);
+		fprintf(out, "%s\n", md->elements[p->element].name);
+	}
+	if (md->ntrees)
+		fprintf(out, "trees:\n");
+	for (int i = 0; i < md->ntrees; i++) {
+		const struct pm_tree *t = &md->trees[i];
+		where(m, t->place, t->home, buf, sizeof(buf));
+		fprintf(out, "  %s: %d threads, fanout %d, %d nodes, %zu bytes, %s%s\n", t->name, t->n,
+			t->fanout, t->nnodes, t->max_bytes, buf, t->collector ? ", collectors on edges" : "");
+		/* The same grouping paths_tree_create makes: leaves first, level
+		 * by level; a node runs by default on its subtree's first thread. */
+		int *first = calloc((size_t)t->nnodes, sizeof(int));
+		if (!first)
+			return;
+		int below = t->n, first_below = 0, node = 0, level = 0;
+		do {
+			int first_here = node;
+			for (int g = 0; g < below; g += t->fanout, node++) {
+				int k = below - g < t->fanout ? below - g : t->fanout;
+				first[node] = level ? first[first_below + g] : g;
+				fprintf(out, "    node %d%s:", node, below <= t->fanout ? " (root)" : "");
+				for (int j = 0; j < k; j++) {
+					if (level == 0)
+						fprintf(out, " %s", md->threads[t->threads[g + j]].name);
+					else
+						fprintf(out, " node%d", first_below + g + j);
+				}
+				int runs = t->runs_on[node] >= 0 ? t->runs_on[node] : first[node];
+				fprintf(out, "; runs on %s\n", md->threads[t->threads[runs]].name);
+			}
+			first_below = first_here;
+			below = node - first_here;
+			level++;
+		} while (below > 1);
+		free(first);
+	}
+	fprintf(out, "trace elements: threshold %u, %s\n", md->trace.threshold,
+		md->trace.shared ? "in shared segments (monitors attach)" : "in process memory");
+	if (md->nscopes)
+		fprintf(out, "scopes:\n");
+	static const char *const views[] = { "", "thread", "node", "cluster", "multi-cluster" };
+	static const char *const runs[] = { "", "the monitor", "a helper thread", "a helper process" };
+	for (int i = 0; i < md->nscopes; i++) {
+		const struct pm_scope *s = &md->scopes[i];
+		fprintf(out, "  %s: %s view%s%s, fanout %d, nodes in %s, %s gathering", s->name,
+			views[s->view], s->of ? " of " : "", s->of ? s->of : "", s->fanout,
+			runs[s->runs], s->concurrent ? "concurrent" : "sequential");
+		if (s->reduce)
+			fprintf(out, ", reduce %s", s->reduce);
+		if (s->rate_hz > 0)
+			fprintf(out, ", at most %g Hz", s->rate_hz);
+		fputc('\n', out);
+	}
+}

@@ -1,0 +1,286 @@
+/* job.c - makes one process of a pathmap real: servers, elements, paths, trees, core binding. */
+#define _GNU_SOURCE
+#include <hwloc.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct pm_job {
+	const pm_map *m;
+	int proc;
+	ps_server *local;      /* this process's elements */
+	ps_server *node;       /* the host's shared segment, if any element needs it */
+	ps_elem **elems;       /* by element index; NULL where this process has none */
+	paths_path **paths;    /* by path index */
+	paths_tree **trees;    /* by tree index */
+	hwloc_topology_t topo;
+	bool topo_loaded;
+};
+
+static int jfail(char *err, size_t len, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int jfail(char *err, size_t len, int rc, const char *fmt, ...)
+{
+	if (err && len) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, len, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+static void seg_name(const pm_map *m, int host, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s.%s", m->model.name, m->ho[host].name);
+}
+
+/* Is process p the one that makes its host's segment (the first on the host)? */
+static bool seg_owner(const pm_map *m, int p)
+{
+	for (int i = 0; i < p; i++)
+		if (m->pr[i].host == m->pr[p].host)
+			return false;
+	return true;
+}
+
+/*
+ * The segment of a run must not be confused with one a previous run left
+ * behind.  The first process on the host removes a dead leftover and makes
+ * a fresh one; the others wait until a live one is there.
+ */
+static int open_node(pm_job *j, char *err, size_t errlen)
+{
+	const pm_map *m = j->m;
+	char name[PS_NAME_MAX + 8];
+	seg_name(m, m->pr[j->proc].host, name, sizeof(name));
+	struct ps_shm_info info;
+	int rc;
+	if (seg_owner(m, j->proc)) {
+		if (ps_shm_info(name, &info) == 0) {
+			if (info.state == PS_SHM_LIVE && info.creator_pid != getpid())
+				return jfail(err, errlen, PS_EEXIST, "shared segment %s is in use by "
+					     "process %d: is another run of job '%s' going on?", name,
+					     info.creator_pid, m->model.name);
+			ps_shm_unlink(name);
+		}
+		rc = ps_server_create_shm(name, NULL, &j->node);
+		if (rc)
+			return jfail(err, errlen, rc, "shared segment %s: %s", name, ps_strerror(rc));
+		return 0;
+	}
+	for (int tries = 0; tries < 3000; tries++) { /* up to 30 s for a slow starter */
+		if (ps_shm_info(name, &info) == 0 && info.state == PS_SHM_LIVE &&
+		    (rc = ps_server_open_shm(name, PS_RDWR, &j->node)) == 0)
+			return 0;
+		usleep(10000);
+	}
+	return jfail(err, errlen, PS_ETIMEDOUT, "shared segment %s: its first process on this "
+		     "host (%s) never made it", name, m->pr[0].name);
+}
+
+static bool uses_here(const pm_map *m, int p, int e)
+{
+	for (int t = 0; t < m->pr[p].nthreads; t++) {
+		const struct pm_thread *th = &m->th[m->pr[p].threads[t]];
+		for (int u = 0; u < th->nuses; u++)
+			if (th->uses[u] == e)
+				return true;
+	}
+	return false;
+}
+
+static int make_elem(pm_job *j, int e, char *err, size_t errlen)
+{
+	const struct pm_element *el = &j->m->el[e];
+	if (el->place == PM_REMOTE)
+		return jfail(err, errlen, PS_EINVAL, "%s:%d: element '%s' is used from several hosts, "
+			     "which needs a remote tuple server: not supported yet", j->m->model.file,
+			     el->line, el->name);
+	ps_server *srv = el->place == PM_NODE ? j->node : j->local;
+	/* Several threads of a process may write a data element. */
+	struct ps_elem_attr a = { .tuple_size = el->tuple_size, .threshold = el->threshold,
+				  .mode = el->mode, .flags = PS_MULTI_WRITER | PS_EXACT_WAKE };
+	int rc = ps_elem_create(srv, el->name, &a, &j->elems[e]);
+	if (rc == PS_EEXIST && el->place == PM_NODE)
+		rc = ps_elem_open(srv, el->name, el->tuple_size, &j->elems[e]);
+	if (rc)
+		return jfail(err, errlen, rc, "element '%s': %s", el->name, ps_strerror(rc));
+	return 0;
+}
+
+static int make_path(pm_job *j, int i, char *err, size_t errlen)
+{
+	const pm_map *m = j->m;
+	const struct pm_path *p = &m->pa[i];
+	paths_stage *s, *n;
+	int rc = paths_stage_element(j->elems[p->element], &s);
+	if (rc)
+		return rc;
+	char perr[256] = "";
+	for (int k = p->nstages - 1; k >= -1 && !rc; k--) {
+		if (k < 0 && !p->collector)
+			break;
+		const char *type = k >= 0 ? p->stages[k].type : "collector";
+		struct paths_params pp = k >= 0 ? p->stages[k].params : (struct paths_params){ 0 };
+		pp.err = perr;
+		pp.errlen = sizeof(perr);
+		rc = paths_stage_create(type, &pp, s, &n);
+		paths_stage_release(s);
+		s = rc ? NULL : n;
+	}
+	if (rc == PS_ENOENT && p->collector)
+		return jfail(err, errlen, rc, "path %s -> %s carries a collector, but no collector "
+			     "wrapper is registered in this program", m->th[p->thread].name,
+			     m->el[p->element].name);
+	if (rc)
+		return jfail(err, errlen, rc, "path %s -> %s: %s", m->th[p->thread].name,
+			     m->el[p->element].name, *perr ? perr : ps_strerror(rc));
+	char name[2 * PS_NAME_MAX + 4];
+	snprintf(name, sizeof(name), "%s->%s", m->th[p->thread].name, m->el[p->element].name);
+	rc = paths_path_create(name, s, m->el[p->element].tuple_size, &j->paths[i]);
+	paths_stage_release(s);
+	return rc;
+}
+
+static int make_tree(pm_job *j, int i, char *err, size_t errlen)
+{
+	const struct pm_tree *t = &j->m->tr[i];
+	if (t->place == PM_REMOTE)
+		return jfail(err, errlen, PS_EINVAL, "tree '%s' spans hosts, which needs remote tuple "
+			     "servers: not supported yet", t->name);
+	static const char *const coll[1] = { "collector" };
+	struct paths_tree_spec spec = {
+		.name = t->name, .nparticipants = t->n, .fanout = t->fanout,
+		.max_bytes = t->max_bytes, .runs_on = t->runs_on,
+		.server = t->place == PM_NODE ? j->node : j->local,
+		.nstages = t->collector ? 1 : 0, .stage_types = coll,
+	};
+	int rc = paths_tree_create(&spec, &j->trees[i]);
+	if (rc)
+		return jfail(err, errlen, rc, "tree '%s': %s", t->name, ps_strerror(rc));
+	return 0;
+}
+
+int pm_job_create(const pm_map *m, const char *process, pm_job **out, char *err, size_t errlen)
+{
+	if (!m || !process || !out)
+		return PS_EINVAL;
+	int p = pm_find_process(m, process);
+	if (p < 0)
+		return jfail(err, errlen, PS_ENOENT, "%s: no process '%s' in the mapping",
+			     m->model.file, process);
+	pm_job *j = calloc(1, sizeof(*j));
+	if (!j)
+		return PS_ENOMEM;
+	j->m = m;
+	j->proc = p;
+	j->elems = calloc((size_t)m->model.nelements + 1, sizeof(*j->elems));
+	j->paths = calloc((size_t)m->model.npaths + 1, sizeof(*j->paths));
+	j->trees = calloc((size_t)m->model.ntrees + 1, sizeof(*j->trees));
+	int rc = PS_ENOMEM;
+	if (!j->elems || !j->paths || !j->trees || (rc = ps_server_create_local(&j->local)))
+		goto fail;
+	bool need_node = false;
+	for (int e = 0; e < m->model.nelements; e++)
+		need_node |= m->el[e].place == PM_NODE && uses_here(m, p, e);
+	for (int i = 0; i < m->model.ntrees; i++)
+		for (int k = 0; k < m->tr[i].n; k++)
+			need_node |= m->tr[i].place == PM_NODE && m->th[m->tr[i].threads[k]].process == p;
+	if (need_node && (rc = open_node(j, err, errlen)))
+		goto fail;
+	for (int e = 0; e < m->model.nelements; e++)
+		if (uses_here(m, p, e) && (rc = make_elem(j, e, err, errlen)))
+			goto fail;
+	for (int i = 0; i < m->model.npaths; i++)
+		if (m->th[m->pa[i].thread].process == p && (rc = make_path(j, i, err, errlen)))
+			goto fail;
+	for (int i = 0; i < m->model.ntrees; i++) {
+		bool here = false;
+		for (int k = 0; k < m->tr[i].n; k++)
+			here |= m->th[m->tr[i].threads[k]].process == p;
+		if (here && (rc = make_tree(j, i, err, errlen)))
+			goto fail;
+	}
+	*out = j;
+	return 0;
+fail:
+	pm_job_destroy(j);
+	return rc;
+}
+
+void pm_job_destroy(pm_job *j)
+{
+	if (!j)
+		return;
+	const pm_map *m = j->m;
+	for (int i = 0; j->trees && i < m->model.ntrees; i++)
+		paths_tree_destroy(j->trees[i]);
+	for (int i = 0; j->paths && i < m->model.npaths; i++)
+		paths_path_destroy(j->paths[i]);
+	for (int i = 0; j->elems && i < m->model.nelements; i++)
+		ps_elem_close(j->elems[i]);
+	free(j->trees);
+	free(j->paths);
+	free(j->elems);
+	ps_server_destroy(j->local);
+	ps_server_destroy(j->node);
+	if (j->topo_loaded)
+		hwloc_topology_destroy(j->topo);
+	free(j);
+}
+
+paths_path *pm_job_path(pm_job *j, const char *thread, const char *element)
+{
+	int t = pm_find_thread(j->m, thread), e = pm_find_element(j->m, element);
+	for (int i = 0; t >= 0 && e >= 0 && i < j->m->model.npaths; i++)
+		if (j->m->pa[i].thread == t && j->m->pa[i].element == e)
+			return j->paths[i];
+	return NULL;
+}
+
+paths_tree *pm_job_tree(pm_job *j, const char *tree)
+{
+	for (int i = 0; i < j->m->model.ntrees; i++)
+		if (!strcmp(j->m->tr[i].name, tree))
+			return j->trees[i];
+	return NULL;
+}
+
+int pm_job_bind(pm_job *j, const char *thread)
+{
+	int t = pm_find_thread(j->m, thread);
+	if (t < 0)
+		return PS_ENOENT;
+	int core = j->m->th[t].core;
+	if (core < 0)
+		return 0;
+	if (!j->topo_loaded) {
+		if (hwloc_topology_init(&j->topo))
+			return PS_ENOMEM;
+		if (hwloc_topology_load(j->topo)) {
+			hwloc_topology_destroy(j->topo);
+			return PS_EINVAL;
+		}
+		j->topo_loaded = true;
+	}
+	hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(j->topo, (unsigned)core);
+	if (!pu)
+		return PS_ENOENT; /* the map names a core this machine lacks */
+	return hwloc_set_cpubind(j->topo, pu->cpuset, HWLOC_CPUBIND_THREAD) ? PS_EINVAL : 0;
+}
+
+int pm_job_unlink(const pm_map *m, const char *process)
+{
+	int p = pm_find_process(m, process);
+	if (p < 0)
+		return PS_ENOENT;
+	char name[PS_NAME_MAX + 8];
+	seg_name(m, m->pr[p].host, name, sizeof(name));
+	int rc = ps_shm_unlink(name);
+	return rc == PS_ENOENT ? 0 : rc;
+}

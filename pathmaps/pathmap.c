@@ -1,0 +1,40 @@
+/* pathmap.c - the pathmap command: check a pathmap, or show the paths and trees it generates. */
+#include <stdio.h>
+#include <string.h>
+
+#include "pathmaps.h"
+
+static const char *usage =
+	"usage: pathmap check FILE...   validate pathmaps and summarise each\n"
+	"       pathmap show FILE       print the paths, trees and placements it generates\n"
+	"Errors name the file, line and column, and what was expected.\n";
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	bool check = argc >= 3 && !strcmp(argv[1], "check");
+	bool show = argc == 3 && !strcmp(argv[1], "show");
+	if (!check && !show) {
+		fprintf(stderr, "pathmap: bad command line\n%s", usage);
+		return 2;
+	}
+	int status = 0;
+	for (int i = 2; i < argc; i++) {
+		char err[512];
+		pm_map *m;
+		if (pm_load(argv[i], &m, err, sizeof(err))) {
+			fprintf(stderr, "%s\n", err);
+			status = 1;
+			continue;
+		}
+		if (show)
+			pm_show(m, stdout);
+		else
+			pm_summary(m, stdout);
+		pm_destroy(m);
+	}
+	return status;
+}

@@ -1,0 +1,169 @@
+/* pathmaps.h - YAML pathmaps: the application, cluster and mapping of a job, and the paths generated from them. */
+#ifndef PATHMAPS_H
+#define PATHMAPS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "paths/paths.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A pathmap says which threads use which elements (the application map),
+ * which hosts and cores there are (the cluster map; absent, it is this host
+ * as hwloc sees it), where threads and processes run (the mapping), how each
+ * thread-to-element path is built, which paths carry collectors, the trace
+ * elements' settings, the collective trees and the event scopes.  The schema
+ * is in pathmaps/README.md.
+ *
+ * Loading validates everything before anything runs.  A bad pathmap gives
+ * PS_EINVAL and one message "FILE:LINE:COLUMN: what was expected".
+ */
+
+typedef struct pm_map pm_map;
+
+int pm_load(const char *file, pm_map **out, char *err, size_t errlen);
+/* The same from memory; `file` only names it in messages. */
+int pm_load_string(const char *file, const char *text, size_t len, pm_map **out,
+		   char *err, size_t errlen);
+void pm_destroy(pm_map *m);
+
+/* --- the model ------------------------------------------------------------ */
+
+/* Where an element lives, as the generator decided from the maps. */
+enum pm_place {
+	PM_PROCESS = 1, /* in the one process whose threads use it */
+	PM_NODE,        /* in its host's shared segment: threads of several processes use it */
+	PM_REMOTE,      /* used from several hosts: needs a remote tuple server */
+};
+
+struct pm_element {
+	const char *name;
+	size_t tuple_size;
+	uint32_t threshold;
+	enum ps_mode mode;
+	enum pm_place place;
+	int home;        /* the process (PM_PROCESS) or host (PM_NODE, PM_REMOTE) */
+	int line;
+};
+
+struct pm_thread {
+	const char *name;
+	int nuses;
+	const int *uses; /* element indices */
+	int process;
+	int core;        /* OS index of the core it is bound to, or -1 */
+	int line;
+};
+
+struct pm_process {
+	const char *name;
+	int host;
+	int nthreads;
+	const int *threads;
+};
+
+struct pm_host {
+	const char *name;
+	int ncores;
+	const int *cores; /* OS indices */
+	bool from_hwloc;  /* the local host, as hwloc described it */
+};
+
+struct pm_stage {
+	const char *type;
+	struct paths_params params; /* file, positions; err is NULL */
+};
+
+/* One generated path: thread -> stages -> element. */
+struct pm_path {
+	int thread, element;
+	int nstages;
+	const struct pm_stage *stages; /* outermost first, not counting the element */
+	bool collector;                /* a collector stage is first */
+};
+
+struct pm_tree {
+	const char *name;
+	int n;
+	const int *threads;  /* participants in order */
+	int fanout;
+	size_t max_bytes;
+	const int *runs_on;  /* per internal node: participant index, or -1 */
+	int nnodes;
+	enum pm_place place; /* where its elements live */
+	int home;
+	bool collector;      /* collectors on its edges */
+};
+
+enum pm_view { PM_VIEW_THREAD = 1, PM_VIEW_NODE, PM_VIEW_CLUSTER, PM_VIEW_MULTI };
+enum pm_runs { PM_RUNS_MONITOR = 1, PM_RUNS_THREAD, PM_RUNS_PROCESS };
+
+struct pm_scope {
+	const char *name;
+	enum pm_view view;
+	const char *of;      /* the thread (thread view) or host (node view); may be NULL */
+	int fanout;          /* at each level of the gather tree */
+	enum pm_runs runs;   /* where its internal nodes run */
+	bool concurrent;     /* gather children at the same time */
+	double rate_hz;      /* pull-rate limit; 0 = none */
+	const char *reduce;  /* reduce wrapper at the nodes, or NULL for gather only */
+};
+
+struct pm_trace {
+	uint32_t threshold;  /* tuples per trace element (default 200) */
+	bool shared;         /* node: in a shared segment monitors attach to (default) */
+};
+
+struct pm_model {
+	const char *file;
+	const char *name;    /* the job: prefix of its segments */
+	int nelements, nthreads, nprocesses, nhosts, npaths, ntrees, nscopes;
+	const struct pm_element *elements;
+	const struct pm_thread *threads;
+	const struct pm_process *processes;
+	const struct pm_host *hosts;
+	const struct pm_path *paths;
+	const struct pm_tree *trees;
+	const struct pm_scope *scopes;
+	struct pm_trace trace;
+};
+
+const struct pm_model *pm_model(const pm_map *m);
+int pm_find_thread(const pm_map *m, const char *name);  /* index or PS_ENOENT */
+int pm_find_element(const pm_map *m, const char *name);
+int pm_find_process(const pm_map *m, const char *name);
+
+/* Prints the generated paths, trees and placements (the `pathmap show`
+ * output), or a short summary (`pathmap check`). */
+void pm_show(const pm_map *m, FILE *out);
+void pm_summary(const pm_map *m, FILE *out);
+
+/* --- instantiating one process of the job --------------------------------- */
+
+/*
+ * A job is the pathmap made real inside one process: its elements created
+ * (or opened, when another process made them first) in the right servers,
+ * its paths built with their stages, its trees ready for members.
+ */
+typedef struct pm_job pm_job;
+int pm_job_create(const pm_map *m, const char *process, pm_job **out, char *err,
+		  size_t errlen);
+void pm_job_destroy(pm_job *j);
+/* The path from thread to element (both by name), or NULL if there is none
+ * in this process. */
+paths_path *pm_job_path(pm_job *j, const char *thread, const char *element);
+paths_tree *pm_job_tree(pm_job *j, const char *tree);
+/* Binds the calling thread to the core the map gives `thread` (hwloc); 0
+ * if the map gives none. */
+int pm_job_bind(pm_job *j, const char *thread);
+/* Removes the shared segments this job's pathmap names on this host. */
+int pm_job_unlink(const pm_map *m, const char *process);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PATHMAPS_H */

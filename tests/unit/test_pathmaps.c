@@ -1,0 +1,406 @@
+/* test_pathmaps.c - pathmap loading: every class of bad pathmap with its message and position, generation, jobs. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pathmaps/pathmaps.h"
+#include "tests/unit/suites.h"
+
+/* A valid pathmap that the error tests change one line of. */
+#define HEAD "pathmap: 1\nname: job\n"
+#define APP                                                   \
+	"application:\n"                                      \
+	"  elements:\n"                                       \
+	"    - name: a\n"                                     \
+	"      tuple_size: 8\n"                               \
+	"    - { name: b, tuple_size: 8, threshold: 4 }\n"    \
+	"  threads:\n"                                        \
+	"    - { name: t0, uses: [a] }\n"                     \
+	"    - { name: t1, uses: [a, b] }\n"
+#define CLUSTER                                               \
+	"cluster:\n"                                          \
+	"  hosts:\n"                                          \
+	"    - { name: h0, cores: 2 }\n"                      \
+	"    - { name: h1, cores: [4, 5] }\n"
+
+static char err[512];
+
+static int load(const char *text, pm_map **m)
+{
+	err[0] = 0;
+	return pm_load_string("t.yaml", text, strlen(text), m, err, sizeof(err));
+}
+
+static void bad(const char *text, const char *want)
+{
+	pm_map *m = NULL;
+	ck_assert_int_eq(load(text, &m), PS_EINVAL);
+	ck_assert_ptr_null(m);
+	ck_assert_str_eq(err, want);
+}
+
+START_TEST(valid_minimal)
+{
+	pm_map *m;
+	ck_assert_int_eq(load(HEAD APP, &m), 0);
+	const struct pm_model *md = pm_model(m);
+	ck_assert_str_eq(md->name, "job");
+	ck_assert_int_eq(md->nelements, 2);
+	ck_assert_int_eq(md->elements[0].threshold, 1);     /* default */
+	ck_assert_int_eq(md->elements[0].mode, PS_FLOW);     /* default */
+	ck_assert_int_eq(md->elements[1].threshold, 4);
+	ck_assert_int_eq(md->nthreads, 2);
+	ck_assert_int_eq(md->nhosts, 1);                     /* this host, from hwloc */
+	ck_assert(md->hosts[0].from_hwloc);
+	ck_assert_int_ge(md->hosts[0].ncores, 1);
+	ck_assert_int_eq(md->nprocesses, 1);                 /* one process runs all */
+	ck_assert_int_eq(md->npaths, 3);
+	ck_assert_int_eq(md->elements[1].place, PM_PROCESS);
+	ck_assert_int_eq(md->trace.threshold, 200);
+	ck_assert_int_eq(pm_find_thread(m, "t1"), 1);
+	ck_assert_int_eq(pm_find_element(m, "zz"), PS_ENOENT);
+	pm_destroy(m);
+}
+END_TEST
+
+START_TEST(syntax_and_top_level)
+{
+	bad("pathmap: 1\nname: [unclosed\n", "t.yaml:3:1: YAML syntax: did not find expected ',' or ']' while parsing a flow sequence");
+	bad("", "t.yaml:1:1: empty pathmap: expected a mapping with pathmap, name and application");
+	bad("- a\n- b\n", "t.yaml:1:1: pathmap: expected a mapping, got a list");
+	bad(HEAD APP "colour: blue\n",
+	    "t.yaml:11:1: unknown key 'colour' in pathmap (expected pathmap, name, application, "
+	    "cluster, mapping, paths, trees, trace, scopes)");
+	bad("name: job\n" APP, "t.yaml:1:1: pathmap: missing required key 'pathmap'");
+	bad("pathmap: 2\nname: job\n" APP,
+	    "t.yaml:1:10: pathmap (the schema version): expected an integer from 1 to 1, got '2'");
+	bad("pathmap: 1\nname: a/b\n" APP,
+	    "t.yaml:2:7: name: expected a name of 1 to 24 characters from A-Z a-z 0-9 . _ -, got 'a/b'");
+	bad(HEAD APP "name: again\n", "t.yaml:11:1: pathmap: key 'name' given twice (first at line 2)");
+}
+END_TEST
+
+START_TEST(unknown_key)
+{
+	bad(HEAD "application:\n  elements:\n    - { name: a, tuple_size: 8, treshold: 3 }\n"
+	    "  threads: []\n",
+	    "t.yaml:5:33: unknown key 'treshold' in element (expected name, tuple_size, threshold, mode)");
+}
+END_TEST
+
+START_TEST(wrong_type)
+{
+	bad(HEAD "application:\n  elements:\n    - { name: a, tuple_size: big }\n  threads: []\n",
+	    "t.yaml:5:30: tuple_size: expected an integer from 1 to 65536, got 'big'");
+	bad(HEAD "application:\n  elements: { a: 1 }\n  threads: []\n",
+	    "t.yaml:4:13: application.elements: expected a list, got a mapping");
+	bad(HEAD "application:\n  elements:\n    - { name: a, tuple_size: 8, mode: fast }\n"
+	    "  threads: []\n",
+	    "t.yaml:5:39: mode: expected discard or flow, got 'fast'");
+	bad(HEAD APP "trees:\n  - { name: r, threads: [t0, t1], collectors: maybe }\n",
+	    "t.yaml:12:47: collectors: expected true or false, got 'maybe'");
+}
+END_TEST
+
+START_TEST(missing_field)
+{
+	bad(HEAD "application:\n  elements:\n    - { name: a }\n  threads: []\n",
+	    "t.yaml:5:7: element: missing required key 'tuple_size'");
+	bad(HEAD "application:\n  elements: []\n",
+	    "t.yaml:4:3: application: missing required key 'threads'");
+}
+END_TEST
+
+START_TEST(duplicate_name)
+{
+	bad(HEAD "application:\n  elements:\n    - { name: a, tuple_size: 8 }\n"
+	    "    - { name: a, tuple_size: 16 }\n  threads: []\n",
+	    "t.yaml:6:15: duplicate element name 'a' (first defined at line 5)");
+	bad(HEAD APP CLUSTER "mapping:\n  processes:\n    - { name: p, threads: [t0] }\n"
+	    "    - { name: p, threads: [t1] }\n",
+	    "t.yaml:18:15: duplicate process name 'p'");
+}
+END_TEST
+
+START_TEST(undefined_element)
+{
+	bad(HEAD "application:\n  elements:\n    - { name: a, tuple_size: 8 }\n"
+	    "  threads:\n    - { name: t0, uses: [a, c] }\n",
+	    "t.yaml:7:29: thread 't0' uses undefined element 'c': expected the name of an element "
+	    "in application.elements");
+}
+END_TEST
+
+START_TEST(unknown_host)
+{
+	bad(HEAD APP CLUSTER "mapping:\n  processes:\n    - { name: p, host: h7, threads: [t0, t1] }\n",
+	    "t.yaml:17:24: process 'p' is mapped to unknown host 'h7' (expected one of: h0, h1)");
+}
+END_TEST
+
+START_TEST(missing_core)
+{
+	bad(HEAD APP CLUSTER
+	    "mapping:\n  processes:\n    - { name: p, host: h1, threads: [t0, t1], cores: [4, 6] }\n",
+	    "t.yaml:17:58: core 6 does not exist on host 'h1' (its cores: 4 5)");
+	bad(HEAD APP CLUSTER
+	    "mapping:\n  processes:\n    - { name: p, host: h1, threads: [t0, t1], cores: [4] }\n",
+	    "t.yaml:17:54: process 'p': expected one core per thread (2), got 1");
+}
+END_TEST
+
+START_TEST(mapping_errors)
+{
+	bad(HEAD APP CLUSTER "mapping:\n  processes:\n    - { name: p, threads: [t0] }\n",
+	    "t.yaml:17:5: thread 't1' (line 10) is not mapped to any process: expected it in some "
+	    "process's threads");
+	bad(HEAD APP CLUSTER "mapping:\n  processes:\n    - { name: p, threads: [t0, t1] }\n"
+	    "    - { name: q, threads: [t1] }\n",
+	    "t.yaml:18:28: thread 't1' is already mapped to process 'p'");
+	bad(HEAD APP CLUSTER "mapping:\n  processes:\n    - { name: p, threads: [t0, t9] }\n",
+	    "t.yaml:17:32: process threads: expected the name of a thread, got undefined thread 't9'");
+}
+END_TEST
+
+START_TEST(paths_and_stages)
+{
+	bad(HEAD APP "paths:\n  stages: [pass, warp]\n",
+	    "t.yaml:12:18: unknown wrapper type 'warp' (expected pass, handoff)");
+	bad(HEAD APP "paths:\n  stages: [{ type: pass, speed: 3 }]\n",
+	    "t.yaml:12:33: unknown parameter 'speed' (expected no parameters)");
+	bad(HEAD APP "paths:\n  custom:\n    - { thread: t0, element: b, stages: [pass] }\n",
+	    "t.yaml:13:30: custom path: thread 't0' does not use element 'b' (expected it in the "
+	    "thread's uses)");
+	bad(HEAD APP "paths:\n  collectors: some\n",
+	    "t.yaml:12:15: collectors: expected all, none or a list of THREAD:ELEMENT patterns, got 'some'");
+	pm_map *m;
+	ck_assert_int_eq(load(HEAD APP "paths:\n  stages: [pass]\n  collectors: ['t1:*']\n"
+			      "  custom:\n    - { thread: t1, element: b, stages: [pass, handoff] }\n", &m), 0);
+	const struct pm_model *md = pm_model(m);
+	ck_assert_int_eq(md->npaths, 3);
+	ck_assert(!md->paths[0].collector);                  /* t0:a */
+	ck_assert(md->paths[1].collector && md->paths[2].collector);
+	ck_assert_int_eq(md->paths[1].nstages, 1);
+	ck_assert_int_eq(md->paths[2].nstages, 2);          /* the custom one */
+	ck_assert_str_eq(md->paths[2].stages[1].type, "handoff");
+	pm_destroy(m);
+}
+END_TEST
+
+START_TEST(trees_and_scopes)
+{
+	bad(HEAD APP "trees:\n  - { name: r, threads: [t0, t1], fanout: 3 }\n",
+	    "t.yaml:12:43: fanout: expected an integer from 2 to 2, got '3'");
+	bad(HEAD APP "trees:\n  - { name: r, threads: [t0, t1], runs_on: { 0: t5 } }\n",
+	    "t.yaml:12:49: runs_on: expected a thread of tree 'r', got 't5'");
+	bad(HEAD APP "trees:\n  - { name: r, threads: [t0, t1], runs_on: { 1: t1 } }\n",
+	    "t.yaml:12:46: runs_on node: expected an integer from 0 to 0, got '1'");
+	bad(HEAD APP "scopes:\n  - { name: s, view: galaxy }\n",
+	    "t.yaml:12:22: view: expected thread, node, cluster or multi-cluster, got 'galaxy'");
+	bad(HEAD APP "scopes:\n  - { name: s, view: thread, of: h0 }\n",
+	    "t.yaml:12:34: of: expected the name of a thread, got 'h0'");
+	pm_map *m;
+	ck_assert_int_eq(load(HEAD APP "trees:\n  - { name: r, threads: [t1, t0], runs_on: { 0: t0 } }\n"
+			      "scopes:\n  - { name: s, view: node, fanout: 3, gather: concurrent, "
+			      "rate_limit_hz: 2.5, reduce: latest }\n", &m), 0);
+	const struct pm_model *md = pm_model(m);
+	ck_assert_int_eq(md->trees[0].nnodes, 1);
+	ck_assert_int_eq(md->trees[0].runs_on[0], 1);       /* t0 is participant 1 */
+	ck_assert_int_eq(md->scopes[0].view, PM_VIEW_NODE);
+	ck_assert(md->scopes[0].concurrent);
+	ck_assert(md->scopes[0].rate_hz == 2.5);
+	ck_assert_str_eq(md->scopes[0].reduce, "latest");
+	pm_destroy(m);
+}
+END_TEST
+
+/* The same application map on three cluster maps: placements follow. */
+START_TEST(generator_follows_the_maps)
+{
+	const char *maps[3] = {
+		"",
+		CLUSTER "mapping:\n  processes:\n    - { name: p, host: h0, threads: [t0] }\n"
+		"    - { name: q, host: h0, threads: [t1] }\n",
+		CLUSTER "mapping:\n  processes:\n    - { name: p, host: h0, threads: [t0] }\n"
+		"    - { name: q, host: h1, threads: [t1] }\n",
+	};
+	const enum pm_place want_a[3] = { PM_PROCESS, PM_NODE, PM_REMOTE };
+	for (int i = 0; i < 3; i++) {
+		char text[2048];
+		snprintf(text, sizeof(text), HEAD APP "%s", maps[i]);
+		pm_map *m;
+		ck_assert_msg(load(text, &m) == 0, "%s", err);
+		const struct pm_model *md = pm_model(m);
+		ck_assert_int_eq(md->elements[0].place, want_a[i]); /* a: used by t0 and t1 */
+		ck_assert_int_eq(md->elements[1].place, PM_PROCESS); /* b: t1 only */
+		ck_assert_int_eq(md->elements[1].home, i == 0 ? 0 : 1);
+		/* the paths themselves do not change with the cluster map */
+		ck_assert_int_eq(md->npaths, 3);
+		ck_assert_int_eq(md->paths[1].thread, 1);
+		ck_assert_int_eq(md->paths[1].element, 0);
+		pm_destroy(m);
+	}
+}
+END_TEST
+
+START_TEST(examples_are_valid)
+{
+	const char *files[] = { "pathmaps/examples/one-process.yaml",
+				"pathmaps/examples/two-processes.yaml",
+				"pathmaps/examples/two-hosts.yaml" };
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		pm_map *m;
+		ck_assert_msg(pm_load(files[i], &m, err, sizeof(err)) == 0, "%s", err);
+		FILE *null = fopen("/dev/null", "w");
+		pm_show(m, null);
+		pm_summary(m, null);
+		fclose(null);
+		pm_destroy(m);
+	}
+	pm_map *m;
+	ck_assert_int_lt(pm_load("no/such/file.yaml", &m, err, sizeof(err)), 0);
+	ck_assert_str_eq(err, "no/such/file.yaml: cannot open: No such file or directory");
+}
+END_TEST
+
+/* A job in one process: paths carry data, the tree reduces, threads bind. */
+struct jt { pm_job *j; const char *name; int me; long sum; int rc; };
+
+static void *job_thread(void *arg)
+{
+	struct jt *t = arg;
+	if ((t->rc = pm_job_bind(t->j, t->name)))
+		return NULL;
+	paths_member *mb;
+	if ((t->rc = paths_member_create(pm_job_tree(t->j, "sum"), t->me, &mb)))
+		return NULL;
+	int64_t v = t->me + 1, out = 0;
+	t->rc = paths_allreduce(mb, &v, &out, 1, PATHS_INT64, PATHS_SUM, 10000);
+	t->sum = (long)out;
+	paths_member_destroy(mb);
+	return NULL;
+}
+
+START_TEST(job_in_one_process)
+{
+	pm_map *m;
+	ck_assert_msg(pm_load("pathmaps/examples/one-process.yaml", &m, err, sizeof(err)) == 0, "%s", err);
+	pm_job *j;
+	ck_assert_msg(pm_job_create(m, "p0", &j, err, sizeof(err)) == 0, "%s", err);
+	paths_path *w = pm_job_path(j, "t0", "row.0"), *r = pm_job_path(j, "t1", "row.0");
+	ck_assert_ptr_nonnull(w);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_ptr_null(pm_job_path(j, "t0", "row.2"));
+	char row[256] = "hello row", got[256];
+	ck_assert_int_eq(paths_write(w, row, 0, NULL), 0);
+	ck_assert_int_eq(paths_take(r, got, 1000, NULL), 0);
+	ck_assert_str_eq(got, "hello row");
+	struct jt ts[4];
+	pthread_t th[4];
+	const char *names[4] = { "t0", "t1", "t2", "t3" };
+	for (int i = 0; i < 4; i++) {
+		ts[i] = (struct jt){ j, names[i], i, 0, -1 };
+		pthread_create(&th[i], NULL, job_thread, &ts[i]);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_int_eq(ts[i].rc, 0);
+		ck_assert_int_eq(ts[i].sum, 10);
+	}
+	ck_assert_int_eq(pm_job_create(m, "p9", &j, err, sizeof(err)) == PS_ENOENT, 1);
+	pm_job_destroy(j);
+	pm_destroy(m);
+}
+END_TEST
+
+/* Two processes on one node: the shared row and the tree go through the
+ * node's segment; each thread is bound to its core. */
+START_TEST(job_in_two_processes)
+{
+	static const char text[] = HEAD
+		"application:\n  elements:\n    - { name: row, tuple_size: 64, threshold: 2 }\n"
+		"  threads:\n    - { name: t0, uses: [row] }\n    - { name: t1, uses: [row] }\n"
+		"mapping:\n  processes:\n    - { name: p0, threads: [t0], cores: [0] }\n"
+		"    - { name: p1, threads: [t1], cores: [0] }\n"
+		"trees:\n  - { name: sum, threads: [t0, t1] }\n";
+	char name[64];
+	snprintf(name, sizeof(name), "j%d", (int)getpid());
+	char buf[2048];
+	snprintf(buf, sizeof(buf), "%.*sname: %s\n%s", 11, text, name, text + strlen(HEAD));
+	pm_map *m;
+	ck_assert_msg(load(buf, &m) == 0, "%s", err);
+	ck_assert_int_eq(pm_model(m)->elements[0].place, PM_NODE);
+	pid_t pid[2];
+	for (int p = 0; p < 2; p++) {
+		pid[p] = fork();
+		if (pid[p] == 0) {
+			pm_job *j;
+			char e[256];
+			const char *proc = p ? "p1" : "p0", *thr = p ? "t1" : "t0";
+			if (pm_job_create(m, proc, &j, e, sizeof(e))) {
+				fprintf(stderr, "%s\n", e);
+				_exit(2);
+			}
+			if (pm_job_bind(j, thr) || sched_getcpu() != 0)
+				_exit(3);
+			paths_path *path = pm_job_path(j, thr, "row");
+			char row[64] = { 0 };
+			if (p == 0) {
+				for (int i = 0; i < 100; i++) {
+					row[0] = (char)i;
+					if (paths_write(path, row, 10000, NULL))
+						_exit(4);
+				}
+			} else {
+				for (int i = 0; i < 100; i++)
+					if (paths_take(path, row, 10000, NULL) || row[0] != (char)i)
+						_exit(5);
+			}
+			paths_member *mb;
+			int64_t v = p + 1, out = 0;
+			if (paths_member_create(pm_job_tree(j, "sum"), p, &mb) ||
+			    paths_allreduce(mb, &v, &out, 1, PATHS_INT64, PATHS_SUM, 10000) || out != 3)
+				_exit(6);
+			paths_member_destroy(mb);
+			pm_job_destroy(j);
+			_exit(0);
+		}
+	}
+	for (int p = 0; p < 2; p++) {
+		int st;
+		waitpid(pid[p], &st, 0);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "process %d: status %d", p, st);
+	}
+	ck_assert_int_eq(pm_job_unlink(m, "p0"), 0);
+	pm_destroy(m);
+}
+END_TEST
+
+Suite *pathmaps_suite(void)
+{
+	Suite *s = suite_create("pathmaps");
+	TCase *tc = tcase_create("load");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, valid_minimal);
+	tcase_add_test(tc, syntax_and_top_level);
+	tcase_add_test(tc, unknown_key);
+	tcase_add_test(tc, wrong_type);
+	tcase_add_test(tc, missing_field);
+	tcase_add_test(tc, duplicate_name);
+	tcase_add_test(tc, undefined_element);
+	tcase_add_test(tc, unknown_host);
+	tcase_add_test(tc, missing_core);
+	tcase_add_test(tc, mapping_errors);
+	tcase_add_test(tc, paths_and_stages);
+	tcase_add_test(tc, trees_and_scopes);
+	tcase_add_test(tc, generator_follows_the_maps);
+	tcase_add_test(tc, examples_are_valid);
+	tcase_add_test(tc, job_in_one_process);
+	tcase_add_test(tc, job_in_two_processes);
+	suite_add_tcase(s, tc);
+	return s;
+}
