@@ -77,8 +77,13 @@ PATHS_LIB := $(BUILD)/lib/libpaths.a
 PATHMAPS_SRC := pathmaps/load.c pathmaps/generate.c pathmaps/job.c
 PATHMAPS_LIB := $(BUILD)/lib/libpathmaps.a
 
+# --- collectors/ -----------------------------------------------------------
+
+COLLECTORS_SRC := collectors/clock.c collectors/space.c collectors/collector.c
+COLLECTORS_LIB := $(BUILD)/lib/libcollectors.a
+
 # Libraries in link order: each layer before the ones it depends on.
-LIBS := $(PATHMAPS_LIB) $(PATHS_LIB) $(PASTSET_LIB)
+LIBS := $(COLLECTORS_LIB) $(PATHMAPS_LIB) $(PATHS_LIB) $(PASTSET_LIB)
 EXT_LIBS = $(shell pkg-config --libs yaml-0.1 hwloc)
 
 # --- objects and libraries -------------------------------------------------
@@ -102,6 +107,10 @@ $(PATHS_LIB): $(call obj,$(PATHS_SRC))
 	$(AR) rcs $@ $^
 
 $(PATHMAPS_LIB): $(call obj,$(PATHMAPS_SRC))
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+$(COLLECTORS_LIB): $(call obj,$(COLLECTORS_SRC))
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 

@@ -101,6 +101,13 @@ int ps_server_create_local(ps_server **out);
 struct ps_shm_attr {
 	size_t size;          /* bytes for element data; 0 = 64 MiB (sparse) */
 	uint32_t max_elems;   /* elements the directory holds; 0 = 1024 */
+	unsigned flags;       /* enum ps_shm_flags */
+};
+enum ps_shm_flags {
+	/* A segment of that name whose creator is gone (closed or stale) is
+	 * removed first: the usual wish of a job that starts again.  One whose
+	 * creator lives still gives PS_EEXIST. */
+	PS_SHM_REPLACE_DEAD = 1u << 0,
 };
 int ps_server_create_shm(const char *name, const struct ps_shm_attr *attr,
 			 ps_server **out);

@@ -222,7 +222,8 @@ int ps_server_create_shm(const char *name, const struct ps_shm_attr *attr,
 		return PS_EINVAL;
 	size_t data = attr && attr->size ? attr->size : PS_DEFAULT_DATA;
 	uint32_t max = attr && attr->max_elems ? attr->max_elems : PS_DEFAULT_ELEMS;
-	if (max > PS_MAX_ELEMS || data > ((size_t)1 << 40))
+	if (max > PS_MAX_ELEMS || data > ((size_t)1 << 40) ||
+	    (attr && (attr->flags & ~(unsigned)PS_SHM_REPLACE_DEAD)))
 		return PS_EINVAL;
 	size_t wait_off = PS_PAGE;
 	size_t dir_off = wait_off + round_up((size_t)max * sizeof(struct ps_waitc), PS_PAGE);
@@ -235,6 +236,12 @@ int ps_server_create_shm(const char *name, const struct ps_shm_attr *attr,
 	char obj[PS_NAME_MAX + 16];
 	obj_name(obj, sizeof(obj), name);
 	int fd = shm_open(obj, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+	struct ps_shm_info info;
+	if (fd < 0 && errno == EEXIST && attr && (attr->flags & PS_SHM_REPLACE_DEAD) &&
+	    ps_shm_info(name, &info) == 0 && info.state != PS_SHM_LIVE) {
+		shm_unlink(obj);
+		fd = shm_open(obj, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+	}
 	if (fd < 0) {
 		rc = neg_errno(errno);
 		free(s);

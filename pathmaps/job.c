@@ -19,6 +19,7 @@ struct pm_job {
 	paths_tree **trees;    /* by tree index */
 	hwloc_topology_t topo;
 	bool topo_loaded;
+	char trace_space[PS_NAME_MAX + 1]; /* where collectors write: "" = process memory */
 };
 
 static int jfail(char *err, size_t len, int rc, const char *fmt, ...)
@@ -61,14 +62,12 @@ static int open_node(pm_job *j, char *err, size_t errlen)
 	struct ps_shm_info info;
 	int rc;
 	if (seg_owner(m, j->proc)) {
-		if (ps_shm_info(name, &info) == 0) {
-			if (info.state == PS_SHM_LIVE && info.creator_pid != getpid())
-				return jfail(err, errlen, PS_EEXIST, "shared segment %s is in use by "
-					     "process %d: is another run of job '%s' going on?", name,
-					     info.creator_pid, m->model.name);
-			ps_shm_unlink(name);
-		}
-		rc = ps_server_create_shm(name, NULL, &j->node);
+		struct ps_shm_attr a = { .flags = PS_SHM_REPLACE_DEAD };
+		rc = ps_server_create_shm(name, &a, &j->node);
+		if (rc == PS_EEXIST && ps_shm_info(name, &info) == 0)
+			return jfail(err, errlen, rc, "shared segment %s is in use by process %d: "
+				     "is another run of job '%s' going on?", name, info.creator_pid,
+				     m->model.name);
 		if (rc)
 			return jfail(err, errlen, rc, "shared segment %s: %s", name, ps_strerror(rc));
 		return 0;
@@ -121,14 +120,26 @@ static int make_path(pm_job *j, int i, char *err, size_t errlen)
 	int rc = paths_stage_element(j->elems[p->element], &s);
 	if (rc)
 		return rc;
-	char perr[256] = "";
+	char perr[256] = "", name[2 * PS_NAME_MAX + 4];
+	snprintf(name, sizeof(name), "%s->%s", m->th[p->thread].name, m->el[p->element].name);
+	/* A collector goes first on the path, writing into this process's
+	 * trace space. */
+	char elem_id[16], thr[16];
+	snprintf(elem_id, sizeof(elem_id), "%d", p->element);
+	snprintf(thr, sizeof(thr), "%u", m->model.trace.threshold);
+	const struct paths_param cp[] = {
+		{ "space", j->trace_space, 0, 0 }, { "threshold", thr, 0, 0 },
+		{ "thread", m->th[p->thread].name, 0, 0 }, { "element", elem_id, 0, 0 },
+	};
 	for (int k = p->nstages - 1; k >= -1 && !rc; k--) {
 		if (k < 0 && !p->collector)
 			break;
 		const char *type = k >= 0 ? p->stages[k].type : "collector";
-		struct paths_params pp = k >= 0 ? p->stages[k].params : (struct paths_params){ 0 };
+		struct paths_params pp = k >= 0 ? p->stages[k].params
+			: (struct paths_params){ .file = m->model.file, .v = cp, .n = 4 };
 		pp.err = perr;
 		pp.errlen = sizeof(perr);
+		pp.path = name;
 		rc = paths_stage_create(type, &pp, s, &n);
 		paths_stage_release(s);
 		s = rc ? NULL : n;
@@ -140,8 +151,6 @@ static int make_path(pm_job *j, int i, char *err, size_t errlen)
 	if (rc)
 		return jfail(err, errlen, rc, "path %s -> %s: %s", m->th[p->thread].name,
 			     m->el[p->element].name, *perr ? perr : ps_strerror(rc));
-	char name[2 * PS_NAME_MAX + 4];
-	snprintf(name, sizeof(name), "%s->%s", m->th[p->thread].name, m->el[p->element].name);
 	rc = paths_path_create(name, s, m->el[p->element].tuple_size, &j->paths[i]);
 	paths_stage_release(s);
 	return rc;
@@ -154,11 +163,20 @@ static int make_tree(pm_job *j, int i, char *err, size_t errlen)
 		return jfail(err, errlen, PS_EINVAL, "tree '%s' spans hosts, which needs remote tuple "
 			     "servers: not supported yet", t->name);
 	static const char *const coll[1] = { "collector" };
+	char thr[16];
+	snprintf(thr, sizeof(thr), "%u", j->m->model.trace.threshold);
+	/* An edge's path is used by two threads: the child's runner writes,
+	 * the node's runner takes. */
+	const struct paths_param cp[] = {
+		{ "space", j->trace_space, 0, 0 }, { "threshold", thr, 0, 0 },
+		{ "writers", "many", 0, 0 },
+	};
+	const struct paths_params params = { .file = j->m->model.file, .v = cp, .n = 3 };
 	struct paths_tree_spec spec = {
 		.name = t->name, .nparticipants = t->n, .fanout = t->fanout,
 		.max_bytes = t->max_bytes, .runs_on = t->runs_on,
 		.server = t->place == PM_NODE ? j->node : j->local,
-		.nstages = t->collector ? 1 : 0, .stage_types = coll,
+		.nstages = t->collector ? 1 : 0, .stage_types = coll, .stage_params = &params,
 	};
 	int rc = paths_tree_create(&spec, &j->trees[i]);
 	if (rc)
@@ -179,6 +197,8 @@ int pm_job_create(const pm_map *m, const char *process, pm_job **out, char *err,
 		return PS_ENOMEM;
 	j->m = m;
 	j->proc = p;
+	if (m->model.trace.shared)
+		snprintf(j->trace_space, sizeof(j->trace_space), "%s.t%d", m->model.name, p);
 	j->elems = calloc((size_t)m->model.nelements + 1, sizeof(*j->elems));
 	j->paths = calloc((size_t)m->model.npaths + 1, sizeof(*j->paths));
 	j->trees = calloc((size_t)m->model.ntrees + 1, sizeof(*j->trees));

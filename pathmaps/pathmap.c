@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "collectors/collectors.h"
 #include "pathmaps.h"
 
 static const char *usage =
@@ -21,6 +22,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pathmap: bad command line\n%s", usage);
 		return 2;
 	}
+	/* The tool knows every wrapper type a job may use, so that it checks
+	 * their parameters too (the library itself stays below collectors). */
+	es_collectors_register();
 	int status = 0;
 	for (int i = 2; i < argc; i++) {
 		char err[512];

@@ -51,6 +51,7 @@ struct paths_params {
 	int n;
 	char *err;         /* where init writes its message; may be NULL */
 	size_t errlen;
+	const char *path;  /* the path the stage is built for, when known */
 };
 
 /* Looks up key: 0 and *out set, 1 if absent (*out = dflt), or PS_EINVAL

@@ -87,8 +87,11 @@ static int make_path(paths_tree *t, const struct paths_tree_spec *s, const char 
 	if (rc || (rc = paths_stage_element(e, &st)))
 		return rc;
 	for (int i = s->nstages - 1; i >= 0; i--) {
-		rc = paths_stage_create(s->stage_types[i], s->stage_params ? &s->stage_params[i] : NULL,
-					st, &next);
+		struct paths_params p = { 0 };
+		if (s->stage_params)
+			p = s->stage_params[i];
+		p.path = name; /* so a collector can say which edge it watches */
+		rc = paths_stage_create(s->stage_types[i], &p, st, &next);
 		paths_stage_release(st); /* next holds it now, or we are done */
 		if (rc)
 			return rc;

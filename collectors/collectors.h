@@ -1,0 +1,155 @@
+/* collectors.h - event collectors: the 36-byte trace tuple, cheap clocks, trace spaces, the collector wrapper. */
+#ifndef COLLECTORS_H
+#define COLLECTORS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "paths/paths.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * An event collector records every operation that passes it as one trace
+ * tuple in its own trace element: a PastSet element in discard mode whose
+ * writer never waits.  When a monitor reads too slowly, the oldest tuples
+ * are dropped and the element's discard count says exactly how many.
+ *
+ * Timestamps are raw clock ticks (the TSC where it is invariant and the
+ * kernel trusts it, CLOCK_MONOTONIC nanoseconds otherwise).  Each trace
+ * space stores its clock's calibration, so any reader converts a raw stamp
+ * to CLOCK_MONOTONIC nanoseconds, comparable across the processes of a
+ * host.  Tuples are in the writer's byte order; es_trace_portable() gives
+ * the fixed form.
+ */
+
+/* The trace tuple: exactly 36 bytes, native byte order, no padding. */
+struct es_trace {
+	uint64_t start;     /* raw clock when the operation entered the collector */
+	uint64_t end;       /* raw clock when it came back */
+	uint32_t seq;       /* the collector's own count of operations (wraps) */
+	uint16_t op;        /* enum es_op, | ES_OP_FAILED if it returned an error */
+	uint16_t collector; /* the collector's id within its trace space */
+	uint32_t element;   /* the element the operation touched (pathmap index), or the peer rank */
+	uint32_t size;      /* bytes moved */
+	uint32_t arg;       /* per op: tuple index (low 32 bits), MPI tag, root... */
+} __attribute__((packed));
+_Static_assert(sizeof(struct es_trace) == 36, "the trace tuple is 36 bytes");
+
+enum es_op {
+	/* PastSet operations through a path */
+	ES_OP_WRITE = 1, ES_OP_READ, ES_OP_READ_LATEST, ES_OP_TAKE,
+	/* MPI, recorded by libescollect.so */
+	ES_OP_MPI_INIT = 32, ES_OP_MPI_FINALIZE,
+	ES_OP_MPI_SEND, ES_OP_MPI_RECV, ES_OP_MPI_ISEND, ES_OP_MPI_IRECV,
+	ES_OP_MPI_WAIT, ES_OP_MPI_TEST, ES_OP_MPI_SENDRECV, ES_OP_MPI_PROBE,
+	ES_OP_MPI_BARRIER = 64, ES_OP_MPI_BCAST, ES_OP_MPI_REDUCE, ES_OP_MPI_ALLREDUCE,
+	ES_OP_MPI_GATHER, ES_OP_MPI_GATHERV, ES_OP_MPI_SCATTER, ES_OP_MPI_SCATTERV,
+	ES_OP_MPI_ALLGATHER, ES_OP_MPI_ALLGATHERV, ES_OP_MPI_ALLTOALL, ES_OP_MPI_ALLTOALLV,
+	ES_OP_MPI_REDUCE_SCATTER,
+	ES_OP_FAILED = 0x8000,
+};
+const char *es_op_name(unsigned op); /* "write", "MPI_Send"...; ignores ES_OP_FAILED */
+
+/* --- clocks ------------------------------------------------------------- */
+
+enum es_clock_source { ES_CLOCK_TSC = 1, ES_CLOCK_MONOTONIC = 2 };
+
+/* How to turn raw stamps into CLOCK_MONOTONIC ns: ns = ns0 + (raw - raw0) * mult >> 32. */
+struct es_clock {
+	uint32_t magic;
+	uint32_t source;  /* enum es_clock_source */
+	uint64_t raw0, ns0;
+	uint64_t mult;    /* ns per tick, 32.32 fixed point */
+	double ticks_per_ns;
+};
+
+/* Chooses the source (ES_CLOCK=monotonic in the environment forces the
+ * fallback) and calibrates it against CLOCK_MONOTONIC.  Done once per
+ * process; later calls return the same answer. */
+const struct es_clock *es_clock_init(void);
+uint64_t es_clock_ns(const struct es_clock *c, uint64_t raw);
+
+extern int es__clock_tsc; /* set by es_clock_init: read the TSC */
+
+static inline uint64_t es_now(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (__builtin_expect(es__clock_tsc, 1))
+		return __builtin_ia32_rdtsc();
+#endif
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The fixed form a reader on any machine can use: ns timestamps,
+ * little-endian fields, same layout. */
+void es_trace_portable(const struct es_clock *c, const struct es_trace *in, struct es_trace *out);
+
+/* --- trace spaces ----------------------------------------------------------- */
+
+/*
+ * A trace space is where one process's collectors keep their trace
+ * elements: a shared segment (mode 0600) monitors on the host attach to
+ * read-only, or process memory.  Its header holds the clock calibration;
+ * its element "es.meta" describes every collector in it.
+ */
+typedef struct es_space es_space;
+
+/* segment NULL: in process memory. */
+int es_space_create(const char *segment, es_space **out);
+/* A monitor's view: read-only. */
+int es_space_open(const char *segment, es_space **out);
+void es_space_destroy(es_space *sp);
+ps_server *es_space_server(es_space *sp);
+const struct es_clock *es_space_clock(const es_space *sp);
+
+/* What es.meta says about one collector. */
+struct es_meta {
+	uint16_t collector;
+	uint16_t flags;
+	uint32_t element;          /* as in the tuples */
+	char trace[PS_NAME_MAX + 1];  /* its trace element */
+	char thread[PS_NAME_MAX + 1]; /* the thread whose operations it records */
+	char where[64];               /* what it watches: a path, an MPI rank... */
+};
+_Static_assert(sizeof(struct es_meta) == 168, "es.meta tuples have a fixed size");
+
+/* Creates a trace element and its es.meta record; *id is the collector id. */
+int es_space_add(es_space *sp, const struct es_meta *meta, uint32_t threshold,
+		 bool multi_writer, uint16_t *id, ps_elem **out);
+/* Number of collectors, and the i-th one's record. */
+int es_space_collectors(es_space *sp);
+int es_space_meta(es_space *sp, int i, struct es_meta *out);
+
+/* The process's spaces by segment name ("" for process memory), created on
+ * first use and shared by every collector stage that names them; each get
+ * takes a reference, each put drops one.  A shared segment outlives its
+ * process, so monitors can read it after the job; psadm removes it. */
+int es_space_get(const char *segment, es_space **out);
+void es_space_put(es_space *sp);
+
+/* --- the collector wrapper --------------------------------------------------- */
+
+/*
+ * Registers the wrapper type "collector" with PATHS (idempotent).  Its
+ * parameters, all optional:
+ *   space      the segment of its trace space (see es_space_get; default "")
+ *   name       its trace element (default "cN", N its collector id)
+ *   threshold  tuples its trace element keeps (default 200)
+ *   thread     the thread whose operations it sees, and
+ *   where      what it watches, both recorded in es.meta
+ *   element    the number put in each tuple's element field
+ *   writers    one (default) or many, when several threads send operations
+ *              through the same stage
+ */
+int es_collectors_register(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* COLLECTORS_H */
