@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "collectors.h"
 
@@ -13,7 +14,7 @@ int es__clock_tsc;
 static struct es_clock clk;
 static pthread_once_t clk_once = PTHREAD_ONCE_INIT;
 
-static uint64_t mono_ns(void)
+uint64_t es__mono_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -52,7 +53,7 @@ static void pair(uint64_t *ns, uint64_t *tsc)
 {
 	uint64_t best = UINT64_MAX;
 	for (int i = 0; i < 9; i++) {
-		uint64_t a = mono_ns(), t = __builtin_ia32_rdtsc(), b = mono_ns();
+		uint64_t a = es__mono_ns(), t = __builtin_ia32_rdtsc(), b = es__mono_ns();
 		if (b - a < best) {
 			best = b - a;
 			*ns = a + (b - a) / 2;

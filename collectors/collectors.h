@@ -4,7 +4,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <time.h>
 
 #include "paths/paths.h"
 
@@ -74,6 +73,7 @@ const struct es_clock *es_clock_init(void);
 uint64_t es_clock_ns(const struct es_clock *c, uint64_t raw);
 
 extern int es__clock_tsc; /* set by es_clock_init: read the TSC */
+uint64_t es__mono_ns(void);
 
 static inline uint64_t es_now(void)
 {
@@ -81,9 +81,7 @@ static inline uint64_t es_now(void)
 	if (__builtin_expect(es__clock_tsc, 1))
 		return __builtin_ia32_rdtsc();
 #endif
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return es__mono_ns();
 }
 
 /* The fixed form a reader on any machine can use: ns timestamps,
