@@ -74,11 +74,17 @@ static void calibrate(void)
 		return;
 	}
 #if defined(__x86_64__) || defined(__i386__)
-	uint64_t n0, t0, n1, t1;
+	uint64_t n0 = 0, t0 = 0, n1 = 0, t1 = 0;
 	pair(&n0, &t0);
 	struct timespec nap = { 0, 20 * 1000 * 1000 }; /* 20 ms: error ~1e-5 */
 	nanosleep(&nap, NULL);
 	pair(&n1, &t1);
+	if (t1 <= t0 || n1 <= n0) { /* a TSC that did not move: do not use it */
+		clk.source = ES_CLOCK_MONOTONIC;
+		clk.mult = 1ull << 32;
+		clk.ticks_per_ns = 1.0;
+		return;
+	}
 	clk.source = ES_CLOCK_TSC;
 	clk.raw0 = t1;
 	clk.ns0 = n1;
