@@ -1,0 +1,370 @@
+/* test_collectors.c - the trace tuple, the clock, trace spaces and the collector wrapper. */
+#define _GNU_SOURCE
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collectors/collectors.h"
+#include "pathmaps/pathmaps.h"
+#include "tests/unit/suites.h"
+
+START_TEST(tuple_layout)
+{
+	ck_assert_uint_eq(sizeof(struct es_trace), 36);
+	ck_assert_uint_eq(offsetof(struct es_trace, start), 0);
+	ck_assert_uint_eq(offsetof(struct es_trace, end), 8);
+	ck_assert_uint_eq(offsetof(struct es_trace, seq), 16);
+	ck_assert_uint_eq(offsetof(struct es_trace, op), 20);
+	ck_assert_uint_eq(offsetof(struct es_trace, collector), 22);
+	ck_assert_uint_eq(offsetof(struct es_trace, element), 24);
+	ck_assert_uint_eq(offsetof(struct es_trace, size), 28);
+	ck_assert_uint_eq(offsetof(struct es_trace, arg), 32);
+	ck_assert_str_eq(es_op_name(ES_OP_TAKE), "take");
+	ck_assert_str_eq(es_op_name(ES_OP_MPI_ALLREDUCE | ES_OP_FAILED), "MPI_Allreduce");
+	ck_assert_str_eq(es_op_name(ES_OP_MPI_SENDRECV), "MPI_Sendrecv");
+	ck_assert_str_eq(es_op_name(999), "unknown");
+}
+END_TEST
+
+static uint64_t mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+START_TEST(clock_converts_to_monotonic)
+{
+	const struct es_clock *c = es_clock_init();
+	ck_assert(c->source == ES_CLOCK_TSC || c->source == ES_CLOCK_MONOTONIC);
+	ck_assert_ptr_eq(es_clock_init(), c); /* calibrated once */
+	uint64_t prev = 0;
+	for (int i = 0; i < 1000; i++) {
+		uint64_t before = mono(), raw = es_now(), after = mono();
+		uint64_t ns = es_clock_ns(c, raw);
+		/* The converted stamp falls between its neighbours, give or take
+		 * the calibration's error (far below a millisecond). */
+		ck_assert_uint_ge(ns + 1000000, before);
+		ck_assert_uint_le(ns, after + 1000000);
+		ck_assert_uint_ge(ns, prev); /* never backwards */
+		prev = ns;
+	}
+	struct es_trace in = { .start = es_now(), .seq = 7, .op = ES_OP_WRITE }, out;
+	in.end = in.start;
+	es_trace_portable(c, &in, &out);
+	ck_assert_uint_eq(out.start, es_clock_ns(c, in.start));
+	ck_assert_uint_eq(out.seq, 7);
+}
+END_TEST
+
+START_TEST(clock_fallback_on_request)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		setenv("ES_CLOCK", "monotonic", 1);
+		const struct es_clock *c = es_clock_init();
+		uint64_t a = mono(), r = es_now(), b = mono();
+		_exit(c->source == ES_CLOCK_MONOTONIC && r >= a && r <= b && es_clock_ns(c, r) == r
+		      ? 0 : 1);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+END_TEST
+
+static ps_server *srv;
+
+static paths_path *collected_path(ps_elem **e, int ncollectors, const char *names[],
+				  uint32_t threshold)
+{
+	struct ps_elem_attr a = { .tuple_size = TT_SIZE, .threshold = 8 };
+	ck_assert_int_eq(ps_elem_create(srv, "data", &a, e), 0);
+	paths_stage *s, *n;
+	ck_assert_int_eq(paths_stage_element(*e, &s), 0);
+	char thr[16];
+	snprintf(thr, sizeof(thr), "%u", threshold);
+	for (int i = ncollectors - 1; i >= 0; i--) {
+		struct paths_param kv[] = { { "name", names[i], 1, 1 }, { "threshold", thr, 1, 1 },
+					    { "thread", "t0", 1, 1 }, { "element", "5", 1, 1 } };
+		struct paths_params p = { .v = kv, .n = 4, .path = "t0->data" };
+		ck_assert_int_eq(paths_stage_create("collector", &p, s, &n), 0);
+		paths_stage_release(s);
+		s = n;
+	}
+	paths_path *path;
+	ck_assert_int_eq(paths_path_create("p", s, TT_SIZE, &path), 0);
+	paths_stage_release(s);
+	return path;
+}
+
+static void setup(void)
+{
+	ck_assert_int_eq(es_collectors_register(), 0);
+	ck_assert_int_eq(ps_server_create_local(&srv), 0);
+}
+
+static void teardown(void)
+{
+	ps_server_destroy(srv);
+}
+
+/* A scripted sequence of operations, and exactly the tuples it must leave. */
+START_TEST(collector_records_each_operation)
+{
+	ps_elem *e;
+	const char *names[] = { "trace.t0" };
+	paths_path *p = collected_path(&e, 1, names, 200);
+	uint8_t t[TT_SIZE];
+	for (uint64_t i = 0; i < 5; i++) {
+		tuple_make(t, i, 0, 0);
+		ck_assert_int_eq(paths_write(p, t, 0, NULL), 0);
+	}
+	ck_assert_int_eq(paths_read(p, 3, t, 0, NULL), 0);
+	ck_assert_int_eq(paths_read_latest(p, t, NULL), 0);
+	ck_assert_int_eq(paths_take(p, t, 0, NULL), 0);
+	ck_assert_int_eq(paths_read(p, 9, t, 0, NULL), PS_ETIMEDOUT); /* fails, still recorded */
+
+	es_space *sp;
+	ck_assert_int_eq(es_space_get("", &sp), 0); /* the one the collector uses */
+	ck_assert_int_eq(es_space_collectors(sp), 1);
+	struct es_meta m;
+	ck_assert_int_eq(es_space_meta(sp, 0, &m), 0);
+	ck_assert_str_eq(m.trace, "trace.t0");
+	ck_assert_str_eq(m.thread, "t0");
+	ck_assert_str_eq(m.where, "t0->data");
+	ck_assert_uint_eq(m.element, 5);
+	ps_elem *te;
+	ck_assert_int_eq(ps_elem_open(es_space_server(sp), "trace.t0", sizeof(struct es_trace), &te), 0);
+	struct es_trace tr[16];
+	ck_assert_int_eq(ps_read_range(te, 0, 16, tr, NULL), 9);
+	const uint16_t ops[9] = { ES_OP_WRITE, ES_OP_WRITE, ES_OP_WRITE, ES_OP_WRITE, ES_OP_WRITE,
+				  ES_OP_READ, ES_OP_READ_LATEST, ES_OP_TAKE,
+				  ES_OP_READ | ES_OP_FAILED };
+	const uint32_t args[9] = { 0, 1, 2, 3, 4, 3, 4, 0, 9 };
+	for (int i = 0; i < 9; i++) {
+		ck_assert_uint_eq(tr[i].op, ops[i]);
+		ck_assert_uint_eq(tr[i].seq, (uint32_t)i);
+		ck_assert_uint_eq(tr[i].arg, args[i]);
+		ck_assert_uint_eq(tr[i].size, TT_SIZE);
+		ck_assert_uint_eq(tr[i].element, 5);
+		ck_assert_uint_eq(tr[i].collector, m.collector);
+		ck_assert_uint_le(tr[i].start, tr[i].end);
+		if (i)
+			ck_assert_uint_le(tr[i - 1].end, tr[i].start);
+	}
+	ps_elem_close(te);
+	es_space_put(sp);
+	paths_path_destroy(p);
+	ps_elem_close(e);
+}
+END_TEST
+
+/* Three collectors on one path: each one's interval holds the next one's,
+ * which is how the paper measures one collector's cost. */
+START_TEST(collectors_nest)
+{
+	ps_elem *e;
+	const char *names[] = { "c.outer", "c.middle", "c.inner" };
+	paths_path *p = collected_path(&e, 3, names, 200);
+	uint8_t t[TT_SIZE];
+	for (uint64_t i = 0; i < 50; i++) {
+		tuple_make(t, i, 0, 0);
+		ck_assert_int_eq(paths_write(p, t, 0, NULL), 0);
+	}
+	es_space *sp;
+	ck_assert_int_eq(es_space_get("", &sp), 0);
+	ps_elem *te[3];
+	struct es_trace tr[3][50];
+	for (int c = 0; c < 3; c++) {
+		ck_assert_int_eq(ps_elem_open(es_space_server(sp), names[c], 0, &te[c]), 0);
+		ck_assert_int_eq(ps_read_range(te[c], 0, 50, tr[c], NULL), 50);
+	}
+	for (int i = 0; i < 50; i++) {
+		ck_assert_uint_le(tr[0][i].start, tr[1][i].start);
+		ck_assert_uint_le(tr[1][i].start, tr[2][i].start);
+		ck_assert_uint_le(tr[2][i].end, tr[1][i].end);
+		ck_assert_uint_le(tr[1][i].end, tr[0][i].end);
+	}
+	for (int c = 0; c < 3; c++)
+		ps_elem_close(te[c]);
+	es_space_put(sp);
+	paths_path_destroy(p);
+	ps_elem_close(e);
+}
+END_TEST
+
+START_TEST(drops_are_counted)
+{
+	ps_elem *e;
+	const char *names[] = { "small" };
+	paths_path *p = collected_path(&e, 1, names, 5);
+	uint8_t t[TT_SIZE];
+	tuple_make(t, 0, 0, 0);
+	for (int i = 0; i < 12; i++)
+		ck_assert_int_eq(paths_write(p, t, 0, NULL), 0);
+	es_space *sp;
+	ck_assert_int_eq(es_space_get("", &sp), 0);
+	ps_elem *te;
+	ck_assert_int_eq(ps_elem_open(es_space_server(sp), "small", 0, &te), 0);
+	struct ps_stats st;
+	ps_elem_stats(te, &st);
+	ck_assert_uint_eq(st.written, 12);
+	ck_assert_uint_eq(st.discarded, 7);
+	ps_elem_close(te);
+	es_space_put(sp);
+	paths_path_destroy(p);
+	ps_elem_close(e);
+}
+END_TEST
+
+START_TEST(collector_parameter_errors)
+{
+	struct ps_elem_attr a = { .tuple_size = 8, .threshold = 1 };
+	ps_elem *e;
+	paths_stage *el, *s;
+	ck_assert_int_eq(ps_elem_create(srv, "x", &a, &e), 0);
+	ck_assert_int_eq(paths_stage_element(e, &el), 0);
+	char err[256];
+	struct paths_param w = { "writers", "several", 2, 14 };
+	struct paths_params p = { .file = "j.yaml", .v = &w, .n = 1, .err = err, .errlen = sizeof(err) };
+	ck_assert_int_eq(paths_stage_create("collector", &p, el, &s), PS_EINVAL);
+	ck_assert_str_eq(err, "j.yaml:2:14: writers: expected one or many, not 'several'");
+	struct paths_param th = { "threshold", "0", 3, 16 };
+	p.v = &th;
+	ck_assert_int_eq(paths_stage_create("collector", &p, el, &s), PS_EINVAL);
+	ck_assert_str_eq(err, "j.yaml:3:16: threshold: expected an integer from 1 to 67108864, not '0'");
+	struct paths_param sp = { "space", "bad/name", 4, 12 };
+	p.v = &sp;
+	ck_assert_int_eq(paths_stage_create("collector", &p, el, &s), PS_EINVAL);
+	ck_assert_str_eq(err, "j.yaml:4:12: trace space 'bad/name': bad name (1-47 characters of "
+			 "A-Z a-z 0-9 . _ -)");
+	paths_stage_release(el);
+	ps_elem_close(e);
+}
+END_TEST
+
+/* A monitor in another process opens the shared trace space read-only and
+ * finds the collectors, their tuples and the clock. */
+START_TEST(shared_space_read_elsewhere)
+{
+	char seg[64];
+	TEST_SEG(seg, "space");
+	ps_shm_unlink(seg);
+	es_space *sp;
+	ck_assert_int_eq(es_space_get(seg, &sp), 0);
+	struct es_meta m = { .element = 3 };
+	snprintf(m.thread, sizeof(m.thread), "worker");
+	uint16_t id;
+	ps_elem *te;
+	ck_assert_int_eq(es_space_add(sp, &m, 200, false, &id, &te), 0);
+	ck_assert_uint_eq(id, 0);
+	struct es_trace t = { .start = es_now(), .op = ES_OP_WRITE, .collector = id };
+	t.end = es_now();
+	ck_assert_int_eq(ps_write(te, &t, 0, NULL), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		es_space *ro;
+		struct es_meta got;
+		ps_elem *e;
+		struct es_trace r;
+		if (es_space_open(seg, &ro) || es_space_collectors(ro) != 1 ||
+		    es_space_meta(ro, 0, &got) || strcmp(got.thread, "worker") || strcmp(got.trace, "c0") ||
+		    ps_elem_open(es_space_server(ro), got.trace, sizeof(r), &e) ||
+		    ps_read(e, 0, &r, 0, NULL) || r.start != t.start ||
+		    es_space_clock(ro)->source != es_space_clock(sp)->source ||
+		    es_clock_ns(es_space_clock(ro), r.start) != es_clock_ns(es_space_clock(sp), t.start))
+			_exit(1);
+		ps_elem_close(e);
+		es_space_destroy(ro);
+		_exit(0);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* a live space is never replaced; a closed one is */
+	ps_server *plain;
+	const struct ps_shm_attr repl = { .flags = PS_SHM_REPLACE_DEAD };
+	ck_assert_int_eq(ps_server_create_shm(seg, &repl, &plain), PS_EEXIST);
+	ps_elem_close(te);
+	es_space_put(sp);
+	ck_assert_int_eq(ps_server_create_shm(seg, &repl, &plain), 0);
+	/* which is a PastSet segment, but not a trace space */
+	es_space *no;
+	ck_assert_int_eq(es_space_open(seg, &no), PS_EBADSEG);
+	ps_server_destroy(plain);
+	ck_assert_int_eq(ps_shm_unlink(seg), 0);
+}
+END_TEST
+
+/* A pathmap with collectors everywhere: the job's paths and tree edges
+ * write into the process's trace space. */
+START_TEST(pathmap_puts_collectors_on_paths)
+{
+	char text[1024];
+	snprintf(text, sizeof(text),
+		 "pathmap: 1\nname: c%d\napplication:\n  elements:\n"
+		 "    - { name: row, tuple_size: %d, threshold: 4 }\n"
+		 "  threads:\n    - { name: t0, uses: [row] }\n    - { name: t1, uses: [row] }\n"
+		 "paths:\n  collectors: all\n"
+		 "trees:\n  - { name: sum, threads: [t0, t1], collectors: true }\n"
+		 "trace:\n  threshold: 50\n", (int)getpid(), TT_SIZE);
+	char err[256];
+	pm_map *m;
+	ck_assert_msg(pm_load_string("c.yaml", text, strlen(text), &m, err, sizeof(err)) == 0, "%s", err);
+	pm_job *j;
+	ck_assert_msg(pm_job_create(m, "p0", &j, err, sizeof(err)) == 0, "%s", err);
+	uint8_t t[TT_SIZE];
+	tuple_make(t, 1, 0, 0);
+	ck_assert_int_eq(paths_write(pm_job_path(j, "t0", "row"), t, 0, NULL), 0);
+	ck_assert_int_eq(paths_take(pm_job_path(j, "t1", "row"), t, 0, NULL), 0);
+	char seg[64];
+	snprintf(seg, sizeof(seg), "c%d.t0", (int)getpid());
+	es_space *ro;
+	ck_assert_int_eq(es_space_open(seg, &ro), 0);
+	int n = es_space_collectors(ro);
+	ck_assert_int_eq(n, 2 + 4); /* two paths; the tree: 2 edges, its results down, its root result */
+	int seen = 0;
+	for (int i = 0; i < n; i++) {
+		struct es_meta md;
+		ck_assert_int_eq(es_space_meta(ro, i, &md), 0);
+		ps_elem *te;
+		struct ps_stats st;
+		ck_assert_int_eq(ps_elem_open(es_space_server(ro), md.trace, 0, &te), 0);
+		ps_elem_stats(te, &st);
+		ck_assert_uint_eq(st.threshold, 50);
+		if (!strcmp(md.where, "t0->row") || !strcmp(md.where, "t1->row")) {
+			ck_assert_uint_eq(st.written, 1);
+			seen++;
+		}
+		ps_elem_close(te);
+	}
+	ck_assert_int_eq(seen, 2);
+	es_space_destroy(ro);
+	pm_job_destroy(j);
+	ps_shm_unlink(seg);
+	pm_destroy(m);
+}
+END_TEST
+
+Suite *collectors_suite(void)
+{
+	Suite *s = suite_create("collectors");
+	TCase *tc = tcase_create("collectors");
+	tcase_set_timeout(tc, 30);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, tuple_layout);
+	tcase_add_test(tc, clock_converts_to_monotonic);
+	tcase_add_test(tc, clock_fallback_on_request);
+	tcase_add_test(tc, collector_records_each_operation);
+	tcase_add_test(tc, collectors_nest);
+	tcase_add_test(tc, drops_are_counted);
+	tcase_add_test(tc, collector_parameter_errors);
+	tcase_add_test(tc, shared_space_read_elsewhere);
+	tcase_add_test(tc, pathmap_puts_collectors_on_paths);
+	suite_add_tcase(s, tc);
+	return s;
+}
