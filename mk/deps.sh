@@ -14,7 +14,7 @@ need liburing-dev   have_pc liburing
 need libyaml-dev    have_pc yaml-0.1
 need libhwloc-dev   have_pc hwloc
 need check          have_pc check
-need libopenmpi-dev command -v mpicc
+need libopenmpi-dev have_pc ompi-c
 need openmpi-bin    command -v mpirun
 
 [ -z "$missing" ] && exit 0
