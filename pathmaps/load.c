@@ -205,7 +205,7 @@ static int as_choice(struct ld *ld, yaml_node_t *n, const char *what,
 		     const char *const *choices, int *out)
 {
 	const char *s = sval(n);
-	char list[200] = "";
+	char list[400] = "";
 	for (int i = 0; choices[i]; i++) {
 		if (s && !strcmp(s, choices[i])) {
 			*out = i;
@@ -964,25 +964,72 @@ static int scopes(struct ld *ld, yaml_node_t *list)
 	return 0;
 }
 
+/* MPI calls libescollect.so can record, and the groups of them. */
+static const char *const mpi_words[] = {
+	"all", "point-to-point", "collectives",
+	"MPI_Init", "MPI_Finalize", "MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv", "MPI_Wait",
+	"MPI_Waitall", "MPI_Waitany", "MPI_Waitsome", "MPI_Test", "MPI_Testall", "MPI_Testany",
+	"MPI_Testsome", "MPI_Sendrecv", "MPI_Probe", "MPI_Iprobe", "MPI_Barrier", "MPI_Bcast",
+	"MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv",
+	"MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Reduce_scatter",
+	NULL };
+
+static int mpi(struct ld *ld, yaml_node_t *n)
+{
+	pm_map *m = ld->m;
+	if (!n)
+		return 0;
+	static const char *const keys[] = { "collect", NULL };
+	int rc = check_map(ld, n, "mpi", keys, NULL);
+	if (rc)
+		return rc;
+	m->model.mpi.given = true;
+	yaml_node_t *c = get(ld, n, "collect");
+	if (!c)
+		return 0;
+	int k = c->type == YAML_SEQUENCE_NODE ? list_len(c) : 1;
+	const char **calls = pm__alloc(m, sizeof(char *) * (size_t)(k + 1));
+	NOMEM(calls);
+	for (int i = 0; i < k; i++) {
+		yaml_node_t *w = c->type == YAML_SEQUENCE_NODE ? item(ld, c, i) : c;
+		const char *v = sval(w);
+		int which = -1;
+		for (int q = 0; v && mpi_words[q] && which < 0; q++)
+			if (!strcmp(v, mpi_words[q]))
+				which = q;
+		if (which < 0)
+			return fail(ld, w, "mpi collect: expected all, point-to-point, collectives or the "
+				    "name of an MPI function libescollect records (MPI_Send, "
+				    "MPI_Allreduce...), got %s%s%s", v ? "'" : "", v ? v : kind(w),
+				    v ? "'" : "");
+		calls[i] = mpi_words[which];
+	}
+	m->model.mpi.calls = calls;
+	m->model.mpi.ncalls = k;
+	return 0;
+}
+
 static int document(struct ld *ld, yaml_node_t *root)
 {
 	pm_map *m = ld->m;
 	static const char *const keys[] = { "pathmap", "name", "application", "cluster", "mapping",
-					    "paths", "trees", "trace", "scopes", NULL };
-	static const char *const req[] = { "pathmap", "name", "application", NULL };
+					    "paths", "trees", "trace", "scopes", "mpi", NULL };
+	static const char *const req[] = { "pathmap", "name", NULL };
 	static const char *const akeys[] = { "elements", "threads", NULL };
 	int rc;
 	long version;
 	if (!root)
-		return fail(ld, NULL, "empty pathmap: expected a mapping with pathmap, name and application");
+		return fail(ld, NULL, "empty pathmap: expected a mapping with pathmap and name");
 	if ((rc = check_map(ld, root, "pathmap", keys, req)) ||
 	    (rc = as_int(ld, get(ld, root, "pathmap"), "pathmap (the schema version)", 1, 1, &version)) ||
 	    (rc = as_name(ld, get(ld, root, "name"), "name", 24, &m->model.name)))
 		return rc;
-	yaml_node_t *app = get(ld, root, "application");
-	if ((rc = check_map(ld, app, "application", akeys, akeys)) ||
-	    (rc = elements(ld, get(ld, app, "elements"))) ||
-	    (rc = threads(ld, get(ld, app, "threads"))) ||
+	/* No application map: an unmodified MPI program, say, that only
+	 * libescollect.so watches. */
+	yaml_node_t *app = get(ld, root, "application"), empty = { .type = YAML_SEQUENCE_NODE };
+	if ((app && (rc = check_map(ld, app, "application", akeys, akeys))) ||
+	    (rc = elements(ld, app ? get(ld, app, "elements") : &empty)) ||
+	    (rc = threads(ld, app ? get(ld, app, "threads") : &empty)) ||
 	    (rc = cluster(ld, get(ld, root, "cluster"))) ||
 	    (rc = mapping(ld, get(ld, root, "mapping"))))
 		return rc;
@@ -991,7 +1038,8 @@ static int document(struct ld *ld, yaml_node_t *root)
 	    (rc = make_paths(ld, &ps)) ||
 	    (rc = trees(ld, get(ld, root, "trees"))) ||
 	    (rc = trace(ld, get(ld, root, "trace"))) ||
-	    (rc = scopes(ld, get(ld, root, "scopes"))))
+	    (rc = scopes(ld, get(ld, root, "scopes"))) ||
+	    (rc = mpi(ld, get(ld, root, "mpi"))))
 		return rc;
 	return 0;
 }

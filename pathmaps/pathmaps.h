@@ -118,6 +118,13 @@ struct pm_trace {
 	bool shared;         /* node: in a shared segment monitors attach to (default) */
 };
 
+/* What libescollect.so records of an unmodified MPI program. */
+struct pm_mpi {
+	bool given;          /* the pathmap has an mpi section */
+	int ncalls;
+	const char **calls;  /* "all", "point-to-point", "collectives" or MPI function names */
+};
+
 struct pm_model {
 	const char *file;
 	const char *name;    /* the job: prefix of its segments */
@@ -130,6 +137,7 @@ struct pm_model {
 	const struct pm_tree *trees;
 	const struct pm_scope *scopes;
 	struct pm_trace trace;
+	struct pm_mpi mpi;
 };
 
 const struct pm_model *pm_model(const pm_map *m);

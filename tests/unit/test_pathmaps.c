@@ -70,17 +70,33 @@ END_TEST
 START_TEST(syntax_and_top_level)
 {
 	bad("pathmap: 1\nname: [unclosed\n", "t.yaml:3:1: YAML syntax: did not find expected ',' or ']' while parsing a flow sequence");
-	bad("", "t.yaml:1:1: empty pathmap: expected a mapping with pathmap, name and application");
+	bad("", "t.yaml:1:1: empty pathmap: expected a mapping with pathmap and name");
 	bad("- a\n- b\n", "t.yaml:1:1: pathmap: expected a mapping, got a list");
 	bad(HEAD APP "colour: blue\n",
 	    "t.yaml:11:1: unknown key 'colour' in pathmap (expected pathmap, name, application, "
-	    "cluster, mapping, paths, trees, trace, scopes)");
+	    "cluster, mapping, paths, trees, trace, scopes, mpi)");
 	bad("name: job\n" APP, "t.yaml:1:1: pathmap: missing required key 'pathmap'");
 	bad("pathmap: 2\nname: job\n" APP,
 	    "t.yaml:1:10: pathmap (the schema version): expected an integer from 1 to 1, got '2'");
 	bad("pathmap: 1\nname: a/b\n" APP,
 	    "t.yaml:2:7: name: expected a name of 1 to 24 characters from A-Z a-z 0-9 . _ -, got 'a/b'");
 	bad(HEAD APP "name: again\n", "t.yaml:11:1: pathmap: key 'name' given twice (first at line 2)");
+}
+END_TEST
+
+START_TEST(mpi_section)
+{
+	pm_map *m;
+	ck_assert_int_eq(load(HEAD "mpi:\n  collect: [collectives, MPI_Send]\n", &m), 0);
+	const struct pm_model *md = pm_model(m);
+	ck_assert_int_eq(md->nthreads, 0); /* no application map needed */
+	ck_assert(md->mpi.given);
+	ck_assert_int_eq(md->mpi.ncalls, 2);
+	ck_assert_str_eq(md->mpi.calls[1], "MPI_Send");
+	pm_destroy(m);
+	bad(HEAD "mpi:\n  collect: [MPI_Sned]\n",
+	    "t.yaml:4:13: mpi collect: expected all, point-to-point, collectives or the name of an "
+	    "MPI function libescollect records (MPI_Send, MPI_Allreduce...), got 'MPI_Sned'");
 }
 END_TEST
 
@@ -388,6 +404,7 @@ Suite *pathmaps_suite(void)
 	tcase_add_test(tc, valid_minimal);
 	tcase_add_test(tc, syntax_and_top_level);
 	tcase_add_test(tc, unknown_key);
+	tcase_add_test(tc, mpi_section);
 	tcase_add_test(tc, wrong_type);
 	tcase_add_test(tc, missing_field);
 	tcase_add_test(tc, duplicate_name);
