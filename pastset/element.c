@@ -9,15 +9,16 @@
 /* How often a reader retries when the writer laps it mid-copy. */
 #define PS_LAP_RETRIES 64
 
-static uint32_t pow2_at_least(uint32_t v)
+/* threshold is at most PS_THRESHOLD_MAX (checked), so this ends. */
+uint32_t ps__slots_for(uint32_t threshold)
 {
 	uint32_t p = 1;
-	while (p < v)
+	while (p < threshold && p < PS_THRESHOLD_MAX)
 		p <<= 1;
 	return p;
 }
 
-static uint32_t stride_of(uint32_t tuple_size)
+uint32_t ps__stride_for(uint32_t tuple_size)
 {
 	return (tuple_size + 7u) & ~7u;
 }
@@ -57,7 +58,7 @@ int ps__check_attr(const struct ps_elem_attr *a)
 
 size_t ps__elem_bytes(uint32_t tuple_size, uint32_t threshold)
 {
-	return PS_SLOTS_OFF + (size_t)stride_of(tuple_size) * pow2_at_least(threshold);
+	return PS_SLOTS_OFF + (size_t)ps__stride_for(tuple_size) * ps__slots_for(threshold);
 }
 
 int ps__elem_init(struct ps_ehdr *h, const struct ps_elem_attr *a, uint32_t id,
@@ -65,9 +66,9 @@ int ps__elem_init(struct ps_ehdr *h, const struct ps_elem_attr *a, uint32_t id,
 {
 	memset(h, 0, PS_SLOTS_OFF);
 	h->tuple_size = (uint32_t)a->tuple_size;
-	h->stride = stride_of(h->tuple_size);
+	h->stride = ps__stride_for(h->tuple_size);
 	h->threshold = a->threshold;
-	h->nslots = pow2_at_least(a->threshold);
+	h->nslots = ps__slots_for(a->threshold);
 	h->mode = a->mode;
 	h->flags = a->flags;
 	h->id = id;
@@ -84,12 +85,10 @@ int ps__elem_init(struct ps_ehdr *h, const struct ps_elem_attr *a, uint32_t id,
 }
 
 int ps__elem_handle(ps_server *srv, struct ps_ehdr *h, struct ps_waitc *wc,
-		    const char *name, bool writable, bool can_register,
-		    bool shared, ps_elem **out)
+		    const char *name, const struct ps_elem_attr *a, bool writable,
+		    bool can_register, bool shared, ps_elem **out)
 {
-	if (h->magic != PS_EHDR_MAGIC || h->nslots == 0 ||
-	    (h->nslots & (h->nslots - 1)) || h->threshold > h->nslots ||
-	    h->stride != stride_of(h->tuple_size))
+	if (ps__check_attr(a))
 		return PS_EBADSEG;
 	ps_elem *e = calloc(1, sizeof(*e));
 	if (!e)
@@ -98,13 +97,13 @@ int ps__elem_handle(ps_server *srv, struct ps_ehdr *h, struct ps_waitc *wc,
 	e->slots = (unsigned char *)h + PS_SLOTS_OFF;
 	e->wc = wc;
 	e->srv = srv;
-	e->tuple_size = h->tuple_size;
-	e->stride = h->stride;
-	e->threshold = h->threshold;
-	e->nslots = h->nslots;
-	e->mask = h->nslots - 1;
-	e->mode = (enum ps_mode)h->mode;
-	e->flags = h->flags;
+	e->tuple_size = (uint32_t)a->tuple_size;
+	e->stride = ps__stride_for(e->tuple_size);
+	e->threshold = a->threshold;
+	e->nslots = ps__slots_for(a->threshold);
+	e->mask = e->nslots - 1;
+	e->mode = a->mode;
+	e->flags = a->flags;
 	e->writable = writable;
 	e->fast_write = writable && e->mode == PS_DISCARD && !e->flags;
 	e->can_register = can_register;
@@ -123,12 +122,12 @@ void ps_elem_close(ps_elem *e)
 
 size_t ps_elem_tuple_size(const ps_elem *e)
 {
-	return e->tuple_size;
+	return e ? e->tuple_size : 0;
 }
 
 const char *ps_elem_name(const ps_elem *e)
 {
-	return e->name;
+	return e ? e->name : "";
 }
 
 /*
@@ -300,6 +299,8 @@ out:
 
 int ps_write(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx)
 {
+	if (ps_unlikely(!e || !tuple))
+		return PS_EINVAL;
 	/* The trace-element case: one writer, discard mode, nobody to wait for. */
 	if (ps_likely(e->fast_write)) {
 		uint64_t i = publish(e, tuple);
@@ -314,6 +315,8 @@ int ps_write(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx)
 
 int ps_read(ps_elem *e, uint64_t idx, void *out, int timeout_ms, uint64_t *oldest)
 {
+	if (ps_unlikely(!e || !out))
+		return PS_EINVAL;
 	struct ps_ehdr *h = e->h;
 	struct ps_deadline d;
 	bool have_deadline = false;
@@ -344,6 +347,8 @@ int ps_read(ps_elem *e, uint64_t idx, void *out, int timeout_ms, uint64_t *oldes
 
 int ps_read_latest(ps_elem *e, void *out, uint64_t *idx)
 {
+	if (ps_unlikely(!e || !out))
+		return PS_EINVAL;
 	struct ps_ehdr *h = e->h;
 	for (int tries = 0; tries < PS_LAP_RETRIES; tries++) {
 		uint64_t hd = atomic_load_explicit(&h->head, memory_order_acquire);
@@ -362,6 +367,8 @@ int ps_read_latest(ps_elem *e, void *out, uint64_t *idx)
 
 int ps_read_range(ps_elem *e, uint64_t first, size_t n, void *out, uint64_t *oldest)
 {
+	if (ps_unlikely(!e || (!out && n)))
+		return PS_EINVAL;
 	struct ps_ehdr *h = e->h;
 	uint64_t hd = atomic_load_explicit(&h->head, memory_order_acquire);
 	uint64_t t = atomic_load_explicit(&h->tail, memory_order_acquire);
@@ -390,6 +397,8 @@ int ps_read_range(ps_elem *e, uint64_t first, size_t n, void *out, uint64_t *old
 
 int ps_take(ps_elem *e, void *out, int timeout_ms, uint64_t *idx)
 {
+	if (!e || !out)
+		return PS_EINVAL;
 	struct ps_ehdr *h = e->h;
 	struct ps_deadline d;
 	int rc;
@@ -399,6 +408,13 @@ int ps_take(ps_elem *e, void *out, int timeout_ms, uint64_t *idx)
 	ps__deadline(&d, timeout_ms);
 	if ((rc = ps__lock(&h->tlock, &d)))
 		return rc;
+	if (atomic_load_explicit(&h->j_active, memory_order_relaxed)) {
+		/* The last taker died mid-take: finish its bookkeeping.  Its
+		 * tuple was taken, by a process that is gone. */
+		atomic_store_explicit(&h->tail, h->j_tail, memory_order_release);
+		atomic_store_explicit(&h->taken, h->j_taken, memory_order_release);
+		atomic_store_explicit(&h->j_active, 0, memory_order_relaxed);
+	}
 	for (;;) {
 		/* Takers hold tlock, so tail only moves under us. */
 		uint64_t t = atomic_load_explicit(&h->tail, memory_order_relaxed);
@@ -410,8 +426,12 @@ int ps_take(ps_elem *e, void *out, int timeout_ms, uint64_t *idx)
 				continue; /* discarded under us: the oldest moved on */
 			/* tail before taken: a concurrent ps_elem_stats may then
 			 * over-count discards for an instant, never under-count. */
-			atomic_store_explicit(&h->tail, lo + 1, memory_order_release);
-			atomic_fetch_add_explicit(&h->taken, 1, memory_order_release);
+			h->j_tail = lo + 1;
+			h->j_taken = atomic_load_explicit(&h->taken, memory_order_relaxed) + 1;
+			atomic_store_explicit(&h->j_active, 1, memory_order_release);
+			atomic_store_explicit(&h->tail, h->j_tail, memory_order_release);
+			atomic_store_explicit(&h->taken, h->j_taken, memory_order_release);
+			atomic_store_explicit(&h->j_active, 0, memory_order_release);
 			if (idx)
 				*idx = lo;
 			if (e->mode == PS_FLOW) {

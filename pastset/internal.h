@@ -33,9 +33,13 @@ struct ps_ehdr {
 	/* Written by the writer on every write. */
 	_Alignas(PS_CACHELINE) _Atomic uint64_t head; /* tuples published */
 	_Atomic uint64_t wseq;                         /* writes started */
-	/* Written by takers only. */
+	/* Written by takers only, under tlock. */
 	_Alignas(PS_CACHELINE) _Atomic uint64_t tail;  /* next index to take */
 	_Atomic uint64_t taken;
+	/* A take in progress, so that the next taker can finish it if this
+	 * one dies between moving tail and counting: counts stay exact. */
+	uint64_t j_tail, j_taken;
+	_Atomic uint32_t j_active;
 	/* Fixed at creation. */
 	_Alignas(PS_CACHELINE) uint32_t magic;
 	uint32_t tuple_size, stride, threshold, nslots, mode, flags, id;
@@ -73,9 +77,12 @@ size_t ps__elem_bytes(uint32_t tuple_size, uint32_t threshold);
 int ps__elem_init(struct ps_ehdr *h, const struct ps_elem_attr *a, uint32_t id,
 		  bool pshared);
 int ps__check_attr(const struct ps_elem_attr *a);
+/* a: the element's attributes as checked by the caller, not re-read from h */
 int ps__elem_handle(ps_server *srv, struct ps_ehdr *h, struct ps_waitc *wc,
-		    const char *name, bool writable, bool can_register,
-		    bool shared, ps_elem **out);
+		    const char *name, const struct ps_elem_attr *a, bool writable,
+		    bool can_register, bool shared, ps_elem **out);
+uint32_t ps__slots_for(uint32_t threshold);
+uint32_t ps__stride_for(uint32_t tuple_size);
 int ps__check_name(const char *name);
 
 /* wait.c */

@@ -70,6 +70,10 @@ struct ps_server {
 	unsigned char *base;
 	size_t size;
 	struct ps_seg_hdr *hdr;
+	/* the layout, as checked when the segment was opened: a peer that can
+	 * write the header must not be able to move it under us */
+	uint64_t wait_off, dir_off, data_off, data_size;
+	uint32_t max_elems;
 	char name[PS_NAME_MAX + 1];
 };
 
@@ -114,12 +118,22 @@ static uint64_t proc_start(pid_t pid)
 		return 0;
 	unsigned long long v = 0;
 	int field = 2;
-	for (char *tok = strtok(p + 1, " "); tok; tok = strtok(NULL, " "))
+	char *save;
+	for (char *tok = strtok_r(p + 1, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
 		if (++field == 22) {
 			v = strtoull(tok, NULL, 10);
 			break;
 		}
 	return v;
+}
+
+static void keep_layout(ps_server *s, const struct ps_seg_hdr *h)
+{
+	s->wait_off = h->wait_off;
+	s->dir_off = h->dir_off;
+	s->data_off = h->data_off;
+	s->data_size = h->data_size;
+	s->max_elems = h->max_elems;
 }
 
 /* --- in-process ----------------------------------------------------------- */
@@ -176,7 +190,7 @@ static int local_create(ps_server *s, const char *name,
 	memset(wc, 0, sizeof(*wc));
 	if ((rc = ps__elem_init(h, a, (uint32_t)s->n, false)))
 		goto fail;
-	if ((rc = ps__elem_handle(s, h, wc, name, true, true, false, out))) {
+	if ((rc = ps__elem_handle(s, h, wc, name, a, true, true, false, out))) {
 		pthread_mutex_destroy(&h->wlock);
 		pthread_mutex_destroy(&h->tlock);
 		goto fail;
@@ -204,8 +218,11 @@ static int local_open(ps_server *s, const char *name, size_t tuple_size, ps_elem
 		rc = PS_ENOENT;
 	else if (tuple_size && tuple_size != ent->h->tuple_size)
 		rc = PS_ESIZE;
-	else
-		rc = ps__elem_handle(s, ent->h, ent->wc, name, true, true, false, out);
+	else {
+		struct ps_elem_attr a = { .tuple_size = ent->h->tuple_size, .threshold = ent->h->threshold,
+					  .mode = (enum ps_mode)ent->h->mode, .flags = ent->h->flags };
+		rc = ps__elem_handle(s, ent->h, ent->wc, name, &a, true, true, false, out);
+	}
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }
@@ -282,6 +299,7 @@ int ps_server_create_shm(const char *name, const struct ps_shm_attr *attr,
 		munmap(base, total);
 		goto fail;
 	}
+	keep_layout(s, h);
 	__atomic_store_n(&h->magic, PS_SEG_MAGIC, __ATOMIC_RELEASE);
 	*out = s;
 	return 0;
@@ -291,6 +309,17 @@ fail:
 	shm_unlink(obj);
 	free(s);
 	return rc;
+}
+
+/* The parts of a segment must lie in order inside it, where they fit. */
+static bool layout_ok(const struct ps_seg_hdr *h)
+{
+	return h->wait_off == PS_PAGE && h->wait_off <= h->dir_off && h->dir_off <= h->data_off &&
+	       h->data_off <= h->total_size && !(h->dir_off % PS_PAGE) && !(h->data_off % PS_PAGE) &&
+	       h->data_off + h->data_size == h->total_size && h->max_elems >= 1 &&
+	       h->max_elems <= PS_MAX_ELEMS &&
+	       (uint64_t)h->max_elems * sizeof(struct ps_waitc) <= h->dir_off - h->wait_off &&
+	       (uint64_t)h->max_elems * sizeof(struct ps_dirent) <= h->data_off - h->dir_off;
 }
 
 /* Maps the header page and waits briefly for a creator that is mid-setup. */
@@ -313,7 +342,7 @@ static int read_header(int fd, struct ps_seg_hdr *copy)
 				    copy->byte_order != 0x01020304 ||
 				    copy->total_size != (uint64_t)st.st_size)
 					return PS_EBADSEG;
-				return 0;
+				return layout_ok(copy) ? 0 : PS_EBADSEG;
 			}
 			munmap(p, PS_PAGE);
 			if (magic != 0)
@@ -350,6 +379,13 @@ int ps_server_open_shm(const char *name, unsigned flags, ps_server **out)
 	int fd = open_fd(name, want_write, &fd_writable);
 	if (fd < 0)
 		return fd;
+	/* Owner-only: a segment someone else made, or opened up to others,
+	 * could be read or fed to us by them. */
+	struct stat st;
+	if (fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+		close(fd);
+		return PS_EACCES;
+	}
 	struct ps_seg_hdr hc;
 	if ((rc = read_header(fd, &hc))) {
 		close(fd);
@@ -375,6 +411,7 @@ int ps_server_open_shm(const char *name, unsigned flags, ps_server **out)
 	s->base = base;
 	s->size = hc.total_size;
 	s->hdr = (struct ps_seg_hdr *)base;
+	keep_layout(s, &hc);
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	*out = s;
 	return 0;
@@ -382,33 +419,50 @@ int ps_server_open_shm(const char *name, unsigned flags, ps_server **out)
 
 static struct ps_dirent *dirent_at(ps_server *s, uint32_t i)
 {
-	return (struct ps_dirent *)(s->base + s->hdr->dir_off) + i;
+	return (struct ps_dirent *)(s->base + s->dir_off) + i;
 }
 
 static struct ps_waitc *waitc_at(ps_server *s, uint32_t i)
 {
-	return (struct ps_waitc *)(s->base + s->hdr->wait_off) + i;
+	return (struct ps_waitc *)(s->base + s->wait_off) + i;
+}
+
+/* Published entries, never more than the directory holds. */
+static uint32_t shm_count(ps_server *s)
+{
+	uint32_t n = atomic_load_explicit(&s->hdr->nelems, memory_order_acquire);
+	return n < s->max_elems ? n : s->max_elems;
 }
 
 static int shm_find(ps_server *s, const char *name)
 {
-	uint32_t n = atomic_load_explicit(&s->hdr->nelems, memory_order_acquire);
+	uint32_t n = shm_count(s);
 	for (uint32_t i = 0; i < n; i++)
-		if (!strcmp(dirent_at(s, i)->name, name))
+		if (!strncmp(dirent_at(s, i)->name, name, PS_NAME_MAX + 1))
 			return (int)i;
 	return PS_ENOENT;
 }
 
+/* A handle on entry i, after checking everything a reader relies on: the
+ * segment may have been written by a crashing or hostile process. */
 static int shm_handle(ps_server *s, uint32_t i, ps_elem **out)
 {
-	struct ps_dirent *d = dirent_at(s, i);
-	if (d->off + PS_SLOTS_OFF > s->hdr->data_size)
+	struct ps_dirent d;
+	memcpy(&d, dirent_at(s, i), sizeof(d));
+	d.name[PS_NAME_MAX] = 0;
+	if (d.off % PS_CACHELINE || d.off > s->data_size || s->data_size - d.off < PS_SLOTS_OFF)
 		return PS_EBADSEG;
-	struct ps_ehdr *h = (struct ps_ehdr *)(s->base + s->hdr->data_off + d->off);
-	if (d->off + ps__elem_bytes(h->tuple_size, h->threshold) > s->hdr->data_size)
+	struct ps_ehdr *h = (struct ps_ehdr *)(s->base + s->data_off + d.off);
+	struct ps_elem_attr a = { .tuple_size = h->tuple_size, .threshold = h->threshold,
+				  .mode = (enum ps_mode)h->mode, .flags = h->flags };
+	uint32_t nslots = h->nslots, stride = h->stride;
+	if (h->magic != PS_EHDR_MAGIC || ps__check_attr(&a) || a.tuple_size != d.tuple_size ||
+	    a.threshold != d.threshold || a.mode != (enum ps_mode)d.mode || a.flags != d.flags ||
+	    nslots != ps__slots_for(a.threshold) || stride != ps__stride_for((uint32_t)a.tuple_size) ||
+	    ps__elem_bytes((uint32_t)a.tuple_size, a.threshold) > s->data_size - d.off)
 		return PS_EBADSEG;
-	return ps__elem_handle(s, h, waitc_at(s, i), d->name, s->writable,
-			       s->can_register, true, out);
+	return ps__elem_handle(s, h, waitc_at(s, i), d.name, &a, s->writable, s->can_register,
+			       true, out);
 }
 
 static int shm_create(ps_server *s, const char *name, const struct ps_elem_attr *a,
@@ -425,11 +479,18 @@ static int shm_create(ps_server *s, const char *name, const struct ps_elem_attr 
 				PS_CACHELINE);
 	if (shm_find(s, name) >= 0) {
 		rc = PS_EEXIST;
-	} else if (n >= hdr->max_elems || hdr->data_used + bytes > hdr->data_size) {
+	} else if (n >= s->max_elems || hdr->data_used > s->data_size ||
+		   bytes > s->data_size - hdr->data_used) {
 		rc = PS_ENOSPC;
 	} else {
-		struct ps_ehdr *h = (struct ps_ehdr *)(s->base + hdr->data_off + hdr->data_used);
+		struct ps_ehdr *h = (struct ps_ehdr *)(s->base + s->data_off + hdr->data_used);
 		rc = ps__elem_init(h, a, n, true);
+		/* The handle first: once published, the element must work. */
+		if (!rc && (rc = ps__elem_handle(s, h, waitc_at(s, n), name, a, true,
+						 s->can_register, true, out))) {
+			pthread_mutex_destroy(&h->wlock);
+			pthread_mutex_destroy(&h->tlock);
+		}
 		if (!rc) {
 			struct ps_dirent *de = dirent_at(s, n);
 			snprintf(de->name, sizeof(de->name), "%s", name);
@@ -440,7 +501,6 @@ static int shm_create(ps_server *s, const char *name, const struct ps_elem_attr 
 			de->flags = a->flags;
 			hdr->data_used += bytes;
 			atomic_store_explicit(&hdr->nelems, n + 1, memory_order_release);
-			rc = shm_handle(s, n, out);
 		}
 	}
 	pthread_mutex_unlock(&hdr->lock);
@@ -486,7 +546,7 @@ int ps_server_count(ps_server *srv)
 	if (!srv)
 		return PS_EINVAL;
 	if (srv->shm)
-		return (int)atomic_load_explicit(&srv->hdr->nelems, memory_order_acquire);
+		return (int)shm_count(srv);
 	pthread_mutex_lock(&srv->lock);
 	int n = srv->n;
 	pthread_mutex_unlock(&srv->lock);
@@ -501,7 +561,7 @@ int ps_server_elem_name(ps_server *srv, int i, char *buf)
 	if (i < 0 || i >= n || !buf)
 		return PS_EINVAL;
 	if (srv->shm) {
-		snprintf(buf, PS_NAME_MAX + 1, "%s", dirent_at(srv, (uint32_t)i)->name);
+		snprintf(buf, PS_NAME_MAX + 1, "%.*s", PS_NAME_MAX, dirent_at(srv, (uint32_t)i)->name);
 	} else {
 		pthread_mutex_lock(&srv->lock);
 		snprintf(buf, PS_NAME_MAX + 1, "%s", srv->ents[i].name);
@@ -569,6 +629,8 @@ int ps_shm_info(const char *name, struct ps_shm_info *info)
 	snprintf(info->name, sizeof(info->name), "%s", name);
 	info->size = hc.total_size;
 	info->elems = atomic_load(&hc.nelems);
+	if (info->elems > hc.max_elems)
+		info->elems = hc.max_elems;
 	info->creator_pid = hc.creator_pid;
 	uint32_t state = atomic_load(&hc.state);
 	if (state == PS_SHM_CLOSED)
