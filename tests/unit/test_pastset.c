@@ -405,6 +405,29 @@ START_TEST(out_of_memory)
 }
 END_TEST
 
+START_TEST(null_arguments)
+{
+	setup_kind(_i);
+	ps_elem *e = mk("e", 4, PS_DISCARD, 0);
+	uint8_t t[TT_SIZE] = { 0 };
+	ck_assert_int_eq(ps_write(NULL, t, 0, NULL), PS_EINVAL);
+	ck_assert_int_eq(ps_write(e, NULL, 0, NULL), PS_EINVAL);
+	ck_assert_int_eq(ps_read(NULL, 0, t, 0, NULL), PS_EINVAL);
+	ck_assert_int_eq(ps_read(e, 0, NULL, 0, NULL), PS_EINVAL);
+	ck_assert_int_eq(ps_read_latest(e, NULL, NULL), PS_EINVAL);
+	ck_assert_int_eq(ps_read_range(e, 0, 1, NULL, NULL), PS_EINVAL);
+	ck_assert_int_eq(ps_take(e, NULL, 0, NULL), PS_EINVAL);
+	ck_assert_int_eq(ps_take(NULL, t, 0, NULL), PS_EINVAL);
+	ck_assert_int_eq(ps_elem_stats(NULL, NULL), PS_EINVAL);
+	ck_assert_uint_eq(ps_elem_tuple_size(NULL), 0);
+	ck_assert_str_eq(ps_elem_name(NULL), "");
+	ck_assert_int_eq(ps_elem_create(NULL, "x", &(struct ps_elem_attr){ 8, 1, 0, 0 }, &e), PS_EINVAL);
+	ps_elem_close(e);
+	ps_elem_close(NULL);
+	teardown_kind(_i);
+}
+END_TEST
+
 START_TEST(strerror_messages)
 {
 	const int codes[] = { PS_EINVAL, PS_ENOMEM, PS_EEXIST, PS_ENOENT, PS_EACCES,
@@ -438,6 +461,7 @@ Suite *pastset_suite(void)
 	tcase_add_loop_test(tc, take_after_discard, 0, 2);
 	tcase_add_loop_test(tc, flow_control_waits, 0, 2);
 	tcase_add_loop_test(tc, flow_writer_blocks_until_taken, 0, 2);
+	tcase_add_loop_test(tc, null_arguments, 0, 2);
 	tcase_add_test(tc, out_of_memory);
 	tcase_add_test(tc, strerror_messages);
 	suite_add_tcase(s, tc);

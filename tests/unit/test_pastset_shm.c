@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "pastset/internal.h"
 #include "pastset/pastset.h"
 #include "tests/unit/suites.h"
 
@@ -43,7 +44,9 @@ START_TEST(segment_lifecycle)
 	fresh("life");
 	ps_server *s, *x;
 	ck_assert_int_eq(ps_server_open_shm(seg, PS_RDONLY, &x), PS_ENOENT);
+	mode_t old = umask(0277); /* a umask that would take the owner's write bit */
 	ck_assert_int_eq(ps_server_create_shm(seg, NULL, &s), 0);
+	umask(old);
 	ck_assert_int_eq(ps_server_create_shm(seg, NULL, &x), PS_EEXIST);
 
 	char path[128];
@@ -250,6 +253,16 @@ START_TEST(killed_writer_segment_readable)
 	free(buf);
 	ps_elem_close(e);
 	ps_server_destroy(s);
+	/* A writer that takes over goes on from the next index: none repeats. */
+	ck_assert_int_eq(ps_server_open_shm(seg, PS_RDWR, &s), 0);
+	ck_assert_int_eq(ps_elem_open(s, "trace", TT_SIZE, &e), 0);
+	uint8_t t[TT_SIZE];
+	uint64_t idx;
+	tuple_make(t, n, 8, 0);
+	ck_assert_int_eq(ps_write(e, t, 0, &idx), 0);
+	ck_assert_uint_eq(idx, n);
+	ps_elem_close(e);
+	ps_server_destroy(s);
 	ck_assert_int_eq(ps_shm_unlink(seg), 0);
 }
 END_TEST
@@ -300,6 +313,150 @@ START_TEST(read_only_observer_blocks)
 	ck_assert_int_eq(child_status(pid), 0);
 	close(pfd[0]);
 	close(pfd[1]);
+	ps_elem_close(e);
+	ps_server_destroy(s);
+	ck_assert_int_eq(ps_shm_unlink(seg), 0);
+}
+END_TEST
+
+/* A segment someone else owns, or that is open to others, is refused:
+ * its owner could read what we write or feed us what we read. */
+START_TEST(foreign_segments_refused)
+{
+	fresh("foreign");
+	ps_server *s, *x;
+	ck_assert_int_eq(ps_server_create_shm(seg, NULL, &s), 0);
+	char path[128];
+	snprintf(path, sizeof(path), "/dev/shm/pastset.%s", seg);
+	ck_assert_int_eq(chmod(path, 0666), 0);
+	ck_assert_int_eq(ps_server_open_shm(seg, PS_RDONLY, &x), PS_EACCES);
+	ck_assert_int_eq(ps_server_open_shm(seg, PS_RDWR, &x), PS_EACCES);
+	ck_assert_int_eq(chmod(path, 0600), 0);
+	ck_assert_int_eq(ps_server_open_shm(seg, PS_RDONLY, &x), 0);
+	ps_server_destroy(x);
+	if (geteuid() == 0) {
+		struct passwd *pw = getpwnam("nobody");
+		ck_assert_int_eq(chown(path, pw ? pw->pw_uid : 65534, pw ? pw->pw_gid : 65534), 0);
+		ck_assert_int_eq(ps_server_open_shm(seg, PS_RDONLY, &x), PS_EACCES);
+	}
+	ps_server_destroy(s);
+	ck_assert_int_eq(ps_shm_unlink(seg), 0);
+}
+END_TEST
+
+/* Damaged segments (a crash mid-write, a hostile peer) must give errors,
+ * never a crash, a hang or a read outside the mapping: flip bytes all over
+ * the header, directory and element headers and open everything. */
+START_TEST(corrupt_segments_never_crash)
+{
+	fresh("fuzz");
+	ps_server *s;
+	struct ps_shm_attr a = { .size = 1 << 16, .max_elems = 4 };
+	ck_assert_int_eq(ps_server_create_shm(seg, &a, &s), 0);
+	ps_elem *e = mk(s, "one", 4, PS_DISCARD, 0), *f = mk(s, "two", 3, PS_FLOW, PS_MULTI_WRITER);
+	uint8_t t[TT_SIZE];
+	for (int i = 0; i < 6; i++) {
+		tuple_make(t, (uint64_t)i, 1, 0);
+		ps_write(e, t, 0, NULL);
+	}
+	ps_elem_close(e);
+	ps_elem_close(f);
+	ps_server_destroy(s);
+	char path[128];
+	snprintf(path, sizeof(path), "/dev/shm/pastset.%s", seg);
+	int fd = open(path, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	struct stat st;
+	fstat(fd, &st);
+	unsigned char *good = malloc((size_t)st.st_size);
+	ck_assert_int_eq(pread(fd, good, (size_t)st.st_size, 0), st.st_size);
+	/* where the interesting bytes are: header page, directory, element headers */
+	const size_t spans[][2] = { { 0, 512 }, { 8192, 8192 + 4 * 72 },
+				    { (size_t)st.st_size - (1 << 16), (size_t)st.st_size - (1 << 16) + 1024 } };
+	uint64_t rnd = 88172645463325252ull;
+	int opened = 0;
+	for (int round = 0; round < 3000; round++) {
+		ck_assert_int_eq(pwrite(fd, good, (size_t)st.st_size, 0), st.st_size);
+		for (int k = 0; k < 1 + round % 4; k++) {
+			rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17;
+			const size_t *sp = spans[rnd % 3];
+			size_t off = sp[0] + (rnd >> 8) % (sp[1] - sp[0]);
+			unsigned char v = (unsigned char)(rnd >> 40);
+			if (round % 5 == 0)
+				v = 0xff; /* huge values */
+			ck_assert_int_eq(pwrite(fd, &v, 1, (off_t)off), 1);
+		}
+		ps_server *r;
+		if (ps_server_open_shm(seg, PS_RDONLY, &r))
+			continue;
+		opened++;
+		int n = ps_server_count(r);
+		for (int i = 0; i < n; i++) {
+			char name[PS_NAME_MAX + 1];
+			ps_elem *h;
+			if (ps_server_elem_name(r, i, name) || ps_elem_open(r, name, 0, &h))
+				continue;
+			uint8_t buf[8 * 64];
+			struct ps_stats stt;
+			if (ps_elem_tuple_size(h) <= 64) {
+				ps_read_latest(h, buf, NULL);
+				ps_read(h, 2, buf, 0, NULL);
+				ps_read_range(h, 0, 8, buf, NULL);
+			}
+			ps_elem_stats(h, &stt);
+			ps_elem_close(h);
+		}
+		ps_server_destroy(r);
+	}
+	ck_assert_int_gt(opened, 0); /* some damage is harmless, and was read */
+	free(good);
+	close(fd);
+	ck_assert_int_eq(ps_shm_unlink(seg), 0);
+}
+END_TEST
+
+/* A writer and a taker killed while holding their locks, mid-take: the
+ * next ones go on, and the counts stay exact. */
+START_TEST(dead_lock_holders)
+{
+	fresh("dead");
+	ps_server *s;
+	ck_assert_int_eq(ps_server_create_shm(seg, NULL, &s), 0);
+	ps_elem *e = mk(s, "data", 8, PS_FLOW, PS_MULTI_WRITER);
+	uint8_t t[TT_SIZE];
+	for (int i = 0; i < 3; i++) {
+		tuple_make(t, (uint64_t)i, 1, 0);
+		ck_assert_int_eq(ps_write(e, t, 0, NULL), 0);
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		ps_server *c;
+		ps_elem *ce;
+		if (ps_server_open_shm(seg, PS_RDWR, &c) || ps_elem_open(c, "data", TT_SIZE, &ce))
+			_exit(2);
+		struct ps_ehdr *h = ce->h;
+		pthread_mutex_lock(&h->wlock);
+		pthread_mutex_lock(&h->tlock);
+		/* die between moving tail and counting the take of index 0 */
+		h->j_tail = 1;
+		h->j_taken = 1;
+		atomic_store(&h->j_active, 1);
+		atomic_store(&h->tail, 1);
+		_exit(0);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	tuple_make(t, 3, 1, 0);
+	ck_assert_int_eq(ps_write(e, t, 1000, NULL), 0); /* wlock recovered */
+	uint64_t idx;
+	ck_assert_int_eq(ps_take(e, t, 1000, &idx), 0); /* tlock recovered */
+	ck_assert_uint_eq(idx, 1);
+	struct ps_stats ss;
+	ps_elem_stats(e, &ss);
+	ck_assert_uint_eq(ss.written, 4);
+	ck_assert_uint_eq(ss.taken, 2);     /* the dead taker's, and ours */
+	ck_assert_uint_eq(ss.discarded, 0);
 	ps_elem_close(e);
 	ps_server_destroy(s);
 	ck_assert_int_eq(ps_shm_unlink(seg), 0);
@@ -389,6 +546,12 @@ Suite *pastset_shm_suite(void)
 	tcase_add_test(tc, killed_writer_segment_readable);
 	tcase_add_test(tc, read_only_observer_blocks);
 	tcase_add_test(tc, list_segments);
+	tcase_add_test(tc, foreign_segments_refused);
+	tcase_add_test(tc, corrupt_segments_never_crash);
+#ifndef __SANITIZE_THREAD__
+	/* TSan cannot follow a lock taken by another process's dead thread. */
+	tcase_add_test(tc, dead_lock_holders);
+#endif
 	tcase_add_test(tc, multi_writer_processes);
 	suite_add_tcase(s, tc);
 	return s;

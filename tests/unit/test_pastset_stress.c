@@ -1,6 +1,7 @@
 /* test_pastset_stress.c - concurrency: a flat-out writer against checking readers, contended writers, flow control. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -71,13 +72,44 @@ static uint64_t sample_latest(ps_elem *e, uint64_t total, uint64_t *bad)
 	return n;
 }
 
-struct rd { ps_elem *e; uint64_t total; struct result r; uint64_t latest_bad; int latest; };
+/* Follows the element in chunks with ps_read_range: every tuple of every
+ * chunk must be whole even when the writer overtakes the copy. */
+static struct result follow_ranges(ps_elem *e, uint64_t total)
+{
+	struct result r = { 0, 0, 0 };
+	uint8_t buf[32 * TT_SIZE];
+	uint64_t cur = 0, oldest;
+	while (cur < total) {
+		int n = ps_read_range(e, cur, 32, buf, &oldest);
+		if (n == PS_EDISCARDED && oldest > cur) {
+			r.missed += oldest - cur;
+			cur = oldest;
+			continue;
+		}
+		if (n < 0) {
+			r.bad++;
+			break;
+		}
+		for (int k = 0; k < n; k++)
+			if (!tuple_ok(buf + k * TT_SIZE) || tuple_idx(buf + k * TT_SIZE) != cur + (uint64_t)k)
+				r.bad++;
+		r.got += (uint64_t)n;
+		cur += (uint64_t)n;
+		if (n == 0)
+			ps_read(e, cur, buf, 10000, NULL); /* wait for more */
+	}
+	return r;
+}
+
+struct rd { ps_elem *e; uint64_t total; struct result r; uint64_t latest_bad; int latest, ranges; };
 
 static void *reader_thread(void *arg)
 {
 	struct rd *d = arg;
 	if (d->latest)
 		d->r.got = sample_latest(d->e, d->total, &d->latest_bad);
+	else if (d->ranges)
+		d->r = follow_ranges(d->e, d->total);
 	else
 		d->r = follow(d->e, d->total);
 	return NULL;
@@ -115,7 +147,7 @@ START_TEST(flat_out_writer_checked_readers)
 	struct rd rds[NTHR + 1];
 	pthread_t th[NTHR + 1];
 	for (int i = 0; i <= NTHR; i++) {
-		rds[i] = (struct rd){ .total = total, .latest = i == NTHR };
+		rds[i] = (struct rd){ .total = total, .latest = i == NTHR, .ranges = i == 0 };
 		ck_assert_int_eq(ps_elem_open(s, "trace", TT_SIZE, &rds[i].e), 0);
 		pthread_create(&th[i], NULL, reader_thread, &rds[i]);
 	}
@@ -233,6 +265,111 @@ static void contended(enum ps_mode mode, uint32_t threshold)
 	ps_server_destroy(s);
 }
 
+/* Takers on a small discard element the writer keeps lapping: every tuple
+ * taken is whole, taken in order, and taken + discarded + held = written. */
+struct lap { ps_elem *e; uint64_t total; uint64_t got, bad, last; };
+
+static void *lapped_taker(void *arg)
+{
+	struct lap *l = arg;
+	uint8_t t[TT_SIZE];
+	uint64_t idx;
+	for (;;) {
+		int rc = ps_take(l->e, t, 200, &idx);
+		if (rc == PS_ETIMEDOUT)
+			break; /* the writer is done and all is taken or dropped */
+		if (rc || !tuple_ok(t) || tuple_idx(t) != idx || (l->got && idx <= l->last))
+			l->bad++;
+		l->last = idx;
+		l->got++;
+	}
+	return NULL;
+}
+
+START_TEST(take_while_lapped)
+{
+	ps_server *s;
+	ck_assert_int_eq(ps_server_create_local(&s), 0);
+	struct ps_elem_attr a = { .tuple_size = TT_SIZE, .threshold = 8 };
+	ps_elem *w;
+	ck_assert_int_eq(ps_elem_create(s, "lap", &a, &w), 0);
+	struct lap l[2];
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++) {
+		l[i] = (struct lap){ .total = 300000 / SCALE };
+		ck_assert_int_eq(ps_elem_open(s, "lap", TT_SIZE, &l[i].e), 0);
+		pthread_create(&th[i], NULL, lapped_taker, &l[i]);
+	}
+	uint8_t t[TT_SIZE];
+	for (uint64_t i = 0; i < 300000 / SCALE; i++) {
+		tuple_make(t, i, 1, 0);
+		ps_write(w, t, 0, NULL);
+	}
+	uint64_t got = 0;
+	for (int i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_uint_eq(l[i].bad, 0);
+		got += l[i].got;
+		ps_elem_close(l[i].e);
+	}
+	struct ps_stats st;
+	ps_elem_stats(w, &st);
+	ck_assert_uint_eq(st.taken, got);
+	ck_assert_uint_eq(st.oldest, st.written); /* nothing left */
+	ck_assert_uint_eq(st.taken + st.discarded, st.written);
+	ps_elem_close(w);
+	ps_server_destroy(s);
+}
+END_TEST
+
+/* Range reads that start at the oldest tuple of a small element the writer
+ * keeps lapping: whatever a read returns must be whole. */
+struct rlap { ps_elem *e; atomic_int *stop; uint64_t reads, tuples, bad; };
+
+static void *range_lapped(void *arg)
+{
+	struct rlap *r = arg;
+	uint8_t buf[8 * TT_SIZE];
+	while (!atomic_load(r->stop)) {
+		struct ps_stats st;
+		ps_elem_stats(r->e, &st);
+		int n = ps_read_range(r->e, st.oldest, 8, buf, NULL);
+		if (n < 0)
+			continue; /* overtaken: reported, not returned */
+		r->reads++;
+		for (int k = 0; k < n; k++, r->tuples++)
+			if (!tuple_ok(buf + k * TT_SIZE) || tuple_idx(buf + k * TT_SIZE) != st.oldest + (uint64_t)k)
+				r->bad++;
+	}
+	return NULL;
+}
+
+START_TEST(range_while_lapped)
+{
+	ps_server *s;
+	ck_assert_int_eq(ps_server_create_local(&s), 0);
+	struct ps_elem_attr a = { .tuple_size = TT_SIZE, .threshold = 8 };
+	ps_elem *w;
+	ck_assert_int_eq(ps_elem_create(s, "rl", &a, &w), 0);
+	atomic_int stop = 0;
+	struct rlap r = { .stop = &stop };
+	ck_assert_int_eq(ps_elem_open(s, "rl", TT_SIZE, &r.e), 0);
+	pthread_t th;
+	pthread_create(&th, NULL, range_lapped, &r);
+	uint8_t t[TT_SIZE];
+	for (uint64_t i = 0; i < 3000000 / SCALE; i++) {
+		tuple_make(t, i, 1, 0);
+		ps_write(w, t, 0, NULL);
+	}
+	atomic_store(&stop, 1);
+	pthread_join(th, NULL);
+	ck_assert_uint_eq(r.bad, 0);
+	ps_elem_close(r.e);
+	ps_elem_close(w);
+	ps_server_destroy(s);
+}
+END_TEST
+
 START_TEST(multi_writer_flow)
 {
 	contended(PS_FLOW, 16); /* small: writers wait on takers all the time */
@@ -286,6 +423,8 @@ Suite *pastset_stress_suite(void)
 	TCase *tc = tcase_create("stress");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, flat_out_writer_checked_readers);
+	tcase_add_test(tc, take_while_lapped);
+	tcase_add_test(tc, range_while_lapped);
 	tcase_add_test(tc, multi_writer_flow);
 	tcase_add_test(tc, multi_writer_discard);
 	tcase_add_test(tc, flow_nothing_lost);
