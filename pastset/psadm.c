@@ -1,8 +1,11 @@
 /* psadm.c - lists, inspects and removes PastSet shared-memory segments. */
 #define _GNU_SOURCE
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "pastset.h"
 
@@ -10,7 +13,8 @@ static const char *usage =
 	"usage: psadm list               segments on this host, with their state\n"
 	"       psadm show NAME...       a segment's elements and their counts\n"
 	"       psadm rm NAME...         remove segments\n"
-	"       psadm clean [--dry-run]  remove segments whose creator is gone\n"
+	"       psadm clean [--dry-run]  remove segments whose creator is gone, and\n"
+	"                                ones left incomplete for over 10 s\n"
 	"A segment is live while its creator runs, closed once it exited cleanly,\n"
 	"and stale if it died without closing; closed and stale ones stay readable\n"
 	"until removed.\n";
@@ -78,14 +82,30 @@ static int rm(const char *name)
 	return 0;
 }
 
+/* A segment whose creator died before finishing its header never becomes
+ * readable; once it has sat unchanged for a while, it is debris. */
+static bool broken_and_old(const char *name)
+{
+	char path[128];
+	struct stat st;
+	snprintf(path, sizeof(path), "/dev/shm/pastset.%s", name);
+	return !stat(path, &st) && time(NULL) - st.st_mtime > 10;
+}
+
 static int clean_one(const char *name, void *arg)
 {
 	int dry = *(int *)arg;
 	struct ps_shm_info in;
-	if (ps_shm_info(name, &in) || in.state == PS_SHM_LIVE)
+	int rc = ps_shm_info(name, &in);
+	const char *why;
+	if (rc == PS_EBADSEG && broken_and_old(name))
+		why = "incomplete";
+	else if (rc || in.state == PS_SHM_LIVE)
 		return 0;
+	else
+		why = state_name(in.state);
 	if (dry)
-		printf("would remove %s (%s)\n", name, state_name(in.state));
+		printf("would remove %s (%s)\n", name, why);
 	else
 		rm(name);
 	return 0;

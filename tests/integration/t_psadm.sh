@@ -19,6 +19,12 @@ written=$(echo "$out" | awk '$1 == "thread0.trace" { print $5 }')
 "$BIN/psadm" list | grep -q "^$seg " || die "dry run removed it"
 "$BIN/psadm" clean | grep -q "removed $seg" || die "clean did not remove it"
 "$BIN/psadm" list | grep -q "^$seg " && die "still listed after clean"
+# a creator that died before finishing the header leaves debris clean removes once old
+junk="it-junk-$$"
+head -c 100 /dev/zero >"/dev/shm/pastset.$junk"
+touch -d '1 minute ago' "/dev/shm/pastset.$junk"
+"$BIN/psadm" list | grep -q "^$junk .*not a PastSet segment" || die "incomplete segment not listed as such"
+"$BIN/psadm" clean | grep -q "removed $junk" || die "incomplete segment not cleaned"
 # errors: clear message, non-zero status, nothing else touched
 "$BIN/psadm" show "$seg" 2>&1 | grep -q "no such segment" || die "show of a removed segment"
 "$BIN/psadm" show "bad/name" 2>&1 | grep -q "bad name" || die "bad name not reported"
