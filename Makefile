@@ -144,7 +144,37 @@ $(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
 
-build: $(LIBS) $(BINS) $(UNIT_BIN) $(BENCH_BINS)
+# --- MPI: libescollect.so and the programs that test it ----------------------
+# Only in the plain build: a preloaded library and sanitizer runtimes do not
+# mix, and mpirun's own processes are not ours to instrument.
+
+MPICC ?= mpicc
+ESCOLLECT := $(BUILD)/lib/libescollect.so
+MPI_TESTS := $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_check
+
+$(BUILD)/obj/collectors/mpi/%.o: collectors/mpi/%.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(ESCOLLECT): $(BUILD)/obj/collectors/mpi/escollect.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(MPICC) -shared -Wl,-z,defs $^ -o $@ $(EXT_LIBS) $(LDLIBS)
+
+$(BUILD)/obj/tests/integration/mpi_calls.o: tests/integration/mpi_calls.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/tests/mpi_calls: $(BUILD)/obj/tests/integration/mpi_calls.o
+	$(MPICC) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/tests/mpi_check: $(BUILD)/obj/tests/integration/mpi_check.o $(LIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
+
+ifeq ($(SAN)$(TSAN),)
+MPI_PARTS := $(ESCOLLECT) $(MPI_TESTS)
+endif
+
+build: $(LIBS) $(BINS) $(UNIT_BIN) $(BENCH_BINS) $(MPI_PARTS)
 
 # Sanitizer builds run slower: give Check's per-test timeouts room.
 # Integration tests start processes that share memory but no threads, which
@@ -153,7 +183,7 @@ run-check: build
 	@CK_TIMEOUT_MULTIPLIER=$(if $(SAN)$(TSAN),10,1) TSAN_OPTIONS="halt_on_error=1 allocator_may_return_null=1" \
 	  ASAN_OPTIONS=allocator_may_return_null=1 $(UNIT_BIN)
 ifneq ($(TSAN),1)
-	@sh tests/integration/run.sh $(BUILD)/bin
+	@sh tests/integration/run.sh $(BUILD)
 endif
 
 run-demo: build

@@ -1,12 +1,13 @@
 #!/bin/sh
-# run.sh - runs every integration test (tests/integration/t_*.sh) against the binaries in $1.
+# run.sh - runs every integration test (tests/integration/t_*.sh) against the build in $1.
 set -u
-bin=${1:?usage: run.sh BINDIR}
+build=${1:?usage: run.sh BUILDDIR}
+bin=$build/bin
 pass=0 fail=0
 for t in "$(dirname "$0")"/t_*.sh; do
 	name=$(basename "$t" .sh)
 	log=$(mktemp)
-	if BIN=$bin sh "$t" >"$log" 2>&1; then
+	if BUILD=$build BIN=$bin sh "$t" >"$log" 2>&1; then
 		pass=$((pass + 1)); echo "  ok   $name"
 	else
 		fail=$((fail + 1)); echo "  FAIL $name"; sed 's/^/       /' "$log"

@@ -1,0 +1,572 @@
+/* escollect.c - libescollect.so: collectors on an unmodified MPI program's calls, through PMPI. */
+#define _GNU_SOURCE
+#include <mpi.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collectors/collectors.h"
+#include "pathmaps/pathmaps.h"
+
+/*
+ * Loaded with `mpirun -x LD_PRELOAD=.../libescollect.so`.  After MPI_Init
+ * every rank has a trace space, the shared segment JOB.rRANK, and every
+ * thread that calls MPI gets its own trace element in it the first time it
+ * does (so the common case takes no lock).  Each recorded call becomes one
+ * trace tuple:
+ *
+ *   point-to-point  element = peer rank, size = bytes, arg = tag
+ *   waits, tests    element = source of a completed receive (for a send,
+ *                   what the MPI library put in its status, or ~0),
+ *                   size = bytes received, arg = tag; for the -all and -some forms arg = count
+ *   collectives     element = root (~0 if none), size = bytes this rank
+ *                   contributed, arg = the call's number on its communicator
+ *                   (the same on every rank, so calls can be matched up)
+ *
+ * Environment:
+ *   ES_PATHMAP  a pathmap whose `mpi: collect:` list says what to record
+ *               and whose `trace: threshold:` sizes the trace elements;
+ *               without one, everything, 200 tuples per thread
+ *   ES_JOB      the job name in the segment names (default: the pathmap's
+ *               name, else mpiPID with rank 0's pid)
+ *   ES_VERBOSE  1: rank 0 says where the trace spaces are
+ *
+ * Nothing here may stop the program: a bad pathmap or a failure to make a
+ * trace space gives one line on stderr (from rank 0) and the program runs
+ * unmonitored.
+ */
+
+#define NOPS 128
+#define NONE 0xffffffffu
+
+static struct {
+	int on;
+	int rank, size;
+	uint32_t threshold;
+	unsigned char collect[NOPS]; /* by enum es_op */
+	es_space *sp;
+	char job[32];
+	int keyval;
+	pthread_mutex_t lock;
+	int nthreads;
+	ps_elem *elems[256];
+	int nelems;
+} g = { .lock = PTHREAD_MUTEX_INITIALIZER, .keyval = MPI_KEYVAL_INVALID };
+
+static __thread ps_elem *t_elem;
+static __thread uint16_t t_id;
+static __thread uint32_t t_seq;
+static __thread int t_tried;
+
+/* This thread's trace element, made on its first recorded call. */
+static ps_elem *my_elem(void)
+{
+	if (__builtin_expect(t_elem != NULL, 1))
+		return t_elem;
+	if (!g.on || t_tried)
+		return NULL;
+	t_tried = 1;
+	pthread_mutex_lock(&g.lock);
+	int k = g.nthreads++;
+	struct es_meta m;
+	memset(&m, 0, sizeof(m));
+	m.element = (uint32_t)g.rank;
+	snprintf(m.trace, sizeof(m.trace), "mpi.thread%d", k);
+	snprintf(m.thread, sizeof(m.thread), "rank%d.thread%d", g.rank, k);
+	snprintf(m.where, sizeof(m.where), "MPI rank %d of %d", g.rank, g.size);
+	if (g.nelems < (int)(sizeof(g.elems) / sizeof(g.elems[0])) &&
+	    es_space_add(g.sp, &m, g.threshold, false, &t_id, &t_elem) == 0)
+		g.elems[g.nelems++] = t_elem;
+	pthread_mutex_unlock(&g.lock);
+	return t_elem;
+}
+
+static void record(unsigned op, uint64_t t0, uint64_t t1, uint32_t element, uint64_t bytes,
+		   uint32_t arg, int rc)
+{
+	ps_elem *e = my_elem();
+	if (!e)
+		return;
+	struct es_trace t = { .start = t0, .end = t1, .seq = t_seq++,
+			      .op = (uint16_t)(op | (rc != MPI_SUCCESS ? ES_OP_FAILED : 0)),
+			      .collector = t_id, .element = element,
+			      .size = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes, .arg = arg };
+	ps_write(e, &t, 0, NULL);
+}
+
+static inline int want(unsigned op)
+{
+	return g.on && g.collect[op];
+}
+
+static uint64_t bytes_of(int count, MPI_Datatype type)
+{
+	int sz = 0;
+	if (count <= 0 || type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &sz) != MPI_SUCCESS)
+		return 0;
+	return (uint64_t)count * (uint64_t)sz;
+}
+
+static uint64_t got_bytes(const MPI_Status *st)
+{
+	int n = 0;
+	if (PMPI_Get_count(st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED || n < 0)
+		return 0;
+	return (uint64_t)n;
+}
+
+static uint32_t peer(int r)
+{
+	return r < 0 ? NONE : (uint32_t)r;
+}
+
+/* The number of this collective on its communicator, kept as an attribute
+ * of the communicator: every rank counts the same calls the same way. */
+static uint32_t coll_seq(MPI_Comm comm)
+{
+	if (g.keyval == MPI_KEYVAL_INVALID)
+		return 0;
+	uint32_t *n;
+	int flag = 0;
+	if (PMPI_Comm_get_attr(comm, g.keyval, &n, &flag) != MPI_SUCCESS)
+		return 0;
+	if (!flag) {
+		n = calloc(1, sizeof(*n));
+		if (!n || PMPI_Comm_set_attr(comm, g.keyval, n) != MPI_SUCCESS) {
+			free(n);
+			return 0;
+		}
+	}
+	return (*n)++;
+}
+
+static int free_counter(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+	(void)comm;
+	(void)keyval;
+	(void)extra;
+	free(value);
+	return MPI_SUCCESS;
+}
+
+/* --- set-up ------------------------------------------------------------------ */
+
+static const struct { const char *name; unsigned op; } calls[] = {
+	{ "MPI_Init", ES_OP_MPI_INIT }, { "MPI_Finalize", ES_OP_MPI_FINALIZE },
+	{ "MPI_Send", ES_OP_MPI_SEND }, { "MPI_Recv", ES_OP_MPI_RECV },
+	{ "MPI_Isend", ES_OP_MPI_ISEND }, { "MPI_Irecv", ES_OP_MPI_IRECV },
+	{ "MPI_Wait", ES_OP_MPI_WAIT }, { "MPI_Test", ES_OP_MPI_TEST },
+	{ "MPI_Sendrecv", ES_OP_MPI_SENDRECV }, { "MPI_Probe", ES_OP_MPI_PROBE },
+	{ "MPI_Iprobe", ES_OP_MPI_IPROBE }, { "MPI_Waitall", ES_OP_MPI_WAITALL },
+	{ "MPI_Waitany", ES_OP_MPI_WAITANY }, { "MPI_Waitsome", ES_OP_MPI_WAITSOME },
+	{ "MPI_Testall", ES_OP_MPI_TESTALL }, { "MPI_Testany", ES_OP_MPI_TESTANY },
+	{ "MPI_Testsome", ES_OP_MPI_TESTSOME },
+	{ "MPI_Barrier", ES_OP_MPI_BARRIER }, { "MPI_Bcast", ES_OP_MPI_BCAST },
+	{ "MPI_Reduce", ES_OP_MPI_REDUCE }, { "MPI_Allreduce", ES_OP_MPI_ALLREDUCE },
+	{ "MPI_Gather", ES_OP_MPI_GATHER }, { "MPI_Gatherv", ES_OP_MPI_GATHERV },
+	{ "MPI_Scatter", ES_OP_MPI_SCATTER }, { "MPI_Scatterv", ES_OP_MPI_SCATTERV },
+	{ "MPI_Allgather", ES_OP_MPI_ALLGATHER }, { "MPI_Allgatherv", ES_OP_MPI_ALLGATHERV },
+	{ "MPI_Alltoall", ES_OP_MPI_ALLTOALL }, { "MPI_Alltoallv", ES_OP_MPI_ALLTOALLV },
+	{ "MPI_Reduce_scatter", ES_OP_MPI_REDUCE_SCATTER },
+};
+#define NCALLS (sizeof(calls) / sizeof(calls[0]))
+
+static void select_calls(const struct pm_mpi *mpi)
+{
+	for (size_t i = 0; i < NCALLS; i++)
+		g.collect[calls[i].op] = !mpi || !mpi->given || mpi->ncalls == 0;
+	for (int k = 0; mpi && k < mpi->ncalls; k++) {
+		const char *w = mpi->calls[k];
+		for (size_t i = 0; i < NCALLS; i++) {
+			unsigned op = calls[i].op;
+			bool p2p = op >= ES_OP_MPI_SEND && op < ES_OP_MPI_BARRIER;
+			if (!strcmp(w, "all") || !strcmp(w, calls[i].name) ||
+			    (!strcmp(w, "point-to-point") && p2p) ||
+			    (!strcmp(w, "collectives") && op >= ES_OP_MPI_BARRIER))
+				g.collect[op] = 1;
+		}
+	}
+}
+
+/* Decides, on every rank alike, whether and where to record. */
+static void setup(void)
+{
+	PMPI_Comm_rank(MPI_COMM_WORLD, &g.rank);
+	PMPI_Comm_size(MPI_COMM_WORLD, &g.size);
+	const char *file = getenv("ES_PATHMAP"), *job = getenv("ES_JOB");
+	char err[512] = "";
+	pm_map *m = NULL;
+	int ok = 1;
+	if (file && *file && pm_load(file, &m, err, sizeof(err)))
+		ok = 0;
+	g.threshold = m ? pm_model(m)->trace.threshold : 200;
+	select_calls(m ? &pm_model(m)->mpi : NULL);
+	/* Rank 0's word decides the job's name and whether it is watched, so
+	 * that all ranks agree even if their environments differ. */
+	struct { int ok; char job[32]; char err[512]; } d;
+	memset(&d, 0, sizeof(d));
+	d.ok = ok;
+	if (job && *job)
+		snprintf(d.job, sizeof(d.job), "%.24s", job);
+	else if (m)
+		snprintf(d.job, sizeof(d.job), "%.24s", pm_model(m)->name);
+	else
+		snprintf(d.job, sizeof(d.job), "mpi%d", (int)getpid());
+	snprintf(d.err, sizeof(d.err), "%s", err);
+	PMPI_Bcast(&d, sizeof(d), MPI_BYTE, 0, MPI_COMM_WORLD);
+	pm_destroy(m);
+	if (!d.ok) {
+		if (g.rank == 0)
+			fprintf(stderr, "escollect: %s; running unmonitored\n", d.err);
+		return;
+	}
+	if (!ok)
+		return; /* this rank alone could not read the pathmap */
+	snprintf(g.job, sizeof(g.job), "%s", d.job);
+	char seg[64];
+	snprintf(seg, sizeof(seg), "%s.r%d", g.job, g.rank);
+	es_clock_init();
+	int rc = es_space_create(seg, &g.sp);
+	if (rc) {
+		fprintf(stderr, "escollect: rank %d: trace space %s: %s; running unmonitored\n",
+			g.rank, seg, ps_strerror(rc));
+		return;
+	}
+	PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_counter, &g.keyval, NULL);
+	g.on = 1;
+	if (g.rank == 0 && getenv("ES_VERBOSE") && !strcmp(getenv("ES_VERBOSE"), "1"))
+		fprintf(stderr, "escollect: tracing %d ranks into /dev/shm/pastset.%s.r0..r%d\n",
+			g.size, g.job, g.size - 1);
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+	uint64_t t0 = es_now();
+	int rc = PMPI_Init(argc, argv);
+	if (rc == MPI_SUCCESS) {
+		setup();
+		if (want(ES_OP_MPI_INIT))
+			record(ES_OP_MPI_INIT, t0, es_now(), (uint32_t)g.rank, 0, 0, rc);
+	}
+	return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+	uint64_t t0 = es_now();
+	int rc = PMPI_Init_thread(argc, argv, required, provided);
+	if (rc == MPI_SUCCESS) {
+		setup();
+		if (want(ES_OP_MPI_INIT))
+			record(ES_OP_MPI_INIT, t0, es_now(), (uint32_t)g.rank, 0, (uint32_t)*provided, rc);
+	}
+	return rc;
+}
+
+int MPI_Finalize(void)
+{
+	uint64_t t0 = es_now();
+	if (g.keyval != MPI_KEYVAL_INVALID)
+		PMPI_Comm_free_keyval(&g.keyval);
+	int rc = PMPI_Finalize();
+	if (want(ES_OP_MPI_FINALIZE))
+		record(ES_OP_MPI_FINALIZE, t0, es_now(), (uint32_t)g.rank, 0, 0, rc);
+	if (g.on) {
+		/* No MPI call may follow, in any thread: close everything.  The
+		 * segment stays, for monitors that read after the job. */
+		g.on = 0;
+		pthread_mutex_lock(&g.lock);
+		for (int i = 0; i < g.nelems; i++)
+			ps_elem_close(g.elems[i]);
+		g.nelems = 0;
+		es_space_destroy(g.sp);
+		g.sp = NULL;
+		pthread_mutex_unlock(&g.lock);
+		t_elem = NULL;
+	}
+	return rc;
+}
+
+/* --- point-to-point ------------------------------------------------------------ */
+
+#define TIMED(op, call)                                      \
+	if (!want(op))                                       \
+		return call;                                 \
+	uint64_t t0 = es_now();                              \
+	int rc = call;                                       \
+	uint64_t t1 = es_now()
+
+int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+	TIMED(ES_OP_MPI_SEND, PMPI_Send(buf, count, type, dest, tag, comm));
+	record(ES_OP_MPI_SEND, t0, t1, peer(dest), bytes_of(count, type), (uint32_t)tag, rc);
+	return rc;
+}
+
+int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+	     MPI_Status *status)
+{
+	MPI_Status mine;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &mine : status;
+	TIMED(ES_OP_MPI_RECV, PMPI_Recv(buf, count, type, source, tag, comm, st));
+	record(ES_OP_MPI_RECV, t0, t1, rc == MPI_SUCCESS ? peer(st->MPI_SOURCE) : peer(source),
+	       rc == MPI_SUCCESS ? got_bytes(st) : 0, (uint32_t)(rc == MPI_SUCCESS ? st->MPI_TAG : tag), rc);
+	return rc;
+}
+
+int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+	      MPI_Request *req)
+{
+	TIMED(ES_OP_MPI_ISEND, PMPI_Isend(buf, count, type, dest, tag, comm, req));
+	record(ES_OP_MPI_ISEND, t0, t1, peer(dest), bytes_of(count, type), (uint32_t)tag, rc);
+	return rc;
+}
+
+int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+	      MPI_Request *req)
+{
+	TIMED(ES_OP_MPI_IRECV, PMPI_Irecv(buf, count, type, source, tag, comm, req));
+	record(ES_OP_MPI_IRECV, t0, t1, peer(source), bytes_of(count, type), (uint32_t)tag, rc);
+	return rc;
+}
+
+static void record_status(unsigned op, uint64_t t0, uint64_t t1, const MPI_Status *st, int rc)
+{
+	/* A completed send leaves source and tag undefined: say "none". */
+	int src = st->MPI_SOURCE, tag = st->MPI_TAG;
+	record(op, t0, t1, peer(src), src >= 0 ? got_bytes(st) : 0, tag >= 0 ? (uint32_t)tag : NONE, rc);
+}
+
+int MPI_Wait(MPI_Request *req, MPI_Status *status)
+{
+	MPI_Status mine = { .MPI_SOURCE = MPI_ANY_SOURCE, .MPI_TAG = MPI_ANY_TAG };
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &mine : status;
+	TIMED(ES_OP_MPI_WAIT, PMPI_Wait(req, st));
+	record_status(ES_OP_MPI_WAIT, t0, t1, st, rc);
+	return rc;
+}
+
+int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
+{
+	MPI_Status mine = { .MPI_SOURCE = MPI_ANY_SOURCE, .MPI_TAG = MPI_ANY_TAG };
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &mine : status;
+	TIMED(ES_OP_MPI_TEST, PMPI_Test(req, flag, st));
+	if (*flag || rc != MPI_SUCCESS) /* only the test that completes it */
+		record_status(ES_OP_MPI_TEST, t0, t1, st, rc);
+	return rc;
+}
+
+int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
+{
+	TIMED(ES_OP_MPI_WAITALL, PMPI_Waitall(count, reqs, statuses));
+	record(ES_OP_MPI_WAITALL, t0, t1, NONE, 0, (uint32_t)count, rc);
+	return rc;
+}
+
+int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
+{
+	MPI_Status mine = { .MPI_SOURCE = MPI_ANY_SOURCE, .MPI_TAG = MPI_ANY_TAG };
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &mine : status;
+	TIMED(ES_OP_MPI_WAITANY, PMPI_Waitany(count, reqs, index, st));
+	int src = st->MPI_SOURCE;
+	record(ES_OP_MPI_WAITANY, t0, t1, peer(src), src >= 0 ? got_bytes(st) : 0,
+	       (uint32_t)*index, rc);
+	return rc;
+}
+
+int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
+		 MPI_Status statuses[])
+{
+	TIMED(ES_OP_MPI_WAITSOME, PMPI_Waitsome(incount, reqs, outcount, indices, statuses));
+	record(ES_OP_MPI_WAITSOME, t0, t1, NONE, 0, (uint32_t)*outcount, rc);
+	return rc;
+}
+
+int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+{
+	TIMED(ES_OP_MPI_TESTALL, PMPI_Testall(count, reqs, flag, statuses));
+	if (*flag || rc != MPI_SUCCESS)
+		record(ES_OP_MPI_TESTALL, t0, t1, NONE, 0, (uint32_t)count, rc);
+	return rc;
+}
+
+int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+{
+	MPI_Status mine = { .MPI_SOURCE = MPI_ANY_SOURCE, .MPI_TAG = MPI_ANY_TAG };
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &mine : status;
+	TIMED(ES_OP_MPI_TESTANY, PMPI_Testany(count, reqs, index, flag, st));
+	if ((*flag && *index != MPI_UNDEFINED) || rc != MPI_SUCCESS) {
+		int src = st->MPI_SOURCE;
+		record(ES_OP_MPI_TESTANY, t0, t1, peer(src), src >= 0 ? got_bytes(st) : 0,
+		       (uint32_t)*index, rc);
+	}
+	return rc;
+}
+
+int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
+		 MPI_Status statuses[])
+{
+	TIMED(ES_OP_MPI_TESTSOME, PMPI_Testsome(incount, reqs, outcount, indices, statuses));
+	if ((*outcount > 0 && *outcount != MPI_UNDEFINED) || rc != MPI_SUCCESS)
+		record(ES_OP_MPI_TESTSOME, t0, t1, NONE, 0, (uint32_t)*outcount, rc);
+	return rc;
+}
+
+int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag,
+		 void *rbuf, int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm,
+		 MPI_Status *status)
+{
+	MPI_Status mine;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &mine : status;
+	TIMED(ES_OP_MPI_SENDRECV, PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount,
+						rtype, source, rtag, comm, st));
+	/* element: where it sent; arg: where the reply came from */
+	record(ES_OP_MPI_SENDRECV, t0, t1, peer(dest),
+	       bytes_of(scount, stype) + (rc == MPI_SUCCESS ? got_bytes(st) : 0),
+	       rc == MPI_SUCCESS ? peer(st->MPI_SOURCE) : peer(source), rc);
+	return rc;
+}
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+	MPI_Status mine;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &mine : status;
+	TIMED(ES_OP_MPI_PROBE, PMPI_Probe(source, tag, comm, st));
+	record(ES_OP_MPI_PROBE, t0, t1, peer(st->MPI_SOURCE), got_bytes(st), (uint32_t)st->MPI_TAG, rc);
+	return rc;
+}
+
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+	MPI_Status mine;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &mine : status;
+	TIMED(ES_OP_MPI_IPROBE, PMPI_Iprobe(source, tag, comm, flag, st));
+	if (*flag || rc != MPI_SUCCESS)
+		record(ES_OP_MPI_IPROBE, t0, t1, peer(st->MPI_SOURCE), got_bytes(st),
+		       (uint32_t)st->MPI_TAG, rc);
+	return rc;
+}
+
+/* --- collectives --------------------------------------------------------------- */
+
+#define COLL(op, root, bytes, comm, call)                     \
+	if (!want(op))                                        \
+		return call;                                  \
+	uint32_t n_ = coll_seq(comm);                         \
+	uint64_t t0 = es_now();                               \
+	int rc = call;                                        \
+	record(op, t0, es_now(), (root), (bytes), n_, rc);    \
+	return rc
+
+static int comm_size(MPI_Comm comm)
+{
+	int n = 0;
+	PMPI_Comm_size(comm, &n);
+	return n;
+}
+
+static uint64_t sum_bytes(const int counts[], int n, MPI_Datatype type)
+{
+	uint64_t b = 0;
+	for (int i = 0; counts && i < n; i++)
+		b += bytes_of(counts[i], type);
+	return b;
+}
+
+int MPI_Barrier(MPI_Comm comm)
+{
+	COLL(ES_OP_MPI_BARRIER, NONE, 0, comm, PMPI_Barrier(comm));
+}
+
+int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
+{
+	COLL(ES_OP_MPI_BCAST, peer(root), bytes_of(count, type), comm,
+	     PMPI_Bcast(buf, count, type, root, comm));
+}
+
+int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+	       MPI_Comm comm)
+{
+	COLL(ES_OP_MPI_REDUCE, peer(root), bytes_of(count, type), comm,
+	     PMPI_Reduce(sbuf, rbuf, count, type, op, root, comm));
+}
+
+int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+		  MPI_Comm comm)
+{
+	COLL(ES_OP_MPI_ALLREDUCE, NONE, bytes_of(count, type), comm,
+	     PMPI_Allreduce(sbuf, rbuf, count, type, op, comm));
+}
+
+int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+	       MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+	COLL(ES_OP_MPI_GATHER, peer(root), bytes_of(scount, stype), comm,
+	     PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
+}
+
+int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+		const int rcounts[], const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+	COLL(ES_OP_MPI_GATHERV, peer(root), bytes_of(scount, stype), comm,
+	     PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm));
+}
+
+int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+		MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+	int me;
+	PMPI_Comm_rank(comm, &me);
+	/* the root contributes everyone's share; the others nothing */
+	COLL(ES_OP_MPI_SCATTER, peer(root),
+	     me == root ? bytes_of(scount, stype) * (uint64_t)comm_size(comm) : 0, comm,
+	     PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
+}
+
+int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype,
+		 void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+	int me;
+	PMPI_Comm_rank(comm, &me);
+	COLL(ES_OP_MPI_SCATTERV, peer(root),
+	     me == root ? sum_bytes(scounts, comm_size(comm), stype) : 0, comm,
+	     PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm));
+}
+
+int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+		  MPI_Datatype rtype, MPI_Comm comm)
+{
+	COLL(ES_OP_MPI_ALLGATHER, NONE, bytes_of(scount, stype), comm,
+	     PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm));
+}
+
+int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+		   const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm)
+{
+	COLL(ES_OP_MPI_ALLGATHERV, NONE, bytes_of(scount, stype), comm,
+	     PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm));
+}
+
+int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+		 MPI_Datatype rtype, MPI_Comm comm)
+{
+	COLL(ES_OP_MPI_ALLTOALL, NONE, bytes_of(scount, stype) * (uint64_t)comm_size(comm), comm,
+	     PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm));
+}
+
+int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
+		  void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
+		  MPI_Comm comm)
+{
+	COLL(ES_OP_MPI_ALLTOALLV, NONE, sum_bytes(scounts, comm_size(comm), stype), comm,
+	     PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm));
+}
+
+int MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type,
+		       MPI_Op op, MPI_Comm comm)
+{
+	COLL(ES_OP_MPI_REDUCE_SCATTER, NONE, sum_bytes(rcounts, comm_size(comm), type), comm,
+	     PMPI_Reduce_scatter(sbuf, rbuf, rcounts, type, op, comm));
+}

@@ -1,0 +1,181 @@
+/* mpi_check.c - reads the trace spaces mpi_calls left behind and checks every recorded call. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectors/collectors.h"
+
+#define ANY 0xfffffffeu /* a field the check does not look at */
+#define NONE 0xffffffffu
+
+struct want { unsigned op; uint32_t element, size, arg; };
+
+static int nw;
+static struct want w[64];
+
+static void add(unsigned op, uint32_t element, uint32_t size, uint32_t arg)
+{
+	w[nw++] = (struct want){ op, element, size, arg };
+}
+
+/* What rank r of n must have recorded in its main thread, in order. */
+static void expected(int r, int n, int collectives_only)
+{
+	uint32_t left = (uint32_t)((r - 1 + n) % n), right = (uint32_t)((r + 1) % n);
+	nw = 0;
+	if (!collectives_only) {
+		add(ES_OP_MPI_INIT, (uint32_t)r, 0, ANY);
+	}
+	add(ES_OP_MPI_BARRIER, NONE, 0, 0);
+	if (!collectives_only) {
+		if (r == 0)
+			add(ES_OP_MPI_SEND, 1, 400, 7);
+		if (r == 1)
+			add(ES_OP_MPI_RECV, 0, 400, 7);
+		add(ES_OP_MPI_IRECV, left, 400, 9);
+		add(ES_OP_MPI_ISEND, right, 400, 9);
+		add(ES_OP_MPI_WAIT, left, 400, 9);
+		add(ES_OP_MPI_WAIT, ANY, ANY, ANY); /* a send: whatever the library put in its status */
+		add(ES_OP_MPI_IRECV, left, 400, 10);
+		add(ES_OP_MPI_ISEND, right, 400, 10);
+		add(ES_OP_MPI_WAITALL, NONE, 0, 2);
+		add(ES_OP_MPI_IRECV, left, 400, 11);
+		add(ES_OP_MPI_ISEND, right, 400, 11);
+		add(ES_OP_MPI_WAITANY, ANY, ANY, ANY);
+		add(ES_OP_MPI_WAITANY, ANY, ANY, ANY);
+		add(ES_OP_MPI_IRECV, left, 400, 12);
+		add(ES_OP_MPI_ISEND, right, 400, 12);
+		add(ES_OP_MPI_TESTALL, NONE, 0, 2); /* only the test that completed */
+		add(ES_OP_MPI_SENDRECV, right, 16, left);
+		if (r == 0) {
+			add(ES_OP_MPI_SEND, 1, 12, 14);
+			add(ES_OP_MPI_SEND, 1, 12, 15);
+		}
+		if (r == 1) {
+			add(ES_OP_MPI_PROBE, 0, 12, 14);
+			add(ES_OP_MPI_RECV, 0, 12, 14);
+			add(ES_OP_MPI_IPROBE, 0, 12, 15); /* only the probe that found it */
+			add(ES_OP_MPI_RECV, 0, 12, 15);
+		}
+	}
+	uint32_t tri = (uint32_t)(n * (n + 1) / 2);
+	add(ES_OP_MPI_BCAST, 0, 40, 1);
+	add(ES_OP_MPI_REDUCE, (uint32_t)(n - 1), 32, 2);
+	add(ES_OP_MPI_ALLREDUCE, NONE, 16, 3);
+	add(ES_OP_MPI_GATHER, 0, 12, 4);
+	add(ES_OP_MPI_GATHERV, 0, 4 * (uint32_t)(r + 1), 5);
+	add(ES_OP_MPI_SCATTER, 0, r == 0 ? 8 * (uint32_t)n : 0, 6);
+	add(ES_OP_MPI_SCATTERV, 0, r == 0 ? 4 * tri : 0, 7);
+	add(ES_OP_MPI_ALLGATHER, NONE, 4, 8);
+	add(ES_OP_MPI_ALLGATHERV, NONE, 4 * (uint32_t)(r + 1), 9);
+	add(ES_OP_MPI_ALLTOALL, NONE, 4 * (uint32_t)n, 10);
+	add(ES_OP_MPI_ALLTOALLV, NONE, 4 * (uint32_t)n, 11);
+	add(ES_OP_MPI_REDUCE_SCATTER, NONE, 4 * (uint32_t)n, 12);
+	if (!collectives_only)
+		add(ES_OP_MPI_FINALIZE, (uint32_t)r, 0, ANY);
+}
+
+static int bad;
+#define FAIL(...) do { fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); bad++; } while (0)
+
+static int field_ok(uint32_t got, uint32_t want)
+{
+	return want == ANY || got == want;
+}
+
+/* All tuples of one trace element, checked for order and accounting. */
+static int read_all(es_space *sp, const char *trace, struct es_trace *t, int max)
+{
+	ps_elem *e;
+	struct ps_stats st;
+	int rc = ps_elem_open(es_space_server(sp), trace, sizeof(struct es_trace), &e);
+	if (rc) {
+		FAIL("%s: %s", trace, ps_strerror(rc));
+		return 0;
+	}
+	ps_elem_stats(e, &st);
+	if (st.discarded)
+		FAIL("%s: %llu tuples discarded", trace, (unsigned long long)st.discarded);
+	int n = ps_read_range(e, 0, (size_t)max, t, NULL);
+	ps_elem_close(e);
+	for (int i = 0; i < n; i++) {
+		if (t[i].seq != (uint32_t)i)
+			FAIL("%s: tuple %d has seq %u", trace, i, t[i].seq);
+		if (t[i].start > t[i].end)
+			FAIL("%s: tuple %d ends before it starts", trace, i);
+		if (i && t[i - 1].end > t[i].start)
+			FAIL("%s: tuple %d starts before %d ended", trace, i, i - 1);
+		if (t[i].op & ES_OP_FAILED)
+			FAIL("%s: tuple %d records a failed %s", trace, i, es_op_name(t[i].op));
+	}
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 4) {
+		fprintf(stderr, "usage: mpi_check JOB NRANKS all|collectives\n");
+		return 2;
+	}
+	const char *job = argv[1];
+	int n = atoi(argv[2]), coll = !strcmp(argv[3], "collectives");
+	uint64_t barrier_last_start = 0, barrier_first_end = UINT64_MAX;
+	for (int r = 0; r < n; r++) {
+		char seg[64];
+		snprintf(seg, sizeof(seg), "%s.r%d", job, r);
+		es_space *sp;
+		int rc = es_space_open(seg, &sp);
+		if (rc) {
+			FAIL("%s: %s", seg, ps_strerror(rc));
+			continue;
+		}
+		int nc = es_space_collectors(sp);
+		if (nc != (coll ? 1 : 2))
+			FAIL("%s: %d collectors, expected %d", seg, nc, coll ? 1 : 2);
+		for (int c = 0; c < nc; c++) {
+			struct es_meta m;
+			struct es_trace t[128];
+			es_space_meta(sp, c, &m);
+			int got = read_all(sp, m.trace, t, 128);
+			char want_thread[64];
+			snprintf(want_thread, sizeof(want_thread), "rank%d.thread%d", r, c);
+			if (strcmp(m.thread, want_thread))
+				FAIL("%s: collector %d is thread '%s'", seg, c, m.thread);
+			if (c == 1) { /* the second thread: one sendrecv on its own communicator */
+				if (got != 1 || t[0].op != ES_OP_MPI_SENDRECV ||
+				    t[0].element != (uint32_t)((r + 1) % n) || t[0].size != 16)
+					FAIL("%s: second thread recorded %d tuples, first %s", seg, got,
+					     got ? es_op_name(t[0].op) : "-");
+				continue;
+			}
+			expected(r, n, coll);
+			if (got != nw)
+				FAIL("%s: %d tuples, expected %d", seg, got, nw);
+			for (int i = 0; i < got && i < nw; i++) {
+				if (t[i].op != w[i].op || !field_ok(t[i].element, w[i].element) ||
+				    !field_ok(t[i].size, w[i].size) || !field_ok(t[i].arg, w[i].arg))
+					FAIL("%s: tuple %d is %s element %u size %u arg %u; expected %s "
+					     "element %u size %u arg %u", seg, i, es_op_name(t[i].op),
+					     t[i].element, t[i].size, t[i].arg, es_op_name(w[i].op),
+					     w[i].element, w[i].size, w[i].arg);
+				if (t[i].op == ES_OP_MPI_BARRIER) {
+					const struct es_clock *ck = es_space_clock(sp);
+					uint64_t s = es_clock_ns(ck, t[i].start), e = es_clock_ns(ck, t[i].end);
+					barrier_last_start = s > barrier_last_start ? s : barrier_last_start;
+					barrier_first_end = e < barrier_first_end ? e : barrier_first_end;
+				}
+			}
+			printf("%s: %d tuples from %s checked\n", seg, got, m.thread);
+		}
+		es_space_destroy(sp);
+	}
+	/* Clocks agree across the ranks of a host: nobody leaves the barrier
+	 * before the last one entered it (give or take calibration error). */
+	if (barrier_first_end + 200000 < barrier_last_start)
+		FAIL("a rank left the barrier %llu ns before the last one entered",
+		     (unsigned long long)(barrier_last_start - barrier_first_end));
+	if (bad)
+		fprintf(stderr, "mpi_check: %d problems\n", bad);
+	return bad ? 1 : 0;
+}

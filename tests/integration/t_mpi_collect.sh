@@ -1,0 +1,39 @@
+#!/bin/sh
+# t_mpi_collect.sh - libescollect.so records every MPI call of an unmodified program, checked from a separate reader.
+set -u
+. "$(dirname "$0")/lib.sh"
+lib="$(cd "$BUILD/lib" && pwd)/libescollect.so"
+[ -f "$lib" ] || { echo "no $lib (sanitizer build): skipped"; exit 0; }
+job="itmpi$$"
+cleanup() { for s in $("$BIN/psadm" list | awk '{print $1}' | grep "^$job"); do "$BIN/psadm" rm "$s" >/dev/null; done; }
+trap cleanup EXIT
+run() { # run NP JOB [env...]: the program under mpirun with the collector library
+	np=$1 j=$2; shift 2
+	mpirun --oversubscribe --allow-run-as-root -np "$np" -x LD_PRELOAD="$lib" -x ES_JOB="$j" "$@" \
+		"$BUILD/tests/mpi_calls"
+}
+for np in 2 4; do
+	run $np "$job.a$np" || die "mpi_calls failed under -np $np"
+	"$BUILD/tests/mpi_check" "$job.a$np" $np all || die "recorded calls wrong under -np $np"
+done
+
+# A pathmap that asks for the collectives only.
+pm=$(mktemp --suffix=.yaml)
+bad=$(mktemp --suffix=.yaml)
+trap 'cleanup; rm -f "$pm" "$bad"' EXIT
+printf 'pathmap: 1\nname: ignored\nmpi:\n  collect: [collectives]\ntrace:\n  threshold: 100\n' >"$pm"
+ES_PATHMAP="$pm" run 2 "$job.c" -x ES_PATHMAP || die "mpi_calls failed with a pathmap"
+"$BUILD/tests/mpi_check" "$job.c" 2 collectives || die "collectives-only pathmap not honoured"
+
+# A bad pathmap, or a missing one: one line from rank 0, and the program
+# runs to the end unmonitored.
+printf 'pathmap: 1\nname: j\nmpi:\n  collect: [MPI_Sned]\n' >"$bad"
+for f in "$bad" /no/such/pathmap.yaml; do
+	err=$(ES_PATHMAP="$f" run 4 "$job.bad" -x ES_PATHMAP 2>&1 >/dev/null) || die "program died with pathmap $f"
+	echo "$err"
+	[ "$(echo "$err" | grep -c '^escollect:')" -eq 1 ] || die "not exactly one line for $f: $err"
+	echo "$err" | grep -q "running unmonitored" || die "does not say it runs unmonitored"
+	"$BIN/psadm" list | grep -q "^$job.bad" && die "segments made despite the bad pathmap"
+done
+echo "$err" | grep -q "/no/such/pathmap.yaml: cannot open" || die "missing file not named"
+exit 0
