@@ -54,6 +54,7 @@ demo: deps
 	@$(SUB) run-demo
 
 bench: deps
+	@sh mk/deps.sh bench
 	@$(SUB) run-bench
 
 deps:
@@ -189,8 +190,26 @@ endif
 run-demo: build
 	@sh pastset/demo.sh $(BUILD)/bin
 
-run-bench: build
-	@for b in $(BENCH_BINS); do $$b || exit 1; done
+# The collector benchmark compares with LTTng-UST, which only it needs.
+LTTNG_CFLAGS = $(shell pkg-config --cflags lttng-ust)
+LTTNG_LIBS = $(shell pkg-config --libs lttng-ust)
+
+$(BUILD)/obj/tests/bench/collector.o $(BUILD)/obj/tests/bench/es_tp.o: $(BUILD)/obj/tests/bench/%.o: tests/bench/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LTTNG_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/bench/collector: $(BUILD)/obj/tests/bench/collector.o $(BUILD)/obj/tests/bench/es_tp.o $(LIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LTTNG_LIBS) $(LDLIBS)
+
+$(BUILD)/obj/tests/bench/mpi_cost.o: tests/bench/mpi_cost.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/bench/mpi_cost: $(BUILD)/obj/tests/bench/mpi_cost.o
+	$(MPICC) $^ -o $@
+
+run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost
+	@for b in $(BENCH_BINS) $(BUILD)/bench/collector; do $$b || exit 1; done
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 .SECONDARY:

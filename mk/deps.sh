@@ -1,5 +1,6 @@
 #!/bin/sh
 # deps.sh - makes sure the Debian packages EventSpace builds with are present, installing what is missing.
+# `deps.sh bench` also wants what the benchmarks compare against.
 set -u
 
 missing=""
@@ -16,6 +17,10 @@ need libhwloc-dev   have_pc hwloc
 need check          have_pc check
 need libopenmpi-dev have_pc ompi-c
 need openmpi-bin    command -v mpirun
+if [ "${1:-}" = bench ]; then # the collector benchmark compares with LTTng-UST
+	need liblttng-ust-dev have_pc lttng-ust
+	need lttng-tools      command -v lttng-sessiond
+fi
 
 [ -z "$missing" ] && exit 0
 
