@@ -119,37 +119,45 @@ static double run(int variant, paths_path *bare, paths_path *coll)
 	return (cpu_ns() - t0) / OPS;
 }
 
-/* The paper's method: C1 -> C2 -> C3 -> element; C2 costs D1 - D2. */
+/* The paper's method: C1 -> C2 -> C3 -> element; C2 costs D1 - D2.  In
+ * batches of 200 operations, as many as the trace elements hold. */
 static double nested(paths_path *p3, const struct es_clock *ck)
 {
-	unsigned char t[36];
-	memset(t, 3, sizeof(t));
-	for (uint32_t i = 0; i < 200; i++) {
-		memcpy(t, &i, sizeof(i));
-		paths_write(p3, t, 0, NULL);
-	}
 	es_space *sp;
 	es_space_get(space_seg, &sp);
 	ps_elem *c[3];
-	struct es_trace tr[3][200];
 	for (int k = 0; k < 3; k++) {
 		char name[32];
 		snprintf(name, sizeof(name), "c.n.%d", k);
 		if (ps_elem_open(es_space_server(sp), name, sizeof(struct es_trace), &c[k]))
 			die(name, PS_ENOENT);
-		struct ps_stats st;
-		ps_elem_stats(c[k], &st);
-		if (ps_read_range(c[k], st.written - 200, 200, tr[k], NULL) != 200)
-			die("reading the nested collectors' tuples", PS_EAGAIN);
-		ps_elem_close(c[k]);
 	}
-	es_space_put(sp);
-	/* c.n.0 is next to the element, c.n.2 outermost: the middle one's cost
-	 * is the outer interval minus its own. */
+	unsigned char t[36];
+	memset(t, 3, sizeof(t));
+	static struct es_trace tr[3][200];
 	double sum = 0;
-	for (int i = 0; i < 200; i++)
-		sum += (double)(tr[2][i].end - tr[2][i].start) - (double)(tr[1][i].end - tr[1][i].start);
-	return sum / 200 / ck->ticks_per_ns;
+	int n = 0;
+	for (int batch = 0; batch < 50; batch++) {
+		for (uint32_t i = 0; i < 200; i++) {
+			memcpy(t, &i, sizeof(i));
+			paths_write(p3, t, 0, NULL);
+		}
+		for (int k = 0; k < 3; k++) {
+			struct ps_stats st;
+			ps_elem_stats(c[k], &st);
+			if (ps_read_range(c[k], st.written - 200, 200, tr[k], NULL) != 200)
+				die("reading the nested collectors' tuples", PS_EAGAIN);
+		}
+		/* c.n.0 is next to the element, c.n.2 outermost: the middle
+		 * one's cost is the outer interval minus its own. */
+		for (int i = 0; i < 200; i++, n++)
+			sum += (double)(tr[2][i].end - tr[2][i].start) -
+			       (double)(tr[1][i].end - tr[1][i].start);
+	}
+	for (int k = 0; k < 3; k++)
+		ps_elem_close(c[k]);
+	es_space_put(sp);
+	return sum / n / ck->ticks_per_ns;
 }
 
 static int child(void)
@@ -261,9 +269,17 @@ int main(int argc, char **argv)
 	/* MPI: the same program with and without the collector library. */
 	char lib[4200], mpi[200] = "";
 	snprintf(lib, sizeof(lib), "%s/../lib/libescollect.so", dir);
-	double b0, s0, b1, s1;
-	if (access(lib, R_OK) == 0 && mpi_cost(dir, NULL, &b0, &s0) == 0 &&
-	    mpi_cost(dir, lib, &b1, &s1) == 0) {
+	/* Runs alternate with and without, and each keeps its best: the
+	 * machine's noise only ever adds. */
+	double b0 = 1e30, s0 = 1e30, b1 = 1e30, s1 = 1e30, b, s;
+	int ok = access(lib, R_OK) == 0;
+	for (int r = 0; ok && r < 3; r++) {
+		ok = mpi_cost(dir, NULL, &b, &s) == 0;
+		b0 = b < b0 ? b : b0, s0 = s < s0 ? s : s0;
+		ok = ok && mpi_cost(dir, lib, &b, &s) == 0;
+		b1 = b < b1 ? b : b1, s1 = s < s1 ? s : s1;
+	}
+	if (ok) {
 		snprintf(mpi, sizeof(mpi), "%.1f ns (MPI_Barrier on COMM_SELF %.1f -> %.1f ns), "
 			 "%.1f ns (MPI_Sendrecv %.1f -> %.1f ns)", b1 - b0, b0, b1, s1 - s0, s0, s1);
 		sh("rm -f /dev/shm/pastset.bench-m%d.r0", (int)getpid());
