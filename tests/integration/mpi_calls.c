@@ -23,17 +23,22 @@ static void *second(void *arg)
 
 int main(int argc, char **argv)
 {
-	int provided;
-	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+	/* "single": plain MPI_Init and one thread; otherwise two threads */
+	int single = argc > 1 && !strcmp(argv[1], "single"), provided = MPI_THREAD_SINGLE;
+	if (single)
+		MPI_Init(&argc, &argv);
+	else
+		MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	if (provided < MPI_THREAD_MULTIPLE || size < 2) {
+	if ((!single && provided < MPI_THREAD_MULTIPLE) || size < 2) {
 		fprintf(stderr, "needs MPI_THREAD_MULTIPLE and 2 ranks\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	MPI_Comm_dup(MPI_COMM_WORLD, &side);
 	pthread_t th;
-	pthread_create(&th, NULL, second, NULL);
+	if (!single)
+		pthread_create(&th, NULL, second, NULL);
 
 	int right = (rank + 1) % size, left = (rank - 1 + size) % size;
 	MPI_Barrier(MPI_COMM_WORLD);
@@ -69,6 +74,31 @@ int main(int argc, char **argv)
 	int flag = 0;
 	while (!flag)
 		MPI_Testall(2, rq, &flag, MPI_STATUSES_IGNORE);
+	/* the single test, any and some forms, and waitsome */
+	MPI_Irecv(dl, 50, MPI_DOUBLE, left, 16, MPI_COMM_WORLD, &rq[0]);
+	MPI_Isend(dr, 50, MPI_DOUBLE, right, 16, MPI_COMM_WORLD, &rq[1]);
+	for (int k = 0; k < 2; k++)
+		for (flag = 0; !flag;)
+			MPI_Test(&rq[k], &flag, &st);
+	MPI_Irecv(dl, 50, MPI_DOUBLE, left, 17, MPI_COMM_WORLD, &rq[0]);
+	MPI_Isend(dr, 50, MPI_DOUBLE, right, 17, MPI_COMM_WORLD, &rq[1]);
+	for (int done = 0; done < 2;) {
+		MPI_Testany(2, rq, &idx, &flag, &st);
+		done += flag && idx != MPI_UNDEFINED;
+	}
+	int outn, ids[2];
+	MPI_Irecv(dl, 50, MPI_DOUBLE, left, 18, MPI_COMM_WORLD, &rq[0]);
+	MPI_Isend(dr, 50, MPI_DOUBLE, right, 18, MPI_COMM_WORLD, &rq[1]);
+	for (int done = 0; done < 2;) {
+		MPI_Testsome(2, rq, &outn, ids, MPI_STATUSES_IGNORE);
+		done += outn == MPI_UNDEFINED ? 0 : outn;
+	}
+	MPI_Irecv(dl, 50, MPI_DOUBLE, left, 19, MPI_COMM_WORLD, &rq[0]);
+	MPI_Isend(dr, 50, MPI_DOUBLE, right, 19, MPI_COMM_WORLD, &rq[1]);
+	for (int done = 0; done < 2;) {
+		MPI_Waitsome(2, rq, &outn, ids, MPI_STATUSES_IGNORE);
+		done += outn == MPI_UNDEFINED ? 0 : outn;
+	}
 	int two[2] = { rank, rank }, back[2];
 	MPI_Sendrecv(two, 2, MPI_INT, right, 13, back, 2, MPI_INT, left, 13, MPI_COMM_WORLD, &st);
 	CHECK(back[0] == left);
@@ -142,7 +172,8 @@ int main(int argc, char **argv)
 	int rs;
 	MPI_Reduce_scatter(ones, &rs, ones, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 	CHECK(rs == size);
-	pthread_join(th, NULL);
+	if (!single)
+		pthread_join(th, NULL);
 	free(all), free(counts), free(displs), free(ones), free(pos), free(to), free(from);
 	MPI_Comm_free(&side);
 	MPI_Finalize();

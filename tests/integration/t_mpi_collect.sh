@@ -10,12 +10,16 @@ trap cleanup EXIT
 run() { # run NP JOB [env...]: the program under mpirun with the collector library
 	np=$1 j=$2; shift 2
 	mpirun --oversubscribe --allow-run-as-root -np "$np" -x LD_PRELOAD="$lib" -x ES_JOB="$j" "$@" \
-		"$BUILD/tests/mpi_calls"
+		"$BUILD/tests/mpi_calls" ${ARGS:-}
 }
 for np in 2 4; do
 	run $np "$job.a$np" || die "mpi_calls failed under -np $np"
 	"$BUILD/tests/mpi_check" "$job.a$np" $np all || die "recorded calls wrong under -np $np"
 done
+
+# Plain MPI_Init, one thread.
+ARGS=single run 2 "$job.s" || die "mpi_calls single failed"
+"$BUILD/tests/mpi_check" "$job.s" 2 single || die "recorded calls wrong with MPI_Init"
 
 # A pathmap that asks for the collectives only.
 pm=$(mktemp --suffix=.yaml)
