@@ -8,6 +8,7 @@
 
 struct coll {
 	ps_elem *te;           /* its trace element */
+	_Atomic uint64_t *notes; /* its notes: the operation in flight */
 	es_space *sp;
 	_Atomic uint32_t seq;
 	uint32_t element;
@@ -20,6 +21,7 @@ static int collector_op(paths_stage *self, struct paths_op *op)
 	struct coll *c = self->state;
 	struct es_trace t;
 	t.start = es_now();
+	es_note_begin(c->notes, t.start, op->code + ES_OP_WRITE, c->element);
 	int rc = paths_forward(self, op);
 	t.end = es_now();
 	/* Only "many" collectors are shared between threads; the rest keep
@@ -75,6 +77,8 @@ static int collector_init(paths_stage *self, const struct paths_params *p)
 		return paths_params_fail(p, "name", "trace element '%s': %s", *name ? name : "(auto)",
 					 ps_strerror(rc));
 	}
+	/* Shared stages have no single operation in flight to note. */
+	c->notes = c->many ? NULL : ps_elem_notes(c->te);
 	return 0;
 }
 

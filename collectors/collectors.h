@@ -55,6 +55,28 @@ enum es_op {
 };
 const char *es_op_name(unsigned op); /* "write", "MPI_Send"...; ignores ES_OP_FAILED */
 
+/*
+ * While an operation is under way its collector keeps it in its trace
+ * element's notes: word ES_NOTE_START holds the start stamp (stored last),
+ * word ES_NOTE_WHAT the operation and element.  A monitor that finds a
+ * start newer than the element's latest tuple knows the thread is inside
+ * that operation now.
+ */
+enum { ES_NOTE_START = 0, ES_NOTE_WHAT = 1 };
+static inline uint64_t es_note_what(unsigned op, uint32_t element)
+{
+	return (uint64_t)op | ((uint64_t)element << 32);
+}
+static inline void es_note_begin(_Atomic uint64_t *notes, uint64_t start, unsigned op,
+				 uint32_t element)
+{
+	if (notes) {
+		__atomic_store_n((uint64_t *)&notes[ES_NOTE_WHAT], es_note_what(op, element),
+				 __ATOMIC_RELAXED);
+		__atomic_store_n((uint64_t *)&notes[ES_NOTE_START], start, __ATOMIC_RELEASE);
+	}
+}
+
 /* --- clocks ------------------------------------------------------------- */
 
 enum es_clock_source { ES_CLOCK_TSC = 1, ES_CLOCK_MONOTONIC = 2 };

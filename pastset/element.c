@@ -448,6 +448,18 @@ int ps_take(ps_elem *e, void *out, int timeout_ms, uint64_t *idx)
 	return rc;
 }
 
+_Atomic uint64_t *ps_elem_notes(ps_elem *e)
+{
+	return e && e->writable ? e->h->note : NULL;
+}
+
+uint64_t ps_note_get(const ps_elem *e, unsigned word)
+{
+	if (!e || word >= PS_NOTE_WORDS)
+		return 0;
+	return atomic_load_explicit(&e->h->note[word], memory_order_relaxed);
+}
+
 int ps_elem_stats(ps_elem *e, struct ps_stats *st)
 {
 	if (!e || !st)

@@ -33,6 +33,7 @@ struct ps_ehdr {
 	/* Written by the writer on every write. */
 	_Alignas(PS_CACHELINE) _Atomic uint64_t head; /* tuples published */
 	_Atomic uint64_t wseq;                         /* writes started */
+	_Atomic uint64_t note[PS_NOTE_WORDS];          /* the writer's notes, same line */
 	/* Written by takers only, under tlock. */
 	_Alignas(PS_CACHELINE) _Atomic uint64_t tail;  /* next index to take */
 	_Atomic uint64_t taken;

@@ -190,6 +190,15 @@ int ps_read_range(ps_elem *e, uint64_t first, size_t n, void *out,
  * for one.  *idx (may be NULL) gets its index. */
 int ps_take(ps_elem *e, void *out, int timeout_ms, uint64_t *idx);
 
+/* Notes: a few words beside an element's tuples that its writer may set at
+ * any time and readers observe, without the tuple protocol (each word is
+ * read whole, but not together with the others).  Collectors keep the
+ * operation in flight there, so a monitor can tell where a thread waits. */
+#define PS_NOTE_WORDS 4
+/* The words themselves, for a writer's hot path; NULL for a read-only handle. */
+_Atomic uint64_t *ps_elem_notes(ps_elem *e);
+uint64_t ps_note_get(const ps_elem *e, unsigned word);
+
 #ifdef __cplusplus
 }
 #endif

@@ -56,6 +56,7 @@ static struct {
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER, .keyval = MPI_KEYVAL_INVALID };
 
 static __thread ps_elem *t_elem;
+static __thread _Atomic uint64_t *t_notes;
 static __thread uint16_t t_id;
 static __thread uint32_t t_seq;
 static __thread int t_tried;
@@ -77,8 +78,10 @@ static ps_elem *my_elem(void)
 	snprintf(m.thread, sizeof(m.thread), "rank%d.thread%d", g.rank, k);
 	snprintf(m.where, sizeof(m.where), "MPI rank %d of %d", g.rank, g.size);
 	if (g.nelems < (int)(sizeof(g.elems) / sizeof(g.elems[0])) &&
-	    es_space_add(g.sp, &m, g.threshold, false, &t_id, &t_elem) == 0)
+	    es_space_add(g.sp, &m, g.threshold, false, &t_id, &t_elem) == 0) {
 		g.elems[g.nelems++] = t_elem;
+		t_notes = ps_elem_notes(t_elem);
+	}
 	pthread_mutex_unlock(&g.lock);
 	return t_elem;
 }
@@ -291,16 +294,21 @@ int MPI_Finalize(void)
 
 /* --- point-to-point ------------------------------------------------------------ */
 
-#define TIMED(op, call)                                      \
+/* Records the call's interval; while it runs, the thread's notes say what
+ * it is inside (peer: who it waits for, if known). */
+#define TIMED_PEER(op, peer_, call)                          \
 	if (!want(op))                                       \
 		return call;                                 \
 	uint64_t t0 = es_now();                              \
+	if (my_elem())                                       \
+		es_note_begin(t_notes, t0, op, (peer_));     \
 	int rc = call;                                       \
 	uint64_t t1 = es_now()
+#define TIMED(op, call) TIMED_PEER(op, NONE, call)
 
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
-	TIMED(ES_OP_MPI_SEND, PMPI_Send(buf, count, type, dest, tag, comm));
+	TIMED_PEER(ES_OP_MPI_SEND, peer(dest), PMPI_Send(buf, count, type, dest, tag, comm));
 	record(ES_OP_MPI_SEND, t0, t1, peer(dest), bytes_of(count, type), (uint32_t)tag, rc);
 	return rc;
 }
@@ -310,7 +318,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
 {
 	MPI_Status mine;
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	TIMED(ES_OP_MPI_RECV, PMPI_Recv(buf, count, type, source, tag, comm, st));
+	TIMED_PEER(ES_OP_MPI_RECV, peer(source), PMPI_Recv(buf, count, type, source, tag, comm, st));
 	record(ES_OP_MPI_RECV, t0, t1, rc == MPI_SUCCESS ? peer(st->MPI_SOURCE) : peer(source),
 	       rc == MPI_SUCCESS ? got_bytes(st) : 0, (uint32_t)(rc == MPI_SUCCESS ? st->MPI_TAG : tag), rc);
 	return rc;
@@ -420,7 +428,7 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int
 {
 	MPI_Status mine;
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	TIMED(ES_OP_MPI_SENDRECV, PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount,
+	TIMED_PEER(ES_OP_MPI_SENDRECV, peer(source), PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount,
 						rtype, source, rtag, comm, st));
 	/* element: where it sent; arg: where the reply came from */
 	record(ES_OP_MPI_SENDRECV, t0, t1, peer(dest),
@@ -433,7 +441,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
 	MPI_Status mine;
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	TIMED(ES_OP_MPI_PROBE, PMPI_Probe(source, tag, comm, st));
+	TIMED_PEER(ES_OP_MPI_PROBE, peer(source), PMPI_Probe(source, tag, comm, st));
 	record(ES_OP_MPI_PROBE, t0, t1, peer(st->MPI_SOURCE), got_bytes(st), (uint32_t)st->MPI_TAG, rc);
 	return rc;
 }
@@ -456,6 +464,8 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
 		return call;                                  \
 	uint32_t n_ = coll_seq(comm);                         \
 	uint64_t t0 = es_now();                               \
+	if (my_elem())                                        \
+		es_note_begin(t_notes, t0, op, (root));       \
 	int rc = call;                                        \
 	record(op, t0, es_now(), (root), (bytes), n_, rc);    \
 	return rc

@@ -1,5 +1,6 @@
 /* test_collectors.c - the trace tuple, the clock, trace spaces and the collector wrapper. */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,6 +198,59 @@ START_TEST(collectors_nest)
 }
 END_TEST
 
+struct blocked { paths_path *p; int rc; };
+
+static void *read_blocked(void *arg)
+{
+	struct blocked *b = arg;
+	uint8_t t[TT_SIZE];
+	b->rc = paths_read(b->p, 1, t, 5000, NULL); /* index 1 comes later */
+	return NULL;
+}
+
+/* While an operation waits, the collector's notes say which one it is:
+ * what a heartbeat monitor reports for a stalled thread. */
+START_TEST(notes_show_the_operation_in_flight)
+{
+	ps_elem *e;
+	const char *names[] = { "inflight" };
+	paths_path *p = collected_path(&e, 1, names, 200);
+	uint8_t t[TT_SIZE];
+	tuple_make(t, 0, 0, 0);
+	ck_assert_int_eq(paths_write(p, t, 0, NULL), 0);
+	es_space *sp;
+	ck_assert_int_eq(es_space_get("", &sp), 0);
+	ps_elem *te;
+	ck_assert_int_eq(ps_elem_open(es_space_server(sp), "inflight", 0, &te), 0);
+	struct blocked b = { p, -1 };
+	pthread_t th;
+	pthread_create(&th, NULL, read_blocked, &b);
+	struct es_trace last;
+	uint64_t start = 0;
+	for (int i = 0; i < 5000 && !start; i++) { /* until the reader is inside */
+		uint64_t s0 = ps_note_get(te, ES_NOTE_START);
+		ck_assert_int_eq(ps_read_latest(te, &last, NULL), 0);
+		if (s0 > last.start)
+			start = s0;
+		else
+			usleep(1000);
+	}
+	ck_assert_uint_gt(start, 0);
+	uint64_t what = ps_note_get(te, ES_NOTE_WHAT);
+	ck_assert_uint_eq(what & 0xffff, ES_OP_READ);
+	ck_assert_uint_eq(what >> 32, 5); /* the element parameter */
+	ck_assert_int_eq(ps_write(e, t, 0, NULL), 0);           /* let it finish */
+	pthread_join(th, NULL);
+	ck_assert_int_eq(b.rc, 0);
+	ck_assert_int_eq(ps_read_latest(te, &last, NULL), 0);
+	ck_assert_uint_ge(last.start, ps_note_get(te, ES_NOTE_START)); /* nothing in flight */
+	ps_elem_close(te);
+	es_space_put(sp);
+	paths_path_destroy(p);
+	ps_elem_close(e);
+}
+END_TEST
+
 START_TEST(drops_are_counted)
 {
 	ps_elem *e;
@@ -362,6 +416,7 @@ Suite *collectors_suite(void)
 	tcase_add_test(tc, collector_records_each_operation);
 	tcase_add_test(tc, collectors_nest);
 	tcase_add_test(tc, drops_are_counted);
+	tcase_add_test(tc, notes_show_the_operation_in_flight);
 	tcase_add_test(tc, collector_parameter_errors);
 	tcase_add_test(tc, shared_space_read_elsewhere);
 	tcase_add_test(tc, pathmap_puts_collectors_on_paths);

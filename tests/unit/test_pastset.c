@@ -428,6 +428,25 @@ START_TEST(null_arguments)
 }
 END_TEST
 
+START_TEST(notes)
+{
+	setup_kind(_i);
+	ps_elem *e = mk("e", 4, PS_DISCARD, 0), *o;
+	ck_assert_int_eq(ps_elem_open(srv, "e", 0, &o), 0);
+	_Atomic uint64_t *n = ps_elem_notes(e);
+	ck_assert_ptr_nonnull(n);
+	n[0] = 42;
+	n[PS_NOTE_WORDS - 1] = 7;
+	ck_assert_uint_eq(ps_note_get(o, 0), 42); /* seen through another handle */
+	ck_assert_uint_eq(ps_note_get(o, PS_NOTE_WORDS - 1), 7);
+	ck_assert_uint_eq(ps_note_get(o, PS_NOTE_WORDS), 0); /* out of range */
+	ck_assert_uint_eq(ps_note_get(NULL, 0), 0);
+	ps_elem_close(o);
+	ps_elem_close(e);
+	teardown_kind(_i);
+}
+END_TEST
+
 START_TEST(strerror_messages)
 {
 	const int codes[] = { PS_EINVAL, PS_ENOMEM, PS_EEXIST, PS_ENOENT, PS_EACCES,
@@ -462,6 +481,7 @@ Suite *pastset_suite(void)
 	tcase_add_loop_test(tc, flow_control_waits, 0, 2);
 	tcase_add_loop_test(tc, flow_writer_blocks_until_taken, 0, 2);
 	tcase_add_loop_test(tc, null_arguments, 0, 2);
+	tcase_add_loop_test(tc, notes, 0, 2);
 	tcase_add_test(tc, out_of_memory);
 	tcase_add_test(tc, strerror_messages);
 	suite_add_tcase(s, tc);

@@ -113,6 +113,7 @@ START_TEST(segment_errors)
 	ck_assert_int_eq(ps_elem_open(s, "a", 0, &a), 0);
 	uint8_t t[TT_SIZE] = { 0 };
 	ck_assert_int_eq(ps_write(a, t, 0, NULL), PS_EROFS);
+	ck_assert_ptr_null(ps_elem_notes(a)); /* observers cannot write notes either */
 	ck_assert_int_eq(ps_take(a, t, 0, NULL), PS_EROFS);
 	ck_assert_int_eq(ps_elem_create(s, "d", &one, &c), PS_EROFS);
 	ps_elem_close(a);
