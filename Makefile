@@ -83,8 +83,13 @@ PATHMAPS_LIB := $(BUILD)/lib/libpathmaps.a
 COLLECTORS_SRC := collectors/clock.c collectors/space.c collectors/collector.c
 COLLECTORS_LIB := $(BUILD)/lib/libcollectors.a
 
+# --- scopes/ -----------------------------------------------------------------
+
+SCOPES_SRC := scopes/wrappers.c scopes/scope.c
+SCOPES_LIB := $(BUILD)/lib/libscopes.a
+
 # Libraries in link order: each layer before the ones it depends on.
-LIBS := $(COLLECTORS_LIB) $(PATHMAPS_LIB) $(PATHS_LIB) $(PASTSET_LIB)
+LIBS := $(SCOPES_LIB) $(COLLECTORS_LIB) $(PATHMAPS_LIB) $(PATHS_LIB) $(PASTSET_LIB)
 EXT_LIBS = $(shell pkg-config --libs yaml-0.1 hwloc)
 
 # --- objects and libraries -------------------------------------------------
@@ -115,15 +120,24 @@ $(COLLECTORS_LIB): $(call obj,$(COLLECTORS_SRC))
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 
+$(SCOPES_LIB): $(call obj,$(SCOPES_SRC))
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
 # --- binaries ----------------------------------------------------------------
 
-BINS := $(BUILD)/bin/psadm $(BUILD)/bin/psdemo $(BUILD)/bin/pathmap
+BINS := $(BUILD)/bin/psadm $(BUILD)/bin/psdemo $(BUILD)/bin/pathmap \
+	$(BUILD)/bin/heartbeat $(BUILD)/bin/geteventmon
 
 $(BUILD)/bin/%: $(BUILD)/obj/pastset/%.o $(PASTSET_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/bin/%: $(BUILD)/obj/pathmaps/%.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
+
+$(BUILD)/bin/%: $(BUILD)/obj/monitors/%.o $(BUILD)/obj/monitors/common.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
 
@@ -175,7 +189,13 @@ ifeq ($(SAN)$(TSAN),)
 MPI_PARTS := $(ESCOLLECT) $(MPI_TESTS)
 endif
 
-build: $(LIBS) $(BINS) $(UNIT_BIN) $(BENCH_BINS) $(MPI_PARTS)
+APPS := $(BUILD)/tests/app_stall
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/integration/%.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
+
+build: $(LIBS) $(BINS) $(UNIT_BIN) $(BENCH_BINS) $(MPI_PARTS) $(APPS)
 
 # Sanitizer builds run slower: give Check's per-test timeouts room.
 # Integration tests start processes that share memory but no threads, which

@@ -248,16 +248,22 @@ const struct paths_wrapper_type paths__handoff_type = {
 static int fork_op(paths_stage *self, struct paths_op *op)
 {
 	int n = self->nbranches;
-	if (op->code != PATHS_WRITE && op->size % (size_t)n)
+	const size_t *shares = self->state; /* NULL: equal shares */
+	size_t total = 0;
+	for (int i = 0; shares && i < n; i++)
+		total += shares[i];
+	if (op->code != PATHS_WRITE && (shares ? op->size != total : op->size % (size_t)n))
 		return PS_ESIZE;
-	size_t share = op->code == PATHS_WRITE ? op->size : op->size / (size_t)n;
 	struct paths_op sub[n];
 	struct paths__req req[n];
+	size_t off = 0;
 	for (int i = 0; i < n; i++) {
 		sub[i] = *op;
-		sub[i].size = share;
-		if (op->code != PATHS_WRITE)
-			sub[i].buf = (char *)op->buf + (size_t)i * share;
+		if (op->code != PATHS_WRITE) {
+			sub[i].size = shares ? shares[i] : op->size / (size_t)n;
+			sub[i].buf = (char *)op->buf + off;
+			off += sub[i].size;
+		}
 		paths__submit(self->branches[i], &sub[i], &req[i]);
 	}
 	int rc = 0;
@@ -276,18 +282,23 @@ const struct paths_wrapper_type paths__fork_type = {
 	.name = "fork", .op = fork_op,
 };
 
-int paths_stage_fork(paths_stage *const *branches, int n, paths_stage **out)
+int paths_stage_fork_sized(paths_stage *const *branches, int n, const size_t *shares,
+			   paths_stage **out)
 {
 	if (!branches || n < 1 || n > 1024 || !out)
 		return PS_EINVAL;
 	for (int i = 0; i < n; i++)
-		if (!branches[i])
+		if (!branches[i] || (shares && !shares[i]))
 			return PS_EINVAL;
 	paths_stage *s = stage_new(&paths__fork_type);
 	if (!s)
 		return PS_ENOMEM;
 	s->branches = malloc(sizeof(*s->branches) * (size_t)n);
-	if (!s->branches) {
+	if (shares && (s->state = malloc(sizeof(size_t) * (size_t)n)))
+		memcpy(s->state, shares, sizeof(size_t) * (size_t)n);
+	if (!s->branches || (shares && !s->state)) {
+		free(s->branches);
+		free(s->state);
 		free(s);
 		return PS_ENOMEM;
 	}
@@ -298,6 +309,11 @@ int paths_stage_fork(paths_stage *const *branches, int n, paths_stage **out)
 	s->nbranches = n;
 	*out = s;
 	return 0;
+}
+
+int paths_stage_fork(paths_stage *const *branches, int n, paths_stage **out)
+{
+	return paths_stage_fork_sized(branches, n, NULL, out);
 }
 
 /* --- paths -------------------------------------------------------------------- */

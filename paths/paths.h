@@ -118,6 +118,11 @@ int paths_stage_element(ps_elem *e, paths_stage **out);
  * turn (a gather).  Branches whose first stage is a hand-off run at the same
  * time.  Takes a reference on each branch. */
 int paths_stage_fork(paths_stage *const *branches, int n, paths_stage **out);
+/* The same, with the bytes each branch reads given (their sum is the size
+ * of a read through the fork), for branches that return different numbers
+ * of tuples. */
+int paths_stage_fork_sized(paths_stage *const *branches, int n, const size_t *shares,
+			   paths_stage **out);
 /* Drops one reference; the last one finalises the stage and drops its
  * references on what follows. */
 void paths_stage_release(paths_stage *s);

@@ -1,0 +1,147 @@
+/* geteventmon.c - the get-event monitor: every virtual event of a job, written out, with an exact count of what was lost. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+static const char *usage =
+	"usage: geteventmon [options] JOB\n"
+	"Consumes every event the job's collectors record (starting from what the\n"
+	"trace elements still hold), merged by start time, and writes it out.\n"
+	"  -f, --format FMT     text (default) or binary (see monitors/README.md)\n"
+	"  -o, --output FILE    write there instead of standard output\n"
+	"  -p, --period MS      time between pulls (default 100)\n"
+	"  -n, --count N        stop after N pulls (default: when the job ends)\n"
+	"  -w, --wait S         wait up to S seconds for the job to appear (default 10)\n"
+	"      --thread NAME    only that thread's events (a thread view)\n"
+	"  -h, --help\n"
+	"At the end it says on standard error how many events it wrote and exactly\n"
+	"how many were discarded before it could read them.\n";
+
+/* Binary output: "ESEV" u32 version=1, u32 nthreads, then per thread a
+ * 48-byte NUL-padded name; then records of a 36-byte portable trace tuple
+ * (ns stamps, little-endian) followed by a u32 thread index. */
+static void header(FILE *out, const es_scope *s)
+{
+	uint32_t v[2] = { 1, (uint32_t)es_scope_threads(s) };
+	fwrite("ESEV", 1, 4, out);
+	fwrite(v, sizeof(v), 1, out);
+	for (int t = 0; t < es_scope_threads(s); t++) {
+		char name[48] = { 0 };
+		strncpy(name, es_scope_thread(s, t), sizeof(name) - 1);
+		fwrite(name, sizeof(name), 1, out);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' }, { "output", required_argument, NULL, 'o' },
+		{ "period", required_argument, NULL, 'p' }, { "count", required_argument, NULL, 'n' },
+		{ "wait", required_argument, NULL, 'w' }, { "thread", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' }, { 0 } };
+	double period = 0.1, wait = 10;
+	long count = -1;
+	int binary = 0, c;
+	const char *outfile = NULL, *thread = NULL;
+	while ((c = getopt_long(argc, argv, "f:o:p:n:w:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (!strcmp(optarg, "binary"))
+				binary = 1;
+			else if (strcmp(optarg, "text")) {
+				fprintf(stderr, "geteventmon: --format: expected text or binary, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'o': outfile = optarg; break;
+		case 'p': period = mon_number("geteventmon", "--period", optarg, 1) / 1000; break;
+		case 'n': count = (long)mon_number("geteventmon", "--count", optarg, 1); break;
+		case 'w': wait = mon_number("geteventmon", "--wait", optarg, 0); break;
+		case 'T': thread = optarg; break;
+		case 'h': fputs(usage, stdout); return 0;
+		default: fputs(usage, stderr); return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "geteventmon: expected one JOB name\n%s", usage);
+		return 2;
+	}
+	const char *job = argv[optind];
+	FILE *out = stdout;
+	if (outfile && !(out = fopen(outfile, binary ? "wb" : "w"))) {
+		perror(outfile);
+		return 2;
+	}
+	struct es_scope_spec spec;
+	es_scope_spec_default(&spec, job);
+	spec.reduce = ES_REDUCE_NONE;
+	if (thread) {
+		spec.view = PM_VIEW_THREAD;
+		spec.of = thread;
+	}
+	mon_signals();
+	es_scope *s;
+	int rc = mon_attach(&spec, wait, &s);
+	if (rc) {
+		fprintf(stderr, "geteventmon: job '%s'%s%s: %s\n", job, thread ? ", thread " : "",
+			thread ? thread : "", rc == PS_ENOENT ? "no trace spaces on this host" :
+			ps_strerror(rc));
+		return 2;
+	}
+	if (binary)
+		header(out, s);
+	else
+		fprintf(out, "# start_ns end_ns duration_ns thread op element size arg seq\n");
+	enum { MAX = 65536 };
+	struct es_trace *ev = malloc(MAX * sizeof(*ev));
+	if (!ev)
+		return 2;
+	uint64_t written = 0, missed = 0;
+	long pulls = 0;
+	for (;;) {
+		bool alive = mon_job_alive(s);
+		/* Drain what is there: when behind, pull again at once. */
+		int n;
+		do {
+			uint64_t lost;
+			n = es_scope_consume(s, ev, MAX, &lost);
+			if (n < 0) {
+				fprintf(stderr, "geteventmon: %s\n", ps_strerror(n));
+				break;
+			}
+			missed += lost;
+			for (int i = 0; i < n; i++) {
+				const struct es_leaf *l = es_scope_leaf(s, es_scope_consumed_leaf(s, (size_t)i));
+				if (binary) {
+					uint32_t t = (uint32_t)l->thread;
+					fwrite(&ev[i], sizeof(ev[i]), 1, out);
+					fwrite(&t, sizeof(t), 1, out);
+				} else {
+					fprintf(out, "%llu %llu %llu %s %s %u %u %u %u\n",
+						(unsigned long long)ev[i].start, (unsigned long long)ev[i].end,
+						(unsigned long long)(ev[i].end - ev[i].start),
+						es_scope_thread(s, l->thread), es_op_name(ev[i].op),
+						ev[i].element, ev[i].size, ev[i].arg, ev[i].seq);
+				}
+			}
+			written += (uint64_t)n;
+		} while (n == MAX && !mon_stop);
+		pulls++;
+		if (n < 0 || mon_stop || !alive || (count > 0 && pulls >= count))
+			break; /* a job that ended was drained once more above */
+		mon_sleep(period);
+	}
+	fflush(out);
+	if (out != stdout)
+		fclose(out);
+	fprintf(stderr, "geteventmon: %llu events written, %llu discarded before they could be read\n",
+		(unsigned long long)written, (unsigned long long)missed);
+	free(ev);
+	es_scope_destroy(s);
+	return 0;
+}

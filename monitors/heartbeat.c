@@ -1,0 +1,164 @@
+/* heartbeat.c - the heartbeat monitor: which threads of a running job stopped making progress, and where they wait. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+static const char *usage =
+	"usage: heartbeat [options] JOB\n"
+	"Every period, gathers the latest event of every thread of JOB (its trace\n"
+	"spaces JOB.tN and JOB.rN on this host) and reports the threads that made\n"
+	"no progress since the last period, and what they are inside.\n"
+	"  -p, --period MS      time between looks (default 1000)\n"
+	"  -n, --count N        stop after N periods (default: when the job ends)\n"
+	"  -w, --wait S         wait up to S seconds for the job to appear (default 10)\n"
+	"      --pathmap FILE   take the scope's shape (fan-out, placement, rate)\n"
+	"      --scope NAME     from this scope of the pathmap\n"
+	"  -q, --quiet          no status line per period, only the summary\n"
+	"  -h, --help\n"
+	"Exit status: 0 if every thread progressed in every period, 1 if some\n"
+	"thread made no progress for a whole period, 2 on a usage error or if the\n"
+	"job never appeared.\n";
+
+struct thr {
+	char where[200];     /* where it was when last seen stalled */
+	uint64_t last_end;   /* ns */
+	int seen;            /* had an event */
+	int stalled_now, stalled_periods, progress_periods;
+};
+
+/* What thread t is inside, in words: the operation, and the path or the
+ * peer it waits on. */
+static void describe(const es_scope *s, int t, char *buf, size_t len)
+{
+	unsigned op;
+	uint32_t element;
+	uint64_t since;
+	int leaf;
+	if (!es_scope_in_flight(s, t, &op, &element, &since, &leaf)) {
+		snprintf(buf, len, "between operations");
+		return;
+	}
+	const struct es_meta *m = &es_scope_leaf(s, leaf)->meta;
+	if (op >= ES_OP_MPI_INIT && element != 0xffffffffu)
+		snprintf(buf, len, "inside %s with rank %u for %.2f s", es_op_name(op), element,
+			 since / 1e9);
+	else if (op >= ES_OP_MPI_INIT)
+		snprintf(buf, len, "inside %s for %.2f s", es_op_name(op), since / 1e9);
+	else
+		snprintf(buf, len, "inside %s on %s for %.2f s", es_op_name(op),
+			 m->where[0] ? m->where : "its element", since / 1e9);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "period", required_argument, NULL, 'p' }, { "count", required_argument, NULL, 'n' },
+		{ "wait", required_argument, NULL, 'w' }, { "pathmap", required_argument, NULL, 'P' },
+		{ "scope", required_argument, NULL, 'S' }, { "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' }, { 0 } };
+	double period = 1.0, wait = 10;
+	long count = -1;
+	int quiet = 0, c;
+	const char *pathmap = NULL, *scope = NULL;
+	while ((c = getopt_long(argc, argv, "p:n:w:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': period = mon_number("heartbeat", "--period", optarg, 1) / 1000; break;
+		case 'n': count = (long)mon_number("heartbeat", "--count", optarg, 1); break;
+		case 'w': wait = mon_number("heartbeat", "--wait", optarg, 0); break;
+		case 'P': pathmap = optarg; break;
+		case 'S': scope = optarg; break;
+		case 'q': quiet = 1; break;
+		case 'h': fputs(usage, stdout); return 0;
+		default: fputs(usage, stderr); return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "heartbeat: expected one JOB name\n%s", usage);
+		return 2;
+	}
+	const char *job = argv[optind];
+	struct es_scope_spec spec;
+	if (mon_spec("heartbeat", pathmap, scope, job, &spec))
+		return 2;
+	spec.reduce = ES_REDUCE_LATEST; /* one timestamp per thread: its latest event */
+	mon_signals();
+	es_scope *s;
+	int rc = mon_attach(&spec, wait, &s);
+	if (rc) {
+		fprintf(stderr, "heartbeat: job '%s': %s\n", job,
+			rc == PS_ENOENT ? "no trace spaces on this host" : ps_strerror(rc));
+		return 2;
+	}
+	int n = es_scope_threads(s);
+	struct thr *th = calloc((size_t)n, sizeof(*th));
+	struct es_trace *beat = calloc((size_t)es_scope_width(s), sizeof(*beat));
+	if (!th || !beat)
+		return 2;
+	printf("heartbeat: watching %d threads of job '%s' (%d trace elements), every %.0f ms\n",
+	       n, job, es_scope_leaves(s), period * 1000);
+	double t0 = mon_now();
+	long periods = 0;
+	int any_stalled = 0;
+	bool alive = true;
+	while (!mon_stop && (count < 0 || periods < count)) {
+		mon_sleep(period);
+		/* A job that ended is not stalled: stop before judging it. */
+		if (mon_stop || !(alive = mon_job_alive(s)))
+			break;
+		if ((rc = es_scope_pull(s, beat))) {
+			fprintf(stderr, "heartbeat: pull: %s\n", ps_strerror(rc));
+			break;
+		}
+		periods++;
+		int progressing = 0, stalled = 0, idle = 0;
+		char line[4096];
+		size_t used = 0;
+		for (int t = 0; t < n; t++) {
+			struct thr *x = &th[t];
+			const struct es_trace *b = &beat[t];
+			x->stalled_now = 0;
+			if (es_trace_empty(b)) {
+				idle++;
+				continue;
+			}
+			if (x->seen && b->end == x->last_end) {
+				x->stalled_now = 1;
+				x->stalled_periods++;
+				stalled++;
+				describe(s, t, x->where, sizeof(x->where));
+				used += (size_t)snprintf(line + used, used < sizeof(line) ? sizeof(line) - used : 0,
+							 "%s%s (%s)", stalled > 1 ? ", " : "",
+							 es_scope_thread(s, t), x->where);
+			} else {
+				x->progress_periods++;
+				progressing++;
+			}
+			x->seen = 1;
+			x->last_end = b->end;
+		}
+		any_stalled |= stalled > 0;
+		if (!quiet) {
+			printf("heartbeat %.1fs: %d threads: %d progressing, %d stalled%s%s", mon_now() - t0,
+			       n, progressing, stalled, stalled ? ": " : "", stalled ? line : "");
+			if (idle)
+				printf(", %d without events yet", idle);
+			putchar('\n');
+			fflush(stdout);
+		}
+	}
+	printf("heartbeat: summary after %ld periods%s\n", periods,
+	       !alive ? " (the job ended)" : mon_stop ? " (stopped)" : "");
+	for (int t = 0; t < n; t++)
+		printf("  %-24s %s: progressed in %d periods, stalled in %d%s%s\n", es_scope_thread(s, t),
+		       th[t].stalled_now ? "STALLED" : th[t].seen ? "ok" : "no events",
+		       th[t].progress_periods, th[t].stalled_periods,
+		       th[t].stalled_periods ? "; last seen " : "", th[t].stalled_periods ? th[t].where : "");
+	free(th);
+	free(beat);
+	es_scope_destroy(s);
+	return any_stalled ? 1 : 0;
+}

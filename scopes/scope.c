@@ -1,0 +1,454 @@
+/* scope.c - finds a job's trace spaces and builds the gather tree a scope pulls through. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+#define T sizeof(struct es_trace)
+
+struct es_scope {
+	struct es_scope_spec spec;
+	char job[32], of[PS_NAME_MAX + 1];
+	int nspaces;
+	es_space **spaces;
+	char (*segs)[PS_NAME_MAX + 1];
+	int nleaves, nthreads;
+	struct es_leaf *leaves;
+	char (*threads)[PS_NAME_MAX + 1];
+	paths_path *root;
+	int width;
+	/* consume */
+	uint64_t *cursor;
+	struct es_trace *got;
+	int *got_leaf;
+	size_t cap;
+	/* rate limit */
+	struct timespec last;
+};
+
+void es_scope_spec_default(struct es_scope_spec *s, const char *job)
+{
+	memset(s, 0, sizeof(*s));
+	s->job = job;
+	s->view = PM_VIEW_NODE;
+	s->fanout = 4;
+	s->runs = PM_RUNS_MONITOR;
+	s->reduce = ES_REDUCE_LATEST;
+	s->convert = true;
+}
+
+int es_scope_spec_from(const pm_map *m, const char *scope, const char *job,
+		       struct es_scope_spec *out)
+{
+	const struct pm_model *md = pm_model(m);
+	for (int i = 0; i < md->nscopes; i++) {
+		const struct pm_scope *sc = &md->scopes[i];
+		if (strcmp(sc->name, scope))
+			continue;
+		es_scope_spec_default(out, job ? job : md->name);
+		out->view = sc->view;
+		out->of = sc->of;
+		out->fanout = sc->fanout;
+		out->runs = sc->runs;
+		out->concurrent = sc->concurrent;
+		out->rate_hz = sc->rate_hz;
+		out->reduce = ES_REDUCE_NONE;
+		static const char *const names[] = { "latest", "min", "max", "sum", "count" };
+		for (int k = 0; sc->reduce && k < 5; k++)
+			if (!strcmp(sc->reduce, names[k]))
+				out->reduce = (enum es_reduce)(k + 1);
+		return 0;
+	}
+	return PS_ENOENT;
+}
+
+/* --- finding the job's trace spaces ------------------------------------------- */
+
+struct found {
+	const char *job;
+	char (*names)[PS_NAME_MAX + 1];
+	int n, cap;
+};
+
+static int collect(const char *name, void *arg)
+{
+	struct found *f = arg;
+	size_t jl = strlen(f->job);
+	/* JOB.tN (pathmap jobs) or JOB.rN (MPI ranks) */
+	if (strncmp(name, f->job, jl) || name[jl] != '.' || (name[jl + 1] != 't' && name[jl + 1] != 'r'))
+		return 0;
+	const char *d = name + jl + 2;
+	if (!*d)
+		return 0;
+	for (; *d; d++)
+		if (*d < '0' || *d > '9')
+			return 0;
+	if (f->n == f->cap) {
+		int cap = f->cap ? 2 * f->cap : 16;
+		void *p = realloc(f->names, sizeof(*f->names) * (size_t)cap);
+		if (!p)
+			return PS_ENOMEM;
+		f->names = p;
+		f->cap = cap;
+	}
+	snprintf(f->names[f->n++], PS_NAME_MAX + 1, "%s", name);
+	return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strverscmp(a, b); /* r2 before r10 */
+}
+
+static int thread_index(es_scope *s, const char *name)
+{
+	for (int i = 0; i < s->nthreads; i++)
+		if (!strcmp(s->threads[i], name))
+			return i;
+	snprintf(s->threads[s->nthreads], PS_NAME_MAX + 1, "%.*s", PS_NAME_MAX, name);
+	return s->nthreads++;
+}
+
+static int attach(es_scope *s)
+{
+	struct found f = { .job = s->job };
+	int rc = ps_shm_list(collect, &f);
+	if (rc || !f.n) {
+		free(f.names);
+		return rc ? rc : PS_ENOENT;
+	}
+	qsort(f.names, (size_t)f.n, sizeof(*f.names), by_name);
+	s->segs = f.names;
+	s->spaces = calloc((size_t)f.n, sizeof(*s->spaces));
+	if (!s->spaces)
+		return PS_ENOMEM;
+	int total = 0;
+	for (int i = 0; i < f.n; i++) {
+		if (es_space_open(f.names[i], &s->spaces[s->nspaces]))
+			continue; /* not a trace space after all, or gone */
+		memmove(s->segs[s->nspaces], f.names[i], sizeof(f.names[i]));
+		total += es_space_collectors(s->spaces[s->nspaces]);
+		s->nspaces++;
+	}
+	s->leaves = calloc((size_t)total + 1, sizeof(*s->leaves));
+	s->threads = calloc((size_t)total + 1, sizeof(*s->threads));
+	if (!s->leaves || !s->threads)
+		return PS_ENOMEM;
+	for (int i = 0; i < s->nspaces; i++) {
+		int n = es_space_collectors(s->spaces[i]);
+		for (int c = 0; c < n; c++) {
+			struct es_leaf *l = &s->leaves[s->nleaves];
+			if (es_space_meta(s->spaces[i], c, &l->meta))
+				continue;
+			l->meta.trace[PS_NAME_MAX] = l->meta.thread[PS_NAME_MAX] = 0;
+			if (s->spec.view == PM_VIEW_THREAD && strcmp(l->meta.thread, s->of))
+				continue;
+			if (ps_elem_open(es_space_server(s->spaces[i]), l->meta.trace, T, &l->elem))
+				continue;
+			l->segment = s->segs[i];
+			l->clock = es_space_clock(s->spaces[i]);
+			char key[PS_NAME_MAX + 1];
+			snprintf(key, sizeof(key), "%.*s", PS_NAME_MAX,
+				 l->meta.thread[0] ? l->meta.thread : l->meta.trace);
+			l->thread = thread_index(s, key);
+			s->nleaves++;
+		}
+	}
+	if (!s->nleaves)
+		return PS_ENOENT;
+	/* Gather order: by thread, then as found. */
+	struct es_leaf *sorted = calloc((size_t)s->nleaves, sizeof(*sorted));
+	if (!sorted)
+		return PS_ENOMEM;
+	int k = 0;
+	for (int t = 0; t < s->nthreads; t++)
+		for (int i = 0; i < s->nleaves; i++)
+			if (s->leaves[i].thread == t)
+				sorted[k++] = s->leaves[i];
+	free(s->leaves);
+	s->leaves = sorted;
+	return 0;
+}
+
+/* --- the gather tree --------------------------------------------------------------- */
+
+static int wrap(const char *type, const char *key, const char *value, paths_stage **st)
+{
+	struct paths_param kv = { key, value, 0, 0 };
+	struct paths_params p = { .v = &kv, .n = key ? 1 : 0 };
+	paths_stage *n;
+	int rc = paths_stage_create(type, &p, *st, &n);
+	paths_stage_release(*st);
+	*st = rc ? NULL : n;
+	return rc;
+}
+
+/* Groups n stages under gather nodes of `fanout`, level by level, until one
+ * is left; reduces at every node if asked.  Takes the stages' references. */
+static int gather(es_scope *s, paths_stage **st, int n, bool reduce, paths_stage **out)
+{
+	static const char *const names[] = { "", "latest", "min", "max", "sum", "count" };
+	int rc = 0;
+	while (n > 1 && !rc) {
+		int m = 0;
+		for (int g = 0; g < n; g += s->spec.fanout) {
+			int k = n - g < s->spec.fanout ? n - g : s->spec.fanout;
+			paths_stage **kids = st + g, *node;
+			size_t shares[k];
+			for (int j = 0; j < k && !rc; j++) {
+				shares[j] = es__scope_width_below(kids[j]) * T;
+				if (s->spec.concurrent)
+					rc = wrap("handoff", NULL, NULL, &kids[j]);
+			}
+			if (!rc)
+				rc = paths_stage_fork_sized(kids, k, shares, &node);
+			for (int j = 0; j < k; j++)
+				paths_stage_release(kids[j]);
+			if (!rc && reduce)
+				rc = wrap("reduce", "op", names[s->spec.reduce], &node);
+			if (!rc && s->spec.runs == PM_RUNS_THREAD)
+				rc = wrap("handoff", NULL, NULL, &node);
+			if (rc)
+				break;
+			st[m++] = node;
+		}
+		n = m;
+	}
+	*out = rc ? NULL : st[0];
+	return rc;
+}
+
+static int build(es_scope *s)
+{
+	paths_stage **leaf = calloc((size_t)s->nleaves, sizeof(*leaf));
+	paths_stage **thr = calloc((size_t)s->nthreads, sizeof(*thr));
+	int rc = leaf && thr ? 0 : PS_ENOMEM;
+	for (int i = 0; i < s->nleaves && !rc; i++) {
+		rc = paths_stage_element(s->leaves[i].elem, &leaf[i]);
+		if (!rc && s->spec.convert)
+			rc = wrap("convert", "space", s->leaves[i].segment, &leaf[i]);
+		if (!rc)
+			rc = wrap("latest", NULL, NULL, &leaf[i]);
+	}
+	/* One subtree per thread (a thread view), then the threads together. */
+	int first = 0;
+	for (int t = 0; t < s->nthreads && !rc; t++) {
+		int n = 0;
+		while (first + n < s->nleaves && s->leaves[first + n].thread == t)
+			n++;
+		rc = gather(s, leaf + first, n, s->spec.reduce != ES_REDUCE_NONE, &thr[t]);
+		if (!rc && n == 1 && s->spec.reduce == ES_REDUCE_COUNT)
+			rc = wrap("reduce", "op", "count", &thr[t]);
+		first += n;
+	}
+	paths_stage *root = NULL;
+	if (!rc)
+		rc = gather(s, thr, s->nthreads, false, &root);
+	if (!rc) {
+		s->width = (int)es__scope_width_below(root);
+		rc = paths_path_create(s->job, root, (size_t)s->width * T, &s->root);
+		paths_stage_release(root);
+	}
+	free(leaf);
+	free(thr);
+	return rc;
+}
+
+int es_scope_create(const struct es_scope_spec *spec, es_scope **out)
+{
+	if (!spec || !spec->job || !out || spec->fanout < 2 ||
+	    (spec->view == PM_VIEW_THREAD && !spec->of) ||
+	    (spec->runs != PM_RUNS_MONITOR && spec->runs != PM_RUNS_THREAD) ||
+	    spec->reduce > ES_REDUCE_COUNT || spec->rate_hz < 0)
+		return PS_EINVAL;
+	int rc = es_scopes_register();
+	if (rc)
+		return rc;
+	es_scope *s = calloc(1, sizeof(*s));
+	if (!s)
+		return PS_ENOMEM;
+	s->spec = *spec;
+	snprintf(s->job, sizeof(s->job), "%s", spec->job);
+	snprintf(s->of, sizeof(s->of), "%s", spec->of ? spec->of : "");
+	s->spec.job = s->job;
+	s->spec.of = s->of;
+	if ((rc = attach(s)) || (rc = build(s))) {
+		es_scope_destroy(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+void es_scope_destroy(es_scope *s)
+{
+	if (!s)
+		return;
+	paths_path_destroy(s->root); /* stops helper threads before the elements go */
+	for (int i = 0; i < s->nleaves; i++)
+		ps_elem_close(s->leaves[i].elem);
+	for (int i = 0; i < s->nspaces; i++)
+		es_space_destroy(s->spaces[i]);
+	free(s->spaces);
+	free(s->segs);
+	free(s->leaves);
+	free(s->threads);
+	free(s->cursor);
+	free(s->got);
+	free(s->got_leaf);
+	free(s);
+}
+
+int es_scope_leaves(const es_scope *s) { return s->nleaves; }
+const struct es_leaf *es_scope_leaf(const es_scope *s, int i)
+{
+	return i >= 0 && i < s->nleaves ? &s->leaves[i] : NULL;
+}
+int es_scope_threads(const es_scope *s) { return s->nthreads; }
+const char *es_scope_thread(const es_scope *s, int i)
+{
+	return i >= 0 && i < s->nthreads ? s->threads[i] : NULL;
+}
+int es_scope_width(const es_scope *s) { return s->width; }
+
+static void pace(es_scope *s)
+{
+	if (s->spec.rate_hz <= 0)
+		return;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	double gap = 1.0 / s->spec.rate_hz;
+	double since = (double)(now.tv_sec - s->last.tv_sec) + (now.tv_nsec - s->last.tv_nsec) / 1e9;
+	if (s->last.tv_sec && since < gap) {
+		double wait = gap - since;
+		struct timespec ts = { (time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9) };
+		nanosleep(&ts, NULL);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &s->last);
+}
+
+int es_scope_pull(es_scope *s, struct es_trace *out)
+{
+	if (!s || !out)
+		return PS_EINVAL;
+	pace(s);
+	struct paths_op op = { .code = PATHS_READ_LATEST, .buf = out, .size = (size_t)s->width * T };
+	return paths_run(s->root, &op);
+}
+
+/* --- consuming every event ------------------------------------------------------------ */
+
+struct ev {
+	struct es_trace t;
+	int leaf;
+};
+
+static int by_start(const void *a, const void *b)
+{
+	const struct ev *x = a, *y = b;
+	if (x->t.start != y->t.start)
+		return x->t.start < y->t.start ? -1 : 1;
+	return x->leaf - y->leaf;
+}
+
+int es_scope_consume(es_scope *s, struct es_trace *out, size_t max, uint64_t *missed)
+{
+	if (!s || (!out && max))
+		return PS_EINVAL;
+	if (!s->cursor) {
+		/* The first call starts from the backlog: the oldest held. */
+		s->cursor = calloc((size_t)s->nleaves, sizeof(*s->cursor));
+		if (!s->cursor)
+			return PS_ENOMEM;
+		for (int i = 0; i < s->nleaves; i++) {
+			struct ps_stats st;
+			ps_elem_stats(s->leaves[i].elem, &st);
+			s->cursor[i] = st.oldest;
+		}
+	}
+	if (max > s->cap) {
+		void *g = realloc(s->got, max * sizeof(struct ev)), *l;
+		if (!g)
+			return PS_ENOMEM;
+		s->got = g;
+		if (!(l = realloc(s->got_leaf, max * sizeof(int))))
+			return PS_ENOMEM;
+		s->got_leaf = l;
+		s->cap = max;
+	}
+	pace(s);
+	struct ev *ev = (struct ev *)s->got;
+	size_t n = 0;
+	uint64_t lost = 0;
+	for (int i = 0; i < s->nleaves && n < max; i++) {
+		const struct es_leaf *l = &s->leaves[i];
+		for (;;) {
+			uint64_t oldest;
+			struct es_trace buf[64];
+			size_t want = max - n < 64 ? max - n : 64;
+			int k = ps_read_range(l->elem, s->cursor[i], want, buf, &oldest);
+			if (k == PS_EDISCARDED) {
+				lost += oldest - s->cursor[i]; /* dropped before we came */
+				s->cursor[i] = oldest;
+				continue;
+			}
+			if (k <= 0)
+				break;
+			for (int j = 0; j < k; j++) {
+				es_trace_portable(l->clock, &buf[j], &ev[n].t);
+				ev[n++].leaf = i;
+			}
+			s->cursor[i] += (uint64_t)k;
+			if (n == max)
+				break;
+		}
+	}
+	qsort(ev, n, sizeof(*ev), by_start);
+	for (size_t i = 0; i < n; i++) {
+		out[i] = ev[i].t;
+		s->got_leaf[i] = ev[i].leaf;
+	}
+	if (missed)
+		*missed = lost;
+	return (int)n;
+}
+
+int es_scope_consumed_leaf(const es_scope *s, size_t i)
+{
+	return s && s->got_leaf && i < s->cap ? s->got_leaf[i] : -1;
+}
+
+/* --- where a thread waits ----------------------------------------------------------------- */
+
+int es_scope_in_flight(const es_scope *s, int thread, unsigned *op, uint32_t *element,
+		       uint64_t *since_ns, int *leaf)
+{
+	int found = 0;
+	uint64_t best = 0;
+	for (int i = 0; i < s->nleaves; i++) {
+		const struct es_leaf *l = &s->leaves[i];
+		if (l->thread != thread)
+			continue;
+		uint64_t start = ps_note_get(l->elem, ES_NOTE_START);
+		uint64_t what = ps_note_get(l->elem, ES_NOTE_WHAT);
+		struct es_trace last;
+		bool done = ps_read_latest(l->elem, &last, NULL) == 0 && last.start >= start;
+		if (!start || done || start <= best)
+			continue;
+		best = start;
+		*op = (unsigned)(what & 0xffff);
+		*element = (uint32_t)(what >> 32);
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		uint64_t now_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+		uint64_t at = es_clock_ns(l->clock, start);
+		*since_ns = now_ns > at ? now_ns - at : 0;
+		if (leaf)
+			*leaf = i;
+		found = 1;
+	}
+	return found;
+}

@@ -1,0 +1,117 @@
+/* scopes.h - event scopes: gather/reduce trees over a job's trace elements, built from PATHS wrappers. */
+#ifndef SCOPES_H
+#define SCOPES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "collectors/collectors.h"
+#include "pathmaps/pathmaps.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A scope attaches read-only to the trace spaces a job left on this host
+ * (JOB.tN from pathmap jobs, JOB.rN from libescollect.so) and sees their
+ * trace elements as leaves.  Nothing is gathered until a monitor pulls:
+ * then an operation runs down a tree of PATHS stages whose inner nodes
+ * gather (fork), reduce, filter and convert, and whose shape and placement
+ * the pathmap's scope definition says.
+ *
+ * Killing the monitor at any moment leaves the application as it was: the
+ * scope only maps the segments read-only, and wakes nobody.
+ */
+
+/* --- wrappers for scope trees (registered by es_scopes_register) ---------- */
+
+/*
+ * reduce     op = latest | min | max | sum | count: the children's tuples,
+ *            gathered below it, become one.  latest keeps the tuple that
+ *            ended last; min and max compare durations; sum adds sizes and
+ *            durations (end - start, into end); count counts valid tuples
+ *            (into seq).  Empty tuples (op 0) take no part.
+ * filter     ops = comma-separated op names or numbers, element = N,
+ *            after / before = raw stamps: tuples that do not match become
+ *            empty.
+ * convert    space = SEGMENT: raw stamps become CLOCK_MONOTONIC ns with that
+ *            trace space's calibration, fields in the portable byte order.
+ * latest     the leaf guard: a trace element with no tuple yet gives an
+ *            empty tuple instead of an error, so one idle thread does not
+ *            fail the pull.
+ */
+int es_scopes_register(void);
+
+/* An empty tuple: a leaf that had nothing, or a filter's reject. */
+static inline bool es_trace_empty(const struct es_trace *t)
+{
+	return t->op == 0;
+}
+
+/* --- scopes ----------------------------------------------------------------- */
+
+enum es_reduce { ES_REDUCE_NONE = 0, ES_REDUCE_LATEST, ES_REDUCE_MIN, ES_REDUCE_MAX,
+		 ES_REDUCE_SUM, ES_REDUCE_COUNT };
+
+struct es_scope_spec {
+	const char *job;
+	enum pm_view view;   /* PM_VIEW_THREAD needs `of` */
+	const char *of;      /* the thread of a thread view */
+	int fanout;          /* children per gather node, >= 2 */
+	enum pm_runs runs;   /* PM_RUNS_MONITOR or PM_RUNS_THREAD (helper threads) */
+	bool concurrent;     /* gather a node's children at the same time */
+	double rate_hz;      /* pulls at most this often; 0 = no limit */
+	enum es_reduce reduce; /* per thread: one tuple each; NONE: one per leaf */
+	bool convert;        /* stamps to ns (on by default through es_scope_spec_default) */
+};
+void es_scope_spec_default(struct es_scope_spec *s, const char *job);
+/* The spec of a pathmap's scope, by name. */
+int es_scope_spec_from(const pm_map *m, const char *scope, const char *job,
+		       struct es_scope_spec *out);
+
+typedef struct es_scope es_scope;
+
+/* PS_ENOENT when the job has no trace space on this host. */
+int es_scope_create(const struct es_scope_spec *spec, es_scope **out);
+void es_scope_destroy(es_scope *s);
+
+/* The leaves, in gather order (grouped by thread), and the threads. */
+struct es_leaf {
+	const char *segment;   /* its trace space */
+	struct es_meta meta;
+	ps_elem *elem;         /* read-only */
+	const struct es_clock *clock;
+	int thread;            /* index into es_scope_thread() */
+};
+int es_scope_leaves(const es_scope *s);
+const struct es_leaf *es_scope_leaf(const es_scope *s, int i);
+int es_scope_threads(const es_scope *s);
+const char *es_scope_thread(const es_scope *s, int i);
+
+/* Tuples one pull returns: one per thread with a reduce, one per leaf without. */
+int es_scope_width(const es_scope *s);
+
+/* One pull down the tree: the latest tuple of every leaf, reduced per
+ * thread if the spec says so, into out[es_scope_width()].  Waits first if
+ * the rate limit asks for it. */
+int es_scope_pull(es_scope *s, struct es_trace *out);
+
+/* Every tuple written since the last consume (the first call starts from
+ * the backlog: what the elements still hold), merged in order of start
+ * time, stamps in ns.  Fills up to max; *missed gets the number of tuples
+ * discarded before they could be read since the last call. */
+int es_scope_consume(es_scope *s, struct es_trace *out, size_t max, uint64_t *missed);
+/* The leaf a consumed tuple came from (its collector id is per space). */
+int es_scope_consumed_leaf(const es_scope *s, size_t i);
+
+/* What a thread is inside now, if its notes say so: 1 and op, element,
+ * since (ns) and the leaf (whose meta.where names the path) filled in, or 0
+ * when it is between operations. */
+int es_scope_in_flight(const es_scope *s, int thread, unsigned *op, uint32_t *element,
+		       uint64_t *since_ns, int *leaf);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SCOPES_H */
