@@ -146,7 +146,7 @@ $(BUILD)/bin/%: $(BUILD)/obj/monitors/%.o $(BUILD)/obj/monitors/common.o $(LIBS)
 UNIT_SRC := tests/unit/check_main.c tests/unit/test_pastset.c \
 	    tests/unit/test_pastset_shm.c tests/unit/test_pastset_stress.c \
 	    tests/unit/test_paths.c tests/unit/test_paths_tree.c \
-	    tests/unit/test_pathmaps.c tests/unit/test_collectors.c
+	    tests/unit/test_pathmaps.c tests/unit/test_collectors.c tests/unit/test_scopes.c
 UNIT_BIN := $(BUILD)/tests/unit
 
 $(UNIT_BIN): $(call obj,$(UNIT_SRC)) $(LIBS)

@@ -11,6 +11,7 @@ Suite *paths_suite(void);
 Suite *paths_tree_suite(void);
 Suite *pathmaps_suite(void);
 Suite *collectors_suite(void);
+Suite *scopes_suite(void);
 
 /* A segment name unique to this test process, so parallel runs never meet. */
 #define TEST_SEG(buf, tag) snprintf((buf), sizeof(buf), "t%d-%s", (int)getpid(), (tag))

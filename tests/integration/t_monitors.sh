@@ -1,0 +1,51 @@
+#!/bin/sh
+# t_monitors.sh - heartbeat and geteventmon on an application with known behaviour: a stalled thread, exact event counts, a monitor killed mid-run.
+set -u
+. "$(dirname "$0")/lib.sh"
+app="$BUILD/tests/app_stall"
+job="itmon$$"
+out=$(mktemp); ev=$(mktemp)
+cleanup() { rm -f "$out" "$ev"; for s in $("$BIN/psadm" list | awk '{print $1}' | grep "^$job"); do "$BIN/psadm" rm "$s" >/dev/null; done; }
+trap cleanup EXIT
+
+# heartbeat: t0 and t1 keep working, t2 stops inside a take on its 'never' path.
+"$app" "$job.h" 3 & apid=$!
+"$BIN/heartbeat" -p 400 -w 5 "$job.h" >"$out"; hb=$?
+wait $apid || die "the application failed"
+cat "$out"
+[ $hb -eq 1 ] || die "heartbeat exit status $hb, expected 1 (a thread stalled)"
+grep -q "1 stalled: t2 (inside take on t2->never" "$out" || die "the stalled thread or where it waits not reported"
+grep -q "0 stalled" "$out" || die "no period before the stall"
+grep -Eq "^  t0 +ok" "$out" && grep -Eq "^  t1 +ok" "$out" || die "t0/t1 not reported as progressing"
+grep -q "stalled: t0\|stalled: t1\|, t0 (\|, t1 (" "$out" && die "a working thread reported stalled"
+
+# geteventmon: every event, or an exact count of those it missed.
+"$app" "$job.g" 1 & apid=$!
+"$BIN/geteventmon" -p 20 -w 5 -o "$ev" "$job.g" 2>"$out" || die "geteventmon failed: $(cat "$out")"
+wait $apid || die "the application failed"
+cat "$out"
+n=$(awk '/events written/ {print $2}' "$out"); lost=$(awk '/events written/ {print $5}' "$out")
+total=$("$BIN/psadm" show "$job.g.t0" | awk '$1 ~ /^c[0-9]+$/ {s += $5} END {print s}')
+[ $((n + lost)) -eq "$total" ] || die "written $n + missed $lost != recorded $total"
+[ "$(grep -vc '^#' "$ev")" -eq "$n" ] || die "file holds a different number of events"
+for t in t0 t1 t2; do grep -q " $t write " "$ev" || die "no events of $t"; done
+# each thread's events in its own order
+awk '!/^#/ { if (($4, $5) in last && $9 <= last[$4, $5]) bad = 1; last[$4, $5] = $9 } END { exit bad }' "$ev" ||
+	die "a thread's events out of order"
+
+# A monitor killed with SIGKILL at any moment leaves the application running.
+"$app" "$job.k" 2 & apid=$!
+"$BIN/heartbeat" -p 100 -w 5 "$job.k" >/dev/null & mpid=$!
+sleep 0.5; kill -9 $mpid
+"$BIN/geteventmon" -p 10 -w 5 -o /dev/null "$job.k" 2>/dev/null & mpid=$!
+sleep 0.3; kill -9 $mpid
+wait $apid || die "the application did not survive its monitors being killed"
+"$BIN/psadm" show "$job.k.t0" | awk '$1 == "c0" { exit !($5 > 300) }' || die "t0 stopped working"
+
+# Bad arguments: a clear message and status 2.
+"$BIN/heartbeat" >/dev/null 2>&1; [ $? -eq 2 ] || die "heartbeat without a job"
+"$BIN/heartbeat" -p x j 2>&1 | grep -q "period: expected a number" || die "bad period not explained"
+"$BIN/heartbeat" -w 0 "nosuchjob$$" 2>&1 | grep -q "no trace spaces on this host" || die "missing job"
+"$BIN/geteventmon" -f xml j 2>&1 | grep -q "expected text or binary" || die "bad format not explained"
+"$BIN/geteventmon" --help | grep -q "discarded" || die "no help"
+exit 0
