@@ -127,7 +127,7 @@ $(SCOPES_LIB): $(call obj,$(SCOPES_SRC))
 # --- binaries ----------------------------------------------------------------
 
 BINS := $(BUILD)/bin/psadm $(BUILD)/bin/psdemo $(BUILD)/bin/pathmap \
-	$(BUILD)/bin/heartbeat $(BUILD)/bin/geteventmon
+	$(BUILD)/bin/heartbeat $(BUILD)/bin/geteventmon $(BUILD)/bin/colopmon
 
 $(BUILD)/bin/%: $(BUILD)/obj/pastset/%.o $(PASTSET_LIB)
 	@mkdir -p $(dir $@)
@@ -165,7 +165,7 @@ $(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(LIBS)
 
 MPICC ?= mpicc
 ESCOLLECT := $(BUILD)/lib/libescollect.so
-MPI_TESTS := $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_check
+MPI_TESTS := $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_check $(BUILD)/tests/mpi_late
 
 $(BUILD)/obj/collectors/mpi/%.o: collectors/mpi/%.c
 	@mkdir -p $(dir $@)
@@ -175,11 +175,11 @@ $(ESCOLLECT): $(BUILD)/obj/collectors/mpi/escollect.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(MPICC) -shared -Wl,-z,defs $^ -o $@ $(EXT_LIBS) $(LDLIBS)
 
-$(BUILD)/obj/tests/integration/mpi_calls.o: tests/integration/mpi_calls.c
+$(BUILD)/obj/tests/integration/mpi_%.o: tests/integration/mpi_%.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/tests/mpi_calls: $(BUILD)/obj/tests/integration/mpi_calls.o
+$(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_late: $(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/integration/mpi_%.o
 	$(MPICC) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/tests/mpi_check: $(BUILD)/obj/tests/integration/mpi_check.o $(LIBS)
@@ -189,7 +189,7 @@ ifeq ($(SAN)$(TSAN),)
 MPI_PARTS := $(ESCOLLECT) $(MPI_TESTS)
 endif
 
-APPS := $(BUILD)/tests/app_stall
+APPS := $(BUILD)/tests/app_stall $(BUILD)/tests/app_tree
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/integration/%.o $(LIBS)
 	@mkdir -p $(dir $@)

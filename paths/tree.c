@@ -192,6 +192,13 @@ int paths_tree_create(const struct paths_tree_spec *s, paths_tree **out)
 			goto fail;
 		}
 		for (int j = 0; j < nd->pub.nchildren; j++) {
+			/* A child the node's own runner runs hands its share over
+			 * in memory: that edge is never used, so it is not made
+			 * (and no collector waits on it in vain). */
+			int c = nd->children[j];
+			int child_runner = c < 0 ? -1 - c : t->nodes[c].pub.runs_on;
+			if (child_runner == nd->pub.runs_on)
+				continue;
 			snprintf(name, sizeof(name), "%s.n%d.c%d", t->name, i, j);
 			if ((rc = make_path(t, s, name, 2, PS_FLOW, &nd->edge[j])))
 				goto fail;

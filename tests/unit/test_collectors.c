@@ -380,7 +380,7 @@ START_TEST(pathmap_puts_collectors_on_paths)
 	es_space *ro;
 	ck_assert_int_eq(es_space_open(seg, &ro), 0);
 	int n = es_space_collectors(ro);
-	ck_assert_int_eq(n, 2 + 4); /* two paths; the tree: 2 edges, its results down, its root result */
+	ck_assert_int_eq(n, 2 + 3); /* two paths; the tree: t1's edge (t0 runs the node), down, result */
 	int seen = 0;
 	for (int i = 0; i < n; i++) {
 		struct es_meta md;

@@ -1,0 +1,288 @@
+/* colopmon.c - the collective-operation monitor: per collective, its latency, the last contributor and the imbalance. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+static const char *usage =
+	"usage: colopmon [options] JOB\n"
+	"Follows the collective operations of JOB on this host and reports, for\n"
+	"each one, when every participant arrived and left:\n"
+	" - MPI collectives recorded by libescollect.so (trace spaces JOB.rN):\n"
+	"   latency (first arrival to last departure), the last rank to arrive,\n"
+	"   and the imbalance (last arrival minus first);\n"
+	" - PATHS trees with collectors on their edges (pathmap trees with\n"
+	"   collectors: true): for each internal node, the arrival of every\n"
+	"   child's contribution and the last contributor.\n"
+	"Timestamps of all processes of the host share one clock (CLOCK_MONOTONIC).\n"
+	"  -p, --period MS      time between pulls (default 200)\n"
+	"  -w, --wait S         wait up to S seconds for the job to appear (default 10)\n"
+	"  -q, --quiet          no line per operation, only the summary\n"
+	"  -h, --help\n";
+
+/* --- MPI collectives: matched across ranks by (operation, number) ------------ */
+
+struct op {
+	unsigned code;
+	uint32_t seq, root;
+	int nranks;
+	uint64_t first_in, last_in, last_out;
+	int last_rank;
+	bool done;
+};
+
+static struct op *ops;
+static size_t nops, capops;
+static int mpi_ranks;
+
+struct kind_sum {
+	unsigned long n;
+	double lat_sum, lat_max, imb_max;
+	int *last_counts;
+};
+static struct kind_sum kinds[128];
+
+static struct op *find_op(unsigned code, uint32_t seq)
+{
+	/* Recent ones are the likely match: look from the end. */
+	for (size_t i = nops; i-- > 0;)
+		if (ops[i].code == code && ops[i].seq == seq)
+			return &ops[i];
+	if (nops == capops) {
+		size_t cap = capops ? 2 * capops : 256;
+		struct op *p = realloc(ops, cap * sizeof(*p));
+		if (!p)
+			return NULL;
+		ops = p;
+		capops = cap;
+	}
+	struct op *o = &ops[nops++];
+	memset(o, 0, sizeof(*o));
+	o->code = code;
+	o->seq = seq;
+	o->first_in = UINT64_MAX;
+	return o;
+}
+
+static void mpi_event(const struct es_trace *t, int rank, bool quiet)
+{
+	unsigned code = t->op & ~(unsigned)ES_OP_FAILED;
+	if (code < ES_OP_MPI_BARRIER || code > ES_OP_MPI_REDUCE_SCATTER)
+		return;
+	struct op *o = find_op(code, t->arg);
+	if (!o || o->done)
+		return;
+	o->root = t->element;
+	o->nranks++;
+	if (t->start < o->first_in)
+		o->first_in = t->start;
+	if (t->start >= o->last_in) {
+		o->last_in = t->start;
+		o->last_rank = rank;
+	}
+	if (t->end > o->last_out)
+		o->last_out = t->end;
+	if (o->nranks < mpi_ranks)
+		return;
+	o->done = true;
+	double lat = (double)(o->last_out - o->first_in) / 1e6, imb = (double)(o->last_in - o->first_in) / 1e6;
+	struct kind_sum *k = &kinds[code & 127];
+	if (!k->last_counts && !(k->last_counts = calloc((size_t)mpi_ranks, sizeof(int))))
+		return;
+	k->n++;
+	k->lat_sum += lat;
+	k->lat_max = lat > k->lat_max ? lat : k->lat_max;
+	k->imb_max = imb > k->imb_max ? imb : k->imb_max;
+	k->last_counts[o->last_rank]++;
+	if (!quiet) {
+		char root[32] = "";
+		if (o->root != 0xffffffffu)
+			snprintf(root, sizeof(root), ", root %u", o->root);
+		printf("%-18s #%-5u latency %9.3f ms, last in: rank %d, imbalance %9.3f ms%s\n",
+		       es_op_name(code), o->seq, lat, o->last_rank, imb, root);
+	}
+}
+
+/* --- PATHS trees: per internal node, the arrivals on its edges ----------------- */
+
+struct edge {
+	char tree[32];
+	int node, child;
+	uint64_t writes;       /* contributions seen so far: the next one's op number */
+};
+
+struct nodeop {
+	char tree[32];
+	int node;
+	uint64_t op;
+	int nchildren_seen;
+	uint64_t first, last;
+	int last_child;
+};
+
+static struct edge edges[1024];
+static int nedges;
+static struct nodeop nodeops[4096];
+static int nnodeops;
+static unsigned long tree_ops;
+
+/* Edges a node has, learnt from the collectors' es.meta. */
+static int node_edges(const char *tree, int node)
+{
+	int n = 0;
+	for (int i = 0; i < nedges; i++)
+		n += !strcmp(edges[i].tree, tree) && edges[i].node == node;
+	return n;
+}
+
+static void tree_event(const struct es_trace *t, const char *where, bool quiet)
+{
+	char tree[32];
+	int node, child;
+	if ((t->op & ~(unsigned)ES_OP_FAILED) != ES_OP_WRITE ||
+	    sscanf(where, "%31[^.].n%d.c%d", tree, &node, &child) != 3)
+		return;
+	struct edge *e = NULL;
+	for (int i = 0; i < nedges && !e; i++)
+		if (!strcmp(edges[i].tree, tree) && edges[i].node == node && edges[i].child == child)
+			e = &edges[i];
+	if (!e)
+		return;
+	uint64_t op = e->writes++;
+	struct nodeop *no = NULL;
+	for (int i = 0; i < nnodeops && !no; i++)
+		if (!strcmp(nodeops[i].tree, tree) && nodeops[i].node == node && nodeops[i].op == op)
+			no = &nodeops[i];
+	if (!no) {
+		if (nnodeops == (int)(sizeof(nodeops) / sizeof(nodeops[0])))
+			nnodeops = 0; /* forget the oldest unfinished ones */
+		no = &nodeops[nnodeops++];
+		memset(no, 0, sizeof(*no));
+		snprintf(no->tree, sizeof(no->tree), "%s", tree);
+		no->node = node;
+		no->op = op;
+		no->first = UINT64_MAX;
+	}
+	no->nchildren_seen++;
+	if (t->end < no->first)
+		no->first = t->end;
+	if (t->end >= no->last) {
+		no->last = t->end;
+		no->last_child = child;
+	}
+	if (no->nchildren_seen < node_edges(tree, node))
+		return;
+	tree_ops++;
+	if (!quiet)
+		printf("tree %-10s node %-3d op #%-5llu contributions arrived over %9.3f ms, last: child %d\n",
+		       tree, node, (unsigned long long)op, (double)(no->last - no->first) / 1e6,
+		       no->last_child);
+	*no = nodeops[--nnodeops]; /* done: drop it */
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "period", required_argument, NULL, 'p' }, { "wait", required_argument, NULL, 'w' },
+		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' }, { 0 } };
+	double period = 0.2, wait = 10;
+	bool quiet = false;
+	int c;
+	while ((c = getopt_long(argc, argv, "p:w:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': period = mon_number("colopmon", "--period", optarg, 1) / 1000; break;
+		case 'w': wait = mon_number("colopmon", "--wait", optarg, 0); break;
+		case 'q': quiet = true; break;
+		case 'h': fputs(usage, stdout); return 0;
+		default: fputs(usage, stderr); return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "colopmon: expected one JOB name\n%s", usage);
+		return 2;
+	}
+	const char *job = argv[optind];
+	struct es_scope_spec spec;
+	es_scope_spec_default(&spec, job);
+	spec.reduce = ES_REDUCE_NONE;
+	mon_signals();
+	es_scope *s;
+	int rc = mon_attach(&spec, wait, &s);
+	if (rc) {
+		fprintf(stderr, "colopmon: job '%s': %s\n", job,
+			rc == PS_ENOENT ? "no trace spaces on this host" : ps_strerror(rc));
+		return 2;
+	}
+	/* Who is who: MPI ranks by their spaces, tree edges by their paths. */
+	int *rank = calloc((size_t)es_scope_leaves(s), sizeof(int));
+	if (!rank)
+		return 2;
+	const char *prev = NULL;
+	for (int i = 0; i < es_scope_leaves(s); i++) {
+		const struct es_leaf *l = es_scope_leaf(s, i);
+		const char *r = strrchr(l->segment, '.');
+		rank[i] = -1;
+		if (r && r[1] == 'r') {
+			rank[i] = atoi(r + 2);
+			if (!prev || strcmp(prev, l->segment))
+				mpi_ranks++;
+			prev = l->segment;
+		}
+		struct edge e = { .writes = 0 };
+		if (nedges < (int)(sizeof(edges) / sizeof(edges[0])) &&
+		    sscanf(l->meta.where, "%31[^.].n%d.c%d", e.tree, &e.node, &e.child) == 3)
+			edges[nedges++] = e;
+	}
+	printf("colopmon: job '%s': %d MPI ranks, %d tree edges with collectors\n", job, mpi_ranks,
+	       nedges);
+	enum { MAX = 65536 };
+	struct es_trace *ev = malloc(MAX * sizeof(*ev));
+	if (!ev)
+		return 2;
+	uint64_t missed = 0;
+	for (;;) {
+		bool alive = mon_job_alive(s);
+		int n;
+		do {
+			uint64_t lost;
+			n = es_scope_consume(s, ev, MAX, &lost);
+			missed += lost;
+			for (int i = 0; i < n; i++) {
+				int leaf = es_scope_consumed_leaf(s, (size_t)i);
+				if (rank[leaf] >= 0)
+					mpi_event(&ev[i], rank[leaf], quiet);
+				else
+					tree_event(&ev[i], es_scope_leaf(s, leaf)->meta.where, quiet);
+			}
+		} while (n == MAX && !mon_stop);
+		if (n < 0 || mon_stop || !alive)
+			break;
+		fflush(stdout);
+		mon_sleep(period);
+	}
+	printf("colopmon: summary%s\n", missed ? "" : " (no event was lost)");
+	for (int k = 0; k < 128; k++) {
+		struct kind_sum *x = &kinds[k];
+		if (!x->n)
+			continue;
+		int most = 0;
+		for (int r = 1; r < mpi_ranks; r++)
+			most = x->last_counts[r] > x->last_counts[most] ? r : most;
+		printf("  %-18s %6lu calls, latency mean %9.3f ms, max %9.3f ms; worst imbalance "
+		       "%9.3f ms; last in most often: rank %d (%d times)\n", es_op_name((unsigned)k),
+		       x->n, x->lat_sum / (double)x->n, x->lat_max, x->imb_max, most, x->last_counts[most]);
+		free(x->last_counts);
+	}
+	if (tree_ops)
+		printf("  %lu tree node operations seen complete\n", tree_ops);
+	if (missed)
+		printf("  %llu events were discarded before they could be read: operations that lost "
+		       "theirs are not reported\n", (unsigned long long)missed);
+	free(ev);
+	free(rank);
+	es_scope_destroy(s);
+	return 0;
+}
