@@ -1,9 +1,13 @@
 /* scope.c - finds a job's trace spaces and builds the gather tree a scope pulls through. */
 #define _GNU_SOURCE
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -27,6 +31,13 @@ struct es_scope {
 	size_t cap;
 	/* rate limit */
 	struct timespec last;
+	/* runs: process -- the tree lives in a helper process on this node,
+	 * asked through a request element and answering through a reply one */
+	pid_t helper;
+	ps_server *chan;
+	ps_elem *req, *rep;
+	uint64_t asked;
+	char chan_name[PS_NAME_MAX + 1];
 };
 
 void es_scope_spec_default(struct es_scope_spec *s, const char *job)
@@ -257,11 +268,57 @@ static int build(es_scope *s)
 	return rc;
 }
 
+/* The helper process: builds the tree itself and answers pulls until told
+ * to stop or its monitor dies. */
+static void helper_main(es_scope *s)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the monitor */
+	if (getppid() == 1)
+		_exit(0);
+	struct es_scope_spec spec = s->spec;
+	spec.runs = PM_RUNS_MONITOR;
+	spec.rate_hz = 0; /* the monitor paces */
+	es_scope *mine;
+	struct es_trace *buf = NULL;
+	if (es_scope_create(&spec, &mine) == 0)
+		buf = calloc((size_t)mine->width, T);
+	for (;;) {
+		uint64_t ask;
+		if (ps_take(s->req, &ask, PS_FOREVER, NULL) || ask == 0 || !buf)
+			_exit(0);
+		if (es_scope_pull(mine, buf) || ps_write(s->rep, buf, 0, NULL))
+			_exit(1);
+	}
+}
+
+static int start_helper(es_scope *s)
+{
+	snprintf(s->chan_name, sizeof(s->chan_name), "%.24s.scope%d", s->job, (int)getpid());
+	struct ps_shm_attr a = { .size = 1u << 20, .max_elems = 4, .flags = PS_SHM_REPLACE_DEAD };
+	int rc = ps_server_create_shm(s->chan_name, &a, &s->chan);
+	if (rc)
+		return rc;
+	struct ps_elem_attr ra = { .tuple_size = 8, .threshold = 1, .mode = PS_FLOW };
+	struct ps_elem_attr pa = { .tuple_size = (size_t)s->width * T, .threshold = 2,
+				   .flags = PS_EXACT_WAKE };
+	if ((rc = ps_elem_create(s->chan, "req", &ra, &s->req)) ||
+	    (rc = ps_elem_create(s->chan, "rep", &pa, &s->rep)))
+		return rc;
+	fflush(NULL);
+	s->helper = fork();
+	if (s->helper < 0)
+		return PS_ENOMEM;
+	if (s->helper == 0)
+		helper_main(s);
+	return 0;
+}
+
 int es_scope_create(const struct es_scope_spec *spec, es_scope **out)
 {
 	if (!spec || !spec->job || !out || spec->fanout < 2 ||
 	    (spec->view == PM_VIEW_THREAD && !spec->of) ||
-	    (spec->runs != PM_RUNS_MONITOR && spec->runs != PM_RUNS_THREAD) ||
+	    (spec->runs != PM_RUNS_MONITOR && spec->runs != PM_RUNS_THREAD &&
+	     spec->runs != PM_RUNS_PROCESS) ||
 	    spec->reduce > ES_REDUCE_COUNT || spec->rate_hz < 0)
 		return PS_EINVAL;
 	int rc = es_scopes_register();
@@ -275,7 +332,8 @@ int es_scope_create(const struct es_scope_spec *spec, es_scope **out)
 	snprintf(s->of, sizeof(s->of), "%s", spec->of ? spec->of : "");
 	s->spec.job = s->job;
 	s->spec.of = s->of;
-	if ((rc = attach(s)) || (rc = build(s))) {
+	if ((rc = attach(s)) || (rc = build(s)) ||
+	    (spec->runs == PM_RUNS_PROCESS && (rc = start_helper(s)))) {
 		es_scope_destroy(s);
 		return rc;
 	}
@@ -287,6 +345,18 @@ void es_scope_destroy(es_scope *s)
 {
 	if (!s)
 		return;
+	if (s->helper > 0) {
+		uint64_t stop = 0;
+		if (ps_write(s->req, &stop, 1000, NULL))
+			kill(s->helper, SIGKILL);
+		waitpid(s->helper, NULL, 0);
+	}
+	ps_elem_close(s->req);
+	ps_elem_close(s->rep);
+	if (s->chan) {
+		ps_server_destroy(s->chan);
+		ps_shm_unlink(s->chan_name);
+	}
 	paths_path_destroy(s->root); /* stops helper threads before the elements go */
 	for (int i = 0; i < s->nleaves; i++)
 		ps_elem_close(s->leaves[i].elem);
@@ -335,6 +405,13 @@ int es_scope_pull(es_scope *s, struct es_trace *out)
 	if (!s || !out)
 		return PS_EINVAL;
 	pace(s);
+	if (s->helper > 0) {
+		/* Ask the helper, and wait for its answer; a helper that died
+		 * or hangs gives an error, not a stuck monitor. */
+		uint64_t ask = ++s->asked;
+		int rc = ps_write(s->req, &ask, 5000, NULL);
+		return rc ? rc : ps_read(s->rep, ask - 1, out, 5000, NULL);
+	}
 	struct paths_op op = { .code = PATHS_READ_LATEST, .buf = out, .size = (size_t)s->width * T };
 	return paths_run(s->root, &op);
 }

@@ -59,7 +59,8 @@ struct es_scope_spec {
 	enum pm_view view;   /* PM_VIEW_THREAD needs `of` */
 	const char *of;      /* the thread of a thread view */
 	int fanout;          /* children per gather node, >= 2 */
-	enum pm_runs runs;   /* PM_RUNS_MONITOR or PM_RUNS_THREAD (helper threads) */
+	enum pm_runs runs;   /* where internal nodes run: in the monitor, in helper
+				threads, or in a helper process on this node */
 	bool concurrent;     /* gather a node's children at the same time */
 	double rate_hz;      /* pulls at most this often; 0 = no limit */
 	enum es_reduce reduce; /* per thread: one tuple each; NONE: one per leaf */

@@ -192,7 +192,7 @@ int main(void)
 	if (read(from_load, &c, 1) != 1)
 		return 1;
 
-	struct es_scope_spec v1, v14, v266, seq, conc, paced, slow;
+	struct es_scope_spec v1, v14, v266, seq, conc, paced, slow, proc;
 	es_scope_spec_default(&v1, jobs[0]);
 	es_scope_spec_default(&v14, jobs[1]);
 	v14.view = PM_VIEW_THREAD;
@@ -207,12 +207,15 @@ int main(void)
 	paced.rate_hz = 1000;
 	slow = seq;                                 /* and at most 100 Hz */
 	slow.rate_hz = 100;
+	proc = seq;                                 /* the tree in a helper process */
+	proc.runs = PM_RUNS_PROCESS;
 	const struct es_scope_spec *views[4] = { &v1, &v14, &v266, &seq };
 	const char *vname[4] = { "1 element", "14 (a thread)", "266 (a node)", "798 (3 nodes)" };
-	enum { NCFG = 4 };
-	const struct es_scope_spec *cfg[NCFG] = { &seq, &conc, &paced, &slow };
+	enum { NCFG = 5 };
+	const struct es_scope_spec *cfg[NCFG] = { &seq, &conc, &proc, &paced, &slow };
 	const char *cname[NCFG] = { "sequential, fanout 8", "concurrent threads, fanout 64",
-				    "sequential, at most 1 kHz", "sequential, at most 100 Hz" };
+				    "in a helper process, fanout 8", "sequential, at most 1 kHz",
+				    "sequential, at most 100 Hz" };
 	double rate_v[4][REPS], rate_c[NCFG][REPS], slow_c[NCFG][REPS];
 	for (int r = 0; r < REPS; r++) {
 		for (int v = 0; v < 4; v++)

@@ -197,10 +197,12 @@ START_TEST(scope_pulls_per_thread)
 	es_scope_spec_default(&spec, job);
 	const int fanouts[2] = { 2, 3 };
 	struct es_trace first[3];
-	for (int variant = 0; variant < 6; variant++) {
+	/* in the monitor; concurrently; in helper threads; in a helper process */
+	for (int variant = 0; variant < 8; variant++) {
 		spec.fanout = fanouts[variant % 2];
 		spec.concurrent = variant / 2 == 1;
-		spec.runs = variant / 2 == 2 ? PM_RUNS_THREAD : PM_RUNS_MONITOR;
+		spec.runs = variant / 2 == 2 ? PM_RUNS_THREAD :
+			    variant / 2 == 3 ? PM_RUNS_PROCESS : PM_RUNS_MONITOR;
 		es_scope *s;
 		ck_assert_int_eq(es_scope_create(&spec, &s), 0);
 		ck_assert_int_eq(es_scope_threads(s), 3);
