@@ -1,11 +1,10 @@
 /* scopes.c - benchmark: observe rates of scopes over 1, 14, 266 and 798 trace elements, and what they cost a running load. */
 #define _GNU_SOURCE
 #include <pthread.h>
-#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/select.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -14,19 +13,21 @@
 
 /*
  * The load, a separate process as an application would be: two worker
- * threads (one per core) do fixed units of work and write a trace tuple
- * into the next of many trace elements after each, as collectors would.
- * Its trace spaces stand for a cluster like the paper's: job S holds one
- * element, job A one node (19 threads x 14 elements = 266), job B three
- * such nodes (798).
+ * threads (one per core) do units of work and write a trace tuple into the
+ * next of many trace elements after each, as collectors would, and count
+ * their units in a note of the first element.  Its trace spaces stand for a
+ * cluster like the paper's: job S holds one element, job A one node (19
+ * threads x 14 elements = 266), job B three such nodes (798).
  *
- * The monitor (this process) pulls through a scope as fast as the scope
- * lets it while the load runs.  Observe rate = full pulls per second;
- * slowdown = the load's time with the monitor / without, runs interleaved.
+ * The monitor (this process) measures each scope configuration in short
+ * windows, alternately pulling as fast as the configuration lets it and
+ * staying idle: observe rate = full pulls per second while on; slowdown =
+ * the load's units per second while off over while on.  Alternating every
+ * 100 ms cancels the drift a shared machine adds over seconds.
  */
 
-#define UNITS 3000000L
-#define REPS 5
+#define WINDOW 0.1
+#define PAIRS 15
 
 static double now(void)
 {
@@ -35,17 +36,10 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static char jobs[3][32]; /* S, A, B */
 
 struct space_set {
-	es_space *sp[5];
-	ps_elem *te[1200];
+	ps_elem *te[1100];
 	int n;
 };
 
@@ -56,11 +50,6 @@ static void add_space(struct space_set *s, const char *seg, int threads, int per
 		fprintf(stderr, "bench scopes: cannot make %s\n", seg);
 		exit(1);
 	}
-	for (int i = 0; i < 5; i++)
-		if (!s->sp[i]) {
-			s->sp[i] = sp;
-			break;
-		}
 	for (int t = 0; t < threads; t++)
 		for (int c = 0; c < per; c++) {
 			struct es_meta m = { .element = (uint32_t)c };
@@ -73,32 +62,34 @@ static void add_space(struct space_set *s, const char *seg, int threads, int per
 
 struct worker {
 	struct space_set *set;
-	int first;
-	volatile double sink;
+	int id;
+	atomic_int *stop;
+	double sink;
 };
 
 static void *work(void *arg)
 {
 	struct worker *w = arg;
+	_Atomic uint64_t *progress = ps_elem_notes(w->set->te[0]) + 2 + w->id;
 	double x = 1.0;
 	struct es_trace t = { .op = ES_OP_WRITE, .size = 36 };
-	for (long u = 0; u < UNITS; u++) {
+	for (uint64_t u = 0; !atomic_load_explicit(w->stop, memory_order_relaxed); u++) {
 		for (int k = 0; k < 40; k++)
 			x = x * 1.0000001 + 1e-9; /* the computation being watched */
 		t.start = es_now();
 		t.end = t.start + 1;
 		t.seq = (uint32_t)u;
-		ps_write(w->set->te[(w->first + u) % w->set->n], &t, 0, NULL);
+		ps_write(w->set->te[(500 * (uint64_t)w->id + u) % (uint64_t)w->set->n], &t, 0, NULL);
+		atomic_store_explicit(progress, u, memory_order_relaxed);
 	}
 	w->sink = x;
 	return NULL;
 }
 
-/* The load: makes the spaces, says "ready", waits for "go", works, reports
- * its time, waits to be told to end. */
+/* The load: makes the spaces, works until told to stop. */
 static void load(int in, int out)
 {
-	struct space_set set = { 0 };
+	struct space_set set = { .n = 0 };
 	char seg[128];
 	snprintf(seg, sizeof(seg), "%s.t0", jobs[0]);
 	add_space(&set, seg, 1, 1, "solo");
@@ -110,64 +101,66 @@ static void load(int in, int out)
 		snprintf(prefix, sizeof(prefix), "b%d", n);
 		add_space(&set, seg, 19, 14, prefix);
 	}
+	atomic_int stop = 0;
+	struct worker w[2] = { { &set, 0, &stop, 0 }, { &set, 1, &stop, 0 } };
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, work, &w[i]);
 	char c = 'r';
 	if (write(out, &c, 1) != 1)
 		exit(1);
-	while (read(in, &c, 1) == 1 && c == 'g') {
-		struct worker w[2] = { { &set, 0, 0 }, { &set, 500, 0 } };
-		pthread_t th[2];
-		double t0 = now();
-		for (int i = 0; i < 2; i++)
-			pthread_create(&th[i], NULL, work, &w[i]);
-		for (int i = 0; i < 2; i++)
-			pthread_join(th[i], NULL);
-		double dt = now() - t0;
-		if (write(out, &dt, sizeof(dt)) != sizeof(dt))
-			exit(1);
-	}
+	while (read(in, &c, 1) == 1 && c != 'q')
+		;
+	atomic_store(&stop, 1);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
 	exit(0);
 }
 
-static int to_load, from_load;
+static ps_elem *progress_elem;
 
-/* One timed run of the load, with a monitor pulling through spec (or none). */
-static double run(const struct es_scope_spec *spec, double *rate)
+static uint64_t progress(void)
 {
-	es_scope *s = NULL;
-	struct es_trace *buf = NULL;
-	if (spec) {
-		if (es_scope_create(spec, &s)) {
-			fprintf(stderr, "bench scopes: cannot attach to %s\n", spec->job);
-			exit(1);
-		}
-		buf = calloc((size_t)es_scope_width(s), sizeof(*buf));
-	}
-	char c = 'g';
-	if (write(to_load, &c, 1) != 1)
+	return ps_note_get(progress_elem, 2) + ps_note_get(progress_elem, 3);
+}
+
+struct result {
+	double rate, slowdown;
+};
+
+static struct result measure(const struct es_scope_spec *spec)
+{
+	es_scope *s;
+	if (es_scope_create(spec, &s)) {
+		fprintf(stderr, "bench scopes: cannot attach to %s\n", spec->job);
 		exit(1);
+	}
+	struct es_trace *buf = calloc((size_t)es_scope_width(s), sizeof(*buf));
+	double on_t = 0, off_t = 0, on_u = 0, off_u = 0;
 	long pulls = 0;
-	double t0 = now(), dt;
-	if (s) {
-		/* pull until the load says it is done */
-		fd_set fds;
-		struct timeval zero = { 0, 0 };
-		for (;;) {
-			FD_ZERO(&fds);
-			FD_SET(from_load, &fds);
-			if (select(from_load + 1, &fds, NULL, NULL, &zero) > 0)
-				break;
-			es_scope_pull(s, buf);
-			pulls++;
+	for (int p = 0; p < 2 * PAIRS; p++) {
+		bool on = p % 2 == 0;
+		uint64_t u0 = progress();
+		double t0 = now(), t1 = t0;
+		if (on) {
+			while ((t1 = now()) - t0 < WINDOW) {
+				es_scope_pull(s, buf);
+				pulls++;
+			}
+		} else {
+			struct timespec ts = { 0, (long)(WINDOW * 1e9) };
+			nanosleep(&ts, NULL);
+			t1 = now();
 		}
+		double du = (double)(progress() - u0);
+		if (on)
+			on_t += t1 - t0, on_u += du;
+		else
+			off_t += t1 - t0, off_u += du;
 	}
-	double el = now() - t0;
-	if (read(from_load, &dt, sizeof(dt)) != sizeof(dt))
-		exit(1);
-	if (rate)
-		*rate = pulls / el;
 	free(buf);
 	es_scope_destroy(s);
-	return dt;
+	return (struct result){ pulls / on_t, (off_u / off_t) / (on_u / on_t) };
 }
 
 int main(void)
@@ -186,10 +179,13 @@ int main(void)
 	}
 	close(a[0]);
 	close(b[1]);
-	to_load = a[1];
-	from_load = b[0];
 	char c;
-	if (read(from_load, &c, 1) != 1)
+	if (read(b[0], &c, 1) != 1)
+		return 1;
+	es_space *solo;
+	char seg[128];
+	snprintf(seg, sizeof(seg), "%s.t0", jobs[0]);
+	if (es_space_open(seg, &solo) || ps_elem_open(es_space_server(solo), "c0", 0, &progress_elem))
 		return 1;
 
 	struct es_scope_spec v1, v14, v266, seq, conc, paced, slow, proc;
@@ -200,15 +196,17 @@ int main(void)
 	es_scope_spec_default(&v266, jobs[1]);
 	es_scope_spec_default(&seq, jobs[2]);      /* all 798, gathered in the monitor */
 	seq.fanout = 8;
-	conc = seq;                                 /* the same, children gathered at once */
+	conc = seq;                                 /* children gathered at once */
 	conc.concurrent = true;
 	conc.fanout = 64;
-	paced = seq;                                /* the same, at most 1 kHz */
-	paced.rate_hz = 1000;
-	slow = seq;                                 /* and at most 100 Hz */
-	slow.rate_hz = 100;
 	proc = seq;                                 /* the tree in a helper process */
 	proc.runs = PM_RUNS_PROCESS;
+	paced = seq;                                /* at most 1 kHz */
+	paced.rate_hz = 1000;
+	slow = seq;                                 /* at most 100 Hz */
+	slow.rate_hz = 100;
+	struct es_scope_spec node1k = v266;         /* one node, at most 1 kHz */
+	node1k.rate_hz = 1000;
 	const struct es_scope_spec *views[4] = { &v1, &v14, &v266, &seq };
 	const char *vname[4] = { "1 element", "14 (a thread)", "266 (a node)", "798 (3 nodes)" };
 	enum { NCFG = 5 };
@@ -216,41 +214,29 @@ int main(void)
 	const char *cname[NCFG] = { "sequential, fanout 8", "concurrent threads, fanout 64",
 				    "in a helper process, fanout 8", "sequential, at most 1 kHz",
 				    "sequential, at most 100 Hz" };
-	double rate_v[4][REPS], rate_c[NCFG][REPS], slow_c[NCFG][REPS];
-	for (int r = 0; r < REPS; r++) {
-		for (int v = 0; v < 4; v++)
-			run(views[v], &rate_v[v][r]);
-		for (int k = 0; k < NCFG; k++) {
-			double base = run(NULL, NULL); /* interleaved: same conditions */
-			double with = run(cfg[k], &rate_c[k][r]);
-			slow_c[k][r] = with / base;
-		}
-	}
+	struct result rv[4], rc[NCFG], node;
+	for (int v = 0; v < 4; v++)
+		rv[v] = measure(views[v]);
+	for (int k = 0; k < NCFG; k++)
+		rc[k] = measure(cfg[k]);
+	node = measure(&node1k);
 	c = 'q';
-	if (write(to_load, &c, 1) != 1)
+	if (write(a[1], &c, 1) != 1)
 		return 1;
 	waitpid(pid, NULL, 0);
-	double rv[4], rc[NCFG], sc[NCFG];
-	for (int v = 0; v < 4; v++) {
-		qsort(rate_v[v], REPS, sizeof(double), cmp_d);
-		rv[v] = rate_v[v][REPS / 2];
-	}
-	for (int k = 0; k < NCFG; k++) {
-		qsort(rate_c[k], REPS, sizeof(double), cmp_d);
-		qsort(slow_c[k], REPS, sizeof(double), cmp_d);
-		rc[k] = rate_c[k][REPS / 2];
-		sc[k] = slow_c[k][REPS / 2];
-	}
-	printf("scopes bench: a 2-thread load writing one trace tuple per work unit; the monitor pulls "
-	       "one tuple from every element of the view per observation; median of %d runs\n", REPS);
-	printf("  observe rate by view (sequential, fanout 4, while the load runs):\n");
+	printf("scopes bench: a 2-thread load writes a trace tuple per work unit into 1064 trace "
+	       "elements; a pull takes one tuple from every element of the view; %d windows of "
+	       "%.0f ms on, %d off\n", PAIRS, WINDOW * 1000, PAIRS);
+	printf("  %-32s %12s %10s\n", "view (sequential, fanout 4)", "observe rate", "slowdown");
 	for (int v = 0; v < 4; v++)
-		printf("    %-16s %10.0f Hz\n", vname[v], rv[v]);
+		printf("  %-32s %9.0f Hz %10.3f\n", vname[v], rv[v].rate, rv[v].slowdown);
 	printf("  the full view (798 elements) under %d scope configurations:\n", NCFG);
 	for (int k = 0; k < NCFG; k++)
-		printf("    %-32s %8.0f Hz, load slowdown %.3f\n", cname[k], rc[k], sc[k]);
+		printf("  %-32s %9.0f Hz %10.3f\n", cname[k], rc[k].rate, rc[k].slowdown);
+	printf("  one node (266 elements), at most 1 kHz: %9.0f Hz %10.3f\n", node.rate, node.slowdown);
 	printf("  (paper: 2500 Hz, 1500 Hz, 200 Hz and 58-106 Hz for 1, 14, 266 and 1948 elements)\n");
-	char seg[128];
+	ps_elem_close(progress_elem);
+	es_space_destroy(solo);
 	for (int i = 0; i < 3; i++)
 		for (int n = 0; n < 3; n++) {
 			snprintf(seg, sizeof(seg), "%s.t%d", jobs[i], n);
@@ -260,14 +246,14 @@ int main(void)
 	 * most 1.05, or else the gentlest. */
 	int best = -1;
 	for (int k = 0; k < NCFG; k++)
-		if (sc[k] <= 1.05 && (best < 0 || rc[k] > rc[best]))
+		if (rc[k].slowdown <= 1.05 && (best < 0 || rc[k].rate > rc[best].rate))
 			best = k;
 	if (best < 0)
 		for (int k = 0; k < NCFG; k++)
-			if (best < 0 || sc[k] < sc[best])
+			if (best < 0 || rc[k].slowdown < rc[best].slowdown)
 				best = k;
 	printf("  summary uses: %s\n", cname[best]);
-	printf("scopes: rate_1=%.0f rate_14=%.0f rate_266=%.0f rate_all=%.0f slowdown_all=%.3f\n", rv[0],
-	       rv[1], rv[2], rc[best], sc[best]);
+	printf("scopes: rate_1=%.0f rate_14=%.0f rate_266=%.0f rate_all=%.0f slowdown_all=%.3f\n",
+	       rv[0].rate, rv[1].rate, rv[2].rate, rc[best].rate, rc[best].slowdown);
 	return 0;
 }
