@@ -17,6 +17,8 @@ static const char *usage =
 	"  -n, --count N        stop after N pulls (default: when the job ends)\n"
 	"  -w, --wait S         wait up to S seconds for the job to appear (default 10)\n"
 	"      --thread NAME    only that thread's events (a thread view)\n"
+	"      --ops LIST       only these operations (write,take,MPI_Send,...)\n"
+	"      --element N      only events on element (or peer rank) N\n"
 	"  -h, --help\n"
 	"At the end it says on standard error how many events it wrote and exactly\n"
 	"how many were discarded before it could read them.\n";
@@ -42,7 +44,11 @@ int main(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' }, { "output", required_argument, NULL, 'o' },
 		{ "period", required_argument, NULL, 'p' }, { "count", required_argument, NULL, 'n' },
 		{ "wait", required_argument, NULL, 'w' }, { "thread", required_argument, NULL, 'T' },
+		{ "ops", required_argument, NULL, 'O' }, { "element", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' }, { 0 } };
+	unsigned char want_op[65536 >> 3] = { 0 };
+	bool any_op = true, one_element = false;
+	uint32_t element = 0;
 	double period = 0.1, wait = 10;
 	long count = -1;
 	int binary = 0, c;
@@ -63,6 +69,28 @@ int main(int argc, char **argv)
 		case 'n': count = (long)mon_number("geteventmon", "--count", optarg, 1); break;
 		case 'w': wait = mon_number("geteventmon", "--wait", optarg, 0); break;
 		case 'T': thread = optarg; break;
+		case 'O': {
+			any_op = false;
+			char *save, *list = strdup(optarg);
+			for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+				unsigned op = 0;
+				for (unsigned k = 1; k < 128 && !op; k++)
+					if (!strcmp(es_op_name(k), w))
+						op = k;
+				if (!op) {
+					fprintf(stderr, "geteventmon: --ops: '%s' is not an operation "
+						"(write, read, read_latest, take, MPI_Send...)\n", w);
+					return 2;
+				}
+				want_op[op >> 3] |= (unsigned char)(1u << (op & 7));
+			}
+			free(list);
+			break;
+		}
+		case 'E':
+			one_element = true;
+			element = (uint32_t)mon_number("geteventmon", "--element", optarg, 0);
+			break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: fputs(usage, stderr); return 2;
 		}
@@ -101,7 +129,7 @@ int main(int argc, char **argv)
 	struct es_trace *ev = malloc(MAX * sizeof(*ev));
 	if (!ev)
 		return 2;
-	uint64_t written = 0, missed = 0;
+	uint64_t written = 0, missed = 0, filtered = 0;
 	long pulls = 0;
 	for (;;) {
 		bool alive = mon_job_alive(s);
@@ -116,6 +144,12 @@ int main(int argc, char **argv)
 			}
 			missed += lost;
 			for (int i = 0; i < n; i++) {
+				unsigned op = ev[i].op & ~(unsigned)ES_OP_FAILED;
+				if ((!any_op && !(want_op[op >> 3] & (1u << (op & 7)))) ||
+				    (one_element && ev[i].element != element)) {
+					filtered++;
+					continue;
+				}
 				const struct es_leaf *l = es_scope_leaf(s, es_scope_consumed_leaf(s, (size_t)i));
 				if (binary) {
 					uint32_t t = (uint32_t)l->thread;
@@ -139,8 +173,11 @@ int main(int argc, char **argv)
 	fflush(out);
 	if (out != stdout)
 		fclose(out);
-	fprintf(stderr, "geteventmon: %llu events written, %llu discarded before they could be read\n",
-		(unsigned long long)written, (unsigned long long)missed);
+	fprintf(stderr, "geteventmon: %llu events written, %llu discarded before they could be read",
+		(unsigned long long)(written - filtered), (unsigned long long)missed);
+	if (filtered)
+		fprintf(stderr, ", %llu left out by the filter", (unsigned long long)filtered);
+	fputc('\n', stderr);
 	free(ev);
 	es_scope_destroy(s);
 	return 0;

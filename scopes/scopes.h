@@ -35,6 +35,8 @@ extern "C" {
  * filter     ops = comma-separated op names or numbers, element = N,
  *            after / before = raw stamps: tuples that do not match become
  *            empty.
+ * sort       the tuples gathered below, merged in order of start time (empty
+ *            ones last): streams from several trace elements become one.
  * convert    space = SEGMENT: raw stamps become CLOCK_MONOTONIC ns with that
  *            trace space's calibration, fields in the portable byte order.
  * latest     the leaf guard: a trace element with no tuple yet gives an

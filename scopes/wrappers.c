@@ -204,6 +204,25 @@ static int convert_op(paths_stage *self, struct paths_op *op)
 	return 0;
 }
 
+/* --- sort: the gathered tuples in order of start time ---------------------------------- */
+
+static int by_start(const void *a, const void *b)
+{
+	const struct es_trace *x = a, *y = b;
+	/* empty tuples last */
+	if (es_trace_empty(x) != es_trace_empty(y))
+		return es_trace_empty(x) ? 1 : -1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int sort_op(paths_stage *self, struct paths_op *op)
+{
+	int rc = paths_forward(self, op);
+	if (!rc && op->code != PATHS_WRITE)
+		qsort(op->buf, op->size / T, T, by_start);
+	return rc;
+}
+
 /* --- latest: a leaf with nothing yet is empty, not an error --------------------------- */
 
 size_t es__scope_width_below(const paths_stage *s)
@@ -239,6 +258,7 @@ static const struct paths_wrapper_type types[] = {
 	  .op = filter_op },
 	{ .name = "convert", .state_size = sizeof(struct convert), .init = convert_init,
 	  .op = convert_op },
+	{ .name = "sort", .op = sort_op },
 	{ .name = "latest", .op = latest_op },
 };
 

@@ -106,6 +106,20 @@ START_TEST(wrappers_in_a_tree)
 	ck_assert_int_eq(paths_read_latest(fpath, out, NULL), 0);
 	ck_assert(es_trace_empty(&out[0]));
 	ck_assert_uint_eq(out[1].op, ES_OP_TAKE);
+	/* sorted by start: t0 (100), t1 (120), the empty one last */
+	paths_stage *srt;
+	struct paths_params none = { 0 };
+	ck_assert_int_eq(paths_stage_create("sort", &none, f, &srt), 0);
+	paths_path *spath;
+	ck_assert_int_eq(paths_path_create("s", srt, 3 * sizeof(struct es_trace), &spath), 0);
+	struct es_trace t2 = tr(90, 95, ES_OP_WRITE, 1, 8);
+	ck_assert_int_eq(ps_write(el[2], &t2, 0, NULL), 0);
+	ck_assert_int_eq(paths_read_latest(spath, out, NULL), 0);
+	ck_assert_uint_eq(out[0].start, 90);
+	ck_assert_uint_eq(out[1].start, 100);
+	ck_assert_uint_eq(out[2].start, 120);
+	paths_path_destroy(spath);
+	paths_stage_release(srt);
 	/* a time window */
 	struct paths_param wk[] = { { "after", "110", 1, 1 } };
 	struct paths_params wp = { .v = wk, .n = 1 };
@@ -114,7 +128,7 @@ START_TEST(wrappers_in_a_tree)
 	paths_path *wpath;
 	ck_assert_int_eq(paths_path_create("w", win, 3 * sizeof(struct es_trace), &wpath), 0);
 	ck_assert_int_eq(paths_read_latest(wpath, out, NULL), 0);
-	ck_assert(es_trace_empty(&out[0]) && !es_trace_empty(&out[1]));
+	ck_assert(es_trace_empty(&out[0]) && !es_trace_empty(&out[1]) && es_trace_empty(&out[2]));
 	paths_path_destroy(all);
 	paths_path_destroy(one);
 	paths_path_destroy(fpath);
