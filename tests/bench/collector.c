@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "collectors/collectors.h"
+#include "tests/bench/bench.h"
 #include "tests/bench/es_tp.h"
 
 /*
@@ -31,25 +32,6 @@
 
 #define OPS 1000000
 #define REPS 7
-
-static double cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_d);
-	return v[n / 2];
-}
 
 static void die(const char *what, int rc)
 {
@@ -95,7 +77,7 @@ static double run(int variant, paths_path *bare, paths_path *coll)
 	unsigned char t[36];
 	memset(t, 7, sizeof(t));
 	static struct es_trace ring[256];
-	double t0 = cpu_ns();
+	double t0 = bench_cpu_ns();
 	for (uint32_t i = 0; i < OPS; i++) {
 		memcpy(t, &i, sizeof(i));
 		if (variant == COLL) {
@@ -116,7 +98,7 @@ static double run(int variant, paths_path *bare, paths_path *coll)
 			ring_head = i; /* published, as a ring's head would be */
 		}
 	}
-	return (cpu_ns() - t0) / OPS;
+	return (bench_cpu_ns() - t0) / OPS;
 }
 
 /* The paper's method: C1 -> C2 -> C3 -> element; C2 costs D1 - D2.  In
@@ -184,8 +166,8 @@ static int child(void)
 	}
 	double m[NVAR];
 	for (int k = 0; k < NVAR; k++)
-		m[k] = median(v[k], REPS);
-	double coll_ns = median(paper, REPS);
+		m[k] = bench_median(v[k], REPS);
+	double coll_ns = bench_median(paper, REPS);
 	double with_without = m[COLL] - m[BARE], lttng_ns = m[LTTNG] - m[BARE];
 	double floor_ns = m[FLOOR] - m[BARE];
 	printf("collector bench: %d operations a run, median of %d runs; clock %s (%.3f ticks/ns)\n",

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "pastset/pastset.h"
+#include "tests/bench/bench.h"
 
 /*
  * Costs are CPU time of the measuring thread divided by its operations, so a
@@ -19,25 +20,6 @@
 #define TUPLE 36
 #define REPS 5
 #define WRITES 4000000ull
-
-static double cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_d);
-	return v[n / 2];
-}
 
 static void die(const char *what, int rc)
 {
@@ -56,13 +38,13 @@ static void *read_latest_loop(void *arg)
 {
 	struct reader *r = arg;
 	unsigned char t[TUPLE];
-	double t0 = cpu_ns();
+	double t0 = bench_cpu_ns();
 	while (!atomic_load_explicit(r->stop, memory_order_relaxed)) {
 		for (int i = 0; i < 256; i++)
 			if (ps_read_latest(r->e, t, NULL) == 0)
 				r->ops++;
 	}
-	r->ns = r->ops ? (cpu_ns() - t0) / r->ops : 0;
+	r->ns = r->ops ? (bench_cpu_ns() - t0) / r->ops : 0;
 	return NULL;
 }
 
@@ -91,12 +73,12 @@ static struct figures run(ps_server *srv, const char *name, int nreaders)
 			die(name, rc);
 		pthread_create(&th[i], NULL, read_latest_loop, &rd[i]);
 	}
-	double t0 = cpu_ns();
+	double t0 = bench_cpu_ns();
 	for (uint64_t i = 0; i < WRITES; i++) {
 		memcpy(t, &i, sizeof(i)); /* a real writer changes its tuple */
 		ps_write(w, t, 0, NULL);
 	}
-	struct figures f = { .write_ns = (cpu_ns() - t0) / WRITES };
+	struct figures f = { .write_ns = (bench_cpu_ns() - t0) / WRITES };
 	atomic_store(&stop, 1);
 	double sum = 0;
 	for (int i = 0; i < nreaders; i++) {
@@ -108,20 +90,20 @@ static struct figures run(ps_server *srv, const char *name, int nreaders)
 		f.read_latest_ns = sum / nreaders;
 	} else {
 		const uint64_t n = WRITES / 4;
-		t0 = cpu_ns();
+		t0 = bench_cpu_ns();
 		for (uint64_t i = 0; i < n; i++)
 			ps_read_latest(w, t, NULL);
-		f.read_latest_ns = (cpu_ns() - t0) / n;
+		f.read_latest_ns = (bench_cpu_ns() - t0) / n;
 	}
 	/* Sequential reads of everything held, as a consumer catching up. */
 	struct ps_stats st;
 	ps_elem_stats(w, &st);
-	t0 = cpu_ns();
+	t0 = bench_cpu_ns();
 	uint64_t reads = 0;
 	for (int rep = 0; rep < 5000; rep++)
 		for (uint64_t i = st.oldest; i < st.written; i++, reads++)
 			ps_read(w, i, t, 0, NULL);
-	f.read_seq_ns = (cpu_ns() - t0) / reads;
+	f.read_seq_ns = (bench_cpu_ns() - t0) / reads;
 	ps_elem_close(w);
 	return f;
 }
@@ -134,14 +116,14 @@ static double floor_ns(void)
 	static unsigned char ring[256][40];
 	unsigned char t[TUPLE];
 	memset(t, 1, sizeof(t));
-	double t0 = cpu_ns();
+	double t0 = bench_cpu_ns();
 	for (uint64_t i = 0; i < WRITES; i++) {
 		memcpy(t, &i, sizeof(i));
 		memcpy(ring[i & 255], t, TUPLE);
 		__asm__ __volatile__("" ::: "memory");
 		floor_head = i + 1;
 	}
-	return (cpu_ns() - t0) / WRITES;
+	return (bench_cpu_ns() - t0) / WRITES;
 }
 
 int main(void)
@@ -180,12 +162,12 @@ int main(void)
 	double W[2][2], RL[2][2];
 	for (int k = 0; k < 2; k++)
 		for (int r = 0; r < 2; r++) {
-			W[k][r] = median(w[k][r], REPS);
-			RL[k][r] = median(rl[k][r], REPS);
+			W[k][r] = bench_median(w[k][r], REPS);
+			RL[k][r] = bench_median(rl[k][r], REPS);
 			printf("%-6s %8d %10.2f %15.2f %12.2f\n", kinds[k], r ? 2 : 0,
-			       W[k][r], RL[k][r], median(rs[k][r], REPS));
+			       W[k][r], RL[k][r], bench_median(rs[k][r], REPS));
 		}
-	double F = median(fl, REPS);
+	double F = bench_median(fl, REPS);
 	printf("floor (plain ring store of 36 bytes): %.2f ns\n", F);
 	printf("ratios: shm/local write %.2f, shm write 2 readers/0 readers %.2f, "
 	       "shm write/floor %.2f\n", W[1][0] / W[0][0], W[1][1] / W[1][0], W[1][0] / F);

@@ -7,28 +7,10 @@
 #include <time.h>
 
 #include "paths/paths.h"
+#include "tests/bench/bench.h"
 
 #define WRITES 4000000
 #define REPS 5
-
-static double now_ns(clockid_t c)
-{
-	struct timespec ts;
-	clock_gettime(c, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_d);
-	return v[n / 2];
-}
 
 static void check(int rc, const char *what)
 {
@@ -58,12 +40,12 @@ static double path_write_ns(ps_server *srv, int stages, int id)
 	paths_stage_release(s);
 	unsigned char t[36];
 	memset(t, 1, sizeof(t));
-	double t0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	double t0 = bench_cpu_ns();
 	for (long i = 0; i < WRITES; i++) {
 		memcpy(t, &i, sizeof(i));
 		paths_write(p, t, 0, NULL);
 	}
-	double ns = (now_ns(CLOCK_THREAD_CPUTIME_ID) - t0) / WRITES;
+	double ns = (bench_cpu_ns() - t0) / WRITES;
 	paths_path_destroy(p);
 	ps_elem_close(e);
 	return ns;
@@ -82,12 +64,12 @@ static void *participant(void *arg)
 	check(paths_member_create(p->t, p->me, &m), "member");
 	int64_t v = p->me, out;
 	paths_barrier(m, PS_FOREVER); /* everyone in before the clock starts */
-	double t0 = now_ns(CLOCK_MONOTONIC);
+	double t0 = bench_wall_ns();
 	for (int i = 0; i < p->iters; i++)
 		check(p->allreduce ? paths_allreduce(m, &v, &out, 1, PATHS_INT64, PATHS_SUM,
 						     PS_FOREVER)
 				   : paths_barrier(m, PS_FOREVER), "collective");
-	p->us = (now_ns(CLOCK_MONOTONIC) - t0) / p->iters / 1000;
+	p->us = (bench_wall_ns() - t0) / p->iters / 1000;
 	paths_member_destroy(m);
 	return NULL;
 }
@@ -125,7 +107,7 @@ int main(void)
 		w3[r] = path_write_ns(srv, 3, id++);
 	}
 	ps_server_destroy(srv);
-	double W0 = median(w0, REPS), W3 = median(w3, REPS);
+	double W0 = bench_median(w0, REPS), W3 = bench_median(w3, REPS);
 	double stage = (W3 - W0) / 3;
 	printf("paths bench: 36-byte writes to an in-process element, median of %d runs\n", REPS);
 	printf("  path with 0 pass stages: %.2f ns/write\n", W0);
@@ -141,8 +123,8 @@ int main(void)
 			bs[r] = collective_us(n, 0);
 			as[r] = collective_us(n, 1);
 		}
-		b[n] = median(bs, REPS);
-		a[n] = median(as, REPS);
+		b[n] = bench_median(bs, REPS);
+		a[n] = bench_median(as, REPS);
 		printf("  %-8d %10.2f %12.2f\n", n, b[n], a[n]);
 	}
 	printf("  ratio barrier 8/2 threads: %.2f\n", b[8] / b[2]);
