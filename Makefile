@@ -165,7 +165,8 @@ $(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(LIBS)
 
 MPICC ?= mpicc
 ESCOLLECT := $(BUILD)/lib/libescollect.so
-MPI_TESTS := $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_check $(BUILD)/tests/mpi_late
+MPI_TESTS := $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_check $(BUILD)/tests/mpi_late \
+	     $(BUILD)/tests/ring_demo
 
 $(BUILD)/obj/collectors/mpi/%.o: collectors/mpi/%.c
 	@mkdir -p $(dir $@)
@@ -174,6 +175,10 @@ $(BUILD)/obj/collectors/mpi/%.o: collectors/mpi/%.c
 $(ESCOLLECT): $(BUILD)/obj/collectors/mpi/escollect.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(MPICC) -shared -Wl,-z,defs $^ -o $@ $(EXT_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/ring_demo: collectors/mpi/ring_demo.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) $< -o $@
 
 $(BUILD)/obj/tests/integration/mpi_%.o: tests/integration/mpi_%.c
 	@mkdir -p $(dir $@)
@@ -208,7 +213,7 @@ ifneq ($(TSAN),1)
 endif
 
 run-demo: build
-	@sh pastset/demo.sh $(BUILD)/bin
+	@sh mk/demo.sh $(BUILD)
 
 # The collector benchmark compares with LTTng-UST, which only it needs.
 LTTNG_CFLAGS = $(shell pkg-config --cflags lttng-ust)

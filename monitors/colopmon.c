@@ -263,7 +263,12 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		mon_sleep(period);
 	}
-	printf("colopmon: summary%s\n", missed ? "" : " (no event was lost)");
+	uint64_t before = es_scope_before_attach(s);
+	printf("colopmon: summary%s", missed ? "" : " (no event was lost while it watched)");
+	if (before)
+		printf("; %llu earlier events had rotated out before it attached",
+		       (unsigned long long)before);
+	putchar('\n');
 	for (int k = 0; k < 128; k++) {
 		struct kind_sum *x = &kinds[k];
 		if (!x->n)

@@ -177,6 +177,9 @@ int main(int argc, char **argv)
 		(unsigned long long)(written - filtered), (unsigned long long)missed);
 	if (filtered)
 		fprintf(stderr, ", %llu left out by the filter", (unsigned long long)filtered);
+	if (es_scope_before_attach(s))
+		fprintf(stderr, "; %llu earlier events had rotated out before it attached",
+			(unsigned long long)es_scope_before_attach(s));
 	fputc('\n', stderr);
 	free(ev);
 	es_scope_destroy(s);

@@ -25,7 +25,7 @@ struct es_scope {
 	paths_path *root;
 	int width;
 	/* consume */
-	uint64_t *cursor;
+	uint64_t *cursor, before;
 	struct es_trace *got;
 	int *got_leaf;
 	size_t cap;
@@ -444,6 +444,7 @@ int es_scope_consume(es_scope *s, struct es_trace *out, size_t max, uint64_t *mi
 			struct ps_stats st;
 			ps_elem_stats(s->leaves[i].elem, &st);
 			s->cursor[i] = st.oldest;
+			s->before += st.oldest;
 		}
 	}
 	if (max > s->cap) {
@@ -491,6 +492,11 @@ int es_scope_consume(es_scope *s, struct es_trace *out, size_t max, uint64_t *mi
 	if (missed)
 		*missed = lost;
 	return (int)n;
+}
+
+uint64_t es_scope_before_attach(const es_scope *s)
+{
+	return s ? s->before : 0;
 }
 
 int es_scope_consumed_leaf(const es_scope *s, size_t i)

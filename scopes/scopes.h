@@ -105,6 +105,9 @@ int es_scope_pull(es_scope *s, struct es_trace *out);
  * time, stamps in ns.  Fills up to max; *missed gets the number of tuples
  * discarded before they could be read since the last call. */
 int es_scope_consume(es_scope *s, struct es_trace *out, size_t max, uint64_t *missed);
+/* Tuples that had rotated out of the trace elements before the first
+ * consume: history the scope never saw, not a loss while it watched. */
+uint64_t es_scope_before_attach(const es_scope *s);
 /* The leaf a consumed tuple came from (its collector id is per space). */
 int es_scope_consumed_leaf(const es_scope *s, size_t i);
 

@@ -278,7 +278,8 @@ START_TEST(consume_counts_exactly)
 	uint64_t missed;
 	int n = es_scope_consume(s, out, 64, &missed);
 	ck_assert_int_eq(n, 8 + 3); /* what the elements still held */
-	ck_assert_uint_eq(missed, 0); /* a late start is not a loss */
+	ck_assert_uint_eq(missed, 0); /* a late start is not a loss... */
+	ck_assert_uint_eq(es_scope_before_attach(s), 12); /* ...but it is said */
 	for (int i = 1; i < n; i++)
 		ck_assert_uint_le(out[i - 1].start, out[i].start); /* merged by time */
 	ck_assert_int_eq(es_scope_consume(s, out, 64, &missed), 0);
