@@ -88,8 +88,13 @@ COLLECTORS_LIB := $(BUILD)/lib/libcollectors.a
 SCOPES_SRC := scopes/wrappers.c scopes/scope.c
 SCOPES_LIB := $(BUILD)/lib/libscopes.a
 
+# --- windtunnel/ -------------------------------------------------------------
+
+WINDTUNNEL_SRC := windtunnel/lga.c
+WINDTUNNEL_LIB := $(BUILD)/lib/libwindtunnel.a
+
 # Libraries in link order: each layer before the ones it depends on.
-LIBS := $(SCOPES_LIB) $(COLLECTORS_LIB) $(PATHMAPS_LIB) $(PATHS_LIB) $(PASTSET_LIB)
+LIBS := $(WINDTUNNEL_LIB) $(SCOPES_LIB) $(COLLECTORS_LIB) $(PATHMAPS_LIB) $(PATHS_LIB) $(PASTSET_LIB)
 EXT_LIBS = $(shell pkg-config --libs yaml-0.1 hwloc)
 
 # --- objects and libraries -------------------------------------------------
@@ -124,6 +129,10 @@ $(SCOPES_LIB): $(call obj,$(SCOPES_SRC))
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 
+$(WINDTUNNEL_LIB): $(call obj,$(WINDTUNNEL_SRC))
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
 # --- binaries ----------------------------------------------------------------
 
 BINS := $(BUILD)/bin/psadm $(BUILD)/bin/psdemo $(BUILD)/bin/pathmap \
@@ -146,7 +155,8 @@ $(BUILD)/bin/%: $(BUILD)/obj/monitors/%.o $(BUILD)/obj/monitors/common.o $(LIBS)
 UNIT_SRC := tests/unit/check_main.c tests/unit/test_pastset.c \
 	    tests/unit/test_pastset_shm.c tests/unit/test_pastset_stress.c \
 	    tests/unit/test_paths.c tests/unit/test_paths_tree.c \
-	    tests/unit/test_pathmaps.c tests/unit/test_collectors.c tests/unit/test_scopes.c
+	    tests/unit/test_pathmaps.c tests/unit/test_collectors.c tests/unit/test_scopes.c \
+	    tests/unit/test_windtunnel.c
 UNIT_BIN := $(BUILD)/tests/unit
 
 $(UNIT_BIN): $(call obj,$(UNIT_SRC)) $(LIBS)
