@@ -90,7 +90,7 @@ SCOPES_LIB := $(BUILD)/lib/libscopes.a
 
 # --- windtunnel/ -------------------------------------------------------------
 
-WINDTUNNEL_SRC := windtunnel/lga.c
+WINDTUNNEL_SRC := windtunnel/lga.c windtunnel/tunnel.c
 WINDTUNNEL_LIB := $(BUILD)/lib/libwindtunnel.a
 
 # Libraries in link order: each layer before the ones it depends on.
@@ -200,8 +200,16 @@ $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_late: $(BUILD)/tests/mpi_%: $(BUILD)
 $(BUILD)/tests/mpi_check: $(BUILD)/obj/tests/integration/mpi_check.o $(LIBS)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
 
+$(BUILD)/obj/windtunnel/main.o: windtunnel/main.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/bin/windtunnel: $(BUILD)/obj/windtunnel/main.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
+
 ifeq ($(SAN)$(TSAN),)
-MPI_PARTS := $(ESCOLLECT) $(MPI_TESTS)
+MPI_PARTS := $(ESCOLLECT) $(MPI_TESTS) $(BUILD)/bin/windtunnel
 endif
 
 APPS := $(BUILD)/tests/app_stall $(BUILD)/tests/app_tree

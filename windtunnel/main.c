@@ -1,0 +1,173 @@
+/* main.c - the windtunnel program: launched by mpirun, one process per rank, several threads each. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collectors/collectors.h"
+#include "tunnel.h"
+
+static const char *usage =
+	"usage: mpirun -np P windtunnel [options]\n"
+	"A lattice-gas wind tunnel (FHP): flow from the left, out on the right, walls\n"
+	"above and below and a plate in the way, on several 2N x N matrices cut into\n"
+	"slices, one thread each, that exchange border rows through PastSet elements.\n"
+	"  -s, --size SIZE      small (N=960), medium (3840), large (7680; default small)\n"
+	"  -N, --n N            any N (at least 16)\n"
+	"  -t, --steps S        time steps (default 200)\n"
+	"  -m, --matrices M     matrices (default 8)\n"
+	"  -l, --slices L       slices per matrix, a thread each (default 4)\n"
+	"      --model fhp1|fhp2   FHP-I, or FHP-II with rest particles (default fhp1)\n"
+	"  -c, --collectors     a collector on every path and tree edge\n"
+	"  -j, --job NAME       the job name monitors attach to (default wt<pid>)\n"
+	"      --stats-every K  allreduce the totals every K steps (default 20)\n"
+	"      --pathmap-out F  write the generated pathmap to F and go on\n"
+	"  -q, --quiet          no progress lines\n"
+	"  -h, --help\n";
+
+static void progress(const struct wt_totals *t, double seconds, void *arg)
+{
+	(void)arg;
+	printf("windtunnel: step %6llu  %8.2f s  particles %11lld  momentum (%lld, %lld)\n",
+	       (unsigned long long)t->step, seconds, (long long)t->particles, (long long)t->px,
+	       (long long)t->py);
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	int provided, rank, size;
+	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	static char job[32];
+	snprintf(job, sizeof(job), "wt%d", (int)getpid());
+	struct wt_config c = { .job = job, .n = 960, .matrices = 8, .slices = 4, .processes = size,
+			       .steps = 200, .stats_every = 20, .model = WT_FHP1, .seed = 1 };
+	static const struct option opts[] = {
+		{ "size", required_argument, NULL, 's' }, { "n", required_argument, NULL, 'N' },
+		{ "steps", required_argument, NULL, 't' }, { "matrices", required_argument, NULL, 'm' },
+		{ "slices", required_argument, NULL, 'l' }, { "model", required_argument, NULL, 'M' },
+		{ "collectors", no_argument, NULL, 'c' }, { "job", required_argument, NULL, 'j' },
+		{ "stats-every", required_argument, NULL, 'k' },
+		{ "pathmap-out", required_argument, NULL, 'o' }, { "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' }, { 0 } };
+	const char *pm_out = NULL;
+	bool quiet = false, bad = false;
+	int o;
+	while ((o = getopt_long(argc, argv, "s:N:t:m:l:cj:qh", opts, NULL)) != -1) {
+		switch (o) {
+		case 's':
+			if (!strcmp(optarg, "small")) c.n = 960;
+			else if (!strcmp(optarg, "medium")) c.n = 3840;
+			else if (!strcmp(optarg, "large")) c.n = 7680;
+			else {
+				if (!rank)
+					fprintf(stderr, "windtunnel: --size: expected small, medium or large, "
+						"not '%s'\n", optarg);
+				bad = true;
+			}
+			break;
+		case 'N': c.n = atoi(optarg); bad |= c.n < 16; break;
+		case 't': c.steps = atoi(optarg); bad |= c.steps < 1; break;
+		case 'm': c.matrices = atoi(optarg); bad |= c.matrices < 1; break;
+		case 'l': c.slices = atoi(optarg); bad |= c.slices < 1; break;
+		case 'M':
+			c.model = !strcmp(optarg, "fhp2") ? WT_FHP2 : WT_FHP1;
+			bad |= strcmp(optarg, "fhp1") && strcmp(optarg, "fhp2");
+			break;
+		case 'c': c.collectors = true; break;
+		case 'j': snprintf(job, sizeof(job), "%.24s", optarg); break;
+		case 'k': c.stats_every = atoi(optarg); bad |= c.stats_every < 1; break;
+		case 'o': pm_out = optarg; break;
+		case 'q': quiet = true; break;
+		case 'h':
+			if (!rank)
+				fputs(usage, stdout);
+			MPI_Finalize();
+			return 0;
+		default: bad = true;
+		}
+	}
+	/* every rank sees the same arguments: they agree on the job name */
+	MPI_Bcast(job, sizeof(job), MPI_CHAR, 0, MPI_COMM_WORLD);
+	if (bad || optind != argc || c.n / c.slices < 2 || c.matrices * c.slices < size) {
+		if (!rank)
+			fprintf(stderr, "windtunnel: bad arguments (each slice needs 2 rows, and each "
+				"process a thread)\n%s", usage);
+		MPI_Finalize();
+		return 2;
+	}
+	if (!quiet && !rank)
+		c.progress = progress;
+	es_collectors_register();
+	char *text = malloc(1 << 20), err[512];
+	int len = text ? wt_pathmap_text(&c, text, 1 << 20) : -1;
+	pm_map *m = NULL;
+	struct wt_run *r = NULL;
+	int rc = len < 0 ? PS_ENOMEM : pm_load_string("windtunnel", text, (size_t)len, &m, err, sizeof(err));
+	if (!rc && pm_out && !rank) {
+		FILE *f = fopen(pm_out, "w");
+		if (f) {
+			fwrite(text, 1, (size_t)len, f);
+			fclose(f);
+		}
+	}
+	if (!rc)
+		rc = wt_run_create(&c, m, rank, &r, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "windtunnel: rank %d: %s\n", rank, *err ? err : ps_strerror(rc));
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	if (!rank)
+		printf("windtunnel: %d matrices of %d x %d (%s), %d slices each, %d processes, %d steps, "
+		       "job %s%s\n", c.matrices, 2 * c.n, c.n, c.model == WT_FHP2 ? "FHP-II" : "FHP-I",
+		       c.slices, size, c.steps, job, c.collectors ? ", collectors on every path" : "");
+	MPI_Barrier(MPI_COMM_WORLD);
+	struct wt_totals t;
+	rc = wt_run_go(r, &t);
+	if (rc) {
+		fprintf(stderr, "windtunnel: rank %d: %s\n", rank, ps_strerror(rc));
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	/* the lattice, as digests that add up across processes */
+	uint64_t *mine = calloc((size_t)c.matrices, sizeof(uint64_t)), *all = calloc((size_t)c.matrices, sizeof(uint64_t));
+	for (int k = 0; k < c.matrices; k++)
+		mine[k] = wt_run_digest(r, k);
+	MPI_Reduce(mine, all, c.matrices, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+	double slowest;
+	MPI_Reduce(&t.seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+	int status = 0;
+	if (!rank) {
+		const struct wt_geometry *g = wt_run_geometry(r);
+		double sites = (double)g->width * g->height * c.matrices * c.steps;
+		bool conserved = t.particles == t.initial + t.in - t.out;
+		bool same = true;
+		for (int k = 1; k < c.matrices; k++)
+			same &= all[k] == all[0]; /* every matrix starts alike and sees the same flow */
+		printf("windtunnel: %.3g site updates in %.2f s: %.3g per second, %.3g per core\n", sites,
+		       slowest, sites / slowest, sites / slowest / (double)sysconf(_SC_NPROCESSORS_ONLN));
+		printf("windtunnel: exchange period %.3f ms (one step)\n", slowest / c.steps * 1e3);
+		printf("windtunnel: particles %lld at the start + %lld in - %lld out = %lld at the end: %s\n",
+		       (long long)t.initial, (long long)t.in, (long long)t.out, (long long)t.particles,
+		       conserved ? "conserved" : "NOT CONSERVED");
+		printf("windtunnel: lattice digest %016llx%s\n", (unsigned long long)all[0],
+		       same ? " (every matrix alike)" : " (MATRICES DIFFER)");
+		status = conserved && same ? 0 : 1;
+	}
+	free(mine);
+	free(all);
+	wt_run_destroy(r);
+	/* the border rows' segment goes; trace spaces stay for the monitors */
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (!rank)
+		pm_job_unlink(m, "p0");
+	pm_destroy(m);
+	free(text);
+	MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	MPI_Finalize();
+	return status;
+}

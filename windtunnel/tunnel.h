@@ -1,0 +1,43 @@
+/* tunnel.h - the wind tunnel run: its configuration, the pathmap generated for it, one process's share of it. */
+#ifndef WT_TUNNEL_H
+#define WT_TUNNEL_H
+
+#include "pathmaps/pathmaps.h"
+#include "windtunnel.h"
+
+struct wt_totals {
+	uint64_t step;
+	int64_t initial;                 /* particles before the first step */
+	int64_t particles, px, py, in, out;
+	double seconds;
+};
+
+struct wt_config {
+	const char *job;
+	int n;                 /* each matrix is 2N x N */
+	int matrices, slices;  /* slices per matrix: one thread each */
+	int processes;         /* that share the threads */
+	int steps, stats_every;
+	enum wt_model model;
+	uint64_t seed;
+	bool collectors;
+	/* called by one thread after each allreduce of the totals */
+	void (*progress)(const struct wt_totals *t, double seconds, void *arg);
+	void *progress_arg;
+};
+
+/* The pathmap for c, as YAML text: the length, or -1 if buf was too small. */
+int wt_pathmap_text(const struct wt_config *c, char *buf, size_t len);
+
+struct wt_run;
+int wt_run_create(const struct wt_config *c, const pm_map *m, int process, struct wt_run **out,
+		  char *err, size_t errlen);
+/* Runs every thread of this process to the end; totals as of the last allreduce. */
+int wt_run_go(struct wt_run *r, struct wt_totals *totals);
+/* A digest of this process's rows of one matrix that adds up across
+ * processes: equal sums mean equal lattices, however they were shared out. */
+uint64_t wt_run_digest(const struct wt_run *r, int matrix);
+const struct wt_geometry *wt_run_geometry(const struct wt_run *r);
+void wt_run_destroy(struct wt_run *r);
+
+#endif
