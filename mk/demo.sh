@@ -1,29 +1,41 @@
 #!/bin/sh
-# demo.sh - runs an MPI program under mpirun with collectors on every call and the heartbeat monitor watching it live.
+# demo.sh - the EventSpace demo: the wind tunnel under mpirun with collectors on every path and monitors watching live, then an MPI program with a stuck rank.
 set -u
 build=$1
 bin=$build/bin
-job="demo$$"
-lib="$(cd "$build/lib" && pwd)/libescollect.so"
-echo "== EventSpace demo: 4 MPI ranks pass a ring and allreduce; collectors record every MPI call"
-echo "== (mpirun -x LD_PRELOAD=$lib); the heartbeat monitor watches from another process."
-echo "== One rank will get stuck in its own computation for two seconds: watch who waits for whom."
+job="wt$$"
+cleanup() { for s in $("$bin/psadm" list | awk '{print $1}' | grep "^$job\|^ring$$"); do "$bin/psadm" rm "$s" >/dev/null; done; }
+trap cleanup EXIT
+echo "== 1. The wind tunnel: 8 matrices of 1920 x 960 sites, 4 slices each, 32 threads in 2 MPI"
+echo "==    processes, border rows through PastSet elements, a collector on every path and tree edge."
+echo "==    heartbeat and colopmon watch it from other processes while it runs."
 echo
-mpirun --oversubscribe --allow-run-as-root -np 4 -x LD_PRELOAD="$lib" -x ES_JOB="$job" \
-	"$build/tests/ring_demo" 6 &
+mpirun --oversubscribe --allow-run-as-root -np 2 "$bin/windtunnel" -s small -t 400 -c -j "$job" \
+	--stats-every 50 &
 app=$!
 colop=$(mktemp)
-"$bin/colopmon" -q -w 10 "$job" >"$colop" &   # a second monitor, at the same time
-"$bin/heartbeat" -p 500 -w 10 "$job"
-wait $app || { echo "demo: the MPI program failed" >&2; exit 1; }
+"$bin/colopmon" -q -w 10 "$job" >"$colop" &
+"$bin/heartbeat" -p 1000 -w 10 "$job" | grep --line-buffered -v "^  m[0-9]"
+wait $app || { echo "demo: the wind tunnel failed" >&2; exit 1; }
 wait
 echo
-echo "== The collective operations, as colopmon saw them meanwhile:"
-cat "$colop"; rm -f "$colop"
+echo "== What colopmon saw of the totals' allreduce tree (contributions arriving at each node):"
+tail -n 2 "$colop"; rm -f "$colop"
 echo
-echo "== The trace spaces, one per rank ($bin/psadm list):"
+echo "== The trace spaces stay after the job, for monitors that come later:"
 "$bin/psadm" list | grep "^$job"
+echo "   e.g. $bin/geteventmon $job | head   (every event, and exactly how many were lost)"
 echo
-echo "== To watch your own program: mpirun -x LD_PRELOAD=$lib -x ES_JOB=NAME ./app, then"
-echo "   $bin/heartbeat NAME, $bin/geteventmon NAME, $bin/colopmon NAME."
-for s in $("$bin/psadm" list | awk '{print $1}' | grep "^$job"); do "$bin/psadm" rm "$s" >/dev/null; done
+echo "== 2. Unmodified MPI code: 4 ranks pass a ring and allreduce, every MPI call recorded by"
+echo "==    libescollect.so. One rank gets stuck in its own computation for two seconds:"
+echo "==    watch who waits for whom."
+echo
+lib="$(cd "$build/lib" && pwd)/libescollect.so"
+mpirun --oversubscribe --allow-run-as-root -np 4 -x LD_PRELOAD="$lib" -x ES_JOB="ring$$" \
+	"$build/tests/ring_demo" 5 &
+app=$!
+"$bin/heartbeat" -p 500 -w 10 "ring$$"
+wait $app || { echo "demo: the MPI program failed" >&2; exit 1; }
+echo
+echo "== To watch your own program: mpirun -x LD_PRELOAD=$lib -x ES_JOB=NAME ./app"
+echo "   then $bin/heartbeat NAME, $bin/geteventmon NAME or $bin/colopmon NAME."

@@ -233,8 +233,16 @@ int main(int argc, char **argv)
 		}
 		struct edge e = { .writes = 0 };
 		if (nedges < (int)(sizeof(edges) / sizeof(edges[0])) &&
-		    sscanf(l->meta.where, "%31[^.].n%d.c%d", e.tree, &e.node, &e.child) == 3)
-			edges[nedges++] = e;
+		    sscanf(l->meta.where, "%31[^.].n%d.c%d", e.tree, &e.node, &e.child) == 3) {
+			/* every process of the tree has a collector on every edge;
+			 * an edge counts once */
+			bool seen = false;
+			for (int k = 0; k < nedges && !seen; k++)
+				seen = !strcmp(edges[k].tree, e.tree) && edges[k].node == e.node &&
+				       edges[k].child == e.child;
+			if (!seen)
+				edges[nedges++] = e;
+		}
 	}
 	printf("colopmon: job '%s': %d MPI ranks, %d tree edges with collectors\n", job, mpi_ranks,
 	       nedges);

@@ -167,11 +167,13 @@ static int make_tree(pm_job *j, int i, char *err, size_t errlen)
 	snprintf(thr, sizeof(thr), "%u", j->m->model.trace.threshold);
 	/* An edge's path is used by two threads: the child's runner writes,
 	 * the node's runner takes. */
+	char who[PS_NAME_MAX + 1];
+	snprintf(who, sizeof(who), "tree.%s", t->name); /* its edges, seen as one thread */
 	const struct paths_param cp[] = {
 		{ "space", j->trace_space, 0, 0 }, { "threshold", thr, 0, 0 },
-		{ "writers", "many", 0, 0 },
+		{ "writers", "many", 0, 0 }, { "thread", who, 0, 0 },
 	};
-	const struct paths_params params = { .file = j->m->model.file, .v = cp, .n = 3 };
+	const struct paths_params params = { .file = j->m->model.file, .v = cp, .n = 4 };
 	struct paths_tree_spec spec = {
 		.name = t->name, .nparticipants = t->n, .fanout = t->fanout,
 		.max_bytes = t->max_bytes, .runs_on = t->runs_on,

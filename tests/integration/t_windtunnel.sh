@@ -1,0 +1,32 @@
+#!/bin/sh
+# t_windtunnel.sh - the wind tunnel under mpirun: conserved, and the same lattice whatever the processes, threads and slices.
+set -u
+. "$(dirname "$0")/lib.sh"
+wt="$BUILD/bin/windtunnel"
+[ -x "$wt" ] || { echo "no $wt (sanitizer build): skipped"; exit 0; }
+job="itwt$$"
+cleanup() { for s in $("$BIN/psadm" list | awk '{print $1}' | grep "^$job"); do "$BIN/psadm" rm "$s" >/dev/null; done; }
+trap cleanup EXIT
+run() { # run NP ARGS...: prints the digest line; fails unless conserved
+	np=$1; shift
+	out=$(mpirun --oversubscribe --allow-run-as-root -np "$np" "$wt" -q -j "$job$np" "$@") ||
+		die "windtunnel -np $np $* failed: $out"
+	echo "$out" | grep -q ": conserved$" || die "not conserved (-np $np $*): $out"
+	echo "$out" | grep -q "every matrix alike" || die "matrices differ (-np $np $*)"
+	echo "$out" | awk '/lattice digest/ {print $4}'
+}
+d1=$(run 1 -N 64 -t 60 -m 2 -l 3) || exit 1
+d2=$(run 2 -N 64 -t 60 -m 2 -l 3) || exit 1
+d3=$(run 3 -N 64 -t 60 -m 2 -l 3) || exit 1
+d4=$(run 1 -N 64 -t 60 -m 2 -l 1) || exit 1
+d5=$(run 2 -N 64 -t 60 -m 1 -l 6 -c) || exit 1
+echo "digests: $d1 $d2 $d3 $d4 $d5"
+[ "$d1" = "$d2" ] && [ "$d1" = "$d3" ] || die "the lattice depends on the number of processes"
+[ "$d1" = "$d4" ] && [ "$d1" = "$d5" ] || die "the lattice depends on the slicing or the collectors"
+d6=$(run 2 -N 64 -t 40 -m 2 -l 4 --model fhp2) || exit 1
+[ "$d6" != "$d1" ] || die "FHP-II gave FHP-I's lattice"
+left=$("$BIN/psadm" list | awk '{print $1}' | grep "^$job" | grep -v '\.t[0-9]*$')
+[ -z "$left" ] || die "segments left behind besides trace spaces: $left"
+mpirun --oversubscribe --allow-run-as-root -np 1 "$wt" --size huge >/dev/null 2>&1 && die "bad size accepted"
+mpirun --oversubscribe --allow-run-as-root -np 1 "$wt" --help | grep -q "FHP" || die "no help"
+exit 0
