@@ -51,7 +51,7 @@ static struct {
 	int keyval;
 	pthread_mutex_t lock;
 	int nthreads;
-	ps_elem *elems[256];
+	ps_elem *elems[4096]; /* one per thread that ever called MPI */
 	int nelems;
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER, .keyval = MPI_KEYVAL_INVALID };
 
@@ -246,6 +246,7 @@ static void setup(void)
 
 int MPI_Init(int *argc, char ***argv)
 {
+	es_clock_init(); /* before the first stamp, so both stamps share a clock */
 	uint64_t t0 = es_now();
 	int rc = PMPI_Init(argc, argv);
 	if (rc == MPI_SUCCESS) {
@@ -258,6 +259,7 @@ int MPI_Init(int *argc, char ***argv)
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+	es_clock_init();
 	uint64_t t0 = es_now();
 	int rc = PMPI_Init_thread(argc, argv, required, provided);
 	if (rc == MPI_SUCCESS) {
@@ -305,6 +307,14 @@ int MPI_Finalize(void)
 	int rc = call;                                       \
 	uint64_t t1 = es_now()
 #define TIMED(op, call) TIMED_PEER(op, NONE, call)
+/* Calls that poll and return at once: nothing to note while they run, and
+ * a note left behind would say the thread is inside one. */
+#define TIMED_POLL(op, call)                                 \
+	if (!want(op))                                       \
+		return call;                                 \
+	uint64_t t0 = es_now();                              \
+	int rc = call;                                       \
+	uint64_t t1 = es_now()
 
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
@@ -360,7 +370,7 @@ int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 {
 	MPI_Status mine = { .MPI_SOURCE = MPI_ANY_SOURCE, .MPI_TAG = MPI_ANY_TAG };
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	TIMED(ES_OP_MPI_TEST, PMPI_Test(req, flag, st));
+	TIMED_POLL(ES_OP_MPI_TEST, PMPI_Test(req, flag, st));
 	if (*flag || rc != MPI_SUCCESS) /* only the test that completes it */
 		record_status(ES_OP_MPI_TEST, t0, t1, st, rc);
 	return rc;
@@ -394,7 +404,7 @@ int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
 
 int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
-	TIMED(ES_OP_MPI_TESTALL, PMPI_Testall(count, reqs, flag, statuses));
+	TIMED_POLL(ES_OP_MPI_TESTALL, PMPI_Testall(count, reqs, flag, statuses));
 	if (*flag || rc != MPI_SUCCESS)
 		record(ES_OP_MPI_TESTALL, t0, t1, NONE, 0, (uint32_t)count, rc);
 	return rc;
@@ -404,7 +414,7 @@ int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status
 {
 	MPI_Status mine = { .MPI_SOURCE = MPI_ANY_SOURCE, .MPI_TAG = MPI_ANY_TAG };
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	TIMED(ES_OP_MPI_TESTANY, PMPI_Testany(count, reqs, index, flag, st));
+	TIMED_POLL(ES_OP_MPI_TESTANY, PMPI_Testany(count, reqs, index, flag, st));
 	if ((*flag && *index != MPI_UNDEFINED) || rc != MPI_SUCCESS) {
 		int src = st->MPI_SOURCE;
 		record(ES_OP_MPI_TESTANY, t0, t1, peer(src), src >= 0 ? got_bytes(st) : 0,
@@ -416,7 +426,7 @@ int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status
 int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
 		 MPI_Status statuses[])
 {
-	TIMED(ES_OP_MPI_TESTSOME, PMPI_Testsome(incount, reqs, outcount, indices, statuses));
+	TIMED_POLL(ES_OP_MPI_TESTSOME, PMPI_Testsome(incount, reqs, outcount, indices, statuses));
 	if ((*outcount > 0 && *outcount != MPI_UNDEFINED) || rc != MPI_SUCCESS)
 		record(ES_OP_MPI_TESTSOME, t0, t1, NONE, 0, (uint32_t)*outcount, rc);
 	return rc;
@@ -439,21 +449,22 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
-	MPI_Status mine;
+	MPI_Status mine = { .MPI_SOURCE = MPI_ANY_SOURCE, .MPI_TAG = MPI_ANY_TAG };
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &mine : status;
 	TIMED_PEER(ES_OP_MPI_PROBE, peer(source), PMPI_Probe(source, tag, comm, st));
-	record(ES_OP_MPI_PROBE, t0, t1, peer(st->MPI_SOURCE), got_bytes(st), (uint32_t)st->MPI_TAG, rc);
+	record(ES_OP_MPI_PROBE, t0, t1, peer(st->MPI_SOURCE), rc == MPI_SUCCESS ? got_bytes(st) : 0,
+	       (uint32_t)st->MPI_TAG, rc);
 	return rc;
 }
 
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
-	MPI_Status mine;
+	MPI_Status mine = { .MPI_SOURCE = MPI_ANY_SOURCE, .MPI_TAG = MPI_ANY_TAG };
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &mine : status;
-	TIMED(ES_OP_MPI_IPROBE, PMPI_Iprobe(source, tag, comm, flag, st));
+	TIMED_POLL(ES_OP_MPI_IPROBE, PMPI_Iprobe(source, tag, comm, flag, st));
 	if (*flag || rc != MPI_SUCCESS)
-		record(ES_OP_MPI_IPROBE, t0, t1, peer(st->MPI_SOURCE), got_bytes(st),
-		       (uint32_t)st->MPI_TAG, rc);
+		record(ES_OP_MPI_IPROBE, t0, t1, peer(st->MPI_SOURCE),
+		       rc == MPI_SUCCESS ? got_bytes(st) : 0, (uint32_t)st->MPI_TAG, rc);
 	return rc;
 }
 
@@ -475,6 +486,13 @@ static int comm_size(MPI_Comm comm)
 	int n = 0;
 	PMPI_Comm_size(comm, &n);
 	return n;
+}
+
+static int comm_rank(MPI_Comm comm)
+{
+	int r = -1;
+	PMPI_Comm_rank(comm, &r);
+	return r;
 }
 
 static uint64_t sum_bytes(const int counts[], int n, MPI_Datatype type)
@@ -513,56 +531,57 @@ int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MP
 int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
 	       MPI_Datatype rtype, int root, MPI_Comm comm)
 {
-	COLL(ES_OP_MPI_GATHER, peer(root), bytes_of(scount, stype), comm,
+	/* MPI_IN_PLACE: the send arguments are ignored, and may be anything */
+	COLL(ES_OP_MPI_GATHER, peer(root),
+	     sbuf == MPI_IN_PLACE ? bytes_of(rcount, rtype) : bytes_of(scount, stype), comm,
 	     PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
 }
 
 int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
 		const int rcounts[], const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm)
 {
-	COLL(ES_OP_MPI_GATHERV, peer(root), bytes_of(scount, stype), comm,
+	COLL(ES_OP_MPI_GATHERV, peer(root), sbuf == MPI_IN_PLACE ? 0 : bytes_of(scount, stype), comm,
 	     PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm));
 }
 
 int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
 		MPI_Datatype rtype, int root, MPI_Comm comm)
 {
-	int me;
-	PMPI_Comm_rank(comm, &me);
 	/* the root contributes everyone's share; the others nothing */
 	COLL(ES_OP_MPI_SCATTER, peer(root),
-	     me == root ? bytes_of(scount, stype) * (uint64_t)comm_size(comm) : 0, comm,
+	     comm_rank(comm) == root ? bytes_of(scount, stype) * (uint64_t)comm_size(comm) : 0, comm,
 	     PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
 }
 
 int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype,
 		 void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
-	int me;
-	PMPI_Comm_rank(comm, &me);
 	COLL(ES_OP_MPI_SCATTERV, peer(root),
-	     me == root ? sum_bytes(scounts, comm_size(comm), stype) : 0, comm,
+	     comm_rank(comm) == root ? sum_bytes(scounts, comm_size(comm), stype) : 0, comm,
 	     PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm));
 }
 
 int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
 		  MPI_Datatype rtype, MPI_Comm comm)
 {
-	COLL(ES_OP_MPI_ALLGATHER, NONE, bytes_of(scount, stype), comm,
+	COLL(ES_OP_MPI_ALLGATHER, NONE,
+	     sbuf == MPI_IN_PLACE ? bytes_of(rcount, rtype) : bytes_of(scount, stype), comm,
 	     PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm));
 }
 
 int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
 		   const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm)
 {
-	COLL(ES_OP_MPI_ALLGATHERV, NONE, bytes_of(scount, stype), comm,
+	COLL(ES_OP_MPI_ALLGATHERV, NONE, sbuf == MPI_IN_PLACE ? 0 : bytes_of(scount, stype), comm,
 	     PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm));
 }
 
 int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
 		 MPI_Datatype rtype, MPI_Comm comm)
 {
-	COLL(ES_OP_MPI_ALLTOALL, NONE, bytes_of(scount, stype) * (uint64_t)comm_size(comm), comm,
+	COLL(ES_OP_MPI_ALLTOALL, NONE,
+	     (sbuf == MPI_IN_PLACE ? bytes_of(rcount, rtype) : bytes_of(scount, stype)) *
+	     (uint64_t)comm_size(comm), comm,
 	     PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm));
 }
 
@@ -570,7 +589,9 @@ int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MP
 		  void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
 		  MPI_Comm comm)
 {
-	COLL(ES_OP_MPI_ALLTOALLV, NONE, sum_bytes(scounts, comm_size(comm), stype), comm,
+	COLL(ES_OP_MPI_ALLTOALLV, NONE,
+	     sbuf == MPI_IN_PLACE ? sum_bytes(rcounts, comm_size(comm), rtype)
+				  : sum_bytes(scounts, comm_size(comm), stype), comm,
 	     PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm));
 }
 

@@ -172,6 +172,13 @@ int main(int argc, char **argv)
 	int rs;
 	MPI_Reduce_scatter(ones, &rs, ones, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 	CHECK(rs == size);
+	/* MPI_IN_PLACE: the send arguments are ignored, even a null type */
+	ll[0] = 1;
+	MPI_Allreduce(MPI_IN_PLACE, ll, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+	CHECK(ll[0] == size);
+	all[rank] = rank;
+	MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, 1, MPI_INT, MPI_COMM_WORLD);
+	CHECK(all[size - 1] == size - 1);
 	if (!single)
 		pthread_join(th, NULL);
 	free(all), free(counts), free(displs), free(ones), free(pos), free(to), free(from);
