@@ -176,6 +176,7 @@ $(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(LIBS)
 MPICC ?= mpicc
 ESCOLLECT := $(BUILD)/lib/libescollect.so
 MPI_TESTS := $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_check $(BUILD)/tests/mpi_late \
+	     $(BUILD)/tests/mpi_split \
 	     $(BUILD)/tests/ring_demo
 
 $(BUILD)/obj/collectors/mpi/%.o: collectors/mpi/%.c
@@ -194,7 +195,7 @@ $(BUILD)/obj/tests/integration/mpi_%.o: tests/integration/mpi_%.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_late: $(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/integration/mpi_%.o
+$(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_late $(BUILD)/tests/mpi_split: $(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/integration/mpi_%.o
 	$(MPICC) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/tests/mpi_check: $(BUILD)/obj/tests/integration/mpi_check.o $(LIBS)

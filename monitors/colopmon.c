@@ -23,48 +23,85 @@ static const char *usage =
 	"  -q, --quiet          no line per operation, only the summary\n"
 	"  -h, --help\n";
 
-/* --- MPI collectives: matched across ranks by (operation, number) ------------ */
+/* --- MPI collectives: matched across ranks by (operation, communicator, number) --- */
 
+/*
+ * A collective is complete when every rank of its communicator reported
+ * it; the sizes come from each rank's "mpi.comms" element.  Operations in
+ * progress sit in an open-addressing table and leave it when complete, so
+ * the cost per event stays constant however long the job runs.
+ */
 struct op {
 	unsigned code;
-	uint32_t seq, root;
+	uint32_t arg, root;
 	int nranks;
 	uint64_t first_in, last_in, last_out;
 	int last_rank;
-	bool done;
+	bool used;
 };
 
-static struct op *ops;
-static size_t nops, capops;
-static int mpi_ranks;
+#define TABLE (1 << 16)
+static struct op *table;
+static int mpi_ranks, max_rank = -1;
+
+struct comm { uint32_t id, size; };
+static struct comm comms[4096];
+static int ncomms;
 
 struct kind_sum {
 	unsigned long n;
 	double lat_sum, lat_max, imb_max;
 	int *last_counts;
+	int nlast;
 };
 static struct kind_sum kinds[128];
 
-static struct op *find_op(unsigned code, uint32_t seq)
+static int comm_size_of(uint32_t id)
 {
-	/* Recent ones are the likely match: look from the end. */
-	for (size_t i = nops; i-- > 0;)
-		if (ops[i].code == code && ops[i].seq == seq)
-			return &ops[i];
-	if (nops == capops) {
-		size_t cap = capops ? 2 * capops : 256;
-		struct op *p = realloc(ops, cap * sizeof(*p));
-		if (!p)
-			return NULL;
-		ops = p;
-		capops = cap;
+	for (int i = 0; i < ncomms; i++)
+		if (comms[i].id == id)
+			return (int)comms[i].size;
+	return mpi_ranks; /* not met yet: assume the world */
+}
+
+static struct op *find_op(unsigned code, uint32_t arg)
+{
+	uint32_t h = (arg * 2654435761u) ^ (code * 40503u);
+	for (uint32_t i = 0; i < TABLE; i++) {
+		struct op *o = &table[(h + i) & (TABLE - 1)];
+		if (!o->used) {
+			memset(o, 0, sizeof(*o));
+			o->used = true;
+			o->code = code;
+			o->arg = arg;
+			o->first_in = UINT64_MAX;
+			return o;
+		}
+		if (o->code == code && o->arg == arg)
+			return o;
 	}
-	struct op *o = &ops[nops++];
-	memset(o, 0, sizeof(*o));
-	o->code = code;
-	o->seq = seq;
-	o->first_in = UINT64_MAX;
-	return o;
+	return NULL; /* 65536 collectives in flight at once: give up on this one */
+}
+
+/* Removes o, keeping every other entry findable (backward-shift deletion). */
+static void drop_op(struct op *o)
+{
+	size_t i = (size_t)(o - table);
+	for (;;) {
+		table[i].used = false;
+		size_t j = i;
+		for (;;) {
+			j = (j + 1) & (TABLE - 1);
+			if (!table[j].used)
+				return;
+			uint32_t h = ((table[j].arg * 2654435761u) ^ (table[j].code * 40503u)) & (TABLE - 1);
+			/* can the entry at j move to the hole at i? */
+			if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j))
+				break;
+		}
+		table[i] = table[j];
+		i = j;
+	}
 }
 
 static void mpi_event(const struct es_trace *t, int rank, bool quiet)
@@ -73,7 +110,7 @@ static void mpi_event(const struct es_trace *t, int rank, bool quiet)
 	if (code < ES_OP_MPI_BARRIER || code > ES_OP_MPI_REDUCE_SCATTER)
 		return;
 	struct op *o = find_op(code, t->arg);
-	if (!o || o->done)
+	if (!o)
 		return;
 	o->root = t->element;
 	o->nranks++;
@@ -85,24 +122,61 @@ static void mpi_event(const struct es_trace *t, int rank, bool quiet)
 	}
 	if (t->end > o->last_out)
 		o->last_out = t->end;
-	if (o->nranks < mpi_ranks)
+	if (o->nranks < comm_size_of(o->arg >> 20))
 		return;
-	o->done = true;
 	double lat = (double)(o->last_out - o->first_in) / 1e6, imb = (double)(o->last_in - o->first_in) / 1e6;
 	struct kind_sum *k = &kinds[code & 127];
-	if (!k->last_counts && !(k->last_counts = calloc((size_t)mpi_ranks, sizeof(int))))
-		return;
+	if (k->nlast <= max_rank) {
+		int *p = realloc(k->last_counts, sizeof(int) * (size_t)(max_rank + 1));
+		if (p) {
+			memset(p + k->nlast, 0, sizeof(int) * (size_t)(max_rank + 1 - k->nlast));
+			k->last_counts = p;
+			k->nlast = max_rank + 1;
+		}
+	}
 	k->n++;
 	k->lat_sum += lat;
 	k->lat_max = lat > k->lat_max ? lat : k->lat_max;
 	k->imb_max = imb > k->imb_max ? imb : k->imb_max;
-	k->last_counts[o->last_rank]++;
+	if (o->last_rank < k->nlast)
+		k->last_counts[o->last_rank]++;
 	if (!quiet) {
 		char root[32] = "";
 		if (o->root != 0xffffffffu)
 			snprintf(root, sizeof(root), ", root %u", o->root);
-		printf("%-18s #%-5u latency %9.3f ms, last in: rank %d, imbalance %9.3f ms%s\n",
-		       es_op_name(code), o->seq, lat, o->last_rank, imb, root);
+		printf("%-18s #%-5u latency %9.3f ms, last in: rank %d, imbalance %9.3f ms%s%s\n",
+		       es_op_name(code), o->arg & 0xfffff, lat, o->last_rank, imb, root,
+		       comm_size_of(o->arg >> 20) != mpi_ranks ? " (a smaller communicator)" : "");
+	}
+	drop_op(o);
+}
+
+/* The communicators every rank met so far, from their "mpi.comms". */
+static void read_comms(const es_scope *s)
+{
+	const char *prev = NULL;
+	ncomms = 0;
+	for (int i = 0; i < es_scope_leaves(s); i++) {
+		const char *seg = es_scope_leaf(s, i)->segment;
+		if (prev && !strcmp(prev, seg))
+			continue;
+		prev = seg;
+		es_space *sp;
+		ps_elem *e;
+		if (es_space_open(seg, &sp))
+			continue;
+		if (!ps_elem_open(es_space_server(sp), "mpi.comms", 16, &e)) {
+			uint32_t rec[4];
+			for (uint64_t k = 0; ps_read(e, k, rec, 0, NULL) == 0; k++) {
+				bool known = false;
+				for (int c = 0; c < ncomms && !known; c++)
+					known = comms[c].id == rec[0];
+				if (!known && ncomms < (int)(sizeof(comms) / sizeof(comms[0])))
+					comms[ncomms++] = (struct comm){ rec[0], rec[1] };
+			}
+			ps_elem_close(e);
+		}
+		es_space_destroy(sp);
 	}
 }
 
@@ -138,6 +212,44 @@ static int node_edges(const char *tree, int node)
 	return n;
 }
 
+/* Who is who: MPI ranks by their spaces, tree edges by their paths. */
+static int identify(const es_scope *s, int **rank_of_leaf)
+{
+	int *rank = calloc((size_t)es_scope_leaves(s) + 1, sizeof(int));
+	if (!rank)
+		return -1;
+	free(*rank_of_leaf);
+	*rank_of_leaf = rank;
+	const char *prev = NULL;
+	mpi_ranks = 0;
+	for (int i = 0; i < es_scope_leaves(s); i++) {
+		const struct es_leaf *l = es_scope_leaf(s, i);
+		const char *r = strrchr(l->segment, '.');
+		rank[i] = -1;
+		if (r && r[1] == 'r') {
+			rank[i] = atoi(r + 2);
+			max_rank = rank[i] > max_rank ? rank[i] : max_rank;
+			if (!prev || strcmp(prev, l->segment))
+				mpi_ranks++;
+			prev = l->segment;
+		}
+		struct edge e = { .writes = 0 };
+		if (nedges < (int)(sizeof(edges) / sizeof(edges[0])) &&
+		    sscanf(l->meta.where, "%31[^.].n%d.c%d", e.tree, &e.node, &e.child) == 3) {
+			/* every process of the tree has a collector on every edge;
+			 * an edge counts once */
+			bool seen = false;
+			for (int k = 0; k < nedges && !seen; k++)
+				seen = !strcmp(edges[k].tree, e.tree) && edges[k].node == e.node &&
+				       edges[k].child == e.child;
+			if (!seen)
+				edges[nedges++] = e;
+		}
+	}
+	read_comms(s);
+	return 0;
+}
+
 static void tree_event(const struct es_trace *t, const char *where, bool quiet)
 {
 	char tree[32];
@@ -151,7 +263,10 @@ static void tree_event(const struct es_trace *t, const char *where, bool quiet)
 			e = &edges[i];
 	if (!e)
 		return;
-	uint64_t op = e->writes++;
+	/* the write's own index on its edge is the operation's number: every
+	 * operation writes each edge once, so discards cannot shift it */
+	uint64_t op = t->arg;
+	e->writes++;
 	struct nodeop *no = NULL;
 	for (int i = 0; i < nnodeops && !no; i++)
 		if (!strcmp(nodeops[i].tree, tree) && nodeops[i].node == node && nodeops[i].op == op)
@@ -216,34 +331,10 @@ int main(int argc, char **argv)
 			rc == PS_ENOENT ? "no trace spaces on this host" : ps_strerror(rc));
 		return 2;
 	}
-	/* Who is who: MPI ranks by their spaces, tree edges by their paths. */
-	int *rank = calloc((size_t)es_scope_leaves(s), sizeof(int));
-	if (!rank)
+	int *rank = NULL;
+	table = calloc(TABLE, sizeof(*table));
+	if (!table || identify(s, &rank))
 		return 2;
-	const char *prev = NULL;
-	for (int i = 0; i < es_scope_leaves(s); i++) {
-		const struct es_leaf *l = es_scope_leaf(s, i);
-		const char *r = strrchr(l->segment, '.');
-		rank[i] = -1;
-		if (r && r[1] == 'r') {
-			rank[i] = atoi(r + 2);
-			if (!prev || strcmp(prev, l->segment))
-				mpi_ranks++;
-			prev = l->segment;
-		}
-		struct edge e = { .writes = 0 };
-		if (nedges < (int)(sizeof(edges) / sizeof(edges[0])) &&
-		    sscanf(l->meta.where, "%31[^.].n%d.c%d", e.tree, &e.node, &e.child) == 3) {
-			/* every process of the tree has a collector on every edge;
-			 * an edge counts once */
-			bool seen = false;
-			for (int k = 0; k < nedges && !seen; k++)
-				seen = !strcmp(edges[k].tree, e.tree) && edges[k].node == e.node &&
-				       edges[k].child == e.child;
-			if (!seen)
-				edges[nedges++] = e;
-		}
-	}
 	printf("colopmon: job '%s': %d MPI ranks, %d tree edges with collectors\n", job, mpi_ranks,
 	       nedges);
 	enum { MAX = 65536 };
@@ -253,6 +344,10 @@ int main(int argc, char **argv)
 	uint64_t missed = 0;
 	for (;;) {
 		bool alive = mon_job_alive(s);
+		/* ranks that started late, communicators met since */
+		if (es_scope_refresh(s) > 0 || ncomms == 0 || alive)
+			if (identify(s, &rank))
+				break;
 		int n;
 		do {
 			uint64_t lost;
@@ -282,11 +377,12 @@ int main(int argc, char **argv)
 		if (!x->n)
 			continue;
 		int most = 0;
-		for (int r = 1; r < mpi_ranks; r++)
+		for (int r = 1; r < x->nlast; r++)
 			most = x->last_counts[r] > x->last_counts[most] ? r : most;
 		printf("  %-18s %6lu calls, latency mean %9.3f ms, max %9.3f ms; worst imbalance "
 		       "%9.3f ms; last in most often: rank %d (%d times)\n", es_op_name((unsigned)k),
-		       x->n, x->lat_sum / (double)x->n, x->lat_max, x->imb_max, most, x->last_counts[most]);
+		       x->n, x->lat_sum / (double)x->n, x->lat_max, x->imb_max, most,
+		       x->nlast ? x->last_counts[most] : 0);
 		free(x->last_counts);
 	}
 	if (tree_ops)
@@ -296,6 +392,7 @@ int main(int argc, char **argv)
 		       "theirs are not reported\n", (unsigned long long)missed);
 	free(ev);
 	free(rank);
+	free(table);
 	es_scope_destroy(s);
 	return 0;
 }

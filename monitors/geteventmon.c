@@ -133,6 +133,7 @@ int main(int argc, char **argv)
 	long pulls = 0;
 	for (;;) {
 		bool alive = mon_job_alive(s);
+		es_scope_refresh(s); /* ranks that started late, threads' first calls */
 		/* Drain what is there: when behind, pull again at once. */
 		int n;
 		do {

@@ -109,6 +109,34 @@ int main(int argc, char **argv)
 		/* A job that ended is not stalled: stop before judging it. */
 		if (mon_stop || !(alive = mon_job_alive(s)))
 			break;
+		/* Threads may appear (a rank starting late, a thread's first
+		 * call): take them in, keeping what is known by name. */
+		char **names = NULL;
+		int oldn = n;
+		if (!(names = calloc((size_t)oldn + 1, sizeof(*names))))
+			break;
+		for (int t = 0; t < oldn; t++)
+			names[t] = strdup(es_scope_thread(s, t));
+		if (es_scope_refresh(s) > 0) {
+			n = es_scope_threads(s);
+			struct thr *nth = calloc((size_t)n, sizeof(*nth));
+			struct es_trace *nbeat = calloc((size_t)es_scope_width(s), sizeof(*nbeat));
+			if (!nth || !nbeat)
+				break;
+			for (int t = 0; t < n; t++)
+				for (int o = 0; o < oldn; o++)
+					if (names[o] && !strcmp(names[o], es_scope_thread(s, t)))
+						nth[t] = th[o];
+			free(th);
+			free(beat);
+			th = nth;
+			beat = nbeat;
+			if (!quiet)
+				printf("heartbeat: now watching %d threads\n", n);
+		}
+		for (int t = 0; t < oldn; t++)
+			free(names[t]);
+		free(names);
 		if ((rc = es_scope_pull(s, beat))) {
 			fprintf(stderr, "heartbeat: pull: %s\n", ps_strerror(rc));
 			break;
@@ -122,7 +150,23 @@ int main(int argc, char **argv)
 			const struct es_trace *b = &beat[t];
 			x->stalled_now = 0;
 			if (es_trace_empty(b)) {
-				idle++;
+				/* no event yet -- unless it is stuck in its first one */
+				unsigned op;
+				uint32_t el;
+				uint64_t since;
+				int leaf;
+				if (es_scope_in_flight(s, t, &op, &el, &since, &leaf) && since >= period * 1e9) {
+					x->stalled_now = 1;
+					x->stalled_periods++;
+					stalled++;
+					describe(s, t, x->where, sizeof(x->where));
+					used += (size_t)snprintf(line + used,
+								 used < sizeof(line) ? sizeof(line) - used : 0,
+								 "%s%s (%s)", stalled > 1 ? ", " : "",
+								 es_scope_thread(s, t), x->where);
+				} else {
+					idle++;
+				}
 				continue;
 			}
 			if (x->seen && b->end == x->last_end) {

@@ -149,8 +149,9 @@ static int attach(es_scope *s)
 	if (!s->leaves || !s->threads)
 		return PS_ENOMEM;
 	for (int i = 0; i < s->nspaces; i++) {
+		/* collectors may have been added since they were counted */
 		int n = es_space_collectors(s->spaces[i]);
-		for (int c = 0; c < n; c++) {
+		for (int c = 0; c < n && s->nleaves < total; c++) {
 			struct es_leaf *l = &s->leaves[s->nleaves];
 			if (es_space_meta(s->spaces[i], c, &l->meta))
 				continue;
@@ -268,25 +269,22 @@ static int build(es_scope *s)
 	return rc;
 }
 
-/* The helper process: builds the tree itself and answers pulls until told
- * to stop or its monitor dies. */
-static void helper_main(es_scope *s)
+/* The helper process runs the tree the monitor built (the fork gave it a
+ * copy, over the same shared mappings) and answers pulls until told to
+ * stop, or until its monitor is gone. */
+static void helper_main(es_scope *s, pid_t monitor)
 {
-	prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the monitor */
-	if (getppid() == 1)
-		_exit(0);
-	struct es_scope_spec spec = s->spec;
-	spec.runs = PM_RUNS_MONITOR;
-	spec.rate_hz = 0; /* the monitor paces */
-	es_scope *mine;
-	struct es_trace *buf = NULL;
-	if (es_scope_create(&spec, &mine) == 0)
-		buf = calloc((size_t)mine->width, T);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	struct es_trace *buf = calloc((size_t)s->width, T);
+	struct paths_op op = { .code = PATHS_READ_LATEST, .buf = buf, .size = (size_t)s->width * T };
 	for (;;) {
 		uint64_t ask;
-		if (ps_take(s->req, &ask, PS_FOREVER, NULL) || ask == 0 || !buf)
+		int rc = ps_take(s->req, &ask, 1000, NULL);
+		if (rc == PS_ETIMEDOUT && getppid() == monitor)
+			continue;
+		if (rc || ask == 0 || !buf)
 			_exit(0);
-		if (es_scope_pull(mine, buf) || ps_write(s->rep, buf, 0, NULL))
+		if (paths_run(s->root, &op) || ps_write(s->rep, buf, 0, NULL))
 			_exit(1);
 	}
 }
@@ -305,11 +303,12 @@ static int start_helper(es_scope *s)
 	    (rc = ps_elem_create(s->chan, "rep", &pa, &s->rep)))
 		return rc;
 	fflush(NULL);
+	pid_t monitor = getpid();
 	s->helper = fork();
 	if (s->helper < 0)
 		return PS_ENOMEM;
 	if (s->helper == 0)
-		helper_main(s);
+		helper_main(s, monitor);
 	return 0;
 }
 
@@ -370,6 +369,63 @@ void es_scope_destroy(es_scope *s)
 	free(s->got);
 	free(s->got_leaf);
 	free(s);
+}
+
+#define SWAP(a, b) do { __typeof__(a) t_ = (a); (a) = (b); (b) = t_; } while (0)
+
+int es_scope_refresh(es_scope *s)
+{
+	if (!s)
+		return PS_EINVAL;
+	struct es_scope_spec spec = s->spec;
+	if (spec.runs == PM_RUNS_PROCESS)
+		spec.runs = PM_RUNS_MONITOR; /* the helper is restarted below, not twice */
+	es_scope *n;
+	int rc = es_scope_create(&spec, &n);
+	if (rc)
+		return rc == PS_ENOENT ? 0 : rc;
+	int added = n->nleaves - s->nleaves;
+	if (added <= 0) {
+		es_scope_destroy(n);
+		return 0;
+	}
+	/* A consumer goes on where it was on the leaves it knew; on new ones
+	 * it starts at their first tuple: they appeared while it watched. */
+	if (s->cursor) {
+		n->cursor = calloc((size_t)n->nleaves, sizeof(*n->cursor));
+		if (!n->cursor) {
+			es_scope_destroy(n);
+			return PS_ENOMEM;
+		}
+		for (int j = 0; j < n->nleaves; j++)
+			for (int i = 0; i < s->nleaves; i++)
+				if (!strcmp(n->leaves[j].segment, s->leaves[i].segment) &&
+				    !strcmp(n->leaves[j].meta.trace, s->leaves[i].meta.trace))
+					n->cursor[j] = s->cursor[i];
+		SWAP(s->cursor, n->cursor);
+	}
+	SWAP(s->nspaces, n->nspaces);
+	SWAP(s->spaces, n->spaces);
+	SWAP(s->segs, n->segs);
+	SWAP(s->nleaves, n->nleaves);
+	SWAP(s->leaves, n->leaves);
+	SWAP(s->nthreads, n->nthreads);
+	SWAP(s->threads, n->threads);
+	SWAP(s->root, n->root);
+	SWAP(s->width, n->width);
+	bool helper = s->helper > 0;
+	if (helper) { /* its tree is the old one: start a new one */
+		SWAP(s->helper, n->helper);
+		SWAP(s->chan, n->chan);
+		SWAP(s->req, n->req);
+		SWAP(s->rep, n->rep);
+		SWAP(s->asked, n->asked);
+		memcpy(n->chan_name, s->chan_name, sizeof(n->chan_name));
+	}
+	es_scope_destroy(n); /* the old tree, leaves and spaces */
+	if (helper && (rc = start_helper(s)))
+		return rc;
+	return added;
 }
 
 int es_scope_leaves(const es_scope *s) { return s->nleaves; }

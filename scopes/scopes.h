@@ -79,6 +79,12 @@ typedef struct es_scope es_scope;
 int es_scope_create(const struct es_scope_spec *spec, es_scope **out);
 void es_scope_destroy(es_scope *s);
 
+/* Takes in trace spaces and collectors that appeared since the scope was
+ * made or last refreshed: a rank that started late, a thread's first MPI
+ * call.  Returns the number of leaves added (0: nothing new), or an error.
+ * Leaf and thread indices change when it adds any; names do not. */
+int es_scope_refresh(es_scope *s);
+
 /* The leaves, in gather order (grouped by thread), and the threads. */
 struct es_leaf {
 	const char *segment;   /* its trace space */

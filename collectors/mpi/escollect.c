@@ -22,8 +22,9 @@
  *                   what the MPI library put in its status, or ~0),
  *                   size = bytes received, arg = tag; for the -all and -some forms arg = count
  *   collectives     element = root (~0 if none), size = bytes this rank
- *                   contributed, arg = the call's number on its communicator
- *                   (the same on every rank, so calls can be matched up)
+ *                   contributed, arg = the communicator's id << 20 | the
+ *                   call's number on it (the same on every rank, so calls
+ *                   can be matched up; see coll_arg)
  *
  * Environment:
  *   ES_PATHMAP  a pathmap whose `mpi: collect:` list says what to record
@@ -52,6 +53,9 @@ static struct {
 	pthread_mutex_t lock;
 	int nthreads;
 	ps_elem *elems[4096]; /* one per thread that ever called MPI */
+	ps_elem *comms;       /* "mpi.comms": the communicators met, for monitors */
+	uint32_t comm_hash[4096];
+	int ncomms;
 	int nelems;
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER, .keyval = MPI_KEYVAL_INVALID };
 
@@ -125,24 +129,76 @@ static uint32_t peer(int r)
 	return r < 0 ? NONE : (uint32_t)r;
 }
 
-/* The number of this collective on its communicator, kept as an attribute
- * of the communicator: every rank counts the same calls the same way. */
-static uint32_t coll_seq(MPI_Comm comm)
+/*
+ * A collective's tuple says which communicator and which call on it:
+ * arg = id << 20 | number.  The id (12 bits) hashes the communicator's
+ * members, as world ranks, and how many communicators with those members
+ * this process had met before: every member computes the same.  The
+ * number counts the collectives on that communicator (it wraps at 2^20).
+ * Each rank's element "mpi.comms" lists the ids with their sizes, so a
+ * monitor knows how many ranks take part in each.
+ */
+struct comm_info {
+	uint32_t seq, id;
+};
+
+static uint32_t member_hash(MPI_Comm comm, int *size)
+{
+	MPI_Group grp, world;
+	int n = 0;
+	uint32_t h = 2166136261u;
+	if (PMPI_Comm_group(comm, &grp) != MPI_SUCCESS)
+		return 0;
+	PMPI_Comm_group(MPI_COMM_WORLD, &world);
+	PMPI_Group_size(grp, &n);
+	int *in = malloc(sizeof(int) * (size_t)(n + 1)), *out = malloc(sizeof(int) * (size_t)(n + 1));
+	if (in && out) {
+		for (int i = 0; i < n; i++)
+			in[i] = i;
+		PMPI_Group_translate_ranks(grp, n, in, world, out);
+		for (int i = 0; i < n; i++)
+			h = (h ^ (uint32_t)out[i]) * 16777619u;
+	}
+	h = (h ^ (uint32_t)n) * 16777619u;
+	free(in);
+	free(out);
+	PMPI_Group_free(&grp);
+	PMPI_Group_free(&world);
+	*size = n;
+	return h;
+}
+
+static uint32_t coll_arg(MPI_Comm comm)
 {
 	if (g.keyval == MPI_KEYVAL_INVALID)
 		return 0;
-	uint32_t *n;
+	struct comm_info *ci;
 	int flag = 0;
-	if (PMPI_Comm_get_attr(comm, g.keyval, &n, &flag) != MPI_SUCCESS)
+	if (PMPI_Comm_get_attr(comm, g.keyval, &ci, &flag) != MPI_SUCCESS)
 		return 0;
 	if (!flag) {
-		n = calloc(1, sizeof(*n));
-		if (!n || PMPI_Comm_set_attr(comm, g.keyval, n) != MPI_SUCCESS) {
-			free(n);
+		int size = 0, me = 0;
+		uint32_t h = member_hash(comm, &size);
+		PMPI_Comm_rank(comm, &me);
+		pthread_mutex_lock(&g.lock);
+		/* the k-th communicator this process met with these members */
+		uint32_t k = 0;
+		for (int i = 0; i < g.ncomms; i++)
+			k += g.comm_hash[i] == h;
+		if (g.ncomms < (int)(sizeof(g.comm_hash) / sizeof(g.comm_hash[0])))
+			g.comm_hash[g.ncomms++] = h;
+		pthread_mutex_unlock(&g.lock);
+		ci = calloc(1, sizeof(*ci));
+		if (!ci || PMPI_Comm_set_attr(comm, g.keyval, ci) != MPI_SUCCESS) {
+			free(ci);
 			return 0;
 		}
+		ci->id = ((h ^ (k * 0x9e3779b9u)) * 2654435761u) >> 20; /* 12 bits */
+		uint32_t rec[4] = { ci->id, (uint32_t)size, (uint32_t)me, k };
+		if (g.comms)
+			ps_write(g.comms, rec, 0, NULL);
 	}
-	return (*n)++;
+	return ci->id << 20 | (ci->seq++ & 0xfffff);
 }
 
 static int free_counter(MPI_Comm comm, int keyval, void *value, void *extra)
@@ -237,6 +293,8 @@ static void setup(void)
 			g.rank, seg, ps_strerror(rc));
 		return;
 	}
+	struct ps_elem_attr ca = { .tuple_size = 16, .threshold = 4096, .flags = PS_MULTI_WRITER };
+	ps_elem_create(es_space_server(g.sp), "mpi.comms", &ca, &g.comms);
 	PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_counter, &g.keyval, NULL);
 	g.on = 1;
 	if (g.rank == 0 && getenv("ES_VERBOSE") && !strcmp(getenv("ES_VERBOSE"), "1"))
@@ -286,6 +344,8 @@ int MPI_Finalize(void)
 		for (int i = 0; i < g.nelems; i++)
 			ps_elem_close(g.elems[i]);
 		g.nelems = 0;
+		ps_elem_close(g.comms);
+		g.comms = NULL;
 		es_space_destroy(g.sp);
 		g.sp = NULL;
 		pthread_mutex_unlock(&g.lock);
@@ -473,7 +533,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
 #define COLL(op, root, bytes, comm, call)                     \
 	if (!want(op))                                        \
 		return call;                                  \
-	uint32_t n_ = coll_seq(comm);                         \
+	uint32_t n_ = coll_arg(comm);                         \
 	uint64_t t0 = es_now();                               \
 	if (my_elem())                                        \
 		es_note_begin(t_notes, t0, op, (root));       \

@@ -141,6 +141,7 @@ int main(int argc, char **argv)
 	int n = atoi(argv[2]), coll = !strcmp(argv[3], "collectives");
 	int threads = !strcmp(argv[3], "all") ? 2 : 1; /* single: MPI_Init, one thread */
 	uint64_t barrier_last_start = 0, barrier_first_end = UINT64_MAX;
+	uint32_t world_id = 0; /* every rank's WORLD collectives carry one id */
 	for (int r = 0; r < n; r++) {
 		char seg[64];
 		snprintf(seg, sizeof(seg), "%s.r%d", job, r);
@@ -182,8 +183,16 @@ int main(int argc, char **argv)
 						     w[k].arg);
 					continue;
 				}
+				/* a collective's arg: its communicator's id << 20 | its number */
+				uint32_t arg = t[i].op >= ES_OP_MPI_BARRIER ? t[i].arg & 0xfffff : t[i].arg;
+				if (t[i].op >= ES_OP_MPI_BARRIER && t[i].op <= ES_OP_MPI_REDUCE_SCATTER) {
+					if (!world_id)
+						world_id = t[i].arg >> 20 | 0x1000;
+					else if ((t[i].arg >> 20 | 0x1000) != world_id)
+						FAIL("%s: tuple %d: a collective on WORLD with another id", seg, i);
+				}
 				if (t[i].op != w[k].op || !field_ok(t[i].element, w[k].element) ||
-				    !field_ok(t[i].size, w[k].size) || !field_ok(t[i].arg, w[k].arg))
+				    !field_ok(t[i].size, w[k].size) || !field_ok(arg, w[k].arg))
 					FAIL("%s: tuple %d is %s element %u size %u arg %u; expected %s "
 					     "element %u size %u arg %u", seg, i, es_op_name(t[i].op),
 					     t[i].element, t[i].size, t[i].arg, es_op_name(w[k].op),

@@ -24,6 +24,13 @@ if [ -f "$lib" ]; then
 	grep -q "MPI_Allreduce *#3 .*last in: rank 2" "$out" || die "the late rank not named"
 	[ "$(grep -c '^MPI_Allreduce' "$out")" -eq 6 ] || die "not every allreduce reported"
 	grep -q "6 calls" "$out" || die "no summary"
+	# collectives on two halves and on the world: 3 + 3 + 3, never mixed
+	mpirun --oversubscribe --allow-run-as-root -np 4 -x LD_PRELOAD="$(cd "$BUILD/lib" && pwd)/libescollect.so" \
+		-x ES_JOB="$job.s" "$BUILD/tests/mpi_split" || die "mpi_split failed"
+	"$BIN/colopmon" -w 2 "$job.s" >"$out" || die "colopmon failed on mpi_split"
+	cat "$out"
+	grep -q "MPI_Allreduce *9 calls" "$out" || die "collectives on different communicators mixed up"
+	[ "$(grep -c 'smaller communicator' "$out")" -eq 6 ] || die "the halves' allreduces not told apart"
 fi
 "$BIN/colopmon" >/dev/null 2>&1; [ $? -eq 2 ] || die "no job: not status 2"
 exit 0
