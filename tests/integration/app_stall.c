@@ -12,6 +12,7 @@
 
 static pm_job *job;
 static double seconds;
+static int stall_at = 20; /* t2's operation that never completes; 0: its very first */
 static volatile int done;
 
 static void *worker(void *arg)
@@ -22,11 +23,15 @@ static void *worker(void *arg)
 	paths_path *p = pm_job_path(job, name, elem);
 	char tuple[64] = { 0 };
 	int n = 0;
+	if (!strcmp(name, "t2") && stall_at == 0) {
+		paths_take(pm_job_path(job, "t2", "never"), tuple, (int)(seconds * 1000), NULL);
+		return NULL;
+	}
 	while (!done) {
 		tuple[0] = (char)n++;
 		paths_write(p, tuple, 0, NULL);
 		usleep(2000);
-		if (!strcmp(name, "t2") && n == 20) {
+		if (!strcmp(name, "t2") && n == stall_at) {
 			/* t2 stops here: a take from an element nobody writes */
 			paths_take(pm_job_path(job, "t2", "never"), tuple, (int)(seconds * 1000), NULL);
 			break;
@@ -37,11 +42,13 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: app_stall JOB SECONDS\n");
+	if (argc != 3 && !(argc == 4 && !strcmp(argv[3], "first"))) {
+		fprintf(stderr, "usage: app_stall JOB SECONDS [first]\n");
 		return 2;
 	}
 	seconds = atof(argv[2]);
+	if (argc == 4)
+		stall_at = 0;
 	char text[2048], err[512];
 	snprintf(text, sizeof(text),
 		 "pathmap: 1\nname: %s\napplication:\n  elements:\n"

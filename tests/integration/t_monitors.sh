@@ -19,6 +19,13 @@ grep -q "0 stalled" "$out" || die "no period before the stall"
 grep -Eq "^  t0 +ok" "$out" && grep -Eq "^  t1 +ok" "$out" || die "t0/t1 not reported as progressing"
 grep -q "stalled: t0\|stalled: t1\|, t0 (\|, t1 (" "$out" && die "a working thread reported stalled"
 
+# A thread stuck in its very first operation is stalled too, not "without events".
+"$app" "$job.f" 2 first & apid=$!
+"$BIN/heartbeat" -p 400 -w 5 "$job.f" >"$out"; hb=$?
+wait $apid || die "the application failed"
+[ $hb -eq 1 ] || die "heartbeat missed a stall in a first operation (exit $hb)"
+grep -q "stalled: t2 (inside take on t2->never" "$out" || die "first-operation stall not described: $(cat "$out")"
+
 # geteventmon: every event, or an exact count of those it missed.
 "$app" "$job.g" 1 & apid=$!
 "$BIN/geteventmon" -p 20 -w 5 -o "$ev" "$job.g" 2>"$out" || die "geteventmon failed: $(cat "$out")"

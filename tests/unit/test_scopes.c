@@ -327,6 +327,58 @@ START_TEST(in_flight_from_notes)
 }
 END_TEST
 
+/* A thread's first collector, or a whole rank, appearing after the scope
+ * was made: refresh takes them in, and nothing of theirs is missed. */
+START_TEST(refresh_takes_in_late_leaves)
+{
+	make_job(100);
+	uint64_t base = es_space_clock(sp)->raw0;
+	put(0, base + 1, base + 2, ES_OP_WRITE);
+	struct es_scope_spec spec;
+	es_scope_spec_default(&spec, job);
+	es_scope *s;
+	ck_assert_int_eq(es_scope_create(&spec, &s), 0);
+	struct es_trace out[16];
+	uint64_t missed;
+	ck_assert_int_eq(es_scope_consume(s, out, 16, &missed), 1);
+	ck_assert_int_eq(es_scope_refresh(s), 0); /* nothing new */
+	/* a late thread in the same space, and a late second space */
+	struct es_meta m = { .element = 9 };
+	snprintf(m.thread, sizeof(m.thread), "late");
+	uint16_t id;
+	ps_elem *late;
+	ck_assert_int_eq(es_space_add(sp, &m, 100, false, &id, &late), 0);
+	char seg[48];
+	snprintf(seg, sizeof(seg), "%s.t1", job);
+	ps_shm_unlink(seg);
+	es_space *sp2;
+	ck_assert_int_eq(es_space_create(seg, &sp2), 0);
+	snprintf(m.thread, sizeof(m.thread), "other");
+	ps_elem *far;
+	ck_assert_int_eq(es_space_add(sp2, &m, 100, false, &id, &far), 0);
+	struct es_trace t = tr(base + 10, base + 11, ES_OP_TAKE, 9, 36);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(ps_write(late, &t, 0, NULL), 0);
+		ck_assert_int_eq(ps_write(far, &t, 0, NULL), 0);
+	}
+	put(0, base + 20, base + 21, ES_OP_WRITE);
+	ck_assert_int_eq(es_scope_refresh(s), 2);
+	ck_assert_int_eq(es_scope_threads(s), 5);
+	ck_assert_int_eq(es_scope_width(s), 5);
+	/* the old leaf goes on from where it was; the new ones from their start */
+	ck_assert_int_eq(es_scope_consume(s, out, 16, &missed), 1 + 3 + 3);
+	ck_assert_uint_eq(missed, 0);
+	struct es_trace beat[5];
+	ck_assert_int_eq(es_scope_pull(s, beat), 0);
+	es_scope_destroy(s);
+	ps_elem_close(late);
+	ps_elem_close(far);
+	es_space_destroy(sp2);
+	ps_shm_unlink(seg);
+	drop_job();
+}
+END_TEST
+
 START_TEST(spec_from_pathmap)
 {
 	static const char text[] = "pathmap: 1\nname: j\nscopes:\n"
@@ -360,6 +412,7 @@ Suite *scopes_suite(void)
 	tcase_add_test(tc, scope_pulls_per_thread);
 	tcase_add_test(tc, consume_counts_exactly);
 	tcase_add_test(tc, in_flight_from_notes);
+	tcase_add_test(tc, refresh_takes_in_late_leaves);
 	tcase_add_test(tc, spec_from_pathmap);
 	suite_add_tcase(s, tc);
 	return s;
