@@ -1,6 +1,7 @@
 /* main.c - the windtunnel program: launched by mpirun, one process per rank, several threads each. */
 #define _GNU_SOURCE
 #include <getopt.h>
+#include <pthread.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,11 +23,72 @@ static const char *usage =
 	"  -l, --slices L       slices per matrix, a thread each (default 4)\n"
 	"      --model fhp1|fhp2   FHP-I, or FHP-II with rest particles (default fhp1)\n"
 	"  -c, --collectors     a collector on every path and tree edge\n"
+	"      --transport T    pastset (default: rows through PastSet elements) or mpi\n"
+	"                       (plain MPI messages: watch it with libescollect.so)\n"
 	"  -j, --job NAME       the job name monitors attach to (default wt<pid>)\n"
 	"      --stats-every K  allreduce the totals every K steps (default 20)\n"
 	"      --pathmap-out F  write the generated pathmap to F and go on\n"
 	"  -q, --quiet          no progress lines\n"
 	"  -h, --help\n";
+
+/* --- --transport mpi: border rows and totals as plain MPI messages ---------- */
+
+struct mpi_ctx {
+	int slices, threads, processes, local;
+	pthread_barrier_t bar;
+	pthread_mutex_t lock;
+	int64_t sum[8];
+	int arrived;
+};
+
+static int owner(const struct mpi_ctx *x, int t)
+{
+	for (int p = 0; p < x->processes; p++)
+		if (t < x->threads * (p + 1) / x->processes)
+			return p;
+	return x->processes - 1;
+}
+
+static int mpi_exchange(void *ctx, int m, int s, const uint64_t *top, const uint64_t *bottom,
+			uint64_t *halo_up, uint64_t *halo_dn, size_t bytes)
+{
+	struct mpi_ctx *x = ctx;
+	int t = m * x->slices + s, n = 0;
+	MPI_Request rq[4];
+	/* tag: the receiving slice's thread, times 2, + 1 if the row comes from below */
+	if (halo_up)
+		MPI_Irecv(halo_up, (int)bytes, MPI_BYTE, owner(x, t - 1), 2 * t, MPI_COMM_WORLD, &rq[n++]);
+	if (halo_dn)
+		MPI_Irecv(halo_dn, (int)bytes, MPI_BYTE, owner(x, t + 1), 2 * t + 1, MPI_COMM_WORLD, &rq[n++]);
+	if (top)
+		MPI_Isend(top, (int)bytes, MPI_BYTE, owner(x, t - 1), 2 * (t - 1) + 1, MPI_COMM_WORLD, &rq[n++]);
+	if (bottom)
+		MPI_Isend(bottom, (int)bytes, MPI_BYTE, owner(x, t + 1), 2 * (t + 1), MPI_COMM_WORLD, &rq[n++]);
+	return MPI_Waitall(n, rq, MPI_STATUSES_IGNORE) == MPI_SUCCESS ? 0 : PS_EINVAL;
+}
+
+static int mpi_allreduce(void *ctx, int64_t *v, int n)
+{
+	/* this process's threads add up here; the last to arrive talks to
+	 * the other processes; everyone leaves with the total */
+	struct mpi_ctx *x = ctx;
+	pthread_mutex_lock(&x->lock);
+	for (int i = 0; i < n; i++)
+		x->sum[i] += v[i];
+	bool last = ++x->arrived == x->local;
+	pthread_mutex_unlock(&x->lock);
+	if (last) {
+		MPI_Allreduce(MPI_IN_PLACE, x->sum, n, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+	}
+	pthread_barrier_wait(&x->bar);
+	memcpy(v, x->sum, sizeof(int64_t) * (size_t)n);
+	if (pthread_barrier_wait(&x->bar) == PTHREAD_BARRIER_SERIAL_THREAD) {
+		memset(x->sum, 0, sizeof(x->sum));
+		x->arrived = 0;
+	}
+	pthread_barrier_wait(&x->bar);
+	return 0;
+}
 
 static void progress(const struct wt_totals *t, double seconds, void *arg)
 {
@@ -54,9 +116,10 @@ int main(int argc, char **argv)
 		{ "collectors", no_argument, NULL, 'c' }, { "job", required_argument, NULL, 'j' },
 		{ "stats-every", required_argument, NULL, 'k' },
 		{ "pathmap-out", required_argument, NULL, 'o' }, { "quiet", no_argument, NULL, 'q' },
+		{ "transport", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' }, { 0 } };
 	const char *pm_out = NULL;
-	bool quiet = false, bad = false;
+	bool quiet = false, bad = false, use_mpi = false;
 	int o;
 	while ((o = getopt_long(argc, argv, "s:N:t:m:l:cj:qh", opts, NULL)) != -1) {
 		switch (o) {
@@ -83,6 +146,10 @@ int main(int argc, char **argv)
 		case 'j': snprintf(job, sizeof(job), "%.24s", optarg); break;
 		case 'k': c.stats_every = atoi(optarg); bad |= c.stats_every < 1; break;
 		case 'o': pm_out = optarg; break;
+		case 'T':
+			use_mpi = !strcmp(optarg, "mpi");
+			bad |= !use_mpi && strcmp(optarg, "pastset");
+			break;
 		case 'q': quiet = true; break;
 		case 'h':
 			if (!rank)
@@ -103,6 +170,20 @@ int main(int argc, char **argv)
 	}
 	if (!quiet && !rank)
 		c.progress = progress;
+	struct mpi_ctx mctx = { .slices = c.slices, .threads = c.matrices * c.slices, .processes = size };
+	struct wt_transport mpi_tr = { mpi_exchange, mpi_allreduce, &mctx };
+	if (use_mpi) {
+		if (provided < MPI_THREAD_MULTIPLE) {
+			if (!rank)
+				fprintf(stderr, "windtunnel: --transport mpi needs MPI_THREAD_MULTIPLE\n");
+			MPI_Finalize();
+			return 2;
+		}
+		mctx.local = mctx.threads * (rank + 1) / size - mctx.threads * rank / size;
+		pthread_barrier_init(&mctx.bar, NULL, (unsigned)mctx.local);
+		pthread_mutex_init(&mctx.lock, NULL);
+		c.transport = &mpi_tr;
+	}
 	es_collectors_register();
 	char *text = malloc(1 << 20), err[512];
 	int len = text ? wt_pathmap_text(&c, text, 1 << 20) : -1;
@@ -124,8 +205,10 @@ int main(int argc, char **argv)
 	}
 	if (!rank)
 		printf("windtunnel: %d matrices of %d x %d (%s), %d slices each, %d processes, %d steps, "
-		       "job %s%s\n", c.matrices, 2 * c.n, c.n, c.model == WT_FHP2 ? "FHP-II" : "FHP-I",
-		       c.slices, size, c.steps, job, c.collectors ? ", collectors on every path" : "");
+		       "job %s, rows over %s%s\n", c.matrices, 2 * c.n, c.n,
+		       c.model == WT_FHP2 ? "FHP-II" : "FHP-I", c.slices, size, c.steps, job,
+		       use_mpi ? "MPI messages" : "PastSet paths",
+		       c.collectors ? ", collectors on every path" : "");
 	MPI_Barrier(MPI_COMM_WORLD);
 	struct wt_totals t;
 	rc = wt_run_go(r, &t);

@@ -139,6 +139,13 @@ static int exchange(struct slice *s, int timeout_ms)
 {
 	int rc = 0;
 	const struct wt_geometry *g = &s->run->g;
+	const struct wt_transport *tr = s->run->c->transport;
+	if (tr)
+		return tr->exchange(tr->ctx, s->m, s->s, s->s > 0 ? row_of(s, s->rows, s->y0) : NULL,
+				    s->s + 1 < s->run->c->slices ? row_of(s, s->rows, s->y1 - 1) : NULL,
+				    s->s > 0 ? s->halo_up : NULL,
+				    s->s + 1 < s->run->c->slices ? s->halo_dn : NULL,
+				    wt_row_words(g) * sizeof(uint64_t));
 	/* write first, then read: flow elements of threshold 2 never make
 	 * two neighbours wait for each other */
 	if (s->put_up && (rc = paths_write(s->put_up, row_of(s, s->rows, s->y0), timeout_ms, NULL)))
@@ -164,7 +171,14 @@ static int stats(struct slice *s, uint64_t step)
 		v[0] += wt_row_particles(g, row_of(s, s->rows, y));
 		wt_row_momentum(g, row_of(s, s->rows, y), &v[1], &v[2]);
 	}
-	int rc = paths_allreduce(s->stats, v, out, 5, PATHS_INT64, PATHS_SUM, 60000);
+	const struct wt_transport *tr = r->c->transport;
+	int rc;
+	if (tr) {
+		memcpy(out, v, sizeof(v));
+		rc = tr->allreduce(tr->ctx, out, 5);
+	} else {
+		rc = paths_allreduce(s->stats, v, out, 5, PATHS_INT64, PATHS_SUM, 60000);
+	}
 	if (rc || s->index != 0)
 		return rc;
 	if (step == 0)

@@ -12,6 +12,19 @@ struct wt_totals {
 	double seconds;
 };
 
+/* Another way to move border rows and totals than PastSet paths (the
+ * windtunnel program's --transport mpi); every call comes from a slice's
+ * own thread. */
+struct wt_transport {
+	/* Sends `top` to the slice above and `bottom` to the one below (NULL
+	 * where there is none) and receives their rows into the halos. */
+	int (*exchange)(void *ctx, int matrix, int slice, const uint64_t *top,
+			const uint64_t *bottom, uint64_t *halo_up, uint64_t *halo_dn, size_t bytes);
+	/* Sums v[0..n) over every thread of every process, in place. */
+	int (*allreduce)(void *ctx, int64_t *v, int n);
+	void *ctx;
+};
+
 struct wt_config {
 	const char *job;
 	int n;                 /* each matrix is 2N x N */
@@ -21,6 +34,7 @@ struct wt_config {
 	enum wt_model model;
 	uint64_t seed;
 	bool collectors;
+	const struct wt_transport *transport; /* NULL: PastSet elements over PATHS paths */
 	/* called by one thread after each allreduce of the totals */
 	void (*progress)(const struct wt_totals *t, double seconds, void *arg);
 	void *progress_arg;

@@ -23,9 +23,17 @@ d5=$(run 2 -N 64 -t 60 -m 1 -l 6 -c) || exit 1
 echo "digests: $d1 $d2 $d3 $d4 $d5"
 [ "$d1" = "$d2" ] && [ "$d1" = "$d3" ] || die "the lattice depends on the number of processes"
 [ "$d1" = "$d4" ] && [ "$d1" = "$d5" ] || die "the lattice depends on the slicing or the collectors"
+d7=$(run 1 -N 64 -t 60 -m 2 -l 3 --transport mpi) || exit 1
+d8=$(run 3 -N 64 -t 60 -m 2 -l 3 --transport mpi) || exit 1
+[ "$d1" = "$d7" ] && [ "$d1" = "$d8" ] || die "the lattice depends on the transport"
+# plain MPI messages, recorded by libescollect.so
+lib="$(cd "$BUILD/lib" && pwd)/libescollect.so"
+mpirun --oversubscribe --allow-run-as-root -np 2 -x LD_PRELOAD="$lib" -x ES_JOB="$job.e" "$wt" -q \
+	-N 64 -t 60 -m 2 -l 3 --transport mpi >/dev/null || die "windtunnel under libescollect failed"
+"$BIN/psadm" show "$job.e.r0" | grep -q "mpi.thread" || die "no MPI calls recorded"
 d6=$(run 2 -N 64 -t 40 -m 2 -l 4 --model fhp2) || exit 1
 [ "$d6" != "$d1" ] || die "FHP-II gave FHP-I's lattice"
-left=$("$BIN/psadm" list | awk '{print $1}' | grep "^$job" | grep -v '\.t[0-9]*$')
+left=$("$BIN/psadm" list | awk '{print $1}' | grep "^$job" | grep -v '\.[tr][0-9]*$')
 [ -z "$left" ] || die "segments left behind besides trace spaces: $left"
 mpirun --oversubscribe --allow-run-as-root -np 1 "$wt" --size huge >/dev/null 2>&1 && die "bad size accepted"
 mpirun --oversubscribe --allow-run-as-root -np 1 "$wt" --help | grep -q "FHP" || die "no help"
