@@ -12,7 +12,7 @@
 CC      ?= gcc
 OPT     ?= -O2
 CFLAGS  := -std=c11 $(OPT) -g -Wall -Wextra -Werror -fPIC -I. $(EXTRA_CFLAGS)
-LDLIBS  := -pthread -lrt
+LDLIBS  := -pthread -lrt -lm
 
 BUILD := build/release
 ifeq ($(SAN),1)
@@ -90,7 +90,7 @@ SCOPES_LIB := $(BUILD)/lib/libscopes.a
 
 # --- windtunnel/ -------------------------------------------------------------
 
-WINDTUNNEL_SRC := windtunnel/lga.c windtunnel/tunnel.c
+WINDTUNNEL_SRC := windtunnel/lga.c windtunnel/tunnel.c windtunnel/picture.c
 WINDTUNNEL_LIB := $(BUILD)/lib/libwindtunnel.a
 
 # Libraries in link order: each layer before the ones it depends on.

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "collectors/collectors.h"
+#include "picture.h"
 #include "tunnel.h"
 
 static const char *usage =
@@ -28,6 +29,7 @@ static const char *usage =
 	"  -j, --job NAME       the job name monitors attach to (default wt<pid>)\n"
 	"      --stats-every K  allreduce the totals every K steps (default 20)\n"
 	"      --pathmap-out F  write the generated pathmap to F and go on\n"
+	"      --picture F.png  at the end, the flow around the plate in matrix 0\n"
 	"  -q, --quiet          no progress lines\n"
 	"  -h, --help\n";
 
@@ -116,9 +118,9 @@ int main(int argc, char **argv)
 		{ "collectors", no_argument, NULL, 'c' }, { "job", required_argument, NULL, 'j' },
 		{ "stats-every", required_argument, NULL, 'k' },
 		{ "pathmap-out", required_argument, NULL, 'o' }, { "quiet", no_argument, NULL, 'q' },
-		{ "transport", required_argument, NULL, 'T' },
+		{ "transport", required_argument, NULL, 'T' }, { "picture", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' }, { 0 } };
-	const char *pm_out = NULL;
+	const char *pm_out = NULL, *picture = NULL;
 	bool quiet = false, bad = false, use_mpi = false;
 	int o;
 	while ((o = getopt_long(argc, argv, "s:N:t:m:l:cj:qh", opts, NULL)) != -1) {
@@ -146,6 +148,7 @@ int main(int argc, char **argv)
 		case 'j': snprintf(job, sizeof(job), "%.24s", optarg); break;
 		case 'k': c.stats_every = atoi(optarg); bad |= c.stats_every < 1; break;
 		case 'o': pm_out = optarg; break;
+		case 'P': picture = optarg; break;
 		case 'T':
 			use_mpi = !strcmp(optarg, "mpi");
 			bad |= !use_mpi && strcmp(optarg, "pastset");
@@ -223,6 +226,23 @@ int main(int argc, char **argv)
 	MPI_Reduce(mine, all, c.matrices, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
 	double slowest;
 	MPI_Reduce(&t.seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+	if (picture) {
+		int cell, cw, ch;
+		wt_picture_size(wt_run_geometry(r), &cell, &cw, &ch);
+		size_t n = (size_t)cw * (size_t)ch * 4;
+		int64_t *acc = calloc(n, sizeof(int64_t)), *sum = calloc(n, sizeof(int64_t));
+		if (acc && sum) {
+			wt_run_picture(r, 0, acc);
+			MPI_Reduce(acc, sum, (int)n, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+			if (!rank && wt_picture_write(picture, wt_run_geometry(r), sum))
+				fprintf(stderr, "windtunnel: cannot write %s\n", picture);
+			else if (!rank)
+				printf("windtunnel: the flow field (%d x %d cells of %d x %d sites) is in %s\n", cw,
+				       ch, cell, cell, picture);
+		}
+		free(acc);
+		free(sum);
+	}
 	int status = 0;
 	if (!rank) {
 		const struct wt_geometry *g = wt_run_geometry(r);

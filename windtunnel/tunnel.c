@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "picture.h"
 #include "tunnel.h"
 
 /*
@@ -349,6 +350,16 @@ void wt_run_destroy(struct wt_run *r)
 	free(r->sl);
 	pm_job_destroy(r->job);
 	free(r);
+}
+
+void wt_run_picture(const struct wt_run *r, int matrix, int64_t *acc)
+{
+	for (int i = 0; i < r->count; i++) {
+		const struct slice *s = &r->sl[i];
+		if (s->m == matrix)
+			for (int y = s->y0; y < s->y1; y++)
+				wt_picture_add_row(&r->g, y, row_of(s, s->rows, y), acc);
+	}
 }
 
 const struct wt_geometry *wt_run_geometry(const struct wt_run *r)

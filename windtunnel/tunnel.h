@@ -52,6 +52,9 @@ int wt_run_go(struct wt_run *r, struct wt_totals *totals);
  * processes: equal sums mean equal lattices, however they were shared out. */
 uint64_t wt_run_digest(const struct wt_run *r, int matrix);
 const struct wt_geometry *wt_run_geometry(const struct wt_run *r);
+/* Adds this process's rows of one matrix to a picture accumulator
+ * (picture.h); sums over processes give the whole picture. */
+void wt_run_picture(const struct wt_run *r, int matrix, int64_t *acc);
 void wt_run_destroy(struct wt_run *r);
 
 #endif

@@ -31,6 +31,11 @@ lib="$(cd "$BUILD/lib" && pwd)/libescollect.so"
 mpirun --oversubscribe --allow-run-as-root -np 2 -x LD_PRELOAD="$lib" -x ES_JOB="$job.e" "$wt" -q \
 	-N 64 -t 60 -m 2 -l 3 --transport mpi >/dev/null || die "windtunnel under libescollect failed"
 "$BIN/psadm" show "$job.e.r0" | grep -q "mpi.thread" || die "no MPI calls recorded"
+png=$(mktemp --suffix=.png)
+run 2 -N 64 -t 60 -m 2 -l 3 --picture "$png" >/dev/null || exit 1
+head -c 8 "$png" | od -An -c | grep -q "P   N   G" || die "--picture did not write a PNG"
+[ "$(od -An -tu1 -j16 -N8 "$png" | tr -s ' ')" = " 0 0 0 64 0 0 0 32" ] || die "picture size is not 64 x 32 cells (2 x 2 sites each)"
+rm -f "$png"
 d6=$(run 2 -N 64 -t 40 -m 2 -l 4 --model fhp2) || exit 1
 [ "$d6" != "$d1" ] || die "FHP-II gave FHP-I's lattice"
 left=$("$BIN/psadm" list | awk '{print $1}' | grep "^$job" | grep -v '\.[tr][0-9]*$')
