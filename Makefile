@@ -35,7 +35,7 @@ SUB := $(MAKE) --no-print-directory
 
 # --- public targets -------------------------------------------------------
 
-.PHONY: all check demo bench deps clean build run-check run-demo run-bench
+.PHONY: all check demo bench experiments deps clean build run-check run-demo run-bench run-experiments
 all: deps
 	@$(SUB) build
 
@@ -56,6 +56,11 @@ demo: deps
 bench: deps
 	@sh mk/deps.sh bench
 	@$(SUB) run-bench
+
+# The paper's section 6 on this machine: results in docs/results/.
+experiments: deps
+	@sh mk/deps.sh bench
+	@$(SUB) run-experiments
 
 deps:
 	@sh mk/deps.sh
@@ -164,6 +169,7 @@ $(UNIT_BIN): $(call obj,$(UNIT_SRC)) $(LIBS)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) $(EXT_LIBS) $(LDLIBS)
 
 BENCH_BINS := $(BUILD)/bench/pastset $(BUILD)/bench/paths $(BUILD)/bench/scopes
+OBSERVE := $(BUILD)/bench/observe
 
 $(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(LIBS)
 	@mkdir -p $(dir $@)
@@ -219,7 +225,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/integration/%.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
 
-build: $(LIBS) $(BINS) $(UNIT_BIN) $(BENCH_BINS) $(MPI_PARTS) $(APPS)
+build: $(LIBS) $(BINS) $(UNIT_BIN) $(BENCH_BINS) $(OBSERVE) $(MPI_PARTS) $(APPS)
 
 # Sanitizer builds run slower: give Check's per-test timeouts room.
 # Integration tests start processes that share memory but no threads, which
@@ -251,6 +257,9 @@ $(BUILD)/obj/tests/bench/mpi_cost.o: tests/bench/mpi_cost.c
 
 $(BUILD)/bench/mpi_cost: $(BUILD)/obj/tests/bench/mpi_cost.o
 	$(MPICC) $^ -o $@
+
+run-experiments: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost
+	@sh tests/bench/experiments.sh $(BUILD)
 
 run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost
 	@for b in $(BENCH_BINS) $(BUILD)/bench/collector; do $$b || exit 1; done

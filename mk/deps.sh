@@ -20,6 +20,7 @@ need openmpi-bin    command -v mpirun
 if [ "${1:-}" = bench ]; then # the collector benchmark compares with LTTng-UST
 	need liblttng-ust-dev have_pc lttng-ust
 	need lttng-tools      command -v lttng-sessiond
+	need gnuplot-nox      command -v gnuplot
 fi
 
 [ -z "$missing" ] && exit 0
