@@ -1,4 +1,5 @@
 /* lga.c - FHP-I and FHP-II on bit-packed hexagonal rows: collision, bounce-back, inflow, propagation. */
+#include <stdbool.h>
 #include <string.h>
 
 #include "windtunnel.h"
@@ -132,10 +133,21 @@ void wt_collide_row(const struct wt_geometry *g, uint64_t step, int y, uint64_t 
 		east[0] |= 1;
 		flow->in++;
 	}
+	/* the plate's site in this row, if it has one: what bounces off it
+	 * pushes it downstream (the drag) */
+	int px = g->width / 4;
+	bool plate_row = y >= g->height / 3 && y < 2 * g->height / 3 && y > 0 && y < g->height - 1;
+	uint64_t plate_bit = 1ull << (px % 64);
 	uint64_t p[WT_PLANES];
 	for (int k = 0; k < W; k++) {
 		for (int i = 0; i < WT_PLANES; i++)
 			p[i] = row[(size_t)i * W + k];
+		if (plate_row && k == px / 64 && (p[WT_WALL] & plate_bit)) {
+			static const int vx[6] = { 2, 1, -1, -2, -1, 1 };
+			for (int d = 0; d < WT_DIRS; d++)
+				if (p[d] & plate_bit)
+					flow->drag += 2 * vx[d];
+		}
 		collide_word(g->model, p, random_word(g, step, y, k, 0));
 		for (int i = 0; i < WT_PLANES - 1; i++)
 			row[(size_t)i * W + k] = p[i];

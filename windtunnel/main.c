@@ -95,9 +95,9 @@ static int mpi_allreduce(void *ctx, int64_t *v, int n)
 static void progress(const struct wt_totals *t, double seconds, void *arg)
 {
 	(void)arg;
-	printf("windtunnel: step %6llu  %8.2f s  particles %11lld  momentum (%lld, %lld)\n",
+	printf("windtunnel: step %6llu  %8.2f s  particles %11lld  momentum (%lld, %lld)  drag %lld\n",
 	       (unsigned long long)t->step, seconds, (long long)t->particles, (long long)t->px,
-	       (long long)t->py);
+	       (long long)t->py, (long long)t->drag);
 	fflush(stdout);
 }
 
@@ -257,6 +257,8 @@ int main(int argc, char **argv)
 		printf("windtunnel: particles %lld at the start + %lld in - %lld out = %lld at the end: %s\n",
 		       (long long)t.initial, (long long)t.in, (long long)t.out, (long long)t.particles,
 		       conserved ? "conserved" : "NOT CONSERVED");
+		printf("windtunnel: drag on the plate %.3f per step per matrix (momentum units)\n",
+		       (double)t.drag / c.steps / c.matrices);
 		printf("windtunnel: lattice digest %016llx%s\n", (unsigned long long)all[0],
 		       same ? " (every matrix alike)" : " (MATRICES DIFFER)");
 		status = conserved && same ? 0 : 1;

@@ -167,7 +167,7 @@ static int stats(struct slice *s, uint64_t step)
 {
 	struct wt_run *r = s->run;
 	const struct wt_geometry *g = &r->g;
-	int64_t v[5] = { 0, 0, 0, s->flow.in, s->flow.out }, out[5];
+	int64_t v[6] = { 0, 0, 0, s->flow.in, s->flow.out, s->flow.drag }, out[6];
 	for (int y = s->y0; y < s->y1; y++) {
 		v[0] += wt_row_particles(g, row_of(s, s->rows, y));
 		wt_row_momentum(g, row_of(s, s->rows, y), &v[1], &v[2]);
@@ -176,9 +176,9 @@ static int stats(struct slice *s, uint64_t step)
 	int rc;
 	if (tr) {
 		memcpy(out, v, sizeof(v));
-		rc = tr->allreduce(tr->ctx, out, 5);
+		rc = tr->allreduce(tr->ctx, out, 6);
 	} else {
-		rc = paths_allreduce(s->stats, v, out, 5, PATHS_INT64, PATHS_SUM, 60000);
+		rc = paths_allreduce(s->stats, v, out, 6, PATHS_INT64, PATHS_SUM, 60000);
 	}
 	if (rc || s->index != 0)
 		return rc;
@@ -190,6 +190,7 @@ static int stats(struct slice *s, uint64_t step)
 	r->totals.py = out[2];
 	r->totals.in = out[3];
 	r->totals.out = out[4];
+	r->totals.drag = out[5];
 	if (r->c->progress && step)
 		r->c->progress(&r->totals, now() - r->started, r->c->progress_arg);
 	return 0;

@@ -9,6 +9,7 @@ struct wt_totals {
 	uint64_t step;
 	int64_t initial;                 /* particles before the first step */
 	int64_t particles, px, py, in, out;
+	int64_t drag;                    /* momentum given to the plate so far */
 	double seconds;
 };
 

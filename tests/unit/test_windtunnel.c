@@ -102,7 +102,7 @@ START_TEST(propagation_geometry)
 			for (int x = 63; x <= 64; x++) { /* across a word boundary */
 				uint64_t *a = rows_new(g.height), *b = rows_new(g.height);
 				set(a, x, y, d);
-				struct wt_flow fl = { 0, 0 };
+				struct wt_flow fl = { 0, 0, 0 };
 				propagate_all(a, b, &fl);
 				int tx = x + (y % 2 ? dx_odd[d] : dx_even[d]), ty = y + dy[d];
 				ck_assert_msg(get(b, tx, ty, d), "d %d from (%d,%d) to (%d,%d)", d, x, y, tx, ty);
@@ -119,7 +119,7 @@ START_TEST(propagation_geometry)
 	set(a, g.width - 1, 3, 0);
 	set(a, 0, 3, 3);
 	set(a, 0, 2, 2); /* north-west from an even row's first site */
-	struct wt_flow fl = { 0, 0 };
+	struct wt_flow fl = { 0, 0, 0 };
 	propagate_all(a, b, &fl);
 	ck_assert_int_eq(fl.out, 3);
 	int64_t n = 0;
@@ -131,6 +131,26 @@ START_TEST(propagation_geometry)
 }
 END_TEST
 
+/* A particle that bounces off the plate gives it twice its momentum: the
+ * drag the tunnel reports. */
+START_TEST(plate_feels_the_drag)
+{
+	ck_assert_int_eq(wt_geometry_init(&g, 128, 30, WT_FHP1, 1), 0);
+	uint64_t *r = rows_new(1);
+	int y = g.height / 2, x = g.width / 4;
+	wt_row_walls(&g, y, r);
+	ck_assert_int_eq(get(r, x, 0, WT_WALL), 1);
+	set(r, x, 0, 0);   /* moving east into it: +4 */
+	set(r, x, 0, 2);   /* north-west: -2 */
+	struct wt_flow fl = { 0, 0, 0 };
+	wt_collide_row(&g, 0, y, r, &fl);
+	ck_assert_int_eq(fl.drag, 2 * 2 + 2 * -1);
+	ck_assert_int_eq(get(r, x, 0, 3), 1); /* and back they go */
+	ck_assert_int_eq(get(r, x, 0, 5), 1);
+	free(r);
+}
+END_TEST
+
 /* Runs `steps` over the whole lattice, or over slices that see each other's
  * border rows only as copies, as the wind tunnel's threads do. */
 static void run(uint64_t *lat, int steps, int slices, struct wt_flow *total)
@@ -138,7 +158,7 @@ static void run(uint64_t *lat, int steps, int slices, struct wt_flow *total)
 	size_t rw = wt_row_words(&g);
 	uint64_t *next = rows_new(g.height);
 	for (int s = 0; s < steps; s++) {
-		struct wt_flow fl = { 0, 0 };
+		struct wt_flow fl = { 0, 0, 0 };
 		for (int y = 0; y < g.height; y++)
 			wt_collide_row(&g, (uint64_t)s, y, row(lat, y), &fl);
 		for (int sl = 0; sl < slices; sl++) {
@@ -191,7 +211,7 @@ START_TEST(runs_conserve_and_slices_agree)
 		int64_t n0 = 0;
 		for (int y = 0; y < g.height; y++)
 			n0 += wt_row_particles(&g, row(a, y));
-		struct wt_flow fa = { 0, 0 }, fb = { 0, 0 };
+		struct wt_flow fa = { 0, 0, 0 }, fb = { 0, 0, 0 };
 		run(a, 60, 1, &fa);
 		run(b, 60, 5, &fb);
 		int64_t n1 = 0;
@@ -217,6 +237,7 @@ Suite *windtunnel_suite(void)
 	tcase_add_test(tc, collisions_conserve);
 	tcase_add_test(tc, walls_bounce_back);
 	tcase_add_test(tc, propagation_geometry);
+	tcase_add_test(tc, plate_feels_the_drag);
 	tcase_add_test(tc, runs_conserve_and_slices_agree);
 	suite_add_tcase(s, tc);
 	return s;
