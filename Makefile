@@ -169,7 +169,7 @@ $(UNIT_BIN): $(call obj,$(UNIT_SRC)) $(LIBS)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) $(EXT_LIBS) $(LDLIBS)
 
 BENCH_BINS := $(BUILD)/bench/pastset $(BUILD)/bench/paths $(BUILD)/bench/scopes
-OBSERVE := $(BUILD)/bench/observe
+OBSERVE := $(BUILD)/bench/observe $(BUILD)/bench/nested
 
 $(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(LIBS)
 	@mkdir -p $(dir $@)

@@ -137,6 +137,24 @@ static int make_path(pm_job *j, int i, char *err, size_t errlen)
 		const char *type = k >= 0 ? p->stages[k].type : "collector";
 		struct paths_params pp = k >= 0 ? p->stages[k].params
 			: (struct paths_params){ .file = m->model.file, .v = cp, .n = 4 };
+		/* A collector the pathmap names itself writes, like the automatic
+		 * one, into this process's trace space unless its parameters say
+		 * otherwise. */
+		struct paths_param merged[16];
+		if (k >= 0 && !strcmp(type, "collector") && pp.n + 4 <= 16) {
+			int n = 0;
+			for (int i = 0; i < pp.n; i++)
+				merged[n++] = pp.v[i];
+			for (int d = 0; d < 4; d++) {
+				bool given = false;
+				for (int i = 0; i < pp.n && !given; i++)
+					given = !strcmp(pp.v[i].key, cp[d].key);
+				if (!given)
+					merged[n++] = cp[d];
+			}
+			pp.v = merged;
+			pp.n = n;
+		}
 		pp.err = perr;
 		pp.errlen = sizeof(perr);
 		pp.path = name;

@@ -24,6 +24,7 @@ static const char *usage =
 	"  -l, --slices L       slices per matrix, a thread each (default 4)\n"
 	"      --model fhp1|fhp2   FHP-I, or FHP-II with rest particles (default fhp1)\n"
 	"  -c, --collectors     a collector on every path and tree edge\n"
+	"      --nested         three collectors on each path, to time the middle one\n"
 	"      --transport T    pastset (default: rows through PastSet elements) or mpi\n"
 	"                       (plain MPI messages: watch it with libescollect.so)\n"
 	"  -j, --job NAME       the job name monitors attach to (default wt<pid>)\n"
@@ -118,7 +119,7 @@ int main(int argc, char **argv)
 		{ "collectors", no_argument, NULL, 'c' }, { "job", required_argument, NULL, 'j' },
 		{ "stats-every", required_argument, NULL, 'k' },
 		{ "pathmap-out", required_argument, NULL, 'o' }, { "quiet", no_argument, NULL, 'q' },
-		{ "transport", required_argument, NULL, 'T' }, { "picture", required_argument, NULL, 'P' },
+		{ "transport", required_argument, NULL, 'T' }, { "nested", no_argument, NULL, 'Z' }, { "picture", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' }, { 0 } };
 	const char *pm_out = NULL, *picture = NULL;
 	bool quiet = false, bad = false, use_mpi = false;
@@ -149,6 +150,7 @@ int main(int argc, char **argv)
 		case 'k': c.stats_every = atoi(optarg); bad |= c.stats_every < 1; break;
 		case 'o': pm_out = optarg; break;
 		case 'P': picture = optarg; break;
+		case 'Z': c.nested = true; break;
 		case 'T':
 			use_mpi = !strcmp(optarg, "mpi");
 			bad |= !use_mpi && strcmp(optarg, "pastset");

@@ -66,7 +66,9 @@ int wt_pathmap_text(const struct wt_config *c, char *buf, size_t len)
 			    t % c->slices);
 		OUT("] }\n");
 	}
-	OUT("paths:\n  collectors: %s\n", c->collectors ? "all" : "none");
+	OUT("paths:\n  collectors: %s\n", c->collectors || c->nested ? "all" : "none");
+	if (c->nested)
+		OUT("  stages: [collector, collector]\n");
 	int fanout = threads < 4 ? 2 : 4;
 	OUT("trees:\n  - { name: stats, fanout: %d, max_bytes: 64, collectors: %s, threads: [",
 	    fanout, c->collectors ? "true" : "false");

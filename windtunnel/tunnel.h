@@ -35,6 +35,7 @@ struct wt_config {
 	enum wt_model model;
 	uint64_t seed;
 	bool collectors;
+	bool nested;          /* two more collectors inside each path's: the paper's way to time one */
 	const struct wt_transport *transport; /* NULL: PastSet elements over PATHS paths */
 	/* called by one thread after each allreduce of the totals */
 	void (*progress)(const struct wt_totals *t, double seconds, void *arg);

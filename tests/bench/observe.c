@@ -1,4 +1,4 @@
-/* observe.c - pulls a running job's full view through a scope at a given rate, for the experiments: how often it observed. */
+/* observe.c - watches a running job the way a monitor would, as often as it is let, for the experiments: how often it observed. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,17 +8,33 @@
 
 #include "scopes/scopes.h"
 
+/*
+ * observe JOB RATE SECONDS [MODE]
+ *   RATE    pulls per second at most, or max
+ *   MODE    all        one tuple from every trace element (geteventmon's full view; default)
+ *           thread:T   one tuple from every trace element of thread T (a thread view)
+ *           one        the latest tuple of a single trace element
+ *           beat       the latest event of every thread (heartbeat's scope)
+ *           consume    every new event of every trace element (geteventmon, colopmon)
+ * Prints: trace elements observed, observations per second.  Stops at
+ * SECONDS or when the job ends.
+ */
 int main(int argc, char **argv)
 {
-	if (argc != 4) {
-		fprintf(stderr, "usage: observe JOB RATE_HZ|max SECONDS\n");
+	if (argc < 4 || argc > 5) {
+		fprintf(stderr, "usage: observe JOB RATE_HZ|max SECONDS [all|thread:T|one|beat|consume]\n");
 		return 2;
 	}
+	const char *mode = argc == 5 ? argv[4] : "all";
 	struct es_scope_spec spec;
 	es_scope_spec_default(&spec, argv[1]);
-	spec.reduce = ES_REDUCE_NONE; /* one tuple from every trace element */
+	spec.reduce = strcmp(mode, "beat") ? ES_REDUCE_NONE : ES_REDUCE_LATEST;
 	spec.fanout = 8;
 	spec.rate_hz = strcmp(argv[2], "max") ? atof(argv[2]) : 0;
+	if (!strncmp(mode, "thread:", 7)) {
+		spec.view = PM_VIEW_THREAD;
+		spec.of = mode + 7;
+	}
 	double secs = atof(argv[3]);
 	es_scope *s = NULL;
 	for (int i = 0; i < 400 && es_scope_create(&spec, &s); i++)
@@ -27,28 +43,39 @@ int main(int argc, char **argv)
 		fprintf(stderr, "observe: no job %s\n", argv[1]);
 		return 1;
 	}
-	/* take in every process's spaces before counting */
-	usleep(200000);
+	usleep(200000); /* every process's spaces, before counting */
 	es_scope_refresh(s);
-	struct es_trace *buf = calloc((size_t)es_scope_width(s), sizeof(*buf));
+	size_t width = (size_t)es_scope_width(s), max = 65536;
+	struct es_trace *buf = calloc(width > max ? width : max, sizeof(*buf));
+	const struct es_leaf *one = es_scope_leaf(s, 0);
 	struct timespec t0, t;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	long pulls = 0;
 	double el = 1e-9;
 	do {
-		if (es_scope_pull(s, buf))
+		int rc;
+		uint64_t missed;
+		if (!strcmp(mode, "one")) {
+			rc = ps_read_latest(one->elem, buf, NULL);
+			rc = rc == PS_ENODATA ? 0 : rc;
+		} else if (!strcmp(mode, "consume")) {
+			rc = es_scope_consume(s, buf, max, &missed);
+			rc = rc < 0 ? rc : 0;
+		} else {
+			rc = es_scope_pull(s, buf);
+		}
+		if (rc)
 			break;
 		pulls++;
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		el = (t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9;
-		/* stop with the job: its first trace space closed */
-		if (!(pulls & 63)) {
+		if (!(pulls & 63)) { /* stop with the job: its first trace space closed */
 			struct ps_shm_info in;
-			if (ps_shm_info(es_scope_leaf(s, 0)->segment, &in) || in.state != PS_SHM_LIVE)
+			if (ps_shm_info(one->segment, &in) || in.state != PS_SHM_LIVE)
 				break;
 		}
 	} while (el < secs);
-	printf("%d %.1f\n", es_scope_leaves(s), pulls / el);
+	printf("%d %.1f\n", !strcmp(mode, "one") ? 1 : es_scope_leaves(s), pulls / el);
 	free(buf);
 	es_scope_destroy(s);
 	return 0;
