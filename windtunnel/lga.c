@@ -132,6 +132,7 @@ void wt_collide_row(const struct wt_geometry *g, uint64_t step, int y, uint64_t 
 	    (random_word(g, step, y, 0, 1) & 0xffff) < g->inflow_density) {
 		east[0] |= 1;
 		flow->in++;
+		flow->min_x += 2;
 	}
 	/* the plate's site in this row, if it has one: what bounces off it
 	 * pushes it downstream (the drag) */
@@ -142,8 +143,14 @@ void wt_collide_row(const struct wt_geometry *g, uint64_t step, int y, uint64_t 
 	for (int k = 0; k < W; k++) {
 		for (int i = 0; i < WT_PLANES; i++)
 			p[i] = row[(size_t)i * W + k];
+		static const int vx[6] = { 2, 1, -1, -2, -1, 1 }, vy[6] = { 0, 1, 1, 0, -1, -1 };
+		if (p[WT_WALL]) /* bounce-back gives the walls twice what arrives */
+			for (int d = 0; d < WT_DIRS; d++) {
+				int64_t n = __builtin_popcountll(p[d] & p[WT_WALL]);
+				flow->mwall_x += 2 * vx[d] * n;
+				flow->mwall_y += 2 * vy[d] * n;
+			}
 		if (plate_row && k == px / 64 && (p[WT_WALL] & plate_bit)) {
-			static const int vx[6] = { 2, 1, -1, -2, -1, 1 };
 			for (int d = 0; d < WT_DIRS; d++)
 				if (p[d] & plate_bit)
 					flow->drag += 2 * vx[d];
@@ -187,31 +194,35 @@ void wt_propagate_row(const struct wt_geometry *g, int y, const uint64_t *above,
 		      struct wt_flow *flow)
 {
 	const size_t W = (size_t)g->words;
-	int64_t lost = 0;
+	int64_t lost = 0, n;
+	/* each plane's particles lost through the ends, with their momentum */
+#define LOST(d, expr) (n = (expr), lost += n, flow->mout_x += vx[d] * n, flow->mout_y += vy[d] * n)
+	static const int vx[6] = { 2, 1, -1, -2, -1, 1 }, vy[6] = { 0, 1, 1, 0, -1, -1 };
 	/* east and west stay in the row */
-	lost += shift_east(g, at, out);
-	lost += shift_west(g, at + 3 * W, out + 3 * W);
+	LOST(0, shift_east(g, at, out));
+	LOST(3, shift_west(g, at + 3 * W, out + 3 * W));
 	/* north-east and north-west come from the row below (y + 1); where
 	 * they land depends on that row's parity, odd rows sitting half a
 	 * site to the right */
 	int odd_below = (y + 1) & 1, odd_above = (y - 1) & 1;
 	if (below) {
-		lost += odd_below ? shift_east(g, below + 1 * W, out + 1 * W)
-				  : (copy_plane(g, below + 1 * W, out + 1 * W), 0);
-		lost += odd_below ? (copy_plane(g, below + 2 * W, out + 2 * W), 0)
-				  : shift_west(g, below + 2 * W, out + 2 * W);
+		LOST(1, odd_below ? shift_east(g, below + 1 * W, out + 1 * W)
+				  : (copy_plane(g, below + 1 * W, out + 1 * W), 0));
+		LOST(2, odd_below ? (copy_plane(g, below + 2 * W, out + 2 * W), 0)
+				  : shift_west(g, below + 2 * W, out + 2 * W));
 	} else {
 		memset(out + 1 * W, 0, 2 * W * sizeof(uint64_t));
 	}
 	/* south-west and south-east come from the row above (y - 1) */
 	if (above) {
-		lost += odd_above ? (copy_plane(g, above + 4 * W, out + 4 * W), 0)
-				  : shift_west(g, above + 4 * W, out + 4 * W);
-		lost += odd_above ? shift_east(g, above + 5 * W, out + 5 * W)
-				  : (copy_plane(g, above + 5 * W, out + 5 * W), 0);
+		LOST(4, odd_above ? (copy_plane(g, above + 4 * W, out + 4 * W), 0)
+				  : shift_west(g, above + 4 * W, out + 4 * W));
+		LOST(5, odd_above ? shift_east(g, above + 5 * W, out + 5 * W)
+				  : (copy_plane(g, above + 5 * W, out + 5 * W), 0));
 	} else {
 		memset(out + 4 * W, 0, 2 * W * sizeof(uint64_t));
 	}
+#undef LOST
 	/* rest particles and walls stay */
 	copy_plane(g, at + (size_t)WT_REST * W, out + (size_t)WT_REST * W);
 	copy_plane(g, at + (size_t)WT_WALL * W, out + (size_t)WT_WALL * W);

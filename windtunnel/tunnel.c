@@ -70,7 +70,7 @@ int wt_pathmap_text(const struct wt_config *c, char *buf, size_t len)
 	if (c->nested)
 		OUT("  stages: [collector, collector]\n");
 	int fanout = threads < 4 ? 2 : 4;
-	OUT("trees:\n  - { name: stats, fanout: %d, max_bytes: 64, collectors: %s, threads: [",
+	OUT("trees:\n  - { name: stats, fanout: %d, max_bytes: 128, collectors: %s, threads: [",
 	    fanout, c->collectors ? "true" : "false");
 	for (int t = 0; t < threads; t++)
 		OUT("%sm%d.s%d", t ? ", " : "", t / c->slices, t % c->slices);
@@ -169,7 +169,9 @@ static int stats(struct slice *s, uint64_t step)
 {
 	struct wt_run *r = s->run;
 	const struct wt_geometry *g = &r->g;
-	int64_t v[6] = { 0, 0, 0, s->flow.in, s->flow.out, s->flow.drag }, out[6];
+	const struct wt_flow *f = &s->flow;
+	int64_t v[11] = { 0, 0, 0, f->in, f->out, f->drag, f->min_x, f->mout_x, f->mout_y, f->mwall_x,
+			  f->mwall_y }, out[11];
 	for (int y = s->y0; y < s->y1; y++) {
 		v[0] += wt_row_particles(g, row_of(s, s->rows, y));
 		wt_row_momentum(g, row_of(s, s->rows, y), &v[1], &v[2]);
@@ -178,14 +180,17 @@ static int stats(struct slice *s, uint64_t step)
 	int rc;
 	if (tr) {
 		memcpy(out, v, sizeof(v));
-		rc = tr->allreduce(tr->ctx, out, 6);
+		rc = tr->allreduce(tr->ctx, out, 11);
 	} else {
-		rc = paths_allreduce(s->stats, v, out, 6, PATHS_INT64, PATHS_SUM, 60000);
+		rc = paths_allreduce(s->stats, v, out, 11, PATHS_INT64, PATHS_SUM, 60000);
 	}
 	if (rc || s->index != 0)
 		return rc;
-	if (step == 0)
+	if (step == 0) {
 		r->totals.initial = out[0];
+		r->totals.px0 = out[1];
+		r->totals.py0 = out[2];
+	}
 	r->totals.step = step;
 	r->totals.particles = out[0];
 	r->totals.px = out[1];
@@ -193,6 +198,11 @@ static int stats(struct slice *s, uint64_t step)
 	r->totals.in = out[3];
 	r->totals.out = out[4];
 	r->totals.drag = out[5];
+	r->totals.min_x = out[6];
+	r->totals.mout_x = out[7];
+	r->totals.mout_y = out[8];
+	r->totals.mwall_x = out[9];
+	r->totals.mwall_y = out[10];
 	if (r->c->progress && step)
 		r->c->progress(&r->totals, now() - r->started, r->c->progress_arg);
 	return 0;

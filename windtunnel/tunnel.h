@@ -10,6 +10,8 @@ struct wt_totals {
 	int64_t initial;                 /* particles before the first step */
 	int64_t particles, px, py, in, out;
 	int64_t drag;                    /* momentum given to the plate so far */
+	int64_t px0, py0;                /* momentum before the first step */
+	int64_t min_x, mout_x, mout_y, mwall_x, mwall_y; /* see struct wt_flow */
 	double seconds;
 };
 

@@ -59,6 +59,9 @@ void wt_row_walls(const struct wt_geometry *g, int y, uint64_t *row);
 /* What crossed the tunnel's ends in one row and step. */
 struct wt_flow {
 	int64_t in, out; /* particles injected at x = 0, lost at either end */
+	/* momentum (units of wt_row_momentum) brought in, carried out, and
+	 * given to the walls: with these, momentum balances exactly */
+	int64_t min_x, mout_x, mout_y, mwall_x, mwall_y;
 	int64_t drag;    /* momentum along the tunnel given to the plate, in the units of
 			    wt_row_momentum: each particle bouncing off it gives twice its own */
 };

@@ -50,16 +50,16 @@ for spec in "small 300" "medium 40" "large 8"; do
 done
 rm -f /tmp/exp_off.$$ /tmp/exp_on.$$ /tmp/exp_sups.$$
 
-# with_observers STEPS "MODE RATE" ...: the wind tunnel's time alone and with
-# these observers running at once; prints "plain with elements rate"
+# observe_runs MODE/RATE...: the wind tunnel's time alone and with these
+# observers running at once; prints "plain with elements rate"
 observe_runs() {
+	specs="$*"
 	: >/tmp/exp_a.$$; : >/tmp/exp_b.$$; : >/tmp/exp_r.$$
 	for r in $(seq $reps); do
 		run small 600 -c | awk '{print $1}' >>/tmp/exp_a.$$
 		pids=""
-		for o in "$@"; do
-			set -- $o
-			"$build/bench/observe" "$job" "$2" 60 "$1" >>/tmp/exp_r.$$ &
+		for o in $specs; do
+			"$build/bench/observe" "$job" "${o#*/}" 60 "${o%/*}" >>/tmp/exp_r.$$ &
 			pids="$pids $!"
 		done
 		run small 600 -c | awk '{print $1}' >>/tmp/exp_b.$$
@@ -74,16 +74,16 @@ observe_runs() {
 echo "== 3. observe rate and slowdown of each kind of monitor on the running wind tunnel"
 echo "==    (small, collectors on, 2 processes; the observer as fast as it can)"
 printf "| monitor / view | trace elements | observe rate (Hz) | slowdown |\n|---|---|---|---|\n" >"$res/monitors.md"
-for spec in "one:geteventmon, one element:one max" "thread:geteventmon, a thread view:thread:m0.s1 max" \
-	    "all:geteventmon, every element:all max" "beat:heartbeat (latest per thread):beat max" \
-	    "consume:geteventmon/colopmon consuming every event:consume max"; do
+for spec in "one:geteventmon, one element:one/max" "thread:geteventmon, a thread view:thread:m0.s1/max" \
+	    "all:geteventmon, every element:all/max" "beat:heartbeat (latest per thread):beat/max" \
+	    "consume:geteventmon/colopmon consuming every event:consume/max"; do
 	name=$(echo "$spec" | cut -d: -f2); obs=$(echo "$spec" | cut -d: -f3-)
 	set -- $(observe_runs "$obs")
 	slow=$(awk -v x="$2" -v y="$1" 'BEGIN {printf "%.3f", x / y}')
 	echo "   $name: $3 elements, $4 Hz, slowdown $slow"
 	printf "| %s | %s | %s | %s |\n" "$name" "$3" "$4" "$slow" >>"$res/monitors.md"
 done
-set -- $(observe_runs "all max" "beat max" "consume max" "thread:m0.s1 max")
+set -- $(observe_runs all/max beat/max consume/max thread:m0.s1/max)
 slow=$(awk -v x="$2" -v y="$1" 'BEGIN {printf "%.3f", x / y}')
 echo "   four monitors at once: slowdown $slow"
 printf "| four at once (every element, heartbeat, consuming, a thread) | | | %s |\n" "$slow" >>"$res/monitors.md"
@@ -93,7 +93,7 @@ printf "| configuration | trace elements | observe rate (Hz) | slowdown |\n|---|
 : >"$res/tradeoff.dat"
 best_rate=0 best_slow=9
 for cfg in max 1000 100; do
-	set -- $(observe_runs "all $cfg")
+	set -- $(observe_runs "all/$cfg")
 	a=$1 b=$2 n=$3 rate=$4
 	slow=$(awk -v x="$b" -v y="$a" 'BEGIN {printf "%.3f", x / y}')
 	name=$([ "$cfg" = max ] && echo "as fast as it can" || echo "at most $cfg Hz")

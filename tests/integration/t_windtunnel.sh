@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_windtunnel.sh - the wind tunnel under mpirun: conserved, and the same lattice whatever the processes, threads and slices.
+# t_windtunnel.sh - the wind tunnel under mpirun: particles conserved, momentum balanced, the same lattice whatever the processes, threads, slices and transport.
 set -u
 . "$(dirname "$0")/lib.sh"
 wt="$BUILD/bin/windtunnel"
@@ -12,6 +12,7 @@ run() { # run NP ARGS...: prints the digest line; fails unless conserved
 	out=$(mpirun --oversubscribe --allow-run-as-root -np "$np" "$wt" -q -j "$job$np" "$@") ||
 		die "windtunnel -np $np $* failed: $out"
 	echo "$out" | grep -q ": conserved$" || die "not conserved (-np $np $*): $out"
+	echo "$out" | grep -q "momentum .*: balanced$" || die "momentum does not balance (-np $np $*): $out"
 	echo "$out" | grep -q "every matrix alike" || die "matrices differ (-np $np $*)"
 	echo "$out" | awk '/lattice digest/ {print $4}'
 }

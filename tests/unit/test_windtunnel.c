@@ -102,7 +102,7 @@ START_TEST(propagation_geometry)
 			for (int x = 63; x <= 64; x++) { /* across a word boundary */
 				uint64_t *a = rows_new(g.height), *b = rows_new(g.height);
 				set(a, x, y, d);
-				struct wt_flow fl = { 0, 0, 0 };
+				struct wt_flow fl = { 0 };
 				propagate_all(a, b, &fl);
 				int tx = x + (y % 2 ? dx_odd[d] : dx_even[d]), ty = y + dy[d];
 				ck_assert_msg(get(b, tx, ty, d), "d %d from (%d,%d) to (%d,%d)", d, x, y, tx, ty);
@@ -119,7 +119,7 @@ START_TEST(propagation_geometry)
 	set(a, g.width - 1, 3, 0);
 	set(a, 0, 3, 3);
 	set(a, 0, 2, 2); /* north-west from an even row's first site */
-	struct wt_flow fl = { 0, 0, 0 };
+	struct wt_flow fl = { 0 };
 	propagate_all(a, b, &fl);
 	ck_assert_int_eq(fl.out, 3);
 	int64_t n = 0;
@@ -142,7 +142,7 @@ START_TEST(plate_feels_the_drag)
 	ck_assert_int_eq(get(r, x, 0, WT_WALL), 1);
 	set(r, x, 0, 0);   /* moving east into it: +4 */
 	set(r, x, 0, 2);   /* north-west: -2 */
-	struct wt_flow fl = { 0, 0, 0 };
+	struct wt_flow fl = { 0 };
 	wt_collide_row(&g, 0, y, r, &fl);
 	ck_assert_int_eq(fl.drag, 2 * 2 + 2 * -1);
 	ck_assert_int_eq(get(r, x, 0, 3), 1); /* and back they go */
@@ -158,7 +158,7 @@ static void run(uint64_t *lat, int steps, int slices, struct wt_flow *total)
 	size_t rw = wt_row_words(&g);
 	uint64_t *next = rows_new(g.height);
 	for (int s = 0; s < steps; s++) {
-		struct wt_flow fl = { 0, 0, 0 };
+		struct wt_flow fl = { 0 };
 		for (int y = 0; y < g.height; y++)
 			wt_collide_row(&g, (uint64_t)s, y, row(lat, y), &fl);
 		for (int sl = 0; sl < slices; sl++) {
@@ -179,6 +179,11 @@ static void run(uint64_t *lat, int steps, int slices, struct wt_flow *total)
 		memcpy(lat, next, rw * 8 * (size_t)g.height);
 		total->in += fl.in;
 		total->out += fl.out;
+		total->min_x += fl.min_x;
+		total->mout_x += fl.mout_x;
+		total->mout_y += fl.mout_y;
+		total->mwall_x += fl.mwall_x;
+		total->mwall_y += fl.mwall_y;
 	}
 	free(next);
 }
@@ -208,16 +213,24 @@ START_TEST(runs_conserve_and_slices_agree)
 		uint64_t *a = rows_new(g.height), *b = rows_new(g.height);
 		fill(a);
 		memcpy(b, a, wt_row_words(&g) * 8 * (size_t)g.height);
-		int64_t n0 = 0;
-		for (int y = 0; y < g.height; y++)
+		int64_t n0 = 0, x0 = 0, y0 = 0;
+		for (int y = 0; y < g.height; y++) {
 			n0 += wt_row_particles(&g, row(a, y));
-		struct wt_flow fa = { 0, 0, 0 }, fb = { 0, 0, 0 };
+			wt_row_momentum(&g, row(a, y), &x0, &y0);
+		}
+		struct wt_flow fa = { 0 }, fb = { 0 };
 		run(a, 60, 1, &fa);
 		run(b, 60, 5, &fb);
-		int64_t n1 = 0;
-		for (int y = 0; y < g.height; y++)
+		int64_t n1 = 0, x1 = 0, y1 = 0;
+		for (int y = 0; y < g.height; y++) {
 			n1 += wt_row_particles(&g, row(a, y));
+			wt_row_momentum(&g, row(a, y), &x1, &y1);
+		}
 		ck_assert_int_eq(n1, n0 + fa.in - fa.out);
+		/* and momentum balances exactly too */
+		ck_assert_int_eq(x1, x0 + fa.min_x - fa.mout_x - fa.mwall_x);
+		ck_assert_int_eq(y1, y0 - fa.mout_y - fa.mwall_y);
+		ck_assert_int_ne(fa.mwall_x, 0);
 		ck_assert_int_gt(fa.in, 0);
 		ck_assert_int_gt(fa.out, 0);
 		ck_assert_mem_eq(a, b, wt_row_words(&g) * 8 * (size_t)g.height);
