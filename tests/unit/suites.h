@@ -13,6 +13,7 @@ Suite *pathmaps_suite(void);
 Suite *collectors_suite(void);
 Suite *scopes_suite(void);
 Suite *windtunnel_suite(void);
+Suite *wire_suite(void);
 
 /* A segment name unique to this test process, so parallel runs never meet. */
 #define TEST_SEG(buf, tag) snprintf((buf), sizeof(buf), "t%d-%s", (int)getpid(), (tag))

@@ -1,0 +1,50 @@
+/* wire.h - the PastSet wire protocol's frames (PROTOCOL.md): header codec and a bounded stream reader. */
+#ifndef PASTSET_WIRE_H
+#define PASTSET_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pastset.h"
+
+#define PSW_MAGIC 0x31575350u   /* "PSW1" */
+#define PSW_HDR 16
+#define PSW_MAX_PAYLOAD (1u << 20)
+#define PSW_REPLY 0x8000u
+#define PSW_NATIVE 0x0001u      /* flags: tuples in the sender's byte order */
+
+enum psw_op {
+	PSW_HELLO = 1, PSW_OPEN, PSW_WRITE, PSW_READ, PSW_READ_LATEST, PSW_READ_RANGE,
+	PSW_TAKE, PSW_LATEST_MANY, PSW_STATS,
+	PSW_OP_LAST = PSW_STATS,
+};
+
+struct psw_hdr {
+	uint16_t op, flags;
+	uint32_t length, tag;
+};
+
+void psw_put_hdr(unsigned char out[PSW_HDR], const struct psw_hdr *h);
+/* 0 and *h from a complete header; PS_EINVAL for a bad magic, an unknown
+ * operation, unknown flags or a payload over the limit. */
+int psw_get_hdr(const unsigned char in[PSW_HDR], struct psw_hdr *h);
+
+/* Turns a byte stream into frames, a header and its payload at a time,
+ * never holding more than one frame. */
+struct psw_reader {
+	unsigned char hdr[PSW_HDR];
+	size_t have;              /* bytes of the current frame so far */
+	struct psw_hdr h;
+	unsigned char *payload;   /* PSW_MAX_PAYLOAD at most */
+	size_t cap;
+	int bad;                  /* the stream broke the protocol: close it */
+};
+void psw_reader_init(struct psw_reader *r);
+void psw_reader_fini(struct psw_reader *r);
+/* Takes bytes from in[0..n); *used gets how many.  Returns 1 when a whole
+ * frame is ready (r->h, r->payload; the next call starts the next frame),
+ * 0 when it needs more, or a negative code (and r->bad) for a malformed
+ * stream or no memory. */
+int psw_feed(struct psw_reader *r, const unsigned char *in, size_t n, size_t *used);
+
+#endif
