@@ -12,7 +12,7 @@
 CC      ?= gcc
 OPT     ?= -O2
 CFLAGS  := -std=c11 $(OPT) -g -Wall -Wextra -Werror -fPIC -I. $(EXTRA_CFLAGS)
-LDLIBS  := -pthread -lrt -lm
+LDLIBS  := -luring -pthread -lrt -lm
 
 BUILD := build/release
 ifeq ($(SAN),1)
@@ -70,7 +70,8 @@ clean:
 
 # --- pastset/ --------------------------------------------------------------
 
-PASTSET_SRC := pastset/element.c pastset/server.c pastset/wait.c pastset/wire.c
+PASTSET_SRC := pastset/element.c pastset/server.c pastset/wait.c pastset/wire.c \
+	       pastset/tcp.c pastset/remote.c
 PASTSET_LIB := $(BUILD)/lib/libpastset.a
 
 # --- paths/ ----------------------------------------------------------------
@@ -161,7 +162,8 @@ UNIT_SRC := tests/unit/check_main.c tests/unit/test_pastset.c \
 	    tests/unit/test_pastset_shm.c tests/unit/test_pastset_stress.c \
 	    tests/unit/test_paths.c tests/unit/test_paths_tree.c \
 	    tests/unit/test_pathmaps.c tests/unit/test_collectors.c tests/unit/test_scopes.c \
-	    tests/unit/test_windtunnel.c tests/unit/test_wire.c
+	    tests/unit/test_windtunnel.c tests/unit/test_wire.c \
+	    tests/unit/test_remote.c
 UNIT_BIN := $(BUILD)/tests/unit
 
 $(UNIT_BIN): $(call obj,$(UNIT_SRC)) $(LIBS)

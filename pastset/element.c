@@ -94,7 +94,7 @@ int ps__elem_handle(ps_server *srv, struct ps_ehdr *h, struct ps_waitc *wc,
 	if (!e)
 		return PS_ENOMEM;
 	e->h = h;
-	e->slots = (unsigned char *)h + PS_SLOTS_OFF;
+	e->slots = h ? (unsigned char *)h + PS_SLOTS_OFF : NULL; /* NULL: remote */
 	e->wc = wc;
 	e->srv = srv;
 	e->tuple_size = (uint32_t)a->tuple_size;
@@ -117,6 +117,8 @@ void ps_elem_close(ps_elem *e)
 {
 	if (!e)
 		return;
+	if (e->remote)
+		ps__r_elem_close(e);
 	free(e);
 }
 
@@ -264,6 +266,8 @@ static __attribute__((noinline)) int write_slow(ps_elem *e, const void *tuple, i
 	struct ps_deadline d;
 	int rc;
 
+	if (e->remote)
+		return ps__r_write(e, tuple, timeout_ms, idx);
 	if (!e->writable)
 		return PS_EROFS;
 	ps__deadline(&d, timeout_ms);
@@ -317,6 +321,8 @@ int ps_read(ps_elem *e, uint64_t idx, void *out, int timeout_ms, uint64_t *oldes
 {
 	if (ps_unlikely(!e || !out))
 		return PS_EINVAL;
+	if (ps_unlikely(e->remote))
+		return ps__r_read(e, idx, out, timeout_ms, oldest);
 	struct ps_ehdr *h = e->h;
 	struct ps_deadline d;
 	bool have_deadline = false;
@@ -349,6 +355,8 @@ int ps_read_latest(ps_elem *e, void *out, uint64_t *idx)
 {
 	if (ps_unlikely(!e || !out))
 		return PS_EINVAL;
+	if (ps_unlikely(e->remote))
+		return ps__r_read_latest(e, out, idx);
 	struct ps_ehdr *h = e->h;
 	for (int tries = 0; tries < PS_LAP_RETRIES; tries++) {
 		uint64_t hd = atomic_load_explicit(&h->head, memory_order_acquire);
@@ -369,6 +377,8 @@ int ps_read_range(ps_elem *e, uint64_t first, size_t n, void *out, uint64_t *old
 {
 	if (ps_unlikely(!e || (!out && n)))
 		return PS_EINVAL;
+	if (ps_unlikely(e->remote))
+		return ps__r_read_range(e, first, n, out, oldest);
 	struct ps_ehdr *h = e->h;
 	uint64_t hd = atomic_load_explicit(&h->head, memory_order_acquire);
 	uint64_t t = atomic_load_explicit(&h->tail, memory_order_acquire);
@@ -399,6 +409,8 @@ int ps_take(ps_elem *e, void *out, int timeout_ms, uint64_t *idx)
 {
 	if (!e || !out)
 		return PS_EINVAL;
+	if (e->remote)
+		return ps__r_take(e, out, timeout_ms, idx);
 	struct ps_ehdr *h = e->h;
 	struct ps_deadline d;
 	int rc;
@@ -450,13 +462,15 @@ int ps_take(ps_elem *e, void *out, int timeout_ms, uint64_t *idx)
 
 _Atomic uint64_t *ps_elem_notes(ps_elem *e)
 {
-	return e && e->writable ? e->h->note : NULL;
+	return e && e->writable && !e->remote ? e->h->note : NULL;
 }
 
 uint64_t ps_note_get(const ps_elem *e, unsigned word)
 {
 	if (!e || word >= PS_NOTE_WORDS)
 		return 0;
+	if (e->remote)
+		return ps__r_note(e, word);
 	return atomic_load_explicit(&e->h->note[word], memory_order_relaxed);
 }
 
@@ -464,6 +478,8 @@ int ps_elem_stats(ps_elem *e, struct ps_stats *st)
 {
 	if (!e || !st)
 		return PS_EINVAL;
+	if (e->remote)
+		return ps__r_stats(e, st);
 	struct ps_ehdr *h = e->h;
 	uint64_t taken = atomic_load_explicit(&h->taken, memory_order_acquire);
 	uint64_t t = atomic_load_explicit(&h->tail, memory_order_acquire);
@@ -500,6 +516,7 @@ const char *ps_strerror(int err)
 	case PS_ETHRESHOLD: return "threshold must be between 1 and 2^26 tuples";
 	case PS_EDISCARDED: return "tuple no longer held (discarded or taken)";
 	case PS_EBADSEG: return "not a PastSet segment of this version";
+	case PS_EPROTO: return "the tuple server broke the wire protocol";
 	default: return err < 0 && err > -PS_ERRBASE ? strerror(-err) : "unknown error";
 	}
 }

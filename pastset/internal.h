@@ -70,6 +70,7 @@ struct ps_elem {
 	bool writable;     /* handle may write and take */
 	bool can_register; /* wc is writable: waiters get woken, not polled */
 	bool shared;       /* futexes are process-shared */
+	struct ps__relem *remote; /* on another host: every call goes over the wire */
 	char name[PS_NAME_MAX + 1];
 };
 
@@ -85,6 +86,28 @@ int ps__elem_handle(ps_server *srv, struct ps_ehdr *h, struct ps_waitc *wc,
 uint32_t ps__slots_for(uint32_t threshold);
 uint32_t ps__stride_for(uint32_t tuple_size);
 int ps__check_name(const char *name);
+
+/* remote.c: the remote side of servers and elements (see pastset.h) */
+struct ps__rseg;
+int ps__r_server_open(const char *addr, int port, const char *segment,
+		      const struct ps_remote_attr *a, struct ps__rseg **out);
+void ps__r_server_close(struct ps__rseg *rs);
+void *ps__r_user_area(struct ps__rseg *rs);
+int ps__r_count(struct ps__rseg *rs);
+int ps__r_elem_name(struct ps__rseg *rs, int i, char *buf);
+int ps__r_elem_open(ps_server *srv, struct ps__rseg *rs, const char *name, size_t tuple_size,
+		    bool writable, ps_elem **out);
+void ps__r_elem_close(ps_elem *e);
+int ps__r_write(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx);
+int ps__r_read(ps_elem *e, uint64_t idx, void *out, int timeout_ms, uint64_t *oldest);
+int ps__r_read_latest(ps_elem *e, void *out, uint64_t *idx);
+int ps__r_read_range(ps_elem *e, uint64_t first, size_t n, void *out, uint64_t *oldest);
+int ps__r_take(ps_elem *e, void *out, int timeout_ms, uint64_t *idx);
+int ps__r_stats(ps_elem *e, struct ps_stats *st);
+uint64_t ps__r_note(const ps_elem *e, unsigned word);
+int ps__layout_check(const char *layout, size_t tuple_size);
+void ps__layout_swap(const char *layout, unsigned char *tuple);
+int ps__secret_read(const char *file, char *out, size_t *len);
 
 /* wait.c */
 struct ps_deadline {

@@ -3,6 +3,7 @@
 #define PASTSET_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,6 +46,7 @@ extern "C" {
 #define PS_ETHRESHOLD  (-(PS_ERRBASE + 3)) /* threshold of 0 (or too large) */
 #define PS_EDISCARDED  (-(PS_ERRBASE + 4)) /* index no longer held; see *oldest */
 #define PS_EBADSEG     (-(PS_ERRBASE + 5)) /* not a PastSet segment, or another version */
+#define PS_EPROTO      (-(PS_ERRBASE + 6)) /* a tuple server's answer broke the wire protocol */
 
 #define PS_FOREVER     (-1)
 #define PS_NAME_MAX    47            /* longest element or segment name */
@@ -198,6 +200,74 @@ int ps_take(ps_elem *e, void *out, int timeout_ms, uint64_t *idx);
 /* The words themselves, for a writer's hot path; NULL for a read-only handle. */
 _Atomic uint64_t *ps_elem_notes(ps_elem *e);
 uint64_t ps_note_get(const ps_elem *e, unsigned word);
+
+/* --- Across hosts (pastset/PROTOCOL.md) -------------------------------- */
+
+/*
+ * A tuple server over TCP serves segments: in-process servers the
+ * application adds by name, and (for a node daemon) this host's shared
+ * segments, opened on demand.  Its event loop is a thread of its own on
+ * io_uring.  It never waits for a client: reads of tuples not there yet,
+ * takes of nothing and writes to a full flow element answer at once, and
+ * the client polls.  Stop it before destroying the servers it serves.
+ */
+typedef struct ps_tcp ps_tcp;
+struct ps_tcp_attr {
+	const char *addr;        /* NULL: 127.0.0.1; any other needs secret_file */
+	int port;                /* 0: any free port */
+	const char *secret_file; /* the shared secret: a file only its owner can read */
+	const char *shm_prefix;  /* also serve this host's segments whose names
+				    start so (a node daemon); NULL: only those added */
+	bool shm_writable;       /* open those read-write (else read-only) */
+	int idle_ms;             /* a client stalled mid-frame this long is dropped; 0: 5000 */
+};
+int ps_tcp_start(const struct ps_tcp_attr *attr, ps_tcp **out);
+/* Serves srv as `segment` from now on. */
+int ps_tcp_add(ps_tcp *t, const char *segment, ps_server *srv);
+int ps_tcp_port(const ps_tcp *t);
+struct ps_tcp_counts {
+	uint64_t accepted;  /* connections */
+	uint64_t frames;    /* requests served */
+	uint64_t bad;       /* dropped: a malformed, oversized or unknown frame */
+	uint64_t refused;   /* dropped: wrong secret or version, or no room */
+	uint64_t slow;      /* dropped: stalled mid-frame, or not reading replies */
+};
+void ps_tcp_counts(const ps_tcp *t, struct ps_tcp_counts *c);
+void ps_tcp_stop(ps_tcp *t);
+
+#define PS_SECRET_MAX 256
+struct ps_remote_attr {
+	const char *secret_file; /* needed by servers off loopback */
+	int timeout_ms;          /* a server silent this long is an error; 0: 10000 */
+};
+/* A segment served at addr:port, as a server like any other: elements
+ * opened from it answer every element call over the network (one
+ * connection per address, shared).  Creating elements there is the owning
+ * host's business (PS_EROFS).  flags: PS_RDONLY or PS_RDWR. */
+int ps_server_open_remote(const char *addr, int port, const char *segment, unsigned flags,
+			  const struct ps_remote_attr *attr, ps_server **out);
+/* Calls fn with every segment the server at addr:port serves whose name
+ * starts with prefix. */
+int ps_remote_list(const char *addr, int port, const struct ps_remote_attr *attr,
+		   const char *prefix, int (*fn)(const char *segment, void *arg), void *arg);
+
+/* Byte order.  Tuples cross in the writer's order.  A reader whose order
+ * differs converts them on arrival, field by field, if it named the
+ * layout: one letter per field, b (1 byte), h (2), i (4), q (8).  Without a
+ * layout tuples are bytes and cross as they are.  Local elements accept and
+ * ignore it. */
+#define PS_LAYOUT_MAX 63
+int ps_elem_set_layout(ps_elem *e, const char *layout);
+
+/* Batches.  The newest tuple of each of n elements, remote ones in one
+ * request per server (all servers asked before any answer is read): out
+ * holds the tuples one after another; status[i] and idx[i] (may be NULL)
+ * each one's result.  Returns the number read, or an error. */
+int ps_read_latest_many(ps_elem *const *e, int n, void *out, uint64_t *idx, int *status);
+/* The same fetch, kept for each element's next ps_read_latest(): how a tree
+ * of single reads over remote leaves costs one round trip.  Returns the
+ * number fetched. */
+int ps_prefetch_latest(ps_elem *const *e, int n);
 
 #ifdef __cplusplus
 }

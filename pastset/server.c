@@ -75,6 +75,8 @@ struct ps_server {
 	uint64_t wait_off, dir_off, data_off, data_size;
 	uint32_t max_elems;
 	char name[PS_NAME_MAX + 1];
+	/* on a tuple server elsewhere (remote.c) */
+	struct ps__rseg *remote;
 };
 
 static size_t round_up(size_t v, size_t to)
@@ -519,8 +521,8 @@ int ps_elem_create(ps_server *srv, const char *name,
 		return PS_EINVAL;
 	if ((rc = ps__check_attr(attr)))
 		return rc;
-	if (!srv->writable)
-		return PS_EROFS;
+	if (!srv->writable || srv->remote)
+		return PS_EROFS; /* an element is made by the host it lives on */
 	return srv->shm ? shm_create(srv, name, attr, out) : local_create(srv, name, attr, out);
 }
 
@@ -531,6 +533,8 @@ int ps_elem_open(ps_server *srv, const char *name, size_t tuple_size, ps_elem **
 		return rc;
 	if (!srv || !out)
 		return PS_EINVAL;
+	if (srv->remote)
+		return ps__r_elem_open(srv, srv->remote, name, tuple_size, srv->writable, out);
 	if (!srv->shm)
 		return local_open(srv, name, tuple_size, out);
 	int i = shm_find(srv, name);
@@ -545,6 +549,8 @@ int ps_server_count(ps_server *srv)
 {
 	if (!srv)
 		return PS_EINVAL;
+	if (srv->remote)
+		return ps__r_count(srv->remote);
 	if (srv->shm)
 		return (int)shm_count(srv);
 	pthread_mutex_lock(&srv->lock);
@@ -555,6 +561,8 @@ int ps_server_count(ps_server *srv)
 
 int ps_server_elem_name(ps_server *srv, int i, char *buf)
 {
+	if (srv && srv->remote)
+		return buf ? ps__r_elem_name(srv->remote, i, buf) : PS_EINVAL;
 	int n = ps_server_count(srv);
 	if (n < 0)
 		return n;
@@ -574,7 +582,7 @@ int ps_server_user_area(ps_server *srv, void **area)
 {
 	if (!srv || !area)
 		return PS_EINVAL;
-	*area = srv->shm ? srv->hdr->user : srv->user;
+	*area = srv->remote ? ps__r_user_area(srv->remote) : srv->shm ? srv->hdr->user : srv->user;
 	return 0;
 }
 
@@ -582,7 +590,9 @@ void ps_server_destroy(ps_server *srv)
 {
 	if (!srv)
 		return;
-	if (srv->shm) {
+	if (srv->remote) {
+		ps__r_server_close(srv->remote);
+	} else if (srv->shm) {
 		if (srv->creator)
 			atomic_store(&srv->hdr->state, PS_SHM_CLOSED);
 		munmap(srv->base, srv->size);
@@ -597,6 +607,25 @@ void ps_server_destroy(ps_server *srv)
 		pthread_mutex_destroy(&srv->lock);
 	}
 	free(srv);
+}
+
+int ps_server_open_remote(const char *addr, int port, const char *segment, unsigned flags,
+			  const struct ps_remote_attr *attr, ps_server **out)
+{
+	if (!addr || !segment || !out || (flags & ~(unsigned)PS_RDWR))
+		return PS_EINVAL;
+	ps_server *s = calloc(1, sizeof(*s));
+	if (!s)
+		return PS_ENOMEM;
+	int rc = ps__r_server_open(addr, port, segment, attr, &s->remote);
+	if (rc) {
+		free(s);
+		return rc;
+	}
+	s->writable = flags & PS_RDWR;
+	snprintf(s->name, sizeof(s->name), "%s", segment);
+	*out = s;
+	return 0;
 }
 
 int ps_shm_unlink(const char *name)

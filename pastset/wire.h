@@ -13,10 +13,16 @@
 #define PSW_REPLY 0x8000u
 #define PSW_NATIVE 0x0001u      /* flags: tuples in the sender's byte order */
 
+#define PSW_VERSION 1
+#define PSW_NAME 48            /* names cross NUL-padded to this */
+#define PSW_MANY_MAX 4096      /* handles in one LATEST_MANY */
+#define PSW_LIST_MAX 1024      /* names in one LIST or NAMES reply */
+
 enum psw_op {
 	PSW_HELLO = 1, PSW_OPEN, PSW_WRITE, PSW_READ, PSW_READ_LATEST, PSW_READ_RANGE,
-	PSW_TAKE, PSW_LATEST_MANY, PSW_STATS,
-	PSW_OP_LAST = PSW_STATS,
+	PSW_TAKE, PSW_LATEST_MANY, PSW_STATS, PSW_ATTACH, PSW_NAMES, PSW_LIST, PSW_NOTES,
+	PSW_CLOSE,
+	PSW_OP_LAST = PSW_CLOSE,
 };
 
 struct psw_hdr {

@@ -1,0 +1,878 @@
+/* remote.c - servers and elements on another host: the client side of the wire protocol, behind the ordinary ps_ calls. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "wire.h"
+
+/*
+ * A remote server is a segment on a tuple server elsewhere; its elements
+ * answer the usual calls over one connection per address, which all the
+ * segments and elements there share (so one LATEST_MANY can cover many
+ * segments).  Calls on one connection are serialised by its lock.  The
+ * server never waits on our behalf, so a read or take with a timeout polls,
+ * backing off to 1 ms: the price of never letting a client hold a server
+ * thread.
+ */
+
+struct ps__rconn {
+	pthread_mutex_t lock;
+	int fd, refs, port;
+	bool broken, swap;      /* swap: the server's byte order is not ours */
+	uint32_t tag;
+	unsigned char *buf;     /* the last reply's payload */
+	size_t cap;
+	char addr[64], secret_file[256];
+	struct ps__rconn *next;
+};
+
+struct ps__relem {
+	struct ps__rconn *c;
+	uint32_t handle;
+	char layout[PS_LAYOUT_MAX + 1];
+	/* ps_prefetch_latest: the newest tuple, kept for the next read_latest */
+	bool cached;
+	int cached_rc;
+	uint64_t cached_idx;
+	unsigned char *cache;
+};
+
+struct ps__rseg {
+	struct ps__rconn *c;
+	uint32_t count;
+	unsigned char user[PS_USER_AREA];
+	char segment[PS_NAME_MAX + 1];
+};
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ps__rconn *pool;
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+	put32(p, (uint32_t)v);
+	put32(p + 4, (uint32_t)(v >> 32));
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+/* --- byte order ------------------------------------------------------------ */
+
+int ps__layout_check(const char *layout, size_t tuple_size)
+{
+	size_t n = 0;
+	for (const char *p = layout; *p; p++) {
+		if (*p == 'b')
+			n += 1;
+		else if (*p == 'h')
+			n += 2;
+		else if (*p == 'i')
+			n += 4;
+		else if (*p == 'q')
+			n += 8;
+		else
+			return PS_EINVAL;
+	}
+	return strlen(layout) <= PS_LAYOUT_MAX && n == tuple_size ? 0 : PS_EINVAL;
+}
+
+void ps__layout_swap(const char *layout, unsigned char *t)
+{
+	for (const char *p = layout; *p; p++) {
+		size_t w = *p == 'h' ? 2 : *p == 'i' ? 4 : *p == 'q' ? 8 : 1;
+		for (size_t a = 0, b = w - 1; a < b; a++, b--) {
+			unsigned char x = t[a];
+			t[a] = t[b];
+			t[b] = x;
+		}
+		t += w;
+	}
+}
+
+static const uint32_t order_mark = 0x01020304;
+
+/* --- the connection ---------------------------------------------------------- */
+
+static int io(struct ps__rconn *c, void *p, size_t n, bool out)
+{
+	unsigned char *b = p;
+	while (n) {
+		ssize_t k = out ? send(c->fd, b, n, MSG_NOSIGNAL) : recv(c->fd, b, n, 0);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			c->broken = true; /* the stream is out of step: never reuse it */
+			return k == 0 ? -ECONNRESET : errno == EAGAIN ? PS_ETIMEDOUT : -errno;
+		}
+		b += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+static int send_req(struct ps__rconn *c, uint16_t op, const void *payload, size_t len)
+{
+	if (c->broken)
+		return -ECONNRESET;
+	unsigned char h[PSW_HDR];
+	struct psw_hdr q = { op, PSW_NATIVE, (uint32_t)len, ++c->tag };
+	psw_put_hdr(h, &q);
+	int rc = io(c, h, PSW_HDR, true);
+	return rc ? rc : len ? io(c, (void *)payload, len, true) : 0;
+}
+
+/* The reply to the oldest request outstanding, into c->buf. */
+static int recv_rep(struct ps__rconn *c, uint16_t op, uint32_t tag, size_t *rlen)
+{
+	unsigned char h[PSW_HDR];
+	struct psw_hdr a;
+	int rc = io(c, h, PSW_HDR, false);
+	if (rc)
+		return rc;
+	if (psw_get_hdr(h, &a) || a.op != (op | PSW_REPLY) || a.tag != tag) {
+		c->broken = true;
+		return PS_EPROTO; /* not the answer to this question */
+	}
+	if (a.length > c->cap) {
+		unsigned char *b = realloc(c->buf, a.length);
+		if (!b) {
+			c->broken = true;
+			return PS_ENOMEM;
+		}
+		c->buf = b;
+		c->cap = a.length;
+	}
+	if (a.length && (rc = io(c, c->buf, a.length, false)))
+		return rc;
+	*rlen = a.length;
+	return 0;
+}
+
+/* One round trip; the caller holds c->lock. */
+static int call(struct ps__rconn *c, uint16_t op, const void *q, size_t qlen, size_t *rlen)
+{
+	int rc = send_req(c, op, q, qlen);
+	return rc ? rc : recv_rep(c, op, c->tag, rlen);
+}
+
+static int read_secret(const char *file, char *out, size_t *len)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	/* a secret others can read is no secret: refuse to use it */
+	if (fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+		close(fd);
+		return PS_EACCES;
+	}
+	ssize_t n = read(fd, out, PS_SECRET_MAX + 1);
+	close(fd);
+	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r'))
+		n--;
+	if (n <= 0 || n > PS_SECRET_MAX)
+		return PS_EINVAL;
+	*len = (size_t)n;
+	return 0;
+}
+
+int ps__secret_read(const char *file, char *out, size_t *len)
+{
+	return read_secret(file, out, len);
+}
+
+static int resolve(const char *addr, int port, struct sockaddr_in *sin)
+{
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons((uint16_t)port);
+	if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1)
+		return 0;
+	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *res;
+	if (getaddrinfo(addr, NULL, &hints, &res))
+		return PS_ENOENT;
+	sin->sin_addr = ((struct sockaddr_in *)res->ai_addr)->sin_addr;
+	freeaddrinfo(res);
+	return 0;
+}
+
+static int conn_open(struct ps__rconn *c, const struct ps_remote_attr *a)
+{
+	struct sockaddr_in sin;
+	int rc = resolve(c->addr, c->port, &sin);
+	if (rc)
+		return rc;
+	char secret[PS_SECRET_MAX + 1];
+	size_t sl = 0;
+	if (a && a->secret_file && (rc = read_secret(a->secret_file, secret, &sl)))
+		return rc;
+	int ms = a && a->timeout_ms > 0 ? a->timeout_ms : 10000;
+	/* a server that stops answering is an error, never a hang */
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+	int one = 1;
+	if ((c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+	    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
+	    setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
+	    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) ||
+	    connect(c->fd, (struct sockaddr *)&sin, sizeof(sin)))
+		return -errno;
+	unsigned char hello[8 + PS_SECRET_MAX];
+	put32(hello, PSW_VERSION);
+	memcpy(hello + 4, &order_mark, 4); /* as we store it: tells the server our order */
+	memcpy(hello + 8, secret, sl);
+	size_t len;
+	if ((rc = call(c, PSW_HELLO, hello, 8 + sl, &len)))
+		return rc;
+	if (len != 12 || get32(c->buf) != PSW_VERSION)
+		return PS_EPROTO;
+	uint32_t theirs;
+	memcpy(&theirs, c->buf + 4, 4);
+	if (theirs != order_mark && theirs != __builtin_bswap32(order_mark))
+		return PS_EPROTO;
+	c->swap = theirs != order_mark;
+	return (int)get32(c->buf + 8);
+}
+
+static void conn_put(struct ps__rconn *c)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&pool_lock);
+	bool last = --c->refs == 0;
+	if (last)
+		for (struct ps__rconn **p = &pool; *p; p = &(*p)->next)
+			if (*p == c) {
+				*p = c->next;
+				break;
+			}
+	pthread_mutex_unlock(&pool_lock);
+	if (!last)
+		return;
+	if (c->fd >= 0)
+		close(c->fd);
+	pthread_mutex_destroy(&c->lock);
+	free(c->buf);
+	free(c);
+}
+
+/* The pool's connection to addr:port, opened if there is none or the one
+ * there broke. */
+static int conn_get(const char *addr, int port, const struct ps_remote_attr *a,
+		    struct ps__rconn **out)
+{
+	const char *sf = a && a->secret_file ? a->secret_file : "";
+	if (strlen(addr) >= 64 || strlen(sf) >= 256 || port <= 0 || port > 65535)
+		return PS_EINVAL;
+	pthread_mutex_lock(&pool_lock);
+	for (struct ps__rconn *c = pool; c; c = c->next)
+		if (!c->broken && c->port == port && !strcmp(c->addr, addr) &&
+		    !strcmp(c->secret_file, sf)) {
+			c->refs++;
+			pthread_mutex_unlock(&pool_lock);
+			*out = c;
+			return 0;
+		}
+	pthread_mutex_unlock(&pool_lock);
+	struct ps__rconn *c = calloc(1, sizeof(*c));
+	if (!c)
+		return PS_ENOMEM;
+	c->fd = -1;
+	c->refs = 1;
+	c->port = port;
+	snprintf(c->addr, sizeof(c->addr), "%s", addr);
+	snprintf(c->secret_file, sizeof(c->secret_file), "%s", sf);
+	pthread_mutex_init(&c->lock, NULL);
+	int rc = conn_open(c, a);
+	if (rc) {
+		if (c->fd >= 0)
+			close(c->fd);
+		pthread_mutex_destroy(&c->lock);
+		free(c->buf);
+		free(c);
+		return rc;
+	}
+	pthread_mutex_lock(&pool_lock);
+	c->next = pool;
+	pool = c;
+	pthread_mutex_unlock(&pool_lock);
+	*out = c;
+	return 0;
+}
+
+static void put_name(unsigned char *p, const char *name)
+{
+	memset(p, 0, PSW_NAME);
+	memcpy(p, name, strnlen(name, PS_NAME_MAX));
+}
+
+/* --- servers ----------------------------------------------------------------- */
+
+int ps__r_server_open(const char *addr, int port, const char *segment,
+		      const struct ps_remote_attr *a, struct ps__rseg **out)
+{
+	int rc = ps__check_name(segment);
+	if (rc)
+		return rc;
+	struct ps__rseg *rs = calloc(1, sizeof(*rs));
+	if (!rs)
+		return PS_ENOMEM;
+	snprintf(rs->segment, sizeof(rs->segment), "%s", segment);
+	if ((rc = conn_get(addr, port, a, &rs->c))) {
+		free(rs);
+		return rc;
+	}
+	unsigned char q[PSW_NAME];
+	put_name(q, segment);
+	size_t len;
+	pthread_mutex_lock(&rs->c->lock);
+	rc = call(rs->c, PSW_ATTACH, q, sizeof(q), &len);
+	if (!rc && len != 8 + PS_USER_AREA)
+		rc = PS_EPROTO;
+	if (!rc && !(rc = (int)get32(rs->c->buf))) {
+		rs->count = get32(rs->c->buf + 4);
+		memcpy(rs->user, rs->c->buf + 8, PS_USER_AREA);
+	}
+	pthread_mutex_unlock(&rs->c->lock);
+	if (rc) {
+		conn_put(rs->c);
+		free(rs);
+		return rc;
+	}
+	*out = rs;
+	return 0;
+}
+
+void ps__r_server_close(struct ps__rseg *rs)
+{
+	if (!rs)
+		return;
+	conn_put(rs->c);
+	free(rs);
+}
+
+void *ps__r_user_area(struct ps__rseg *rs)
+{
+	return rs->user;
+}
+
+/* Names are fetched a page at a time; count and name i come from one call. */
+static int names_page(struct ps__rseg *rs, uint32_t first, uint32_t *total, char *name0)
+{
+	unsigned char q[PSW_NAME + 4];
+	put_name(q, rs->segment);
+	put32(q + PSW_NAME, first);
+	size_t len;
+	pthread_mutex_lock(&rs->c->lock);
+	int rc = call(rs->c, PSW_NAMES, q, sizeof(q), &len);
+	if (!rc && (len < 12 || (len - 12) % PSW_NAME))
+		rc = PS_EPROTO;
+	if (!rc && !(rc = (int)get32(rs->c->buf))) {
+		*total = get32(rs->c->buf + 4);
+		uint32_t n = get32(rs->c->buf + 8);
+		if (name0) {
+			if (n == 0 || len < 12 + PSW_NAME)
+				rc = PS_EINVAL;
+			else
+				snprintf(name0, PS_NAME_MAX + 1, "%.*s", PS_NAME_MAX,
+					 (const char *)rs->c->buf + 12);
+		}
+	}
+	pthread_mutex_unlock(&rs->c->lock);
+	return rc;
+}
+
+int ps__r_count(struct ps__rseg *rs)
+{
+	uint32_t total = 0;
+	int rc = names_page(rs, 0, &total, NULL);
+	return rc ? rc : (int)total;
+}
+
+int ps__r_elem_name(struct ps__rseg *rs, int i, char *buf)
+{
+	uint32_t total;
+	return i < 0 ? PS_EINVAL : names_page(rs, (uint32_t)i, &total, buf);
+}
+
+int ps_remote_list(const char *addr, int port, const struct ps_remote_attr *a, const char *prefix,
+		   int (*fn)(const char *segment, void *arg), void *arg)
+{
+	if (!addr || !fn || (prefix && strlen(prefix) > PS_NAME_MAX))
+		return PS_EINVAL;
+	struct ps__rconn *c;
+	int rc = conn_get(addr, port, a, &c);
+	if (rc)
+		return rc;
+	unsigned char q[PSW_NAME];
+	put_name(q, prefix ? prefix : "");
+	size_t len;
+	pthread_mutex_lock(&c->lock);
+	rc = call(c, PSW_LIST, q, sizeof(q), &len);
+	char (*names)[PS_NAME_MAX + 1] = NULL;
+	uint32_t n = 0;
+	if (!rc && (len < 8 || (len - 8) % PSW_NAME || get32(c->buf + 4) != (len - 8) / PSW_NAME))
+		rc = PS_EPROTO;
+	if (!rc && !(rc = (int)get32(c->buf))) {
+		n = get32(c->buf + 4);
+		names = calloc(n ? n : 1, sizeof(*names));
+		if (!names)
+			rc = PS_ENOMEM;
+		for (uint32_t i = 0; names && i < n; i++)
+			snprintf(names[i], PS_NAME_MAX + 1, "%.*s", PS_NAME_MAX,
+				 (const char *)c->buf + 8 + (size_t)i * PSW_NAME);
+	}
+	pthread_mutex_unlock(&c->lock);
+	conn_put(c);
+	/* fn is called without the lock: it may open these segments */
+	for (uint32_t i = 0; !rc && i < n; i++)
+		rc = fn(names[i], arg);
+	free(names);
+	return rc;
+}
+
+/* --- elements ---------------------------------------------------------------- */
+
+int ps__r_elem_open(ps_server *srv, struct ps__rseg *rs, const char *name, size_t tuple_size,
+		    bool writable, ps_elem **out)
+{
+	unsigned char q[2 * PSW_NAME + 8];
+	put_name(q, rs->segment);
+	put_name(q + PSW_NAME, name);
+	put32(q + 2 * PSW_NAME, (uint32_t)tuple_size);
+	put32(q + 2 * PSW_NAME + 4, writable ? PS_RDWR : PS_RDONLY);
+	size_t len;
+	struct ps__rconn *c = rs->c;
+	pthread_mutex_lock(&c->lock);
+	int rc = call(c, PSW_OPEN, q, sizeof(q), &len);
+	if (!rc && len != 24)
+		rc = PS_EPROTO;
+	uint32_t h = 0;
+	struct ps_elem_attr a = { 0 };
+	if (!rc && !(rc = (int)get32(c->buf))) {
+		h = get32(c->buf + 4);
+		a.tuple_size = get32(c->buf + 8);
+		a.threshold = get32(c->buf + 12);
+		a.mode = (enum ps_mode)get32(c->buf + 16);
+		a.flags = get32(c->buf + 20);
+		if (ps__check_attr(&a) || (tuple_size && tuple_size != a.tuple_size))
+			rc = PS_EPROTO;
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (rc)
+		return rc;
+	struct ps__relem *re = calloc(1, sizeof(*re));
+	if (re)
+		re->cache = malloc(a.tuple_size);
+	if (!re || !re->cache || (rc = ps__elem_handle(srv, NULL, NULL, name, &a, writable, false,
+							false, out))) {
+		if (re)
+			free(re->cache);
+		free(re);
+		return rc ? rc : PS_ENOMEM;
+	}
+	pthread_mutex_lock(&pool_lock);
+	c->refs++;
+	pthread_mutex_unlock(&pool_lock);
+	re->c = c;
+	re->handle = h;
+	(*out)->remote = re;
+	(*out)->fast_write = false;
+	return 0;
+}
+
+void ps__r_elem_close(ps_elem *e)
+{
+	struct ps__relem *re = e->remote;
+	unsigned char q[4];
+	put32(q, re->handle);
+	size_t len;
+	pthread_mutex_lock(&re->c->lock);
+	call(re->c, PSW_CLOSE, q, 4, &len); /* best effort: the server frees it at disconnect anyway */
+	pthread_mutex_unlock(&re->c->lock);
+	conn_put(re->c);
+	free(re->cache);
+	free(re);
+}
+
+int ps_elem_set_layout(ps_elem *e, const char *layout)
+{
+	if (!e || !layout || ps__layout_check(layout, e->tuple_size))
+		return PS_EINVAL;
+	if (e->remote)
+		snprintf(e->remote->layout, sizeof(e->remote->layout), "%s", layout);
+	return 0;
+}
+
+/* Tuples arrive in the server's order: ours only if the layout says how. */
+static void to_ours(const struct ps__relem *re, unsigned char *t)
+{
+	if (re->c->swap && re->layout[0])
+		ps__layout_swap(re->layout, t);
+}
+
+/* READ_LATEST, READ, TAKE: status, index, tuple. */
+static int tuple_op(ps_elem *e, uint16_t op, uint64_t idx, void *out, uint64_t *idx_out)
+{
+	struct ps__relem *re = e->remote;
+	unsigned char q[12];
+	put32(q, re->handle);
+	put64(q + 4, idx);
+	size_t len;
+	pthread_mutex_lock(&re->c->lock);
+	int rc = call(re->c, op, q, op == PSW_READ ? 12 : 4, &len);
+	if (!rc) {
+		if (len != 12 + e->tuple_size) {
+			rc = PS_EPROTO;
+		} else {
+			rc = (int)get32(re->c->buf);
+			*idx_out = get64(re->c->buf + 4);
+			if (!rc) {
+				memcpy(out, re->c->buf + 12, e->tuple_size);
+				to_ours(re, out);
+			}
+		}
+	}
+	pthread_mutex_unlock(&re->c->lock);
+	return rc;
+}
+
+struct poll_wait {
+	struct timespec at;
+	bool forever, now;
+	long sleep_ns;
+};
+
+static void poll_start(struct poll_wait *w, int timeout_ms)
+{
+	w->forever = timeout_ms < 0;
+	w->now = timeout_ms == 0;
+	w->sleep_ns = 20000;
+	clock_gettime(CLOCK_MONOTONIC, &w->at);
+	w->at.tv_sec += timeout_ms / 1000;
+	w->at.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (w->at.tv_nsec >= 1000000000) {
+		w->at.tv_sec++;
+		w->at.tv_nsec -= 1000000000;
+	}
+}
+
+/* Sleeps before the next try; false when the time is up. */
+static bool poll_again(struct poll_wait *w)
+{
+	if (w->now)
+		return false;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!w->forever && (now.tv_sec > w->at.tv_sec ||
+			    (now.tv_sec == w->at.tv_sec && now.tv_nsec >= w->at.tv_nsec)))
+		return false;
+	struct timespec d = { 0, w->sleep_ns };
+	nanosleep(&d, NULL);
+	if (w->sleep_ns < 1000000)
+		w->sleep_ns *= 2;
+	return true;
+}
+
+int ps__r_read(ps_elem *e, uint64_t idx, void *out, int timeout_ms, uint64_t *oldest)
+{
+	struct poll_wait w;
+	poll_start(&w, timeout_ms);
+	for (;;) {
+		uint64_t back = 0;
+		int rc = tuple_op(e, PSW_READ, idx, out, &back);
+		if (rc == PS_EDISCARDED && oldest)
+			*oldest = back;
+		if (rc != PS_ETIMEDOUT || !poll_again(&w))
+			return rc;
+	}
+}
+
+int ps__r_take(ps_elem *e, void *out, int timeout_ms, uint64_t *idx)
+{
+	if (!e->writable)
+		return PS_EROFS;
+	struct poll_wait w;
+	poll_start(&w, timeout_ms);
+	for (;;) {
+		uint64_t i = 0;
+		int rc = tuple_op(e, PSW_TAKE, 0, out, &i);
+		if (!rc && idx)
+			*idx = i;
+		if (rc != PS_ETIMEDOUT || !poll_again(&w))
+			return rc;
+	}
+}
+
+int ps__r_read_latest(ps_elem *e, void *out, uint64_t *idx)
+{
+	struct ps__relem *re = e->remote;
+	uint64_t i = 0;
+	int rc;
+	pthread_mutex_lock(&re->c->lock);
+	bool cached = re->cached;
+	if (cached) {
+		re->cached = false;
+		rc = re->cached_rc;
+		i = re->cached_idx;
+		if (!rc)
+			memcpy(out, re->cache, e->tuple_size);
+	}
+	pthread_mutex_unlock(&re->c->lock);
+	if (!cached)
+		rc = tuple_op(e, PSW_READ_LATEST, 0, out, &i);
+	if (!rc && idx)
+		*idx = i;
+	return rc;
+}
+
+int ps__r_write(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx)
+{
+	struct ps__relem *re = e->remote;
+	if (!e->writable)
+		return PS_EROFS;
+	unsigned char *q = malloc(4 + e->tuple_size);
+	if (!q)
+		return PS_ENOMEM;
+	put32(q, re->handle);
+	memcpy(q + 4, tuple, e->tuple_size);
+	if (re->c->swap && re->layout[0])
+		ps__layout_swap(re->layout, q + 4); /* into the server's order */
+	struct poll_wait w;
+	poll_start(&w, timeout_ms);
+	int rc;
+	for (;;) {
+		size_t len;
+		pthread_mutex_lock(&re->c->lock);
+		rc = call(re->c, PSW_WRITE, q, 4 + e->tuple_size, &len);
+		if (!rc && len != 12)
+			rc = PS_EPROTO;
+		if (!rc && !(rc = (int)get32(re->c->buf)) && idx)
+			*idx = get64(re->c->buf + 4);
+		pthread_mutex_unlock(&re->c->lock);
+		if (rc != PS_ETIMEDOUT || !poll_again(&w))
+			break;
+	}
+	free(q);
+	return rc;
+}
+
+int ps__r_read_range(ps_elem *e, uint64_t first, size_t n, void *out, uint64_t *oldest)
+{
+	struct ps__relem *re = e->remote;
+	size_t most = (PSW_MAX_PAYLOAD - 12) / e->tuple_size;
+	if (n > most)
+		n = most; /* a short count: the caller asks again from where it ends */
+	unsigned char q[16];
+	put32(q, re->handle);
+	put64(q + 4, first);
+	put32(q + 12, (uint32_t)n);
+	size_t len;
+	pthread_mutex_lock(&re->c->lock);
+	int rc = call(re->c, PSW_READ_RANGE, q, sizeof(q), &len);
+	if (!rc && len < 12)
+		rc = PS_EPROTO;
+	if (!rc) {
+		rc = (int)get32(re->c->buf);
+		if (rc == PS_EDISCARDED && oldest)
+			*oldest = get64(re->c->buf + 4);
+		if (rc >= 0 && ((size_t)rc > n || len != 12 + (size_t)rc * e->tuple_size))
+			rc = PS_EPROTO;
+		for (int k = 0; rc > 0 && k < rc; k++) {
+			unsigned char *t = (unsigned char *)out + (size_t)k * e->tuple_size;
+			memcpy(t, re->c->buf + 12 + (size_t)k * e->tuple_size, e->tuple_size);
+			to_ours(re, t);
+		}
+	}
+	pthread_mutex_unlock(&re->c->lock);
+	return rc;
+}
+
+int ps__r_stats(ps_elem *e, struct ps_stats *st)
+{
+	struct ps__relem *re = e->remote;
+	unsigned char q[4];
+	put32(q, re->handle);
+	size_t len;
+	pthread_mutex_lock(&re->c->lock);
+	int rc = call(re->c, PSW_STATS, q, 4, &len);
+	if (!rc && len != 36)
+		rc = PS_EPROTO;
+	if (!rc && !(rc = (int)get32(re->c->buf))) {
+		st->written = get64(re->c->buf + 4);
+		st->discarded = get64(re->c->buf + 12);
+		st->taken = get64(re->c->buf + 20);
+		st->oldest = get64(re->c->buf + 28);
+		st->threshold = e->threshold;
+		st->tuple_size = e->tuple_size;
+		st->mode = e->mode;
+		st->flags = e->flags;
+	}
+	pthread_mutex_unlock(&re->c->lock);
+	return rc;
+}
+
+uint64_t ps__r_note(const ps_elem *e, unsigned word)
+{
+	struct ps__relem *re = e->remote;
+	unsigned char q[4];
+	put32(q, re->handle);
+	size_t len;
+	uint64_t v = 0;
+	pthread_mutex_lock(&re->c->lock);
+	if (!call(re->c, PSW_NOTES, q, 4, &len) && len == 4 + 8 * PS_NOTE_WORDS &&
+	    get32(re->c->buf) == 0)
+		v = get64(re->c->buf + 4 + 8 * word);
+	pthread_mutex_unlock(&re->c->lock);
+	return v;
+}
+
+/* --- batches ------------------------------------------------------------------- */
+
+/*
+ * One LATEST_MANY per connection, sent to every connection before any reply
+ * is read, so a batch over n servers costs one round trip, not n.
+ */
+int ps_prefetch_latest(ps_elem *const *e, int n)
+{
+	if (!e || n < 0)
+		return PS_EINVAL;
+	int done = 0, rc = 0;
+	bool *seen = calloc((size_t)n + 1, sizeof(*seen));
+	struct ps__rconn **conns = calloc((size_t)n + 1, sizeof(*conns));
+	int *first = calloc((size_t)n + 1, sizeof(*first));
+	unsigned char *q = malloc(4 + 4 * PSW_MANY_MAX);
+	if (!seen || !conns || !first || !q) {
+		rc = PS_ENOMEM;
+		goto out;
+	}
+	int nc = 0;
+	for (int i = 0; i < n; i++)
+		if (!e[i] || !e[i]->remote)
+			seen[i] = true; /* local: read when asked, nothing to fetch */
+	while (!rc) {
+		/* Each round takes up to PSW_MANY_MAX elements of each connection. */
+		nc = 0;
+		for (int i = 0; i < n; i++) {
+			if (seen[i])
+				continue;
+			struct ps__rconn *c = e[i]->remote->c;
+			int k = 0;
+			while (k < nc && conns[k] != c)
+				k++;
+			if (k == nc) {
+				conns[nc] = c;
+				first[nc++] = i;
+			}
+		}
+		if (!nc)
+			break;
+		int sent[nc], count[nc];
+		for (int k = 0; k < nc; k++) {
+			struct ps__rconn *c = conns[k];
+			uint32_t m = 0;
+			for (int i = first[k]; i < n && m < PSW_MANY_MAX; i++)
+				if (!seen[i] && e[i]->remote->c == c)
+					put32(q + 4 + 4 * m++, e[i]->remote->handle);
+			put32(q, m);
+			count[k] = (int)m;
+			pthread_mutex_lock(&c->lock);
+			sent[k] = send_req(c, PSW_LATEST_MANY, q, 4 + 4 * (size_t)m);
+			if (sent[k]) /* nothing to read back: let the others go on */
+				pthread_mutex_unlock(&c->lock);
+		}
+		for (int k = 0; k < nc; k++) {
+			struct ps__rconn *c = conns[k];
+			size_t len = 0;
+			int r = sent[k];
+			if (!r) {
+				r = recv_rep(c, PSW_LATEST_MANY, c->tag, &len);
+				if (!r && (len < 4 || get32(c->buf)))
+					r = len < 4 ? PS_EPROTO : (int)get32(c->buf);
+			}
+			size_t off = 4;
+			int m = 0;
+			for (int i = first[k]; i < n && m < count[k]; i++) {
+				if (seen[i] || e[i]->remote->c != c)
+					continue;
+				struct ps__relem *re = e[i]->remote;
+				seen[i] = true;
+				m++;
+				re->cached = true;
+				re->cached_rc = r;
+				if (r)
+					continue;
+				if (len < off + 12 + e[i]->tuple_size) {
+					re->cached_rc = r = PS_EPROTO;
+					continue;
+				}
+				re->cached_rc = (int)get32(c->buf + off);
+				re->cached_idx = get64(c->buf + off + 4);
+				memcpy(re->cache, c->buf + off + 12, e[i]->tuple_size);
+				to_ours(re, re->cache);
+				off += 12 + e[i]->tuple_size;
+				done++;
+			}
+			if (!r && off != len) {
+				c->broken = true;
+				r = PS_EPROTO;
+			}
+			if (!sent[k])
+				pthread_mutex_unlock(&c->lock);
+			if (r && !rc)
+				rc = r;
+		}
+	}
+out:
+	free(seen);
+	free(conns);
+	free(first);
+	free(q);
+	return rc ? rc : done;
+}
+
+int ps_read_latest_many(ps_elem *const *e, int n, void *out, uint64_t *idx, int *status)
+{
+	if (!e || n < 0 || !out || !status)
+		return PS_EINVAL;
+	int rc = ps_prefetch_latest(e, n);
+	if (rc < 0)
+		return rc;
+	unsigned char *o = out;
+	int ok = 0;
+	for (int i = 0; i < n; i++) {
+		uint64_t k = 0;
+		status[i] = e[i] ? ps_read_latest(e[i], o, &k) : PS_EINVAL;
+		if (idx)
+			idx[i] = k;
+		ok += status[i] == 0;
+		o += e[i] ? e[i]->tuple_size : 0;
+	}
+	return ok;
+}

@@ -1,0 +1,853 @@
+/* tcp.c - a tuple server over TCP: an io_uring event loop serving segments by the wire protocol (PROTOCOL.md). */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "wire.h"
+
+/*
+ * One thread runs the loop: a multishot accept, one receive in flight per
+ * connection, replies queued and sent in order.  No operation waits: reads
+ * and takes of tuples not there yet, and writes to a full flow element,
+ * answer at once (PS_ETIMEDOUT), so one client can never stall the loop, and
+ * the application whose elements these are never waits for a client.
+ */
+
+#define MAX_CONNS 64
+#define MAX_HANDLES 4096
+#define MAX_SEGS 1024
+/* replies queued for a client that does not read them, at most: past this it is dropped */
+#define MAX_OUT (PSW_MAX_PAYLOAD + (1u << 20))
+#define RECV_BUF 16384
+#define TICK_MS 100
+
+enum { EV_ACCEPT = 1, EV_RECV, EV_SEND, EV_STOP, EV_TICK };
+
+struct handle {
+	ps_elem *e;
+	bool writable; /* what the client asked for, not only what the handle can */
+};
+
+struct conn {
+	int fd;
+	bool used, authed, closing, sending, dead;
+	int inflight;     /* submissions not yet completed: the slot stays until 0 */
+	uint32_t gen;
+	int64_t last_ms;  /* when it last made progress */
+	struct psw_reader rd;
+	unsigned char in[RECV_BUF];
+	unsigned char *out;
+	size_t out_len, out_sent, out_cap;
+	struct handle *h;
+	int nh, caph;
+};
+
+struct seg {
+	char name[PS_NAME_MAX + 1];
+	ps_server *srv;
+	bool owned; /* opened by us (a node daemon's shared segment) */
+};
+
+struct ps_tcp {
+	int lfd, efd, port, idle_ms;
+	char secret[PS_SECRET_MAX + 1];
+	size_t secret_len;
+	char shm_prefix[PS_NAME_MAX + 1];
+	bool serve_shm, shm_writable;
+	struct io_uring ring;
+	pthread_t thread;
+	struct conn conns[MAX_CONNS];
+	pthread_mutex_t lock; /* segs: added from any thread */
+	struct seg segs[MAX_SEGS];
+	int nsegs;
+	struct __kernel_timespec tick;
+	_Atomic uint64_t accepted, frames, bad, refused, slow;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* user_data: event, slot and the slot's generation, so a completion for
+ * a connection that is gone never touches the one now in its slot */
+static uint64_t ud(int ev, int conn, uint32_t gen)
+{
+	return (uint64_t)ev << 56 | (uint64_t)(gen & 0xffffff) << 32 | (uint32_t)conn;
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+	put32(p, (uint32_t)v);
+	put32(p + 4, (uint32_t)(v >> 32));
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+static void get_name(char out[PS_NAME_MAX + 1], const unsigned char *p)
+{
+	memcpy(out, p, PS_NAME_MAX);
+	out[PS_NAME_MAX] = 0;
+}
+
+/* --- connections ------------------------------------------------------------- */
+
+/* The slot is freed once the kernel has given back every buffer of it. */
+static void reap(struct ps_tcp *t, int i)
+{
+	struct conn *c = &t->conns[i];
+	if (!c->used || !c->dead || c->inflight)
+		return;
+	close(c->fd);
+	for (int k = 0; k < c->nh; k++)
+		ps_elem_close(c->h[k].e);
+	free(c->h);
+	psw_reader_fini(&c->rd);
+	free(c->out);
+	uint32_t gen = c->gen;
+	memset(c, 0, sizeof(*c));
+	c->gen = gen + 1;
+}
+
+/* Closes a connection: shutdown ends its receive and send at once. */
+static void drop(struct ps_tcp *t, int i, _Atomic uint64_t *why)
+{
+	struct conn *c = &t->conns[i];
+	if (!c->used || c->dead)
+		return;
+	if (why)
+		atomic_fetch_add(why, 1);
+	c->dead = true;
+	shutdown(c->fd, SHUT_RDWR);
+	reap(t, i);
+}
+
+static bool arm(struct ps_tcp *t, int i, int ev)
+{
+	struct conn *c = &t->conns[i];
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&t->ring);
+	if (!sqe) {
+		io_uring_submit(&t->ring);
+		sqe = io_uring_get_sqe(&t->ring);
+	}
+	if (!sqe) {
+		drop(t, i, &t->slow);
+		return false;
+	}
+	if (ev == EV_RECV)
+		io_uring_prep_recv(sqe, c->fd, c->in, RECV_BUF, 0);
+	else
+		io_uring_prep_send(sqe, c->fd, c->out + c->out_sent, c->out_len - c->out_sent,
+				   MSG_NOSIGNAL);
+	io_uring_sqe_set_data64(sqe, ud(ev, i, c->gen));
+	c->inflight++;
+	return true;
+}
+
+static void arm_send(struct ps_tcp *t, int i)
+{
+	struct conn *c = &t->conns[i];
+	if (c->dead || c->sending || c->out_sent == c->out_len)
+		return;
+	c->sending = arm(t, i, EV_SEND);
+}
+
+/* Room for a reply of `len` payload bytes at the end of the queue. */
+static unsigned char *reply(struct conn *c, uint16_t op, uint32_t tag, size_t len)
+{
+	if (!c->sending && c->out_sent == c->out_len)
+		c->out_sent = c->out_len = 0;
+	if (c->out_len + PSW_HDR + len > MAX_OUT)
+		return NULL;
+	if (c->out_len + PSW_HDR + len > c->out_cap) {
+		size_t cap = c->out_cap ? c->out_cap : 65536;
+		while (cap < c->out_len + PSW_HDR + len)
+			cap *= 2;
+		unsigned char *p = realloc(c->out, cap);
+		if (!p)
+			return NULL;
+		c->out = p;
+		c->out_cap = cap;
+	}
+	struct psw_hdr h = { (uint16_t)(op | PSW_REPLY), PSW_NATIVE, (uint32_t)len, tag };
+	psw_put_hdr(c->out + c->out_len, &h);
+	unsigned char *p = c->out + c->out_len + PSW_HDR;
+	memset(p, 0, len);
+	c->out_len += PSW_HDR + len;
+	return p;
+}
+
+/* --- segments ------------------------------------------------------------------ */
+
+static bool serves_shm(const struct ps_tcp *t, const char *name)
+{
+	return t->serve_shm && !strncmp(name, t->shm_prefix, strlen(t->shm_prefix));
+}
+
+static int find_seg(struct ps_tcp *t, const char *name, ps_server **srv)
+{
+	pthread_mutex_lock(&t->lock);
+	for (int i = 0; i < t->nsegs; i++)
+		if (!strcmp(t->segs[i].name, name)) {
+			*srv = t->segs[i].srv;
+			pthread_mutex_unlock(&t->lock);
+			return 0;
+		}
+	pthread_mutex_unlock(&t->lock);
+	if (!serves_shm(t, name))
+		return PS_ENOENT;
+	ps_server *s;
+	int rc = ps_server_open_shm(name, t->shm_writable ? PS_RDWR : PS_RDONLY, &s);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&t->lock);
+	if (t->nsegs == MAX_SEGS) {
+		pthread_mutex_unlock(&t->lock);
+		ps_server_destroy(s);
+		return PS_ENOSPC;
+	}
+	struct seg *g = &t->segs[t->nsegs++];
+	snprintf(g->name, sizeof(g->name), "%s", name);
+	g->srv = s;
+	g->owned = true;
+	pthread_mutex_unlock(&t->lock);
+	*srv = s;
+	return 0;
+}
+
+int ps_tcp_add(ps_tcp *t, const char *segment, ps_server *srv)
+{
+	int rc = ps__check_name(segment);
+	if (rc || !t || !srv)
+		return rc ? rc : PS_EINVAL;
+	pthread_mutex_lock(&t->lock);
+	for (int i = 0; i < t->nsegs; i++)
+		if (!strcmp(t->segs[i].name, segment))
+			rc = PS_EEXIST;
+	if (!rc && t->nsegs == MAX_SEGS)
+		rc = PS_ENOSPC;
+	if (!rc) {
+		struct seg *g = &t->segs[t->nsegs++];
+		snprintf(g->name, sizeof(g->name), "%s", segment);
+		g->srv = srv;
+		g->owned = false;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return rc;
+}
+
+struct listing {
+	struct ps_tcp *t;
+	const char *prefix;
+	unsigned char *out;
+	uint32_t n;
+};
+
+static int list_one(const char *name, void *arg)
+{
+	struct listing *l = arg;
+	if (strncmp(name, l->prefix, strlen(l->prefix)) || !serves_shm(l->t, name))
+		return 0;
+	for (uint32_t i = 0; i < l->n; i++)
+		if (!strncmp((const char *)l->out + (size_t)i * PSW_NAME, name, PS_NAME_MAX))
+			return 0; /* already there, as an added server */
+	if (l->n < PSW_LIST_MAX)
+		memcpy(l->out + (size_t)l->n++ * PSW_NAME, name, strnlen(name, PS_NAME_MAX));
+	return 0;
+}
+
+/* --- requests --------------------------------------------------------------------- */
+
+static ps_elem *handle(struct conn *c, const unsigned char *p, bool *writable)
+{
+	uint32_t k = get32(p);
+	if (k >= (uint32_t)c->nh || !c->h[k].e)
+		return NULL;
+	if (writable)
+		*writable = c->h[k].writable;
+	return c->h[k].e;
+}
+
+static int new_handle(struct conn *c, ps_elem *e, bool writable, uint32_t *k)
+{
+	for (int i = 0; i < c->nh; i++)
+		if (!c->h[i].e) {
+			c->h[i] = (struct handle){ e, writable };
+			*k = (uint32_t)i;
+			return 0;
+		}
+	if (c->nh == MAX_HANDLES)
+		return PS_ENOSPC;
+	if (c->nh == c->caph) {
+		int cap = c->caph ? 2 * c->caph : 16;
+		struct handle *h = realloc(c->h, sizeof(*h) * (size_t)cap);
+		if (!h)
+			return PS_ENOMEM;
+		c->h = h;
+		c->caph = cap;
+	}
+	c->h[c->nh] = (struct handle){ e, writable };
+	*k = (uint32_t)c->nh++;
+	return 0;
+}
+
+static bool hello(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, const unsigned char *in)
+{
+	size_t n = h->length;
+	unsigned char *o;
+	if (n < 8 || n > 8 + PS_SECRET_MAX || c->authed)
+		return false;
+	uint32_t order;
+	memcpy(&order, in + 4, 4);
+	bool ok = get32(in) == PSW_VERSION &&
+		  (order == 0x01020304u || order == __builtin_bswap32(0x01020304u));
+	/* compared in full whatever the length, so timing tells nothing */
+	unsigned char diff = n - 8 != t->secret_len;
+	for (size_t i = 0; i < t->secret_len; i++)
+		diff |= (unsigned char)(t->secret[i] ^ (i < n - 8 ? in[8 + i] : 0));
+	ok = ok && !diff;
+	if (!(o = reply(c, h->op, h->tag, 12)))
+		return false;
+	put32(o, PSW_VERSION);
+	uint32_t ours = 0x01020304u;
+	memcpy(o + 4, &ours, 4);
+	put32(o + 8, (uint32_t)(ok ? 0 : PS_EACCES));
+	if (!ok) {
+		atomic_fetch_add(&t->refused, 1);
+		c->closing = true; /* closed once the reply has gone */
+	}
+	c->authed = ok;
+	return true;
+}
+
+/* Serves one request; false closes the connection as malformed. */
+static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, const unsigned char *in)
+{
+	size_t n = h->length;
+	unsigned char *o;
+	char name[PS_NAME_MAX + 1];
+	if (h->op & PSW_REPLY)
+		return false;
+	if (h->op == PSW_HELLO)
+		return hello(t, c, h, in);
+	if (!c->authed)
+		return false;
+	switch (h->op) {
+	case PSW_ATTACH: {
+		if (n != PSW_NAME)
+			return false;
+		get_name(name, in);
+		ps_server *srv = NULL;
+		int rc = find_seg(t, name, &srv);
+		if (!(o = reply(c, h->op, h->tag, 8 + PS_USER_AREA)))
+			return false;
+		void *area = NULL;
+		int count = rc ? 0 : ps_server_count(srv);
+		if (!rc && count < 0)
+			rc = count;
+		if (!rc && !(rc = ps_server_user_area(srv, &area))) {
+			put32(o + 4, (uint32_t)count);
+			memcpy(o + 8, area, PS_USER_AREA);
+		}
+		put32(o, (uint32_t)rc);
+		return true;
+	}
+	case PSW_NAMES: {
+		if (n != PSW_NAME + 4)
+			return false;
+		get_name(name, in);
+		uint32_t first = get32(in + PSW_NAME);
+		ps_server *srv = NULL;
+		int rc = find_seg(t, name, &srv);
+		int total = rc ? 0 : ps_server_count(srv);
+		if (total < 0)
+			rc = total, total = 0;
+		uint32_t k = first < (uint32_t)total ? (uint32_t)total - first : 0;
+		if (k > PSW_LIST_MAX)
+			k = PSW_LIST_MAX;
+		if (!(o = reply(c, h->op, h->tag, 12 + (size_t)k * PSW_NAME)))
+			return false;
+		for (uint32_t i = 0; i < k; i++) {
+			char nm[PS_NAME_MAX + 1] = { 0 };
+			ps_server_elem_name(srv, (int)(first + i), nm);
+			memcpy(o + 12 + (size_t)i * PSW_NAME, nm, strlen(nm));
+		}
+		put32(o, (uint32_t)rc);
+		put32(o + 4, (uint32_t)total);
+		put32(o + 8, k);
+		return true;
+	}
+	case PSW_LIST: {
+		if (n != PSW_NAME)
+			return false;
+		get_name(name, in);
+		unsigned char *names = calloc(PSW_LIST_MAX, PSW_NAME);
+		if (!names)
+			return false;
+		struct listing l = { t, name, names, 0 };
+		pthread_mutex_lock(&t->lock);
+		for (int i = 0; i < t->nsegs && l.n < PSW_LIST_MAX; i++)
+			if (!t->segs[i].owned && !strncmp(t->segs[i].name, name, strlen(name))) {
+				memcpy(names + (size_t)l.n * PSW_NAME, t->segs[i].name,
+				       strlen(t->segs[i].name));
+				l.n++;
+			}
+		pthread_mutex_unlock(&t->lock);
+		int rc = t->serve_shm ? ps_shm_list(list_one, &l) : 0;
+		o = reply(c, h->op, h->tag, 8 + (size_t)l.n * PSW_NAME);
+		if (o) {
+			put32(o, (uint32_t)rc);
+			put32(o + 4, l.n);
+			memcpy(o + 8, names, (size_t)l.n * PSW_NAME);
+		}
+		free(names);
+		return o != NULL;
+	}
+	case PSW_OPEN: {
+		if (n != 2 * PSW_NAME + 8)
+			return false;
+		get_name(name, in);
+		char el[PS_NAME_MAX + 1];
+		get_name(el, in + PSW_NAME);
+		bool wr = get32(in + 2 * PSW_NAME + 4) & PS_RDWR;
+		ps_server *srv = NULL;
+		ps_elem *e = NULL;
+		uint32_t k = 0;
+		int rc = find_seg(t, name, &srv);
+		if (!rc)
+			rc = ps_elem_open(srv, el, get32(in + 2 * PSW_NAME), &e);
+		if (!rc && (rc = new_handle(c, e, wr, &k))) {
+			ps_elem_close(e);
+			e = NULL;
+		}
+		struct ps_stats st = { 0 };
+		if (!rc)
+			ps_elem_stats(e, &st);
+		if (!(o = reply(c, h->op, h->tag, 24)))
+			return false; /* the handle goes with the connection */
+		put32(o, (uint32_t)rc);
+		put32(o + 4, k);
+		put32(o + 8, st.tuple_size);
+		put32(o + 12, st.threshold);
+		put32(o + 16, (uint32_t)st.mode);
+		put32(o + 20, st.flags);
+		return true;
+	}
+	case PSW_CLOSE: {
+		if (n != 4)
+			return false;
+		uint32_t k = get32(in);
+		int rc = PS_EINVAL;
+		if (k < (uint32_t)c->nh && c->h[k].e) {
+			ps_elem_close(c->h[k].e);
+			c->h[k].e = NULL;
+			rc = 0;
+		}
+		if (!(o = reply(c, h->op, h->tag, 4)))
+			return false;
+		put32(o, (uint32_t)rc);
+		return true;
+	}
+	case PSW_STATS: {
+		if (n != 4)
+			return false;
+		ps_elem *e = handle(c, in, NULL);
+		struct ps_stats st = { 0 };
+		int rc = e ? ps_elem_stats(e, &st) : PS_EINVAL;
+		if (!(o = reply(c, h->op, h->tag, 36)))
+			return false;
+		put32(o, (uint32_t)rc);
+		put64(o + 4, st.written);
+		put64(o + 12, st.discarded);
+		put64(o + 20, st.taken);
+		put64(o + 28, st.oldest);
+		return true;
+	}
+	case PSW_NOTES: {
+		if (n != 4)
+			return false;
+		ps_elem *e = handle(c, in, NULL);
+		if (!(o = reply(c, h->op, h->tag, 4 + 8 * PS_NOTE_WORDS)))
+			return false;
+		put32(o, (uint32_t)(e ? 0 : PS_EINVAL));
+		for (unsigned w = 0; e && w < PS_NOTE_WORDS; w++)
+			put64(o + 4 + 8 * w, ps_note_get(e, w));
+		return true;
+	}
+	case PSW_READ_LATEST:
+	case PSW_READ:
+	case PSW_TAKE: {
+		if (n != (h->op == PSW_READ ? 12u : 4u))
+			return false;
+		bool wr = false;
+		ps_elem *e = handle(c, in, &wr);
+		size_t ts = e ? ps_elem_tuple_size(e) : 0;
+		if (!(o = reply(c, h->op, h->tag, 12 + ts)))
+			return false;
+		uint64_t idx = 0, oldest = 0;
+		int rc = !e ? PS_EINVAL
+		       : h->op == PSW_READ_LATEST ? ps_read_latest(e, o + 12, &idx)
+		       : h->op == PSW_TAKE ? (wr ? ps_take(e, o + 12, 0, &idx) : PS_EROFS)
+		       : ps_read(e, (idx = get64(in + 4)), o + 12, 0, &oldest);
+		put32(o, (uint32_t)rc);
+		put64(o + 4, rc == PS_EDISCARDED ? oldest : idx);
+		return true;
+	}
+	case PSW_READ_RANGE: {
+		if (n != 16)
+			return false;
+		ps_elem *e = handle(c, in, NULL);
+		size_t ts = e ? ps_elem_tuple_size(e) : 0;
+		uint64_t first = get64(in + 4), oldest = 0;
+		size_t want = get32(in + 12);
+		if (ts && want > (PSW_MAX_PAYLOAD - 12) / ts)
+			want = (PSW_MAX_PAYLOAD - 12) / ts;
+		if (!(o = reply(c, h->op, h->tag, 12 + want * ts)))
+			return false;
+		int rc = e ? ps_read_range(e, first, want, o + 12, &oldest) : PS_EINVAL;
+		put32(o, (uint32_t)rc);
+		put64(o + 4, oldest);
+		/* give back the room the tuples not there did not need */
+		size_t got = rc > 0 ? (size_t)rc : 0;
+		c->out_len -= (want - got) * ts;
+		struct psw_hdr rh = { (uint16_t)(h->op | PSW_REPLY), PSW_NATIVE,
+				      (uint32_t)(12 + got * ts), h->tag };
+		psw_put_hdr(o - PSW_HDR, &rh);
+		return true;
+	}
+	case PSW_WRITE: {
+		if (n < 4)
+			return false;
+		bool wr = false;
+		ps_elem *e = handle(c, in, &wr);
+		int rc = !e ? PS_EINVAL : !wr ? PS_EROFS : n - 4 != ps_elem_tuple_size(e) ? PS_ESIZE : 0;
+		uint64_t idx = 0;
+		if (!rc)
+			rc = ps_write(e, in + 4, 0, &idx); /* never waits: a full flow element says so */
+		if (!(o = reply(c, h->op, h->tag, 12)))
+			return false;
+		put32(o, (uint32_t)rc);
+		put64(o + 4, idx);
+		return true;
+	}
+	case PSW_LATEST_MANY: {
+		if (n < 4)
+			return false;
+		uint32_t k = get32(in);
+		if (k > PSW_MANY_MAX || n != 4 + 4 * (size_t)k)
+			return false;
+		size_t len = 4;
+		for (uint32_t i = 0; i < k; i++) {
+			ps_elem *e = handle(c, in + 4 + 4 * i, NULL);
+			len += 12 + (e ? ps_elem_tuple_size(e) : 0);
+		}
+		if (!(o = reply(c, h->op, h->tag, len)))
+			return false;
+		unsigned char *q = o + 4;
+		for (uint32_t i = 0; i < k; i++) {
+			ps_elem *e = handle(c, in + 4 + 4 * i, NULL);
+			uint64_t idx = 0;
+			int rc = e ? ps_read_latest(e, q + 12, &idx) : PS_EINVAL;
+			put32(q, (uint32_t)rc);
+			put64(q + 4, idx);
+			q += 12 + (e ? ps_elem_tuple_size(e) : 0);
+		}
+		return true;
+	}
+	default:
+		return false;
+	}
+}
+
+static void on_recv(struct ps_tcp *t, int i, int res)
+{
+	struct conn *c = &t->conns[i];
+	if (res <= 0 || c->closing) {
+		drop(t, i, NULL); /* the client went away: nothing wrong */
+		return;
+	}
+	c->last_ms = now_ms();
+	size_t off = 0;
+	while (off < (size_t)res) {
+		size_t used;
+		int rc = psw_feed(&c->rd, c->in + off, (size_t)res - off, &used);
+		off += used;
+		if (rc < 0 || (rc == 1 && !serve(t, c, &c->rd.h, c->rd.payload))) {
+			drop(t, i, &t->bad);
+			return;
+		}
+		if (rc == 1)
+			atomic_fetch_add(&t->frames, 1);
+		if (c->closing)
+			break;
+		if (!used)
+			break;
+	}
+	arm_send(t, i);
+	if (!c->closing && !c->dead)
+		arm(t, i, EV_RECV);
+}
+
+static void on_send(struct ps_tcp *t, int i, int res)
+{
+	struct conn *c = &t->conns[i];
+	c->sending = false;
+	if (res <= 0) {
+		drop(t, i, NULL);
+		return;
+	}
+	c->last_ms = now_ms();
+	c->out_sent += (size_t)res;
+	if (c->closing && c->out_sent == c->out_len)
+		drop(t, i, NULL);
+	else
+		arm_send(t, i);
+}
+
+/* Stalled mid-frame, silent before HELLO, or not reading its replies: a
+ * slow client holds memory and a slot, so it goes. */
+static void on_tick(struct ps_tcp *t)
+{
+	int64_t now = now_ms();
+	for (int i = 0; i < MAX_CONNS; i++) {
+		struct conn *c = &t->conns[i];
+		if (!c->used || c->dead || now - c->last_ms < t->idle_ms)
+			continue;
+		bool mid_frame = c->rd.have > 0 && c->rd.have < PSW_HDR + (size_t)c->rd.h.length +
+			(c->rd.have < PSW_HDR ? PSW_HDR : 0);
+		if (mid_frame || !c->authed || c->out_sent < c->out_len)
+			drop(t, i, &t->slow);
+	}
+}
+
+static void arm_accept(struct ps_tcp *t)
+{
+	struct io_uring_sqe *s = io_uring_get_sqe(&t->ring);
+	if (s) {
+		io_uring_prep_multishot_accept(s, t->lfd, NULL, NULL, SOCK_CLOEXEC);
+		io_uring_sqe_set_data64(s, ud(EV_ACCEPT, 0, 0));
+	}
+}
+
+static void arm_tick(struct ps_tcp *t)
+{
+	struct io_uring_sqe *s = io_uring_get_sqe(&t->ring);
+	if (s) {
+		io_uring_prep_timeout(s, &t->tick, 0, 0);
+		io_uring_sqe_set_data64(s, ud(EV_TICK, 0, 0));
+	}
+}
+
+static void on_accept(struct ps_tcp *t, int res)
+{
+	if (res < 0)
+		return;
+	int k = 0;
+	while (k < MAX_CONNS && t->conns[k].used)
+		k++;
+	if (k == MAX_CONNS) {
+		close(res); /* full: refuse, never grow */
+		atomic_fetch_add(&t->refused, 1);
+		return;
+	}
+	struct conn *c = &t->conns[k];
+	uint32_t gen = c->gen;
+	memset(c, 0, sizeof(*c));
+	c->gen = gen;
+	c->fd = res;
+	c->used = true;
+	c->last_ms = now_ms();
+	psw_reader_init(&c->rd);
+	atomic_fetch_add(&t->accepted, 1);
+	arm(t, k, EV_RECV);
+}
+
+static void *loop(void *arg)
+{
+	struct ps_tcp *t = arg;
+	uint64_t stopword;
+	arm_accept(t);
+	arm_tick(t);
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&t->ring);
+	io_uring_prep_read(sqe, t->efd, &stopword, sizeof(stopword), 0);
+	io_uring_sqe_set_data64(sqe, ud(EV_STOP, 0, 0));
+	bool stop = false;
+	while (!stop) {
+		io_uring_submit_and_wait(&t->ring, 1);
+		struct io_uring_cqe *cqe;
+		unsigned head, seen = 0;
+		io_uring_for_each_cqe(&t->ring, head, cqe) {
+			seen++;
+			int ev = (int)(cqe->user_data >> 56), i = (int)(uint32_t)cqe->user_data;
+			uint32_t gen = (uint32_t)(cqe->user_data >> 32) & 0xffffff;
+			int res = cqe->res;
+			if (ev == EV_STOP) {
+				stop = true;
+			} else if (ev == EV_TICK) {
+				on_tick(t);
+				arm_tick(t);
+			} else if (ev == EV_ACCEPT) {
+				on_accept(t, res);
+				if (!(cqe->flags & IORING_CQE_F_MORE))
+					arm_accept(t); /* a multishot ends on errors: start another */
+			} else if ((ev == EV_RECV || ev == EV_SEND) && i >= 0 && i < MAX_CONNS &&
+				   t->conns[i].used && (t->conns[i].gen & 0xffffff) == gen) {
+				struct conn *c = &t->conns[i];
+				c->inflight--;
+				if (c->dead)
+					reap(t, i);
+				else if (ev == EV_RECV)
+					on_recv(t, i, res);
+				else
+					on_send(t, i, res);
+			}
+		}
+		io_uring_cq_advance(&t->ring, seen);
+	}
+	/* Every slot: shut down, then wait for the kernel to hand the buffers back. */
+	for (int i = 0; i < MAX_CONNS; i++)
+		drop(t, i, NULL);
+	io_uring_submit(&t->ring);
+	for (;;) {
+		bool busy = false;
+		for (int i = 0; i < MAX_CONNS; i++)
+			busy |= t->conns[i].used;
+		if (!busy)
+			break;
+		struct io_uring_cqe *cqe;
+		if (io_uring_wait_cqe(&t->ring, &cqe))
+			break;
+		int ev = (int)(cqe->user_data >> 56), i = (int)(uint32_t)cqe->user_data;
+		uint32_t gen = (uint32_t)(cqe->user_data >> 32) & 0xffffff;
+		if ((ev == EV_RECV || ev == EV_SEND) && i >= 0 && i < MAX_CONNS && t->conns[i].used &&
+		    (t->conns[i].gen & 0xffffff) == gen) {
+			t->conns[i].inflight--;
+			reap(t, i);
+		}
+		io_uring_cqe_seen(&t->ring, cqe);
+	}
+	return NULL;
+}
+
+int ps_tcp_start(const struct ps_tcp_attr *a, ps_tcp **out)
+{
+	if (!out || (a && a->shm_prefix && strlen(a->shm_prefix) > PS_NAME_MAX))
+		return PS_EINVAL;
+	const char *addr = a && a->addr ? a->addr : "127.0.0.1";
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(a ? (uint16_t)a->port : 0) };
+	if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1 || (a && (a->port < 0 || a->port > 65535)))
+		return PS_EINVAL;
+	bool loopback = (ntohl(sin.sin_addr.s_addr) >> 24) == 127;
+	struct ps_tcp *t = calloc(1, sizeof(*t));
+	if (!t)
+		return PS_ENOMEM;
+	t->lfd = t->efd = -1;
+	t->idle_ms = a && a->idle_ms > 0 ? a->idle_ms : 5000;
+	t->tick.tv_nsec = TICK_MS * 1000000L;
+	if (a && a->shm_prefix) {
+		t->serve_shm = true;
+		t->shm_writable = a->shm_writable;
+		snprintf(t->shm_prefix, sizeof(t->shm_prefix), "%s", a->shm_prefix);
+	}
+	pthread_mutex_init(&t->lock, NULL);
+	int rc = 0;
+	if (a && a->secret_file && (rc = ps__secret_read(a->secret_file, t->secret, &t->secret_len)))
+		goto fail;
+	if (!loopback && !t->secret_len) {
+		rc = PS_EACCES; /* beyond this host, only with a shared secret */
+		goto fail;
+	}
+	int one = 1;
+	if ((t->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+	    setsockopt(t->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(t->lfd, (struct sockaddr *)&sin, sizeof(sin)) || listen(t->lfd, 64)) {
+		rc = -errno;
+		goto fail;
+	}
+	socklen_t sl = sizeof(sin);
+	getsockname(t->lfd, (struct sockaddr *)&sin, &sl);
+	t->port = ntohs(sin.sin_port);
+	if ((t->efd = eventfd(0, EFD_CLOEXEC)) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	if ((rc = io_uring_queue_init(4 * MAX_CONNS, &t->ring, 0)))
+		goto fail;
+	if (pthread_create(&t->thread, NULL, loop, t)) {
+		io_uring_queue_exit(&t->ring);
+		rc = PS_ENOMEM;
+		goto fail;
+	}
+	*out = t;
+	return 0;
+fail:
+	if (t->lfd >= 0)
+		close(t->lfd);
+	if (t->efd >= 0)
+		close(t->efd);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+	return rc;
+}
+
+int ps_tcp_port(const ps_tcp *t)
+{
+	return t ? t->port : PS_EINVAL;
+}
+
+void ps_tcp_counts(const ps_tcp *t, struct ps_tcp_counts *c)
+{
+	c->accepted = atomic_load(&t->accepted);
+	c->frames = atomic_load(&t->frames);
+	c->bad = atomic_load(&t->bad);
+	c->refused = atomic_load(&t->refused);
+	c->slow = atomic_load(&t->slow);
+}
+
+void ps_tcp_stop(ps_tcp *t)
+{
+	if (!t)
+		return;
+	uint64_t one = 1;
+	if (write(t->efd, &one, sizeof(one)) != sizeof(one))
+		return; /* cannot wake the loop: leave it rather than hang here */
+	pthread_join(t->thread, NULL);
+	io_uring_queue_exit(&t->ring);
+	close(t->lfd);
+	close(t->efd);
+	for (int i = 0; i < t->nsegs; i++)
+		if (t->segs[i].owned)
+			ps_server_destroy(t->segs[i].srv);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}

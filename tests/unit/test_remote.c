@@ -1,0 +1,555 @@
+/* test_remote.c - tuple servers over TCP: every operation over loopback, the node daemon, batches, byte order, secrets and malformed input. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "pastset/pastset.h"
+#include "pastset/wire.h"
+#include "tests/unit/suites.h"
+
+/* A local server with a discard element d (36 bytes, 8 held) and a flow
+ * element f (8 bytes, 2 held), served as "seg". */
+struct fixture {
+	ps_server *srv;
+	ps_elem *d, *f;
+	ps_tcp *t;
+	int port;
+};
+
+static void fx_up(struct fixture *x, const struct ps_tcp_attr *a)
+{
+	ck_assert_int_eq(ps_server_create_local(&x->srv), 0);
+	struct ps_elem_attr da = { .tuple_size = 36, .threshold = 8 };
+	struct ps_elem_attr fa = { .tuple_size = 8, .threshold = 2, .mode = PS_FLOW };
+	ck_assert_int_eq(ps_elem_create(x->srv, "d", &da, &x->d), 0);
+	ck_assert_int_eq(ps_elem_create(x->srv, "f", &fa, &x->f), 0);
+	void *area;
+	ps_server_user_area(x->srv, &area);
+	memcpy(area, "calibration", 12);
+	ck_assert_int_eq(ps_tcp_start(a, &x->t), 0);
+	ck_assert_int_eq(ps_tcp_add(x->t, "seg", x->srv), 0);
+	x->port = ps_tcp_port(x->t);
+	ck_assert_int_gt(x->port, 0);
+}
+
+static void fx_down(struct fixture *x)
+{
+	ps_tcp_stop(x->t);
+	ps_elem_close(x->d);
+	ps_elem_close(x->f);
+	ps_server_destroy(x->srv);
+}
+
+static void tuple(unsigned char t[36], uint32_t v)
+{
+	memset(t, (int)(v & 0xff), 36);
+	memcpy(t, &v, 4);
+}
+
+START_TEST(every_operation)
+{
+	struct fixture x;
+	fx_up(&x, NULL);
+	ck_assert_int_eq(ps_tcp_add(x.t, "seg", x.srv), PS_EEXIST);
+	ps_server *r;
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", x.port, "nope", PS_RDWR, NULL, &r),
+			 PS_ENOENT);
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", x.port, "seg", PS_RDWR, NULL, &r), 0);
+	ck_assert_int_eq(ps_server_count(r), 2);
+	char name[PS_NAME_MAX + 1];
+	ck_assert_int_eq(ps_server_elem_name(r, 1, name), 0);
+	ck_assert_str_eq(name, "f");
+	ck_assert_int_eq(ps_server_elem_name(r, 2, name), PS_EINVAL);
+	void *area;
+	ck_assert_int_eq(ps_server_user_area(r, &area), 0);
+	ck_assert_str_eq(area, "calibration");
+	struct ps_elem_attr na = { .tuple_size = 4, .threshold = 1 };
+	ps_elem *e, *f, *no;
+	ck_assert_int_eq(ps_elem_create(r, "new", &na, &no), PS_EROFS);
+	ck_assert_int_eq(ps_elem_open(r, "missing", 0, &no), PS_ENOENT);
+	ck_assert_int_eq(ps_elem_open(r, "d", 12, &no), PS_ESIZE);
+	ck_assert_int_eq(ps_elem_open(r, "d", 0, &e), 0);
+	ck_assert_uint_eq(ps_elem_tuple_size(e), 36);
+	ck_assert_int_eq(ps_elem_open(r, "f", 8, &f), 0);
+
+	unsigned char t[36], g[36];
+	uint64_t idx, oldest = 0;
+	ck_assert_int_eq(ps_read_latest(e, g, &idx), PS_ENODATA);
+	ck_assert_int_eq(ps_read(e, 0, g, 0, NULL), PS_ETIMEDOUT);
+	for (uint32_t i = 0; i < 20; i++) {
+		tuple(t, i);
+		ck_assert_int_eq(ps_write(e, t, 0, &idx), 0);
+		ck_assert_uint_eq(idx, i);
+	}
+	ck_assert_int_eq(ps_read_latest(e, g, &idx), 0);
+	ck_assert_uint_eq(idx, 19);
+	tuple(t, 19);
+	ck_assert_mem_eq(g, t, 36);
+	ck_assert_int_eq(ps_read(x.d, 19, t, 0, NULL), 0); /* the same tuple, locally */
+	ck_assert_mem_eq(g, t, 36);
+	ck_assert_int_eq(ps_read(e, 0, g, 0, &oldest), PS_EDISCARDED);
+	ck_assert_uint_eq(oldest, 12);
+	unsigned char many[100 * 36];
+	ck_assert_int_eq(ps_read_range(e, 12, 100, many, NULL), 8);
+	tuple(t, 15);
+	ck_assert_mem_eq(many + 3 * 36, t, 36);
+	ck_assert_int_eq(ps_read_range(e, 20, 5, many, NULL), 0);
+	ck_assert_int_eq(ps_read_range(e, 3, 5, many, &oldest), PS_EDISCARDED);
+	struct ps_stats st;
+	ck_assert_int_eq(ps_elem_stats(e, &st), 0);
+	ck_assert_uint_eq(st.written, 20);
+	ck_assert_uint_eq(st.discarded, 12);
+	ck_assert_uint_eq(st.oldest, 12);
+	ck_assert_uint_eq(st.threshold, 8);
+	atomic_store(&ps_elem_notes(x.d)[2], 77);
+	ck_assert_uint_eq(ps_note_get(e, 2), 77);
+	ck_assert_ptr_null(ps_elem_notes(e)); /* notes are the writer's, on its host */
+	ck_assert_int_eq(ps_write(e, t, 0, NULL) , 0); /* 36 bytes: checked by size at open */
+
+	/* flow: a full element says so at once, or after the wait asked for */
+	uint64_t v = 5;
+	ck_assert_int_eq(ps_write(f, &v, 0, NULL), 0);
+	ck_assert_int_eq(ps_write(f, &v, 0, NULL), 0);
+	ck_assert_int_eq(ps_write(f, &v, 0, NULL), PS_ETIMEDOUT);
+	ck_assert_int_eq(ps_write(f, &v, 30, NULL), PS_ETIMEDOUT);
+	ck_assert_int_eq(ps_take(f, &v, 0, &idx), 0);
+	ck_assert_uint_eq(idx, 0);
+	ck_assert_int_eq(ps_take(f, &v, 0, &idx), 0);
+	ck_assert_uint_eq(idx, 1);
+	ck_assert_int_eq(ps_take(f, &v, 0, NULL), PS_ETIMEDOUT);
+
+	/* a read-only server: observe only */
+	ps_server *ro;
+	ps_elem *rf;
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", x.port, "seg", PS_RDONLY, NULL, &ro), 0);
+	ck_assert_int_eq(ps_elem_open(ro, "f", 0, &rf), 0);
+	ck_assert_int_eq(ps_write(rf, &v, 0, NULL), PS_EROFS);
+	ck_assert_int_eq(ps_take(rf, &v, 0, NULL), PS_EROFS);
+	ps_elem_close(rf);
+	ps_server_destroy(ro);
+
+	ps_elem_close(e);
+	ps_elem_close(f);
+	ps_server_destroy(r);
+	struct ps_tcp_counts c;
+	ps_tcp_counts(x.t, &c);
+	ck_assert_uint_eq(c.bad, 0);
+	ck_assert_uint_eq(c.refused, 0);
+	ck_assert_uint_ge(c.frames, 40);
+	fx_down(&x);
+}
+END_TEST
+
+struct late {
+	ps_elem *e;
+	uint64_t v;
+};
+
+static void *write_late(void *arg)
+{
+	struct late *l = arg;
+	usleep(50 * 1000);
+	ps_write(l->e, &l->v, 0, NULL);
+	return NULL;
+}
+
+START_TEST(waits_poll_the_server)
+{
+	struct fixture x;
+	fx_up(&x, NULL);
+	ps_server *r;
+	ps_elem *f;
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", x.port, "seg", PS_RDWR, NULL, &r), 0);
+	ck_assert_int_eq(ps_elem_open(r, "f", 0, &f), 0);
+	struct late l = { x.f, 42 };
+	pthread_t th;
+	pthread_create(&th, NULL, write_late, &l);
+	uint64_t v = 0;
+	ck_assert_int_eq(ps_take(f, &v, 5000, NULL), 0); /* waits for the local writer */
+	ck_assert_uint_eq(v, 42);
+	pthread_join(th, NULL);
+	pthread_create(&th, NULL, write_late, &l);
+	ck_assert_int_eq(ps_read(f, 1, &v, 5000, NULL), 0);
+	pthread_join(th, NULL);
+	ps_elem_close(f);
+	ps_server_destroy(r);
+	fx_down(&x);
+}
+END_TEST
+
+static int count_seg(const char *seg, void *arg)
+{
+	(void)seg;
+	++*(int *)arg;
+	return 0;
+}
+
+START_TEST(batches_and_lists)
+{
+	struct fixture a, b;
+	fx_up(&a, NULL);
+	fx_up(&b, NULL);
+	ck_assert_int_eq(ps_tcp_add(a.t, "seg2", b.srv), 0);
+	int n = 0;
+	ck_assert_int_eq(ps_remote_list("127.0.0.1", a.port, NULL, "seg", count_seg, &n), 0);
+	ck_assert_int_eq(n, 2);
+	n = 0;
+	ck_assert_int_eq(ps_remote_list("127.0.0.1", a.port, NULL, "seg2", count_seg, &n), 0);
+	ck_assert_int_eq(n, 1);
+
+	ps_server *ra, *rb;
+	ps_elem *e[4];
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", a.port, "seg", PS_RDONLY, NULL, &ra), 0);
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", b.port, "seg", PS_RDONLY, NULL, &rb), 0);
+	ck_assert_int_eq(ps_elem_open(ra, "d", 0, &e[0]), 0);
+	ck_assert_int_eq(ps_elem_open(rb, "d", 0, &e[1]), 0);
+	e[2] = a.d; /* a local element in the batch */
+	ck_assert_int_eq(ps_elem_open(ra, "f", 0, &e[3]), 0);
+	unsigned char t[36];
+	tuple(t, 1);
+	ps_write(a.d, t, 0, NULL);
+	tuple(t, 2);
+	ps_write(b.d, t, 0, NULL);
+	struct ps_tcp_counts ca, cb, ca2, cb2;
+	ps_tcp_counts(a.t, &ca);
+	ps_tcp_counts(b.t, &cb);
+	unsigned char out[36 * 3 + 8];
+	uint64_t idx[4];
+	int status[4];
+	ck_assert_int_eq(ps_read_latest_many(e, 4, out, idx, status), 3);
+	ck_assert_int_eq(status[0], 0);
+	ck_assert_int_eq(status[1], 0);
+	ck_assert_int_eq(status[2], 0);
+	ck_assert_int_eq(status[3], PS_ENODATA);
+	tuple(t, 1);
+	ck_assert_mem_eq(out, t, 36);
+	ck_assert_mem_eq(out + 72, t, 36);
+	tuple(t, 2);
+	ck_assert_mem_eq(out + 36, t, 36);
+	ps_tcp_counts(a.t, &ca2);
+	ps_tcp_counts(b.t, &cb2);
+	ck_assert_uint_eq(ca2.frames - ca.frames, 1); /* one request per server */
+	ck_assert_uint_eq(cb2.frames - cb.frames, 1);
+	/* a prefetched tuple serves one read; the next goes to the server */
+	ck_assert_int_eq(ps_prefetch_latest(e, 4), 3);
+	ck_assert_int_eq(ps_read_latest(e[0], t, NULL), 0);
+	ps_tcp_counts(a.t, &ca);
+	ck_assert_uint_eq(ca.frames - ca2.frames, 1);
+	ck_assert_int_eq(ps_read_latest(e[0], t, NULL), 0);
+	ps_tcp_counts(a.t, &ca2);
+	ck_assert_uint_eq(ca2.frames - ca.frames, 1);
+	ps_elem_close(e[0]);
+	ps_elem_close(e[1]);
+	ps_elem_close(e[3]);
+	ps_server_destroy(ra);
+	ps_server_destroy(rb);
+	fx_down(&a);
+	fx_down(&b);
+}
+END_TEST
+
+START_TEST(node_daemon_serves_shm)
+{
+	char seg[PS_NAME_MAX + 1];
+	TEST_SEG(seg, "daemon");
+	ps_server *s;
+	ps_elem *e;
+	ck_assert_int_eq(ps_server_create_shm(seg, NULL, &s), 0);
+	struct ps_elem_attr a = { .tuple_size = 36, .threshold = 4 };
+	ck_assert_int_eq(ps_elem_create(s, "trace", &a, &e), 0);
+	unsigned char t[36], g[36];
+	tuple(t, 9);
+	ps_write(e, t, 0, NULL);
+	char prefix[PS_NAME_MAX + 1];
+	snprintf(prefix, sizeof(prefix), "t%d-", (int)getpid());
+	struct ps_tcp_attr ta = { .shm_prefix = prefix };
+	ps_tcp *tcp;
+	ck_assert_int_eq(ps_tcp_start(&ta, &tcp), 0);
+	int n = 0;
+	ck_assert_int_eq(ps_remote_list("127.0.0.1", ps_tcp_port(tcp), NULL, prefix, count_seg, &n), 0);
+	ck_assert_int_eq(n, 1);
+	ps_server *r;
+	ps_elem *re;
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", ps_tcp_port(tcp), "pastset", PS_RDONLY,
+					       NULL, &r), PS_ENOENT); /* outside its prefix */
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", ps_tcp_port(tcp), seg, PS_RDWR, NULL, &r), 0);
+	ck_assert_int_eq(ps_elem_open(r, "trace", 36, &re), 0);
+	ck_assert_int_eq(ps_read_latest(re, g, NULL), 0);
+	ck_assert_mem_eq(g, t, 36);
+	/* opened read-only by the daemon: the client's RDWR does not make it writable */
+	ck_assert_int_eq(ps_write(re, t, 0, NULL), PS_EROFS);
+	ps_elem_close(re);
+	ps_server_destroy(r);
+	ps_tcp_stop(tcp);
+	ps_elem_close(e);
+	ps_server_destroy(s);
+	ps_shm_unlink(seg);
+}
+END_TEST
+
+static void secret_file(char *path, size_t len, const char *tag, const char *what, mode_t mode)
+{
+	snprintf(path, len, "/tmp/es-secret-%d-%s", (int)getpid(), tag);
+	unlink(path);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "%s\n", what);
+	fclose(f);
+	chmod(path, mode);
+}
+
+START_TEST(secrets)
+{
+	char good[128], wrong[128], open_[128];
+	secret_file(good, sizeof(good), "good", "right-one", 0600);
+	secret_file(wrong, sizeof(wrong), "wrong", "wrong-one", 0600);
+	secret_file(open_, sizeof(open_), "open", "right-one", 0644);
+	ps_tcp *t;
+	struct ps_tcp_attr bad = { .addr = "0.0.0.0" };
+	ck_assert_int_eq(ps_tcp_start(&bad, &t), PS_EACCES); /* off loopback without a secret */
+	bad.secret_file = open_;
+	ck_assert_int_eq(ps_tcp_start(&bad, &t), PS_EACCES); /* a secret others can read */
+	struct fixture x;
+	struct ps_tcp_attr ta = { .secret_file = good };
+	fx_up(&x, &ta);
+	ps_server *r;
+	struct ps_remote_attr ra = { .secret_file = wrong };
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", x.port, "seg", 0, &ra, &r), PS_EACCES);
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", x.port, "seg", 0, NULL, &r), PS_EACCES);
+	ra.secret_file = open_;
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", x.port, "seg", 0, &ra, &r), PS_EACCES);
+	ra.secret_file = good;
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", x.port, "seg", 0, &ra, &r), 0);
+	ck_assert_int_eq(ps_server_count(r), 2);
+	ps_server_destroy(r);
+	struct ps_tcp_counts c;
+	ps_tcp_counts(x.t, &c);
+	ck_assert_uint_eq(c.refused, 2); /* the third never reached it */
+	fx_down(&x);
+	unlink(good);
+	unlink(wrong);
+	unlink(open_);
+}
+END_TEST
+
+/* --- raw frames ---------------------------------------------------------- */
+
+static int raw_connect(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	struct timeval tv = { 5, 0 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+static void raw_send(int fd, uint16_t op, uint32_t len, const void *payload, size_t have)
+{
+	unsigned char h[PSW_HDR];
+	struct psw_hdr q = { op, 0, len, 1 };
+	psw_put_hdr(h, &q);
+	ck_assert_int_eq(send(fd, h, PSW_HDR, MSG_NOSIGNAL), PSW_HDR);
+	if (have)
+		ck_assert_int_eq(send(fd, payload, have, MSG_NOSIGNAL), (ssize_t)have);
+}
+
+static void raw_hello(int fd)
+{
+	unsigned char p[8], r[PSW_HDR + 12];
+	uint32_t v = 1, order = 0x01020304;
+	memcpy(p, &v, 4);
+	memcpy(p + 4, &order, 4);
+	raw_send(fd, PSW_HELLO, 8, p, 8);
+	ck_assert_int_eq(recv(fd, r, sizeof(r), MSG_WAITALL), (ssize_t)sizeof(r));
+}
+
+/* The server closed it: end of stream (or a reset), and no reply first. */
+static void assert_closed(int fd)
+{
+	unsigned char b[64];
+	ssize_t k = recv(fd, b, sizeof(b), 0);
+	ck_assert_int_le(k, 0);
+	ck_assert(k == 0 || errno == ECONNRESET);
+	close(fd);
+}
+
+START_TEST(malformed_input)
+{
+	struct fixture x;
+	struct ps_tcp_attr ta = { .idle_ms = 200 };
+	fx_up(&x, &ta);
+	struct ps_tcp_counts c;
+
+	int fd = raw_connect(x.port); /* garbage where a header should be */
+	ck_assert_int_eq(send(fd, "GET / HTTP/1.0\r\n\r\n", 18, 0), 18);
+	assert_closed(fd);
+	fd = raw_connect(x.port); /* an operation before HELLO */
+	raw_send(fd, PSW_STATS, 4, "\0\0\0\0", 4);
+	assert_closed(fd);
+	fd = raw_connect(x.port); /* an unknown operation */
+	raw_hello(fd);
+	raw_send(fd, 99, 0, NULL, 0);
+	assert_closed(fd);
+	fd = raw_connect(x.port); /* a frame over the limit: refused before its payload */
+	raw_hello(fd);
+	raw_send(fd, PSW_WRITE, PSW_MAX_PAYLOAD + 1, NULL, 0);
+	assert_closed(fd);
+	fd = raw_connect(x.port); /* a known operation with the wrong length */
+	raw_hello(fd);
+	raw_send(fd, PSW_STATS, 3, "abc", 3);
+	assert_closed(fd);
+	fd = raw_connect(x.port); /* a reply where a request belongs */
+	raw_hello(fd);
+	raw_send(fd, PSW_STATS | PSW_REPLY, 4, "\0\0\0\0", 4);
+	assert_closed(fd);
+	ps_tcp_counts(x.t, &c);
+	ck_assert_uint_eq(c.bad, 6);
+
+	fd = raw_connect(x.port); /* truncated: half a frame, then silence */
+	raw_hello(fd);
+	raw_send(fd, PSW_READ_LATEST, 4, "\0\0", 2);
+	assert_closed(fd);
+	fd = raw_connect(x.port); /* connects and never says HELLO */
+	assert_closed(fd);
+	ps_tcp_counts(x.t, &c);
+	ck_assert_uint_eq(c.slow, 2);
+
+	/* after all that, a proper client is served */
+	ps_server *r;
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", x.port, "seg", 0, NULL, &r), 0);
+	ck_assert_int_eq(ps_server_count(r), 2);
+	ps_server_destroy(r);
+	fx_down(&x);
+}
+END_TEST
+
+/* --- a server of the other byte order ---------------------------------------- */
+
+struct fake {
+	int lfd, port;
+};
+
+static void fake_reply(int fd, uint16_t op, uint32_t tag, const unsigned char *p, size_t n)
+{
+	unsigned char h[PSW_HDR];
+	struct psw_hdr a = { (uint16_t)(op | PSW_REPLY), PSW_NATIVE, (uint32_t)n, tag };
+	psw_put_hdr(h, &a);
+	send(fd, h, PSW_HDR, MSG_NOSIGNAL);
+	send(fd, p, n, MSG_NOSIGNAL);
+}
+
+static void be32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (24 - 8 * i));
+}
+
+/* Answers HELLO (as a big-endian host), ATTACH, OPEN (a 16-byte element)
+ * and READ_LATEST with the tuple {q 0x0102030405060708, i 0x0a0b0c0d,
+ * h 0x1122, h 0x3344} in big-endian order, as such a host stores it. */
+static void *fake_server(void *arg)
+{
+	struct fake *f = arg;
+	int fd = accept(f->lfd, NULL, NULL);
+	unsigned char h[PSW_HDR], in[4096], out[512];
+	for (;;) {
+		struct psw_hdr q;
+		if (recv(fd, h, PSW_HDR, MSG_WAITALL) != PSW_HDR || psw_get_hdr(h, &q) ||
+		    (q.length && recv(fd, in, q.length, MSG_WAITALL) != (ssize_t)q.length))
+			break;
+		memset(out, 0, sizeof(out));
+		size_t n = 0;
+		switch (q.op) {
+		case PSW_HELLO:
+			out[0] = 1;
+			be32(out + 4, 0x01020304);
+			n = 12;
+			break;
+		case PSW_ATTACH:
+			n = 8 + PS_USER_AREA;
+			out[4] = 1;
+			break;
+		case PSW_OPEN:
+			out[8] = 16;
+			out[12] = 4;
+			n = 24;
+			break;
+		case PSW_READ_LATEST: {
+			static const unsigned char t[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 0xa, 0xb, 0xc, 0xd,
+							     0x11, 0x22, 0x33, 0x44 };
+			memcpy(out + 12, t, 16);
+			n = 28;
+			break;
+		}
+		default:
+			n = 4;
+		}
+		fake_reply(fd, q.op, q.tag, out, n);
+	}
+	close(fd);
+	return NULL;
+}
+
+START_TEST(other_byte_order)
+{
+	struct fake f = { socket(AF_INET, SOCK_STREAM, 0), 0 };
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+	ck_assert_int_eq(bind(f.lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	listen(f.lfd, 1);
+	socklen_t sl = sizeof(sin);
+	getsockname(f.lfd, (struct sockaddr *)&sin, &sl);
+	pthread_t th;
+	pthread_create(&th, NULL, fake_server, &f);
+	ps_server *r;
+	ps_elem *e;
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", ntohs(sin.sin_port), "be", 0, NULL, &r), 0);
+	ck_assert_int_eq(ps_elem_open(r, "x", 16, &e), 0);
+	ck_assert_int_eq(ps_elem_set_layout(e, "qih"), PS_EINVAL); /* 14 bytes, not 16 */
+	ck_assert_int_eq(ps_elem_set_layout(e, "qihz"), PS_EINVAL);
+	struct __attribute__((packed)) {
+		uint64_t q;
+		uint32_t i;
+		uint16_t a, b;
+	} t;
+	ck_assert_int_eq(ps_read_latest(e, &t, NULL), 0); /* no layout: bytes as they came */
+	ck_assert_uint_eq(((unsigned char *)&t)[0], 1);
+	ck_assert_int_eq(ps_elem_set_layout(e, "qihh"), 0);
+	ck_assert_int_eq(ps_read_latest(e, &t, NULL), 0);
+	ck_assert_uint_eq(t.q, 0x0102030405060708ull);
+	ck_assert_uint_eq(t.i, 0x0a0b0c0du);
+	ck_assert_uint_eq(t.a, 0x1122);
+	ck_assert_uint_eq(t.b, 0x3344);
+	ps_elem_close(e);
+	ps_server_destroy(r);
+	pthread_join(th, NULL);
+	close(f.lfd);
+}
+END_TEST
+
+Suite *remote_suite(void)
+{
+	Suite *s = suite_create("remote");
+	TCase *tc = tcase_create("tcp");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, every_operation);
+	tcase_add_test(tc, waits_poll_the_server);
+	tcase_add_test(tc, batches_and_lists);
+	tcase_add_test(tc, node_daemon_serves_shm);
+	tcase_add_test(tc, secrets);
+	tcase_add_test(tc, malformed_input);
+	tcase_add_test(tc, other_byte_order);
+	suite_add_tcase(s, tc);
+	return s;
+}
