@@ -246,6 +246,11 @@ struct ps_remote_attr {
  * host's business (PS_EROFS).  flags: PS_RDONLY or PS_RDWR. */
 int ps_server_open_remote(const char *addr, int port, const char *segment, unsigned flags,
 			  const struct ps_remote_attr *attr, ps_server **out);
+/* "NAME" (a segment of this host) or "HOST:PORT/NAME" (one served there). */
+int ps_server_open_at(const char *where, unsigned flags, const struct ps_remote_attr *attr,
+		      ps_server **out);
+/* Splits "HOST:PORT[/NAME]"; segment[PS_NAME_MAX + 1] gets "" without NAME. */
+int ps_locator_parse(const char *where, char *host, size_t hostlen, int *port, char *segment);
 /* Calls fn with every segment the server at addr:port serves whose name
  * starts with prefix. */
 int ps_remote_list(const char *addr, int port, const struct ps_remote_attr *attr,

@@ -1,20 +1,29 @@
-/* psadm.c - lists, inspects and removes PastSet shared-memory segments. */
+/* psadm.c - lists, inspects and removes PastSet segments, and serves a host's segments over TCP (the node daemon). */
 #define _GNU_SOURCE
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "pastset.h"
 
 static const char *usage =
 	"usage: psadm list               segments on this host, with their state\n"
+	"       psadm list HOST:PORT [PREFIX]  segments a tuple server serves\n"
 	"       psadm show NAME...       a segment's elements and their counts\n"
+	"                                (HOST:PORT/NAME: one a tuple server serves)\n"
 	"       psadm rm NAME...         remove segments\n"
 	"       psadm clean [--dry-run]  remove segments whose creator is gone, and\n"
 	"                                ones left incomplete for over 10 s\n"
+	"       psadm serve PREFIX [--addr A] [--port P] [--secret-file F] [--writable]\n"
+	"                  [--port-file F]  the node daemon: serves this host's segments\n"
+	"                                whose names start with PREFIX over TCP, on\n"
+	"                                127.0.0.1 unless --addr (which needs a secret)\n"
+	"Remote commands read the shared secret from $PS_SECRET_FILE if set.\n"
 	"A segment is live while its creator runs, closed once it exited cleanly,\n"
 	"and stale if it died without closing; closed and stale ones stay readable\n"
 	"until removed.\n";
@@ -45,12 +54,16 @@ static int list_one(const char *name, void *arg)
 static int show(const char *name)
 {
 	ps_server *s;
-	int rc = ps_server_open_shm(name, PS_RDONLY, &s);
+	struct ps_remote_attr ra = { .secret_file = getenv("PS_SECRET_FILE") };
+	int rc = ps_server_open_at(name, PS_RDONLY, &ra, &s);
 	if (rc) {
 		fprintf(stderr, "psadm: %s: %s\n", name, ps_strerror(rc));
 		return 1;
 	}
-	list_one(name, NULL);
+	if (strchr(name, ':'))
+		printf("%s\n", name);
+	else
+		list_one(name, NULL);
 	printf("  %-32s %6s %9s %-7s %14s %14s %10s\n", "element", "tuple", "threshold",
 	       "mode", "written", "discarded", "taken");
 	int n = ps_server_count(s);
@@ -111,6 +124,86 @@ static int clean_one(const char *name, void *arg)
 	return 0;
 }
 
+static int print_name(const char *name, void *arg)
+{
+	(void)arg;
+	printf("%s\n", name);
+	return 0;
+}
+
+static int remote_list(const char *where, const char *prefix)
+{
+	char host[256], seg[PS_NAME_MAX + 1];
+	int port, rc = ps_locator_parse(where, host, sizeof(host), &port, seg);
+	struct ps_remote_attr ra = { .secret_file = getenv("PS_SECRET_FILE") };
+	if (!rc)
+		rc = ps_remote_list(host, port, &ra, prefix ? prefix : "", print_name, NULL);
+	if (rc)
+		fprintf(stderr, "psadm: %s: %s\n", where, ps_strerror(rc));
+	return rc ? 1 : 0;
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static int serve(int argc, char **argv)
+{
+	struct ps_tcp_attr a = { .shm_prefix = argv[2] };
+	const char *port_file = NULL;
+	for (int i = 3; i < argc; i++) {
+		bool more = i + 1 < argc;
+		if (!strcmp(argv[i], "--addr") && more)
+			a.addr = argv[++i];
+		else if (!strcmp(argv[i], "--port") && more)
+			a.port = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--secret-file") && more)
+			a.secret_file = argv[++i];
+		else if (!strcmp(argv[i], "--port-file") && more)
+			port_file = argv[++i];
+		else if (!strcmp(argv[i], "--writable"))
+			a.shm_writable = true;
+		else {
+			fprintf(stderr, "psadm: serve: unknown option '%s'\n%s", argv[i], usage);
+			return 2;
+		}
+	}
+	ps_tcp *t;
+	int rc = ps_tcp_start(&a, &t);
+	if (rc) {
+		fprintf(stderr, "psadm: serve on %s:%d: %s%s\n", a.addr ? a.addr : "127.0.0.1", a.port,
+			ps_strerror(rc), rc == PS_EACCES && !a.secret_file ?
+			" (an address off loopback needs --secret-file)" : "");
+		return 1;
+	}
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	printf("psadm: serving segments %s* on %s:%d\n", a.shm_prefix, a.addr ? a.addr : "127.0.0.1",
+	       ps_tcp_port(t));
+	fflush(stdout);
+	if (port_file) {
+		char tmp[4096];
+		snprintf(tmp, sizeof(tmp), "%s.tmp", port_file);
+		FILE *f = fopen(tmp, "w");
+		if (!f || fprintf(f, "%d\n", ps_tcp_port(t)) < 0 || fclose(f) || rename(tmp, port_file))
+			fprintf(stderr, "psadm: %s: cannot write the port\n", port_file);
+	}
+	while (!stop)
+		pause();
+	struct ps_tcp_counts c;
+	ps_tcp_counts(t, &c);
+	ps_tcp_stop(t);
+	printf("psadm: served %llu requests on %llu connections; dropped %llu malformed, %llu "
+	       "refused, %llu slow\n", (unsigned long long)c.frames, (unsigned long long)c.accepted,
+	       (unsigned long long)c.bad, (unsigned long long)c.refused, (unsigned long long)c.slow);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -125,6 +218,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "psadm: listing /dev/shm: %s\n", ps_strerror(rc));
 			return 1;
 		}
+	} else if (!strcmp(cmd, "list") && (argc == 3 || argc == 4)) {
+		status = remote_list(argv[2], argc == 4 ? argv[3] : NULL);
+	} else if (!strcmp(cmd, "serve") && argc > 2) {
+		status = serve(argc, argv);
 	} else if (!strcmp(cmd, "show") && argc > 2) {
 		for (int i = 2; i < argc; i++)
 			status |= show(argv[i]);

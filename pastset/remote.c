@@ -793,6 +793,14 @@ int ps_prefetch_latest(ps_elem *const *e, int n)
 		}
 		if (!nc)
 			break;
+		/* connections are locked in address order: two batches never deadlock */
+		for (int a = 1; a < nc; a++)
+			for (int b = a; b > 0 && (uintptr_t)conns[b] < (uintptr_t)conns[b - 1]; b--) {
+				struct ps__rconn *tc = conns[b];
+				int tf = first[b];
+				conns[b] = conns[b - 1], first[b] = first[b - 1];
+				conns[b - 1] = tc, first[b - 1] = tf;
+			}
 		int sent[nc], count[nc];
 		for (int k = 0; k < nc; k++) {
 			struct ps__rconn *c = conns[k];
