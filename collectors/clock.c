@@ -109,6 +109,20 @@ uint64_t es_clock_ns(const struct es_clock *c, uint64_t raw)
 	return c->ns0 - (uint64_t)(((unsigned __int128)(c->raw0 - raw) * c->mult) >> 32);
 }
 
+void es_clock_shift(struct es_clock *c, int64_t ns)
+{
+	if (!ns)
+		return;
+	if (c->source != ES_CLOCK_TSC) {
+		/* raw stamps are ns already: the identity, as a line that can move */
+		c->source = ES_CLOCK_TSC;
+		c->raw0 = c->ns0 = 0;
+		c->mult = 1ull << 32;
+		c->ticks_per_ns = 1.0;
+	}
+	c->ns0 += (uint64_t)ns; /* two's complement: a negative shift subtracts */
+}
+
 void es_trace_portable(const struct es_clock *c, const struct es_trace *in, struct es_trace *out)
 {
 	struct es_trace t = *in;

@@ -37,6 +37,8 @@ struct es_trace {
 	uint32_t arg;       /* per op: tuple index (low 32 bits), MPI tag, root... */
 } __attribute__((packed));
 _Static_assert(sizeof(struct es_trace) == 36, "the trace tuple is 36 bytes");
+/* Its fields, for readers on a host of the other byte order (ps_elem_set_layout). */
+#define ES_TRACE_LAYOUT "qqihhiii"
 
 enum es_op {
 	/* PastSet operations through a path */
@@ -95,6 +97,9 @@ struct es_clock {
  * process; later calls return the same answer. */
 const struct es_clock *es_clock_init(void);
 uint64_t es_clock_ns(const struct es_clock *c, uint64_t raw);
+/* Moves what es_clock_ns() gives by ns: another host's calibration onto
+ * this host's CLOCK_MONOTONIC (see ps_server_clock_offset). */
+void es_clock_shift(struct es_clock *c, int64_t ns);
 
 extern int es__clock_tsc; /* set by es_clock_init: read the TSC */
 uint64_t es__mono_ns(void);
@@ -126,6 +131,10 @@ typedef struct es_space es_space;
 int es_space_create(const char *segment, es_space **out);
 /* A monitor's view: read-only. */
 int es_space_open(const char *segment, es_space **out);
+/* The same for "SEGMENT" or "HOST:PORT/SEGMENT" (served by a tuple server
+ * there): stamps read through it convert to this host's clock. */
+#define ES_WHERE_MAX 128
+int es_space_open_at(const char *where, const struct ps_remote_attr *ra, es_space **out);
 void es_space_destroy(es_space *sp);
 ps_server *es_space_server(es_space *sp);
 const struct es_clock *es_space_clock(const es_space *sp);
@@ -140,6 +149,7 @@ struct es_meta {
 	char where[64];               /* what it watches: a path, an MPI rank... */
 };
 _Static_assert(sizeof(struct es_meta) == 168, "es.meta tuples have a fixed size");
+#define ES_META_LAYOUT "hhi160b"
 
 /* Creates a trace element and its es.meta record; *id is the collector id. */
 int es_space_add(es_space *sp, const struct es_meta *meta, uint32_t threshold,

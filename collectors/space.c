@@ -25,7 +25,7 @@ struct es_space {
 	pthread_mutex_t lock; /* collectors are added from any thread */
 	int refs;             /* registry references */
 	struct es_space *next;
-	char segment[PS_NAME_MAX + 1];
+	char segment[ES_WHERE_MAX];
 };
 
 static int finish(es_space *sp, bool create)
@@ -83,12 +83,17 @@ int es_space_create(const char *segment, es_space **out)
 
 int es_space_open(const char *segment, es_space **out)
 {
-	if (!segment || !*segment || !out)
+	return es_space_open_at(segment, NULL, out);
+}
+
+int es_space_open_at(const char *where, const struct ps_remote_attr *ra, es_space **out)
+{
+	if (!where || !*where || !out)
 		return PS_EINVAL;
 	es_space *sp = calloc(1, sizeof(*sp));
 	if (!sp)
 		return PS_ENOMEM;
-	int rc = ps_server_open_shm(segment, PS_RDONLY, &sp->srv);
+	int rc = ps_server_open_at(where, PS_RDONLY, ra, &sp->srv);
 	if (rc) {
 		free(sp);
 		return rc;
@@ -101,8 +106,12 @@ int es_space_open(const char *segment, es_space **out)
 		rc = PS_EBADSEG; /* a PastSet segment, but not a trace space */
 	} else {
 		sp->clock = h.clock;
-		snprintf(sp->segment, sizeof(sp->segment), "%s", segment);
+		/* another host's stamps, onto this host's clock */
+		es_clock_shift(&sp->clock, -ps_server_clock_offset(sp->srv));
+		snprintf(sp->segment, sizeof(sp->segment), "%s", where);
 		rc = finish(sp, false);
+		if (!rc)
+			ps_elem_set_layout(sp->meta, ES_META_LAYOUT);
 	}
 	if (rc) {
 		ps_server_destroy(sp->srv);

@@ -21,6 +21,7 @@ static const char *usage =
 	"  -p, --period MS      time between pulls (default 200)\n"
 	"  -w, --wait S         wait up to S seconds for the job to appear (default 10)\n"
 	"  -q, --quiet          no line per operation, only the summary\n"
+	MON_REMOTE_USAGE
 	"  -h, --help\n";
 
 /* --- MPI collectives: matched across ranks by (operation, communicator, number) --- */
@@ -163,7 +164,7 @@ static void read_comms(const es_scope *s)
 		prev = seg;
 		es_space *sp;
 		ps_elem *e;
-		if (es_space_open(seg, &sp))
+		if (mon_space_open(seg, &sp))
 			continue;
 		if (!ps_elem_open(es_space_server(sp), "mpi.comms", 16, &e)) {
 			uint32_t rec[4];
@@ -302,7 +303,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "period", required_argument, NULL, 'p' }, { "wait", required_argument, NULL, 'w' },
-		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' }, { 0 } };
+		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' }, MON_REMOTE_OPTS, { 0 } };
 	double period = 0.2, wait = 10;
 	bool quiet = false;
 	int c;
@@ -311,6 +312,8 @@ int main(int argc, char **argv)
 		case 'p': period = mon_number("colopmon", "--period", optarg, 1) / 1000; break;
 		case 'w': wait = mon_number("colopmon", "--wait", optarg, 0); break;
 		case 'q': quiet = true; break;
+		case 'R': mon_servers = optarg; break;
+		case 'K': mon_secret_file = optarg; break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: fputs(usage, stderr); return 2;
 		}
@@ -323,6 +326,7 @@ int main(int argc, char **argv)
 	struct es_scope_spec spec;
 	es_scope_spec_default(&spec, job);
 	spec.reduce = ES_REDUCE_NONE;
+	mon_remote(&spec);
 	mon_signals();
 	es_scope *s;
 	int rc = mon_attach(&spec, wait, &s);

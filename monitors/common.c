@@ -9,6 +9,24 @@
 #include "common.h"
 
 volatile sig_atomic_t mon_stop;
+const char *mon_servers, *mon_secret_file;
+
+void mon_remote(struct es_scope_spec *spec)
+{
+	spec->servers = mon_servers;
+	spec->secret_file = mon_secret_file;
+	if (mon_servers && spec->runs == PM_RUNS_PROCESS) {
+		/* a helper process cannot share our connections: threads do */
+		fprintf(stderr, "note: with --servers the scope's nodes run in threads, not a process\n");
+		spec->runs = PM_RUNS_THREAD;
+	}
+}
+
+int mon_space_open(const char *segment, es_space **out)
+{
+	struct ps_remote_attr ra = { .secret_file = mon_secret_file };
+	return es_space_open_at(segment, &ra, out);
+}
 
 static void on_signal(int sig)
 {
@@ -66,8 +84,8 @@ bool mon_job_alive(const es_scope *s)
 		if (seen && !strcmp(seen, seg))
 			continue;
 		seen = seg;
-		struct ps_shm_info in;
-		if (ps_shm_info(seg, &in) == 0 && in.state == PS_SHM_LIVE)
+		struct ps_remote_attr ra = { .secret_file = mon_secret_file };
+		if (ps_state_at(seg, &ra) == PS_SHM_LIVE)
 			return true;
 	}
 	return false;

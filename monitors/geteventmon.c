@@ -19,6 +19,7 @@ static const char *usage =
 	"      --thread NAME    only that thread's events (a thread view)\n"
 	"      --ops LIST       only these operations (write,take,MPI_Send,...)\n"
 	"      --element N      only events on element (or peer rank) N\n"
+	MON_REMOTE_USAGE
 	"  -h, --help\n"
 	"At the end it says on standard error how many events it wrote and exactly\n"
 	"how many were discarded before it could read them.\n";
@@ -45,7 +46,7 @@ int main(int argc, char **argv)
 		{ "period", required_argument, NULL, 'p' }, { "count", required_argument, NULL, 'n' },
 		{ "wait", required_argument, NULL, 'w' }, { "thread", required_argument, NULL, 'T' },
 		{ "ops", required_argument, NULL, 'O' }, { "element", required_argument, NULL, 'E' },
-		{ "help", no_argument, NULL, 'h' }, { 0 } };
+		{ "help", no_argument, NULL, 'h' }, MON_REMOTE_OPTS, { 0 } };
 	unsigned char want_op[65536 >> 3] = { 0 };
 	bool any_op = true, one_element = false;
 	uint32_t element = 0;
@@ -91,6 +92,8 @@ int main(int argc, char **argv)
 			one_element = true;
 			element = (uint32_t)mon_number("geteventmon", "--element", optarg, 0);
 			break;
+		case 'R': mon_servers = optarg; break;
+		case 'K': mon_secret_file = optarg; break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: fputs(usage, stderr); return 2;
 		}
@@ -108,6 +111,7 @@ int main(int argc, char **argv)
 	struct es_scope_spec spec;
 	es_scope_spec_default(&spec, job);
 	spec.reduce = ES_REDUCE_NONE;
+	mon_remote(&spec);
 	if (thread) {
 		spec.view = PM_VIEW_THREAD;
 		spec.of = thread;

@@ -10,7 +10,7 @@
 static const char *usage =
 	"usage: heartbeat [options] JOB\n"
 	"Every period, gathers the latest event of every thread of JOB (its trace\n"
-	"spaces JOB.tN and JOB.rN on this host) and reports the threads that made\n"
+	"spaces JOB.tN and JOB.rN on this host, or on --servers) and reports the threads that made\n"
 	"no progress since the last period, and what they are inside.\n"
 	"  -p, --period MS      time between looks (default 1000)\n"
 	"  -n, --count N        stop after N periods (default: when the job ends)\n"
@@ -18,6 +18,7 @@ static const char *usage =
 	"      --pathmap FILE   take the scope's shape (fan-out, placement, rate)\n"
 	"      --scope NAME     from this scope of the pathmap\n"
 	"  -q, --quiet          no status line per period, only the summary\n"
+	MON_REMOTE_USAGE
 	"  -h, --help\n"
 	"Exit status: 0 if every thread progressed in every period, 1 if some\n"
 	"thread made no progress for a whole period, 2 on a usage error or if the\n"
@@ -59,7 +60,7 @@ int main(int argc, char **argv)
 		{ "period", required_argument, NULL, 'p' }, { "count", required_argument, NULL, 'n' },
 		{ "wait", required_argument, NULL, 'w' }, { "pathmap", required_argument, NULL, 'P' },
 		{ "scope", required_argument, NULL, 'S' }, { "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' }, { 0 } };
+		{ "help", no_argument, NULL, 'h' }, MON_REMOTE_OPTS, { 0 } };
 	double period = 1.0, wait = 10;
 	long count = -1;
 	int quiet = 0, c;
@@ -72,6 +73,8 @@ int main(int argc, char **argv)
 		case 'P': pathmap = optarg; break;
 		case 'S': scope = optarg; break;
 		case 'q': quiet = 1; break;
+		case 'R': mon_servers = optarg; break;
+		case 'K': mon_secret_file = optarg; break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: fputs(usage, stderr); return 2;
 		}
@@ -84,6 +87,7 @@ int main(int argc, char **argv)
 	struct es_scope_spec spec;
 	if (mon_spec("heartbeat", pathmap, scope, job, &spec))
 		return 2;
+	mon_remote(&spec);
 	spec.reduce = ES_REDUCE_LATEST; /* one timestamp per thread: its latest event */
 	mon_signals();
 	es_scope *s;

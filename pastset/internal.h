@@ -93,6 +93,8 @@ int ps__r_server_open(const char *addr, int port, const char *segment,
 		      const struct ps_remote_attr *a, struct ps__rseg **out);
 void ps__r_server_close(struct ps__rseg *rs);
 void *ps__r_user_area(struct ps__rseg *rs);
+int64_t ps__r_clock_offset(struct ps__rseg *rs);
+int ps__r_state(struct ps__rseg *rs);
 int ps__r_count(struct ps__rseg *rs);
 int ps__r_elem_name(struct ps__rseg *rs, int i, char *buf);
 int ps__r_elem_open(ps_server *srv, struct ps__rseg *rs, const char *name, size_t tuple_size,

@@ -246,9 +246,16 @@ struct ps_remote_attr {
  * host's business (PS_EROFS).  flags: PS_RDONLY or PS_RDWR. */
 int ps_server_open_remote(const char *addr, int port, const char *segment, unsigned flags,
 			  const struct ps_remote_attr *attr, ps_server **out);
+/* The server's host's CLOCK_MONOTONIC minus ours, in ns, as measured when
+ * its connection opened (within half the quickest of five round trips);
+ * 0 for this host's servers. */
+int64_t ps_server_clock_offset(const ps_server *srv);
 /* "NAME" (a segment of this host) or "HOST:PORT/NAME" (one served there). */
 int ps_server_open_at(const char *where, unsigned flags, const struct ps_remote_attr *attr,
 		      ps_server **out);
+/* Whether the segment at `where` (as above) has a live writer: an enum
+ * ps_shm_state, or an error (a tuple server that is gone: its errno). */
+int ps_state_at(const char *where, const struct ps_remote_attr *attr);
 /* Splits "HOST:PORT[/NAME]"; segment[PS_NAME_MAX + 1] gets "" without NAME. */
 int ps_locator_parse(const char *where, char *host, size_t hostlen, int *port, char *segment);
 /* Calls fn with every segment the server at addr:port serves whose name
@@ -258,7 +265,8 @@ int ps_remote_list(const char *addr, int port, const struct ps_remote_attr *attr
 
 /* Byte order.  Tuples cross in the writer's order.  A reader whose order
  * differs converts them on arrival, field by field, if it named the
- * layout: one letter per field, b (1 byte), h (2), i (4), q (8).  Without a
+ * layout: one letter per field, b (1 byte), h (2), i (4), q (8), each
+ * optionally after a count ("hhi160b": two shorts, an int, 160 bytes).  Without a
  * layout tuples are bytes and cross as they are.  Local elements accept and
  * ignore it. */
 #define PS_LAYOUT_MAX 63

@@ -33,6 +33,7 @@ struct ps__rconn {
 	pthread_mutex_t lock;
 	int fd, refs, port;
 	bool broken, swap;      /* swap: the server's byte order is not ours */
+	int64_t offset_ns;      /* the server's CLOCK_MONOTONIC minus ours */
 	uint32_t tag;
 	unsigned char *buf;     /* the last reply's payload */
 	size_t cap;
@@ -53,7 +54,7 @@ struct ps__relem {
 
 struct ps__rseg {
 	struct ps__rconn *c;
-	uint32_t count;
+	uint32_t count, state;
 	unsigned char user[PS_USER_AREA];
 	char segment[PS_NAME_MAX + 1];
 };
@@ -85,38 +86,59 @@ static uint64_t get64(const unsigned char *p)
 
 /* --- byte order ------------------------------------------------------------ */
 
+/* Calls fn(width) for every field of a layout: letters b h i q, each
+ * optionally preceded by a count ("hhi160b"); false if it is malformed. */
+static bool layout_walk(const char *layout, size_t *bytes, unsigned char *t)
+{
+	size_t total = 0;
+	for (const char *p = layout; *p;) {
+		unsigned long count = 1;
+		if (*p >= '0' && *p <= '9') {
+			char *end;
+			count = strtoul(p, &end, 10);
+			if (!count || count > PS_TUPLE_MAX)
+				return false;
+			p = end;
+		}
+		size_t w = *p == 'b' ? 1 : *p == 'h' ? 2 : *p == 'i' ? 4 : *p == 'q' ? 8 : 0;
+		if (!w)
+			return false;
+		p++;
+		for (unsigned long k = 0; t && k < count; k++, t += w)
+			for (size_t a = 0, b = w - 1; a < b; a++, b--) {
+				unsigned char x = t[a];
+				t[a] = t[b];
+				t[b] = x;
+			}
+		total += w * count;
+		if (total > PS_TUPLE_MAX)
+			return false;
+	}
+	*bytes = total;
+	return true;
+}
+
 int ps__layout_check(const char *layout, size_t tuple_size)
 {
-	size_t n = 0;
-	for (const char *p = layout; *p; p++) {
-		if (*p == 'b')
-			n += 1;
-		else if (*p == 'h')
-			n += 2;
-		else if (*p == 'i')
-			n += 4;
-		else if (*p == 'q')
-			n += 8;
-		else
-			return PS_EINVAL;
-	}
-	return strlen(layout) <= PS_LAYOUT_MAX && n == tuple_size ? 0 : PS_EINVAL;
+	size_t n;
+	return strlen(layout) <= PS_LAYOUT_MAX && layout_walk(layout, &n, NULL) && n == tuple_size
+	       ? 0 : PS_EINVAL;
 }
 
 void ps__layout_swap(const char *layout, unsigned char *t)
 {
-	for (const char *p = layout; *p; p++) {
-		size_t w = *p == 'h' ? 2 : *p == 'i' ? 4 : *p == 'q' ? 8 : 1;
-		for (size_t a = 0, b = w - 1; a < b; a++, b--) {
-			unsigned char x = t[a];
-			t[a] = t[b];
-			t[b] = x;
-		}
-		t += w;
-	}
+	size_t n;
+	layout_walk(layout, &n, t);
 }
 
 static const uint32_t order_mark = 0x01020304;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* --- the connection ---------------------------------------------------------- */
 
@@ -257,7 +279,29 @@ static int conn_open(struct ps__rconn *c, const struct ps_remote_attr *a)
 	if (theirs != order_mark && theirs != __builtin_bswap32(order_mark))
 		return PS_EPROTO;
 	c->swap = theirs != order_mark;
-	return (int)get32(c->buf + 8);
+	if ((rc = (int)get32(c->buf + 8)))
+		return rc;
+	/* The server's clock against ours, from the quickest of a few round
+	 * trips: its reading falls within that trip, so halfway is within
+	 * half the trip of the truth. */
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 5; i++) {
+		uint64_t t0 = mono_ns();
+		if ((rc = call(c, PSW_TIME, NULL, 0, &len)))
+			return rc;
+		uint64_t t1 = mono_ns();
+		if (len != 8)
+			return PS_EPROTO;
+		if (t1 - t0 < best) {
+			best = t1 - t0;
+			c->offset_ns = (int64_t)(get64(c->buf) - (t0 + (t1 - t0) / 2));
+		}
+	}
+	/* Inside the error bound, zero is as true as any estimate, and is
+	 * exact for a server on this host (the same clock). */
+	if ((uint64_t)(c->offset_ns < 0 ? -c->offset_ns : c->offset_ns) <= best / 2)
+		c->offset_ns = 0;
+	return 0;
 }
 
 static void conn_put(struct ps__rconn *c)
@@ -353,11 +397,12 @@ int ps__r_server_open(const char *addr, int port, const char *segment,
 	size_t len;
 	pthread_mutex_lock(&rs->c->lock);
 	rc = call(rs->c, PSW_ATTACH, q, sizeof(q), &len);
-	if (!rc && len != 8 + PS_USER_AREA)
+	if (!rc && len != 12 + PS_USER_AREA)
 		rc = PS_EPROTO;
 	if (!rc && !(rc = (int)get32(rs->c->buf))) {
 		rs->count = get32(rs->c->buf + 4);
-		memcpy(rs->user, rs->c->buf + 8, PS_USER_AREA);
+		rs->state = get32(rs->c->buf + 8);
+		memcpy(rs->user, rs->c->buf + 12, PS_USER_AREA);
 	}
 	pthread_mutex_unlock(&rs->c->lock);
 	if (rc) {
@@ -380,6 +425,16 @@ void ps__r_server_close(struct ps__rseg *rs)
 void *ps__r_user_area(struct ps__rseg *rs)
 {
 	return rs->user;
+}
+
+int ps__r_state(struct ps__rseg *rs)
+{
+	return (int)rs->state;
+}
+
+int64_t ps__r_clock_offset(struct ps__rseg *rs)
+{
+	return rs->c->offset_ns;
 }
 
 /* Names are fetched a page at a time; count and name i come from one call. */

@@ -689,6 +689,29 @@ int ps_shm_list(int (*fn)(const char *name, void *arg), void *arg)
 	return rc;
 }
 
+int64_t ps_server_clock_offset(const ps_server *srv)
+{
+	return srv && srv->remote ? ps__r_clock_offset(srv->remote) : 0;
+}
+
+int ps_state_at(const char *where, const struct ps_remote_attr *ra)
+{
+	if (!where)
+		return PS_EINVAL;
+	if (!strchr(where, ':')) {
+		struct ps_shm_info in;
+		int rc = ps_shm_info(where, &in);
+		return rc ? rc : (int)in.state;
+	}
+	ps_server *s;
+	int rc = ps_server_open_at(where, PS_RDONLY, ra, &s);
+	if (rc)
+		return rc;
+	rc = ps__r_state(s->remote);
+	ps_server_destroy(s);
+	return rc;
+}
+
 int ps_locator_parse(const char *where, char *host, size_t hostlen, int *port, char *segment)
 {
 	if (!where || !host || !port || !segment)

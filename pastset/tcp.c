@@ -245,6 +245,17 @@ static int find_seg(struct ps_tcp *t, const char *name, ps_server **srv)
 	return 0;
 }
 
+static bool is_added(struct ps_tcp *t, const char *name)
+{
+	bool added = false;
+	pthread_mutex_lock(&t->lock);
+	for (int i = 0; i < t->nsegs; i++)
+		if (!t->segs[i].owned && !strcmp(t->segs[i].name, name))
+			added = true;
+	pthread_mutex_unlock(&t->lock);
+	return added;
+}
+
 int ps_tcp_add(ps_tcp *t, const char *segment, ps_server *srv)
 {
 	int rc = ps__check_name(segment);
@@ -369,15 +380,20 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 		get_name(name, in);
 		ps_server *srv = NULL;
 		int rc = find_seg(t, name, &srv);
-		if (!(o = reply(c, h->op, h->tag, 8 + PS_USER_AREA)))
+		if (!(o = reply(c, h->op, h->tag, 12 + PS_USER_AREA)))
 			return false;
 		void *area = NULL;
 		int count = rc ? 0 : ps_server_count(srv);
 		if (!rc && count < 0)
 			rc = count;
+		/* an added server lives as long as we serve it; a segment says */
+		struct ps_shm_info info = { .state = PS_SHM_LIVE };
+		if (!rc && serves_shm(t, name) && !is_added(t, name))
+			ps_shm_info(name, &info);
 		if (!rc && !(rc = ps_server_user_area(srv, &area))) {
 			put32(o + 4, (uint32_t)count);
-			memcpy(o + 8, area, PS_USER_AREA);
+			put32(o + 8, (uint32_t)info.state);
+			memcpy(o + 12, area, PS_USER_AREA);
 		}
 		put32(o, (uint32_t)rc);
 		return true;
@@ -461,6 +477,14 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 		put32(o + 12, st.threshold);
 		put32(o + 16, (uint32_t)st.mode);
 		put32(o + 20, st.flags);
+		return true;
+	}
+	case PSW_TIME: {
+		if (n != 0 || !(o = reply(c, h->op, h->tag, 8)))
+			return false;
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		put64(o, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
 		return true;
 	}
 	case PSW_CLOSE: {

@@ -16,9 +16,11 @@
 struct es_scope {
 	struct es_scope_spec spec;
 	char job[32], of[PS_NAME_MAX + 1];
+	char servers[1024], secret_file[256];
 	int nspaces;
 	es_space **spaces;
-	char (*segs)[PS_NAME_MAX + 1];
+	char (*segs)[ES_WHERE_MAX];
+	ps_elem **elems;  /* the leaves' elements, for a remote scope's batched fetch */
 	int nleaves, nthreads;
 	struct es_leaf *leaves;
 	char (*threads)[PS_NAME_MAX + 1];
@@ -80,7 +82,8 @@ int es_scope_spec_from(const pm_map *m, const char *scope, const char *job,
 
 struct found {
 	const char *job;
-	char (*names)[PS_NAME_MAX + 1];
+	const char *at;  /* "HOST:PORT/" before each name, or "" */
+	char (*names)[ES_WHERE_MAX];
 	int n, cap;
 };
 
@@ -105,7 +108,26 @@ static int collect(const char *name, void *arg)
 		f->names = p;
 		f->cap = cap;
 	}
-	snprintf(f->names[f->n++], PS_NAME_MAX + 1, "%s", name);
+	snprintf(f->names[f->n++], ES_WHERE_MAX, "%s%s", f->at, name);
+	return 0;
+}
+
+/* Every server of the spec's list, asked for the job's segments. */
+static int list_servers(es_scope *s, struct found *f)
+{
+	char list[sizeof(s->servers)], *save = NULL;
+	snprintf(list, sizeof(list), "%s", s->servers);
+	struct ps_remote_attr ra = { .secret_file = s->secret_file[0] ? s->secret_file : NULL };
+	for (char *tok = strtok_r(list, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		char host[256], seg[PS_NAME_MAX + 1], at[300];
+		int port, rc = ps_locator_parse(tok, host, sizeof(host), &port, seg);
+		if (rc)
+			return rc;
+		snprintf(at, sizeof(at), "%s:%d/", host, port);
+		f->at = at;
+		if ((rc = ps_remote_list(host, port, &ra, s->job, collect, f)))
+			return rc;
+	}
 	return 0;
 }
 
@@ -125,8 +147,8 @@ static int thread_index(es_scope *s, const char *name)
 
 static int attach(es_scope *s)
 {
-	struct found f = { .job = s->job };
-	int rc = ps_shm_list(collect, &f);
+	struct found f = { .job = s->job, .at = "" };
+	int rc = s->servers[0] ? list_servers(s, &f) : ps_shm_list(collect, &f);
 	if (rc || !f.n) {
 		free(f.names);
 		return rc ? rc : PS_ENOENT;
@@ -137,8 +159,9 @@ static int attach(es_scope *s)
 	if (!s->spaces)
 		return PS_ENOMEM;
 	int total = 0;
+	struct ps_remote_attr ra = { .secret_file = s->secret_file[0] ? s->secret_file : NULL };
 	for (int i = 0; i < f.n; i++) {
-		if (es_space_open(f.names[i], &s->spaces[s->nspaces]))
+		if (es_space_open_at(f.names[i], &ra, &s->spaces[s->nspaces]))
 			continue; /* not a trace space after all, or gone */
 		memmove(s->segs[s->nspaces], f.names[i], sizeof(f.names[i]));
 		total += es_space_collectors(s->spaces[s->nspaces]);
@@ -160,6 +183,7 @@ static int attach(es_scope *s)
 				continue;
 			if (ps_elem_open(es_space_server(s->spaces[i]), l->meta.trace, T, &l->elem))
 				continue;
+			ps_elem_set_layout(l->elem, ES_TRACE_LAYOUT);
 			l->segment = s->segs[i];
 			l->clock = es_space_clock(s->spaces[i]);
 			char key[PS_NAME_MAX + 1];
@@ -182,6 +206,10 @@ static int attach(es_scope *s)
 				sorted[k++] = s->leaves[i];
 	free(s->leaves);
 	s->leaves = sorted;
+	if (!(s->elems = calloc((size_t)s->nleaves, sizeof(*s->elems))))
+		return PS_ENOMEM;
+	for (int i = 0; i < s->nleaves; i++)
+		s->elems[i] = s->leaves[i].elem;
 	return 0;
 }
 
@@ -240,8 +268,8 @@ static int build(es_scope *s)
 	int rc = leaf && thr ? 0 : PS_ENOMEM;
 	for (int i = 0; i < s->nleaves && !rc; i++) {
 		rc = paths_stage_element(s->leaves[i].elem, &leaf[i]);
-		if (!rc && s->spec.convert)
-			rc = wrap("convert", "space", s->leaves[i].segment, &leaf[i]);
+		if (!rc && s->spec.convert && !(rc = wrap("convert", NULL, NULL, &leaf[i])))
+			es__convert_clock(leaf[i], s->leaves[i].clock); /* the space is open already */
 		if (!rc)
 			rc = wrap("latest", NULL, NULL, &leaf[i]);
 	}
@@ -318,7 +346,10 @@ int es_scope_create(const struct es_scope_spec *spec, es_scope **out)
 	    (spec->view == PM_VIEW_THREAD && !spec->of) ||
 	    (spec->runs != PM_RUNS_MONITOR && spec->runs != PM_RUNS_THREAD &&
 	     spec->runs != PM_RUNS_PROCESS) ||
-	    spec->reduce > ES_REDUCE_COUNT || spec->rate_hz < 0)
+	    spec->reduce > ES_REDUCE_COUNT || spec->rate_hz < 0 ||
+	    (spec->servers && spec->runs == PM_RUNS_PROCESS) ||
+	    (spec->servers && strlen(spec->servers) >= sizeof(((es_scope *)0)->servers)) ||
+	    (spec->secret_file && strlen(spec->secret_file) >= sizeof(((es_scope *)0)->secret_file)))
 		return PS_EINVAL;
 	int rc = es_scopes_register();
 	if (rc)
@@ -331,6 +362,10 @@ int es_scope_create(const struct es_scope_spec *spec, es_scope **out)
 	snprintf(s->of, sizeof(s->of), "%s", spec->of ? spec->of : "");
 	s->spec.job = s->job;
 	s->spec.of = s->of;
+	snprintf(s->servers, sizeof(s->servers), "%s", spec->servers ? spec->servers : "");
+	snprintf(s->secret_file, sizeof(s->secret_file), "%s", spec->secret_file ? spec->secret_file : "");
+	s->spec.servers = spec->servers ? s->servers : NULL;
+	s->spec.secret_file = spec->secret_file ? s->secret_file : NULL;
 	if ((rc = attach(s)) || (rc = build(s)) ||
 	    (spec->runs == PM_RUNS_PROCESS && (rc = start_helper(s)))) {
 		es_scope_destroy(s);
@@ -363,6 +398,7 @@ void es_scope_destroy(es_scope *s)
 		es_space_destroy(s->spaces[i]);
 	free(s->spaces);
 	free(s->segs);
+	free(s->elems);
 	free(s->leaves);
 	free(s->threads);
 	free(s->cursor);
@@ -409,6 +445,7 @@ int es_scope_refresh(es_scope *s)
 	SWAP(s->segs, n->segs);
 	SWAP(s->nleaves, n->nleaves);
 	SWAP(s->leaves, n->leaves);
+	SWAP(s->elems, n->elems);
 	SWAP(s->nthreads, n->nthreads);
 	SWAP(s->threads, n->threads);
 	SWAP(s->root, n->root);
@@ -467,6 +504,13 @@ int es_scope_pull(es_scope *s, struct es_trace *out)
 		uint64_t ask = ++s->asked;
 		int rc = ps_write(s->req, &ask, 5000, NULL);
 		return rc ? rc : ps_read(s->rep, ask - 1, out, 5000, NULL);
+	}
+	/* Remote leaves: all of them in one request per server, which the
+	 * tree's reads then find waiting. */
+	if (s->servers[0]) {
+		int rc = ps_prefetch_latest(s->elems, s->nleaves);
+		if (rc < 0)
+			return rc;
 	}
 	struct paths_op op = { .code = PATHS_READ_LATEST, .buf = out, .size = (size_t)s->width * T };
 	return paths_run(s->root, &op);

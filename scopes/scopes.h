@@ -14,7 +14,8 @@ extern "C" {
 
 /*
  * A scope attaches read-only to the trace spaces a job left on this host
- * (JOB.tN from pathmap jobs, JOB.rN from libescollect.so) and sees their
+ * (JOB.tN from pathmap jobs, JOB.rN from libescollect.so), or that tuple
+ * servers elsewhere serve, and sees their
  * trace elements as leaves.  Nothing is gathered until a monitor pulls:
  * then an operation runs down a tree of PATHS stages whose inner nodes
  * gather (fork), reduce, filter and convert, and whose shape and placement
@@ -67,6 +68,13 @@ struct es_scope_spec {
 	double rate_hz;      /* pulls at most this often; 0 = no limit */
 	enum es_reduce reduce; /* per thread: one tuple each; NONE: one per leaf */
 	bool convert;        /* stamps to ns (on by default through es_scope_spec_default) */
+	/* Where the job's trace spaces are: NULL for this host's shared
+	 * segments; else "HOST:PORT[,HOST:PORT...]", tuple servers (psadm serve,
+	 * or the job's own) whose segments JOB.tN and JOB.rN the scope takes.
+	 * Their trees run in the monitor or its threads (not runs: process),
+	 * and each pull fetches every leaf in one request per server. */
+	const char *servers;
+	const char *secret_file; /* for servers off loopback */
 };
 void es_scope_spec_default(struct es_scope_spec *s, const char *job);
 /* The spec of a pathmap's scope, by name. */
@@ -87,7 +95,7 @@ int es_scope_refresh(es_scope *s);
 
 /* The leaves, in gather order (grouped by thread), and the threads. */
 struct es_leaf {
-	const char *segment;   /* its trace space */
+	const char *segment;   /* its trace space: SEGMENT or HOST:PORT/SEGMENT */
 	struct es_meta meta;
 	ps_elem *elem;         /* read-only */
 	const struct es_clock *clock;

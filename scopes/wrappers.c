@@ -191,6 +191,11 @@ static int convert_init(paths_stage *self, const struct paths_params *p)
 	return 0;
 }
 
+void es__convert_clock(paths_stage *self, const struct es_clock *c)
+{
+	((struct convert *)paths_stage_state(self))->clock = *c;
+}
+
 static int convert_op(paths_stage *self, struct paths_op *op)
 {
 	int rc = paths_forward(self, op);

@@ -65,6 +65,8 @@ START_TEST(every_operation)
 			 PS_ENOENT);
 	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", x.port, "seg", PS_RDWR, NULL, &r), 0);
 	ck_assert_int_eq(ps_server_count(r), 2);
+	int64_t off = ps_server_clock_offset(r); /* one host: the same clock */
+	ck_assert_int_lt(off < 0 ? -off : off, 1000000000);
 	char name[PS_NAME_MAX + 1];
 	ck_assert_int_eq(ps_server_elem_name(r, 1, name), 0);
 	ck_assert_str_eq(name, "f");
@@ -285,14 +287,39 @@ START_TEST(node_daemon_serves_shm)
 	ck_assert_int_eq(ps_elem_open(r, "trace", 36, &re), 0);
 	ck_assert_int_eq(ps_read_latest(re, g, NULL), 0);
 	ck_assert_mem_eq(g, t, 36);
+	char where[128];
+	snprintf(where, sizeof(where), "127.0.0.1:%d/%s", ps_tcp_port(tcp), seg);
+	ck_assert_int_eq(ps_state_at(where, NULL), PS_SHM_LIVE);
 	/* opened read-only by the daemon: the client's RDWR does not make it writable */
 	ck_assert_int_eq(ps_write(re, t, 0, NULL), PS_EROFS);
 	ps_elem_close(re);
 	ps_server_destroy(r);
-	ps_tcp_stop(tcp);
 	ps_elem_close(e);
 	ps_server_destroy(s);
+	ck_assert_int_eq(ps_state_at(where, NULL), PS_SHM_CLOSED); /* its creator closed it */
+	ps_tcp_stop(tcp);
+	ck_assert_int_lt(ps_state_at(where, NULL), 0); /* the server is gone */
 	ps_shm_unlink(seg);
+}
+END_TEST
+
+START_TEST(locators)
+{
+	char host[64], seg[PS_NAME_MAX + 1];
+	int port;
+	ck_assert_int_eq(ps_locator_parse("node1:4000/job.r0", host, sizeof(host), &port, seg), 0);
+	ck_assert_str_eq(host, "node1");
+	ck_assert_int_eq(port, 4000);
+	ck_assert_str_eq(seg, "job.r0");
+	ck_assert_int_eq(ps_locator_parse("10.0.0.2:5", host, sizeof(host), &port, seg), 0);
+	ck_assert_str_eq(seg, "");
+	ck_assert_int_eq(ps_locator_parse("node1", host, sizeof(host), &port, seg), PS_EINVAL);
+	ck_assert_int_eq(ps_locator_parse(":4000", host, sizeof(host), &port, seg), PS_EINVAL);
+	ck_assert_int_eq(ps_locator_parse("h:0/x", host, sizeof(host), &port, seg), PS_EINVAL);
+	ck_assert_int_eq(ps_locator_parse("h:70000/x", host, sizeof(host), &port, seg), PS_EINVAL);
+	ck_assert_int_eq(ps_locator_parse("h:12x/x", host, sizeof(host), &port, seg), PS_EINVAL);
+	ps_server *s;
+	ck_assert_int_eq(ps_server_open_at("127.0.0.1:1/x", 0, NULL, &s), -ECONNREFUSED);
 }
 END_TEST
 
@@ -477,7 +504,7 @@ static void *fake_server(void *arg)
 			n = 12;
 			break;
 		case PSW_ATTACH:
-			n = 8 + PS_USER_AREA;
+			n = 12 + PS_USER_AREA;
 			out[4] = 1;
 			break;
 		case PSW_OPEN:
@@ -492,6 +519,9 @@ static void *fake_server(void *arg)
 			n = 28;
 			break;
 		}
+		case PSW_TIME:
+			n = 8;
+			break;
 		default:
 			n = 4;
 		}
@@ -518,6 +548,8 @@ START_TEST(other_byte_order)
 	ck_assert_int_eq(ps_elem_open(r, "x", 16, &e), 0);
 	ck_assert_int_eq(ps_elem_set_layout(e, "qih"), PS_EINVAL); /* 14 bytes, not 16 */
 	ck_assert_int_eq(ps_elem_set_layout(e, "qihz"), PS_EINVAL);
+	ck_assert_int_eq(ps_elem_set_layout(e, "q0b"), PS_EINVAL);
+	ck_assert_int_eq(ps_elem_set_layout(e, "12b2h"), 0); /* counts: 16 bytes */
 	struct __attribute__((packed)) {
 		uint64_t q;
 		uint32_t i;
@@ -550,6 +582,7 @@ Suite *remote_suite(void)
 	tcase_add_test(tc, secrets);
 	tcase_add_test(tc, malformed_input);
 	tcase_add_test(tc, other_byte_order);
+	tcase_add_test(tc, locators);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -379,6 +379,71 @@ START_TEST(refresh_takes_in_late_leaves)
 }
 END_TEST
 
+/* The same job seen from another host: its trace space served by a node
+ * daemon, the scope given the server instead of this host's segments. */
+START_TEST(remote_scope_sees_what_a_local_one_does)
+{
+	make_job(8);
+	uint64_t base = es_space_clock(sp)->raw0;
+	put(0, base + 10, base + 20, ES_OP_WRITE);
+	put(1, base + 30, base + 1000, ES_OP_READ);
+	put(2, base + 5, base + 6, ES_OP_TAKE);
+	for (int i = 0; i < 5; i++)
+		put(3, base + 40 + (uint64_t)i, base + 41 + (uint64_t)i, ES_OP_READ);
+	struct ps_tcp_attr ta = { .shm_prefix = job };
+	ps_tcp *t;
+	ck_assert_int_eq(ps_tcp_start(&ta, &t), 0);
+	char servers[64];
+	snprintf(servers, sizeof(servers), "127.0.0.1:%d", ps_tcp_port(t));
+	struct es_scope_spec spec;
+	es_scope_spec_default(&spec, job);
+	spec.reduce = ES_REDUCE_NONE;
+	es_scope *local, *remote;
+	ck_assert_int_eq(es_scope_create(&spec, &local), 0);
+	spec.servers = servers;
+	spec.runs = PM_RUNS_PROCESS;
+	ck_assert_int_eq(es_scope_create(&spec, &remote), PS_EINVAL); /* no helper process */
+	for (int runs = PM_RUNS_MONITOR; runs <= PM_RUNS_THREAD; runs++) {
+		spec.runs = (enum pm_runs)runs;
+		ck_assert_int_eq(es_scope_create(&spec, &remote), 0);
+		ck_assert_int_eq(es_scope_leaves(remote), 4);
+		ck_assert_int_eq(es_scope_threads(remote), 3);
+		char where[128];
+		snprintf(where, sizeof(where), "%s/%s.t0", servers, job);
+		ck_assert_str_eq(es_scope_leaf(remote, 0)->segment, where);
+		struct es_trace a[4], b[4];
+		struct ps_tcp_counts c0, c1;
+		ck_assert_int_eq(es_scope_pull(local, a), 0);
+		ps_tcp_counts(t, &c0);
+		ck_assert_int_eq(es_scope_pull(remote, b), 0);
+		ps_tcp_counts(t, &c1);
+		ck_assert_mem_eq(a, b, sizeof(a)); /* same tuples, same ns */
+		ck_assert_uint_eq(c1.frames - c0.frames, 1); /* four leaves, one request */
+		es_scope_destroy(remote);
+	}
+	/* consuming every event, and where a thread waits, work remotely too */
+	spec.runs = PM_RUNS_MONITOR;
+	ck_assert_int_eq(es_scope_create(&spec, &remote), 0);
+	struct es_trace ev[16];
+	uint64_t missed;
+	ck_assert_int_eq(es_scope_consume(remote, ev, 16, &missed), 8);
+	ck_assert_uint_eq(missed, 0);
+	uint64_t now = es_now();
+	es_note_begin(ps_elem_notes(te[2]), now, ES_OP_TAKE, 2);
+	unsigned op;
+	uint32_t element;
+	uint64_t since;
+	int leaf;
+	ck_assert_int_eq(es_scope_in_flight(remote, 1, &op, &element, &since, &leaf), 1);
+	ck_assert_uint_eq(op, ES_OP_TAKE);
+	ck_assert_uint_lt(since, 60ull * 1000000000u); /* on this host's clock: not hours off */
+	es_scope_destroy(remote);
+	es_scope_destroy(local);
+	ps_tcp_stop(t);
+	drop_job();
+}
+END_TEST
+
 START_TEST(spec_from_pathmap)
 {
 	static const char text[] = "pathmap: 1\nname: j\nscopes:\n"
@@ -413,6 +478,7 @@ Suite *scopes_suite(void)
 	tcase_add_test(tc, consume_counts_exactly);
 	tcase_add_test(tc, in_flight_from_notes);
 	tcase_add_test(tc, refresh_takes_in_late_leaves);
+	tcase_add_test(tc, remote_scope_sees_what_a_local_one_does);
 	tcase_add_test(tc, spec_from_pathmap);
 	suite_add_tcase(s, tc);
 	return s;
