@@ -170,7 +170,7 @@ $(UNIT_BIN): $(call obj,$(UNIT_SRC)) $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) $(EXT_LIBS) $(LDLIBS)
 
-BENCH_BINS := $(BUILD)/bench/pastset $(BUILD)/bench/paths $(BUILD)/bench/scopes
+BENCH_BINS := $(BUILD)/bench/pastset $(BUILD)/bench/paths $(BUILD)/bench/scopes $(BUILD)/bench/remote
 OBSERVE := $(BUILD)/bench/observe $(BUILD)/bench/nested
 
 $(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(LIBS)
