@@ -113,7 +113,8 @@ static void where(const pm_map *m, enum pm_place pl, int home, char *buf, size_t
 		snprintf(buf, len, "in shared segment %s.%s", m->model.name, m->ho[home].name);
 		break;
 	case PM_REMOTE:
-		snprintf(buf, len, "on host %s, reached remotely (not supported yet)", m->ho[home].name);
+		snprintf(buf, len, "in shared segment %s.%s, reached from other hosts through its "
+			 "tuple server", m->model.name, m->ho[home].name);
 		break;
 	}
 }

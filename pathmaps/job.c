@@ -1,6 +1,10 @@
 /* job.c - makes one process of a pathmap real: servers, elements, paths, trees, core binding. */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <hwloc.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +24,17 @@ struct pm_job {
 	hwloc_topology_t topo;
 	bool topo_loaded;
 	char trace_space[PS_NAME_MAX + 1]; /* where collectors write: "" = process memory */
+	/* across hosts */
+	ps_tcp *tcp;           /* the tuple server this process runs for its host */
+	ps_server **remote;    /* per host: its segment, reached through its server */
+	char (*addr)[64];      /* per host: where its server listens */
+	int *port;             /* per host: 0 if unknown */
+	char servers[1024];
+};
+
+struct srv_rec { /* what a process tells the others at start-up */
+	int32_t host, port;
+	char addr[56];
 };
 
 static int jfail(char *err, size_t len, int rc, const char *fmt, ...)
@@ -93,19 +108,66 @@ static bool uses_here(const pm_map *m, int p, int e)
 	return false;
 }
 
+/* Host h's segment through its tuple server, opened on first use; waits up
+ * to 30 s for a server that is not up yet. */
+static int remote_server(pm_job *j, int h, ps_server **out, char *err, size_t errlen)
+{
+	const pm_map *m = j->m;
+	if (j->remote[h]) {
+		*out = j->remote[h];
+		return 0;
+	}
+	if (!j->port[h])
+		return jfail(err, errlen, PS_EINVAL, "%s:%d: servers: where host '%s' serves is "
+			     "unknown: port 0 needs the processes to exchange addresses at start-up "
+			     "(under mpirun); give a port", m->model.file, m->model.servers.line,
+			     m->ho[h].name);
+	char seg[PS_NAME_MAX + 8];
+	seg_name(m, h, seg, sizeof(seg));
+	struct ps_remote_attr ra = { .secret_file = m->model.servers.secret_file };
+	int rc = PS_ETIMEDOUT;
+	for (int tries = 0; tries < 3000; tries++) {
+		rc = ps_server_open_remote(j->addr[h], j->port[h], seg, PS_RDWR, &ra, &j->remote[h]);
+		if (rc != -ECONNREFUSED && rc != PS_ENOENT)
+			break;
+		usleep(10000);
+	}
+	if (rc)
+		return jfail(err, errlen, rc, "host '%s' (%s:%d, segment %s): %s", m->ho[h].name,
+			     j->addr[h], j->port[h], seg, ps_strerror(rc));
+	*out = j->remote[h];
+	return 0;
+}
+
+/* An element another host makes: waits up to 30 s for it to appear. */
+static int open_remote_elem(ps_server *srv, const char *name, size_t size, ps_elem **out)
+{
+	int rc = PS_ENOENT;
+	for (int tries = 0; tries < 3000 && rc == PS_ENOENT; tries++)
+		if ((rc = ps_elem_open(srv, name, size, out)) == PS_ENOENT)
+			usleep(10000);
+	return rc;
+}
+
 static int make_elem(pm_job *j, int e, char *err, size_t errlen)
 {
 	const struct pm_element *el = &j->m->el[e];
-	if (el->place == PM_REMOTE)
-		return jfail(err, errlen, PS_EINVAL, "%s:%d: element '%s' is used from several hosts, "
-			     "which needs a remote tuple server: not supported yet", j->m->model.file,
-			     el->line, el->name);
-	ps_server *srv = el->place == PM_NODE ? j->node : j->local;
+	int here = j->m->pr[j->proc].host, rc;
+	if (el->place == PM_REMOTE && el->home != here) {
+		ps_server *rs;
+		if ((rc = remote_server(j, el->home, &rs, err, errlen)))
+			return rc;
+		if ((rc = open_remote_elem(rs, el->name, el->tuple_size, &j->elems[e])))
+			return jfail(err, errlen, rc, "element '%s' on host '%s': %s", el->name,
+				     j->m->ho[el->home].name, ps_strerror(rc));
+		return 0;
+	}
+	ps_server *srv = el->place == PM_PROCESS ? j->local : j->node;
 	/* Several threads of a process may write a data element. */
 	struct ps_elem_attr a = { .tuple_size = el->tuple_size, .threshold = el->threshold,
 				  .mode = el->mode, .flags = PS_MULTI_WRITER | PS_EXACT_WAKE };
-	int rc = ps_elem_create(srv, el->name, &a, &j->elems[e]);
-	if (rc == PS_EEXIST && el->place == PM_NODE)
+	rc = ps_elem_create(srv, el->name, &a, &j->elems[e]);
+	if (rc == PS_EEXIST && el->place != PM_PROCESS)
 		rc = ps_elem_open(srv, el->name, el->tuple_size, &j->elems[e]);
 	if (rc)
 		return jfail(err, errlen, rc, "element '%s': %s", el->name, ps_strerror(rc));
@@ -177,9 +239,13 @@ static int make_path(pm_job *j, int i, char *err, size_t errlen)
 static int make_tree(pm_job *j, int i, char *err, size_t errlen)
 {
 	const struct pm_tree *t = &j->m->tr[i];
-	if (t->place == PM_REMOTE)
-		return jfail(err, errlen, PS_EINVAL, "tree '%s' spans hosts, which needs remote tuple "
-			     "servers: not supported yet", t->name);
+	/* A tree across hosts keeps its elements on one host, its home: the
+	 * others reach them through its server. */
+	ps_server *srv = t->place == PM_PROCESS ? j->local : j->node;
+	int rc;
+	if (t->place == PM_REMOTE && t->home != j->m->pr[j->proc].host &&
+	    (rc = remote_server(j, t->home, &srv, err, errlen)))
+		return rc;
 	static const char *const coll[1] = { "collector" };
 	char thr[16];
 	snprintf(thr, sizeof(thr), "%u", j->m->model.trace.threshold);
@@ -195,16 +261,112 @@ static int make_tree(pm_job *j, int i, char *err, size_t errlen)
 	struct paths_tree_spec spec = {
 		.name = t->name, .nparticipants = t->n, .fanout = t->fanout,
 		.max_bytes = t->max_bytes, .runs_on = t->runs_on,
-		.server = t->place == PM_NODE ? j->node : j->local,
+		.server = srv,
 		.nstages = t->collector ? 1 : 0, .stage_types = coll, .stage_params = &params,
 	};
-	int rc = paths_tree_create(&spec, &j->trees[i]);
+	rc = paths_tree_create(&spec, &j->trees[i]);
 	if (rc)
 		return jfail(err, errlen, rc, "tree '%s': %s", t->name, ps_strerror(rc));
 	return 0;
 }
 
+bool pm_needs_servers(const pm_map *m)
+{
+	bool need = m->model.servers.given;
+	for (int e = 0; e < m->model.nelements; e++)
+		need |= m->el[e].place == PM_REMOTE;
+	for (int i = 0; i < m->model.ntrees; i++)
+		need |= m->tr[i].place == PM_REMOTE;
+	return need;
+}
+
+/* An address of this host other hosts can reach: its first IPv4 interface
+ * that is up and not loopback. */
+static void first_address(char *buf, size_t len)
+{
+	struct ifaddrs *ifs, *i;
+	snprintf(buf, len, "127.0.0.1");
+	if (getifaddrs(&ifs))
+		return;
+	for (i = ifs; i; i = i->ifa_next)
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && (i->ifa_flags & IFF_UP) &&
+		    !(i->ifa_flags & IFF_LOOPBACK)) {
+			inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, buf,
+				  (socklen_t)len);
+			break;
+		}
+	freeifaddrs(ifs);
+}
+
+/* Starts this host's tuple server if this process is the one to run it,
+ * then learns where every host's server is. */
+static int start_servers(pm_job *j, const struct pm_job_attr *attr, char *err, size_t errlen)
+{
+	const pm_map *m = j->m;
+	const struct pm_servers *sv = &m->model.servers;
+	int nh = m->model.nhosts, here = m->pr[j->proc].host, rc;
+	j->remote = calloc((size_t)nh, sizeof(*j->remote));
+	j->addr = calloc((size_t)nh, sizeof(*j->addr));
+	j->port = calloc((size_t)nh, sizeof(*j->port));
+	if (!j->remote || !j->addr || !j->port)
+		return PS_ENOMEM;
+	for (int h = 0; h < nh; h++) {
+		snprintf(j->addr[h], sizeof(j->addr[h]), "%s",
+			 sv->listen != PM_LISTEN_LOOPBACK && m->ho[h].address ? m->ho[h].address
+										: "127.0.0.1");
+		j->port[h] = sv->port;
+	}
+	struct srv_rec mine = { .host = -1 };
+	if (sv->runs == PM_SERVER_THREAD && seg_owner(m, j->proc)) {
+		char prefix[PS_NAME_MAX + 1];
+		snprintf(prefix, sizeof(prefix), "%s.", m->model.name);
+		const char *bind = sv->listen == PM_LISTEN_ANY ? "0.0.0.0" : j->addr[here];
+		struct ps_tcp_attr ta = { .addr = bind, .port = sv->port,
+					  .secret_file = sv->secret_file, .shm_prefix = prefix,
+					  .shm_writable = true };
+		if ((rc = ps_tcp_start(&ta, &j->tcp)))
+			return jfail(err, errlen, rc, "%s:%d: servers: listening on %s:%d: %s%s",
+				     m->model.file, sv->line, bind, sv->port, ps_strerror(rc),
+				     rc == PS_EACCES ? " (the secret file must be readable by its owner "
+				     "only)" : "");
+		if (sv->listen == PM_LISTEN_ANY && !m->ho[here].address)
+			first_address(j->addr[here], sizeof(j->addr[here]));
+		j->port[here] = ps_tcp_port(j->tcp);
+		mine.host = here;
+		mine.port = j->port[here];
+		snprintf(mine.addr, sizeof(mine.addr), "%s", j->addr[here]);
+	}
+	if (attr && attr->allgather) {
+		struct srv_rec *all = calloc((size_t)m->model.nprocesses, sizeof(*all));
+		if (!all)
+			return PS_ENOMEM;
+		if ((rc = attr->allgather(&mine, all, sizeof(mine), attr->arg))) {
+			free(all);
+			return jfail(err, errlen, rc, "exchanging the tuple servers' addresses: %s",
+				     ps_strerror(rc));
+		}
+		for (int p = 0; p < m->model.nprocesses; p++)
+			if (all[p].host >= 0 && all[p].host < nh && all[p].port > 0) {
+				all[p].addr[sizeof(all[p].addr) - 1] = 0;
+				snprintf(j->addr[all[p].host], sizeof(j->addr[0]), "%s", all[p].addr);
+				j->port[all[p].host] = all[p].port;
+			}
+		free(all);
+	}
+	for (int h = 0; h < nh; h++)
+		if (j->port[h])
+			snprintf(j->servers + strlen(j->servers), sizeof(j->servers) - strlen(j->servers),
+				 "%s%s:%d", j->servers[0] ? "," : "", j->addr[h], j->port[h]);
+	return 0;
+}
+
 int pm_job_create(const pm_map *m, const char *process, pm_job **out, char *err, size_t errlen)
+{
+	return pm_job_start(m, process, NULL, out, err, errlen);
+}
+
+int pm_job_start(const pm_map *m, const char *process, const struct pm_job_attr *attr,
+		 pm_job **out, char *err, size_t errlen)
 {
 	if (!m || !process || !out)
 		return PS_EINVAL;
@@ -225,13 +387,16 @@ int pm_job_create(const pm_map *m, const char *process, pm_job **out, char *err,
 	int rc = PS_ENOMEM;
 	if (!j->elems || !j->paths || !j->trees || (rc = ps_server_create_local(&j->local)))
 		goto fail;
-	bool need_node = false;
+	/* Across hosts, each host's segment is what its server serves. */
+	bool servers = pm_needs_servers(m), need_node = servers;
 	for (int e = 0; e < m->model.nelements; e++)
 		need_node |= m->el[e].place == PM_NODE && uses_here(m, p, e);
 	for (int i = 0; i < m->model.ntrees; i++)
 		for (int k = 0; k < m->tr[i].n; k++)
 			need_node |= m->tr[i].place == PM_NODE && m->th[m->tr[i].threads[k]].process == p;
 	if (need_node && (rc = open_node(j, err, errlen)))
+		goto fail;
+	if (servers && (rc = start_servers(j, attr, err, errlen)))
 		goto fail;
 	for (int e = 0; e < m->model.nelements; e++)
 		if (uses_here(m, p, e) && (rc = make_elem(j, e, err, errlen)))
@@ -253,6 +418,11 @@ fail:
 	return rc;
 }
 
+const char *pm_job_servers(const pm_job *j)
+{
+	return j ? j->servers : "";
+}
+
 void pm_job_destroy(pm_job *j)
 {
 	if (!j)
@@ -267,6 +437,12 @@ void pm_job_destroy(pm_job *j)
 	free(j->trees);
 	free(j->paths);
 	free(j->elems);
+	ps_tcp_stop(j->tcp); /* before the segments it serves */
+	for (int h = 0; j->remote && h < m->model.nhosts; h++)
+		ps_server_destroy(j->remote[h]);
+	free(j->remote);
+	free(j->addr);
+	free(j->port);
 	ps_server_destroy(j->local);
 	ps_server_destroy(j->node);
 	if (j->topo_loaded)

@@ -1,5 +1,6 @@
 /* load.c - reads a YAML pathmap with libyaml and checks every field, reporting file:line:column. */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdarg.h>
@@ -452,10 +453,12 @@ static int cluster(struct ld *ld, yaml_node_t *c)
 	if (!n)
 		return fail(ld, list, "cluster.hosts: expected at least one host");
 	NOMEM(m->ho = pm__alloc(m, sizeof(*m->ho) * (size_t)n));
-	static const char *const hkeys[] = { "name", "cores", NULL };
+	static const char *const hkeys[] = { "name", "cores", "address", NULL };
+	static const char *const hreq[] = { "name", "cores", NULL };
 	for (int i = 0; i < n; i++) {
 		yaml_node_t *h = item(ld, list, i);
-		if ((rc = check_map(ld, h, "host", hkeys, hkeys)) ||
+		yaml_node_t *a = get(ld, h, "address");
+		if ((rc = check_map(ld, h, "host", hkeys, hreq)) ||
 		    (rc = as_name(ld, get(ld, h, "name"), "host name", 20, &m->ho[i].name)))
 			return rc;
 		for (int j = 0; j < i; j++)
@@ -464,6 +467,14 @@ static int cluster(struct ld *ld, yaml_node_t *c)
 					    m->ho[i].name);
 		if ((rc = cores_of(ld, get(ld, h, "cores"), &m->ho[i])))
 			return rc;
+		if (a) {
+			struct in_addr in;
+			const char *s = sval(a);
+			if (!s || inet_pton(AF_INET, s, &in) != 1)
+				return fail(ld, a, "host address: expected an IPv4 address like 10.0.0.2, "
+					    "got %s%s%s", s ? "'" : "", s ? s : kind(a), s ? "'" : "");
+			NOMEM(m->ho[i].address = pm__strdup(m, s));
+		}
 	}
 	m->model.nhosts = n;
 	return 0;
@@ -1009,11 +1020,63 @@ static int mpi(struct ld *ld, yaml_node_t *n)
 	return 0;
 }
 
+static int servers(struct ld *ld, yaml_node_t *n)
+{
+	struct pm_servers *sv = &ld->m->model.servers;
+	sv->runs = PM_SERVER_THREAD;
+	sv->listen = PM_LISTEN_LOOPBACK;
+	if (!n)
+		return 0;
+	static const char *const keys[] = { "runs", "listen", "port", "secret_file", NULL };
+	static const char *const runs[] = { "thread", "daemon", NULL };
+	static const char *const listen[] = { "loopback", "host", "any", NULL };
+	int rc = check_map(ld, n, "servers", keys, NULL), k;
+	yaml_node_t *v;
+	long port = 0;
+	if (rc)
+		return rc;
+	sv->given = true;
+	sv->line = (int)n->start_mark.line + 1;
+	if ((v = get(ld, n, "runs"))) {
+		if ((rc = as_choice(ld, v, "servers runs", runs, &k)))
+			return rc;
+		sv->runs = (enum pm_server_runs)(k + 1);
+	}
+	if ((v = get(ld, n, "listen"))) {
+		if ((rc = as_choice(ld, v, "servers listen", listen, &k)))
+			return rc;
+		sv->listen = (enum pm_listen)(k + 1);
+	}
+	if ((v = get(ld, n, "port")) && (rc = as_int(ld, v, "servers port", 0, 65535, &port)))
+		return rc;
+	sv->port = (int)port;
+	if ((v = get(ld, n, "secret_file"))) {
+		const char *s = sval(v);
+		if (!s || !*s)
+			return fail(ld, v, "servers secret_file: expected the path of a file, got %s",
+				    kind(v));
+		NOMEM(sv->secret_file = pm__strdup(ld->m, s));
+	}
+	if (sv->listen != PM_LISTEN_LOOPBACK && !sv->secret_file)
+		return fail(ld, get(ld, n, "listen"), "servers listen: a listener off loopback needs "
+			    "secret_file (a file only its owner can read, on every host)");
+	if (sv->runs == PM_SERVER_DAEMON && !sv->port)
+		return fail(ld, get(ld, n, "runs") , "servers runs: daemon: expected a port, where "
+			    "each host's psadm serve listens");
+	if (sv->listen == PM_LISTEN_HOST)
+		for (int i = 0; i < ld->m->model.nhosts; i++)
+			if (!ld->m->ho[i].address)
+				return fail(ld, get(ld, n, "listen"), "servers listen: host: expected "
+					    "an address for every host in the cluster map (host "
+					    "'%s' has none)", ld->m->ho[i].name);
+	return 0;
+}
+
 static int document(struct ld *ld, yaml_node_t *root)
 {
 	pm_map *m = ld->m;
 	static const char *const keys[] = { "pathmap", "name", "application", "cluster", "mapping",
-					    "paths", "trees", "trace", "scopes", "mpi", NULL };
+					    "paths", "trees", "trace", "scopes", "mpi", "servers", NULL };
 	static const char *const req[] = { "pathmap", "name", NULL };
 	static const char *const akeys[] = { "elements", "threads", NULL };
 	int rc;
@@ -1039,7 +1102,8 @@ static int document(struct ld *ld, yaml_node_t *root)
 	    (rc = trees(ld, get(ld, root, "trees"))) ||
 	    (rc = trace(ld, get(ld, root, "trace"))) ||
 	    (rc = scopes(ld, get(ld, root, "scopes"))) ||
-	    (rc = mpi(ld, get(ld, root, "mpi"))))
+	    (rc = mpi(ld, get(ld, root, "mpi"))) ||
+	    (rc = servers(ld, get(ld, root, "servers"))))
 		return rc;
 	return 0;
 }

@@ -68,6 +68,7 @@ struct pm_process {
 
 struct pm_host {
 	const char *name;
+	const char *address; /* where other hosts reach it (IPv4), or NULL */
 	int ncores;
 	const int *cores; /* OS indices */
 	bool from_hwloc;  /* the local host, as hwloc described it */
@@ -125,6 +126,19 @@ struct pm_mpi {
 	const char **calls;  /* "all", "point-to-point", "collectives" or MPI function names */
 };
 
+/* Tuple servers: how elements and trace spaces are reached from other hosts. */
+enum pm_server_runs { PM_SERVER_THREAD = 1, PM_SERVER_DAEMON };
+enum pm_listen { PM_LISTEN_LOOPBACK = 1, PM_LISTEN_HOST, PM_LISTEN_ANY };
+struct pm_servers {
+	bool given;
+	enum pm_server_runs runs; /* a thread in the host's first process (default), or
+				     a node daemon (psadm serve) already there */
+	enum pm_listen listen;    /* 127.0.0.1 (default), the host's address, or all */
+	int port;                 /* 0: any free one, exchanged at start-up */
+	const char *secret_file;  /* required unless listen is loopback */
+	int line;
+};
+
 struct pm_model {
 	const char *file;
 	const char *name;    /* the job: prefix of its segments */
@@ -138,6 +152,7 @@ struct pm_model {
 	const struct pm_scope *scopes;
 	struct pm_trace trace;
 	struct pm_mpi mpi;
+	struct pm_servers servers;
 };
 
 const struct pm_model *pm_model(const pm_map *m);
@@ -160,6 +175,27 @@ void pm_summary(const pm_map *m, FILE *out);
 typedef struct pm_job pm_job;
 int pm_job_create(const pm_map *m, const char *process, pm_job **out, char *err,
 		  size_t errlen);
+
+/*
+ * A job whose elements or trees span hosts reaches them through tuple
+ * servers (the pathmap's servers section): the first process of each host
+ * runs one in a thread, serving the job's segments of that host, unless a
+ * node daemon does.  Where they listen comes from the pathmap, or, for
+ * port 0, from the processes themselves: under mpirun they tell each other
+ * at start-up through `allgather`, which every process calls once with the
+ * same length and which returns every process's bytes in process order.
+ */
+struct pm_job_attr {
+	int (*allgather)(const void *mine, void *all, size_t len, void *arg);
+	void *arg;
+};
+int pm_job_start(const pm_map *m, const char *process, const struct pm_job_attr *attr,
+		 pm_job **out, char *err, size_t errlen);
+/* Whether the job needs tuple servers (the same answer in every process). */
+bool pm_needs_servers(const pm_map *m);
+/* The job's tuple servers, one per host: "ADDR:PORT,ADDR:PORT..." (what a
+ * monitor's --servers takes), or "" when it has none. */
+const char *pm_job_servers(const pm_job *j);
 void pm_job_destroy(pm_job *j);
 /* The path from thread to element (both by name), or NULL if there is none
  * in this process. */

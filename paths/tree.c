@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "internal.h"
@@ -72,6 +73,15 @@ static int elem_create_or_open(paths_tree *t, const char *name, uint32_t thr,
 	int rc = ps_elem_create(t->srv, name, &a, out);
 	if (rc == PS_EEXIST) /* another process of the tree made it first */
 		rc = ps_elem_open(t->srv, name, t->tuple_size, out);
+	/* on another host (a remote server): its processes make it; wait up
+	 * to 30 s for them */
+	for (int tries = 0; rc == PS_EROFS && tries < 3000; tries++)
+		if ((rc = ps_elem_open(t->srv, name, t->tuple_size, out)) == PS_ENOENT) {
+			rc = PS_EROFS;
+			usleep(10000);
+		}
+	if (rc == PS_EROFS)
+		rc = PS_ETIMEDOUT; /* never appeared */
 	if (!rc)
 		t->elems[t->nelems++] = *out;
 	return rc;

@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -74,7 +75,7 @@ START_TEST(syntax_and_top_level)
 	bad("- a\n- b\n", "t.yaml:1:1: pathmap: expected a mapping, got a list");
 	bad(HEAD APP "colour: blue\n",
 	    "t.yaml:11:1: unknown key 'colour' in pathmap (expected pathmap, name, application, "
-	    "cluster, mapping, paths, trees, trace, scopes, mpi)");
+	    "cluster, mapping, paths, trees, trace, scopes, mpi, servers)");
 	bad("name: job\n" APP, "t.yaml:1:1: pathmap: missing required key 'pathmap'");
 	bad("pathmap: 2\nname: job\n" APP,
 	    "t.yaml:1:10: pathmap (the schema version): expected an integer from 1 to 1, got '2'");
@@ -396,6 +397,139 @@ START_TEST(job_in_two_processes)
 }
 END_TEST
 
+START_TEST(servers_section)
+{
+	pm_map *m;
+	ck_assert_msg(load(HEAD "cluster:\n  hosts:\n    - { name: h0, cores: 1, address: 10.0.0.1 }\n"
+			   "servers: { runs: daemon, listen: host, port: 7000, secret_file: /s }\n",
+			   &m) == 0, "%s", err);
+	const struct pm_model *md = pm_model(m);
+	ck_assert(md->servers.given);
+	ck_assert_int_eq(md->servers.runs, PM_SERVER_DAEMON);
+	ck_assert_int_eq(md->servers.listen, PM_LISTEN_HOST);
+	ck_assert_int_eq(md->servers.port, 7000);
+	ck_assert_str_eq(md->servers.secret_file, "/s");
+	ck_assert_str_eq(md->hosts[0].address, "10.0.0.1");
+	ck_assert(pm_needs_servers(m));
+	pm_destroy(m);
+	ck_assert_int_eq(load(HEAD, &m), 0);
+	ck_assert(!pm_model(m)->servers.given);
+	ck_assert_int_eq(pm_model(m)->servers.listen, PM_LISTEN_LOOPBACK);
+	ck_assert(!pm_needs_servers(m));
+	pm_destroy(m);
+	bad(HEAD "cluster:\n  hosts:\n    - { name: h0, cores: 1, address: node0 }\n",
+	    "t.yaml:5:38: host address: expected an IPv4 address like 10.0.0.2, got 'node0'");
+	bad(HEAD "servers: { listen: any }\n",
+	    "t.yaml:3:20: servers listen: a listener off loopback needs secret_file (a file only "
+	    "its owner can read, on every host)");
+	bad(HEAD "servers: { runs: daemon }\n",
+	    "t.yaml:3:18: servers runs: daemon: expected a port, where each host's psadm serve listens");
+	bad(HEAD CLUSTER "servers: { listen: host, secret_file: /s }\n",
+	    "t.yaml:7:20: servers listen: host: expected an address for every host in the cluster "
+	    "map (host 'h0' has none)");
+	bad(HEAD "servers: { port: 70000 }\n",
+	    "t.yaml:3:18: servers port: expected an integer from 0 to 65535, got '70000'");
+	bad(HEAD "servers: { runs: process }\n",
+	    "t.yaml:3:18: servers runs: expected thread or daemon, got 'process'");
+}
+END_TEST
+
+/* Two hosts (both this machine, told apart by the pathmap): the shared row
+ * lives on h0 and p1 on h1 reaches it through h0's tuple server, found by
+ * exchanging addresses at start-up; the tree spans both. */
+static int pair_fd;
+static int pair_allgather(const void *mine, void *all, size_t len, void *arg)
+{
+	int me = *(int *)arg;
+	memcpy((char *)all + (size_t)me * len, mine, len);
+	if (write(pair_fd, mine, len) != (ssize_t)len ||
+	    read(pair_fd, (char *)all + (size_t)(1 - me) * len, len) != (ssize_t)len)
+		return PS_EINVAL;
+	return 0;
+}
+
+START_TEST(job_across_two_hosts)
+{
+	static const char text[] =
+		"application:\n  elements:\n    - { name: row, tuple_size: 64, threshold: 2 }\n"
+		"  threads:\n    - { name: t0, uses: [row] }\n    - { name: t1, uses: [row] }\n"
+		"cluster:\n  hosts:\n    - { name: h0, cores: 1 }\n    - { name: h1, cores: 1 }\n"
+		"mapping:\n  processes:\n    - { name: p0, host: h0, threads: [t0] }\n"
+		"    - { name: p1, host: h1, threads: [t1] }\n"
+		"trees:\n  - { name: sum, threads: [t0, t1] }\n";
+	char buf[2048];
+	snprintf(buf, sizeof(buf), "pathmap: 1\nname: x%d\n%s", (int)getpid(), text);
+	pm_map *m;
+	ck_assert_msg(load(buf, &m) == 0, "%s", err);
+	ck_assert_int_eq(pm_model(m)->elements[0].place, PM_REMOTE);
+	ck_assert_int_eq(pm_model(m)->trees[0].place, PM_REMOTE);
+	pm_job *j;
+	/* without a port and without an exchange, h1 cannot find h0 */
+	pid_t lone = fork();
+	if (lone == 0) {
+		char e[512];
+		int rc = pm_job_create(m, "p1", &j, e, sizeof(e));
+		_exit(rc && strstr(e, "port 0 needs the processes to exchange addresses") ? 0 : 1);
+	}
+	int st;
+	waitpid(lone, &st, 0);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "no clear error without an exchange");
+	int sv[2];
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	pid_t pid[2];
+	for (int p = 0; p < 2; p++) {
+		pid[p] = fork();
+		if (pid[p] == 0) {
+			pair_fd = sv[p];
+			int me = p;
+			struct pm_job_attr a = { pair_allgather, &me };
+			char e[512];
+			const char *proc = p ? "p1" : "p0", *thr = p ? "t1" : "t0";
+			if (pm_job_start(m, proc, &a, &j, e, sizeof(e))) {
+				fprintf(stderr, "%s\n", e);
+				_exit(2);
+			}
+			/* both hosts' servers, known to both */
+			const char *list = pm_job_servers(j);
+			if (!strchr(list, ',') || strncmp(list, "127.0.0.1:", 10))
+				_exit(3);
+			paths_path *path = pm_job_path(j, thr, "row");
+			char row[64] = { 0 };
+			for (int i = 0; i < 50; i++) {
+				row[0] = (char)i;
+				if (p == 0 && paths_write(path, row, 10000, NULL))
+					_exit(4);
+				if (p == 1 && (paths_take(path, row, 10000, NULL) || row[0] != (char)i))
+					_exit(5);
+			}
+			paths_member *mb;
+			int64_t v = p + 1, out = 0;
+			for (int k = 0; k < 3; k++) {
+				if (paths_member_create(pm_job_tree(j, "sum"), p, &mb) ||
+				    paths_allreduce(mb, &v, &out, 1, PATHS_INT64, PATHS_SUM, 10000) || out != 3)
+					_exit(6);
+				paths_member_destroy(mb);
+			}
+			/* nobody leaves while the other may still reach its server */
+			char done = 1;
+			if (write(pair_fd, &done, 1) != 1 || read(pair_fd, &done, 1) != 1)
+				_exit(7);
+			pm_job_destroy(j);
+			_exit(0);
+		}
+	}
+	for (int p = 0; p < 2; p++) {
+		waitpid(pid[p], &st, 0);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "process %d: status %d", p, st);
+	}
+	close(sv[0]);
+	close(sv[1]);
+	ck_assert_int_eq(pm_job_unlink(m, "p0"), 0);
+	ck_assert_int_eq(pm_job_unlink(m, "p1"), 0);
+	pm_destroy(m);
+}
+END_TEST
+
 Suite *pathmaps_suite(void)
 {
 	Suite *s = suite_create("pathmaps");
@@ -418,6 +552,8 @@ Suite *pathmaps_suite(void)
 	tcase_add_test(tc, examples_are_valid);
 	tcase_add_test(tc, job_in_one_process);
 	tcase_add_test(tc, job_in_two_processes);
+	tcase_add_test(tc, servers_section);
+	tcase_add_test(tc, job_across_two_hosts);
 	suite_add_tcase(s, tc);
 	return s;
 }
