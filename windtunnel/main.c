@@ -30,6 +30,14 @@ static const char *usage =
 	"  -j, --job NAME       the job name monitors attach to (default wt<pid>)\n"
 	"      --stats-every K  allreduce the totals every K steps (default 20)\n"
 	"      --pathmap-out F  write the generated pathmap to F and go on\n"
+	"      --hosts H        spread the processes over H hosts (the ranks' own\n"
+	"                       hosts, in rank order): rows and totals between them go\n"
+	"                       through tuple servers, found by the ranks at start-up\n"
+	"      --serve          tuple servers even on one host, for monitors elsewhere\n"
+	"      --listen WHERE   where they listen: loopback (default) or any\n"
+	"      --port P         on this port (default: any free one)\n"
+	"      --secret-file F  the shared secret, needed with --listen any\n"
+	"      --servers-out F  write the servers' ADDR:PORT list to F (monitors' --servers)\n"
 	"      --picture F.png  at the end, the flow around the plate in matrix 0\n"
 	"  -q, --quiet          no progress lines\n"
 	"  -h, --help\n";
@@ -102,6 +110,14 @@ static void progress(const struct wt_totals *t, double seconds, void *arg)
 	fflush(stdout);
 }
 
+/* How the ranks tell each other where their tuple servers listen. */
+static int mpi_allgather(const void *mine, void *all, size_t len, void *arg)
+{
+	(void)arg;
+	return MPI_Allgather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, MPI_COMM_WORLD) ==
+	       MPI_SUCCESS ? 0 : PS_EINVAL;
+}
+
 int main(int argc, char **argv)
 {
 	int provided, rank, size;
@@ -120,8 +136,12 @@ int main(int argc, char **argv)
 		{ "stats-every", required_argument, NULL, 'k' },
 		{ "pathmap-out", required_argument, NULL, 'o' }, { "quiet", no_argument, NULL, 'q' },
 		{ "transport", required_argument, NULL, 'T' }, { "nested", no_argument, NULL, 'Z' }, { "picture", required_argument, NULL, 'P' },
+		{ "hosts", required_argument, NULL, 'H' }, { "serve", no_argument, NULL, 'S' },
+		{ "listen", required_argument, NULL, 'L' }, { "port", required_argument, NULL, 'p' },
+		{ "secret-file", required_argument, NULL, 'K' },
+		{ "servers-out", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' }, { 0 } };
-	const char *pm_out = NULL, *picture = NULL;
+	const char *pm_out = NULL, *picture = NULL, *servers_out = NULL;
 	bool quiet = false, bad = false, use_mpi = false;
 	int o;
 	while ((o = getopt_long(argc, argv, "s:N:t:m:l:cj:qh", opts, NULL)) != -1) {
@@ -155,6 +175,15 @@ int main(int argc, char **argv)
 			use_mpi = !strcmp(optarg, "mpi");
 			bad |= !use_mpi && strcmp(optarg, "pastset");
 			break;
+		case 'H': c.hosts = atoi(optarg); bad |= c.hosts < 1; break;
+		case 'S': c.serve = true; break;
+		case 'L':
+			c.listen = optarg;
+			bad |= strcmp(optarg, "loopback") && strcmp(optarg, "any");
+			break;
+		case 'p': c.port = atoi(optarg); bad |= c.port < 0 || c.port > 65535; break;
+		case 'K': c.secret_file = optarg; break;
+		case 'O': servers_out = optarg; break;
 		case 'q': quiet = true; break;
 		case 'h':
 			if (!rank)
@@ -166,7 +195,8 @@ int main(int argc, char **argv)
 	}
 	/* every rank sees the same arguments: they agree on the job name */
 	MPI_Bcast(job, sizeof(job), MPI_CHAR, 0, MPI_COMM_WORLD);
-	if (bad || optind != argc || c.n / c.slices < 2 || c.matrices * c.slices < size) {
+	if (bad || optind != argc || c.n / c.slices < 2 || c.matrices * c.slices < size ||
+	    c.hosts > size) {
 		if (!rank)
 			fprintf(stderr, "windtunnel: bad arguments (each slice needs 2 rows, and each "
 				"process a thread)\n%s", usage);
@@ -189,6 +219,8 @@ int main(int argc, char **argv)
 		pthread_mutex_init(&mctx.lock, NULL);
 		c.transport = &mpi_tr;
 	}
+	struct pm_job_attr ja = { mpi_allgather, NULL };
+	c.job_attr = &ja;
 	es_collectors_register();
 	char *text = malloc(1 << 20), err[512];
 	int len = text ? wt_pathmap_text(&c, text, 1 << 20) : -1;
@@ -207,6 +239,17 @@ int main(int argc, char **argv)
 	if (rc) {
 		fprintf(stderr, "windtunnel: rank %d: %s\n", rank, *err ? err : ps_strerror(rc));
 		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	if (!rank && *wt_run_servers(r)) {
+		printf("windtunnel: tuple servers %s (for monitors: --servers %s)\n", wt_run_servers(r),
+		       wt_run_servers(r));
+		FILE *f = servers_out ? fopen(servers_out, "w") : NULL;
+		if (f) {
+			fprintf(f, "%s\n", wt_run_servers(r));
+			fclose(f);
+		} else if (servers_out) {
+			perror(servers_out);
+		}
 	}
 	if (!rank)
 		printf("windtunnel: %d matrices of %d x %d (%s), %d slices each, %d processes, %d steps, "
@@ -276,11 +319,14 @@ int main(int argc, char **argv)
 	}
 	free(mine);
 	free(all);
-	wt_run_destroy(r);
-	/* the border rows' segment goes; trace spaces stay for the monitors */
+	/* nobody stops its tuple server while another host may still ask it */
 	MPI_Barrier(MPI_COMM_WORLD);
-	if (!rank)
-		pm_job_unlink(m, "p0");
+	wt_run_destroy(r);
+	/* the border rows' segments go; trace spaces stay for the monitors */
+	MPI_Barrier(MPI_COMM_WORLD);
+	char pname[16];
+	snprintf(pname, sizeof(pname), "p%d", rank);
+	pm_job_unlink(m, pname); /* each host's: a second try on one host finds it gone */
 	pm_destroy(m);
 	free(text);
 	MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);

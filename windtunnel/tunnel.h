@@ -39,6 +39,15 @@ struct wt_config {
 	bool collectors;
 	bool nested;          /* two more collectors inside each path's: the paper's way to time one */
 	const struct wt_transport *transport; /* NULL: PastSet elements over PATHS paths */
+	/* Across hosts: processes spread over `hosts` pathmap hosts (h0, h1...),
+	 * elements and trees between them reached through tuple servers.
+	 * serve: tuple servers even on one host, for monitors outside it. */
+	int hosts;
+	bool serve;
+	const char *listen;      /* loopback (default), any */
+	int port;
+	const char *secret_file;
+	const struct pm_job_attr *job_attr; /* how processes exchange server addresses */
 	/* called by one thread after each allreduce of the totals */
 	void (*progress)(const struct wt_totals *t, double seconds, void *arg);
 	void *progress_arg;
@@ -60,5 +69,7 @@ const struct wt_geometry *wt_run_geometry(const struct wt_run *r);
  * (picture.h); sums over processes give the whole picture. */
 void wt_run_picture(const struct wt_run *r, int matrix, int64_t *acc);
 void wt_run_destroy(struct wt_run *r);
+/* The job's tuple servers ("" without any): what monitors' --servers takes. */
+const char *wt_run_servers(const struct wt_run *r);
 
 #endif
