@@ -209,6 +209,11 @@ $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_late $(BUILD)/tests/mpi_split: $(BUI
 $(BUILD)/tests/mpi_check: $(BUILD)/obj/tests/integration/mpi_check.o $(LIBS)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
 
+# Test scaffolding: puts each MPI rank in a network namespace of its own (t_remote.sh).
+$(BUILD)/lib/libnetns_shim.so: tests/integration/netns_shim.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -shared $< -o $@
+
 $(BUILD)/obj/windtunnel/main.o: windtunnel/main.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -MMD -MP -c $< -o $@
@@ -218,7 +223,7 @@ $(BUILD)/bin/windtunnel: $(BUILD)/obj/windtunnel/main.o $(LIBS)
 	$(MPICC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
 
 ifeq ($(SAN)$(TSAN),)
-MPI_PARTS := $(ESCOLLECT) $(MPI_TESTS) $(BUILD)/bin/windtunnel
+MPI_PARTS := $(ESCOLLECT) $(MPI_TESTS) $(BUILD)/bin/windtunnel $(BUILD)/lib/libnetns_shim.so
 endif
 
 APPS := $(BUILD)/tests/app_stall $(BUILD)/tests/app_tree

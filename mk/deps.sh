@@ -17,6 +17,7 @@ need libhwloc-dev   have_pc hwloc
 need check          have_pc check
 need libopenmpi-dev have_pc ompi-c
 need openmpi-bin    command -v mpirun
+need iproute2       command -v ip      # the remote test's network namespaces
 if [ "${1:-}" = bench ]; then # the collector benchmark compares with LTTng-UST
 	need liblttng-ust-dev have_pc lttng-ust
 	need lttng-tools      command -v lttng-sessiond

@@ -24,6 +24,10 @@ d5=$(run 2 -N 64 -t 60 -m 1 -l 6 -c) || exit 1
 echo "digests: $d1 $d2 $d3 $d4 $d5"
 [ "$d1" = "$d2" ] && [ "$d1" = "$d3" ] || die "the lattice depends on the number of processes"
 [ "$d1" = "$d4" ] && [ "$d1" = "$d5" ] || die "the lattice depends on the slicing or the collectors"
+# ranks on different pathmap hosts: rows and totals through tuple servers
+d9=$(run 3 -N 64 -t 60 -m 2 -l 3 --hosts 3) || exit 1
+d10=$(run 3 -N 64 -t 60 -m 2 -l 3 --hosts 2 -c) || exit 1
+[ "$d1" = "$d9" ] && [ "$d1" = "$d10" ] || die "the lattice depends on the hosts"
 d7=$(run 1 -N 64 -t 60 -m 2 -l 3 --transport mpi) || exit 1
 d8=$(run 3 -N 64 -t 60 -m 2 -l 3 --transport mpi) || exit 1
 [ "$d1" = "$d7" ] && [ "$d1" = "$d8" ] || die "the lattice depends on the transport"

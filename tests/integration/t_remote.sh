@@ -1,0 +1,96 @@
+#!/bin/sh
+# t_remote.sh - across hosts: the wind tunnel's ranks each in a network namespace of its own (own /dev/shm too), a monitor in a third watching them through their tuple servers only.
+set -u
+. "$(dirname "$0")/lib.sh"
+wt="$BUILD/bin/windtunnel"
+shim="$(cd "$BUILD/lib" 2>/dev/null && pwd)/libnetns_shim.so"
+[ -x "$wt" ] && [ -f "$shim" ] || { echo "no $wt (sanitizer build): skipped"; exit 0; }
+[ "$(id -u)" = 0 ] || { echo "skipped: network namespaces need root"; exit 0; }
+command -v ip >/dev/null || { echo "skipped: no ip command (iproute2)"; exit 0; }
+
+# Three namespaces on a bridge: es1 and es2 are the job's hosts, es0 the
+# monitor's workstation.  Names and subnet unique to this run.
+id=$$
+net="10.$((100 + id % 100)).$((id / 100 % 250)).0"
+pre=${net%.0}
+br="esb$id" ns0="es0_$id" ns1="es1_$id" ns2="es2_$id"
+secret=$(mktemp) wrong=$(mktemp) out=$(mktemp) srv=$(mktemp -u)
+cleanup() {
+	[ -n "${app:-}" ] && kill "$app" 2>/dev/null && wait "$app" 2>/dev/null
+	for i in 0 1 2; do ip netns del "es${i}_$id" 2>/dev/null; ip link del "esv${i}_$id" 2>/dev/null; done
+	ip link del "$br" 2>/dev/null
+	rm -f "$secret" "$wrong" "$out" "$srv"
+}
+trap cleanup EXIT
+if ! ip link add "$br" type bridge 2>/dev/null || ! ip netns add "$ns0" 2>/dev/null; then
+	echo "skipped: this machine does not allow network namespaces (ip netns add failed)"
+	exit 0
+fi
+ip addr add "$pre.254/24" dev "$br" && ip link set "$br" up || die "bridge $br"
+for i in 0 1 2; do
+	ns="es${i}_$id"
+	[ "$i" = 0 ] || ip netns add "$ns" || die "netns $ns"
+	ip link add "esv${i}_$id" type veth peer name eth0 netns "$ns" &&
+		ip link set "esv${i}_$id" master "$br" up &&
+		ip -n "$ns" addr add "$pre.$((i + 1))/24" dev eth0 &&
+		ip -n "$ns" link set eth0 up && ip -n "$ns" link set lo up || die "veth into $ns"
+done
+chmod 600 "$secret" "$wrong"
+echo "secret-$id-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')" >"$secret"
+echo "not-the-secret" >"$wrong"
+
+# mpirun talks to its ranks before they move; MPI itself over the bridge
+mpi() {
+	mpirun --oversubscribe --allow-run-as-root --mca btl self,tcp --mca btl_tcp_if_include "$br" \
+		-x PMIX_MCA_gds=hash -x LD_PRELOAD="$shim" -x ES_TEST_NETNS="$ns1,$ns2" "$@"
+}
+# in es0, with an empty /dev/shm of its own: only the network leads to the job
+at0() { ip netns exec "$ns0" unshare -m sh -c 'mount -t tmpfs none /dev/shm && exec "$@"' sh "$@"; }
+
+job="itrm$id"
+args="-N 64 -m 2 -l 3 -t 60 -q"
+# 1. The same lattice on two hosts as on one.
+one=$(mpirun --oversubscribe --allow-run-as-root -np 2 "$wt" $args -j "${job}a" | awk '/lattice digest/ {print $4}')
+two=$(mpi -np 2 "$wt" $args -j "${job}b" --hosts 2 --listen any --secret-file "$secret" --servers-out "$srv") ||
+	die "windtunnel across namespaces failed: $two"
+echo "$two" | grep -q ": conserved$" || die "not conserved across hosts: $two"
+digest=$(echo "$two" | awk '/lattice digest/ {print $4}')
+echo "digests: one host $one, two hosts $digest"
+[ -n "$one" ] && [ "$one" = "$digest" ] || die "two hosts gave another lattice"
+grep -q "^$pre.2:[0-9]*,$pre.3:[0-9]*$" "$srv" || die "servers not on the namespaces' addresses: $(cat "$srv")"
+rm -f "$srv"
+
+# 2. A long run, watched from es0 while it goes.
+mpi -np 2 "$wt" -N 128 -m 2 -l 3 -t 100000000 -c -q -j "${job}c" --stats-every 1000 --hosts 2 \
+	--listen any --secret-file "$secret" --servers-out "$srv" >"$out" 2>&1 &
+app=$!
+wait_for 30 test -s "$srv" || die "no tuple servers: $(cat "$out")"
+servers=$(cat "$srv")
+hb=$(at0 "$BIN/heartbeat" -p 300 -n 3 -w 10 --servers "$servers" --secret-file "$secret" "${job}c") ||
+	die "heartbeat from es0 failed: $hb"
+echo "$hb" | head -3
+echo "$hb" | grep -q "watching 7 threads" || die "heartbeat did not see both hosts' threads: $hb"
+echo "$hb" | grep -q "7 progressing, 0 stalled" || die "heartbeat saw no progress: $hb"
+ev=$(at0 "$BIN/geteventmon" -n 3 -p 200 -w 10 --servers "$servers" --secret-file "$secret" "${job}c" 2>&1) ||
+	die "geteventmon from es0 failed: $ev"
+echo "$ev" | grep -q " m0\.s0 " && echo "$ev" | grep -q " m1\.s2 " ||
+	die "geteventmon lacks events of one host"
+echo "$ev" | tail -1
+# the wrong secret is refused; the job does not notice
+bad=$(at0 "$BIN/heartbeat" -n 1 -w 1 --servers "$servers" --secret-file "$wrong" "${job}c" 2>&1) &&
+	die "a wrong secret was accepted"
+echo "$bad" | grep -qi "permission denied" || die "a wrong secret: unclear error: $bad"
+# a monitor killed mid-pull leaves the job running
+at0 "$BIN/geteventmon" -p 1 --servers "$servers" --secret-file "$secret" "${job}c" >/dev/null 2>&1 &
+mon=$!
+sleep 0.5
+kill -9 "$mon" 2>/dev/null
+wait "$mon" 2>/dev/null
+kill -0 "$app" 2>/dev/null || die "the job died with its monitor: $(cat "$out")"
+hb=$(at0 "$BIN/heartbeat" -p 300 -n 2 -w 5 --servers "$servers" --secret-file "$secret" "${job}c") ||
+	die "heartbeat after the killed monitor failed: $hb"
+echo "$hb" | grep -q "7 progressing, 0 stalled" || die "no progress after the killed monitor: $hb"
+kill "$app"
+wait "$app" 2>/dev/null
+app=
+exit 0
