@@ -191,7 +191,12 @@ void pm_show(const pm_map *m, FILE *out)
 			fputs("collector -> ", out);
 		for (int s = 0; s < p->nstages; s++)
 			print_stage(out, &p->stages[s]);
-		fprintf(out, "%s\n", md->elements[p->element].name);
+		const struct pm_element *e = &md->elements[p->element];
+		bool far = e->place == PM_REMOTE && md->processes[md->threads[p->thread].process].host != e->home;
+		/* the hop to another host: the element stage over a remote handle */
+		if (far)
+			fprintf(out, "[%s's tuple server] -> ", md->hosts[e->home].name);
+		fprintf(out, "%s\n", e->name);
 	}
 	if (md->ntrees)
 		fprintf(out, "trees:\n");

@@ -635,7 +635,7 @@ static int stage(struct ld *ld, yaml_node_t *n, struct pm_stage *st)
 		return fail(ld, tn, "stage: expected a wrapper type name, got %s", kind(tn));
 	const struct paths_wrapper_type *wt = paths_lookup(type);
 	if (!wt || !strcmp(type, "element") || !strcmp(type, "fork"))
-		return fail(ld, tn, "unknown wrapper type '%s' (expected pass, handoff%s)", type,
+		return fail(ld, tn, "unknown wrapper type '%s' (expected pass, handoff, remote%s)", type,
 			    paths_lookup("collector") ? ", collector" : "");
 	NOMEM(st->type = pm__strdup(m, type));
 	/* Try the parameters on a real instance now, so that a bad one is

@@ -9,6 +9,7 @@
 
 extern const struct paths_wrapper_type paths__element_type;
 extern const struct paths_wrapper_type paths__pass_type;
+extern const struct paths_wrapper_type paths__remote_type;
 extern const struct paths_wrapper_type paths__handoff_type;
 extern const struct paths_wrapper_type paths__fork_type;
 

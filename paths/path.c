@@ -127,6 +127,98 @@ const struct paths_wrapper_type paths__pass_type = {
 	.name = "pass", .init = pass_init, .op = pass_op,
 };
 
+/* --- remote: the path ends at an element on a tuple server elsewhere ----------- */
+
+/*
+ * at = HOST:PORT/SEGMENT (and element = NAME, by default the path's own
+ * element): operations go there instead of on to the next stage.  Jobs need
+ * no such stage: an element the pathmap places on another host is opened
+ * through that host's server and the path's element stage reaches it.  This
+ * one points a single path anywhere, by hand.  It connects on its first
+ * operation, so a pathmap that names it loads (and is checked) offline.
+ */
+struct remote {
+	pthread_mutex_t lock;
+	char at[256], element[PS_NAME_MAX + 1], secret[256];
+	ps_server *srv;
+	ps_elem *_Atomic e;
+};
+
+static int remote_init(paths_stage *self, const struct paths_params *p)
+{
+	static const char *const known[] = { "at", "element", "secret_file", NULL };
+	struct remote *r = self->state;
+	const char *at, *el, *sf;
+	char host[256], seg[PS_NAME_MAX + 1];
+	int port, rc = paths_params_only(p, known);
+	if (rc)
+		return rc;
+	if (paths_param_str(p, "at", NULL, &at) || ps_locator_parse(at, host, sizeof(host), &port, seg) ||
+	    !seg[0] || strlen(at) >= sizeof(r->at))
+		return paths_params_fail(p, "at", "at: expected HOST:PORT/SEGMENT, got '%s'",
+					 at ? at : "");
+	const char *arrow = p->path ? strstr(p->path, "->") : NULL;
+	paths_param_str(p, "element", arrow ? arrow + 2 : NULL, &el);
+	if (!el || !*el || strlen(el) > PS_NAME_MAX)
+		return paths_params_fail(p, "element", "element: expected the name of an element");
+	paths_param_str(p, "secret_file", "", &sf);
+	if (strlen(sf) >= sizeof(r->secret))
+		return paths_params_fail(p, "secret_file", "secret_file: path too long");
+	snprintf(r->at, sizeof(r->at), "%s", at);
+	snprintf(r->element, sizeof(r->element), "%s", el);
+	snprintf(r->secret, sizeof(r->secret), "%s", sf);
+	pthread_mutex_init(&r->lock, NULL);
+	return 0;
+}
+
+static int remote_op(paths_stage *self, struct paths_op *op)
+{
+	struct remote *r = self->state;
+	ps_elem *e = atomic_load_explicit(&r->e, memory_order_acquire);
+	if (__builtin_expect(!e, 0)) {
+		int rc = 0;
+		pthread_mutex_lock(&r->lock);
+		if (!r->srv) {
+			struct ps_remote_attr ra = { .secret_file = r->secret[0] ? r->secret : NULL };
+			rc = ps_server_open_at(r->at, PS_RDWR, &ra, &r->srv);
+		}
+		if (!rc && !(e = atomic_load_explicit(&r->e, memory_order_relaxed)) &&
+		    !(rc = ps_elem_open(r->srv, r->element, op->size, &e)))
+			atomic_store_explicit(&r->e, e, memory_order_release);
+		pthread_mutex_unlock(&r->lock);
+		if (rc)
+			return rc;
+	}
+	if (op->size != ps_elem_tuple_size(e))
+		return PS_ESIZE;
+	switch (op->code) {
+	case PATHS_WRITE:
+		return ps_write(e, op->buf, op->timeout_ms, &op->idx);
+	case PATHS_READ:
+		return ps_read(e, op->idx, op->buf, op->timeout_ms, &op->oldest);
+	case PATHS_READ_LATEST:
+		return ps_read_latest(e, op->buf, &op->idx);
+	case PATHS_TAKE:
+		return ps_take(e, op->buf, op->timeout_ms, &op->idx);
+	}
+	return PS_EINVAL;
+}
+
+static void remote_fini(paths_stage *self)
+{
+	struct remote *r = self->state;
+	if (!r->at[0])
+		return; /* init failed before it took anything */
+	ps_elem_close(r->e);
+	ps_server_destroy(r->srv);
+	pthread_mutex_destroy(&r->lock);
+}
+
+const struct paths_wrapper_type paths__remote_type = {
+	.name = "remote", .state_size = sizeof(struct remote), .init = remote_init,
+	.op = remote_op, .fini = remote_fini,
+};
+
 /* --- handoff: the rest of the path runs in a thread of its own ---------------- */
 
 struct handoff {

@@ -20,6 +20,7 @@ static void add_builtins(void)
 {
 	types[ntypes++] = &paths__element_type;
 	types[ntypes++] = &paths__pass_type;
+	types[ntypes++] = &paths__remote_type;
 	types[ntypes++] = &paths__handoff_type;
 	types[ntypes++] = &paths__fork_type;
 }

@@ -186,7 +186,7 @@ END_TEST
 START_TEST(paths_and_stages)
 {
 	bad(HEAD APP "paths:\n  stages: [pass, warp]\n",
-	    "t.yaml:12:18: unknown wrapper type 'warp' (expected pass, handoff)");
+	    "t.yaml:12:18: unknown wrapper type 'warp' (expected pass, handoff, remote)");
 	bad(HEAD APP "paths:\n  stages: [{ type: pass, speed: 3 }]\n",
 	    "t.yaml:12:33: unknown parameter 'speed' (expected no parameters)");
 	bad(HEAD APP "paths:\n  custom:\n    - { thread: t0, element: b, stages: [pass] }\n",

@@ -336,6 +336,59 @@ START_TEST(stage_argument_errors)
 }
 END_TEST
 
+/* A path whose element sits behind a tuple server: the remote stage goes
+ * there instead of to the element below it. */
+START_TEST(remote_stage)
+{
+	ps_server *far;
+	ps_elem *target, *near = elem("near", 4);
+	ck_assert_int_eq(ps_server_create_local(&far), 0);
+	struct ps_elem_attr a = { .tuple_size = 4, .threshold = 4 };
+	ck_assert_int_eq(ps_elem_create(far, "row", &a, &target), 0);
+	ps_tcp *t;
+	ck_assert_int_eq(ps_tcp_start(NULL, &t), 0);
+	ck_assert_int_eq(ps_tcp_add(t, "far", far), 0);
+	char at[64], err[256] = "";
+	snprintf(at, sizeof(at), "127.0.0.1:%d/far", ps_tcp_port(t));
+	paths_stage *el, *s;
+	paths_path *path;
+	ck_assert_int_eq(paths_stage_element(near, &el), 0);
+	struct paths_param kv[] = { { "at", at, 1, 1 } };
+	struct paths_params p = params_of(kv, 1, err, sizeof(err));
+	p.path = "t0->row"; /* the element, by default: the path's */
+	ck_assert_msg(paths_stage_create("remote", &p, el, &s) == 0, "%s", err);
+	ck_assert_int_eq(paths_path_create("t0->row", s, 4, &path), 0);
+	uint32_t v = 42, got = 0;
+	ck_assert_int_eq(paths_write(path, &v, 0, NULL), 0);
+	ck_assert_int_eq(ps_read_latest(target, &got, NULL), 0); /* it went to the far one */
+	ck_assert_uint_eq(got, 42);
+	ck_assert_int_eq(ps_read_latest(near, &got, NULL), PS_ENODATA);
+	v = 43;
+	ck_assert_int_eq(ps_write(target, &v, 0, NULL), 0);
+	ck_assert_int_eq(paths_read_latest(path, &got, NULL), 0);
+	ck_assert_uint_eq(got, 43);
+	paths_path_destroy(path);
+	paths_stage_release(s);
+	/* bad places are caught when the stage is made; unreachable ones when used */
+	struct paths_param bad[] = { { "at", "nowhere", 2, 7 } };
+	p = params_of(bad, 1, err, sizeof(err));
+	ck_assert_int_eq(paths_stage_create("remote", &p, el, &s), PS_EINVAL);
+	ck_assert_str_eq(err, "t.yaml:2:7: at: expected HOST:PORT/SEGMENT, got 'nowhere'");
+	struct paths_param gone[] = { { "at", "127.0.0.1:1/far", 1, 1 }, { "element", "row", 1, 1 } };
+	p = params_of(gone, 2, err, sizeof(err));
+	ck_assert_int_eq(paths_stage_create("remote", &p, el, &s), 0);
+	ck_assert_int_eq(paths_path_create("x", s, 4, &path), 0);
+	ck_assert_int_eq(paths_write(path, &v, 0, NULL), -ECONNREFUSED);
+	paths_path_destroy(path);
+	paths_stage_release(s);
+	paths_stage_release(el);
+	ps_tcp_stop(t);
+	ps_elem_close(target);
+	ps_elem_close(near);
+	ps_server_destroy(far);
+}
+END_TEST
+
 Suite *paths_suite(void)
 {
 	Suite *s = suite_create("paths");
@@ -349,6 +402,7 @@ Suite *paths_suite(void)
 	tcase_add_test(tc, join_shares_a_stage);
 	tcase_add_test(tc, handoff_runs_elsewhere);
 	tcase_add_test(tc, stage_argument_errors);
+	tcase_add_test(tc, remote_stage);
 	suite_add_tcase(s, tc);
 	return s;
 }
