@@ -225,6 +225,9 @@ int ps_tcp_start(const struct ps_tcp_attr *attr, ps_tcp **out);
 /* Serves srv as `segment` from now on. */
 int ps_tcp_add(ps_tcp *t, const char *segment, ps_server *srv);
 int ps_tcp_port(const ps_tcp *t);
+/* The address to give others: the one it listens on, or for 0.0.0.0 this
+ * host's first IPv4 interface that is up and not loopback. */
+const char *ps_tcp_addr(const ps_tcp *t);
 struct ps_tcp_counts {
 	uint64_t accepted;  /* connections */
 	uint64_t frames;    /* requests served */

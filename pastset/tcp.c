@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <liburing.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -64,6 +66,7 @@ struct seg {
 
 struct ps_tcp {
 	int lfd, efd, port, idle_ms;
+	char addr[INET_ADDRSTRLEN]; /* where others reach it */
 	char secret[PS_SECRET_MAX + 1];
 	size_t secret_len;
 	char shm_prefix[PS_NAME_MAX + 1];
@@ -783,6 +786,24 @@ static void *loop(void *arg)
 	return NULL;
 }
 
+/* Listening on every address: the one to give others is the first IPv4
+ * interface that is up and not loopback. */
+static void first_address(char *buf, size_t len)
+{
+	struct ifaddrs *ifs, *i;
+	snprintf(buf, len, "127.0.0.1");
+	if (getifaddrs(&ifs))
+		return;
+	for (i = ifs; i; i = i->ifa_next)
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && (i->ifa_flags & IFF_UP) &&
+		    !(i->ifa_flags & IFF_LOOPBACK)) {
+			inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, buf,
+				  (socklen_t)len);
+			break;
+		}
+	freeifaddrs(ifs);
+}
+
 int ps_tcp_start(const struct ps_tcp_attr *a, ps_tcp **out)
 {
 	if (!out || (a && a->shm_prefix && strlen(a->shm_prefix) > PS_NAME_MAX))
@@ -821,6 +842,10 @@ int ps_tcp_start(const struct ps_tcp_attr *a, ps_tcp **out)
 	socklen_t sl = sizeof(sin);
 	getsockname(t->lfd, (struct sockaddr *)&sin, &sl);
 	t->port = ntohs(sin.sin_port);
+	if (sin.sin_addr.s_addr == htonl(INADDR_ANY))
+		first_address(t->addr, sizeof(t->addr));
+	else
+		inet_ntop(AF_INET, &sin.sin_addr, t->addr, sizeof(t->addr));
 	if ((t->efd = eventfd(0, EFD_CLOEXEC)) < 0) {
 		rc = -errno;
 		goto fail;
@@ -842,6 +867,11 @@ fail:
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 	return rc;
+}
+
+const char *ps_tcp_addr(const ps_tcp *t)
+{
+	return t ? t->addr : "";
 }
 
 int ps_tcp_port(const ps_tcp *t)

@@ -2,8 +2,6 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <hwloc.h>
-#include <ifaddrs.h>
-#include <net/if.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -280,24 +278,6 @@ bool pm_needs_servers(const pm_map *m)
 	return need;
 }
 
-/* An address of this host other hosts can reach: its first IPv4 interface
- * that is up and not loopback. */
-static void first_address(char *buf, size_t len)
-{
-	struct ifaddrs *ifs, *i;
-	snprintf(buf, len, "127.0.0.1");
-	if (getifaddrs(&ifs))
-		return;
-	for (i = ifs; i; i = i->ifa_next)
-		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && (i->ifa_flags & IFF_UP) &&
-		    !(i->ifa_flags & IFF_LOOPBACK)) {
-			inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, buf,
-				  (socklen_t)len);
-			break;
-		}
-	freeifaddrs(ifs);
-}
-
 /* Starts this host's tuple server if this process is the one to run it,
  * then learns where every host's server is. */
 static int start_servers(pm_job *j, const struct pm_job_attr *attr, char *err, size_t errlen)
@@ -330,7 +310,7 @@ static int start_servers(pm_job *j, const struct pm_job_attr *attr, char *err, s
 				     rc == PS_EACCES ? " (the secret file must be readable by its owner "
 				     "only)" : "");
 		if (sv->listen == PM_LISTEN_ANY && !m->ho[here].address)
-			first_address(j->addr[here], sizeof(j->addr[here]));
+			snprintf(j->addr[here], sizeof(j->addr[here]), "%s", ps_tcp_addr(j->tcp));
 		j->port[here] = ps_tcp_port(j->tcp);
 		mine.host = here;
 		mine.port = j->port[here];

@@ -33,6 +33,13 @@
  *   ES_JOB      the job name in the segment names (default: the pathmap's
  *               name, else mpiPID with rank 0's pid)
  *   ES_VERBOSE  1: rank 0 says where the trace spaces are
+ *   ES_SERVE    loopback or any: the first rank of each node serves the
+ *               node's trace spaces over TCP (read-only) for monitors on
+ *               other hosts; the ranks exchange where, and rank 0 prints
+ *               the list (and writes it to ES_SERVERS_OUT, if set).  The
+ *               pathmap's servers section does the same.  ES_PORT,
+ *               ES_SECRET_FILE: the port (default any) and the shared
+ *               secret (required for any).
  *
  * Nothing here may stop the program: a bad pathmap or a failure to make a
  * trace space gives one line on stderr (from rank 0) and the program runs
@@ -57,6 +64,7 @@ static struct {
 	uint32_t comm_hash[4096];
 	int ncomms;
 	int nelems;
+	ps_tcp *tcp;          /* this node's tuple server, on its first rank */
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER, .keyval = MPI_KEYVAL_INVALID };
 
 static __thread ps_elem *t_elem;
@@ -249,6 +257,54 @@ static void select_calls(const struct pm_mpi *mpi)
 	}
 }
 
+/* The first rank of each node serves the node's trace spaces; all ranks
+ * learn where (every rank calls this, so the collectives match). */
+static void serve_node(int any, int port, const char *secret)
+{
+	MPI_Comm node;
+	int local = 0;
+	struct rec { int32_t port; char addr[60]; } mine = { 0 }, *all = NULL;
+	if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node))
+		return;
+	PMPI_Comm_rank(node, &local);
+	PMPI_Comm_free(&node);
+	if (local == 0) {
+		char prefix[40];
+		snprintf(prefix, sizeof(prefix), "%s.", g.job);
+		struct ps_tcp_attr a = { .addr = any ? "0.0.0.0" : NULL, .port = port,
+					 .secret_file = *secret ? secret : NULL, .shm_prefix = prefix };
+		int rc = ps_tcp_start(&a, &g.tcp);
+		if (rc)
+			fprintf(stderr, "escollect: rank %d: serving the trace spaces: %s%s\n", g.rank,
+				ps_strerror(rc), rc == PS_EACCES ? " (listening beyond loopback needs "
+				"ES_SECRET_FILE, a file only you can read)" : "");
+		else {
+			mine.port = ps_tcp_port(g.tcp);
+			snprintf(mine.addr, sizeof(mine.addr), "%s", ps_tcp_addr(g.tcp));
+		}
+	}
+	if (g.rank == 0 && !(all = calloc((size_t)g.size, sizeof(*all))))
+		return;
+	PMPI_Gather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE, 0, MPI_COMM_WORLD);
+	if (g.rank != 0)
+		return;
+	char list[4096] = "";
+	for (int r = 0; r < g.size; r++)
+		if (all[r].port > 0 && strlen(list) + 80 < sizeof(list)) {
+			all[r].addr[sizeof(all[r].addr) - 1] = 0;
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s:%d",
+				 *list ? "," : "", all[r].addr, all[r].port);
+		}
+	free(all);
+	fprintf(stderr, "escollect: job %s served at %s (monitors: --servers %s)\n", g.job, list, list);
+	const char *out = getenv("ES_SERVERS_OUT");
+	FILE *f = out && *out ? fopen(out, "w") : NULL;
+	if (f) {
+		fprintf(f, "%s\n", list);
+		fclose(f);
+	}
+}
+
 /* Decides, on every rank alike, whether and where to record. */
 static void setup(void)
 {
@@ -264,9 +320,23 @@ static void setup(void)
 	select_calls(m ? &pm_model(m)->mpi : NULL);
 	/* Rank 0's word decides the job's name and whether it is watched, so
 	 * that all ranks agree even if their environments differ. */
-	struct { int ok; char job[32]; char err[512]; } d;
+	struct { int ok, serve, any, port; char job[32]; char err[512]; char secret[256]; } d;
 	memset(&d, 0, sizeof(d));
 	d.ok = ok;
+	const char *serve = getenv("ES_SERVE"), *sf = getenv("ES_SECRET_FILE"), *port = getenv("ES_PORT");
+	const struct pm_servers *sv = m ? &pm_model(m)->servers : NULL;
+	if (serve && *serve) {
+		d.serve = 1;
+		d.any = !strcmp(serve, "any");
+	} else if (sv && sv->given) {
+		d.serve = 1;
+		d.any = sv->listen != PM_LISTEN_LOOPBACK;
+		d.port = sv->port;
+	}
+	if (port && *port)
+		d.port = atoi(port);
+	snprintf(d.secret, sizeof(d.secret), "%s", sf && *sf ? sf : sv && sv->secret_file ?
+		 sv->secret_file : "");
 	if (job && *job)
 		snprintf(d.job, sizeof(d.job), "%.24s", job);
 	else if (m)
@@ -300,6 +370,8 @@ static void setup(void)
 	if (g.rank == 0 && getenv("ES_VERBOSE") && !strcmp(getenv("ES_VERBOSE"), "1"))
 		fprintf(stderr, "escollect: tracing %d ranks into /dev/shm/pastset.%s.r0..r%d\n",
 			g.size, g.job, g.size - 1);
+	if (d.serve)
+		serve_node(d.any, d.port, d.secret);
 }
 
 int MPI_Init(int *argc, char ***argv)
@@ -333,6 +405,9 @@ int MPI_Finalize(void)
 	uint64_t t0 = es_now();
 	if (g.keyval != MPI_KEYVAL_INVALID)
 		PMPI_Comm_free_keyval(&g.keyval);
+	/* the server goes before MPI does: it is a thread of ours */
+	ps_tcp_stop(g.tcp);
+	g.tcp = NULL;
 	int rc = PMPI_Finalize();
 	if (want(ES_OP_MPI_FINALIZE))
 		record(ES_OP_MPI_FINALIZE, t0, es_now(), (uint32_t)g.rank, 0, 0, rc);

@@ -40,4 +40,19 @@ for f in "$bad" /no/such/pathmap.yaml; do
 	"$BIN/psadm" list | grep -q "^$job.bad" && die "segments made despite the bad pathmap"
 done
 echo "$err" | grep -q "/no/such/pathmap.yaml: cannot open" || die "missing file not named"
+
+# ES_SERVE: the node's first rank serves the trace spaces; a monitor that
+# knows only the address printed watches the stall of ring_demo through it.
+srv=$(mktemp -u)
+trap 'cleanup; rm -f "$pm" "$bad" "$srv"' EXIT
+mpirun --oversubscribe --allow-run-as-root -np 3 -x LD_PRELOAD="$lib" -x ES_JOB="$job.n" \
+	-x ES_SERVE=loopback -x ES_SERVERS_OUT="$srv" "$BUILD/tests/ring_demo" 3 >/dev/null 2>&1 &
+app=$!
+wait_for 20 test -s "$srv" || die "no servers list written"
+grep -q "^127.0.0.1:[0-9]*$" "$srv" || die "servers list: $(cat "$srv")"
+hb=$("$BIN/heartbeat" -p 400 -n 8 -w 10 --servers "$(cat "$srv")" "$job.n")
+wait "$app" || die "ring_demo failed while served"
+echo "$hb" | tail -4
+echo "$hb" | grep -q "watching 3 threads" || die "the served job's threads not seen: $hb"
+echo "$hb" | grep -q "inside MPI_" || die "no thread seen waiting inside an MPI call: $hb"
 exit 0
