@@ -47,6 +47,7 @@ struct handle {
 struct conn {
 	int fd;
 	bool used, authed, closing, sending, dead;
+	bool full;        /* its unread replies reached MAX_OUT */
 	int inflight;     /* submissions not yet completed: the slot stays until 0 */
 	uint32_t gen;
 	int64_t last_ms;  /* when it last made progress */
@@ -190,8 +191,10 @@ static unsigned char *reply(struct conn *c, uint16_t op, uint32_t tag, size_t le
 {
 	if (!c->sending && c->out_sent == c->out_len)
 		c->out_sent = c->out_len = 0;
-	if (c->out_len + PSW_HDR + len > MAX_OUT)
+	if (c->out_len + PSW_HDR + len > MAX_OUT) {
+		c->full = true; /* a client that does not read its replies */
 		return NULL;
+	}
 	if (c->out_len + PSW_HDR + len > c->out_cap) {
 		size_t cap = c->out_cap ? c->out_cap : 65536;
 		while (cap < c->out_len + PSW_HDR + len)
@@ -630,7 +633,7 @@ static void on_recv(struct ps_tcp *t, int i, int res)
 		int rc = psw_feed(&c->rd, c->in + off, (size_t)res - off, &used);
 		off += used;
 		if (rc < 0 || (rc == 1 && !serve(t, c, &c->rd.h, c->rd.payload))) {
-			drop(t, i, &t->bad);
+			drop(t, i, c->full ? &t->slow : &t->bad);
 			return;
 		}
 		if (rc == 1)

@@ -452,6 +452,35 @@ START_TEST(malformed_input)
 	ps_tcp_counts(x.t, &c);
 	ck_assert_uint_eq(c.slow, 2);
 
+	/* asks and asks and never reads: its replies pile up to the bound, and
+	 * then it goes (as slow), however much it would have asked */
+	fd = raw_connect(x.port);
+	raw_hello(fd);
+	unsigned char open_req[2 * PSW_NAME + 8] = "seg";
+	memcpy(open_req + PSW_NAME, "d", 2);
+	raw_send(fd, PSW_OPEN, sizeof(open_req), open_req, sizeof(open_req));
+	unsigned char *many = calloc(1, 4 + 4 * PSW_MANY_MAX);
+	uint32_t k = PSW_MANY_MAX;
+	memcpy(many, &k, 4); /* handle 0, 4096 times: 196 KB a reply */
+	int sent = 0;
+	for (; sent < 200; sent++) {
+		unsigned char h[PSW_HDR];
+		struct psw_hdr q = { PSW_LATEST_MANY, 0, 4 + 4 * PSW_MANY_MAX, 2 };
+		psw_put_hdr(h, &q);
+		if (send(fd, h, PSW_HDR, MSG_NOSIGNAL | MSG_DONTWAIT) != PSW_HDR ||
+		    send(fd, many, 4 + 4 * PSW_MANY_MAX, MSG_NOSIGNAL) != 4 + 4 * PSW_MANY_MAX)
+			break; /* the server closed it */
+	}
+	free(many);
+	for (int w = 0; w < 100; w++) {
+		ps_tcp_counts(x.t, &c);
+		if (c.slow == 3)
+			break;
+		usleep(20000);
+	}
+	ck_assert_uint_eq(c.slow, 3);
+	close(fd);
+
 	/* after all that, a proper client is served */
 	ps_server *r;
 	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", x.port, "seg", 0, NULL, &r), 0);
