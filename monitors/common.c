@@ -13,9 +13,13 @@ const char *mon_servers, *mon_secret_file;
 
 void mon_remote(struct es_scope_spec *spec)
 {
-	spec->servers = mon_servers;
-	spec->secret_file = mon_secret_file;
-	if (mon_servers && spec->runs == PM_RUNS_PROCESS) {
+	if (mon_servers) /* else what the pathmap's scope said, if anything */
+		spec->servers = mon_servers;
+	if (mon_secret_file)
+		spec->secret_file = mon_secret_file;
+	else
+		mon_secret_file = spec->secret_file;
+	if (spec->servers && spec->runs == PM_RUNS_PROCESS) {
 		/* a helper process cannot share our connections: threads do */
 		fprintf(stderr, "note: with --servers the scope's nodes run in threads, not a process\n");
 		spec->runs = PM_RUNS_THREAD;

@@ -1069,6 +1069,16 @@ static int servers(struct ld *ld, yaml_node_t *n)
 				return fail(ld, get(ld, n, "listen"), "servers listen: host: expected "
 					    "an address for every host in the cluster map (host "
 					    "'%s' has none)", ld->m->ho[i].name);
+	if (sv->port) {
+		size_t len = (size_t)ld->m->model.nhosts * 24 + 1;
+		char *list = pm__alloc(ld->m, len);
+		NOMEM(list);
+		for (int i = 0; i < ld->m->model.nhosts; i++)
+			snprintf(list + strlen(list), len - strlen(list), "%s%s:%d", i ? "," : "",
+				 ld->m->ho[i].address && sv->listen != PM_LISTEN_LOOPBACK ?
+				 ld->m->ho[i].address : "127.0.0.1", sv->port);
+		sv->list = list;
+	}
 	return 0;
 }
 

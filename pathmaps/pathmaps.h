@@ -137,6 +137,10 @@ struct pm_servers {
 	int port;                 /* 0: any free one, exchanged at start-up */
 	const char *secret_file;  /* required unless listen is loopback */
 	int line;
+	/* With a fixed port: "ADDR:PORT,..." of every host (a host without an
+	 * address: 127.0.0.1), so a monitor finds the job from the pathmap
+	 * alone; NULL when the processes choose their ports. */
+	const char *list;
 };
 
 struct pm_model {

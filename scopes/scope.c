@@ -69,6 +69,13 @@ int es_scope_spec_from(const pm_map *m, const char *scope, const char *job,
 		out->concurrent = sc->concurrent;
 		out->rate_hz = sc->rate_hz;
 		out->reduce = ES_REDUCE_NONE;
+		/* a view beyond this host, where the pathmap says the servers are */
+		if (sc->view == PM_VIEW_CLUSTER || sc->view == PM_VIEW_MULTI) {
+			out->servers = md->servers.list;
+			out->secret_file = md->servers.secret_file;
+			if (out->servers && out->runs == PM_RUNS_PROCESS)
+				out->runs = PM_RUNS_THREAD;
+		}
 		static const char *const names[] = { "latest", "min", "max", "sum", "count" };
 		for (int k = 0; sc->reduce && k < 5; k++)
 			if (!strcmp(sc->reduce, names[k]))

@@ -4,11 +4,15 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "pathmaps/pathmaps.h"
+#include "scopes/scopes.h"
 #include "tests/unit/suites.h"
 
 /* A valid pathmap that the error tests change one line of. */
@@ -530,6 +534,105 @@ START_TEST(job_across_two_hosts)
 }
 END_TEST
 
+/* The same two hosts, told apart by their loopback addresses, each served
+ * by a node daemon on the pathmap's fixed port: no exchange needed, and a
+ * monitor finds the servers from the pathmap alone. */
+START_TEST(job_across_daemons)
+{
+	char secret[64];
+	snprintf(secret, sizeof(secret), "/tmp/es-pm-secret-%d", (int)getpid());
+	FILE *f = fopen(secret, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("pathmap-test-secret\n", f);
+	fclose(f);
+	chmod(secret, 0600);
+	/* a free port on both addresses */
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000002) };
+	socklen_t sl = sizeof(sin);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	getsockname(fd, (struct sockaddr *)&sin, &sl);
+	port = ntohs(sin.sin_port);
+	close(fd);
+	char buf[2048];
+	snprintf(buf, sizeof(buf), "pathmap: 1\nname: y%d\n"
+		 "application:\n  elements:\n    - { name: row, tuple_size: 64, threshold: 2 }\n"
+		 "  threads:\n    - { name: t0, uses: [row] }\n    - { name: t1, uses: [row] }\n"
+		 "cluster:\n  hosts:\n    - { name: h0, cores: 1, address: 127.0.0.1 }\n"
+		 "    - { name: h1, cores: 1, address: 127.0.0.2 }\n"
+		 "mapping:\n  processes:\n    - { name: p0, host: h0, threads: [t0] }\n"
+		 "    - { name: p1, host: h1, threads: [t1] }\n"
+		 "trees:\n  - { name: sum, threads: [t0, t1] }\n"
+		 "servers: { runs: daemon, listen: host, port: %d, secret_file: %s }\n"
+		 "scopes:\n  - { name: all, view: cluster, runs: process }\n", (int)getpid(), port, secret);
+	pm_map *m;
+	ck_assert_msg(load(buf, &m) == 0, "%s", err);
+	char list[64];
+	snprintf(list, sizeof(list), "127.0.0.1:%d,127.0.0.2:%d", port, port);
+	ck_assert_str_eq(pm_model(m)->servers.list, list);
+	struct es_scope_spec spec;
+	ck_assert_int_eq(es_scope_spec_from(m, "all", NULL, &spec), 0);
+	ck_assert_str_eq(spec.servers, list);
+	ck_assert_int_eq(spec.runs, PM_RUNS_THREAD); /* no helper process for a remote scope */
+	char prefix[32];
+	snprintf(prefix, sizeof(prefix), "y%d.", (int)getpid());
+	ps_tcp *d0, *d1;
+	struct ps_tcp_attr a0 = { .addr = "127.0.0.1", .port = port, .secret_file = secret,
+				  .shm_prefix = prefix, .shm_writable = true };
+	struct ps_tcp_attr a1 = a0;
+	a1.addr = "127.0.0.2";
+	ck_assert_int_eq(ps_tcp_start(&a0, &d0), 0);
+	ck_assert_int_eq(ps_tcp_start(&a1, &d1), 0);
+	pid_t pid[2];
+	for (int p = 0; p < 2; p++) {
+		pid[p] = fork();
+		if (pid[p] == 0) {
+			pm_job *j;
+			char e[512];
+			const char *proc = p ? "p1" : "p0", *thr = p ? "t1" : "t0";
+			if (pm_job_create(m, proc, &j, e, sizeof(e))) {
+				fprintf(stderr, "%s\n", e);
+				_exit(2);
+			}
+			if (strcmp(pm_job_servers(j), list))
+				_exit(3);
+			paths_path *path = pm_job_path(j, thr, "row");
+			char row[64] = { 0 };
+			for (int i = 0; i < 20; i++) {
+				row[0] = (char)i;
+				if (p == 0 && paths_write(path, row, 10000, NULL))
+					_exit(4);
+				if (p == 1 && (paths_take(path, row, 10000, NULL) || row[0] != (char)i))
+					_exit(5);
+			}
+			paths_member *mb;
+			int64_t v = p + 1, out = 0;
+			if (paths_member_create(pm_job_tree(j, "sum"), p, &mb) ||
+			    paths_allreduce(mb, &v, &out, 1, PATHS_INT64, PATHS_SUM, 10000) || out != 3)
+				_exit(6);
+			paths_member_destroy(mb);
+			pm_job_destroy(j);
+			_exit(0);
+		}
+	}
+	int st;
+	for (int p = 0; p < 2; p++) {
+		waitpid(pid[p], &st, 0);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "process %d: status %d", p, st);
+	}
+	struct ps_tcp_counts c;
+	ps_tcp_counts(d0, &c);
+	ck_assert_uint_gt(c.frames, 0); /* p1 came through h0's daemon */
+	ck_assert_uint_eq(c.refused + c.bad, 0);
+	ps_tcp_stop(d0);
+	ps_tcp_stop(d1);
+	ck_assert_int_eq(pm_job_unlink(m, "p0"), 0);
+	ck_assert_int_eq(pm_job_unlink(m, "p1"), 0);
+	pm_destroy(m);
+	unlink(secret);
+}
+END_TEST
+
 Suite *pathmaps_suite(void)
 {
 	Suite *s = suite_create("pathmaps");
@@ -554,6 +657,7 @@ Suite *pathmaps_suite(void)
 	tcase_add_test(tc, job_in_two_processes);
 	tcase_add_test(tc, servers_section);
 	tcase_add_test(tc, job_across_two_hosts);
+	tcase_add_test(tc, job_across_daemons);
 	suite_add_tcase(s, tc);
 	return s;
 }
