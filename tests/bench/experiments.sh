@@ -1,7 +1,8 @@
 #!/bin/sh
 # experiments.sh - the EventSpace paper's section 6 on this machine: collector cost, wind-tunnel slowdown with every collector on, observe rate against slowdown; writes docs/results/.
 set -u
-build=${1:?usage: experiments.sh BUILDDIR}
+build=${1:?usage: experiments.sh BUILDDIR [remote]}
+only=${2:-}   # remote: only section 5, into docs/results/remote.md
 bin=$build/bin
 res=docs/results
 mkdir -p "$res"
@@ -14,13 +15,14 @@ trap cleanup EXIT
 # seconds of one wind-tunnel run (the slowest process), and site updates per second per core
 run() { # run SIZE STEPS [args...]
 	size=$1 steps=$2; shift 2
-	out=$($mpirun "$bin/windtunnel" -q -s "$size" -t "$steps" -j "$job" "$@") || { echo "wind tunnel failed" >&2; exit 1; }
+	out=$($mpirun "$bin/windtunnel" -q -s "$size" -t "$steps" -j "$job" ${RUN_ARGS:-} "$@") || { echo "wind tunnel failed" >&2; exit 1; }
 	echo "$out" | grep -q ": conserved" || { echo "wind tunnel not conserved" >&2; exit 1; }
 	cleanup
 	echo "$out" | awk '/site updates in/ {print $6, $11}'
 }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
+if [ "$only" != remote ]; then
 echo "== 1. collector cost: on the wind tunnel's own paths (three collectors on each, the middle"
 echo "==    one timed by the outer, as the paper does), and on a path in a tight loop beside LTTng-UST"
 $mpirun "$bin/windtunnel" -q -s small -t 300 --nested -j "$job" >/dev/null || { echo "nested run failed" >&2; exit 1; }
@@ -49,6 +51,7 @@ for spec in "small 300" "medium 40" "large 8"; do
 	[ "$1" = small ] && sups_small=$sups
 done
 rm -f /tmp/exp_off.$$ /tmp/exp_on.$$ /tmp/exp_sups.$$
+fi
 
 # observe_runs MODE/RATE...: the wind tunnel's time alone and with these
 # observers running at once; prints "plain with elements rate"
@@ -70,6 +73,28 @@ observe_runs() {
 	echo "$a $b $n $rate"
 	rm -f /tmp/exp_a.$$ /tmp/exp_b.$$ /tmp/exp_r.$$
 }
+
+# 5. Watched through the tuple server (what a monitor on another host does,
+# here over loopback): the server is a thread in the wind tunnel's first
+# process, so its cost is the application's.
+remote_section() {
+	port=$((20000 + $$ % 20000))
+	echo "== 5. the full view through the job's tuple server (--serve, loopback), as fast as it can"
+	printf "| observer | trace elements | observe rate (Hz) | slowdown |\n|---|---|---|---|\n" >"$res/remote.md"
+	set -- $(RUN_ARGS="--serve --port $port" OBSERVE_SERVERS="127.0.0.1:$port" observe_runs all/max)
+	rslow=$(awk -v x="$2" -v y="$1" 'BEGIN {printf "%.3f", x / y}')
+	echo "   remote full view ($3 elements): $4 Hz, slowdown $rslow"
+	printf "| remote, every element, as fast as it can | %s | %s | %s |\n" "$3" "$4" "$rslow" >>"$res/remote.md"
+	set -- $(RUN_ARGS="--serve --port $port" OBSERVE_SERVERS="127.0.0.1:$port" observe_runs all/100)
+	rslow100=$(awk -v x="$2" -v y="$1" 'BEGIN {printf "%.3f", x / y}')
+	echo "   remote full view ($3 elements) at most 100 Hz: $4 Hz, slowdown $rslow100"
+	printf "| remote, every element, at most 100 Hz | %s | %s | %s |\n" "$3" "$4" "$rslow100" >>"$res/remote.md"
+}
+if [ "$only" = remote ]; then
+	remote_section
+	echo "experiments: remote_slowdown_at_max=$rslow remote_slowdown_at_100hz=$rslow100"
+	exit 0
+fi
 
 echo "== 3. observe rate and slowdown of each kind of monitor on the running wind tunnel"
 echo "==    (small, collectors on, 2 processes; the observer as fast as it can)"
@@ -106,6 +131,8 @@ for cfg in max 1000 100; do
 		print ((ok && (!bok || r > br)) || (!ok && !bok && s < bs)) ? 1 : 0 }')
 	[ "$pick" = 1 ] && best_rate=$rate best_slow=$slow
 done
+
+remote_section
 
 if command -v gnuplot >/dev/null 2>&1; then
 	gnuplot <<GP
@@ -153,6 +180,14 @@ fi
 	echo "## 4. Observing every trace element: rate against slowdown"
 	echo
 	cat "$res/tradeoff.md"
+	echo
+	echo "## 5. Watched from elsewhere, through the job's tuple server"
+	echo
+	echo "The server is a thread in the wind tunnel's first process (\`--serve\`);"
+	echo "the observer asks it over loopback for the newest tuple of every trace"
+	echo "element, one request per pull. Both runs of each pair have the server."
+	echo
+	cat "$res/remote.md"
 	echo
 	[ -f "$res/tradeoff.png" ] && echo "![trade-off]($(basename "$res")/tradeoff.png)" | sed 's|results/||'
 } >"$res/README.md"

@@ -16,6 +16,7 @@
  *           one        the latest tuple of a single trace element
  *           beat       the latest event of every thread (heartbeat's scope)
  *           consume    every new event of every trace element (geteventmon, colopmon)
+ * OBSERVE_SERVERS in the environment: through those tuple servers.
  * Prints: trace elements observed, observations per second.  Stops at
  * SECONDS or when the job ends.
  */
@@ -35,6 +36,8 @@ int main(int argc, char **argv)
 		spec.view = PM_VIEW_THREAD;
 		spec.of = mode + 7;
 	}
+	/* OBSERVE_SERVERS=ADDR:PORT,...: the job's tuple servers, as from another host */
+	spec.servers = getenv("OBSERVE_SERVERS");
 	double secs = atof(argv[3]);
 	es_scope *s = NULL;
 	for (int i = 0; i < 400 && es_scope_create(&spec, &s); i++)
@@ -70,8 +73,7 @@ int main(int argc, char **argv)
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		el = (t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9;
 		if (!(pulls & 63)) { /* stop with the job: its first trace space closed */
-			struct ps_shm_info in;
-			if (ps_shm_info(one->segment, &in) || in.state != PS_SHM_LIVE)
+			if (ps_state_at(one->segment, NULL) != PS_SHM_LIVE)
 				break;
 		}
 	} while (el < secs);
