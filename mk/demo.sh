@@ -4,7 +4,7 @@ set -u
 build=$1
 bin=$build/bin
 job="wt$$"
-cleanup() { for s in $("$bin/psadm" list | awk '{print $1}' | grep "^$job\|^ring$$"); do "$bin/psadm" rm "$s" >/dev/null; done; }
+cleanup() { for s in $("$bin/psadm" list | awk '{print $1}' | grep "^$job\|^ring$$\|^far$$"); do "$bin/psadm" rm "$s" >/dev/null; done; rm -f "${srv:-}"; }
 trap cleanup EXIT
 echo "== 1. The wind tunnel: 8 matrices of 1920 x 960 sites, 4 slices each, 32 threads in 2 MPI"
 echo "==    processes, border rows through PastSet elements, a collector on every path and tree edge."
@@ -37,5 +37,20 @@ app=$!
 "$bin/heartbeat" -p 500 -w 10 "ring$$"
 wait $app || { echo "demo: the MPI program failed" >&2; exit 1; }
 echo
+echo
+echo "== 3. Across hosts: the same wind tunnel with its 2 ranks on 2 (pathmap) hosts; rows and totals"
+echo "==    between them go through tuple servers the ranks found at start-up, and heartbeat"
+echo "==    watches through those servers only, as it would from a workstation outside the cluster."
+echo
+srv=$(mktemp -u)
+mpirun --oversubscribe --allow-run-as-root -np 2 "$bin/windtunnel" -s small -t 300 -c -q -j "far$$" \
+	--hosts 2 --servers-out "$srv" >/dev/null &
+app=$!
+n=0; while [ ! -s "$srv" ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+echo "   tuple servers: $(cat "$srv")"
+"$bin/heartbeat" -p 500 -n 4 -w 10 --servers "$(cat "$srv")" "far$$" | grep --line-buffered -v "^  m[0-9]"
+wait $app || { echo "demo: the wind tunnel across hosts failed" >&2; exit 1; }
+echo
 echo "== To watch your own program: mpirun -x LD_PRELOAD=$lib -x ES_JOB=NAME ./app"
-echo "   then $bin/heartbeat NAME, $bin/geteventmon NAME or $bin/colopmon NAME."
+echo "   then $bin/heartbeat NAME, $bin/geteventmon NAME or $bin/colopmon NAME;"
+echo "   from another host add -x ES_SERVE=any -x ES_SECRET_FILE=F, then heartbeat --servers LIST."

@@ -19,6 +19,7 @@ struct es_scope {
 	char servers[1024], secret_file[256];
 	int nspaces;
 	es_space **spaces;
+	int *ncoll;       /* per space: its collectors when the scope was built */
 	char (*segs)[ES_WHERE_MAX];
 	ps_elem **elems;  /* the leaves' elements, for a remote scope's batched fetch */
 	int nleaves, nthreads;
@@ -107,6 +108,14 @@ static int collect(const char *name, void *arg)
 	for (; *d; d++)
 		if (*d < '0' || *d > '9')
 			return 0;
+	/* Two servers on one machine (hosts of a pathmap that share it) list
+	 * the same segments: segment names are unique in a job, so the first
+	 * server to list one serves it. */
+	for (int i = 0; *f->at && i < f->n; i++) {
+		const char *slash = strrchr(f->names[i], '/');
+		if (slash && !strcmp(slash + 1, name))
+			return 0;
+	}
 	if (f->n == f->cap) {
 		int cap = f->cap ? 2 * f->cap : 16;
 		void *p = realloc(f->names, sizeof(*f->names) * (size_t)cap);
@@ -163,7 +172,8 @@ static int attach(es_scope *s)
 	qsort(f.names, (size_t)f.n, sizeof(*f.names), by_name);
 	s->segs = f.names;
 	s->spaces = calloc((size_t)f.n, sizeof(*s->spaces));
-	if (!s->spaces)
+	s->ncoll = calloc((size_t)f.n, sizeof(*s->ncoll));
+	if (!s->spaces || !s->ncoll)
 		return PS_ENOMEM;
 	int total = 0;
 	struct ps_remote_attr ra = { .secret_file = s->secret_file[0] ? s->secret_file : NULL };
@@ -171,7 +181,8 @@ static int attach(es_scope *s)
 		if (es_space_open_at(f.names[i], &ra, &s->spaces[s->nspaces]))
 			continue; /* not a trace space after all, or gone */
 		memmove(s->segs[s->nspaces], f.names[i], sizeof(f.names[i]));
-		total += es_space_collectors(s->spaces[s->nspaces]);
+		s->ncoll[s->nspaces] = es_space_collectors(s->spaces[s->nspaces]);
+		total += s->ncoll[s->nspaces];
 		s->nspaces++;
 	}
 	s->leaves = calloc((size_t)total + 1, sizeof(*s->leaves));
@@ -404,6 +415,7 @@ void es_scope_destroy(es_scope *s)
 	for (int i = 0; i < s->nspaces; i++)
 		es_space_destroy(s->spaces[i]);
 	free(s->spaces);
+	free(s->ncoll);
 	free(s->segs);
 	free(s->elems);
 	free(s->leaves);
@@ -416,10 +428,29 @@ void es_scope_destroy(es_scope *s)
 
 #define SWAP(a, b) do { __typeof__(a) t_ = (a); (a) = (b); (b) = t_; } while (0)
 
+/* The same trace spaces, each with the same collectors: a refresh would
+ * build the same tree (cheap to ask, where building costs a round trip per
+ * leaf through a tuple server). */
+static bool unchanged(es_scope *s)
+{
+	struct found f = { .job = s->job, .at = "" };
+	int rc = s->servers[0] ? list_servers(s, &f) : ps_shm_list(collect, &f);
+	bool same = !rc && f.n == s->nspaces;
+	if (same)
+		qsort(f.names, (size_t)f.n, sizeof(*f.names), by_name);
+	for (int i = 0; same && i < s->nspaces; i++)
+		same = !strcmp(f.names[i], s->segs[i]) &&
+		       es_space_collectors(s->spaces[i]) == s->ncoll[i];
+	free(f.names);
+	return same;
+}
+
 int es_scope_refresh(es_scope *s)
 {
 	if (!s)
 		return PS_EINVAL;
+	if (unchanged(s))
+		return 0;
 	struct es_scope_spec spec = s->spec;
 	if (spec.runs == PM_RUNS_PROCESS)
 		spec.runs = PM_RUNS_MONITOR; /* the helper is restarted below, not twice */
@@ -449,6 +480,7 @@ int es_scope_refresh(es_scope *s)
 	}
 	SWAP(s->nspaces, n->nspaces);
 	SWAP(s->spaces, n->spaces);
+	SWAP(s->ncoll, n->ncoll);
 	SWAP(s->segs, n->segs);
 	SWAP(s->nleaves, n->nleaves);
 	SWAP(s->leaves, n->leaves);

@@ -421,6 +421,19 @@ START_TEST(remote_scope_sees_what_a_local_one_does)
 		ck_assert_uint_eq(c1.frames - c0.frames, 1); /* four leaves, one request */
 		es_scope_destroy(remote);
 	}
+	/* two servers on one machine list the same segments: each is seen once */
+	ps_tcp *t2;
+	ck_assert_int_eq(ps_tcp_start(&ta, &t2), 0);
+	char both[128];
+	snprintf(both, sizeof(both), "%s,127.0.0.1:%d", servers, ps_tcp_port(t2));
+	spec.servers = both;
+	spec.runs = PM_RUNS_MONITOR;
+	ck_assert_int_eq(es_scope_create(&spec, &remote), 0);
+	ck_assert_int_eq(es_scope_leaves(remote), 4);
+	ck_assert_int_eq(es_scope_refresh(remote), 0); /* nothing new */
+	es_scope_destroy(remote);
+	ps_tcp_stop(t2);
+	spec.servers = servers;
 	/* consuming every event, and where a thread waits, work remotely too */
 	spec.runs = PM_RUNS_MONITOR;
 	ck_assert_int_eq(es_scope_create(&spec, &remote), 0);
