@@ -878,9 +878,16 @@ int ps_prefetch_latest(ps_elem *const *e, int n)
 		for (int k = 0; k < nc; k++) {
 			struct ps__rconn *c = conns[k];
 			uint32_t m = 0;
-			for (int i = first[k]; i < n && m < PSW_MANY_MAX; i++)
-				if (!seen[i] && e[i]->remote->c == c)
-					put32(q + 4 + 4 * m++, e[i]->remote->handle);
+			size_t bytes = 4;
+			/* a prefix of this connection's elements whose reply fits a frame */
+			for (int i = first[k]; i < n && m < PSW_MANY_MAX; i++) {
+				if (seen[i] || e[i]->remote->c != c)
+					continue;
+				if (m && bytes + 12 + e[i]->tuple_size > PSW_MAX_PAYLOAD)
+					break;
+				bytes += 12 + e[i]->tuple_size;
+				put32(q + 4 + 4 * m++, e[i]->remote->handle);
+			}
 			put32(q, m);
 			count[k] = (int)m;
 			pthread_mutex_lock(&c->lock);

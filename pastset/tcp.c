@@ -601,6 +601,12 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 			ps_elem *e = handle(c, in + 4 + 4 * i, NULL);
 			len += 12 + (e ? ps_elem_tuple_size(e) : 0);
 		}
+		if (len > PSW_MAX_PAYLOAD) { /* no reply may exceed a frame: ask for fewer */
+			if (!(o = reply(c, h->op, h->tag, 4)))
+				return false;
+			put32(o, (uint32_t)-E2BIG);
+			return true;
+		}
 		if (!(o = reply(c, h->op, h->tag, len)))
 			return false;
 		unsigned char *q = o + 4;

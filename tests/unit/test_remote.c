@@ -254,8 +254,41 @@ START_TEST(batches_and_lists)
 	ps_elem_close(e[3]);
 	ps_server_destroy(ra);
 	ps_server_destroy(rb);
+
+	/* big tuples: a batch is split so that no reply exceeds a frame */
+	enum { NBIG = 40, BIG = 60000 };
+	ps_server *bs, *rbig;
+	ps_elem *local[NBIG], *far[NBIG];
+	ck_assert_int_eq(ps_server_create_local(&bs), 0);
+	ck_assert_int_eq(ps_tcp_add(a.t, "big", bs), 0);
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", a.port, "big", 0, NULL, &rbig), 0);
+	unsigned char *tb = malloc(BIG), *outb = malloc((size_t)NBIG * BIG);
+	for (int i = 0; i < NBIG; i++) {
+		char nm[16];
+		snprintf(nm, sizeof(nm), "b%d", i);
+		struct ps_elem_attr ba = { .tuple_size = BIG, .threshold = 1 };
+		ck_assert_int_eq(ps_elem_create(bs, nm, &ba, &local[i]), 0);
+		memset(tb, i, BIG);
+		ck_assert_int_eq(ps_write(local[i], tb, 0, NULL), 0);
+		ck_assert_int_eq(ps_elem_open(rbig, nm, BIG, &far[i]), 0);
+	}
+	ps_tcp_counts(a.t, &ca);
+	int st[NBIG];
+	ck_assert_int_eq(ps_read_latest_many(far, NBIG, outb, NULL, st), NBIG);
+	ps_tcp_counts(a.t, &ca2);
+	ck_assert_uint_eq(ca2.frames - ca.frames, 3); /* 17 + 17 + 6 */
+	for (int i = 0; i < NBIG; i++)
+		ck_assert_uint_eq(outb[(size_t)i * BIG + BIG - 1], (unsigned char)i);
+	for (int i = 0; i < NBIG; i++) {
+		ps_elem_close(far[i]);
+		ps_elem_close(local[i]);
+	}
+	free(tb);
+	free(outb);
+	ps_server_destroy(rbig);
 	fx_down(&a);
 	fx_down(&b);
+	ps_server_destroy(bs);
 }
 END_TEST
 
