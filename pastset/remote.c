@@ -63,28 +63,6 @@ struct ps__rseg {
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ps__rconn *pool;
 
-static void put32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
 /* --- byte order ------------------------------------------------------------ */
 
 /* Calls fn(width) for every field of a layout: letters b h i q, each
@@ -284,20 +262,20 @@ static int conn_open(struct ps__rconn *c, const struct ps_remote_attr *a)
 	    connect(c->fd, (struct sockaddr *)&sin, sizeof(sin)))
 		return -errno;
 	unsigned char hello[8 + PS_SECRET_MAX];
-	put32(hello, PSW_VERSION);
+	psw_put32(hello, PSW_VERSION);
 	memcpy(hello + 4, &order_mark, 4); /* as we store it: tells the server our order */
 	memcpy(hello + 8, secret, sl);
 	size_t len;
 	if ((rc = call(c, PSW_HELLO, hello, 8 + sl, &len)))
 		return rc;
-	if (len != 12 || get32(c->buf) != PSW_VERSION)
+	if (len != 12 || psw_get32(c->buf) != PSW_VERSION)
 		return PS_EPROTO;
 	uint32_t theirs;
 	memcpy(&theirs, c->buf + 4, 4);
 	if (theirs != order_mark && theirs != __builtin_bswap32(order_mark))
 		return PS_EPROTO;
 	c->swap = theirs != order_mark;
-	if ((rc = (int)get32(c->buf + 8)))
+	if ((rc = (int)psw_get32(c->buf + 8)))
 		return rc;
 	/* The server's clock against ours, from the quickest of a few round
 	 * trips: its reading falls within that trip, so halfway is within
@@ -312,7 +290,7 @@ static int conn_open(struct ps__rconn *c, const struct ps_remote_attr *a)
 			return PS_EPROTO;
 		if (t1 - t0 < best) {
 			best = t1 - t0;
-			c->offset_ns = (int64_t)(get64(c->buf) - (t0 + (t1 - t0) / 2));
+			c->offset_ns = (int64_t)(psw_get64(c->buf) - (t0 + (t1 - t0) / 2));
 		}
 	}
 	/* Inside the error bound, zero is as true as any estimate, and is
@@ -417,9 +395,9 @@ int ps__r_server_open(const char *addr, int port, const char *segment,
 	rc = call(rs->c, PSW_ATTACH, q, sizeof(q), &len);
 	if (!rc && len != 12 + PS_USER_AREA)
 		rc = PS_EPROTO;
-	if (!rc && !(rc = (int)get32(rs->c->buf))) {
-		rs->count = get32(rs->c->buf + 4);
-		rs->state = get32(rs->c->buf + 8);
+	if (!rc && !(rc = (int)psw_get32(rs->c->buf))) {
+		rs->count = psw_get32(rs->c->buf + 4);
+		rs->state = psw_get32(rs->c->buf + 8);
 		memcpy(rs->user, rs->c->buf + 12, PS_USER_AREA);
 	}
 	pthread_mutex_unlock(&rs->c->lock);
@@ -460,15 +438,15 @@ static int names_page(struct ps__rseg *rs, uint32_t first, uint32_t *total, char
 {
 	unsigned char q[PSW_NAME + 4];
 	put_name(q, rs->segment);
-	put32(q + PSW_NAME, first);
+	psw_put32(q + PSW_NAME, first);
 	size_t len;
 	pthread_mutex_lock(&rs->c->lock);
 	int rc = call(rs->c, PSW_NAMES, q, sizeof(q), &len);
 	if (!rc && (len < 12 || (len - 12) % PSW_NAME))
 		rc = PS_EPROTO;
-	if (!rc && !(rc = (int)get32(rs->c->buf))) {
-		*total = get32(rs->c->buf + 4);
-		uint32_t n = get32(rs->c->buf + 8);
+	if (!rc && !(rc = (int)psw_get32(rs->c->buf))) {
+		*total = psw_get32(rs->c->buf + 4);
+		uint32_t n = psw_get32(rs->c->buf + 8);
 		if (name0) {
 			if (n == 0 || len < 12 + PSW_NAME)
 				rc = PS_EINVAL;
@@ -510,10 +488,10 @@ int ps_remote_list(const char *addr, int port, const struct ps_remote_attr *a, c
 	rc = call(c, PSW_LIST, q, sizeof(q), &len);
 	char (*names)[PS_NAME_MAX + 1] = NULL;
 	uint32_t n = 0;
-	if (!rc && (len < 8 || (len - 8) % PSW_NAME || get32(c->buf + 4) != (len - 8) / PSW_NAME))
+	if (!rc && (len < 8 || (len - 8) % PSW_NAME || psw_get32(c->buf + 4) != (len - 8) / PSW_NAME))
 		rc = PS_EPROTO;
-	if (!rc && !(rc = (int)get32(c->buf))) {
-		n = get32(c->buf + 4);
+	if (!rc && !(rc = (int)psw_get32(c->buf))) {
+		n = psw_get32(c->buf + 4);
 		names = calloc(n ? n : 1, sizeof(*names));
 		if (!names)
 			rc = PS_ENOMEM;
@@ -538,8 +516,8 @@ int ps__r_elem_open(ps_server *srv, struct ps__rseg *rs, const char *name, size_
 	unsigned char q[2 * PSW_NAME + 8];
 	put_name(q, rs->segment);
 	put_name(q + PSW_NAME, name);
-	put32(q + 2 * PSW_NAME, (uint32_t)tuple_size);
-	put32(q + 2 * PSW_NAME + 4, writable ? PS_RDWR : PS_RDONLY);
+	psw_put32(q + 2 * PSW_NAME, (uint32_t)tuple_size);
+	psw_put32(q + 2 * PSW_NAME + 4, writable ? PS_RDWR : PS_RDONLY);
 	size_t len;
 	struct ps__rconn *c = rs->c;
 	pthread_mutex_lock(&c->lock);
@@ -548,12 +526,12 @@ int ps__r_elem_open(ps_server *srv, struct ps__rseg *rs, const char *name, size_
 		rc = PS_EPROTO;
 	uint32_t h = 0;
 	struct ps_elem_attr a = { 0 };
-	if (!rc && !(rc = (int)get32(c->buf))) {
-		h = get32(c->buf + 4);
-		a.tuple_size = get32(c->buf + 8);
-		a.threshold = get32(c->buf + 12);
-		a.mode = (enum ps_mode)get32(c->buf + 16);
-		a.flags = get32(c->buf + 20);
+	if (!rc && !(rc = (int)psw_get32(c->buf))) {
+		h = psw_get32(c->buf + 4);
+		a.tuple_size = psw_get32(c->buf + 8);
+		a.threshold = psw_get32(c->buf + 12);
+		a.mode = (enum ps_mode)psw_get32(c->buf + 16);
+		a.flags = psw_get32(c->buf + 20);
 		if (ps__check_attr(&a) || (tuple_size && tuple_size != a.tuple_size))
 			rc = PS_EPROTO;
 	}
@@ -584,7 +562,7 @@ void ps__r_elem_close(ps_elem *e)
 {
 	struct ps__relem *re = e->remote;
 	unsigned char q[4];
-	put32(q, re->handle);
+	psw_put32(q, re->handle);
 	size_t len;
 	pthread_mutex_lock(&re->c->lock);
 	call(re->c, PSW_CLOSE, q, 4, &len); /* best effort: the server frees it at disconnect anyway */
@@ -615,8 +593,8 @@ static int tuple_op(ps_elem *e, uint16_t op, uint64_t idx, void *out, uint64_t *
 {
 	struct ps__relem *re = e->remote;
 	unsigned char q[12];
-	put32(q, re->handle);
-	put64(q + 4, idx);
+	psw_put32(q, re->handle);
+	psw_put64(q + 4, idx);
 	size_t len;
 	pthread_mutex_lock(&re->c->lock);
 	int rc = call(re->c, op, q, op == PSW_READ ? 12 : 4, &len);
@@ -624,8 +602,8 @@ static int tuple_op(ps_elem *e, uint16_t op, uint64_t idx, void *out, uint64_t *
 		if (len != 12 + e->tuple_size) {
 			rc = PS_EPROTO;
 		} else {
-			rc = (int)get32(re->c->buf);
-			*idx_out = get64(re->c->buf + 4);
+			rc = (int)psw_get32(re->c->buf);
+			*idx_out = psw_get64(re->c->buf + 4);
 			if (!rc) {
 				memcpy(out, re->c->buf + 12, e->tuple_size);
 				to_ours(re, out);
@@ -733,7 +711,7 @@ int ps__r_write(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx)
 	unsigned char *q = malloc(4 + e->tuple_size);
 	if (!q)
 		return PS_ENOMEM;
-	put32(q, re->handle);
+	psw_put32(q, re->handle);
 	memcpy(q + 4, tuple, e->tuple_size);
 	if (re->c->swap && re->layout[0])
 		ps__layout_swap(re->layout, q + 4); /* into the server's order */
@@ -746,8 +724,8 @@ int ps__r_write(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx)
 		rc = call(re->c, PSW_WRITE, q, 4 + e->tuple_size, &len);
 		if (!rc && len != 12)
 			rc = PS_EPROTO;
-		if (!rc && !(rc = (int)get32(re->c->buf)) && idx)
-			*idx = get64(re->c->buf + 4);
+		if (!rc && !(rc = (int)psw_get32(re->c->buf)) && idx)
+			*idx = psw_get64(re->c->buf + 4);
 		pthread_mutex_unlock(&re->c->lock);
 		if (rc != PS_ETIMEDOUT || !poll_again(&w))
 			break;
@@ -763,18 +741,18 @@ int ps__r_read_range(ps_elem *e, uint64_t first, size_t n, void *out, uint64_t *
 	if (n > most)
 		n = most; /* a short count: the caller asks again from where it ends */
 	unsigned char q[16];
-	put32(q, re->handle);
-	put64(q + 4, first);
-	put32(q + 12, (uint32_t)n);
+	psw_put32(q, re->handle);
+	psw_put64(q + 4, first);
+	psw_put32(q + 12, (uint32_t)n);
 	size_t len;
 	pthread_mutex_lock(&re->c->lock);
 	int rc = call(re->c, PSW_READ_RANGE, q, sizeof(q), &len);
 	if (!rc && len < 12)
 		rc = PS_EPROTO;
 	if (!rc) {
-		rc = (int)get32(re->c->buf);
+		rc = (int)psw_get32(re->c->buf);
 		if (rc == PS_EDISCARDED && oldest)
-			*oldest = get64(re->c->buf + 4);
+			*oldest = psw_get64(re->c->buf + 4);
 		if (rc >= 0 && ((size_t)rc > n || len != 12 + (size_t)rc * e->tuple_size))
 			rc = PS_EPROTO;
 		for (int k = 0; rc > 0 && k < rc; k++) {
@@ -791,17 +769,17 @@ int ps__r_stats(ps_elem *e, struct ps_stats *st)
 {
 	struct ps__relem *re = e->remote;
 	unsigned char q[4];
-	put32(q, re->handle);
+	psw_put32(q, re->handle);
 	size_t len;
 	pthread_mutex_lock(&re->c->lock);
 	int rc = call(re->c, PSW_STATS, q, 4, &len);
 	if (!rc && len != 36)
 		rc = PS_EPROTO;
-	if (!rc && !(rc = (int)get32(re->c->buf))) {
-		st->written = get64(re->c->buf + 4);
-		st->discarded = get64(re->c->buf + 12);
-		st->taken = get64(re->c->buf + 20);
-		st->oldest = get64(re->c->buf + 28);
+	if (!rc && !(rc = (int)psw_get32(re->c->buf))) {
+		st->written = psw_get64(re->c->buf + 4);
+		st->discarded = psw_get64(re->c->buf + 12);
+		st->taken = psw_get64(re->c->buf + 20);
+		st->oldest = psw_get64(re->c->buf + 28);
 		st->threshold = e->threshold;
 		st->tuple_size = e->tuple_size;
 		st->mode = e->mode;
@@ -815,13 +793,13 @@ uint64_t ps__r_note(const ps_elem *e, unsigned word)
 {
 	struct ps__relem *re = e->remote;
 	unsigned char q[4];
-	put32(q, re->handle);
+	psw_put32(q, re->handle);
 	size_t len;
 	uint64_t v = 0;
 	pthread_mutex_lock(&re->c->lock);
 	if (!call(re->c, PSW_NOTES, q, 4, &len) && len == 4 + 8 * PS_NOTE_WORDS &&
-	    get32(re->c->buf) == 0)
-		v = get64(re->c->buf + 4 + 8 * word);
+	    psw_get32(re->c->buf) == 0)
+		v = psw_get64(re->c->buf + 4 + 8 * word);
 	pthread_mutex_unlock(&re->c->lock);
 	return v;
 }
@@ -886,9 +864,9 @@ int ps_prefetch_latest(ps_elem *const *e, int n)
 				if (m && bytes + 12 + e[i]->tuple_size > PSW_MAX_PAYLOAD)
 					break;
 				bytes += 12 + e[i]->tuple_size;
-				put32(q + 4 + 4 * m++, e[i]->remote->handle);
+				psw_put32(q + 4 + 4 * m++, e[i]->remote->handle);
 			}
-			put32(q, m);
+			psw_put32(q, m);
 			count[k] = (int)m;
 			pthread_mutex_lock(&c->lock);
 			sent[k] = send_req(c, PSW_LATEST_MANY, q, 4 + 4 * (size_t)m);
@@ -901,8 +879,8 @@ int ps_prefetch_latest(ps_elem *const *e, int n)
 			int r = sent[k];
 			if (!r) {
 				r = recv_rep(c, PSW_LATEST_MANY, c->tag, &len);
-				if (!r && (len < 4 || get32(c->buf)))
-					r = len < 4 ? PS_EPROTO : (int)get32(c->buf);
+				if (!r && (len < 4 || psw_get32(c->buf)))
+					r = len < 4 ? PS_EPROTO : (int)psw_get32(c->buf);
 			}
 			size_t off = 4;
 			int m = 0;
@@ -920,8 +898,8 @@ int ps_prefetch_latest(ps_elem *const *e, int n)
 					re->cached_rc = r = PS_EPROTO;
 					continue;
 				}
-				re->cached_rc = (int)get32(c->buf + off);
-				re->cached_idx = get64(c->buf + off + 4);
+				re->cached_rc = (int)psw_get32(c->buf + off);
+				re->cached_idx = psw_get64(c->buf + off + 4);
 				memcpy(re->cache, c->buf + off + 12, e[i]->tuple_size);
 				to_ours(re, re->cache);
 				off += 12 + e[i]->tuple_size;

@@ -96,28 +96,6 @@ static uint64_t ud(int ev, int conn, uint32_t gen)
 	return (uint64_t)ev << 56 | (uint64_t)(gen & 0xffffff) << 32 | (uint32_t)conn;
 }
 
-static void put32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
 static void get_name(char out[PS_NAME_MAX + 1], const unsigned char *p)
 {
 	memcpy(out, p, PS_NAME_MAX);
@@ -307,7 +285,7 @@ static int list_one(const char *name, void *arg)
 
 static ps_elem *handle(struct conn *c, const unsigned char *p, bool *writable)
 {
-	uint32_t k = get32(p);
+	uint32_t k = psw_get32(p);
 	if (k >= (uint32_t)c->nh || !c->h[k].e)
 		return NULL;
 	if (writable)
@@ -346,7 +324,7 @@ static bool hello(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 		return false;
 	uint32_t order;
 	memcpy(&order, in + 4, 4);
-	bool ok = get32(in) == PSW_VERSION &&
+	bool ok = psw_get32(in) == PSW_VERSION &&
 		  (order == 0x01020304u || order == __builtin_bswap32(0x01020304u));
 	/* compared in full whatever the length, so timing tells nothing */
 	unsigned char diff = n - 8 != t->secret_len;
@@ -355,10 +333,10 @@ static bool hello(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 	ok = ok && !diff;
 	if (!(o = reply(c, h->op, h->tag, 12)))
 		return false;
-	put32(o, PSW_VERSION);
+	psw_put32(o, PSW_VERSION);
 	uint32_t ours = 0x01020304u;
 	memcpy(o + 4, &ours, 4);
-	put32(o + 8, (uint32_t)(ok ? 0 : PS_EACCES));
+	psw_put32(o + 8, (uint32_t)(ok ? 0 : PS_EACCES));
 	if (!ok) {
 		atomic_fetch_add(&t->refused, 1);
 		c->closing = true; /* closed once the reply has gone */
@@ -397,18 +375,18 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 		if (!rc && serves_shm(t, name) && !is_added(t, name))
 			ps_shm_info(name, &info);
 		if (!rc && !(rc = ps_server_user_area(srv, &area))) {
-			put32(o + 4, (uint32_t)count);
-			put32(o + 8, (uint32_t)info.state);
+			psw_put32(o + 4, (uint32_t)count);
+			psw_put32(o + 8, (uint32_t)info.state);
 			memcpy(o + 12, area, PS_USER_AREA);
 		}
-		put32(o, (uint32_t)rc);
+		psw_put32(o, (uint32_t)rc);
 		return true;
 	}
 	case PSW_NAMES: {
 		if (n != PSW_NAME + 4)
 			return false;
 		get_name(name, in);
-		uint32_t first = get32(in + PSW_NAME);
+		uint32_t first = psw_get32(in + PSW_NAME);
 		ps_server *srv = NULL;
 		int rc = find_seg(t, name, &srv);
 		int total = rc ? 0 : ps_server_count(srv);
@@ -424,9 +402,9 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 			ps_server_elem_name(srv, (int)(first + i), nm);
 			memcpy(o + 12 + (size_t)i * PSW_NAME, nm, strlen(nm));
 		}
-		put32(o, (uint32_t)rc);
-		put32(o + 4, (uint32_t)total);
-		put32(o + 8, k);
+		psw_put32(o, (uint32_t)rc);
+		psw_put32(o + 4, (uint32_t)total);
+		psw_put32(o + 8, k);
 		return true;
 	}
 	case PSW_LIST: {
@@ -448,8 +426,8 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 		int rc = t->serve_shm ? ps_shm_list(list_one, &l) : 0;
 		o = reply(c, h->op, h->tag, 8 + (size_t)l.n * PSW_NAME);
 		if (o) {
-			put32(o, (uint32_t)rc);
-			put32(o + 4, l.n);
+			psw_put32(o, (uint32_t)rc);
+			psw_put32(o + 4, l.n);
 			memcpy(o + 8, names, (size_t)l.n * PSW_NAME);
 		}
 		free(names);
@@ -461,13 +439,13 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 		get_name(name, in);
 		char el[PS_NAME_MAX + 1];
 		get_name(el, in + PSW_NAME);
-		bool wr = get32(in + 2 * PSW_NAME + 4) & PS_RDWR;
+		bool wr = psw_get32(in + 2 * PSW_NAME + 4) & PS_RDWR;
 		ps_server *srv = NULL;
 		ps_elem *e = NULL;
 		uint32_t k = 0;
 		int rc = find_seg(t, name, &srv);
 		if (!rc)
-			rc = ps_elem_open(srv, el, get32(in + 2 * PSW_NAME), &e);
+			rc = ps_elem_open(srv, el, psw_get32(in + 2 * PSW_NAME), &e);
 		if (!rc && (rc = new_handle(c, e, wr, &k))) {
 			ps_elem_close(e);
 			e = NULL;
@@ -477,12 +455,12 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 			ps_elem_stats(e, &st);
 		if (!(o = reply(c, h->op, h->tag, 24)))
 			return false; /* the handle goes with the connection */
-		put32(o, (uint32_t)rc);
-		put32(o + 4, k);
-		put32(o + 8, st.tuple_size);
-		put32(o + 12, st.threshold);
-		put32(o + 16, (uint32_t)st.mode);
-		put32(o + 20, st.flags);
+		psw_put32(o, (uint32_t)rc);
+		psw_put32(o + 4, k);
+		psw_put32(o + 8, st.tuple_size);
+		psw_put32(o + 12, st.threshold);
+		psw_put32(o + 16, (uint32_t)st.mode);
+		psw_put32(o + 20, st.flags);
 		return true;
 	}
 	case PSW_TIME: {
@@ -490,13 +468,13 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 			return false;
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		put64(o, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+		psw_put64(o, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
 		return true;
 	}
 	case PSW_CLOSE: {
 		if (n != 4)
 			return false;
-		uint32_t k = get32(in);
+		uint32_t k = psw_get32(in);
 		int rc = PS_EINVAL;
 		if (k < (uint32_t)c->nh && c->h[k].e) {
 			ps_elem_close(c->h[k].e);
@@ -505,7 +483,7 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 		}
 		if (!(o = reply(c, h->op, h->tag, 4)))
 			return false;
-		put32(o, (uint32_t)rc);
+		psw_put32(o, (uint32_t)rc);
 		return true;
 	}
 	case PSW_STATS: {
@@ -516,11 +494,11 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 		int rc = e ? ps_elem_stats(e, &st) : PS_EINVAL;
 		if (!(o = reply(c, h->op, h->tag, 36)))
 			return false;
-		put32(o, (uint32_t)rc);
-		put64(o + 4, st.written);
-		put64(o + 12, st.discarded);
-		put64(o + 20, st.taken);
-		put64(o + 28, st.oldest);
+		psw_put32(o, (uint32_t)rc);
+		psw_put64(o + 4, st.written);
+		psw_put64(o + 12, st.discarded);
+		psw_put64(o + 20, st.taken);
+		psw_put64(o + 28, st.oldest);
 		return true;
 	}
 	case PSW_NOTES: {
@@ -529,9 +507,9 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 		ps_elem *e = handle(c, in, NULL);
 		if (!(o = reply(c, h->op, h->tag, 4 + 8 * PS_NOTE_WORDS)))
 			return false;
-		put32(o, (uint32_t)(e ? 0 : PS_EINVAL));
+		psw_put32(o, (uint32_t)(e ? 0 : PS_EINVAL));
 		for (unsigned w = 0; e && w < PS_NOTE_WORDS; w++)
-			put64(o + 4 + 8 * w, ps_note_get(e, w));
+			psw_put64(o + 4 + 8 * w, ps_note_get(e, w));
 		return true;
 	}
 	case PSW_READ_LATEST:
@@ -548,9 +526,9 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 		int rc = !e ? PS_EINVAL
 		       : h->op == PSW_READ_LATEST ? ps_read_latest(e, o + 12, &idx)
 		       : h->op == PSW_TAKE ? (wr ? ps_take(e, o + 12, 0, &idx) : PS_EROFS)
-		       : ps_read(e, (idx = get64(in + 4)), o + 12, 0, &oldest);
-		put32(o, (uint32_t)rc);
-		put64(o + 4, rc == PS_EDISCARDED ? oldest : idx);
+		       : ps_read(e, (idx = psw_get64(in + 4)), o + 12, 0, &oldest);
+		psw_put32(o, (uint32_t)rc);
+		psw_put64(o + 4, rc == PS_EDISCARDED ? oldest : idx);
 		return true;
 	}
 	case PSW_READ_RANGE: {
@@ -558,15 +536,15 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 			return false;
 		ps_elem *e = handle(c, in, NULL);
 		size_t ts = e ? ps_elem_tuple_size(e) : 0;
-		uint64_t first = get64(in + 4), oldest = 0;
-		size_t want = get32(in + 12);
+		uint64_t first = psw_get64(in + 4), oldest = 0;
+		size_t want = psw_get32(in + 12);
 		if (ts && want > (PSW_MAX_PAYLOAD - 12) / ts)
 			want = (PSW_MAX_PAYLOAD - 12) / ts;
 		if (!(o = reply(c, h->op, h->tag, 12 + want * ts)))
 			return false;
 		int rc = e ? ps_read_range(e, first, want, o + 12, &oldest) : PS_EINVAL;
-		put32(o, (uint32_t)rc);
-		put64(o + 4, oldest);
+		psw_put32(o, (uint32_t)rc);
+		psw_put64(o + 4, oldest);
 		/* give back the room the tuples not there did not need */
 		size_t got = rc > 0 ? (size_t)rc : 0;
 		c->out_len -= (want - got) * ts;
@@ -586,14 +564,14 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 			rc = ps_write(e, in + 4, 0, &idx); /* never waits: a full flow element says so */
 		if (!(o = reply(c, h->op, h->tag, 12)))
 			return false;
-		put32(o, (uint32_t)rc);
-		put64(o + 4, idx);
+		psw_put32(o, (uint32_t)rc);
+		psw_put64(o + 4, idx);
 		return true;
 	}
 	case PSW_LATEST_MANY: {
 		if (n < 4)
 			return false;
-		uint32_t k = get32(in);
+		uint32_t k = psw_get32(in);
 		if (k > PSW_MANY_MAX || n != 4 + 4 * (size_t)k)
 			return false;
 		size_t len = 4;
@@ -604,7 +582,7 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 		if (len > PSW_MAX_PAYLOAD) { /* no reply may exceed a frame: ask for fewer */
 			if (!(o = reply(c, h->op, h->tag, 4)))
 				return false;
-			put32(o, (uint32_t)-E2BIG);
+			psw_put32(o, (uint32_t)-E2BIG);
 			return true;
 		}
 		if (!(o = reply(c, h->op, h->tag, len)))
@@ -614,8 +592,8 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 			ps_elem *e = handle(c, in + 4 + 4 * i, NULL);
 			uint64_t idx = 0;
 			int rc = e ? ps_read_latest(e, q + 12, &idx) : PS_EINVAL;
-			put32(q, (uint32_t)rc);
-			put64(q + 4, idx);
+			psw_put32(q, (uint32_t)rc);
+			psw_put64(q + 4, idx);
 			q += 12 + (e ? ps_elem_tuple_size(e) : 0);
 		}
 		return true;

@@ -9,39 +9,28 @@ static void le16(unsigned char *p, uint16_t v)
 	p[0] = (unsigned char)v, p[1] = (unsigned char)(v >> 8);
 }
 
-static void le32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
 static uint16_t get16(const unsigned char *p)
 {
 	return (uint16_t)(p[0] | p[1] << 8);
 }
 
-static uint32_t get32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 void psw_put_hdr(unsigned char out[PSW_HDR], const struct psw_hdr *h)
 {
-	le32(out, PSW_MAGIC);
+	psw_put32(out, PSW_MAGIC);
 	le16(out + 4, h->op);
 	le16(out + 6, h->flags);
-	le32(out + 8, h->length);
-	le32(out + 12, h->tag);
+	psw_put32(out + 8, h->length);
+	psw_put32(out + 12, h->tag);
 }
 
 int psw_get_hdr(const unsigned char in[PSW_HDR], struct psw_hdr *h)
 {
 	h->op = get16(in + 4);
 	h->flags = get16(in + 6);
-	h->length = get32(in + 8);
-	h->tag = get32(in + 12);
+	h->length = psw_get32(in + 8);
+	h->tag = psw_get32(in + 12);
 	unsigned op = h->op & ~PSW_REPLY;
-	if (get32(in) != PSW_MAGIC || op < PSW_HELLO || op > PSW_OP_LAST ||
+	if (psw_get32(in) != PSW_MAGIC || op < PSW_HELLO || op > PSW_OP_LAST ||
 	    (h->flags & ~PSW_NATIVE) || h->length > PSW_MAX_PAYLOAD)
 		return PS_EINVAL;
 	return 0;

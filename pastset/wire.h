@@ -25,6 +25,29 @@ enum psw_op {
 	PSW_OP_LAST = PSW_TIME,
 };
 
+/* The protocol's own fields are little-endian, whatever the host. */
+static inline void psw_put32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static inline void psw_put64(unsigned char *p, uint64_t v)
+{
+	psw_put32(p, (uint32_t)v);
+	psw_put32(p + 4, (uint32_t)(v >> 32));
+}
+
+static inline uint32_t psw_get32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t psw_get64(const unsigned char *p)
+{
+	return (uint64_t)psw_get32(p) | (uint64_t)psw_get32(p + 4) << 32;
+}
+
 struct psw_hdr {
 	uint16_t op, flags;
 	uint32_t length, tag;

@@ -75,9 +75,9 @@ int paths_stage_create(const char *type, const struct paths_params *params,
 
 /* --- element: the terminal stage -------------------------------------------- */
 
-static int element_op(paths_stage *self, struct paths_op *op)
+/* The operation on an element: where every path ends. */
+static int on_element(ps_elem *e, struct paths_op *op)
 {
-	ps_elem *e = *(ps_elem **)self->state;
 	if (op->size != ps_elem_tuple_size(e))
 		return PS_ESIZE; /* the caller's buffer is not one tuple of e */
 	switch (op->code) {
@@ -91,6 +91,11 @@ static int element_op(paths_stage *self, struct paths_op *op)
 		return ps_take(e, op->buf, op->timeout_ms, &op->idx);
 	}
 	return PS_EINVAL;
+}
+
+static int element_op(paths_stage *self, struct paths_op *op)
+{
+	return on_element(*(ps_elem **)self->state, op);
 }
 
 const struct paths_wrapper_type paths__element_type = {
@@ -189,19 +194,7 @@ static int remote_op(paths_stage *self, struct paths_op *op)
 		if (rc)
 			return rc;
 	}
-	if (op->size != ps_elem_tuple_size(e))
-		return PS_ESIZE;
-	switch (op->code) {
-	case PATHS_WRITE:
-		return ps_write(e, op->buf, op->timeout_ms, &op->idx);
-	case PATHS_READ:
-		return ps_read(e, op->idx, op->buf, op->timeout_ms, &op->oldest);
-	case PATHS_READ_LATEST:
-		return ps_read_latest(e, op->buf, &op->idx);
-	case PATHS_TAKE:
-		return ps_take(e, op->buf, op->timeout_ms, &op->idx);
-	}
-	return PS_EINVAL;
+	return on_element(e, op);
 }
 
 static void remote_fini(paths_stage *self)

@@ -438,6 +438,31 @@ START_TEST(servers_section)
 }
 END_TEST
 
+/* What each process of the two-host jobs does: pass rows through the
+ * shared element (p0 writes, p1 takes) and allreduce; an exit status. */
+static int two_host_work(pm_job *j, int p, int rows)
+{
+	const char *thr = p ? "t1" : "t0";
+	paths_path *path = pm_job_path(j, thr, "row");
+	char row[64] = { 0 };
+	for (int i = 0; i < rows; i++) {
+		row[0] = (char)i;
+		if (p == 0 && paths_write(path, row, 10000, NULL))
+			return 4;
+		if (p == 1 && (paths_take(path, row, 10000, NULL) || row[0] != (char)i))
+			return 5;
+	}
+	paths_member *mb;
+	int64_t v = p + 1, out = 0;
+	for (int k = 0; k < 3; k++) {
+		if (paths_member_create(pm_job_tree(j, "sum"), p, &mb) ||
+		    paths_allreduce(mb, &v, &out, 1, PATHS_INT64, PATHS_SUM, 10000) || out != 3)
+			return 6;
+		paths_member_destroy(mb);
+	}
+	return 0;
+}
+
 /* Two hosts (both this machine, told apart by the pathmap): the shared row
  * lives on h0 and p1 on h1 reaches it through h0's tuple server, found by
  * exchanging addresses at start-up; the tree spans both. */
@@ -488,7 +513,7 @@ START_TEST(job_across_two_hosts)
 			int me = p;
 			struct pm_job_attr a = { pair_allgather, &me };
 			char e[512];
-			const char *proc = p ? "p1" : "p0", *thr = p ? "t1" : "t0";
+			const char *proc = p ? "p1" : "p0";
 			if (pm_job_start(m, proc, &a, &j, e, sizeof(e))) {
 				fprintf(stderr, "%s\n", e);
 				_exit(2);
@@ -497,23 +522,9 @@ START_TEST(job_across_two_hosts)
 			const char *list = pm_job_servers(j);
 			if (!strchr(list, ',') || strncmp(list, "127.0.0.1:", 10))
 				_exit(3);
-			paths_path *path = pm_job_path(j, thr, "row");
-			char row[64] = { 0 };
-			for (int i = 0; i < 50; i++) {
-				row[0] = (char)i;
-				if (p == 0 && paths_write(path, row, 10000, NULL))
-					_exit(4);
-				if (p == 1 && (paths_take(path, row, 10000, NULL) || row[0] != (char)i))
-					_exit(5);
-			}
-			paths_member *mb;
-			int64_t v = p + 1, out = 0;
-			for (int k = 0; k < 3; k++) {
-				if (paths_member_create(pm_job_tree(j, "sum"), p, &mb) ||
-				    paths_allreduce(mb, &v, &out, 1, PATHS_INT64, PATHS_SUM, 10000) || out != 3)
-					_exit(6);
-				paths_member_destroy(mb);
-			}
+			int rc = two_host_work(j, p, 50);
+			if (rc)
+				_exit(rc);
 			/* nobody leaves while the other may still reach its server */
 			char done = 1;
 			if (write(pair_fd, &done, 1) != 1 || read(pair_fd, &done, 1) != 1)
@@ -589,28 +600,16 @@ START_TEST(job_across_daemons)
 		if (pid[p] == 0) {
 			pm_job *j;
 			char e[512];
-			const char *proc = p ? "p1" : "p0", *thr = p ? "t1" : "t0";
+			const char *proc = p ? "p1" : "p0";
 			if (pm_job_create(m, proc, &j, e, sizeof(e))) {
 				fprintf(stderr, "%s\n", e);
 				_exit(2);
 			}
 			if (strcmp(pm_job_servers(j), list))
 				_exit(3);
-			paths_path *path = pm_job_path(j, thr, "row");
-			char row[64] = { 0 };
-			for (int i = 0; i < 20; i++) {
-				row[0] = (char)i;
-				if (p == 0 && paths_write(path, row, 10000, NULL))
-					_exit(4);
-				if (p == 1 && (paths_take(path, row, 10000, NULL) || row[0] != (char)i))
-					_exit(5);
-			}
-			paths_member *mb;
-			int64_t v = p + 1, out = 0;
-			if (paths_member_create(pm_job_tree(j, "sum"), p, &mb) ||
-			    paths_allreduce(mb, &v, &out, 1, PATHS_INT64, PATHS_SUM, 10000) || out != 3)
-				_exit(6);
-			paths_member_destroy(mb);
+			int rc = two_host_work(j, p, 20);
+			if (rc)
+				_exit(rc);
 			pm_job_destroy(j);
 			_exit(0);
 		}
