@@ -517,6 +517,8 @@ const char *ps_strerror(int err)
 	case PS_EDISCARDED: return "tuple no longer held (discarded or taken)";
 	case PS_EBADSEG: return "not a PastSet segment of this version";
 	case PS_EPROTO: return "the tuple server broke the wire protocol";
+	case PS_ELOST: return "lost the tuple server: unreachable, or it stopped answering";
+	case PS_EHOST: return "unknown host name";
 	default: return err < 0 && err > -PS_ERRBASE ? strerror(-err) : "unknown error";
 	}
 }

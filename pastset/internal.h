@@ -86,6 +86,8 @@ int ps__elem_handle(ps_server *srv, struct ps_ehdr *h, struct ps_waitc *wc,
 uint32_t ps__slots_for(uint32_t threshold);
 uint32_t ps__stride_for(uint32_t tuple_size);
 int ps__check_name(const char *name);
+/* server.c: which file a segment of that name is now (it may be replaced) */
+int ps__shm_id(const char *name, uint64_t *dev, uint64_t *ino);
 
 /* remote.c: the remote side of servers and elements (see pastset.h) */
 struct ps__rseg;

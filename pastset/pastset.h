@@ -47,6 +47,8 @@ extern "C" {
 #define PS_EDISCARDED  (-(PS_ERRBASE + 4)) /* index no longer held; see *oldest */
 #define PS_EBADSEG     (-(PS_ERRBASE + 5)) /* not a PastSet segment, or another version */
 #define PS_EPROTO      (-(PS_ERRBASE + 6)) /* a tuple server's answer broke the wire protocol */
+#define PS_ELOST       (-(PS_ERRBASE + 7)) /* a tuple server unreachable, or it stopped answering */
+#define PS_EHOST       (-(PS_ERRBASE + 8)) /* a host name that does not resolve */
 
 #define PS_FOREVER     (-1)
 #define PS_NAME_MAX    47            /* longest element or segment name */
@@ -219,7 +221,10 @@ struct ps_tcp_attr {
 	const char *shm_prefix;  /* also serve this host's segments whose names
 				    start so (a node daemon); NULL: only those added */
 	bool shm_writable;       /* open those read-write (else read-only) */
-	int idle_ms;             /* a client stalled mid-frame this long is dropped; 0: 5000 */
+	int idle_ms;             /* a client silent this long after connecting, or this
+				    long into a frame, or not reading replies, is
+				    dropped; 0: 5000 */
+	int sndbuf;              /* kernel send buffer per client (bytes); 0: the default */
 };
 int ps_tcp_start(const struct ps_tcp_attr *attr, ps_tcp **out);
 /* Serves srv as `segment` from now on. */
@@ -284,8 +289,10 @@ int ps_elem_set_layout(ps_elem *e, const char *layout);
 int ps_read_latest_many(ps_elem *const *e, int n, void *out, uint64_t *idx, int *status);
 /* The same fetch, kept for each element's next ps_read_latest(): how a tree
  * of single reads over remote leaves costs one round trip.  Returns the
- * number fetched. */
+ * number fetched; a server that failed fails its own elements' next reads
+ * (PS_ELOST...), not the others'.  Forget drops what was not read. */
 int ps_prefetch_latest(ps_elem *const *e, int n);
+void ps_prefetch_forget(ps_elem *const *e, int n);
 
 #ifdef __cplusplus
 }

@@ -35,6 +35,9 @@ struct ps__rconn {
 	bool broken, swap;      /* swap: the server's byte order is not ours */
 	int64_t offset_ns;      /* the server's CLOCK_MONOTONIC minus ours */
 	uint64_t spin_ns;       /* poll this long for a reply before sleeping */
+	int timeout_ms;         /* a call's deadline */
+	uint32_t gen;           /* connections made so far: handles of older ones are stale */
+	uint64_t retry_at;      /* a broken connection is not retried before */
 	uint32_t tag;
 	unsigned char *buf;     /* the last reply's payload */
 	size_t cap;
@@ -44,7 +47,9 @@ struct ps__rconn {
 
 struct ps__relem {
 	struct ps__rconn *c;
-	uint32_t handle;
+	uint32_t handle, gen;   /* valid on connection c->gen == gen */
+	bool writable;
+	char segment[PS_NAME_MAX + 1], name[PS_NAME_MAX + 1];
 	char layout[PS_LAYOUT_MAX + 1];
 	/* ps_prefetch_latest: the newest tuple, kept for the next read_latest */
 	bool cached;
@@ -121,56 +126,73 @@ static uint64_t mono_ns(void)
 
 /* --- the connection ---------------------------------------------------------- */
 
-
-/* Waiting for a reply, the client polls for up to spin_ns before it
- * sleeps: a sleeping reader's wake-up costs more than the round trip it
+/*
+ * Every call has one deadline (the connection's timeout from when it
+ * starts), however the server trickles its bytes, so a stuck host costs a
+ * caller at most that.  Waiting for a reply, the client first polls for up
+ * to spin_ns: a sleeping reader's wake-up costs more than the round trip it
  * waits for (5x fewer requests per second on loopback without it).  The
- * spinning is the monitor's, never the server's: the application's hosts
- * pay nothing for it. */
-static int io(struct ps__rconn *c, void *p, size_t n, bool out)
+ * spinning is the caller's CPU, never the server's.
+ */
+static int io(struct ps__rconn *c, void *p, size_t n, bool out, uint64_t deadline)
 {
 	unsigned char *b = p;
-	uint64_t until = 0;
-	bool spin = !out && c->spin_ns;
+	uint64_t spin_until = 0;
 	while (n) {
-		ssize_t k = out ? send(c->fd, b, n, MSG_NOSIGNAL)
-			  : recv(c->fd, b, n, spin ? MSG_DONTWAIT : 0);
+		ssize_t k = out ? send(c->fd, b, n, MSG_NOSIGNAL | MSG_DONTWAIT)
+			  : recv(c->fd, b, n, MSG_DONTWAIT);
+		if (k > 0) {
+			b += k;
+			n -= (size_t)k;
+			continue;
+		}
 		if (k < 0 && errno == EINTR)
 			continue;
-		if (k < 0 && spin && errno == EAGAIN) {
-			uint64_t now = mono_ns();
-			if (!until)
-				until = now + c->spin_ns;
-			spin = now < until;
-			continue;
+		if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+			break; /* closed, or reset */
+		uint64_t now = mono_ns();
+		if (!out && c->spin_ns) {
+			if (!spin_until)
+				spin_until = now + c->spin_ns;
+			if (now < spin_until)
+				continue;
 		}
-		if (k <= 0) {
-			c->broken = true; /* the stream is out of step: never reuse it */
-			return k == 0 ? -ECONNRESET : errno == EAGAIN ? PS_ETIMEDOUT : -errno;
-		}
-		b += k;
-		n -= (size_t)k;
+		if (now >= deadline)
+			break; /* it stopped answering */
+		struct pollfd pf = { c->fd, out ? POLLOUT : POLLIN, 0 };
+		uint64_t left = (deadline - now + 999999) / 1000000;
+		if (poll(&pf, 1, left > 60000 ? 60000 : (int)left) < 0 && errno != EINTR)
+			break;
 	}
-	return 0;
+	if (!n)
+		return 0;
+	c->broken = true; /* the stream is out of step: reconnect before reuse */
+	return PS_ELOST;
 }
 
-static int send_req(struct ps__rconn *c, uint16_t op, const void *payload, size_t len)
+static uint64_t deadline_of(const struct ps__rconn *c)
+{
+	return mono_ns() + (uint64_t)c->timeout_ms * 1000000u;
+}
+
+static int send_req(struct ps__rconn *c, uint16_t op, const void *payload, size_t len,
+		    uint64_t deadline)
 {
 	if (c->broken)
-		return -ECONNRESET;
+		return PS_ELOST;
 	unsigned char h[PSW_HDR];
 	struct psw_hdr q = { op, PSW_NATIVE, (uint32_t)len, ++c->tag };
 	psw_put_hdr(h, &q);
-	int rc = io(c, h, PSW_HDR, true);
-	return rc ? rc : len ? io(c, (void *)payload, len, true) : 0;
+	int rc = io(c, h, PSW_HDR, true, deadline);
+	return rc ? rc : len ? io(c, (void *)payload, len, true, deadline) : 0;
 }
 
 /* The reply to the oldest request outstanding, into c->buf. */
-static int recv_rep(struct ps__rconn *c, uint16_t op, uint32_t tag, size_t *rlen)
+static int recv_rep(struct ps__rconn *c, uint16_t op, uint32_t tag, size_t *rlen, uint64_t deadline)
 {
 	unsigned char h[PSW_HDR];
 	struct psw_hdr a;
-	int rc = io(c, h, PSW_HDR, false);
+	int rc = io(c, h, PSW_HDR, false, deadline);
 	if (rc)
 		return rc;
 	if (psw_get_hdr(h, &a) || a.op != (op | PSW_REPLY) || a.tag != tag) {
@@ -186,17 +208,22 @@ static int recv_rep(struct ps__rconn *c, uint16_t op, uint32_t tag, size_t *rlen
 		c->buf = b;
 		c->cap = a.length;
 	}
-	if (a.length && (rc = io(c, c->buf, a.length, false)))
+	if (a.length && (rc = io(c, c->buf, a.length, false, deadline)))
 		return rc;
 	*rlen = a.length;
 	return 0;
 }
 
+static int conn_ready(struct ps__rconn *c);
+
 /* One round trip; the caller holds c->lock. */
 static int call(struct ps__rconn *c, uint16_t op, const void *q, size_t qlen, size_t *rlen)
 {
-	int rc = send_req(c, op, q, qlen);
-	return rc ? rc : recv_rep(c, op, c->tag, rlen);
+	int rc = conn_ready(c);
+	uint64_t deadline = deadline_of(c);
+	if (!rc)
+		rc = send_req(c, op, q, qlen, deadline);
+	return rc ? rc : recv_rep(c, op, c->tag, rlen, deadline);
 }
 
 static int read_secret(const char *file, char *out, size_t *len)
@@ -234,13 +261,36 @@ static int resolve(const char *addr, int port, struct sockaddr_in *sin)
 		return 0;
 	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *res;
 	if (getaddrinfo(addr, NULL, &hints, &res))
-		return PS_ENOENT;
+		return PS_EHOST;
 	sin->sin_addr = ((struct sockaddr_in *)res->ai_addr)->sin_addr;
 	freeaddrinfo(res);
 	return 0;
 }
 
-static int conn_open(struct ps__rconn *c, const struct ps_remote_attr *a)
+/* Connects within the timeout: a host that does not answer is an error. */
+static int dial(struct ps__rconn *c, const struct sockaddr_in *sin)
+{
+	int one = 1;
+	if ((c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0 ||
+	    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
+		return -errno;
+	if (!connect(c->fd, (const struct sockaddr *)sin, sizeof(*sin)))
+		return 0;
+	if (errno != EINPROGRESS)
+		return -errno;
+	struct pollfd pf = { c->fd, POLLOUT, 0 };
+	int k, err = 0;
+	socklen_t el = sizeof(err);
+	while ((k = poll(&pf, 1, c->timeout_ms)) < 0 && errno == EINTR)
+		;
+	if (k <= 0)
+		return PS_ELOST; /* nobody answered */
+	getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &el);
+	return err ? -err : 0;
+}
+
+/* Opens the connection (again): connect, HELLO, the clock offset. */
+static int conn_open(struct ps__rconn *c)
 {
 	struct sockaddr_in sin;
 	int rc = resolve(c->addr, c->port, &sin);
@@ -248,46 +298,47 @@ static int conn_open(struct ps__rconn *c, const struct ps_remote_attr *a)
 		return rc;
 	char secret[PS_SECRET_MAX + 1];
 	size_t sl = 0;
-	if (a && a->secret_file && (rc = read_secret(a->secret_file, secret, &sl)))
+	if (c->secret_file[0] && (rc = read_secret(c->secret_file, secret, &sl)))
 		return rc;
-	int ms = a && a->timeout_ms > 0 ? a->timeout_ms : 10000;
-	c->spin_ns = a && a->spin_us < 0 ? 0 : a && a->spin_us > 0 ? (uint64_t)a->spin_us * 1000 : 100000;
-	/* a server that stops answering is an error, never a hang */
-	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
-	int one = 1;
-	if ((c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
-	    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
-	    setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
-	    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) ||
-	    connect(c->fd, (struct sockaddr *)&sin, sizeof(sin)))
-		return -errno;
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	c->broken = false;
+	if ((rc = dial(c, &sin)))
+		goto fail;
 	unsigned char hello[8 + PS_SECRET_MAX];
 	psw_put32(hello, PSW_VERSION);
 	memcpy(hello + 4, &order_mark, 4); /* as we store it: tells the server our order */
 	memcpy(hello + 8, secret, sl);
 	size_t len;
-	if ((rc = call(c, PSW_HELLO, hello, 8 + sl, &len)))
-		return rc;
+	uint64_t deadline = deadline_of(c);
+	if ((rc = send_req(c, PSW_HELLO, hello, 8 + sl, deadline)) ||
+	    (rc = recv_rep(c, PSW_HELLO, c->tag, &len, deadline)))
+		goto fail;
+	rc = PS_EPROTO;
 	if (len != 12 || psw_get32(c->buf) != PSW_VERSION)
-		return PS_EPROTO;
+		goto fail;
 	uint32_t theirs;
 	memcpy(&theirs, c->buf + 4, 4);
 	if (theirs != order_mark && theirs != __builtin_bswap32(order_mark))
-		return PS_EPROTO;
+		goto fail;
 	c->swap = theirs != order_mark;
 	if ((rc = (int)psw_get32(c->buf + 8)))
-		return rc;
+		goto fail;
 	/* The server's clock against ours, from the quickest of a few round
 	 * trips: its reading falls within that trip, so halfway is within
 	 * half the trip of the truth. */
 	uint64_t best = UINT64_MAX;
 	for (int i = 0; i < 5; i++) {
 		uint64_t t0 = mono_ns();
-		if ((rc = call(c, PSW_TIME, NULL, 0, &len)))
-			return rc;
+		deadline = deadline_of(c);
+		if ((rc = send_req(c, PSW_TIME, NULL, 0, deadline)) ||
+		    (rc = recv_rep(c, PSW_TIME, c->tag, &len, deadline)))
+			goto fail;
 		uint64_t t1 = mono_ns();
+		rc = PS_EPROTO;
 		if (len != 8)
-			return PS_EPROTO;
+			goto fail;
 		if (t1 - t0 < best) {
 			best = t1 - t0;
 			c->offset_ns = (int64_t)(psw_get64(c->buf) - (t0 + (t1 - t0) / 2));
@@ -297,7 +348,25 @@ static int conn_open(struct ps__rconn *c, const struct ps_remote_attr *a)
 	 * exact for a server on this host (the same clock). */
 	if ((uint64_t)(c->offset_ns < 0 ? -c->offset_ns : c->offset_ns) <= best / 2)
 		c->offset_ns = 0;
+	c->gen++;
 	return 0;
+fail:
+	c->broken = true;
+	return rc;
+}
+
+/* A connection that broke is opened again on its next use, at most every
+ * RETRY_MS, so a dead host costs a failed call, not a connect per call. */
+#define RETRY_MS 250
+static int conn_ready(struct ps__rconn *c)
+{
+	if (!c->broken)
+		return 0;
+	uint64_t now = mono_ns();
+	if (now < c->retry_at)
+		return PS_ELOST;
+	c->retry_at = now + RETRY_MS * 1000000ull;
+	return conn_open(c) ? PS_ELOST : 0;
 }
 
 static void conn_put(struct ps__rconn *c)
@@ -322,18 +391,16 @@ static void conn_put(struct ps__rconn *c)
 	free(c);
 }
 
-/* The pool's connection to addr:port, opened if there is none or the one
- * there broke. */
+/* The pool's connection to addr:port, opened if there is none. */
 static int conn_get(const char *addr, int port, const struct ps_remote_attr *a,
 		    struct ps__rconn **out)
 {
 	const char *sf = a && a->secret_file ? a->secret_file : "";
-	if (strlen(addr) >= 64 || strlen(sf) >= 256 || port <= 0 || port > 65535)
+	if (!addr || strlen(addr) >= 64 || strlen(sf) >= 256 || port <= 0 || port > 65535)
 		return PS_EINVAL;
 	pthread_mutex_lock(&pool_lock);
 	for (struct ps__rconn *c = pool; c; c = c->next)
-		if (!c->broken && c->port == port && !strcmp(c->addr, addr) &&
-		    !strcmp(c->secret_file, sf)) {
+		if (c->port == port && !strcmp(c->addr, addr) && !strcmp(c->secret_file, sf)) {
 			c->refs++;
 			pthread_mutex_unlock(&pool_lock);
 			*out = c;
@@ -346,10 +413,12 @@ static int conn_get(const char *addr, int port, const struct ps_remote_attr *a,
 	c->fd = -1;
 	c->refs = 1;
 	c->port = port;
+	c->timeout_ms = a && a->timeout_ms > 0 ? a->timeout_ms : 10000;
+	c->spin_ns = a && a->spin_us < 0 ? 0 : a && a->spin_us > 0 ? (uint64_t)a->spin_us * 1000 : 100000;
 	snprintf(c->addr, sizeof(c->addr), "%s", addr);
 	snprintf(c->secret_file, sizeof(c->secret_file), "%s", sf);
 	pthread_mutex_init(&c->lock, NULL);
-	int rc = conn_open(c, a);
+	int rc = conn_open(c);
 	if (rc) {
 		if (c->fd >= 0)
 			close(c->fd);
@@ -510,31 +579,75 @@ int ps_remote_list(const char *addr, int port, const struct ps_remote_attr *a, c
 
 /* --- elements ---------------------------------------------------------------- */
 
-int ps__r_elem_open(ps_server *srv, struct ps__rseg *rs, const char *name, size_t tuple_size,
-		    bool writable, ps_elem **out)
+/* OPEN on c (its lock held): a handle, and the element's attributes. */
+static int open_handle(struct ps__rconn *c, const char *segment, const char *name,
+		       size_t tuple_size, bool writable, uint32_t *h, struct ps_elem_attr *a)
 {
 	unsigned char q[2 * PSW_NAME + 8];
-	put_name(q, rs->segment);
+	put_name(q, segment);
 	put_name(q + PSW_NAME, name);
 	psw_put32(q + 2 * PSW_NAME, (uint32_t)tuple_size);
 	psw_put32(q + 2 * PSW_NAME + 4, writable ? PS_RDWR : PS_RDONLY);
 	size_t len;
-	struct ps__rconn *c = rs->c;
-	pthread_mutex_lock(&c->lock);
 	int rc = call(c, PSW_OPEN, q, sizeof(q), &len);
 	if (!rc && len != 24)
 		rc = PS_EPROTO;
-	uint32_t h = 0;
-	struct ps_elem_attr a = { 0 };
 	if (!rc && !(rc = (int)psw_get32(c->buf))) {
-		h = psw_get32(c->buf + 4);
-		a.tuple_size = psw_get32(c->buf + 8);
-		a.threshold = psw_get32(c->buf + 12);
-		a.mode = (enum ps_mode)psw_get32(c->buf + 16);
-		a.flags = psw_get32(c->buf + 20);
-		if (ps__check_attr(&a) || (tuple_size && tuple_size != a.tuple_size))
+		*h = psw_get32(c->buf + 4);
+		a->tuple_size = psw_get32(c->buf + 8);
+		a->threshold = psw_get32(c->buf + 12);
+		a->mode = (enum ps_mode)psw_get32(c->buf + 16);
+		a->flags = psw_get32(c->buf + 20);
+		if (ps__check_attr(a) || (tuple_size && tuple_size != a->tuple_size))
 			rc = PS_EPROTO;
 	}
+	return rc;
+}
+
+/* The element's handle on the connection as it is now: after a reconnect
+ * (the server may even be a new one) it is opened again by name.  The
+ * caller holds the connection's lock. */
+static int relem_ready(ps_elem *e)
+{
+	struct ps__relem *re = e->remote;
+	int rc = conn_ready(re->c);
+	if (rc || re->gen == re->c->gen)
+		return rc;
+	struct ps_elem_attr a = { 0 };
+	uint32_t h;
+	if ((rc = open_handle(re->c, re->segment, re->name, e->tuple_size, re->writable, &h, &a)))
+		return rc == PS_ENOENT ? PS_ELOST : rc; /* gone with the old server */
+	re->handle = h;
+	re->gen = re->c->gen;
+	return 0;
+}
+
+/* A call about e: q starts with the handle, which this fills in.  The
+ * caller holds the connection's lock. */
+static int ecall(ps_elem *e, uint16_t op, unsigned char *q, size_t qlen, size_t *len)
+{
+	struct ps__relem *re = e->remote;
+	int rc = relem_ready(e);
+	if (rc)
+		return rc;
+	psw_put32(q, re->handle);
+	rc = call(re->c, op, q, qlen, len);
+	if (!rc && *len >= 4 && (int)psw_get32(re->c->buf) == PSW_EBADH) {
+		re->gen = 0; /* the server does not know it: open it again next time */
+		rc = PS_ELOST;
+	}
+	return rc;
+}
+
+int ps__r_elem_open(ps_server *srv, struct ps__rseg *rs, const char *name, size_t tuple_size,
+		    bool writable, ps_elem **out)
+{
+	struct ps__rconn *c = rs->c;
+	struct ps_elem_attr a = { 0 };
+	uint32_t h = 0, gen;
+	pthread_mutex_lock(&c->lock);
+	int rc = open_handle(c, rs->segment, name, tuple_size, writable, &h, &a);
+	gen = c->gen;
 	pthread_mutex_unlock(&c->lock);
 	if (rc)
 		return rc;
@@ -553,6 +666,10 @@ int ps__r_elem_open(ps_server *srv, struct ps__rseg *rs, const char *name, size_
 	pthread_mutex_unlock(&pool_lock);
 	re->c = c;
 	re->handle = h;
+	re->gen = gen;
+	re->writable = writable;
+	snprintf(re->segment, sizeof(re->segment), "%s", rs->segment);
+	snprintf(re->name, sizeof(re->name), "%s", name);
 	(*out)->remote = re;
 	(*out)->fast_write = false;
 	return 0;
@@ -565,7 +682,10 @@ void ps__r_elem_close(ps_elem *e)
 	psw_put32(q, re->handle);
 	size_t len;
 	pthread_mutex_lock(&re->c->lock);
-	call(re->c, PSW_CLOSE, q, 4, &len); /* best effort: the server frees it at disconnect anyway */
+	/* best effort, and only on the connection it was opened on: the
+	 * server frees every handle at disconnect anyway */
+	if (!re->c->broken && re->gen == re->c->gen)
+		call(re->c, PSW_CLOSE, q, 4, &len);
 	pthread_mutex_unlock(&re->c->lock);
 	conn_put(re->c);
 	free(re->cache);
@@ -593,11 +713,10 @@ static int tuple_op(ps_elem *e, uint16_t op, uint64_t idx, void *out, uint64_t *
 {
 	struct ps__relem *re = e->remote;
 	unsigned char q[12];
-	psw_put32(q, re->handle);
 	psw_put64(q + 4, idx);
 	size_t len;
 	pthread_mutex_lock(&re->c->lock);
-	int rc = call(re->c, op, q, op == PSW_READ ? 12 : 4, &len);
+	int rc = ecall(e, op, q, op == PSW_READ ? 12 : 4, &len);
 	if (!rc) {
 		if (len != 12 + e->tuple_size) {
 			rc = PS_EPROTO;
@@ -711,7 +830,6 @@ int ps__r_write(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx)
 	unsigned char *q = malloc(4 + e->tuple_size);
 	if (!q)
 		return PS_ENOMEM;
-	psw_put32(q, re->handle);
 	memcpy(q + 4, tuple, e->tuple_size);
 	if (re->c->swap && re->layout[0])
 		ps__layout_swap(re->layout, q + 4); /* into the server's order */
@@ -721,7 +839,7 @@ int ps__r_write(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx)
 	for (;;) {
 		size_t len;
 		pthread_mutex_lock(&re->c->lock);
-		rc = call(re->c, PSW_WRITE, q, 4 + e->tuple_size, &len);
+		rc = ecall(e, PSW_WRITE, q, 4 + e->tuple_size, &len);
 		if (!rc && len != 12)
 			rc = PS_EPROTO;
 		if (!rc && !(rc = (int)psw_get32(re->c->buf)) && idx)
@@ -741,12 +859,11 @@ int ps__r_read_range(ps_elem *e, uint64_t first, size_t n, void *out, uint64_t *
 	if (n > most)
 		n = most; /* a short count: the caller asks again from where it ends */
 	unsigned char q[16];
-	psw_put32(q, re->handle);
 	psw_put64(q + 4, first);
 	psw_put32(q + 12, (uint32_t)n);
 	size_t len;
 	pthread_mutex_lock(&re->c->lock);
-	int rc = call(re->c, PSW_READ_RANGE, q, sizeof(q), &len);
+	int rc = ecall(e, PSW_READ_RANGE, q, sizeof(q), &len);
 	if (!rc && len < 12)
 		rc = PS_EPROTO;
 	if (!rc) {
@@ -769,10 +886,9 @@ int ps__r_stats(ps_elem *e, struct ps_stats *st)
 {
 	struct ps__relem *re = e->remote;
 	unsigned char q[4];
-	psw_put32(q, re->handle);
 	size_t len;
 	pthread_mutex_lock(&re->c->lock);
-	int rc = call(re->c, PSW_STATS, q, 4, &len);
+	int rc = ecall(e, PSW_STATS, q, 4, &len);
 	if (!rc && len != 36)
 		rc = PS_EPROTO;
 	if (!rc && !(rc = (int)psw_get32(re->c->buf))) {
@@ -793,11 +909,10 @@ uint64_t ps__r_note(const ps_elem *e, unsigned word)
 {
 	struct ps__relem *re = e->remote;
 	unsigned char q[4];
-	psw_put32(q, re->handle);
 	size_t len;
 	uint64_t v = 0;
 	pthread_mutex_lock(&re->c->lock);
-	if (!call(re->c, PSW_NOTES, q, 4, &len) && len == 4 + 8 * PS_NOTE_WORDS &&
+	if (!ecall((ps_elem *)e, PSW_NOTES, q, 4, &len) && len == 4 + 8 * PS_NOTE_WORDS &&
 	    psw_get32(re->c->buf) == 0)
 		v = psw_get64(re->c->buf + 4 + 8 * word);
 	pthread_mutex_unlock(&re->c->lock);
@@ -806,9 +921,17 @@ uint64_t ps__r_note(const ps_elem *e, unsigned word)
 
 /* --- batches ------------------------------------------------------------------- */
 
+static void cache_fail(struct ps__relem *re, int rc)
+{
+	re->cached = true;
+	re->cached_rc = rc;
+}
+
 /*
  * One LATEST_MANY per connection, sent to every connection before any reply
- * is read, so a batch over n servers costs one round trip, not n.
+ * is read, so a batch over n servers costs one round trip, not n.  A server
+ * that fails fails its own elements' reads (cached as their result), not the
+ * others'.
  */
 int ps_prefetch_latest(ps_elem *const *e, int n)
 {
@@ -818,18 +941,18 @@ int ps_prefetch_latest(ps_elem *const *e, int n)
 	bool *seen = calloc((size_t)n + 1, sizeof(*seen));
 	struct ps__rconn **conns = calloc((size_t)n + 1, sizeof(*conns));
 	int *first = calloc((size_t)n + 1, sizeof(*first));
+	int *order = calloc((size_t)n + 1, sizeof(*order)); /* the elements asked, by connection */
 	unsigned char *q = malloc(4 + 4 * PSW_MANY_MAX);
-	if (!seen || !conns || !first || !q) {
+	if (!seen || !conns || !first || !order || !q) {
 		rc = PS_ENOMEM;
 		goto out;
 	}
-	int nc = 0;
 	for (int i = 0; i < n; i++)
 		if (!e[i] || !e[i]->remote)
 			seen[i] = true; /* local: read when asked, nothing to fetch */
-	while (!rc) {
-		/* Each round takes up to PSW_MANY_MAX elements of each connection. */
-		nc = 0;
+	for (;;) {
+		/* Each round takes, of each connection, what fits one reply. */
+		int nc = 0;
 		for (int i = 0; i < n; i++) {
 			if (seen[i])
 				continue;
@@ -852,75 +975,100 @@ int ps_prefetch_latest(ps_elem *const *e, int n)
 				conns[b] = conns[b - 1], first[b] = first[b - 1];
 				conns[b - 1] = tc, first[b - 1] = tf;
 			}
-		int sent[nc], count[nc];
+		int start[nc], count[nc], sent[nc];
+		uint64_t deadline[nc];
+		int used = 0;
 		for (int k = 0; k < nc; k++) {
 			struct ps__rconn *c = conns[k];
 			uint32_t m = 0;
 			size_t bytes = 4;
-			/* a prefix of this connection's elements whose reply fits a frame */
+			start[k] = used;
+			pthread_mutex_lock(&c->lock);
+			int r = conn_ready(c);
 			for (int i = first[k]; i < n && m < PSW_MANY_MAX; i++) {
 				if (seen[i] || e[i]->remote->c != c)
 					continue;
 				if (m && bytes + 12 + e[i]->tuple_size > PSW_MAX_PAYLOAD)
 					break;
+				int er = r ? r : relem_ready(e[i]);
+				seen[i] = true;
+				if (er) {
+					cache_fail(e[i]->remote, er);
+					continue;
+				}
 				bytes += 12 + e[i]->tuple_size;
+				order[used++] = i;
 				psw_put32(q + 4 + 4 * m++, e[i]->remote->handle);
 			}
-			psw_put32(q, m);
 			count[k] = (int)m;
-			pthread_mutex_lock(&c->lock);
-			sent[k] = send_req(c, PSW_LATEST_MANY, q, 4 + 4 * (size_t)m);
+			psw_put32(q, m);
+			deadline[k] = deadline_of(c);
+			sent[k] = m ? send_req(c, PSW_LATEST_MANY, q, 4 + 4 * (size_t)m, deadline[k]) : 1;
 			if (sent[k]) /* nothing to read back: let the others go on */
 				pthread_mutex_unlock(&c->lock);
+			for (int j = 0; sent[k] < 0 && j < count[k]; j++)
+				cache_fail(e[order[start[k] + j]]->remote, sent[k]);
 		}
 		for (int k = 0; k < nc; k++) {
 			struct ps__rconn *c = conns[k];
-			size_t len = 0;
-			int r = sent[k];
-			if (!r) {
-				r = recv_rep(c, PSW_LATEST_MANY, c->tag, &len);
-				if (!r && (len < 4 || psw_get32(c->buf)))
-					r = len < 4 ? PS_EPROTO : (int)psw_get32(c->buf);
-			}
-			size_t off = 4;
-			int m = 0;
-			for (int i = first[k]; i < n && m < count[k]; i++) {
-				if (seen[i] || e[i]->remote->c != c)
-					continue;
+			if (sent[k])
+				continue;
+			size_t len = 0, off = 4;
+			int r = recv_rep(c, PSW_LATEST_MANY, c->tag, &len, deadline[k]);
+			if (!r && (len < 4 || psw_get32(c->buf)))
+				r = len < 4 ? PS_EPROTO : (int)psw_get32(c->buf);
+			for (int j = 0; j < count[k]; j++) {
+				int i = order[start[k] + j];
 				struct ps__relem *re = e[i]->remote;
-				seen[i] = true;
-				m++;
-				re->cached = true;
-				re->cached_rc = r;
-				if (r)
-					continue;
-				if (len < off + 12 + e[i]->tuple_size) {
-					re->cached_rc = r = PS_EPROTO;
+				if (r) {
+					cache_fail(re, r);
 					continue;
 				}
-				re->cached_rc = (int)psw_get32(c->buf + off);
+				if (len < off + 12) {
+					cache_fail(re, r = PS_EPROTO);
+					continue;
+				}
+				int er = (int)psw_get32(c->buf + off);
+				if (er == PSW_EBADH) { /* no tuple follows; open it again next time */
+					re->gen = 0;
+					cache_fail(re, PS_ELOST);
+					off += 12;
+					continue;
+				}
+				if (len < off + 12 + e[i]->tuple_size) {
+					cache_fail(re, r = PS_EPROTO);
+					continue;
+				}
+				re->cached = true;
+				re->cached_rc = er;
 				re->cached_idx = psw_get64(c->buf + off + 4);
 				memcpy(re->cache, c->buf + off + 12, e[i]->tuple_size);
 				to_ours(re, re->cache);
 				off += 12 + e[i]->tuple_size;
-				done++;
+				done++; /* an answer, even "no tuple yet" */
 			}
-			if (!r && off != len) {
-				c->broken = true;
-				r = PS_EPROTO;
-			}
-			if (!sent[k])
-				pthread_mutex_unlock(&c->lock);
-			if (r && !rc)
-				rc = r;
+			if (!r && off != len)
+				c->broken = true; /* out of step with it: start again */
+			pthread_mutex_unlock(&c->lock);
 		}
 	}
 out:
 	free(seen);
 	free(conns);
 	free(first);
+	free(order);
 	free(q);
 	return rc ? rc : done;
+}
+
+void ps_prefetch_forget(ps_elem *const *e, int n)
+{
+	for (int i = 0; e && i < n; i++)
+		if (e[i] && e[i]->remote) {
+			pthread_mutex_lock(&e[i]->remote->c->lock);
+			e[i]->remote->cached = false;
+			pthread_mutex_unlock(&e[i]->remote->c->lock);
+		}
 }
 
 int ps_read_latest_many(ps_elem *const *e, int n, void *out, uint64_t *idx, int *status)

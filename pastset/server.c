@@ -628,6 +628,19 @@ int ps_server_open_remote(const char *addr, int port, const char *segment, unsig
 	return 0;
 }
 
+int ps__shm_id(const char *name, uint64_t *dev, uint64_t *ino)
+{
+	char obj[PS_NAME_MAX + 16], path[PS_NAME_MAX + 32];
+	struct stat st;
+	obj_name(obj, sizeof(obj), name);
+	snprintf(path, sizeof(path), "/dev/shm%s", obj);
+	if (stat(path, &st))
+		return neg_errno(errno);
+	*dev = (uint64_t)st.st_dev;
+	*ino = (uint64_t)st.st_ino;
+	return 0;
+}
+
 int ps_shm_unlink(const char *name)
 {
 	int rc = ps__check_name(name);

@@ -42,6 +42,7 @@ enum { EV_ACCEPT = 1, EV_RECV, EV_SEND, EV_STOP, EV_TICK };
 struct handle {
 	ps_elem *e;
 	bool writable; /* what the client asked for, not only what the handle can */
+	int seg;       /* the segment it came from: kept while the handle lives */
 };
 
 struct conn {
@@ -50,23 +51,30 @@ struct conn {
 	bool full;        /* its unread replies reached MAX_OUT */
 	int inflight;     /* submissions not yet completed: the slot stays until 0 */
 	uint32_t gen;
-	int64_t last_ms;  /* when it last made progress */
+	int64_t since_ms; /* accepted at */
+	int64_t frame_ms; /* the frame being received began at */
+	int64_t sent_ms;  /* a send last made progress at */
 	struct psw_reader rd;
 	unsigned char in[RECV_BUF];
+	/* replies: MAX_OUT bytes, allocated once and never moved, because the
+	 * kernel may be sending from it while new replies are appended */
 	unsigned char *out;
-	size_t out_len, out_sent, out_cap;
+	size_t out_len, out_sent;
 	struct handle *h;
 	int nh, caph;
 };
 
 struct seg {
 	char name[PS_NAME_MAX + 1];
-	ps_server *srv;
-	bool owned; /* opened by us (a node daemon's shared segment) */
+	ps_server *srv;   /* NULL: a free slot */
+	bool owned;       /* opened by us (a node daemon's shared segment) */
+	bool retired;     /* replaced or removed since: closed when refs reach 0 */
+	int refs;         /* element handles from it */
+	uint64_t dev, ino; /* which segment of that name it is */
 };
 
 struct ps_tcp {
-	int lfd, efd, port, idle_ms;
+	int lfd, efd, port, idle_ms, sndbuf;
 	char addr[INET_ADDRSTRLEN]; /* where others reach it */
 	char secret[PS_SECRET_MAX + 1];
 	size_t secret_len;
@@ -102,6 +110,24 @@ static void get_name(char out[PS_NAME_MAX + 1], const unsigned char *p)
 	out[PS_NAME_MAX] = 0;
 }
 
+/* --- segments ------------------------------------------------------------------ */
+
+/* Closes an element handle; its segment goes when retired and unused.
+ * Only the loop thread calls this. */
+static void seg_put(struct ps_tcp *t, int i, ps_elem *e)
+{
+	ps_elem_close(e);
+	pthread_mutex_lock(&t->lock);
+	struct seg *g = &t->segs[i];
+	ps_server *gone = NULL;
+	if (--g->refs == 0 && g->retired) {
+		gone = g->srv;
+		memset(g, 0, sizeof(*g));
+	}
+	pthread_mutex_unlock(&t->lock);
+	ps_server_destroy(gone);
+}
+
 /* --- connections ------------------------------------------------------------- */
 
 /* The slot is freed once the kernel has given back every buffer of it. */
@@ -112,7 +138,8 @@ static void reap(struct ps_tcp *t, int i)
 		return;
 	close(c->fd);
 	for (int k = 0; k < c->nh; k++)
-		ps_elem_close(c->h[k].e);
+		if (c->h[k].e)
+			seg_put(t, c->h[k].seg, c->h[k].e);
 	free(c->h);
 	psw_reader_fini(&c->rd);
 	free(c->out);
@@ -167,21 +194,17 @@ static void arm_send(struct ps_tcp *t, int i)
 /* Room for a reply of `len` payload bytes at the end of the queue. */
 static unsigned char *reply(struct conn *c, uint16_t op, uint32_t tag, size_t len)
 {
-	if (!c->sending && c->out_sent == c->out_len)
-		c->out_sent = c->out_len = 0;
+	/* untouched pages cost nothing: the memory is what replies use */
+	if (!c->out && !(c->out = malloc(MAX_OUT)))
+		return NULL;
+	if (!c->sending && c->out_sent) { /* what was sent makes room */
+		memmove(c->out, c->out + c->out_sent, c->out_len - c->out_sent);
+		c->out_len -= c->out_sent;
+		c->out_sent = 0;
+	}
 	if (c->out_len + PSW_HDR + len > MAX_OUT) {
 		c->full = true; /* a client that does not read its replies */
 		return NULL;
-	}
-	if (c->out_len + PSW_HDR + len > c->out_cap) {
-		size_t cap = c->out_cap ? c->out_cap : 65536;
-		while (cap < c->out_len + PSW_HDR + len)
-			cap *= 2;
-		unsigned char *p = realloc(c->out, cap);
-		if (!p)
-			return NULL;
-		c->out = p;
-		c->out_cap = cap;
 	}
 	struct psw_hdr h = { (uint16_t)(op | PSW_REPLY), PSW_NATIVE, (uint32_t)len, tag };
 	psw_put_hdr(c->out + c->out_len, &h);
@@ -198,34 +221,69 @@ static bool serves_shm(const struct ps_tcp *t, const char *name)
 	return t->serve_shm && !strncmp(name, t->shm_prefix, strlen(t->shm_prefix));
 }
 
-static int find_seg(struct ps_tcp *t, const char *name, ps_server **srv)
+/* A free slot, under t->lock; -1 if there is none. */
+static int free_seg(struct ps_tcp *t)
 {
-	pthread_mutex_lock(&t->lock);
 	for (int i = 0; i < t->nsegs; i++)
-		if (!strcmp(t->segs[i].name, name)) {
-			*srv = t->segs[i].srv;
+		if (!t->segs[i].srv)
+			return i;
+	return t->nsegs < MAX_SEGS ? t->nsegs++ : -1;
+}
+
+/*
+ * The segment of that name now.  A node daemon's cached mapping is checked
+ * against the file: a job that ran again made a new segment of the same
+ * name, and a removed one must not stay mapped; the old one is retired and
+ * closed when its last handle goes.  Only the loop thread calls this.
+ */
+static int find_seg(struct ps_tcp *t, const char *name, ps_server **srv, int *slot)
+{
+	uint64_t dev = 0, ino = 0;
+	bool shm = serves_shm(t, name);
+	bool exists = shm && !ps__shm_id(name, &dev, &ino);
+	ps_server *gone = NULL;
+	pthread_mutex_lock(&t->lock);
+	for (int i = 0; i < t->nsegs; i++) {
+		struct seg *g = &t->segs[i];
+		if (!g->srv || g->retired || strcmp(g->name, name))
+			continue;
+		if (!g->owned || (exists && g->dev == dev && g->ino == ino)) {
+			*srv = g->srv;
+			*slot = i;
 			pthread_mutex_unlock(&t->lock);
 			return 0;
 		}
+		g->retired = true;
+		if (!g->refs) {
+			gone = g->srv;
+			memset(g, 0, sizeof(*g));
+		}
+	}
 	pthread_mutex_unlock(&t->lock);
-	if (!serves_shm(t, name))
+	ps_server_destroy(gone);
+	if (!shm)
 		return PS_ENOENT;
 	ps_server *s;
 	int rc = ps_server_open_shm(name, t->shm_writable ? PS_RDWR : PS_RDONLY, &s);
 	if (rc)
 		return rc;
+	ps__shm_id(name, &dev, &ino);
 	pthread_mutex_lock(&t->lock);
-	if (t->nsegs == MAX_SEGS) {
+	int i = free_seg(t);
+	if (i < 0) {
 		pthread_mutex_unlock(&t->lock);
 		ps_server_destroy(s);
 		return PS_ENOSPC;
 	}
-	struct seg *g = &t->segs[t->nsegs++];
+	struct seg *g = &t->segs[i];
 	snprintf(g->name, sizeof(g->name), "%s", name);
 	g->srv = s;
 	g->owned = true;
+	g->dev = dev;
+	g->ino = ino;
 	pthread_mutex_unlock(&t->lock);
 	*srv = s;
+	*slot = i;
 	return 0;
 }
 
@@ -234,7 +292,7 @@ static bool is_added(struct ps_tcp *t, const char *name)
 	bool added = false;
 	pthread_mutex_lock(&t->lock);
 	for (int i = 0; i < t->nsegs; i++)
-		if (!t->segs[i].owned && !strcmp(t->segs[i].name, name))
+		if (t->segs[i].srv && !t->segs[i].owned && !strcmp(t->segs[i].name, name))
 			added = true;
 	pthread_mutex_unlock(&t->lock);
 	return added;
@@ -247,12 +305,13 @@ int ps_tcp_add(ps_tcp *t, const char *segment, ps_server *srv)
 		return rc ? rc : PS_EINVAL;
 	pthread_mutex_lock(&t->lock);
 	for (int i = 0; i < t->nsegs; i++)
-		if (!strcmp(t->segs[i].name, segment))
+		if (t->segs[i].srv && !t->segs[i].retired && !strcmp(t->segs[i].name, segment))
 			rc = PS_EEXIST;
-	if (!rc && t->nsegs == MAX_SEGS)
+	int i = rc ? -1 : free_seg(t);
+	if (!rc && i < 0)
 		rc = PS_ENOSPC;
 	if (!rc) {
-		struct seg *g = &t->segs[t->nsegs++];
+		struct seg *g = &t->segs[i];
 		snprintf(g->name, sizeof(g->name), "%s", segment);
 		g->srv = srv;
 		g->owned = false;
@@ -293,11 +352,11 @@ static ps_elem *handle(struct conn *c, const unsigned char *p, bool *writable)
 	return c->h[k].e;
 }
 
-static int new_handle(struct conn *c, ps_elem *e, bool writable, uint32_t *k)
+static int new_handle(struct conn *c, ps_elem *e, bool writable, int seg, uint32_t *k)
 {
 	for (int i = 0; i < c->nh; i++)
 		if (!c->h[i].e) {
-			c->h[i] = (struct handle){ e, writable };
+			c->h[i] = (struct handle){ e, writable, seg };
 			*k = (uint32_t)i;
 			return 0;
 		}
@@ -311,7 +370,7 @@ static int new_handle(struct conn *c, ps_elem *e, bool writable, uint32_t *k)
 		c->h = h;
 		c->caph = cap;
 	}
-	c->h[c->nh] = (struct handle){ e, writable };
+	c->h[c->nh] = (struct handle){ e, writable, seg };
 	*k = (uint32_t)c->nh++;
 	return 0;
 }
@@ -363,7 +422,7 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 			return false;
 		get_name(name, in);
 		ps_server *srv = NULL;
-		int rc = find_seg(t, name, &srv);
+		int slot, rc = find_seg(t, name, &srv, &slot);
 		if (!(o = reply(c, h->op, h->tag, 12 + PS_USER_AREA)))
 			return false;
 		void *area = NULL;
@@ -388,7 +447,7 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 		get_name(name, in);
 		uint32_t first = psw_get32(in + PSW_NAME);
 		ps_server *srv = NULL;
-		int rc = find_seg(t, name, &srv);
+		int slot, rc = find_seg(t, name, &srv, &slot);
 		int total = rc ? 0 : ps_server_count(srv);
 		if (total < 0)
 			rc = total, total = 0;
@@ -417,7 +476,8 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 		struct listing l = { t, name, names, 0 };
 		pthread_mutex_lock(&t->lock);
 		for (int i = 0; i < t->nsegs && l.n < PSW_LIST_MAX; i++)
-			if (!t->segs[i].owned && !strncmp(t->segs[i].name, name, strlen(name))) {
+			if (t->segs[i].srv && !t->segs[i].owned && !t->segs[i].retired &&
+			    !strncmp(t->segs[i].name, name, strlen(name))) {
 				memcpy(names + (size_t)l.n * PSW_NAME, t->segs[i].name,
 				       strlen(t->segs[i].name));
 				l.n++;
@@ -443,12 +503,17 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 		ps_server *srv = NULL;
 		ps_elem *e = NULL;
 		uint32_t k = 0;
-		int rc = find_seg(t, name, &srv);
+		int slot, rc = find_seg(t, name, &srv, &slot);
 		if (!rc)
 			rc = ps_elem_open(srv, el, psw_get32(in + 2 * PSW_NAME), &e);
-		if (!rc && (rc = new_handle(c, e, wr, &k))) {
+		if (!rc && (rc = new_handle(c, e, wr, slot, &k))) {
 			ps_elem_close(e);
 			e = NULL;
+		}
+		if (!rc) {
+			pthread_mutex_lock(&t->lock);
+			t->segs[slot].refs++;
+			pthread_mutex_unlock(&t->lock);
 		}
 		struct ps_stats st = { 0 };
 		if (!rc)
@@ -475,9 +540,9 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 		if (n != 4)
 			return false;
 		uint32_t k = psw_get32(in);
-		int rc = PS_EINVAL;
+		int rc = PSW_EBADH;
 		if (k < (uint32_t)c->nh && c->h[k].e) {
-			ps_elem_close(c->h[k].e);
+			seg_put(t, c->h[k].seg, c->h[k].e);
 			c->h[k].e = NULL;
 			rc = 0;
 		}
@@ -491,7 +556,7 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 			return false;
 		ps_elem *e = handle(c, in, NULL);
 		struct ps_stats st = { 0 };
-		int rc = e ? ps_elem_stats(e, &st) : PS_EINVAL;
+		int rc = e ? ps_elem_stats(e, &st) : PSW_EBADH;
 		if (!(o = reply(c, h->op, h->tag, 36)))
 			return false;
 		psw_put32(o, (uint32_t)rc);
@@ -507,7 +572,7 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 		ps_elem *e = handle(c, in, NULL);
 		if (!(o = reply(c, h->op, h->tag, 4 + 8 * PS_NOTE_WORDS)))
 			return false;
-		psw_put32(o, (uint32_t)(e ? 0 : PS_EINVAL));
+		psw_put32(o, (uint32_t)(e ? 0 : PSW_EBADH));
 		for (unsigned w = 0; e && w < PS_NOTE_WORDS; w++)
 			psw_put64(o + 4 + 8 * w, ps_note_get(e, w));
 		return true;
@@ -523,7 +588,7 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 		if (!(o = reply(c, h->op, h->tag, 12 + ts)))
 			return false;
 		uint64_t idx = 0, oldest = 0;
-		int rc = !e ? PS_EINVAL
+		int rc = !e ? PSW_EBADH
 		       : h->op == PSW_READ_LATEST ? ps_read_latest(e, o + 12, &idx)
 		       : h->op == PSW_TAKE ? (wr ? ps_take(e, o + 12, 0, &idx) : PS_EROFS)
 		       : ps_read(e, (idx = psw_get64(in + 4)), o + 12, 0, &oldest);
@@ -540,9 +605,13 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 		size_t want = psw_get32(in + 12);
 		if (ts && want > (PSW_MAX_PAYLOAD - 12) / ts)
 			want = (PSW_MAX_PAYLOAD - 12) / ts;
+		/* room for what is there, not for what was asked */
+		struct ps_stats st = { 0 };
+		if (e && !ps_elem_stats(e, &st) && (first >= st.written || want > st.written - first))
+			want = first < st.written ? (size_t)(st.written - first) : 0;
 		if (!(o = reply(c, h->op, h->tag, 12 + want * ts)))
 			return false;
-		int rc = e ? ps_read_range(e, first, want, o + 12, &oldest) : PS_EINVAL;
+		int rc = e ? ps_read_range(e, first, want, o + 12, &oldest) : PSW_EBADH;
 		psw_put32(o, (uint32_t)rc);
 		psw_put64(o + 4, oldest);
 		/* give back the room the tuples not there did not need */
@@ -558,7 +627,7 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 			return false;
 		bool wr = false;
 		ps_elem *e = handle(c, in, &wr);
-		int rc = !e ? PS_EINVAL : !wr ? PS_EROFS : n - 4 != ps_elem_tuple_size(e) ? PS_ESIZE : 0;
+		int rc = !e ? PSW_EBADH : !wr ? PS_EROFS : n - 4 != ps_elem_tuple_size(e) ? PS_ESIZE : 0;
 		uint64_t idx = 0;
 		if (!rc)
 			rc = ps_write(e, in + 4, 0, &idx); /* never waits: a full flow element says so */
@@ -591,7 +660,7 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 		for (uint32_t i = 0; i < k; i++) {
 			ps_elem *e = handle(c, in + 4 + 4 * i, NULL);
 			uint64_t idx = 0;
-			int rc = e ? ps_read_latest(e, q + 12, &idx) : PS_EINVAL;
+			int rc = e ? ps_read_latest(e, q + 12, &idx) : PSW_EBADH;
 			psw_put32(q, (uint32_t)rc);
 			psw_put64(q + 4, idx);
 			q += 12 + (e ? ps_elem_tuple_size(e) : 0);
@@ -603,6 +672,12 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 	}
 }
 
+/* Part of a frame received, the rest not yet. */
+static bool partial(const struct psw_reader *r)
+{
+	return r->have > 0 && !(r->have >= PSW_HDR && r->have == PSW_HDR + (size_t)r->h.length);
+}
+
 static void on_recv(struct ps_tcp *t, int i, int res)
 {
 	struct conn *c = &t->conns[i];
@@ -610,7 +685,7 @@ static void on_recv(struct ps_tcp *t, int i, int res)
 		drop(t, i, NULL); /* the client went away: nothing wrong */
 		return;
 	}
-	c->last_ms = now_ms();
+	bool was_partial = partial(&c->rd), completed = false;
 	size_t off = 0;
 	while (off < (size_t)res) {
 		size_t used;
@@ -620,13 +695,19 @@ static void on_recv(struct ps_tcp *t, int i, int res)
 			drop(t, i, c->full ? &t->slow : &t->bad);
 			return;
 		}
-		if (rc == 1)
+		if (rc == 1) {
 			atomic_fetch_add(&t->frames, 1);
+			completed = true;
+		}
 		if (c->closing)
 			break;
 		if (!used)
 			break;
 	}
+	/* a frame has until the idle time from its first byte, however slowly
+	 * the rest trickles in */
+	if (partial(&c->rd) && (!was_partial || completed))
+		c->frame_ms = now_ms();
 	arm_send(t, i);
 	if (!c->closing && !c->dead)
 		arm(t, i, EV_RECV);
@@ -640,7 +721,7 @@ static void on_send(struct ps_tcp *t, int i, int res)
 		drop(t, i, NULL);
 		return;
 	}
-	c->last_ms = now_ms();
+	c->sent_ms = now_ms();
 	c->out_sent += (size_t)res;
 	if (c->closing && c->out_sent == c->out_len)
 		drop(t, i, NULL);
@@ -648,20 +729,48 @@ static void on_send(struct ps_tcp *t, int i, int res)
 		arm_send(t, i);
 }
 
-/* Stalled mid-frame, silent before HELLO, or not reading its replies: a
- * slow client holds memory and a slot, so it goes. */
+/* No HELLO within the idle time of connecting, a frame not whole within
+ * the idle time of its first byte, replies unread for that long: a slow
+ * client holds memory and a slot, so it goes.  An authenticated client
+ * between requests may stay (a monitor between pulls). */
 static void on_tick(struct ps_tcp *t)
 {
 	int64_t now = now_ms();
 	for (int i = 0; i < MAX_CONNS; i++) {
 		struct conn *c = &t->conns[i];
-		if (!c->used || c->dead || now - c->last_ms < t->idle_ms)
+		if (!c->used || c->dead)
 			continue;
-		bool mid_frame = c->rd.have > 0 && c->rd.have < PSW_HDR + (size_t)c->rd.h.length +
-			(c->rd.have < PSW_HDR ? PSW_HDR : 0);
-		if (mid_frame || !c->authed || c->out_sent < c->out_len)
+		if ((!c->authed && now - c->since_ms >= t->idle_ms) ||
+		    (partial(&c->rd) && now - c->frame_ms >= t->idle_ms) ||
+		    (c->sending && now - c->sent_ms >= t->idle_ms))
 			drop(t, i, &t->slow);
 	}
+}
+
+/* The user a loopback client runs as, from the kernel's table of TCP
+ * sockets (SO_PEERCRED is for Unix sockets only); -1 if not found. */
+static long peer_uid(int fd)
+{
+	struct sockaddr_in me, peer;
+	socklen_t l1 = sizeof(me), l2 = sizeof(peer);
+	if (getsockname(fd, (struct sockaddr *)&me, &l1) ||
+	    getpeername(fd, (struct sockaddr *)&peer, &l2))
+		return -1;
+	/* the client's socket: its local end is our peer, its remote end us */
+	char local[32], remote[32], line[256], a[64], b[64];
+	snprintf(local, sizeof(local), "%08X:%04X", (unsigned)peer.sin_addr.s_addr,
+		 ntohs(peer.sin_port));
+	snprintf(remote, sizeof(remote), "%08X:%04X", (unsigned)me.sin_addr.s_addr,
+		 ntohs(me.sin_port));
+	FILE *f = fopen("/proc/net/tcp", "re");
+	long uid = -1, u;
+	while (f && uid < 0 && fgets(line, sizeof(line), f))
+		if (sscanf(line, " %*d: %63s %63s %*x %*s %*s %*s %ld", a, b, &u) == 3 &&
+		    !strcmp(a, local) && !strcmp(b, remote))
+			uid = u;
+	if (f)
+		fclose(f);
+	return uid;
 }
 
 static void arm_accept(struct ps_tcp *t)
@@ -694,13 +803,23 @@ static void on_accept(struct ps_tcp *t, int res)
 		atomic_fetch_add(&t->refused, 1);
 		return;
 	}
+	/* Without a secret, only on loopback, and only for our own user (or
+	 * root): a segment is 0600, and so is what serves it. */
+	long uid = t->secret_len ? 0 : peer_uid(res);
+	if (!t->secret_len && uid != (long)geteuid() && uid != 0) {
+		close(res);
+		atomic_fetch_add(&t->refused, 1);
+		return;
+	}
+	if (t->sndbuf)
+		setsockopt(res, SOL_SOCKET, SO_SNDBUF, &t->sndbuf, sizeof(t->sndbuf));
 	struct conn *c = &t->conns[k];
 	uint32_t gen = c->gen;
 	memset(c, 0, sizeof(*c));
 	c->gen = gen;
 	c->fd = res;
 	c->used = true;
-	c->last_ms = now_ms();
+	c->since_ms = now_ms();
 	psw_reader_init(&c->rd);
 	atomic_fetch_add(&t->accepted, 1);
 	arm(t, k, EV_RECV);
@@ -805,6 +924,7 @@ int ps_tcp_start(const struct ps_tcp_attr *a, ps_tcp **out)
 		return PS_ENOMEM;
 	t->lfd = t->efd = -1;
 	t->idle_ms = a && a->idle_ms > 0 ? a->idle_ms : 5000;
+	t->sndbuf = a && a->sndbuf > 0 ? a->sndbuf : 0;
 	t->tick.tv_nsec = TICK_MS * 1000000L;
 	if (a && a->shm_prefix) {
 		t->serve_shm = true;

@@ -2,6 +2,7 @@
 #ifndef PASTSET_WIRE_H
 #define PASTSET_WIRE_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,7 @@
 #define PSW_NAME 48            /* names cross NUL-padded to this */
 #define PSW_MANY_MAX 4096      /* handles in one LATEST_MANY */
 #define PSW_LIST_MAX 1024      /* names in one LIST or NAMES reply */
+#define PSW_EBADH (-EBADF)     /* status: a handle the connection does not hold */
 
 enum psw_op {
 	PSW_HELLO = 1, PSW_OPEN, PSW_WRITE, PSW_READ, PSW_READ_LATEST, PSW_READ_RANGE,

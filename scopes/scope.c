@@ -552,7 +552,10 @@ int es_scope_pull(es_scope *s, struct es_trace *out)
 			return rc;
 	}
 	struct paths_op op = { .code = PATHS_READ_LATEST, .buf = out, .size = (size_t)s->width * T };
-	return paths_run(s->root, &op);
+	int rc = paths_run(s->root, &op);
+	if (s->servers[0])
+		ps_prefetch_forget(s->elems, s->nleaves); /* a failed pull leaves none behind */
+	return rc;
 }
 
 /* --- consuming every event ------------------------------------------------------------ */

@@ -283,7 +283,11 @@ static void serve_node(int any, int port, const char *secret)
 			snprintf(mine.addr, sizeof(mine.addr), "%s", ps_tcp_addr(g.tcp));
 		}
 	}
-	if (g.rank == 0 && !(all = calloc((size_t)g.size, sizeof(*all))))
+	/* rank 0 says whether it can take the list, so that no rank waits in
+	 * a gather rank 0 skipped */
+	int ok = g.rank != 0 || (all = calloc((size_t)g.size, sizeof(*all))) != NULL;
+	PMPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	if (!ok)
 		return;
 	PMPI_Gather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE, 0, MPI_COMM_WORLD);
 	if (g.rank != 0)

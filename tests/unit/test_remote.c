@@ -10,6 +10,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pastset/pastset.h"
@@ -632,6 +634,257 @@ START_TEST(other_byte_order)
 }
 END_TEST
 
+/* Replies are appended while the kernel still sends earlier ones from the
+ * same buffer (a small send buffer makes sure it does): every reply must
+ * arrive whole. */
+START_TEST(replies_while_sending)
+{
+	ps_server *srv;
+	ps_elem *big;
+	enum { SZ = 65536, N = 28 };
+	ck_assert_int_eq(ps_server_create_local(&srv), 0);
+	struct ps_elem_attr a = { .tuple_size = SZ, .threshold = 1 };
+	ck_assert_int_eq(ps_elem_create(srv, "big", &a, &big), 0);
+	unsigned char *t = malloc(SZ), *got = malloc(PSW_HDR + 12 + SZ);
+	memset(t, 'T', SZ);
+	ck_assert_int_eq(ps_write(big, t, 0, NULL), 0);
+	ps_tcp *tcp;
+	struct ps_tcp_attr ta = { .sndbuf = 16384 };
+	ck_assert_int_eq(ps_tcp_start(&ta, &tcp), 0);
+	ck_assert_int_eq(ps_tcp_add(tcp, "s", srv), 0);
+	/* a small window on our side too: the server's sends must wait */
+	int fd = socket(AF_INET, SOCK_STREAM, 0), small = 4096;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)ps_tcp_port(tcp)) };
+	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	raw_hello(fd);
+	unsigned char open_req[2 * PSW_NAME + 8] = "s";
+	memcpy(open_req + PSW_NAME, "big", 4);
+	raw_send(fd, PSW_OPEN, sizeof(open_req), open_req, sizeof(open_req));
+	ck_assert_int_eq(recv(fd, got, PSW_HDR + 24, MSG_WAITALL), PSW_HDR + 24);
+	for (int round = 0; round < 4; round++) {
+		for (int i = 0; i < N / 4; i++)
+			raw_send(fd, PSW_READ_LATEST, 4, "\0\0\0\0", 4);
+		usleep(20000); /* the server queues while the first replies are in flight */
+	}
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(recv(fd, got, PSW_HDR + 12 + SZ, MSG_WAITALL), PSW_HDR + 12 + SZ);
+		ck_assert_int_eq(psw_get32(got + PSW_HDR), 0);
+		ck_assert_mem_eq(got + PSW_HDR + 12, t, SZ);
+	}
+	close(fd);
+	struct ps_tcp_counts c;
+	ps_tcp_counts(tcp, &c);
+	ck_assert_uint_eq(c.bad + c.slow, 0);
+	ps_tcp_stop(tcp);
+	ps_elem_close(big);
+	ps_server_destroy(srv);
+	free(t);
+	free(got);
+}
+END_TEST
+
+/* Without a secret, a loopback server serves only its own user (and
+ * root): segments are 0600, and so is what serves them. */
+START_TEST(other_users_refused)
+{
+	if (geteuid() != 0)
+		return; /* needs root, to be another user */
+	struct fixture x;
+	fx_up(&x, NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (setgid(65534) || setuid(65534))
+			_exit(3);
+		ps_server *r;
+		int rc = ps_server_open_remote("127.0.0.1", x.port, "seg", 0, NULL, &r);
+		_exit(rc == -ECONNRESET || rc == PS_ELOST ? 0 : 1);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "another user got in: %d", st);
+	struct ps_tcp_counts c;
+	ps_tcp_counts(x.t, &c);
+	ck_assert_uint_eq(c.refused, 1);
+	ps_server *r; /* we still get in */
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", x.port, "seg", 0, NULL, &r), 0);
+	ps_server_destroy(r);
+	fx_down(&x);
+}
+END_TEST
+
+/* A client that trickles a byte now and then never completes its HELLO
+ * within the idle time: it does not keep its slot. */
+START_TEST(trickling_clients_dropped)
+{
+	struct fixture x;
+	struct ps_tcp_attr ta = { .idle_ms = 300 };
+	fx_up(&x, &ta);
+	int fd = raw_connect(x.port);
+	unsigned char h[PSW_HDR];
+	struct psw_hdr q = { PSW_HELLO, 0, 8, 1 };
+	psw_put_hdr(h, &q);
+	bool closed = false;
+	for (int i = 0; i < PSW_HDR && !closed; i++) {
+		closed = send(fd, h + i, 1, MSG_NOSIGNAL) != 1;
+		usleep(100000);
+		unsigned char b;
+		ssize_t k = recv(fd, &b, 1, MSG_DONTWAIT);
+		closed |= k == 0 || (k < 0 && errno == ECONNRESET);
+	}
+	ck_assert(closed);
+	close(fd);
+	struct ps_tcp_counts c;
+	ps_tcp_counts(x.t, &c);
+	ck_assert_uint_eq(c.slow, 1);
+	fx_down(&x);
+}
+END_TEST
+
+/* A job that runs again makes a new segment of the same name: the node
+ * daemon serves the new one, not the mapping it had of the old. */
+START_TEST(daemon_follows_replaced_segments)
+{
+	char seg[PS_NAME_MAX + 1], prefix[32];
+	TEST_SEG(seg, "again");
+	snprintf(prefix, sizeof(prefix), "t%d-", (int)getpid());
+	struct ps_tcp_attr ta = { .shm_prefix = prefix };
+	ps_tcp *tcp;
+	ck_assert_int_eq(ps_tcp_start(&ta, &tcp), 0);
+	const char *runs[2] = { "run-one", "run-two" };
+	for (int run = 0; run < 2; run++) {
+		ps_server *s, *r;
+		ps_elem *e, *re;
+		struct ps_shm_attr sa = { .flags = PS_SHM_REPLACE_DEAD };
+		ck_assert_int_eq(ps_server_create_shm(seg, &sa, &s), 0);
+		struct ps_elem_attr a = { .tuple_size = 8, .threshold = 1 };
+		ck_assert_int_eq(ps_elem_create(s, "x", &a, &e), 0);
+		ck_assert_int_eq(ps_write(e, runs[run], 0, NULL), 0);
+		ck_assert_int_eq(ps_server_open_remote("127.0.0.1", ps_tcp_port(tcp), seg, 0, NULL, &r), 0);
+		ck_assert_int_eq(ps_elem_open(r, "x", 8, &re), 0);
+		char got[8];
+		ck_assert_int_eq(ps_read_latest(re, got, NULL), 0);
+		ck_assert_str_eq(got, runs[run]);
+		ps_elem_close(re);
+		ps_server_destroy(r);
+		ps_elem_close(e);
+		ps_server_destroy(s); /* closed: the next run replaces it */
+	}
+	ps_tcp_stop(tcp);
+	ps_shm_unlink(seg);
+}
+END_TEST
+
+/* A server that answers a byte at a time: the client gives up at its
+ * deadline for the whole call, not per byte. */
+static void *trickle_server(void *arg)
+{
+	struct fake *f = arg;
+	int fd = accept(f->lfd, NULL, NULL);
+	unsigned char h[PSW_HDR + 8];
+	recv(fd, h, sizeof(h), MSG_WAITALL);
+	unsigned char out[PSW_HDR + 12] = { 0 };
+	struct psw_hdr a = { PSW_HELLO | PSW_REPLY, 0, 12, 1 };
+	psw_put_hdr(out, &a);
+	for (size_t i = 0; i < sizeof(out); i++) {
+		if (send(fd, out + i, 1, MSG_NOSIGNAL) != 1)
+			break;
+		usleep(200000);
+	}
+	close(fd);
+	return NULL;
+}
+
+START_TEST(slow_server_deadline)
+{
+	struct fake f = { socket(AF_INET, SOCK_STREAM, 0), 0 };
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+	ck_assert_int_eq(bind(f.lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	listen(f.lfd, 1);
+	socklen_t sl = sizeof(sin);
+	getsockname(f.lfd, (struct sockaddr *)&sin, &sl);
+	pthread_t th;
+	pthread_create(&th, NULL, trickle_server, &f);
+	struct ps_remote_attr ra = { .timeout_ms = 500 };
+	ps_server *r;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", ntohs(sin.sin_port), "x", 0, &ra, &r),
+			 PS_ELOST);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* 28 bytes at 5 a second would take 5.6 s: it stopped well before */
+	ck_assert_int_lt(t1.tv_sec - t0.tv_sec, 3);
+	pthread_join(th, NULL);
+	close(f.lfd);
+	ck_assert_int_eq(ps_server_open_remote("no-such-host.invalid", 1, "x", 0, NULL, &r), PS_EHOST);
+}
+END_TEST
+
+/* The server goes away and comes back on the same port: elements opened
+ * before fail meanwhile (PS_ELOST), then work again, reopened by name. */
+START_TEST(reconnects)
+{
+	struct fixture x;
+	fx_up(&x, NULL);
+	ps_server *r;
+	ps_elem *e;
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", x.port, "seg", 0, NULL, &r), 0);
+	ck_assert_int_eq(ps_elem_open(r, "d", 36, &e), 0);
+	unsigned char t[36], g[36];
+	tuple(t, 5);
+	ps_write(x.d, t, 0, NULL);
+	ck_assert_int_eq(ps_read_latest(e, g, NULL), 0);
+	ps_tcp_stop(x.t);
+	ck_assert_int_eq(ps_read_latest(e, g, NULL), PS_ELOST);
+	int st;
+	ck_assert_int_eq(ps_read_latest_many(&e, 1, g, NULL, &st), 0);
+	ck_assert_int_eq(st, PS_ELOST);
+	struct ps_tcp_attr ta = { .port = x.port };
+	ck_assert_int_eq(ps_tcp_start(&ta, &x.t), 0);
+	ck_assert_int_eq(ps_tcp_add(x.t, "seg", x.srv), 0);
+	usleep(300000); /* past the retry pause */
+	tuple(t, 6);
+	ps_write(x.d, t, 0, NULL);
+	ck_assert_int_eq(ps_read_latest(e, g, NULL), 0);
+	ck_assert_mem_eq(g, t, 36);
+	ck_assert_int_eq(ps_read_latest_many(&e, 1, g, NULL, &st), 1);
+	ps_elem_close(e);
+	ps_server_destroy(r);
+	fx_down(&x);
+}
+END_TEST
+
+/* LATEST_MANY with a handle the connection does not hold: that entry has
+ * no tuple, and the ones after it are still read right. */
+START_TEST(bad_handle_in_a_batch)
+{
+	struct fixture x;
+	fx_up(&x, NULL);
+	unsigned char t[36];
+	tuple(t, 7);
+	ps_write(x.d, t, 0, NULL);
+	int fd = raw_connect(x.port);
+	raw_hello(fd);
+	unsigned char open_req[2 * PSW_NAME + 8] = "seg", rep[PSW_HDR + 64];
+	memcpy(open_req + PSW_NAME, "d", 2);
+	raw_send(fd, PSW_OPEN, sizeof(open_req), open_req, sizeof(open_req));
+	ck_assert_int_eq(recv(fd, rep, PSW_HDR + 24, MSG_WAITALL), PSW_HDR + 24);
+	unsigned char q[12];
+	psw_put32(q, 2);
+	psw_put32(q + 4, 99); /* not ours */
+	psw_put32(q + 8, 0);
+	raw_send(fd, PSW_LATEST_MANY, sizeof(q), q, sizeof(q));
+	ck_assert_int_eq(recv(fd, rep, PSW_HDR + 4 + 12 + 12 + 36, MSG_WAITALL), PSW_HDR + 64);
+	ck_assert_int_eq((int)psw_get32(rep + PSW_HDR + 4), -EBADF);
+	ck_assert_int_eq((int)psw_get32(rep + PSW_HDR + 16), 0);
+	ck_assert_mem_eq(rep + PSW_HDR + 28, t, 36);
+	close(fd);
+	fx_down(&x);
+}
+END_TEST
+
 Suite *remote_suite(void)
 {
 	Suite *s = suite_create("remote");
@@ -645,6 +898,13 @@ Suite *remote_suite(void)
 	tcase_add_test(tc, malformed_input);
 	tcase_add_test(tc, other_byte_order);
 	tcase_add_test(tc, locators);
+	tcase_add_test(tc, replies_while_sending);
+	tcase_add_test(tc, other_users_refused);
+	tcase_add_test(tc, trickling_clients_dropped);
+	tcase_add_test(tc, daemon_follows_replaced_segments);
+	tcase_add_test(tc, slow_server_deadline);
+	tcase_add_test(tc, reconnects);
+	tcase_add_test(tc, bad_handle_in_a_batch);
 	suite_add_tcase(s, tc);
 	return s;
 }
