@@ -9,7 +9,10 @@
 # The public targets first run mk/deps.sh, then re-enter make, so that the
 # pkg-config look-ups below see packages the first step installed.
 
-CC      ?= gcc
+# make predefines CC=cc, so ?= would never take: gcc unless the caller names another
+ifeq ($(origin CC),default)
+CC      := gcc
+endif
 OPT     ?= -O2
 CFLAGS  := -std=c11 $(OPT) -g -Wall -Wextra -Werror -fPIC -I. $(EXTRA_CFLAGS)
 LDLIBS  := -luring -pthread -lrt -lm
