@@ -511,6 +511,7 @@ const char *ps_strerror(int err)
 	case PS_ENOSPC: return "no room left in the segment";
 	case PS_ENODATA: return "element holds no tuple";
 	case PS_EAGAIN: return "writer kept overtaking the reader; try again";
+	case PS_E2BIG: return "the batch's answer would exceed a frame; ask for fewer";
 	case PS_EBADNAME: return "bad name (1-47 characters of A-Z a-z 0-9 . _ -)";
 	case PS_ESIZE: return "tuple size does not match the element";
 	case PS_ETHRESHOLD: return "threshold must be between 1 and 2^26 tuples";

@@ -40,6 +40,7 @@ extern "C" {
 #define PS_ENOSPC      (-ENOSPC)    /* the segment has no room for the element */
 #define PS_ENODATA     (-ENODATA)   /* the element holds no tuple */
 #define PS_EAGAIN      (-EAGAIN)    /* the writer kept overtaking the reader */
+#define PS_E2BIG       (-E2BIG)     /* a batch whose answer would not fit one frame */
 #define PS_ERRBASE     4096
 #define PS_EBADNAME    (-(PS_ERRBASE + 1)) /* name empty, too long or with bad characters */
 #define PS_ESIZE       (-(PS_ERRBASE + 2)) /* tuple size differs from the element's */

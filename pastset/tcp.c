@@ -5,9 +5,13 @@
 #include <fcntl.h>
 #include <ifaddrs.h>
 #include <net/if.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <liburing.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,12 +34,27 @@
  */
 
 #define MAX_CONNS 64
+/* connections that have not said HELLO yet, at most: past that the oldest
+ * goes, so strangers can never keep out a client that knows the secret
+ * (which says HELLO as soon as it connects) */
+#define MAX_PREAUTH 16
+#define HELLO_MAX (8 + PS_SECRET_MAX)
 #define MAX_HANDLES 4096
 #define MAX_SEGS 1024
-/* replies queued for a client that does not read them, at most: past this it is dropped */
-#define MAX_OUT (PSW_MAX_PAYLOAD + (1u << 20))
+/* Replies waiting to be sent past which a client's requests are not read:
+ * a client is served at the pace it reads its replies. */
+#define OUT_AHEAD (256u << 10)
+/* The reply buffer: compacting as sends complete keeps a queue's start
+ * within its length of the buffer's start, so twice the most that waits
+ * before a request is served, plus the largest reply, always fits. */
+#define OUT_CAP (2 * OUT_AHEAD + PSW_HDR + PSW_MAX_PAYLOAD)
 #define RECV_BUF 16384
-#define TICK_MS 100
+/* the idle check runs every eighth of the idle time (5-100 ms): a client is
+ * dropped within 1.125 times the idle time of going quiet */
+#define TICK_MS_MIN 5
+#define TICK_MS_MAX 100
+/* a node daemon's segment no client has used this long is unmapped */
+#define SEG_IDLE_MS 1000
 
 enum { EV_ACCEPT = 1, EV_RECV, EV_SEND, EV_STOP, EV_TICK };
 
@@ -48,15 +67,17 @@ struct handle {
 struct conn {
 	int fd;
 	bool used, authed, closing, sending, dead;
-	bool full;        /* its unread replies reached MAX_OUT */
+	bool paused;      /* its requests wait until its replies drain (OUT_AHEAD) */
 	int inflight;     /* submissions not yet completed: the slot stays until 0 */
 	uint32_t gen;
+	uint64_t seq;     /* accepted as the seq-th: strangers go oldest first */
 	int64_t since_ms; /* accepted at */
 	int64_t frame_ms; /* the frame being received began at */
-	int64_t sent_ms;  /* a send last made progress at */
+	int64_t sent_ms;  /* the send in flight was armed or last made progress at */
 	struct psw_reader rd;
 	unsigned char in[RECV_BUF];
-	/* replies: MAX_OUT bytes, allocated once and never moved, because the
+	size_t in_off, in_len; /* received, not yet served: in[in_off..in_len) */
+	/* replies: OUT_CAP bytes, allocated once and never moved, because the
 	 * kernel may be sending from it while new replies are appended */
 	unsigned char *out;
 	size_t out_len, out_sent;
@@ -68,8 +89,10 @@ struct seg {
 	char name[PS_NAME_MAX + 1];
 	ps_server *srv;   /* NULL: a free slot */
 	bool owned;       /* opened by us (a node daemon's shared segment) */
+	bool writable;    /* clients may write and take through it */
 	bool retired;     /* replaced or removed since: closed when refs reach 0 */
 	int refs;         /* element handles from it */
+	int64_t used_ms;  /* last asked for, or its last handle closed */
 	uint64_t dev, ino; /* which segment of that name it is */
 };
 
@@ -80,13 +103,16 @@ struct ps_tcp {
 	size_t secret_len;
 	char shm_prefix[PS_NAME_MAX + 1];
 	bool serve_shm, shm_writable;
-	struct io_uring ring;
+	struct io_uring ring; /* the loop thread's alone (see loop()) */
 	pthread_t thread;
+	sem_t ready;          /* the loop thread made its ring, or failed to */
+	int init_rc;
 	struct conn conns[MAX_CONNS];
 	pthread_mutex_t lock; /* segs: added from any thread */
 	struct seg segs[MAX_SEGS];
 	int nsegs;
 	struct __kernel_timespec tick;
+	unsigned ticks;
 	_Atomic uint64_t accepted, frames, bad, refused, slow;
 };
 
@@ -120,12 +146,48 @@ static void seg_put(struct ps_tcp *t, int i, ps_elem *e)
 	pthread_mutex_lock(&t->lock);
 	struct seg *g = &t->segs[i];
 	ps_server *gone = NULL;
+	g->used_ms = now_ms();
 	if (--g->refs == 0 && g->retired) {
 		gone = g->srv;
 		memset(g, 0, sizeof(*g));
 	}
 	pthread_mutex_unlock(&t->lock);
 	ps_server_destroy(gone);
+}
+
+/*
+ * A node daemon keeps a segment mapped while clients hold handles on it,
+ * and a little after (ATTACH and NAMES come in bursts), then lets it go:
+ * jobs come and go under new names, and a removed segment must not stay
+ * mapped nor hold a slot.  Under t->lock; returns the server to destroy
+ * once the lock is dropped.
+ */
+static ps_server *seg_release(struct seg *g)
+{
+	ps_server *gone = g->srv;
+	memset(g, 0, sizeof(*g));
+	return gone;
+}
+
+static void segs_sweep(struct ps_tcp *t)
+{
+	ps_server *gone[64];
+	int n;
+	int64_t now = now_ms();
+	do { /* unmapped in batches, outside the lock */
+		n = 0;
+		pthread_mutex_lock(&t->lock);
+		for (int i = 0; i < t->nsegs && n < 64; i++) {
+			struct seg *g = &t->segs[i];
+			if (g->srv && g->owned && !g->refs && now - g->used_ms >= SEG_IDLE_MS)
+				gone[n++] = seg_release(g);
+		}
+		while (t->nsegs && !t->segs[t->nsegs - 1].srv)
+			t->nsegs--;
+		pthread_mutex_unlock(&t->lock);
+		for (int i = 0; i < n; i++)
+			ps_server_destroy(gone[i]);
+	} while (n == 64);
 }
 
 /* --- connections ------------------------------------------------------------- */
@@ -188,24 +250,25 @@ static void arm_send(struct ps_tcp *t, int i)
 	struct conn *c = &t->conns[i];
 	if (c->dead || c->sending || c->out_sent == c->out_len)
 		return;
-	c->sending = arm(t, i, EV_SEND);
+	/* the client's time to take this send runs from now, however long
+	 * ago the last one went */
+	if ((c->sending = arm(t, i, EV_SEND)))
+		c->sent_ms = now_ms();
 }
 
 /* Room for a reply of `len` payload bytes at the end of the queue. */
 static unsigned char *reply(struct conn *c, uint16_t op, uint32_t tag, size_t len)
 {
 	/* untouched pages cost nothing: the memory is what replies use */
-	if (!c->out && !(c->out = malloc(MAX_OUT)))
+	if (!c->out && !(c->out = malloc(OUT_CAP)))
 		return NULL;
 	if (!c->sending && c->out_sent) { /* what was sent makes room */
 		memmove(c->out, c->out + c->out_sent, c->out_len - c->out_sent);
 		c->out_len -= c->out_sent;
 		c->out_sent = 0;
 	}
-	if (c->out_len + PSW_HDR + len > MAX_OUT) {
-		c->full = true; /* a client that does not read its replies */
-		return NULL;
-	}
+	if (c->out_len + PSW_HDR + len > OUT_CAP)
+		return NULL; /* cannot happen while OUT_AHEAD pauses the client */
 	struct psw_hdr h = { (uint16_t)(op | PSW_REPLY), PSW_NATIVE, (uint32_t)len, tag };
 	psw_put_hdr(c->out + c->out_len, &h);
 	unsigned char *p = c->out + c->out_len + PSW_HDR;
@@ -248,6 +311,7 @@ static int find_seg(struct ps_tcp *t, const char *name, ps_server **srv, int *sl
 		if (!g->srv || g->retired || strcmp(g->name, name))
 			continue;
 		if (!g->owned || (exists && g->dev == dev && g->ino == ino)) {
+			g->used_ms = now_ms();
 			*srv = g->srv;
 			*slot = i;
 			pthread_mutex_unlock(&t->lock);
@@ -270,18 +334,27 @@ static int find_seg(struct ps_tcp *t, const char *name, ps_server **srv, int *sl
 	ps__shm_id(name, &dev, &ino);
 	pthread_mutex_lock(&t->lock);
 	int i = free_seg(t);
+	for (int k = 0; i < 0 && k < t->nsegs; k++) { /* full: the least recently used idle one goes */
+		struct seg *g = &t->segs[k];
+		if (g->owned && !g->refs && (i < 0 || g->used_ms < t->segs[i].used_ms))
+			i = k;
+	}
 	if (i < 0) {
 		pthread_mutex_unlock(&t->lock);
 		ps_server_destroy(s);
 		return PS_ENOSPC;
 	}
 	struct seg *g = &t->segs[i];
+	gone = g->srv ? seg_release(g) : NULL;
 	snprintf(g->name, sizeof(g->name), "%s", name);
 	g->srv = s;
 	g->owned = true;
+	g->writable = t->shm_writable;
+	g->used_ms = now_ms();
 	g->dev = dev;
 	g->ino = ino;
 	pthread_mutex_unlock(&t->lock);
+	ps_server_destroy(gone);
 	*srv = s;
 	*slot = i;
 	return 0;
@@ -315,6 +388,7 @@ int ps_tcp_add(ps_tcp *t, const char *segment, ps_server *srv)
 		snprintf(g->name, sizeof(g->name), "%s", segment);
 		g->srv = srv;
 		g->owned = false;
+		g->writable = true;
 	}
 	pthread_mutex_unlock(&t->lock);
 	return rc;
@@ -504,6 +578,12 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 		ps_elem *e = NULL;
 		uint32_t k = 0;
 		int slot, rc = find_seg(t, name, &srv, &slot);
+		if (!rc && wr) {
+			pthread_mutex_lock(&t->lock);
+			if (!t->segs[slot].writable)
+				rc = PS_EROFS; /* said at once, not at the first write */
+			pthread_mutex_unlock(&t->lock);
+		}
 		if (!rc)
 			rc = ps_elem_open(srv, el, psw_get32(in + 2 * PSW_NAME), &e);
 		if (!rc && (rc = new_handle(c, e, wr, slot, &k))) {
@@ -651,7 +731,7 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 		if (len > PSW_MAX_PAYLOAD) { /* no reply may exceed a frame: ask for fewer */
 			if (!(o = reply(c, h->op, h->tag, 4)))
 				return false;
-			psw_put32(o, (uint32_t)-E2BIG);
+			psw_put32(o, (uint32_t)PS_E2BIG);
 			return true;
 		}
 		if (!(o = reply(c, h->op, h->tag, len)))
@@ -678,29 +758,35 @@ static bool partial(const struct psw_reader *r)
 	return r->have > 0 && !(r->have >= PSW_HDR && r->have == PSW_HDR + (size_t)r->h.length);
 }
 
-static void on_recv(struct ps_tcp *t, int i, int res)
+/*
+ * Serves what was received and not yet served.  While OUT_AHEAD bytes of
+ * replies wait to be sent it stops, and reads nothing more from the client
+ * until they drain: a client that pipelines is served at the pace it
+ * reads, and the memory it can make us hold stays bounded.
+ */
+static void pump(struct ps_tcp *t, int i)
 {
 	struct conn *c = &t->conns[i];
-	if (res <= 0 || c->closing) {
-		drop(t, i, NULL); /* the client went away: nothing wrong */
-		return;
-	}
-	bool was_partial = partial(&c->rd), completed = false;
-	size_t off = 0;
-	while (off < (size_t)res) {
+	/* a frame paused mid-way gets its time afresh: the wait was ours */
+	bool was_partial = partial(&c->rd) && !c->paused, completed = false;
+	c->paused = false;
+	while (c->in_off < c->in_len && !c->closing) {
+		if (c->out_len - c->out_sent >= OUT_AHEAD) {
+			c->paused = true;
+			break;
+		}
 		size_t used;
-		int rc = psw_feed(&c->rd, c->in + off, (size_t)res - off, &used);
-		off += used;
+		int rc = psw_feed(&c->rd, c->in + c->in_off, c->in_len - c->in_off, &used);
+		c->in_off += used;
 		if (rc < 0 || (rc == 1 && !serve(t, c, &c->rd.h, c->rd.payload))) {
-			drop(t, i, c->full ? &t->slow : &t->bad);
+			drop(t, i, &t->bad);
 			return;
 		}
 		if (rc == 1) {
 			atomic_fetch_add(&t->frames, 1);
 			completed = true;
+			c->rd.max = c->authed ? 0 : HELLO_MAX;
 		}
-		if (c->closing)
-			break;
 		if (!used)
 			break;
 	}
@@ -709,8 +795,20 @@ static void on_recv(struct ps_tcp *t, int i, int res)
 	if (partial(&c->rd) && (!was_partial || completed))
 		c->frame_ms = now_ms();
 	arm_send(t, i);
-	if (!c->closing && !c->dead)
+	if (!c->paused && !c->closing && !c->dead)
 		arm(t, i, EV_RECV);
+}
+
+static void on_recv(struct ps_tcp *t, int i, int res)
+{
+	struct conn *c = &t->conns[i];
+	if (res <= 0 || c->closing) {
+		drop(t, i, NULL); /* the client went away: nothing wrong */
+		return;
+	}
+	c->in_off = 0;
+	c->in_len = (size_t)res;
+	pump(t, i);
 }
 
 static void on_send(struct ps_tcp *t, int i, int res)
@@ -723,8 +821,18 @@ static void on_send(struct ps_tcp *t, int i, int res)
 	}
 	c->sent_ms = now_ms();
 	c->out_sent += (size_t)res;
+	/* Nothing is being sent from the buffer now: once what went is at least
+	 * what waits, move the rest to the front.  Each byte moves at most once
+	 * for each byte sent, and the queue never drifts off the buffer's end. */
+	if (c->out_sent >= c->out_len - c->out_sent) {
+		memmove(c->out, c->out + c->out_sent, c->out_len - c->out_sent);
+		c->out_len -= c->out_sent;
+		c->out_sent = 0;
+	}
 	if (c->closing && c->out_sent == c->out_len)
 		drop(t, i, NULL);
+	else if (c->paused && c->out_len - c->out_sent < OUT_AHEAD)
+		pump(t, i); /* room again: serve what waits, then read on */
 	else
 		arm_send(t, i);
 }
@@ -741,45 +849,103 @@ static void on_tick(struct ps_tcp *t)
 		if (!c->used || c->dead)
 			continue;
 		if ((!c->authed && now - c->since_ms >= t->idle_ms) ||
-		    (partial(&c->rd) && now - c->frame_ms >= t->idle_ms) ||
+		    (partial(&c->rd) && !c->paused && now - c->frame_ms >= t->idle_ms) ||
 		    (c->sending && now - c->sent_ms >= t->idle_ms))
 			drop(t, i, &t->slow);
 	}
+	if (t->serve_shm && ++t->ticks % 8 == 0)
+		segs_sweep(t);
 }
 
-/* The user a loopback client runs as, from the kernel's table of TCP
- * sockets (SO_PEERCRED is for Unix sockets only); -1 if not found. */
-static long peer_uid(int fd)
+/* The user owning the socket local:lport -> remote:rport, asked of the
+ * kernel by its exact address (sock_diag): one look-up, not a read of
+ * every socket on the host.  -1 if the kernel cannot say. */
+static long diag_uid(const struct sockaddr_in *local, const struct sockaddr_in *remote)
 {
-	struct sockaddr_in me, peer;
-	socklen_t l1 = sizeof(me), l2 = sizeof(peer);
-	if (getsockname(fd, (struct sockaddr *)&me, &l1) ||
-	    getpeername(fd, (struct sockaddr *)&peer, &l2))
+	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (fd < 0)
 		return -1;
-	/* the client's socket: its local end is our peer, its remote end us */
-	char local[32], remote[32], line[256], a[64], b[64];
-	snprintf(local, sizeof(local), "%08X:%04X", (unsigned)peer.sin_addr.s_addr,
-		 ntohs(peer.sin_port));
-	snprintf(remote, sizeof(remote), "%08X:%04X", (unsigned)me.sin_addr.s_addr,
-		 ntohs(me.sin_port));
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 r;
+	} q = {
+		.nlh = { .nlmsg_len = sizeof(q), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+			 .nlmsg_flags = NLM_F_REQUEST },
+		.r = { .sdiag_family = AF_INET, .sdiag_protocol = IPPROTO_TCP, .idiag_states = ~0u,
+		       .id = { .idiag_sport = local->sin_port, .idiag_dport = remote->sin_port,
+			       .idiag_cookie = { INET_DIAG_NOCOOKIE, INET_DIAG_NOCOOKIE } } },
+	};
+	q.r.id.idiag_src[0] = local->sin_addr.s_addr;
+	q.r.id.idiag_dst[0] = remote->sin_addr.s_addr;
+	struct sockaddr_nl nl = { .nl_family = AF_NETLINK };
+	long uid = -1;
+	union {
+		struct nlmsghdr h;
+		char b[1024];
+	} a;
+	struct timeval tv = { 0, 200000 }; /* the kernel answers at once, or never */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (sendto(fd, &q, sizeof(q), 0, (struct sockaddr *)&nl, sizeof(nl)) == (ssize_t)sizeof(q)) {
+		ssize_t n = recv(fd, &a, sizeof(a), 0);
+		if (n >= (ssize_t)NLMSG_LENGTH(sizeof(struct inet_diag_msg)) &&
+		    NLMSG_OK(&a.h, (size_t)n) && a.h.nlmsg_type == SOCK_DIAG_BY_FAMILY)
+			uid = ((struct inet_diag_msg *)NLMSG_DATA(&a.h))->idiag_uid;
+	}
+	close(fd);
+	return uid;
+}
+
+/* The same from /proc/net/tcp, where sock_diag is not there (a kernel
+ * without inet_diag): a read of every TCP socket on the host. */
+static long proc_uid(const struct sockaddr_in *local, const struct sockaddr_in *remote)
+{
+	char l[32], r[32], line[256], a[64], b[64];
+	snprintf(l, sizeof(l), "%08X:%04X", (unsigned)local->sin_addr.s_addr, ntohs(local->sin_port));
+	snprintf(r, sizeof(r), "%08X:%04X", (unsigned)remote->sin_addr.s_addr,
+		 ntohs(remote->sin_port));
 	FILE *f = fopen("/proc/net/tcp", "re");
 	long uid = -1, u;
 	while (f && uid < 0 && fgets(line, sizeof(line), f))
 		if (sscanf(line, " %*d: %63s %63s %*x %*s %*s %*s %ld", a, b, &u) == 3 &&
-		    !strcmp(a, local) && !strcmp(b, remote))
+		    !strcmp(a, l) && !strcmp(b, r))
 			uid = u;
 	if (f)
 		fclose(f);
 	return uid;
 }
 
-static void arm_accept(struct ps_tcp *t)
+/* The user a loopback client runs as (SO_PEERCRED is for Unix sockets
+ * only): the owner of the client's end, whose local end is our peer and
+ * remote end us.  -1 if not found, -2 if the client is already gone. */
+static long peer_uid(int fd)
+{
+	struct sockaddr_in me, peer;
+	socklen_t l1 = sizeof(me), l2 = sizeof(peer);
+	if (getsockname(fd, (struct sockaddr *)&me, &l1))
+		return -1;
+	if (getpeername(fd, (struct sockaddr *)&peer, &l2))
+		return -2;
+	long uid = diag_uid(&peer, &me);
+	if (uid < 0)
+		uid = proc_uid(&peer, &me);
+	/* not found, because the client's end closed while we looked? */
+	if (uid < 0 && getpeername(fd, (struct sockaddr *)&peer, &l2))
+		return -2;
+	return uid;
+}
+
+static bool arm_accept(struct ps_tcp *t)
 {
 	struct io_uring_sqe *s = io_uring_get_sqe(&t->ring);
+	if (!s) {
+		io_uring_submit(&t->ring);
+		s = io_uring_get_sqe(&t->ring);
+	}
 	if (s) {
 		io_uring_prep_multishot_accept(s, t->lfd, NULL, NULL, SOCK_CLOEXEC);
 		io_uring_sqe_set_data64(s, ud(EV_ACCEPT, 0, 0));
 	}
+	return s != NULL;
 }
 
 static void arm_tick(struct ps_tcp *t)
@@ -795,9 +961,19 @@ static void on_accept(struct ps_tcp *t, int res)
 {
 	if (res < 0)
 		return;
-	int k = 0;
-	while (k < MAX_CONNS && t->conns[k].used)
-		k++;
+	int k = MAX_CONNS, strangers = 0, oldest = -1;
+	for (int j = MAX_CONNS - 1; j >= 0; j--) {
+		struct conn *o = &t->conns[j];
+		if (!o->used) {
+			k = j;
+		} else if (!o->authed && !o->dead) {
+			strangers++;
+			if (oldest < 0 || o->seq < t->conns[oldest].seq)
+				oldest = j;
+		}
+	}
+	if (oldest >= 0 && (strangers >= MAX_PREAUTH || k == MAX_CONNS))
+		drop(t, oldest, &t->slow); /* its slot is free once the kernel lets go */
 	if (k == MAX_CONNS) {
 		close(res); /* full: refuse, never grow */
 		atomic_fetch_add(&t->refused, 1);
@@ -806,6 +982,10 @@ static void on_accept(struct ps_tcp *t, int res)
 	/* Without a secret, only on loopback, and only for our own user (or
 	 * root): a segment is 0600, and so is what serves it. */
 	long uid = t->secret_len ? 0 : peer_uid(res);
+	if (uid == -2) {
+		close(res); /* reset before we looked: nothing to refuse */
+		return;
+	}
 	if (!t->secret_len && uid != (long)geteuid() && uid != 0) {
 		close(res);
 		atomic_fetch_add(&t->refused, 1);
@@ -821,15 +1001,26 @@ static void on_accept(struct ps_tcp *t, int res)
 	c->used = true;
 	c->since_ms = now_ms();
 	psw_reader_init(&c->rd);
-	atomic_fetch_add(&t->accepted, 1);
+	c->rd.max = HELLO_MAX; /* a stranger's frames are small until it says HELLO */
+	c->seq = atomic_fetch_add(&t->accepted, 1);
 	arm(t, k, EV_RECV);
 }
 
+/*
+ * The ring is made, used and torn down by this thread alone.  The kernel
+ * signals the task that created a ring when the ring goes away (its exit
+ * work), and that signal cuts short the task's next timed wait with EINTR:
+ * it must never be the application's thread that started or stopped us.
+ */
 static void *loop(void *arg)
 {
 	struct ps_tcp *t = arg;
+	t->init_rc = io_uring_queue_init(4 * MAX_CONNS, &t->ring, 0);
+	sem_post(&t->ready);
+	if (t->init_rc)
+		return NULL;
 	uint64_t stopword;
-	arm_accept(t);
+	bool accepting = arm_accept(t);
 	arm_tick(t);
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&t->ring);
 	io_uring_prep_read(sqe, t->efd, &stopword, sizeof(stopword), 0);
@@ -851,8 +1042,8 @@ static void *loop(void *arg)
 				arm_tick(t);
 			} else if (ev == EV_ACCEPT) {
 				on_accept(t, res);
-				if (!(cqe->flags & IORING_CQE_F_MORE))
-					arm_accept(t); /* a multishot ends on errors: start another */
+				if (!(cqe->flags & IORING_CQE_F_MORE)) /* a multishot ends on errors */
+					accepting = !stop && arm_accept(t);
 			} else if ((ev == EV_RECV || ev == EV_SEND) && i >= 0 && i < MAX_CONNS &&
 				   t->conns[i].used && (t->conns[i].gen & 0xffffff) == gen) {
 				struct conn *c = &t->conns[i];
@@ -867,12 +1058,19 @@ static void *loop(void *arg)
 		}
 		io_uring_cq_advance(&t->ring, seen);
 	}
-	/* Every slot: shut down, then wait for the kernel to hand the buffers back. */
+	/* Every slot: shut down, then wait for the kernel to hand the buffers
+	 * back.  The accept is cancelled and waited for too: the ring's
+	 * teardown is lazy, and until then the port would stay taken. */
 	for (int i = 0; i < MAX_CONNS; i++)
 		drop(t, i, NULL);
+	sqe = io_uring_get_sqe(&t->ring);
+	if (sqe) {
+		io_uring_prep_cancel64(sqe, ud(EV_ACCEPT, 0, 0), 0);
+		io_uring_sqe_set_data64(sqe, 0);
+	}
 	io_uring_submit(&t->ring);
 	for (;;) {
-		bool busy = false;
+		bool busy = accepting;
 		for (int i = 0; i < MAX_CONNS; i++)
 			busy |= t->conns[i].used;
 		if (!busy)
@@ -882,13 +1080,19 @@ static void *loop(void *arg)
 			break;
 		int ev = (int)(cqe->user_data >> 56), i = (int)(uint32_t)cqe->user_data;
 		uint32_t gen = (uint32_t)(cqe->user_data >> 32) & 0xffffff;
-		if ((ev == EV_RECV || ev == EV_SEND) && i >= 0 && i < MAX_CONNS && t->conns[i].used &&
-		    (t->conns[i].gen & 0xffffff) == gen) {
+		if (ev == EV_ACCEPT) {
+			if (cqe->res >= 0)
+				close(cqe->res); /* one that came in as we stopped */
+			if (!(cqe->flags & IORING_CQE_F_MORE))
+				accepting = false;
+		} else if ((ev == EV_RECV || ev == EV_SEND) && i >= 0 && i < MAX_CONNS &&
+			   t->conns[i].used && (t->conns[i].gen & 0xffffff) == gen) {
 			t->conns[i].inflight--;
 			reap(t, i);
 		}
 		io_uring_cqe_seen(&t->ring, cqe);
 	}
+	io_uring_queue_exit(&t->ring);
 	return NULL;
 }
 
@@ -925,7 +1129,9 @@ int ps_tcp_start(const struct ps_tcp_attr *a, ps_tcp **out)
 	t->lfd = t->efd = -1;
 	t->idle_ms = a && a->idle_ms > 0 ? a->idle_ms : 5000;
 	t->sndbuf = a && a->sndbuf > 0 ? a->sndbuf : 0;
-	t->tick.tv_nsec = TICK_MS * 1000000L;
+	int tick_ms = t->idle_ms / 8;
+	tick_ms = tick_ms < TICK_MS_MIN ? TICK_MS_MIN : tick_ms > TICK_MS_MAX ? TICK_MS_MAX : tick_ms;
+	t->tick.tv_nsec = tick_ms * 1000000L;
 	if (a && a->shm_prefix) {
 		t->serve_shm = true;
 		t->shm_writable = a->shm_writable;
@@ -957,11 +1163,17 @@ int ps_tcp_start(const struct ps_tcp_attr *a, ps_tcp **out)
 		rc = -errno;
 		goto fail;
 	}
-	if ((rc = io_uring_queue_init(4 * MAX_CONNS, &t->ring, 0)))
-		goto fail;
+	sem_init(&t->ready, 0, 0);
 	if (pthread_create(&t->thread, NULL, loop, t)) {
-		io_uring_queue_exit(&t->ring);
+		sem_destroy(&t->ready);
 		rc = PS_ENOMEM;
+		goto fail;
+	}
+	while (sem_wait(&t->ready) && errno == EINTR)
+		;
+	sem_destroy(&t->ready);
+	if ((rc = t->init_rc)) {
+		pthread_join(t->thread, NULL);
 		goto fail;
 	}
 	*out = t;
@@ -1003,7 +1215,6 @@ void ps_tcp_stop(ps_tcp *t)
 	if (write(t->efd, &one, sizeof(one)) != sizeof(one))
 		return; /* cannot wake the loop: leave it rather than hang here */
 	pthread_join(t->thread, NULL);
-	io_uring_queue_exit(&t->ring);
 	close(t->lfd);
 	close(t->efd);
 	for (int i = 0; i < t->nsegs; i++)

@@ -65,7 +65,7 @@ int psw_feed(struct psw_reader *r, const unsigned char *in, size_t n, size_t *us
 			return 0;
 		}
 		/* the header decides before a byte of payload is stored */
-		if (psw_get_hdr(r->hdr, &r->h)) {
+		if (psw_get_hdr(r->hdr, &r->h) || (r->max && r->h.length > r->max)) {
 			r->bad = 1;
 			*used = u;
 			return PS_EINVAL;
@@ -83,7 +83,8 @@ int psw_feed(struct psw_reader *r, const unsigned char *in, size_t n, size_t *us
 	}
 	size_t need = PSW_HDR + r->h.length - r->have;
 	size_t k = need < n - u ? need : n - u;
-	memcpy(r->payload + (r->have - PSW_HDR), in + u, k);
+	if (k) /* an empty payload may have no buffer yet */
+		memcpy(r->payload + (r->have - PSW_HDR), in + u, k);
 	r->have += k;
 	u += k;
 	*used = u;

@@ -68,6 +68,7 @@ struct psw_reader {
 	struct psw_hdr h;
 	unsigned char *payload;   /* PSW_MAX_PAYLOAD at most */
 	size_t cap;
+	uint32_t max;             /* largest payload taken now; 0: PSW_MAX_PAYLOAD */
 	int bad;                  /* the stream broke the protocol: close it */
 };
 void psw_reader_init(struct psw_reader *r);
@@ -75,7 +76,7 @@ void psw_reader_fini(struct psw_reader *r);
 /* Takes bytes from in[0..n); *used gets how many.  Returns 1 when a whole
  * frame is ready (r->h, r->payload; the next call starts the next frame),
  * 0 when it needs more, or a negative code (and r->bad) for a malformed
- * stream or no memory. */
+ * stream, a payload over r->max, or no memory. */
 int psw_feed(struct psw_reader *r, const unsigned char *in, size_t n, size_t *used);
 
 #endif

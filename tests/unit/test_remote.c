@@ -318,14 +318,18 @@ START_TEST(node_daemon_serves_shm)
 	ps_elem *re;
 	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", ps_tcp_port(tcp), "pastset", PS_RDONLY,
 					       NULL, &r), PS_ENOENT); /* outside its prefix */
+	/* served read-only by the daemon: a client asking to write is told at
+	 * open, not at its first write */
 	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", ps_tcp_port(tcp), seg, PS_RDWR, NULL, &r), 0);
+	ck_assert_int_eq(ps_elem_open(r, "trace", 36, &re), PS_EROFS);
+	ps_server_destroy(r);
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", ps_tcp_port(tcp), seg, PS_RDONLY, NULL, &r), 0);
 	ck_assert_int_eq(ps_elem_open(r, "trace", 36, &re), 0);
 	ck_assert_int_eq(ps_read_latest(re, g, NULL), 0);
 	ck_assert_mem_eq(g, t, 36);
 	char where[128];
 	snprintf(where, sizeof(where), "127.0.0.1:%d/%s", ps_tcp_port(tcp), seg);
 	ck_assert_int_eq(ps_state_at(where, NULL), PS_SHM_LIVE);
-	/* opened read-only by the daemon: the client's RDWR does not make it writable */
 	ck_assert_int_eq(ps_write(re, t, 0, NULL), PS_EROFS);
 	ps_elem_close(re);
 	ps_server_destroy(r);
@@ -487,8 +491,9 @@ START_TEST(malformed_input)
 	ps_tcp_counts(x.t, &c);
 	ck_assert_uint_eq(c.slow, 2);
 
-	/* asks and asks and never reads: its replies pile up to the bound, and
-	 * then it goes (as slow), however much it would have asked */
+	/* asks and asks and never reads: its replies pile up to the bound, the
+	 * server stops reading its requests, and once its replies have made no
+	 * progress for the idle time it goes (as slow) */
 	fd = raw_connect(x.port);
 	raw_hello(fd);
 	unsigned char open_req[2 * PSW_NAME + 8] = "seg";
@@ -885,6 +890,254 @@ START_TEST(bad_handle_in_a_batch)
 }
 END_TEST
 
+/* --- clients served at their pace --------------------------------------------- */
+
+/* A client that pipelines requests whose replies are far more than the
+ * server queues (eight 1 MB ranges) and reads them as they come is served
+ * whole, however small the windows: the server waits for it, never drops it. */
+START_TEST(pipelined_big_replies)
+{
+	ps_server *srv;
+	ps_elem *big;
+	enum { SZ = 65536, HELD = 16, ASKS = 8 };
+	ck_assert_int_eq(ps_server_create_local(&srv), 0);
+	struct ps_elem_attr a = { .tuple_size = SZ, .threshold = HELD };
+	ck_assert_int_eq(ps_elem_create(srv, "big", &a, &big), 0);
+	unsigned char *t = malloc(SZ);
+	for (int i = 0; i < HELD; i++) {
+		memset(t, 'a' + i, SZ);
+		ck_assert_int_eq(ps_write(big, t, 0, NULL), 0);
+	}
+	ps_tcp *tcp;
+	struct ps_tcp_attr ta = { .sndbuf = 16384, .idle_ms = 2000 };
+	ck_assert_int_eq(ps_tcp_start(&ta, &tcp), 0);
+	ck_assert_int_eq(ps_tcp_add(tcp, "s", srv), 0);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), small = 8192;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)ps_tcp_port(tcp)) };
+	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	struct timeval tv = { 10, 0 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	raw_hello(fd);
+	unsigned char open_req[2 * PSW_NAME + 8] = "s", *got = malloc(PSW_HDR + PSW_MAX_PAYLOAD);
+	memcpy(open_req + PSW_NAME, "big", 4);
+	raw_send(fd, PSW_OPEN, sizeof(open_req), open_req, sizeof(open_req));
+	ck_assert_int_eq(recv(fd, got, PSW_HDR + 24, MSG_WAITALL), PSW_HDR + 24);
+	unsigned char range[16] = { 0 }; /* handle 0, from index 0, as many as fit */
+	range[12] = HELD;
+	for (int i = 0; i < ASKS; i++)
+		raw_send(fd, PSW_READ_RANGE, 16, range, 16);
+	size_t fit = (PSW_MAX_PAYLOAD - 12) / SZ, whole = PSW_HDR + 12 + fit * SZ;
+	for (int i = 0; i < ASKS; i++) {
+		ck_assert_int_eq(recv(fd, got, whole, MSG_WAITALL), (ssize_t)whole);
+		ck_assert_int_eq((int)psw_get32(got + PSW_HDR), (int)fit);
+		ck_assert_int_eq(got[PSW_HDR + 12 + (fit - 1) * SZ], 'a' + (int)fit - 1);
+	}
+	close(fd);
+	struct ps_tcp_counts c;
+	ps_tcp_counts(tcp, &c);
+	ck_assert_uint_eq(c.bad + c.slow, 0);
+	ps_tcp_stop(tcp);
+	ps_elem_close(big);
+	ps_server_destroy(srv);
+	free(t);
+	free(got);
+}
+END_TEST
+
+/* Clients that connect, say HELLO and go, from several threads at once for
+ * two seconds (160 ticks of the idle check land among them): none may be
+ * taken for slow.  A reply's send has the idle time from when it was
+ * queued, not from whenever the connection last sent (or from 0). */
+struct hello_loop {
+	int port;
+	_Atomic bool *stop;
+	int ok, failed;
+};
+
+static void *hello_loop(void *arg)
+{
+	struct hello_loop *h = arg;
+	unsigned char p[8], r[PSW_HDR + 12];
+	uint32_t v = 1, order = 0x01020304;
+	memcpy(p, &v, 4);
+	memcpy(p + 4, &order, 4);
+	unsigned char f[PSW_HDR + 8];
+	struct psw_hdr q = { PSW_HELLO, 0, 8, 1 };
+	psw_put_hdr(f, &q);
+	memcpy(f + PSW_HDR, p, 8);
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)h->port) };
+	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+	while (!atomic_load(h->stop)) {
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+		struct timeval tv = { 5, 0 };
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) ||
+		    send(fd, f, sizeof(f), MSG_NOSIGNAL) != (ssize_t)sizeof(f) ||
+		    recv(fd, r, sizeof(r), MSG_WAITALL) != (ssize_t)sizeof(r))
+			h->failed++;
+		else
+			h->ok++;
+		close(fd);
+	}
+	return NULL;
+}
+
+START_TEST(quick_clients_never_slow)
+{
+	struct fixture x;
+	struct ps_tcp_attr ta = { .idle_ms = 100 }; /* checked every 12 ms */
+	fx_up(&x, &ta);
+	_Atomic bool stop = false;
+	enum { T = 4 };
+	pthread_t th[T];
+	struct hello_loop h[T];
+	for (int i = 0; i < T; i++) {
+		h[i] = (struct hello_loop){ x.port, &stop, 0, 0 };
+		pthread_create(&th[i], NULL, hello_loop, &h[i]);
+	}
+	sleep(2);
+	atomic_store(&stop, true);
+	int ok = 0, failed = 0;
+	for (int i = 0; i < T; i++) {
+		pthread_join(th[i], NULL);
+		ok += h[i].ok;
+		failed += h[i].failed;
+	}
+	struct ps_tcp_counts c;
+	ps_tcp_counts(x.t, &c);
+	ck_assert_int_gt(ok, 0);
+	ck_assert_msg(failed == 0 && c.slow == 0, "%d of %d clients failed, %llu taken for slow",
+		      failed, ok + failed, (unsigned long long)c.slow);
+	fx_down(&x);
+}
+END_TEST
+
+/* Strangers (connected, no HELLO yet) hold at most a quarter of the slots:
+ * past that the one that waited longest goes, so a client that knows the
+ * server still gets in however many strangers wait. */
+START_TEST(strangers_bounded)
+{
+	struct fixture x;
+	fx_up(&x, NULL);
+	int fds[16];
+	struct ps_tcp_counts c;
+	for (int n = 0; n < 16; n++) {
+		fds[n] = raw_connect(x.port);
+		for (int w = 0; w < 100; w++) { /* taken in, in this order */
+			ps_tcp_counts(x.t, &c);
+			if (c.accepted == (uint64_t)n + 1)
+				break;
+			usleep(10000);
+		}
+	}
+	ck_assert_uint_eq(c.accepted, 16);
+	ps_server *r;
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", x.port, "seg", 0, NULL, &r), 0);
+	ps_server_destroy(r);
+	assert_closed(fds[0]); /* the first stranger made room */
+	ps_tcp_counts(x.t, &c);
+	ck_assert_uint_eq(c.slow, 1);
+	ck_assert_uint_eq(c.refused, 0);
+	/* and a stranger's HELLO may not be long: over the secret's bound, closed */
+	unsigned char big[PSW_HDR];
+	struct psw_hdr q = { PSW_HELLO, 0, 8 + PS_SECRET_MAX + 1, 1 };
+	psw_put_hdr(big, &q);
+	ck_assert_int_eq(send(fds[1], big, PSW_HDR, MSG_NOSIGNAL), PSW_HDR);
+	assert_closed(fds[1]);
+	ps_tcp_counts(x.t, &c);
+	ck_assert_uint_eq(c.bad, 1);
+	for (int i = 2; i < 16; i++)
+		close(fds[i]);
+	fx_down(&x);
+}
+END_TEST
+
+/* A client that resets its connection before the server looks at it went
+ * away; it was not refused. */
+START_TEST(reset_is_not_refused)
+{
+	struct fixture x;
+	fx_up(&x, NULL);
+	for (int i = 0; i < 50; i++) {
+		int fd = raw_connect(x.port);
+		struct linger l = { 1, 0 };
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+		close(fd);
+	}
+	ps_server *r; /* the server is fine, and has served all before this */
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", x.port, "seg", 0, NULL, &r), 0);
+	ps_server_destroy(r);
+	struct ps_tcp_counts c;
+	ps_tcp_counts(x.t, &c);
+	ck_assert_uint_eq(c.refused, 0);
+	fx_down(&x);
+}
+END_TEST
+
+/* A stopped server gives its port back at once: a daemon restarted on its
+ * fixed port finds it free. */
+START_TEST(port_free_after_stop)
+{
+	ps_tcp *t;
+	ck_assert_int_eq(ps_tcp_start(NULL, &t), 0);
+	int port = ps_tcp_port(t);
+	for (int i = 0; i < 10; i++) {
+		int fd = raw_connect(port); /* with a client on it, too */
+		raw_hello(fd);
+		ps_tcp_stop(t);
+		close(fd);
+		struct ps_tcp_attr ta = { .port = port };
+		ck_assert_int_eq(ps_tcp_start(&ta, &t), 0);
+	}
+	ps_tcp_stop(t);
+}
+END_TEST
+
+static int deleted_maps(const char *prefix)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	int n = 0;
+	while (f && fgets(line, sizeof(line), f))
+		n += strstr(line, prefix) && strstr(line, "(deleted)");
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* Jobs come and go under new names: a node daemon that was asked about
+ * each of them holds none once they are removed, and never runs out of
+ * room for the next. */
+START_TEST(daemon_lets_removed_segments_go)
+{
+	char prefix[32], seg[PS_NAME_MAX + 1];
+	snprintf(prefix, sizeof(prefix), "t%d-gone", (int)getpid());
+	struct ps_tcp_attr ta = { .shm_prefix = prefix };
+	ps_tcp *tcp;
+	ck_assert_int_eq(ps_tcp_start(&ta, &tcp), 0);
+	struct ps_shm_attr sa = { .size = 65536, .max_elems = 4 };
+	for (int i = 0; i < 1100; i++) {
+		snprintf(seg, sizeof(seg), "%s%d", prefix, i);
+		ps_server *s, *r;
+		ck_assert_int_eq(ps_server_create_shm(seg, &sa, &s), 0);
+		ck_assert_msg(ps_server_open_remote("127.0.0.1", ps_tcp_port(tcp), seg, PS_RDONLY, NULL,
+						    &r) == 0, "job %d refused", i);
+		ps_server_destroy(r);
+		ps_server_destroy(s);
+		ps_shm_unlink(seg);
+	}
+	int left = deleted_maps(prefix);
+	for (int w = 0; w < 100 && left; w++) {
+		usleep(50000);
+		left = deleted_maps(prefix);
+	}
+	ck_assert_int_eq(left, 0);
+	ps_tcp_stop(tcp);
+}
+END_TEST
+
 Suite *remote_suite(void)
 {
 	Suite *s = suite_create("remote");
@@ -905,6 +1158,12 @@ Suite *remote_suite(void)
 	tcase_add_test(tc, slow_server_deadline);
 	tcase_add_test(tc, reconnects);
 	tcase_add_test(tc, bad_handle_in_a_batch);
+	tcase_add_test(tc, pipelined_big_replies);
+	tcase_add_test(tc, quick_clients_never_slow);
+	tcase_add_test(tc, strangers_bounded);
+	tcase_add_test(tc, reset_is_not_refused);
+	tcase_add_test(tc, port_free_after_stop);
+	tcase_add_test(tc, daemon_lets_removed_segments_go);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -110,6 +110,47 @@ START_TEST(stream_rejects_bad_input)
 }
 END_TEST
 
+/* A stream may open with an empty payload, before any buffer exists (the
+ * sanitizer build caught a copy from no buffer here). */
+START_TEST(empty_first_frame)
+{
+	unsigned char s[64];
+	size_t n = frame(s, PSW_TIME, 1, ""), used;
+	n += frame(s + n, PSW_TIME, 2, "");
+	struct psw_reader r;
+	psw_reader_init(&r);
+	ck_assert_int_eq(psw_feed(&r, s, n, &used), 1);
+	ck_assert_uint_eq(used, PSW_HDR);
+	ck_assert_uint_eq(r.h.length, 0);
+	ck_assert_int_eq(psw_feed(&r, s + used, n - used, &used), 1);
+	ck_assert_uint_eq(r.h.tag, 2);
+	psw_reader_fini(&r);
+}
+END_TEST
+
+/* A reader bounded below the protocol's limit (a server before HELLO)
+ * refuses a longer payload at its header, before storing any of it. */
+START_TEST(stream_bound)
+{
+	unsigned char s[PSW_HDR + 300];
+	memset(s, 'x', sizeof(s));
+	struct psw_hdr h = { PSW_HELLO, 0, 300, 1 };
+	psw_put_hdr(s, &h);
+	struct psw_reader r;
+	psw_reader_init(&r);
+	r.max = 264;
+	size_t used;
+	ck_assert_int_eq(psw_feed(&r, s, sizeof(s), &used), PS_EINVAL);
+	ck_assert_uint_eq(used, PSW_HDR);
+	ck_assert_ptr_null(r.payload);
+	psw_reader_fini(&r);
+	psw_reader_init(&r);
+	r.max = 300; /* at the bound: taken */
+	ck_assert_int_eq(psw_feed(&r, s, sizeof(s), &used), 1);
+	psw_reader_fini(&r);
+}
+END_TEST
+
 Suite *wire_suite(void)
 {
 	Suite *s = suite_create("wire");
@@ -118,6 +159,8 @@ Suite *wire_suite(void)
 	tcase_add_test(tc, malformed_headers);
 	tcase_add_test(tc, stream_cut_anywhere);
 	tcase_add_test(tc, stream_rejects_bad_input);
+	tcase_add_test(tc, empty_first_frame);
+	tcase_add_test(tc, stream_bound);
 	suite_add_tcase(s, tc);
 	return s;
 }
