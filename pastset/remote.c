@@ -550,25 +550,42 @@ int ps_remote_list(const char *addr, int port, const struct ps_remote_attr *a, c
 	int rc = conn_get(addr, port, a, &c);
 	if (rc)
 		return rc;
-	unsigned char q[PSW_NAME];
+	unsigned char q[PSW_NAME + 4];
 	put_name(q, prefix ? prefix : "");
 	size_t len;
-	pthread_mutex_lock(&c->lock);
-	rc = call(c, PSW_LIST, q, sizeof(q), &len);
 	char (*names)[PS_NAME_MAX + 1] = NULL;
-	uint32_t n = 0;
-	if (!rc && (len < 8 || (len - 8) % PSW_NAME || psw_get32(c->buf + 4) != (len - 8) / PSW_NAME))
-		rc = PS_EPROTO;
-	if (!rc && !(rc = (int)psw_get32(c->buf))) {
-		n = psw_get32(c->buf + 4);
-		names = calloc(n ? n : 1, sizeof(*names));
-		if (!names)
-			rc = PS_ENOMEM;
-		for (uint32_t i = 0; names && i < n; i++)
-			snprintf(names[i], PS_NAME_MAX + 1, "%.*s", PS_NAME_MAX,
-				 (const char *)c->buf + 8 + (size_t)i * PSW_NAME);
+	uint32_t n = 0, total = 1;
+	/* a page at a time; the list may change between pages, so it ends
+	 * when a page comes back empty or the total is reached */
+	while (!rc && n < total) {
+		psw_put32(q + PSW_NAME, n);
+		pthread_mutex_lock(&c->lock);
+		rc = call(c, PSW_LIST, q, sizeof(q), &len);
+		uint32_t k = 0;
+		if (!rc && (len < 12 || (len - 12) % PSW_NAME ||
+			    (k = psw_get32(c->buf + 8)) != (len - 12) / PSW_NAME))
+			rc = PS_EPROTO;
+		if (!rc)
+			rc = (int)psw_get32(c->buf);
+		if (!rc) {
+			total = psw_get32(c->buf + 4);
+			if (k > total - (total < n ? total : n))
+				k = total - (total < n ? total : n);
+			void *more = k ? realloc(names, (n + k) * sizeof(*names)) : names;
+			if (k && !more)
+				rc = PS_ENOMEM;
+			else
+				names = more;
+			for (uint32_t i = 0; !rc && i < k; i++)
+				snprintf(names[n + i], PS_NAME_MAX + 1, "%.*s", PS_NAME_MAX,
+					 (const char *)c->buf + 12 + (size_t)i * PSW_NAME);
+			if (!rc)
+				n += k;
+			if (!k)
+				break;
+		}
+		pthread_mutex_unlock(&c->lock);
 	}
-	pthread_mutex_unlock(&c->lock);
 	conn_put(c);
 	/* fn is called without the lock: it may open these segments */
 	for (uint32_t i = 0; !rc && i < n; i++)

@@ -394,23 +394,27 @@ int ps_tcp_add(ps_tcp *t, const char *segment, ps_server *srv)
 	return rc;
 }
 
+/* LIST: the segments served whose names start with prefix, the added ones
+ * first, then (a node daemon) this host's; a page of them from `first`. */
 struct listing {
 	struct ps_tcp *t;
 	const char *prefix;
+	uint32_t first, total, n;
 	unsigned char *out;
-	uint32_t n;
 };
+
+static void list_put(struct listing *l, const char *name)
+{
+	if (l->total++ >= l->first && l->n < PSW_LIST_MAX)
+		memcpy(l->out + (size_t)l->n++ * PSW_NAME, name, strnlen(name, PS_NAME_MAX));
+}
 
 static int list_one(const char *name, void *arg)
 {
 	struct listing *l = arg;
-	if (strncmp(name, l->prefix, strlen(l->prefix)) || !serves_shm(l->t, name))
-		return 0;
-	for (uint32_t i = 0; i < l->n; i++)
-		if (!strncmp((const char *)l->out + (size_t)i * PSW_NAME, name, PS_NAME_MAX))
-			return 0; /* already there, as an added server */
-	if (l->n < PSW_LIST_MAX)
-		memcpy(l->out + (size_t)l->n++ * PSW_NAME, name, strnlen(name, PS_NAME_MAX));
+	if (!strncmp(name, l->prefix, strlen(l->prefix)) && serves_shm(l->t, name) &&
+	    !is_added(l->t, name)) /* those were listed first */
+		list_put(l, name);
 	return 0;
 }
 
@@ -541,28 +545,26 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 		return true;
 	}
 	case PSW_LIST: {
-		if (n != PSW_NAME)
+		if (n != PSW_NAME + 4)
 			return false;
 		get_name(name, in);
 		unsigned char *names = calloc(PSW_LIST_MAX, PSW_NAME);
 		if (!names)
 			return false;
-		struct listing l = { t, name, names, 0 };
+		struct listing l = { t, name, psw_get32(in + PSW_NAME), 0, 0, names };
 		pthread_mutex_lock(&t->lock);
-		for (int i = 0; i < t->nsegs && l.n < PSW_LIST_MAX; i++)
+		for (int i = 0; i < t->nsegs; i++)
 			if (t->segs[i].srv && !t->segs[i].owned && !t->segs[i].retired &&
-			    !strncmp(t->segs[i].name, name, strlen(name))) {
-				memcpy(names + (size_t)l.n * PSW_NAME, t->segs[i].name,
-				       strlen(t->segs[i].name));
-				l.n++;
-			}
+			    !strncmp(t->segs[i].name, name, strlen(name)))
+				list_put(&l, t->segs[i].name);
 		pthread_mutex_unlock(&t->lock);
 		int rc = t->serve_shm ? ps_shm_list(list_one, &l) : 0;
-		o = reply(c, h->op, h->tag, 8 + (size_t)l.n * PSW_NAME);
+		o = reply(c, h->op, h->tag, 12 + (size_t)l.n * PSW_NAME);
 		if (o) {
 			psw_put32(o, (uint32_t)rc);
-			psw_put32(o + 4, l.n);
-			memcpy(o + 8, names, (size_t)l.n * PSW_NAME);
+			psw_put32(o + 4, l.total);
+			psw_put32(o + 8, l.n);
+			memcpy(o + 12, names, (size_t)l.n * PSW_NAME);
 		}
 		free(names);
 		return o != NULL;

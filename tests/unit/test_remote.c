@@ -1138,6 +1138,47 @@ START_TEST(daemon_lets_removed_segments_go)
 }
 END_TEST
 
+/* A host with more segments than one LIST reply holds: a client is told
+ * of all of them, each once, page by page. */
+static int mark_seg(const char *seg, void *arg)
+{
+	unsigned char *seen = arg;
+	const char *num = strrchr(seg, '-');
+	int i = num ? atoi(num + 1) : -1;
+	if (i >= 0 && i < 1300)
+		seen[i]++;
+	return 0;
+}
+
+START_TEST(list_pages)
+{
+	char prefix[32], seg[PS_NAME_MAX + 1];
+	snprintf(prefix, sizeof(prefix), "t%d-many-", (int)getpid());
+	enum { N = 1300 };
+	struct ps_shm_attr sa = { .size = 4096, .max_elems = 1 };
+	ps_server **s = calloc(N, sizeof(*s));
+	for (int i = 0; i < N; i++) {
+		snprintf(seg, sizeof(seg), "%s%d", prefix, i);
+		ck_assert_int_eq(ps_server_create_shm(seg, &sa, &s[i]), 0);
+	}
+	struct ps_tcp_attr ta = { .shm_prefix = prefix };
+	ps_tcp *tcp;
+	ck_assert_int_eq(ps_tcp_start(&ta, &tcp), 0);
+	unsigned char *seen = calloc(N, 1);
+	ck_assert_int_eq(ps_remote_list("127.0.0.1", ps_tcp_port(tcp), NULL, prefix, mark_seg, seen), 0);
+	for (int i = 0; i < N; i++)
+		ck_assert_msg(seen[i] == 1, "segment %d listed %d times", i, seen[i]);
+	ps_tcp_stop(tcp);
+	for (int i = 0; i < N; i++) {
+		snprintf(seg, sizeof(seg), "%s%d", prefix, i);
+		ps_server_destroy(s[i]);
+		ps_shm_unlink(seg);
+	}
+	free(s);
+	free(seen);
+}
+END_TEST
+
 Suite *remote_suite(void)
 {
 	Suite *s = suite_create("remote");
@@ -1164,6 +1205,7 @@ Suite *remote_suite(void)
 	tcase_add_test(tc, reset_is_not_refused);
 	tcase_add_test(tc, port_free_after_stop);
 	tcase_add_test(tc, daemon_lets_removed_segments_go);
+	tcase_add_test(tc, list_pages);
 	suite_add_tcase(s, tc);
 	return s;
 }
