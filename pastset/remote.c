@@ -35,7 +35,8 @@ struct ps__rconn {
 	bool broken, swap;      /* swap: the server's byte order is not ours */
 	int64_t offset_ns;      /* the server's CLOCK_MONOTONIC minus ours */
 	uint64_t spin_ns;       /* poll this long for a reply before sleeping */
-	int timeout_ms;         /* a call's deadline */
+	int timeout_ms;         /* a call's time, all of it */
+	uint64_t deadline;      /* the call under way ends by then (set by conn_lock) */
 	uint32_t gen;           /* connections made so far: handles of older ones are stale */
 	uint64_t retry_at;      /* a broken connection is not retried before */
 	uint32_t tag;
@@ -216,14 +217,22 @@ static int recv_rep(struct ps__rconn *c, uint16_t op, uint32_t tag, size_t *rlen
 
 static int conn_ready(struct ps__rconn *c);
 
-/* One round trip; the caller holds c->lock. */
+/* Takes the connection for one call, whose time starts now: whatever it
+ * takes (opening the connection again, the element's handle, the request),
+ * it ends by c->deadline. */
+static void conn_lock(struct ps__rconn *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->deadline = deadline_of(c);
+}
+
+/* One round trip; the caller took c with conn_lock. */
 static int call(struct ps__rconn *c, uint16_t op, const void *q, size_t qlen, size_t *rlen)
 {
 	int rc = conn_ready(c);
-	uint64_t deadline = deadline_of(c);
 	if (!rc)
-		rc = send_req(c, op, q, qlen, deadline);
-	return rc ? rc : recv_rep(c, op, c->tag, rlen, deadline);
+		rc = send_req(c, op, q, qlen, c->deadline);
+	return rc ? rc : recv_rep(c, op, c->tag, rlen, c->deadline);
 }
 
 static int read_secret(const char *file, char *out, size_t *len)
@@ -281,8 +290,11 @@ static int dial(struct ps__rconn *c, const struct sockaddr_in *sin)
 	struct pollfd pf = { c->fd, POLLOUT, 0 };
 	int k, err = 0;
 	socklen_t el = sizeof(err);
-	while ((k = poll(&pf, 1, c->timeout_ms)) < 0 && errno == EINTR)
-		;
+	do {
+		uint64_t now = mono_ns();
+		int left = now >= c->deadline ? 0 : (int)((c->deadline - now + 999999) / 1000000);
+		k = poll(&pf, 1, left);
+	} while (k < 0 && errno == EINTR);
 	if (k <= 0)
 		return PS_ELOST; /* nobody answered */
 	getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &el);
@@ -311,7 +323,7 @@ static int conn_open(struct ps__rconn *c)
 	memcpy(hello + 4, &order_mark, 4); /* as we store it: tells the server our order */
 	memcpy(hello + 8, secret, sl);
 	size_t len;
-	uint64_t deadline = deadline_of(c);
+	uint64_t deadline = c->deadline; /* the call's that opens it */
 	if ((rc = send_req(c, PSW_HELLO, hello, 8 + sl, deadline)) ||
 	    (rc = recv_rep(c, PSW_HELLO, c->tag, &len, deadline)))
 		goto fail;
@@ -331,7 +343,6 @@ static int conn_open(struct ps__rconn *c)
 	uint64_t best = UINT64_MAX;
 	for (int i = 0; i < 5; i++) {
 		uint64_t t0 = mono_ns();
-		deadline = deadline_of(c);
 		if ((rc = send_req(c, PSW_TIME, NULL, 0, deadline)) ||
 		    (rc = recv_rep(c, PSW_TIME, c->tag, &len, deadline)))
 			goto fail;
@@ -418,6 +429,7 @@ static int conn_get(const char *addr, int port, const struct ps_remote_attr *a,
 	snprintf(c->addr, sizeof(c->addr), "%s", addr);
 	snprintf(c->secret_file, sizeof(c->secret_file), "%s", sf);
 	pthread_mutex_init(&c->lock, NULL);
+	c->deadline = deadline_of(c); /* not shared yet: no lock to take */
 	int rc = conn_open(c);
 	if (rc) {
 		if (c->fd >= 0)
@@ -460,7 +472,7 @@ int ps__r_server_open(const char *addr, int port, const char *segment,
 	unsigned char q[PSW_NAME];
 	put_name(q, segment);
 	size_t len;
-	pthread_mutex_lock(&rs->c->lock);
+	conn_lock(rs->c);
 	rc = call(rs->c, PSW_ATTACH, q, sizeof(q), &len);
 	if (!rc && len != 12 + PS_USER_AREA)
 		rc = PS_EPROTO;
@@ -509,7 +521,7 @@ static int names_page(struct ps__rseg *rs, uint32_t first, uint32_t *total, char
 	put_name(q, rs->segment);
 	psw_put32(q + PSW_NAME, first);
 	size_t len;
-	pthread_mutex_lock(&rs->c->lock);
+	conn_lock(rs->c);
 	int rc = call(rs->c, PSW_NAMES, q, sizeof(q), &len);
 	if (!rc && (len < 12 || (len - 12) % PSW_NAME))
 		rc = PS_EPROTO;
@@ -559,7 +571,7 @@ int ps_remote_list(const char *addr, int port, const struct ps_remote_attr *a, c
 	 * when a page comes back empty or the total is reached */
 	while (!rc && n < total) {
 		psw_put32(q + PSW_NAME, n);
-		pthread_mutex_lock(&c->lock);
+		conn_lock(c);
 		rc = call(c, PSW_LIST, q, sizeof(q), &len);
 		uint32_t k = 0;
 		if (!rc && (len < 12 || (len - 12) % PSW_NAME ||
@@ -662,7 +674,7 @@ int ps__r_elem_open(ps_server *srv, struct ps__rseg *rs, const char *name, size_
 	struct ps__rconn *c = rs->c;
 	struct ps_elem_attr a = { 0 };
 	uint32_t h = 0, gen;
-	pthread_mutex_lock(&c->lock);
+	conn_lock(c);
 	int rc = open_handle(c, rs->segment, name, tuple_size, writable, &h, &a);
 	gen = c->gen;
 	pthread_mutex_unlock(&c->lock);
@@ -698,7 +710,7 @@ void ps__r_elem_close(ps_elem *e)
 	unsigned char q[4];
 	psw_put32(q, re->handle);
 	size_t len;
-	pthread_mutex_lock(&re->c->lock);
+	conn_lock(re->c);
 	/* best effort, and only on the connection it was opened on: the
 	 * server frees every handle at disconnect anyway */
 	if (!re->c->broken && re->gen == re->c->gen)
@@ -732,7 +744,7 @@ static int tuple_op(ps_elem *e, uint16_t op, uint64_t idx, void *out, uint64_t *
 	unsigned char q[12];
 	psw_put64(q + 4, idx);
 	size_t len;
-	pthread_mutex_lock(&re->c->lock);
+	conn_lock(re->c);
 	int rc = ecall(e, op, q, op == PSW_READ ? 12 : 4, &len);
 	if (!rc) {
 		if (len != 12 + e->tuple_size) {
@@ -822,7 +834,7 @@ int ps__r_read_latest(ps_elem *e, void *out, uint64_t *idx)
 	struct ps__relem *re = e->remote;
 	uint64_t i = 0;
 	int rc;
-	pthread_mutex_lock(&re->c->lock);
+	conn_lock(re->c);
 	bool cached = re->cached;
 	if (cached) {
 		re->cached = false;
@@ -855,7 +867,7 @@ int ps__r_write(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx)
 	int rc;
 	for (;;) {
 		size_t len;
-		pthread_mutex_lock(&re->c->lock);
+		conn_lock(re->c);
 		rc = ecall(e, PSW_WRITE, q, 4 + e->tuple_size, &len);
 		if (!rc && len != 12)
 			rc = PS_EPROTO;
@@ -879,7 +891,7 @@ int ps__r_read_range(ps_elem *e, uint64_t first, size_t n, void *out, uint64_t *
 	psw_put64(q + 4, first);
 	psw_put32(q + 12, (uint32_t)n);
 	size_t len;
-	pthread_mutex_lock(&re->c->lock);
+	conn_lock(re->c);
 	int rc = ecall(e, PSW_READ_RANGE, q, sizeof(q), &len);
 	if (!rc && len < 12)
 		rc = PS_EPROTO;
@@ -904,7 +916,7 @@ int ps__r_stats(ps_elem *e, struct ps_stats *st)
 	struct ps__relem *re = e->remote;
 	unsigned char q[4];
 	size_t len;
-	pthread_mutex_lock(&re->c->lock);
+	conn_lock(re->c);
 	int rc = ecall(e, PSW_STATS, q, 4, &len);
 	if (!rc && len != 36)
 		rc = PS_EPROTO;
@@ -928,7 +940,7 @@ uint64_t ps__r_note(const ps_elem *e, unsigned word)
 	unsigned char q[4];
 	size_t len;
 	uint64_t v = 0;
-	pthread_mutex_lock(&re->c->lock);
+	conn_lock(re->c);
 	if (!ecall((ps_elem *)e, PSW_NOTES, q, 4, &len) && len == 4 + 8 * PS_NOTE_WORDS &&
 	    psw_get32(re->c->buf) == 0)
 		v = psw_get64(re->c->buf + 4 + 8 * word);
@@ -1000,7 +1012,7 @@ int ps_prefetch_latest(ps_elem *const *e, int n)
 			uint32_t m = 0;
 			size_t bytes = 4;
 			start[k] = used;
-			pthread_mutex_lock(&c->lock);
+			conn_lock(c);
 			int r = conn_ready(c);
 			for (int i = first[k]; i < n && m < PSW_MANY_MAX; i++) {
 				if (seen[i] || e[i]->remote->c != c)
@@ -1019,7 +1031,7 @@ int ps_prefetch_latest(ps_elem *const *e, int n)
 			}
 			count[k] = (int)m;
 			psw_put32(q, m);
-			deadline[k] = deadline_of(c);
+			deadline[k] = c->deadline;
 			sent[k] = m ? send_req(c, PSW_LATEST_MANY, q, 4 + 4 * (size_t)m, deadline[k]) : 1;
 			if (sent[k]) /* nothing to read back: let the others go on */
 				pthread_mutex_unlock(&c->lock);
@@ -1082,7 +1094,7 @@ void ps_prefetch_forget(ps_elem *const *e, int n)
 {
 	for (int i = 0; e && i < n; i++)
 		if (e[i] && e[i]->remote) {
-			pthread_mutex_lock(&e[i]->remote->c->lock);
+			conn_lock(e[i]->remote->c);
 			e[i]->remote->cached = false;
 			pthread_mutex_unlock(&e[i]->remote->c->lock);
 		}

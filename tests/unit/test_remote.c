@@ -1179,6 +1179,59 @@ START_TEST(list_pages)
 }
 END_TEST
 
+/* A server that answers every step of opening (HELLO, the clock's round
+ * trips, ATTACH) promptly enough for each, but not for all of them. */
+static void *dawdle_server(void *arg)
+{
+	struct fake *f = arg;
+	int fd = accept(f->lfd, NULL, NULL);
+	unsigned char in[PSW_HDR + 512], out[PSW_HDR + 12 + PS_USER_AREA];
+	for (;;) {
+		struct psw_hdr q;
+		if (recv(fd, in, PSW_HDR, MSG_WAITALL) != PSW_HDR || psw_get_hdr(in, &q) ||
+		    q.length > 512 || (q.length && recv(fd, in, q.length, MSG_WAITALL) != (ssize_t)q.length))
+			break;
+		usleep(180000); /* 0.6 of the client's 300 ms */
+		memset(out, 0, sizeof(out));
+		size_t n = q.op == PSW_HELLO ? 12 : q.op == PSW_TIME ? 8 : 12 + PS_USER_AREA;
+		if (q.op == PSW_HELLO) {
+			uint32_t mark = 0x01020304;
+			psw_put32(out + PSW_HDR, PSW_VERSION);
+			memcpy(out + PSW_HDR + 4, &mark, 4);
+		}
+		if (q.op == PSW_ATTACH)
+			psw_put32(out + PSW_HDR + 8, PS_SHM_LIVE);
+		struct psw_hdr a = { (uint16_t)(q.op | PSW_REPLY), PSW_NATIVE, (uint32_t)n, q.tag };
+		psw_put_hdr(out, &a);
+		if (send(fd, out, PSW_HDR + n, MSG_NOSIGNAL) != (ssize_t)(PSW_HDR + n))
+			break;
+	}
+	close(fd);
+	return NULL;
+}
+
+/* A call has one deadline, for all it does: a server that takes most of it
+ * for each step of opening does not get it again for the next. */
+START_TEST(one_deadline_per_call)
+{
+	struct fake f = { socket(AF_INET, SOCK_STREAM, 0), 0 };
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+	ck_assert_int_eq(bind(f.lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	listen(f.lfd, 1);
+	socklen_t sl = sizeof(sin);
+	getsockname(f.lfd, (struct sockaddr *)&sin, &sl);
+	pthread_t th;
+	pthread_create(&th, NULL, dawdle_server, &f);
+	struct ps_remote_attr ra = { .timeout_ms = 300 };
+	ps_server *r = NULL;
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", ntohs(sin.sin_port), "x", 0, &ra, &r),
+			 PS_ELOST);
+	pthread_join(th, NULL);
+	close(f.lfd);
+}
+END_TEST
+
 Suite *remote_suite(void)
 {
 	Suite *s = suite_create("remote");
@@ -1206,6 +1259,7 @@ Suite *remote_suite(void)
 	tcase_add_test(tc, port_free_after_stop);
 	tcase_add_test(tc, daemon_lets_removed_segments_go);
 	tcase_add_test(tc, list_pages);
+	tcase_add_test(tc, one_deadline_per_call);
 	suite_add_tcase(s, tc);
 	return s;
 }
