@@ -33,6 +33,8 @@ struct ps__rconn {
 	pthread_mutex_t lock;
 	int fd, refs, port;
 	bool broken, swap;      /* swap: the server's byte order is not ours */
+	bool unsent;            /* the last call failed before its request was all
+				   sent: it had no effect, and may be tried again */
 	int64_t offset_ns;      /* the server's CLOCK_MONOTONIC minus ours */
 	uint64_t spin_ns;       /* poll this long for a reply before sleeping */
 	int timeout_ms;         /* a call's time, all of it */
@@ -224,15 +226,31 @@ static void conn_lock(struct ps__rconn *c)
 {
 	pthread_mutex_lock(&c->lock);
 	c->deadline = deadline_of(c);
+	/* A server that went away while we were idle (a node daemon
+	 * restarted) closed its end: the call opens a new connection before
+	 * it sends, rather than send into the old one and never know what
+	 * became of its request.  Once a call, not once an element. */
+	unsigned char b;
+	ssize_t k;
+	if (!c->broken && c->fd >= 0 &&
+	    ((k = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT)) >= 0 ||
+	     (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))) {
+		c->broken = true; /* closed, reset, or bytes nobody asked for */
+		c->retry_at = 0;
+	}
 }
 
 /* One round trip; the caller took c with conn_lock. */
 static int call(struct ps__rconn *c, uint16_t op, const void *q, size_t qlen, size_t *rlen)
 {
+	c->unsent = true;
 	int rc = conn_ready(c);
 	if (!rc)
 		rc = send_req(c, op, q, qlen, c->deadline);
-	return rc ? rc : recv_rep(c, op, c->tag, rlen, c->deadline);
+	if (rc)
+		return rc;
+	c->unsent = false;
+	return recv_rep(c, op, c->tag, rlen, c->deadline);
 }
 
 static int read_secret(const char *file, char *out, size_t *len)
@@ -290,11 +308,12 @@ static int dial(struct ps__rconn *c, const struct sockaddr_in *sin)
 	struct pollfd pf = { c->fd, POLLOUT, 0 };
 	int k, err = 0;
 	socklen_t el = sizeof(err);
-	do {
-		uint64_t now = mono_ns();
-		int left = now >= c->deadline ? 0 : (int)((c->deadline - now + 999999) / 1000000);
-		k = poll(&pf, 1, left);
-	} while (k < 0 && errno == EINTR);
+	for (;;) {
+		uint64_t now = mono_ns(), left = now >= c->deadline ? 0 : c->deadline - now;
+		k = poll(&pf, 1, left > 60000000000ull ? 60000 : (int)((left + 999999) / 1000000));
+		if (!(k < 0 && errno == EINTR) && !(k == 0 && left > 60000000000ull))
+			break;
+	}
 	if (k <= 0)
 		return PS_ELOST; /* nobody answered */
 	getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &el);
@@ -657,8 +676,10 @@ static int ecall(ps_elem *e, uint16_t op, unsigned char *q, size_t qlen, size_t 
 {
 	struct ps__relem *re = e->remote;
 	int rc = relem_ready(e);
-	if (rc)
+	if (rc) {
+		re->c->unsent = true; /* whatever opening sent, this was not */
 		return rc;
+	}
 	psw_put32(q, re->handle);
 	rc = call(re->c, op, q, qlen, len);
 	if (!rc && *len >= 4 && (int)psw_get32(re->c->buf) == PSW_EBADH) {
@@ -738,14 +759,24 @@ static void to_ours(const struct ps__relem *re, unsigned char *t)
 }
 
 /* READ_LATEST, READ, TAKE: status, index, tuple. */
-static int tuple_op(ps_elem *e, uint16_t op, uint64_t idx, void *out, uint64_t *idx_out)
+struct poll_wait;
+static void call_until(struct ps__rconn *c, const struct poll_wait *w);
+
+/* One READ, READ_LATEST or TAKE; w (may be NULL) is the operation's own
+ * time, which the call may take if it is longer than the connection's.
+ * *unsent: the request never left, so it had no effect. */
+static int tuple_op(ps_elem *e, uint16_t op, uint64_t idx, void *out, uint64_t *idx_out,
+		    const struct poll_wait *w, bool *unsent)
 {
 	struct ps__relem *re = e->remote;
 	unsigned char q[12];
 	psw_put64(q + 4, idx);
 	size_t len;
 	conn_lock(re->c);
+	call_until(re->c, w);
 	int rc = ecall(e, op, q, op == PSW_READ ? 12 : 4, &len);
+	if (unsent)
+		*unsent = rc && re->c->unsent;
 	if (!rc) {
 		if (len != 12 + e->tuple_size) {
 			rc = PS_EPROTO;
@@ -762,11 +793,27 @@ static int tuple_op(ps_elem *e, uint16_t op, uint64_t idx, void *out, uint64_t *
 	return rc;
 }
 
+/* An operation that may wait (read of an index not written yet, take,
+ * write to a full flow element) asks the server again and again until its
+ * time is up: the server never waits for a client. */
 struct poll_wait {
 	struct timespec at;
 	bool forever, now;
 	long sleep_ns;
 };
+
+/* A call made for such an operation may take as long as the operation
+ * may: a host that is paused (stopped, swapping) for less than that is
+ * waited for, as the operation would wait for a slow writer. */
+static void call_until(struct ps__rconn *c, const struct poll_wait *w)
+{
+	if (!w || w->now)
+		return;
+	uint64_t until = w->forever ? UINT64_MAX
+				    : (uint64_t)w->at.tv_sec * 1000000000u + (uint64_t)w->at.tv_nsec;
+	if (until > c->deadline)
+		c->deadline = until;
+}
 
 static void poll_start(struct poll_wait *w, int timeout_ms)
 {
@@ -799,16 +846,23 @@ static bool poll_again(struct poll_wait *w)
 	return true;
 }
 
+/*
+ * A server that is lost (restarted, say) while an operation waits: a read
+ * asks again while its time lasts, since reading changes nothing.  A take
+ * or write asks again only if its request never left; one that left
+ * without an answer may have happened, and only the caller can know
+ * whether to try again, so it is PS_ELOST.
+ */
 int ps__r_read(ps_elem *e, uint64_t idx, void *out, int timeout_ms, uint64_t *oldest)
 {
 	struct poll_wait w;
 	poll_start(&w, timeout_ms);
 	for (;;) {
 		uint64_t back = 0;
-		int rc = tuple_op(e, PSW_READ, idx, out, &back);
+		int rc = tuple_op(e, PSW_READ, idx, out, &back, &w, NULL);
 		if (rc == PS_EDISCARDED && oldest)
 			*oldest = back;
-		if (rc != PS_ETIMEDOUT || !poll_again(&w))
+		if ((rc != PS_ETIMEDOUT && rc != PS_ELOST) || !poll_again(&w))
 			return rc;
 	}
 }
@@ -821,10 +875,11 @@ int ps__r_take(ps_elem *e, void *out, int timeout_ms, uint64_t *idx)
 	poll_start(&w, timeout_ms);
 	for (;;) {
 		uint64_t i = 0;
-		int rc = tuple_op(e, PSW_TAKE, 0, out, &i);
+		bool unsent = false;
+		int rc = tuple_op(e, PSW_TAKE, 0, out, &i, &w, &unsent);
 		if (!rc && idx)
 			*idx = i;
-		if (rc != PS_ETIMEDOUT || !poll_again(&w))
+		if ((rc != PS_ETIMEDOUT && !(rc == PS_ELOST && unsent)) || !poll_again(&w))
 			return rc;
 	}
 }
@@ -834,7 +889,7 @@ int ps__r_read_latest(ps_elem *e, void *out, uint64_t *idx)
 	struct ps__relem *re = e->remote;
 	uint64_t i = 0;
 	int rc;
-	conn_lock(re->c);
+	pthread_mutex_lock(&re->c->lock); /* no call: the cache only */
 	bool cached = re->cached;
 	if (cached) {
 		re->cached = false;
@@ -845,7 +900,7 @@ int ps__r_read_latest(ps_elem *e, void *out, uint64_t *idx)
 	}
 	pthread_mutex_unlock(&re->c->lock);
 	if (!cached)
-		rc = tuple_op(e, PSW_READ_LATEST, 0, out, &i);
+		rc = tuple_op(e, PSW_READ_LATEST, 0, out, &i, NULL, NULL);
 	if (!rc && idx)
 		*idx = i;
 	return rc;
@@ -868,13 +923,15 @@ int ps__r_write(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx)
 	for (;;) {
 		size_t len;
 		conn_lock(re->c);
+		call_until(re->c, &w);
 		rc = ecall(e, PSW_WRITE, q, 4 + e->tuple_size, &len);
+		bool unsent = rc && re->c->unsent;
 		if (!rc && len != 12)
 			rc = PS_EPROTO;
 		if (!rc && !(rc = (int)psw_get32(re->c->buf)) && idx)
 			*idx = psw_get64(re->c->buf + 4);
 		pthread_mutex_unlock(&re->c->lock);
-		if (rc != PS_ETIMEDOUT || !poll_again(&w))
+		if ((rc != PS_ETIMEDOUT && !(rc == PS_ELOST && unsent)) || !poll_again(&w))
 			break;
 	}
 	free(q);
@@ -1094,7 +1151,7 @@ void ps_prefetch_forget(ps_elem *const *e, int n)
 {
 	for (int i = 0; e && i < n; i++)
 		if (e[i] && e[i]->remote) {
-			conn_lock(e[i]->remote->c);
+			pthread_mutex_lock(&e[i]->remote->c->lock);
 			e[i]->remote->cached = false;
 			pthread_mutex_unlock(&e[i]->remote->c->lock);
 		}

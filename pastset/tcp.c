@@ -10,6 +10,7 @@
 #include <linux/sock_diag.h>
 #include <liburing.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdatomic.h>
@@ -995,6 +996,10 @@ static void on_accept(struct ps_tcp *t, int res)
 	}
 	if (t->sndbuf)
 		setsockopt(res, SOL_SOCKET, SO_SNDBUF, &t->sndbuf, sizeof(t->sndbuf));
+	/* replies go whole, each one sent as soon as it is made: Nagle could
+	 * only hold back a reply's last segment until the client acknowledges */
+	int one = 1;
+	setsockopt(res, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	struct conn *c = &t->conns[k];
 	uint32_t gen = c->gen;
 	memset(c, 0, sizeof(*c));

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1232,6 +1233,120 @@ START_TEST(one_deadline_per_call)
 }
 END_TEST
 
+/* --- hosts that pause or restart ------------------------------------------ */
+
+static void *cont_later(void *arg)
+{
+	pid_t pid = *(pid_t *)arg;
+	usleep(1000000);
+	kill(pid, SIGCONT);
+	return NULL;
+}
+
+/* A host paused (stopped, swapping) for longer than the connection's
+ * timeout but less than an operation's own: the operation waits for it,
+ * as it would for a slow writer, and gets its tuple. */
+START_TEST(paused_server_waited_for)
+{
+	int pfd[2];
+	ck_assert_int_eq(pipe(pfd), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		ps_server *srv;
+		ps_elem *f;
+		ps_tcp *t;
+		struct ps_elem_attr fa = { .tuple_size = 8, .threshold = 2, .mode = PS_FLOW };
+		if (ps_server_create_local(&srv) || ps_elem_create(srv, "f", &fa, &f) ||
+		    ps_write(f, "tuple-1", 0, NULL) || ps_tcp_start(NULL, &t) || ps_tcp_add(t, "seg", srv))
+			_exit(1);
+		int port = ps_tcp_port(t);
+		if (write(pfd[1], &port, sizeof(port)) != sizeof(port))
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	int port = 0;
+	ck_assert_int_eq(read(pfd[0], &port, sizeof(port)), (ssize_t)sizeof(port));
+	struct ps_remote_attr ra = { .timeout_ms = 300 };
+	ps_server *r;
+	ps_elem *re;
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", port, "seg", PS_RDWR, &ra, &r), 0);
+	ck_assert_int_eq(ps_elem_open(r, "f", 8, &re), 0);
+	kill(pid, SIGSTOP);
+	pthread_t th;
+	pthread_create(&th, NULL, cont_later, &pid);
+	char got[8];
+	ck_assert_int_eq(ps_take(re, got, 5000, NULL), 0); /* waits out the pause */
+	ck_assert_str_eq(got, "tuple-1");
+	pthread_join(th, NULL);
+	unsigned char b[8];
+	ck_assert_int_eq(ps_read_latest(re, b, NULL), PS_ENODATA); /* taken once, not twice */
+	ps_elem_close(re);
+	ps_server_destroy(r);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(pfd[0]);
+	close(pfd[1]);
+}
+END_TEST
+
+struct restart {
+	ps_server *srv;
+	int port;
+	ps_tcp *t;
+};
+
+static void *restart_later(void *arg)
+{
+	struct restart *x = arg;
+	usleep(600000);
+	struct ps_tcp_attr ta = { .port = x->port };
+	if (!ps_tcp_start(&ta, &x->t))
+		ps_tcp_add(x->t, "seg", x->srv);
+	return NULL;
+}
+
+/* A server restarted between a client's operations (a node daemon
+ * restarted, say): the client finds its connection closed before it sends,
+ * and operations that wait take, write and read through the new one. */
+START_TEST(restarted_server_found_again)
+{
+	struct fixture x;
+	fx_up(&x, NULL);
+	ck_assert_int_eq(ps_write(x.f, "one....", 0, NULL), 0);
+	ps_server *r;
+	ps_elem *rf, *rd;
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", x.port, "seg", PS_RDWR, NULL, &r), 0);
+	ck_assert_int_eq(ps_elem_open(r, "f", 8, &rf), 0);
+	ck_assert_int_eq(ps_elem_open(r, "d", 36, &rd), 0);
+	char got[8];
+	for (int round = 0; round < 2; round++) {
+		ps_tcp_stop(x.t); /* gone while the client is idle */
+		struct restart rs = { x.srv, x.port, NULL };
+		pthread_t th;
+		pthread_create(&th, NULL, restart_later, &rs);
+		if (round == 0) { /* a take that waits across the restart */
+			ck_assert_int_eq(ps_take(rf, got, 5000, NULL), 0);
+			ck_assert_str_eq(got, "one....");
+		} else { /* a write, then a read of what it wrote */
+			ck_assert_int_eq(ps_write(rf, "two....", 5000, NULL), 0);
+			unsigned char t36[36]; /* and the other element, on the same connection */
+			ck_assert_int_eq(ps_read_latest(rd, t36, NULL), PS_ENODATA);
+			ck_assert_int_eq(ps_take(x.f, got, 0, NULL), 0);
+			ck_assert_str_eq(got, "two....");
+		}
+		pthread_join(th, NULL);
+		ck_assert_ptr_nonnull(rs.t);
+		x.t = rs.t;
+	}
+	ck_assert_int_eq(ps_take(x.f, got, 0, NULL), PS_ETIMEDOUT); /* nothing twice */
+	ps_elem_close(rf);
+	ps_elem_close(rd);
+	ps_server_destroy(r);
+	fx_down(&x);
+}
+END_TEST
+
 Suite *remote_suite(void)
 {
 	Suite *s = suite_create("remote");
@@ -1260,6 +1375,8 @@ Suite *remote_suite(void)
 	tcase_add_test(tc, daemon_lets_removed_segments_go);
 	tcase_add_test(tc, list_pages);
 	tcase_add_test(tc, one_deadline_per_call);
+	tcase_add_test(tc, paused_server_waited_for);
+	tcase_add_test(tc, restarted_server_found_again);
 	suite_add_tcase(s, tc);
 	return s;
 }
