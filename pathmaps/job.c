@@ -439,6 +439,37 @@ paths_path *pm_job_path(pm_job *j, const char *thread, const char *element)
 	return NULL;
 }
 
+int pm_job_where(const pm_job *j, const char *what, char *buf, size_t len)
+{
+	const pm_map *m = j->m;
+	enum pm_place place = 0;
+	int home = -1;
+	if (!strncmp(what, "tree ", 5)) {
+		for (int i = 0; i < m->model.ntrees; i++)
+			if (!strcmp(m->tr[i].name, what + 5))
+				place = m->tr[i].place, home = m->tr[i].home;
+	} else {
+		int e = pm_find_element(m, what);
+		if (e >= 0)
+			place = m->el[e].place, home = m->el[e].home;
+	}
+	if (!place)
+		return PS_ENOENT;
+	int here = m->pr[j->proc].host;
+	char seg[PS_NAME_MAX + 8];
+	if (place == PM_PROCESS) {
+		snprintf(buf, len, "%s", home == j->proc ? "this process" : "another process");
+	} else if (place == PM_NODE || home == here) {
+		seg_name(m, here, seg, sizeof(seg));
+		snprintf(buf, len, "this host's segment %s", seg);
+	} else if (j->port && j->port[home]) {
+		snprintf(buf, len, "host '%s' (%s:%d)", m->ho[home].name, j->addr[home], j->port[home]);
+	} else {
+		snprintf(buf, len, "host '%s'", m->ho[home].name);
+	}
+	return 0;
+}
+
 paths_tree *pm_job_tree(pm_job *j, const char *tree)
 {
 	for (int i = 0; i < j->m->model.ntrees; i++)

@@ -205,6 +205,10 @@ void pm_job_destroy(pm_job *j);
  * in this process. */
 paths_path *pm_job_path(pm_job *j, const char *thread, const char *element);
 paths_tree *pm_job_tree(pm_job *j, const char *tree);
+/* Where an element (or, with "tree NAME", a tree's elements) lives, as
+ * this process reaches it, for messages: "this process", "this host's
+ * segment NAME" or "host 'H' (ADDR:PORT)".  Fills buf; 0 or PS_ENOENT. */
+int pm_job_where(const pm_job *j, const char *what, char *buf, size_t len);
 /* Binds the calling thread to the core the map gives `thread` (hwloc); 0
  * if the map gives none. */
 int pm_job_bind(pm_job *j, const char *thread);

@@ -261,7 +261,8 @@ int main(int argc, char **argv)
 	struct wt_totals t;
 	rc = wt_run_go(r, &t);
 	if (rc) {
-		fprintf(stderr, "windtunnel: rank %d: %s\n", rank, ps_strerror(rc));
+		fprintf(stderr, "windtunnel: rank %d: %s\n", rank,
+			*wt_run_error(r) ? wt_run_error(r) : ps_strerror(rc));
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	/* the lattice, as digests that add up across processes */

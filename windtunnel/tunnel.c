@@ -103,9 +103,11 @@ struct slice {
 	uint64_t *rows, *next;    /* y1 - y0 rows */
 	uint64_t *halo_up, *halo_dn;
 	paths_path *put_up, *put_dn, *get_up, *get_dn;
+	char e_put_up[24], e_put_dn[24], e_get_up[24], e_get_dn[24]; /* their elements */
 	paths_member *stats;
 	struct wt_flow flow;
 	int rc;
+	char what[256]; /* what failed, and where, for the one message */
 };
 
 struct wt_run {
@@ -116,6 +118,7 @@ struct wt_run {
 	struct slice *sl;
 	struct wt_totals totals; /* as of the last allreduce, from thread 0 */
 	double started;
+	char error[256]; /* the first thread's failure */
 };
 
 static double now(void)
@@ -153,6 +156,17 @@ static void init_rows(struct slice *s)
 	}
 }
 
+/* Notes which operation failed on what, and where that lives (another
+ * host's server, say), so the job's one error message says so. */
+static int failed(struct slice *s, int rc, const char *doing, const char *what)
+{
+	char where[128] = "";
+	pm_job_where(s->run->job, what, where, sizeof(where));
+	snprintf(s->what, sizeof(s->what), "m%d.s%d, %s %s (%s): %s", s->m, s->s, doing, what,
+		 *where ? where : "?", ps_strerror(rc));
+	return rc;
+}
+
 static int exchange(struct slice *s, int timeout_ms)
 {
 	int rc = 0;
@@ -167,13 +181,13 @@ static int exchange(struct slice *s, int timeout_ms)
 	/* write first, then read: flow elements of threshold 2 never make
 	 * two neighbours wait for each other */
 	if (s->put_up && (rc = paths_write(s->put_up, row_of(s, s->rows, s->y0), timeout_ms, NULL)))
-		return rc;
+		return failed(s, rc, "writing its top row to", s->e_put_up);
 	if (s->put_dn && (rc = paths_write(s->put_dn, row_of(s, s->rows, s->y1 - 1), timeout_ms, NULL)))
-		return rc;
+		return failed(s, rc, "writing its bottom row to", s->e_put_dn);
 	if (s->get_up && (rc = paths_take(s->get_up, s->halo_up, timeout_ms, NULL)))
-		return rc;
+		return failed(s, rc, "taking the row above from", s->e_get_up);
 	if (s->get_dn && (rc = paths_take(s->get_dn, s->halo_dn, timeout_ms, NULL)))
-		return rc;
+		return failed(s, rc, "taking the row below from", s->e_get_dn);
 	(void)g;
 	return 0;
 }
@@ -198,6 +212,8 @@ static int stats(struct slice *s, uint64_t step)
 		rc = tr->allreduce(tr->ctx, out, 11);
 	} else {
 		rc = paths_allreduce(s->stats, v, out, 11, PATHS_INT64, PATHS_SUM, 60000);
+		if (rc)
+			failed(s, rc, "in the totals' allreduce on", "tree stats");
 	}
 	if (rc || s->index != 0)
 		return rc;
@@ -296,19 +312,19 @@ int wt_run_create(const struct wt_config *c, const pm_map *m, int process, struc
 			return PS_ENOMEM;
 		}
 		init_rows(s);
-		char me[32], e[48];
+		char me[32];
 		snprintf(me, sizeof(me), "m%d.s%d", s->m, s->s);
 		if (s->s > 0) {
-			snprintf(e, sizeof(e), "m%d.s%d.up", s->m, s->s);
-			s->put_up = pm_job_path(r->job, me, e);
-			snprintf(e, sizeof(e), "m%d.s%d.dn", s->m, s->s - 1);
-			s->get_up = pm_job_path(r->job, me, e);
+			snprintf(s->e_put_up, sizeof(s->e_put_up), "m%d.s%d.up", s->m, s->s);
+			s->put_up = pm_job_path(r->job, me, s->e_put_up);
+			snprintf(s->e_get_up, sizeof(s->e_get_up), "m%d.s%d.dn", s->m, s->s - 1);
+			s->get_up = pm_job_path(r->job, me, s->e_get_up);
 		}
 		if (s->s + 1 < c->slices) {
-			snprintf(e, sizeof(e), "m%d.s%d.dn", s->m, s->s);
-			s->put_dn = pm_job_path(r->job, me, e);
-			snprintf(e, sizeof(e), "m%d.s%d.up", s->m, s->s + 1);
-			s->get_dn = pm_job_path(r->job, me, e);
+			snprintf(s->e_put_dn, sizeof(s->e_put_dn), "m%d.s%d.dn", s->m, s->s);
+			s->put_dn = pm_job_path(r->job, me, s->e_put_dn);
+			snprintf(s->e_get_dn, sizeof(s->e_get_dn), "m%d.s%d.up", s->m, s->s + 1);
+			s->get_dn = pm_job_path(r->job, me, s->e_get_dn);
 		}
 		if ((rc = paths_member_create(pm_job_tree(r->job, "stats"), t, &s->stats))) {
 			wt_run_destroy(r);
@@ -330,8 +346,10 @@ int wt_run_go(struct wt_run *r, struct wt_totals *totals)
 	int rc = 0;
 	for (int i = 0; i < r->count; i++) {
 		pthread_join(th[i], NULL);
-		if (r->sl[i].rc && !rc)
+		if (r->sl[i].rc && !rc) {
 			rc = r->sl[i].rc;
+			snprintf(r->error, sizeof(r->error), "%s", r->sl[i].what);
+		}
 	}
 	free(th);
 	r->totals.seconds = now() - r->started;
@@ -361,6 +379,11 @@ uint64_t wt_run_digest(const struct wt_run *r, int matrix)
 		}
 	}
 	return sum;
+}
+
+const char *wt_run_error(const struct wt_run *r)
+{
+	return r->error;
 }
 
 const char *wt_run_servers(const struct wt_run *r)

@@ -61,6 +61,9 @@ int wt_run_create(const struct wt_config *c, const pm_map *m, int process, struc
 		  char *err, size_t errlen);
 /* Runs every thread of this process to the end; totals as of the last allreduce. */
 int wt_run_go(struct wt_run *r, struct wt_totals *totals);
+/* After wt_run_go failed: which thread, doing what on which element, and
+ * where that element lives (another host's tuple server, say). */
+const char *wt_run_error(const struct wt_run *r);
 /* A digest of this process's rows of one matrix that adds up across
  * processes: equal sums mean equal lattices, however they were shared out. */
 uint64_t wt_run_digest(const struct wt_run *r, int matrix);

@@ -522,6 +522,16 @@ START_TEST(job_across_two_hosts)
 			const char *list = pm_job_servers(j);
 			if (!strchr(list, ',') || strncmp(list, "127.0.0.1:", 10))
 				_exit(3);
+			/* where the row lives, as each says it in a message */
+			char where[128], want[128];
+			snprintf(want, sizeof(want), "this host's segment %s.h0", pm_model(m)->name);
+			if (pm_job_where(j, "row", where, sizeof(where)) ||
+			    (p == 0 && strcmp(where, want)) ||
+			    (p == 1 && strncmp(where, "host 'h0' (127.0.0.1:", 21)) ||
+			    pm_job_where(j, "tree sum", where, sizeof(where)) ||
+			    (p == 1 && strncmp(where, "host 'h0' (127.0.0.1:", 21)) ||
+			    pm_job_where(j, "nothing", where, sizeof(where)) != PS_ENOENT)
+				_exit(8);
 			int rc = two_host_work(j, p, 50);
 			if (rc)
 				_exit(rc);
