@@ -245,6 +245,10 @@ void ps_tcp_counts(const ps_tcp *t, struct ps_tcp_counts *c);
 void ps_tcp_stop(ps_tcp *t);
 
 #define PS_SECRET_MAX 256
+/* Whether file can hold a shared secret: a regular file of yours that only
+ * you can read, of 1 to PS_SECRET_MAX bytes (a final newline aside).  0, or
+ * an error and, in why (may be NULL), the reason in words. */
+int ps_secret_check(const char *file, char *why, size_t len);
 struct ps_remote_attr {
 	const char *secret_file; /* needed by servers off loopback */
 	int timeout_ms;          /* a server silent this long is an error; 0: 10000 */

@@ -253,17 +253,57 @@ static int call(struct ps__rconn *c, uint16_t op, const void *q, size_t qlen, si
 	return recv_rep(c, op, c->tag, rlen, c->deadline);
 }
 
+/* A secret others can read is no secret: refused, on both sides, and
+ * said in words. */
+static int secret_open(const char *file, char *why, size_t len, int *fd_out)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK); /* a FIFO must not hang us */
+	struct stat st;
+	int rc = 0;
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(why, len, "%s", strerror(errno));
+	} else if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		rc = PS_EINVAL;
+		snprintf(why, len, "not a regular file");
+	} else if (st.st_uid != geteuid()) {
+		rc = PS_EACCES;
+		snprintf(why, len, "owned by another user (it must be yours)");
+	} else if (st.st_mode & 077) {
+		rc = PS_EACCES;
+		snprintf(why, len, "group or others may read or write it (chmod 600 it)");
+	} else if (st.st_size == 0 || st.st_size > PS_SECRET_MAX + 2) {
+		rc = PS_EINVAL;
+		snprintf(why, len, "%s", st.st_size ? "longer than 256 bytes" : "empty");
+	}
+	if (rc && fd >= 0)
+		close(fd);
+	*fd_out = rc ? -1 : fd;
+	return rc;
+}
+
+int ps_secret_check(const char *file, char *why, size_t len)
+{
+	char scratch[8];
+	int fd;
+	if (!why)
+		why = scratch, len = sizeof(scratch);
+	if (!file || !*file) {
+		snprintf(why, len, "no file named");
+		return PS_EINVAL;
+	}
+	int rc = secret_open(file, why, len, &fd);
+	if (!rc)
+		close(fd);
+	return rc;
+}
+
 static int read_secret(const char *file, char *out, size_t *len)
 {
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	struct stat st;
-	/* a secret others can read is no secret: refuse to use it */
-	if (fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 077)) {
-		close(fd);
-		return PS_EACCES;
-	}
+	char why[80];
+	int fd, rc = secret_open(file, why, sizeof(why), &fd);
+	if (rc)
+		return rc;
 	ssize_t n = read(fd, out, PS_SECRET_MAX + 1);
 	close(fd);
 	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r'))

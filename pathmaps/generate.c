@@ -119,6 +119,23 @@ static void where(const pm_map *m, enum pm_place pl, int home, char *buf, size_t
 	}
 }
 
+/* The servers section, in words: who serves, where, and with what secret. */
+static void servers_words(const pm_map *m, char *buf, size_t len)
+{
+	const struct pm_servers *sv = &m->model.servers;
+	static const char *const listen[] = { "", "loopback", "each host's address", "every address" };
+	char port[48];
+	if (sv->port)
+		snprintf(port, sizeof(port), "port %d", sv->port);
+	else
+		snprintf(port, sizeof(port), "any free port (told at start-up)");
+	snprintf(buf, len, "%s, on %s, %s, %s%s",
+		 sv->runs == PM_SERVER_DAEMON ? "a node daemon on each host"
+					      : "a thread of each host's first process",
+		 listen[sv->listen], port, sv->secret_file ? "secret in " : "no secret",
+		 sv->secret_file ? sv->secret_file : "");
+}
+
 void pm_summary(const pm_map *m, FILE *out)
 {
 	const struct pm_model *md = &m->model;
@@ -138,6 +155,11 @@ void pm_summary(const pm_map *m, FILE *out)
 	fprintf(out, "  %d paths, %d with collectors (trace elements: threshold %u, %s)\n",
 		md->npaths, coll, md->trace.threshold, md->trace.shared ? "shared" : "in-process");
 	fprintf(out, "  %d trees, %d scopes\n", md->ntrees, md->nscopes);
+	if (pm_needs_servers(m)) {
+		char buf[512];
+		servers_words(m, buf, sizeof(buf));
+		fprintf(out, "  tuple servers: %s\n", buf);
+	}
 }
 
 static void print_stage(FILE *out, const struct pm_stage *s)
@@ -162,7 +184,28 @@ void pm_show(const pm_map *m, FILE *out)
 		fprintf(out, "  %s: cores", md->hosts[i].name);
 		for (int c = 0; c < md->hosts[i].ncores; c++)
 			fprintf(out, " %d", md->hosts[i].cores[c]);
+		if (md->hosts[i].address)
+			fprintf(out, ", address %s", md->hosts[i].address);
 		fprintf(out, "%s\n", md->hosts[i].from_hwloc ? " (this host, from hwloc)" : "");
+	}
+	if (pm_needs_servers(m)) {
+		const struct pm_servers *sv = &md->servers;
+		servers_words(m, buf, sizeof(buf));
+		fprintf(out, "servers: %s\n", buf);
+		for (int i = 0; i < md->nhosts; i++) {
+			const char *a = sv->listen != PM_LISTEN_LOOPBACK && md->hosts[i].address
+						? md->hosts[i].address : "127.0.0.1";
+			fprintf(out, "  %s: ", md->hosts[i].name);
+			if (sv->runs == PM_SERVER_DAEMON) /* what must run there first */
+				fprintf(out, "psadm serve %s. --addr %s --port %d%s%s --writable\n",
+					md->name, sv->listen == PM_LISTEN_ANY ? "0.0.0.0" : a, sv->port,
+					sv->secret_file ? " --secret-file " : "",
+					sv->secret_file ? sv->secret_file : "");
+			else if (sv->port)
+				fprintf(out, "%s:%d\n", a, sv->port);
+			else
+				fprintf(out, "%s, port chosen at start-up\n", a);
+		}
 	}
 	fprintf(out, "processes:\n");
 	for (int i = 0; i < md->nprocesses; i++) {

@@ -268,6 +268,17 @@ static int make_tree(pm_job *j, int i, char *err, size_t errlen)
 	return 0;
 }
 
+int pm_check_here(const pm_map *m, char *err, size_t errlen)
+{
+	const struct pm_servers *sv = &m->model.servers;
+	char why[128];
+	int rc;
+	if (sv->secret_file && (rc = ps_secret_check(sv->secret_file, why, sizeof(why))))
+		return jfail(err, errlen, rc, "%s:%d:%d: servers secret_file '%s': %s", m->model.file,
+			     sv->secret_line, sv->secret_col, sv->secret_file, why);
+	return 0;
+}
+
 bool pm_needs_servers(const pm_map *m)
 {
 	bool need = m->model.servers.given;
@@ -285,6 +296,8 @@ static int start_servers(pm_job *j, const struct pm_job_attr *attr, char *err, s
 	const pm_map *m = j->m;
 	const struct pm_servers *sv = &m->model.servers;
 	int nh = m->model.nhosts, here = m->pr[j->proc].host, rc;
+	if ((rc = pm_check_here(m, err, errlen)))
+		return rc;
 	j->remote = calloc((size_t)nh, sizeof(*j->remote));
 	j->addr = calloc((size_t)nh, sizeof(*j->addr));
 	j->port = calloc((size_t)nh, sizeof(*j->port));
@@ -305,10 +318,10 @@ static int start_servers(pm_job *j, const struct pm_job_attr *attr, char *err, s
 					  .secret_file = sv->secret_file, .shm_prefix = prefix,
 					  .shm_writable = true };
 		if ((rc = ps_tcp_start(&ta, &j->tcp)))
-			return jfail(err, errlen, rc, "%s:%d: servers: listening on %s:%d: %s%s",
-				     m->model.file, sv->line, bind, sv->port, ps_strerror(rc),
-				     rc == PS_EACCES ? " (the secret file must be readable by its owner "
-				     "only)" : "");
+			return jfail(err, errlen, rc, "%s:%d: servers: listening on %s:%d: %s",
+				     m->model.file, sv->line, bind, sv->port,
+				     rc == -EADDRINUSE ? "the port is taken (another job, or a daemon?)"
+				     : ps_strerror(rc));
 		if (sv->listen == PM_LISTEN_ANY && !m->ho[here].address)
 			snprintf(j->addr[here], sizeof(j->addr[here]), "%s", ps_tcp_addr(j->tcp));
 		j->port[here] = ps_tcp_port(j->tcp);

@@ -1056,8 +1056,15 @@ static int servers(struct ld *ld, yaml_node_t *n)
 			return fail(ld, v, "servers secret_file: expected the path of a file, got %s",
 				    kind(v));
 		NOMEM(sv->secret_file = pm__strdup(ld->m, s));
+		sv->secret_line = (int)v->start_mark.line + 1;
+		sv->secret_col = (int)v->start_mark.column + 1;
 	}
-	if (sv->listen != PM_LISTEN_LOOPBACK && !sv->secret_file)
+	/* off this host's own loopback, only with the secret; host addresses
+	 * that are all loopback (127.x: pathmap hosts sharing a machine) are not off it */
+	bool off_loopback = sv->listen == PM_LISTEN_ANY;
+	for (int i = 0; sv->listen == PM_LISTEN_HOST && i < ld->m->model.nhosts; i++)
+		off_loopback |= ld->m->ho[i].address && strncmp(ld->m->ho[i].address, "127.", 4);
+	if (off_loopback && !sv->secret_file)
 		return fail(ld, get(ld, n, "listen"), "servers listen: a listener off loopback needs "
 			    "secret_file (a file only its owner can read, on every host)");
 	if (sv->runs == PM_SERVER_DAEMON && !sv->port)

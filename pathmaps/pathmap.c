@@ -6,7 +6,8 @@
 #include "pathmaps.h"
 
 static const char *usage =
-	"usage: pathmap check FILE...   validate pathmaps and summarise each\n"
+	"usage: pathmap check FILE...   validate pathmaps (and what this host needs to run\n"
+	"                               them: the servers' secret file) and summarise each\n"
 	"       pathmap show FILE       print the paths, trees and placements it generates\n"
 	"Errors name the file, line and column, and what was expected.\n";
 
@@ -34,10 +35,15 @@ int main(int argc, char **argv)
 			status = 1;
 			continue;
 		}
-		if (show)
+		/* check also asks whether this host could run it */
+		if (check && pm_check_here(m, err, sizeof(err))) {
+			fprintf(stderr, "%s\n", err);
+			status = 1;
+		} else if (show) {
 			pm_show(m, stdout);
-		else
+		} else {
 			pm_summary(m, stdout);
+		}
 		pm_destroy(m);
 	}
 	return status;

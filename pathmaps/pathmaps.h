@@ -137,6 +137,7 @@ struct pm_servers {
 	int port;                 /* 0: any free one, exchanged at start-up */
 	const char *secret_file;  /* required unless listen is loopback */
 	int line;
+	int secret_line, secret_col; /* where secret_file is given */
 	/* With a fixed port: "ADDR:PORT,..." of every host (a host without an
 	 * address: 127.0.0.1), so a monitor finds the job from the pathmap
 	 * alone; NULL when the processes choose their ports. */
@@ -163,6 +164,13 @@ const struct pm_model *pm_model(const pm_map *m);
 int pm_find_thread(const pm_map *m, const char *name);  /* index or PS_ENOENT */
 int pm_find_element(const pm_map *m, const char *name);
 int pm_find_process(const pm_map *m, const char *name);
+
+/* What this host must have for the job that no pathmap can say of itself:
+ * the servers' secret file, there and readable by its owner only.  0, or
+ * an error naming the pathmap's file:line:column and what is wrong (a
+ * pathmap describes a whole cluster, so pm_load leaves this to the host
+ * that runs it: pathmap check, and every process at start-up). */
+int pm_check_here(const pm_map *m, char *err, size_t errlen);
 
 /* Prints the generated paths, trees and placements (the `pathmap show`
  * output), or a short summary (`pathmap check`). */

@@ -195,11 +195,30 @@ int main(int argc, char **argv)
 	}
 	/* every rank sees the same arguments: they agree on the job name */
 	MPI_Bcast(job, sizeof(job), MPI_CHAR, 0, MPI_COMM_WORLD);
-	if (bad || optind != argc || c.n / c.slices < 2 || c.matrices * c.slices < size ||
-	    c.hosts > size) {
+	/* what is wrong, in the user's terms: the generated pathmap's positions
+	 * would mean nothing to them */
+	char why[256] = "", secret[128];
+	if (bad)
+		snprintf(why, sizeof(why), "bad arguments");
+	else if (optind != argc)
+		snprintf(why, sizeof(why), "unexpected argument '%s'", argv[optind]);
+	else if (c.n / c.slices < 2)
+		snprintf(why, sizeof(why), "-l %d: each slice needs at least 2 of the %d rows", c.slices,
+			 c.n);
+	else if (c.matrices * c.slices < size)
+		snprintf(why, sizeof(why), "%d processes, but %d matrices x %d slices make only %d "
+			 "threads: each process needs one", size, c.matrices, c.slices,
+			 c.matrices * c.slices);
+	else if (c.hosts > size)
+		snprintf(why, sizeof(why), "--hosts %d: only %d processes, and each host needs one",
+			 c.hosts, size);
+	else if (c.listen && !strcmp(c.listen, "any") && !c.secret_file)
+		snprintf(why, sizeof(why), "--listen any: needs --secret-file (a file only you can read)");
+	else if (c.secret_file && ps_secret_check(c.secret_file, secret, sizeof(secret)))
+		snprintf(why, sizeof(why), "--secret-file %s: %s", c.secret_file, secret);
+	if (*why) {
 		if (!rank)
-			fprintf(stderr, "windtunnel: bad arguments (each slice needs 2 rows, and each "
-				"process a thread)\n%s", usage);
+			fprintf(stderr, "windtunnel: %s\n%s", why, bad ? usage : "");
 		MPI_Finalize();
 		return 2;
 	}

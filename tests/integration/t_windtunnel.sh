@@ -47,4 +47,11 @@ left=$("$BIN/psadm" list | awk '{print $1}' | grep "^$job" | grep -v '\.[tr][0-9
 [ -z "$left" ] || die "segments left behind besides trace spaces: $left"
 mpirun --oversubscribe --allow-run-as-root -np 1 "$wt" --size huge >/dev/null 2>&1 && die "bad size accepted"
 mpirun --oversubscribe --allow-run-as-root -np 1 "$wt" --help | grep -q "FHP" || die "no help"
+# wrong arguments are told in the user's terms
+msg=$(mpirun --oversubscribe --allow-run-as-root -np 2 "$wt" --hosts 3 -q 2>&1) && die "--hosts 3 on 2 processes accepted"
+echo "$msg" | grep -q "windtunnel: --hosts 3: only 2 processes, and each host needs one" || die "unclear --hosts error: $msg"
+sf=$(mktemp); chmod 644 "$sf"; echo secret >"$sf"
+msg=$(mpirun --oversubscribe --allow-run-as-root -np 1 "$wt" --listen any --secret-file "$sf" -q 2>&1) && die "a readable secret accepted"
+rm -f "$sf"
+echo "$msg" | grep -q "windtunnel: --secret-file $sf: group or others may read or write it (chmod 600 it)" || die "unclear secret error: $msg"
 exit 0

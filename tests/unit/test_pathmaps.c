@@ -435,6 +435,37 @@ START_TEST(servers_section)
 	    "t.yaml:3:18: servers port: expected an integer from 0 to 65535, got '70000'");
 	bad(HEAD "servers: { runs: process }\n",
 	    "t.yaml:3:18: servers runs: expected thread or daemon, got 'process'");
+	/* hosts that are all loopback addresses (one machine) need no secret */
+	ck_assert_msg(load(HEAD "cluster:\n  hosts:\n    - { name: h0, cores: 1, address: 127.0.0.1 }\n"
+			   "    - { name: h1, cores: 1, address: 127.0.0.2 }\n"
+			   "servers: { listen: host }\n", &m) == 0, "%s", err);
+	pm_destroy(m);
+	bad(HEAD "cluster:\n  hosts:\n    - { name: h0, cores: 1, address: 127.0.0.1 }\n"
+	    "    - { name: h1, cores: 1, address: 10.0.0.2 }\n"
+	    "servers: { listen: host }\n",
+	    "t.yaml:7:20: servers listen: a listener off loopback needs secret_file (a file only "
+	    "its owner can read, on every host)");
+	/* the secret file itself is this host's business: pm_check_here */
+	char path[64], e2[256];
+	snprintf(path, sizeof(path), "/tmp/es-pm-sec-%d", (int)getpid());
+	FILE *f = fopen(path, "w");
+	fputs("s3cret\n", f);
+	fclose(f);
+	chmod(path, 0640);
+	char text[256];
+	snprintf(text, sizeof(text), HEAD "servers: { listen: any, secret_file: %s }\n", path);
+	ck_assert_msg(load(text, &m) == 0, "%s", err);
+	ck_assert_int_eq(pm_check_here(m, e2, sizeof(e2)), PS_EACCES);
+	char want[256];
+	snprintf(want, sizeof(want), "t.yaml:3:38: servers secret_file '%s': group or others may "
+		 "read or write it (chmod 600 it)", path);
+	ck_assert_str_eq(e2, want);
+	chmod(path, 0600);
+	ck_assert_int_eq(pm_check_here(m, e2, sizeof(e2)), 0);
+	unlink(path);
+	ck_assert_int_eq(pm_check_here(m, e2, sizeof(e2)), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(e2, "No such file or directory"));
+	pm_destroy(m);
 }
 END_TEST
 

@@ -402,6 +402,28 @@ START_TEST(secrets)
 	ps_tcp_counts(x.t, &c);
 	ck_assert_uint_eq(c.refused, 2); /* the third never reached it */
 	fx_down(&x);
+
+	/* what is wrong with a secret file, in words */
+	char why[128], path[128];
+	ck_assert_int_eq(ps_secret_check(good, why, sizeof(why)), 0);
+	ck_assert_int_eq(ps_secret_check(open_, why, sizeof(why)), PS_EACCES);
+	ck_assert_str_eq(why, "group or others may read or write it (chmod 600 it)");
+	snprintf(path, sizeof(path), "/tmp/es-secret-%d-none", (int)getpid());
+	ck_assert_int_eq(ps_secret_check(path, why, sizeof(why)), -ENOENT);
+	ck_assert_str_eq(why, "No such file or directory");
+	ck_assert_int_eq(ps_secret_check("/tmp", why, sizeof(why)), PS_EINVAL);
+	ck_assert_str_eq(why, "not a regular file");
+	snprintf(path, sizeof(path), "/tmp/es-secret-%d-fifo", (int)getpid());
+	unlink(path);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_int_eq(ps_secret_check(path, why, sizeof(why)), PS_EINVAL); /* and no hang */
+	unlink(path);
+	secret_file(path, sizeof(path), "empty", "", 0600);
+	truncate(path, 0);
+	ck_assert_int_eq(ps_secret_check(path, why, sizeof(why)), PS_EINVAL);
+	ck_assert_str_eq(why, "empty");
+	unlink(path);
+	ck_assert_int_eq(ps_secret_check(NULL, NULL, 0), PS_EINVAL);
 	unlink(good);
 	unlink(wrong);
 	unlink(open_);
