@@ -326,15 +326,12 @@ int main(int argc, char **argv)
 	struct es_scope_spec spec;
 	es_scope_spec_default(&spec, job);
 	spec.reduce = ES_REDUCE_NONE;
-	mon_remote(&spec);
+	mon_remote("colopmon", &spec);
 	mon_signals();
 	es_scope *s;
-	int rc = mon_attach(&spec, wait, &s);
-	if (rc) {
-		fprintf(stderr, "colopmon: job '%s': %s\n", job,
-			rc == PS_ENOENT ? "no trace spaces on this host" : ps_strerror(rc));
-		return 2;
-	}
+	int rc = mon_attach("colopmon", &spec, wait, &s);
+	if (rc)
+		return rc;
 	int *rank = NULL;
 	table = calloc(TABLE, sizeof(*table));
 	if (!table || identify(s, &rank))
@@ -346,8 +343,10 @@ int main(int argc, char **argv)
 	if (!ev)
 		return 2;
 	uint64_t missed = 0;
+	struct mon_watch w = { .grace = period * 3 > 3 ? period * 3 : 3 };
+	bool was_lost = false;
 	for (;;) {
-		bool alive = mon_job_alive(s);
+		bool alive = mon_watch("colopmon", s, &w);
 		/* ranks that started late, communicators met since */
 		if (es_scope_refresh(s) > 0 || ncomms == 0 || alive)
 			if (identify(s, &rank))
@@ -365,13 +364,15 @@ int main(int argc, char **argv)
 					tree_event(&ev[i], es_scope_leaf(s, leaf)->meta.where, quiet);
 			}
 		} while (n == MAX && !mon_stop);
+		mon_note_lost("colopmon", s, &was_lost);
 		if (n < 0 || mon_stop || !alive)
 			break;
 		fflush(stdout);
 		mon_sleep(period);
 	}
 	uint64_t before = es_scope_before_attach(s);
-	printf("colopmon: summary%s", missed ? "" : " (no event was lost while it watched)");
+	printf("colopmon: summary%s%s", mon_watch_end(&w),
+	       missed ? "" : " (no event was lost while it watched)");
 	if (before)
 		printf("; %llu earlier events had rotated out before it attached",
 		       (unsigned long long)before);

@@ -11,7 +11,7 @@
 volatile sig_atomic_t mon_stop;
 const char *mon_servers, *mon_secret_file;
 
-void mon_remote(struct es_scope_spec *spec)
+void mon_remote(const char *prog, struct es_scope_spec *spec)
 {
 	if (mon_servers) /* else what the pathmap's scope said, if anything */
 		spec->servers = mon_servers;
@@ -19,6 +19,11 @@ void mon_remote(struct es_scope_spec *spec)
 		spec->secret_file = mon_secret_file;
 	else
 		mon_secret_file = spec->secret_file;
+	char why[128];
+	if (mon_secret_file && ps_secret_check(mon_secret_file, why, sizeof(why))) {
+		fprintf(stderr, "%s: --secret-file %s: %s\n", prog, mon_secret_file, why);
+		exit(2);
+	}
 	if (spec->servers && spec->runs == PM_RUNS_PROCESS) {
 		/* a helper process cannot share our connections: threads do */
 		fprintf(stderr, "note: with --servers the scope's nodes run in threads, not a process\n");
@@ -69,30 +74,152 @@ void mon_sleep(double seconds)
 	}
 }
 
-int mon_attach(const struct es_scope_spec *spec, double wait_s, es_scope **out)
+static int count_one(const char *seg, void *arg)
 {
+	(void)seg;
+	++*(int *)arg;
+	return 0;
+}
+
+/* The servers of --servers that answer, in list; the others named. */
+static int reachable(const char *prog, const char *job, const char *servers, char *list,
+		     size_t len)
+{
+	struct ps_remote_attr ra = { .secret_file = mon_secret_file };
+	char prefix[64], item[128];
+	snprintf(prefix, sizeof(prefix), "%s.", job);
+	*list = 0;
+	for (const char *p = servers; *p;) {
+		size_t n = strcspn(p, ",");
+		snprintf(item, sizeof(item), "%.*s", (int)(n < sizeof(item) ? n : sizeof(item) - 1), p);
+		p += n + (p[n] == ',');
+		char host[64], seg[PS_NAME_MAX + 1];
+		int port, found = 0;
+		if (ps_locator_parse(item, host, sizeof(host), &port, seg) || *seg) {
+			fprintf(stderr, "%s: --servers: '%s': expected HOST:PORT (a list: "
+				"HOST:PORT,HOST:PORT...)\n", prog, item);
+			return 2;
+		}
+		int rc = ps_remote_list(host, port, &ra, prefix, count_one, &found);
+		if (rc) {
+			fprintf(stderr, "%s: cannot reach the tuple server %s: %s%s\n", prog, item,
+				ps_strerror(rc), rc == PS_EACCES ? " (a wrong secret, or none given)" : "");
+			continue;
+		}
+		snprintf(list + strlen(list), len - strlen(list), "%s%s", *list ? "," : "", item);
+	}
+	if (!*list) {
+		fprintf(stderr, "%s: job '%s': none of its tuple servers could be reached\n", prog, job);
+		return 2;
+	}
+	return 0;
+}
+
+int mon_attach(const char *prog, struct es_scope_spec *spec, double wait_s, es_scope **out)
+{
+	static char list[1024];
+	if (spec->servers) {
+		int rc = reachable(prog, spec->job, spec->servers, list, sizeof(list));
+		if (rc)
+			return rc;
+		if (strcmp(list, spec->servers))
+			fprintf(stderr, "%s: watching the threads behind %s only\n", prog, list);
+		spec->servers = list;
+	}
 	double until = mon_now() + wait_s;
 	for (;;) {
 		int rc = es_scope_create(spec, out);
-		if (rc != PS_ENOENT || mon_now() >= until || mon_stop)
-			return rc;
+		if (!rc)
+			return 0;
+		if (rc != PS_ENOENT || mon_now() >= until || mon_stop) {
+			if (rc == PS_ENOENT && spec->servers)
+				fprintf(stderr, "%s: job '%s': no trace spaces on %s\n", prog, spec->job,
+					spec->servers);
+			else if (rc == PS_ENOENT)
+				fprintf(stderr, "%s: job '%s': no trace spaces on this host\n", prog,
+					spec->job);
+			else
+				fprintf(stderr, "%s: job '%s': %s\n", prog, spec->job, ps_strerror(rc));
+			return 2;
+		}
 		mon_sleep(0.05);
 	}
 }
 
-bool mon_job_alive(const es_scope *s)
+const char *mon_server_of(const es_scope *s, int i, char *buf, size_t len)
+{
+	const char *seg = es_scope_leaf(s, i)->segment, *slash = strchr(seg, '/');
+	snprintf(buf, len, "%.*s", slash ? (int)(slash - seg) : 0, seg);
+	return buf;
+}
+
+void mon_note_lost(const char *prog, const es_scope *s, bool *was)
+{
+	int lost = 0, first = -1;
+	for (int i = 0; i < es_scope_leaves(s); i++)
+		if (es_scope_leaf_lost(s, i)) {
+			lost++;
+			first = first < 0 ? i : first;
+		}
+	char srv[128];
+	if (lost && !*was)
+		fprintf(stderr, "%s: %d trace elements behind %s cannot be read now; their events are "
+			"read when it answers again, or counted as discarded\n", prog, lost,
+			mon_server_of(s, first, srv, sizeof(srv)));
+	else if (!lost && *was)
+		fprintf(stderr, "%s: every tuple server answers again\n", prog);
+	*was = lost > 0;
+}
+
+bool mon_watch(const char *prog, const es_scope *s, struct mon_watch *w)
 {
 	const char *seen = NULL;
-	for (int i = 0; i < es_scope_leaves(s); i++) {
+	bool live = false, lost = false;
+	char first[200] = "";
+	for (int i = 0; i < es_scope_leaves(s) && !live; i++) {
 		const char *seg = es_scope_leaf(s, i)->segment;
 		if (seen && !strcmp(seen, seg))
 			continue;
 		seen = seg;
 		struct ps_remote_attr ra = { .secret_file = mon_secret_file };
-		if (ps_state_at(seg, &ra) == PS_SHM_LIVE)
-			return true;
+		int st = ps_state_at(seg, &ra);
+		live = st == PS_SHM_LIVE;
+		/* a segment its server says is gone is a job that ended there */
+		if (st < 0 && st != PS_ENOENT && !lost) {
+			char srv[128];
+			lost = true;
+			snprintf(first, sizeof(first), "%s: %s", mon_server_of(s, i, srv, sizeof(srv)),
+				 ps_strerror(st));
+		}
 	}
-	return false;
+	double now = mon_now();
+	w->now = live ? MON_LIVE : lost ? MON_UNREACHABLE : MON_ENDED;
+	if (w->now != MON_UNREACHABLE) {
+		if (w->lost_since && w->now == MON_LIVE)
+			fprintf(stderr, "%s: the job's tuple servers answer again\n", prog);
+		w->lost_since = 0;
+		return w->now == MON_LIVE;
+	}
+	if (!w->lost_since) {
+		w->lost_since = now;
+		snprintf(w->lost, sizeof(w->lost), "%s", first);
+		fprintf(stderr, "%s: cannot reach the job's tuple servers (%s); trying again for %.0f s\n",
+			prog, first, w->grace);
+	}
+	return now - w->lost_since < w->grace;
+}
+
+const char *mon_watch_end(const struct mon_watch *w)
+{
+	static char why[300];
+	if (w->now == MON_ENDED)
+		return " (the job ended)";
+	if (w->now == MON_UNREACHABLE) {
+		snprintf(why, sizeof(why), " (its tuple servers stopped answering: the job ended, or "
+			 "its hosts cannot be reached; %s)", w->lost);
+		return why;
+	}
+	return mon_stop ? " (stopped)" : "";
 }
 
 int mon_spec(const char *prog, const char *pathmap, const char *scope, const char *job,

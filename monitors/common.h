@@ -12,10 +12,34 @@ void mon_signals(void);
 double mon_now(void);                 /* seconds, CLOCK_MONOTONIC */
 void mon_sleep(double seconds);       /* returns early when mon_stop is set */
 
-/* Attaches a scope to the job, waiting up to wait_s for it to appear. */
-int mon_attach(const struct es_scope_spec *spec, double wait_s, es_scope **out);
-/* Whether any of the job's trace spaces still has a live writer. */
-bool mon_job_alive(const es_scope *s);
+/* Attaches a scope to the job, waiting up to wait_s for it to appear.
+ * With --servers, each server is asked first: one that cannot be reached
+ * is named and left out (the others' threads are watched), a malformed
+ * entry is a usage error.  Prints why it failed; 0, or the exit status. */
+int mon_attach(const char *prog, struct es_scope_spec *spec, double wait_s, es_scope **out);
+
+/*
+ * Whether the job goes on, as far as the monitor can tell: some trace
+ * space has a live writer; or none does and some cannot be reached (a node
+ * daemon restarting, a host paused, or a job whose servers ended with it),
+ * for less than the grace time.  Says so when servers stop or start
+ * answering.  After false, mon_watch_end() tells why, for the summary.
+ */
+enum mon_seen { MON_LIVE = 1, MON_ENDED, MON_UNREACHABLE };
+struct mon_watch {
+	double grace;      /* seconds unreachable servers are waited for */
+	enum mon_seen now;
+	double lost_since; /* 0 while every server answers */
+	char lost[200];    /* the first server that did not: "HOST:PORT: why" */
+};
+bool mon_watch(const char *prog, const es_scope *s, struct mon_watch *w);
+const char *mon_watch_end(const struct mon_watch *w);
+/* After a consume: says when some leaves' servers stop answering (their
+ * events are read when they answer again, or counted as discarded) and
+ * when they answer again.  *was: whether some were lost last time. */
+void mon_note_lost(const char *prog, const es_scope *s, bool *was);
+/* The tuple server of leaf i ("HOST:PORT"), or "" for this host's. */
+const char *mon_server_of(const es_scope *s, int i, char *buf, size_t len);
 /* Fills spec from --pathmap/--scope if both were given; 0 or prints why not. */
 int mon_spec(const char *prog, const char *pathmap, const char *scope, const char *job,
 	     struct es_scope_spec *spec);
@@ -28,8 +52,9 @@ int mon_spec(const char *prog, const char *pathmap, const char *scope, const cha
 	"                       the job's own), when it runs on other hosts\n" \
 	"      --secret-file F  their shared secret (a file only you can read)\n"
 extern const char *mon_servers, *mon_secret_file;
-/* Puts --servers and --secret-file into spec. */
-void mon_remote(struct es_scope_spec *spec);
+/* Puts --servers and --secret-file into spec; exits 2 naming the secret
+ * file if it cannot be one. */
+void mon_remote(const char *prog, struct es_scope_spec *spec);
 /* A trace space of the scope's, wherever it is. */
 int mon_space_open(const char *segment, es_space **out);
 /* A number from the command line, or exits 2 naming the option. */

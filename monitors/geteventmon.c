@@ -111,20 +111,16 @@ int main(int argc, char **argv)
 	struct es_scope_spec spec;
 	es_scope_spec_default(&spec, job);
 	spec.reduce = ES_REDUCE_NONE;
-	mon_remote(&spec);
+	mon_remote("geteventmon", &spec);
 	if (thread) {
 		spec.view = PM_VIEW_THREAD;
 		spec.of = thread;
 	}
 	mon_signals();
 	es_scope *s;
-	int rc = mon_attach(&spec, wait, &s);
-	if (rc) {
-		fprintf(stderr, "geteventmon: job '%s'%s%s: %s\n", job, thread ? ", thread " : "",
-			thread ? thread : "", rc == PS_ENOENT ? "no trace spaces on this host" :
-			ps_strerror(rc));
-		return 2;
-	}
+	int rc = mon_attach("geteventmon", &spec, wait, &s);
+	if (rc)
+		return rc;
 	if (binary)
 		header(out, s);
 	else
@@ -135,8 +131,10 @@ int main(int argc, char **argv)
 		return 2;
 	uint64_t written = 0, missed = 0, filtered = 0;
 	long pulls = 0;
+	struct mon_watch w = { .grace = period * 3 > 3 ? period * 3 : 3 };
+	bool was_lost = false;
 	for (;;) {
-		bool alive = mon_job_alive(s);
+		bool alive = mon_watch("geteventmon", s, &w);
 		es_scope_refresh(s); /* ranks that started late, threads' first calls */
 		/* Drain what is there: when behind, pull again at once. */
 		int n;
@@ -170,6 +168,7 @@ int main(int argc, char **argv)
 			}
 			written += (uint64_t)n;
 		} while (n == MAX && !mon_stop);
+		mon_note_lost("geteventmon", s, &was_lost);
 		pulls++;
 		if (n < 0 || mon_stop || !alive || (count > 0 && pulls >= count))
 			break; /* a job that ended was drained once more above */
@@ -185,7 +184,7 @@ int main(int argc, char **argv)
 	if (es_scope_before_attach(s))
 		fprintf(stderr, "; %llu earlier events had rotated out before it attached",
 			(unsigned long long)es_scope_before_attach(s));
-	fputc('\n', stderr);
+	fprintf(stderr, "%s\n", mon_watch_end(&w));
 	free(ev);
 	es_scope_destroy(s);
 	return 0;

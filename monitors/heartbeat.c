@@ -87,16 +87,13 @@ int main(int argc, char **argv)
 	struct es_scope_spec spec;
 	if (mon_spec("heartbeat", pathmap, scope, job, &spec))
 		return 2;
-	mon_remote(&spec);
+	mon_remote("heartbeat", &spec);
 	spec.reduce = ES_REDUCE_LATEST; /* one timestamp per thread: its latest event */
 	mon_signals();
 	es_scope *s;
-	int rc = mon_attach(&spec, wait, &s);
-	if (rc) {
-		fprintf(stderr, "heartbeat: job '%s': %s\n", job,
-			rc == PS_ENOENT ? "no trace spaces on this host" : ps_strerror(rc));
-		return 2;
-	}
+	int rc = mon_attach("heartbeat", &spec, wait, &s);
+	if (rc)
+		return rc;
 	int n = es_scope_threads(s);
 	struct thr *th = calloc((size_t)n, sizeof(*th));
 	struct es_trace *beat = calloc((size_t)es_scope_width(s), sizeof(*beat));
@@ -104,15 +101,32 @@ int main(int argc, char **argv)
 		return 2;
 	printf("heartbeat: watching %d threads of job '%s' (%d trace elements), every %.0f ms\n",
 	       n, job, es_scope_leaves(s), period * 1000);
+	fflush(stdout);
+	/* Where every thread is now: the first period judges against this, so
+	 * a thread that stopped before we came is seen at once. */
+	if (!es_scope_pull(s, beat))
+		for (int t = 0; t < n; t++)
+			if (!es_trace_empty(&beat[t])) {
+				th[t].seen = 1;
+				th[t].last_end = beat[t].end;
+			}
 	double t0 = mon_now();
 	long periods = 0;
 	int any_stalled = 0;
-	bool alive = true;
+	struct mon_watch w = { .grace = period * 3 > 3 ? period * 3 : 3 };
 	while (!mon_stop && (count < 0 || periods < count)) {
 		mon_sleep(period);
 		/* A job that ended is not stalled: stop before judging it. */
-		if (mon_stop || !(alive = mon_job_alive(s)))
+		if (mon_stop || !mon_watch("heartbeat", s, &w))
 			break;
+		if (w.now == MON_UNREACHABLE) { /* nothing to judge by */
+			periods++;
+			if (!quiet)
+				printf("heartbeat %.1fs: cannot reach the job's tuple servers (%s)\n",
+				       mon_now() - t0, w.lost);
+			fflush(stdout);
+			continue;
+		}
 		/* Threads may appear (a rank starting late, a thread's first
 		 * call): take them in, keeping what is known by name. */
 		char **names = NULL;
@@ -146,13 +160,27 @@ int main(int argc, char **argv)
 			break;
 		}
 		periods++;
-		int progressing = 0, stalled = 0, idle = 0;
-		char line[4096];
+		int progressing = 0, stalled = 0, idle = 0, unreachable = 0;
+		char line[4096], lost_at[128] = "";
 		size_t used = 0;
+		/* threads behind a server that did not answer: not judged */
+		bool *lost = calloc((size_t)n + 1, sizeof(*lost));
+		if (!lost)
+			break;
+		for (int i = 0; i < es_scope_leaves(s); i++)
+			if (es_scope_leaf_lost(s, i)) {
+				lost[es_scope_leaf(s, i)->thread] = true;
+				if (!*lost_at)
+					mon_server_of(s, i, lost_at, sizeof(lost_at));
+			}
 		for (int t = 0; t < n; t++) {
 			struct thr *x = &th[t];
 			const struct es_trace *b = &beat[t];
 			x->stalled_now = 0;
+			if (lost[t]) {
+				unreachable++;
+				continue;
+			}
 			if (es_trace_empty(b)) {
 				/* no event yet -- unless it is stuck in its first one */
 				unsigned op;
@@ -188,18 +216,21 @@ int main(int argc, char **argv)
 			x->seen = 1;
 			x->last_end = b->end;
 		}
+		free(lost);
 		any_stalled |= stalled > 0;
 		if (!quiet) {
 			printf("heartbeat %.1fs: %d threads: %d progressing, %d stalled%s%s", mon_now() - t0,
 			       n, progressing, stalled, stalled ? ": " : "", stalled ? line : "");
 			if (idle)
 				printf(", %d without events yet", idle);
+			if (unreachable)
+				printf(", %d behind a tuple server that did not answer (%s)", unreachable,
+				       lost_at);
 			putchar('\n');
 			fflush(stdout);
 		}
 	}
-	printf("heartbeat: summary after %ld periods%s\n", periods,
-	       !alive ? " (the job ended)" : mon_stop ? " (stopped)" : "");
+	printf("heartbeat: summary after %ld periods%s\n", periods, mon_watch_end(&w));
 	for (int t = 0; t < n; t++)
 		printf("  %-24s %s: progressed in %d periods, stalled in %d%s%s\n", es_scope_thread(s, t),
 		       th[t].stalled_now ? "STALLED" : th[t].seen ? "ok" : "no events",

@@ -298,6 +298,10 @@ int ps_read_latest_many(ps_elem *const *e, int n, void *out, uint64_t *idx, int 
  * (PS_ELOST...), not the others'.  Forget drops what was not read. */
 int ps_prefetch_latest(ps_elem *const *e, int n);
 void ps_prefetch_forget(ps_elem *const *e, int n);
+/* What the last fetch got for e, not yet read: 0 (a tuple, or nothing
+ * fetched, or a local element), PS_ENODATA, or the error its server gave
+ * (PS_ELOST for one that could not be reached). */
+int ps_prefetched(ps_elem *e);
 
 #ifdef __cplusplus
 }

@@ -172,6 +172,11 @@ static int serve(int argc, char **argv)
 			return 2;
 		}
 	}
+	char why[128];
+	if (a.secret_file && ps_secret_check(a.secret_file, why, sizeof(why))) {
+		fprintf(stderr, "psadm: serve: --secret-file %s: %s\n", a.secret_file, why);
+		return 2;
+	}
 	ps_tcp *t;
 	int rc = ps_tcp_start(&a, &t);
 	if (rc) {

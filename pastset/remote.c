@@ -1187,6 +1187,17 @@ out:
 	return rc ? rc : done;
 }
 
+int ps_prefetched(ps_elem *e)
+{
+	if (!e || !e->remote)
+		return 0;
+	struct ps__relem *re = e->remote;
+	pthread_mutex_lock(&re->c->lock);
+	int rc = re->cached ? re->cached_rc : 0;
+	pthread_mutex_unlock(&re->c->lock);
+	return rc;
+}
+
 void ps_prefetch_forget(ps_elem *const *e, int n)
 {
 	for (int i = 0; e && i < n; i++)

@@ -22,6 +22,7 @@ struct es_scope {
 	int *ncoll;       /* per space: its collectors when the scope was built */
 	char (*segs)[ES_WHERE_MAX];
 	ps_elem **elems;  /* the leaves' elements, for a remote scope's batched fetch */
+	bool *lost;       /* per leaf: its server could not be reached, last we asked */
 	int nleaves, nthreads;
 	struct es_leaf *leaves;
 	char (*threads)[PS_NAME_MAX + 1];
@@ -224,7 +225,8 @@ static int attach(es_scope *s)
 				sorted[k++] = s->leaves[i];
 	free(s->leaves);
 	s->leaves = sorted;
-	if (!(s->elems = calloc((size_t)s->nleaves, sizeof(*s->elems))))
+	if (!(s->elems = calloc((size_t)s->nleaves, sizeof(*s->elems))) ||
+	    !(s->lost = calloc((size_t)s->nleaves, sizeof(*s->lost))))
 		return PS_ENOMEM;
 	for (int i = 0; i < s->nleaves; i++)
 		s->elems[i] = s->leaves[i].elem;
@@ -418,6 +420,7 @@ void es_scope_destroy(es_scope *s)
 	free(s->ncoll);
 	free(s->segs);
 	free(s->elems);
+	free(s->lost);
 	free(s->leaves);
 	free(s->threads);
 	free(s->cursor);
@@ -425,6 +428,10 @@ void es_scope_destroy(es_scope *s)
 	free(s->got_leaf);
 	free(s);
 }
+
+/* a consumer's leaf whose backlog it has not started yet (its server did
+ * not answer): never an index, which counts tuples */
+#define CURSOR_UNSET UINT64_MAX
 
 #define SWAP(a, b) do { __typeof__(a) t_ = (a); (a) = (b); (b) = t_; } while (0)
 
@@ -485,6 +492,7 @@ int es_scope_refresh(es_scope *s)
 	SWAP(s->nleaves, n->nleaves);
 	SWAP(s->leaves, n->leaves);
 	SWAP(s->elems, n->elems);
+	SWAP(s->lost, n->lost);
 	SWAP(s->nthreads, n->nthreads);
 	SWAP(s->threads, n->threads);
 	SWAP(s->root, n->root);
@@ -532,6 +540,17 @@ static void pace(es_scope *s)
 	clock_gettime(CLOCK_MONOTONIC, &s->last);
 }
 
+/* An answer that says the leaf's server is gone, not that the leaf is empty. */
+static bool unreachable(int rc)
+{
+	return rc < 0 && rc != PS_ENODATA && rc != PS_EAGAIN && rc != PS_EDISCARDED;
+}
+
+bool es_scope_leaf_lost(const es_scope *s, int i)
+{
+	return s && i >= 0 && i < s->nleaves && s->lost[i];
+}
+
 int es_scope_pull(es_scope *s, struct es_trace *out)
 {
 	if (!s || !out)
@@ -550,6 +569,10 @@ int es_scope_pull(es_scope *s, struct es_trace *out)
 		int rc = ps_prefetch_latest(s->elems, s->nleaves);
 		if (rc < 0)
 			return rc;
+		/* a server that could not be reached: its leaves come up empty
+		 * (the latest guard), and the monitor can tell why */
+		for (int i = 0; i < s->nleaves; i++)
+			s->lost[i] = unreachable(ps_prefetched(s->elems[i]));
 	}
 	struct paths_op op = { .code = PATHS_READ_LATEST, .buf = out, .size = (size_t)s->width * T };
 	int rc = paths_run(s->root, &op);
@@ -582,12 +605,8 @@ int es_scope_consume(es_scope *s, struct es_trace *out, size_t max, uint64_t *mi
 		s->cursor = calloc((size_t)s->nleaves, sizeof(*s->cursor));
 		if (!s->cursor)
 			return PS_ENOMEM;
-		for (int i = 0; i < s->nleaves; i++) {
-			struct ps_stats st;
-			ps_elem_stats(s->leaves[i].elem, &st);
-			s->cursor[i] = st.oldest;
-			s->before += st.oldest;
-		}
+		for (int i = 0; i < s->nleaves; i++)
+			s->cursor[i] = CURSOR_UNSET;
 	}
 	if (max > s->cap) {
 		void *g = realloc(s->got, max * sizeof(struct ev)), *l;
@@ -605,6 +624,15 @@ int es_scope_consume(es_scope *s, struct es_trace *out, size_t max, uint64_t *mi
 	uint64_t lost = 0;
 	for (int i = 0; i < s->nleaves && n < max; i++) {
 		const struct es_leaf *l = &s->leaves[i];
+		if (s->cursor[i] == CURSOR_UNSET) {
+			/* starts from the backlog, once its server answers */
+			struct ps_stats st;
+			int rc = ps_elem_stats(l->elem, &st);
+			if ((s->lost[i] = unreachable(rc)) || rc)
+				continue;
+			s->cursor[i] = st.oldest;
+			s->before += st.oldest;
+		}
 		for (;;) {
 			uint64_t oldest;
 			struct es_trace buf[64];
@@ -615,6 +643,7 @@ int es_scope_consume(es_scope *s, struct es_trace *out, size_t max, uint64_t *mi
 				s->cursor[i] = oldest;
 				continue;
 			}
+			s->lost[i] = unreachable(k);
 			if (k <= 0)
 				break;
 			for (int j = 0; j < k; j++) {

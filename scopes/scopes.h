@@ -40,9 +40,9 @@ extern "C" {
  *            ones last): streams from several trace elements become one.
  * convert    space = SEGMENT: raw stamps become CLOCK_MONOTONIC ns with that
  *            trace space's calibration, fields in the portable byte order.
- * latest     the leaf guard: a trace element with no tuple yet gives an
- *            empty tuple instead of an error, so one idle thread does not
- *            fail the pull.
+ * latest     the leaf guard: a trace element with no tuple yet, or whose
+ *            tuple server is lost for now, gives an empty tuple instead of
+ *            an error, so one idle thread or one host does not fail the pull.
  */
 int es_scopes_register(void);
 
@@ -130,6 +130,12 @@ int es_scope_consumed_leaf(const es_scope *s, size_t i);
  * when it is between operations. */
 int es_scope_in_flight(const es_scope *s, int thread, unsigned *op, uint32_t *element,
 		       uint64_t *since_ns, int *leaf);
+
+/* Whether leaf i's tuple server could not be reached at the last pull or
+ * consume: its slot came up empty for that reason, not for want of events.
+ * (Leaves on this host are never lost.)  A consumer starts such a leaf's
+ * backlog, or goes on with it, once its server answers again. */
+bool es_scope_leaf_lost(const es_scope *s, int i);
 
 #ifdef __cplusplus
 }

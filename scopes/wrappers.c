@@ -249,7 +249,9 @@ size_t es__scope_width_below(const paths_stage *s)
 static int latest_op(paths_stage *self, struct paths_op *op)
 {
 	int rc = paths_forward(self, op);
-	if (rc == PS_ENODATA || rc == PS_EAGAIN) {
+	/* nothing yet, or a server lost for now: one leaf does not fail the
+	 * pull (the scope notes which leaves were lost) */
+	if (rc == PS_ENODATA || rc == PS_EAGAIN || rc == PS_ELOST) {
 		memset(op->buf, 0, op->size);
 		return 0;
 	}

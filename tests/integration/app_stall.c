@@ -12,8 +12,18 @@
 
 static pm_job *job;
 static double seconds;
-static int stall_at = 20; /* t2's operation that never completes; 0: its very first */
+static int stall_at = 500; /* t2's operation that never completes (about 1 s in, so a
+			     monitor sees it progress first); 0: its very first */
 static volatile int done;
+static struct timespec t_end; /* when the run ends: t2's wait ends with it */
+
+static int left_ms(void)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	long ms = (t_end.tv_sec - now.tv_sec) * 1000 + (t_end.tv_nsec - now.tv_nsec) / 1000000;
+	return ms > 0 ? (int)ms : 0;
+}
 
 static void *worker(void *arg)
 {
@@ -24,7 +34,7 @@ static void *worker(void *arg)
 	char tuple[64] = { 0 };
 	int n = 0;
 	if (!strcmp(name, "t2") && stall_at == 0) {
-		paths_take(pm_job_path(job, "t2", "never"), tuple, (int)(seconds * 1000), NULL);
+		paths_take(pm_job_path(job, "t2", "never"), tuple, left_ms(), NULL);
 		return NULL;
 	}
 	while (!done) {
@@ -33,7 +43,7 @@ static void *worker(void *arg)
 		usleep(2000);
 		if (!strcmp(name, "t2") && n == stall_at) {
 			/* t2 stops here: a take from an element nobody writes */
-			paths_take(pm_job_path(job, "t2", "never"), tuple, (int)(seconds * 1000), NULL);
+			paths_take(pm_job_path(job, "t2", "never"), tuple, left_ms(), NULL);
 			break;
 		}
 	}
@@ -65,6 +75,13 @@ int main(int argc, char **argv)
 	    pm_job_create(m, "p0", &job, err, sizeof(err))) {
 		fprintf(stderr, "app_stall: %s\n", err);
 		return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t_end);
+	t_end.tv_sec += (time_t)seconds;
+	t_end.tv_nsec += (long)((seconds - (double)(time_t)seconds) * 1e9);
+	if (t_end.tv_nsec >= 1000000000L) {
+		t_end.tv_sec++;
+		t_end.tv_nsec -= 1000000000L;
 	}
 	pthread_t th[3];
 	static const char *names[3] = { "t0", "t1", "t2" };

@@ -19,6 +19,38 @@ grep -q "0 stalled" "$out" || die "no period before the stall"
 grep -Eq "^  t0 +ok" "$out" && grep -Eq "^  t1 +ok" "$out" || die "t0/t1 not reported as progressing"
 grep -q "stalled: t0\|stalled: t1\|, t0 (\|, t1 (" "$out" && die "a working thread reported stalled"
 
+# A thread that stopped before heartbeat came is stalled in the first period:
+# the first period is judged against where every thread was at attach.
+"$app" "$job.b" 4 & apid=$!
+sleep 2
+"$BIN/heartbeat" -p 400 -n 1 "$job.b" >"$out"; hb=$?
+wait $apid || die "the application failed"
+[ $hb -eq 1 ] || die "heartbeat's first period missed an earlier stall (exit $hb): $(cat "$out")"
+grep -q "heartbeat 0.4s: 3 threads: 2 progressing, 1 stalled: t2 (inside take" "$out" ||
+	die "first period: $(cat "$out")"
+
+# Watching through a node daemon that restarts: heartbeat says it cannot reach
+# it, judges nobody meanwhile, and goes on when it is back; not "the job ended".
+pf=$(mktemp -u)
+"$app" "$job.d" 6 & apid=$!
+"$BIN/psadm" serve "$job.d." --port-file "$pf" >/dev/null & dpid=$!
+wait_for 5 test -s "$pf" || die "no daemon port"
+port=$(cat "$pf")
+"$BIN/heartbeat" -p 300 -n 12 --servers "127.0.0.1:$port" "$job.d" >"$out" 2>"$ev" & hpid=$!
+sleep 1.2
+kill $dpid; wait $dpid
+sleep 1
+"$BIN/psadm" serve "$job.d." --port "$port" >/dev/null & dpid=$!
+wait $hpid; hb=$?
+kill $dpid; wait $dpid; rm -f "$pf"
+wait $apid || die "the application failed"
+cat "$out" "$ev"
+grep -q "cannot reach the job's tuple servers (127.0.0.1:$port" "$out" || die "no word of the lost daemon"
+grep -q "answer again" "$ev" || die "no word of the daemon's return"
+grep -q "summary after 12 periods$" "$out" || die "heartbeat did not watch to the end"
+tail -n +2 "$out" | grep "heartbeat [0-9.]*s: 3 threads" | tail -1 | grep -q "1 stalled: t2" ||
+	die "not judging again after the daemon came back"
+
 # A thread stuck in its very first operation is stalled too, not "without events".
 "$app" "$job.f" 2 first & apid=$!
 "$BIN/heartbeat" -p 400 -w 5 "$job.f" >"$out"; hb=$?
@@ -50,6 +82,11 @@ wait $apid || die "the application did not survive its monitors being killed"
 "$BIN/psadm" show "$job.k.t0" | awk '$1 == "c0" { exit !($5 > 300) }' || die "t0 stopped working"
 
 # Bad arguments: a clear message and status 2.
+"$BIN/heartbeat" --servers nohostport j 2>&1 | grep -q "'nohostport': expected HOST:PORT" || die "bad --servers not explained"
+"$BIN/heartbeat" -w 0 --servers 127.0.0.1:1 j 2>&1 | grep -q "cannot reach the tuple server 127.0.0.1:1" || die "dead server not named"
+sf=$(mktemp); chmod 644 "$sf"
+"$BIN/heartbeat" --servers 127.0.0.1:1 --secret-file "$sf" j 2>&1 | grep -q "secret-file $sf: group or others may read" || die "bad secret file not explained"
+rm -f "$sf"
 "$BIN/heartbeat" >/dev/null 2>&1; [ $? -eq 2 ] || die "heartbeat without a job"
 "$BIN/heartbeat" -p x j 2>&1 | grep -q "period: expected a number" || die "bad period not explained"
 "$BIN/heartbeat" -w 0 "nosuchjob$$" 2>&1 | grep -q "no trace spaces on this host" || die "missing job"

@@ -457,6 +457,56 @@ START_TEST(remote_scope_sees_what_a_local_one_does)
 }
 END_TEST
 
+/* The server a remote scope reads through goes away and comes back (a
+ * node daemon restarted): pulls go on, the lost leaves empty and said to be
+ * lost, and a consumer that could not start then starts from the backlog,
+ * nothing missed. */
+START_TEST(remote_scope_outlives_its_server)
+{
+	make_job(8);
+	uint64_t base = es_space_clock(sp)->raw0;
+	for (int i = 0; i < 4; i++)
+		put(i, base + 10 + (uint64_t)i, base + 20 + (uint64_t)i, ES_OP_WRITE);
+	struct ps_tcp_attr ta = { .shm_prefix = job };
+	ps_tcp *t;
+	ck_assert_int_eq(ps_tcp_start(&ta, &t), 0);
+	char servers[64];
+	snprintf(servers, sizeof(servers), "127.0.0.1:%d", ps_tcp_port(t));
+	ta.port = ps_tcp_port(t);
+	struct es_scope_spec spec;
+	es_scope_spec_default(&spec, job);
+	spec.reduce = ES_REDUCE_NONE;
+	spec.servers = servers;
+	es_scope *pull, *cons;
+	ck_assert_int_eq(es_scope_create(&spec, &pull), 0);
+	ck_assert_int_eq(es_scope_create(&spec, &cons), 0);
+	struct es_trace b[4], ev[16];
+	uint64_t missed = 9;
+	ck_assert_int_eq(es_scope_pull(pull, b), 0);
+	for (int i = 0; i < 4; i++)
+		ck_assert(!es_trace_empty(&b[i]) && !es_scope_leaf_lost(pull, i));
+	ps_tcp_stop(t);
+	ck_assert_int_eq(es_scope_pull(pull, b), 0); /* not an error: leaves lost */
+	ck_assert_int_eq(es_scope_consume(cons, ev, 16, &missed), 0);
+	ck_assert_uint_eq(missed, 0);
+	for (int i = 0; i < 4; i++) {
+		ck_assert(es_trace_empty(&b[i]) && es_scope_leaf_lost(pull, i));
+		ck_assert(es_scope_leaf_lost(cons, i));
+	}
+	ck_assert_int_eq(ps_tcp_start(&ta, &t), 0); /* back, on the same port */
+	usleep(300000); /* past the client's pause between reconnects */
+	ck_assert_int_eq(es_scope_pull(pull, b), 0);
+	for (int i = 0; i < 4; i++)
+		ck_assert(!es_trace_empty(&b[i]) && !es_scope_leaf_lost(pull, i));
+	ck_assert_int_eq(es_scope_consume(cons, ev, 16, &missed), 4); /* the backlog */
+	ck_assert_uint_eq(missed, 0);
+	es_scope_destroy(pull);
+	es_scope_destroy(cons);
+	ps_tcp_stop(t);
+	drop_job();
+}
+END_TEST
+
 START_TEST(spec_from_pathmap)
 {
 	static const char text[] = "pathmap: 1\nname: j\nscopes:\n"
@@ -492,6 +542,7 @@ Suite *scopes_suite(void)
 	tcase_add_test(tc, in_flight_from_notes);
 	tcase_add_test(tc, refresh_takes_in_late_leaves);
 	tcase_add_test(tc, remote_scope_sees_what_a_local_one_does);
+	tcase_add_test(tc, remote_scope_outlives_its_server);
 	tcase_add_test(tc, spec_from_pathmap);
 	suite_add_tcase(s, tc);
 	return s;
