@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <mpi.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,9 @@ static const char *usage =
 	"  -j, --job NAME       the job name monitors attach to (default wt<pid>)\n"
 	"      --stats-every K  allreduce the totals every K steps (default 20)\n"
 	"      --pathmap-out F  write the generated pathmap to F and go on\n"
+	"      --pathmap F      run from this pathmap (one --pathmap-out wrote, edited:\n"
+	"                       which process runs which slices, hosts, stages); the\n"
+	"                       same -N -m -l, one process pP per rank\n"
 	"      --hosts H        spread the processes over H hosts (the ranks' own\n"
 	"                       hosts, in rank order): rows and totals between them go\n"
 	"                       through tuple servers, found by the ranks at start-up\n"
@@ -134,14 +138,14 @@ int main(int argc, char **argv)
 		{ "slices", required_argument, NULL, 'l' }, { "model", required_argument, NULL, 'M' },
 		{ "collectors", no_argument, NULL, 'c' }, { "job", required_argument, NULL, 'j' },
 		{ "stats-every", required_argument, NULL, 'k' },
-		{ "pathmap-out", required_argument, NULL, 'o' }, { "quiet", no_argument, NULL, 'q' },
+		{ "pathmap-out", required_argument, NULL, 'o' }, { "pathmap", required_argument, NULL, 'I' }, { "quiet", no_argument, NULL, 'q' },
 		{ "transport", required_argument, NULL, 'T' }, { "nested", no_argument, NULL, 'Z' }, { "picture", required_argument, NULL, 'P' },
 		{ "hosts", required_argument, NULL, 'H' }, { "serve", no_argument, NULL, 'S' },
 		{ "listen", required_argument, NULL, 'L' }, { "port", required_argument, NULL, 'p' },
 		{ "secret-file", required_argument, NULL, 'K' },
 		{ "servers-out", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' }, { 0 } };
-	const char *pm_out = NULL, *picture = NULL, *servers_out = NULL;
+	const char *pm_out = NULL, *pm_in = NULL, *picture = NULL, *servers_out = NULL;
 	bool quiet = false, bad = false, use_mpi = false;
 	int o;
 	while ((o = getopt_long(argc, argv, "s:N:t:m:l:cj:qh", opts, NULL)) != -1) {
@@ -169,6 +173,7 @@ int main(int argc, char **argv)
 		case 'j': snprintf(job, sizeof(job), "%.24s", optarg); break;
 		case 'k': c.stats_every = atoi(optarg); bad |= c.stats_every < 1; break;
 		case 'o': pm_out = optarg; break;
+		case 'I': pm_in = optarg; break;
 		case 'P': picture = optarg; break;
 		case 'Z': c.nested = true; break;
 		case 'T':
@@ -214,6 +219,8 @@ int main(int argc, char **argv)
 			 c.hosts, size);
 	else if (c.listen && !strcmp(c.listen, "any") && !c.secret_file)
 		snprintf(why, sizeof(why), "--listen any: needs --secret-file (a file only you can read)");
+	else if (pm_in && use_mpi)
+		snprintf(why, sizeof(why), "--pathmap: with --transport mpi the rows do not take paths");
 	else if (c.secret_file && ps_secret_check(c.secret_file, secret, sizeof(secret)))
 		snprintf(why, sizeof(why), "--secret-file %s: %s", c.secret_file, secret);
 	if (*why) {
@@ -222,7 +229,7 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return 2;
 	}
-	if (!quiet && !rank)
+	if (!quiet) /* called by the thread that keeps the totals, on whichever rank */
 		c.progress = progress;
 	struct mpi_ctx mctx = { .slices = c.slices, .threads = c.matrices * c.slices, .processes = size };
 	struct wt_transport mpi_tr = { mpi_exchange, mpi_allreduce, &mctx };
@@ -245,7 +252,11 @@ int main(int argc, char **argv)
 	int len = text ? wt_pathmap_text(&c, text, 1 << 20) : -1;
 	pm_map *m = NULL;
 	struct wt_run *r = NULL;
-	int rc = len < 0 ? PS_ENOMEM : pm_load_string("windtunnel", text, (size_t)len, &m, err, sizeof(err));
+	*err = 0;
+	int rc = pm_in ? pm_load(pm_in, &m, err, sizeof(err))
+	       : len < 0 ? PS_ENOMEM : pm_load_string("windtunnel", text, (size_t)len, &m, err, sizeof(err));
+	if (!rc && pm_in)
+		snprintf(job, sizeof(job), "%s", pm_model(m)->name); /* the pathmap names the job */
 	if (!rc && pm_out && !rank) {
 		FILE *f = fopen(pm_out, "w");
 		if (f) {
@@ -291,6 +302,14 @@ int main(int argc, char **argv)
 	MPI_Reduce(mine, all, c.matrices, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
 	double slowest;
 	MPI_Reduce(&t.seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+	/* the totals are kept by the process that runs the stats tree's first
+	 * participant, the others hold zeros: summed, rank 0 has them */
+	struct wt_totals sum;
+	enum { NTOT = offsetof(struct wt_totals, seconds) / sizeof(int64_t) };
+	_Static_assert(offsetof(struct wt_totals, seconds) % sizeof(int64_t) == 0, "int64 fields first");
+	MPI_Reduce(&t, &sum, NTOT, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+	sum.seconds = t.seconds;
+	t = sum;
 	if (picture) {
 		int cell, cw, ch;
 		wt_picture_size(wt_run_geometry(r), &cell, &cw, &ch);

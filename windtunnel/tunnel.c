@@ -1,6 +1,7 @@
 /* tunnel.c - the wind tunnel: matrices cut into slices, one thread each, exchanging border rows over PATHS paths. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,7 +115,7 @@ struct wt_run {
 	const struct wt_config *c;
 	struct wt_geometry g;
 	pm_job *job;
-	int first, count; /* this process's threads */
+	int count;        /* this process's threads: the pathmap's */
 	struct slice *sl;
 	struct wt_totals totals; /* as of the last allreduce, from thread 0 */
 	double started;
@@ -271,6 +272,86 @@ static void *slice_main(void *arg)
 	return NULL;
 }
 
+static int misfit(char *err, size_t len, const char *file, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int misfit(char *err, size_t len, const char *file, const char *fmt, ...)
+{
+	int k = snprintf(err, len, "%s: ", file);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err + (k > 0 && (size_t)k < len ? (size_t)k : 0), k > 0 && (size_t)k < len ?
+		  len - (size_t)k : 0, fmt, ap);
+	va_end(ap);
+	return PS_EINVAL;
+}
+
+/*
+ * A pathmap the wind tunnel can run, with this geometry and on these
+ * processes: one thread per slice (mM.sS), each exactly once; a process pP
+ * for every rank; a border-row path from every slice to each neighbour's
+ * elements, of this N's row size; the tree "stats" over every slice.  What
+ * may differ from the generated one is where things run: which process runs
+ * which slices, which host each process is on, the stages of each path.
+ */
+static int fits(const struct wt_config *c, const pm_map *m, const struct wt_geometry *g,
+		const char *pname, int *proc, char *err, size_t len)
+{
+	const struct pm_model *md = pm_model(m);
+	const char *f = md->file;
+	int threads = c->matrices * c->slices, mm, ss, k;
+	if (md->nprocesses != c->processes)
+		return misfit(err, len, f, "%d processes in the pathmap, but %d MPI ranks: one "
+			      "process p0, p1... for each", md->nprocesses, c->processes);
+	if ((*proc = pm_find_process(m, pname)) < 0)
+		return misfit(err, len, f, "no process '%s' (one for each MPI rank: p0 to p%d)", pname,
+			      c->processes - 1);
+	if (md->nthreads != threads)
+		return misfit(err, len, f, "%d threads, but %d matrices x %d slices need %d (m0.s0 "
+			      "to m%d.s%d)", md->nthreads, c->matrices, c->slices, threads,
+			      c->matrices - 1, c->slices - 1);
+	for (int t = 0; t < md->nthreads; t++) {
+		const char *name = md->threads[t].name;
+		if (sscanf(name, "m%d.s%d%n", &mm, &ss, &k) != 2 || name[k] || mm < 0 ||
+		    mm >= c->matrices || ss < 0 || ss >= c->slices)
+			return misfit(err, len, f, "thread '%s' is not a slice of these %d matrices x "
+				      "%d slices (m0.s0 to m%d.s%d)", name, c->matrices, c->slices,
+				      c->matrices - 1, c->slices - 1);
+		/* its border rows: to its own elements, from its neighbours' */
+		char want[4][32];
+		int nw = 0;
+		if (ss > 0) {
+			snprintf(want[nw++], 32, "m%d.s%d.up", mm, ss);
+			snprintf(want[nw++], 32, "m%d.s%d.dn", mm, ss - 1);
+		}
+		if (ss + 1 < c->slices) {
+			snprintf(want[nw++], 32, "m%d.s%d.dn", mm, ss);
+			snprintf(want[nw++], 32, "m%d.s%d.up", mm, ss + 1);
+		}
+		for (int w = 0; w < nw; w++) {
+			int e = pm_find_element(m, want[w]);
+			bool path = false;
+			for (int i = 0; e >= 0 && i < md->npaths && !path; i++)
+				path = md->paths[i].thread == t && md->paths[i].element == e;
+			if (!path)
+				return misfit(err, len, f, "thread '%s' needs a path to element '%s'",
+					      name, want[w]);
+			size_t row = wt_row_words(g) * sizeof(uint64_t);
+			if (md->elements[e].tuple_size != row)
+				return misfit(err, len, f, "element '%s' holds %zu-byte tuples; rows of N=%d "
+					      "are %zu bytes (the -N it was made for?)", want[w],
+					      md->elements[e].tuple_size, c->n, row);
+		}
+	}
+	const struct pm_tree *st = NULL;
+	for (int i = 0; i < md->ntrees; i++)
+		if (!strcmp(md->trees[i].name, "stats"))
+			st = &md->trees[i];
+	if (!st || st->n != threads || st->max_bytes < 11 * sizeof(int64_t))
+		return misfit(err, len, f, "needs the tree 'stats' over all %d slice threads, with "
+			      "max_bytes of at least %zu", threads, 11 * sizeof(int64_t));
+	return 0;
+}
+
 int wt_run_create(const struct wt_config *c, const pm_map *m, int process, struct wt_run **out,
 		  char *err, size_t errlen)
 {
@@ -281,13 +362,18 @@ int wt_run_create(const struct wt_config *c, const pm_map *m, int process, struc
 	int rc = wt_geometry_init(&r->g, 2 * c->n, c->n, c->model, c->seed);
 	char pname[16];
 	snprintf(pname, sizeof(pname), "p%d", process);
-	if (rc || (rc = pm_job_start(m, pname, c->job_attr, &r->job, err, errlen))) {
+	int p = -1;
+	if (rc || (rc = fits(c, m, &r->g, pname, &p, err, errlen)) ||
+	    (rc = pm_job_start(m, pname, c->job_attr, &r->job, err, errlen))) {
 		free(r);
 		return rc ? rc : PS_EINVAL;
 	}
-	int threads = c->matrices * c->slices;
-	r->first = threads * process / c->processes;
-	r->count = threads * (process + 1) / c->processes - r->first;
+	const struct pm_model *md = pm_model(m);
+	const struct pm_tree *stats_tree = NULL;
+	for (int k = 0; k < md->ntrees; k++)
+		if (!strcmp(md->trees[k].name, "stats"))
+			stats_tree = &md->trees[k];
+	r->count = md->processes[p].nthreads;
 	r->sl = calloc((size_t)r->count, sizeof(*r->sl));
 	if (!r->sl) {
 		wt_run_destroy(r);
@@ -296,11 +382,12 @@ int wt_run_create(const struct wt_config *c, const pm_map *m, int process, struc
 	size_t rw = wt_row_words(&r->g);
 	for (int i = 0; i < r->count; i++) {
 		struct slice *s = &r->sl[i];
-		int t = r->first + i;
+		int t = md->processes[p].threads[i]; /* the pathmap says which slices run here */
 		s->run = r;
-		s->index = t;
-		s->m = t / c->slices;
-		s->s = t % c->slices;
+		sscanf(md->threads[t].name, "m%d.s%d", &s->m, &s->s);
+		for (int k = 0; k < stats_tree->n; k++)
+			if (stats_tree->threads[k] == t)
+				s->index = k; /* its place in the totals' tree; 0 keeps the totals */
 		s->y0 = r->g.height * s->s / c->slices;
 		s->y1 = r->g.height * (s->s + 1) / c->slices;
 		s->rows = calloc(rw * (size_t)(s->y1 - s->y0), sizeof(uint64_t));
@@ -326,7 +413,7 @@ int wt_run_create(const struct wt_config *c, const pm_map *m, int process, struc
 			snprintf(s->e_get_dn, sizeof(s->e_get_dn), "m%d.s%d.up", s->m, s->s + 1);
 			s->get_dn = pm_job_path(r->job, me, s->e_get_dn);
 		}
-		if ((rc = paths_member_create(pm_job_tree(r->job, "stats"), t, &s->stats))) {
+		if ((rc = paths_member_create(pm_job_tree(r->job, "stats"), s->index, &s->stats))) {
 			wt_run_destroy(r);
 			return rc;
 		}

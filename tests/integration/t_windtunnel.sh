@@ -28,6 +28,21 @@ echo "digests: $d1 $d2 $d3 $d4 $d5"
 d9=$(run 3 -N 64 -t 60 -m 2 -l 3 --hosts 3) || exit 1
 d10=$(run 3 -N 64 -t 60 -m 2 -l 3 --hosts 2 -c) || exit 1
 [ "$d1" = "$d9" ] && [ "$d1" = "$d10" ] || die "the lattice depends on the hosts"
+# moving slices between hosts is a pathmap edit: the same lattice
+pm=$(mktemp --suffix=.yaml) pm2=$(mktemp --suffix=.yaml)
+run 2 -N 64 -t 60 -m 2 -l 3 --hosts 2 --pathmap-out "$pm" >/dev/null || exit 1
+sed -e 's/threads: \[m0.s0, m0.s1, m0.s2\]/threads: [m0.s0, m1.s1, m0.s2]/' \
+    -e 's/threads: \[m1.s0, m1.s1, m1.s2\]/threads: [m1.s0, m0.s1, m1.s2]/' "$pm" >"$pm2"
+cmp -s "$pm" "$pm2" && die "the edit did not take"
+"$BIN/pathmap" show "$pm2" | grep -q "m0.s1: \[h0's tuple server\] -> m0.s0.dn" || die "the edit moved no row across hosts"
+d11=$(mpirun --oversubscribe --allow-run-as-root -np 2 "$wt" -q -N 64 -t 60 -m 2 -l 3 --pathmap "$pm2" |
+	awk '/lattice digest/ {print $4}')
+[ "$d1" = "$d11" ] || die "an edited pathmap gave another lattice: $d11"
+msg=$(mpirun --oversubscribe --allow-run-as-root -np 2 "$wt" -q -N 64 -t 60 -m 2 -l 4 --pathmap "$pm2" 2>&1) &&
+	die "a pathmap of another slicing accepted"
+echo "$msg" | grep -q "$pm2: 6 threads, but 2 matrices x 4 slices need 8" || die "misfit not explained: $msg"
+for s in $("$BIN/psadm" list | awk '{print $1}' | grep "^$(awk '/^name:/ {print $2}' "$pm2")\."); do "$BIN/psadm" rm "$s" >/dev/null; done
+rm -f "$pm" "$pm2"
 d7=$(run 1 -N 64 -t 60 -m 2 -l 3 --transport mpi) || exit 1
 d8=$(run 3 -N 64 -t 60 -m 2 -l 3 --transport mpi) || exit 1
 [ "$d1" = "$d7" ] && [ "$d1" = "$d8" ] || die "the lattice depends on the transport"
