@@ -156,8 +156,10 @@ static int make_elem(pm_job *j, int e, char *err, size_t errlen)
 		if ((rc = remote_server(j, el->home, &rs, err, errlen)))
 			return rc;
 		if ((rc = open_remote_elem(rs, el->name, el->tuple_size, &j->elems[e])))
-			return jfail(err, errlen, rc, "element '%s' on host '%s': %s", el->name,
-				     j->m->ho[el->home].name, ps_strerror(rc));
+			return jfail(err, errlen, rc, "element '%s' on host '%s': %s%s", el->name,
+				     j->m->ho[el->home].name, ps_strerror(rc),
+				     rc == PS_EROFS ? " (its node daemon serves read-only: start it "
+				     "with psadm serve --writable, as pathmap show says)" : "");
 		return 0;
 	}
 	ps_server *srv = el->place == PM_PROCESS ? j->local : j->node;

@@ -664,6 +664,20 @@ START_TEST(job_across_daemons)
 	ps_tcp_counts(d0, &c);
 	ck_assert_uint_gt(c.frames, 0); /* p1 came through h0's daemon */
 	ck_assert_uint_eq(c.refused + c.bad, 0);
+	/* h0's daemon started without --writable: p1 is told at start, and how */
+	ps_tcp_stop(d0);
+	a0.shm_writable = false;
+	ck_assert_int_eq(ps_tcp_start(&a0, &d0), 0);
+	pid_t ro = fork();
+	if (ro == 0) {
+		pm_job *j;
+		char e[512] = "";
+		int rc = pm_job_create(m, "p1", &j, e, sizeof(e));
+		_exit(rc == PS_EROFS && strstr(e, "element 'row' on host 'h0'") &&
+		      strstr(e, "psadm serve --writable") ? 0 : 1);
+	}
+	waitpid(ro, &st, 0);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "a read-only daemon not explained");
 	ps_tcp_stop(d0);
 	ps_tcp_stop(d1);
 	ck_assert_int_eq(pm_job_unlink(m, "p0"), 0);
