@@ -559,6 +559,20 @@ struct fake {
 	int lfd, port;
 };
 
+/* A server of the test's own on loopback, answering in `serve` (a thread). */
+static void fake_start(struct fake *f, void *(*serve)(void *), pthread_t *th)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+	f->lfd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_eq(bind(f->lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	listen(f->lfd, 1);
+	socklen_t sl = sizeof(sin);
+	getsockname(f->lfd, (struct sockaddr *)&sin, &sl);
+	f->port = ntohs(sin.sin_port);
+	pthread_create(th, NULL, serve, f);
+}
+
 static void fake_reply(int fd, uint16_t op, uint32_t tag, const unsigned char *p, size_t n)
 {
 	unsigned char h[PSW_HDR];
@@ -625,18 +639,12 @@ static void *fake_server(void *arg)
 
 START_TEST(other_byte_order)
 {
-	struct fake f = { socket(AF_INET, SOCK_STREAM, 0), 0 };
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
-	ck_assert_int_eq(bind(f.lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-	listen(f.lfd, 1);
-	socklen_t sl = sizeof(sin);
-	getsockname(f.lfd, (struct sockaddr *)&sin, &sl);
+	struct fake f;
 	pthread_t th;
-	pthread_create(&th, NULL, fake_server, &f);
+	fake_start(&f, fake_server, &th);
 	ps_server *r;
 	ps_elem *e;
-	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", ntohs(sin.sin_port), "be", 0, NULL, &r), 0);
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", f.port, "be", 0, NULL, &r), 0);
 	ck_assert_int_eq(ps_elem_open(r, "x", 16, &e), 0);
 	ck_assert_int_eq(ps_elem_set_layout(e, "qih"), PS_EINVAL); /* 14 bytes, not 16 */
 	ck_assert_int_eq(ps_elem_set_layout(e, "qihz"), PS_EINVAL);
@@ -826,20 +834,14 @@ static void *trickle_server(void *arg)
 
 START_TEST(slow_server_deadline)
 {
-	struct fake f = { socket(AF_INET, SOCK_STREAM, 0), 0 };
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
-	ck_assert_int_eq(bind(f.lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-	listen(f.lfd, 1);
-	socklen_t sl = sizeof(sin);
-	getsockname(f.lfd, (struct sockaddr *)&sin, &sl);
+	struct fake f;
 	pthread_t th;
-	pthread_create(&th, NULL, trickle_server, &f);
+	fake_start(&f, trickle_server, &th);
 	struct ps_remote_attr ra = { .timeout_ms = 500 };
 	ps_server *r;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", ntohs(sin.sin_port), "x", 0, &ra, &r),
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", f.port, "x", 0, &ra, &r),
 			 PS_ELOST);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	/* 28 bytes at 5 a second would take 5.6 s: it stopped well before */
@@ -1237,18 +1239,12 @@ static void *dawdle_server(void *arg)
  * for each step of opening does not get it again for the next. */
 START_TEST(one_deadline_per_call)
 {
-	struct fake f = { socket(AF_INET, SOCK_STREAM, 0), 0 };
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
-	ck_assert_int_eq(bind(f.lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-	listen(f.lfd, 1);
-	socklen_t sl = sizeof(sin);
-	getsockname(f.lfd, (struct sockaddr *)&sin, &sl);
+	struct fake f;
 	pthread_t th;
-	pthread_create(&th, NULL, dawdle_server, &f);
+	fake_start(&f, dawdle_server, &th);
 	struct ps_remote_attr ra = { .timeout_ms = 300 };
 	ps_server *r = NULL;
-	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", ntohs(sin.sin_port), "x", 0, &ra, &r),
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", f.port, "x", 0, &ra, &r),
 			 PS_ELOST);
 	pthread_join(th, NULL);
 	close(f.lfd);
