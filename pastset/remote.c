@@ -640,8 +640,9 @@ int ps_remote_list(const char *addr, int port, const struct ps_remote_attr *a, c
 			rc = (int)psw_get32(c->buf);
 		if (!rc) {
 			total = psw_get32(c->buf + 4);
-			if (k > total - (total < n ? total : n))
-				k = total - (total < n ? total : n);
+			uint32_t room = total > n ? total - n : 0; /* it may have shrunk */
+			if (k > room)
+				k = room;
 			void *more = k ? realloc(names, (n + k) * sizeof(*names)) : names;
 			if (k && !more)
 				rc = PS_ENOMEM;
@@ -887,12 +888,16 @@ static bool poll_again(struct poll_wait *w)
 }
 
 /*
- * A server that is lost (restarted, say) while an operation waits: a read
- * asks again while its time lasts, since reading changes nothing.  A take
- * or write asks again only if its request never left; one that left
- * without an answer may have happened, and only the caller can know
- * whether to try again, so it is PS_ELOST.
+ * Whether an operation that waits asks again: the server said "not yet",
+ * or it was lost and asking again is safe.  A read is always safe, since
+ * reading changes nothing; a take or write only if its request never left.
+ * One that left without an answer may have happened, and only the caller
+ * can know whether to try again, so it is PS_ELOST.
  */
+static bool ask_again(int rc, bool safe, struct poll_wait *w)
+{
+	return (rc == PS_ETIMEDOUT || (rc == PS_ELOST && safe)) && poll_again(w);
+}
 int ps__r_read(ps_elem *e, uint64_t idx, void *out, int timeout_ms, uint64_t *oldest)
 {
 	struct poll_wait w;
@@ -902,7 +907,7 @@ int ps__r_read(ps_elem *e, uint64_t idx, void *out, int timeout_ms, uint64_t *ol
 		int rc = tuple_op(e, PSW_READ, idx, out, &back, &w, NULL);
 		if (rc == PS_EDISCARDED && oldest)
 			*oldest = back;
-		if ((rc != PS_ETIMEDOUT && rc != PS_ELOST) || !poll_again(&w))
+		if (!ask_again(rc, true, &w))
 			return rc;
 	}
 }
@@ -919,7 +924,7 @@ int ps__r_take(ps_elem *e, void *out, int timeout_ms, uint64_t *idx)
 		int rc = tuple_op(e, PSW_TAKE, 0, out, &i, &w, &unsent);
 		if (!rc && idx)
 			*idx = i;
-		if ((rc != PS_ETIMEDOUT && !(rc == PS_ELOST && unsent)) || !poll_again(&w))
+		if (!ask_again(rc, unsent, &w))
 			return rc;
 	}
 }
@@ -971,7 +976,7 @@ int ps__r_write(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx)
 		if (!rc && !(rc = (int)psw_get32(re->c->buf)) && idx)
 			*idx = psw_get64(re->c->buf + 4);
 		pthread_mutex_unlock(&re->c->lock);
-		if ((rc != PS_ETIMEDOUT && !(rc == PS_ELOST && unsent)) || !poll_again(&w))
+		if (!ask_again(rc, unsent, &w))
 			break;
 	}
 	free(q);

@@ -139,6 +139,15 @@ static void get_name(char out[PS_NAME_MAX + 1], const unsigned char *p)
 
 /* --- segments ------------------------------------------------------------------ */
 
+/* Frees a segment's slot, under t->lock; returns its server, to destroy
+ * once the lock is dropped. */
+static ps_server *seg_release(struct seg *g)
+{
+	ps_server *gone = g->srv;
+	memset(g, 0, sizeof(*g));
+	return gone;
+}
+
 /* Closes an element handle; its segment goes when retired and unused.
  * Only the loop thread calls this. */
 static void seg_put(struct ps_tcp *t, int i, ps_elem *e)
@@ -148,10 +157,8 @@ static void seg_put(struct ps_tcp *t, int i, ps_elem *e)
 	struct seg *g = &t->segs[i];
 	ps_server *gone = NULL;
 	g->used_ms = now_ms();
-	if (--g->refs == 0 && g->retired) {
-		gone = g->srv;
-		memset(g, 0, sizeof(*g));
-	}
+	if (--g->refs == 0 && g->retired)
+		gone = seg_release(g);
 	pthread_mutex_unlock(&t->lock);
 	ps_server_destroy(gone);
 }
@@ -160,16 +167,8 @@ static void seg_put(struct ps_tcp *t, int i, ps_elem *e)
  * A node daemon keeps a segment mapped while clients hold handles on it,
  * and a little after (ATTACH and NAMES come in bursts), then lets it go:
  * jobs come and go under new names, and a removed segment must not stay
- * mapped nor hold a slot.  Under t->lock; returns the server to destroy
- * once the lock is dropped.
+ * mapped nor hold a slot.
  */
-static ps_server *seg_release(struct seg *g)
-{
-	ps_server *gone = g->srv;
-	memset(g, 0, sizeof(*g));
-	return gone;
-}
-
 static void segs_sweep(struct ps_tcp *t)
 {
 	ps_server *gone[64];
@@ -263,11 +262,7 @@ static unsigned char *reply(struct conn *c, uint16_t op, uint32_t tag, size_t le
 	/* untouched pages cost nothing: the memory is what replies use */
 	if (!c->out && !(c->out = malloc(OUT_CAP)))
 		return NULL;
-	if (!c->sending && c->out_sent) { /* what was sent makes room */
-		memmove(c->out, c->out + c->out_sent, c->out_len - c->out_sent);
-		c->out_len -= c->out_sent;
-		c->out_sent = 0;
-	}
+	/* what was sent makes room as sends complete (on_send) */
 	if (c->out_len + PSW_HDR + len > OUT_CAP)
 		return NULL; /* cannot happen while OUT_AHEAD pauses the client */
 	struct psw_hdr h = { (uint16_t)(op | PSW_REPLY), PSW_NATIVE, (uint32_t)len, tag };
@@ -319,10 +314,8 @@ static int find_seg(struct ps_tcp *t, const char *name, ps_server **srv, int *sl
 			return 0;
 		}
 		g->retired = true;
-		if (!g->refs) {
-			gone = g->srv;
-			memset(g, 0, sizeof(*g));
-		}
+		if (!g->refs)
+			gone = seg_release(g);
 	}
 	pthread_mutex_unlock(&t->lock);
 	ps_server_destroy(gone);
