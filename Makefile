@@ -31,6 +31,11 @@ CFLAGS += -fsanitize=thread -fno-omit-frame-pointer -Wno-tsan
 LDFLAGS += -fsanitize=thread
 endif
 
+# The MPI op codes and wrappers are written from collectors/mpi/calls.def
+# into $(GEN) before anything is compiled (see "generated" below).
+GEN := $(BUILD)/gen
+CFLAGS += -I$(GEN)
+
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 
@@ -89,7 +94,7 @@ PATHMAPS_LIB := $(BUILD)/lib/libpathmaps.a
 
 # --- collectors/ -----------------------------------------------------------
 
-COLLECTORS_SRC := collectors/clock.c collectors/space.c collectors/collector.c
+COLLECTORS_SRC := collectors/clock.c collectors/ops.c collectors/space.c collectors/collector.c
 COLLECTORS_LIB := $(BUILD)/lib/libcollectors.a
 
 # --- scopes/ -----------------------------------------------------------------
@@ -106,17 +111,40 @@ WINDTUNNEL_LIB := $(BUILD)/lib/libwindtunnel.a
 LIBS := $(WINDTUNNEL_LIB) $(SCOPES_LIB) $(COLLECTORS_LIB) $(PATHMAPS_LIB) $(PATHS_LIB) $(PASTSET_LIB)
 EXT_LIBS = $(shell pkg-config --libs yaml-0.1 hwloc)
 
+# --- generated ---------------------------------------------------------------
+# wrapgen reads the one list of MPI calls and writes the op codes
+# (es_mpi_ops.h, .c) and libescollect's C and Fortran entry points
+# (wrappers.c).  Every object waits for them (order-only: -MMD then knows
+# which really include them).
+
+WRAPGEN := $(GEN)/wrapgen
+GENERATED := $(GEN)/es_mpi_ops.h $(GEN)/es_mpi_ops.c $(GEN)/wrappers.c
+
+$(WRAPGEN): collectors/mpi/wrapgen.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O1 -g -Wall -Wextra -Werror $< -o $@
+
+$(GEN)/stamp: collectors/mpi/calls.def $(WRAPGEN)
+	$(WRAPGEN) collectors/mpi/calls.def $(GEN)
+	@touch $@
+
+$(GENERATED): $(GEN)/stamp
+
 # --- objects and libraries -------------------------------------------------
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c | $(GEN)/stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/obj/tests/%.o: tests/%.c
+$(BUILD)/obj/tests/%.o: tests/%.c | $(GEN)/stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/gen/es_mpi_ops.o: $(GEN)/es_mpi_ops.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(PASTSET_LIB): $(call obj,$(PASTSET_SRC))
 	@mkdir -p $(dir $@)
@@ -130,7 +158,7 @@ $(PATHMAPS_LIB): $(call obj,$(PATHMAPS_SRC))
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 
-$(COLLECTORS_LIB): $(call obj,$(COLLECTORS_SRC))
+$(COLLECTORS_LIB): $(call obj,$(COLLECTORS_SRC)) $(BUILD)/obj/gen/es_mpi_ops.o
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 
@@ -190,19 +218,26 @@ MPI_TESTS := $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_check $(BUILD)/tests/mp
 	     $(BUILD)/tests/mpi_split \
 	     $(BUILD)/tests/ring_demo
 
-$(BUILD)/obj/collectors/mpi/%.o: collectors/mpi/%.c
+ESCOLLECT_SRC := collectors/mpi/escollect.c collectors/mpi/comms.c collectors/mpi/requests.c \
+		 collectors/mpi/fortran.c
+
+$(BUILD)/obj/collectors/mpi/%.o: collectors/mpi/%.c | $(GEN)/stamp
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(ESCOLLECT): $(BUILD)/obj/collectors/mpi/escollect.o $(LIBS)
+$(BUILD)/obj/gen/wrappers.o: $(GEN)/wrappers.c
 	@mkdir -p $(dir $@)
-	$(MPICC) -shared -Wl,-z,defs $^ -o $@ $(EXT_LIBS) $(LDLIBS)
+	$(MPICC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(ESCOLLECT): $(call obj,$(ESCOLLECT_SRC)) $(BUILD)/obj/gen/wrappers.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(MPICC) -shared -Wl,-z,defs $^ -o $@ $(EXT_LIBS) $(LDLIBS) -ldl
 
 $(BUILD)/tests/ring_demo: collectors/mpi/ring_demo.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) $< -o $@
 
-$(BUILD)/obj/tests/integration/mpi_%.o: tests/integration/mpi_%.c
+$(BUILD)/obj/tests/integration/mpi_%.o: tests/integration/mpi_%.c | $(GEN)/stamp
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -MMD -MP -c $< -o $@
 
@@ -217,7 +252,7 @@ $(BUILD)/lib/libnetns_shim.so: tests/integration/netns_shim.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -shared $< -o $@
 
-$(BUILD)/obj/windtunnel/main.o: windtunnel/main.c
+$(BUILD)/obj/windtunnel/main.o: windtunnel/main.c | $(GEN)/stamp
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -MMD -MP -c $< -o $@
 
@@ -254,14 +289,14 @@ run-demo: build
 LTTNG_CFLAGS = $(shell pkg-config --cflags lttng-ust)
 LTTNG_LIBS = $(shell pkg-config --libs lttng-ust)
 
-$(BUILD)/obj/tests/bench/collector.o $(BUILD)/obj/tests/bench/es_tp.o: $(BUILD)/obj/tests/bench/%.o: tests/bench/%.c
+$(BUILD)/obj/tests/bench/collector.o $(BUILD)/obj/tests/bench/es_tp.o: $(BUILD)/obj/tests/bench/%.o: tests/bench/%.c | $(GEN)/stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LTTNG_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/bench/collector: $(BUILD)/obj/tests/bench/collector.o $(BUILD)/obj/tests/bench/es_tp.o $(LIBS)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LTTNG_LIBS) $(LDLIBS)
 
-$(BUILD)/obj/tests/bench/mpi_cost.o: tests/bench/mpi_cost.c
+$(BUILD)/obj/tests/bench/mpi_cost.o: tests/bench/mpi_cost.c | $(GEN)/stamp
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -MMD -MP -c $< -o $@
 

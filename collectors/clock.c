@@ -140,24 +140,3 @@ void es_trace_portable(const struct es_clock *c, const struct es_trace *in, stru
 #endif
 	*out = t;
 }
-
-const char *es_op_name(unsigned op)
-{
-	static const char *const ps[] = { "?", "write", "read", "read_latest", "take" };
-	static const char *const mpi[] = {
-		"MPI_Init", "MPI_Finalize", "MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv",
-		"MPI_Wait", "MPI_Test", "MPI_Sendrecv", "MPI_Probe", "MPI_Iprobe", "MPI_Waitall",
-		"MPI_Waitany", "MPI_Waitsome", "MPI_Testall", "MPI_Testany", "MPI_Testsome" };
-	static const char *const coll[] = {
-		"MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather",
-		"MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv", "MPI_Allgather", "MPI_Allgatherv",
-		"MPI_Alltoall", "MPI_Alltoallv", "MPI_Reduce_scatter" };
-	op &= ~(unsigned)ES_OP_FAILED;
-	if (op >= ES_OP_WRITE && op <= ES_OP_TAKE)
-		return ps[op];
-	if (op >= ES_OP_MPI_INIT && op <= ES_OP_MPI_TESTSOME)
-		return mpi[op - ES_OP_MPI_INIT];
-	if (op >= ES_OP_MPI_BARRIER && op <= ES_OP_MPI_REDUCE_SCATTER)
-		return coll[op - ES_OP_MPI_BARRIER];
-	return "unknown";
-}

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "paths/paths.h"
+#include "pathmaps/pathmaps.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,7 +31,7 @@ struct es_trace {
 	uint64_t start;     /* raw clock when the operation entered the collector */
 	uint64_t end;       /* raw clock when it came back */
 	uint32_t seq;       /* the collector's own count of operations (wraps) */
-	uint16_t op;        /* enum es_op, | ES_OP_FAILED if it returned an error */
+	uint16_t op;        /* enum es_op or es_mpi_op, | ES_OP_FAILED... flags */
 	uint16_t collector; /* the collector's id within its trace space */
 	uint32_t element;   /* the element the operation touched (pathmap index), or the peer rank */
 	uint32_t size;      /* bytes moved */
@@ -40,22 +41,61 @@ _Static_assert(sizeof(struct es_trace) == 36, "the trace tuple is 36 bytes");
 /* Its fields, for readers on a host of the other byte order (ps_elem_set_layout). */
 #define ES_TRACE_LAYOUT "qqihhiii"
 
-enum es_op {
-	/* PastSet operations through a path */
-	ES_OP_WRITE = 1, ES_OP_READ, ES_OP_READ_LATEST, ES_OP_TAKE,
-	/* MPI, recorded by libescollect.so */
-	ES_OP_MPI_INIT = 32, ES_OP_MPI_FINALIZE,
-	ES_OP_MPI_SEND, ES_OP_MPI_RECV, ES_OP_MPI_ISEND, ES_OP_MPI_IRECV,
-	ES_OP_MPI_WAIT, ES_OP_MPI_TEST, ES_OP_MPI_SENDRECV, ES_OP_MPI_PROBE,
-	ES_OP_MPI_IPROBE, ES_OP_MPI_WAITALL, ES_OP_MPI_WAITANY, ES_OP_MPI_WAITSOME,
-	ES_OP_MPI_TESTALL, ES_OP_MPI_TESTANY, ES_OP_MPI_TESTSOME,
-	ES_OP_MPI_BARRIER = 64, ES_OP_MPI_BCAST, ES_OP_MPI_REDUCE, ES_OP_MPI_ALLREDUCE,
-	ES_OP_MPI_GATHER, ES_OP_MPI_GATHERV, ES_OP_MPI_SCATTER, ES_OP_MPI_SCATTERV,
-	ES_OP_MPI_ALLGATHER, ES_OP_MPI_ALLGATHERV, ES_OP_MPI_ALLTOALL, ES_OP_MPI_ALLTOALLV,
-	ES_OP_MPI_REDUCE_SCATTER,
-	ES_OP_FAILED = 0x8000,
+/* The PastSet operations a collector on a path records; the MPI ones
+ * (ES_OP_MPI_SEND...) are in es_mpi_ops.h, written at build time from
+ * collectors/mpi/calls.def, which says what each one's tuple holds. */
+enum es_op { ES_OP_WRITE = 1, ES_OP_READ, ES_OP_READ_LATEST, ES_OP_TAKE };
+#include "es_mpi_ops.h"
+
+/* Flags in a tuple's op, above its code. */
+#define ES_OP_FAILED 0x8000u /* the operation returned an error */
+#define ES_OP_DONE   0x4000u /* completes a nonblocking operation: start is when it was started */
+#define ES_OP_RECV   0x2000u /* MPI_Start(all): the request it started receives */
+#define ES_OP_FLAGS  (ES_OP_FAILED | ES_OP_DONE | ES_OP_RECV)
+static inline unsigned es_op_code(unsigned op)
+{
+	return op & ~ES_OP_FLAGS;
+}
+
+/* What kind of operation a code is (see calls.def for the MPI ones). */
+enum es_op_group { ES_GROUP_PASTSET = 0, ES_GROUP_SETUP, ES_GROUP_P2P, ES_GROUP_COLLECTIVES,
+		   ES_GROUP_ONE_SIDED, ES_GROUP_PERSISTENT, ES_GROUP_COMMUNICATORS };
+enum es_op_kind {
+	ES_KIND_TIMED = 1, /* one tuple over the call */
+	ES_KIND_COLL,      /* a collective: arg = communicator id << 20 | its number there */
+	ES_KIND_ICOLL,     /* the same, nonblocking: a second tuple, | ES_OP_DONE, at completion */
+	ES_KIND_POLL,      /* recorded when it completes something: arg = polls in its streak */
+	ES_KIND_WAIT,      /* completes requests */
+	ES_KIND_PINIT,     /* makes a persistent request */
+	ES_KIND_START,     /* starts persistent requests: a tuple per request */
+	ES_KIND_MANUAL,    /* MPI_Init, MPI_Finalize */
 };
-const char *es_op_name(unsigned op); /* "write", "MPI_Send"...; ignores ES_OP_FAILED */
+struct es_op_info {
+	uint16_t code;
+	uint8_t group; /* enum es_op_group */
+	uint8_t kind;  /* enum es_op_kind */
+	const char *name;
+};
+/* The op's description (flags ignored), or NULL for a code no collector writes. */
+const struct es_op_info *es_op_info(unsigned op);
+const char *es_op_name(unsigned op); /* "write", "MPI_Send"...; "unknown" */
+unsigned es_op_from_name(const char *name); /* the code, or 0 */
+/* The word for a group, as a pathmap's `mpi: collect:` takes it. */
+const char *es_op_group_name(enum es_op_group g);
+/* Calls whose tuples are matched across the members of a communicator
+ * or window: the same (code, arg) on each. */
+static inline bool es_op_matched(unsigned op)
+{
+	const struct es_op_info *i = es_op_info(op);
+	return i && (i->kind == ES_KIND_COLL || i->kind == ES_KIND_ICOLL);
+}
+
+/* Which MPI calls a pathmap's `mpi: collect:` list selects: collect[code]
+ * is set for each (all of them when the list is absent or empty).  A word
+ * that is neither a call, a group nor "all" is PS_EINVAL with a message
+ * "FILE:LINE:COLUMN: ..." in err. */
+int es_mpi_select(const struct pm_mpi *mpi, const char *file, unsigned char collect[256], char *err,
+		  size_t errlen);
 
 /*
  * While an operation is under way its collector keeps it in its trace
@@ -127,8 +167,9 @@ void es_trace_portable(const struct es_clock *c, const struct es_trace *in, stru
  */
 typedef struct es_space es_space;
 
-/* segment NULL: in process memory. */
-int es_space_create(const char *segment, es_space **out);
+/* segment NULL: in process memory.  data_bytes: room for its trace
+ * elements in the segment (0: 16 MiB), taken as they are written. */
+int es_space_create(const char *segment, size_t data_bytes, es_space **out);
 /* A monitor's view: read-only. */
 int es_space_open(const char *segment, es_space **out);
 /* The same for "SEGMENT" or "HOST:PORT/SEGMENT" (served by a tuple server

@@ -44,7 +44,7 @@ static int finish(es_space *sp, bool create)
 	return 0;
 }
 
-int es_space_create(const char *segment, es_space **out)
+int es_space_create(const char *segment, size_t data_bytes, es_space **out)
 {
 	if (!out)
 		return PS_EINVAL;
@@ -53,7 +53,8 @@ int es_space_create(const char *segment, es_space **out)
 		return PS_ENOMEM;
 	int rc;
 	if (segment && *segment) {
-		struct ps_shm_attr a = { .size = 16u << 20, .max_elems = ES_META_MAX + 1,
+		struct ps_shm_attr a = { .size = data_bytes ? data_bytes : 16u << 20,
+					 .max_elems = ES_META_MAX + 1,
 					 .flags = PS_SHM_REPLACE_DEAD };
 		rc = ps_server_create_shm(segment, &a, &sp->srv);
 	} else {
@@ -203,7 +204,7 @@ int es_space_get(const char *segment, es_space **out)
 	es_space *sp = reg;
 	while (sp && strcmp(sp->segment, segment))
 		sp = sp->next;
-	if (!sp && !(rc = es_space_create(segment, &sp))) {
+	if (!sp && !(rc = es_space_create(segment, 0, &sp))) {
 		sp->next = reg;
 		reg = sp;
 	}

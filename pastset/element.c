@@ -122,6 +122,16 @@ void ps_elem_close(ps_elem *e)
 	free(e);
 }
 
+size_t ps_elem_footprint(size_t tuple_size, uint32_t threshold)
+{
+	return ps__elem_bytes((uint32_t)tuple_size, threshold);
+}
+
+int ps_name_check(const char *name)
+{
+	return ps__check_name(name);
+}
+
 size_t ps_elem_tuple_size(const ps_elem *e)
 {
 	return e ? e->tuple_size : 0;

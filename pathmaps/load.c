@@ -883,10 +883,10 @@ static int trace(struct ld *ld, yaml_node_t *t)
 	m->model.trace.shared = true;
 	if (!t)
 		return 0;
-	static const char *const keys[] = { "threshold", "placement", NULL };
+	static const char *const keys[] = { "threshold", "size", "placement", NULL };
 	static const char *const places[] = { "process", "node", NULL };
 	int rc = check_map(ld, t, "trace", keys, NULL);
-	yaml_node_t *v;
+	yaml_node_t *v, *sz;
 	long lv;
 	if (rc)
 		return rc;
@@ -894,6 +894,20 @@ static int trace(struct ld *ld, yaml_node_t *t)
 		if ((rc = as_int(ld, v, "trace threshold", 1, PS_THRESHOLD_MAX, &lv)))
 			return rc;
 		m->model.trace.threshold = (uint32_t)lv;
+		m->model.trace.given = true;
+	}
+	if ((sz = get(ld, t, "size"))) {
+		uint64_t b;
+		const char *s = sval(sz);
+		if (v)
+			return fail(ld, sz, "trace: threshold (tuples) or size (bytes), not both");
+		if (!s || pm_parse_bytes(s, &b) || b < 36 || b / 36 > PS_THRESHOLD_MAX)
+			return fail(ld, sz, "trace size: expected bytes per trace element from 36 to "
+				    "%llu, as a number with K, M or G if you like (4M), got %s%s%s",
+				    (unsigned long long)PS_THRESHOLD_MAX * 36, s ? "'" : "",
+				    s ? s : kind(sz), s ? "'" : "");
+		m->model.trace.threshold = (uint32_t)(b / 36);
+		m->model.trace.given = true;
 	}
 	int pl;
 	if ((v = get(ld, t, "placement"))) {
@@ -901,6 +915,28 @@ static int trace(struct ld *ld, yaml_node_t *t)
 			return rc;
 		m->model.trace.shared = pl == 1;
 	}
+	return 0;
+}
+
+int pm_parse_bytes(const char *s, uint64_t *out)
+{
+	char *end;
+	if (!s || *s < '0' || *s > '9')
+		return PS_EINVAL;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	unsigned shift = 0;
+	if (*end == 'K' || *end == 'k')
+		shift = 10;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30;
+	if (shift)
+		end += end[1] == 'i' && end[2] == 'B' ? 3 : end[1] == 'B' ? 2 : 1;
+	if (errno || *end || v > (UINT64_MAX >> shift))
+		return PS_EINVAL;
+	*out = (uint64_t)v << shift;
 	return 0;
 }
 
@@ -975,16 +1011,8 @@ static int scopes(struct ld *ld, yaml_node_t *list)
 	return 0;
 }
 
-/* MPI calls libescollect.so can record, and the groups of them. */
-static const char *const mpi_words[] = {
-	"all", "point-to-point", "collectives",
-	"MPI_Init", "MPI_Finalize", "MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv", "MPI_Wait",
-	"MPI_Waitall", "MPI_Waitany", "MPI_Waitsome", "MPI_Test", "MPI_Testall", "MPI_Testany",
-	"MPI_Testsome", "MPI_Sendrecv", "MPI_Probe", "MPI_Iprobe", "MPI_Barrier", "MPI_Bcast",
-	"MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv",
-	"MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Reduce_scatter",
-	NULL };
-
+/* The calls libescollect.so records are its own vocabulary (es_mpi_select
+ * checks them, with the positions kept here): the loader only sees words. */
 static int mpi(struct ld *ld, yaml_node_t *n)
 {
 	pm_map *m = ld->m;
@@ -1000,22 +1028,22 @@ static int mpi(struct ld *ld, yaml_node_t *n)
 		return 0;
 	int k = c->type == YAML_SEQUENCE_NODE ? list_len(c) : 1;
 	const char **calls = pm__alloc(m, sizeof(char *) * (size_t)(k + 1));
-	NOMEM(calls);
+	int *lines = pm__alloc(m, sizeof(int) * (size_t)(k + 1));
+	int *cols = pm__alloc(m, sizeof(int) * (size_t)(k + 1));
+	NOMEM(calls && lines && cols);
 	for (int i = 0; i < k; i++) {
 		yaml_node_t *w = c->type == YAML_SEQUENCE_NODE ? item(ld, c, i) : c;
 		const char *v = sval(w);
-		int which = -1;
-		for (int q = 0; v && mpi_words[q] && which < 0; q++)
-			if (!strcmp(v, mpi_words[q]))
-				which = q;
-		if (which < 0)
-			return fail(ld, w, "mpi collect: expected all, point-to-point, collectives or the "
-				    "name of an MPI function libescollect records (MPI_Send, "
-				    "MPI_Allreduce...), got %s%s%s", v ? "'" : "", v ? v : kind(w),
-				    v ? "'" : "");
-		calls[i] = mpi_words[which];
+		if (!v || !*v)
+			return fail(ld, w, "mpi collect: expected all, a group of calls or the name of an "
+				    "MPI function, got %s", kind(w));
+		NOMEM(calls[i] = pm__strdup(m, v));
+		lines[i] = (int)w->start_mark.line + 1;
+		cols[i] = (int)w->start_mark.column + 1;
 	}
 	m->model.mpi.calls = calls;
+	m->model.mpi.lines = lines;
+	m->model.mpi.cols = cols;
 	m->model.mpi.ncalls = k;
 	return 0;
 }

@@ -115,7 +115,8 @@ struct pm_scope {
 };
 
 struct pm_trace {
-	uint32_t threshold;  /* tuples per trace element (default 200) */
+	uint32_t threshold;  /* tuples per trace element (default 200; `size:` gives it in bytes) */
+	bool given;          /* the pathmap says (threshold or size) */
 	bool shared;         /* node: in a shared segment monitors attach to (default) */
 };
 
@@ -123,7 +124,9 @@ struct pm_trace {
 struct pm_mpi {
 	bool given;          /* the pathmap has an mpi section */
 	int ncalls;
-	const char **calls;  /* "all", "point-to-point", "collectives" or MPI function names */
+	const char **calls;  /* "all", a group of calls ("point-to-point"...) or an MPI function
+				name; libescollect checks them (es_mpi_select) */
+	const int *lines, *cols; /* where each is written */
 };
 
 /* Tuple servers: how elements and trace spaces are reached from other hosts. */
@@ -161,6 +164,8 @@ struct pm_model {
 };
 
 const struct pm_model *pm_model(const pm_map *m);
+/* "4194304", "4M", "4MiB", "512K", "1G": bytes; PS_EINVAL if it is not one. */
+int pm_parse_bytes(const char *s, uint64_t *out);
 int pm_find_thread(const pm_map *m, const char *name);  /* index or PS_ENOENT */
 int pm_find_element(const pm_map *m, const char *name);
 int pm_find_process(const pm_map *m, const char *name);

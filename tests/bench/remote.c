@@ -72,7 +72,7 @@ int main(void)
 	snprintf(job, sizeof(job), "rb%d", (int)getpid());
 	snprintf(seg, sizeof(seg), "%s.t0", job);
 	es_space *sp;
-	if (es_space_create(seg, &sp)) {
+	if (es_space_create(seg, 0, &sp)) {
 		fprintf(stderr, "remote: cannot create %s\n", seg);
 		return 1;
 	}

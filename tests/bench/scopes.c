@@ -46,7 +46,7 @@ struct space_set {
 static void add_space(struct space_set *s, const char *seg, int threads, int per, const char *prefix)
 {
 	es_space *sp;
-	if (es_space_create(seg, &sp)) {
+	if (es_space_create(seg, 0, &sp)) {
 		fprintf(stderr, "bench scopes: cannot make %s\n", seg);
 		exit(1);
 	}

@@ -30,6 +30,93 @@ START_TEST(tuple_layout)
 }
 END_TEST
 
+/* The op table written from calls.def: names, groups, kinds, and codes
+ * that stay what recorded traces say. */
+START_TEST(op_table)
+{
+	ck_assert_uint_eq(ES_OP_MPI_SEND, 34);
+	ck_assert_uint_eq(ES_OP_MPI_BARRIER, 64);
+	ck_assert_uint_eq(ES_OP_MPI_REDUCE_SCATTER, 76);
+	/* nonblocking collectives are their blocking form + 32 */
+	ck_assert_uint_eq(ES_OP_MPI_IALLREDUCE, ES_OP_MPI_ALLREDUCE + 32);
+	ck_assert_uint_eq(ES_OP_MPI_INEIGHBOR_ALLTOALLW, ES_OP_MPI_NEIGHBOR_ALLTOALLW + 32);
+	ck_assert_str_eq(es_op_name(ES_OP_MPI_IALLREDUCE | ES_OP_DONE), "MPI_Iallreduce");
+	ck_assert_str_eq(es_op_name(ES_OP_MPI_WIN_FENCE), "MPI_Win_fence");
+	ck_assert_uint_eq(es_op_code(ES_OP_MPI_START | ES_OP_RECV | ES_OP_FAILED), ES_OP_MPI_START);
+	const struct es_op_info *i = es_op_info(ES_OP_MPI_TESTANY);
+	ck_assert_ptr_nonnull(i);
+	ck_assert_int_eq(i->kind, ES_KIND_POLL);
+	ck_assert_int_eq(i->group, ES_GROUP_P2P);
+	ck_assert_int_eq(es_op_info(ES_OP_MPI_PUT)->group, ES_GROUP_ONE_SIDED);
+	ck_assert_int_eq(es_op_info(ES_OP_MPI_SEND_INIT)->group, ES_GROUP_PERSISTENT);
+	ck_assert_int_eq(es_op_info(ES_OP_MPI_COMM_SPLIT)->group, ES_GROUP_COMMUNICATORS);
+	ck_assert_int_eq(es_op_info(ES_OP_WRITE)->group, ES_GROUP_PASTSET);
+	ck_assert_ptr_null(es_op_info(31));
+	ck_assert_ptr_null(es_op_info(5000));
+	/* matched across ranks: collectives, fences; not point-to-point, not
+	 * a communicator made over a group's members only */
+	ck_assert(es_op_matched(ES_OP_MPI_ALLREDUCE));
+	ck_assert(es_op_matched(ES_OP_MPI_IBCAST | ES_OP_DONE));
+	ck_assert(es_op_matched(ES_OP_MPI_WIN_FENCE));
+	ck_assert(es_op_matched(ES_OP_MPI_COMM_SPLIT));
+	ck_assert(!es_op_matched(ES_OP_MPI_SEND));
+	ck_assert(!es_op_matched(ES_OP_MPI_COMM_CREATE_GROUP));
+	ck_assert(!es_op_matched(ES_OP_WRITE));
+	/* every name leads back to its code */
+	int n = 0;
+	for (unsigned k = 0; k < 256; k++) {
+		const struct es_op_info *o = es_op_info(k);
+		if (!o)
+			continue;
+		n++;
+		ck_assert_uint_eq(o->code, k);
+		ck_assert_uint_eq(es_op_from_name(o->name), k);
+	}
+	ck_assert_int_ge(n, 120);
+	ck_assert_uint_eq(es_op_from_name("MPI_Sned"), 0);
+	ck_assert_str_eq(es_op_group_name(ES_GROUP_ONE_SIDED), "one-sided");
+}
+END_TEST
+
+static int select_from(const char *yaml, unsigned char collect[256], char *err)
+{
+	pm_map *m;
+	char e[256];
+	ck_assert_msg(pm_load_string("c.yaml", yaml, strlen(yaml), &m, e, sizeof(e)) == 0, "%s", e);
+	int rc = es_mpi_select(&pm_model(m)->mpi, "c.yaml", collect, err, 512);
+	pm_destroy(m);
+	return rc;
+}
+
+START_TEST(mpi_select)
+{
+	unsigned char c[256];
+	char err[512] = "";
+	/* no list: everything MPI, nothing else */
+	ck_assert_int_eq(es_mpi_select(NULL, NULL, c, err, sizeof(err)), 0);
+	ck_assert(c[ES_OP_MPI_SEND] && c[ES_OP_MPI_INIT] && c[ES_OP_MPI_WIN_FENCE]);
+	ck_assert(!c[ES_OP_WRITE] && !c[0]);
+	ck_assert_int_eq(select_from("pathmap: 1\nname: j\nmpi:\n  collect: [one-sided, MPI_Send]\n",
+				     c, err), 0);
+	ck_assert(c[ES_OP_MPI_PUT] && c[ES_OP_MPI_WIN_FENCE] && c[ES_OP_MPI_SEND]);
+	ck_assert(!c[ES_OP_MPI_RECV] && !c[ES_OP_MPI_BARRIER] && !c[ES_OP_MPI_INIT]);
+	ck_assert_int_eq(select_from("pathmap: 1\nname: j\nmpi:\n  collect: [persistent, collectives]\n",
+				     c, err), 0);
+	ck_assert(c[ES_OP_MPI_START] && c[ES_OP_MPI_RECV_INIT] && c[ES_OP_MPI_IALLTOALLW]);
+	ck_assert(c[ES_OP_MPI_NEIGHBOR_ALLGATHER] && !c[ES_OP_MPI_SEND] && !c[ES_OP_MPI_COMM_DUP]);
+	ck_assert_int_eq(select_from("pathmap: 1\nname: j\nmpi:\n  collect: [communicators]\n",
+				     c, err), 0);
+	ck_assert(c[ES_OP_MPI_COMM_SPLIT] && c[ES_OP_MPI_COMM_FREE] && !c[ES_OP_MPI_BARRIER]);
+	ck_assert_int_eq(select_from("pathmap: 1\nname: j\nmpi:\n  collect: [all]\n", c, err), 0);
+	ck_assert(c[ES_OP_MPI_SEND] && c[ES_OP_MPI_FINALIZE]);
+	ck_assert_int_eq(select_from("pathmap: 1\nname: j\nmpi:\n  collect: [collectives, MPI_Sned]\n",
+				     c, err), PS_EINVAL);
+	ck_assert_str_eq(err, "c.yaml:4:26: mpi collect: expected all, a group (point-to-point, "
+			 "collectives, one-sided, persistent, communicators) or the name of an MPI "
+			 "function libescollect records (MPI_Send, MPI_Allreduce...), got 'MPI_Sned'");
+}
+END_TEST
+
 static uint64_t mono(void)
 {
 	struct timespec ts;
@@ -411,6 +498,8 @@ Suite *collectors_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, tuple_layout);
+	tcase_add_test(tc, op_table);
+	tcase_add_test(tc, mpi_select);
 	tcase_add_test(tc, clock_converts_to_monotonic);
 	tcase_add_test(tc, clock_fallback_on_request);
 	tcase_add_test(tc, collector_records_each_operation);

@@ -171,7 +171,7 @@ static void make_job(uint32_t threshold)
 	char seg[48];
 	snprintf(seg, sizeof(seg), "%s.t0", job);
 	ps_shm_unlink(seg);
-	ck_assert_int_eq(es_space_create(seg, &sp), 0);
+	ck_assert_int_eq(es_space_create(seg, 0, &sp), 0);
 	const char *threads[4] = { "a", "a", "b", "c" };
 	for (int i = 0; i < 4; i++) {
 		struct es_meta m = { .element = (uint32_t)i };
@@ -352,7 +352,7 @@ START_TEST(refresh_takes_in_late_leaves)
 	snprintf(seg, sizeof(seg), "%s.t1", job);
 	ps_shm_unlink(seg);
 	es_space *sp2;
-	ck_assert_int_eq(es_space_create(seg, &sp2), 0);
+	ck_assert_int_eq(es_space_create(seg, 0, &sp2), 0);
 	snprintf(m.thread, sizeof(m.thread), "other");
 	ps_elem *far;
 	ck_assert_int_eq(es_space_add(sp2, &m, 100, false, &id, &far), 0);

@@ -1,0 +1,54 @@
+/* fortran.c - what the Fortran entry points need: the MPI library's own Fortran routines, and Fortran's MPI_IN_PLACE. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+
+#include "collectors/mpi/record.h"
+
+/*
+ * A Fortran program's mpi_send_ (mpif.h, use mpi) and the mpi_f08
+ * module's calls to Open MPI's ompi_send_f both land in our entry point,
+ * which records the call around the MPI library's own Fortran routine: the
+ * library keeps converting Fortran's handles, LOGICALs, 1-based indices and
+ * sentinels as it always does, and the record reads the C handles through
+ * MPI_*_f2c.  That routine calls PMPI_Send, never our MPI_Send, so a call
+ * is recorded once.
+ */
+void *es__f_real(void **cache, const char *lower)
+{
+	char name[96];
+	snprintf(name, sizeof(name), "ompi_%s_f", lower);
+	void *f = dlsym(RTLD_NEXT, name);
+	if (!f) {
+		snprintf(name, sizeof(name), "mpi_%s_", lower);
+		f = dlsym(RTLD_NEXT, name);
+	}
+	if (!f) {
+		static int said;
+		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+			fprintf(stderr, "escollect: this MPI library has no Fortran routine for MPI_%s: "
+				"the call fails with MPI_ERR_INTERN\n", lower);
+		return NULL;
+	}
+	__atomic_store_n(cache, f, __ATOMIC_RELEASE);
+	return f;
+}
+
+/* Fortran's MPI_IN_PLACE is the address of a common block: the one this
+ * program uses is the one the dynamic linker resolves the name to. */
+int es_f_in_place(const void *buf)
+{
+	static const void *where[4];
+	static int looked;
+	static const char *const names[4] = { "mpi_fortran_in_place_", "mpi_fortran_in_place",
+					      "mpi_fortran_in_place__", "MPI_FORTRAN_IN_PLACE" };
+	if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
+		for (int i = 0; i < 4; i++)
+			where[i] = dlsym(RTLD_DEFAULT, names[i]);
+		__atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
+	}
+	for (int i = 0; i < 4; i++)
+		if (where[i] && buf == where[i])
+			return 1;
+	return 0;
+}

@@ -1,0 +1,90 @@
+/* ops.c - what each op code in a trace tuple is: its name, group and kind, and the MPI calls a pathmap selects. */
+#include <stdio.h>
+#include <string.h>
+
+#include "collectors.h"
+
+/* Written by wrapgen from collectors/mpi/calls.def (es_mpi_ops.c). */
+extern const struct es_op_info es__mpi_ops[];
+extern const int es__mpi_nops;
+
+static const struct es_op_info pastset_ops[] = {
+	{ ES_OP_WRITE, ES_GROUP_PASTSET, ES_KIND_TIMED, "write" },
+	{ ES_OP_READ, ES_GROUP_PASTSET, ES_KIND_TIMED, "read" },
+	{ ES_OP_READ_LATEST, ES_GROUP_PASTSET, ES_KIND_TIMED, "read_latest" },
+	{ ES_OP_TAKE, ES_GROUP_PASTSET, ES_KIND_TIMED, "take" },
+};
+
+const struct es_op_info *es_op_info(unsigned op)
+{
+	/* by code: built once, codes are below 256 */
+	static const struct es_op_info *by_code[256];
+	static int built;
+	op = es_op_code(op);
+	if (op >= 256)
+		return NULL;
+	if (!__atomic_load_n(&built, __ATOMIC_ACQUIRE)) {
+		/* idempotent: two threads that build it write the same */
+		for (size_t i = 0; i < sizeof(pastset_ops) / sizeof(pastset_ops[0]); i++)
+			__atomic_store_n(&by_code[pastset_ops[i].code], &pastset_ops[i], __ATOMIC_RELAXED);
+		for (int i = 0; i < es__mpi_nops; i++)
+			__atomic_store_n(&by_code[es__mpi_ops[i].code], &es__mpi_ops[i], __ATOMIC_RELAXED);
+		__atomic_store_n(&built, 1, __ATOMIC_RELEASE);
+	}
+	return __atomic_load_n(&by_code[op], __ATOMIC_RELAXED);
+}
+
+const char *es_op_name(unsigned op)
+{
+	const struct es_op_info *i = es_op_info(op);
+	return i ? i->name : "unknown";
+}
+
+unsigned es_op_from_name(const char *name)
+{
+	for (unsigned k = 1; name && k < 256; k++) {
+		const struct es_op_info *i = es_op_info(k);
+		if (i && !strcmp(i->name, name))
+			return k;
+	}
+	return 0;
+}
+
+static const char *const group_names[] = { "pastset", "setup", "point-to-point", "collectives",
+					   "one-sided", "persistent", "communicators" };
+
+const char *es_op_group_name(enum es_op_group g)
+{
+	return (unsigned)g < sizeof(group_names) / sizeof(group_names[0]) ? group_names[g] : "?";
+}
+
+int es_mpi_select(const struct pm_mpi *mpi, const char *file, unsigned char collect[256], char *err,
+		  size_t errlen)
+{
+	bool every = !mpi || !mpi->given || mpi->ncalls == 0;
+	memset(collect, 0, 256);
+	for (int i = 0; i < es__mpi_nops; i++)
+		collect[es__mpi_ops[i].code] = every;
+	for (int k = 0; !every && k < mpi->ncalls; k++) {
+		const char *w = mpi->calls[k];
+		bool known = false;
+		for (int i = 0; i < es__mpi_nops; i++) {
+			const struct es_op_info *o = &es__mpi_ops[i];
+			if (!strcmp(w, "all") || !strcmp(w, o->name) ||
+			    !strcmp(w, es_op_group_name((enum es_op_group)o->group))) {
+				collect[o->code] = 1;
+				known = true;
+			}
+		}
+		if (!known) {
+			if (err)
+				snprintf(err, errlen, "%s:%d:%d: mpi collect: expected all, a group (point-to-point, "
+					 "collectives, one-sided, persistent, communicators) or the name of an "
+					 "MPI function libescollect records (MPI_Send, MPI_Allreduce...), got '%s'",
+					 file ? file : "pathmap", mpi->lines ? mpi->lines[k] : 0,
+					 mpi->cols ? mpi->cols[k] : 0, w);
+			return PS_EINVAL;
+		}
+	}
+	return 0;
+}
