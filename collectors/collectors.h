@@ -79,6 +79,9 @@ struct es_op_info {
 /* The op's description (flags ignored), or NULL for a code no collector writes. */
 const struct es_op_info *es_op_info(unsigned op);
 const char *es_op_name(unsigned op); /* "write", "MPI_Send"...; "unknown" */
+/* The name and its flags, as monitors print it: "MPI_Send", "MPI_Recv/failed",
+ * "MPI_Iallreduce/done", "MPI_Start/recv".  Returns buf. */
+const char *es_op_label(unsigned op, char *buf, size_t len);
 unsigned es_op_from_name(const char *name); /* the code, or 0 */
 /* The word for a group, as a pathmap's `mpi: collect:` takes it. */
 const char *es_op_group_name(enum es_op_group g);

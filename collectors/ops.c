@@ -40,6 +40,13 @@ const char *es_op_name(unsigned op)
 	return i ? i->name : "unknown";
 }
 
+const char *es_op_label(unsigned op, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s%s", es_op_name(op), op & ES_OP_DONE ? "/done" : "",
+		 op & ES_OP_RECV ? "/recv" : "", op & ES_OP_FAILED ? "/failed" : "");
+	return buf;
+}
+
 unsigned es_op_from_name(const char *name)
 {
 	for (unsigned k = 1; name && k < 256; k++) {

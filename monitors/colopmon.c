@@ -18,7 +18,8 @@ static const char *usage =
 	"   collectors: true): for each internal node, the arrival of every\n"
 	"   child's contribution and the last contributor.\n"
 	"Timestamps of all processes of the host share one clock (CLOCK_MONOTONIC).\n"
-	"  -p, --period MS      time between pulls (default 200)\n"
+	"  -p, --period MS      longest time between pulls (default 200); shorter when the\n"
+	"                       job writes faster than its trace elements hold that long\n"
 	"  -w, --wait S         wait up to S seconds for the job to appear (default 10)\n"
 	"  -q, --quiet          no line per operation, only the summary\n"
 	MON_REMOTE_USAGE
@@ -55,7 +56,7 @@ struct kind_sum {
 	int *last_counts;
 	int nlast;
 };
-static struct kind_sum kinds[128];
+static struct kind_sum kinds[256];
 
 static int comm_size_of(uint32_t id)
 {
@@ -107,8 +108,11 @@ static void drop_op(struct op *o)
 
 static void mpi_event(const struct es_trace *t, int rank, bool quiet)
 {
-	unsigned code = t->op & ~(unsigned)ES_OP_FAILED;
-	if (code < ES_OP_MPI_BARRIER || code > ES_OP_MPI_REDUCE_SCATTER)
+	unsigned code = es_op_code(t->op);
+	/* a nonblocking collective is matched by the tuple of its completion,
+	 * which runs from its call to the wait or test that completed it */
+	if (!es_op_matched(code) ||
+	    (es_op_info(code)->kind == ES_KIND_ICOLL && !(t->op & ES_OP_DONE)))
 		return;
 	struct op *o = find_op(code, t->arg);
 	if (!o)
@@ -126,7 +130,7 @@ static void mpi_event(const struct es_trace *t, int rank, bool quiet)
 	if (o->nranks < comm_size_of(o->arg >> 20))
 		return;
 	double lat = (double)(o->last_out - o->first_in) / 1e6, imb = (double)(o->last_in - o->first_in) / 1e6;
-	struct kind_sum *k = &kinds[code & 127];
+	struct kind_sum *k = &kinds[code & 255];
 	if (k->nlast <= max_rank) {
 		int *p = realloc(k->last_counts, sizeof(int) * (size_t)(max_rank + 1));
 		if (p) {
@@ -255,7 +259,7 @@ static void tree_event(const struct es_trace *t, const char *where, bool quiet)
 {
 	char tree[32];
 	int node, child;
-	if ((t->op & ~(unsigned)ES_OP_FAILED) != ES_OP_WRITE ||
+	if (es_op_code(t->op) != ES_OP_WRITE ||
 	    sscanf(where, "%31[^.].n%d.c%d", tree, &node, &child) != 3)
 		return;
 	struct edge *e = NULL;
@@ -368,7 +372,7 @@ int main(int argc, char **argv)
 		if (n < 0 || mon_stop || !alive)
 			break;
 		fflush(stdout);
-		mon_sleep(period);
+		mon_sleep(mon_pace(s, period));
 	}
 	uint64_t before = es_scope_before_attach(s);
 	printf("colopmon: summary%s%s", mon_watch_end(&w),
@@ -377,7 +381,7 @@ int main(int argc, char **argv)
 		printf("; %llu earlier events had rotated out before it attached",
 		       (unsigned long long)before);
 	putchar('\n');
-	for (int k = 0; k < 128; k++) {
+	for (int k = 0; k < 256; k++) {
 		struct kind_sum *x = &kinds[k];
 		if (!x->n)
 			continue;

@@ -74,6 +74,12 @@ void mon_sleep(double seconds)
 	}
 }
 
+double mon_pace(const es_scope *s, double period)
+{
+	double h = es_scope_headroom(s) / 4;
+	return h < 0.001 ? 0.001 : h < period ? h : period;
+}
+
 static int count_one(const char *seg, void *arg)
 {
 	(void)seg;

@@ -11,6 +11,9 @@ extern volatile sig_atomic_t mon_stop; /* set by SIGINT/SIGTERM */
 void mon_signals(void);
 double mon_now(void);                 /* seconds, CLOCK_MONOTONIC */
 void mon_sleep(double seconds);       /* returns early when mon_stop is set */
+/* How long a consumer may wait before its next pull: a quarter of the
+ * scope's headroom (es_scope_headroom), at least 1 ms, at most period. */
+double mon_pace(const es_scope *s, double period);
 
 /* Attaches a scope to the job, waiting up to wait_s for it to appear.
  * With --servers, each server is asked first: one that cannot be reached

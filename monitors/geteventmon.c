@@ -13,7 +13,8 @@ static const char *usage =
 	"trace elements still hold), merged by start time, and writes it out.\n"
 	"  -f, --format FMT     text (default) or binary (see monitors/README.md)\n"
 	"  -o, --output FILE    write there instead of standard output\n"
-	"  -p, --period MS      time between pulls (default 100)\n"
+	"  -p, --period MS      longest time between pulls (default 100); shorter when the\n"
+	"                       job writes faster than its trace elements hold that long\n"
 	"  -n, --count N        stop after N pulls (default: when the job ends)\n"
 	"  -w, --wait S         wait up to S seconds for the job to appear (default 10)\n"
 	"      --thread NAME    only that thread's events (a thread view)\n"
@@ -74,10 +75,7 @@ int main(int argc, char **argv)
 			any_op = false;
 			char *save, *list = strdup(optarg);
 			for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-				unsigned op = 0;
-				for (unsigned k = 1; k < 128 && !op; k++)
-					if (!strcmp(es_op_name(k), w))
-						op = k;
+				unsigned op = es_op_from_name(w);
 				if (!op) {
 					fprintf(stderr, "geteventmon: --ops: '%s' is not an operation "
 						"(write, read, read_latest, take, MPI_Send...)\n", w);
@@ -147,7 +145,7 @@ int main(int argc, char **argv)
 			}
 			missed += lost;
 			for (int i = 0; i < n; i++) {
-				unsigned op = ev[i].op & ~(unsigned)ES_OP_FAILED;
+				unsigned op = es_op_code(ev[i].op);
 				if ((!any_op && !(want_op[op >> 3] & (1u << (op & 7)))) ||
 				    (one_element && ev[i].element != element)) {
 					filtered++;
@@ -159,10 +157,12 @@ int main(int argc, char **argv)
 					fwrite(&ev[i], sizeof(ev[i]), 1, out);
 					fwrite(&t, sizeof(t), 1, out);
 				} else {
+					char label[64];
 					fprintf(out, "%llu %llu %llu %s %s %u %u %u %u\n",
 						(unsigned long long)ev[i].start, (unsigned long long)ev[i].end,
 						(unsigned long long)(ev[i].end - ev[i].start),
-						es_scope_thread(s, l->thread), es_op_name(ev[i].op),
+						es_scope_thread(s, l->thread),
+						es_op_label(ev[i].op, label, sizeof(label)),
 						ev[i].element, ev[i].size, ev[i].arg, ev[i].seq);
 				}
 			}
@@ -172,7 +172,7 @@ int main(int argc, char **argv)
 		pulls++;
 		if (n < 0 || mon_stop || !alive || (count > 0 && pulls >= count))
 			break; /* a job that ended was drained once more above */
-		mon_sleep(period);
+		mon_sleep(mon_pace(s, period));
 	}
 	fflush(out);
 	if (out != stdout)

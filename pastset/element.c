@@ -122,6 +122,11 @@ void ps_elem_close(ps_elem *e)
 	free(e);
 }
 
+uint32_t ps_elem_threshold(const ps_elem *e)
+{
+	return e->threshold;
+}
+
 size_t ps_elem_footprint(size_t tuple_size, uint32_t threshold)
 {
 	return ps__elem_bytes((uint32_t)tuple_size, threshold);

@@ -169,6 +169,8 @@ int ps_elem_open(ps_server *srv, const char *name, size_t tuple_size,
 void ps_elem_close(ps_elem *e);
 
 size_t ps_elem_tuple_size(const ps_elem *e);
+/* Tuples the element holds at most (its discard threshold or flow bound). */
+uint32_t ps_elem_threshold(const ps_elem *e);
 /* Bytes an element of that shape takes in its server (to size a segment). */
 size_t ps_elem_footprint(size_t tuple_size, uint32_t threshold);
 /* 0 if name can name an element or segment, PS_EBADNAME if not. */

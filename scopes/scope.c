@@ -1,5 +1,6 @@
 /* scope.c - finds a job's trace spaces and builds the gather tree a scope pulls through. */
 #define _GNU_SOURCE
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,8 @@ struct es_scope {
 	int width;
 	/* consume */
 	uint64_t *cursor, before;
+	struct timespec last_consume;
+	double headroom;  /* seconds until the fastest leaf would overwrite what is unread */
 	struct es_trace *got;
 	int *got_leaf;
 	size_t cap;
@@ -622,8 +625,14 @@ int es_scope_consume(es_scope *s, struct es_trace *out, size_t max, uint64_t *mi
 	struct ev *ev = (struct ev *)s->got;
 	size_t n = 0;
 	uint64_t lost = 0;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	double dt = s->last_consume.tv_sec ? (double)(now.tv_sec - s->last_consume.tv_sec) +
+					     (double)(now.tv_nsec - s->last_consume.tv_nsec) / 1e9 : 0;
+	double headroom = INFINITY;
 	for (int i = 0; i < s->nleaves && n < max; i++) {
 		const struct es_leaf *l = &s->leaves[i];
+		size_t n0 = n;
 		if (s->cursor[i] == CURSOR_UNSET) {
 			/* starts from the backlog, once its server answers */
 			struct ps_stats st;
@@ -654,6 +663,17 @@ int es_scope_consume(es_scope *s, struct es_trace *out, size_t max, uint64_t *mi
 			if (n == max)
 				break;
 		}
+		/* what this leaf wrote since the last consume, against what it holds */
+		if (dt > 0 && n > n0) {
+			double fill = (double)ps_elem_threshold(l->elem) * dt / (double)(n - n0);
+			headroom = fill < headroom ? fill : headroom;
+		}
+	}
+	/* A consume cut short by max has not seen every leaf: keep the last
+	 * estimate.  Discards say it was too slow, whatever the counts say. */
+	if (n < max || dt <= 0) {
+		s->headroom = lost ? 0 : headroom;
+		s->last_consume = now;
 	}
 	qsort(ev, n, sizeof(*ev), by_start);
 	for (size_t i = 0; i < n; i++) {
@@ -663,6 +683,11 @@ int es_scope_consume(es_scope *s, struct es_trace *out, size_t max, uint64_t *mi
 	if (missed)
 		*missed = lost;
 	return (int)n;
+}
+
+double es_scope_headroom(const es_scope *s)
+{
+	return s && s->last_consume.tv_sec ? s->headroom : INFINITY;
 }
 
 uint64_t es_scope_before_attach(const es_scope *s)

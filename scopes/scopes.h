@@ -119,6 +119,11 @@ int es_scope_pull(es_scope *s, struct es_trace *out);
  * time, stamps in ns.  Fills up to max; *missed gets the number of tuples
  * discarded before they could be read since the last call. */
 int es_scope_consume(es_scope *s, struct es_trace *out, size_t max, uint64_t *missed);
+/* Seconds until the leaf that writes fastest would overwrite tuples not
+ * consumed yet, at the rate it wrote since the consume before last (0 after
+ * a consume that found tuples discarded; INFINITY while nothing is known).
+ * A consumer that pulls well within it loses nothing. */
+double es_scope_headroom(const es_scope *s);
 /* Tuples that had rotated out of the trace elements before the first
  * consume: history the scope never saw, not a loss while it watched. */
 uint64_t es_scope_before_attach(const es_scope *s);

@@ -111,7 +111,7 @@ struct filter {
 bool es__filter_match(const void *state, const struct es_trace *t)
 {
 	const struct filter *f = state;
-	unsigned op = t->op & ~(unsigned)ES_OP_FAILED;
+	unsigned op = es_op_code(t->op);
 	return !es_trace_empty(t) && (f->any_op || (op < 256 && f->ops[op])) &&
 	       (!f->has_element || t->element == f->element) && t->start >= f->after &&
 	       (!f->before || t->end <= f->before);
@@ -130,10 +130,7 @@ static int filter_init(paths_stage *self, const struct paths_params *p)
 	snprintf(buf, sizeof(buf), "%s", ops);
 	char *save;
 	for (char *w = strtok_r(buf, ", ", &save); w; w = strtok_r(NULL, ", ", &save)) {
-		unsigned op = 0;
-		for (unsigned k = 1; k < 256 && !op; k++)
-			if (!strcmp(es_op_name(k), w))
-				op = k;
+		unsigned op = es_op_from_name(w);
 		if (!op)
 			return paths_params_fail(p, "ops", "ops: '%s' is not an operation (write, read, "
 						 "take, MPI_Send...)", w);

@@ -1,7 +1,9 @@
 /* test_scopes.c - scope wrappers, the tree builder, views, pulls and consumption. */
 #define _GNU_SOURCE
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "scopes/internal.h"
@@ -300,6 +302,52 @@ START_TEST(consume_counts_exactly)
 }
 END_TEST
 
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A consumer learns from the counts how soon it must come back. */
+START_TEST(consume_knows_its_headroom)
+{
+	make_job(100);
+	struct es_scope_spec spec;
+	es_scope_spec_default(&spec, job);
+	es_scope *s;
+	ck_assert_int_eq(es_scope_create(&spec, &s), 0);
+	ck_assert(isinf(es_scope_headroom(s)));  /* nothing known yet */
+	struct es_trace out[256];
+	uint64_t missed, base = es_space_clock(sp)->raw0;
+	double t0 = now_s();
+	ck_assert_int_eq(es_scope_consume(s, out, 256, &missed), 0);
+	double t0b = now_s();
+	ck_assert(isinf(es_scope_headroom(s)));  /* no writes: no hurry */
+	/* leaf 1 writes half its threshold, leaf 3 a tenth: leaf 1 fills first,
+	 * in about twice the time between the consumes */
+	for (int i = 0; i < 50; i++)
+		put(1, base + 10 + (uint64_t)i, base + 11 + (uint64_t)i, ES_OP_WRITE);
+	for (int i = 0; i < 10; i++)
+		put(3, base + 10 + (uint64_t)i, base + 11 + (uint64_t)i, ES_OP_WRITE);
+	struct timespec nap = { 0, 20 * 1000 * 1000 };
+	nanosleep(&nap, NULL);
+	double t1 = now_s();
+	ck_assert_int_eq(es_scope_consume(s, out, 256, &missed), 60);
+	double t2 = now_s(), h = es_scope_headroom(s);
+	ck_assert_msg(h >= 2 * (t1 - t0b) && h <= 2 * (t2 - t0), "headroom %g s between %g and %g",
+		      h, 2 * (t1 - t0b), 2 * (t2 - t0));
+	/* a consume that found tuples discarded: come back at once */
+	for (int i = 0; i < 150; i++)
+		put(1, base + 100 + (uint64_t)i, base + 101 + (uint64_t)i, ES_OP_WRITE);
+	ck_assert_int_eq(es_scope_consume(s, out, 256, &missed), 100);
+	ck_assert_uint_eq(missed, 50);
+	ck_assert(es_scope_headroom(s) == 0);
+	es_scope_destroy(s);
+	drop_job();
+}
+END_TEST
+
 START_TEST(in_flight_from_notes)
 {
 	make_job(100);
@@ -539,6 +587,7 @@ Suite *scopes_suite(void)
 	tcase_add_test(tc, wrapper_parameter_errors);
 	tcase_add_test(tc, scope_pulls_per_thread);
 	tcase_add_test(tc, consume_counts_exactly);
+	tcase_add_test(tc, consume_knows_its_headroom);
 	tcase_add_test(tc, in_flight_from_notes);
 	tcase_add_test(tc, refresh_takes_in_late_leaves);
 	tcase_add_test(tc, remote_scope_sees_what_a_local_one_does);
