@@ -260,8 +260,17 @@ $(BUILD)/bin/windtunnel: $(BUILD)/obj/windtunnel/main.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
 
+# esrun needs no MPI to build: it sets the preload and runs the program.
+$(BUILD)/bin/esrun: $(BUILD)/obj/collectors/mpi/esrun.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
+
+$(BUILD)/obj/collectors/mpi/esrun.o: collectors/mpi/esrun.c | $(GEN)/stamp
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
 ifeq ($(SAN)$(TSAN),)
-MPI_PARTS := $(ESCOLLECT) $(MPI_TESTS) $(BUILD)/bin/windtunnel $(BUILD)/lib/libnetns_shim.so
+MPI_PARTS := $(ESCOLLECT) $(BUILD)/bin/esrun $(MPI_TESTS) $(BUILD)/bin/windtunnel $(BUILD)/lib/libnetns_shim.so
 endif
 
 APPS := $(BUILD)/tests/app_stall $(BUILD)/tests/app_tree

@@ -25,8 +25,8 @@
  *   ES_TRACE_SIZE  bytes of tuples each thread's trace element holds
  *                  ("8M"; default the pathmap's, else 4M: 116,508 tuples)
  *   ES_JOB         the job name in the segment names (default: the pathmap's
- *                  name, else mpiPID with rank 0's pid)
- *   ES_VERBOSE     1: rank 0 says where the trace spaces are
+ *                  name, else the program's name and rank 0's pid: lmp-4312)
+ *   ES_VERBOSE     1: rank 0 says the job's name and how to watch it
  *   ES_SERVE       loopback or any: the first rank of each node serves the
  *                  node's trace spaces over TCP (read-only) for monitors on
  *                  other hosts; the ranks exchange where, and rank 0 prints
@@ -160,6 +160,18 @@ static int job_name_ok(const char *job, int size, char *err, size_t len)
 	return 0;
 }
 
+/* The program's name and rank 0's process id, "lmp-4312": what users
+ * recognise in psadm list, and unique on the host while it runs. */
+static void default_job(char *name, size_t len)
+{
+	char prog[25];
+	size_t k = 0;
+	for (const char *p = program_invocation_short_name; *p && k + 1 < sizeof(prog); p++)
+		prog[k++] = ps_name_check((char[]){ *p, 0 }) ? '_' : *p;
+	prog[k] = 0;
+	snprintf(name, len, "%s-%d", k ? prog : "mpi", (int)getpid());
+}
+
 /* Decides, on every rank alike, whether and where to record. */
 static void setup(void)
 {
@@ -197,7 +209,7 @@ static void setup(void)
 	else if (m)
 		snprintf(name, sizeof(name), "%s", pm_model(m)->name);
 	else
-		snprintf(name, sizeof(name), "mpi%d", (int)getpid());
+		default_job(name, sizeof(name));
 	if (d.ok && job_name_ok(name, es_g.size, err, sizeof(err)))
 		d.ok = 0;
 	snprintf(d.job, sizeof(d.job), "%s", name);
@@ -227,8 +239,9 @@ static void setup(void)
 	es_comms_setup();
 	memcpy(es_g.collect, collect, sizeof(collect));
 	if (es_g.rank == 0 && getenv("ES_VERBOSE") && !strcmp(getenv("ES_VERBOSE"), "1"))
-		fprintf(stderr, "escollect: tracing %d ranks into /dev/shm/pastset.%s.r0..r%d\n",
-			es_g.size, es_g.job, es_g.size - 1);
+		fprintf(stderr, "escollect: job %s: %d ranks traced (segments %s.r0..r%d); watch it with "
+			"heartbeat %s, geteventmon %s or colopmon %s\n", es_g.job, es_g.size, es_g.job,
+			es_g.size - 1, es_g.job, es_g.job, es_g.job);
 	if (d.serve)
 		serve_node(d.any, d.port, d.secret);
 }

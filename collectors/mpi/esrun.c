@@ -1,0 +1,151 @@
+/* esrun.c - runs an MPI program (C, C++ or Fortran) with libescollect.so preloaded: `mpirun -np 4 esrun ./app`. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collectors/collectors.h"
+
+static const char *usage =
+	"usage: esrun [options] [--] PROGRAM [ARGS...]\n"
+	"Runs PROGRAM with EventSpace's collectors on its MPI calls (libescollect.so\n"
+	"preloaded), from C, C++ and Fortran alike.  Under mpirun it runs on every rank:\n"
+	"  mpirun -np 4 esrun ./app\n"
+	"  mpirun -np 4 esrun --job run1 ./app     then, while it runs: heartbeat run1\n"
+	"  -j, --job NAME        the job's name, what monitors are given (default: the\n"
+	"                        program's name and rank 0's process id, as lmp-4312)\n"
+	"  -p, --pathmap FILE    a pathmap: which calls to record (mpi: collect:), how\n"
+	"                        much each thread keeps (trace:), servers for monitors\n"
+	"                        on other hosts (servers:)\n"
+	"  -s, --trace-size B    bytes of tuples each thread keeps (4M by default)\n"
+	"      --serve WHERE     loopback or any: serve each node's trace spaces over TCP\n"
+	"                        for monitors on other hosts (any needs --secret-file)\n"
+	"      --secret-file F   the servers' shared secret (a file only you can read)\n"
+	"  -q, --quiet           rank 0 does not say where the job's traces are\n"
+	"  -h, --help\n"
+	"Rank 0 prints the job's name and the monitors to run.  A bad option or pathmap\n"
+	"stops esrun before the program starts, with one line from rank 0.\n";
+
+/* This rank's number under mpirun, or 0 when it cannot tell. */
+static int launch_rank(void)
+{
+	static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", NULL };
+	for (int i = 0; vars[i]; i++)
+		if (getenv(vars[i]))
+			return atoi(getenv(vars[i]));
+	return 0;
+}
+
+static int fail(const char *fmt, const char *a, const char *b)
+{
+	if (launch_rank() == 0) {
+		fprintf(stderr, "esrun: ");
+		fprintf(stderr, fmt, a, b);
+		fputc('\n', stderr);
+	}
+	return 2;
+}
+
+/* libescollect.so beside us: BIN/../lib, as in the build tree and an installed prefix. */
+static int find_library(char *out, size_t len)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return -1;
+	self[n] = 0;
+	snprintf(out, len, "%s/../lib/libescollect.so", dirname(self));
+	char real[PATH_MAX];
+	if (!realpath(out, real) || access(real, R_OK))
+		return -1;
+	snprintf(out, len, "%s", real);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "job", required_argument, NULL, 'j' }, { "pathmap", required_argument, NULL, 'p' },
+		{ "trace-size", required_argument, NULL, 's' }, { "serve", required_argument, NULL, 'S' },
+		{ "secret-file", required_argument, NULL, 'K' }, { "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' }, { 0 } };
+	const char *job = NULL, *pathmap = NULL, *size = NULL, *serve = NULL, *secret = NULL;
+	int quiet = 0, c;
+	/* "+": options end at the program, whose own options are its own */
+	while ((c = getopt_long(argc, argv, "+j:p:s:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': job = optarg; break;
+		case 'p': pathmap = optarg; break;
+		case 's': size = optarg; break;
+		case 'S': serve = optarg; break;
+		case 'K': secret = optarg; break;
+		case 'q': quiet = 1; break;
+		case 'h': fputs(usage, stdout); return 0;
+		default: fputs(usage, stderr); return 2;
+		}
+	}
+	if (optind >= argc) {
+		if (launch_rank() == 0)
+			fprintf(stderr, "esrun: expected the program to run\n%s", usage);
+		return 2;
+	}
+	char lib[PATH_MAX + 32];
+	if (find_library(lib, sizeof(lib)))
+		return fail("cannot find libescollect.so in %s%s (it is built and installed beside "
+			    "esrun's bin/, in lib/)", "the lib/ folder beside esrun", "");
+	if (job) {
+		char seg[PS_NAME_MAX + 32];
+		if (snprintf(seg, sizeof(seg), "%s.r999999", job) > PS_NAME_MAX || ps_name_check(seg))
+			return fail("--job '%s': expected a name of at most %s characters from A-Z a-z 0-9 "
+				    ". _ -", job, "39");
+		setenv("ES_JOB", job, 1);
+	}
+	if (size) {
+		uint64_t b;
+		if (pm_parse_bytes(size, &b) || b < sizeof(struct es_trace))
+			return fail("--trace-size '%s': expected bytes, as a number with K, M or G if you "
+				    "like (8M)%s", size, "");
+		setenv("ES_TRACE_SIZE", size, 1);
+	}
+	if (serve) {
+		if (strcmp(serve, "loopback") && strcmp(serve, "any"))
+			return fail("--serve '%s': expected loopback or any%s", serve, "");
+		setenv("ES_SERVE", serve, 1);
+	}
+	if (secret) {
+		char why[128];
+		if (ps_secret_check(secret, why, sizeof(why)))
+			return fail("--secret-file %s: %s", secret, why);
+		setenv("ES_SECRET_FILE", secret, 1);
+	}
+	if (pathmap) {
+		/* checked here, once, so that a mistake stops the run before it starts */
+		char err[512], abs[PATH_MAX];
+		pm_map *m;
+		unsigned char collect[256];
+		if (pm_load(pathmap, &m, err, sizeof(err)))
+			return fail("%s%s", err, "");
+		int rc = es_mpi_select(&pm_model(m)->mpi, pathmap, collect, err, sizeof(err));
+		pm_destroy(m);
+		if (rc)
+			return fail("%s%s", err, "");
+		if (!realpath(pathmap, abs))
+			return fail("%s: %s", pathmap, "cannot resolve its path");
+		setenv("ES_PATHMAP", abs, 1);
+	}
+	if (!quiet)
+		setenv("ES_VERBOSE", "1", 1);
+	const char *pre = getenv("LD_PRELOAD");
+	char *all = NULL;
+	if (asprintf(&all, "%s%s%s", lib, pre && *pre ? ":" : "", pre && *pre ? pre : "") < 0)
+		return fail("%s%s", "out of memory", "");
+	setenv("LD_PRELOAD", all, 1);
+	free(all);
+	execvp(argv[optind], argv + optind);
+	return fail("%s: cannot run it: %s", argv[optind], strerror(errno));
+}
