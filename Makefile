@@ -215,7 +215,7 @@ $(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(LIBS)
 MPICC ?= mpicc
 ESCOLLECT := $(BUILD)/lib/libescollect.so
 MPI_TESTS := $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_check $(BUILD)/tests/mpi_late \
-	     $(BUILD)/tests/mpi_split \
+	     $(BUILD)/tests/mpi_split $(BUILD)/tests/mpi_every $(BUILD)/tests/mpi_expect \
 	     $(BUILD)/tests/ring_demo
 
 ESCOLLECT_SRC := collectors/mpi/escollect.c collectors/mpi/comms.c collectors/mpi/requests.c \
@@ -241,10 +241,11 @@ $(BUILD)/obj/tests/integration/mpi_%.o: tests/integration/mpi_%.c | $(GEN)/stamp
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_late $(BUILD)/tests/mpi_split: $(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/integration/mpi_%.o
+$(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_late $(BUILD)/tests/mpi_split $(BUILD)/tests/mpi_every: $(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/integration/mpi_%.o
 	$(MPICC) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/tests/mpi_check: $(BUILD)/obj/tests/integration/mpi_check.o $(LIBS)
+# Readers of what the MPI programs left: plain C, no MPI.
+$(BUILD)/tests/mpi_check $(BUILD)/tests/mpi_expect: $(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/integration/mpi_%.o $(LIBS)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
 
 # Test scaffolding: puts each MPI rank in a network namespace of its own (t_remote.sh).

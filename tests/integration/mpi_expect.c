@@ -1,0 +1,191 @@
+/* mpi_expect.c - checks what libescollect recorded against what the program said it did, tuple by tuple, from outside. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectors/collectors.h"
+
+/*
+ * usage: mpi_expect JOB NRANKS DIR
+ * DIR/expect.rN lists, in order, the calls rank N's main thread made that
+ * must have been recorded, one a line:
+ *
+ *   NAME ELEMENT SIZE ARG [+]
+ *
+ * NAME as monitors print it (MPI_Send, MPI_Iallreduce/done, MPI_Start/recv);
+ * ELEMENT, SIZE and ARG a number, "-" for none (0xffffffff) or "*" for any;
+ * for a collective ARG is its number on its communicator.  A trailing "+"
+ * lets the line match one or more tuples in a row (a test that may complete
+ * its requests one by one).  Lines starting with # are comments.
+ * Prints how many calls were checked; exit 1 with every difference if any.
+ */
+
+#define ANY 0xfffffffeu
+#define NONE 0xffffffffu
+
+struct want {
+	unsigned op;
+	uint32_t element, size, arg;
+	int more;
+	int line;
+};
+
+static int bad;
+#define FAIL(...) do { fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); bad++; } while (0)
+
+static uint32_t field(const char *s)
+{
+	if (!strcmp(s, "*"))
+		return ANY;
+	if (!strcmp(s, "-"))
+		return NONE;
+	return (uint32_t)strtoul(s, NULL, 0);
+}
+
+/* "MPI_Start/recv" -> code | flags */
+static unsigned parse_op(const char *name)
+{
+	char base[64];
+	snprintf(base, sizeof(base), "%s", name);
+	unsigned flags = 0;
+	char *slash;
+	while ((slash = strrchr(base, '/'))) {
+		if (!strcmp(slash, "/done"))
+			flags |= ES_OP_DONE;
+		else if (!strcmp(slash, "/recv"))
+			flags |= ES_OP_RECV;
+		else
+			return 0;
+		*slash = 0;
+	}
+	unsigned op = es_op_from_name(base);
+	return op ? op | flags : 0;
+}
+
+static int read_expect(const char *file, struct want **out)
+{
+	FILE *f = fopen(file, "r");
+	if (!f) {
+		FAIL("%s: cannot open it", file);
+		return 0;
+	}
+	int n = 0, cap = 0, lineno = 0;
+	struct want *w = NULL;
+	char line[256];
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		char name[64], el[32], sz[32], arg[32], more[8] = "";
+		if (line[0] == '#' || sscanf(line, "%63s %31s %31s %31s %7s", name, el, sz, arg, more) < 4)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			w = realloc(w, sizeof(*w) * (size_t)cap);
+			if (!w)
+				exit(2);
+		}
+		w[n] = (struct want){ parse_op(name), field(el), field(sz), field(arg), !strcmp(more, "+"),
+				      lineno };
+		if (!w[n].op)
+			FAIL("%s:%d: '%s' is not an operation", file, lineno, name);
+		n++;
+	}
+	fclose(f);
+	*out = w;
+	return n;
+}
+
+static int ok(uint32_t got, uint32_t want)
+{
+	return want == ANY || got == want;
+}
+
+static int matches(const struct es_trace *t, const struct want *w)
+{
+	uint32_t arg = es_op_matched(t->op) ? t->arg & 0xfffff : t->arg;
+	return t->op == w->op && ok(t->element, w->element) && ok(t->size, w->size) && ok(arg, w->arg);
+}
+
+static void show(char *buf, size_t len, uint32_t v)
+{
+	if (v == ANY)
+		snprintf(buf, len, "*");
+	else if (v == NONE)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%u", v);
+}
+
+static int check_rank(const char *job, int r, const char *dir)
+{
+	char seg[64], file[4096];
+	snprintf(seg, sizeof(seg), "%s.r%d", job, r);
+	snprintf(file, sizeof(file), "%s/expect.r%d", dir, r);
+	struct want *w = NULL;
+	int nw = read_expect(file, &w);
+	es_space *sp;
+	int rc = es_space_open(seg, &sp);
+	if (rc) {
+		FAIL("%s: %s", seg, ps_strerror(rc));
+		free(w);
+		return 0;
+	}
+	ps_elem *e;
+	if ((rc = ps_elem_open(es_space_server(sp), "mpi.thread0", sizeof(struct es_trace), &e))) {
+		FAIL("%s: mpi.thread0: %s", seg, ps_strerror(rc));
+		es_space_destroy(sp);
+		free(w);
+		return 0;
+	}
+	struct ps_stats st;
+	ps_elem_stats(e, &st);
+	if (st.discarded)
+		FAIL("%s: %llu tuples discarded", seg, (unsigned long long)st.discarded);
+	struct es_trace *t = calloc(st.written + 1, sizeof(*t));
+	int n = t ? ps_read_range(e, 0, st.written, t, NULL) : 0;
+	int i = 0, k = 0;
+	for (; i < n && k < nw; k++) {
+		char a[16], b[16], c[16], label[64], label2[64];
+		if (!matches(&t[i], &w[k])) {
+			show(a, sizeof(a), w[k].element);
+			show(b, sizeof(b), w[k].size);
+			show(c, sizeof(c), w[k].arg);
+			FAIL("%s:%d: expected %s %s %s %s; tuple %d is %s %u %u %u", file, w[k].line,
+			     es_op_label(w[k].op, label, sizeof(label)), a, b, c, i,
+			     es_op_label(t[i].op, label2, sizeof(label2)), t[i].element, t[i].size,
+			     es_op_matched(t[i].op) ? t[i].arg & 0xfffff : t[i].arg);
+			break;
+		}
+		i++;
+		while (w[k].more && i < n && matches(&t[i], &w[k]))
+			i++;
+	}
+	for (int j = 1; j < n; j++)
+		if (t[j].seq != t[j - 1].seq + 1)
+			FAIL("%s: tuple %d has seq %u after %u", seg, j, t[j].seq, t[j - 1].seq);
+	for (int j = 0; j < n; j++)
+		if (t[j].start > t[j].end)
+			FAIL("%s: tuple %d ends before it starts", seg, j);
+	if (!bad && (i != n || k != nw))
+		FAIL("%s: %d tuples for %d expected calls (%d tuples, %d calls matched)", seg, n, nw, i, k);
+	free(t);
+	free(w);
+	ps_elem_close(e);
+	es_space_destroy(sp);
+	return k;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 4) {
+		fprintf(stderr, "usage: mpi_expect JOB NRANKS DIR\n");
+		return 2;
+	}
+	int n = atoi(argv[2]), calls = 0;
+	for (int r = 0; r < n; r++)
+		calls += check_rank(argv[1], r, argv[3]);
+	printf("mpi_expect: %d calls checked on %d ranks\n", calls, n);
+	if (bad)
+		fprintf(stderr, "mpi_expect: %d problems\n", bad);
+	return bad ? 1 : 0;
+}
