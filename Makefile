@@ -128,7 +128,7 @@ $(GEN)/stamp: collectors/mpi/calls.def $(WRAPGEN)
 	$(WRAPGEN) collectors/mpi/calls.def $(GEN)
 	@touch $@
 
-$(GENERATED): $(GEN)/stamp
+$(GENERATED): $(GEN)/stamp ;
 
 # --- objects and libraries -------------------------------------------------
 

@@ -35,7 +35,7 @@ struct call {
 	struct param p[MAXP];
 	/* the expressions, "" when not given */
 	char note[200], element[200], size[300], arg[200], done[200];
-	char comm[80], win[80], new_[80], newwin[80], reqs[80], n[80];
+	char comm[80], win[80], new_[80], newwin[80], reqs[80], n[80], f08[16];
 };
 
 static struct call calls[MAXC];
@@ -111,7 +111,7 @@ static void parse_fields(struct call *c, char *text)
 		{ "done", c->done, sizeof(c->done) }, { "comm", c->comm, sizeof(c->comm) },
 		{ "win", c->win, sizeof(c->win) }, { "new", c->new_, sizeof(c->new_) },
 		{ "newwin", c->newwin, sizeof(c->newwin) }, { "reqs", c->reqs, sizeof(c->reqs) },
-		{ "n", c->n, sizeof(c->n) } };
+		{ "n", c->n, sizeof(c->n) }, { "f08", c->f08, sizeof(c->f08) } };
 	char *save, *f;
 	for (f = strtok_r(text, ";", &save); f; f = strtok_r(NULL, ";", &save)) {
 		f = trim(f);
@@ -128,7 +128,7 @@ static void parse_fields(struct call *c, char *text)
 				break;
 		if (i == sizeof(keys) / sizeof(keys[0]))
 			die(c->line, "%s: unknown key '%s' (expected note, element, size, arg, done, "
-			    "comm, win, new, newwin, reqs or n)", c->name, k);
+			    "comm, win, new, newwin, reqs, n or f08)", c->name, k);
 		copy(keys[i].dst, keys[i].len, v, c->line, k);
 	}
 }
@@ -205,6 +205,8 @@ static void parse_entry(char *text, int line)
 		die(line, "%s: a %s call needs reqs= and n=", name, kind);
 	if (!strcmp(kind, "poll") && !*c->done)
 		die(line, "%s: a poll needs done=", name);
+	if (*c->f08 && strcmp(c->f08, "pmpi"))
+		die(line, "%s: f08=%s: expected f08=pmpi", name, c->f08);
 }
 
 static void read_def(const char *file)
@@ -533,10 +535,10 @@ static void f_wrapper(const struct call *c)
 	emit("}\n");
 	/* every spelling compilers give the Fortran name, and Open MPI's
 	 * ompi_NAME_f, which the mpi_f08 module calls */
-	const char *spell[5][3] = { { "mpi_", c->lower, "_" }, { "mpi_", c->lower, "__" },
+	const char *spell[6][3] = { { "mpi_", c->lower, "_" }, { "mpi_", c->lower, "__" },
 				    { "mpi_", c->lower, "" }, { "MPI_", c->upper, "" },
-				    { "ompi_", c->lower, "_f" } };
-	for (int i = 0; i < 5; i++) {
+				    { "ompi_", c->lower, "_f" }, { "pmpi_", c->lower, "_" } };
+	for (int i = 0; i < (*c->f08 ? 6 : 5); i++) {
 		emit("void %s%s%s(", spell[i][0], spell[i][1], spell[i][2]);
 		f_types(c);
 		emit(") ES_F_ALIAS(f_%s);\n", c->name);
@@ -555,12 +557,38 @@ static FILE *open_out(const char *dir, const char *name)
 	return f;
 }
 
+/* Same bytes as before: leave the old file, and its time, so nothing rebuilds. */
+static int same_file(const char *a, const char *b)
+{
+	FILE *x = fopen(a, "rb"), *y = fopen(b, "rb");
+	int same = x && y;
+	while (same) {
+		int c = fgetc(x), d = fgetc(y);
+		same = c == d;
+		if (c == EOF || d == EOF)
+			break;
+	}
+	if (x)
+		fclose(x);
+	if (y)
+		fclose(y);
+	return same;
+}
+
 static void finish(FILE *f, const char *dir, const char *name)
 {
 	char tmp[4096], path[4096];
 	snprintf(tmp, sizeof(tmp), "%s/%s.tmp", dir, name);
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (fclose(f) || rename(tmp, path)) {
+	if (fclose(f)) {
+		perror(tmp);
+		exit(1);
+	}
+	if (same_file(tmp, path)) {
+		remove(tmp);
+		return;
+	}
+	if (rename(tmp, path)) {
 		perror(path);
 		exit(1);
 	}
