@@ -270,8 +270,17 @@ $(BUILD)/obj/collectors/mpi/esrun.o: collectors/mpi/esrun.c | $(GEN)/stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
+# The Fortran test, one source built against mpif.h, use mpi and use mpi_f08.
+MPIFC ?= mpif90
+FORTRAN_TESTS := $(BUILD)/tests/mpi_fortran77 $(BUILD)/tests/mpi_fortran90 $(BUILD)/tests/mpi_fortran08
+
+$(BUILD)/tests/mpi_fortran%: tests/integration/mpi_fortran.F90
+	@mkdir -p $(dir $@) $(BUILD)/obj/fortran$*
+	$(MPIFC) -cpp -DBINDING=$(patsubst 0%,%,$*) -O1 -g -Wall -Werror -J $(BUILD)/obj/fortran$* $< -o $@
+
 ifeq ($(SAN)$(TSAN),)
-MPI_PARTS := $(ESCOLLECT) $(BUILD)/bin/esrun $(MPI_TESTS) $(BUILD)/bin/windtunnel $(BUILD)/lib/libnetns_shim.so
+MPI_PARTS := $(ESCOLLECT) $(BUILD)/bin/esrun $(MPI_TESTS) $(FORTRAN_TESTS) $(BUILD)/bin/windtunnel \
+	     $(BUILD)/lib/libnetns_shim.so
 endif
 
 APPS := $(BUILD)/tests/app_stall $(BUILD)/tests/app_tree

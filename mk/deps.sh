@@ -18,6 +18,9 @@ need check          have_pc check
 need libopenmpi-dev have_pc ompi-c
 need openmpi-bin    command -v mpirun
 need iproute2       command -v ip      # the remote test's network namespaces
+need gfortran       command -v gfortran # Fortran MPI programs are tested too
+need hpcc           command -v hpcc    # real MPI programs the tests run under the collectors
+need lammps         command -v lmp
 if [ "${1:-}" = bench ]; then # the collector benchmark compares with LTTng-UST
 	need liblttng-ust-dev have_pc lttng-ust
 	need lttng-tools      command -v lttng-sessiond

@@ -31,7 +31,7 @@ program mpi_fortran
   HANDLE(MPI_Comm) :: half
   HANDLE(MPI_Win) :: win
   integer(kind=MPI_ADDRESS_KIND) :: wsize, disp
-  integer :: wbuf(4)
+  integer, volatile :: wbuf(4)   ! the window: the compiler must not keep it in registers
   STATUS
   integer :: failures
 
