@@ -1,0 +1,56 @@
+#!/bin/sh
+# t_apps.sh - real MPI programs from Debian under the collectors: LAMMPS watched by geteventmon and colopmon, hpcc by heartbeat.
+set -u
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../apps/apps.sh"
+[ -f "$BUILD/lib/libescollect.so" ] || { echo "no libescollect.so (sanitizer build): skipped"; exit 0; }
+BIN=$(cd "$BIN" && pwd) BUILD=$(cd "$BUILD" && pwd) # the programs run in a directory of their own
+job="itapp$$"
+dir=$(mktemp -d)
+cleanup() {
+	for s in $("$BIN/psadm" list | awk '{print $1}' | grep "^$job"); do "$BIN/psadm" rm "$s" >/dev/null; done
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+
+# LAMMPS melt, both monitors watching from before it starts: nothing lost,
+# and every MPI_Allreduce it made reported by colopmon
+"$BIN/geteventmon" -w 60 -o "$dir/ev.txt" "$job.l" 2>"$dir/gem.err" &
+gem=$!
+"$BIN/colopmon" -q -w 60 "$job.l" >"$dir/col.txt" 2>&1 &
+col=$!
+rate=$(lammps_melt "$dir" 3000 "$BIN/esrun" -q -j "$job.l") || die "LAMMPS failed: $(tail "$dir/lmp.out")"
+wait $gem || die "geteventmon failed: $(cat "$dir/gem.err")"
+wait $col || die "colopmon failed: $(cat "$dir/col.txt")"
+echo "LAMMPS: $rate steps/s"
+cat "$dir/gem.err"
+tail -8 "$dir/col.txt"
+grep -q "events written, 0 discarded before they could be read" "$dir/gem.err" || die "geteventmon lost events"
+grep -q "no event was lost while it watched" "$dir/col.txt" || die "colopmon lost events"
+# the trace elements held the whole run: what they wrote is the truth to compare with
+written=0
+for r in 0 1; do
+	line=$("$BIN/psadm" show "$job.l.r$r" | grep "mpi.thread0")
+	[ "$(echo "$line" | awk '{print $6}')" = 0 ] || die "rank $r's trace element dropped tuples: $line"
+	written=$((written + $(echo "$line" | awk '{print $5}')))
+done
+got=$(sed -n 's/^geteventmon: \([0-9]*\) events written.*/\1/p' "$dir/gem.err")
+[ "$got" -eq "$written" ] || die "geteventmon wrote $got events of the $written recorded"
+made=$(grep -c " rank0.thread0 MPI_Allreduce " "$dir/ev.txt")
+seen=$(awk '$1 == "MPI_Allreduce" { print $2 }' "$dir/col.txt")
+[ "$made" -gt 100 ] && [ "$seen" = "$made" ] || die "LAMMPS made $made allreduces, colopmon reported ${seen:-none}"
+
+# hpcc (Debian's example input on 2 ranks), heartbeat watching: both ranks seen progressing
+hpcc_input "$dir"
+"$BIN/heartbeat" -p 100 -w 60 "$job.h" >"$dir/hb.txt" 2>&1 &
+hb=$!
+gups=$(hpcc_run "$dir" "$BIN/esrun" -q -j "$job.h") || die "hpcc failed"
+wait $hb
+echo "hpcc: MPIRandomAccess $gups GUP/s"
+tail -4 "$dir/hb.txt"
+grep -q "^MPIRandomAccess_Errors=0" "$dir/hpccoutf.txt" || die "hpcc's RandomAccess found errors"
+grep -q "watching 2 threads" "$dir/hb.txt" || die "heartbeat did not see both ranks: $(cat "$dir/hb.txt")"
+grep -q "2 threads: 2 progressing" "$dir/hb.txt" || die "heartbeat never saw both ranks progress"
+grep -q "rank0.thread0 .*progressed in [1-9]" "$dir/hb.txt" || die "no progress counted for rank 0"
+grep -q "rank1.thread0 .*progressed in [1-9]" "$dir/hb.txt" || die "no progress counted for rank 1"
+exit 0
