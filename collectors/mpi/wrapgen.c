@@ -411,11 +411,14 @@ static void body(const struct call *c, int fortran, const char *call)
 	int coll = !strcmp(k, "coll") || !strcmp(k, "icoll");
 
 	emit("\tint rc;\n");
+	/* a poll's status is read only after MPI filled it (rc == MPI_SUCCESS
+	 * and it completed): not worth initialising on every fruitless poll */
 	if (st && !fortran)
-		emit("\tMPI_Status st_ = ES_STATUS_INIT, *st = status == MPI_STATUS_IGNORE ? &st_ : status;\n");
+		emit("\tMPI_Status st_%s, *st = status == MPI_STATUS_IGNORE ? &st_ : status;\n",
+		     poll ? "" : " = ES_STATUS_INIT");
 	if (st && fortran)
 		emit("\tMPI_Fint fst_[ES_F_STATUS_SIZE], *fst = f_status == MPI_F_STATUS_IGNORE ? fst_ : f_status;\n"
-		     "\tMPI_Status st_ = ES_STATUS_INIT, *st = &st_;\n");
+		     "\tMPI_Status st_%s, *st = &st_;\n", poll ? "" : " = ES_STATUS_INIT");
 	if (fortran) {
 		char all[2100];
 		snprintf(all, sizeof(all), "%s %s", before, after);
@@ -483,17 +486,20 @@ static const char *pass_test(const struct call *c)
 	return buf;
 }
 
+/*
+ * Each entry point is two functions: the one MPI's name calls, which only
+ * decides and tail-calls (so a call that is not recorded costs two loads
+ * and a jump, no stack frame), and the recording body, out of line.
+ */
 static void c_wrapper(const struct call *c)
 {
 	char call[1024];
 	FILE *save = out;
 	char *text = NULL;
 	size_t len = 0;
-	emit("\nint %s(", c->name);
+	emit("\nstatic __attribute__((noinline)) int rec_%s(", c->name);
 	c_params(c);
-	emit(")\n{\n\tif (%s)\n\t\treturn P%s(", pass_test(c), c->name);
-	c_args(c, 0);
-	emit(");\n");
+	emit(")\n{\n");
 	out = open_memstream(&text, &len);
 	emit("P%s(", c->name);
 	c_args(c, 1);
@@ -503,7 +509,13 @@ static void c_wrapper(const struct call *c)
 	snprintf(call, sizeof(call), "%s", text);
 	free(text);
 	body(c, 0, call);
-	emit("\treturn rc;\n}\n");
+	emit("\treturn rc;\n}\n\nint %s(", c->name);
+	c_params(c);
+	emit(")\n{\n\tif (%s)\n\t\treturn P%s(", pass_test(c), c->name);
+	c_args(c, 0);
+	emit(");\n\treturn rec_%s(", c->name);
+	c_args(c, 0);
+	emit(");\n}\n");
 }
 
 static void f_wrapper(const struct call *c)
@@ -515,14 +527,9 @@ static void f_wrapper(const struct call *c)
 	emit("\ntypedef void f_%s_t(", c->name);
 	f_types(c);
 	emit(");\nstatic void *f_%s_real;\n", c->name);
-	emit("static void f_%s(", c->name);
+	emit("static __attribute__((noinline)) void rec_f_%s(f_%s_t *real, ", c->name, c->name);
 	f_params(c);
-	emit(")\n{\n\tf_%s_t *real = (f_%s_t *)es_f_real(&f_%s_real, \"%s\");\n"
-	     "\tif (!real) {\n\t\t*ierr = MPI_ERR_INTERN;\n\t\treturn;\n\t}\n", c->name, c->name, c->name,
-	     c->lower);
-	emit("\tif (%s) {\n\t\treal(", pass_test(c));
-	f_args(c, 0);
-	emit(");\n\t\treturn;\n\t}\n");
+	emit(")\n{\n");
 	out = open_memstream(&text, &len);
 	emit("(real(");
 	f_args(c, 1);
@@ -532,7 +539,16 @@ static void f_wrapper(const struct call *c)
 	snprintf(call, sizeof(call), "%s", text);
 	free(text);
 	body(c, 1, call);
-	emit("}\n");
+	emit("}\n\nstatic void f_%s(", c->name);
+	f_params(c);
+	emit(")\n{\n\tf_%s_t *real = (f_%s_t *)es_f_real(&f_%s_real, \"%s\");\n"
+	     "\tif (!real) {\n\t\t*ierr = MPI_ERR_INTERN;\n\t\treturn;\n\t}\n", c->name, c->name, c->name,
+	     c->lower);
+	emit("\tif (%s) {\n\t\treal(", pass_test(c));
+	f_args(c, 0);
+	emit(");\n\t\treturn;\n\t}\n\trec_f_%s(real, ", c->name);
+	f_args(c, 0);
+	emit(");\n}\n");
 	/* every spelling compilers give the Fortran name, and Open MPI's
 	 * ompi_NAME_f, which the mpi_f08 module calls */
 	const char *spell[6][3] = { { "mpi_", c->lower, "_" }, { "mpi_", c->lower, "__" },

@@ -1,0 +1,68 @@
+#!/bin/sh
+# apps.sh - real MPI programs from Debian with and without libescollect.so, side by side: hpcc's RandomAccess, LAMMPS melt, and the Fortran test.
+#
+# usage: apps.sh BUILDDIR [PAIRS]
+# Runs each program at 2 ranks without and with the collectors (esrun),
+# interleaved pair by pair (the order alternating), and reports each pair's
+# ratio and their median; the machine's drift cancels within a pair.
+set -u
+build=$(cd "${1:?usage: apps.sh BUILDDIR [PAIRS]}" && pwd)
+pairs=${2:-7}
+bin=$build/bin
+. "$(dirname "$0")/../apps/apps.sh"
+dir=$(mktemp -d)
+job="bapps$$"
+cleanup() {
+	for s in $("$bin/psadm" list | awk '{print $1}' | grep "^$job"); do "$bin/psadm" rm "$s" >/dev/null; done
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f\n", a / b }'; }
+
+# pair NAME i CMD-WITHOUT... : runs without and with (esrun), in alternating order
+side_by_side() {
+	name=$1 n=$2; shift 2
+	: >"$dir/$name.ratios"
+	i=1
+	while [ "$i" -le "$n" ]; do
+		if [ $((i % 2)) = 1 ]; then
+			a=$("$@") || exit 1
+			b=$("$@" "$bin/esrun" -q -j "$job.$name$i") || exit 1
+		else
+			b=$("$@" "$bin/esrun" -q -j "$job.$name$i") || exit 1
+			a=$("$@") || exit 1
+		fi
+		r=$(ratio "$b" "$a")
+		echo "$r" >>"$dir/$name.ratios"
+		printf "  %-7s pair %d: without %s, with %s: %s\n" "$name" "$i" "$a" "$b" "$r"
+		i=$((i + 1))
+	done
+}
+
+echo "apps: $pairs interleaved pairs of runs at 2 ranks, without and with libescollect.so (every call)"
+hpcc_input "$dir"
+side_by_side hpcc "$pairs" hpcc_run "$dir"
+hpcc_ratio=$(median <"$dir/hpcc.ratios")
+echo "  hpcc MPIRandomAccess GUP/s with / without: median $hpcc_ratio"
+
+steps=4000
+side_by_side lammps "$pairs" lammps_melt "$dir" "$steps"
+lammps_ratio=$(median <"$dir/lammps.ratios")
+echo "  LAMMPS melt ($steps steps) steps/s with / without: median $lammps_ratio"
+
+# geteventmon on LAMMPS from before it starts to its end: what it lost
+"$bin/geteventmon" -w 60 -o /dev/null "$job.lost" 2>"$dir/gem.err" &
+gem=$!
+lammps_melt "$dir" "$steps" "$bin/esrun" -q -j "$job.lost" >/dev/null || exit 1
+wait $gem
+sed 's/^/  /' "$dir/gem.err"
+lost=$(sed -n 's/^geteventmon: [0-9]* events written, \([0-9]*\) discarded.*/\1/p' "$dir/gem.err")
+
+# the Fortran test program (use mpi): the calls recorded from Fortran
+mpirun --oversubscribe --allow-run-as-root -np 2 -x ES_EXPECT_DIR="$dir" "$bin/esrun" -q -j "$job.f" \
+	"$build/tests/mpi_fortran90" >/dev/null || exit 1
+fortran=$("$bin/geteventmon" -w 0 -n 1 "$job.f" 2>&1 >/dev/null | sed -n 's/^geteventmon: \([0-9]*\) events written.*/\1/p')
+echo "  Fortran (use mpi), 2 ranks: $fortran calls recorded"
+echo "apps: hpcc_gups_ratio=$hpcc_ratio lammps_ratio=$lammps_ratio lammps_lost=${lost:-?} fortran_calls=${fortran:-0}"
