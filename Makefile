@@ -327,6 +327,7 @@ run-experiments: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost
 
 run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost
 	@for b in $(BENCH_BINS) $(BUILD)/bench/collector; do $$b || exit 1; done
+	@sh tests/bench/apps.sh $(BUILD)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 .SECONDARY:

@@ -35,8 +35,11 @@ int main(int argc, char **argv)
 			status = 1;
 			continue;
 		}
-		/* check also asks whether this host could run it */
-		if (check && pm_check_here(m, err, sizeof(err))) {
+		/* the MPI calls are libescollect's vocabulary; check also asks
+		 * whether this host could run it */
+		unsigned char collect[256];
+		if (es_mpi_select(&pm_model(m)->mpi, argv[i], collect, err, sizeof(err)) ||
+		    (check && pm_check_here(m, err, sizeof(err)))) {
 			fprintf(stderr, "%s\n", err);
 			status = 1;
 		} else if (show) {

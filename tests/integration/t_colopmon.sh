@@ -30,7 +30,8 @@ if [ -f "$lib" ]; then
 	"$BIN/colopmon" -w 2 "$job.s" >"$out" || die "colopmon failed on mpi_split"
 	cat "$out"
 	grep -q "MPI_Allreduce *9 calls" "$out" || die "collectives on different communicators mixed up"
-	[ "$(grep -c 'smaller communicator' "$out")" -eq 6 ] || die "the halves' allreduces not told apart"
+	[ "$(grep -c '^MPI_Allreduce .*smaller communicator' "$out")" -eq 6 ] || die "the halves' allreduces not told apart"
+	grep -q 'MPI_Comm_split *1 calls' "$out" || die "the split not reported as a collective"
 fi
 "$BIN/colopmon" >/dev/null 2>&1; [ $? -eq 2 ] || die "no job: not status 2"
 exit 0

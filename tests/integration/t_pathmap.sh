@@ -33,4 +33,10 @@ msg=$("$BIN/pathmap" check "$srv" 2>&1) && die "check accepted a secret others c
 echo "$msg" | grep -qx "$srv:17:65: servers secret_file '$sec': group or others may read or write it (chmod 600 it)" || die "secret message: $msg"
 chmod 600 "$sec"
 "$BIN/pathmap" check "$srv" >/dev/null || die "check refused a good secret"
+# the MPI calls a pathmap names are checked too, where they are written
+mpi=$(mktemp --suffix=.yaml)
+printf 'pathmap: 1\nname: x\nmpi:\n  collect: [one-sided, MPI_Sned]\n' >"$mpi"
+msg=$("$BIN/pathmap" check "$mpi" 2>&1) && die "check accepted MPI_Sned"
+rm -f "$mpi"
+echo "$msg" | grep -q "^$mpi:4:24: mpi collect: expected all, a group" || die "MPI name message: $msg"
 exit 0
