@@ -155,6 +155,27 @@ static void point_to_point(void)
 	void *old;
 	int oldsize;
 	MPI_Buffer_detach(&old, &oldsize);
+
+	/* MPI_PROC_NULL: done at once, nobody on the other side */
+	MPI_Send(a, 4, MPI_INT, MPI_PROC_NULL, 20, MPI_COMM_WORLD);
+	E("MPI_Send", NO, 16, 20);
+	MPI_Recv(b, 4, MPI_INT, MPI_PROC_NULL, 20, MPI_COMM_WORLD, &st);
+	E("MPI_Recv", NO, 0, 20);
+	check(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG, "MPI_Recv from MPI_PROC_NULL");
+	/* MPI_REQUEST_NULL: nothing to wait for */
+	rq[0] = rq[1] = MPI_REQUEST_NULL;
+	MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+	E("MPI_Waitall", NO, 0, 2);
+	int flag = 0;
+	MPI_Test(&rq[0], &flag, &st);
+	E("MPI_Test", NO, 0, 1);
+	check(flag && st.MPI_SOURCE == MPI_ANY_SOURCE, "MPI_Test of MPI_REQUEST_NULL");
+	/* an error returned, not raised: the program sees it, the tuple says so */
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	int rc = MPI_Send(a, 4, MPI_INT, 99, 21, MPI_COMM_WORLD);
+	check(rc != MPI_SUCCESS, "MPI_Send to rank 99 returned an error");
+	E("MPI_Send/failed", 99, 16, 21);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
 static void persistent(void)

@@ -13,7 +13,8 @@
  *
  *   NAME ELEMENT SIZE ARG [+]
  *
- * NAME as monitors print it (MPI_Send, MPI_Iallreduce/done, MPI_Start/recv);
+ * NAME as monitors print it (MPI_Send, MPI_Iallreduce/done, MPI_Start/recv,
+ * MPI_Send/failed);
  * ELEMENT, SIZE and ARG a number, "-" for none (0xffffffff) or "*" for any;
  * for a collective ARG is its number on its communicator.  A trailing "+"
  * lets the line match one or more tuples in a row (a test that may complete
@@ -55,6 +56,8 @@ static unsigned parse_op(const char *name)
 			flags |= ES_OP_DONE;
 		else if (!strcmp(slash, "/recv"))
 			flags |= ES_OP_RECV;
+		else if (!strcmp(slash, "/failed"))
+			flags |= ES_OP_FAILED;
 		else
 			return 0;
 		*slash = 0;
