@@ -424,6 +424,23 @@ static void body(const struct call *c, int fortran, const char *call)
 		snprintf(all, sizeof(all), "%s %s", before, after);
 		f_locals(c, all, 0);
 	}
+	if (poll) {
+		/* inside a streak, with no nonblocking collective to look for: a
+		 * fruitless poll only counts itself */
+		emit("\tstruct es_streak *s_ = &es_t.streak[%d];\n"
+		     "\tif (__builtin_expect(s_->polls && !es_nbc_pending() && es_want(%s), 1)) {\n"
+		     "\t\trc = %s;\n"
+		     "\t\tif (__builtin_expect(rc == MPI_SUCCESS && !(%s), 1)) {\n"
+		     "\t\t\ts_->polls += s_->polls < UINT32_MAX;\n"
+		     "\t\t\treturn%s;\n\t\t}\n", c->slot, c->op, call, c->done, fortran ? "" : " rc");
+		if (fortran) {
+			f_locals(c, after, 1);
+			if (st)
+				emit("\t\tif (rc == MPI_SUCCESS)\n\t\t\tPMPI_Status_f2c(fst, st);\n");
+		}
+		emit("\t\tes_poll_end(%d, %s, s_->start, %s, %s, rc);\n\t\treturn%s;\n\t}\n", c->slot, c->op,
+		     element, size, fortran ? "" : " rc");
+	}
 	if (reqs)
 		emit("\tstruct es_reqs rq_;\n\tes_reqs_before(&rq_, REQS(%s), %s);\n", c->reqs, c->n);
 	if (coll)
