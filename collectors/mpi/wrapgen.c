@@ -503,6 +503,23 @@ static const char *pass_test(const struct call *c)
 	return buf;
 }
 
+/* The text of the call the body makes: PRE, the arguments, POST. */
+static void call_text(char *buf, size_t len, const char *pre, void (*args)(const struct call *, int),
+		      const struct call *c, const char *post)
+{
+	FILE *save = out;
+	char *text = NULL;
+	size_t n = 0;
+	out = open_memstream(&text, &n);
+	emit("%s", pre);
+	args(c, 1);
+	emit("%s", post);
+	fclose(out);
+	out = save;
+	snprintf(buf, len, "%s", text);
+	free(text);
+}
+
 /*
  * Each entry point is two functions: the one MPI's name calls, which only
  * decides and tail-calls (so a call that is not recorded costs two loads
@@ -510,21 +527,12 @@ static const char *pass_test(const struct call *c)
  */
 static void c_wrapper(const struct call *c)
 {
-	char call[1024];
-	FILE *save = out;
-	char *text = NULL;
-	size_t len = 0;
+	char call[1024], pre[64];
 	emit("\nstatic __attribute__((noinline)) int rec_%s(", c->name);
 	c_params(c);
 	emit(")\n{\n");
-	out = open_memstream(&text, &len);
-	emit("P%s(", c->name);
-	c_args(c, 1);
-	emit(")");
-	fclose(out);
-	out = save;
-	snprintf(call, sizeof(call), "%s", text);
-	free(text);
+	snprintf(pre, sizeof(pre), "P%s(", c->name);
+	call_text(call, sizeof(call), pre, c_args, c, ")");
 	body(c, 0, call);
 	emit("\treturn rc;\n}\n\nint %s(", c->name);
 	c_params(c);
@@ -538,23 +546,13 @@ static void c_wrapper(const struct call *c)
 static void f_wrapper(const struct call *c)
 {
 	char call[1024];
-	FILE *save = out;
-	char *text = NULL;
-	size_t len = 0;
 	emit("\ntypedef void f_%s_t(", c->name);
 	f_types(c);
 	emit(");\nstatic void *f_%s_real;\n", c->name);
 	emit("static __attribute__((noinline)) void rec_f_%s(f_%s_t *real, ", c->name, c->name);
 	f_params(c);
 	emit(")\n{\n");
-	out = open_memstream(&text, &len);
-	emit("(real(");
-	f_args(c, 1);
-	emit("), (int)*ierr)");
-	fclose(out);
-	out = save;
-	snprintf(call, sizeof(call), "%s", text);
-	free(text);
+	call_text(call, sizeof(call), "(real(", f_args, c, "), (int)*ierr)");
 	body(c, 1, call);
 	emit("}\n\nstatic void f_%s(", c->name);
 	f_params(c);
@@ -633,12 +631,8 @@ static void write_ops_h(const char *dir)
 	emit("/* es_mpi_ops.h - the MPI op codes of trace tuples; written by wrapgen from "
 	     "collectors/mpi/calls.def, do not edit. */\n"
 	     "#ifndef ES_MPI_OPS_H\n#define ES_MPI_OPS_H\n\nenum es_mpi_op {\n");
-	for (int i = 0; i < ncalls; i++) {
-		char up[64];
-		for (size_t k = 0; k <= strlen(calls[i].name); k++)
-			up[k] = (char)toupper((unsigned char)calls[i].name[k]);
-		emit("\tES_OP_%s = %d,\n", up, calls[i].code);
-	}
+	for (int i = 0; i < ncalls; i++)
+		emit("\t%s = %d,\n", calls[i].op, calls[i].code);
 	emit("};\n\n/* polls, each with its own streak per thread */\n#define ES_MPI_NPOLLS %d\n\n#endif\n",
 	     npolls);
 	finish(out, dir, "es_mpi_ops.h");
