@@ -7,7 +7,7 @@
 # ratio and their median; the machine's drift cancels within a pair.
 set -u
 build=$(cd "${1:?usage: apps.sh BUILDDIR [PAIRS]}" && pwd)
-pairs=${2:-7}
+pairs=${2:-9}
 bin=$build/bin
 . "$(dirname "$0")/../apps/apps.sh"
 dir=$(mktemp -d)
@@ -20,6 +20,7 @@ trap cleanup EXIT
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f\n", a / b }'; }
+spread() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s to %s", lo, hi }'; }
 
 # pair NAME i CMD-WITHOUT... : runs without and with (esrun), in alternating order
 side_by_side() {
@@ -45,12 +46,12 @@ echo "apps: $pairs interleaved pairs of runs at 2 ranks, without and with libesc
 hpcc_input "$dir"
 side_by_side hpcc "$pairs" hpcc_run "$dir"
 hpcc_ratio=$(median <"$dir/hpcc.ratios")
-echo "  hpcc MPIRandomAccess GUP/s with / without: median $hpcc_ratio"
+echo "  hpcc MPIRandomAccess GUP/s with / without: median $hpcc_ratio (pairs $(spread <"$dir/hpcc.ratios"))"
 
 steps=4000
 side_by_side lammps "$pairs" lammps_melt "$dir" "$steps"
 lammps_ratio=$(median <"$dir/lammps.ratios")
-echo "  LAMMPS melt ($steps steps) steps/s with / without: median $lammps_ratio"
+echo "  LAMMPS melt ($steps steps) steps/s with / without: median $lammps_ratio (pairs $(spread <"$dir/lammps.ratios"))"
 
 # geteventmon on LAMMPS from before it starts to its end: what it lost
 "$bin/geteventmon" -w 60 -o /dev/null "$job.lost" 2>"$dir/gem.err" &
