@@ -65,8 +65,7 @@ static void pair(uint64_t *ns, uint64_t *tsc)
 static void calibrate(void)
 {
 	const char *env = getenv("ES_CLOCK");
-	bool want_tsc = env && !strcmp(env, "monotonic") ? false :
-			env && !strcmp(env, "tsc") ? true : tsc_trustworthy();
+	bool want_tsc = env && !strcmp(env, "monotonic") ? false : tsc_trustworthy();
 	clk.magic = ES_CLOCK_MAGIC;
 	if (!want_tsc) {
 		clk.source = ES_CLOCK_MONOTONIC;

@@ -8,7 +8,7 @@ BIN=$(cd "$BIN" && pwd) BUILD=$(cd "$BUILD" && pwd) # the programs run in a dire
 job="itapp$$"
 dir=$(mktemp -d)
 cleanup() {
-	for s in $("$BIN/psadm" list | awk '{print $1}' | grep "^$job"); do "$BIN/psadm" rm "$s" >/dev/null; done
+	rm_segments "$job"
 	rm -rf "$dir"
 }
 trap cleanup EXIT

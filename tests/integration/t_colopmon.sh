@@ -4,7 +4,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 job="itcol$$"
 out=$(mktemp)
-cleanup() { rm -f "$out"; for s in $("$BIN/psadm" list | awk '{print $1}' | grep "^$job"); do "$BIN/psadm" rm "$s" >/dev/null; done; }
+cleanup() { rm -f "$out"; rm_segments "$job"; }
 trap cleanup EXIT
 
 # A PATHS tree: four threads, one node; t3 (child 3) comes late to op #2.

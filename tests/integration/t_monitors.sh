@@ -5,7 +5,7 @@ set -u
 app="$BUILD/tests/app_stall"
 job="itmon$$"
 out=$(mktemp); ev=$(mktemp)
-cleanup() { rm -f "$out" "$ev"; for s in $("$BIN/psadm" list | awk '{print $1}' | grep "^$job"); do "$BIN/psadm" rm "$s" >/dev/null; done; }
+cleanup() { rm -f "$out" "$ev"; rm_segments "$job"; }
 trap cleanup EXIT
 
 # heartbeat: t0 and t1 keep working, t2 stops inside a take on its 'never' path.

@@ -5,7 +5,7 @@ set -u
 lib="$(cd "$BUILD/lib" && pwd)/libescollect.so"
 [ -f "$lib" ] || { echo "no $lib (sanitizer build): skipped"; exit 0; }
 job="itmpi$$"
-cleanup() { for s in $("$BIN/psadm" list | awk '{print $1}' | grep "^$job"); do "$BIN/psadm" rm "$s" >/dev/null; done; }
+cleanup() { rm_segments "$job"; }
 trap cleanup EXIT
 run() { # run NP JOB [env...]: the program under mpirun with the collector library
 	np=$1 j=$2; shift 2

@@ -6,7 +6,7 @@ set -u
 job="itev$$"
 dir=$(mktemp -d)
 cleanup() {
-	for s in $("$BIN/psadm" list | awk '{print $1}' | grep "^$job"); do "$BIN/psadm" rm "$s" >/dev/null; done
+	rm_segments "$job"
 	rm -rf "$dir"
 }
 trap cleanup EXIT

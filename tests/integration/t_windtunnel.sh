@@ -5,7 +5,7 @@ set -u
 wt="$BUILD/bin/windtunnel"
 [ -x "$wt" ] || { echo "no $wt (sanitizer build): skipped"; exit 0; }
 job="itwt$$"
-cleanup() { for s in $("$BIN/psadm" list | awk '{print $1}' | grep "^$job"); do "$BIN/psadm" rm "$s" >/dev/null; done; }
+cleanup() { rm_segments "$job"; }
 trap cleanup EXIT
 run() { # run NP ARGS...: prints the digest line; fails unless conserved
 	np=$1; shift
@@ -41,7 +41,7 @@ d11=$(mpirun --oversubscribe --allow-run-as-root -np 2 "$wt" -q -N 64 -t 60 -m 2
 msg=$(mpirun --oversubscribe --allow-run-as-root -np 2 "$wt" -q -N 64 -t 60 -m 2 -l 4 --pathmap "$pm2" 2>&1) &&
 	die "a pathmap of another slicing accepted"
 echo "$msg" | grep -q "$pm2: 6 threads, but 2 matrices x 4 slices need 8" || die "misfit not explained: $msg"
-for s in $("$BIN/psadm" list | awk '{print $1}' | grep "^$(awk '/^name:/ {print $2}' "$pm2")\."); do "$BIN/psadm" rm "$s" >/dev/null; done
+rm_segments "$(awk '/^name:/ {print $2}' "$pm2")\."
 rm -f "$pm" "$pm2"
 d7=$(run 1 -N 64 -t 60 -m 2 -l 3 --transport mpi) || exit 1
 d8=$(run 3 -N 64 -t 60 -m 2 -l 3 --transport mpi) || exit 1
