@@ -73,6 +73,11 @@ ps_elem *es_thread_elem(void)
 	return es_t.elem;
 }
 
+void es_poll_done(int slot, unsigned op, uint32_t element, uint64_t bytes, int rc)
+{
+	es_poll_end(slot, op, es_t.streak[slot].start, element, bytes, rc);
+}
+
 /* The first rank of each node serves the node's trace spaces; all ranks
  * learn where (every rank calls this, so the collectives match). */
 static void serve_node(int any, int port, const char *secret)
@@ -237,7 +242,7 @@ static void setup(void)
 	struct ps_elem_attr ca = { .tuple_size = 16, .threshold = 4096, .flags = PS_MULTI_WRITER };
 	ps_elem_create(es_space_server(es_g.sp), "mpi.comms", &ca, &es_g.comms);
 	es_comms_setup();
-	memcpy(es_g.collect, collect, sizeof(collect));
+	memcpy(es_route.collect, collect, sizeof(collect));
 	if (es_g.rank == 0 && getenv("ES_VERBOSE") && !strcmp(getenv("ES_VERBOSE"), "1"))
 		fprintf(stderr, "escollect: job %s: %d ranks traced (segments %s.r0..r%d); watch it with "
 			"heartbeat %s, geteventmon %s or colopmon %s\n", es_g.job, es_g.size, es_g.job,
@@ -274,7 +279,7 @@ static void finalized(uint64_t t0, int rc)
 	if (!es_g.sp)
 		return;
 	/* Close everything.  The segment stays, for monitors that read after the job. */
-	memset(es_g.collect, 0, sizeof(es_g.collect));
+	memset(es_route.collect, 0, sizeof(es_route.collect));
 	pthread_mutex_lock(&es_g.lock);
 	for (int i = 0; i < es_g.nelems; i++)
 		ps_elem_close(es_g.elems[i]);

@@ -14,7 +14,7 @@
  * library exports MPI's names and nothing of its own.
  *
  * The common path of a recorded call takes no lock and makes no system
- * call: a load of collect[op], two clock reads, two stores into the
+ * call: a load of es_route.collect[op], two clock reads, two stores into the
  * thread's notes and one write into the thread's own trace element.
  */
 
@@ -23,8 +23,23 @@
 
 /* --- the process and its threads ------------------------------------------- */
 
-struct es_proc {
+/*
+ * What an entry point reads to decide, in one page: whether to record the
+ * call, whether nonblocking collectives are waiting for a wait or test to
+ * complete them, and where the MPI library's own routine is.  Programs like
+ * hpcc's RandomAccess call MPI between random accesses that evict the TLB,
+ * and each further page on the pass-through path (our GOT, a global
+ * elsewhere) is a further page walk per call.  The entry points themselves
+ * sit together in .text.es_entry for the same reason.
+ */
+struct es_route {
 	unsigned char collect[256]; /* by op code: record it; all zero while not tracing */
+	atomic_int nbc_outstanding; /* nonblocking collectives not yet completed */
+	void (*pmpi[256])(void);    /* by op code: PMPI_NAME, for the pass-through */
+} __attribute__((aligned(4096)));
+extern struct es_route es_route ES_HIDDEN; /* in wrappers.c, which knows every PMPI name */
+
+struct es_proc {
 	int rank, size;
 	uint32_t threshold;         /* tuples per thread's trace element */
 	es_space *sp;
@@ -44,7 +59,7 @@ extern struct es_proc es_g ES_HIDDEN;
 /* A thread's run of fruitless polls of one kind: when it began, how many. */
 struct es_streak {
 	uint64_t start;
-	uint32_t polls;
+	uint64_t polls; /* wide enough never to saturate: a fruitless poll only adds one */
 };
 
 struct es_thread {
@@ -54,6 +69,13 @@ struct es_thread {
 	uint16_t id;
 	bool tried;
 	struct es_streak streak[ES_MPI_NPOLLS];
+	/* the status a poll inside a streak passed MPI (poll_NAME in wrappers.c):
+	 * kept here, not in a register saved across the call, for the one poll
+	 * that completes; a poll made from inside MPI's call (a generalized
+	 * request's callback) may overwrite it, and then the completing poll
+	 * records that one's source and size, nothing worse */
+	MPI_Status *poll_st;
+	MPI_Status poll_status; /* when the program passed MPI_STATUS_IGNORE */
 };
 /* initial-exec: a preloaded library's TLS is a fixed offset, no call */
 extern __thread struct es_thread es_t ES_HIDDEN __attribute__((tls_model("initial-exec")));
@@ -67,7 +89,7 @@ static inline ps_elem *es_elem(void)
 
 static inline int es_want(unsigned op)
 {
-	return es_g.collect[op];
+	return es_route.collect[op];
 }
 
 static inline void es_write(unsigned op, uint64_t t0, uint64_t t1, uint32_t element, uint64_t bytes,
@@ -124,7 +146,7 @@ static inline void es_poll_miss(int slot, uint64_t t0, int fresh)
 	if (fresh) {
 		s->start = t0;
 		s->polls = 1;
-	} else if (s->polls < UINT32_MAX) {
+	} else {
 		s->polls++;
 	}
 }
@@ -133,10 +155,14 @@ static inline void es_poll_end(int slot, unsigned op, uint64_t t0, uint32_t elem
 			       int rc)
 {
 	struct es_streak *s = &es_t.streak[slot];
-	uint32_t polls = s->polls < UINT32_MAX ? s->polls + 1 : UINT32_MAX;
+	uint32_t polls = s->polls < UINT32_MAX ? (uint32_t)s->polls + 1 : UINT32_MAX;
 	s->polls = 0;
 	es_write(op, t0, es_now(), element, bytes, polls, rc);
 }
+
+/* es_poll_end, out of line: the completing poll of a streak, from poll_NAME */
+void es_poll_done(int slot, unsigned op, uint32_t element, uint64_t bytes, int rc) ES_HIDDEN
+	__attribute__((cold, noinline));
 
 /* --- requests: nonblocking collectives and persistent requests ----------------- */
 
@@ -160,11 +186,9 @@ struct es_reqs {
 	int idx_small[4];
 	struct es_req_entry e_small[4];
 };
-extern atomic_int es_nbc_outstanding ES_HIDDEN;
-
 static inline int es_nbc_pending(void)
 {
-	return atomic_load_explicit(&es_nbc_outstanding, memory_order_relaxed) != 0;
+	return atomic_load_explicit(&es_route.nbc_outstanding, memory_order_relaxed) != 0;
 }
 
 void es__reqs_find(struct es_reqs *r, const MPI_Request *c, const MPI_Fint *f, int n) ES_HIDDEN;

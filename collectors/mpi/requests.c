@@ -9,7 +9,7 @@
  * Two tables keyed by the request handle, each behind its own lock: they
  * are touched only by programs that use nonblocking collectives or
  * persistent requests, and then once per such call (the common path of a
- * wait asks es_nbc_outstanding, one relaxed load, and goes on).  A handle
+ * wait asks es_route.nbc_outstanding, one relaxed load, and goes on).  A handle
  * is a slot MPI reuses once the request is freed, so an entry leaves when
  * its request completes (nonblocking collectives) or is replaced when the
  * handle comes back from another init call (persistent requests).
@@ -22,7 +22,6 @@ struct table {
 
 static struct table nbc = { .lock = PTHREAD_MUTEX_INITIALIZER };
 static struct table persist = { .lock = PTHREAD_MUTEX_INITIALIZER };
-atomic_int es_nbc_outstanding;
 
 static size_t hash(MPI_Request r, size_t cap)
 {
@@ -114,7 +113,7 @@ void es_requests_reset(void)
 {
 	clear(&nbc);
 	clear(&persist);
-	atomic_store(&es_nbc_outstanding, 0);
+	atomic_store(&es_route.nbc_outstanding, 0);
 }
 
 /* --- nonblocking collectives ----------------------------------------------------- */
@@ -128,7 +127,7 @@ void es_nbc_started(MPI_Request req, unsigned op, uint64_t t0, uint32_t element,
 		return;
 	pthread_mutex_lock(&nbc.lock);
 	if (!put(&nbc, &e))
-		atomic_store_explicit(&es_nbc_outstanding, (int)nbc.n, memory_order_relaxed);
+		atomic_store_explicit(&es_route.nbc_outstanding, (int)nbc.n, memory_order_relaxed);
 	pthread_mutex_unlock(&nbc.lock);
 }
 
@@ -187,7 +186,7 @@ void es__reqs_done(struct es_reqs *r, const MPI_Request *c, const MPI_Fint *f)
 		struct es_req_entry *in = find(&nbc, e->req);
 		if (in)
 			drop(&nbc, in);
-		atomic_store_explicit(&es_nbc_outstanding, (int)nbc.n, memory_order_relaxed);
+		atomic_store_explicit(&es_route.nbc_outstanding, (int)nbc.n, memory_order_relaxed);
 		pthread_mutex_unlock(&nbc.lock);
 		if (in && es_want(e->op))
 			es_write(e->op | ES_OP_DONE, e->t0, now, e->element, e->size, e->arg, MPI_SUCCESS);

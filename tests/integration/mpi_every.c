@@ -56,6 +56,59 @@ static void icoll_wait(const char *name, long element, long size, MPI_Request *r
 	cw++;
 }
 
+/*
+ * Streaks: rank 1 polls a receive rank 0 has not sent (fruitless, for
+ * certain: rank 0 sends only when told), tells rank 0, and waits for a
+ * second message sent after the first; the next poll then completes.  Its
+ * one tuple has the source and size of what came, and arg = every poll of
+ * the streak.  First with the status ignored (the collector reads its own),
+ * then given (the program must get it).
+ */
+static void streak(const int *a, int tag, int polls, int any)
+{
+	int c[4] = { 0 }, flag = 1, idx;
+	MPI_Request rq[2] = { MPI_REQUEST_NULL, MPI_REQUEST_NULL };
+	MPI_Status st;
+	if (me == 0) {
+		MPI_Recv(NULL, 0, MPI_INT, 1, tag + 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		E("MPI_Recv", 1, 0, tag + 1);
+		MPI_Send(a, 4, MPI_INT, 1, tag, MPI_COMM_WORLD);
+		E("MPI_Send", 1, 16, tag);
+		MPI_Send(NULL, 0, MPI_INT, 1, tag + 2, MPI_COMM_WORLD);
+		E("MPI_Send", 1, 0, tag + 2);
+		return;
+	}
+	MPI_Irecv(c, 4, MPI_INT, 0, tag, MPI_COMM_WORLD, &rq[1]);
+	E("MPI_Irecv", 0, 16, tag);
+	for (int k = 0; k < polls - 1; k++) {
+		if (any)
+			MPI_Testany(2, rq, &idx, &flag, MPI_STATUS_IGNORE);
+		else
+			MPI_Test(&rq[1], &flag, &st);
+		check(!flag, "a poll before the send");
+	}
+	MPI_Send(NULL, 0, MPI_INT, 0, tag + 1, MPI_COMM_WORLD);
+	E("MPI_Send", 0, 0, tag + 1);
+	MPI_Recv(NULL, 0, MPI_INT, 0, tag + 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	E("MPI_Recv", 0, 0, tag + 2);
+	if (any) {
+		MPI_Testany(2, rq, &idx, &flag, MPI_STATUS_IGNORE);
+		check(flag && idx == 1, "MPI_Testany after the send");
+		E("MPI_Testany", 0, 16, polls);
+	} else {
+		MPI_Test(&rq[1], &flag, &st);
+		check(flag && st.MPI_SOURCE == 0 && st.MPI_TAG == tag, "MPI_Test's status after the send");
+		E("MPI_Test", 0, 16, polls);
+	}
+	check(c[0] == 0 && rq[1] == MPI_REQUEST_NULL, "the streak's receive"); /* rank 0's a */
+}
+
+static void streaks(const int *a)
+{
+	streak(a, 30, 4, 1);
+	streak(a, 33, 3, 0);
+}
+
 static void point_to_point(void)
 {
 	int a[4] = { me, me, me, me }, b[4] = { 0 };
@@ -152,6 +205,7 @@ static void point_to_point(void)
 		MPI_Recv(b, 4, MPI_INT, 0, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 		E("MPI_Recv", 0, 16, 10);
 	}
+	streaks(a);
 	void *old;
 	int oldsize;
 	MPI_Buffer_detach(&old, &oldsize);
