@@ -94,9 +94,10 @@ static inline bool es_op_matched(unsigned op)
 }
 
 /* Which MPI calls a pathmap's `mpi: collect:` list selects: collect[code]
- * is set for each (all of them when the list is absent or empty).  A word
- * that is neither a call, a group nor "all" is PS_EINVAL with a message
- * "FILE:LINE:COLUMN: ..." in err. */
+ * is set for each (all of them when the list is absent or empty).  Words
+ * apply in order: "all", a group, "polls" (MPI_Test*, MPI_Iprobe...) or a
+ * call's name adds, the same after a '-' removes ([all, -polls]).  Any
+ * other word is PS_EINVAL with "FILE:LINE:COLUMN: ..." in err. */
 int es_mpi_select(const struct pm_mpi *mpi, const char *file, unsigned char collect[256], char *err,
 		  size_t errlen);
 

@@ -28,6 +28,10 @@ trap 'cleanup; rm -f "$pm" "$bad"' EXIT
 printf 'pathmap: 1\nname: ignored\nmpi:\n  collect: [collectives]\ntrace:\n  threshold: 100\n' >"$pm"
 ES_PATHMAP="$pm" run 2 "$job.c" -x ES_PATHMAP || die "mpi_calls failed with a pathmap"
 "$BUILD/tests/mpi_check" "$job.c" 2 collectives || die "collectives-only pathmap not honoured"
+# Everything but the polls, as a poll-bound program would ask.
+printf 'pathmap: 1\nname: ignored\nmpi:\n  collect: [all, -polls]\n' >"$pm"
+ES_PATHMAP="$pm" run 2 "$job.np" -x ES_PATHMAP || die "mpi_calls failed with [all, -polls]"
+"$BUILD/tests/mpi_check" "$job.np" 2 nopolls || die "[all, -polls] not honoured"
 
 # A bad pathmap, or a missing one: one line from rank 0, and the program
 # runs to the end unmonitored.

@@ -109,11 +109,25 @@ START_TEST(mpi_select)
 	ck_assert(c[ES_OP_MPI_COMM_SPLIT] && c[ES_OP_MPI_COMM_FREE] && !c[ES_OP_MPI_BARRIER]);
 	ck_assert_int_eq(select_from("pathmap: 1\nname: j\nmpi:\n  collect: [all]\n", c, err), 0);
 	ck_assert(c[ES_OP_MPI_SEND] && c[ES_OP_MPI_FINALIZE]);
+	/* in order, and a - takes away: everything but the polls, and one back */
+	ck_assert_int_eq(select_from("pathmap: 1\nname: j\nmpi:\n  collect: [all, -polls, MPI_Iprobe]\n",
+				     c, err), 0);
+	ck_assert(c[ES_OP_MPI_SEND] && c[ES_OP_MPI_WAIT] && c[ES_OP_MPI_IPROBE] && c[ES_OP_MPI_INIT]);
+	ck_assert(!c[ES_OP_MPI_TEST] && !c[ES_OP_MPI_TESTANY] && !c[ES_OP_MPI_IMPROBE] && !c[ES_OP_MPI_WIN_TEST]);
+	ck_assert_int_eq(select_from("pathmap: 1\nname: j\nmpi:\n  collect: [polls]\n", c, err), 0);
+	ck_assert(c[ES_OP_MPI_TESTSOME] && c[ES_OP_MPI_REQUEST_GET_STATUS] && !c[ES_OP_MPI_WAIT]);
+	ck_assert_int_eq(select_from("pathmap: 1\nname: j\nmpi:\n  collect: [-collectives, collectives, -MPI_Bcast]\n",
+				     c, err), 0);
+	ck_assert(c[ES_OP_MPI_ALLREDUCE] && !c[ES_OP_MPI_BCAST] && !c[ES_OP_MPI_SEND]);
 	ck_assert_int_eq(select_from("pathmap: 1\nname: j\nmpi:\n  collect: [collectives, MPI_Sned]\n",
 				     c, err), PS_EINVAL);
 	ck_assert_str_eq(err, "c.yaml:4:26: mpi collect: expected all, a group (point-to-point, "
-			 "collectives, one-sided, persistent, communicators) or the name of an MPI "
-			 "function libescollect records (MPI_Send, MPI_Allreduce...), got 'MPI_Sned'");
+			 "collectives, one-sided, persistent, communicators), polls or the name of an "
+			 "MPI function libescollect records (MPI_Send, MPI_Allreduce...), each with a - "
+			 "to leave it out, got 'MPI_Sned'");
+	ck_assert_int_eq(select_from("pathmap: 1\nname: j\nmpi:\n  collect: [all, -pols]\n", c, err),
+			 PS_EINVAL);
+	ck_assert_msg(strstr(err, "c.yaml:4:18: ") && strstr(err, "got '-pols'"), "%s", err);
 }
 END_TEST
 
