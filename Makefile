@@ -14,7 +14,8 @@ ifeq ($(origin CC),default)
 CC      := gcc
 endif
 OPT     ?= -O2
-CFLAGS  := -std=c11 $(OPT) -g -Wall -Wextra -Werror -fPIC -I. $(EXTRA_CFLAGS)
+VERSION := 0.13.0
+CFLAGS  := -std=c11 $(OPT) -g -Wall -Wextra -Werror -fPIC -I. -DES_VERSION='"$(VERSION)"' $(EXTRA_CFLAGS)
 LDLIBS  := -luring -pthread -lrt -lm
 
 BUILD := build/release
@@ -107,8 +108,13 @@ SCOPES_LIB := $(BUILD)/lib/libscopes.a
 WINDTUNNEL_SRC := windtunnel/lga.c windtunnel/tunnel.c windtunnel/picture.c
 WINDTUNNEL_LIB := $(BUILD)/lib/libwindtunnel.a
 
+# --- archive/ ---------------------------------------------------------------
+
+ARCHIVE_SRC := archive/archive.c archive/items.c
+ARCHIVE_LIB := $(BUILD)/lib/libesarchive.a
+
 # Libraries in link order: each layer before the ones it depends on.
-LIBS := $(WINDTUNNEL_LIB) $(SCOPES_LIB) $(COLLECTORS_LIB) $(PATHMAPS_LIB) $(PATHS_LIB) $(PASTSET_LIB)
+LIBS := $(ARCHIVE_LIB) $(WINDTUNNEL_LIB) $(SCOPES_LIB) $(COLLECTORS_LIB) $(PATHMAPS_LIB) $(PATHS_LIB) $(PASTSET_LIB)
 EXT_LIBS = $(shell pkg-config --libs yaml-0.1 hwloc)
 
 # --- generated ---------------------------------------------------------------
@@ -170,10 +176,15 @@ $(WINDTUNNEL_LIB): $(call obj,$(WINDTUNNEL_SRC))
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 
+$(ARCHIVE_LIB): $(call obj,$(ARCHIVE_SRC))
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
 # --- binaries ----------------------------------------------------------------
 
 BINS := $(BUILD)/bin/psadm $(BUILD)/bin/psdemo $(BUILD)/bin/pathmap \
-	$(BUILD)/bin/heartbeat $(BUILD)/bin/geteventmon $(BUILD)/bin/colopmon
+	$(BUILD)/bin/heartbeat $(BUILD)/bin/geteventmon $(BUILD)/bin/colopmon \
+	$(BUILD)/bin/esrecord $(BUILD)/bin/esconvert
 
 $(BUILD)/bin/%: $(BUILD)/obj/pastset/%.o $(PASTSET_LIB)
 	@mkdir -p $(dir $@)
@@ -186,6 +197,23 @@ $(BUILD)/bin/%: $(BUILD)/obj/pathmaps/%.o $(LIBS)
 $(BUILD)/bin/%: $(BUILD)/obj/monitors/%.o $(BUILD)/obj/monitors/common.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
+
+# The archive's programs: the recorder is a monitor; the converter writes
+# OTF2 through Debian's libotf2 (libotf2-trace-dev).
+OTF2_CFLAGS = $(shell pkg-config --cflags otf2)
+OTF2_LIBS = $(shell pkg-config --libs otf2)
+
+$(BUILD)/bin/esrecord: $(BUILD)/obj/archive/esrecord.o $(BUILD)/obj/monitors/common.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
+
+$(BUILD)/obj/archive/otf2.o: archive/otf2.c | $(GEN)/stamp
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(OTF2_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/bin/esconvert: $(BUILD)/obj/archive/esconvert.o $(BUILD)/obj/archive/otf2.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(OTF2_LIBS) $(EXT_LIBS) $(LDLIBS)
 
 # --- tests -------------------------------------------------------------------
 

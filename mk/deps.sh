@@ -21,6 +21,8 @@ need iproute2       command -v ip      # the remote test's network namespaces
 need gfortran       command -v gfortran # Fortran MPI programs are tested too
 need hpcc           command -v hpcc    # real MPI programs the tests run under the collectors
 need lammps         command -v lmp
+need libotf2-trace-dev have_pc otf2    # esconvert writes OTF2 through it
+need otf2-tools     command -v otf2-print # the tests read what it wrote
 if [ "${1:-}" = bench ]; then # the collector benchmark compares with LTTng-UST
 	need liblttng-ust-dev have_pc lttng-ust
 	need lttng-tools      command -v lttng-sessiond

@@ -1,0 +1,512 @@
+/* archive.c - writes and reads EventSpace archives (archive.h): events as recorded, threads, communicators, INFO last. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "archive/archive.h"
+
+/* Records are written and mapped as they lie in memory. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "archives are little-endian");
+_Static_assert(sizeof(struct ar_event) == AR_RECORD, "an event record is 40 bytes");
+
+static int fail(char *err, size_t len, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int fail(char *err, size_t len, int rc, const char *fmt, ...)
+{
+	if (err && len) {
+		va_list ap;
+		va_start(ap, fmt);
+		int n = vsnprintf(err, len, fmt, ap);
+		va_end(ap);
+		if (rc < 0 && n >= 0 && (size_t)n < len)
+			snprintf(err + n, len - (size_t)n, ": %s", strerror(-rc));
+	}
+	return rc;
+}
+
+static void path_of(char *buf, size_t len, const char *dir, const char *name)
+{
+	snprintf(buf, len, "%s/%s", dir, name);
+}
+
+/* --- writing ------------------------------------------------------------------ */
+
+struct member {
+	uint32_t id, size, me, world;
+	uint32_t order; /* when its communicator was first met: MPI_COMM_WORLD is 0 */
+};
+
+struct ar_writer {
+	char dir[4096];
+	char job[PS_NAME_MAX + 1];
+	FILE *events;
+	uint64_t written;
+	struct ar_thread *threads;
+	int nthreads;
+	struct member *members;
+	size_t nmembers, cap;
+};
+
+int ar_create(const char *dir, const char *job, ar_writer **out, char *err, size_t errlen)
+{
+	char p[4200];
+	struct stat st;
+	*out = NULL;
+	if (strlen(dir) >= sizeof(((ar_writer *)0)->dir) - 16)
+		return fail(err, errlen, -ENAMETOOLONG, "%s", dir);
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return fail(err, errlen, -errno, "%s", dir);
+	path_of(p, sizeof(p), dir, "events");
+	if (stat(p, &st) == 0)
+		return fail(err, errlen, -EEXIST, "%s: already holds an archive (events)", dir);
+	ar_writer *w = calloc(1, sizeof(*w));
+	if (!w)
+		return fail(err, errlen, -ENOMEM, "%s", dir);
+	snprintf(w->dir, sizeof(w->dir), "%s", dir);
+	snprintf(w->job, sizeof(w->job), "%s", job);
+	/* an INFO left from an earlier archive would make this one look whole */
+	path_of(p, sizeof(p), dir, "INFO");
+	if (unlink(p) && errno != ENOENT) {
+		int rc = -errno;
+		free(w);
+		return fail(err, errlen, rc, "%s", p);
+	}
+	path_of(p, sizeof(p), dir, "events");
+	w->events = fopen(p, "wbx");
+	if (!w->events) {
+		int rc = -errno;
+		free(w);
+		return fail(err, errlen, rc, "%s", p);
+	}
+	uint32_t v = AR_VERSION;
+	if (fwrite("ESAR", 1, 4, w->events) != 4 || fwrite(&v, 4, 1, w->events) != 1) {
+		int rc = -errno;
+		ar_abandon(w);
+		return fail(err, errlen, rc ? rc : -EIO, "%s", p);
+	}
+	*out = w;
+	return 0;
+}
+
+int ar_set_thread(ar_writer *w, int index, const char *process, const char *name)
+{
+	if (index < 0 || index > 1 << 20)
+		return -EINVAL;
+	if (index >= w->nthreads) {
+		struct ar_thread *t = realloc(w->threads, sizeof(*t) * (size_t)(index + 1));
+		if (!t)
+			return -ENOMEM;
+		memset(t + w->nthreads, 0, sizeof(*t) * (size_t)(index + 1 - w->nthreads));
+		w->threads = t;
+		w->nthreads = index + 1;
+	}
+	snprintf(w->threads[index].process, sizeof(w->threads[index].process), "%s", process);
+	snprintf(w->threads[index].name, sizeof(w->threads[index].name), "%s", name);
+	return 0;
+}
+
+int ar_set_member(ar_writer *w, uint32_t id, uint32_t size, uint32_t me, uint32_t world_rank)
+{
+	uint32_t order = UINT32_MAX, norders = 0;
+	for (size_t i = 0; i < w->nmembers; i++) {
+		if (w->members[i].id == id && w->members[i].me == me)
+			return 0;
+		if (w->members[i].id == id)
+			order = w->members[i].order;
+		norders = w->members[i].order + 1 > norders ? w->members[i].order + 1 : norders;
+	}
+	if (w->nmembers == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 64;
+		struct member *m = realloc(w->members, sizeof(*m) * cap);
+		if (!m)
+			return -ENOMEM;
+		w->members = m;
+		w->cap = cap;
+	}
+	w->members[w->nmembers++] = (struct member){ id, size, me, world_rank,
+						     order == UINT32_MAX ? norders : order };
+	return 0;
+}
+
+int ar_write(ar_writer *w, const struct es_trace *t, uint32_t thread)
+{
+	struct ar_event e = { .t = *t, .thread = thread };
+	if (fwrite(&e, sizeof(e), 1, w->events) != 1)
+		return errno ? -errno : -EIO;
+	w->written++;
+	return 0;
+}
+
+uint64_t ar_written(const ar_writer *w)
+{
+	return w->written;
+}
+
+static int cmp_member(const void *a, const void *b)
+{
+	const struct member *x = a, *y = b;
+	if (x->order != y->order)
+		return x->order < y->order ? -1 : 1;
+	return x->me < y->me ? -1 : x->me > y->me;
+}
+
+/* Closes f, written to path; 0 or a negative errno. */
+static int close_file(FILE *f)
+{
+	int bad = ferror(f);
+	if (fflush(f) || fsync(fileno(f)))
+		bad = 1;
+	int rc = bad ? (errno ? -errno : -EIO) : 0;
+	if (fclose(f) && !rc)
+		rc = errno ? -errno : -EIO;
+	return rc;
+}
+
+static int write_threads(ar_writer *w, char *err, size_t errlen)
+{
+	char p[4200];
+	path_of(p, sizeof(p), w->dir, "threads");
+	FILE *f = fopen(p, "w");
+	if (!f)
+		return fail(err, errlen, -errno, "%s", p);
+	for (int i = 0; i < w->nthreads; i++)
+		fprintf(f, "%d\t%s\t%s\n", i, w->threads[i].process[0] ? w->threads[i].process : "-",
+			w->threads[i].name[0] ? w->threads[i].name : "-");
+	int rc = close_file(f);
+	return rc ? fail(err, errlen, rc, "%s", p) : 0;
+}
+
+static int write_comms(ar_writer *w, char *err, size_t errlen)
+{
+	char p[4200];
+	path_of(p, sizeof(p), w->dir, "comms");
+	FILE *f = fopen(p, "w");
+	if (!f)
+		return fail(err, errlen, -errno, "%s", p);
+	qsort(w->members, w->nmembers, sizeof(*w->members), cmp_member);
+	for (size_t i = 0; i < w->nmembers;) {
+		const struct member *m = &w->members[i];
+		fprintf(f, "%u %u", m->id, m->size);
+		/* every rank in it, by its rank there; - where that rank's record is missing */
+		size_t j = i;
+		for (uint32_t r = 0; r < m->size; r++) {
+			if (j < w->nmembers && w->members[j].id == m->id && w->members[j].me == r)
+				fprintf(f, " %u", w->members[j++].world);
+			else
+				fputs(" -", f);
+		}
+		while (j < w->nmembers && w->members[j].id == m->id)
+			j++; /* a rank beyond the size: an id two communicators share */
+		fputc('\n', f);
+		i = j;
+	}
+	int rc = close_file(f);
+	return rc ? fail(err, errlen, rc, "%s", p) : 0;
+}
+
+static void free_writer(ar_writer *w)
+{
+	free(w->threads);
+	free(w->members);
+	free(w);
+}
+
+int ar_finish(ar_writer *w, uint64_t lost, uint64_t before, const char *why, char *err,
+	      size_t errlen)
+{
+	char p[4200], tmp[4200];
+	int rc = close_file(w->events);
+	w->events = NULL;
+	if (rc) {
+		path_of(p, sizeof(p), w->dir, "events");
+		fail(err, errlen, rc, "%s", p);
+		free_writer(w);
+		return rc;
+	}
+	if ((rc = write_threads(w, err, errlen)) || (rc = write_comms(w, err, errlen))) {
+		free_writer(w);
+		return rc;
+	}
+	path_of(tmp, sizeof(tmp), w->dir, "INFO.tmp");
+	path_of(p, sizeof(p), w->dir, "INFO");
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		rc = fail(err, errlen, -errno, "%s", tmp);
+		free_writer(w);
+		return rc;
+	}
+	fprintf(f, "archive: %d\njob: %s\nevents: %llu\nlost: %llu\nbefore_attach: %llu\n"
+		"threads: %d\nclock: ns, CLOCK_MONOTONIC\nended: %s\n", AR_VERSION, w->job,
+		(unsigned long long)w->written, (unsigned long long)lost, (unsigned long long)before,
+		w->nthreads, why ? why : "-");
+	rc = close_file(f);
+	if (!rc && rename(tmp, p))
+		rc = -errno;
+	if (rc) {
+		unlink(tmp);
+		fail(err, errlen, rc, "%s", p);
+	}
+	free_writer(w);
+	return rc;
+}
+
+void ar_abandon(ar_writer *w)
+{
+	if (!w)
+		return;
+	if (w->events)
+		fclose(w->events);
+	free_writer(w);
+}
+
+/* --- reading ------------------------------------------------------------------ */
+
+struct ar_archive {
+	char job[PS_NAME_MAX + 1];
+	uint64_t lost, declared;
+	void *map;
+	size_t maplen, nevents;
+	struct ar_thread *threads;
+	int nthreads;
+	struct ar_comm *comms;
+	int ncomms;
+};
+
+/* INFO: the whole archive's word on itself */
+static int read_info(ar_archive *a, const char *dir, char *err, size_t errlen)
+{
+	char p[4200], line[512];
+	path_of(p, sizeof(p), dir, "INFO");
+	FILE *f = fopen(p, "r");
+	if (!f) {
+		if (errno == ENOENT)
+			return fail(err, errlen, -ENOENT, "%s: not a whole archive (no INFO: its recorder did "
+				    "not finish, or it is no archive)", dir);
+		return fail(err, errlen, -errno, "%s", p);
+	}
+	int version = 0, lineno = 0;
+	bool have_events = false;
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		unsigned long long v;
+		char word[256];
+		if (sscanf(line, "archive: %d", &version) == 1)
+			continue;
+		if (sscanf(line, "job: %255s", word) == 1) {
+			if (strlen(word) >= sizeof(a->job)) {
+				fclose(f);
+				return fail(err, errlen, -EINVAL, "%s:%d: a job name of at most %d characters",
+					    p, lineno, PS_NAME_MAX);
+			}
+			memcpy(a->job, word, strlen(word) + 1);
+		}
+		else if (sscanf(line, "events: %llu", &v) == 1)
+			a->declared = v, have_events = true;
+		else if (sscanf(line, "lost: %llu", &v) == 1)
+			a->lost = v;
+		else if (!strchr(line, ':')) {
+			fclose(f);
+			return fail(err, errlen, -EINVAL, "%s:%d: expected KEY: VALUE", p, lineno);
+		}
+	}
+	fclose(f);
+	if (version != AR_VERSION)
+		return fail(err, errlen, -EINVAL, "%s:1: expected archive: %d, got version %d", p,
+			    AR_VERSION, version);
+	if (!have_events)
+		return fail(err, errlen, -EINVAL, "%s: expected an events: line", p);
+	return 0;
+}
+
+static int map_events(ar_archive *a, const char *dir, char *err, size_t errlen)
+{
+	char p[4200];
+	path_of(p, sizeof(p), dir, "events");
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fail(err, errlen, -errno, "%s", p);
+	struct stat st;
+	if (fstat(fd, &st)) {
+		int rc = -errno;
+		close(fd);
+		return fail(err, errlen, rc, "%s", p);
+	}
+	size_t len = (size_t)st.st_size;
+	if (len < 8 || (len - 8) % AR_RECORD) {
+		close(fd);
+		return fail(err, errlen, -EINVAL, "%s: %zu bytes: expected the 8-byte header and "
+			    "%d-byte records", p, len, AR_RECORD);
+	}
+	void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return fail(err, errlen, -errno, "%s", p);
+	uint32_t v;
+	memcpy(&v, (char *)m + 4, 4);
+	if (memcmp(m, "ESAR", 4) || v != AR_VERSION) {
+		munmap(m, len);
+		return fail(err, errlen, -EINVAL, "%s: expected ESAR version %d", p, AR_VERSION);
+	}
+	a->map = m;
+	a->maplen = len;
+	a->nevents = (len - 8) / AR_RECORD;
+	if (a->nevents != a->declared)
+		return fail(err, errlen, -EINVAL, "%s: %zu events, INFO says %llu", p, a->nevents,
+			    (unsigned long long)a->declared);
+	return 0;
+}
+
+static int read_threads(ar_archive *a, const char *dir, char *err, size_t errlen)
+{
+	char p[4200], line[600];
+	path_of(p, sizeof(p), dir, "threads");
+	FILE *f = fopen(p, "r");
+	if (!f)
+		return fail(err, errlen, -errno, "%s", p);
+	int lineno = 0, rc = 0;
+	while (!rc && fgets(line, sizeof(line), f)) {
+		lineno++;
+		char *proc = strchr(line, '\t'), *name = proc ? strchr(proc + 1, '\t') : NULL;
+		char *end;
+		long i = strtol(line, &end, 10);
+		if (!name || end != proc || i != a->nthreads) {
+			rc = fail(err, errlen, -EINVAL, "%s:%d: expected %d TAB PROCESS TAB NAME", p, lineno,
+				  a->nthreads);
+			break;
+		}
+		*proc++ = 0;
+		*name++ = 0;
+		name[strcspn(name, "\n")] = 0;
+		struct ar_thread *t = realloc(a->threads, sizeof(*t) * (size_t)(a->nthreads + 1));
+		if (!t) {
+			rc = -ENOMEM;
+			break;
+		}
+		a->threads = t;
+		t = &t[a->nthreads++];
+		snprintf(t->process, sizeof(t->process), "%s", proc);
+		snprintf(t->name, sizeof(t->name), "%s", name);
+		const char *r = strrchr(t->process, '.');
+		t->rank = r && r[1] == 'r' && r[2] >= '0' && r[2] <= '9' ? atoi(r + 2) : -1;
+	}
+	fclose(f);
+	return rc;
+}
+
+static int read_comms(ar_archive *a, const char *dir, char *err, size_t errlen)
+{
+	char p[4200];
+	path_of(p, sizeof(p), dir, "comms");
+	FILE *f = fopen(p, "r");
+	if (!f)
+		return fail(err, errlen, -errno, "%s", p);
+	char *line = NULL;
+	size_t cap = 0;
+	int lineno = 0, rc = 0;
+	while (!rc && getline(&line, &cap, f) > 0) {
+		lineno++;
+		char *s = line, *end;
+		unsigned long id = strtoul(s, &end, 10), size = end != s ? strtoul(end, &s, 10) : 0;
+		if (end == line || s == end || size == 0 || size > 1u << 24) {
+			rc = fail(err, errlen, -EINVAL, "%s:%d: expected ID SIZE RANKS...", p, lineno);
+			break;
+		}
+		struct ar_comm *c = realloc(a->comms, sizeof(*c) * (size_t)(a->ncomms + 1));
+		if (!c) {
+			rc = -ENOMEM;
+			break;
+		}
+		a->comms = c;
+		c = &c[a->ncomms];
+		c->id = (uint32_t)id;
+		c->size = (uint32_t)size;
+		c->members = malloc(sizeof(int32_t) * size);
+		if (!c->members) {
+			rc = -ENOMEM;
+			break;
+		}
+		a->ncomms++;
+		for (unsigned long r = 0; r < size; r++) {
+			while (*s == ' ')
+				s++;
+			if (*s == '-') {
+				c->members[r] = -1;
+				s++;
+				continue;
+			}
+			long v = strtol(s, &end, 10);
+			if (end == s || v < 0) {
+				rc = fail(err, errlen, -EINVAL, "%s:%d: expected %lu ranks", p, lineno, size);
+				break;
+			}
+			c->members[r] = (int32_t)v;
+			s = end;
+		}
+	}
+	free(line);
+	fclose(f);
+	return rc;
+}
+
+int ar_open(const char *dir, ar_archive **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	ar_archive *a = calloc(1, sizeof(*a));
+	if (!a)
+		return fail(err, errlen, -ENOMEM, "%s", dir);
+	int rc;
+	if ((rc = read_info(a, dir, err, errlen)) || (rc = map_events(a, dir, err, errlen)) ||
+	    (rc = read_threads(a, dir, err, errlen)) || (rc = read_comms(a, dir, err, errlen))) {
+		ar_close(a);
+		return rc;
+	}
+	for (size_t i = 0; i < a->nevents; i++)
+		if (ar_events(a)[i].thread >= (uint32_t)a->nthreads) {
+			ar_close(a);
+			return fail(err, errlen, -EINVAL, "%s/events: event %zu is on thread %u of %d", dir, i,
+				    ar_events(a)[i].thread, a->nthreads);
+		}
+	*out = a;
+	return 0;
+}
+
+void ar_close(ar_archive *a)
+{
+	if (!a)
+		return;
+	if (a->map)
+		munmap(a->map, a->maplen);
+	for (int i = 0; i < a->ncomms; i++)
+		free(a->comms[i].members);
+	free(a->comms);
+	free(a->threads);
+	free(a);
+}
+
+const char *ar_job(const ar_archive *a) { return a->job; }
+size_t ar_nevents(const ar_archive *a) { return a->nevents; }
+uint64_t ar_lost(const ar_archive *a) { return a->lost; }
+int ar_nthreads(const ar_archive *a) { return a->nthreads; }
+const struct ar_thread *ar_thread(const ar_archive *a, int i) { return &a->threads[i]; }
+int ar_ncomms(const ar_archive *a) { return a->ncomms; }
+const struct ar_comm *ar_comm(const ar_archive *a, int i) { return &a->comms[i]; }
+
+const struct ar_event *ar_events(const ar_archive *a)
+{
+	return (const struct ar_event *)((const char *)a->map + 8);
+}
+
+const struct ar_comm *ar_comm_by_id(const ar_archive *a, uint32_t id)
+{
+	for (int i = 0; i < a->ncomms; i++)
+		if (a->comms[i].id == id)
+			return &a->comms[i];
+	return NULL;
+}

@@ -1,0 +1,79 @@
+/* archive.h - EventSpace archives: what esrecord keeps of a job, read back by the converters (OTF2, trace-event JSON) and profiles. */
+#ifndef ES_ARCHIVE_H
+#define ES_ARCHIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collectors/collectors.h"
+
+/*
+ * An archive is a directory:
+ *   events   "ESAR", u32 version (1), then one record per event: the 36-byte
+ *            trace tuple (struct es_trace, stamps in ns, little-endian)
+ *            and a u32 thread index
+ *   threads  a line per thread: INDEX PROCESS NAME (tab-separated)
+ *   comms    a line per communicator: ID SIZE WORLD-RANKS... (by rank in it),
+ *            in the order they were met (MPI_COMM_WORLD first)
+ *   INFO     key: value lines (job, events, lost, ...), written last
+ * An archive without INFO is not whole (its recorder did not finish) and
+ * ar_open refuses it.  The events are in the recorder's order: merged by
+ * start time within each pull, so each thread's own are in order.
+ */
+
+#define AR_VERSION 1
+#define AR_RECORD 40 /* bytes per event record */
+
+/* --- writing ------------------------------------------------------------------ */
+
+typedef struct ar_writer ar_writer;
+
+/* Makes DIR (it may exist, but must hold no archive) and its events file.
+ * 0, or a negative errno with "DIR: why" in err. */
+int ar_create(const char *dir, const char *job, ar_writer **out, char *err, size_t errlen);
+/* Thread INDEX is NAME in PROCESS (a trace space's segment: one process). */
+int ar_set_thread(ar_writer *w, int index, const char *process, const char *name);
+/* Rank WORLD_RANK is rank ME of communicator ID, which has SIZE members. */
+int ar_set_member(ar_writer *w, uint32_t id, uint32_t size, uint32_t me, uint32_t world_rank);
+int ar_write(ar_writer *w, const struct es_trace *t, uint32_t thread);
+/* Writes threads, comms and INFO (lost: discarded before they could be
+ * read; before: rotated out before the recorder attached; why: how it
+ * ended); then frees w.  On an error the archive stays incomplete. */
+int ar_finish(ar_writer *w, uint64_t lost, uint64_t before, const char *why, char *err,
+	      size_t errlen);
+/* Gives up: closes and frees, leaving no INFO. */
+void ar_abandon(ar_writer *w);
+uint64_t ar_written(const ar_writer *w);
+
+/* --- reading ------------------------------------------------------------------ */
+
+typedef struct ar_archive ar_archive;
+
+struct ar_event {
+	struct es_trace t; /* stamps in ns */
+	uint32_t thread;
+};
+struct ar_thread {
+	char process[PS_NAME_MAX + 1]; /* JOB.rN for an MPI rank */
+	char name[PS_NAME_MAX + 1];
+	int rank; /* the MPI rank (from PROCESS's .rN), or -1 */
+};
+struct ar_comm {
+	uint32_t id, size;
+	int32_t *members; /* world rank of each rank in it; -1 where unknown */
+};
+
+int ar_open(const char *dir, ar_archive **out, char *err, size_t errlen);
+void ar_close(ar_archive *a);
+const char *ar_job(const ar_archive *a);
+size_t ar_nevents(const ar_archive *a);
+const struct ar_event *ar_events(const ar_archive *a);
+uint64_t ar_lost(const ar_archive *a);
+int ar_nthreads(const ar_archive *a);
+const struct ar_thread *ar_thread(const ar_archive *a, int i);
+int ar_ncomms(const ar_archive *a);
+const struct ar_comm *ar_comm(const ar_archive *a, int i);
+/* The communicator with this id (the high bits of a collective's arg), or NULL. */
+const struct ar_comm *ar_comm_by_id(const ar_archive *a, uint32_t id);
+
+#endif
