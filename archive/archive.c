@@ -17,17 +17,36 @@
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "archives are little-endian");
 _Static_assert(sizeof(struct ar_event) == AR_RECORD, "an event record is 40 bytes");
 
+/* err gets the message, and the system's words for rc when errno_text */
+static int vfail(char *err, size_t len, int rc, bool errno_text, const char *fmt, va_list ap)
+{
+	if (err && len) {
+		int n = vsnprintf(err, len, fmt, ap);
+		if (errno_text && n >= 0 && (size_t)n < len)
+			snprintf(err + n, len - (size_t)n, ": %s", strerror(-rc));
+	}
+	return rc;
+}
+
+/* A system call failed on what fmt names. */
+static int sys_fail(char *err, size_t len, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int sys_fail(char *err, size_t len, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfail(err, len, rc, true, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* The message says it all. */
 static int fail(char *err, size_t len, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static int fail(char *err, size_t len, int rc, const char *fmt, ...)
 {
-	if (err && len) {
-		va_list ap;
-		va_start(ap, fmt);
-		int n = vsnprintf(err, len, fmt, ap);
-		va_end(ap);
-		if (rc < 0 && n >= 0 && (size_t)n < len)
-			snprintf(err + n, len - (size_t)n, ": %s", strerror(-rc));
-	}
+	va_list ap;
+	va_start(ap, fmt);
+	vfail(err, len, rc, false, fmt, ap);
+	va_end(ap);
 	return rc;
 }
 
@@ -60,15 +79,15 @@ int ar_create(const char *dir, const char *job, ar_writer **out, char *err, size
 	struct stat st;
 	*out = NULL;
 	if (strlen(dir) >= sizeof(((ar_writer *)0)->dir) - 16)
-		return fail(err, errlen, -ENAMETOOLONG, "%s", dir);
+		return sys_fail(err, errlen, -ENAMETOOLONG, "%s", dir);
 	if (mkdir(dir, 0755) && errno != EEXIST)
-		return fail(err, errlen, -errno, "%s", dir);
+		return sys_fail(err, errlen, -errno, "%s", dir);
 	path_of(p, sizeof(p), dir, "events");
 	if (stat(p, &st) == 0)
 		return fail(err, errlen, -EEXIST, "%s: already holds an archive (events)", dir);
 	ar_writer *w = calloc(1, sizeof(*w));
 	if (!w)
-		return fail(err, errlen, -ENOMEM, "%s", dir);
+		return sys_fail(err, errlen, -ENOMEM, "%s", dir);
 	snprintf(w->dir, sizeof(w->dir), "%s", dir);
 	snprintf(w->job, sizeof(w->job), "%s", job);
 	/* an INFO left from an earlier archive would make this one look whole */
@@ -76,20 +95,20 @@ int ar_create(const char *dir, const char *job, ar_writer **out, char *err, size
 	if (unlink(p) && errno != ENOENT) {
 		int rc = -errno;
 		free(w);
-		return fail(err, errlen, rc, "%s", p);
+		return sys_fail(err, errlen, rc, "%s", p);
 	}
 	path_of(p, sizeof(p), dir, "events");
 	w->events = fopen(p, "wbx");
 	if (!w->events) {
 		int rc = -errno;
 		free(w);
-		return fail(err, errlen, rc, "%s", p);
+		return sys_fail(err, errlen, rc, "%s", p);
 	}
 	uint32_t v = AR_VERSION;
 	if (fwrite("ESAR", 1, 4, w->events) != 4 || fwrite(&v, 4, 1, w->events) != 1) {
 		int rc = -errno;
 		ar_abandon(w);
-		return fail(err, errlen, rc ? rc : -EIO, "%s", p);
+		return sys_fail(err, errlen, rc ? rc : -EIO, "%s", p);
 	}
 	*out = w;
 	return 0;
@@ -175,12 +194,12 @@ static int write_threads(ar_writer *w, char *err, size_t errlen)
 	path_of(p, sizeof(p), w->dir, "threads");
 	FILE *f = fopen(p, "w");
 	if (!f)
-		return fail(err, errlen, -errno, "%s", p);
+		return sys_fail(err, errlen, -errno, "%s", p);
 	for (int i = 0; i < w->nthreads; i++)
 		fprintf(f, "%d\t%s\t%s\n", i, w->threads[i].process[0] ? w->threads[i].process : "-",
 			w->threads[i].name[0] ? w->threads[i].name : "-");
 	int rc = close_file(f);
-	return rc ? fail(err, errlen, rc, "%s", p) : 0;
+	return rc ? sys_fail(err, errlen, rc, "%s", p) : 0;
 }
 
 static int write_comms(ar_writer *w, char *err, size_t errlen)
@@ -189,7 +208,7 @@ static int write_comms(ar_writer *w, char *err, size_t errlen)
 	path_of(p, sizeof(p), w->dir, "comms");
 	FILE *f = fopen(p, "w");
 	if (!f)
-		return fail(err, errlen, -errno, "%s", p);
+		return sys_fail(err, errlen, -errno, "%s", p);
 	qsort(w->members, w->nmembers, sizeof(*w->members), cmp_member);
 	for (size_t i = 0; i < w->nmembers;) {
 		const struct member *m = &w->members[i];
@@ -208,7 +227,7 @@ static int write_comms(ar_writer *w, char *err, size_t errlen)
 		i = j;
 	}
 	int rc = close_file(f);
-	return rc ? fail(err, errlen, rc, "%s", p) : 0;
+	return rc ? sys_fail(err, errlen, rc, "%s", p) : 0;
 }
 
 static void free_writer(ar_writer *w)
@@ -226,7 +245,7 @@ int ar_finish(ar_writer *w, uint64_t lost, uint64_t before, const char *why, cha
 	w->events = NULL;
 	if (rc) {
 		path_of(p, sizeof(p), w->dir, "events");
-		fail(err, errlen, rc, "%s", p);
+		sys_fail(err, errlen, rc, "%s", p);
 		free_writer(w);
 		return rc;
 	}
@@ -238,7 +257,7 @@ int ar_finish(ar_writer *w, uint64_t lost, uint64_t before, const char *why, cha
 	path_of(p, sizeof(p), w->dir, "INFO");
 	FILE *f = fopen(tmp, "w");
 	if (!f) {
-		rc = fail(err, errlen, -errno, "%s", tmp);
+		rc = sys_fail(err, errlen, -errno, "%s", tmp);
 		free_writer(w);
 		return rc;
 	}
@@ -251,7 +270,7 @@ int ar_finish(ar_writer *w, uint64_t lost, uint64_t before, const char *why, cha
 		rc = -errno;
 	if (rc) {
 		unlink(tmp);
-		fail(err, errlen, rc, "%s", p);
+		sys_fail(err, errlen, rc, "%s", p);
 	}
 	free_writer(w);
 	return rc;
@@ -289,7 +308,7 @@ static int read_info(ar_archive *a, const char *dir, char *err, size_t errlen)
 		if (errno == ENOENT)
 			return fail(err, errlen, -ENOENT, "%s: not a whole archive (no INFO: its recorder did "
 				    "not finish, or it is no archive)", dir);
-		return fail(err, errlen, -errno, "%s", p);
+		return sys_fail(err, errlen, -errno, "%s", p);
 	}
 	int version = 0, lineno = 0;
 	bool have_events = false;
@@ -331,12 +350,12 @@ static int map_events(ar_archive *a, const char *dir, char *err, size_t errlen)
 	path_of(p, sizeof(p), dir, "events");
 	int fd = open(p, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return fail(err, errlen, -errno, "%s", p);
+		return sys_fail(err, errlen, -errno, "%s", p);
 	struct stat st;
 	if (fstat(fd, &st)) {
 		int rc = -errno;
 		close(fd);
-		return fail(err, errlen, rc, "%s", p);
+		return sys_fail(err, errlen, rc, "%s", p);
 	}
 	size_t len = (size_t)st.st_size;
 	if (len < 8 || (len - 8) % AR_RECORD) {
@@ -347,7 +366,7 @@ static int map_events(ar_archive *a, const char *dir, char *err, size_t errlen)
 	void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (m == MAP_FAILED)
-		return fail(err, errlen, -errno, "%s", p);
+		return sys_fail(err, errlen, -errno, "%s", p);
 	uint32_t v;
 	memcpy(&v, (char *)m + 4, 4);
 	if (memcmp(m, "ESAR", 4) || v != AR_VERSION) {
@@ -369,7 +388,7 @@ static int read_threads(ar_archive *a, const char *dir, char *err, size_t errlen
 	path_of(p, sizeof(p), dir, "threads");
 	FILE *f = fopen(p, "r");
 	if (!f)
-		return fail(err, errlen, -errno, "%s", p);
+		return sys_fail(err, errlen, -errno, "%s", p);
 	int lineno = 0, rc = 0;
 	while (!rc && fgets(line, sizeof(line), f)) {
 		lineno++;
@@ -406,7 +425,7 @@ static int read_comms(ar_archive *a, const char *dir, char *err, size_t errlen)
 	path_of(p, sizeof(p), dir, "comms");
 	FILE *f = fopen(p, "r");
 	if (!f)
-		return fail(err, errlen, -errno, "%s", p);
+		return sys_fail(err, errlen, -errno, "%s", p);
 	char *line = NULL;
 	size_t cap = 0;
 	int lineno = 0, rc = 0;
@@ -460,7 +479,7 @@ int ar_open(const char *dir, ar_archive **out, char *err, size_t errlen)
 	*out = NULL;
 	ar_archive *a = calloc(1, sizeof(*a));
 	if (!a)
-		return fail(err, errlen, -ENOMEM, "%s", dir);
+		return sys_fail(err, errlen, -ENOMEM, "%s", dir);
 	int rc;
 	if ((rc = read_info(a, dir, err, errlen)) || (rc = map_events(a, dir, err, errlen)) ||
 	    (rc = read_threads(a, dir, err, errlen)) || (rc = read_comms(a, dir, err, errlen))) {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include <otf2/otf2.h>
@@ -14,8 +15,11 @@
 /*
  * What an event becomes:
  *   every event           Enter and Leave of a region named by its op
- *   MPI_Send, Bsend, Ssend, Rsend, Isend...   MpiSend after the Enter
- *   MPI_Recv, Irecv (a known source)           MpiRecv before the Leave
+ *   MPI_Send, Bsend, Ssend, Rsend, Isend..., a persistent send's Start
+ *                         MpiSend after the Enter
+ *   MPI_Recv, Irecv, Mrecv, a persistent receive's Start (a known source)
+ *                         MpiRecv before the Leave (a nonblocking receive's
+ *                         data arrives later: its tuple does not say when)
  *   a collective on a communicator libescollect listed
  *                         MpiCollectiveBegin after the Enter, MpiCollectiveEnd
  *                         (op, communicator, root, bytes) before the Leave
@@ -91,7 +95,7 @@ static int coll_op(const char *name)
 		return strstr(name, "free") ? OTF2_COLLECTIVE_OP_DESTROY_HANDLE : OTF2_COLLECTIVE_OP_CREATE_HANDLE;
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-			if (!strcmp(name, map[i].name))
+			if (!strcasecmp(name, map[i].name)) /* MPI_Iallreduce: "allreduce" */
 				return (int)map[i].op;
 		if (name[0] != 'I')
 			break;
@@ -100,16 +104,21 @@ static int coll_op(const char *name)
 	return -1;
 }
 
-static bool is_send(const char *n)
+/* MPI_Start(all) writes a tuple per request, with what its init call said */
+static bool is_send(const char *n, unsigned op)
 {
+	if (!strcmp(n, "MPI_Start") || !strcmp(n, "MPI_Startall"))
+		return !(op & ES_OP_RECV);
 	return !strcmp(n, "MPI_Send") || !strcmp(n, "MPI_Bsend") || !strcmp(n, "MPI_Ssend") ||
 	       !strcmp(n, "MPI_Rsend") || !strcmp(n, "MPI_Isend") || !strcmp(n, "MPI_Ibsend") ||
 	       !strcmp(n, "MPI_Issend") || !strcmp(n, "MPI_Irsend");
 }
 
-static bool is_recv(const char *n)
+static bool is_recv(const char *n, unsigned op)
 {
-	return !strcmp(n, "MPI_Recv") || !strcmp(n, "MPI_Irecv");
+	if (!strcmp(n, "MPI_Start") || !strcmp(n, "MPI_Startall"))
+		return op & ES_OP_RECV;
+	return !strcmp(n, "MPI_Recv") || !strcmp(n, "MPI_Irecv") || !strcmp(n, "MPI_Mrecv");
 }
 
 static OTF2_RegionRole role_of(const char *name, unsigned code)
@@ -185,7 +194,7 @@ static int write_thread(struct otf2_out *o, int t, struct ar_out_stats *st)
 		case AR_ENTER:
 			e = OTF2_EvtWriter_Enter(w, NULL, time, reg);
 			st->regions++;
-			if (e == OTF2_SUCCESS && is_send(name) && p2p_ok) {
+			if (e == OTF2_SUCCESS && is_send(name, tr->op) && p2p_ok) {
 				e = OTF2_EvtWriter_MpiSend(w, NULL, time, tr->element, world, tr->arg, tr->size);
 				st->messages++;
 			} else if (e == OTF2_SUCCESS && comm != OTF2_UNDEFINED_COMM && !(tr->op & ES_OP_DONE) &&
@@ -194,7 +203,7 @@ static int write_thread(struct otf2_out *o, int t, struct ar_out_stats *st)
 			}
 			break;
 		case AR_LEAVE:
-			if (is_recv(name) && p2p_ok) {
+			if (is_recv(name, tr->op) && p2p_ok) {
 				e = OTF2_EvtWriter_MpiRecv(w, NULL, time, tr->element, world, tr->arg, tr->size);
 				st->messages++;
 			} else if (comm != OTF2_UNDEFINED_COMM && strncmp(name, "MPI_I", 5)) {

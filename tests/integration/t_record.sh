@@ -1,0 +1,118 @@
+#!/bin/sh
+# t_record.sh - esrecord keeps a running job in an archive, esconvert makes OTF2 of it that otf2-print reads: the program's calls, messages and collectives, in order; bad input refused.
+set -u
+. "$(dirname "$0")/lib.sh"
+[ -f "$BUILD/lib/libescollect.so" ] || { echo "no libescollect.so (sanitizer build): skipped"; exit 0; }
+job="itrec$$"
+dir=$(mktemp -d)
+mnt=""
+cleanup() {
+	[ -n "$mnt" ] && umount "$mnt" 2>/dev/null
+	rm_segments "$job"
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+mpi() { mpirun --oversubscribe --allow-run-as-root -np 2 "$@"; }
+
+# The recorder first, waiting for the job; the job runs mpi_every, whose calls are known.
+"$BIN/esrecord" -w 30 -o "$dir/a" "$job.c" 2>"$dir/rec.err" &
+rec=$!
+mpi -x ES_EXPECT_DIR="$dir" "$BIN/esrun" -q -j "$job.c" "$BUILD/tests/mpi_every" || die "mpi_every failed"
+wait $rec || die "esrecord failed: $(cat "$dir/rec.err")"
+cat "$dir/rec.err"
+grep -q "^esrecord: 425 events written to $dir/a, 0 discarded before they could be read (the job ended)$" \
+	"$dir/rec.err" || die "not every call recorded: $(cat "$dir/rec.err")"
+grep -q "^events: 425$" "$dir/a/INFO" || die "INFO: $(cat "$dir/a/INFO")"
+printf '0\t%s.r0\trank0.thread0\n1\t%s.r1\trank1.thread0\n' "$job.c" "$job.c" | cmp -s - "$dir/a/threads" ||
+	die "threads: $(cat "$dir/a/threads")"
+head -1 "$dir/a/comms" | grep -q "^[0-9]* 2 0 1$" || die "MPI_COMM_WORLD is not the first communicator"
+
+# OTF2, read back by otf2-print: no warning, and what the program did
+"$BIN/esconvert" --otf2 "$dir/o" "$dir/a" 2>"$dir/conv.err" || die "esconvert: $(cat "$dir/conv.err")"
+cat "$dir/conv.err"
+otf2-print "$dir/o/traces.otf2" >"$dir/p.txt" 2>"$dir/p.err" || die "otf2-print failed: $(cat "$dir/p.err")"
+[ -s "$dir/p.err" ] && die "otf2-print warned: $(cat "$dir/p.err")"
+regions=$(sed -n 's/.*threads: \([0-9]*\) regions.*/\1/p' "$dir/conv.err")
+dones=$(grep -c '/done' "$dir/expect.r0" "$dir/expect.r1" | awk -F: '{ n += $2 } END { print n }')
+[ "$regions" -eq $((425 - dones)) ] || die "$regions regions for 425 events of which $dones completions"
+[ "$(grep -c '^ENTER ' "$dir/p.txt")" -eq "$regions" ] || die "ENTER events are not one per region"
+# per location: time never goes back, every LEAVE closes the region last entered
+awk '$1 == "ENTER" || $1 == "LEAVE" || $1 ~ /^MPI_/ {
+	l = $2; t = $3 + 0
+	if (t < last[l]) { print "time goes back on location " l " at " t; bad = 1 }
+	last[l] = t
+	if ($1 == "ENTER") stack[l, ++depth[l]] = $5
+	if ($1 == "LEAVE") { if (depth[l] < 1 || stack[l, depth[l]] != $5) { print "unmatched LEAVE " $0; bad = 1 }; depth[l]-- }
+} END { for (l in depth) if (depth[l]) { print "location " l " left open"; bad = 1 }; exit bad }' "$dir/p.txt" ||
+	die "regions do not nest"
+# the first calls, as mpi_every makes them
+grep '^MPI_SEND  *0 ' "$dir/p.txt" | head -2 | sed 's/.*Receiver: //' >"$dir/first"
+printf '%s\n' '1 ("rank1.thread0" <1>), Communicator: "MPI_COMM_WORLD" <0>, Tag: 1, Length: 16' \
+	'1 ("rank1.thread0" <1>), Communicator: "MPI_COMM_WORLD" <0>, Tag: 2, Length: 16' | cmp -s - "$dir/first" ||
+	die "rank 0's first sends: $(cat "$dir/first")"
+# every message has both ends (but one: MPI_Imrecv's tuple has no source)
+sed -n 's/^MPI_SEND  *\([0-9]*\) .*Receiver: \([0-9]*\) .*Tag: \([0-9]*\), Length: \([0-9]*\)$/\1 \2 \3 \4/p' "$dir/p.txt" |
+	sort >"$dir/sends"
+sed -n 's/^MPI_RECV  *\([0-9]*\) .*Sender: \([0-9]*\) .*Tag: \([0-9]*\), Length: \([0-9]*\)$/\2 \1 \3 \4/p' "$dir/p.txt" |
+	sort >"$dir/recvs"
+[ "$(wc -l <"$dir/sends")" -gt 20 ] || die "too few sends: $(cat "$dir/sends")"
+diff "$dir/sends" "$dir/recvs" >"$dir/unmatched"
+[ "$(grep -c '^[<>]' "$dir/unmatched")" = 1 ] && grep -q '^< 0 1 9 16$' "$dir/unmatched" ||
+	die "sends and receives do not pair: $(cat "$dir/unmatched")"
+# collectives: on both ranks, with their communicator; the nonblocking ones completed
+for l in 0 1; do
+	grep -q "^MPI_COLLECTIVE_END  *$l .*Operation: EXSCAN, Communicator: \"MPI_COMM_WORLD\"" "$dir/p.txt" ||
+		die "no MPI_Exscan on WORLD on location $l"
+done
+grep -q '^NON_BLOCKING_COLLECTIVE_COMPLETE .*Operation: REDUCE, .*Root: 1 (' "$dir/p.txt" ||
+	die "no MPI_Ireduce completed with root 1"
+grep -q '^MPI_COLLECTIVE_END .*Operation: DESTROY_HANDLE, Communicator: "communicator [0-9]* (2 ranks)"' \
+	"$dir/p.txt" || die "no MPI_Comm_free on the communicator it frees"
+[ "$(grep -c '^NON_BLOCKING_COLLECTIVE_COMPLETE ' "$dir/p.txt")" -eq "$dones" ] ||
+	die "not every nonblocking collective completed"
+
+# A PATHS job: the wind tunnel with collectors
+wt="$BUILD/bin/windtunnel"
+"$BIN/esrecord" -w 30 -o "$dir/w" "$job.wt" 2>"$dir/recw.err" &
+rec=$!
+mpi "$wt" -q -j "$job.wt" -N 64 -t 30 -m 1 -l 6 -c >/dev/null || die "the wind tunnel failed"
+wait $rec || die "esrecord (wind tunnel) failed: $(cat "$dir/recw.err")"
+n=$(sed -n 's/^esrecord: \([0-9]*\) events written to .*, 0 discarded .*/\1/p' "$dir/recw.err")
+[ "${n:-0}" -gt 100 ] || die "the wind tunnel's archive: $(cat "$dir/recw.err")"
+"$BIN/esconvert" -q --otf2 "$dir/wo" "$dir/w" || die "esconvert (wind tunnel) failed"
+otf2-print "$dir/wo/traces.otf2" >"$dir/wp.txt" 2>"$dir/wp.err" || die "otf2-print (wind tunnel) failed"
+[ -s "$dir/wp.err" ] && die "otf2-print warned: $(cat "$dir/wp.err")"
+[ "$(grep -c '^ENTER  .*Region: "\(write\|read\|take\|read_latest\)"' "$dir/wp.txt")" -eq "$n" ] ||
+	die "the wind tunnel's $n events are not each a region"
+
+# Bad input: one clear line, and nothing that looks like a whole archive
+out=$("$BIN/esrecord" -w 0 -o "$dir/none" "$job.nosuch" 2>&1) && die "esrecord of no job succeeded"
+[ "$out" = "esrecord: job '$job.nosuch': no trace spaces on this host" ] || die "no job: $out"
+[ -e "$dir/none" ] && die "an archive made for a job that does not exist"
+out=$("$BIN/esrecord" -w 0 -o "$dir/a" "$job.c" 2>&1) && die "esrecord over an archive succeeded"
+echo "$out" | grep -q "^esrecord: $dir/a: already holds an archive" || die "over an archive: $out"
+out=$("$BIN/esconvert" --otf2 "$dir/o" "$dir/a" 2>&1) && die "esconvert into an existing directory succeeded"
+echo "$out" | grep -q "^esconvert: $dir/o: exists" || die "existing OTF2 directory: $out"
+mv "$dir/a/INFO" "$dir/INFO.saved"
+out=$("$BIN/esconvert" --otf2 "$dir/o2" "$dir/a" 2>&1) && die "esconvert of an incomplete archive succeeded"
+echo "$out" | grep -q "^esconvert: $dir/a: not a whole archive" || die "incomplete archive: $out"
+[ -e "$dir/o2" ] && die "OTF2 written from an incomplete archive"
+mv "$dir/INFO.saved" "$dir/a/INFO"
+sed -i 's/^events: 425$/events: 426/' "$dir/a/INFO"
+out=$("$BIN/esconvert" --otf2 "$dir/o2" "$dir/a" 2>&1) && die "esconvert of a short archive succeeded"
+echo "$out" | grep -q "^esconvert: $dir/a/events: 425 events, INFO says 426$" || die "short archive: $out"
+# a full disk: a small tmpfs, where the recorder can mount one
+mkdir "$dir/small"
+if mount -t tmpfs -o size=8k tmpfs "$dir/small" 2>/dev/null; then
+	mnt="$dir/small"
+	"$BIN/esrecord" -w 30 -o "$dir/small/a" "$job.full" 2>"$dir/full.err" &
+	rec=$!
+	mpi "$BIN/esrun" -q -j "$job.full" "$BUILD/tests/mpi_every" >/dev/null 2>&1
+	wait $rec && die "esrecord on a full disk succeeded: $(cat "$dir/full.err")"
+	grep -q "^esrecord: $dir/small/a/events: No space left on device; the archive is incomplete (no INFO)$" \
+		"$dir/full.err" || die "full disk: $(cat "$dir/full.err")"
+	[ -e "$dir/small/a/INFO" ] && die "an incomplete archive has an INFO"
+else
+	echo "cannot mount a tmpfs here: the full-disk case not run"
+fi
+exit 0
