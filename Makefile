@@ -222,7 +222,7 @@ UNIT_SRC := tests/unit/check_main.c tests/unit/test_pastset.c \
 	    tests/unit/test_paths.c tests/unit/test_paths_tree.c \
 	    tests/unit/test_pathmaps.c tests/unit/test_collectors.c tests/unit/test_scopes.c \
 	    tests/unit/test_windtunnel.c tests/unit/test_wire.c \
-	    tests/unit/test_remote.c
+	    tests/unit/test_remote.c tests/unit/test_archive.c
 UNIT_BIN := $(BUILD)/tests/unit
 
 $(UNIT_BIN): $(call obj,$(UNIT_SRC)) $(LIBS)

@@ -488,9 +488,10 @@ int ar_open(const char *dir, ar_archive **out, char *err, size_t errlen)
 	}
 	for (size_t i = 0; i < a->nevents; i++)
 		if (ar_events(a)[i].thread >= (uint32_t)a->nthreads) {
+			fail(err, errlen, -EINVAL, "%s/events: event %zu is on thread %u of %d", dir, i,
+			     ar_events(a)[i].thread, a->nthreads);
 			ar_close(a);
-			return fail(err, errlen, -EINVAL, "%s/events: event %zu is on thread %u of %d", dir, i,
-				    ar_events(a)[i].thread, a->nthreads);
+			return -EINVAL;
 		}
 	*out = a;
 	return 0;

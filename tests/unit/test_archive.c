@@ -1,0 +1,211 @@
+/* test_archive.c - archives written and read back, refused when not whole or malformed; a thread's events as nested regions and points. */
+#define _GNU_SOURCE
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "archive/convert.h"
+#include "tests/unit/suites.h"
+
+static char dir[64];
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/esartest.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static struct es_trace tuple(uint64_t start, uint64_t end, unsigned op, uint32_t element, uint32_t arg)
+{
+	return (struct es_trace){ .start = start, .end = end, .op = (uint16_t)op, .element = element,
+				  .size = 16, .arg = arg };
+}
+
+/* an archive of two ranks: WORLD, and a communicator rank 1's record of is missing */
+static void write_two_ranks(const char *where)
+{
+	char err[512] = "";
+	ar_writer *w;
+	ck_assert_int_eq(ar_create(where, "job7", &w, err, sizeof(err)), 0);
+	ck_assert_int_eq(ar_set_thread(w, 1, "job7.r1", "rank1.thread0"), 0);
+	ck_assert_int_eq(ar_set_thread(w, 0, "job7.r0", "rank0.thread0"), 0);
+	ck_assert_int_eq(ar_set_member(w, 900, 2, 1, 1), 0);
+	ck_assert_int_eq(ar_set_member(w, 900, 2, 0, 0), 0);
+	ck_assert_int_eq(ar_set_member(w, 900, 2, 0, 0), 0); /* again: once */
+	ck_assert_int_eq(ar_set_member(w, 17, 2, 0, 1), 0);
+	struct es_trace t = tuple(100, 200, ES_OP_MPI_SEND, 1, 5);
+	ck_assert_int_eq(ar_write(w, &t, 0), 0);
+	t = tuple(150, 250, ES_OP_MPI_RECV, 0, 5);
+	ck_assert_int_eq(ar_write(w, &t, 1), 0);
+	ck_assert_uint_eq(ar_written(w), 2);
+	ck_assert_int_eq(ar_finish(w, 3, 4, "the job ended", err, sizeof(err)), 0);
+}
+
+START_TEST(archive_round_trip)
+{
+	char err[512] = "", sub[128];
+	snprintf(sub, sizeof(sub), "%s/a", dir);
+	write_two_ranks(sub);
+	ar_archive *a;
+	ck_assert_msg(ar_open(sub, &a, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(ar_job(a), "job7");
+	ck_assert_uint_eq(ar_nevents(a), 2);
+	ck_assert_uint_eq(ar_lost(a), 3);
+	ck_assert_int_eq(ar_events(a)[1].thread, 1);
+	ck_assert_uint_eq(ar_events(a)[1].t.op, ES_OP_MPI_RECV);
+	ck_assert_uint_eq(ar_events(a)[0].t.end, 200);
+	ck_assert_int_eq(ar_nthreads(a), 2);
+	ck_assert_str_eq(ar_thread(a, 0)->name, "rank0.thread0");
+	ck_assert_int_eq(ar_thread(a, 1)->rank, 1);
+	/* in the order met: 900 first, then 17 with its rank 1 missing */
+	ck_assert_int_eq(ar_ncomms(a), 2);
+	ck_assert_uint_eq(ar_comm(a, 0)->id, 900);
+	ck_assert_int_eq(ar_comm(a, 0)->members[1], 1);
+	const struct ar_comm *c = ar_comm_by_id(a, 17);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(c->members[0], 1);
+	ck_assert_int_eq(c->members[1], -1);
+	ck_assert_ptr_null(ar_comm_by_id(a, 18));
+	ar_close(a);
+	/* a second archive in the same place is refused, the first untouched */
+	ar_writer *w;
+	ck_assert_int_eq(ar_create(sub, "job8", &w, err, sizeof(err)), -EEXIST);
+	ck_assert_str_eq(strstr(err, "already holds an archive") ? "yes" : err, "yes");
+	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), 0);
+	ar_close(a);
+}
+END_TEST
+
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+START_TEST(archive_refused_when_not_whole)
+{
+	char err[512] = "", sub[128], p[192];
+	snprintf(sub, sizeof(sub), "%s/b", dir);
+	/* abandoned: no INFO, so no archive */
+	ar_writer *w;
+	ck_assert_int_eq(ar_create(sub, "j", &w, err, sizeof(err)), 0);
+	struct es_trace t = tuple(1, 2, ES_OP_MPI_SEND, 1, 5);
+	ck_assert_int_eq(ar_write(w, &t, 0), 0);
+	ar_abandon(w);
+	ar_archive *a;
+	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -ENOENT);
+	ck_assert_msg(strstr(err, "not a whole archive"), "%s", err);
+	ck_assert_ptr_null(a);
+	/* whole, then damaged in each file */
+	snprintf(sub, sizeof(sub), "%s/c", dir);
+	write_two_ranks(sub);
+	snprintf(p, sizeof(p), "%s/INFO", sub);
+	put(p, "archive: 1\njob: job7\nevents: 2\nthis line\n");
+	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "/INFO:4: expected KEY: VALUE"), "%s", err);
+	put(p, "archive: 2\njob: job7\nevents: 2\n");
+	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "/INFO:1: expected archive: 1, got version 2"), "%s", err);
+	put(p, "archive: 1\njob: job7\nevents: 3\n");
+	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "/events: 2 events, INFO says 3"), "%s", err);
+	put(p, "archive: 1\njob: job7\nevents: 2\n");
+	snprintf(p, sizeof(p), "%s/threads", sub);
+	put(p, "0\tjob7.r0\trank0.thread0\n2\tjob7.r1\trank1.thread0\n");
+	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "/threads:2: expected 1 TAB PROCESS TAB NAME"), "%s", err);
+	put(p, "0\tjob7.r0\trank0.thread0\n");
+	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "event 1 is on thread 1 of 1"), "%s", err);
+	put(p, "0\tjob7.r0\trank0.thread0\n1\tjob7.r1\trank1.thread0\n");
+	snprintf(p, sizeof(p), "%s/comms", sub);
+	put(p, "900 2 0 1\n17 2 x\n");
+	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "/comms:2: expected 2 ranks"), "%s", err);
+	put(p, "900 2 0 1\n");
+	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), 0);
+	ar_close(a);
+	/* no directory can be made */
+	ck_assert_int_eq(ar_create("/proc/no/such", "j", &w, err, sizeof(err)), -ENOENT);
+	ck_assert_str_eq(err, "/proc/no/such: No such file or directory");
+}
+END_TEST
+
+/* thread 0's items of the events given, as text: E3 L3 R5 C5 ... */
+static void items_of(const struct es_trace *t, int n, char *out, size_t len, struct ar_out_stats *st)
+{
+	char err[512] = "", sub[128];
+	static int k;
+	snprintf(sub, sizeof(sub), "%s/i%d", dir, k++);
+	ar_writer *w;
+	ck_assert_int_eq(ar_create(sub, "j", &w, err, sizeof(err)), 0);
+	ck_assert_int_eq(ar_set_thread(w, 0, "j.r0", "rank0.thread0"), 0);
+	for (int i = 0; i < n; i++)
+		ck_assert_int_eq(ar_write(w, &t[i], 0), 0);
+	ck_assert_int_eq(ar_finish(w, 0, 0, "-", err, sizeof(err)), 0);
+	ar_archive *a;
+	ck_assert_msg(ar_open(sub, &a, err, sizeof(err)) == 0, "%s", err);
+	struct ar_item *items;
+	size_t ni;
+	ck_assert_int_eq(ar_thread_items(a, 0, &items, &ni, st), 0);
+	size_t used = 0;
+	out[0] = 0;
+	for (size_t i = 0; i < ni; i++)
+		used += (size_t)snprintf(out + used, len - used, "%s%c%u@%llu", i ? " " : "",
+					 "ELRC"[items[i].kind], items[i].event, (unsigned long long)items[i].time);
+	free(items);
+	ar_close(a);
+}
+
+START_TEST(items_nest_and_clip)
+{
+	char got[512];
+	struct ar_out_stats st = { 0 };
+	/* nested, overlapping, and one after the other ending as the next starts */
+	struct es_trace t[] = {
+		tuple(10, 100, ES_OP_WRITE, 0, 0), tuple(20, 30, ES_OP_READ, 0, 0),
+		tuple(90, 120, ES_OP_TAKE, 0, 0), tuple(120, 130, ES_OP_READ, 0, 0),
+	};
+	items_of(t, 4, got, sizeof(got), &st);
+	ck_assert_str_eq(got, "E0@10 E1@20 L1@30 E2@90 L2@100 L0@100 E3@120 L3@130");
+	ck_assert_uint_eq(st.clipped, 1);
+	/* a poll streak from before the send between its polls starts after it;
+	 * a nonblocking collective's completion: its request at the call, its
+	 * completion inside the wait */
+	struct es_trace m[] = {
+		tuple(10, 20, ES_OP_MPI_IALLREDUCE, 0xffffffffu, 1),
+		tuple(25, 30, ES_OP_MPI_SEND, 1, 5),
+		tuple(15, 50, ES_OP_MPI_TESTANY, 1, 40),
+		tuple(60, 80, ES_OP_MPI_WAIT, 0xffffffffu, 0),
+		tuple(10, 75, ES_OP_MPI_IALLREDUCE | ES_OP_DONE, 0xffffffffu, 1),
+	};
+	memset(&st, 0, sizeof(st));
+	items_of(m, 5, got, sizeof(got), &st);
+	ck_assert_str_eq(got, "E0@10 R4@10 L0@20 E1@25 L1@30 E2@30 L2@50 E3@60 C4@75 L3@80");
+	ck_assert_uint_eq(st.clipped, 0);
+}
+END_TEST
+
+Suite *archive_suite(void)
+{
+	Suite *s = suite_create("archive");
+	TCase *tc = tcase_create("core");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, archive_round_trip);
+	tcase_add_test(tc, archive_refused_when_not_whole);
+	tcase_add_test(tc, items_nest_and_clip);
+	suite_add_tcase(s, tc);
+	return s;
+}
