@@ -209,7 +209,8 @@ static int write_comms(ar_writer *w, char *err, size_t errlen)
 	FILE *f = fopen(p, "w");
 	if (!f)
 		return sys_fail(err, errlen, -errno, "%s", p);
-	qsort(w->members, w->nmembers, sizeof(*w->members), cmp_member);
+	if (w->nmembers)
+		qsort(w->members, w->nmembers, sizeof(*w->members), cmp_member);
 	for (size_t i = 0; i < w->nmembers;) {
 		const struct member *m = &w->members[i];
 		fprintf(f, "%u %u", m->id, m->size);
