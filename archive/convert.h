@@ -35,4 +35,9 @@ int ar_thread_items(const ar_archive *a, int t, struct ar_item **out, size_t *n,
 int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar_out_stats *st,
 	       char *err, size_t errlen);
 
+/* Trace-event JSON in PATH (new): slices from from to to (ns since the
+ * first event; 0, UINT64_MAX for all), messages and collectives as flows. */
+int ar_to_json(const ar_archive *a, const char *path, uint64_t from, uint64_t to,
+	       struct ar_out_stats *st, char *err, size_t errlen);
+
 #endif

@@ -1,4 +1,4 @@
-/* esconvert.c - turns an archive esrecord wrote into what other tools open: OTF2 (Vampir, otf2-print). */
+/* esconvert.c - turns an archive esrecord wrote into what other tools open: OTF2 (Vampir, otf2-print) and trace-event JSON (Perfetto). */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <stdio.h>
@@ -12,23 +12,60 @@ static const char *usage =
 	"Converts an archive esrecord wrote.\n"
 	"  --otf2 DIR           an OTF2 archive in DIR (new): DIR/traces.otf2, for\n"
 	"                       Vampir, otf2-print and Score-P's tools\n"
+	"  --json FILE          trace-event JSON in FILE (new), for Perfetto\n"
+	"                       (ui.perfetto.dev) and chrome://tracing: a track per\n"
+	"                       thread, messages and collectives as arrows\n"
+	"  --window A:B         JSON: only seconds A to B after the first event, for\n"
+	"                       runs too long to open whole (A: or :B leave a side open)\n"
 	"  -q, --quiet          say nothing when all went well\n"
 	"  -h, --help\n"
 	"      --version\n"
 	"It says what it wrote: regions, messages, collectives, and the regions it\n"
 	"had to cut to nest them in their thread's others.\n";
 
+/* "A:B" in seconds into ns; either side may be empty */
+static int window(const char *w, uint64_t *from, uint64_t *to)
+{
+	const char *colon = strchr(w, ':');
+	char *end;
+	if (!colon)
+		return -1;
+	if (colon != w) {
+		double a = strtod(w, &end);
+		if (end != colon || a < 0)
+			return -1;
+		*from = (uint64_t)(a * 1e9);
+	}
+	if (colon[1]) {
+		double b = strtod(colon + 1, &end);
+		if (*end || b < 0)
+			return -1;
+		*to = (uint64_t)(b * 1e9);
+	}
+	return *from <= *to ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "otf2", required_argument, NULL, 'O' }, { "quiet", no_argument, NULL, 'q' },
+		{ "otf2", required_argument, NULL, 'O' }, { "json", required_argument, NULL, 'J' },
+		{ "window", required_argument, NULL, 'W' }, { "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' }, { "version", no_argument, NULL, 'V' }, { 0 } };
-	const char *otf2 = NULL;
+	const char *otf2 = NULL, *json = NULL;
+	uint64_t from = 0, to = UINT64_MAX;
 	bool quiet = false;
 	int c;
 	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'O': otf2 = optarg; break;
+		case 'J': json = optarg; break;
+		case 'W':
+			if (window(optarg, &from, &to)) {
+				fprintf(stderr, "esconvert: --window: expected A:B, seconds with A before B "
+					"(either may be left out), not '%s'\n", optarg);
+				return 2;
+			}
+			break;
 		case 'q': quiet = true; break;
 		case 'h': fputs(usage, stdout); return 0;
 		case 'V': printf("esconvert (EventSpace) %s\n", ES_VERSION); return 0;
@@ -39,8 +76,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "esconvert: expected one ARCHIVE\n%s", usage);
 		return 2;
 	}
-	if (!otf2) {
-		fprintf(stderr, "esconvert: nothing to write: expected --otf2 DIR\n");
+	if (!otf2 && !json) {
+		fprintf(stderr, "esconvert: nothing to write: expected --otf2 DIR or --json FILE\n");
 		return 2;
 	}
 	char err[4400];
@@ -61,6 +98,17 @@ int main(int argc, char **argv)
 				"to nest\n", otf2, ar_nevents(a), ar_nthreads(a), (unsigned long long)st.regions,
 				(unsigned long long)st.messages, (unsigned long long)st.colls,
 				(unsigned long long)st.completes, (unsigned long long)st.clipped);
+		}
+	}
+	if (json) {
+		if (ar_to_json(a, json, from, to, &st, err, sizeof(err))) {
+			fprintf(stderr, "esconvert: %s\n", err);
+			rc = 1;
+		} else if (!quiet) {
+			fprintf(stderr, "esconvert: %s: %llu slices, %llu messages and %llu collectives as "
+				"arrows; %llu slices cut to nest\n", json, (unsigned long long)st.regions,
+				(unsigned long long)st.messages, (unsigned long long)st.colls,
+				(unsigned long long)st.clipped);
 		}
 	}
 	ar_close(a);

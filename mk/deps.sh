@@ -23,6 +23,7 @@ need hpcc           command -v hpcc    # real MPI programs the tests run under t
 need lammps         command -v lmp
 need libotf2-trace-dev have_pc otf2    # esconvert writes OTF2 through it
 need otf2-tools     command -v otf2-print # the tests read what it wrote
+need python3        command -v python3 # the tests parse the JSON it writes
 if [ "${1:-}" = bench ]; then # the collector benchmark compares with LTTng-UST
 	need liblttng-ust-dev have_pc lttng-ust
 	need lttng-tools      command -v lttng-sessiond

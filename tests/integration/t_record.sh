@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_record.sh - esrecord keeps a running job in an archive, esconvert makes OTF2 of it that otf2-print reads: the program's calls, messages and collectives, in order; bad input refused.
+# t_record.sh - esrecord keeps a running job in an archive, esconvert makes OTF2 that otf2-print reads and JSON that a parser reads: the program's calls, messages and collectives, in order; bad input refused.
 set -u
 . "$(dirname "$0")/lib.sh"
 [ -f "$BUILD/lib/libescollect.so" ] || { echo "no libescollect.so (sanitizer build): skipped"; exit 0; }
@@ -70,6 +70,19 @@ grep -q '^MPI_COLLECTIVE_END .*Operation: DESTROY_HANDLE, Communicator: "communi
 	"$dir/p.txt" || die "no MPI_Comm_free on the communicator it frees"
 [ "$(grep -c '^NON_BLOCKING_COLLECTIVE_COMPLETE ' "$dir/p.txt")" -eq "$dones" ] ||
 	die "not every nonblocking collective completed"
+
+# Trace-event JSON, read by a JSON parser: every slice, nested; every
+# message an arrow (all but MPI_Imrecv's); a window keeps a part
+"$BIN/esconvert" --json "$dir/t.json" "$dir/a" 2>"$dir/json.err" || die "esconvert --json: $(cat "$dir/json.err")"
+cat "$dir/json.err"
+msgs=$(($(wc -l <"$dir/sends") - 1))
+python3 "$(dirname "$0")/json_check.py" "$dir/t.json" "$regions" "$msgs" || die "the JSON is wrong"
+"$BIN/esconvert" -q --json "$dir/w.json" --window :0.001 "$dir/a" || die "esconvert --window failed"
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); x = [e for e in d["traceEvents"] if e["ph"] == "X"]
+sys.exit(not (0 < len(x) < int(sys.argv[2]) and all(e["ts"] <= 1000 for e in x)))' "$dir/w.json" "$regions" ||
+	die "--window :0.001 kept what it should not"
+out=$("$BIN/esconvert" --json "$dir/x.json" --window 2:1 "$dir/a" 2>&1) && die "--window 2:1 taken"
+echo "$out" | grep -q "^esconvert: --window: expected A:B" || die "--window 2:1: $out"
 
 # A PATHS job: the wind tunnel with collectors
 wt="$BUILD/bin/windtunnel"

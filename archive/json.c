@@ -1,0 +1,247 @@
+/* json.c - an archive as trace-event JSON (Perfetto, chrome://tracing): a track per thread, a slice per operation, messages and collectives as flow arrows. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "archive/convert.h"
+
+/*
+ * Slices are complete events ("ph":"X") cut to nest as ar_thread_items
+ * says, stamps in microseconds with nanosecond digits since the first
+ * event.  A message is a flow from its send's slice to its receive's,
+ * paired as MPI pairs them: in order per sender, receiver and tag.  A
+ * collective is flows from the rank that came last to each of the others:
+ * what they waited for.  A window (from, to in ns since the first event)
+ * keeps long runs small enough to open: what overlaps it, nothing else.
+ */
+
+#define NONE 0xffffffffu
+
+struct slice {
+	uint64_t start, end; /* ns since the first event, cut to nest */
+	uint32_t event;
+	int thread;
+};
+
+struct msg {
+	uint32_t from, to, tag, bytes; /* world ranks */
+	struct slice s;
+	bool used;
+};
+
+static void name_json(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', f);
+		if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void us(FILE *f, uint64_t ns)
+{
+	fprintf(f, "%llu.%03llu", (unsigned long long)(ns / 1000), (unsigned long long)(ns % 1000));
+}
+
+static bool is_send(const char *n, unsigned op)
+{
+	if (!strcmp(n, "MPI_Start") || !strcmp(n, "MPI_Startall"))
+		return !(op & ES_OP_RECV);
+	return !strcmp(n, "MPI_Send") || !strcmp(n, "MPI_Bsend") || !strcmp(n, "MPI_Ssend") ||
+	       !strcmp(n, "MPI_Rsend") || !strcmp(n, "MPI_Isend") || !strcmp(n, "MPI_Ibsend") ||
+	       !strcmp(n, "MPI_Issend") || !strcmp(n, "MPI_Irsend");
+}
+
+static bool is_recv(const char *n, unsigned op)
+{
+	if (!strcmp(n, "MPI_Start") || !strcmp(n, "MPI_Startall"))
+		return op & ES_OP_RECV;
+	return !strcmp(n, "MPI_Recv") || !strcmp(n, "MPI_Irecv") || !strcmp(n, "MPI_Mrecv");
+}
+
+/* a flow's two ends: "s" on from's slice at its start, "f" inside to's slice near its end */
+static void flow(FILE *f, uint64_t id, const char *cat, const struct slice *from, const struct slice *to,
+		 const int *pid)
+{
+	uint64_t end = to->end > to->start ? to->end - 1 : to->start;
+	fprintf(f, ",\n{\"ph\":\"s\",\"id\":%llu,\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":",
+		(unsigned long long)id, cat, cat, pid[from->thread], from->thread);
+	us(f, from->start);
+	fprintf(f, "},\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":%llu,\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%d,"
+		"\"tid\":%d,\"ts\":", (unsigned long long)id, cat, cat, pid[to->thread], to->thread);
+	us(f, end);
+	fputc('}', f);
+}
+
+static int by_coll(const void *a, const void *b, void *arg)
+{
+	const struct slice *x = a, *y = b;
+	const struct ar_event *ev = arg;
+	const struct es_trace *s = &ev[x->event].t, *t = &ev[y->event].t;
+	if (s->arg != t->arg)
+		return s->arg < t->arg ? -1 : 1;
+	if (es_op_code(s->op) != es_op_code(t->op))
+		return es_op_code(s->op) < es_op_code(t->op) ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int ar_to_json(const ar_archive *a, const char *path, uint64_t from, uint64_t to,
+	       struct ar_out_stats *st, char *err, size_t errlen)
+{
+	memset(st, 0, sizeof(*st));
+	FILE *f = fopen(path, "wx");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	const struct ar_event *ev = ar_events(a);
+	size_t ne = ar_nevents(a);
+	int nt = ar_nthreads(a);
+	uint64_t t0 = UINT64_MAX;
+	for (size_t i = 0; i < ne; i++)
+		t0 = ev[i].t.start < t0 ? ev[i].t.start : t0;
+	int *pid = calloc((size_t)nt + 1, sizeof(int));
+	struct slice *sl = malloc(sizeof(*sl) * (ne + 1));
+	struct msg *sends = malloc(sizeof(*sends) * (ne + 1)), *recvs = malloc(sizeof(*recvs) * (ne + 1));
+	if (!pid || !sl || !sends || !recvs) {
+		free(pid), free(sl), free(sends), free(recvs);
+		fclose(f);
+		unlink(path);
+		return -ENOMEM;
+	}
+	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"job\":", f);
+	name_json(f, ar_job(a));
+	fputs("},\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":0,\"args\":{\"sort_index\":0}}", f);
+	/* a process per trace space (an MPI rank), a track per thread */
+	int nproc = 0;
+	for (int t = 0; t < nt; t++) {
+		pid[t] = -1;
+		for (int u = 0; u < t && pid[t] < 0; u++)
+			if (!strcmp(ar_thread(a, u)->process, ar_thread(a, t)->process))
+				pid[t] = pid[u];
+		if (pid[t] < 0) {
+			pid[t] = ar_thread(a, t)->rank >= 0 ? ar_thread(a, t)->rank : 1000 + nproc;
+			nproc++;
+			char label[PS_NAME_MAX + 16];
+			if (ar_thread(a, t)->rank >= 0)
+				snprintf(label, sizeof(label), "MPI rank %d", ar_thread(a, t)->rank);
+			else
+				snprintf(label, sizeof(label), "%s", ar_thread(a, t)->process);
+			fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":", pid[t]);
+			name_json(f, label);
+			fputs("}}", f);
+		}
+		fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", pid[t], t);
+		name_json(f, ar_thread(a, t)->name);
+		fputs("}}", f);
+	}
+	/* slices, each thread's nested */
+	size_t ns = 0, nsend = 0, nrecv = 0;
+	int rc = 0;
+	for (int t = 0; t < nt && !rc; t++) {
+		struct ar_item *items;
+		size_t n;
+		if ((rc = ar_thread_items(a, t, &items, &n, st)))
+			break;
+		struct slice *stack = malloc(sizeof(*stack) * (n + 1));
+		size_t depth = 0;
+		if (!stack) {
+			free(items);
+			rc = -ENOMEM;
+			break;
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (items[i].kind == AR_ENTER)
+				stack[depth++] = (struct slice){ items[i].time - t0, 0, items[i].event, t };
+			if (items[i].kind != AR_LEAVE || !depth)
+				continue;
+			struct slice s = stack[--depth];
+			s.end = items[i].time - t0;
+			sl[ns++] = s;
+		}
+		free(stack);
+		free(items);
+	}
+	size_t shown = 0;
+	for (size_t i = 0; i < ns && !rc; i++) {
+		const struct slice *s = &sl[i];
+		const struct es_trace *e = &ev[s->event].t;
+		char label[64];
+		const char *name = es_op_name(e->op);
+		int rank = ar_thread(a, s->thread)->rank;
+		if (rank >= 0 && e->element != NONE && !(e->op & ES_OP_FAILED) && is_send(name, e->op))
+			sends[nsend++] = (struct msg){ (uint32_t)rank, e->element, e->arg, e->size, *s, false };
+		if (rank >= 0 && e->element != NONE && !(e->op & ES_OP_FAILED) && is_recv(name, e->op))
+			recvs[nrecv++] = (struct msg){ e->element, (uint32_t)rank, e->arg, e->size, *s, false };
+		if (s->end < from || s->start > to)
+			continue;
+		shown++;
+		fputs(",\n{\"ph\":\"X\",\"name\":", f);
+		name_json(f, es_op_label(e->op, label, sizeof(label)));
+		const struct es_op_info *o = es_op_info(e->op);
+		fprintf(f, ",\"cat\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":",
+			o ? es_op_group_name((enum es_op_group)o->group) : "other", pid[s->thread], s->thread);
+		us(f, s->start);
+		fputs(",\"dur\":", f);
+		us(f, s->end - s->start);
+		fputs(",\"args\":{", f);
+		if (e->element != NONE)
+			fprintf(f, "\"element\":%u,", e->element);
+		fprintf(f, "\"bytes\":%u,\"arg\":%u,\"seq\":%u}}", e->size, e->arg, e->seq);
+	}
+	st->regions = shown;
+	/* messages: the k-th send from a to b with tag t is the k-th receive of it */
+	uint64_t id = 1;
+	for (size_t i = 0; i < nsend && !rc; i++) {
+		struct msg *m = &sends[i];
+		for (size_t j = 0; j < nrecv; j++) {
+			struct msg *r = &recvs[j];
+			if (r->used || r->from != m->from || r->to != m->to || r->tag != m->tag)
+				continue;
+			r->used = true;
+			if (m->s.start <= to && r->s.end >= from) {
+				flow(f, id++, "message", &m->s, &r->s, pid);
+				st->messages++;
+			}
+			break;
+		}
+	}
+	/* collectives: from the last rank in to every other */
+	size_t nc = 0;
+	for (size_t i = 0; i < ns; i++)
+		if (es_op_matched(ev[sl[i].event].t.op) && !(ev[sl[i].event].t.op & ES_OP_DONE))
+			sl[nc++] = sl[i];
+	qsort_r(sl, nc, sizeof(*sl), by_coll, (void *)ev);
+	for (size_t i = 0; i < nc && !rc;) {
+		size_t j = i + 1;
+		while (j < nc && ev[sl[j].event].t.arg == ev[sl[i].event].t.arg &&
+		       es_op_code(ev[sl[j].event].t.op) == es_op_code(ev[sl[i].event].t.op))
+			j++;
+		const struct slice *last = &sl[j - 1]; /* sorted by start: the last in */
+		if (j - i > 1 && last->start <= to && sl[i].end >= from) {
+			for (size_t k = i; k < j - 1; k++)
+				flow(f, id++, "collective", last, &sl[k], pid);
+			st->colls++;
+		}
+		i = j;
+	}
+	fputs("\n]}\n", f);
+	if (!rc && (ferror(f) || fflush(f)))
+		rc = errno ? -errno : -EIO;
+	if (fclose(f) && !rc)
+		rc = errno ? -errno : -EIO;
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+		unlink(path);
+	}
+	free(pid), free(sl), free(sends), free(recvs);
+	return rc;
+}
