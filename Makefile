@@ -184,7 +184,7 @@ $(ARCHIVE_LIB): $(call obj,$(ARCHIVE_SRC))
 
 BINS := $(BUILD)/bin/psadm $(BUILD)/bin/psdemo $(BUILD)/bin/pathmap \
 	$(BUILD)/bin/heartbeat $(BUILD)/bin/geteventmon $(BUILD)/bin/colopmon \
-	$(BUILD)/bin/esrecord $(BUILD)/bin/esconvert
+	$(BUILD)/bin/esrecord $(BUILD)/bin/esconvert $(BUILD)/bin/esprofile
 
 $(BUILD)/bin/%: $(BUILD)/obj/pastset/%.o $(PASTSET_LIB)
 	@mkdir -p $(dir $@)
@@ -203,7 +203,13 @@ $(BUILD)/bin/%: $(BUILD)/obj/monitors/%.o $(BUILD)/obj/monitors/common.o $(LIBS)
 OTF2_CFLAGS = $(shell pkg-config --cflags otf2)
 OTF2_LIBS = $(shell pkg-config --libs otf2)
 
-$(BUILD)/bin/esrecord: $(BUILD)/obj/archive/esrecord.o $(BUILD)/obj/monitors/common.o $(LIBS)
+$(BUILD)/bin/esrecord: $(BUILD)/obj/archive/esrecord.o $(BUILD)/obj/archive/record.o \
+		       $(BUILD)/obj/monitors/common.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
+
+$(BUILD)/bin/esprofile: $(BUILD)/obj/archive/esprofile.o $(BUILD)/obj/archive/profile.o \
+			$(BUILD)/obj/archive/record.o $(BUILD)/obj/monitors/common.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
 

@@ -2,6 +2,8 @@
 #ifndef ES_ARCHIVE_CONVERT_H
 #define ES_ARCHIVE_CONVERT_H
 
+#include <stdio.h>
+
 #include "archive/archive.h"
 
 struct ar_out_stats {
@@ -39,5 +41,8 @@ int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar
  * first event; 0, UINT64_MAX for all), messages and collectives as flows. */
 int ar_to_json(const ar_archive *a, const char *path, uint64_t from, uint64_t to,
 	       struct ar_out_stats *st, char *err, size_t errlen);
+
+/* The profile page (profile.c says what it counts): top rows in each list. */
+int ar_profile(const ar_archive *a, FILE *out, int top, char *err, size_t errlen);
 
 #endif

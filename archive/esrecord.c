@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "archive/archive.h"
+#include "archive/record.h"
 #include "monitors/common.h"
 
 static const char *usage =
@@ -23,37 +23,6 @@ static const char *usage =
 	"At the end it says how many events it wrote and exactly how many were\n"
 	"discarded before it could read them.  An archive it could not finish has\n"
 	"no INFO file, and the converters refuse it.\n";
-
-/* Thread names and communicators as the scope knows them now. */
-static int describe(ar_writer *w, const es_scope *s)
-{
-	int rc = 0;
-	for (int i = 0; i < es_scope_leaves(s) && !rc; i++) {
-		const struct es_leaf *l = es_scope_leaf(s, i);
-		rc = ar_set_thread(w, l->thread, l->segment, es_scope_thread(s, l->thread));
-	}
-	const char *prev = NULL;
-	for (int i = 0; i < es_scope_leaves(s) && !rc; i++) {
-		const char *seg = es_scope_leaf(s, i)->segment, *r = strrchr(seg, '.');
-		if ((prev && !strcmp(prev, seg)) || !r || r[1] != 'r')
-			continue;
-		prev = seg;
-		uint32_t rank = (uint32_t)atoi(r + 2);
-		es_space *sp;
-		ps_elem *e;
-		if (mon_space_open(seg, &sp))
-			continue;
-		if (!ps_elem_open(es_space_server(sp), "mpi.comms", 16, &e)) {
-			uint32_t rec[4];
-			for (uint64_t k = 0; !rc && ps_read(e, k, rec, 0, NULL) == 0; k++)
-				if (!(rec[3] & 0x80000000u)) /* windows are not communicators */
-					rc = ar_set_member(w, rec[0], rec[1], rec[2], rank);
-			ps_elem_close(e);
-		}
-		es_space_destroy(sp);
-	}
-	return rc;
-}
 
 int main(int argc, char **argv)
 {
@@ -80,81 +49,5 @@ int main(int argc, char **argv)
 		fprintf(stderr, "esrecord: expected -o DIR and one JOB name\n%s", usage);
 		return 2;
 	}
-	const char *job = argv[optind];
-	struct es_scope_spec spec;
-	es_scope_spec_default(&spec, job);
-	spec.reduce = ES_REDUCE_NONE;
-	mon_remote("esrecord", &spec);
-	mon_signals();
-	es_scope *s;
-	int rc = mon_attach("esrecord", &spec, wait, &s);
-	if (rc)
-		return rc;
-	char err[4400];
-	ar_writer *w;
-	if ((rc = ar_create(dir, job, &w, err, sizeof(err)))) {
-		fprintf(stderr, "esrecord: %s\n", err);
-		es_scope_destroy(s);
-		return 1;
-	}
-	enum { MAX = 65536 };
-	struct es_trace *ev = malloc(MAX * sizeof(*ev));
-	if (!ev) {
-		ar_abandon(w);
-		es_scope_destroy(s);
-		return 1;
-	}
-	uint64_t missed = 0;
-	struct mon_watch watch = { .grace = period * 3 > 3 ? period * 3 : 3 };
-	bool was_lost = false;
-	int werr = 0;
-	for (;;) {
-		bool alive = mon_watch("esrecord", s, &watch);
-		es_scope_refresh(s); /* ranks that started late, threads' first calls */
-		int n;
-		do { /* when behind, pull again at once */
-			uint64_t lost;
-			n = es_scope_consume(s, ev, MAX, &lost);
-			if (n < 0) {
-				fprintf(stderr, "esrecord: %s\n", ps_strerror(n));
-				break;
-			}
-			missed += lost;
-			for (int i = 0; i < n && !werr; i++)
-				werr = ar_write(w, &ev[i], (uint32_t)es_scope_leaf(s, es_scope_consumed_leaf(s, (size_t)i))->thread);
-		} while (n == MAX && !mon_stop && !werr);
-		mon_note_lost("esrecord", s, &was_lost);
-		if (werr || n < 0 || mon_stop || !alive)
-			break; /* a job that ended was drained once more above */
-		mon_sleep(mon_pace(s, period));
-	}
-	free(ev);
-	if (!werr)
-		werr = describe(w, s);
-	uint64_t written = ar_written(w), before = es_scope_before_attach(s);
-	const char *why = mon_watch_end(&watch); /* " (why)", or "" */
-	char ended[320];
-	snprintf(ended, sizeof(ended), "%s", *why ? why + 2 : "the job ended");
-	if (*why)
-		ended[strlen(ended) - 1] = 0;
-	if (werr) {
-		fprintf(stderr, "esrecord: %s/events: %s; the archive is incomplete (no INFO)\n", dir,
-			strerror(-werr));
-		ar_abandon(w);
-		es_scope_destroy(s);
-		return 1;
-	}
-	if ((rc = ar_finish(w, missed, before, ended, err, sizeof(err)))) {
-		fprintf(stderr, "esrecord: %s; the archive is incomplete (no INFO)\n", err);
-		es_scope_destroy(s);
-		return 1;
-	}
-	fprintf(stderr, "esrecord: %llu events written to %s, %llu discarded before they could be read",
-		(unsigned long long)written, dir, (unsigned long long)missed);
-	if (before)
-		fprintf(stderr, "; %llu earlier events had rotated out before it attached",
-			(unsigned long long)before);
-	fprintf(stderr, "%s\n", why);
-	es_scope_destroy(s);
-	return 0;
+	return ar_record_job("esrecord", argv[optind], dir, period, wait, false);
 }

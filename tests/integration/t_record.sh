@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_record.sh - esrecord keeps a running job in an archive, esconvert makes OTF2 that otf2-print reads and JSON that a parser reads: the program's calls, messages and collectives, in order; bad input refused.
+# t_record.sh - esrecord keeps a running job in an archive, esconvert makes OTF2 that otf2-print reads and JSON that a parser reads, esprofile counts its calls: all held against what the program did; bad input refused.
 set -u
 . "$(dirname "$0")/lib.sh"
 [ -f "$BUILD/lib/libescollect.so" ] || { echo "no libescollect.so (sanitizer build): skipped"; exit 0; }
@@ -83,6 +83,30 @@ sys.exit(not (0 < len(x) < int(sys.argv[2]) and all(e["ts"] <= 1000 for e in x))
 	die "--window :0.001 kept what it should not"
 out=$("$BIN/esconvert" --json "$dir/x.json" --window 2:1 "$dir/a" 2>&1) && die "--window 2:1 taken"
 echo "$out" | grep -q "^esconvert: --window: expected A:B" || die "--window 2:1: $out"
+
+# The profile: per rank, as many of each call as the program made (its
+# completions and MPI_Init/Finalize are not calls there), and their bytes
+"$BIN/esprofile" -o "$dir/prof.txt" "$dir/a" || die "esprofile failed"
+for r in 0 1; do
+	grep -v '/done ' "$dir/expect.r$r" | sed 's|/[a-z]* | |' | grep -v '^MPI_Init \|^MPI_Finalize ' |
+		awk '{ n[$1]++; b[$1] += ($3 == "-" || $3 == "*") ? 0 : $3; any[$1] += $3 == "*" }
+		     END { for (c in n) print c, n[c], any[c] ? "*" : b[c] }' | sort >"$dir/want.$r"
+	awk -v r=$r '/^@--- Per rank/ { on = 1; next } /^@---/ { on = 0 } on && $2 == r { print $1, $3, $7 }' \
+		"$dir/prof.txt" | sort >"$dir/got.$r"
+	awk 'NR == FNR { want[$1] = $2 " " $3; next }
+	     { split(want[$1], w, " "); if (!($1 in want) || w[1] != $2 || (w[2] != "*" && w[2] != $3)) { print "rank " r ": " $0 " (expected " want[$1] ")"; bad = 1 }; delete want[$1] }
+	     END { for (c in want) { print "rank " r ": no " c; bad = 1 }; exit bad }' r=$r "$dir/want.$r" "$dir/got.$r" ||
+		die "the profile's counts or bytes differ from the program's calls"
+done
+grep -q '^1551 WORLD\|^[0-9]* WORLD  *2 ' "$dir/prof.txt" || die "no WORLD in the profile's communicators"
+awk '/^@--- Heaviest/ { on = 1; next } on && $1 == 0 && $2 == 1 { found = $3 > 0 && $4 > 0 } END { exit !found }' \
+	"$dir/prof.txt" || die "no traffic from rank 0 to rank 1 in the profile"
+# and of a live job, recorded to its end
+"$BIN/esprofile" -w 30 -o "$dir/live.txt" "$job.live" 2>"$dir/live.err" &
+prof=$!
+mpi "$BIN/esrun" -q -j "$job.live" "$BUILD/tests/mpi_every" >/dev/null 2>&1 || die "mpi_every (live) failed"
+wait $prof || die "esprofile of a live job failed: $(cat "$dir/live.err")"
+grep -q "^@ esprofile: job $job.live, 425 events$" "$dir/live.txt" || die "live profile: $(head -3 "$dir/live.txt")"
 
 # A PATHS job: the wind tunnel with collectors
 wt="$BUILD/bin/windtunnel"

@@ -1,0 +1,110 @@
+/* esprofile.c - an mpiP-style profile of a job, live (recorded to its end) or from an archive esrecord wrote. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "archive/convert.h"
+#include "archive/record.h"
+#include "monitors/common.h"
+
+static const char *usage =
+	"usage: esprofile [options] JOB|ARCHIVE\n"
+	"The page an mpiP user expects: time in MPI per call and per rank (count,\n"
+	"total, mean, max, bytes) and its share of the run, the collectives with\n"
+	"the worst imbalance and the rank that came last, each communicator's\n"
+	"collectives, the heaviest rank-to-rank traffic.  Of an archive esrecord\n"
+	"wrote, or of a running job, recorded until it ends (or Ctrl-C).\n"
+	"  -o, --output FILE    write there instead of standard output\n"
+	"  -n, --top N          rows in the top lists (default 20)\n"
+	"  -w, --wait S         a live job: wait up to S seconds for it (default 10)\n"
+	MON_REMOTE_USAGE
+	"  -h, --help\n"
+	"      --version\n";
+
+static void remove_dir(const char *dir)
+{
+	static const char *const files[] = { "events", "threads", "comms", "INFO", "INFO.tmp" };
+	char p[4200];
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
+		unlink(p);
+	}
+	rmdir(dir);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' }, { "top", required_argument, NULL, 'n' },
+		{ "wait", required_argument, NULL, 'w' }, { "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' }, MON_REMOTE_OPTS, { 0 } };
+	const char *outfile = NULL;
+	int top = 20, c;
+	double wait = 10;
+	while ((c = getopt_long(argc, argv, "o:n:w:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': outfile = optarg; break;
+		case 'n': top = (int)mon_number("esprofile", "--top", optarg, 1); break;
+		case 'w': wait = mon_number("esprofile", "--wait", optarg, 0); break;
+		case 'R': mon_servers = optarg; break;
+		case 'K': mon_secret_file = optarg; break;
+		case 'h': fputs(usage, stdout); return 0;
+		case 'V': printf("esprofile (EventSpace) %s\n", ES_VERSION); return 0;
+		default: fputs(usage, stderr); return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "esprofile: expected one JOB or ARCHIVE\n%s", usage);
+		return 2;
+	}
+	const char *what = argv[optind];
+	struct stat st;
+	char tmp[4096] = "", err[4400];
+	const char *dir = what;
+	if (stat(what, &st) || !S_ISDIR(st.st_mode)) {
+		/* a live job: record it whole into a scratch archive first */
+		snprintf(tmp, sizeof(tmp), "%s/esprofile.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+		if (!mkdtemp(tmp)) {
+			perror(tmp);
+			return 1;
+		}
+		rmdir(tmp); /* ar_create makes it */
+		int rc = ar_record_job("esprofile", what, tmp, 0.1, wait, true);
+		if (rc) {
+			remove_dir(tmp);
+			return rc;
+		}
+		dir = tmp;
+	}
+	ar_archive *a;
+	int rc = ar_open(dir, &a, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "esprofile: %s\n", err);
+		if (*tmp)
+			remove_dir(tmp);
+		return 1;
+	}
+	FILE *out = stdout;
+	if (outfile && !(out = fopen(outfile, "w"))) {
+		perror(outfile);
+		ar_close(a);
+		if (*tmp)
+			remove_dir(tmp);
+		return 1;
+	}
+	rc = ar_profile(a, out, top, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "esprofile: %s\n", err);
+	if (out != stdout && fclose(out) && !rc) {
+		perror(outfile);
+		rc = 1;
+	}
+	ar_close(a);
+	if (*tmp)
+		remove_dir(tmp);
+	return rc ? 1 : 0;
+}
