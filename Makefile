@@ -217,7 +217,8 @@ $(BUILD)/obj/archive/otf2.o: archive/otf2.c | $(GEN)/stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(OTF2_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/bin/esconvert: $(BUILD)/obj/archive/esconvert.o $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/json.o $(LIBS)
+$(BUILD)/bin/esconvert: $(BUILD)/obj/archive/esconvert.o $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/json.o \
+			$(BUILD)/obj/archive/plot.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(OTF2_LIBS) $(EXT_LIBS) $(LDLIBS)
 

@@ -42,6 +42,10 @@ int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar
 int ar_to_json(const ar_archive *a, const char *path, uint64_t from, uint64_t to,
 	       struct ar_out_stats *st, char *err, size_t errlen);
 
+/* PNG pictures through gnuplot in DIR (made if need be): timeline.png, and
+ * for MPI matrix.png; *pictures says how many.  Their data and scripts stay. */
+int ar_plot(const ar_archive *a, const char *dir, int *pictures, char *err, size_t errlen);
+
 /* The profile page (profile.c says what it counts): top rows in each list. */
 int ar_profile(const ar_archive *a, FILE *out, int top, char *err, size_t errlen);
 

@@ -1,4 +1,4 @@
-/* esconvert.c - turns an archive esrecord wrote into what other tools open: OTF2 (Vampir, otf2-print) and trace-event JSON (Perfetto). */
+/* esconvert.c - turns an archive esrecord wrote into what other tools open: OTF2 (Vampir, otf2-print), trace-event JSON (Perfetto) and pictures (gnuplot). */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <stdio.h>
@@ -17,6 +17,9 @@ static const char *usage =
 	"                       thread, messages and collectives as arrows\n"
 	"  --window A:B         JSON: only seconds A to B after the first event, for\n"
 	"                       runs too long to open whole (A: or :B leave a side open)\n"
+	"  --plot DIR           PNG pictures in DIR: timeline.png, each rank's time\n"
+	"                       computing and inside MPI by class of call, its longest\n"
+	"                       waits labelled; matrix.png, bytes sent rank to rank\n"
 	"  -q, --quiet          say nothing when all went well\n"
 	"  -h, --help\n"
 	"      --version\n"
@@ -49,9 +52,10 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "otf2", required_argument, NULL, 'O' }, { "json", required_argument, NULL, 'J' },
-		{ "window", required_argument, NULL, 'W' }, { "quiet", no_argument, NULL, 'q' },
+		{ "window", required_argument, NULL, 'W' }, { "plot", required_argument, NULL, 'P' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' }, { "version", no_argument, NULL, 'V' }, { 0 } };
-	const char *otf2 = NULL, *json = NULL;
+	const char *otf2 = NULL, *json = NULL, *plot = NULL;
 	uint64_t from = 0, to = UINT64_MAX;
 	bool quiet = false;
 	int c;
@@ -59,6 +63,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'O': otf2 = optarg; break;
 		case 'J': json = optarg; break;
+		case 'P': plot = optarg; break;
 		case 'W':
 			if (window(optarg, &from, &to)) {
 				fprintf(stderr, "esconvert: --window: expected A:B, seconds with A before B "
@@ -76,8 +81,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "esconvert: expected one ARCHIVE\n%s", usage);
 		return 2;
 	}
-	if (!otf2 && !json) {
-		fprintf(stderr, "esconvert: nothing to write: expected --otf2 DIR or --json FILE\n");
+	if (!otf2 && !json && !plot) {
+		fprintf(stderr, "esconvert: nothing to write: expected --otf2 DIR, --json FILE or --plot DIR\n");
 		return 2;
 	}
 	char err[4400];
@@ -109,6 +114,15 @@ int main(int argc, char **argv)
 				"arrows; %llu slices cut to nest\n", json, (unsigned long long)st.regions,
 				(unsigned long long)st.messages, (unsigned long long)st.colls,
 				(unsigned long long)st.clipped);
+		}
+	}
+	if (plot) {
+		int n;
+		if (ar_plot(a, plot, &n, err, sizeof(err))) {
+			fprintf(stderr, "esconvert: %s\n", err);
+			rc = 1;
+		} else if (!quiet) {
+			fprintf(stderr, "esconvert: %s: %s\n", plot, n > 1 ? "timeline.png, matrix.png" : "timeline.png");
 		}
 	}
 	ar_close(a);

@@ -32,14 +32,16 @@ by_track = {}
 for e in x:
     if (e["pid"], e["tid"]) not in tracks:
         bad.append("a slice on no track: %r" % e)
-    by_track.setdefault((e["pid"], e["tid"]), []).append((e["ts"], -e["dur"], e["ts"] + e["dur"]))
+    # in whole ns, as they were written: no float sums
+    ts, dur = round(e["ts"] * 1000), round(e["dur"] * 1000)
+    by_track.setdefault((e["pid"], e["tid"]), []).append((ts, -dur, ts + dur))
 for t, s in by_track.items():
     s.sort()
     stack = []
     for ts, _, end in s:
         while stack and stack[-1] <= ts:
             stack.pop()
-        if stack and end > stack[-1] + 1e-9:
+        if stack and end > stack[-1]:
             bad.append("track %r: a slice from %s to %s ends after the one it starts in" % (t, ts, end))
         stack.append(end)
 if bad:

@@ -101,6 +101,20 @@ done
 grep -q '^1551 WORLD\|^[0-9]* WORLD  *2 ' "$dir/prof.txt" || die "no WORLD in the profile's communicators"
 awk '/^@--- Heaviest/ { on = 1; next } on && $1 == 0 && $2 == 1 { found = $3 > 0 && $4 > 0 } END { exit !found }' \
 	"$dir/prof.txt" || die "no traffic from rank 0 to rank 1 in the profile"
+# Pictures: PNG files, drawn from the same numbers
+"$BIN/esconvert" -q --plot "$dir/pics" "$dir/a" || die "esconvert --plot failed"
+for png in timeline matrix; do
+	[ "$(head -c 8 "$dir/pics/$png.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ] || die "$png.png is no PNG"
+done
+sent=$(awk '/^@--- Heaviest/ { on = 1; next } on && $1 == 0 && $2 == 1 { print $4 }' "$dir/prof.txt")
+[ "$(awk 'NR == 1 { print $2 }' "$dir/pics/matrix.dat")" = "$sent" ] || die "matrix.dat: $(cat "$dir/pics/matrix.dat"), profile: $sent"
+for r in 0 1; do
+	awk -v r=$r '$2 > r - 0.5 && $2 < r + 0.5 { n++ } END { exit !n }' "$dir/pics/timeline.dat" ||
+		die "the timeline has nothing for rank $r"
+done
+out=$("$BIN/esconvert" --plot "$dir/it's" "$dir/a" 2>&1) && die "a plot directory with a quote was taken"
+echo "$out" | grep -q "cannot have quotes" || die "quote in plot directory: $out"
+
 # and of a live job, recorded to its end
 "$BIN/esprofile" -w 30 -o "$dir/live.txt" "$job.live" 2>"$dir/live.err" &
 prof=$!
