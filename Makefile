@@ -5,6 +5,7 @@
 #                   (SAN=1, TSAN=1 or FAST=1: just that one flavour)
 #   make demo       ... and run the demonstration
 #   make bench      ... and run the benchmarks
+#   make install    ... and install it (PREFIX=/usr/local, DESTDIR)
 #
 # The public targets first run mk/deps.sh, then re-enter make, so that the
 # pkg-config look-ups below see packages the first step installed.
@@ -44,7 +45,7 @@ SUB := $(MAKE) --no-print-directory
 
 # --- public targets -------------------------------------------------------
 
-.PHONY: all check demo bench experiments deps clean build run-check run-demo run-bench run-experiments
+.PHONY: all check demo bench experiments deps clean build run-check run-demo run-bench run-experiments install
 all: deps
 	@$(SUB) build
 
@@ -73,6 +74,12 @@ experiments: deps
 
 deps:
 	@sh mk/deps.sh
+
+# make install PREFIX=/opt/eventspace (default /usr/local; DESTDIR for packagers)
+PREFIX ?= /usr/local
+install: deps
+	@$(SUB) build
+	@sh mk/install.sh $(BUILD) $(PREFIX)
 
 clean:
 	rm -rf build

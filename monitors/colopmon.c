@@ -23,7 +23,8 @@ static const char *usage =
 	"  -w, --wait S         wait up to S seconds for the job to appear (default 10)\n"
 	"  -q, --quiet          no line per operation, only the summary\n"
 	MON_REMOTE_USAGE
-	"  -h, --help\n";
+	"  -h, --help\n"
+	"      --version\n";
 
 /* --- MPI collectives: matched across ranks by (operation, communicator, number) --- */
 
@@ -305,6 +306,10 @@ static void tree_event(const struct es_trace *t, const char *where, bool quiet)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		puts("colopmon (EventSpace) " ES_VERSION);
+		return 0;
+	}
 	static const struct option opts[] = {
 		{ "period", required_argument, NULL, 'p' }, { "wait", required_argument, NULL, 'w' },
 		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' }, MON_REMOTE_OPTS, { 0 } };

@@ -22,6 +22,7 @@ static const char *usage =
 	"      --element N      only events on element (or peer rank) N\n"
 	MON_REMOTE_USAGE
 	"  -h, --help\n"
+	"      --version\n"
 	"At the end it says on standard error how many events it wrote and exactly\n"
 	"how many were discarded before it could read them.\n";
 
@@ -42,6 +43,10 @@ static void header(FILE *out, const es_scope *s)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		puts("geteventmon (EventSpace) " ES_VERSION);
+		return 0;
+	}
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' }, { "output", required_argument, NULL, 'o' },
 		{ "period", required_argument, NULL, 'p' }, { "count", required_argument, NULL, 'n' },

@@ -20,6 +20,7 @@ static const char *usage =
 	"  -q, --quiet          no status line per period, only the summary\n"
 	MON_REMOTE_USAGE
 	"  -h, --help\n"
+	"      --version\n"
 	"Exit status: 0 if every thread progressed in every period, 1 if some\n"
 	"thread made no progress for a whole period, 2 on a usage error or if the\n"
 	"job never appeared.\n";
@@ -56,6 +57,10 @@ static void describe(const es_scope *s, int t, char *buf, size_t len)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		puts("heartbeat (EventSpace) " ES_VERSION);
+		return 0;
+	}
 	static const struct option opts[] = {
 		{ "period", required_argument, NULL, 'p' }, { "count", required_argument, NULL, 'n' },
 		{ "wait", required_argument, NULL, 'w' }, { "pathmap", required_argument, NULL, 'P' },

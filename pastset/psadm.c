@@ -23,6 +23,7 @@ static const char *usage =
 	"                  [--port-file F]  the node daemon: serves this host's segments\n"
 	"                                whose names start with PREFIX over TCP, on\n"
 	"                                127.0.0.1 unless --addr (which needs a secret)\n"
+	"       psadm --help | --version\n"
 	"Remote commands read the shared secret from $PS_SECRET_FILE if set.\n"
 	"A segment is live while its creator runs, closed once it exited cleanly,\n"
 	"and stale if it died without closing; closed and stale ones stay readable\n"
@@ -211,6 +212,10 @@ static int serve(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		puts("psadm (EventSpace) " ES_VERSION);
+		return 0;
+	}
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage, argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;

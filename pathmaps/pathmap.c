@@ -9,10 +9,15 @@ static const char *usage =
 	"usage: pathmap check FILE...   validate pathmaps (and what this host needs to run\n"
 	"                               them: the servers' secret file) and summarise each\n"
 	"       pathmap show FILE       print the paths, trees and placements it generates\n"
+	"       pathmap --help | --version\n"
 	"Errors name the file, line and column, and what was expected.\n";
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		puts("pathmap (EventSpace) " ES_VERSION);
+		return 0;
+	}
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		fputs(usage, stdout);
 		return 0;

@@ -28,6 +28,7 @@ static const char *usage =
 	"      --secret-file F   the servers' shared secret (a file only you can read)\n"
 	"  -q, --quiet           rank 0 does not say where the job's traces are\n"
 	"  -h, --help\n"
+	"      --version\n"
 	"Rank 0 prints the job's name and the monitors to run.  A bad option or pathmap\n"
 	"stops esrun before the program starts, with one line from rank 0.\n";
 
@@ -69,6 +70,10 @@ static int find_library(char *out, size_t len)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		puts("esrun (EventSpace) " ES_VERSION);
+		return 0;
+	}
 	static const struct option opts[] = {
 		{ "job", required_argument, NULL, 'j' }, { "pathmap", required_argument, NULL, 'p' },
 		{ "trace-size", required_argument, NULL, 's' }, { "serve", required_argument, NULL, 'S' },

@@ -1,0 +1,50 @@
+#!/bin/sh
+# install.sh - puts EventSpace where users look for it: programs, libescollect.so, the libraries with their headers, a pkg-config file and man pages.
+# usage: install.sh BUILDDIR PREFIX   (DESTDIR, if set, is put before PREFIX, as packagers expect)
+set -eu
+build=${1:?usage: install.sh BUILDDIR PREFIX} prefix=${2:?usage: install.sh BUILDDIR PREFIX}
+root=${DESTDIR:-}$prefix
+version=$("$build/bin/esrecord" --version | awk '{ print $NF }')
+src=$(cd "$(dirname "$0")/.." && pwd)
+
+# the programs users run, with a line each for their man page
+programs='psadm|manage PastSet segments and serve them over TCP
+pathmap|check and show pathmaps
+heartbeat|which threads of a job progress, and where the stalled ones wait
+geteventmon|every event of a job, with an exact count of what was lost
+colopmon|MPI collectives and PATHS tree operations matched across ranks
+esrun|run an MPI program with EventSpace collectors on its MPI calls
+esrecord|record a running job into an archive
+esconvert|turn an archive into OTF2, trace-event JSON and pictures
+esprofile|an mpiP-style profile of a job or an archive'
+libs="libesarchive libscopes libcollectors libpathmaps libpaths libpastset"
+headers="pastset/pastset.h paths/paths.h pathmaps/pathmaps.h collectors/collectors.h scopes/scopes.h archive/archive.h"
+
+install -d "$root/bin" "$root/lib/pkgconfig" "$root/include/eventspace" "$root/share/man/man1"
+echo "$programs" | while IFS='|' read -r p summary; do
+	install -m 755 "$build/bin/$p" "$root/bin/$p"
+	sh "$src/mk/man.sh" "$build/bin/$p" "$summary" >"$root/share/man/man1/$p.1"
+done
+[ -f "$build/lib/libescollect.so" ] && install -m 755 "$build/lib/libescollect.so" "$root/lib/libescollect.so"
+for l in $libs; do
+	install -m 644 "$build/lib/$l.a" "$root/lib/$l.a"
+done
+# headers keep their folders: they include each other as "layer/layer.h"
+for h in $headers; do
+	install -d "$root/include/eventspace/$(dirname "$h")"
+	install -m 644 "$src/$h" "$root/include/eventspace/$h"
+done
+install -m 644 "$build/gen/es_mpi_ops.h" "$root/include/eventspace/es_mpi_ops.h"
+cat >"$root/lib/pkgconfig/eventspace.pc" <<PC
+prefix=$prefix
+libdir=\${prefix}/lib
+includedir=\${prefix}/include/eventspace
+
+Name: EventSpace
+Description: watching parallel programs run: PastSet, PATHS, collectors, scopes, archives
+Version: $version
+Requires.private: yaml-0.1 hwloc liburing
+Cflags: -I\${includedir}
+Libs: -L\${libdir} $(echo "$libs" | sed 's/lib\([a-z]*\)/-l\1/g') -lyaml -lhwloc -luring -pthread -lrt -lm
+PC
+echo "installed EventSpace $version in ${DESTDIR:-}$prefix"
