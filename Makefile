@@ -229,6 +229,10 @@ $(BUILD)/bin/esconvert: $(BUILD)/obj/archive/esconvert.o $(BUILD)/obj/archive/ot
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(OTF2_LIBS) $(EXT_LIBS) $(LDLIBS)
 
+$(BUILD)/bench/archive: $(BUILD)/obj/tests/bench/archive.o $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/json.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(OTF2_LIBS) $(EXT_LIBS) $(LDLIBS)
+
 # --- tests -------------------------------------------------------------------
 
 UNIT_SRC := tests/unit/check_main.c tests/unit/test_pastset.c \
@@ -367,9 +371,10 @@ $(BUILD)/bench/mpi_cost: $(BUILD)/obj/tests/bench/mpi_cost.o
 run-experiments: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost
 	@sh tests/bench/experiments.sh $(BUILD)
 
-run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost
+run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost $(BUILD)/bench/archive
 	@for b in $(BENCH_BINS) $(BUILD)/bench/collector; do $$b || exit 1; done
 	@sh tests/bench/apps.sh $(BUILD)
+	@sh tests/bench/record.sh $(BUILD)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 .SECONDARY:

@@ -29,7 +29,6 @@ struct slice {
 struct msg {
 	uint32_t from, to, tag, bytes; /* world ranks */
 	struct slice s;
-	bool used;
 };
 
 static void name_json(FILE *f, const char *s)
@@ -79,6 +78,24 @@ static void flow(FILE *f, uint64_t id, const char *cat, const struct slice *from
 		"\"tid\":%d,\"ts\":", (unsigned long long)id, cat, cat, pid[to->thread], to->thread);
 	us(f, end);
 	fputc('}', f);
+}
+
+static int key_cmp(const struct msg *x, const struct msg *y)
+{
+	if (x->from != y->from)
+		return x->from < y->from ? -1 : 1;
+	if (x->to != y->to)
+		return x->to < y->to ? -1 : 1;
+	return x->tag < y->tag ? -1 : x->tag > y->tag;
+}
+
+static int by_msg(const void *a, const void *b)
+{
+	const struct msg *x = a, *y = b;
+	int c = key_cmp(x, y);
+	if (c)
+		return c;
+	return x->s.start < y->s.start ? -1 : x->s.start > y->s.start;
 }
 
 static int by_coll(const void *a, const void *b, void *arg)
@@ -178,9 +195,9 @@ int ar_to_json(const ar_archive *a, const char *path, uint64_t from, uint64_t to
 		const char *name = es_op_name(e->op);
 		int rank = ar_thread(a, s->thread)->rank;
 		if (rank >= 0 && e->element != NONE && !(e->op & ES_OP_FAILED) && is_send(name, e->op))
-			sends[nsend++] = (struct msg){ (uint32_t)rank, e->element, e->arg, e->size, *s, false };
+			sends[nsend++] = (struct msg){ (uint32_t)rank, e->element, e->arg, e->size, *s };
 		if (rank >= 0 && e->element != NONE && !(e->op & ES_OP_FAILED) && is_recv(name, e->op))
-			recvs[nrecv++] = (struct msg){ e->element, (uint32_t)rank, e->arg, e->size, *s, false };
+			recvs[nrecv++] = (struct msg){ e->element, (uint32_t)rank, e->arg, e->size, *s };
 		if (s->end < from || s->start > to)
 			continue;
 		shown++;
@@ -198,20 +215,23 @@ int ar_to_json(const ar_archive *a, const char *path, uint64_t from, uint64_t to
 		fprintf(f, "\"bytes\":%u,\"arg\":%u,\"seq\":%u}}", e->size, e->arg, e->seq);
 	}
 	st->regions = shown;
-	/* messages: the k-th send from a to b with tag t is the k-th receive of it */
+	/* messages: the k-th send from a to b with tag t is the k-th receive of
+	 * it; both sorted by (from, to, tag, time), then walked together */
 	uint64_t id = 1;
-	for (size_t i = 0; i < nsend && !rc; i++) {
-		struct msg *m = &sends[i];
-		for (size_t j = 0; j < nrecv; j++) {
-			struct msg *r = &recvs[j];
-			if (r->used || r->from != m->from || r->to != m->to || r->tag != m->tag)
-				continue;
-			r->used = true;
-			if (m->s.start <= to && r->s.end >= from) {
-				flow(f, id++, "message", &m->s, &r->s, pid);
+	qsort(sends, nsend, sizeof(*sends), by_msg);
+	qsort(recvs, nrecv, sizeof(*recvs), by_msg);
+	for (size_t i = 0, j = 0; i < nsend && j < nrecv && !rc;) {
+		int c = key_cmp(&sends[i], &recvs[j]);
+		if (c < 0) {
+			i++;
+		} else if (c > 0) {
+			j++;
+		} else {
+			if (sends[i].s.start <= to && recvs[j].s.end >= from) {
+				flow(f, id++, "message", &sends[i].s, &recvs[j].s, pid);
 				st->messages++;
 			}
-			break;
+			i++, j++;
 		}
 	}
 	/* collectives: from the last rank in to every other */

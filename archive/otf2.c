@@ -40,6 +40,8 @@ struct otf2_out {
 	uint16_t *region_op; /* by region: its op code */
 	uint32_t nregions;
 	uint32_t world;      /* the comm id of MPI_COMM_WORLD, or UINT32_MAX */
+	/* by op code, worked out once: what the names say */
+	struct { bool known, send, recv, start; int coll; } code[256];
 	int nranks;
 };
 
@@ -182,10 +184,22 @@ static int write_thread(struct otf2_out *o, int t, struct ar_out_stats *st)
 	OTF2_CommRef world = o->world == UINT32_MAX ? OTF2_UNDEFINED_COMM : comm_of(o, o->world << 20);
 	for (size_t i = 0; i < n && e == OTF2_SUCCESS; i++) {
 		const struct es_trace *tr = &ev[items[i].event].t;
-		const char *name = es_op_name(tr->op);
+		unsigned code = es_op_code(tr->op) & 0xff;
+		if (!o->code[code].known) {
+			const char *nm = es_op_name(code);
+			o->code[code].known = true;
+			o->code[code].start = !strcmp(nm, "MPI_Start") || !strcmp(nm, "MPI_Startall");
+			o->code[code].send = is_send(nm, 0);
+			o->code[code].recv = is_recv(nm, ES_OP_RECV) && !o->code[code].start;
+			o->code[code].coll = es_op_matched(code) ? coll_op(nm) : -1;
+		}
+		bool send = o->code[code].start ? !(tr->op & ES_OP_RECV) : o->code[code].send;
+		bool recv = o->code[code].start ? (tr->op & ES_OP_RECV) : o->code[code].recv;
+		const struct es_op_info *oi = es_op_info(code);
+		bool icall = oi && oi->kind == ES_KIND_ICOLL; /* its completion ends it, elsewhere */
 		uint64_t time = items[i].time;
 		uint32_t reg = region(o, tr->op);
-		int cop = es_op_matched(tr->op) ? coll_op(name) : -1;
+		int cop = o->code[code].coll;
 		OTF2_CommRef comm = cop >= 0 ? comm_of(o, tr->arg) : OTF2_UNDEFINED_COMM;
 		uint32_t root = tr->element == AR_NO_ELEMENT ? OTF2_UNDEFINED_UINT32 : tr->element;
 		bool p2p_ok = world != OTF2_UNDEFINED_COMM && tr->element != AR_NO_ELEMENT &&
@@ -194,19 +208,18 @@ static int write_thread(struct otf2_out *o, int t, struct ar_out_stats *st)
 		case AR_ENTER:
 			e = OTF2_EvtWriter_Enter(w, NULL, time, reg);
 			st->regions++;
-			if (e == OTF2_SUCCESS && is_send(name, tr->op) && p2p_ok) {
+			if (e == OTF2_SUCCESS && send && p2p_ok) {
 				e = OTF2_EvtWriter_MpiSend(w, NULL, time, tr->element, world, tr->arg, tr->size);
 				st->messages++;
-			} else if (e == OTF2_SUCCESS && comm != OTF2_UNDEFINED_COMM && !(tr->op & ES_OP_DONE) &&
-				   strncmp(name, "MPI_I", 5)) {
+			} else if (e == OTF2_SUCCESS && comm != OTF2_UNDEFINED_COMM && !icall) {
 				e = OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, time);
 			}
 			break;
 		case AR_LEAVE:
-			if (is_recv(name, tr->op) && p2p_ok) {
+			if (recv && p2p_ok) {
 				e = OTF2_EvtWriter_MpiRecv(w, NULL, time, tr->element, world, tr->arg, tr->size);
 				st->messages++;
-			} else if (comm != OTF2_UNDEFINED_COMM && strncmp(name, "MPI_I", 5)) {
+			} else if (comm != OTF2_UNDEFINED_COMM && !icall) {
 				e = OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, time, (OTF2_CollectiveOp)cop, comm, root,
 								    tr->size, tr->size);
 				st->colls++;
