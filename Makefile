@@ -243,9 +243,12 @@ UNIT_SRC := tests/unit/check_main.c tests/unit/test_pastset.c \
 	    tests/unit/test_remote.c tests/unit/test_archive.c
 UNIT_BIN := $(BUILD)/tests/unit
 
-$(UNIT_BIN): $(call obj,$(UNIT_SRC)) $(LIBS)
+# the converters too (OTF2, JSON, the profile), so that they run under the sanitizers
+CONVERTERS := $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/json.o $(BUILD)/obj/archive/profile.o
+
+$(UNIT_BIN): $(call obj,$(UNIT_SRC)) $(CONVERTERS) $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) $(EXT_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) $(OTF2_LIBS) $(EXT_LIBS) $(LDLIBS)
 
 BENCH_BINS := $(BUILD)/bench/pastset $(BUILD)/bench/paths $(BUILD)/bench/scopes $(BUILD)/bench/remote
 OBSERVE := $(BUILD)/bench/observe $(BUILD)/bench/nested

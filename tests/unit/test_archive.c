@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <check.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +199,65 @@ START_TEST(items_nest_and_clip)
 }
 END_TEST
 
+/* under the sanitizers too: each converter reads every event and writes its format */
+START_TEST(converters_write_an_archive)
+{
+	char err[512] = "", sub[128], out[160];
+	snprintf(sub, sizeof(sub), "%s/k", dir);
+	ar_writer *w;
+	ck_assert_int_eq(ar_create(sub, "job9", &w, err, sizeof(err)), 0);
+	for (int r = 0; r < 2; r++) {
+		char proc[32], name[32];
+		snprintf(proc, sizeof(proc), "job9.r%d", r);
+		snprintf(name, sizeof(name), "rank%d.thread0", r);
+		ck_assert_int_eq(ar_set_thread(w, r, proc, name), 0);
+		ck_assert_int_eq(ar_set_member(w, 5, 2, (uint32_t)r, (uint32_t)r), 0);
+	}
+	struct es_trace t[] = {
+		tuple(100, 200, ES_OP_MPI_SEND, 1, 7), tuple(120, 260, ES_OP_MPI_RECV, 0, 7),
+		tuple(300, 400, ES_OP_MPI_ALLREDUCE, 0xffffffffu, 5u << 20 | 1),
+		tuple(310, 400, ES_OP_MPI_ALLREDUCE, 0xffffffffu, 5u << 20 | 1),
+		tuple(500, 510, ES_OP_MPI_IBCAST, 0, 5u << 20 | 2), tuple(520, 600, ES_OP_MPI_WAIT, 0xffffffffu, 0),
+		tuple(500, 590, ES_OP_MPI_IBCAST | ES_OP_DONE, 0, 5u << 20 | 2),
+	};
+	uint32_t thread[] = { 0, 1, 0, 1, 0, 0, 0 };
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		ck_assert_int_eq(ar_write(w, &t[i], thread[i]), 0);
+	ck_assert_int_eq(ar_finish(w, 0, 0, "-", err, sizeof(err)), 0);
+	ar_archive *a;
+	ck_assert_msg(ar_open(sub, &a, err, sizeof(err)) == 0, "%s", err);
+	struct ar_out_stats st;
+	snprintf(out, sizeof(out), "%s/otf2", dir);
+	ck_assert_msg(ar_to_otf2(a, out, "traces", &st, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(st.regions, 6);
+	ck_assert_uint_eq(st.messages, 2);
+	ck_assert_uint_eq(st.colls, 2);
+	ck_assert_uint_eq(st.completes, 1);
+	ck_assert_int_eq(ar_to_otf2(a, out, "traces", &st, err, sizeof(err)), -EEXIST);
+	snprintf(out, sizeof(out), "%s/t.json", dir);
+	ck_assert_msg(ar_to_json(a, out, 0, UINT64_MAX, &st, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(st.regions, 6);
+	ck_assert_uint_eq(st.messages, 1);
+	ck_assert_uint_eq(st.colls, 1);
+	ck_assert_int_eq(ar_to_json(a, out, 0, UINT64_MAX, &st, err, sizeof(err)), -EEXIST);
+	snprintf(out, sizeof(out), "%s/profile.txt", dir);
+	FILE *f = fopen(out, "w+");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(ar_profile(a, f, 5, err, sizeof(err)), 0);
+	rewind(f);
+	char line[256];
+	bool send = false, last_in = false;
+	while (fgets(line, sizeof(line), f)) {
+		send |= !strncmp(line, "MPI_Send ", 9) && strstr(line, " 1 ") != NULL; /* count 1 */
+		last_in |= !strncmp(line, "MPI_Allreduce ", 14) && strstr(line, "5 WORLD") && strstr(line, " 1 ");
+	}
+	fclose(f);
+	ck_assert(send);
+	ck_assert(last_in);
+	ar_close(a);
+}
+END_TEST
+
 Suite *archive_suite(void)
 {
 	Suite *s = suite_create("archive");
@@ -206,6 +266,7 @@ Suite *archive_suite(void)
 	tcase_add_test(tc, archive_round_trip);
 	tcase_add_test(tc, archive_refused_when_not_whole);
 	tcase_add_test(tc, items_nest_and_clip);
+	tcase_add_test(tc, converters_write_an_archive);
 	suite_add_tcase(s, tc);
 	return s;
 }
