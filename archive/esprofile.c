@@ -73,7 +73,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		rmdir(tmp); /* ar_create makes it */
-		int rc = ar_record_job("esprofile", what, tmp, 0.1, wait, true);
+		int rc = ar_record_job("esprofile", what, tmp, 1, wait, true);
 		if (rc) {
 			remove_dir(tmp);
 			return rc;

@@ -15,7 +15,9 @@ static const char *usage =
 	"pulling as often as the job's rate needs.  Then: esconvert DIR (OTF2,\n"
 	"trace-event JSON).\n"
 	"  -o, --output DIR     the archive (made; must not hold one already)\n"
-	"  -p, --period MS      longest time between pulls (default 100)\n"
+	"  -p, --period MS      longest time between pulls (default 1000: a recorder need\n"
+	"                       not pull often; it pulls sooner when the job writes faster\n"
+	"                       than its trace elements hold that long)\n"
 	"  -w, --wait S         wait up to S seconds for the job to appear (default 10)\n"
 	MON_REMOTE_USAGE
 	"  -h, --help\n"
@@ -30,7 +32,7 @@ int main(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' }, { "period", required_argument, NULL, 'p' },
 		{ "wait", required_argument, NULL, 'w' }, { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' }, MON_REMOTE_OPTS, { 0 } };
-	double period = 0.1, wait = 10;
+	double period = 1, wait = 10;
 	const char *dir = NULL;
 	int c;
 	while ((c = getopt_long(argc, argv, "o:p:w:h", opts, NULL)) != -1) {
