@@ -37,6 +37,17 @@ static int by_time(const void *a, const void *b)
 	return x->event < y->event ? -1 : x->event > y->event;
 }
 
+/* qsort, unless already in order: a thread's calls usually are, and this
+ * is most of what a converter spends on them */
+static void sort_spans(struct span *r, size_t n, int (*cmp)(const void *, const void *))
+{
+	for (size_t i = 1; i < n; i++)
+		if (cmp(&r[i - 1], &r[i]) > 0) {
+			qsort(r, n, sizeof(*r), cmp);
+			return;
+		}
+}
+
 int ar_thread_items(const ar_archive *a, int t, struct ar_item **out, size_t *n,
 		    struct ar_out_stats *st)
 {
@@ -68,13 +79,13 @@ int ar_thread_items(const ar_archive *a, int t, struct ar_item **out, size_t *n,
 		}
 	}
 	/* a streak of polls begins no earlier than what its thread did before it */
-	qsort(r, nr, sizeof(*r), by_end);
+	sort_spans(r, nr, by_end);
 	for (size_t i = 1; i < nr; i++) {
 		const struct es_op_info *o = es_op_info(ev[r[i].event].t.op);
 		if (o && o->kind == ES_KIND_POLL && r[i].start < r[i - 1].end)
 			r[i].start = r[i - 1].end;
 	}
-	qsort(r, nr, sizeof(*r), by_start);
+	sort_spans(r, nr, by_start);
 	qsort(p, np, sizeof(*p), by_time);
 	size_t k = 0, depth = 0, ri = 0, pi = 0;
 	while (ri < nr || pi < np) {
