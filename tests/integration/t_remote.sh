@@ -14,12 +14,13 @@ id=$$
 net="10.$((100 + id % 100)).$((id / 100 % 250)).0"
 pre=${net%.0}
 br="esb$id" ns0="es0_$id" ns1="es1_$id" ns2="es2_$id"
-secret=$(mktemp) wrong=$(mktemp) out=$(mktemp) srv=$(mktemp -u)
+secret=$(mktemp) wrong=$(mktemp) out=$(mktemp) srv=$(mktemp -u) arch=$(mktemp -u)
 cleanup() {
 	[ -n "${app:-}" ] && kill "$app" 2>/dev/null && wait "$app" 2>/dev/null
 	for i in 0 1 2; do ip netns del "es${i}_$id" 2>/dev/null; ip link del "esv${i}_$id" 2>/dev/null; done
 	ip link del "$br" 2>/dev/null
-	rm -f "$secret" "$wrong" "$out" "$srv"
+	rm -f "$secret" "$wrong" "$out" "$srv" "$arch.err"
+	rm -rf "$arch" "$arch.otf2"
 }
 trap cleanup EXIT
 if ! ip link add "$br" type bridge 2>/dev/null || ! ip netns add "$ns0" 2>/dev/null; then
@@ -81,6 +82,16 @@ ev=$(at0 "$BIN/geteventmon" -n 3 -p 200 -w 10 --servers "$servers" --secret-file
 echo "$ev" | grep -q " m0\.s0 " && echo "$ev" | grep -q " m0\.s3 " ||
 	die "geteventmon lacks events of one host"
 echo "$ev" | tail -1
+# recorded from es0 into an archive until told to stop, then converted
+at0 "$BIN/esrecord" -w 10 --servers "$servers" --secret-file "$secret" -o "$arch" "${job}c" 2>"$arch.err" &
+rec=$!
+sleep 2
+pkill -TERM -f "esrecord .* -o $arch " # itself: ip netns exec may stand between
+wait "$rec" || die "esrecord from es0 failed: $(cat "$arch.err")"
+cat "$arch.err"
+grep -q "^ended: stopped" "$arch/INFO" || die "the archive does not say it was stopped: $(cat "$arch/INFO")"
+grep -q "	m0\.s0$" "$arch/threads" && grep -q "	m0\.s3$" "$arch/threads" || die "the archive lacks a host's threads"
+"$BIN/esconvert" --otf2 "$arch.otf2" "$arch" || die "the remote archive does not convert"
 # the wrong secret is refused; the job does not notice
 bad=$(at0 "$BIN/heartbeat" -n 1 -w 1 --servers "$servers" --secret-file "$wrong" "${job}c" 2>&1) &&
 	die "a wrong secret was accepted"
