@@ -129,8 +129,12 @@ static int reader(const char *seg, double seconds)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		puts("psdemo (EventSpace) " ES_VERSION);
+		return 0;
+	}
 	if (argc != 4 || (strcmp(argv[1], "writer") && strcmp(argv[1], "reader"))) {
-		fprintf(stderr, "usage: psdemo writer|reader SEGMENT SECONDS\n");
+		fprintf(stderr, "usage: psdemo writer|reader SEGMENT SECONDS   (or --version)\n");
 		return 2;
 	}
 	double secs = atof(argv[3]);

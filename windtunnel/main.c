@@ -44,7 +44,8 @@ static const char *usage =
 	"      --servers-out F  write the servers' ADDR:PORT list to F (monitors' --servers)\n"
 	"      --picture F.png  at the end, the flow around the plate in matrix 0\n"
 	"  -q, --quiet          no progress lines\n"
-	"  -h, --help\n";
+	"  -h, --help\n"
+	"      --version\n";
 
 /* --- --transport mpi: border rows and totals as plain MPI messages ---------- */
 
@@ -124,6 +125,10 @@ static int mpi_allgather(const void *mine, void *all, size_t len, void *arg)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		puts("windtunnel (EventSpace) " ES_VERSION);
+		return 0;
+	}
 	int provided, rank, size;
 	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -142,6 +142,8 @@ out=$("$BIN/esrecord" -w 0 -o "$dir/none" "$job.nosuch" 2>&1) && die "esrecord o
 [ -e "$dir/none" ] && die "an archive made for a job that does not exist"
 out=$("$BIN/esrecord" -w 0 -o "$dir/a" "$job.c" 2>&1) && die "esrecord over an archive succeeded"
 echo "$out" | grep -q "^esrecord: $dir/a: already holds an archive" || die "over an archive: $out"
+out=$("$BIN/esrecord" -w 0 -o /proc/no/such "$job.c" 2>&1) && die "esrecord into an unwritable place succeeded"
+[ "$out" = "esrecord: /proc/no/such: No such file or directory" ] || die "unwritable place: $out"
 out=$("$BIN/esconvert" --otf2 "$dir/o" "$dir/a" 2>&1) && die "esconvert into an existing directory succeeded"
 echo "$out" | grep -q "^esconvert: $dir/o: exists" || die "existing OTF2 directory: $out"
 mv "$dir/a/INFO" "$dir/INFO.saved"
