@@ -33,6 +33,12 @@ struct ar_item {
 int ar_thread_items(const ar_archive *a, int t, struct ar_item **out, size_t *n,
 		    struct ar_out_stats *st);
 
+/* Whether a tuple is a message's end: 1 a send (MPI_Send... and a persistent
+ * send's MPI_Start), -1 a receive whose source it names (MPI_Recv, Irecv,
+ * Mrecv, a persistent receive's start), 0 neither.  Its peer is the
+ * element, its tag the arg, its bytes the size. */
+int ar_message(unsigned op);
+
 /* An OTF2 archive DIR/NAME.otf2 (and DIR/NAME/, DIR/NAME.def); DIR must not exist. */
 int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar_out_stats *st,
 	       char *err, size_t errlen);

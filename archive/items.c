@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "archive/convert.h"
 
@@ -119,5 +120,40 @@ int ar_thread_items(const ar_archive *a, int t, struct ar_item **out, size_t *n,
 	free(p);
 	*out = items;
 	*n = k;
+	return 0;
+}
+
+/* --- what a tuple says of a message ----------------------------------------------- */
+
+enum { MSG_NONE, MSG_SEND, MSG_RECV, MSG_START };
+
+static int msg_kind(unsigned code)
+{
+	static const char *const sends[] = { "MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend", "MPI_Isend",
+					     "MPI_Ibsend", "MPI_Issend", "MPI_Irsend" };
+	static const char *const recvs[] = { "MPI_Recv", "MPI_Irecv", "MPI_Mrecv" };
+	const char *n = es_op_name(code);
+	if (!strcmp(n, "MPI_Start") || !strcmp(n, "MPI_Startall"))
+		return MSG_START;
+	for (size_t i = 0; i < sizeof(sends) / sizeof(sends[0]); i++)
+		if (!strcmp(n, sends[i]))
+			return MSG_SEND;
+	for (size_t i = 0; i < sizeof(recvs) / sizeof(recvs[0]); i++)
+		if (!strcmp(n, recvs[i]))
+			return MSG_RECV;
+	return MSG_NONE;
+}
+
+int ar_message(unsigned op)
+{
+	static signed char kind[256]; /* by code, + 1; 0: not worked out yet */
+	unsigned code = es_op_code(op) & 0xff;
+	if (!kind[code])
+		kind[code] = (signed char)(msg_kind(code) + 1);
+	switch (kind[code] - 1) {
+	case MSG_SEND: return 1;
+	case MSG_RECV: return -1;
+	case MSG_START: return op & ES_OP_RECV ? -1 : 1;
+	}
 	return 0;
 }

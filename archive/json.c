@@ -50,22 +50,6 @@ static void us(FILE *f, uint64_t ns)
 	fprintf(f, "%llu.%03llu", (unsigned long long)(ns / 1000), (unsigned long long)(ns % 1000));
 }
 
-static bool is_send(const char *n, unsigned op)
-{
-	if (!strcmp(n, "MPI_Start") || !strcmp(n, "MPI_Startall"))
-		return !(op & ES_OP_RECV);
-	return !strcmp(n, "MPI_Send") || !strcmp(n, "MPI_Bsend") || !strcmp(n, "MPI_Ssend") ||
-	       !strcmp(n, "MPI_Rsend") || !strcmp(n, "MPI_Isend") || !strcmp(n, "MPI_Ibsend") ||
-	       !strcmp(n, "MPI_Issend") || !strcmp(n, "MPI_Irsend");
-}
-
-static bool is_recv(const char *n, unsigned op)
-{
-	if (!strcmp(n, "MPI_Start") || !strcmp(n, "MPI_Startall"))
-		return op & ES_OP_RECV;
-	return !strcmp(n, "MPI_Recv") || !strcmp(n, "MPI_Irecv") || !strcmp(n, "MPI_Mrecv");
-}
-
 /* a flow's two ends: "s" on from's slice at its start, "f" inside to's slice near its end */
 static void flow(FILE *f, uint64_t id, const char *cat, const struct slice *from, const struct slice *to,
 		 const int *pid)
@@ -192,11 +176,10 @@ int ar_to_json(const ar_archive *a, const char *path, uint64_t from, uint64_t to
 		const struct slice *s = &sl[i];
 		const struct es_trace *e = &ev[s->event].t;
 		char label[64];
-		const char *name = es_op_name(e->op);
 		int rank = ar_thread(a, s->thread)->rank;
-		if (rank >= 0 && e->element != NONE && !(e->op & ES_OP_FAILED) && is_send(name, e->op))
+		if (rank >= 0 && e->element != NONE && !(e->op & ES_OP_FAILED) && ar_message(e->op) > 0)
 			sends[nsend++] = (struct msg){ (uint32_t)rank, e->element, e->arg, e->size, *s };
-		if (rank >= 0 && e->element != NONE && !(e->op & ES_OP_FAILED) && is_recv(name, e->op))
+		if (rank >= 0 && e->element != NONE && !(e->op & ES_OP_FAILED) && ar_message(e->op) < 0)
 			recvs[nrecv++] = (struct msg){ e->element, (uint32_t)rank, e->arg, e->size, *s };
 		if (s->end < from || s->start > to)
 			continue;

@@ -41,7 +41,7 @@ struct otf2_out {
 	uint32_t nregions;
 	uint32_t world;      /* the comm id of MPI_COMM_WORLD, or UINT32_MAX */
 	/* by op code, worked out once: what the names say */
-	struct { bool known, send, recv, start; int coll; } code[256];
+	struct { bool known; int coll; } code[256];
 	int nranks;
 };
 
@@ -104,23 +104,6 @@ static int coll_op(const char *name)
 		name++; /* MPI_Iallreduce: as MPI_Allreduce */
 	}
 	return -1;
-}
-
-/* MPI_Start(all) writes a tuple per request, with what its init call said */
-static bool is_send(const char *n, unsigned op)
-{
-	if (!strcmp(n, "MPI_Start") || !strcmp(n, "MPI_Startall"))
-		return !(op & ES_OP_RECV);
-	return !strcmp(n, "MPI_Send") || !strcmp(n, "MPI_Bsend") || !strcmp(n, "MPI_Ssend") ||
-	       !strcmp(n, "MPI_Rsend") || !strcmp(n, "MPI_Isend") || !strcmp(n, "MPI_Ibsend") ||
-	       !strcmp(n, "MPI_Issend") || !strcmp(n, "MPI_Irsend");
-}
-
-static bool is_recv(const char *n, unsigned op)
-{
-	if (!strcmp(n, "MPI_Start") || !strcmp(n, "MPI_Startall"))
-		return op & ES_OP_RECV;
-	return !strcmp(n, "MPI_Recv") || !strcmp(n, "MPI_Irecv") || !strcmp(n, "MPI_Mrecv");
 }
 
 static OTF2_RegionRole role_of(const char *name, unsigned code)
@@ -188,13 +171,9 @@ static int write_thread(struct otf2_out *o, int t, struct ar_out_stats *st)
 		if (!o->code[code].known) {
 			const char *nm = es_op_name(code);
 			o->code[code].known = true;
-			o->code[code].start = !strcmp(nm, "MPI_Start") || !strcmp(nm, "MPI_Startall");
-			o->code[code].send = is_send(nm, 0);
-			o->code[code].recv = is_recv(nm, ES_OP_RECV) && !o->code[code].start;
 			o->code[code].coll = es_op_matched(code) ? coll_op(nm) : -1;
 		}
-		bool send = o->code[code].start ? !(tr->op & ES_OP_RECV) : o->code[code].send;
-		bool recv = o->code[code].start ? (tr->op & ES_OP_RECV) : o->code[code].recv;
+		bool send = ar_message(tr->op) > 0, recv = ar_message(tr->op) < 0;
 		const struct es_op_info *oi = es_op_info(code);
 		bool icall = oi && oi->kind == ES_KIND_ICOLL; /* its completion ends it, elsewhere */
 		uint64_t time = items[i].time;

@@ -213,12 +213,8 @@ int ar_plot(const ar_archive *a, const char *dir, int *pictures, char *err, size
 		return -ENOMEM;
 	for (size_t i = 0; i < ne; i++) {
 		const struct es_trace *e = &ev[i].t;
-		const char *n = es_op_name(e->op);
 		int from = ar_thread(a, (int)ev[i].thread)->rank;
-		bool send = !strcmp(n, "MPI_Send") || !strcmp(n, "MPI_Isend") || !strcmp(n, "MPI_Ssend") ||
-			    !strcmp(n, "MPI_Bsend") || !strcmp(n, "MPI_Rsend") || !strcmp(n, "MPI_Issend") ||
-			    !strcmp(n, "MPI_Ibsend") || !strcmp(n, "MPI_Irsend") ||
-			    ((!strcmp(n, "MPI_Start") || !strcmp(n, "MPI_Startall")) && !(e->op & ES_OP_RECV));
+		bool send = ar_message(e->op) > 0;
 		if (send && from >= 0 && e->element < (uint32_t)nranks && !(e->op & ES_OP_FAILED))
 			bytes[(size_t)from * (size_t)nranks + e->element] += e->size;
 	}

@@ -72,15 +72,6 @@ static double ms(uint64_t ns)
 	return (double)ns / 1e6;
 }
 
-static bool is_send(const char *n, unsigned op)
-{
-	if (!strcmp(n, "MPI_Start") || !strcmp(n, "MPI_Startall"))
-		return !(op & ES_OP_RECV);
-	return !strcmp(n, "MPI_Send") || !strcmp(n, "MPI_Bsend") || !strcmp(n, "MPI_Ssend") ||
-	       !strcmp(n, "MPI_Rsend") || !strcmp(n, "MPI_Isend") || !strcmp(n, "MPI_Ibsend") ||
-	       !strcmp(n, "MPI_Issend") || !strcmp(n, "MPI_Irsend");
-}
-
 /* the row for (op, rank), made if new */
 static struct stat_row *row(struct stat_row **rows, size_t *n, size_t *cap, unsigned op, int rank)
 {
@@ -140,7 +131,6 @@ int ar_profile(const ar_archive *a, FILE *out, int top, char *err, size_t errlen
 				continue;
 			uint64_t t0 = enter[--depth], t1 = items[i].time, d = t1 - t0;
 			unsigned code = es_op_code(e->op);
-			const char *name = es_op_name(code);
 			struct rank_run *r = &run[g];
 			r->first = t0 < r->first ? t0 : r->first;
 			r->last = t1 > r->last ? t1 : r->last;
@@ -197,7 +187,7 @@ int ar_profile(const ar_archive *a, FILE *out, int top, char *err, size_t errlen
 					c->last_rank = g;
 				}
 			}
-			if (mpi && e->element != NONE && !(e->op & ES_OP_FAILED) && is_send(name, e->op) &&
+			if (mpi && e->element != NONE && !(e->op & ES_OP_FAILED) && ar_message(e->op) > 0 &&
 			    e->element < (uint32_t)nranks) {
 				struct pair *p = NULL;
 				for (size_t k = 0; k < npairs && !p; k++)
