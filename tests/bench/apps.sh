@@ -11,22 +11,9 @@ set -u
 build=$(cd "${1:?usage: apps.sh BUILDDIR [PAIRS]}" && pwd)
 pairs=${2:-9}
 hpcc_pairs=${HPCC_PAIRS:-25}
-bin=$build/bin
 . "$(dirname "$0")/../apps/apps.sh"
-dir=$(mktemp -d)
-job="bapps$$"
-rm_segments() { # rm_segments PREFIX
-	for s in $("$bin/psadm" list | awk '{print $1}' | grep "^$1"); do "$bin/psadm" rm "$s" >/dev/null; done
-}
-cleanup() {
-	rm_segments "$job"
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f\n", a / b }'; }
-spread() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s to %s", lo, hi }'; }
+bench_job=bapps
+. "$(dirname "$0")/lib.sh"
 
 # side_by_side NAME N CMD... : N pairs without and with (esrun $ESRUN_ARGS), in alternating order
 side_by_side() {

@@ -5,19 +5,9 @@
 set -u
 build=$(cd "${1:?usage: record.sh BUILDDIR [PAIRS]}" && pwd)
 pairs=${2:-7}
-bin=$build/bin
 . "$(dirname "$0")/../apps/apps.sh"
-dir=$(mktemp -d)
-job="brec$$"
-rm_segments() { # rm_segments PREFIX
-	for seg in $("$bin/psadm" list | awk '{print $1}' | grep "^$1"); do "$bin/psadm" rm "$seg" >/dev/null; done
-}
-cleanup() {
-	rm_segments "$job"
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+bench_job=brec
+. "$(dirname "$0")/lib.sh"
 steps=4000
 
 # recorded: esrecord waits for the job, drains it to its end
@@ -49,7 +39,7 @@ while [ "$i" -le "$pairs" ]; do
 		b=$(recorded "$i") || exit 1
 		a=$(plain "$i") || exit 1
 	fi
-	r=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.4f", a / b }')
+	r=$(ratio "$a" "$b")
 	echo "$r" >>"$dir/ratios"
 	printf "  pair %d: %s steps/s not recorded, %s recorded: slowdown %s, lost %s\n" "$i" "$a" "$b" "$r" "$(cat "$dir/lost.$i")"
 	i=$((i + 1))
