@@ -487,13 +487,21 @@ int ar_open(const char *dir, ar_archive **out, char *err, size_t errlen)
 		ar_close(a);
 		return rc;
 	}
-	for (size_t i = 0; i < a->nevents; i++)
+	for (size_t i = 0; i < a->nevents; i++) {
+		/* the converters index tables by op code: below 256, as collectors.h's are */
+		if (es_op_code(ar_events(a)[i].t.op) >= 256) {
+			fail(err, errlen, -EINVAL, "%s/events: event %zu has op %u, which no collector writes", dir,
+			     i, (unsigned)ar_events(a)[i].t.op);
+			ar_close(a);
+			return -EINVAL;
+		}
 		if (ar_events(a)[i].thread >= (uint32_t)a->nthreads) {
 			fail(err, errlen, -EINVAL, "%s/events: event %zu is on thread %u of %d", dir, i,
 			     ar_events(a)[i].thread, a->nthreads);
 			ar_close(a);
 			return -EINVAL;
 		}
+	}
 	*out = a;
 	return 0;
 }

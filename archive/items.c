@@ -147,7 +147,9 @@ static int msg_kind(unsigned code)
 int ar_message(unsigned op)
 {
 	static signed char kind[256]; /* by code, + 1; 0: not worked out yet */
-	unsigned code = es_op_code(op) & 0xff;
+	unsigned code = es_op_code(op);
+	if (code >= 256)
+		return 0; /* no collector writes it */
 	if (!kind[code])
 		kind[code] = (signed char)(msg_kind(code) + 1);
 	switch (kind[code] - 1) {

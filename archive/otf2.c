@@ -36,8 +36,8 @@ struct otf2_out {
 	uint64_t *events;    /* by location: events written */
 	const ar_archive *a;
 	char err[512];
-	uint32_t *region_of; /* by op code (flags cleared) + 1; 0: not yet defined */
-	uint16_t *region_op; /* by region: its op code */
+	uint32_t region_of[256]; /* by op code (below 256, flags cleared) + 1; 0: not yet defined */
+	uint16_t region_op[256]; /* by region: its op code */
 	uint32_t nregions;
 	uint32_t world;      /* the comm id of MPI_COMM_WORLD, or UINT32_MAX */
 	/* by op code, worked out once: what the names say */
@@ -167,7 +167,7 @@ static int write_thread(struct otf2_out *o, int t, struct ar_out_stats *st)
 	OTF2_CommRef world = o->world == UINT32_MAX ? OTF2_UNDEFINED_COMM : comm_of(o, o->world << 20);
 	for (size_t i = 0; i < n && e == OTF2_SUCCESS; i++) {
 		const struct es_trace *tr = &ev[items[i].event].t;
-		unsigned code = es_op_code(tr->op) & 0xff;
+		unsigned code = es_op_code(tr->op); /* below 256: ar_open saw to it */
 		if (!o->code[code].known) {
 			const char *nm = es_op_name(code);
 			o->code[code].known = true;
@@ -363,20 +363,16 @@ int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar
 		if (ar_thread(a, t)->rank >= o.nranks)
 			o.nranks = ar_thread(a, t)->rank + 1;
 	o.world = find_world(a, o.nranks);
-	o.region_of = calloc(65536, sizeof(*o.region_of));
-	o.region_op = calloc(65536, sizeof(*o.region_op));
 	o.events = calloc((size_t)ar_nthreads(a) + 1, sizeof(*o.events));
-	if (!o.region_of || !o.region_op || !o.events) {
-		free(o.region_of), free(o.region_op), free(o.events);
+	if (!o.events)
 		return -ENOMEM;
-	}
 	int rc = 0;
 	OTF2_ErrorCode e;
 	o.ar = OTF2_Archive_Open(dir, name, OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
 				 OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
 	if (!o.ar) {
 		snprintf(err, errlen, "%s: OTF2 cannot make an archive there", dir);
-		free(o.region_of), free(o.region_op), free(o.events);
+		free(o.events);
 		return -EIO;
 	}
 	if ((e = OTF2_Archive_SetFlushCallbacks(o.ar, &flush_callbacks, NULL)) != OTF2_SUCCESS ||
@@ -413,8 +409,6 @@ int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar
 		rc = otf2_fail(&o, e, "closing the archive");
 	if (rc)
 		snprintf(err, errlen, "%s: %s", dir, o.err[0] ? o.err : strerror(-rc));
-	free(o.region_of);
-	free(o.region_op);
 	free(o.events);
 	return rc;
 }

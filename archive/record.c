@@ -10,6 +10,15 @@
 #include "archive/record.h"
 #include "monitors/common.h"
 
+/* A rank's record of a communicator; the rank is its trace space's .rN */
+static int member(void *arg, const char *segment, const uint32_t rec[4])
+{
+	const char *r = strrchr(segment, '.');
+	if (!r || r[1] != 'r' || (rec[3] & ES_COMMS_WINDOW))
+		return 0; /* not an MPI rank's space, or a window */
+	return ar_set_member(arg, rec[0], rec[1], rec[2], (uint32_t)atoi(r + 2));
+}
+
 /* Thread names and communicators as the scope knows them now. */
 static int describe(ar_writer *w, const es_scope *s)
 {
@@ -18,27 +27,7 @@ static int describe(ar_writer *w, const es_scope *s)
 		const struct es_leaf *l = es_scope_leaf(s, i);
 		rc = ar_set_thread(w, l->thread, l->segment, es_scope_thread(s, l->thread));
 	}
-	const char *prev = NULL;
-	for (int i = 0; i < es_scope_leaves(s) && !rc; i++) {
-		const char *seg = es_scope_leaf(s, i)->segment, *r = strrchr(seg, '.');
-		if ((prev && !strcmp(prev, seg)) || !r || r[1] != 'r')
-			continue;
-		prev = seg;
-		uint32_t rank = (uint32_t)atoi(r + 2);
-		es_space *sp;
-		ps_elem *e;
-		if (mon_space_open(seg, &sp))
-			continue;
-		if (!ps_elem_open(es_space_server(sp), "mpi.comms", 16, &e)) {
-			uint32_t rec[4];
-			for (uint64_t k = 0; !rc && ps_read(e, k, rec, 0, NULL) == 0; k++)
-				if (!(rec[3] & 0x80000000u)) /* windows are not communicators */
-					rc = ar_set_member(w, rec[0], rec[1], rec[2], rank);
-			ps_elem_close(e);
-		}
-		es_space_destroy(sp);
-	}
-	return rc;
+	return rc ? rc : mon_comms(s, member, w);
 }
 
 /*

@@ -85,6 +85,12 @@ const char *es_op_label(unsigned op, char *buf, size_t len);
 unsigned es_op_from_name(const char *name); /* the code, or 0 */
 /* The word for a group, as a pathmap's `mpi: collect:` takes it. */
 const char *es_op_group_name(enum es_op_group g);
+/* What libescollect lists in each rank's "mpi.comms" element, a record
+ * per communicator or window it met: { id (a collective's arg >> 20),
+ * size, the rank's rank in it, k | ES_COMMS_WINDOW for a window }. */
+#define ES_COMMS_ELEMENT "mpi.comms"
+#define ES_COMMS_WINDOW 0x80000000u
+
 /* Calls whose tuples are matched across the members of a communicator
  * or window: the same (code, arg) on each. */
 static inline bool es_op_matched(unsigned op)

@@ -157,33 +157,22 @@ static void mpi_event(const struct es_trace *t, int rank, bool quiet)
 	drop_op(o);
 }
 
-/* The communicators every rank met so far, from their "mpi.comms". */
+static int comm_met(void *arg, const char *segment, const uint32_t rec[4])
+{
+	(void)arg, (void)segment;
+	for (int c = 0; c < ncomms; c++)
+		if (comms[c].id == rec[0])
+			return 0;
+	if (ncomms < (int)(sizeof(comms) / sizeof(comms[0])))
+		comms[ncomms++] = (struct comm){ rec[0], rec[1] };
+	return 0;
+}
+
+/* The communicators every rank met so far, from their ES_COMMS_ELEMENT. */
 static void read_comms(const es_scope *s)
 {
-	const char *prev = NULL;
 	ncomms = 0;
-	for (int i = 0; i < es_scope_leaves(s); i++) {
-		const char *seg = es_scope_leaf(s, i)->segment;
-		if (prev && !strcmp(prev, seg))
-			continue;
-		prev = seg;
-		es_space *sp;
-		ps_elem *e;
-		if (mon_space_open(seg, &sp))
-			continue;
-		if (!ps_elem_open(es_space_server(sp), "mpi.comms", 16, &e)) {
-			uint32_t rec[4];
-			for (uint64_t k = 0; ps_read(e, k, rec, 0, NULL) == 0; k++) {
-				bool known = false;
-				for (int c = 0; c < ncomms && !known; c++)
-					known = comms[c].id == rec[0];
-				if (!known && ncomms < (int)(sizeof(comms) / sizeof(comms[0])))
-					comms[ncomms++] = (struct comm){ rec[0], rec[1] };
-			}
-			ps_elem_close(e);
-		}
-		es_space_destroy(sp);
-	}
+	mon_comms(s, comm_met, NULL);
 }
 
 /* --- PATHS trees: per internal node, the arrivals on its edges ----------------- */

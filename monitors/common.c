@@ -37,6 +37,31 @@ int mon_space_open(const char *segment, es_space **out)
 	return es_space_open_at(segment, &ra, out);
 }
 
+int mon_comms(const es_scope *s, int (*fn)(void *arg, const char *segment, const uint32_t rec[4]),
+	      void *arg)
+{
+	const char *prev = NULL;
+	int rc = 0;
+	for (int i = 0; i < es_scope_leaves(s) && !rc; i++) {
+		const char *seg = es_scope_leaf(s, i)->segment;
+		if (prev && !strcmp(prev, seg))
+			continue; /* a space's leaves are next to each other */
+		prev = seg;
+		es_space *sp;
+		ps_elem *e;
+		if (mon_space_open(seg, &sp))
+			continue;
+		if (!ps_elem_open(es_space_server(sp), ES_COMMS_ELEMENT, 16, &e)) {
+			uint32_t rec[4];
+			for (uint64_t k = 0; !rc && ps_read(e, k, rec, 0, NULL) == 0; k++)
+				rc = fn(arg, seg, rec);
+			ps_elem_close(e);
+		}
+		es_space_destroy(sp);
+	}
+	return rc;
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;

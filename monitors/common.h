@@ -60,6 +60,12 @@ extern const char *mon_servers, *mon_secret_file;
 void mon_remote(const char *prog, struct es_scope_spec *spec);
 /* A trace space of the scope's, wherever it is. */
 int mon_space_open(const char *segment, es_space **out);
+/* Each record of every trace space's ES_COMMS_ELEMENT (the communicators
+ * and windows an MPI rank met), in order, once per space: fn(arg, segment,
+ * record); a nonzero return stops and is returned.  Spaces without one
+ * (PATHS jobs) or out of reach are passed over. */
+int mon_comms(const es_scope *s, int (*fn)(void *arg, const char *segment, const uint32_t rec[4]),
+	      void *arg);
 /* A number from the command line, or exits 2 naming the option. */
 double mon_number(const char *prog, const char *opt, const char *arg, double min);
 

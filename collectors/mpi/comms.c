@@ -80,7 +80,6 @@ static struct info *comm_info(MPI_Comm comm)
 }
 
 #define WIN_SALT 0x57494e00u   /* "WIN": a window and its communicator get different ids */
-#define WIN_KIND 0x80000000u
 
 static struct info *win_info(MPI_Win win)
 {
@@ -94,7 +93,7 @@ static struct info *win_info(MPI_Win win)
 	MPI_Group grp;
 	if (PMPI_Win_get_group(win, &grp) != MPI_SUCCESS)
 		return NULL;
-	ci = new_info(grp, WIN_SALT, WIN_KIND);
+	ci = new_info(grp, WIN_SALT, ES_COMMS_WINDOW);
 	PMPI_Group_free(&grp);
 	if (ci && PMPI_Win_set_attr(win, es_g.win_keyval, ci) != MPI_SUCCESS) {
 		free(ci);

@@ -240,7 +240,7 @@ static void setup(void)
 		return;
 	}
 	struct ps_elem_attr ca = { .tuple_size = 16, .threshold = 4096, .flags = PS_MULTI_WRITER };
-	ps_elem_create(es_space_server(es_g.sp), "mpi.comms", &ca, &es_g.comms);
+	ps_elem_create(es_space_server(es_g.sp), ES_COMMS_ELEMENT, &ca, &es_g.comms);
 	es_comms_setup();
 	memcpy(es_route.collect, collect, sizeof(collect));
 	if (es_g.rank == 0 && getenv("ES_VERBOSE") && !strcmp(getenv("ES_VERBOSE"), "1"))

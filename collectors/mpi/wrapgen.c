@@ -577,9 +577,15 @@ static void c_wrapper(const struct call *c)
 	c_params(c);
 	emit(")\n{\n");
 	if (poll) {
-		emit("\tif (es_want(%s) && !es_nbc_pending())\n\t\treturn poll_%s(", c->op, c->name);
+		/* no nonblocking collective to look for: counted in its streak, or straight through */
+		emit("\tif (!es_nbc_pending()) {\n\t\tif (es_want(%s))\n\t\t\treturn poll_%s(", c->op, c->name);
 		c_args(c, 0);
-		emit(");\n");
+		emit(");\n\t\treturn ((__typeof__(&P%s))es_route.pmpi[%s])(", c->name, c->op);
+		c_args(c, 0);
+		emit(");\n\t}\n\treturn rec_%s(", c->name);
+		c_args(c, 0);
+		emit(");\n}\n");
+		return;
 	}
 	emit("\tif (%s)\n\t\treturn ((__typeof__(&P%s))es_route.pmpi[%s])(", pass_test(c), c->name, c->op);
 	c_args(c, 0);

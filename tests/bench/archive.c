@@ -17,7 +17,8 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	size_t n = argc > 1 ? strtoul(argv[1], NULL, 10) : 1000000;
-	char dir[] = "/tmp/esbarch.XXXXXX", err[4400], p[4200];
+	char dir[4096], err[4400], p[4200];
+	snprintf(dir, sizeof(dir), "%s/esbarch.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(dir))
 		return 1;
 	snprintf(p, sizeof(p), "%s/a", dir);
@@ -80,7 +81,7 @@ int main(int argc, char **argv)
 	}
 	double t2 = now();
 	ar_close(a);
-	char cmd[256];
+	char cmd[4200];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
 		return 1;

@@ -615,8 +615,8 @@ int main(int argc, char **argv)
 	MPI_Comm_size(MPI_COMM_WORLD, &n);
 	const char *dir = getenv("ES_EXPECT_DIR");
 	char file[4096];
-	snprintf(file, sizeof(file), "%s/expect.r%d", dir ? dir : ".", me);
-	if (n != 2 || !(ex = fopen(file, "w"))) {
+	snprintf(file, sizeof(file), "%s/expect.r%d", dir ? dir : "(unset)", me);
+	if (n != 2 || !dir || !(ex = fopen(file, "w"))) {
 		fprintf(stderr, "mpi_every: needs 2 ranks and ES_EXPECT_DIR (%s)\n", file);
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}

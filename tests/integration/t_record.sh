@@ -118,7 +118,7 @@ echo "$out" | grep -q "cannot have quotes" || die "quote in plot directory: $out
 # and of a live job, recorded to its end
 "$BIN/esprofile" -w 30 -o "$dir/live.txt" "$job.live" 2>"$dir/live.err" &
 prof=$!
-mpi "$BIN/esrun" -q -j "$job.live" "$BUILD/tests/mpi_every" >/dev/null 2>&1 || die "mpi_every (live) failed"
+mkdir -p "$dir/live" && mpi -x ES_EXPECT_DIR="$dir/live" "$BIN/esrun" -q -j "$job.live" "$BUILD/tests/mpi_every" >/dev/null 2>&1 || die "mpi_every (live) failed"
 wait $prof || die "esprofile of a live job failed: $(cat "$dir/live.err")"
 grep -q "^@ esprofile: job $job.live, 425 events$" "$dir/live.txt" || die "live profile: $(head -3 "$dir/live.txt")"
 
@@ -160,7 +160,7 @@ if mount -t tmpfs -o size=8k tmpfs "$dir/small" 2>/dev/null; then
 	mnt="$dir/small"
 	"$BIN/esrecord" -w 30 -o "$dir/small/a" "$job.full" 2>"$dir/full.err" &
 	rec=$!
-	mpi "$BIN/esrun" -q -j "$job.full" "$BUILD/tests/mpi_every" >/dev/null 2>&1
+	mkdir -p "$dir/fullx" && mpi -x ES_EXPECT_DIR="$dir/fullx" "$BIN/esrun" -q -j "$job.full" "$BUILD/tests/mpi_every" >/dev/null 2>&1
 	wait $rec && die "esrecord on a full disk succeeded: $(cat "$dir/full.err")"
 	grep -q "^esrecord: $dir/small/a/events: No space left on device; the archive is incomplete (no INFO)$" \
 		"$dir/full.err" || die "full disk: $(cat "$dir/full.err")"

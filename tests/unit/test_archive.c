@@ -11,17 +11,17 @@
 #include "archive/convert.h"
 #include "tests/unit/suites.h"
 
-static char dir[64];
+static char dir[4096];
 
 static void setup(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/esartest.XXXXXX");
+	snprintf(dir, sizeof(dir), "%s/esartest.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 }
 
 static void teardown(void)
 {
-	char cmd[128];
+	char cmd[4200];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	ck_assert_int_eq(system(cmd), 0);
 }
@@ -54,7 +54,7 @@ static void write_two_ranks(const char *where)
 
 START_TEST(archive_round_trip)
 {
-	char err[512] = "", sub[128];
+	char err[512] = "", sub[4200];
 	snprintf(sub, sizeof(sub), "%s/a", dir);
 	write_two_ranks(sub);
 	ar_archive *a;
@@ -97,7 +97,7 @@ static void put(const char *path, const char *text)
 
 START_TEST(archive_refused_when_not_whole)
 {
-	char err[512] = "", sub[128], p[192];
+	char err[512] = "", sub[4200], p[4300];
 	snprintf(sub, sizeof(sub), "%s/b", dir);
 	/* abandoned: no INFO, so no archive */
 	ar_writer *w;
@@ -138,6 +138,16 @@ START_TEST(archive_refused_when_not_whole)
 	put(p, "900 2 0 1\n");
 	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), 0);
 	ar_close(a);
+	/* an op no collector writes */
+	snprintf(sub, sizeof(sub), "%s/d", dir);
+	ck_assert_int_eq(ar_create(sub, "j", &w, err, sizeof(err)), 0);
+	ck_assert_int_eq(ar_set_thread(w, 0, "j.r0", "rank0.thread0"), 0);
+	t = tuple(1, 2, 0x1fff, 1, 5);
+	ck_assert_int_eq(ar_write(w, &t, 0), 0);
+	ck_assert_int_eq(ar_finish(w, 0, 0, "-", err, sizeof(err)), 0);
+	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "/events: event 0 has op 8191, which no collector writes"), "%s", err);
+	ck_assert_int_eq(ar_message(0x1fff), 0);
 	/* no directory can be made */
 	ck_assert_int_eq(ar_create("/proc/no/such", "j", &w, err, sizeof(err)), -ENOENT);
 	ck_assert_str_eq(err, "/proc/no/such: No such file or directory");
@@ -147,7 +157,7 @@ END_TEST
 /* thread 0's items of the events given, as text: E3 L3 R5 C5 ... */
 static void items_of(const struct es_trace *t, int n, char *out, size_t len, struct ar_out_stats *st)
 {
-	char err[512] = "", sub[128];
+	char err[512] = "", sub[4200];
 	static int k;
 	snprintf(sub, sizeof(sub), "%s/i%d", dir, k++);
 	ar_writer *w;
@@ -202,7 +212,7 @@ END_TEST
 /* under the sanitizers too: each converter reads every event and writes its format */
 START_TEST(converters_write_an_archive)
 {
-	char err[512] = "", sub[128], out[160];
+	char err[512] = "", sub[4200], out[4300];
 	snprintf(sub, sizeof(sub), "%s/k", dir);
 	ar_writer *w;
 	ck_assert_int_eq(ar_create(sub, "job9", &w, err, sizeof(err)), 0);
