@@ -205,6 +205,12 @@ $(BUILD)/bin/%: $(BUILD)/obj/monitors/%.o $(BUILD)/obj/monitors/common.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
 
+# heartbeat works out who waits for whom (monitors/waitfor.c, waits.c).
+$(BUILD)/bin/heartbeat: $(BUILD)/obj/monitors/heartbeat.o $(BUILD)/obj/monitors/waitfor.o \
+			$(BUILD)/obj/monitors/waits.o $(BUILD)/obj/monitors/common.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
+
 # The archive's programs: the recorder is a monitor; the converter writes
 # OTF2 through Debian's libotf2 (libotf2-trace-dev).
 OTF2_CFLAGS = $(shell pkg-config --cflags otf2)
@@ -240,11 +246,12 @@ UNIT_SRC := tests/unit/check_main.c tests/unit/test_pastset.c \
 	    tests/unit/test_paths.c tests/unit/test_paths_tree.c \
 	    tests/unit/test_pathmaps.c tests/unit/test_collectors.c tests/unit/test_scopes.c \
 	    tests/unit/test_windtunnel.c tests/unit/test_wire.c \
-	    tests/unit/test_remote.c tests/unit/test_archive.c
+	    tests/unit/test_remote.c tests/unit/test_archive.c tests/unit/test_waitfor.c
 UNIT_BIN := $(BUILD)/tests/unit
 
 # the converters too (OTF2, JSON, the profile), so that they run under the sanitizers
-CONVERTERS := $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/json.o $(BUILD)/obj/archive/profile.o
+CONVERTERS := $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/json.o $(BUILD)/obj/archive/profile.o \
+	      $(BUILD)/obj/monitors/waitfor.o
 
 $(UNIT_BIN): $(call obj,$(UNIT_SRC)) $(CONVERTERS) $(LIBS)
 	@mkdir -p $(dir $@)

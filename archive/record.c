@@ -11,12 +11,12 @@
 #include "monitors/common.h"
 
 /* A rank's record of a communicator; the rank is its trace space's .rN */
-static int member(void *arg, const char *segment, const uint32_t rec[4])
+static int member(void *arg, const char *segment, const struct es_comm_rec *rec)
 {
-	const char *r = strrchr(segment, '.');
-	if (!r || r[1] != 'r' || (rec[3] & ES_COMMS_WINDOW))
-		return 0; /* not an MPI rank's space, or a window */
-	return ar_set_member(arg, rec[0], rec[1], rec[2], (uint32_t)atoi(r + 2));
+	int rank = mon_rank_of(segment);
+	if (rank < 0 || (rec->k & (ES_COMMS_WINDOW | ES_COMMS_FREED)))
+		return 0; /* not an MPI rank's space, a window, or a freeing */
+	return ar_set_member(arg, rec->id, rec->size, rec->me, (uint32_t)rank);
 }
 
 /* Thread names and communicators as the scope knows them now. */

@@ -41,6 +41,9 @@ _Static_assert(sizeof(struct es_trace) == 36, "the trace tuple is 36 bytes");
 /* Its fields, for readers on a host of the other byte order (ps_elem_set_layout). */
 #define ES_TRACE_LAYOUT "qqihhiii"
 
+/* A tuple's or note's element that names no peer (any source, none). */
+#define ES_NONE 0xffffffffu
+
 /* The PastSet operations a collector on a path records; the MPI ones
  * (ES_OP_MPI_SEND...) are in es_mpi_ops.h, written at build time from
  * collectors/mpi/calls.def, which says what each one's tuple holds. */
@@ -85,11 +88,22 @@ const char *es_op_label(unsigned op, char *buf, size_t len);
 unsigned es_op_from_name(const char *name); /* the code, or 0 */
 /* The word for a group, as a pathmap's `mpi: collect:` takes it. */
 const char *es_op_group_name(enum es_op_group g);
-/* What libescollect lists in each rank's "mpi.comms" element, a record
- * per communicator or window it met: { id (a collective's arg >> 20),
- * size, the rank's rank in it, k | ES_COMMS_WINDOW for a window }. */
+/* What libescollect lists in each rank's "mpi.comms" element: a record
+ * per communicator or window it met, in the order met.  A communicator's
+ * handle may be reused once freed: its freeing is listed too (flags
+ * ES_COMMS_FREED), so the latest record for a handle is the one in force. */
 #define ES_COMMS_ELEMENT "mpi.comms"
 #define ES_COMMS_WINDOW 0x80000000u
+#define ES_COMMS_FREED  0x40000000u
+struct es_comm_rec {
+	uint32_t id;     /* a collective's arg >> 20: the same on every member */
+	uint32_t size;   /* members */
+	uint32_t me;     /* this rank's rank in it */
+	uint32_t k;      /* the k-th of these members this rank met | ES_COMMS_WINDOW, _FREED */
+	uint64_t handle; /* its handle in this process, as ES_NOTE_COMM holds it */
+} __attribute__((packed));
+_Static_assert(sizeof(struct es_comm_rec) == 24, "mpi.comms records have a fixed size");
+#define ES_COMMS_LAYOUT "iiiiq"
 
 /* Calls whose tuples are matched across the members of a communicator
  * or window: the same (code, arg) on each. */
@@ -112,9 +126,12 @@ int es_mpi_select(const struct pm_mpi *mpi, const char *file, unsigned char coll
  * element's notes: word ES_NOTE_START holds the start stamp (stored last),
  * word ES_NOTE_WHAT the operation and element.  A monitor that finds a
  * start newer than the element's latest tuple knows the thread is inside
- * that operation now.
+ * that operation now.  MPI calls also note what the thread waits on:
+ * ES_NOTE_ARG the tag (point-to-point) or the collective's id << 20 |
+ * number, ES_NOTE_COMM the communicator's handle in that process (0:
+ * none), which "mpi.comms" maps to an id and its members.
  */
-enum { ES_NOTE_START = 0, ES_NOTE_WHAT = 1 };
+enum { ES_NOTE_START = 0, ES_NOTE_WHAT = 1, ES_NOTE_ARG = 2, ES_NOTE_COMM = 3 };
 static inline uint64_t es_note_what(unsigned op, uint32_t element)
 {
 	return (uint64_t)op | ((uint64_t)element << 32);
@@ -127,6 +144,16 @@ static inline void es_note_begin(_Atomic uint64_t *notes, uint64_t start, unsign
 				 __ATOMIC_RELAXED);
 		__atomic_store_n((uint64_t *)&notes[ES_NOTE_START], start, __ATOMIC_RELEASE);
 	}
+}
+/* The same with the MPI words: three stores into the line the first one
+ * brought in, then the start. */
+static inline void es_note_call(_Atomic uint64_t *notes, uint64_t start, unsigned op,
+				uint32_t element, uint32_t arg, uint64_t comm)
+{
+	__atomic_store_n((uint64_t *)&notes[ES_NOTE_WHAT], es_note_what(op, element), __ATOMIC_RELAXED);
+	__atomic_store_n((uint64_t *)&notes[ES_NOTE_ARG], arg, __ATOMIC_RELAXED);
+	__atomic_store_n((uint64_t *)&notes[ES_NOTE_COMM], comm, __ATOMIC_RELAXED);
+	__atomic_store_n((uint64_t *)&notes[ES_NOTE_START], start, __ATOMIC_RELEASE);
 }
 
 /* --- clocks ------------------------------------------------------------- */

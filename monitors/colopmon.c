@@ -157,14 +157,14 @@ static void mpi_event(const struct es_trace *t, int rank, bool quiet)
 	drop_op(o);
 }
 
-static int comm_met(void *arg, const char *segment, const uint32_t rec[4])
+static int comm_met(void *arg, const char *segment, const struct es_comm_rec *rec)
 {
 	(void)arg, (void)segment;
 	for (int c = 0; c < ncomms; c++)
-		if (comms[c].id == rec[0])
+		if (comms[c].id == rec->id)
 			return 0;
 	if (ncomms < (int)(sizeof(comms) / sizeof(comms[0])))
-		comms[ncomms++] = (struct comm){ rec[0], rec[1] };
+		comms[ncomms++] = (struct comm){ rec->id, rec->size };
 	return 0;
 }
 

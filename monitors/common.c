@@ -37,8 +37,18 @@ int mon_space_open(const char *segment, es_space **out)
 	return es_space_open_at(segment, &ra, out);
 }
 
-int mon_comms(const es_scope *s, int (*fn)(void *arg, const char *segment, const uint32_t rec[4]),
-	      void *arg)
+int mon_rank_of(const char *segment)
+{
+	const char *r = strrchr(segment, '.');
+	if (!r || r[1] != 'r' || !r[2])
+		return -1;
+	char *end;
+	long n = strtol(r + 2, &end, 10);
+	return *end || n < 0 || n > INT32_MAX ? -1 : (int)n;
+}
+
+int mon_comms(const es_scope *s,
+	      int (*fn)(void *arg, const char *segment, const struct es_comm_rec *rec), void *arg)
 {
 	const char *prev = NULL;
 	int rc = 0;
@@ -51,10 +61,10 @@ int mon_comms(const es_scope *s, int (*fn)(void *arg, const char *segment, const
 		ps_elem *e;
 		if (mon_space_open(seg, &sp))
 			continue;
-		if (!ps_elem_open(es_space_server(sp), ES_COMMS_ELEMENT, 16, &e)) {
-			uint32_t rec[4];
-			for (uint64_t k = 0; !rc && ps_read(e, k, rec, 0, NULL) == 0; k++)
-				rc = fn(arg, seg, rec);
+		if (!ps_elem_open(es_space_server(sp), ES_COMMS_ELEMENT, sizeof(struct es_comm_rec), &e)) {
+			struct es_comm_rec rec;
+			for (uint64_t k = 0; !rc && ps_read(e, k, &rec, 0, NULL) == 0; k++)
+				rc = fn(arg, seg, &rec);
 			ps_elem_close(e);
 		}
 		es_space_destroy(sp);

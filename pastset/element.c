@@ -489,6 +489,17 @@ uint64_t ps_note_get(const ps_elem *e, unsigned word)
 	return atomic_load_explicit(&e->h->note[word], memory_order_relaxed);
 }
 
+int ps_notes_get(const ps_elem *e, uint64_t out[PS_NOTE_WORDS])
+{
+	if (!e || !out)
+		return PS_EINVAL;
+	if (e->remote)
+		return ps__r_notes(e, out);
+	for (unsigned w = 0; w < PS_NOTE_WORDS; w++)
+		out[w] = atomic_load_explicit(&e->h->note[w], memory_order_acquire);
+	return 0;
+}
+
 int ps_elem_stats(ps_elem *e, struct ps_stats *st)
 {
 	if (!e || !st)

@@ -109,6 +109,7 @@ int ps__r_read_range(ps_elem *e, uint64_t first, size_t n, void *out, uint64_t *
 int ps__r_take(ps_elem *e, void *out, int timeout_ms, uint64_t *idx);
 int ps__r_stats(ps_elem *e, struct ps_stats *st);
 uint64_t ps__r_note(const ps_elem *e, unsigned word);
+int ps__r_notes(const ps_elem *e, uint64_t out[PS_NOTE_WORDS]);
 int ps__layout_check(const char *layout, size_t tuple_size);
 void ps__layout_swap(const char *layout, unsigned char *tuple);
 int ps__secret_read(const char *file, char *out, size_t *len);

@@ -1036,18 +1036,25 @@ int ps__r_stats(ps_elem *e, struct ps_stats *st)
 	return rc;
 }
 
-uint64_t ps__r_note(const ps_elem *e, unsigned word)
+int ps__r_notes(const ps_elem *e, uint64_t out[PS_NOTE_WORDS])
 {
 	struct ps__relem *re = e->remote;
 	unsigned char q[4];
 	size_t len;
-	uint64_t v = 0;
 	conn_lock(re->c);
-	if (!ecall((ps_elem *)e, PSW_NOTES, q, 4, &len) && len == 4 + 8 * PS_NOTE_WORDS &&
-	    psw_get32(re->c->buf) == 0)
-		v = psw_get64(re->c->buf + 4 + 8 * word);
+	int rc = ecall((ps_elem *)e, PSW_NOTES, q, 4, &len);
+	if (!rc && (len != 4 + 8 * PS_NOTE_WORDS || psw_get32(re->c->buf) != 0))
+		rc = len >= 4 && psw_get32(re->c->buf) ? (int)psw_get32(re->c->buf) : PS_EPROTO;
+	for (unsigned w = 0; w < PS_NOTE_WORDS; w++)
+		out[w] = rc ? 0 : psw_get64(re->c->buf + 4 + 8 * w);
 	pthread_mutex_unlock(&re->c->lock);
-	return v;
+	return rc;
+}
+
+uint64_t ps__r_note(const ps_elem *e, unsigned word)
+{
+	uint64_t v[PS_NOTE_WORDS];
+	return ps__r_notes(e, v) ? 0 : v[word];
 }
 
 /* --- batches ------------------------------------------------------------------- */

@@ -702,31 +702,47 @@ int es_scope_consumed_leaf(const es_scope *s, size_t i)
 
 /* --- where a thread waits ----------------------------------------------------------------- */
 
-int es_scope_in_flight(const es_scope *s, int thread, unsigned *op, uint32_t *element,
-		       uint64_t *since_ns, int *leaf)
+/* The words are read apart while the thread may begin its next call: the
+ * start read again after the others says whether they go together (a
+ * thread that keeps calling is not waiting anyway).  A remote leaf's
+ * server reads them in one go, next to the thread. */
+static int notes_of(const struct es_leaf *l, uint64_t w[PS_NOTE_WORDS])
+{
+	bool remote = strchr(l->segment, ':') != NULL; /* HOST:PORT/SEGMENT */
+	for (int tries = 0; tries < 4; tries++) {
+		if (ps_notes_get(l->elem, w))
+			return -1;
+		if (remote || ps_note_get(l->elem, ES_NOTE_START) == w[ES_NOTE_START])
+			return 0;
+	}
+	return -1;
+}
+
+int es_scope_in_flight(const es_scope *s, int thread, struct es_flight *f)
 {
 	int found = 0;
 	uint64_t best = 0;
 	for (int i = 0; i < s->nleaves; i++) {
 		const struct es_leaf *l = &s->leaves[i];
-		if (l->thread != thread)
+		uint64_t w[PS_NOTE_WORDS];
+		if (l->thread != thread || notes_of(l, w))
 			continue;
-		uint64_t start = ps_note_get(l->elem, ES_NOTE_START);
-		uint64_t what = ps_note_get(l->elem, ES_NOTE_WHAT);
+		uint64_t start = w[ES_NOTE_START];
 		struct es_trace last;
 		bool done = ps_read_latest(l->elem, &last, NULL) == 0 && last.start >= start;
 		if (!start || done || start <= best)
 			continue;
 		best = start;
-		*op = (unsigned)(what & 0xffff);
-		*element = (uint32_t)(what >> 32);
+		f->op = (unsigned)(w[ES_NOTE_WHAT] & 0xffff);
+		f->element = (uint32_t)(w[ES_NOTE_WHAT] >> 32);
+		f->arg = (uint32_t)w[ES_NOTE_ARG];
+		f->comm = w[ES_NOTE_COMM];
 		struct timespec now;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		uint64_t now_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 		uint64_t at = es_clock_ns(l->clock, start);
-		*since_ns = now_ns > at ? now_ns - at : 0;
-		if (leaf)
-			*leaf = i;
+		f->since_ns = now_ns > at ? now_ns - at : 0;
+		f->leaf = i;
 		found = 1;
 	}
 	return found;

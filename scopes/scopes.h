@@ -130,11 +130,18 @@ uint64_t es_scope_before_attach(const es_scope *s);
 /* The leaf a consumed tuple came from (its collector id is per space). */
 int es_scope_consumed_leaf(const es_scope *s, size_t i);
 
-/* What a thread is inside now, if its notes say so: 1 and op, element,
- * since (ns) and the leaf (whose meta.where names the path) filled in, or 0
- * when it is between operations. */
-int es_scope_in_flight(const es_scope *s, int thread, unsigned *op, uint32_t *element,
-		       uint64_t *since_ns, int *leaf);
+/* What a thread is inside now, as its collectors' notes say. */
+struct es_flight {
+	unsigned op;       /* with its flags */
+	uint32_t element;  /* as in the tuples: a path's element, or the peer rank (ES_NONE: none) */
+	uint32_t arg;      /* MPI: the tag it waits for, or a collective's id << 20 | number */
+	uint64_t comm;     /* MPI: the communicator's handle in its process (0: none) */
+	uint64_t since_ns; /* how long it has been inside */
+	int leaf;          /* its leaf: meta.where names the path */
+};
+/* 1 and *f filled in, or 0 when it is between operations (or its notes
+ * cannot be read). */
+int es_scope_in_flight(const es_scope *s, int thread, struct es_flight *f);
 
 /* Whether leaf i's tuple server could not be reached at the last pull or
  * consume: its slot came up empty for that reason, not for want of events.

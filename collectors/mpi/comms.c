@@ -8,6 +8,8 @@
 /* Our attribute on a communicator or window. */
 struct info {
 	uint32_t seq, id;
+	uint32_t size, me, kind; /* for the record saying it was freed */
+	uint64_t handle;
 };
 
 /* FNV-1a over the members' world ranks: the same on every member. */
@@ -35,8 +37,8 @@ static uint32_t member_hash(MPI_Group grp, int *size, int *me)
 	return h;
 }
 
-/* A new id for a group met now, written to mpi.comms. */
-static struct info *new_info(MPI_Group grp, uint32_t salt, uint32_t kind)
+/* A new id for a group met now, written to mpi.comms with its handle. */
+static struct info *new_info(MPI_Group grp, uint32_t salt, uint32_t kind, uint64_t handle)
 {
 	int size = 0, me = 0;
 	uint32_t h = member_hash(grp, &size, &me) ^ salt;
@@ -52,9 +54,13 @@ static struct info *new_info(MPI_Group grp, uint32_t salt, uint32_t kind)
 	if (!ci)
 		return NULL;
 	ci->id = ((h ^ (k * 0x9e3779b9u)) * 2654435761u) >> 20; /* 12 bits */
-	uint32_t rec[4] = { ci->id, (uint32_t)size, (uint32_t)me, k | kind };
+	ci->size = (uint32_t)size;
+	ci->me = (uint32_t)me;
+	ci->kind = kind;
+	ci->handle = handle;
+	struct es_comm_rec rec = { ci->id, (uint32_t)size, (uint32_t)me, k | kind, handle };
 	if (es_g.comms)
-		ps_write(es_g.comms, rec, 0, NULL);
+		ps_write(es_g.comms, &rec, 0, NULL);
 	return ci;
 }
 
@@ -70,7 +76,7 @@ static struct info *comm_info(MPI_Comm comm)
 	MPI_Group grp;
 	if (PMPI_Comm_group(comm, &grp) != MPI_SUCCESS)
 		return NULL;
-	ci = new_info(grp, 0, 0);
+	ci = new_info(grp, 0, 0, es_handle(comm));
 	PMPI_Group_free(&grp);
 	if (ci && PMPI_Comm_set_attr(comm, es_g.keyval, ci) != MPI_SUCCESS) {
 		free(ci);
@@ -93,7 +99,7 @@ static struct info *win_info(MPI_Win win)
 	MPI_Group grp;
 	if (PMPI_Win_get_group(win, &grp) != MPI_SUCCESS)
 		return NULL;
-	ci = new_info(grp, WIN_SALT, ES_COMMS_WINDOW);
+	ci = new_info(grp, WIN_SALT, ES_COMMS_WINDOW, es_handle(win));
 	PMPI_Group_free(&grp);
 	if (ci && PMPI_Win_set_attr(win, es_g.win_keyval, ci) != MPI_SUCCESS) {
 		free(ci);
@@ -130,12 +136,22 @@ uint32_t es_win_id(MPI_Win win)
 	return ci ? ci->id : ES_NONE;
 }
 
+/* The handle may come back for another communicator: monitors must not
+ * take its peers' ranks for this one's. */
+static void freed(struct info *ci)
+{
+	struct es_comm_rec rec = { ci->id, ci->size, ci->me, ci->kind | ES_COMMS_FREED, ci->handle };
+	if (es_g.comms)
+		ps_write(es_g.comms, &rec, 0, NULL);
+	free(ci);
+}
+
 static int free_comm_info(MPI_Comm comm, int keyval, void *value, void *extra)
 {
 	(void)comm;
 	(void)keyval;
 	(void)extra;
-	free(value);
+	freed(value);
 	return MPI_SUCCESS;
 }
 
@@ -144,7 +160,7 @@ static int free_win_info(MPI_Win win, int keyval, void *value, void *extra)
 	(void)win;
 	(void)keyval;
 	(void)extra;
-	free(value);
+	freed(value);
 	return MPI_SUCCESS;
 }
 

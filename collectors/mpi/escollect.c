@@ -239,8 +239,9 @@ static void setup(void)
 			es_g.rank, seg, ps_strerror(rc));
 		return;
 	}
-	struct ps_elem_attr ca = { .tuple_size = 16, .threshold = 4096, .flags = PS_MULTI_WRITER };
-	ps_elem_create(es_space_server(es_g.sp), ES_COMMS_ELEMENT, &ca, &es_g.comms);
+	struct ps_elem_attr ca = { .tuple_size = sizeof(struct es_comm_rec), .threshold = 4096, .flags = PS_MULTI_WRITER };
+	if (!ps_elem_create(es_space_server(es_g.sp), ES_COMMS_ELEMENT, &ca, &es_g.comms))
+		ps_elem_set_layout(es_g.comms, ES_COMMS_LAYOUT); /* for readers of the other byte order */
 	es_comms_setup();
 	memcpy(es_route.collect, collect, sizeof(collect));
 	if (es_g.rank == 0 && getenv("ES_VERBOSE") && !strcmp(getenv("ES_VERBOSE"), "1"))
@@ -265,6 +266,10 @@ static void inited(uint64_t t0, int rc, int provided)
 static uint64_t finalizing(void)
 {
 	uint64_t t0 = es_now();
+	/* a rank that finalizes before its peers may wait here for them (Open
+	 * MPI's fence): monitors must see it has ended, not that it waits */
+	if (es_t.notes)
+		es_note_call(es_t.notes, t0, ES_OP_MPI_FINALIZE, (uint32_t)es_g.rank, 0, 0);
 	es_comms_finalize();
 	/* the server goes before MPI does: it is a thread of ours */
 	ps_tcp_stop(es_g.tcp);

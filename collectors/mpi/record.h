@@ -19,7 +19,6 @@
  */
 
 #define ES_HIDDEN __attribute__((visibility("hidden")))
-#define ES_NONE 0xffffffffu
 
 /* --- the process and its threads ------------------------------------------- */
 
@@ -105,12 +104,18 @@ static inline void es_write(unsigned op, uint64_t t0, uint64_t t1, uint32_t elem
 	ps_write(e, &t, 0, NULL);
 }
 
-/* The call starts: its stamp, and the notes say what the thread is inside. */
-static inline uint64_t es_begin(unsigned op, uint32_t note)
+/* A communicator or window as the notes and mpi.comms hold it (a pointer
+ * in Open MPI, an int in MPICH). */
+#define es_handle(h) ((uint64_t)(uintptr_t)(h))
+
+/* The call starts: its stamp, and the notes say what the thread is inside
+ * and whom it waits for (note: a rank of comm; arg: the tag, or a
+ * collective's id and number). */
+static inline uint64_t es_begin(unsigned op, uint32_t note, uint32_t arg, uint64_t comm)
 {
 	uint64_t t0 = es_now();
 	if (es_elem())
-		es_note_begin(es_t.notes, t0, op, note);
+		es_note_call(es_t.notes, t0, op, note, arg, comm);
 	return t0;
 }
 

@@ -34,7 +34,7 @@ struct call {
 	int np;
 	struct param p[MAXP];
 	/* the expressions, "" when not given */
-	char note[200], element[200], size[300], arg[200], done[200];
+	char note[200], notetag[80], element[200], size[300], arg[200], done[200];
 	char comm[80], win[80], new_[80], newwin[80], reqs[80], n[80], f08[16];
 };
 
@@ -106,7 +106,8 @@ static void parse_param(struct call *c, char *text)
 static void parse_fields(struct call *c, char *text)
 {
 	struct { const char *key; char *dst; size_t len; } keys[] = {
-		{ "note", c->note, sizeof(c->note) }, { "element", c->element, sizeof(c->element) },
+		{ "note", c->note, sizeof(c->note) }, { "notetag", c->notetag, sizeof(c->notetag) },
+		{ "element", c->element, sizeof(c->element) },
 		{ "size", c->size, sizeof(c->size) }, { "arg", c->arg, sizeof(c->arg) },
 		{ "done", c->done, sizeof(c->done) }, { "comm", c->comm, sizeof(c->comm) },
 		{ "win", c->win, sizeof(c->win) }, { "new", c->new_, sizeof(c->new_) },
@@ -127,7 +128,7 @@ static void parse_fields(struct call *c, char *text)
 			if (!strcmp(k, keys[i].key))
 				break;
 		if (i == sizeof(keys) / sizeof(keys[0]))
-			die(c->line, "%s: unknown key '%s' (expected note, element, size, arg, done, "
+			die(c->line, "%s: unknown key '%s' (expected note, notetag, element, size, arg, done, "
 			    "comm, win, new, newwin, reqs, n or f08)", c->name, k);
 		copy(keys[i].dst, keys[i].len, v, c->line, k);
 	}
@@ -350,10 +351,35 @@ static void f_args(const struct call *c, int subst)
 
 /* --- the wrappers ------------------------------------------------------------------ */
 
+static int has_param(const struct call *c, const char *name)
+{
+	for (int i = 0; i < c->np; i++)
+		if (!strcmp(c->p[i].name, name))
+			return 1;
+	return 0;
+}
+
+/* The communicator or window the notes name while the call waits: a
+ * collective's, or the one a noted peer's rank is in. */
+static const char *note_comm(const struct call *c)
+{
+	static char buf[100];
+	if (!strcmp(c->kind, "coll") || !strcmp(c->kind, "icoll"))
+		snprintf(buf, sizeof(buf), "es_handle(%s)", *c->win ? c->win : or_default(c->comm, "comm"));
+	else if (*c->note && has_param(c, "comm"))
+		snprintf(buf, sizeof(buf), "es_handle(comm)");
+	else if (*c->note && has_param(c, "win"))
+		snprintf(buf, sizeof(buf), "es_handle(win)");
+	else
+		snprintf(buf, sizeof(buf), "0");
+	return buf;
+}
+
 /* Everything the call's expressions read before the call, and after it. */
 static void expr_text(const struct call *c, char *before, size_t bl, char *after, size_t al)
 {
-	snprintf(before, bl, "%s %s %s %s %s", c->note, c->comm, c->win, c->n,
+	snprintf(before, bl, "%s %s %s %s %s %s %s", c->note, c->notetag, note_comm(c), c->comm, c->win,
+		 c->n,
 		 !strcmp(c->kind, "coll") || !strcmp(c->kind, "icoll") ? *c->comm || *c->win ? "" : "comm" : "");
 	snprintf(after, al, "%s %s %s %s %s %s %s %s", c->element, c->size, c->arg, c->done, c->new_,
 		 c->newwin, c->n, !strcmp(c->kind, "icoll") || !strcmp(c->kind, "pinit") ? "request" : "");
@@ -400,8 +426,9 @@ static void f_locals(const struct call *c, const char *used, int after)
  * the call and yields its return code. */
 static void body(const struct call *c, int fortran, const char *call)
 {
-	char before[600], after[1400];
+	char before[800], after[1400];
 	expr_text(c, before, sizeof(before), after, sizeof(after));
+	char begin_args[400]; /* what the notes say besides the op */
 	const char *k = c->kind, *note = or_default(c->note, "ES_NONE");
 	const char *element = or_default(c->element, "ES_NONE"), *size = or_default(c->size, "0");
 	const char *arg = or_default(c->arg, "0");
@@ -409,6 +436,11 @@ static void body(const struct call *c, int fortran, const char *call)
 	int reqs = *c->reqs != 0;
 	int wait = !strcmp(k, "wait"), poll = !strcmp(k, "poll"), pinit = !strcmp(k, "pinit");
 	int coll = !strcmp(k, "coll") || !strcmp(k, "icoll");
+	if (!*c->note && *c->notetag)
+		die(c->line, "%s: notetag without note", c->name);
+	snprintf(begin_args, sizeof(begin_args), "%s, %s%s%s, %s",
+		 !strcmp(k, "start") ? "ES_NONE" : note, coll ? "n_" : *c->notetag ? "(uint32_t)(" : "0",
+		 coll ? "" : c->notetag, !coll && *c->notetag ? ")" : "", note_comm(c));
 
 	emit("\tint rc;\n");
 	/* a poll's status is read only after MPI filled it (rc == MPI_SUCCESS
@@ -420,7 +452,7 @@ static void body(const struct call *c, int fortran, const char *call)
 		emit("\tMPI_Fint fst_[ES_F_STATUS_SIZE], *fst = f_status == MPI_F_STATUS_IGNORE ? fst_ : f_status;\n"
 		     "\tMPI_Status st_%s, *st = &st_;\n", poll ? "" : " = ES_STATUS_INIT");
 	if (fortran) {
-		char all[2100];
+		char all[2300];
 		snprintf(all, sizeof(all), "%s %s", before, after);
 		f_locals(c, all, 0);
 	}
@@ -446,12 +478,12 @@ static void body(const struct call *c, int fortran, const char *call)
 		     *c->win ? c->win : or_default(c->comm, "comm"));
 	if (wait || pinit)
 		emit("\tint want_ = es_want(%s);\n\tuint64_t t0 = want_ ? es_begin(%s, %s) : 0;\n", c->op,
-		     c->op, note);
+		     c->op, begin_args);
 	else if (poll)
 		emit("\tint want_ = es_want(%s);\n\tuint64_t t0 = 0;\n"
 		     "\tint fresh_ = want_ ? es_poll_begin(%d, &t0) : 0;\n", c->op, c->slot);
 	else
-		emit("\tuint64_t t0 = es_begin(%s, %s);\n", c->op, !strcmp(k, "start") ? "ES_NONE" : note);
+		emit("\tuint64_t t0 = es_begin(%s, %s);\n", c->op, begin_args);
 	emit("\trc = %s;\n", call);
 	if (reqs)
 		emit("\tes_reqs_after(&rq_, REQS(%s));\n", c->reqs);

@@ -16,6 +16,7 @@ Suite *windtunnel_suite(void);
 Suite *wire_suite(void);
 Suite *remote_suite(void);
 Suite *archive_suite(void);
+Suite *waitfor_suite(void);
 
 /* A segment name unique to this test process, so parallel runs never meet. */
 #define TEST_SEG(buf, tag) snprintf((buf), sizeof(buf), "t%d-%s", (int)getpid(), (tag))

@@ -354,22 +354,21 @@ START_TEST(in_flight_from_notes)
 	uint64_t now = es_now();
 	put(2, now - 100, now - 50, ES_OP_WRITE);
 	_Atomic uint64_t *notes = ps_elem_notes(te[2]);
-	es_note_begin(notes, now, ES_OP_TAKE, 2);
+	es_note_call(notes, now, ES_OP_TAKE, 2, 77, 0x1234567890ull);
 	struct es_scope_spec spec;
 	es_scope_spec_default(&spec, job);
 	es_scope *s;
 	ck_assert_int_eq(es_scope_create(&spec, &s), 0);
-	unsigned op;
-	uint32_t element;
-	uint64_t since;
-	int leaf;
-	ck_assert_int_eq(es_scope_in_flight(s, 1, &op, &element, &since, &leaf), 1); /* thread b */
-	ck_assert_uint_eq(op, ES_OP_TAKE);
-	ck_assert_uint_eq(element, 2);
-	ck_assert_str_eq(es_scope_leaf(s, leaf)->meta.where, "b->e2");
-	ck_assert_int_eq(es_scope_in_flight(s, 0, &op, &element, &since, &leaf), 0); /* a: nothing */
+	struct es_flight f;
+	ck_assert_int_eq(es_scope_in_flight(s, 1, &f), 1); /* thread b */
+	ck_assert_uint_eq(f.op, ES_OP_TAKE);
+	ck_assert_uint_eq(f.element, 2);
+	ck_assert_uint_eq(f.arg, 77);
+	ck_assert_uint_eq(f.comm, 0x1234567890ull);
+	ck_assert_str_eq(es_scope_leaf(s, f.leaf)->meta.where, "b->e2");
+	ck_assert_int_eq(es_scope_in_flight(s, 0, &f), 0); /* a: nothing */
 	put(2, now, now + 10, ES_OP_TAKE); /* it finished */
-	ck_assert_int_eq(es_scope_in_flight(s, 1, &op, &element, &since, &leaf), 0);
+	ck_assert_int_eq(es_scope_in_flight(s, 1, &f), 0);
 	es_scope_destroy(s);
 	drop_job();
 }
@@ -490,14 +489,13 @@ START_TEST(remote_scope_sees_what_a_local_one_does)
 	ck_assert_int_eq(es_scope_consume(remote, ev, 16, &missed), 8);
 	ck_assert_uint_eq(missed, 0);
 	uint64_t now = es_now();
-	es_note_begin(ps_elem_notes(te[2]), now, ES_OP_TAKE, 2);
-	unsigned op;
-	uint32_t element;
-	uint64_t since;
-	int leaf;
-	ck_assert_int_eq(es_scope_in_flight(remote, 1, &op, &element, &since, &leaf), 1);
-	ck_assert_uint_eq(op, ES_OP_TAKE);
-	ck_assert_uint_lt(since, 60ull * 1000000000u); /* on this host's clock: not hours off */
+	es_note_call(ps_elem_notes(te[2]), now, ES_OP_TAKE, 2, 9, 42);
+	struct es_flight f;
+	ck_assert_int_eq(es_scope_in_flight(remote, 1, &f), 1);
+	ck_assert_uint_eq(f.op, ES_OP_TAKE);
+	ck_assert_uint_eq(f.arg, 9); /* every word through the server */
+	ck_assert_uint_eq(f.comm, 42);
+	ck_assert_uint_lt(f.since_ns, 60ull * 1000000000u); /* on this host's clock: not hours off */
 	es_scope_destroy(remote);
 	es_scope_destroy(local);
 	ps_tcp_stop(t);

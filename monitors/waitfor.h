@@ -1,0 +1,101 @@
+/* waitfor.h - the waiting relation of a job: who waits for whom, the roots of its stalls, its deadlocks named. */
+#ifndef MONITORS_WAITFOR_H
+#define MONITORS_WAITFOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "scopes/scopes.h"
+
+/*
+ * A thread waits for another when it is inside an operation only the other
+ * can end: a receive for its peer's send, a collective for the members that
+ * have not reached it, a read or take of a PastSet element for its writers
+ * (the waiting relation W(A,B) of the S-Net monitoring framework, and the
+ * wait-for graph MUST builds from MPI calls).  Threads stand in for each
+ * other within a unit, an MPI rank: a receive from rank 3 waits for any of
+ * rank 3's threads.
+ *
+ * The graph is built anew each period from what the collectors already
+ * wrote (their notes and latest tuples), and nothing is asked of the
+ * application.  wf_analyze() then finds which threads can still go on (an
+ * AND-OR reachability: a collective needs every member, an any-source
+ * receive one sender), and of those that cannot, why: a cycle, a collective
+ * mismatch, a rank that has ended, an element no thread writes.  A thread
+ * that can go on but does not is in a stall whose root is a thread that
+ * computes, progresses elsewhere, or waits where the notes cannot follow.
+ */
+
+enum wf_state {
+	WF_PROGRESS = 1, /* made progress in the last period */
+	WF_COMPUTE,      /* stalled between operations: it waits for nobody */
+	WF_WAIT,         /* stalled inside an operation: it waits for the units given */
+	WF_BLIND,        /* stalled inside one whose awaited are not recorded (MPI_Waitall...) */
+	WF_ENDED,        /* its process ended, or it is inside or past MPI_Finalize */
+	WF_UNSEEN,       /* not judged: its server did not answer, or it has no event yet */
+};
+
+struct wf_thread {
+	const char *name;   /* "rank3.thread0", "t2" */
+	const char *label;  /* how chains name it: "rank3" for a rank's only thread */
+	int unit;           /* the threads of a unit (an MPI rank) stand in for each other */
+	enum wf_state state;
+	double secs;        /* how long it has been in this state */
+	const char *what;   /* "in MPI_Recv from 1 tag 5", "computes (not in MPI)", "has ended (...)" */
+	bool all;           /* WF_WAIT: needs every unit it waits for (a collective), else one */
+	const char *nobody; /* WF_WAIT on no unit: why none can answer ("which no thread writes") */
+	int64_t coll;       /* inside a collective: its communicator's id; else -1 */
+	unsigned coll_op;   /* ... the call, and its number there */
+	uint32_t coll_num;
+	const char *coll_name; /* "communicator 5a3 (ranks 0, 1)" */
+};
+
+typedef struct wf_graph wf_graph;
+
+int wf_create(wf_graph **out);
+void wf_destroy(wf_graph *g);
+/* Forgets every thread, for the next period. */
+void wf_clear(wf_graph *g);
+/* Adds a thread (its strings are copied); returns its index, or PS_EINVAL /
+ * PS_ENOMEM. */
+int wf_add(wf_graph *g, const struct wf_thread *t);
+/* Thread t (WF_WAIT) waits for unit u; the same unit twice counts once.  A
+ * unit with no thread in the graph is taken to be able to go on. */
+int wf_wait(wf_graph *g, int t, int unit);
+
+/* Finds who can go on, the roots of stalls and the deadlocks. */
+int wf_analyze(wf_graph *g);
+/* Thread i's state as added (WF_WAIT on units not in the graph becomes
+ * WF_BLIND), or 0 for no such thread. */
+enum wf_state wf_state_of(const wf_graph *g, int i);
+/* Roots that some thread waits for, and deadlocks (after wf_analyze). */
+int wf_stalls(const wf_graph *g);
+int wf_deadlocks(const wf_graph *g);
+/* A line per deadlock, then per root, each after indent:
+ *   deadlock for 2.0 s: rank0 in MPI_Recv from 1 tag 5 <- rank1 in MPI_Recv from 0 tag 7
+ *   stall: rank3.thread0 computes (not in MPI) for 2.0 s; 3 threads wait for it: rank2
+ *          directly, rank1 and rank0 through it
+ * In a cycle "A <- B" says B waits for A, and the first waits for the last. */
+int wf_report(const wf_graph *g, FILE *out, const char *indent);
+/* The graph in Graphviz DOT: deadlocked threads and their waits in red, the
+ * roots of stalls and the chains to them in orange. */
+int wf_dot(const wf_graph *g, FILE *out, const char *title);
+
+/* --- from a running job ---------------------------------------------------------------- */
+
+/* What heartbeat saw this period, per scope thread. */
+struct wf_look {
+	const struct es_trace *beat; /* each thread's latest tuple (empty: none yet) */
+	const bool *progressed;      /* it had a new event since the last look */
+	const bool *lost;            /* its tuple server did not answer */
+	const double *idle_s;        /* seconds since its latest event ended */
+};
+/* Fills g from the job behind s, thread i of the scope as the graph's i:
+ * each thread's state, and what it waits
+ * for, read from its collectors' notes, the ranks' "mpi.comms" (who is in
+ * which communicator) and the PastSet elements' other paths (who writes
+ * them).  Reads only what the collectors already wrote. */
+int wf_from_scope(wf_graph *g, const es_scope *s, const struct wf_look *look);
+
+#endif
