@@ -25,6 +25,7 @@ need libotf2-trace-dev have_pc otf2    # esconvert writes OTF2 through it
 need otf2-tools     command -v otf2-print # the tests read what it wrote
 need python3        command -v python3 # the tests parse the JSON it writes
 need gnuplot-nox    command -v gnuplot # esconvert --plot draws through it
+need graphviz       command -v dot     # heartbeat --graph draws the wait-for graph through it
 if [ "${1:-}" = bench ]; then # the collector benchmark compares with LTTng-UST
 	need liblttng-ust-dev have_pc lttng-ust
 	need lttng-tools      command -v lttng-sessiond

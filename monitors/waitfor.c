@@ -40,6 +40,7 @@ struct finding {
 struct root {
 	int thread;
 	int *direct, nd, cd, *through, nt, ct;
+	int *far, nf, cf; /* how many waits away each of through is */
 };
 
 struct wf_graph {
@@ -93,6 +94,7 @@ static void drop_analysis(wf_graph *g)
 	for (int i = 0; i < g->nroots; i++) {
 		free(g->roots[i].direct);
 		free(g->roots[i].through);
+		free(g->roots[i].far);
 	}
 	free(g->roots);
 	g->roots = NULL;
@@ -530,8 +532,8 @@ static int attribute(wf_graph *g)
 static int find_roots(wf_graph *g)
 {
 	int *seen = calloc((size_t)g->n + 1, sizeof(int)), *queue = malloc(sizeof(int) * (size_t)(g->n + 1));
-	int *rootof = malloc(sizeof(int) * (size_t)(g->n + 1));
-	int rc = seen && queue && rootof ? 0 : PS_ENOMEM;
+	int *rootof = malloc(sizeof(int) * (size_t)(g->n + 1)), *dist = malloc(sizeof(int) * (size_t)(g->n + 1));
+	int rc = seen && queue && rootof && dist ? 0 : PS_ENOMEM;
 	for (int i = 0; i < g->n && !rc; i++)
 		rootof[i] = -1;
 	for (int i = 0; i < g->n && !rc; i++) {
@@ -542,6 +544,7 @@ static int find_roots(wf_graph *g)
 		int qh = 0, qt = 0;
 		queue[qt++] = i;
 		seen[i] = i + 1;
+		dist[i] = 0;
 		while (qh < qt && !rc) {
 			int v = queue[qh++];
 			struct node *y = &g->nodes[v];
@@ -554,8 +557,10 @@ static int find_roots(wf_graph *g)
 						continue;
 					seen[s] = i + 1;
 					if (z->t.state == WF_WAIT) {
-						if (z->can)
+						if (z->can) {
+							dist[s] = dist[v] + 1;
 							queue[qt++] = s;
+						}
 						continue;
 					}
 					if (z->t.state == WF_ENDED || z->t.state == WF_UNSEEN)
@@ -572,8 +577,10 @@ static int find_roots(wf_graph *g)
 						rootof[s] = g->nroots++;
 					}
 					struct root *r = &g->roots[rootof[s]];
-					rc = v == i ? push_int(&r->direct, &r->nd, &r->cd, i)
-						    : push_int(&r->through, &r->nt, &r->ct, i);
+					if (v == i)
+						rc = push_int(&r->direct, &r->nd, &r->cd, i);
+					else if (!(rc = push_int(&r->through, &r->nt, &r->ct, i)))
+						rc = push_int(&r->far, &r->nf, &r->cf, dist[v] + 1);
 				}
 			}
 		}
@@ -581,6 +588,17 @@ static int find_roots(wf_graph *g)
 	free(seen);
 	free(queue);
 	free(rootof);
+	free(dist);
+	/* the nearest first: the order of the chain back from the root */
+	for (int k = 0; k < g->nroots && !rc; k++) {
+		struct root *r = &g->roots[k];
+		for (int a = 1; a < r->nt; a++)
+			for (int b = a; b > 0 && r->far[b - 1] > r->far[b]; b--) {
+				int t = r->far[b], u = r->through[b];
+				r->far[b] = r->far[b - 1], r->through[b] = r->through[b - 1];
+				r->far[b - 1] = t, r->through[b - 1] = u;
+			}
+	}
 	return rc;
 }
 

@@ -242,11 +242,7 @@ static int paths_waits(struct job *j, int t, struct wf_thread *w, int *on, int *
 	bool for_writers = code != ES_OP_WRITE;
 	snprintf(what, sizeof(what), "in %s on %s", es_op_name(code),
 		 me->meta.where[0] ? me->meta.where : "its element");
-	const char *el = strstr(me->meta.where, "->");
-	snprintf(nobody, sizeof(nobody), "which no thread %s", for_writers ? "writes" : "reads");
-	if (el)
-		snprintf(nobody, sizeof(nobody), "%s, which no thread %s", el + 2,
-			 for_writers ? "writes" : "reads");
+	snprintf(nobody, sizeof(nobody), "which no other thread %s", for_writers ? "writes" : "reads");
 	w->what = what;
 	w->nobody = nobody;
 	w->state = WF_WAIT;

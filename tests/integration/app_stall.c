@@ -1,6 +1,7 @@
 /* app_stall.c - an application with known behaviour for the monitor tests: two threads that keep working, one that stops inside a take. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,12 +53,15 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3 && !(argc == 4 && !strcmp(argv[3], "first"))) {
-		fprintf(stderr, "usage: app_stall JOB SECONDS [first]\n");
+	/* first: t2 stops in its very first operation; shared: t1 has a path
+	 * to 'never' too (and never writes it), so t2 waits for t1 */
+	if (argc != 3 && !(argc == 4 && (!strcmp(argv[3], "first") || !strcmp(argv[3], "shared")))) {
+		fprintf(stderr, "usage: app_stall JOB SECONDS [first|shared]\n");
 		return 2;
 	}
 	seconds = atof(argv[2]);
-	if (argc == 4)
+	bool shared = argc == 4 && !strcmp(argv[3], "shared");
+	if (argc == 4 && !shared)
 		stall_at = 0;
 	char text[2048], err[512];
 	snprintf(text, sizeof(text),
@@ -66,9 +70,9 @@ int main(int argc, char **argv)
 		 "    - { name: own.t1, tuple_size: 64, threshold: 8, mode: discard }\n"
 		 "    - { name: own.t2, tuple_size: 64, threshold: 8, mode: discard }\n"
 		 "    - { name: never, tuple_size: 64 }\n"
-		 "  threads:\n    - { name: t0, uses: [own.t0] }\n    - { name: t1, uses: [own.t1] }\n"
+		 "  threads:\n    - { name: t0, uses: [own.t0] }\n    - { name: t1, uses: [own.t1%s] }\n"
 		 "    - { name: t2, uses: [own.t2, never] }\n"
-		 "paths:\n  collectors: all\ntrace:\n  threshold: 100\n", argv[1]);
+		 "paths:\n  collectors: all\ntrace:\n  threshold: 100\n", argv[1], shared ? ", never" : "");
 	es_collectors_register();
 	pm_map *m;
 	if (pm_load_string("app_stall", text, strlen(text), &m, err, sizeof(err)) ||

@@ -13,8 +13,10 @@ trap cleanup EXIT
 "$BIN/heartbeat" -p 400 -w 5 "$job.h" >"$out"; hb=$?
 wait $apid || die "the application failed"
 cat "$out"
-[ $hb -eq 1 ] || die "heartbeat exit status $hb, expected 1 (a thread stalled)"
+[ $hb -eq 3 ] || die "heartbeat exit status $hb, expected 3 (a thread waits for what nobody writes)"
 grep -q "1 stalled: t2 (inside take on t2->never" "$out" || die "the stalled thread or where it waits not reported"
+grep -q "^  deadlock for [0-9.]* s: t2 in take on t2->never, which no other thread writes$" "$out" ||
+	die "the wait on an element nobody writes not named"
 grep -q "0 stalled" "$out" || die "no period before the stall"
 grep -Eq "^  t0 +ok" "$out" && grep -Eq "^  t1 +ok" "$out" || die "t0/t1 not reported as progressing"
 grep -q "stalled: t0\|stalled: t1\|, t0 (\|, t1 (" "$out" && die "a working thread reported stalled"
@@ -25,7 +27,7 @@ grep -q "stalled: t0\|stalled: t1\|, t0 (\|, t1 (" "$out" && die "a working thre
 sleep 2
 "$BIN/heartbeat" -p 400 -n 1 "$job.b" >"$out"; hb=$?
 wait $apid || die "the application failed"
-[ $hb -eq 1 ] || die "heartbeat's first period missed an earlier stall (exit $hb): $(cat "$out")"
+[ $hb -eq 3 ] || die "heartbeat's first period missed an earlier stall (exit $hb): $(cat "$out")"
 grep -q "heartbeat 0.4s: 3 threads: 2 progressing, 1 stalled: t2 (inside take" "$out" ||
 	die "first period: $(cat "$out")"
 
@@ -55,8 +57,21 @@ tail -n +2 "$out" | grep "heartbeat [0-9.]*s: 3 threads" | tail -1 | grep -q "1 
 "$app" "$job.f" 2 first & apid=$!
 "$BIN/heartbeat" -p 400 -w 5 "$job.f" >"$out"; hb=$?
 wait $apid || die "the application failed"
-[ $hb -eq 1 ] || die "heartbeat missed a stall in a first operation (exit $hb)"
+[ $hb -eq 3 ] || die "heartbeat missed a stall in a first operation (exit $hb)"
 grep -q "stalled: t2 (inside take on t2->never" "$out" || die "first-operation stall not described: $(cat "$out")"
+
+# When another thread has a path to the element and may yet write it, t2
+# waits for that thread: a stall whose root progresses, not a deadlock.
+"$app" "$job.s" 2.5 shared & apid=$!
+"$BIN/heartbeat" -p 400 -w 5 --graph "$out.dot" "$job.s" >"$out"; hb=$?
+wait $apid || die "the application failed"
+[ $hb -eq 1 ] || die "heartbeat exit status $hb with a possible writer, expected 1: $(cat "$out")"
+grep -q "^  stall: t1 progresses; 1 thread waits for it: t2 directly$" "$out" || die "t2's wait for t1 not named: $(cat "$out")"
+grep -q "deadlock" "$out" && die "a deadlock named where t1 may still write"
+grep -q "n2 -> n1" "$out.dot" || die "the graph lacks t2's wait for t1: $(cat "$out.dot")"
+rm -f "$out.dot" "$out.png"
+"$BIN/heartbeat" -n 1 --graph /no/such/dir/g.dot "$job.s" 2>&1 | grep -q "graph /no/such/dir/g.dot: No such file" ||
+	die "an unwritable --graph not explained"
 
 # geteventmon: every event, or an exact count of those it missed.
 "$app" "$job.g" 1 & apid=$!

@@ -81,7 +81,7 @@ START_TEST(chain_to_a_computing_rank)
 	ck_assert_int_eq(wf_deadlocks(g), 0);
 	ck_assert_int_eq(wf_stalls(g), 1);
 	ck_assert_str_eq(report(), "stall: rank3.thread0 computes (not in MPI) for 2.0 s; 3 threads wait "
-				   "for it: rank2 directly, rank1 and rank0 through it\n");
+				   "for it: rank2 directly, rank1 and rank0 through it\n"); /* nearest first */
 }
 END_TEST
 

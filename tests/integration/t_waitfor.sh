@@ -1,0 +1,90 @@
+#!/bin/sh
+# t_waitfor.sh - heartbeat names who waits for whom in real MPI programs: the root of a stall, cycles, a collective mismatch, an any-source receive, a rank that ended; here and through tuple servers.
+set -u
+. "$(dirname "$0")/lib.sh"
+lib="$(cd "$BUILD/lib" && pwd)/libescollect.so"
+[ -f "$lib" ] || { echo "no $lib (sanitizer build): skipped"; exit 0; }
+job="itwf$$"
+dir=$(mktemp -d)
+app=""
+cleanup() { [ -n "$app" ] && kill "$app" 2>/dev/null; rm -rf "$dir"; rm_segments "$job"; }
+trap cleanup EXIT
+
+# watch NP SCENARIO SECONDS PERIODS [mpirun options...]: mpi_wait under the
+# collectors, heartbeat watching; its output in $dir/SCENARIO, its status in $hb.
+# A program that deadlocked is then ended (mpirun passes the signal on).
+runs=0
+watch() {
+	np=$1 sc=$2 secs=$3 n=$4; shift 4
+	runs=$((runs + 1)) # a job's segments outlive it: a new name for each run
+	mpirun --oversubscribe --allow-run-as-root -np "$np" -x LD_PRELOAD="$lib" -x ES_JOB="$job.$sc$runs" "$@" \
+		"$BUILD/tests/mpi_wait" "$sc" "$secs" >"$dir/$sc.app" 2>&1 &
+	app=$!
+	"$BIN/heartbeat" -p "${PERIOD:-500}" -n "$n" -w 30 ${HB_ARGS:-} "$job.$sc$runs" >"$dir/$sc" 2>&1
+	hb=$?
+	cat "$dir/$sc"
+}
+ended() { # the program may end by itself, or is ended
+	kill "$app" 2>/dev/null; wait "$app" 2>/dev/null; app=""
+}
+finished() { wait "$app" || die "mpi_wait $sc failed: $(cat "$dir/$sc.app")"; app=""; }
+says() { grep -q "^  $1\$" "$dir/$sc" || die "$sc: heartbeat did not say: $1"; }
+
+# A point-to-point cycle: a true deadlock, named as such, with each wait.
+watch 3 cycle 0 3; ended
+[ $hb -eq 3 ] || die "cycle: exit status $hb, expected 3 (deadlock)"
+says "deadlock for [0-9.]* s: rank0 in MPI_Recv from 1 tag 5 <- rank2 in MPI_Recv from 0 tag 7 <- rank1 in MPI_Recv from 2 tag 6"
+grep -q "stall:" "$dir/$sc" && die "cycle: a stall root named in a deadlock"
+
+# A chain waiting on one computing rank: its root, who waits directly and who through others.
+watch 4 chain 5 3; finished
+[ $hb -eq 1 ] || die "chain: exit status $hb, expected 1 (a stall)"
+says "stall: rank3.thread0 computes (not in MPI) for [0-9.]* s; 3 threads wait for it: rank2 directly, rank1 and rank0 through it"
+grep -q "deadlock" "$dir/$sc" && die "chain: a deadlock named where rank 3 computes"
+
+# A collective mismatch on a sub-communicator, the rest of the world waiting for it.
+watch 4 mismatch 0 3; ended
+[ $hb -eq 3 ] || die "mismatch: exit status $hb, expected 3"
+says "deadlock for [0-9.]* s: collective mismatch on communicator [0-9a-f]* (ranks 0, 1): rank0 in MPI_Barrier #0, rank1 in MPI_Allreduce #0; 2 more threads wait for it: rank2 and rank3"
+
+# An any-source receive while one sender computes: a stall, not a deadlock.
+watch 3 any 4 3; finished
+[ $hb -eq 1 ] || die "any: exit status $hb, expected 1"
+says "stall: rank1.thread0 computes (not in MPI) for [0-9.]* s; 2 threads wait for it: rank0 directly, rank2 through it"
+# ... and when every possible sender waits for the receiver: a deadlock.
+watch 3 anyknot 0 3; ended
+[ $hb -eq 3 ] || die "anyknot: exit status $hb, expected 3"
+says "deadlock for [0-9.]* s: rank0 in MPI_Recv from any source tag 3 <- rank1 in MPI_Recv from 0 tag 3; 1 more thread waits for it: rank2"
+
+# A rank that finalized while the others wait for it.
+watch 3 early 0 3; ended
+[ $hb -eq 3 ] || die "early: exit status $hb, expected 3"
+says "deadlock for [0-9.]* s: rank2 has ended ([a-z ]* MPI_Finalize); 2 threads wait for it: rank0 in MPI_Recv from 2 tag 1 and rank1 in MPI_Recv from 2 tag 1"
+grep -q "1 ended" "$dir/$sc" || die "early: the ended rank counted as stalled"
+
+# A job that progresses: nothing to report, status 0.
+PERIOD=1000 watch 3 progress 4 3; finished
+[ $hb -eq 0 ] || die "progress: exit status $hb, expected 0"
+grep -q "^  stall:\|deadlock" "$dir/$sc" && die "progress: something reported"
+
+# The graph: DOT with the cycle in red, and its picture.
+HB_ARGS="--graph $dir/g.dot" watch 3 cycle 0 2; ended
+grep -q 'n0 -> n1 \[color="#cc0000", penwidth=3\]' "$dir/g.dot" || die "graph: the cycle not drawn: $(cat "$dir/g.dot")"
+[ -s "$dir/g.png" ] || die "graph: no picture (is graphviz installed?)"
+
+# Across hosts: the same through the job's tuple servers only.
+watch_served() {
+	sc=$1
+	srv="$dir/$sc.servers"
+	mpirun --oversubscribe --allow-run-as-root -np 3 -x LD_PRELOAD="$lib" -x ES_JOB="$job.s$sc" \
+		-x ES_SERVE=loopback -x ES_SERVERS_OUT="$srv" "$BUILD/tests/mpi_wait" "$sc" 0 >/dev/null 2>&1 &
+	app=$!
+	wait_for 30 test -s "$srv" || die "no servers list written"
+	"$BIN/heartbeat" -p 500 -n 3 -w 30 --servers "$(cat "$srv")" "$job.s$sc" >"$dir/$sc" 2>&1
+	hb=$?
+	cat "$dir/$sc"
+}
+watch_served cycle; ended
+[ $hb -eq 3 ] || die "served cycle: exit status $hb, expected 3"
+says "deadlock for [0-9.]* s: rank0 in MPI_Recv from 1 tag 5 <- rank2 in MPI_Recv from 0 tag 7 <- rank1 in MPI_Recv from 2 tag 6"
+exit 0
