@@ -4,7 +4,7 @@ set -u
 build=$1
 bin=$build/bin
 job="wt$$"
-cleanup() { for s in $("$bin/psadm" list | awk '{print $1}' | grep "^$job\|^ring$$\|^far$$"); do "$bin/psadm" rm "$s" >/dev/null; done; rm -f "${srv:-}"; }
+cleanup() { for s in $("$bin/psadm" list | awk '{print $1}' | grep "^$job\|^ring$$\|^dead$$\|^far$$"); do "$bin/psadm" rm "$s" >/dev/null; done; rm -f "${srv:-}"; }
 trap cleanup EXIT
 echo "== 1. The wind tunnel: 8 matrices of 1920 x 960 sites, 4 slices each, 32 threads in 2 MPI"
 echo "==    processes, border rows through PastSet elements, a collector on every path and tree edge."
@@ -28,7 +28,7 @@ echo "   e.g. $bin/geteventmon $job | head   (every event, and exactly how many 
 echo
 echo "== 2. Unmodified MPI code: 4 ranks pass a ring and allreduce, every MPI call recorded by"
 echo "==    libescollect.so. One rank gets stuck in its own computation for two seconds:"
-echo "==    watch who waits for whom."
+echo "==    heartbeat follows who waits for whom back to it (the 'stall:' lines)."
 echo
 lib="$(cd "$build/lib" && pwd)/libescollect.so"
 mpirun --oversubscribe --allow-run-as-root -np 4 -x LD_PRELOAD="$lib" -x ES_JOB="ring$$" \
@@ -37,8 +37,18 @@ app=$!
 "$bin/heartbeat" -p 500 -w 10 "ring$$"
 wait $app || { echo "demo: the MPI program failed" >&2; exit 1; }
 echo
+echo "== 3. The same ring with a bug: a third of the way in, every rank sends synchronously to"
+echo "==    its right (MPI_Ssend) before it receives from its left. Nobody can go on, and"
+echo "==    heartbeat names the cycle (exit status 3: a deadlock), then the job is ended."
 echo
-echo "== 3. Across hosts: the same wind tunnel with its 2 ranks on 2 (pathmap) hosts; rows and totals"
+mpirun --oversubscribe --allow-run-as-root -np 4 -x LD_PRELOAD="$lib" -x ES_JOB="dead$$" \
+	"$build/tests/ring_demo" 3 deadlock >/dev/null 2>&1 &
+app=$!
+"$bin/heartbeat" -p 500 -n 5 -w 10 "dead$$" | grep -v "^  rank[0-9].thread"
+kill $app 2>/dev/null; wait $app 2>/dev/null
+echo
+echo
+echo "== 4. Across hosts: the same wind tunnel with its 2 ranks on 2 (pathmap) hosts; rows and totals"
 echo "==    between them go through tuple servers the ranks found at start-up, and heartbeat"
 echo "==    watches through those servers only, as it would from a workstation outside the cluster."
 echo

@@ -72,6 +72,28 @@ HB_ARGS="--graph $dir/g.dot" watch 3 cycle 0 2; ended
 grep -q 'n0 -> n1 \[color="#cc0000", penwidth=3\]' "$dir/g.dot" || die "graph: the cycle not drawn: $(cat "$dir/g.dot")"
 [ -s "$dir/g.png" ] || die "graph: no picture (is graphviz installed?)"
 
+# The demo's stories (mk/demo.sh, parts 2 and 3): ring_demo's rank 3 loses two
+# seconds and is named the root; its unsafe ring of MPI_Ssend is named a deadlock.
+mpirun --oversubscribe --allow-run-as-root -np 4 -x LD_PRELOAD="$lib" -x ES_JOB="$job.ring" \
+	"$BUILD/tests/ring_demo" 5 >/dev/null 2>&1 &
+app=$!
+sc=ring
+"$BIN/heartbeat" -p 500 -w 30 "$job.ring" >"$dir/$sc" 2>&1; hb=$?
+finished
+cat "$dir/$sc"
+[ $hb -eq 1 ] || die "ring_demo: exit status $hb, expected 1"
+grep -q "^  stall: rank3.thread0 computes (not in MPI) for [0-9.]* s; 3 threads wait for it: " "$dir/$sc" ||
+	die "ring_demo: rank 3 not named the root"
+mpirun --oversubscribe --allow-run-as-root -np 4 -x LD_PRELOAD="$lib" -x ES_JOB="$job.dead" \
+	"$BUILD/tests/ring_demo" 3 deadlock >/dev/null 2>&1 &
+app=$!
+sc=dead
+"$BIN/heartbeat" -p 500 -n 5 -w 30 "$job.dead" >"$dir/$sc" 2>&1; hb=$?
+ended
+cat "$dir/$sc"
+[ $hb -eq 3 ] || die "ring_demo deadlock: exit status $hb, expected 3"
+says "deadlock for [0-9.]* s: rank0 in MPI_Ssend to 1 tag 2 <- rank3 in MPI_Ssend to 0 tag 2 <- rank2 in MPI_Ssend to 3 tag 2 <- rank1 in MPI_Ssend to 2 tag 2"
+
 # Across hosts: the same through the job's tuple servers only.
 watch_served() {
 	sc=$1
