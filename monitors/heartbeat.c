@@ -54,11 +54,13 @@ static void describe(const es_scope *s, int t, char *buf, size_t len)
 		return;
 	}
 	const struct es_meta *m = &es_scope_leaf(s, f.leaf)->meta;
+	const struct es_op_info *i = es_op_info(f.op);
+	const char *in = i && i->kind == ES_KIND_POLL ? "polling" : "inside"; /* a streak of them */
 	if (f.op >= ES_OP_MPI_INIT && f.element != ES_NONE)
-		snprintf(buf, len, "inside %s with rank %u for %.2f s", es_op_name(f.op), f.element,
+		snprintf(buf, len, "%s %s with rank %u for %.2f s", in, es_op_name(f.op), f.element,
 			 f.since_ns / 1e9);
 	else if (f.op >= ES_OP_MPI_INIT)
-		snprintf(buf, len, "inside %s for %.2f s", es_op_name(f.op), f.since_ns / 1e9);
+		snprintf(buf, len, "%s %s for %.2f s", in, es_op_name(f.op), f.since_ns / 1e9);
 	else
 		snprintf(buf, len, "inside %s on %s for %.2f s", es_op_name(f.op),
 			 m->where[0] ? m->where : "its element", f.since_ns / 1e9);

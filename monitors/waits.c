@@ -136,7 +136,7 @@ static const char *direction(unsigned code)
 	case ES_OP_MPI_SEND: case ES_OP_MPI_BSEND: case ES_OP_MPI_SSEND: case ES_OP_MPI_RSEND:
 		return "to";
 	case ES_OP_MPI_RECV: case ES_OP_MPI_PROBE: case ES_OP_MPI_MPROBE: case ES_OP_MPI_SENDRECV:
-	case ES_OP_MPI_SENDRECV_REPLACE:
+	case ES_OP_MPI_SENDRECV_REPLACE: case ES_OP_MPI_IPROBE: case ES_OP_MPI_IMPROBE:
 		return "from";
 	default:
 		return NULL; /* one-sided: on the target */
@@ -150,6 +150,9 @@ static int mpi_waits(struct job *j, int t, struct wf_thread *w, int *on, int *no
 	unsigned code = es_op_code(f->op);
 	static char what[300], cname[200];
 	char ctext[240] = "";
+	/* a streak of fruitless polls waits as a blocking call would */
+	const struct es_op_info *info = es_op_info(code);
+	const char *in = info && info->kind == ES_KIND_POLL ? "polling" : "in";
 	w->what = what;
 	w->state = WF_BLIND;
 	if (es_op_matched(code)) {
@@ -159,13 +162,13 @@ static int mpi_waits(struct job *j, int t, struct wf_thread *w, int *on, int *no
 		w->coll_op = code;
 		w->coll_num = f->arg & NUM_MASK;
 		if (!c) {
-			snprintf(what, sizeof(what), "in %s #%u (its communicator's members are not known)",
-				 es_op_name(code), w->coll_num);
+			snprintf(what, sizeof(what), "%s %s #%u (its communicator's members are not known)",
+				 in, es_op_name(code), w->coll_num);
 			return 0;
 		}
 		comm_words(j, c, cname, sizeof(cname));
 		w->coll_name = cname;
-		snprintf(what, sizeof(what), "in %s #%u on %s", es_op_name(code), w->coll_num, cname);
+		snprintf(what, sizeof(what), "%s %s #%u on %s", in, es_op_name(code), w->coll_num, cname);
 		w->all = true;
 		for (uint32_t i = 0; i < c->size; i++) {
 			int m = c->members[i];
@@ -187,7 +190,7 @@ static int mpi_waits(struct job *j, int t, struct wf_thread *w, int *on, int *no
 	if (tagged)
 		snprintf(tag, sizeof(tag), f->arg == 0xffffffffu ? " any tag" : " tag %u", f->arg);
 	if (!f->comm) {
-		snprintf(what, sizeof(what), "in %s (whom it waits for is not recorded)", es_op_name(code));
+		snprintf(what, sizeof(what), "%s %s (whom it waits for is not recorded)", in, es_op_name(code));
 		return 0;
 	}
 	struct comm *c = NULL;
@@ -201,10 +204,10 @@ static int mpi_waits(struct job *j, int t, struct wf_thread *w, int *on, int *no
 	}
 	if (f->element == ES_NONE) {
 		if (!tagged || !strcmp(dir, "to")) {
-			snprintf(what, sizeof(what), "in %s (whom it waits for is not recorded)", es_op_name(code));
+			snprintf(what, sizeof(what), "%s %s (whom it waits for is not recorded)", in, es_op_name(code));
 			return 0;
 		}
-		snprintf(what, sizeof(what), "in %s from any source%s%s", es_op_name(code), tag, ctext);
+		snprintf(what, sizeof(what), "%s %s from any source%s%s", in, es_op_name(code), tag, ctext);
 		if (!c)
 			return 0;
 		for (uint32_t i = 0; i < c->size; i++)
@@ -216,15 +219,15 @@ static int mpi_waits(struct job *j, int t, struct wf_thread *w, int *on, int *no
 	}
 	int peer = c && f->element < c->size ? c->members[f->element] : -1;
 	if (peer < 0) {
-		snprintf(what, sizeof(what), "in %s %s %u%s (on a communicator not known)", es_op_name(code),
-			 dir, f->element, tag);
+		snprintf(what, sizeof(what), "%s %s %s %u%s (on a communicator not known)", in,
+			 es_op_name(code), dir, f->element, tag);
 		return 0;
 	}
 	if (ctext[0])
-		snprintf(what, sizeof(what), "in %s %s %d (%u%s)%s", es_op_name(code), dir, peer, f->element,
-			 ctext, tag);
+		snprintf(what, sizeof(what), "%s %s %s %d (%u%s)%s", in, es_op_name(code), dir, peer,
+			 f->element, ctext, tag);
 	else
-		snprintf(what, sizeof(what), "in %s %s %d%s", es_op_name(code), dir, peer, tag);
+		snprintf(what, sizeof(what), "%s %s %s %d%s", in, es_op_name(code), dir, peer, tag);
 	on[(*non)++] = peer;
 	w->state = WF_WAIT;
 	return 0;

@@ -111,7 +111,8 @@ static inline void es_write(unsigned op, uint64_t t0, uint64_t t1, uint32_t elem
 /* The call starts: its stamp, and the notes say what the thread is inside
  * and whom it waits for (note: a rank of comm; arg: the tag, or a
  * collective's id and number). */
-static inline uint64_t es_begin(unsigned op, uint32_t note, uint32_t arg, uint64_t comm)
+static inline __attribute__((always_inline)) uint64_t es_begin(unsigned op, uint32_t note, uint32_t arg,
+								uint64_t comm)
 {
 	uint64_t t0 = es_now();
 	if (es_elem())
@@ -131,8 +132,9 @@ static inline void es_end(unsigned op, uint64_t t0, uint32_t element, uint64_t b
  * first poll of a streak takes the streak's one stamp (before the call,
  * as it cannot know whether it will complete).  The poll that completes
  * writes the streak as one tuple: from its first poll to now, arg = the
- * polls it took.  Polls set no note: a note left behind would say the
- * thread is inside a call it left.
+ * polls it took.  The first fruitless poll of a streak notes it: until a
+ * poll completes, or another recorded call begins, the thread is inside
+ * the streak (in a loop of MPI_Test, it waits as much as in MPI_Wait).
  */
 static inline int es_poll_begin(int slot, uint64_t *t0)
 {
@@ -145,12 +147,15 @@ static inline int es_poll_begin(int slot, uint64_t *t0)
 	return 1;
 }
 
-static inline void es_poll_miss(int slot, uint64_t t0, int fresh)
+static inline void es_poll_miss(int slot, uint64_t t0, int fresh, unsigned op, uint32_t note,
+				uint32_t arg, uint64_t comm)
 {
 	struct es_streak *s = &es_t.streak[slot];
 	if (fresh) {
 		s->start = t0;
 		s->polls = 1;
+		if (es_t.notes)
+			es_note_call(es_t.notes, t0, op, note, arg, comm);
 	} else {
 		s->polls++;
 	}

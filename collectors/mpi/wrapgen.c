@@ -500,7 +500,8 @@ static void body(const struct call *c, int fortran, const char *call)
 				emit("\t\tif (rc == MPI_SUCCESS)\n\t\t\tPMPI_Status_f2c(fst, st);\n");
 		}
 		emit("\t\tes_poll_end(%d, %s, t0, %s, %s, rc);\n\t} else if (want_) {\n"
-		     "\t\tes_poll_miss(%d, t0, fresh_);\n\t}\n", c->slot, c->op, element, size, c->slot);
+		     "\t\tes_poll_miss(%d, t0, fresh_, %s, %s);\n\t}\n", c->slot, c->op, element, size, c->slot,
+		     c->op, begin_args);
 	} else if (!strcmp(k, "start")) {
 		emit("\tes_started(%s, t0, REQS(%s), %s, rc);\n", c->op, c->reqs, c->n);
 	} else {

@@ -33,6 +33,8 @@ static const char *usage =
 	"            rank 2 receives from rank 0 (-np 3)\n"
 	"  anyknot   rank 0 receives from any source; the others receive from rank 0\n"
 	"  early     the last rank finalizes at once; the others receive from it\n"
+	"  probe     rank 0 polls MPI_Iprobe for a message from rank 1, which receives from\n"
+	"            rank 0: a deadlock through a loop of polls (-np 2)\n"
 	"  progress  a ring and an allreduce, for SECONDS: nothing stalls\n";
 
 int main(int argc, char **argv)
@@ -83,6 +85,14 @@ int main(int argc, char **argv)
 	} else if (!strcmp(what, "early")) {
 		if (rank != size - 1)
 			MPI_Recv(&buf, 1, MPI_INT, size - 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	} else if (!strcmp(what, "probe")) {
+		if (rank == 0) {
+			int flag = 0;
+			while (!flag)
+				MPI_Iprobe(1, 9, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+		} else if (rank == 1) {
+			MPI_Recv(&buf, 1, MPI_INT, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		}
 	} else if (!strcmp(what, "progress")) {
 		/* the same number of steps on every rank, about 4 ms each */
 		double sum;

@@ -56,6 +56,11 @@ watch 3 anyknot 0 3; ended
 [ $hb -eq 3 ] || die "anyknot: exit status $hb, expected 3"
 says "deadlock for [0-9.]* s: rank0 in MPI_Recv from any source tag 3 <- rank1 in MPI_Recv from 0 tag 3; 1 more thread waits for it: rank2"
 
+# A loop of fruitless polls waits as a blocking call does.
+watch 2 probe 0 3; ended
+[ $hb -eq 3 ] || die "probe: exit status $hb, expected 3"
+says "deadlock for [0-9.]* s: rank0 polling MPI_Iprobe from 1 tag 9 <- rank1 in MPI_Recv from 0 tag 8"
+
 # A rank that finalized while the others wait for it.
 watch 3 early 0 3; ended
 [ $hb -eq 3 ] || die "early: exit status $hb, expected 3"
