@@ -730,7 +730,8 @@ int wf_report(const wf_graph *g, FILE *out, const char *indent)
 	struct root *r = malloc(sizeof(*r) * (size_t)(g->nroots + 1));
 	if (!r)
 		return PS_ENOMEM;
-	memcpy(r, g->roots, sizeof(*r) * (size_t)g->nroots);
+	if (g->nroots)
+		memcpy(r, g->roots, sizeof(*r) * (size_t)g->nroots);
 	qsort(r, (size_t)g->nroots, sizeof(*r), cmp_root);
 	for (int i = 0; i < g->nroots; i++) {
 		const struct node *x = &g->nodes[r[i].thread];

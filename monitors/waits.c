@@ -38,6 +38,7 @@ struct job {
 	struct es_flight *fl;     /* per thread: what it is inside */
 	bool *in;                 /* ... if anything */
 	int *nthreads_of_rank;    /* indexed by rank, up to maxrank */
+	int *rank_first, *by_rank; /* rank r's threads: by_rank[rank_first[r] .. rank_first[r + 1]) */
 	int maxrank;
 	bool *ended;              /* per rank */
 	const char **ended_why;
@@ -116,9 +117,10 @@ static void comm_words(const struct job *j, const struct comm *c, char *buf, siz
 /* Whether rank m has reached collective (code, arg), or gone past it. */
 static bool reached(const struct job *j, int m, unsigned code, uint32_t arg)
 {
-	for (int t = 0; t < j->n; t++) {
-		if (j->rank[t] != m)
-			continue;
+	if (m > j->maxrank)
+		return false;
+	for (int k = j->rank_first[m]; k < j->rank_first[m + 1]; k++) {
+		int t = j->by_rank[k];
 		if (j->in[t] && es_op_code(j->fl[t].op) == code && j->fl[t].arg == arg)
 			return true;
 		const struct es_trace *b = &j->look->beat[t];
@@ -270,6 +272,12 @@ static int paths_waits(struct job *j, int t, struct wf_thread *w, int *on, int *
 	return 0;
 }
 
+static int by_rank_cmp(const void *a, const void *b, void *rank)
+{
+	const int *r = rank, x = *(const int *)a, y = *(const int *)b;
+	return r[x] != r[y] ? r[x] - r[y] : x - y;
+}
+
 static void free_job(struct job *j)
 {
 	for (int i = 0; i < j->ncomms; i++)
@@ -281,6 +289,8 @@ static void free_job(struct job *j)
 	free(j->fl);
 	free(j->in);
 	free(j->nthreads_of_rank);
+	free(j->rank_first);
+	free(j->by_rank);
 	free(j->ended);
 	free(j->ended_why);
 }
@@ -347,13 +357,22 @@ int wf_from_scope(wf_graph *g, const es_scope *s, const struct wf_look *look)
 	j.nthreads_of_rank = calloc((size_t)j.maxrank + 2, sizeof(int));
 	j.ended = calloc((size_t)j.maxrank + 2, sizeof(bool));
 	j.ended_why = calloc((size_t)j.maxrank + 2 + (size_t)j.n, sizeof(char *));
-	if (!j.nthreads_of_rank || !j.ended || !j.ended_why)
+	j.rank_first = calloc((size_t)j.maxrank + 3, sizeof(int));
+	j.by_rank = calloc((size_t)j.n + 1, sizeof(int));
+	if (!j.nthreads_of_rank || !j.ended || !j.ended_why || !j.rank_first || !j.by_rank)
 		goto out;
 	for (int t = 0; t < j.n; t++) {
 		if (j.rank[t] >= 0)
 			j.nthreads_of_rank[j.rank[t]]++;
 		j.in[t] = !look->lost[t] && j.first_leaf[t] >= 0 && es_scope_in_flight(s, t, &j.fl[t]);
 	}
+	/* each rank's threads together, for the collectives' look at every member */
+	for (int r = 0; r <= j.maxrank; r++)
+		j.rank_first[r + 1] = j.rank_first[r] + j.nthreads_of_rank[r];
+	for (int t = 0, k = 0; t < j.n; t++)
+		if (j.rank[t] >= 0)
+			j.by_rank[k++] = t;
+	qsort_r(j.by_rank, (size_t)(j.rank_first[j.maxrank + 1]), sizeof(int), by_rank_cmp, j.rank);
 	if ((rc = mon_comms(s, comm_rec, &j)))
 		goto out;
 	size_t most = (size_t)j.n + (size_t)j.maxrank + 2; /* units one thread may wait for */
