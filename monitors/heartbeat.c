@@ -66,6 +66,8 @@ static void describe(const es_scope *s, int t, char *buf, size_t len)
 			 m->where[0] ? m->where : "its element", f.since_ns / 1e9);
 }
 
+extern char **environ;
+
 /* --graph: the DOT file, replaced whole, and its picture when dot is there. */
 struct picture {
 	const char *dot, *png;
@@ -110,7 +112,6 @@ static void picture_write(struct picture *p, const wf_graph *g, const char *titl
 	}
 	if (p->no_dot)
 		return;
-	extern char **environ;
 	char *argv[] = { "dot", "-Tpng", "-o", (char *)p->png, (char *)p->dot, NULL };
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);

@@ -20,17 +20,23 @@ static void teardown(void)
 	wf_destroy(g);
 }
 
-/* A rank with one thread: "rankN.thread0", labelled rankN. */
-static int rank(int r, enum wf_state st, double secs, const char *what)
+/* A rank with one thread: "rankN.thread0", labelled rankN; t says the rest. */
+static int add_rank(int r, struct wf_thread t)
 {
 	char name[32], label[16];
 	snprintf(name, sizeof(name), "rank%d.thread0", r);
 	snprintf(label, sizeof(label), "rank%d", r);
-	struct wf_thread t = { .name = name, .label = label, .unit = r, .state = st, .secs = secs,
-			       .what = what, .coll = -1 };
+	t.name = name;
+	t.label = label;
+	t.unit = r;
 	int i = wf_add(g, &t);
 	ck_assert_int_ge(i, 0);
 	return i;
+}
+
+static int rank(int r, enum wf_state st, double secs, const char *what)
+{
+	return add_rank(r, (struct wf_thread){ .state = st, .secs = secs, .what = what, .coll = -1 });
 }
 
 /* rank r inside a receive from `from` */
@@ -43,16 +49,9 @@ static int recv_from(int r, int from, double secs, const char *what)
 
 static int coll(int r, unsigned op, uint32_t num, const int *on, int non, const char *what)
 {
-	struct wf_thread t = { .name = "", .unit = r, .state = WF_WAIT, .secs = 3, .what = what,
-			       .all = true, .coll = 5, .coll_op = op, .coll_num = num,
-			       .coll_name = "communicator 005 (ranks 0, 1)" };
-	char name[32], label[16];
-	snprintf(name, sizeof(name), "rank%d.thread0", r);
-	snprintf(label, sizeof(label), "rank%d", r);
-	t.name = name;
-	t.label = label;
-	int i = wf_add(g, &t);
-	ck_assert_int_ge(i, 0);
+	int i = add_rank(r, (struct wf_thread){ .state = WF_WAIT, .secs = 3, .what = what, .all = true,
+						.coll = 5, .coll_op = op, .coll_num = num,
+						.coll_name = "communicator 005 (ranks 0, 1)" });
 	for (int k = 0; k < non; k++)
 		ck_assert_int_eq(wf_wait(g, i, on[k]), 0);
 	return i;
