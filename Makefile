@@ -340,7 +340,7 @@ MPI_PARTS := $(ESCOLLECT) $(BUILD)/bin/esrun $(MPI_TESTS) $(FORTRAN_TESTS) $(BUI
 	     $(BUILD)/lib/libnetns_shim.so
 endif
 
-APPS := $(BUILD)/tests/app_stall $(BUILD)/tests/app_tree
+APPS := $(BUILD)/tests/app_stall $(BUILD)/tests/app_tree $(BUILD)/tests/app_died
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/integration/%.o $(LIBS)
 	@mkdir -p $(dir $@)

@@ -317,8 +317,10 @@ static void find_ended(struct job *j)
 		else if (!es_trace_empty(&j->look->beat[t]) &&
 			 es_op_code(j->look->beat[t].op) == ES_OP_MPI_FINALIZE)
 			why = "has ended (past MPI_Finalize)";
-		else if (prev_state >= 0 && prev_state != PS_SHM_LIVE && !j->look->lost[t])
+		else if (prev_state == PS_SHM_CLOSED && !j->look->lost[t])
 			why = "has ended (its process exited)";
+		else if (prev_state == PS_SHM_STALE && !j->look->lost[t])
+			why = "has died (its process ended without closing its trace space)";
 		if (!why)
 			continue;
 		if (r >= 0 && r <= j->maxrank) {

@@ -102,7 +102,8 @@ static void obj_name(char *buf, size_t len, const char *name)
 	snprintf(buf, len, "/" PS_SHM_PREFIX "%s", name);
 }
 
-/* Start time of a process in clock ticks (field 22 of /proc/PID/stat). */
+/* Start time of a process in clock ticks (field 22 of /proc/PID/stat); 0 for one that is gone
+ * or a zombie. */
 static uint64_t proc_start(pid_t pid)
 {
 	char path[64], buf[1024];
@@ -122,7 +123,9 @@ static uint64_t proc_start(pid_t pid)
 	int field = 2;
 	char *save;
 	for (char *tok = strtok_r(p + 1, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
-		if (++field == 22) {
+		if (++field == 3 && (*tok == 'Z' || *tok == 'X')) {
+			return 0; /* a zombie has died, though its parent has not reaped it yet */
+		} else if (field == 22) {
 			v = strtoull(tok, NULL, 10);
 			break;
 		}

@@ -73,6 +73,21 @@ rm -f "$out.dot" "$out.png"
 "$BIN/heartbeat" -n 1 --graph /no/such/dir/g.dot "$job.s" 2>&1 | grep -q "graph /no/such/dir/g.dot: No such file" ||
 	die "an unwritable --graph not explained"
 
+# A writer whose process died (SIGKILL) while the reader in another process
+# waits for its element: a deadlock, the dead writer named.
+"$BUILD/tests/app_died" "$job.x" 4 p0 >/dev/null & apid=$!
+sleep 0.3
+"$BUILD/tests/app_died" "$job.x" 4 p1 & wpid=$!
+sleep 0.5 # its three tuples taken; the shell has not reaped it: a zombie is dead too
+"$BIN/heartbeat" -p 400 -n 2 -w 5 "$job.x" >"$out"; hb=$?
+wait $apid || die "the reader of app_died failed"
+wait $wpid 2>/dev/null
+cat "$out"
+[ $hb -eq 3 ] || die "heartbeat exit status $hb with a dead writer, expected 3"
+grep -q "^  deadlock for [0-9.]* s: writer has died (its process ended without closing its trace space); 1 thread waits for it: reader in take on reader->e$" "$out" ||
+	die "the dead writer not named"
+grep -q "1 ended" "$out" || die "the dead writer counted as stalled"
+
 # geteventmon: every event, or an exact count of those it missed.
 "$app" "$job.g" 1 & apid=$!
 "$BIN/geteventmon" -p 20 -w 5 -o "$ev" "$job.g" 2>"$out" || die "geteventmon failed: $(cat "$out")"

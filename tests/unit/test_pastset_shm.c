@@ -231,6 +231,15 @@ START_TEST(killed_writer_segment_readable)
 	char c;
 	ck_assert_int_eq(read(pfd[0], &c, 1), 1);
 	kill(pid, SIGKILL);
+	/* killed and not reaped yet: a zombie is dead too (its parent may never wait) */
+	struct ps_shm_info zi = { 0 };
+	for (int tries = 0; tries < 500; tries++) {
+		ck_assert_int_eq(ps_shm_info(seg, &zi), 0);
+		if (zi.state == PS_SHM_STALE)
+			break;
+		usleep(10000);
+	}
+	ck_assert_int_eq(zi.state, PS_SHM_STALE);
 	ck_assert_int_eq(child_status(pid), 128 + SIGKILL);
 	close(pfd[0]);
 	close(pfd[1]);
