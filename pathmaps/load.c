@@ -95,6 +95,13 @@ static const char *kind(const yaml_node_t *n)
 	}
 }
 
+/* Whether a pair's key is the scalar `key`: a key may be any node ([a]: 1). */
+static bool is_key(struct ld *ld, const yaml_node_pair_t *p, const char *key)
+{
+	const char *s = sval(node(ld, p->key));
+	return s && !strcmp(s, key);
+}
+
 /* Checks that n is a mapping whose keys are scalars from `allowed`, each
  * once, and that `required` ones are there. */
 static int check_map(struct ld *ld, yaml_node_t *n, const char *what,
@@ -120,7 +127,7 @@ static int check_map(struct ld *ld, yaml_node_t *n, const char *what,
 			return fail(ld, k, "unknown key '%s' in %s (expected %s)", key, what, list);
 		}
 		for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < p; q++)
-			if (!strcmp(sval(node(ld, q->key)), key))
+			if (is_key(ld, q, key))
 				return fail(ld, k, "%s: key '%s' given twice (first at line %zu)",
 					    what, key, node(ld, q->key)->start_mark.line + 1);
 	}
@@ -128,7 +135,7 @@ static int check_map(struct ld *ld, yaml_node_t *n, const char *what,
 		bool found = false;
 		for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
 		     p < n->data.mapping.pairs.top && !found; p++)
-			found = !strcmp(sval(node(ld, p->key)), *r);
+			found = is_key(ld, p, *r);
 		if (!found)
 			return fail(ld, n, "%s: missing required key '%s'", what, *r);
 	}
@@ -140,7 +147,7 @@ static yaml_node_t *get(struct ld *ld, yaml_node_t *map, const char *key)
 	if (!map || map->type != YAML_MAPPING_NODE)
 		return NULL;
 	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++)
-		if (!strcmp(sval(node(ld, p->key)), key))
+		if (is_key(ld, p, key))
 			return node(ld, p->value);
 	return NULL;
 }

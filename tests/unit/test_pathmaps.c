@@ -722,6 +722,23 @@ START_TEST(job_across_daemons)
 }
 END_TEST
 
+/* Issue 15, 1: a key that is not a plain scalar crashed the loader
+ * (strcmp on NULL), and through ES_PATHMAP every rank of an MPI program. */
+START_TEST(keys_that_are_not_scalars)
+{
+	pm_map *m = NULL;
+	ck_assert_int_eq(load("pathmap: 1\nname: x\ncluster:\n  hosts:\n    - { [a]: 1, name: n, cores: 1 }\n",
+			      &m), PS_EINVAL);
+	ck_assert_ptr_null(m);
+	ck_assert_ptr_nonnull(strstr(err, "t.yaml:5:9: host: "));
+	ck_assert_ptr_nonnull(strstr(err, "expected a key name, got a list"));
+	ck_assert_int_eq(load(HEAD APP "paths:\n  stages: [{ {x: 1}: 2, type: pass }]\n", &m), PS_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "stage: expected a parameter name, got a mapping"));
+	ck_assert_int_eq(load("pathmap: 1\n? [k]\n: 1\nname: x\n", &m), PS_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "t.yaml:2:3: "));
+}
+END_TEST
+
 Suite *pathmaps_suite(void)
 {
 	Suite *s = suite_create("pathmaps");
@@ -748,6 +765,7 @@ Suite *pathmaps_suite(void)
 	tcase_add_test(tc, servers_section);
 	tcase_add_test(tc, job_across_two_hosts);
 	tcase_add_test(tc, job_across_daemons);
+	tcase_add_test(tc, keys_that_are_not_scalars);
 	suite_add_tcase(s, tc);
 	return s;
 }
