@@ -1,10 +1,13 @@
 /* common.c - attaching to a job, pacing and stopping, shared by the monitors. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -35,6 +38,20 @@ int mon_space_open(const char *segment, es_space **out)
 {
 	struct ps_remote_attr ra = { .secret_file = mon_secret_file };
 	return es_space_open_at(segment, &ra, out);
+}
+
+FILE *mon_fopen_private(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return NULL;
+	FILE *f = fchmod(fd, 0600) ? NULL : fdopen(fd, "w");
+	if (!f) {
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return f;
 }
 
 int mon_rank_of(const char *segment)

@@ -4,6 +4,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "scopes/scopes.h"
 
@@ -68,6 +69,9 @@ int mon_comms(const es_scope *s,
 	      int (*fn)(void *arg, const char *segment, const struct es_comm_rec *rec), void *arg);
 /* The MPI rank whose trace space a segment is (JOB.rN, HOST:PORT/JOB.rN), or -1. */
 int mon_rank_of(const char *segment);
+/* Opens path for writing, truncated, readable by its owner only (0600,
+ * also when it existed): a copy of a trace is as private as the trace. */
+FILE *mon_fopen_private(const char *path);
 /* A number from the command line, or exits 2 naming the option. */
 double mon_number(const char *prog, const char *opt, const char *arg, double min);
 

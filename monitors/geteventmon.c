@@ -107,7 +107,7 @@ int main(int argc, char **argv)
 	}
 	const char *job = argv[optind];
 	FILE *out = stdout;
-	if (outfile && !(out = fopen(outfile, binary ? "wb" : "w"))) {
+	if (outfile && !(out = mon_fopen_private(outfile))) {
 		perror(outfile);
 		return 2;
 	}

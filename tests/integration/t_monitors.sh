@@ -90,6 +90,7 @@ grep -q "1 ended" "$out" || die "the dead writer counted as stalled"
 
 # geteventmon: every event, or an exact count of those it missed.
 "$app" "$job.g" 1 & apid=$!
+chmod 644 "$ev" # as a file the user had: geteventmon makes it private
 "$BIN/geteventmon" -p 20 -w 5 -o "$ev" "$job.g" 2>"$out" || die "geteventmon failed: $(cat "$out")"
 wait $apid || die "the application failed"
 cat "$out"
@@ -97,6 +98,7 @@ n=$(awk '/events written/ {print $2}' "$out"); lost=$(awk '/events written/ {pri
 total=$("$BIN/psadm" show "$job.g.t0" | awk '$1 ~ /^c[0-9]+$/ {s += $5} END {print s}')
 [ $((n + lost)) -eq "$total" ] || die "written $n + missed $lost != recorded $total"
 [ "$(grep -vc '^#' "$ev")" -eq "$n" ] || die "file holds a different number of events"
+[ "$(stat -c %a "$ev")" = 600 ] || die "geteventmon -o: mode $(stat -c %a "$ev"), expected 600 like the trace it copies"
 for t in t0 t1 t2; do grep -q " $t write " "$ev" || die "no events of $t"; done
 # each thread's events in its own order
 awk '!/^#/ { if (($4, $5) in last && $9 <= last[$4, $5]) bad = 1; last[$4, $5] = $9 } END { exit bad }' "$ev" ||
