@@ -105,6 +105,11 @@ int pm__generate(pm_map *m, char *err, size_t errlen)
 
 static void where(const pm_map *m, enum pm_place pl, int home, char *buf, size_t len)
 {
+	/* no process to place it in: a pathmap without threads, or without processes */
+	if (home < 0 || home >= (pl == PM_PROCESS ? m->model.nprocesses : m->model.nhosts)) {
+		snprintf(buf, len, "not placed (no thread uses it)");
+		return;
+	}
 	switch (pl) {
 	case PM_PROCESS:
 		snprintf(buf, len, "in process %s", m->pr[home].name);

@@ -10,6 +10,13 @@ out=$("$BIN/pathmap" show "$ex/two-processes.yaml") || die "show failed"
 echo "$out" | grep -q "row.1 .* in shared segment demo2.node0" || die "row.1 not placed in the node segment"
 echo "$out" | grep -q "node 2 (root): node0 node1; runs on t2" || die "runs_on not shown"
 echo "$out" | grep -q "t1: collector -> pass -> row.1" || die "collector path not shown"
+# an element no process holds (no processes at all): said so, not "(null)"
+lone=$(mktemp --suffix=.yaml)
+printf 'pathmap: 1\nname: j\napplication:\n  elements:\n    - { name: a, tuple_size: 8 }\n  threads: []\nmapping:\n  processes: []\n' >"$lone"
+out=$("$BIN/pathmap" show "$lone") || die "show of a pathmap without processes failed"
+rm -f "$lone"
+echo "$out" | grep -q "(null)" && die "show printed (null): $out"
+echo "$out" | grep -q "a .*not placed (no thread uses it)" || die "an unplaced element not said so: $out"
 bad=$(mktemp --suffix=.yaml)
 trap 'rm -f "$bad"' EXIT
 printf 'pathmap: 1\nname: j\napplication:\n  elements:\n    - { name: a, tuple_size: 8 }\n  threads:\n    - { name: t0, uses: [a, nope] }\n' >"$bad"
