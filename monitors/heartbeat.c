@@ -46,13 +46,13 @@ struct thr {
 
 /* What thread t is inside, in words: the operation, and the path or the
  * peer it waits on. */
-static void describe(const es_scope *s, int t, char *buf, size_t len)
+static void describe(const es_scope *s, bool inside, const struct es_flight *fp, char *buf, size_t len)
 {
-	struct es_flight f;
-	if (!es_scope_in_flight(s, t, &f)) {
+	if (!inside) {
 		snprintf(buf, len, "between operations");
 		return;
 	}
+	const struct es_flight f = *fp;
 	const struct es_meta *m = &es_scope_leaf(s, f.leaf)->meta;
 	const struct es_op_info *i = es_op_info(f.op);
 	const char *in = i && i->kind == ES_KIND_POLL ? "polling" : "inside"; /* a streak of them */
@@ -256,8 +256,12 @@ int main(int argc, char **argv)
 		bool *progressed = calloc((size_t)n + 1, sizeof(*progressed));
 		bool *stall = calloc((size_t)n + 1, sizeof(*stall));
 		double *idle_s = calloc((size_t)n + 1, sizeof(*idle_s));
-		if (!lost || !progressed || !stall || !idle_s) {
-			free(lost), free(progressed), free(stall), free(idle_s);
+		/* what each thread is inside: read once a period, for the stalled only
+		 * unless the waiting relation needs every thread's */
+		bool *in = calloc((size_t)n + 1, sizeof(*in)), *asked = calloc((size_t)n + 1, sizeof(*asked));
+		struct es_flight *fl = calloc((size_t)n + 1, sizeof(*fl));
+		if (!lost || !progressed || !stall || !idle_s || !in || !asked || !fl) {
+			free(lost), free(progressed), free(stall), free(idle_s), free(in), free(asked), free(fl);
 			break;
 		}
 		for (int i = 0; i < es_scope_leaves(s); i++)
@@ -275,8 +279,9 @@ int main(int argc, char **argv)
 				continue;
 			if (es_trace_empty(b)) {
 				/* no event yet -- unless it is stuck in its first one */
-				struct es_flight f;
-				nstall += stall[t] = es_scope_in_flight(s, t, &f) && f.since_ns >= period * 1e9;
+				asked[t] = true;
+				in[t] = es_scope_in_flight(s, t, &fl[t]);
+				nstall += stall[t] = in[t] && fl[t].since_ns >= period * 1e9;
 				continue;
 			}
 			idle_s[t] = now * 1e9 > (double)b->end ? (now * 1e9 - (double)b->end) / 1e9 : 0;
@@ -291,7 +296,10 @@ int main(int argc, char **argv)
 		 * wanted), from what the collectors already wrote. */
 		bool looked = false;
 		if (nstall || graph) {
-			struct wf_look lk = { beat, progressed, lost, idle_s };
+			for (int t = 0; t < n; t++)
+				if (!lost[t] && !asked[t])
+					in[t] = es_scope_in_flight(s, t, &fl[t]);
+			struct wf_look lk = { beat, progressed, lost, idle_s, in, fl };
 			wf_clear(wfg);
 			rc = wf_from_scope(wfg, s, &lk);
 			if (!rc)
@@ -319,7 +327,7 @@ int main(int argc, char **argv)
 				x->stalled_now = 1;
 				x->stalled_periods++;
 				stalled++;
-				describe(s, t, x->where, sizeof(x->where));
+				describe(s, in[t], &fl[t], x->where, sizeof(x->where));
 				used += (size_t)snprintf(line + used, used < sizeof(line) ? sizeof(line) - used : 0,
 							 "%s%s (%s)", stalled > 1 ? ", " : "",
 							 es_scope_thread(s, t), x->where);
@@ -327,7 +335,7 @@ int main(int argc, char **argv)
 				idle++;
 			}
 		}
-		free(lost), free(progressed), free(stall), free(idle_s);
+		free(lost), free(progressed), free(stall), free(idle_s), free(in), free(asked), free(fl);
 		any_stalled |= stalled > 0;
 		char *findings = NULL;
 		size_t flen = 0;

@@ -90,12 +90,14 @@ struct wf_look {
 	const bool *progressed;      /* it had a new event since the last look */
 	const bool *lost;            /* its tuple server did not answer */
 	const double *idle_s;        /* seconds since its latest event ended */
+	const bool *in;              /* it is inside an operation (es_scope_in_flight) ... */
+	const struct es_flight *fl;  /* ... this one */
 };
 /* Fills g from the job behind s, thread i of the scope as the graph's i:
- * each thread's state, and what it waits
- * for, read from its collectors' notes, the ranks' "mpi.comms" (who is in
- * which communicator) and the PastSet elements' other paths (who writes
- * them).  Reads only what the collectors already wrote. */
+ * each thread's state, and what it waits for, from its notes (as look
+ * holds them), the ranks' "mpi.comms" (who is in which communicator) and
+ * the PastSet elements' other paths (who writes them).  Reads only what
+ * the collectors already wrote. */
 int wf_from_scope(wf_graph *g, const es_scope *s, const struct wf_look *look);
 
 #endif

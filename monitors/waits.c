@@ -35,13 +35,12 @@ struct job {
 	int64_t world;            /* MPI_COMM_WORLD's id (every rank's first record), or -1 */
 	int *rank;                /* per thread: its MPI rank, or -1 */
 	int *first_leaf;          /* per thread */
-	struct es_flight *fl;     /* per thread: what it is inside */
-	bool *in;                 /* ... if anything */
+	const struct es_flight *fl; /* per thread: what it is inside */
+	const bool *in;             /* ... if anything */
 	int *nthreads_of_rank;    /* indexed by rank, up to maxrank */
 	int *rank_first, *by_rank; /* rank r's threads: by_rank[rank_first[r] .. rank_first[r + 1]) */
 	int maxrank;
-	bool *ended;              /* per rank */
-	const char **ended_why;
+	const char **ended;       /* per thread: why it has ended, or NULL */
 };
 
 static struct comm *comm_of(struct job *j, uint32_t id)
@@ -286,49 +285,45 @@ static void free_job(struct job *j)
 	free(j->handles);
 	free(j->rank);
 	free(j->first_leaf);
-	free(j->fl);
-	free(j->in);
 	free(j->nthreads_of_rank);
 	free(j->rank_first);
 	free(j->by_rank);
 	free(j->ended);
-	free(j->ended_why);
 }
 
-/* Which ranks have ended: one of its threads inside or past MPI_Finalize,
- * or its process gone (its segment has no live writer). */
+/* Which threads have ended: a rank's all, when one of them is inside or
+ * past MPI_Finalize; any thread whose process has gone (its segment has
+ * no live writer). */
 static void find_ended(struct job *j)
 {
 	const char *prev = NULL;
 	int prev_state = 0;
 	struct ps_remote_attr ra = { .secret_file = mon_secret_file };
 	for (int t = 0; t < j->n; t++) {
-		int r = j->rank[t];
-		if (j->first_leaf[t] < 0)
+		if (j->first_leaf[t] < 0 || j->look->lost[t])
 			continue;
 		const char *seg = es_scope_leaf(j->s, j->first_leaf[t])->segment;
 		if (!prev || strcmp(prev, seg)) {
 			prev = seg;
 			prev_state = ps_state_at(seg, &ra);
 		}
-		const char *why = NULL;
 		if (j->in[t] && es_op_code(j->fl[t].op) == ES_OP_MPI_FINALIZE)
-			why = "has ended (inside MPI_Finalize)";
+			j->ended[t] = "has ended (inside MPI_Finalize)";
 		else if (!es_trace_empty(&j->look->beat[t]) &&
 			 es_op_code(j->look->beat[t].op) == ES_OP_MPI_FINALIZE)
-			why = "has ended (past MPI_Finalize)";
-		else if (prev_state == PS_SHM_CLOSED && !j->look->lost[t])
-			why = "has ended (its process exited)";
-		else if (prev_state == PS_SHM_STALE && !j->look->lost[t])
-			why = "has died (its process ended without closing its trace space)";
-		if (!why)
-			continue;
-		if (r >= 0 && r <= j->maxrank) {
-			j->ended[r] = true;
-			j->ended_why[r] = why;
-		} else if (r < 0) {
-			j->ended_why[j->maxrank + 1 + t] = why;
-		}
+			j->ended[t] = "has ended (past MPI_Finalize)";
+		else if (prev_state == PS_SHM_CLOSED)
+			j->ended[t] = "has ended (its process exited)";
+		else if (prev_state == PS_SHM_STALE)
+			j->ended[t] = "has died (its process ended without closing its trace space)";
+	}
+	/* after MPI_Finalize no thread of the rank may call MPI */
+	for (int r = 0; r <= j->maxrank; r++) {
+		const char *why = NULL;
+		for (int k = j->rank_first[r]; k < j->rank_first[r + 1] && !why; k++)
+			why = j->ended[j->by_rank[k]];
+		for (int k = j->rank_first[r]; k < j->rank_first[r + 1] && why; k++)
+			j->ended[j->by_rank[k]] = why;
 	}
 }
 
@@ -336,14 +331,13 @@ int wf_from_scope(wf_graph *g, const es_scope *s, const struct wf_look *look)
 {
 	if (!g || !s || !look)
 		return PS_EINVAL;
-	struct job j = { .s = s, .look = look, .n = es_scope_threads(s), .world = -1 };
+	struct job j = { .s = s, .look = look, .n = es_scope_threads(s), .world = -1, .fl = look->fl,
+			 .in = look->in };
 	int rc = PS_ENOMEM;
 	j.rank = calloc((size_t)j.n + 1, sizeof(int));
 	j.first_leaf = calloc((size_t)j.n + 1, sizeof(int));
-	j.fl = calloc((size_t)j.n + 1, sizeof(*j.fl));
-	j.in = calloc((size_t)j.n + 1, sizeof(bool));
 	int *on = NULL;
-	if (!j.rank || !j.first_leaf || !j.fl || !j.in)
+	if (!j.rank || !j.first_leaf)
 		goto out;
 	for (int t = 0; t < j.n; t++)
 		j.first_leaf[t] = -1;
@@ -357,17 +351,14 @@ int wf_from_scope(wf_graph *g, const es_scope *s, const struct wf_look *look)
 		}
 	}
 	j.nthreads_of_rank = calloc((size_t)j.maxrank + 2, sizeof(int));
-	j.ended = calloc((size_t)j.maxrank + 2, sizeof(bool));
-	j.ended_why = calloc((size_t)j.maxrank + 2 + (size_t)j.n, sizeof(char *));
+	j.ended = calloc((size_t)j.n + 1, sizeof(char *));
 	j.rank_first = calloc((size_t)j.maxrank + 3, sizeof(int));
 	j.by_rank = calloc((size_t)j.n + 1, sizeof(int));
-	if (!j.nthreads_of_rank || !j.ended || !j.ended_why || !j.rank_first || !j.by_rank)
+	if (!j.nthreads_of_rank || !j.ended || !j.rank_first || !j.by_rank)
 		goto out;
-	for (int t = 0; t < j.n; t++) {
+	for (int t = 0; t < j.n; t++)
 		if (j.rank[t] >= 0)
 			j.nthreads_of_rank[j.rank[t]]++;
-		j.in[t] = !look->lost[t] && j.first_leaf[t] >= 0 && es_scope_in_flight(s, t, &j.fl[t]);
-	}
 	/* each rank's threads together, for the collectives' look at every member */
 	for (int r = 0; r <= j.maxrank; r++)
 		j.rank_first[r + 1] = j.rank_first[r] + j.nthreads_of_rank[r];
@@ -395,7 +386,7 @@ int wf_from_scope(wf_graph *g, const es_scope *s, const struct wf_look *look)
 			snprintf(label, sizeof(label), "%s", es_scope_thread(s, t));
 		struct wf_thread w = { .name = es_scope_thread(s, t), .label = label,
 				       .unit = r >= 0 ? r : UNIT_PATHS + t, .coll = -1 };
-		const char *ended = r >= 0 ? (j.ended[r] ? j.ended_why[r] : NULL) : j.ended_why[j.maxrank + 1 + t];
+		const char *ended = j.ended[t];
 		const struct es_trace *b = &look->beat[t];
 		if (look->lost[t] || j.first_leaf[t] < 0) {
 			w.state = WF_UNSEEN;

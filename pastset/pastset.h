@@ -209,7 +209,8 @@ int ps_take(ps_elem *e, void *out, int timeout_ms, uint64_t *idx);
 /* The words themselves, for a writer's hot path; NULL for a read-only handle. */
 _Atomic uint64_t *ps_elem_notes(ps_elem *e);
 uint64_t ps_note_get(const ps_elem *e, unsigned word);
-/* All of them at once (one request for a remote element); 0 or an error. */
+/* All of them at once (one request for a remote element), word 0 first,
+ * each read with acquire; 0 or an error. */
 int ps_notes_get(const ps_elem *e, uint64_t out[PS_NOTE_WORDS]);
 
 /* --- Across hosts (pastset/PROTOCOL.md) -------------------------------- */

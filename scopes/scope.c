@@ -702,30 +702,18 @@ int es_scope_consumed_leaf(const es_scope *s, size_t i)
 
 /* --- where a thread waits ----------------------------------------------------------------- */
 
-/* The words are read apart while the thread may begin its next call: the
- * start read again after the others says whether they go together (a
- * thread that keeps calling is not waiting anyway).  A remote leaf's
- * server reads them in one go, next to the thread. */
-static int notes_of(const struct es_leaf *l, uint64_t w[PS_NOTE_WORDS])
-{
-	bool remote = strchr(l->segment, ':') != NULL; /* HOST:PORT/SEGMENT */
-	for (int tries = 0; tries < 4; tries++) {
-		if (ps_notes_get(l->elem, w))
-			return -1;
-		if (remote || ps_note_get(l->elem, ES_NOTE_START) == w[ES_NOTE_START])
-			return 0;
-	}
-	return -1;
-}
-
 int es_scope_in_flight(const es_scope *s, int thread, struct es_flight *f)
 {
 	int found = 0;
 	uint64_t best = 0;
 	for (int i = 0; i < s->nleaves; i++) {
 		const struct es_leaf *l = &s->leaves[i];
+		/* One read is enough: the start (word 0) is read first, and the
+		 * writer stores it last.  Words of a call begun since belong with
+		 * an older start, whose call has ended: its tuple, read after,
+		 * says so. */
 		uint64_t w[PS_NOTE_WORDS];
-		if (l->thread != thread || notes_of(l, w))
+		if (l->thread != thread || ps_notes_get(l->elem, w))
 			continue;
 		uint64_t start = w[ES_NOTE_START];
 		struct es_trace last;
