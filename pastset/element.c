@@ -534,7 +534,7 @@ const char *ps_strerror(int err)
 	case PS_EACCES: return "permission denied";
 	case PS_ETIMEDOUT: return "timed out";
 	case PS_EROFS: return "handle is read-only";
-	case PS_ENOSPC: return "no room left in the segment";
+	case PS_ENOSPC: return "no room left in the segment, or in the memory behind it (df /dev/shm)";
 	case PS_ENODATA: return "element holds no tuple";
 	case PS_EAGAIN: return "writer kept overtaking the reader; try again";
 	case PS_E2BIG: return "the batch's answer would exceed a frame; ask for fewer";

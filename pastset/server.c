@@ -70,6 +70,7 @@ struct ps_server {
 	unsigned char *base;
 	size_t size;
 	struct ps_seg_hdr *hdr;
+	int fd;            /* kept by a writer, to reserve each element's memory */
 	/* the layout, as checked when the segment was opened: a peer that can
 	 * write the header must not be able to move it under us */
 	uint64_t wait_off, dir_off, data_off, data_size;
@@ -95,6 +96,13 @@ static int neg_errno(int e)
 	case ENAMETOOLONG: return PS_EBADNAME;
 	default: return -e;
 	}
+}
+
+/* Gives the pages of [off, off + len) their memory now, or PS_ENOSPC. */
+static int reserve(int fd, size_t off, size_t len)
+{
+	int e = posix_fallocate(fd, (off_t)off, (off_t)len);
+	return e ? neg_errno(e) : 0;
 }
 
 static void obj_name(char *buf, size_t len, const char *name)
@@ -274,13 +282,16 @@ int ps_server_create_shm(const char *name, const struct ps_shm_attr *attr,
 		rc = neg_errno(errno);
 		goto fail;
 	}
+	/* The file stays sparse, but what will be touched is reserved now: a
+	 * page of a full /dev/shm touched later is a SIGBUS in the writer. */
+	if ((rc = reserve(fd, 0, data_off)))
+		goto fail;
 	void *base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (base == MAP_FAILED) {
 		rc = neg_errno(errno);
 		goto fail;
 	}
-	close(fd);
-	fd = -1;
+	s->fd = fd;
 	s->shm = s->writable = s->creator = s->can_register = true;
 	s->base = base;
 	s->size = total;
@@ -398,9 +409,13 @@ int ps_server_open_shm(const char *name, unsigned flags, ps_server **out)
 	}
 	int prot = want_write ? PROT_READ | PROT_WRITE : PROT_READ;
 	unsigned char *base = mmap(NULL, hc.total_size, prot, MAP_SHARED, fd, 0);
-	close(fd);
-	if (base == MAP_FAILED)
-		return neg_errno(errno);
+	if (base == MAP_FAILED || !want_write) {
+		rc = base == MAP_FAILED ? neg_errno(errno) : 0;
+		close(fd);
+		fd = -1;
+		if (rc)
+			return rc;
+	}
 	bool can_register = want_write;
 	if (!want_write && fd_writable)
 		can_register = !mprotect(base + hc.wait_off, hc.dir_off - hc.wait_off,
@@ -408,8 +423,11 @@ int ps_server_open_shm(const char *name, unsigned flags, ps_server **out)
 	ps_server *s = calloc(1, sizeof(*s));
 	if (!s) {
 		munmap(base, hc.total_size);
+		if (fd >= 0)
+			close(fd);
 		return PS_ENOMEM;
 	}
+	s->fd = fd;
 	s->shm = true;
 	s->writable = want_write;
 	s->can_register = can_register;
@@ -487,7 +505,7 @@ static int shm_create(ps_server *s, const char *name, const struct ps_elem_attr 
 	} else if (n >= s->max_elems || hdr->data_used > s->data_size ||
 		   bytes > s->data_size - hdr->data_used) {
 		rc = PS_ENOSPC;
-	} else {
+	} else if (!(rc = reserve(s->fd, s->data_off + hdr->data_used, bytes))) {
 		struct ps_ehdr *h = (struct ps_ehdr *)(s->base + s->data_off + hdr->data_used);
 		rc = ps__elem_init(h, a, n, true);
 		/* The handle first: once published, the element must work. */
@@ -599,6 +617,8 @@ void ps_server_destroy(ps_server *srv)
 		if (srv->creator)
 			atomic_store(&srv->hdr->state, PS_SHM_CLOSED);
 		munmap(srv->base, srv->size);
+		if (srv->fd >= 0)
+			close(srv->fd);
 	} else {
 		for (int i = 0; i < srv->n; i++) {
 			pthread_mutex_destroy(&srv->ents[i].h->wlock);

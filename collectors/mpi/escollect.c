@@ -66,10 +66,14 @@ ps_elem *es_thread_elem(void)
 		es_g.elems[es_g.nelems++] = es_t.elem;
 		es_t.notes = ps_elem_notes(es_t.elem);
 	}
+	static bool said; /* once per process: a full /dev/shm fails every later thread too */
+	bool say = rc && !said;
+	if (say)
+		said = true;
 	pthread_mutex_unlock(&es_g.lock);
-	if (rc)
-		fprintf(stderr, "escollect: rank %d: thread %d's calls are not recorded: %s\n", es_g.rank, k,
-			ps_strerror(rc));
+	if (say)
+		fprintf(stderr, "escollect: rank %d: thread %d's calls are not recorded (nor those of any "
+			"later thread that does not fit): %s\n", es_g.rank, k, ps_strerror(rc));
 	return es_t.elem;
 }
 
@@ -177,6 +181,41 @@ static void default_job(char *name, size_t len)
 	snprintf(name, len, "%s-%d", k ? prog : "mpi", (int)getpid());
 }
 
+/* Whether every rank made its trace space.  A job watched on some ranks
+ * only would mislead the monitors (a rank missing looks like one that
+ * ended), so if any rank could not, none keeps its space and the lowest
+ * of them says why, once.  Every rank calls this, so the collective matches. */
+static bool all_ranks_ok(int rc, const char *seg, const char *why)
+{
+	int *rcs = calloc((size_t)es_g.size, sizeof(*rcs));
+	int mine = rcs ? rc : PS_ENOMEM, failed = 0, first = -1;
+	int got = rcs ? PMPI_Allgather(&mine, 1, MPI_INT, rcs, 1, MPI_INT, MPI_COMM_WORLD) :
+			MPI_ERR_NO_MEM;
+	for (int r = 0; got == MPI_SUCCESS && r < es_g.size; r++)
+		if (rcs[r] && failed++ == 0)
+			first = r;
+	free(rcs);
+	if (got == MPI_SUCCESS && failed == 0)
+		return true;
+	if (es_g.sp) {
+		es_space_destroy(es_g.sp);
+		es_g.sp = NULL;
+		ps_shm_unlink(seg);
+	}
+	if (es_g.rank == first) {
+		char others[48] = "";
+		if (failed > 1)
+			snprintf(others, sizeof(others), " (and %d other%s)", failed - 1, failed > 2 ? "s" : "");
+		if (*why)
+			fprintf(stderr, "escollect: rank %d%s: %s; the job runs unmonitored\n", es_g.rank,
+				others, why);
+		else
+			fprintf(stderr, "escollect: rank %d%s: trace space %s: %s; the job runs unmonitored\n",
+				es_g.rank, others, seg, ps_strerror(mine));
+	}
+	return false;
+}
+
 /* Decides, on every rank alike, whether and where to record. */
 static void setup(void)
 {
@@ -226,19 +265,16 @@ static void setup(void)
 			fprintf(stderr, "escollect: %s; running unmonitored\n", d.err);
 		return;
 	}
-	if (!ok)
-		return; /* this rank alone could not read the pathmap */
 	snprintf(es_g.job, sizeof(es_g.job), "%s", d.job);
 	char seg[PS_NAME_MAX + 16]; /* job_name_ok made sure it fits PS_NAME_MAX */
 	snprintf(seg, sizeof(seg), "%s.r%d", es_g.job, es_g.rank);
 	es_clock_init();
 	size_t per_thread = ps_elem_footprint(sizeof(struct es_trace), es_g.threshold);
-	int rc = es_space_create(seg, per_thread * ES_MAX_THREADS + (1u << 20), &es_g.sp);
-	if (rc) {
-		fprintf(stderr, "escollect: rank %d: trace space %s: %s; running unmonitored\n",
-			es_g.rank, seg, ps_strerror(rc));
+	/* a rank that alone could not read the pathmap has said so */
+	int rc = ok ? es_space_create(seg, per_thread * ES_MAX_THREADS + (1u << 20), &es_g.sp) :
+		      PS_EINVAL;
+	if (!all_ranks_ok(rc, seg, ok ? "" : err))
 		return;
-	}
 	struct ps_elem_attr ca = { .tuple_size = sizeof(struct es_comm_rec), .threshold = 4096, .flags = PS_MULTI_WRITER };
 	if (!ps_elem_create(es_space_server(es_g.sp), ES_COMMS_ELEMENT, &ca, &es_g.comms))
 		ps_elem_set_layout(es_g.comms, ES_COMMS_LAYOUT); /* for readers of the other byte order */

@@ -5,7 +5,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -427,6 +429,57 @@ END_TEST
 
 /* A writer and a taker killed while holding their locks, mid-take: the
  * next ones go on, and the counts stay exact. */
+/* A full /dev/shm: making a segment or an element fails with PS_ENOSPC,
+ * never a SIGBUS at a later write.  Needs root, for a private tmpfs. */
+START_TEST(full_shm_refuses_not_crashes)
+{
+	if (geteuid() != 0 || unshare(CLONE_NEWNS) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("none", "/dev/shm", "tmpfs", 0, "size=2m")) {
+		fprintf(stderr, "full_shm_refuses_not_crashes: skipped (needs root for a private /dev/shm)\n");
+		return;
+	}
+	fresh("full");
+	/* much larger than the tmpfs: only its header and directory are reserved */
+	struct ps_shm_attr big = { .size = 64u << 20, .max_elems = 16 };
+	ps_server *s;
+	ck_assert_int_eq(ps_server_create_shm(seg, &big, &s), 0);
+	struct ps_elem_attr a = { .tuple_size = 1024, .threshold = 256 };
+	ps_elem *e[16];
+	int made = 0, rc;
+	uint8_t t[1024];
+	memset(t, 0x5a, sizeof(t));
+	for (;;) {
+		char name[16];
+		snprintf(name, sizeof(name), "e%d", made);
+		if ((rc = ps_elem_create(s, name, &a, &e[made])))
+			break;
+		for (int i = 0; i < 256; i++) /* every page of it, as a writer would */
+			ck_assert_int_eq(ps_write(e[made], t, 0, NULL), 0);
+		made++;
+		ck_assert_int_lt(made, 16);
+	}
+	ck_assert_int_eq(rc, PS_ENOSPC);
+	ck_assert_int_ge(made, 1);
+	ck_assert_int_eq(ps_server_count(s), made); /* the one refused is not listed */
+	for (int k = 0; k < made; k++) { /* the rest work on */
+		ck_assert_int_eq(ps_write(e[k], t, 0, NULL), 0);
+		ck_assert_int_eq(ps_read_latest(e[k], t, NULL), 0);
+		ps_elem_close(e[k]);
+	}
+	/* a segment whose directory alone does not fit is refused, and not left behind */
+	char seg2[80];
+	snprintf(seg2, sizeof(seg2), "%s.2", seg);
+	struct ps_shm_attr many = { .size = 1u << 20, .max_elems = 8192 };
+	ps_server *s2;
+	ck_assert_int_eq(ps_server_create_shm(seg2, &many, &s2), PS_ENOSPC);
+	struct ps_shm_info info;
+	ck_assert_int_eq(ps_shm_info(seg2, &info), PS_ENOENT);
+	ps_server_destroy(s);
+	ps_shm_unlink(seg);
+}
+END_TEST
+
 START_TEST(dead_lock_holders)
 {
 	fresh("dead");
@@ -562,6 +615,7 @@ Suite *pastset_shm_suite(void)
 	(void)dead_lock_holders; /* TSan cannot follow a lock a dead process took */
 #else
 	tcase_add_test(tc, dead_lock_holders);
+	tcase_add_test(tc, full_shm_refuses_not_crashes);
 #endif
 	tcase_add_test(tc, multi_writer_processes);
 	suite_add_tcase(s, tc);

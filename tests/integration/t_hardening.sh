@@ -1,0 +1,35 @@
+#!/bin/sh
+# t_hardening.sh - whatever goes wrong on EventSpace's side, the application runs on: full memory, strangers, floods.
+set -u
+. "$(dirname "$0")/lib.sh"
+lib="$(cd "$BUILD/lib" && pwd)/libescollect.so"
+[ -f "$lib" ] || { echo "no $lib (sanitizer build): skipped"; exit 0; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# --- a full /dev/shm -----------------------------------------------------
+# In a mount namespace of its own, /dev/shm is a small tmpfs, filled up to
+# FREE KB.  The program must run to the end, unmonitored, saying so once.
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+	cat >"$tmp/full.sh" <<EOS
+mount -t tmpfs -o size=16m none /dev/shm || exit 99
+dd if=/dev/zero of=/dev/shm/fill bs=1K count=\$((16384 - \$1)) 2>/dev/null
+mpirun --oversubscribe --allow-run-as-root -np 2 --mca btl self,tcp -x LD_PRELOAD="$lib" \
+	-x ES_JOB=full "$BUILD/tests/mpi_calls"
+echo "exit \$?"
+EOS
+	# nothing free: no trace space at all
+	out=$(unshare -m sh "$tmp/full.sh" 0 2>&1)
+	echo "$out" | grep -q "^exit 0" || die "full /dev/shm: the program died: $out"
+	[ "$(echo "$out" | grep -c '^escollect:')" = 1 ] || die "full /dev/shm: expected one line: $out"
+	echo "$out" | grep -q "^escollect: rank 0 (and 1 other): trace space full.r0: no room.*(df /dev/shm); the job runs unmonitored" ||
+		die "full /dev/shm: the line does not say why: $out"
+	# room for the spaces but not for the threads' elements
+	out=$(unshare -m sh "$tmp/full.sh" 3000 2>&1)
+	echo "$out" | grep -q "^exit 0" || die "nearly full /dev/shm: the program died: $out"
+	n=$(echo "$out" | grep -c "calls are not recorded.*(df /dev/shm)")
+	[ "$n" -ge 1 ] && [ "$n" -le 2 ] || die "nearly full /dev/shm: expected a line per rank at most: $out"
+else
+	echo "a full /dev/shm: skipped (needs root and unshare for a private mount)"
+fi
+exit 0
