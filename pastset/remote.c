@@ -42,6 +42,7 @@ struct ps__rconn {
 	uint32_t gen;           /* connections made so far: handles of older ones are stale */
 	uint64_t retry_at;      /* a broken connection is not retried before */
 	uint32_t tag;
+	unsigned seed;          /* jitters the pauses between attempts to get in */
 	unsigned char *buf;     /* the last reply's payload */
 	size_t cap;
 	char addr[64], secret_file[256];
@@ -371,21 +372,32 @@ static int conn_open(struct ps__rconn *c)
 	size_t sl = 0;
 	if (c->secret_file[0] && (rc = read_secret(c->secret_file, secret, &sl)))
 		return rc;
-	if (c->fd >= 0)
-		close(c->fd);
-	c->fd = -1;
-	c->broken = false;
-	if ((rc = dial(c, &sin)))
-		goto fail;
 	unsigned char hello[8 + PS_SECRET_MAX];
 	psw_put32(hello, PSW_VERSION);
 	memcpy(hello + 4, &order_mark, 4); /* as we store it: tells the server our order */
 	memcpy(hello + 8, secret, sl);
 	size_t len;
 	uint64_t deadline = c->deadline; /* the call's that opens it */
-	if ((rc = send_req(c, PSW_HELLO, hello, 8 + sl, deadline)) ||
-	    (rc = recv_rep(c, PSW_HELLO, c->tag, &len, deadline)))
-		goto fail;
+	/* A server that closes before it answers HELLO had no room for us (its
+	 * table full, or strangers crowding it): we try again within the
+	 * deadline, backing off, so that a flood delays us but cannot keep us
+	 * out.  A server that is not there at all fails at once. */
+	for (uint64_t pause_us = 500;; pause_us = pause_us < 32000 ? pause_us * 2 : 64000) {
+		if (c->fd >= 0)
+			close(c->fd);
+		c->fd = -1;
+		c->broken = false;
+		if ((rc = dial(c, &sin)))
+			goto fail;
+		if (!(rc = send_req(c, PSW_HELLO, hello, 8 + sl, deadline)) &&
+		    !(rc = recv_rep(c, PSW_HELLO, c->tag, &len, deadline)))
+			break;
+		uint64_t now = mono_ns(), pause_ns = (pause_us + (uint64_t)rand_r(&c->seed) % pause_us) * 1000;
+		if (rc != PS_ELOST || now + pause_ns >= deadline)
+			goto fail;
+		struct timespec ts = { (time_t)(pause_ns / 1000000000u), (long)(pause_ns % 1000000000u) };
+		nanosleep(&ts, NULL);
+	}
 	rc = PS_EPROTO;
 	if (len != 12 || psw_get32(c->buf) != PSW_VERSION)
 		goto fail;
@@ -483,6 +495,7 @@ static int conn_get(const char *addr, int port, const struct ps_remote_attr *a,
 	c->fd = -1;
 	c->refs = 1;
 	c->port = port;
+	c->seed = (unsigned)(mono_ns() ^ (uint64_t)getpid() << 16);
 	c->timeout_ms = a && a->timeout_ms > 0 ? a->timeout_ms : 10000;
 	c->spin_ns = a && a->spin_us < 0 ? 0 : a && a->spin_us > 0 ? (uint64_t)a->spin_us * 1000 : 100000;
 	snprintf(c->addr, sizeof(c->addr), "%s", addr);

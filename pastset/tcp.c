@@ -54,6 +54,11 @@
  * dropped within 1.125 times the idle time of going quiet */
 #define TICK_MS_MIN 5
 #define TICK_MS_MAX 100
+/* A full table makes room for a newcomer by closing the authenticated
+ * client quiet the longest, if quiet this long: it loses nothing (it has
+ * nothing asked or unsent) and reconnects on its next call, so clients
+ * that know the secret cannot keep others out by merely staying. */
+#define EVICT_IDLE_MS 1000
 /* a node daemon's segment no client has used this long is unmapped */
 #define SEG_IDLE_MS 1000
 
@@ -75,6 +80,7 @@ struct conn {
 	int64_t since_ms; /* accepted at */
 	int64_t frame_ms; /* the frame being received began at */
 	int64_t sent_ms;  /* the send in flight was armed or last made progress at */
+	int64_t last_ms;  /* it last sent us bytes, or took some of ours */
 	struct psw_reader rd;
 	unsigned char in[RECV_BUF];
 	size_t in_off, in_len; /* received, not yet served: in[in_off..in_len) */
@@ -447,6 +453,8 @@ static int new_handle(struct conn *c, ps_elem *e, bool writable, int seg, uint32
 	return 0;
 }
 
+static long peer_uid(int fd);
+
 static bool hello(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, const unsigned char *in)
 {
 	size_t n = h->length;
@@ -462,6 +470,15 @@ static bool hello(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 	for (size_t i = 0; i < t->secret_len; i++)
 		diff |= (unsigned char)(t->secret[i] ^ (i < n - 8 ? in[8 + i] : 0));
 	ok = ok && !diff;
+	/* Without a secret, only on loopback, and only for our own user (or
+	 * root): a segment is 0600, and so is what serves it.  Looked at
+	 * here, not at accept, so that the one refused is told why. */
+	if (ok && !t->secret_len) {
+		long uid = peer_uid(c->fd);
+		if (uid == -2)
+			return false; /* reset before we looked: nothing to refuse */
+		ok = uid == (long)geteuid() || uid == 0;
+	}
 	if (!(o = reply(c, h->op, h->tag, 12)))
 		return false;
 	psw_put32(o, PSW_VERSION);
@@ -804,6 +821,7 @@ static void on_recv(struct ps_tcp *t, int i, int res)
 	}
 	c->in_off = 0;
 	c->in_len = (size_t)res;
+	c->last_ms = now_ms();
 	pump(t, i);
 }
 
@@ -815,7 +833,7 @@ static void on_send(struct ps_tcp *t, int i, int res)
 		drop(t, i, NULL);
 		return;
 	}
-	c->sent_ms = now_ms();
+	c->sent_ms = c->last_ms = now_ms();
 	c->out_sent += (size_t)res;
 	/* Nothing is being sent from the buffer now: once what went is at least
 	 * what waits, move the rest to the front.  Each byte moves at most once
@@ -953,6 +971,22 @@ static void arm_tick(struct ps_tcp *t)
 	}
 }
 
+/* Closes the authenticated client quiet the longest (EVICT_IDLE_MS). */
+static void evict_idle(struct ps_tcp *t)
+{
+	int64_t now = now_ms();
+	int quietest = -1;
+	for (int j = 0; j < MAX_CONNS; j++) {
+		struct conn *o = &t->conns[j];
+		if (o->used && o->authed && !o->dead && !o->closing && !o->sending && !o->paused &&
+		    !partial(&o->rd) && o->in_off == o->in_len && now - o->last_ms >= EVICT_IDLE_MS &&
+		    (quietest < 0 || o->last_ms < t->conns[quietest].last_ms))
+			quietest = j;
+	}
+	if (quietest >= 0)
+		drop(t, quietest, &t->slow);
+}
+
 static void on_accept(struct ps_tcp *t, int res)
 {
 	if (res < 0)
@@ -970,20 +1004,10 @@ static void on_accept(struct ps_tcp *t, int res)
 	}
 	if (oldest >= 0 && (strangers >= MAX_PREAUTH || k == MAX_CONNS))
 		drop(t, oldest, &t->slow); /* its slot is free once the kernel lets go */
+	else if (k == MAX_CONNS)
+		evict_idle(t);
 	if (k == MAX_CONNS) {
 		close(res); /* full: refuse, never grow */
-		atomic_fetch_add(&t->refused, 1);
-		return;
-	}
-	/* Without a secret, only on loopback, and only for our own user (or
-	 * root): a segment is 0600, and so is what serves it. */
-	long uid = t->secret_len ? 0 : peer_uid(res);
-	if (uid == -2) {
-		close(res); /* reset before we looked: nothing to refuse */
-		return;
-	}
-	if (!t->secret_len && uid != (long)geteuid() && uid != 0) {
-		close(res);
 		atomic_fetch_add(&t->refused, 1);
 		return;
 	}
@@ -999,7 +1023,7 @@ static void on_accept(struct ps_tcp *t, int res)
 	c->gen = gen;
 	c->fd = res;
 	c->used = true;
-	c->since_ms = now_ms();
+	c->since_ms = c->last_ms = now_ms();
 	psw_reader_init(&c->rd);
 	c->rd.max = HELLO_MAX; /* a stranger's frames are small until it says HELLO */
 	c->seq = atomic_fetch_add(&t->accepted, 1);
