@@ -9,11 +9,14 @@
 /* How often a reader retries when the writer laps it mid-copy. */
 #define PS_LAP_RETRIES 64
 
-/* threshold is at most PS_THRESHOLD_MAX (checked), so this ends. */
+/* More slots than the threshold, always: a write claims its slot before it
+ * publishes, so with no slot to spare a writer that died mid-write would
+ * leave the oldest held tuple torn for good, and with it read_latest when
+ * only one is held.  threshold is at most PS_THRESHOLD_MAX (checked). */
 uint32_t ps__slots_for(uint32_t threshold)
 {
-	uint32_t p = 1;
-	while (p < threshold && p < PS_THRESHOLD_MAX)
+	uint32_t p = 2;
+	while (p <= threshold && p <= PS_THRESHOLD_MAX)
 		p <<= 1;
 	return p;
 }
@@ -513,6 +516,7 @@ int ps_elem_stats(ps_elem *e, struct ps_stats *st)
 	uint64_t lo = oldest_of(e, hd, t);
 	st->written = hd;
 	st->taken = taken;
+	st->unfinished = atomic_load_explicit(&h->wseq, memory_order_acquire) > hd;
 	/* Every index below the oldest held was either taken or discarded. */
 	st->discarded = lo > taken ? lo - taken : 0;
 	st->oldest = lo;

@@ -20,7 +20,7 @@
  * used in process memory and in a shared segment, so every operation has a
  * single implementation.
  *
- * Slots: nslots (a power of two >= threshold) slots of `stride` bytes.  The
+ * Slots: nslots (a power of two > threshold) slots of `stride` bytes.  The
  * ring keeps up to nslots tuples physically, but only `threshold` count as
  * held; the slack lets index -> slot be a mask instead of a division.
  *

@@ -88,6 +88,10 @@ struct ps_stats {
 	uint64_t discarded; /* tuples dropped by the threshold before anyone took them */
 	uint64_t taken;     /* tuples removed by ps_take() */
 	uint64_t oldest;    /* oldest index still held (== written when empty) */
+	/* 1 if a write has begun and not been published: for a moment while a
+	 * writer is at it, for good if it died there (its tuple is skipped,
+	 * never read torn).  Local and shared-memory elements only: 0 remote. */
+	uint32_t unfinished;
 	uint32_t threshold;
 	uint32_t tuple_size;
 	enum ps_mode mode;

@@ -67,6 +67,9 @@ static int show(const char *name)
 		list_one(name, NULL);
 	printf("  %-32s %6s %9s %-7s %14s %14s %10s\n", "element", "tuple", "threshold",
 	       "mode", "written", "discarded", "taken");
+	/* only a writer that is gone leaves a write unfinished for good */
+	struct ps_shm_info info;
+	bool gone = !strchr(name, ':') && !ps_shm_info(name, &info) && info.state != PS_SHM_LIVE;
 	int n = ps_server_count(s);
 	for (int i = 0; i < n; i++) {
 		char en[PS_NAME_MAX + 1];
@@ -79,6 +82,9 @@ static int show(const char *name)
 		       st.threshold, st.mode == PS_FLOW ? "flow" : "discard",
 		       (unsigned long long)st.written, (unsigned long long)st.discarded,
 		       (unsigned long long)st.taken);
+		if (gone && st.unfinished)
+			printf("    tuple %llu: its writer died writing it; skipped, the rest are whole\n",
+			       (unsigned long long)st.written);
 		ps_elem_close(e);
 	}
 	ps_server_destroy(s);

@@ -13,7 +13,7 @@
 #include "internal.h"
 
 #define PS_SEG_MAGIC   0x3130474553545350ull /* "PSTSEG01" */
-#define PS_SEG_VERSION 2u
+#define PS_SEG_VERSION 3u /* 3: elements keep a slot to spare (ps__slots_for) */
 #define PS_SHM_PREFIX  "pastset."
 #define PS_PAGE        4096u
 #define PS_DEFAULT_DATA (64u << 20)

@@ -281,6 +281,60 @@ END_TEST
 
 /* An observer that may only read the segment (mode 0400, so it cannot even
  * raise a wake-up flag) still gets blocking reads, by polling. */
+/* A writer that died between claiming a slot and publishing leaves that
+ * slot half written (wseq one past head).  Whatever the threshold, power
+ * of two or not, every tuple held stays readable, the latest too, and a
+ * writer that takes over goes on; stats say one write is unfinished. */
+START_TEST(dead_writer_mid_write)
+{
+	static const uint32_t thresholds[] = { 1, 2, 3, 256, 1000, 1024 };
+	for (size_t k = 0; k < sizeof(thresholds) / sizeof(thresholds[0]); k++) {
+		uint32_t thr = thresholds[k];
+		fresh("midw");
+		ps_server *s;
+		ck_assert_int_eq(ps_server_create_shm(seg, NULL, &s), 0);
+		ps_elem *e = mk(s, "t", thr, PS_DISCARD, 0);
+		uint64_t n = 2 * (uint64_t)thr + 3;
+		uint8_t t[TT_SIZE], got[TT_SIZE];
+		for (uint64_t i = 0; i < n; i++) {
+			tuple_make(t, (uint32_t)i, 1, 0);
+			ck_assert_int_eq(ps_write(e, t, 0, NULL), 0);
+		}
+		/* what a writer killed inside publish() leaves */
+		struct ps_ehdr *h = e->h;
+		atomic_store(&h->wseq, n + 1);
+		memset(e->slots + (size_t)(n & e->mask) * e->stride, 0xee, e->stride);
+
+		struct ps_stats st;
+		ck_assert_int_eq(ps_elem_stats(e, &st), 0);
+		ck_assert_uint_eq(st.written, n);
+		ck_assert_uint_eq(st.unfinished, 1);
+		ck_assert_uint_eq(st.oldest, n - thr);
+		uint64_t idx;
+		ck_assert_int_eq(ps_read_latest(e, got, &idx), 0);
+		ck_assert_uint_eq(idx, n - 1);
+		ck_assert(tuple_ok(got));
+		uint8_t *buf = malloc((size_t)thr * TT_SIZE);
+		ck_assert_int_eq(ps_read_range(e, n - thr, thr, buf, NULL), (int)thr);
+		for (uint32_t i = 0; i < thr; i++)
+			ck_assert(tuple_ok(buf + (size_t)i * TT_SIZE));
+		free(buf);
+		/* a new writer goes on from the index the dead one never published */
+		tuple_make(t, (uint32_t)n, 2, 0);
+		ck_assert_int_eq(ps_write(e, t, 0, &idx), 0);
+		ck_assert_uint_eq(idx, n);
+		ck_assert_int_eq(ps_read_latest(e, got, &idx), 0);
+		ck_assert_uint_eq(idx, n);
+		ck_assert(tuple_ok(got));
+		ck_assert_int_eq(ps_elem_stats(e, &st), 0);
+		ck_assert_uint_eq(st.unfinished, 0);
+		ps_elem_close(e);
+		ps_server_destroy(s);
+		ps_shm_unlink(seg);
+	}
+}
+END_TEST
+
 START_TEST(read_only_observer_blocks)
 {
 	fresh("ro");
@@ -607,6 +661,7 @@ Suite *pastset_shm_suite(void)
 	tcase_add_test(tc, permission_denied);
 	tcase_add_test(tc, reader_in_other_process);
 	tcase_add_test(tc, killed_writer_segment_readable);
+	tcase_add_test(tc, dead_writer_mid_write);
 	tcase_add_test(tc, read_only_observer_blocks);
 	tcase_add_test(tc, list_segments);
 	tcase_add_test(tc, foreign_segments_refused);
