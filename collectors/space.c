@@ -8,7 +8,7 @@
 #include "collectors.h"
 
 #define ES_SPACE_MAGIC 0x45535031u /* "ESP1" */
-#define ES_META_MAX 4096u
+#define ES_META_MAX 4095u /* not a power of two: a ring of one has a slot to spare */
 
 /* What the segment's user area holds. */
 struct space_hdr {

@@ -550,6 +550,7 @@ const char *ps_strerror(int err)
 	case PS_EPROTO: return "the tuple server broke the wire protocol";
 	case PS_ELOST: return "lost the tuple server: unreachable, or it stopped answering";
 	case PS_EHOST: return "unknown host name";
+	case PS_EPARTIAL: return "the segment is still being made, or its maker died making it";
 	default: return err < 0 && err > -PS_ERRBASE ? strerror(-err) : "unknown error";
 	}
 }

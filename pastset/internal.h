@@ -74,6 +74,9 @@ struct ps_elem {
 	char name[PS_NAME_MAX + 1];
 };
 
+/* server.c: ps_shm_info, waiting or not for a segment being made */
+int ps__shm_info(const char *name, struct ps_shm_info *info, bool may_wait);
+
 /* element.c */
 size_t ps__elem_bytes(uint32_t tuple_size, uint32_t threshold);
 int ps__elem_init(struct ps_ehdr *h, const struct ps_elem_attr *a, uint32_t id,

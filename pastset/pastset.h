@@ -50,6 +50,7 @@ extern "C" {
 #define PS_EPROTO      (-(PS_ERRBASE + 6)) /* a tuple server's answer broke the wire protocol */
 #define PS_ELOST       (-(PS_ERRBASE + 7)) /* a tuple server unreachable, or it stopped answering */
 #define PS_EHOST       (-(PS_ERRBASE + 8)) /* a host name that does not resolve */
+#define PS_EPARTIAL    (-(PS_ERRBASE + 9)) /* a segment still being made, or left half-made */
 
 #define PS_FOREVER     (-1)
 #define PS_NAME_MAX    47            /* longest element or segment name */
@@ -124,6 +125,10 @@ int ps_server_create_shm(const char *name, const struct ps_shm_attr *attr,
 enum ps_open_flags {
 	PS_RDONLY = 0,     /* observe only: tuples are mapped read-only */
 	PS_RDWR = 1u << 0, /* also write, take and create elements */
+	/* ps_server_open_shm: a segment still being made is PS_EPARTIAL at
+	 * once, rather than waited for (up to 0.2 s) when it is under a
+	 * second old: for loops that must never wait on a segment */
+	PS_NOWAIT = 1u << 1,
 };
 int ps_server_open_shm(const char *name, unsigned flags, ps_server **out);
 

@@ -118,7 +118,7 @@ static int clean_one(const char *name, void *arg)
 	struct ps_shm_info in;
 	int rc = ps_shm_info(name, &in);
 	const char *why;
-	if (rc == PS_EBADSEG && broken_and_old(name))
+	if ((rc == PS_EBADSEG || rc == PS_EPARTIAL) && broken_and_old(name))
 		why = "incomplete";
 	else if (rc || in.state == PS_SHM_LIVE)
 		return 0;

@@ -338,8 +338,19 @@ static bool layout_ok(const struct ps_seg_hdr *h)
 	       (uint64_t)h->max_elems * sizeof(struct ps_dirent) <= h->data_off - h->dir_off;
 }
 
-/* Maps the header page and waits briefly for a creator that is mid-setup. */
-static int read_header(int fd, struct ps_seg_hdr *copy)
+/* A segment file whose header is not there yet was made under a second
+ * ago (its creator is mid-setup) or never will be (the creator died, or a
+ * stranger made an empty file): only the first is worth waiting for. */
+static bool young(const struct stat *st)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	return now.tv_sec - st->st_ctim.tv_sec <= 1;
+}
+
+/* Maps the header page; waits briefly, if allowed, for a creator that is
+ * mid-setup (see young()), never for a file that will not change. */
+static int read_header(int fd, struct ps_seg_hdr *copy, bool may_wait)
 {
 	for (int tries = 0; tries < 200; tries++) {
 		struct stat st;
@@ -364,9 +375,11 @@ static int read_header(int fd, struct ps_seg_hdr *copy)
 			if (magic != 0)
 				return PS_EBADSEG;
 		}
+		if (!may_wait || !young(&st))
+			return PS_EPARTIAL;
 		usleep(1000);
 	}
-	return PS_EBADSEG;
+	return PS_EPARTIAL;
 }
 
 static int open_fd(const char *name, bool want_write, bool *fd_writable)
@@ -389,7 +402,7 @@ int ps_server_open_shm(const char *name, unsigned flags, ps_server **out)
 	int rc = ps__check_name(name);
 	if (rc)
 		return rc;
-	if (!out || (flags & ~(unsigned)PS_RDWR))
+	if (!out || (flags & ~(unsigned)(PS_RDWR | PS_NOWAIT)))
 		return PS_EINVAL;
 	bool want_write = flags & PS_RDWR, fd_writable;
 	int fd = open_fd(name, want_write, &fd_writable);
@@ -403,7 +416,7 @@ int ps_server_open_shm(const char *name, unsigned flags, ps_server **out)
 		return PS_EACCES;
 	}
 	struct ps_seg_hdr hc;
-	if ((rc = read_header(fd, &hc))) {
+	if ((rc = read_header(fd, &hc, !(flags & PS_NOWAIT)))) {
 		close(fd);
 		return rc;
 	}
@@ -676,6 +689,11 @@ int ps_shm_unlink(const char *name)
 
 int ps_shm_info(const char *name, struct ps_shm_info *info)
 {
+	return ps__shm_info(name, info, true);
+}
+
+int ps__shm_info(const char *name, struct ps_shm_info *info, bool may_wait)
+{
 	int rc = ps__check_name(name);
 	if (rc)
 		return rc;
@@ -686,7 +704,7 @@ int ps_shm_info(const char *name, struct ps_shm_info *info)
 	if (fd < 0)
 		return fd;
 	struct ps_seg_hdr hc;
-	rc = read_header(fd, &hc);
+	rc = read_header(fd, &hc, may_wait);
 	close(fd);
 	if (rc)
 		return rc;

@@ -328,7 +328,9 @@ static int find_seg(struct ps_tcp *t, const char *name, ps_server **srv, int *sl
 	if (!shm)
 		return PS_ENOENT;
 	ps_server *s;
-	int rc = ps_server_open_shm(name, t->shm_writable ? PS_RDWR : PS_RDONLY, &s);
+	/* the loop never waits on a segment: one being made is PS_EPARTIAL,
+	 * and the client asks again */
+	int rc = ps_server_open_shm(name, (t->shm_writable ? PS_RDWR : PS_RDONLY) | PS_NOWAIT, &s);
 	if (rc)
 		return rc;
 	ps__shm_id(name, &dev, &ino);
@@ -521,7 +523,7 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 		/* an added server lives as long as we serve it; a segment says */
 		struct ps_shm_info info = { .state = PS_SHM_LIVE };
 		if (!rc && serves_shm(t, name) && !is_added(t, name))
-			ps_shm_info(name, &info);
+			ps__shm_info(name, &info, false);
 		if (!rc && !(rc = ps_server_user_area(srv, &area))) {
 			psw_put32(o + 4, (uint32_t)count);
 			psw_put32(o + 8, (uint32_t)info.state);

@@ -275,7 +275,7 @@ static void setup(void)
 		      PS_EINVAL;
 	if (!all_ranks_ok(rc, seg, ok ? "" : err))
 		return;
-	struct ps_elem_attr ca = { .tuple_size = sizeof(struct es_comm_rec), .threshold = 4096, .flags = PS_MULTI_WRITER };
+	struct ps_elem_attr ca = { .tuple_size = sizeof(struct es_comm_rec), .threshold = 4095, .flags = PS_MULTI_WRITER };
 	if (!ps_elem_create(es_space_server(es_g.sp), ES_COMMS_ELEMENT, &ca, &es_g.comms))
 		ps_elem_set_layout(es_g.comms, ES_COMMS_LAYOUT); /* for readers of the other byte order */
 	es_comms_setup();

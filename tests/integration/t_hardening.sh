@@ -25,11 +25,31 @@ EOS
 	echo "$out" | grep -q "^escollect: rank 0 (and 1 other): trace space full.r0: no room.*(df /dev/shm); the job runs unmonitored" ||
 		die "full /dev/shm: the line does not say why: $out"
 	# room for the spaces but not for the threads' elements
-	out=$(unshare -m sh "$tmp/full.sh" 3000 2>&1)
+	out=$(unshare -m sh "$tmp/full.sh" 6000 2>&1)
 	echo "$out" | grep -q "^exit 0" || die "nearly full /dev/shm: the program died: $out"
 	n=$(echo "$out" | grep -c "calls are not recorded.*(df /dev/shm)")
 	[ "$n" -ge 1 ] && [ "$n" -le 2 ] || die "nearly full /dev/shm: expected a line per rank at most: $out"
 else
 	echo "a full /dev/shm: skipped (needs root and unshare for a private mount)"
 fi
+
+# --- segment files with no header ----------------------------------------
+# Empty, cut short, a page of zeros: listed at once as half-made, not each
+# waited for (300 used to take 68 s).
+pre="hz$$"
+i=0
+while [ $i -lt 300 ]; do
+	f=/dev/shm/pastset.$pre.$i
+	case $((i % 3)) in
+	0) : >"$f" ;;
+	1) head -c 100 /dev/zero >"$f" ;;
+	2) head -c 4096 /dev/zero >"$f" ;;
+	esac
+	chmod 600 "$f"
+	i=$((i + 1))
+done
+out=$(timeout 20 "$BIN/psadm" list 2>&1) || { rm -f /dev/shm/pastset.$pre.*; die "psadm list over 300 half-made segments did not finish: $?"; }
+rm -f /dev/shm/pastset.$pre.*
+n=$(echo "$out" | grep "^$pre\." | grep -c "still being made, or its maker died")
+[ "$n" = 300 ] || die "expected 300 half-made segments listed, got $n: $(echo "$out" | grep "^$pre" | head -3)"
 exit 0

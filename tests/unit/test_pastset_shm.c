@@ -335,6 +335,32 @@ START_TEST(dead_writer_mid_write)
 }
 END_TEST
 
+/* Segment files with no header yet (empty, cut short, a page of zeros):
+ * PS_EPARTIAL, at once for PS_NOWAIT, else after at most the second a
+ * creator mid-setup could still need; never a crash, never a long wait. */
+START_TEST(half_made_segments)
+{
+	static const size_t sizes[] = { 0, 100, 4096 };
+	for (size_t k = 0; k < 3; k++) {
+		fresh("half");
+		char path[128];
+		snprintf(path, sizeof(path), "/dev/shm/pastset.%s", seg);
+		int fd = open(path, O_CREAT | O_EXCL | O_RDWR, 0600);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(ftruncate(fd, (off_t)sizes[k]), 0);
+		close(fd);
+		ps_server *s;
+		ck_assert_int_eq(ps_server_open_shm(seg, PS_RDONLY | PS_NOWAIT, &s), PS_EPARTIAL);
+		ck_assert_int_eq(ps_server_open_shm(seg, PS_RDONLY, &s), PS_EPARTIAL);
+		struct ps_shm_info info;
+		ck_assert_int_eq(ps_shm_info(seg, &info), PS_EPARTIAL);
+		ps_shm_unlink(seg);
+	}
+	ps_server *s;
+	ck_assert_int_eq(ps_server_open_shm("x", 1u << 7, &s), PS_EINVAL);
+}
+END_TEST
+
 START_TEST(read_only_observer_blocks)
 {
 	fresh("ro");
@@ -662,6 +688,7 @@ Suite *pastset_shm_suite(void)
 	tcase_add_test(tc, reader_in_other_process);
 	tcase_add_test(tc, killed_writer_segment_readable);
 	tcase_add_test(tc, dead_writer_mid_write);
+	tcase_add_test(tc, half_made_segments);
 	tcase_add_test(tc, read_only_observer_blocks);
 	tcase_add_test(tc, list_segments);
 	tcase_add_test(tc, foreign_segments_refused);

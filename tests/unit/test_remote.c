@@ -1,6 +1,7 @@
 /* test_remote.c - tuple servers over TCP: every operation over loopback, the node daemon, batches, byte order, secrets and malformed input. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -319,6 +320,17 @@ START_TEST(node_daemon_serves_shm)
 	ps_elem *re;
 	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", ps_tcp_port(tcp), "pastset", PS_RDONLY,
 					       NULL, &r), PS_ENOENT); /* outside its prefix */
+	/* a segment file with no header: said at once, the loop never waits on it */
+	char half[PS_NAME_MAX + 8], path[128];
+	snprintf(half, sizeof(half), "%shalf", prefix);
+	snprintf(path, sizeof(path), "/dev/shm/pastset.%s", half);
+	int fd = open(path, O_CREAT | O_EXCL | O_RDWR, 0600);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	for (int i = 0; i < 40; i++)
+		ck_assert_int_eq(ps_server_open_remote("127.0.0.1", ps_tcp_port(tcp), half, PS_RDONLY,
+						       NULL, &r), PS_EPARTIAL);
+	ps_shm_unlink(half);
 	/* served read-only by the daemon: a client asking to write is told at
 	 * open, not at its first write */
 	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", ps_tcp_port(tcp), seg, PS_RDWR, NULL, &r), 0);
