@@ -80,22 +80,33 @@ static void place(const pm_map *m, const int *who, int n, enum pm_place *pl, int
 	*home = one_proc ? p0 : h0;
 }
 
+/* Each element goes where its users are, found in one pass over the uses. */
 int pm__generate(pm_map *m, char *err, size_t errlen)
 {
 	(void)err;
 	(void)errlen;
-	int *who = malloc(sizeof(int) * (size_t)(m->model.nthreads + 1));
-	if (!who)
+	struct seen { int n, p0, h0; bool one_proc, one_host; } *sn;
+	sn = calloc((size_t)m->model.nelements + 1, sizeof(*sn));
+	if (!sn)
 		return PS_ENOMEM;
-	for (int e = 0; e < m->model.nelements; e++) {
-		int n = 0;
-		for (int t = 0; t < m->model.nthreads; t++)
-			for (int u = 0; u < m->th[t].nuses; u++)
-				if (m->th[t].uses[u] == e)
-					who[n++] = t;
-		place(m, who, n, &m->el[e].place, &m->el[e].home);
+	for (int t = 0; t < m->model.nthreads; t++) {
+		int p = m->th[t].process, h = m->pr[p].host;
+		for (int u = 0; u < m->th[t].nuses; u++) {
+			struct seen *x = &sn[m->th[t].uses[u]];
+			if (!x->n++) {
+				*x = (struct seen){ 1, p, h, true, true };
+				continue;
+			}
+			x->one_proc &= p == x->p0;
+			x->one_host &= h == x->h0;
+		}
 	}
-	free(who);
+	for (int e = 0; e < m->model.nelements; e++) {
+		const struct seen *x = &sn[e];
+		m->el[e].place = !x->n || x->one_proc ? PM_PROCESS : x->one_host ? PM_NODE : PM_REMOTE;
+		m->el[e].home = !x->n ? 0 : x->one_proc ? x->p0 : x->h0;
+	}
+	free(sn);
 	for (int i = 0; i < m->model.ntrees; i++)
 		place(m, m->tr[i].threads, m->tr[i].n, &m->tr[i].place, &m->tr[i].home);
 	return 0;

@@ -4,8 +4,17 @@
 
 #include "pathmaps.h"
 
+/* Names to indices, for lookups in constant time: a pathmap of n threads
+ * loads in time linear in n (open addressing, at most half full). */
+struct pm_names {
+	const char **key;
+	int *val;
+	uint32_t mask; /* 0 while empty */
+};
+
 struct pm_map {
 	struct pm_model model;
+	struct pm_names el_ix, th_ix, pr_ix, ho_ix, tr_ix, sc_ix;
 	struct pm_element *el;
 	struct pm_thread *th;
 	struct pm_process *pr;
@@ -19,6 +28,7 @@ struct pm_map {
 };
 
 void *pm__alloc(pm_map *m, size_t bytes); /* zeroed, freed with the map */
+int pm__find_tree(const pm_map *m, const char *name); /* its index, or PS_ENOENT */
 char *pm__strdup(pm_map *m, const char *s);
 
 /* generate.c: decides placements and builds the path list; messages like the loader's. */

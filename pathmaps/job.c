@@ -460,9 +460,9 @@ int pm_job_where(const pm_job *j, const char *what, char *buf, size_t len)
 	enum pm_place place = 0;
 	int home = -1;
 	if (!strncmp(what, "tree ", 5)) {
-		for (int i = 0; i < m->model.ntrees; i++)
-			if (!strcmp(m->tr[i].name, what + 5))
-				place = m->tr[i].place, home = m->tr[i].home;
+		int i = pm__find_tree(m, what + 5);
+		if (i >= 0)
+			place = m->tr[i].place, home = m->tr[i].home;
 	} else {
 		int e = pm_find_element(m, what);
 		if (e >= 0)
@@ -487,10 +487,8 @@ int pm_job_where(const pm_job *j, const char *what, char *buf, size_t len)
 
 paths_tree *pm_job_tree(pm_job *j, const char *tree)
 {
-	for (int i = 0; i < j->m->model.ntrees; i++)
-		if (!strcmp(j->m->tr[i].name, tree))
-			return j->trees[i];
-	return NULL;
+	int i = tree ? pm__find_tree(j->m, tree) : -1;
+	return i >= 0 ? j->trees[i] : NULL;
 }
 
 int pm_job_bind(pm_job *j, const char *thread)

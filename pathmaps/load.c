@@ -48,6 +48,128 @@ void pm_destroy(pm_map *m)
 	free(m);
 }
 
+/* --- names and sets, so that loading stays linear ------------------------------ */
+
+/* What a pathmap may hold.  Past these it is refused with its position:
+ * a real job is far inside them, and each costs time linear in its size. */
+#define PM_MAX_DEPTH 32          /* nesting of lists and mappings (a pathmap needs 6) */
+#define PM_MAX_NODES (1u << 21)  /* YAML events in the whole document */
+#define PM_MAX_USES (1u << 20)   /* (thread, element) pairs, aliases counted each time */
+#define PM_MAX_PARAMS 32         /* parameters of one stage */
+#define PM_MAX_PATTERNS 256      /* paths.collectors patterns */
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static uint64_t hash_u64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return x;
+}
+
+/* Room for n names, in the map's memory. */
+static int names_init(pm_map *m, struct pm_names *x, int n)
+{
+	uint32_t cap = 8;
+	while (cap < 2u * (uint32_t)n)
+		cap <<= 1;
+	x->key = pm__alloc(m, sizeof(*x->key) * cap);
+	x->val = pm__alloc(m, sizeof(*x->val) * cap);
+	if (!x->key || !x->val)
+		return PS_ENOMEM;
+	x->mask = cap - 1;
+	return 0;
+}
+
+/* Adds name -> i; if the name is there already, its index instead. */
+static int names_put(struct pm_names *x, const char *name, int i)
+{
+	for (uint32_t k = (uint32_t)hash_str(name) & x->mask;; k = (k + 1) & x->mask) {
+		if (!x->key[k]) {
+			x->key[k] = name;
+			x->val[k] = i;
+			return -1;
+		}
+		if (!strcmp(x->key[k], name))
+			return x->val[k];
+	}
+}
+
+static int names_get(const struct pm_names *x, const char *name)
+{
+	if (!x->mask || !name)
+		return -1;
+	for (uint32_t k = (uint32_t)hash_str(name) & x->mask; x->key[k]; k = (k + 1) & x->mask)
+		if (!strcmp(x->key[k], name))
+			return x->val[k];
+	return -1;
+}
+
+/* A set of 64-bit keys with a value each, for one check: malloc'd. */
+struct set {
+	uint64_t *key; /* key + 1: 0 is empty */
+	int *val;
+	uint32_t mask;
+};
+
+static int set_init(struct set *s, size_t n)
+{
+	uint32_t cap = 8;
+	while (cap < 2 * n)
+		cap <<= 1;
+	s->key = calloc(cap, sizeof(*s->key));
+	s->val = calloc(cap, sizeof(*s->val));
+	s->mask = cap - 1;
+	if (!s->key || !s->val) {
+		free(s->key);
+		free(s->val);
+		s->key = NULL;
+		s->val = NULL;
+		return PS_ENOMEM;
+	}
+	return 0;
+}
+
+static void set_free(struct set *s)
+{
+	free(s->key);
+	free(s->val);
+}
+
+/* Adds key -> v; if the key is there, its value instead (and -1 if new). */
+static int set_put(struct set *s, uint64_t key, int v)
+{
+	for (uint32_t k = (uint32_t)hash_u64(key) & s->mask;; k = (k + 1) & s->mask) {
+		if (!s->key[k]) {
+			s->key[k] = key + 1;
+			s->val[k] = v;
+			return -1;
+		}
+		if (s->key[k] == key + 1)
+			return s->val[k];
+	}
+}
+
+static int set_get(const struct set *s, uint64_t key)
+{
+	for (uint32_t k = (uint32_t)hash_u64(key) & s->mask; s->key[k]; k = (k + 1) & s->mask)
+		if (s->key[k] == key + 1)
+			return s->val[k];
+	return -1;
+}
+
+static uint64_t pair(int a, int b)
+{
+	return (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
+}
+
 /* --- reading YAML nodes, with positions --------------------------------------- */
 
 struct ld {
@@ -261,6 +383,8 @@ static int elements(struct ld *ld, yaml_node_t *list)
 		return rc;
 	int n = list_len(list);
 	NOMEM(m->el = pm__alloc(m, sizeof(*m->el) * (size_t)n));
+	if ((rc = names_init(m, &m->el_ix, n)))
+		return rc;
 	static const char *const keys[] = { "name", "tuple_size", "threshold", "mode", NULL };
 	static const char *const req[] = { "name", "tuple_size", NULL };
 	static const char *const modes[] = { "discard", "flow", NULL };
@@ -270,10 +394,10 @@ static int elements(struct ld *ld, yaml_node_t *list)
 		if ((rc = check_map(ld, e, "element", keys, req)) ||
 		    (rc = as_name(ld, get(ld, e, "name"), "element name", PS_NAME_MAX, &el->name)))
 			return rc;
-		for (int j = 0; j < i; j++)
-			if (!strcmp(m->el[j].name, el->name))
-				return fail(ld, get(ld, e, "name"), "duplicate element name '%s' "
-					    "(first defined at line %d)", el->name, m->el[j].line);
+		int j = names_put(&m->el_ix, el->name, i);
+		if (j >= 0)
+			return fail(ld, get(ld, e, "name"), "duplicate element name '%s' "
+				    "(first defined at line %d)", el->name, m->el[j].line);
 		el->line = (int)e->start_mark.line + 1;
 		long lv;
 		if ((rc = as_int(ld, get(ld, e, "tuple_size"), "tuple_size", 1, PS_TUPLE_MAX, &lv)))
@@ -294,36 +418,36 @@ static int elements(struct ld *ld, yaml_node_t *list)
 	return 0;
 }
 
+/* Only indices below n count: a lookup made while the list is read. */
+static int found(int i, int n)
+{
+	return i >= 0 && i < n ? i : PS_ENOENT;
+}
+
 int pm_find_element(const pm_map *m, const char *name)
 {
-	for (int i = 0; i < m->model.nelements; i++)
-		if (!strcmp(m->el[i].name, name))
-			return i;
-	return PS_ENOENT;
+	return found(names_get(&m->el_ix, name), m->model.nelements);
 }
 
 int pm_find_thread(const pm_map *m, const char *name)
 {
-	for (int i = 0; i < m->model.nthreads; i++)
-		if (!strcmp(m->th[i].name, name))
-			return i;
-	return PS_ENOENT;
+	return found(names_get(&m->th_ix, name), m->model.nthreads);
 }
 
 int pm_find_process(const pm_map *m, const char *name)
 {
-	for (int i = 0; i < m->model.nprocesses; i++)
-		if (!strcmp(m->pr[i].name, name))
-			return i;
-	return PS_ENOENT;
+	return found(names_get(&m->pr_ix, name), m->model.nprocesses);
+}
+
+int pm__find_tree(const pm_map *m, const char *name)
+{
+	return found(names_get(&m->tr_ix, name), m->model.ntrees);
 }
 
 static int find_host(const pm_map *m, const char *name)
 {
-	for (int i = 0; i < m->model.nhosts; i++)
-		if (!strcmp(m->ho[i].name, name))
-			return i;
-	return -1;
+	int i = found(names_get(&m->ho_ix, name), m->model.nhosts);
+	return i < 0 ? -1 : i;
 }
 
 /* A list of names that must be threads: indices into out[]. */
@@ -334,21 +458,25 @@ static int thread_refs(struct ld *ld, yaml_node_t *list, const char *what, int *
 	if (rc)
 		return rc;
 	int n = list_len(list);
+	struct set seen;
 	NOMEM(*out = pm__alloc(m, sizeof(int) * (size_t)n));
-	for (int i = 0; i < n; i++) {
+	if ((rc = set_init(&seen, (size_t)n)))
+		return rc;
+	for (int i = 0; i < n && !rc; i++) {
 		yaml_node_t *t = item(ld, list, i);
 		const char *s = sval(t);
 		int k = s ? pm_find_thread(m, s) : -1;
 		if (k < 0)
-			return fail(ld, t, "%s: expected the name of a thread, got %s%s%s", what,
-				    s ? "undefined thread '" : "", s ? s : kind(t), s ? "'" : "");
-		for (int j = 0; j < i; j++)
-			if ((*out)[j] == k)
-				return fail(ld, t, "%s: thread '%s' listed twice", what, s);
-		(*out)[i] = k;
+			rc = fail(ld, t, "%s: expected the name of a thread, got %s%s%s", what,
+				  s ? "undefined thread '" : "", s ? s : kind(t), s ? "'" : "");
+		else if (set_put(&seen, (uint64_t)k, i) >= 0)
+			rc = fail(ld, t, "%s: thread '%s' listed twice", what, s);
+		else
+			(*out)[i] = k;
 	}
+	set_free(&seen);
 	*count = n;
-	return 0;
+	return rc;
 }
 
 static int threads(struct ld *ld, yaml_node_t *list)
@@ -359,6 +487,9 @@ static int threads(struct ld *ld, yaml_node_t *list)
 		return rc;
 	int n = list_len(list);
 	NOMEM(m->th = pm__alloc(m, sizeof(*m->th) * (size_t)n));
+	if ((rc = names_init(m, &m->th_ix, n)))
+		return rc;
+	size_t total = 0; /* uses in all, an alias counted each time it is used */
 	static const char *const keys[] = { "name", "uses", NULL };
 	static const char *const req[] = { "name", NULL };
 	for (int i = 0; i < n; i++) {
@@ -367,10 +498,10 @@ static int threads(struct ld *ld, yaml_node_t *list)
 		if ((rc = check_map(ld, t, "thread", keys, req)) ||
 		    (rc = as_name(ld, get(ld, t, "name"), "thread name", PS_NAME_MAX, &th->name)))
 			return rc;
-		for (int j = 0; j < i; j++)
-			if (!strcmp(m->th[j].name, th->name))
-				return fail(ld, get(ld, t, "name"), "duplicate thread name '%s' "
-					    "(first defined at line %d)", th->name, m->th[j].line);
+		int j = names_put(&m->th_ix, th->name, i);
+		if (j >= 0)
+			return fail(ld, get(ld, t, "name"), "duplicate thread name '%s' "
+				    "(first defined at line %d)", th->name, m->th[j].line);
 		th->line = (int)t->start_mark.line + 1;
 		th->process = -1;
 		th->core = -1;
@@ -379,22 +510,31 @@ static int threads(struct ld *ld, yaml_node_t *list)
 		if ((rc = need_list(ld, uses, "uses")))
 			return rc;
 		int k = list_len(uses);
+		if ((total += (size_t)k) > PM_MAX_USES)
+			return fail(ld, t, "thread '%s': more than %u uses in all (each thread's uses, "
+				    "an alias counted each time it is used): expected at "
+				    "most that many", th->name, PM_MAX_USES);
 		int *u = pm__alloc(m, sizeof(int) * (size_t)k);
+		struct set seen;
 		NOMEM(u);
-		for (int j = 0; j < k; j++) {
+		if ((rc = set_init(&seen, (size_t)k)))
+			return rc;
+		for (int j = 0; j < k && !rc; j++) {
 			yaml_node_t *en = item(ld, uses, j);
 			const char *s = sval(en);
 			int e = s ? pm_find_element(m, s) : -1;
 			if (e < 0)
-				return fail(ld, en, "thread '%s' uses %s%s%s: expected the name of an "
-					    "element in application.elements", th->name,
-					    s ? "undefined element '" : "", s ? s : kind(en), s ? "'" : "");
-			for (int q = 0; q < j; q++)
-				if (u[q] == e)
-					return fail(ld, en, "thread '%s' lists element '%s' twice",
-						    th->name, s);
-			u[j] = e;
+				rc = fail(ld, en, "thread '%s' uses %s%s%s: expected the name of an "
+					  "element in application.elements", th->name,
+					  s ? "undefined element '" : "", s ? s : kind(en), s ? "'" : "");
+			else if (set_put(&seen, (uint64_t)e, j) >= 0)
+				rc = fail(ld, en, "thread '%s' lists element '%s' twice", th->name, s);
+			else
+				u[j] = e;
 		}
+		set_free(&seen);
+		if (rc)
+			return rc;
 		th->uses = u;
 		th->nuses = k;
 	}
@@ -420,19 +560,23 @@ static int cores_of(struct ld *ld, yaml_node_t *v, struct pm_host *h)
 	if (v->type != YAML_SEQUENCE_NODE || !list_len(v))
 		return fail(ld, v, "cores: expected a number of cores or a list of core numbers, got %s",
 			    kind(v));
-	int n = list_len(v);
+	int n = list_len(v), rc = 0;
 	int *c = pm__alloc(ld->m, sizeof(int) * (size_t)n);
+	struct set seen;
 	NOMEM(c);
-	for (int i = 0; i < n; i++) {
+	if ((rc = set_init(&seen, (size_t)n)))
+		return rc;
+	for (int i = 0; i < n && !rc; i++) {
 		long x;
-		int rc = as_int(ld, item(ld, v, i), "core", 0, 65535, &x);
-		if (rc)
-			return rc;
-		for (int j = 0; j < i; j++)
-			if (c[j] == x)
-				return fail(ld, item(ld, v, i), "core %ld listed twice", x);
+		if ((rc = as_int(ld, item(ld, v, i), "core", 0, 65535, &x)))
+			break;
+		if (set_put(&seen, (uint64_t)x, i) >= 0)
+			rc = fail(ld, item(ld, v, i), "core %ld listed twice", x);
 		c[i] = (int)x;
 	}
+	set_free(&seen);
+	if (rc)
+		return rc;
 	h->cores = c;
 	h->ncores = n;
 	return 0;
@@ -446,8 +590,9 @@ static int cluster(struct ld *ld, yaml_node_t *c)
 	if (!c) {
 		/* No cluster map: this host, as hwloc sees it. */
 		NOMEM(m->ho = pm__alloc(m, sizeof(*m->ho)));
-		if ((rc = pm__local_host(m, &m->ho[0])))
+		if ((rc = pm__local_host(m, &m->ho[0])) || (rc = names_init(m, &m->ho_ix, 1)))
 			return rc;
+		names_put(&m->ho_ix, m->ho[0].name, 0);
 		m->model.nhosts = 1;
 		return 0;
 	}
@@ -460,6 +605,8 @@ static int cluster(struct ld *ld, yaml_node_t *c)
 	if (!n)
 		return fail(ld, list, "cluster.hosts: expected at least one host");
 	NOMEM(m->ho = pm__alloc(m, sizeof(*m->ho) * (size_t)n));
+	if ((rc = names_init(m, &m->ho_ix, n)))
+		return rc;
 	static const char *const hkeys[] = { "name", "cores", "address", NULL };
 	static const char *const hreq[] = { "name", "cores", NULL };
 	for (int i = 0; i < n; i++) {
@@ -468,10 +615,8 @@ static int cluster(struct ld *ld, yaml_node_t *c)
 		if ((rc = check_map(ld, h, "host", hkeys, hreq)) ||
 		    (rc = as_name(ld, get(ld, h, "name"), "host name", 20, &m->ho[i].name)))
 			return rc;
-		for (int j = 0; j < i; j++)
-			if (!strcmp(m->ho[j].name, m->ho[i].name))
-				return fail(ld, get(ld, h, "name"), "duplicate host name '%s'",
-					    m->ho[i].name);
+		if (names_put(&m->ho_ix, m->ho[i].name, i) >= 0)
+			return fail(ld, get(ld, h, "name"), "duplicate host name '%s'", m->ho[i].name);
 		if ((rc = cores_of(ld, get(ld, h, "cores"), &m->ho[i])))
 			return rc;
 		if (a) {
@@ -504,6 +649,8 @@ static void core_list(const struct pm_host *h, char *buf, size_t len)
 		snprintf(buf + strlen(buf), len - strlen(buf), "%s%d", i ? " " : "", h->cores[i]);
 }
 
+static int processes(struct ld *ld, yaml_node_t *list, const struct set *cores);
+
 static int mapping(struct ld *ld, yaml_node_t *mp)
 {
 	pm_map *m = ld->m;
@@ -519,6 +666,9 @@ static int mapping(struct ld *ld, yaml_node_t *mp)
 		}
 		m->pr[0] = (struct pm_process){ .name = "p0", .host = 0,
 						.nthreads = m->model.nthreads, .threads = t };
+		if ((rc = names_init(m, &m->pr_ix, 1)))
+			return rc;
+		names_put(&m->pr_ix, "p0", 0);
 		m->model.nprocesses = 1;
 		return 0;
 	}
@@ -530,6 +680,27 @@ static int mapping(struct ld *ld, yaml_node_t *mp)
 		return rc;
 	int n = list_len(list);
 	NOMEM(m->pr = pm__alloc(m, sizeof(*m->pr) * (size_t)(n ? n : 1)));
+	if ((rc = names_init(m, &m->pr_ix, n)))
+		return rc;
+	/* every host's cores, to check a process's in constant time */
+	struct set cores;
+	size_t ncores = 0;
+	for (int h = 0; h < m->model.nhosts; h++)
+		ncores += (size_t)m->ho[h].ncores;
+	if ((rc = set_init(&cores, ncores)))
+		return rc;
+	for (int h = 0; h < m->model.nhosts; h++)
+		for (int k = 0; k < m->ho[h].ncores; k++)
+			set_put(&cores, pair(h, m->ho[h].cores[k]), k);
+	rc = processes(ld, list, &cores);
+	set_free(&cores);
+	return rc;
+}
+
+static int processes(struct ld *ld, yaml_node_t *list, const struct set *cores)
+{
+	pm_map *m = ld->m;
+	int rc, n = list_len(list);
 	static const char *const pkeys[] = { "name", "host", "threads", "cores", NULL };
 	static const char *const preq[] = { "name", "threads", NULL };
 	for (int i = 0; i < n; i++) {
@@ -538,10 +709,8 @@ static int mapping(struct ld *ld, yaml_node_t *mp)
 		if ((rc = check_map(ld, p, "process", pkeys, preq)) ||
 		    (rc = as_name(ld, get(ld, p, "name"), "process name", PS_NAME_MAX, &pr->name)))
 			return rc;
-		for (int j = 0; j < i; j++)
-			if (!strcmp(m->pr[j].name, pr->name))
-				return fail(ld, get(ld, p, "name"), "duplicate process name '%s'",
-					    pr->name);
+		if (names_put(&m->pr_ix, pr->name, i) >= 0)
+			return fail(ld, get(ld, p, "name"), "duplicate process name '%s'", pr->name);
 		if ((v = get(ld, p, "host"))) {
 			const char *s = sval(v);
 			pr->host = s ? find_host(m, s) : -1;
@@ -578,10 +747,7 @@ static int mapping(struct ld *ld, yaml_node_t *mp)
 			yaml_node_t *cn = item(ld, v, j);
 			if ((rc = as_int(ld, cn, "core", 0, 65535, &c)))
 				return rc;
-			bool exists = false;
-			for (int k = 0; k < h->ncores && !exists; k++)
-				exists = h->cores[k] == c;
-			if (!exists) {
+			if (set_get(cores, pair(pr->host, (int)c)) < 0) {
 				char cores[200];
 				core_list(h, cores, sizeof(cores));
 				return fail(ld, cn, "core %ld does not exist on host '%s' (its cores: %s)",
@@ -613,6 +779,8 @@ static int stage(struct ld *ld, yaml_node_t *n, struct pm_stage *st)
 			return fail(ld, n, "stage: missing required key 'type'");
 		type = sval(tn);
 		int np = 0;
+		if (n->data.mapping.pairs.top - n->data.mapping.pairs.start > PM_MAX_PARAMS + 1)
+			return fail(ld, n, "stage: more than %d parameters", PM_MAX_PARAMS);
 		struct paths_param *v = pm__alloc(m, sizeof(*v) *
 						  (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start));
 		NOMEM(v);
@@ -693,8 +861,11 @@ struct pm_paths_spec {
 	const char **patterns;
 	int ncustom;
 	struct { int thread, element, nstages; struct pm_stage *stages; } *custom;
+	struct set custom_ix; /* (thread, element) -> custom path; freed after make_paths */
 };
 static struct pm_paths_spec pspec_zero;
+
+static int custom_paths(struct ld *ld, yaml_node_t *v, struct pm_paths_spec *ps, const struct set *used);
 
 static int paths_section(struct ld *ld, yaml_node_t *p, struct pm_paths_spec *ps)
 {
@@ -721,6 +892,9 @@ static int paths_section(struct ld *ld, yaml_node_t *p, struct pm_paths_spec *ps
 		} else if (v->type == YAML_SEQUENCE_NODE) {
 			ps->none = false;
 			ps->npatterns = list_len(v);
+			if (ps->npatterns > PM_MAX_PATTERNS)
+				return fail(ld, v, "collectors: %d patterns: expected at most %d",
+					    ps->npatterns, PM_MAX_PATTERNS);
 			NOMEM(ps->patterns = pm__alloc(m, sizeof(char *) * (size_t)(ps->npatterns + 1)));
 			for (int i = 0; i < ps->npatterns; i++) {
 				yaml_node_t *pat = item(ld, v, i);
@@ -742,6 +916,28 @@ static int paths_section(struct ld *ld, yaml_node_t *p, struct pm_paths_spec *ps
 		return rc;
 	ps->ncustom = list_len(v);
 	NOMEM(ps->custom = pm__alloc(m, sizeof(*ps->custom) * (size_t)(ps->ncustom + 1)));
+	struct set used; /* every (thread, element) a thread uses */
+	size_t nused = 0;
+	for (int t = 0; t < m->model.nthreads; t++)
+		nused += (size_t)m->th[t].nuses;
+	if ((rc = set_init(&used, nused)))
+		return rc;
+	if ((rc = set_init(&ps->custom_ix, (size_t)ps->ncustom))) {
+		set_free(&used);
+		return rc;
+	}
+	for (int t = 0; t < m->model.nthreads; t++)
+		for (int k = 0; k < m->th[t].nuses; k++)
+			set_put(&used, pair(t, m->th[t].uses[k]), k);
+	rc = custom_paths(ld, v, ps, &used);
+	set_free(&used);
+	return rc;
+}
+
+static int custom_paths(struct ld *ld, yaml_node_t *v, struct pm_paths_spec *ps, const struct set *used)
+{
+	pm_map *m = ld->m;
+	int rc;
 	static const char *const ckeys[] = { "thread", "element", "stages", NULL };
 	for (int i = 0; i < ps->ncustom; i++) {
 		yaml_node_t *c = item(ld, v, i), *tn, *en;
@@ -759,16 +955,12 @@ static int paths_section(struct ld *ld, yaml_node_t *p, struct pm_paths_spec *ps
 			return fail(ld, en, "custom path: expected the name of an element, got %s%s%s",
 				    sval(en) ? "undefined element '" : "", sval(en) ? sval(en) : kind(en),
 				    sval(en) ? "'" : "");
-		bool uses = false;
-		for (int k = 0; k < m->th[t].nuses && !uses; k++)
-			uses = m->th[t].uses[k] == e;
-		if (!uses)
+		if (set_get(used, pair(t, e)) < 0)
 			return fail(ld, en, "custom path: thread '%s' does not use element '%s' "
 				    "(expected it in the thread's uses)", m->th[t].name, m->el[e].name);
-		for (int j = 0; j < i; j++)
-			if (ps->custom[j].thread == t && ps->custom[j].element == e)
-				return fail(ld, c, "custom path %s -> %s given twice", m->th[t].name,
-					    m->el[e].name);
+		if (set_put(&ps->custom_ix, pair(t, e), i) >= 0)
+			return fail(ld, c, "custom path %s -> %s given twice", m->th[t].name,
+				    m->el[e].name);
 		ps->custom[i].thread = t;
 		ps->custom[i].element = e;
 		if ((rc = stage_list(ld, get(ld, c, "stages"), "custom path stages",
@@ -795,11 +987,11 @@ static int make_paths(struct ld *ld, const struct pm_paths_spec *ps)
 			p->element = e;
 			p->stages = ps->dflt;
 			p->nstages = ps->ndefault;
-			for (int c = 0; c < ps->ncustom; c++)
-				if (ps->custom[c].thread == t && ps->custom[c].element == e) {
-					p->stages = ps->custom[c].stages;
-					p->nstages = ps->custom[c].nstages;
-				}
+			int c = ps->ncustom ? set_get(&ps->custom_ix, pair(t, e)) : -1;
+			if (c >= 0) {
+				p->stages = ps->custom[c].stages;
+				p->nstages = ps->custom[c].nstages;
+			}
 			char who[2 * PS_NAME_MAX + 2];
 			snprintf(who, sizeof(who), "%s:%s", m->th[t].name, m->el[e].name);
 			p->collector = ps->all;
@@ -809,6 +1001,8 @@ static int make_paths(struct ld *ld, const struct pm_paths_spec *ps)
 	m->model.npaths = n;
 	return 0;
 }
+
+static int runs_on(struct ld *ld, yaml_node_t *v, struct pm_tree *tr);
 
 static int trees(struct ld *ld, yaml_node_t *list)
 {
@@ -820,6 +1014,8 @@ static int trees(struct ld *ld, yaml_node_t *list)
 		return rc;
 	int n = list_len(list);
 	NOMEM(m->tr = pm__alloc(m, sizeof(*m->tr) * (size_t)(n ? n : 1)));
+	if ((rc = names_init(m, &m->tr_ix, n)))
+		return rc;
 	static const char *const keys[] = { "name", "threads", "fanout", "max_bytes", "runs_on",
 					    "collectors", NULL };
 	static const char *const req[] = { "name", "threads", NULL };
@@ -829,9 +1025,8 @@ static int trees(struct ld *ld, yaml_node_t *list)
 		if ((rc = check_map(ld, t, "tree", keys, req)) ||
 		    (rc = as_name(ld, get(ld, t, "name"), "tree name", 24, &tr->name)))
 			return rc;
-		for (int j = 0; j < i; j++)
-			if (!strcmp(m->tr[j].name, tr->name))
-				return fail(ld, get(ld, t, "name"), "duplicate tree name '%s'", tr->name);
+		if (names_put(&m->tr_ix, tr->name, i) >= 0)
+			return fail(ld, get(ld, t, "name"), "duplicate tree name '%s'", tr->name);
 		int *th;
 		if ((rc = thread_refs(ld, get(ld, t, "threads"), "tree threads", &th, &tr->n)))
 			return rc;
@@ -863,24 +1058,40 @@ static int trees(struct ld *ld, yaml_node_t *list)
 			continue;
 		if (v->type != YAML_MAPPING_NODE)
 			return fail(ld, v, "runs_on: expected a mapping NODE: THREAD, got %s", kind(v));
-		for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
-			yaml_node_t *kn = node(ld, p->key), *vn = node(ld, p->value);
-			long idx;
-			if ((rc = as_int(ld, kn, "runs_on node", 0, tr->nnodes - 1, &idx)))
-				return rc;
-			const char *s = sval(vn);
-			int who = -1;
-			for (int q = 0; s && q < tr->n; q++)
-				if (!strcmp(m->th[th[q]].name, s))
-					who = q;
-			if (who < 0)
-				return fail(ld, vn, "runs_on: expected a thread of tree '%s', got %s%s%s",
-					    tr->name, s ? "'" : "", s ? s : kind(vn), s ? "'" : "");
-			runs[idx] = who;
-		}
+		if ((rc = runs_on(ld, v, tr)))
+			return rc;
 	}
 	m->model.ntrees = n;
 	return 0;
+}
+
+/* runs_on: which of the tree's threads runs each node it names. */
+static int runs_on(struct ld *ld, yaml_node_t *v, struct pm_tree *tr)
+{
+	pm_map *m = ld->m;
+	const int *th = tr->threads;
+	int *runs = (int *)tr->runs_on, rc = 0;
+	struct set pos; /* thread -> its place in the tree */
+	if ((rc = set_init(&pos, (size_t)tr->n)))
+		return rc;
+	for (int q = 0; q < tr->n; q++)
+		set_put(&pos, (uint64_t)th[q], q);
+	for (yaml_node_pair_t *p = v->data.mapping.pairs.start; !rc && p < v->data.mapping.pairs.top; p++) {
+		yaml_node_t *kn = node(ld, p->key), *vn = node(ld, p->value);
+		long idx;
+		if ((rc = as_int(ld, kn, "runs_on node", 0, tr->nnodes - 1, &idx)))
+			break;
+		const char *s = sval(vn);
+		int k = s ? pm_find_thread(m, s) : -1;
+		int who = k >= 0 ? set_get(&pos, (uint64_t)k) : -1;
+		if (who < 0)
+			rc = fail(ld, vn, "runs_on: expected a thread of tree '%s', got %s%s%s",
+				  tr->name, s ? "'" : "", s ? s : kind(vn), s ? "'" : "");
+		else
+			runs[idx] = who;
+	}
+	set_free(&pos);
+	return rc;
 }
 
 static int trace(struct ld *ld, yaml_node_t *t)
@@ -957,6 +1168,8 @@ static int scopes(struct ld *ld, yaml_node_t *list)
 		return rc;
 	int n = list_len(list);
 	NOMEM(m->sc = pm__alloc(m, sizeof(*m->sc) * (size_t)(n ? n : 1)));
+	if ((rc = names_init(m, &m->sc_ix, n)))
+		return rc;
 	static const char *const keys[] = { "name", "view", "of", "fanout", "runs", "gather",
 					    "rate_limit_hz", "reduce", NULL };
 	static const char *const req[] = { "name", "view", NULL };
@@ -973,9 +1186,8 @@ static int scopes(struct ld *ld, yaml_node_t *list)
 		    (rc = as_name(ld, get(ld, s, "name"), "scope name", PS_NAME_MAX, &sc->name)) ||
 		    (rc = as_choice(ld, get(ld, s, "view"), "view", views, &ch)))
 			return rc;
-		for (int j = 0; j < i; j++)
-			if (!strcmp(m->sc[j].name, sc->name))
-				return fail(ld, get(ld, s, "name"), "duplicate scope name '%s'", sc->name);
+		if (names_put(&m->sc_ix, sc->name, i) >= 0)
+			return fail(ld, get(ld, s, "name"), "duplicate scope name '%s'", sc->name);
 		sc->view = (enum pm_view)(ch + 1);
 		if ((v = get(ld, s, "of"))) {
 			const char *o = sval(v);
@@ -1149,8 +1361,11 @@ static int document(struct ld *ld, yaml_node_t *root)
 	    (rc = mapping(ld, get(ld, root, "mapping"))))
 		return rc;
 	struct pm_paths_spec ps;
-	if ((rc = paths_section(ld, get(ld, root, "paths"), &ps)) ||
-	    (rc = make_paths(ld, &ps)) ||
+	rc = paths_section(ld, get(ld, root, "paths"), &ps);
+	if (!rc)
+		rc = make_paths(ld, &ps);
+	set_free(&ps.custom_ix);
+	if (rc ||
 	    (rc = trees(ld, get(ld, root, "trees"))) ||
 	    (rc = trace(ld, get(ld, root, "trace"))) ||
 	    (rc = scopes(ld, get(ld, root, "scopes"))) ||
@@ -1158,6 +1373,39 @@ static int document(struct ld *ld, yaml_node_t *root)
 	    (rc = servers(ld, get(ld, root, "servers"))))
 		return rc;
 	return 0;
+}
+
+/* A first pass over the YAML events, before libyaml builds the tree: its
+ * scanner takes time quadratic in the nesting, so a pathmap nested deeper
+ * than any real one is refused here, at the first level too many. */
+static int prescan(struct ld *ld, const char *text, size_t len)
+{
+	yaml_parser_t parser;
+	if (!yaml_parser_initialize(&parser))
+		return PS_ENOMEM;
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	int depth = 0, rc = 0;
+	size_t events = 0;
+	for (bool done = false; !done && !rc;) {
+		yaml_event_t ev;
+		if (!yaml_parser_parse(&parser, &ev))
+			break; /* the load that follows reports it */
+		yaml_node_t at = { .start_mark = ev.start_mark };
+		if (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT) {
+			if (++depth > PM_MAX_DEPTH)
+				rc = fail(ld, &at, "nested deeper than %d levels: expected a pathmap "
+					  "(which needs 6)", PM_MAX_DEPTH);
+		} else if (ev.type == YAML_SEQUENCE_END_EVENT || ev.type == YAML_MAPPING_END_EVENT) {
+			depth--;
+		} else if (ev.type == YAML_STREAM_END_EVENT) {
+			done = true;
+		}
+		if (!rc && ++events > PM_MAX_NODES)
+			rc = fail(ld, &at, "more than %u YAML nodes: expected a pathmap", PM_MAX_NODES);
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&parser);
+	return rc;
 }
 
 static void publish(pm_map *m)
@@ -1185,7 +1433,11 @@ int pm_load_string(const char *file, const char *text, size_t len, pm_map **out,
 	m->model.file = pm__strdup(m, ld.file);
 	yaml_parser_t parser;
 	yaml_document_t doc;
-	int rc = 0;
+	int rc = prescan(&ld, text, len);
+	if (rc) {
+		pm_destroy(m);
+		return rc;
+	}
 	if (!yaml_parser_initialize(&parser)) {
 		pm_destroy(m);
 		return PS_ENOMEM;

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <arpa/inet.h>
@@ -739,6 +740,87 @@ START_TEST(keys_that_are_not_scalars)
 }
 END_TEST
 
+/* A growing text buffer for the large pathmaps below. */
+struct text {
+	char *p;
+	size_t n, cap;
+};
+
+static void put(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	for (;;) {
+		va_start(ap, fmt);
+		int k = vsnprintf(t->p ? t->p + t->n : NULL, t->p ? t->cap - t->n : 0, fmt, ap);
+		va_end(ap);
+		if (t->p && t->n + (size_t)k < t->cap) {
+			t->n += (size_t)k;
+			return;
+		}
+		t->cap = t->cap ? 2 * t->cap + (size_t)k : 1 << 16;
+		t->p = realloc(t->p, t->cap);
+		ck_assert_ptr_nonnull(t->p);
+	}
+}
+
+/* Issue 15, 6: pathmaps that took seconds.  Loading is linear in the
+ * pathmap's size, and past the limits it is refused with a position. */
+START_TEST(large_pathmaps_load_in_linear_time)
+{
+	pm_map *m = NULL;
+	struct text t = { 0 };
+	/* 100,000 levels of nesting (18 s inside libyaml): refused at level 33 */
+	put(&t, "pathmap: 1\nname: d\napplication:\n  elements: ");
+	for (int i = 0; i < 100000; i++)
+		put(&t, "[");
+	for (int i = 0; i < 100000; i++)
+		put(&t, "]");
+	put(&t, "\n");
+	ck_assert_int_eq(load(t.p, &m), PS_EINVAL);
+	ck_assert_str_eq(err, "t.yaml:4:43: nested deeper than 32 levels: expected a pathmap "
+			      "(which needs 6)");
+	/* 100,000 elements and threads, the last element named twice:
+	 * duplicate checks were quadratic (minutes) */
+	t.n = 0;
+	enum { N = 100000 };
+	put(&t, "pathmap: 1\nname: m\napplication:\n  elements:\n");
+	for (int i = 0; i < N; i++)
+		put(&t, "    - { name: e%d, tuple_size: 8 }\n", i);
+	put(&t, "  threads:\n");
+	for (int i = 0; i < N; i++)
+		put(&t, "    - { name: t%d, uses: [e%d, e%d] }\n", i, i, (i + 1) % N);
+	ck_assert_int_eq(load(t.p, &m), 0);
+	ck_assert_int_eq(pm_model(m)->npaths, 2 * N);
+	ck_assert_int_eq(pm_find_thread(m, "t99999"), N - 1);
+	ck_assert_int_eq(pm_model(m)->elements[7].place, PM_PROCESS);
+	pm_destroy(m);
+	t.n = 0;
+	put(&t, "pathmap: 1\nname: m\napplication:\n  elements:\n");
+	for (int i = 0; i < N; i++)
+		put(&t, "    - { name: e%d, tuple_size: 8 }\n", i);
+	put(&t, "    - { name: e5, tuple_size: 8 }\n  threads: []\n");
+	ck_assert_int_eq(load(t.p, &m), PS_EINVAL);
+	ck_assert_str_eq(err, "t.yaml:100005:15: duplicate element name 'e5' (first defined at line 10)");
+	/* one alias of 2,000 elements used by 2,000 threads (14 s): 4 million
+	 * uses, refused past a million where the count crosses it */
+	t.n = 0;
+	enum { K = 2000 };
+	put(&t, "pathmap: 1\nname: a\napplication:\n  elements:\n");
+	for (int i = 0; i < K; i++)
+		put(&t, "    - { name: e%d, tuple_size: 8 }\n", i);
+	put(&t, "  threads:\n    - { name: t0, uses: &all [e0");
+	for (int i = 1; i < K; i++)
+		put(&t, ", e%d", i);
+	put(&t, "] }\n");
+	for (int i = 1; i < K; i++)
+		put(&t, "    - { name: t%d, uses: *all }\n", i);
+	ck_assert_int_eq(load(t.p, &m), PS_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "t.yaml:2530:7: thread 't524': more than 1048576 uses in all"));
+	free(t.p);
+}
+END_TEST
+
 Suite *pathmaps_suite(void)
 {
 	Suite *s = suite_create("pathmaps");
@@ -766,6 +848,7 @@ Suite *pathmaps_suite(void)
 	tcase_add_test(tc, job_across_two_hosts);
 	tcase_add_test(tc, job_across_daemons);
 	tcase_add_test(tc, keys_that_are_not_scalars);
+	tcase_add_test(tc, large_pathmaps_load_in_linear_time);
 	suite_add_tcase(s, tc);
 	return s;
 }
