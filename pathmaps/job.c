@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -67,6 +69,45 @@ static bool seg_owner(const pm_map *m, int p)
  * behind.  The first process on the host removes a dead leftover and makes
  * a fresh one; the others wait until a live one is there.
  */
+/* When this process started, in wall-clock seconds: /proc/self/stat's
+ * start (ticks after boot) against the time since boot.  0 if unknown. */
+static double started_at(void)
+{
+	char buf[1024];
+	FILE *f = fopen("/proc/self/stat", "re");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = 0;
+	char *p = strrchr(buf, ')'); /* the command may hold spaces */
+	unsigned long long ticks = 0;
+	double up = 0;
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+			 "%*d %*d %llu", &ticks) != 1)
+		return 0;
+	f = fopen("/proc/uptime", "re");
+	if (!f || fscanf(f, "%lf", &up) != 1)
+		up = 0;
+	if (f)
+		fclose(f);
+	long hz = sysconf(_SC_CLK_TCK);
+	if (!up || hz <= 0)
+		return 0;
+	return (double)time(NULL) - (up - (double)ticks / (double)hz);
+}
+
+/* Was the host's segment made by this run's first process, or by another
+ * run of the job going on since before this process started?  Processes
+ * of one run start within seconds of each other; a minute is slack. */
+static bool made_by_another_run(const char *name)
+{
+	char path[PS_NAME_MAX + 32];
+	struct stat st;
+	double start = started_at();
+	snprintf(path, sizeof(path), "/dev/shm/pastset.%s", name);
+	return start > 0 && !stat(path, &st) && (double)st.st_ctim.tv_sec < start - 60;
+}
+
 static int open_node(pm_job *j, char *err, size_t errlen)
 {
 	const pm_map *m = j->m;
@@ -86,9 +127,16 @@ static int open_node(pm_job *j, char *err, size_t errlen)
 		return 0;
 	}
 	for (int tries = 0; tries < 3000; tries++) { /* up to 30 s for a slow starter */
-		if (ps_shm_info(name, &info) == 0 && info.state == PS_SHM_LIVE &&
-		    (rc = ps_server_open_shm(name, PS_RDWR, &j->node)) == 0)
-			return 0;
+		if (ps_shm_info(name, &info) == 0 && info.state == PS_SHM_LIVE) {
+			/* never join another run's elements: two jobs would be one */
+			if (made_by_another_run(name))
+				return jfail(err, errlen, PS_EEXIST, "shared segment %s is in use by "
+					     "process %d since before this process started: is another "
+					     "run of job '%s' going on?", name, info.creator_pid,
+					     m->model.name);
+			if ((rc = ps_server_open_shm(name, PS_RDWR, &j->node)) == 0)
+				return 0;
+		}
 		usleep(10000);
 	}
 	return jfail(err, errlen, PS_ETIMEDOUT, "shared segment %s: its first process on this "

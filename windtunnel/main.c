@@ -175,7 +175,17 @@ int main(int argc, char **argv)
 			bad |= strcmp(optarg, "fhp1") && strcmp(optarg, "fhp2");
 			break;
 		case 'c': c.collectors = true; break;
-		case 'j': snprintf(job, sizeof(job), "%.24s", optarg); break;
+		case 'j':
+			/* refused, never cut: two long names cut alike would be one job */
+			if (strlen(optarg) > 24 || ps_name_check(optarg)) {
+				if (!rank)
+					fprintf(stderr, "windtunnel: --job '%s': expected at most 24 "
+						"characters of A-Z a-z 0-9 . _ -\n", optarg);
+				bad = true;
+			} else {
+				snprintf(job, sizeof(job), "%s", optarg);
+			}
+			break;
 		case 'k': c.stats_every = atoi(optarg); bad |= c.stats_every < 1; break;
 		case 'o': pm_out = optarg; break;
 		case 'I': pm_in = optarg; break;

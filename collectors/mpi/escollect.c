@@ -209,6 +209,10 @@ static bool all_ranks_ok(int rc, const char *seg, const char *why)
 		if (*why)
 			fprintf(stderr, "escollect: rank %d%s: %s; the job runs unmonitored\n", es_g.rank,
 				others, why);
+		else if (mine == PS_EEXIST)
+			fprintf(stderr, "escollect: rank %d%s: trace space %s: a job named %s is running "
+				"already; this one runs unmonitored (ES_JOB gives it another name)\n",
+				es_g.rank, others, seg, es_g.job);
 		else
 			fprintf(stderr, "escollect: rank %d%s: trace space %s: %s; the job runs unmonitored\n",
 				es_g.rank, others, seg, ps_strerror(mine));
@@ -270,6 +274,11 @@ static void setup(void)
 	snprintf(seg, sizeof(seg), "%s.r%d", es_g.job, es_g.rank);
 	es_clock_init();
 	size_t per_thread = ps_elem_footprint(sizeof(struct es_trace), es_g.threshold);
+	/* a trace an earlier run of this name left is replaced: said once */
+	struct ps_shm_info old;
+	if (ok && es_g.rank == 0 && !ps_shm_info(seg, &old) && old.state != PS_SHM_LIVE)
+		fprintf(stderr, "escollect: job %s: replacing the trace an earlier run of it left "
+			"(ES_JOB gives a run another name)\n", es_g.job);
 	/* a rank that alone could not read the pathmap has said so */
 	int rc = ok ? es_space_create(seg, per_thread * ES_MAX_THREADS + (1u << 20), &es_g.sp) :
 		      PS_EINVAL;

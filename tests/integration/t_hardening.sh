@@ -52,4 +52,31 @@ out=$(timeout 20 "$BIN/psadm" list 2>&1) || { rm -f /dev/shm/pastset.$pre.*; die
 rm -f /dev/shm/pastset.$pre.*
 n=$(echo "$out" | grep "^$pre\." | grep -c "still being made, or its maker died")
 [ "$n" = 300 ] || die "expected 300 half-made segments listed, got $n: $(echo "$out" | grep "^$pre" | head -3)"
+# --- two jobs of one name --------------------------------------------------
+# The second, started while the first runs, is refused as a whole (not
+# half-watched alongside the first); a later run replaces the first's
+# trace and says so.
+job="dup$$"
+trap 'rm -rf "$tmp"; rm_segments "$job"' EXIT
+mpirun --oversubscribe --allow-run-as-root -np 2 -x LD_PRELOAD="$lib" -x ES_JOB="$job" \
+	"$BUILD/tests/ring_demo" 4 >/dev/null 2>&1 &
+first=$!
+wait_for 20 "$BIN/psadm" show "$job.r1" || die "the first job never made its trace spaces"
+out=$(mpirun --oversubscribe --allow-run-as-root -np 4 -x LD_PRELOAD="$lib" -x ES_JOB="$job" \
+	"$BUILD/tests/mpi_calls" 2>&1 >/dev/null) || die "the second job died: $out"
+[ "$(echo "$out" | grep -c '^escollect:')" = 1 ] || die "two jobs of one name: expected one line: $out"
+echo "$out" | grep -q "a job named $job is running already; this one runs unmonitored" ||
+	die "two jobs of one name: the line does not say why: $out"
+"$BIN/psadm" list | grep -q "^$job\.r2 " && die "the second job's ranks 2 and 3 were traced beside the first's"
+wait $first || die "the first job failed"
+out=$(mpirun --oversubscribe --allow-run-as-root -np 2 -x LD_PRELOAD="$lib" -x ES_JOB="$job" \
+	"$BUILD/tests/mpi_calls" 2>&1 >/dev/null) || die "a later run died: $out"
+echo "$out" | grep -q "^escollect: job $job: replacing the trace an earlier run of it left" ||
+	die "a later run replaced the trace without a word: $out"
+"$BUILD/tests/mpi_check" "$job" 2 all || die "the later run's trace is not its own"
+
+# windtunnel --job: a long name is refused, never cut
+out=$(mpirun --oversubscribe --allow-run-as-root -np 1 "$BIN/windtunnel" --job \
+	abcdefghijklmnopqrstuvwxyz-1 -t 1 2>&1) && die "windtunnel took a 28-character job name"
+echo "$out" | grep -q "expected at most 24 characters" || die "windtunnel --job: $out"
 exit 0
