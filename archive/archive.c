@@ -80,8 +80,9 @@ int ar_create(const char *dir, const char *job, ar_writer **out, char *err, size
 	*out = NULL;
 	if (strlen(dir) >= sizeof(((ar_writer *)0)->dir) - 16)
 		return sys_fail(err, errlen, -ENAMETOOLONG, "%s", dir);
-	if (mkdir(dir, 0755) && errno != EEXIST)
-		return sys_fail(err, errlen, -errno, "%s", dir);
+	int made = ps_mkdir_out(dir, 0700); /* a trace is its owner's, as its segments are */
+	if (made)
+		return sys_fail(err, errlen, made, "%s", dir);
 	path_of(p, sizeof(p), dir, "events");
 	if (stat(p, &st) == 0)
 		return fail(err, errlen, -EEXIST, "%s: already holds an archive (events)", dir);
@@ -98,7 +99,10 @@ int ar_create(const char *dir, const char *job, ar_writer **out, char *err, size
 		return sys_fail(err, errlen, rc, "%s", p);
 	}
 	path_of(p, sizeof(p), dir, "events");
-	w->events = fopen(p, "wbx");
+	int efd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600); /* never an old file, nor a link */
+	w->events = efd < 0 ? NULL : fdopen(efd, "wb");
+	if (efd >= 0 && !w->events)
+		close(efd);
 	if (!w->events) {
 		int rc = -errno;
 		free(w);
@@ -192,7 +196,7 @@ static int write_threads(ar_writer *w, char *err, size_t errlen)
 {
 	char p[4200];
 	path_of(p, sizeof(p), w->dir, "threads");
-	FILE *f = fopen(p, "w");
+	FILE *f = ps_fopen_out(p, 0600);
 	if (!f)
 		return sys_fail(err, errlen, -errno, "%s", p);
 	for (int i = 0; i < w->nthreads; i++)
@@ -206,7 +210,7 @@ static int write_comms(ar_writer *w, char *err, size_t errlen)
 {
 	char p[4200];
 	path_of(p, sizeof(p), w->dir, "comms");
-	FILE *f = fopen(p, "w");
+	FILE *f = ps_fopen_out(p, 0600);
 	if (!f)
 		return sys_fail(err, errlen, -errno, "%s", p);
 	if (w->nmembers)
@@ -256,7 +260,7 @@ int ar_finish(ar_writer *w, uint64_t lost, uint64_t before, const char *why, cha
 	}
 	path_of(tmp, sizeof(tmp), w->dir, "INFO.tmp");
 	path_of(p, sizeof(p), w->dir, "INFO");
-	FILE *f = fopen(tmp, "w");
+	FILE *f = ps_fopen_out(tmp, 0600);
 	if (!f) {
 		rc = sys_fail(err, errlen, -errno, "%s", tmp);
 		free_writer(w);

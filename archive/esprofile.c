@@ -89,7 +89,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	FILE *out = stdout;
-	if (outfile && !(out = fopen(outfile, "w"))) {
+	if (outfile && !(out = ps_fopen_out(outfile, 0644))) {
 		perror(outfile);
 		ar_close(a);
 		if (*tmp)

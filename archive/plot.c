@@ -75,9 +75,10 @@ int ar_plot(const ar_archive *a, const char *dir, int *pictures, char *err, size
 			 "scripts name it)", dir);
 		return -EINVAL;
 	}
-	if (mkdir(dir, 0755) && errno != EEXIST) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
-		return -errno;
+	int made = ps_mkdir_out(dir, 0755); /* gnuplot writes into it: nobody else may */
+	if (made) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(-made));
+		return made;
 	}
 	const struct ar_event *ev = ar_events(a);
 	size_t ne = ar_nevents(a);
@@ -145,7 +146,7 @@ int ar_plot(const ar_archive *a, const char *dir, int *pictures, char *err, size
 	}
 	char p[4400];
 	snprintf(p, sizeof(p), "%s/timeline.dat", dir);
-	FILE *f = rc ? NULL : fopen(p, "w");
+	FILE *f = rc ? NULL : ps_fopen_out(p, 0644);
 	if (!rc && !f)
 		rc = -errno;
 	if (f) {
@@ -170,7 +171,7 @@ int ar_plot(const ar_archive *a, const char *dir, int *pictures, char *err, size
 			rc = -errno;
 	}
 	snprintf(p, sizeof(p), "%s/timeline.gp", dir);
-	f = rc ? NULL : fopen(p, "w");
+	f = rc ? NULL : ps_fopen_out(p, 0644);
 	if (!rc && !f)
 		rc = -errno;
 	if (f) {
@@ -219,7 +220,7 @@ int ar_plot(const ar_archive *a, const char *dir, int *pictures, char *err, size
 			bytes[(size_t)from * (size_t)nranks + e->element] += e->size;
 	}
 	snprintf(p, sizeof(p), "%s/matrix.dat", dir);
-	f = fopen(p, "w");
+	f = ps_fopen_out(p, 0644);
 	if (!f)
 		rc = -errno;
 	for (int r = 0; f && r < nranks; r++)
@@ -229,7 +230,7 @@ int ar_plot(const ar_archive *a, const char *dir, int *pictures, char *err, size
 		rc = -errno;
 	free(bytes);
 	snprintf(p, sizeof(p), "%s/matrix.gp", dir);
-	f = rc ? NULL : fopen(p, "w");
+	f = rc ? NULL : ps_fopen_out(p, 0644);
 	if (!rc && !f)
 		rc = -errno;
 	if (f) {

@@ -42,16 +42,7 @@ int mon_space_open(const char *segment, es_space **out)
 
 FILE *mon_fopen_private(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return NULL;
-	FILE *f = fchmod(fd, 0600) ? NULL : fdopen(fd, "w");
-	if (!f) {
-		int e = errno;
-		close(fd);
-		errno = e;
-	}
-	return f;
+	return ps_fopen_out(path, 0600);
 }
 
 int mon_rank_of(const char *segment)

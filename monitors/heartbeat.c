@@ -86,7 +86,7 @@ static int picture_open(struct picture *p, const char *file)
 		snprintf(png, sizeof(png), "%s.png", file);
 	p->png = png;
 	snprintf(p->tmp, sizeof(p->tmp), "%s.tmp", file);
-	FILE *f = fopen(p->tmp, "w"); /* say now, not after the first period, that it cannot be */
+	FILE *f = ps_fopen_out(p->tmp, 0644); /* say now, not after the first period, that it cannot be */
 	if (!f) {
 		fprintf(stderr, "heartbeat: --graph %s: %s\n", file, strerror(errno));
 		return 2;
@@ -98,7 +98,7 @@ static int picture_open(struct picture *p, const char *file)
 
 static void picture_write(struct picture *p, const wf_graph *g, const char *title)
 {
-	FILE *f = fopen(p->tmp, "w");
+	FILE *f = ps_fopen_out(p->tmp, 0644);
 	if (!f || wf_dot(g, f, title) || fclose(f)) {
 		if (f)
 			fclose(f);
@@ -112,14 +112,27 @@ static void picture_write(struct picture *p, const wf_graph *g, const char *titl
 	}
 	if (p->no_dot)
 		return;
-	char *argv[] = { "dot", "-Tpng", "-o", (char *)p->png, (char *)p->dot, NULL };
+	/* dot draws to its stdout, a file we opened the safe way, which takes
+	 * the picture's name once whole */
+	char *argv[] = { "dot", "-Tpng", (char *)p->dot, NULL };
+	FILE *png = ps_fopen_out(p->tmp, 0644);
+	if (!png) {
+		fprintf(stderr, "heartbeat: --graph %s: %s\n", p->png, strerror(errno));
+		return;
+	}
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, fileno(png), STDOUT_FILENO);
 	pid_t pid;
 	int st = 0;
-	if (posix_spawnp(&pid, "dot", &fa, NULL, argv, environ) || waitpid(pid, &st, 0) < 0 ||
-	    !WIFEXITED(st) || WEXITSTATUS(st) == 127) {
+	int spawned = posix_spawnp(&pid, "dot", &fa, NULL, argv, environ);
+	fclose(png);
+	if (!spawned && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st) &&
+	    rename(p->tmp, p->png))
+		fprintf(stderr, "heartbeat: --graph %s: %s\n", p->png, strerror(errno));
+	if (spawned || !WIFEXITED(st) || WEXITSTATUS(st))
+		unlink(p->tmp);
+	if (spawned || !WIFEXITED(st) || WEXITSTATUS(st) == 127) {
 		fprintf(stderr, "heartbeat: no picture of the graph: dot (Debian graphviz) is not installed\n");
 		p->no_dot = true;
 	} else if (WEXITSTATUS(st)) {

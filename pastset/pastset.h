@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -324,4 +326,16 @@ int ps_prefetched(ps_elem *e);
 #ifdef __cplusplus
 }
 #endif
+/* --- Files EventSpace writes ---------------------------------------------- */
+
+/* Opens path to write it afresh, the way every file EventSpace writes is
+ * opened: never through a symbolic link at path, never into a file another
+ * user owns or one with a second name (a hard link); a new file gets mode,
+ * one there already loses any bits beyond it.  NULL and errno if refused
+ * (ELOOP for a link, EACCES another's file, EPERM not a plain file). */
+FILE *ps_fopen_out(const char *path, mode_t mode);
+/* Makes directory dir with mode, or takes the one there if it is a real
+ * directory of ours that nobody else may write into: 0 or -errno. */
+int ps_mkdir_out(const char *dir, mode_t mode);
+
 #endif /* PASTSET_H */

@@ -273,7 +273,7 @@ int main(int argc, char **argv)
 	if (!rc && pm_in)
 		snprintf(job, sizeof(job), "%s", pm_model(m)->name); /* the pathmap names the job */
 	if (!rc && pm_out && !rank) {
-		FILE *f = fopen(pm_out, "w");
+		FILE *f = ps_fopen_out(pm_out, 0644);
 		if (f) {
 			fwrite(text, 1, (size_t)len, f);
 			fclose(f);
@@ -288,7 +288,7 @@ int main(int argc, char **argv)
 	if (!rank && *wt_run_servers(r)) {
 		printf("windtunnel: tuple servers %s (for monitors: --servers %s)\n", wt_run_servers(r),
 		       wt_run_servers(r));
-		FILE *f = servers_out ? fopen(servers_out, "w") : NULL;
+		FILE *f = servers_out ? ps_fopen_out(servers_out, 0644) : NULL;
 		if (f) {
 			fprintf(f, "%s\n", wt_run_servers(r));
 			fclose(f);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pastset/pastset.h"
 #include "picture.h"
 
 /* --- a small PNG writer: stored (uncompressed) deflate blocks ---------------- */
@@ -81,7 +82,7 @@ int wt_png_write(const char *path, int w, int h, const unsigned char *rgb)
 	}
 	be32(z + o, b << 16 | a);
 	o += 4;
-	FILE *f = fopen(path, "wb");
+	FILE *f = ps_fopen_out(path, 0644);
 	int rc = -1;
 	if (f) {
 		unsigned char ihdr[13];

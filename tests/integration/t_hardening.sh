@@ -79,4 +79,14 @@ echo "$out" | grep -q "^escollect: job $job: replacing the trace an earlier run 
 out=$(mpirun --oversubscribe --allow-run-as-root -np 1 "$BIN/windtunnel" --job \
 	abcdefghijklmnopqrstuvwxyz-1 -t 1 2>&1) && die "windtunnel took a 28-character job name"
 echo "$out" | grep -q "expected at most 24 characters" || die "windtunnel --job: $out"
+# --- files written where another user placed a link -------------------------
+# psadm serve --port-file writes F.tmp and renames it: a link placed at
+# F.tmp must not be followed (it overwrote the file it pointed to).
+echo precious >"$tmp/victim"
+ln -s "$tmp/victim" "$tmp/port.tmp"
+"$BIN/psadm" serve "lk$$" --port-file "$tmp/port" >"$tmp/serve.out" 2>&1 &
+srv=$!
+wait_for 10 grep -q "cannot write the port" "$tmp/serve.out" || { kill $srv; die "psadm serve wrote through a link: $(cat "$tmp/serve.out")"; }
+kill -INT $srv; wait $srv
+[ "$(cat "$tmp/victim")" = precious ] || die "the file the link pointed to was overwritten"
 exit 0

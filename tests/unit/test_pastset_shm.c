@@ -1,5 +1,6 @@
 /* test_pastset_shm.c - shared-memory segments: naming, modes, permissions, other processes, crashes. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
@@ -361,6 +362,74 @@ START_TEST(half_made_segments)
 }
 END_TEST
 
+/* Issue 15, 8: files EventSpace writes are never opened through a link
+ * another user placed, nor into their file. */
+START_TEST(output_files_refuse_links)
+{
+	char dir[] = "/tmp/es-out-XXXXXX", victim[64], name[64], path[96];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	snprintf(name, sizeof(name), "%s/port", dir);
+	FILE *v = fopen(victim, "w");
+	fputs("precious\n", v);
+	fclose(v);
+	/* a symbolic link at the name: refused, the file it points to unchanged */
+	ck_assert_int_eq(symlink(victim, name), 0);
+	errno = 0;
+	ck_assert_ptr_null(ps_fopen_out(name, 0644));
+	ck_assert_int_eq(errno, ELOOP);
+	/* a hard link to a file of ours: refused too */
+	unlink(name);
+	ck_assert_int_eq(link(victim, name), 0);
+	ck_assert_ptr_null(ps_fopen_out(name, 0644));
+	ck_assert_int_eq(errno, EPERM);
+	char buf[32] = "";
+	v = fopen(victim, "r");
+	ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), v));
+	fclose(v);
+	ck_assert_str_eq(buf, "precious\n");
+	unlink(name);
+	/* a FIFO: refused at once, no hang */
+	ck_assert_int_eq(mkfifo(name, 0600), 0);
+	ck_assert_ptr_null(ps_fopen_out(name, 0644));
+	ck_assert(errno == EPERM || errno == ENXIO); /* ENXIO: no reader, found at open */
+	unlink(name);
+	/* a file of ours, open to all: cut and closed up */
+	v = fopen(name, "w");
+	fputs("old contents\n", v);
+	fclose(v);
+	chmod(name, 0666);
+	FILE *f = ps_fopen_out(name, 0600);
+	ck_assert_ptr_nonnull(f);
+	fputs("new\n", f);
+	fclose(f);
+	struct stat st;
+	ck_assert_int_eq(stat(name, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	ck_assert_int_eq(st.st_size, 4);
+	/* another user's file (root only: to make one) */
+	if (geteuid() == 0) {
+		ck_assert_int_eq(chown(name, 65534, 65534), 0);
+		ck_assert_ptr_null(ps_fopen_out(name, 0600));
+		ck_assert_int_eq(errno, EACCES);
+	}
+	unlink(name);
+	/* directories: made, ours taken, a link or one others may write refused */
+	snprintf(path, sizeof(path), "%s/d", dir);
+	ck_assert_int_eq(ps_mkdir_out(path, 0700), 0);
+	ck_assert_int_eq(ps_mkdir_out(path, 0700), 0);
+	chmod(path, 0777);
+	ck_assert_int_eq(ps_mkdir_out(path, 0700), -EACCES);
+	rmdir(path);
+	ck_assert_int_eq(symlink(dir, path), 0);
+	ck_assert_int_eq(ps_mkdir_out(path, 0700), -ELOOP);
+	unlink(path);
+	ck_assert_int_eq(ps_mkdir_out(victim, 0700), -ENOTDIR);
+	unlink(victim);
+	rmdir(dir);
+}
+END_TEST
+
 START_TEST(read_only_observer_blocks)
 {
 	fresh("ro");
@@ -689,6 +758,7 @@ Suite *pastset_shm_suite(void)
 	tcase_add_test(tc, killed_writer_segment_readable);
 	tcase_add_test(tc, dead_writer_mid_write);
 	tcase_add_test(tc, half_made_segments);
+	tcase_add_test(tc, output_files_refuse_links);
 	tcase_add_test(tc, read_only_observer_blocks);
 	tcase_add_test(tc, list_segments);
 	tcase_add_test(tc, foreign_segments_refused);

@@ -1,0 +1,60 @@
+/* file.c - how every file EventSpace writes is opened: never through another user's link or into their file. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pastset.h"
+
+/*
+ * Output names are often in shared directories (/tmp): a name another user
+ * made first, as a symbolic link or a hard link to a file of ours, would
+ * have us write where they chose.  O_NOFOLLOW refuses the first; a file
+ * that is not a plain file of ours with one name refuses the second.  The
+ * file is cut to nothing only once it has passed.
+ */
+FILE *ps_fopen_out(const char *path, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
+	if (fd < 0)
+		return NULL; /* ELOOP for a symbolic link */
+	struct stat st;
+	int e = 0;
+	if (fstat(fd, &st))
+		e = errno;
+	else if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
+		e = EPERM; /* a FIFO, a device, or a second name for some file */
+	else if (st.st_uid != geteuid())
+		e = EACCES;
+	else if ((st.st_mode & 07777 & ~mode) && fchmod(fd, st.st_mode & mode & 07777))
+		e = errno; /* made before by us, with more open bits than wanted now */
+	else if (ftruncate(fd, 0) || fcntl(fd, F_SETFL, 0))
+		e = errno;
+	FILE *f = e ? NULL : fdopen(fd, "w");
+	if (!f) {
+		e = e ? e : errno;
+		close(fd);
+		errno = e;
+	}
+	return f;
+}
+
+int ps_mkdir_out(const char *dir, mode_t mode)
+{
+	if (!mkdir(dir, mode))
+		return 0;
+	if (errno != EEXIST)
+		return -errno;
+	struct stat st;
+	if (lstat(dir, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return S_ISLNK(st.st_mode) ? -ELOOP : -ENOTDIR;
+	/* another user's directory, or one others may add names to, could
+	 * hold links made to catch what we write */
+	if (st.st_uid != geteuid() || (st.st_mode & 022))
+		return -EACCES;
+	return 0;
+}
