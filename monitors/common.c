@@ -164,6 +164,29 @@ static int reachable(const char *prog, const char *job, const char *servers, cha
 	return 0;
 }
 
+/* Loudly: a segment named like the job's that we cannot watch means ranks
+ * or threads missing from what the monitor shows, perhaps because another
+ * user made a file of that name first. */
+static void skipped(const char *prog, const es_scope *s)
+{
+	int n = es_scope_skipped(s, -1, NULL);
+	for (int i = 0; i < n && i < 16; i++) {
+		const char *seg;
+		int rc = es_scope_skipped(s, i, &seg);
+		char path[ES_WHERE_MAX + 32];
+		struct stat st;
+		snprintf(path, sizeof(path), "/dev/shm/pastset.%s", seg);
+		if (!strchr(seg, ':') && !lstat(path, &st) && st.st_uid != geteuid())
+			fprintf(stderr, "%s: WARNING: %s is not watched: it is a file of user %ld, not "
+				"yours (another user took the name; its job ran unmonitored)\n", prog, seg,
+				(long)st.st_uid);
+		else
+			fprintf(stderr, "%s: WARNING: %s is not watched: %s\n", prog, seg, ps_strerror(rc));
+	}
+	if (n > 16)
+		fprintf(stderr, "%s: WARNING: and %d more segments not watched\n", prog, n - 16);
+}
+
 int mon_attach(const char *prog, struct es_scope_spec *spec, double wait_s, es_scope **out)
 {
 	static char list[1024];
@@ -178,8 +201,10 @@ int mon_attach(const char *prog, struct es_scope_spec *spec, double wait_s, es_s
 	double until = mon_now() + wait_s;
 	for (;;) {
 		int rc = es_scope_create(spec, out);
-		if (!rc)
+		if (!rc) {
+			skipped(prog, *out);
 			return 0;
+		}
 		if (rc != PS_ENOENT || mon_now() >= until || mon_stop) {
 			if (rc == PS_ENOENT && spec->servers)
 				fprintf(stderr, "%s: job '%s': no trace spaces on %s\n", prog, spec->job,

@@ -22,6 +22,9 @@ struct es_scope {
 	es_space **spaces;
 	int *ncoll;       /* per space: its collectors when the scope was built */
 	char (*segs)[ES_WHERE_MAX];
+	/* segments named like the job's that could not be opened, and why */
+	int nskipped;
+	struct { char seg[ES_WHERE_MAX]; int rc; } skipped[16];
 	ps_elem **elems;  /* the leaves' elements, for a remote scope's batched fetch */
 	bool *lost;       /* per leaf: its server could not be reached, last we asked */
 	int nleaves, nthreads;
@@ -182,8 +185,15 @@ static int attach(es_scope *s)
 	int total = 0;
 	struct ps_remote_attr ra = { .secret_file = s->secret_file[0] ? s->secret_file : NULL };
 	for (int i = 0; i < f.n; i++) {
-		if (es_space_open_at(f.names[i], &ra, &s->spaces[s->nspaces]))
-			continue; /* not a trace space after all, or gone */
+		int orc = es_space_open_at(f.names[i], &ra, &s->spaces[s->nspaces]);
+		if (orc) { /* not a trace space after all, gone, or not ours: said by the monitor */
+			if (s->nskipped < (int)(sizeof(s->skipped) / sizeof(s->skipped[0]))) {
+				snprintf(s->skipped[s->nskipped].seg, ES_WHERE_MAX, "%s", f.names[i]);
+				s->skipped[s->nskipped].rc = orc;
+			}
+			s->nskipped++;
+			continue;
+		}
 		memmove(s->segs[s->nspaces], f.names[i], sizeof(f.names[i]));
 		s->ncoll[s->nspaces] = es_space_collectors(s->spaces[s->nspaces]);
 		total += s->ncoll[s->nspaces];
@@ -734,4 +744,17 @@ int es_scope_in_flight(const es_scope *s, int thread, struct es_flight *f)
 		found = 1;
 	}
 	return found;
+}
+
+int es_scope_skipped(const es_scope *s, int i, const char **segment)
+{
+	if (!s)
+		return PS_EINVAL;
+	if (i < 0)
+		return s->nskipped;
+	if (i >= s->nskipped || i >= (int)(sizeof(s->skipped) / sizeof(s->skipped[0])))
+		return PS_EINVAL;
+	if (segment)
+		*segment = s->skipped[i].seg;
+	return s->skipped[i].rc;
 }

@@ -85,6 +85,11 @@ typedef struct es_scope es_scope;
 
 /* PS_ENOENT when the job has no trace space on this host. */
 int es_scope_create(const struct es_scope_spec *spec, es_scope **out);
+/* Segments named like the job's that the scope could not open when it was
+ * made (another user's file, a half-made or foreign segment): i < 0 gives
+ * how many; else the i-th's error code (the first 16 are kept), *segment
+ * its name. */
+int es_scope_skipped(const es_scope *s, int i, const char **segment);
 void es_scope_destroy(es_scope *s);
 
 /* Takes in trace spaces and collectors that appeared since the scope was

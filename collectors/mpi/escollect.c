@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "collectors/mpi/record.h"
@@ -183,6 +184,15 @@ static void default_job(char *name, size_t len)
 	snprintf(name, len, "%s-%d", k ? prog : "mpi", (int)getpid());
 }
 
+/* The user whose file holds a segment's name, if not us; else -1. */
+static long squatter(const char *seg)
+{
+	char path[PS_NAME_MAX + 64];
+	struct stat st;
+	snprintf(path, sizeof(path), "/dev/shm/pastset.%s", seg);
+	return !lstat(path, &st) && st.st_uid != geteuid() ? (long)st.st_uid : -1;
+}
+
 /* Whether every rank made its trace space.  A job watched on some ranks
  * only would mislead the monitors (a rank missing looks like one that
  * ended), so if any rank could not, none keeps its space and the lowest
@@ -211,6 +221,10 @@ static bool all_ranks_ok(int rc, const char *seg, const char *why)
 		if (*why)
 			fprintf(stderr, "escollect: rank %d%s: %s; the job runs unmonitored\n", es_g.rank,
 				others, why);
+		else if (mine == PS_EEXIST && squatter(seg) >= 0)
+			fprintf(stderr, "escollect: rank %d%s: trace space %s: the name is taken by a "
+				"file of user %ld in /dev/shm, not ours; the job runs unmonitored (ES_JOB "
+				"gives it another name)\n", es_g.rank, others, seg, squatter(seg));
 		else if (mine == PS_EEXIST)
 			fprintf(stderr, "escollect: rank %d%s: trace space %s: a job named %s is running "
 				"already; this one runs unmonitored (ES_JOB gives it another name)\n",

@@ -89,4 +89,29 @@ srv=$!
 wait_for 10 grep -q "cannot write the port" "$tmp/serve.out" || { kill $srv; die "psadm serve wrote through a link: $(cat "$tmp/serve.out")"; }
 kill -INT $srv; wait $srv
 [ "$(cat "$tmp/victim")" = precious ] || die "the file the link pointed to was overwritten"
+# --- a segment name another user took first ---------------------------------
+if [ "$(id -u)" = 0 ]; then
+	sq="sq$$"
+	: >/dev/shm/pastset.$sq.r1
+	chown 65534:65534 /dev/shm/pastset.$sq.r1
+	out=$(mpirun --oversubscribe --allow-run-as-root -np 2 -x LD_PRELOAD="$lib" -x ES_JOB="$sq" \
+		"$BUILD/tests/mpi_calls" 2>&1 >/dev/null) || { rm -f /dev/shm/pastset.$sq.*; die "a squatted name killed the job: $out"; }
+	"$BIN/psadm" list | grep -q "^$sq\.r0 " && { rm -f /dev/shm/pastset.$sq.*; die "rank 0 was traced while rank 1 could not be"; }
+	rm -f /dev/shm/pastset.$sq.*
+	echo "$out" | grep -q "trace space $sq.r1: the name is taken by a file of user 65534 in /dev/shm, not ours; the job runs unmonitored" ||
+		die "a squatted name: the line does not say so: $out"
+	# a monitor names what it cannot watch, loudly
+	mpirun --oversubscribe --allow-run-as-root -np 2 -x LD_PRELOAD="$lib" -x ES_JOB="$sq" \
+		"$BUILD/tests/ring_demo" 3 >/dev/null 2>&1 &
+	ring=$!
+	wait_for 20 "$BIN/psadm" show "$sq.r1" || die "the ring never made its trace spaces"
+	: >/dev/shm/pastset.$sq.r2
+	chown 65534:65534 /dev/shm/pastset.$sq.r2
+	out=$("$BIN/heartbeat" -n 1 -p 200 -q "$sq" 2>&1 >/dev/null)
+	rm -f /dev/shm/pastset.$sq.r2
+	wait $ring
+	rm_segments "$sq"
+	echo "$out" | grep -q "WARNING: $sq.r2 is not watched: it is a file of user 65534, not yours" ||
+		die "heartbeat said nothing of a segment another user took: $out"
+fi
 exit 0
