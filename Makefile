@@ -5,6 +5,7 @@
 #                   (SAN=1, TSAN=1 or FAST=1: just that one flavour)
 #   make demo       ... and run the demonstration
 #   make bench      ... and run the benchmarks
+#   make fuzz       ... and run the fuzzer and the kill test longer (COUNT=N cases)
 #   make install    ... and install it (PREFIX=/usr/local, DESTDIR)
 #
 # The public targets first run mk/deps.sh, then re-enter make, so that the
@@ -45,7 +46,7 @@ SUB := $(MAKE) --no-print-directory
 
 # --- public targets -------------------------------------------------------
 
-.PHONY: all check demo bench experiments deps clean build run-check run-demo run-bench run-experiments install
+.PHONY: all check demo bench experiments deps clean build run-check run-demo run-bench run-experiments install fuzz
 all: deps
 	@$(SUB) build
 
@@ -62,6 +63,13 @@ endif
 
 demo: deps
 	@$(SUB) run-demo
+
+# The fuzzer longer, with a new seed each time (printed, to replay a failure
+# with --seed), under ASan+UBSan; the case that failed is left in build/san/fuzz.
+fuzz: deps
+	@$(SUB) build SAN=1
+	@mkdir -p build/san/fuzz && build/san/tests/fuzz --count $(or $(COUNT),30000) --seed 0 --out build/san/fuzz
+	@build/san/tests/kill 300 0
 
 bench: deps
 	@sh mk/deps.sh bench
@@ -257,6 +265,17 @@ $(UNIT_BIN): $(call obj,$(UNIT_SRC)) $(CONVERTERS) $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) $(OTF2_LIBS) $(EXT_LIBS) $(LDLIBS)
 
+# What EventSpace must survive (tests/fuzz): mutated pathmaps, hostile wire
+# frames, damaged segments; and SIGKILL at random points.  make check runs a
+# bounded, seeded count (the fuzzer under ASan+UBSan); make fuzz runs longer.
+FUZZ := $(BUILD)/tests/fuzz $(BUILD)/tests/kill
+$(BUILD)/tests/fuzz: $(BUILD)/obj/tests/fuzz/fuzz.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
+$(BUILD)/tests/kill: $(BUILD)/obj/tests/fuzz/kill.o $(PASTSET_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
 BENCH_BINS := $(BUILD)/bench/pastset $(BUILD)/bench/paths $(BUILD)/bench/scopes $(BUILD)/bench/remote
 OBSERVE := $(BUILD)/bench/observe $(BUILD)/bench/nested
 
@@ -346,7 +365,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/integration/%.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
 
-build: $(LIBS) $(BINS) $(UNIT_BIN) $(BENCH_BINS) $(OBSERVE) $(MPI_PARTS) $(APPS)
+build: $(LIBS) $(BINS) $(UNIT_BIN) $(BENCH_BINS) $(OBSERVE) $(MPI_PARTS) $(APPS) $(FUZZ)
 
 # Sanitizer builds run slower: give Check's per-test timeouts room.
 # Integration tests start processes that share memory but no threads, which
@@ -357,6 +376,12 @@ run-check: build
 ifneq ($(TSAN),1)
 	@sh tests/integration/run.sh $(BUILD)
 endif
+ifeq ($(SAN),1)
+	@mkdir -p $(BUILD)/fuzz && $(BUILD)/tests/fuzz --count $(FUZZ_COUNT) --seed 1 --out $(BUILD)/fuzz
+	@$(BUILD)/tests/kill 100 1
+endif
+
+FUZZ_COUNT ?= 1000
 
 run-demo: build
 	@sh mk/demo.sh $(BUILD)

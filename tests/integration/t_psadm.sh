@@ -23,7 +23,7 @@ written=$(echo "$out" | awk '$1 == "thread0.trace" { print $5 }')
 junk="it-junk-$$"
 head -c 100 /dev/zero >"/dev/shm/pastset.$junk"
 touch -d '1 minute ago' "/dev/shm/pastset.$junk"
-"$BIN/psadm" list | grep -q "^$junk .*not a PastSet segment" || die "incomplete segment not listed as such"
+"$BIN/psadm" list | grep -q "^$junk .*still being made, or its maker died making it" || die "incomplete segment not listed as such"
 "$BIN/psadm" clean | grep -q "removed $junk" || die "incomplete segment not cleaned"
 # errors: clear message, non-zero status, nothing else touched
 "$BIN/psadm" show "$seg" 2>&1 | grep -q "no such segment" || die "show of a removed segment"
