@@ -459,6 +459,7 @@ static int fuzz_segments(long count)
 	struct es_trace tr = { .start = 1, .end = 2 };
 	for (int i = 0; i < 150; i++)
 		ps_write(e, &tr, 0, NULL);
+	ps_elem_close(e);
 	es_space_destroy(sp);
 	size_t n;
 	unsigned char *orig = slurp(path, &n);
@@ -539,6 +540,7 @@ int main(int argc, char **argv)
 	if (!seed)
 		seed = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
 	rng = seed | 1;
+	setvbuf(stdout, NULL, _IOLBF, 0); /* each line out before a crash could lose it */
 	printf("fuzz: seed %llu, %ld cases each\n", (unsigned long long)seed, count);
 	fflush(stdout);
 	int rc = 0;

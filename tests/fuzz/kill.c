@@ -294,6 +294,7 @@ int main(int argc, char **argv)
 	if (!seed)
 		seed = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
 	rng = seed | 1;
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("kill: seed %llu\n", (unsigned long long)seed);
 	struct {
 		const char *what;
