@@ -759,6 +759,7 @@ Suite *pastset_shm_suite(void)
 	tcase_add_test(tc, dead_writer_mid_write);
 	tcase_add_test(tc, half_made_segments);
 	tcase_add_test(tc, output_files_refuse_links);
+	tcase_add_test(tc, full_shm_refuses_not_crashes);
 	tcase_add_test(tc, read_only_observer_blocks);
 	tcase_add_test(tc, list_segments);
 	tcase_add_test(tc, foreign_segments_refused);
@@ -767,7 +768,6 @@ Suite *pastset_shm_suite(void)
 	(void)dead_lock_holders; /* TSan cannot follow a lock a dead process took */
 #else
 	tcase_add_test(tc, dead_lock_holders);
-	tcase_add_test(tc, full_shm_refuses_not_crashes);
 #endif
 	tcase_add_test(tc, multi_writer_processes);
 	suite_add_tcase(s, tc);
