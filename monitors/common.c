@@ -1,11 +1,9 @@
 /* common.c - attaching to a job, pacing and stopping, shared by the monitors. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -173,13 +171,11 @@ static void skipped(const char *prog, const es_scope *s)
 	for (int i = 0; i < n && i < 16; i++) {
 		const char *seg;
 		int rc = es_scope_skipped(s, i, &seg);
-		char path[ES_WHERE_MAX + 32];
-		struct stat st;
-		snprintf(path, sizeof(path), "/dev/shm/pastset.%s", seg);
-		if (!strchr(seg, ':') && !lstat(path, &st) && st.st_uid != geteuid())
+		uid_t owner;
+		if (!strchr(seg, ':') && !ps_shm_owner(seg, &owner) && owner != geteuid())
 			fprintf(stderr, "%s: WARNING: %s is not watched: it is a file of user %ld, not "
 				"yours (another user took the name; its job ran unmonitored)\n", prog, seg,
-				(long)st.st_uid);
+				(long)owner);
 		else
 			fprintf(stderr, "%s: WARNING: %s is not watched: %s\n", prog, seg, ps_strerror(rc));
 	}

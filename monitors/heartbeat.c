@@ -127,12 +127,14 @@ static void picture_write(struct picture *p, const wf_graph *g, const char *titl
 	int st = 0;
 	int spawned = posix_spawnp(&pid, "dot", &fa, NULL, argv, environ);
 	fclose(png);
-	if (!spawned && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st) &&
-	    rename(p->tmp, p->png))
-		fprintf(stderr, "heartbeat: --graph %s: %s\n", p->png, strerror(errno));
-	if (spawned || !WIFEXITED(st) || WEXITSTATUS(st))
+	bool ran = !spawned && waitpid(pid, &st, 0) == pid && WIFEXITED(st);
+	if (ran && !WEXITSTATUS(st)) {
+		if (rename(p->tmp, p->png))
+			fprintf(stderr, "heartbeat: --graph %s: %s\n", p->png, strerror(errno));
+	} else {
 		unlink(p->tmp);
-	if (spawned || !WIFEXITED(st) || WEXITSTATUS(st) == 127) {
+	}
+	if (!ran || WEXITSTATUS(st) == 127) {
 		fprintf(stderr, "heartbeat: no picture of the graph: dot (Debian graphviz) is not installed\n");
 		p->no_dot = true;
 	} else if (WEXITSTATUS(st)) {

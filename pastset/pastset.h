@@ -155,6 +155,10 @@ struct ps_shm_info {
 	enum ps_shm_state state;
 };
 int ps_shm_info(const char *name, struct ps_shm_info *info);
+/* Who owns the file that holds segment `name` (a link is not followed):
+ * another user's means they took the name first, and the segment is not
+ * ours to open.  0, or PS_ENOENT... */
+int ps_shm_owner(const char *name, uid_t *uid);
 /* Calls fn for every PastSet segment on this host; stops early and returns
  * what fn returned if that is non-zero. */
 int ps_shm_list(int (*fn)(const char *name, void *arg), void *arg);
@@ -323,9 +327,6 @@ void ps_prefetch_forget(ps_elem *const *e, int n);
  * (PS_ELOST for one that could not be reached). */
 int ps_prefetched(ps_elem *e);
 
-#ifdef __cplusplus
-}
-#endif
 /* --- Files EventSpace writes ---------------------------------------------- */
 
 /* Opens path to write it afresh, the way every file EventSpace writes is
@@ -338,4 +339,7 @@ FILE *ps_fopen_out(const char *path, mode_t mode);
  * directory of ours that nobody else may write into: 0 or -errno. */
 int ps_mkdir_out(const char *dir, mode_t mode);
 
+#ifdef __cplusplus
+}
+#endif
 #endif /* PASTSET_H */

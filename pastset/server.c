@@ -664,16 +664,35 @@ int ps_server_open_remote(const char *addr, int port, const char *segment, unsig
 	return 0;
 }
 
-int ps__shm_id(const char *name, uint64_t *dev, uint64_t *ino)
+/* The file behind segment `name`, as lstat sees it: a link is not followed. */
+static int shm_stat(const char *name, struct stat *st)
 {
 	char obj[PS_NAME_MAX + 16], path[PS_NAME_MAX + 32];
-	struct stat st;
 	obj_name(obj, sizeof(obj), name);
 	snprintf(path, sizeof(path), "/dev/shm%s", obj);
-	if (stat(path, &st))
-		return neg_errno(errno);
+	return lstat(path, st) ? neg_errno(errno) : 0;
+}
+
+int ps__shm_id(const char *name, uint64_t *dev, uint64_t *ino)
+{
+	struct stat st;
+	int rc = shm_stat(name, &st);
+	if (rc)
+		return rc;
 	*dev = (uint64_t)st.st_dev;
 	*ino = (uint64_t)st.st_ino;
+	return 0;
+}
+
+int ps_shm_owner(const char *name, uid_t *uid)
+{
+	int rc = ps__check_name(name);
+	struct stat st;
+	if (rc || !uid)
+		return rc ? rc : PS_EINVAL;
+	if ((rc = shm_stat(name, &st)))
+		return rc;
+	*uid = st.st_uid;
 	return 0;
 }
 

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "collectors/mpi/record.h"
@@ -184,15 +183,6 @@ static void default_job(char *name, size_t len)
 	snprintf(name, len, "%s-%d", k ? prog : "mpi", (int)getpid());
 }
 
-/* The user whose file holds a segment's name, if not us; else -1. */
-static long squatter(const char *seg)
-{
-	char path[PS_NAME_MAX + 64];
-	struct stat st;
-	snprintf(path, sizeof(path), "/dev/shm/pastset.%s", seg);
-	return !lstat(path, &st) && st.st_uid != geteuid() ? (long)st.st_uid : -1;
-}
-
 /* Whether every rank made its trace space.  A job watched on some ranks
  * only would mislead the monitors (a rank missing looks like one that
  * ended), so if any rank could not, none keeps its space and the lowest
@@ -215,16 +205,18 @@ static bool all_ranks_ok(int rc, const char *seg, const char *why)
 		ps_shm_unlink(seg);
 	}
 	if (es_g.rank == first) {
+		uid_t owner;
+		bool taken = mine == PS_EEXIST && !ps_shm_owner(seg, &owner) && owner != geteuid();
 		char others[48] = "";
 		if (failed > 1)
 			snprintf(others, sizeof(others), " (and %d other%s)", failed - 1, failed > 2 ? "s" : "");
 		if (*why)
 			fprintf(stderr, "escollect: rank %d%s: %s; the job runs unmonitored\n", es_g.rank,
 				others, why);
-		else if (mine == PS_EEXIST && squatter(seg) >= 0)
+		else if (taken)
 			fprintf(stderr, "escollect: rank %d%s: trace space %s: the name is taken by a "
 				"file of user %ld in /dev/shm, not ours; the job runs unmonitored (ES_JOB "
-				"gives it another name)\n", es_g.rank, others, seg, squatter(seg));
+				"gives it another name)\n", es_g.rank, others, seg, (long)owner);
 		else if (mine == PS_EEXIST)
 			fprintf(stderr, "escollect: rank %d%s: trace space %s: a job named %s is running "
 				"already; this one runs unmonitored (ES_JOB gives it another name)\n",

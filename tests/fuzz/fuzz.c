@@ -135,8 +135,8 @@ static void mutate_yaml(struct buf *b)
 		case 3:
 			cut(b, at, 1 + below(40));
 			break;
-		case 4: { /* a line repeated */
-			size_t s = line_at(b, below(ln)), e = line_at(b, 1 + (s ? 0 : 0) + below(ln));
+		case 4: { /* a line repeated, elsewhere */
+			size_t k = below(ln), s = line_at(b, k), e = line_at(b, k + 1);
 			if (e > s && e - s < 4096) {
 				char *copy = strndup(b->p + s, e - s);
 				insert(b, line_at(b, below(ln)), copy, e - s);

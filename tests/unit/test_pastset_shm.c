@@ -355,7 +355,18 @@ START_TEST(half_made_segments)
 		ck_assert_int_eq(ps_server_open_shm(seg, PS_RDONLY, &s), PS_EPARTIAL);
 		struct ps_shm_info info;
 		ck_assert_int_eq(ps_shm_info(seg, &info), PS_EPARTIAL);
+		/* whose it is: ours here; a stranger's name is said by its uid */
+		uid_t owner = 12345;
+		ck_assert_int_eq(ps_shm_owner(seg, &owner), 0);
+		ck_assert_uint_eq(owner, geteuid());
+		if (geteuid() == 0) {
+			ck_assert_int_eq(chown(path, 65534, 65534), 0);
+			ck_assert_int_eq(ps_shm_owner(seg, &owner), 0);
+			ck_assert_uint_eq(owner, 65534);
+			ck_assert_int_eq(ps_server_open_shm(seg, PS_RDONLY, &s), PS_EACCES);
+		}
 		ps_shm_unlink(seg);
+		ck_assert_int_eq(ps_shm_owner(seg, &owner), PS_ENOENT);
 	}
 	ps_server *s;
 	ck_assert_int_eq(ps_server_open_shm("x", 1u << 7, &s), PS_EINVAL);
