@@ -37,6 +37,11 @@ int pm__generate(pm_map *m, char *err, size_t errlen);
 /* The local host as hwloc sees it: its name and the OS indices of its cores. */
 int pm__local_host(pm_map *m, struct pm_host *h);
 
+/* job.c: whether host segment `name` was made over a minute before a
+ * process that started at `started` (wall-clock seconds): then it is
+ * another run's. */
+bool pm__made_before_start(const char *name, double started);
+
 /* Number of internal nodes paths_tree_create makes for n participants. */
 int pm__tree_nodes(int n, int fanout);
 

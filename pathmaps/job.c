@@ -32,9 +32,11 @@ struct pm_job {
 	char servers[1024];
 };
 
-struct srv_rec { /* what a process tells the others at start-up */
-	int32_t host, port;
-	char addr[56];
+struct start_rec { /* what a process tells the others at start-up */
+	int32_t rc;        /* how its start went so far */
+	int32_t pid;
+	int32_t host, port; /* its host's server, if it runs it; host -1 if not */
+	char addr[64];
 };
 
 static int jfail(char *err, size_t len, int rc, const char *fmt, ...)
@@ -55,20 +57,41 @@ static void seg_name(const pm_map *m, int host, char *buf, size_t len)
 	snprintf(buf, len, "%s.%s", m->model.name, m->ho[host].name);
 }
 
-/* Is process p the one that makes its host's segment (the first on the host)? */
-static bool seg_owner(const pm_map *m, int p)
+/* The process that makes p's host's segment and runs its server: the
+ * first on the host. */
+static int host_first(const pm_map *m, int p)
 {
 	for (int i = 0; i < p; i++)
 		if (m->pr[i].host == m->pr[p].host)
-			return false;
-	return true;
+			return i;
+	return p;
 }
 
 /*
- * The segment of a run must not be confused with one a previous run left
- * behind.  The first process on the host removes a dead leftover and makes
- * a fresh one; the others wait until a live one is there.
+ * The segment of a run must not be confused with one another run of the
+ * job made: two jobs would be one.  The first process on the host removes
+ * a dead leftover and makes a fresh one (refusing a live one); the others
+ * join it.  Under an exchange (mpirun) they learn the maker's pid and its
+ * outcome first, and join only the segment that pid made.  Without one
+ * they can only judge by age: see pm__made_before_start.
  */
+static int make_node(pm_job *j, char *err, size_t errlen)
+{
+	const pm_map *m = j->m;
+	char name[PS_NAME_MAX + 8];
+	seg_name(m, m->pr[j->proc].host, name, sizeof(name));
+	struct ps_shm_attr a = { .flags = PS_SHM_REPLACE_DEAD };
+	struct ps_shm_info info;
+	int rc = ps_server_create_shm(name, &a, &j->node);
+	if (rc == PS_EEXIST && ps_shm_info(name, &info) == 0)
+		return jfail(err, errlen, rc, "shared segment %s is in use by process %d: "
+			     "is another run of job '%s' going on?", name, info.creator_pid,
+			     m->model.name);
+	if (rc)
+		return jfail(err, errlen, rc, "shared segment %s: %s", name, ps_strerror(rc));
+	return 0;
+}
+
 /* When this process started, in wall-clock seconds: /proc/self/stat's
  * start (ticks after boot) against the time since boot.  0 if unknown. */
 static double started_at(void)
@@ -96,51 +119,52 @@ static double started_at(void)
 	return (double)time(NULL) - (up - (double)ticks / (double)hz);
 }
 
-/* Was the host's segment made by this run's first process, or by another
- * run of the job going on since before this process started?  Processes
- * of one run start within seconds of each other; a minute is slack. */
-static bool made_by_another_run(const char *name)
+/* Processes of one run start within seconds of each other; a segment made
+ * more than a minute before a process started is another run's.  Two runs
+ * started within a minute pass: only the exchange tells those apart. */
+bool pm__made_before_start(const char *name, double started)
 {
 	char path[PS_NAME_MAX + 32];
 	struct stat st;
-	double start = started_at();
 	snprintf(path, sizeof(path), "/dev/shm/pastset.%s", name);
-	return start > 0 && !stat(path, &st) && (double)st.st_ctim.tv_sec < start - 60;
+	return started > 0 && !stat(path, &st) && (double)st.st_ctim.tv_sec < started - 60;
 }
 
-static int open_node(pm_job *j, char *err, size_t errlen)
+/* Joins the host's segment.  maker: the pid of this run's first process on
+ * the host, as the exchange told it, or 0 without an exchange. */
+static int join_node(pm_job *j, int32_t maker, char *err, size_t errlen)
 {
 	const pm_map *m = j->m;
 	char name[PS_NAME_MAX + 8];
 	seg_name(m, m->pr[j->proc].host, name, sizeof(name));
 	struct ps_shm_info info;
 	int rc;
-	if (seg_owner(m, j->proc)) {
-		struct ps_shm_attr a = { .flags = PS_SHM_REPLACE_DEAD };
-		rc = ps_server_create_shm(name, &a, &j->node);
-		if (rc == PS_EEXIST && ps_shm_info(name, &info) == 0)
-			return jfail(err, errlen, rc, "shared segment %s is in use by process %d: "
-				     "is another run of job '%s' going on?", name, info.creator_pid,
-				     m->model.name);
-		if (rc)
-			return jfail(err, errlen, rc, "shared segment %s: %s", name, ps_strerror(rc));
-		return 0;
-	}
 	for (int tries = 0; tries < 3000; tries++) { /* up to 30 s for a slow starter */
 		if (ps_shm_info(name, &info) == 0 && info.state == PS_SHM_LIVE) {
-			/* never join another run's elements: two jobs would be one */
-			if (made_by_another_run(name))
+			if (maker && info.creator_pid != maker)
+				return jfail(err, errlen, PS_EEXIST, "shared segment %s was made by "
+					     "process %d, not by this run's first process on the host "
+					     "(pid %d): is another run of job '%s' going on?", name,
+					     info.creator_pid, maker, m->model.name);
+			if (!maker && pm__made_before_start(name, started_at()))
 				return jfail(err, errlen, PS_EEXIST, "shared segment %s is in use by "
 					     "process %d since before this process started: is another "
 					     "run of job '%s' going on?", name, info.creator_pid,
 					     m->model.name);
-			if ((rc = ps_server_open_shm(name, PS_RDWR, &j->node)) == 0)
-				return 0;
+			if ((rc = ps_server_open_shm(name, PS_RDWR, &j->node)) == 0) {
+				/* the maker could have left and another run made it again
+				 * between the look and the open */
+				if (!maker || ps_shm_info(name, &info) || info.creator_pid == maker)
+					return 0;
+				ps_server_destroy(j->node);
+				j->node = NULL;
+				continue;
+			}
 		}
 		usleep(10000);
 	}
 	return jfail(err, errlen, PS_ETIMEDOUT, "shared segment %s: its first process on this "
-		     "host (%s) never made it", name, m->pr[0].name);
+		     "host (%s) never made it", name, m->pr[host_first(m, j->proc)].name);
 }
 
 static bool uses_here(const pm_map *m, int p, int e)
@@ -151,6 +175,19 @@ static bool uses_here(const pm_map *m, int p, int e)
 			if (th->uses[u] == e)
 				return true;
 	}
+	return false;
+}
+
+/* Whether process p has an element or a tree in its host's segment. */
+static bool needs_node(const pm_map *m, int p)
+{
+	for (int e = 0; e < m->model.nelements; e++)
+		if (m->el[e].place == PM_NODE && uses_here(m, p, e))
+			return true;
+	for (int i = 0; i < m->model.ntrees; i++)
+		for (int k = 0; k < m->tr[i].n; k++)
+			if (m->tr[i].place == PM_NODE && m->th[m->tr[i].threads[k]].process == p)
+				return true;
 	return false;
 }
 
@@ -339,15 +376,12 @@ bool pm_needs_servers(const pm_map *m)
 	return need;
 }
 
-/* Starts this host's tuple server if this process is the one to run it,
- * then learns where every host's server is. */
-static int start_servers(pm_job *j, const struct pm_job_attr *attr, char *err, size_t errlen)
+/* Where each host's server listens, as the pathmap says it. */
+static int servers_from_map(pm_job *j)
 {
 	const pm_map *m = j->m;
 	const struct pm_servers *sv = &m->model.servers;
-	int nh = m->model.nhosts, here = m->pr[j->proc].host, rc;
-	if ((rc = pm_check_here(m, err, errlen)))
-		return rc;
+	int nh = m->model.nhosts;
 	j->remote = calloc((size_t)nh, sizeof(*j->remote));
 	j->addr = calloc((size_t)nh, sizeof(*j->addr));
 	j->port = calloc((size_t)nh, sizeof(*j->port));
@@ -359,47 +393,87 @@ static int start_servers(pm_job *j, const struct pm_job_attr *attr, char *err, s
 										: "127.0.0.1");
 		j->port[h] = sv->port;
 	}
-	struct srv_rec mine = { .host = -1 };
-	if (sv->runs == PM_SERVER_THREAD && seg_owner(m, j->proc)) {
-		char prefix[PS_NAME_MAX + 1];
-		snprintf(prefix, sizeof(prefix), "%s.", m->model.name);
-		const char *bind = sv->listen == PM_LISTEN_ANY ? "0.0.0.0" : j->addr[here];
-		struct ps_tcp_attr ta = { .addr = bind, .port = sv->port,
-					  .secret_file = sv->secret_file, .shm_prefix = prefix,
-					  .shm_writable = true };
-		if ((rc = ps_tcp_start(&ta, &j->tcp)))
-			return jfail(err, errlen, rc, "%s:%d: servers: listening on %s:%d: %s",
-				     m->model.file, sv->line, bind, sv->port,
-				     rc == -EADDRINUSE ? "the port is taken (another job, or a daemon?)"
-				     : ps_strerror(rc));
-		if (sv->listen == PM_LISTEN_ANY && !m->ho[here].address)
-			snprintf(j->addr[here], sizeof(j->addr[here]), "%s", ps_tcp_addr(j->tcp));
-		j->port[here] = ps_tcp_port(j->tcp);
-		mine.host = here;
-		mine.port = j->port[here];
-		snprintf(mine.addr, sizeof(mine.addr), "%s", j->addr[here]);
-	}
-	if (attr && attr->allgather) {
-		struct srv_rec *all = calloc((size_t)m->model.nprocesses, sizeof(*all));
-		if (!all)
-			return PS_ENOMEM;
-		if ((rc = attr->allgather(&mine, all, sizeof(mine), attr->arg))) {
-			free(all);
-			return jfail(err, errlen, rc, "exchanging the tuple servers' addresses: %s",
-				     ps_strerror(rc));
+	return 0;
+}
+
+/* Starts this host's tuple server if this process is the one to run it,
+ * saying where it listens in *mine. */
+static int start_server(pm_job *j, struct start_rec *mine, char *err, size_t errlen)
+{
+	const pm_map *m = j->m;
+	const struct pm_servers *sv = &m->model.servers;
+	int here = m->pr[j->proc].host, rc;
+	if ((rc = pm_check_here(m, err, errlen)) || (rc = servers_from_map(j)))
+		return rc;
+	if (sv->runs != PM_SERVER_THREAD || host_first(m, j->proc) != j->proc)
+		return 0;
+	char prefix[PS_NAME_MAX + 1];
+	snprintf(prefix, sizeof(prefix), "%s.", m->model.name);
+	const char *bind = sv->listen == PM_LISTEN_ANY ? "0.0.0.0" : j->addr[here];
+	struct ps_tcp_attr ta = { .addr = bind, .port = sv->port, .secret_file = sv->secret_file,
+				  .shm_prefix = prefix, .shm_writable = true };
+	if ((rc = ps_tcp_start(&ta, &j->tcp)))
+		return jfail(err, errlen, rc, "%s:%d: servers: listening on %s:%d: %s",
+			     m->model.file, sv->line, bind, sv->port,
+			     rc == -EADDRINUSE ? "the port is taken (another job, or a daemon?)"
+			     : ps_strerror(rc));
+	if (sv->listen == PM_LISTEN_ANY && !m->ho[here].address)
+		snprintf(j->addr[here], sizeof(j->addr[here]), "%s", ps_tcp_addr(j->tcp));
+	j->port[here] = ps_tcp_port(j->tcp);
+	mine->host = here;
+	mine->port = j->port[here];
+	snprintf(mine->addr, sizeof(mine->addr), "%s", j->addr[here]);
+	return 0;
+}
+
+/* Learns where the servers listen from what n processes told. */
+static void learn_servers(pm_job *j, struct start_rec *all, int n)
+{
+	int nh = j->m->model.nhosts;
+	for (int p = 0; p < n; p++)
+		if (all[p].rc == 0 && all[p].host >= 0 && all[p].host < nh && all[p].port > 0) {
+			all[p].addr[sizeof(all[p].addr) - 1] = 0;
+			snprintf(j->addr[all[p].host], sizeof(j->addr[0]), "%s", all[p].addr);
+			j->port[all[p].host] = all[p].port;
 		}
-		for (int p = 0; p < m->model.nprocesses; p++)
-			if (all[p].host >= 0 && all[p].host < nh && all[p].port > 0) {
-				all[p].addr[sizeof(all[p].addr) - 1] = 0;
-				snprintf(j->addr[all[p].host], sizeof(j->addr[0]), "%s", all[p].addr);
-				j->port[all[p].host] = all[p].port;
-			}
-		free(all);
-	}
 	for (int h = 0; h < nh; h++)
 		if (j->port[h])
 			snprintf(j->servers + strlen(j->servers), sizeof(j->servers) - strlen(j->servers),
 				 "%s%s:%d", j->servers[0] ? "," : "", j->addr[h], j->port[h]);
+}
+
+/*
+ * Every process calls the exchange exactly once, whatever happened before
+ * it, so that one failing process never leaves the others waiting in it.
+ * Returns this process's outcome.
+ */
+static int exchange(pm_job *j, const struct pm_job_attr *attr, int rc, bool servers, bool joins,
+		    struct start_rec *mine, int32_t *maker, char *err, size_t errlen)
+{
+	const pm_map *m = j->m;
+	mine->rc = rc;
+	mine->pid = (int32_t)getpid();
+	struct start_rec *all = calloc((size_t)m->model.nprocesses, sizeof(*all));
+	if (!all) /* the caller's abort is what frees the others then */
+		return rc ? rc : PS_ENOMEM;
+	int grc = attr->allgather(mine, all, sizeof(*mine), attr->arg);
+	if (rc || grc) {
+		free(all);
+		return rc ? rc : jfail(err, errlen, grc, "exchanging what each process started: %s",
+				       ps_strerror(grc));
+	}
+	if (servers)
+		learn_servers(j, all, m->model.nprocesses);
+	const struct start_rec *first = &all[host_first(m, j->proc)];
+	*maker = first->rc ? first->rc : first->pid > 0 ? first->pid : PS_EPROTO;
+	free(all);
+	if (joins && *maker < 0) {
+		char name[PS_NAME_MAX + 8];
+		seg_name(m, m->pr[j->proc].host, name, sizeof(name));
+		return jfail(err, errlen, *maker, "shared segment %s: this host's first process "
+			     "(%s) could not start: %s", name, m->pr[host_first(m, j->proc)].name,
+			     ps_strerror(*maker));
+	}
 	return 0;
 }
 
@@ -431,15 +505,21 @@ int pm_job_start(const pm_map *m, const char *process, const struct pm_job_attr 
 	if (!j->elems || !j->paths || !j->trees || (rc = ps_server_create_local(&j->local)))
 		goto fail;
 	/* Across hosts, each host's segment is what its server serves. */
-	bool servers = pm_needs_servers(m), need_node = servers;
-	for (int e = 0; e < m->model.nelements; e++)
-		need_node |= m->el[e].place == PM_NODE && uses_here(m, p, e);
-	for (int i = 0; i < m->model.ntrees; i++)
-		for (int k = 0; k < m->tr[i].n; k++)
-			need_node |= m->tr[i].place == PM_NODE && m->th[m->tr[i].threads[k]].process == p;
-	if (need_node && (rc = open_node(j, err, errlen)))
-		goto fail;
-	if (servers && (rc = start_servers(j, attr, err, errlen)))
+	bool servers = pm_needs_servers(m), need_node = servers || needs_node(m, p);
+	/* the first makes the segment for every process of its host */
+	for (int q = p + 1; q < m->model.nprocesses && host_first(m, p) == p; q++)
+		need_node |= m->pr[q].host == m->pr[p].host && needs_node(m, q);
+	bool first = host_first(m, p) == p;
+	struct start_rec mine = { .host = -1 };
+	int32_t maker = 0;
+	rc = need_node && first ? make_node(j, err, errlen) : 0;
+	if (!rc && servers)
+		rc = start_server(j, &mine, err, errlen);
+	if (attr && attr->allgather)
+		rc = exchange(j, attr, rc, servers, need_node && !first, &mine, &maker, err, errlen);
+	else if (!rc && servers)
+		learn_servers(j, &mine, 1); /* its own and what the pathmap says */
+	if (rc || (need_node && !first && (rc = join_node(j, maker, err, errlen))))
 		goto fail;
 	for (int e = 0; e < m->model.nelements; e++)
 		if (uses_here(m, p, e) && (rc = make_elem(j, e, err, errlen)))

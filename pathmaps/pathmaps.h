@@ -198,9 +198,15 @@ int pm_job_create(const pm_map *m, const char *process, pm_job **out, char *err,
  * servers (the pathmap's servers section): the first process of each host
  * runs one in a thread, serving the job's segments of that host, unless a
  * node daemon does.  Where they listen comes from the pathmap, or, for
- * port 0, from the processes themselves: under mpirun they tell each other
- * at start-up through `allgather`, which every process calls once with the
- * same length and which returns every process's bytes in process order.
+ * port 0, from the processes themselves.
+ *
+ * Under mpirun the processes tell each other at start-up through
+ * `allgather`, which every process calls exactly once (even one whose start
+ * failed) with the same length, and which returns every process's bytes in
+ * process order: where the servers listen, and which process made each
+ * host's segment, so that a process joins its own run's segment and never
+ * that of another run of the same job.  Without it a process can tell
+ * another run's segment only by its age (over a minute older than itself).
  */
 struct pm_job_attr {
 	int (*allgather)(const void *mine, void *all, size_t len, void *arg);

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "pathmaps/internal.h"
 #include "pathmaps/pathmaps.h"
 #include "scopes/scopes.h"
 #include "tests/unit/suites.h"
@@ -622,6 +623,129 @@ START_TEST(job_across_two_hosts)
 }
 END_TEST
 
+/* Two runs of one job on one host never share the host's segment: with the
+ * exchange, a process joins only the segment its own run's first process
+ * made; without it, only one not over a minute older than itself. */
+static char told[256]; /* what the one-process exchange below told */
+static int record_allgather(const void *mine, void *all, size_t len, void *arg)
+{
+	(void)arg;
+	memcpy(told, mine, len < sizeof(told) ? len : sizeof(told));
+	memcpy(all, mine, len);
+	return 0;
+}
+static int replay_allgather(const void *mine, void *all, size_t len, void *arg)
+{
+	(void)arg; /* another process's record in slot 0, this one's in slot 1 */
+	memcpy(all, told, len);
+	memcpy((char *)all + len, mine, len);
+	return 0;
+}
+
+/* Runs process `proc` of m in a child with the pair exchange on fd (or
+ * none for -1); exits 0 if it started, 2 with its message on stderr if not. */
+static pid_t start_child(pm_map *m, const char *proc, int fd, int me, int hold)
+{
+	pid_t pid = fork();
+	if (pid)
+		return pid;
+	alarm(60); /* a hang fails the test, never blocks it */
+	pair_fd = fd;
+	struct pm_job_attr a = { pair_allgather, &me };
+	pm_job *j;
+	char e[512];
+	if (pm_job_start(m, proc, fd >= 0 ? &a : NULL, &j, e, sizeof(e))) {
+		fprintf(stderr, "%s: %s\n", proc, e);
+		_exit(strstr(e, "another run") || strstr(e, "could not start") ? 2 : 3);
+	}
+	char c;
+	if (hold >= 0 && read(hold, &c, 1) < 0) /* until the test lets it go */
+		_exit(4);
+	pm_job_destroy(j);
+	_exit(0);
+}
+
+static int status_of(pid_t pid)
+{
+	int st;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+START_TEST(runs_of_one_job_never_mix)
+{
+	static const char text[] =
+		"application:\n  elements:\n    - { name: row, tuple_size: 64, threshold: 2 }\n"
+		"  threads:\n    - { name: t0, uses: [row] }\n    - { name: t1, uses: [row] }\n"
+		"mapping:\n  processes:\n    - { name: p0, threads: [t0] }\n"
+		"    - { name: p1, threads: [t1] }\n";
+	char buf[2048], other[2048], seg[64];
+	snprintf(buf, sizeof(buf), "pathmap: 1\nname: r%d\n%s", (int)getpid(), text);
+	snprintf(other, sizeof(other), "pathmap: 1\nname: o%d\n%s", (int)getpid(), text);
+	pm_map *m, *mo;
+	ck_assert_msg(load(buf, &m) == 0, "%s", err);
+	ck_assert_msg(load(other, &mo) == 0, "%s", err);
+	snprintf(seg, sizeof(seg), "r%d.%s", (int)getpid(), pm_model(m)->hosts[0].name);
+	int go[2];
+	ck_assert_int_eq(pipe(go), 0);
+	/* run A: its first process holds the host's segment */
+	pid_t a0 = start_child(m, "p0", -1, 0, go[0]);
+	struct ps_shm_info info;
+	for (int i = 0; i < 3000 && (ps_shm_info(seg, &info) || info.state != PS_SHM_LIVE); i++)
+		usleep(10000);
+	ck_assert_int_eq(info.creator_pid, a0);
+	/* run B, started under a minute later: its first process is refused,
+	 * and its second, told so, never joins A's segment */
+	int sv[2];
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	pid_t b0 = start_child(m, "p0", sv[0], 0, -1), b1 = start_child(m, "p1", sv[1], 1, -1);
+	ck_assert_int_eq(status_of(b0), 2);
+	ck_assert_int_eq(status_of(b1), 2);
+	/* a process told that another process made its segment (here: one that
+	 * made the other job's) never joins the one it finds */
+	pid_t c1 = fork();
+	if (c1 == 0) {
+		alarm(60);
+		pm_job *jo, *j;
+		char e[512];
+		struct pm_job_attr rec = { record_allgather, NULL }, rep = { replay_allgather, NULL };
+		if (pm_job_start(mo, "p0", &rec, &jo, e, sizeof(e)))
+			_exit(5);
+		int rc = pm_job_start(m, "p1", &rep, &j, e, sizeof(e));
+		pm_job_destroy(jo);
+		pm_job_unlink(mo, "p0");
+		fprintf(stderr, "%s\n", e);
+		_exit(rc == PS_EEXIST && strstr(e, "not by this run's first process") ? 0 : 6);
+	}
+	ck_assert_int_eq(status_of(c1), 0);
+	/* without the exchange only age tells: A's segment is not over a
+	 * minute older than a process started now, but is than one started
+	 * two minutes from now */
+	ck_assert(!pm__made_before_start(seg, (double)time(NULL)));
+	ck_assert(pm__made_before_start(seg, (double)time(NULL) + 120));
+	ck_assert(!pm__made_before_start("nothing-here", (double)time(NULL) + 120));
+	ck_assert(!pm__made_before_start(seg, 0)); /* start unknown */
+	/* A ends; run B now starts whole, its second process in its segment */
+	ck_assert_int_eq(write(go[1], "x", 1), 1);
+	ck_assert_int_eq(status_of(a0), 0);
+	int hold[2];
+	ck_assert_int_eq(pipe(hold), 0);
+	b0 = start_child(m, "p0", sv[0], 0, hold[0]);
+	b1 = start_child(m, "p1", sv[1], 1, -1);
+	ck_assert_int_eq(status_of(b1), 0);
+	ck_assert_int_eq(write(hold[1], "x", 1), 1);
+	ck_assert_int_eq(status_of(b0), 0);
+	for (int i = 0; i < 2; i++) {
+		close(go[i]);
+		close(hold[i]);
+		close(sv[i]);
+	}
+	pm_job_unlink(m, "p0");
+	pm_destroy(m);
+	pm_destroy(mo);
+}
+END_TEST
+
 /* The same two hosts, told apart by their loopback addresses, each served
  * by a node daemon on the pathmap's fixed port: no exchange needed, and a
  * monitor finds the servers from the pathmap alone. */
@@ -847,6 +971,7 @@ Suite *pathmaps_suite(void)
 	tcase_add_test(tc, servers_section);
 	tcase_add_test(tc, job_across_two_hosts);
 	tcase_add_test(tc, job_across_daemons);
+	tcase_add_test(tc, runs_of_one_job_never_mix);
 	tcase_add_test(tc, keys_that_are_not_scalars);
 	tcase_add_test(tc, large_pathmaps_load_in_linear_time);
 	suite_add_tcase(s, tc);
