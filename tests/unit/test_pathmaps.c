@@ -746,6 +746,37 @@ START_TEST(runs_of_one_job_never_mix)
 }
 END_TEST
 
+/* The first process on a host makes its segment even when only the
+ * others use it. */
+START_TEST(first_process_makes_the_segment_for_others)
+{
+	static const char text[] =
+		"application:\n  elements:\n    - { name: own, tuple_size: 8 }\n"
+		"    - { name: row, tuple_size: 64, threshold: 2 }\n"
+		"  threads:\n    - { name: t0, uses: [own] }\n    - { name: t1, uses: [row] }\n"
+		"    - { name: t2, uses: [row] }\n"
+		"mapping:\n  processes:\n    - { name: p0, threads: [t0] }\n"
+		"    - { name: p1, threads: [t1] }\n    - { name: p2, threads: [t2] }\n";
+	char buf[2048];
+	snprintf(buf, sizeof(buf), "pathmap: 1\nname: f%d\n%s", (int)getpid(), text);
+	pm_map *m;
+	ck_assert_msg(load(buf, &m) == 0, "%s", err);
+	ck_assert_int_eq(pm_model(m)->elements[1].place, PM_NODE);
+	int hold[2];
+	ck_assert_int_eq(pipe(hold), 0);
+	pid_t p0 = start_child(m, "p0", -1, 0, hold[0]);
+	pid_t p1 = start_child(m, "p1", -1, 1, -1), p2 = start_child(m, "p2", -1, 2, -1);
+	ck_assert_int_eq(status_of(p1), 0);
+	ck_assert_int_eq(status_of(p2), 0);
+	ck_assert_int_eq(write(hold[1], "x", 1), 1);
+	ck_assert_int_eq(status_of(p0), 0);
+	close(hold[0]);
+	close(hold[1]);
+	pm_job_unlink(m, "p0");
+	pm_destroy(m);
+}
+END_TEST
+
 /* The same two hosts, told apart by their loopback addresses, each served
  * by a node daemon on the pathmap's fixed port: no exchange needed, and a
  * monitor finds the servers from the pathmap alone. */
@@ -972,6 +1003,7 @@ Suite *pathmaps_suite(void)
 	tcase_add_test(tc, job_across_two_hosts);
 	tcase_add_test(tc, job_across_daemons);
 	tcase_add_test(tc, runs_of_one_job_never_mix);
+	tcase_add_test(tc, first_process_makes_the_segment_for_others);
 	tcase_add_test(tc, keys_that_are_not_scalars);
 	tcase_add_test(tc, large_pathmaps_load_in_linear_time);
 	suite_add_tcase(s, tc);
