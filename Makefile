@@ -17,7 +17,7 @@ CC      := gcc
 endif
 OPT     ?= -O2
 VERSION := 0.13.0
-CFLAGS  := -std=c11 $(OPT) -g -Wall -Wextra -Werror -fPIC -I. -DES_VERSION='"$(VERSION)"' $(EXTRA_CFLAGS)
+CFLAGS  := -std=c11 $(OPT) -g -Wall -Wextra -Wshadow -Werror -fPIC -I. -DES_VERSION='"$(VERSION)"' $(EXTRA_CFLAGS)
 LDLIBS  := -luring -pthread -lrt -lm
 
 BUILD := build/release
@@ -143,7 +143,7 @@ GENERATED := $(GEN)/es_mpi_ops.h $(GEN)/es_mpi_ops.c $(GEN)/wrappers.c
 
 $(WRAPGEN): collectors/mpi/wrapgen.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -O1 -g -Wall -Wextra -Werror $< -o $@
+	$(CC) -std=c11 -O1 -g -Wall -Wextra -Wshadow -Werror $< -o $@
 
 $(GEN)/stamp: collectors/mpi/calls.def $(WRAPGEN)
 	$(WRAPGEN) collectors/mpi/calls.def $(GEN)

@@ -289,18 +289,18 @@ static int make_path(pm_job *j, int i, char *err, size_t errlen)
 		 * otherwise. */
 		struct paths_param merged[16];
 		if (k >= 0 && !strcmp(type, "collector") && pp.n + 4 <= 16) {
-			int n = 0;
-			for (int i = 0; i < pp.n; i++)
-				merged[n++] = pp.v[i];
+			int nm = 0;
+			for (int q = 0; q < pp.n; q++)
+				merged[nm++] = pp.v[q];
 			for (int d = 0; d < 4; d++) {
 				bool given = false;
-				for (int i = 0; i < pp.n && !given; i++)
-					given = !strcmp(pp.v[i].key, cp[d].key);
+				for (int q = 0; q < pp.n && !given; q++)
+					given = !strcmp(pp.v[q].key, cp[d].key);
 				if (!given)
-					merged[n++] = cp[d];
+					merged[nm++] = cp[d];
 			}
 			pp.v = merged;
-			pp.n = n;
+			pp.n = nm;
 		}
 		pp.err = perr;
 		pp.errlen = sizeof(perr);

@@ -498,10 +498,10 @@ static int threads(struct ld *ld, yaml_node_t *list)
 		if ((rc = check_map(ld, t, "thread", keys, req)) ||
 		    (rc = as_name(ld, get(ld, t, "name"), "thread name", PS_NAME_MAX, &th->name)))
 			return rc;
-		int j = names_put(&m->th_ix, th->name, i);
-		if (j >= 0)
+		int dup = names_put(&m->th_ix, th->name, i);
+		if (dup >= 0)
 			return fail(ld, get(ld, t, "name"), "duplicate thread name '%s' "
-				    "(first defined at line %d)", th->name, m->th[j].line);
+				    "(first defined at line %d)", th->name, m->th[dup].line);
 		th->line = (int)t->start_mark.line + 1;
 		th->process = -1;
 		th->core = -1;
@@ -748,10 +748,10 @@ static int processes(struct ld *ld, yaml_node_t *list, const struct set *cores)
 			if ((rc = as_int(ld, cn, "core", 0, 65535, &c)))
 				return rc;
 			if (set_get(cores, pair(pr->host, (int)c)) < 0) {
-				char cores[200];
-				core_list(h, cores, sizeof(cores));
+				char known[200];
+				core_list(h, known, sizeof(known));
 				return fail(ld, cn, "core %ld does not exist on host '%s' (its cores: %s)",
-					    c, h->name, cores);
+					    c, h->name, known);
 			}
 			m->th[t[j]].core = (int)c;
 		}

@@ -329,18 +329,18 @@ int main(int argc, char **argv)
 		int cell, cw, ch;
 		wt_picture_size(wt_run_geometry(r), &cell, &cw, &ch);
 		size_t n = (size_t)cw * (size_t)ch * 4;
-		int64_t *acc = calloc(n, sizeof(int64_t)), *sum = calloc(n, sizeof(int64_t));
-		if (acc && sum) {
+		int64_t *acc = calloc(n, sizeof(int64_t)), *summed = calloc(n, sizeof(int64_t));
+		if (acc && summed) {
 			wt_run_picture(r, 0, acc);
-			MPI_Reduce(acc, sum, (int)n, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-			if (!rank && wt_picture_write(picture, wt_run_geometry(r), sum))
+			MPI_Reduce(acc, summed, (int)n, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+			if (!rank && wt_picture_write(picture, wt_run_geometry(r), summed))
 				fprintf(stderr, "windtunnel: cannot write %s\n", picture);
 			else if (!rank)
 				printf("windtunnel: the flow field (%d x %d cells of %d x %d sites) is in %s\n", cw,
 				       ch, cell, cell, picture);
 		}
 		free(acc);
-		free(sum);
+		free(summed);
 	}
 	int status = 0;
 	if (!rank) {

@@ -136,7 +136,7 @@ static void mutate_yaml(struct buf *b)
 			cut(b, at, 1 + below(40));
 			break;
 		case 4: { /* a line repeated, elsewhere */
-			size_t k = below(ln), s = line_at(b, k), e = line_at(b, k + 1);
+			size_t l = below(ln), s = line_at(b, l), e = line_at(b, l + 1);
 			if (e > s && e - s < 4096) {
 				char *copy = strndup(b->p + s, e - s);
 				insert(b, line_at(b, below(ln)), copy, e - s);

@@ -204,9 +204,9 @@ int main(int argc, char **argv)
 					continue;
 				}
 				/* a collective's arg: its communicator's id << 20 | its number */
-				bool coll = es_op_matched(t[i].op);
-				uint32_t arg = coll ? t[i].arg & 0xfffff : t[i].arg;
-				if (coll && t[i].op != ES_OP_MPI_COMM_FREE) {
+				bool matched = es_op_matched(t[i].op);
+				uint32_t arg = matched ? t[i].arg & 0xfffff : t[i].arg;
+				if (matched && t[i].op != ES_OP_MPI_COMM_FREE) {
 					if (!world_id)
 						world_id = t[i].arg >> 20 | 0x1000;
 					else if ((t[i].arg >> 20 | 0x1000) != world_id)
