@@ -6,6 +6,7 @@
 #   make demo       ... and run the demonstration
 #   make bench      ... and run the benchmarks
 #   make fuzz       ... and run the fuzzer and the kill test longer (COUNT=N cases)
+#   make layers     ... and check that every include and library points down
 #   make install    ... and install it (PREFIX=/usr/local, DESTDIR)
 #
 # The public targets first run mk/deps.sh, then re-enter make, so that the
@@ -46,7 +47,7 @@ SUB := $(MAKE) --no-print-directory
 
 # --- public targets -------------------------------------------------------
 
-.PHONY: all check demo bench experiments deps clean build run-check run-demo run-bench run-experiments install fuzz
+.PHONY: all check demo bench experiments deps clean build run-check run-demo run-bench run-experiments install fuzz layers run-layers
 all: deps
 	@$(SUB) build
 
@@ -63,6 +64,11 @@ endif
 
 demo: deps
 	@$(SUB) run-demo
+
+# Dependencies point down (docs/ARCHITECTURE.md): no layer includes a higher
+# layer's header, no library needs a higher library's symbols.
+layers: deps
+	@$(SUB) run-layers
 
 # The fuzzer longer, with a new seed each time (printed, to replay a failure
 # with --seed), under ASan+UBSan; the case that failed is left in build/san/fuzz.
@@ -370,7 +376,10 @@ build: $(LIBS) $(BINS) $(UNIT_BIN) $(BENCH_BINS) $(OBSERVE) $(MPI_PARTS) $(APPS)
 # Sanitizer builds run slower: give Check's per-test timeouts room.
 # Integration tests start processes that share memory but no threads, which
 # TSan cannot see across; they run in the other two flavours.
-run-check: build
+run-layers: build
+	@sh mk/layers.sh . $(BUILD)/lib
+
+run-check: build run-layers
 	@CK_TIMEOUT_MULTIPLIER=$(if $(SAN)$(TSAN),10,1) TSAN_OPTIONS="halt_on_error=1 allocator_may_return_null=1" \
 	  ASAN_OPTIONS=allocator_may_return_null=1 $(UNIT_BIN)
 ifneq ($(TSAN),1)
