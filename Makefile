@@ -100,7 +100,7 @@ clean:
 
 # --- pastset/ --------------------------------------------------------------
 
-PASTSET_SRC := pastset/element.c pastset/server.c pastset/wait.c pastset/wire.c pastset/file.c \
+PASTSET_SRC := pastset/element.c pastset/server.c pastset/clock.c pastset/wait.c pastset/wire.c pastset/file.c \
 	       pastset/tcp.c pastset/remote.c
 PASTSET_LIB := $(BUILD)/lib/libpastset.a
 

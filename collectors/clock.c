@@ -14,13 +14,6 @@ int es__clock_tsc;
 static struct es_clock clk;
 static pthread_once_t clk_once = PTHREAD_ONCE_INIT;
 
-uint64_t es__mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The TSC is used only where it ticks at a constant rate through sleep
  * states (invariant TSC) and the kernel itself trusts it as its clock
  * source: a timestamp must never tell a lie about order or duration. */
@@ -53,7 +46,7 @@ static void pair(uint64_t *ns, uint64_t *tsc)
 {
 	uint64_t best = UINT64_MAX;
 	for (int i = 0; i < 9; i++) {
-		uint64_t a = es__mono_ns(), t = __builtin_ia32_rdtsc(), b = es__mono_ns();
+		uint64_t a = ps_now_ns(), t = __builtin_ia32_rdtsc(), b = ps_now_ns();
 		if (b - a < best) {
 			best = b - a;
 			*ns = a + (b - a) / 2;

@@ -179,7 +179,6 @@ uint64_t es_clock_ns(const struct es_clock *c, uint64_t raw);
 void es_clock_shift(struct es_clock *c, int64_t ns);
 
 extern int es__clock_tsc; /* set by es_clock_init: read the TSC */
-uint64_t es__mono_ns(void);
 
 static inline uint64_t es_now(void)
 {
@@ -187,7 +186,7 @@ static inline uint64_t es_now(void)
 	if (__builtin_expect(es__clock_tsc, 1))
 		return __builtin_ia32_rdtsc();
 #endif
-	return es__mono_ns();
+	return ps_now_ns();
 }
 
 /* The fixed form a reader on any machine can use: ns timestamps,

@@ -96,9 +96,7 @@ void mon_signals(void)
 
 double mon_now(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	return (double)ps_now_ns() / 1e9;
 }
 
 void mon_sleep(double seconds)

@@ -121,7 +121,7 @@ int ps__secret_read(const char *file, char *out, size_t *len);
 struct ps_deadline {
 	bool forever;
 	bool now;          /* timeout 0: never wait */
-	struct timespec at; /* CLOCK_MONOTONIC */
+	uint64_t at;        /* ps_now_ns() */
 	long backoff;       /* polling sleep, for handles that cannot register */
 	bool slept;         /* yielding is over: sleep from now on */
 };

@@ -61,6 +61,17 @@ extern "C" {
 
 const char *ps_strerror(int err);
 
+/*
+ * The one clock every layer waits, times out and paces by: CLOCK_MONOTONIC,
+ * in ns.  A deadline is a point on it; PS_FOREVER's is UINT64_MAX.
+ */
+uint64_t ps_now_ns(void);
+/* timeout_ms from now: now for 0, UINT64_MAX for a negative timeout. */
+uint64_t ps_deadline_ns(int timeout_ms);
+/* What is left of a deadline as a timeout: 0 once it passed, PS_FOREVER
+ * for UINT64_MAX, at most INT_MAX ms. */
+int ps_ms_left(uint64_t deadline_ns);
+
 typedef struct ps_server ps_server; /* a tuple server: in-process or shared memory */
 typedef struct ps_elem ps_elem;     /* a process-local handle on one element */
 

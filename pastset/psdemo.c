@@ -17,13 +17,6 @@ struct trace {
 } __attribute__((packed));
 _Static_assert(sizeof(struct trace) == 36, "trace tuple is 36 bytes");
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static int fail(const char *what, int rc)
 {
 	fprintf(stderr, "psdemo: %s: %s\n", what, ps_strerror(rc));
@@ -43,15 +36,15 @@ static int writer(const char *seg, double seconds)
 		return fail("thread0.trace", rc);
 	printf("writer: segment %s, element thread0.trace (threshold 200)\n", seg);
 	fflush(stdout);
-	uint64_t end = now_ns() + (uint64_t)(seconds * 1e9);
+	uint64_t end = ps_now_ns() + (uint64_t)(seconds * 1e9);
 	volatile double x = 1.0;
 	uint32_t seq = 0;
-	while (now_ns() < end) {
-		struct trace t = { .start = now_ns(), .op = 1, .collector = 0,
+	while (ps_now_ns() < end) {
+		struct trace t = { .start = ps_now_ns(), .op = 1, .collector = 0,
 				   .element = 7, .size = 4096, .seq = seq };
 		for (int i = 0; i < 2000; i++)
 			x = x * 1.0000001 + 1e-9; /* the "communication" being traced */
-		t.end = now_ns();
+		t.end = ps_now_ns();
 		t.arg = seq & 0xffff;
 		ps_write(e, &t, 0, NULL);
 		seq++;
@@ -83,7 +76,7 @@ static int reader(const char *seg, double seconds)
 	}
 	if (rc)
 		return fail(seg, rc);
-	uint64_t end = now_ns() + (uint64_t)(seconds * 1e9), next_report = 0;
+	uint64_t end = ps_now_ns() + (uint64_t)(seconds * 1e9), next_report = 0;
 	uint64_t cur = 0, got = 0, missed = 0, lat_sum = 0;
 	struct trace buf[64];
 	for (;;) {
@@ -98,7 +91,7 @@ static int reader(const char *seg, double seconds)
 			lat_sum += buf[i].end - buf[i].start;
 		got += (uint64_t)(n > 0 ? n : 0);
 		cur += (uint64_t)(n > 0 ? n : 0);
-		uint64_t t = now_ns();
+		uint64_t t = ps_now_ns();
 		if (t >= next_report) {
 			struct ps_stats st;
 			ps_elem_stats(e, &st);

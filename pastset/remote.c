@@ -121,13 +121,6 @@ void ps__layout_swap(const char *layout, unsigned char *t)
 
 static const uint32_t order_mark = 0x01020304;
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* --- the connection ---------------------------------------------------------- */
 
 /*
@@ -154,7 +147,7 @@ static int io(struct ps__rconn *c, void *p, size_t n, bool out, uint64_t deadlin
 			continue;
 		if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
 			break; /* closed, or reset */
-		uint64_t now = mono_ns();
+		uint64_t now = ps_now_ns();
 		if (!out && c->spin_ns) {
 			if (!spin_until)
 				spin_until = now + c->spin_ns;
@@ -176,7 +169,7 @@ static int io(struct ps__rconn *c, void *p, size_t n, bool out, uint64_t deadlin
 
 static uint64_t deadline_of(const struct ps__rconn *c)
 {
-	return mono_ns() + (uint64_t)c->timeout_ms * 1000000u;
+	return ps_now_ns() + (uint64_t)c->timeout_ms * 1000000u;
 }
 
 static int send_req(struct ps__rconn *c, uint16_t op, const void *payload, size_t len,
@@ -350,7 +343,7 @@ static int dial(struct ps__rconn *c, const struct sockaddr_in *sin)
 	int k, err = 0;
 	socklen_t el = sizeof(err);
 	for (;;) {
-		uint64_t now = mono_ns(), left = now >= c->deadline ? 0 : c->deadline - now;
+		uint64_t now = ps_now_ns(), left = now >= c->deadline ? 0 : c->deadline - now;
 		k = poll(&pf, 1, left > 60000000000ull ? 60000 : (int)((left + 999999) / 1000000));
 		if (!(k < 0 && errno == EINTR) && !(k == 0 && left > 60000000000ull))
 			break;
@@ -392,7 +385,7 @@ static int conn_open(struct ps__rconn *c)
 		if (!(rc = send_req(c, PSW_HELLO, hello, 8 + sl, deadline)) &&
 		    !(rc = recv_rep(c, PSW_HELLO, c->tag, &len, deadline)))
 			break;
-		uint64_t now = mono_ns(), pause_ns = (pause_us + (uint64_t)rand_r(&c->seed) % pause_us) * 1000;
+		uint64_t now = ps_now_ns(), pause_ns = (pause_us + (uint64_t)rand_r(&c->seed) % pause_us) * 1000;
 		if (rc != PS_ELOST || now + pause_ns >= deadline)
 			goto fail;
 		struct timespec ts = { (time_t)(pause_ns / 1000000000u), (long)(pause_ns % 1000000000u) };
@@ -413,11 +406,11 @@ static int conn_open(struct ps__rconn *c)
 	 * half the trip of the truth. */
 	uint64_t best = UINT64_MAX;
 	for (int i = 0; i < 5; i++) {
-		uint64_t t0 = mono_ns();
+		uint64_t t0 = ps_now_ns();
 		if ((rc = send_req(c, PSW_TIME, NULL, 0, deadline)) ||
 		    (rc = recv_rep(c, PSW_TIME, c->tag, &len, deadline)))
 			goto fail;
-		uint64_t t1 = mono_ns();
+		uint64_t t1 = ps_now_ns();
 		rc = PS_EPROTO;
 		if (len != 8)
 			goto fail;
@@ -444,7 +437,7 @@ static int conn_ready(struct ps__rconn *c)
 {
 	if (!c->broken)
 		return 0;
-	uint64_t now = mono_ns();
+	uint64_t now = ps_now_ns();
 	if (now < c->retry_at)
 		return PS_ELOST;
 	c->retry_at = now + RETRY_MS * 1000000ull;
@@ -495,7 +488,7 @@ static int conn_get(const char *addr, int port, const struct ps_remote_attr *a,
 	c->fd = -1;
 	c->refs = 1;
 	c->port = port;
-	c->seed = (unsigned)(mono_ns() ^ (uint64_t)getpid() << 16);
+	c->seed = (unsigned)(ps_now_ns() ^ (uint64_t)getpid() << 16);
 	c->timeout_ms = a && a->timeout_ms > 0 ? a->timeout_ms : 10000;
 	c->spin_ns = a && a->spin_us < 0 ? 0 : a && a->spin_us > 0 ? (uint64_t)a->spin_us * 1000 : 100000;
 	snprintf(c->addr, sizeof(c->addr), "%s", addr);
@@ -851,8 +844,8 @@ static int tuple_op(ps_elem *e, uint16_t op, uint64_t idx, void *out, uint64_t *
  * write to a full flow element) asks the server again and again until its
  * time is up: the server never waits for a client. */
 struct poll_wait {
-	struct timespec at;
-	bool forever, now;
+	uint64_t at; /* a deadline: UINT64_MAX waits for ever */
+	bool now;
 	long sleep_ns;
 };
 
@@ -861,37 +854,21 @@ struct poll_wait {
  * waited for, as the operation would wait for a slow writer. */
 static void call_until(struct ps__rconn *c, const struct poll_wait *w)
 {
-	if (!w || w->now)
-		return;
-	uint64_t until = w->forever ? UINT64_MAX
-				    : (uint64_t)w->at.tv_sec * 1000000000u + (uint64_t)w->at.tv_nsec;
-	if (until > c->deadline)
-		c->deadline = until;
+	if (w && !w->now && w->at > c->deadline)
+		c->deadline = w->at;
 }
 
 static void poll_start(struct poll_wait *w, int timeout_ms)
 {
-	w->forever = timeout_ms < 0;
 	w->now = timeout_ms == 0;
 	w->sleep_ns = 20000;
-	clock_gettime(CLOCK_MONOTONIC, &w->at);
-	w->at.tv_sec += timeout_ms / 1000;
-	w->at.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (w->at.tv_nsec >= 1000000000) {
-		w->at.tv_sec++;
-		w->at.tv_nsec -= 1000000000;
-	}
+	w->at = ps_deadline_ns(timeout_ms);
 }
 
 /* Sleeps before the next try; false when the time is up. */
 static bool poll_again(struct poll_wait *w)
 {
-	if (w->now)
-		return false;
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (!w->forever && (now.tv_sec > w->at.tv_sec ||
-			    (now.tv_sec == w->at.tv_sec && now.tv_nsec >= w->at.tv_nsec)))
+	if (w->now || ps_now_ns() >= w->at)
 		return false;
 	struct timespec d = { 0, w->sleep_ns };
 	nanosleep(&d, NULL);

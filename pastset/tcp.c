@@ -125,9 +125,7 @@ struct ps_tcp {
 
 static int64_t now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)(ps_now_ns() / 1000000u);
 }
 
 /* user_data: event, slot and the slot's generation, so a completion for
@@ -626,9 +624,7 @@ static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 	case PSW_TIME: {
 		if (n != 0 || !(o = reply(c, h->op, h->tag, 8)))
 			return false;
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		psw_put64(o, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+		psw_put64(o, ps_now_ns());
 		return true;
 	}
 	case PSW_CLOSE: {

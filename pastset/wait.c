@@ -41,15 +41,7 @@ void ps__deadline(struct ps_deadline *d, int timeout_ms)
 	d->now = timeout_ms == 0;
 	d->backoff = 0;
 	d->slept = false;
-	clock_gettime(CLOCK_MONOTONIC, &d->at);
-	if (timeout_ms > 0) {
-		d->at.tv_sec += timeout_ms / 1000;
-		d->at.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-		if (d->at.tv_nsec >= 1000000000L) {
-			d->at.tv_sec++;
-			d->at.tv_nsec -= 1000000000L;
-		}
-	}
+	d->at = ps_deadline_ns(timeout_ms);
 }
 
 /* Nanoseconds left before the deadline, capped at cap; 0 when it passed. */
@@ -59,13 +51,10 @@ static long remaining_ns(const struct ps_deadline *d, long cap)
 		return cap;
 	if (d->now)
 		return 0;
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	long long left = (long long)(d->at.tv_sec - now.tv_sec) * 1000000000LL +
-			 (d->at.tv_nsec - now.tv_nsec);
-	if (left <= 0)
+	uint64_t now = ps_now_ns();
+	if (now >= d->at)
 		return 0;
-	return left < cap ? (long)left : cap;
+	return d->at - now < (uint64_t)cap ? (long)(d->at - now) : cap;
 }
 
 static void futex_wait(uint32_t *addr, uint32_t val, long ns, bool shared)
@@ -157,24 +146,21 @@ int ps__mutex_init(pthread_mutex_t *m, bool pshared)
 #ifdef __SANITIZE_THREAD__
 /* GCC 12's TSan does not intercept pthread_mutex_clocklock and then reports
  * the unlock as a bug; give it the call it knows, on the realtime clock. */
-static int clocklock(pthread_mutex_t *m, const struct timespec *mono)
+static int clocklock(pthread_mutex_t *m, uint64_t at_ns)
 {
-	struct timespec now_m, now_r, at;
-	clock_gettime(CLOCK_MONOTONIC, &now_m);
+	struct timespec now_r, at;
+	uint64_t now = ps_now_ns(), left = at_ns > now ? at_ns - now : 0;
 	clock_gettime(CLOCK_REALTIME, &now_r);
-	long long left = (long long)(mono->tv_sec - now_m.tv_sec) * 1000000000LL +
-			 (mono->tv_nsec - now_m.tv_nsec);
-	if (left < 0)
-		left = 0;
-	long long r = (long long)now_r.tv_sec * 1000000000LL + now_r.tv_nsec + left;
-	at.tv_sec = r / 1000000000LL;
-	at.tv_nsec = r % 1000000000LL;
+	uint64_t r = (uint64_t)now_r.tv_sec * 1000000000u + (uint64_t)now_r.tv_nsec + left;
+	at.tv_sec = (time_t)(r / 1000000000u);
+	at.tv_nsec = (long)(r % 1000000000u);
 	return pthread_mutex_timedlock(m, &at);
 }
 #else
-static int clocklock(pthread_mutex_t *m, const struct timespec *mono)
+static int clocklock(pthread_mutex_t *m, uint64_t at_ns)
 {
-	return pthread_mutex_clocklock(m, CLOCK_MONOTONIC, mono);
+	struct timespec at = { (time_t)(at_ns / 1000000000u), (long)(at_ns % 1000000000u) };
+	return pthread_mutex_clocklock(m, CLOCK_MONOTONIC, &at);
 }
 #endif
 
@@ -186,7 +172,7 @@ int ps__lock(pthread_mutex_t *m, const struct ps_deadline *d)
 	else if (d->now)
 		rc = pthread_mutex_trylock(m);
 	else
-		rc = clocklock(m, &d->at);
+		rc = clocklock(m, d->at);
 	if (rc == EOWNERDEAD) {
 		/* The ring is consistent at every step (the seqlock covers a
 		 * half-written slot), so the state can be taken over as is. */

@@ -312,19 +312,12 @@ struct coll {
 	size_t share;     /* gather: bytes per participant */
 	int root;
 	bool down;        /* result goes to everyone */
-	struct timespec deadline;
-	bool forever;
+	uint64_t deadline; /* ps_deadline_ns */
 };
 
 static int ms_left(const struct coll *c)
 {
-	if (c->forever)
-		return PS_FOREVER;
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	long long ms = (c->deadline.tv_sec - now.tv_sec) * 1000LL +
-		       (c->deadline.tv_nsec - now.tv_nsec) / 1000000;
-	return ms <= 0 ? 0 : ms > 0x7fffffff ? 0x7fffffff : (int)ms;
+	return ps_ms_left(c->deadline);
 }
 
 static void combine(const paths_tree *t, const struct coll *c, unsigned char *acc,
@@ -518,16 +511,7 @@ static void start(struct coll *c, enum kind k, int timeout_ms)
 	memset(c, 0, sizeof(*c));
 	c->kind = k;
 	c->down = k == K_BARRIER || k == K_BCAST || k == K_ALLREDUCE || k == K_SCATTER;
-	c->forever = timeout_ms < 0;
-	clock_gettime(CLOCK_MONOTONIC, &c->deadline);
-	if (timeout_ms > 0) {
-		c->deadline.tv_sec += timeout_ms / 1000;
-		c->deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-		if (c->deadline.tv_nsec >= 1000000000L) {
-			c->deadline.tv_sec++;
-			c->deadline.tv_nsec -= 1000000000L;
-		}
-	}
+	c->deadline = ps_deadline_ns(timeout_ms);
 }
 
 int paths_barrier(paths_member *m, int timeout_ms)

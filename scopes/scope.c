@@ -34,13 +34,13 @@ struct es_scope {
 	int width;
 	/* consume */
 	uint64_t *cursor, before;
-	struct timespec last_consume;
+	uint64_t last_consume; /* ps_now_ns(); 0 before the first */
 	double headroom;  /* seconds until the fastest leaf would overwrite what is unread */
 	struct es_trace *got;
 	int *got_leaf;
 	size_t cap;
 	/* rate limit */
-	struct timespec last;
+	uint64_t last;         /* the last pull, ps_now_ns(); 0 before the first */
 	/* runs: process -- the tree lives in a helper process on this node,
 	 * asked through a request element and answering through a reply one */
 	pid_t helper;
@@ -541,16 +541,14 @@ static void pace(es_scope *s)
 {
 	if (s->spec.rate_hz <= 0)
 		return;
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
 	double gap = 1.0 / s->spec.rate_hz;
-	double since = (double)(now.tv_sec - s->last.tv_sec) + (now.tv_nsec - s->last.tv_nsec) / 1e9;
-	if (s->last.tv_sec && since < gap) {
+	double since = (double)(ps_now_ns() - s->last) / 1e9;
+	if (s->last && since < gap) {
 		double wait = gap - since;
 		struct timespec ts = { (time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9) };
 		nanosleep(&ts, NULL);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &s->last);
+	s->last = ps_now_ns();
 }
 
 /* An answer that says the leaf's server is gone, not that the leaf is empty. */
@@ -635,10 +633,8 @@ int es_scope_consume(es_scope *s, struct es_trace *out, size_t max, uint64_t *mi
 	struct ev *ev = (struct ev *)s->got;
 	size_t n = 0;
 	uint64_t lost = 0;
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	double dt = s->last_consume.tv_sec ? (double)(now.tv_sec - s->last_consume.tv_sec) +
-					     (double)(now.tv_nsec - s->last_consume.tv_nsec) / 1e9 : 0;
+	uint64_t now = ps_now_ns();
+	double dt = s->last_consume ? (double)(now - s->last_consume) / 1e9 : 0;
 	double headroom = INFINITY;
 	for (int i = 0; i < s->nleaves && n < max; i++) {
 		const struct es_leaf *l = &s->leaves[i];
@@ -697,7 +693,7 @@ int es_scope_consume(es_scope *s, struct es_trace *out, size_t max, uint64_t *mi
 
 double es_scope_headroom(const es_scope *s)
 {
-	return s && s->last_consume.tv_sec ? s->headroom : INFINITY;
+	return s && s->last_consume ? s->headroom : INFINITY;
 }
 
 uint64_t es_scope_before_attach(const es_scope *s)
@@ -735,10 +731,7 @@ int es_scope_in_flight(const es_scope *s, int thread, struct es_flight *f)
 		f->element = (uint32_t)(w[ES_NOTE_WHAT] >> 32);
 		f->arg = (uint32_t)w[ES_NOTE_ARG];
 		f->comm = w[ES_NOTE_COMM];
-		struct timespec now;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		uint64_t now_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-		uint64_t at = es_clock_ns(l->clock, start);
+		uint64_t now_ns = ps_now_ns(), at = es_clock_ns(l->clock, start);
 		f->since_ns = now_ns > at ? now_ns - at : 0;
 		f->leaf = i;
 		found = 1;

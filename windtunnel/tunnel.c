@@ -124,9 +124,7 @@ struct wt_run {
 
 static double now(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return (double)ps_now_ns() / 1e9;
 }
 
 static uint64_t *row_of(const struct slice *s, uint64_t *base, int y)

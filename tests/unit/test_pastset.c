@@ -465,6 +465,26 @@ START_TEST(strerror_messages)
 }
 END_TEST
 
+/* The clock and deadlines every layer waits by. */
+START_TEST(clock_and_deadlines)
+{
+	uint64_t a = ps_now_ns(), b = ps_now_ns();
+	ck_assert(a > 0 && b >= a);
+	ck_assert(ps_deadline_ns(PS_FOREVER) == UINT64_MAX);
+	ck_assert(ps_deadline_ns(-7) == UINT64_MAX);
+	ck_assert_int_eq(ps_ms_left(UINT64_MAX), PS_FOREVER);
+	ck_assert_int_eq(ps_ms_left(ps_deadline_ns(0)), 0);
+	ck_assert_int_eq(ps_ms_left(a), 0); /* passed */
+	ck_assert_int_eq(ps_ms_left(0), 0);
+	uint64_t d = ps_deadline_ns(60000);
+	ck_assert(d >= b + 60000ull * 1000000 && d != UINT64_MAX);
+	int left = ps_ms_left(d);
+	ck_assert(left > 0 && left <= 60000);
+	/* a deadline further than INT_MAX ms is capped, not wrapped */
+	ck_assert_int_eq(ps_ms_left(ps_now_ns() + 3000000000ull * 1000000), 0x7fffffff);
+}
+END_TEST
+
 Suite *pastset_suite(void)
 {
 	Suite *s = suite_create("pastset");
@@ -484,6 +504,7 @@ Suite *pastset_suite(void)
 	tcase_add_loop_test(tc, notes, 0, 2);
 	tcase_add_test(tc, out_of_memory);
 	tcase_add_test(tc, strerror_messages);
+	tcase_add_test(tc, clock_and_deadlines);
 	suite_add_tcase(s, tc);
 	return s;
 }
