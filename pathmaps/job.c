@@ -497,7 +497,7 @@ int pm_job_start(const pm_map *m, const char *process, const struct pm_job_attr 
 	j->m = m;
 	j->proc = p;
 	if (m->model.trace.shared)
-		snprintf(j->trace_space, sizeof(j->trace_space), "%s.t%d", m->model.name, p);
+		pm_space_name(j->trace_space, sizeof(j->trace_space), m->model.name, PM_SPACE_PROCESS, p);
 	j->elems = calloc((size_t)m->model.nelements + 1, sizeof(*j->elems));
 	j->paths = calloc((size_t)m->model.npaths + 1, sizeof(*j->paths));
 	j->trees = calloc((size_t)m->model.ntrees + 1, sizeof(*j->trees));

@@ -105,16 +105,8 @@ struct found {
 static int collect(const char *name, void *arg)
 {
 	struct found *f = arg;
-	size_t jl = strlen(f->job);
-	/* JOB.tN (pathmap jobs) or JOB.rN (MPI ranks) */
-	if (strncmp(name, f->job, jl) || name[jl] != '.' || (name[jl + 1] != 't' && name[jl + 1] != 'r'))
+	if (!pm_space_of(name, f->job, NULL, NULL))
 		return 0;
-	const char *d = name + jl + 2;
-	if (!*d)
-		return 0;
-	for (; *d; d++)
-		if (*d < '0' || *d > '9')
-			return 0;
 	/* Two servers on one machine (hosts of a pathmap that share it) list
 	 * the same segments: segment names are unique in a job, so the first
 	 * server to list one serves it. */

@@ -161,11 +161,11 @@ static int trace_threshold(const pm_map *m, uint32_t *out, char *err, size_t len
 /* A job name that makes segment names JOB.rRANK: refused, never cut. */
 static int job_name_ok(const char *job, int size, char *err, size_t len)
 {
-	char seg[PS_NAME_MAX + 16];
-	int n = snprintf(seg, sizeof(seg), "%s.r%d", job, size - 1);
-	if (!*job || n > PS_NAME_MAX || ps_name_check(seg)) {
+	char seg[PS_NAME_MAX + 1], tail[16];
+	if (!*job || pm_space_name(seg, sizeof(seg), job, PM_SPACE_RANK, size - 1)) {
+		int n = snprintf(tail, sizeof(tail), ".%c%d", PM_SPACE_RANK, size - 1);
 		snprintf(err, len, "job name '%s': expected at most %d characters of A-Z a-z 0-9 . _ -",
-			 job, PS_NAME_MAX - (n - (int)strlen(job)));
+			 job, PS_NAME_MAX - n);
 		return PS_EINVAL;
 	}
 	return 0;
@@ -268,7 +268,7 @@ static void setup(void)
 		default_job(name, sizeof(name));
 	if (d.ok && job_name_ok(name, es_g.size, err, sizeof(err)))
 		d.ok = 0;
-	snprintf(d.job, sizeof(d.job), "%s", name);
+	snprintf(d.job, sizeof(d.job), "%.*s", PS_NAME_MAX, name); /* whole when d.ok */
 	snprintf(d.err, sizeof(d.err), "%s", err);
 	PMPI_Bcast(&d, sizeof(d), MPI_BYTE, 0, MPI_COMM_WORLD);
 	pm_destroy(m);
@@ -278,8 +278,8 @@ static void setup(void)
 		return;
 	}
 	snprintf(es_g.job, sizeof(es_g.job), "%s", d.job);
-	char seg[PS_NAME_MAX + 16]; /* job_name_ok made sure it fits PS_NAME_MAX */
-	snprintf(seg, sizeof(seg), "%s.r%d", es_g.job, es_g.rank);
+	char seg[PS_NAME_MAX + 1]; /* job_name_ok made sure it fits */
+	pm_space_name(seg, sizeof(seg), es_g.job, PM_SPACE_RANK, es_g.rank);
 	es_clock_init();
 	size_t per_thread = ps_elem_footprint(sizeof(struct es_trace), es_g.threshold);
 	/* a trace an earlier run of this name left is replaced: said once */

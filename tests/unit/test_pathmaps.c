@@ -777,6 +777,39 @@ START_TEST(first_process_makes_the_segment_for_others)
 }
 END_TEST
 
+/* A job's trace spaces are named and recognised in one place. */
+START_TEST(trace_space_names)
+{
+	char buf[PS_NAME_MAX + 1];
+	enum pm_space_kind k;
+	int n;
+	ck_assert_int_eq(pm_space_name(buf, sizeof(buf), "lmp-4312", PM_SPACE_RANK, 17), 0);
+	ck_assert_str_eq(buf, "lmp-4312.r17");
+	ck_assert(pm_space_of(buf, "lmp-4312", &k, &n) && k == PM_SPACE_RANK && n == 17);
+	ck_assert_int_eq(pm_space_name(buf, sizeof(buf), "wt", PM_SPACE_PROCESS, 0), 0);
+	ck_assert_str_eq(buf, "wt.t0");
+	ck_assert(pm_space_of(buf, "wt", &k, &n) && k == PM_SPACE_PROCESS && n == 0);
+	/* not the job's: another job, its host segment, no number, other letters */
+	ck_assert(!pm_space_of("wt.t0", "w", NULL, NULL));
+	ck_assert(!pm_space_of("wtx.t0", "wt", NULL, NULL));
+	ck_assert(!pm_space_of("wt.node0", "wt", NULL, NULL));
+	ck_assert(!pm_space_of("wt.t", "wt", NULL, NULL));
+	ck_assert(!pm_space_of("wt.t1a", "wt", NULL, NULL));
+	ck_assert(!pm_space_of("wt.x1", "wt", NULL, NULL));
+	ck_assert(!pm_space_of("wt.t1", "", NULL, NULL));
+	/* a name that would not fit or is not a segment name is refused */
+	char job[PS_NAME_MAX + 1];
+	memset(job, 'j', PS_NAME_MAX - 3);
+	job[PS_NAME_MAX - 3] = 0;
+	ck_assert_int_eq(pm_space_name(buf, sizeof(buf), job, PM_SPACE_RANK, 9), 0);
+	ck_assert_int_eq(pm_space_name(buf, sizeof(buf), job, PM_SPACE_RANK, 10), PS_EBADNAME);
+	ck_assert_str_eq(buf, "");
+	ck_assert_int_eq(pm_space_name(buf, sizeof(buf), "a/b", PM_SPACE_RANK, 0), PS_EBADNAME);
+	ck_assert_int_eq(pm_space_name(buf, sizeof(buf), "a", PM_SPACE_RANK, -1), PS_EBADNAME);
+	ck_assert_int_eq(pm_space_name(buf, sizeof(buf), "a", (enum pm_space_kind)'x', 0), PS_EBADNAME);
+}
+END_TEST
+
 /* The same two hosts, told apart by their loopback addresses, each served
  * by a node daemon on the pathmap's fixed port: no exchange needed, and a
  * monitor finds the servers from the pathmap alone. */
@@ -1004,6 +1037,7 @@ Suite *pathmaps_suite(void)
 	tcase_add_test(tc, job_across_daemons);
 	tcase_add_test(tc, runs_of_one_job_never_mix);
 	tcase_add_test(tc, first_process_makes_the_segment_for_others);
+	tcase_add_test(tc, trace_space_names);
 	tcase_add_test(tc, keys_that_are_not_scalars);
 	tcase_add_test(tc, large_pathmaps_load_in_linear_time);
 	suite_add_tcase(s, tc);

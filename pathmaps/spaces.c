@@ -1,0 +1,40 @@
+/* spaces.c - the names of a job's trace spaces (JOB.tP, JOB.rR), made and read in one place. */
+#include <stdio.h>
+#include <string.h>
+
+#include "pathmaps.h"
+
+int pm_space_name(char *buf, size_t len, const char *job, enum pm_space_kind kind, int n)
+{
+	if (!buf || !len)
+		return PS_EINVAL;
+	int w = job && n >= 0 && (kind == PM_SPACE_PROCESS || kind == PM_SPACE_RANK)
+		? snprintf(buf, len, "%s.%c%d", job, (char)kind, n) : -1;
+	if (w < 0 || (size_t)w >= len || ps_name_check(buf)) {
+		*buf = 0;
+		return PS_EBADNAME;
+	}
+	return 0;
+}
+
+bool pm_space_of(const char *name, const char *job, enum pm_space_kind *kind, int *n)
+{
+	size_t jl = job ? strlen(job) : 0;
+	if (!name || !jl || strncmp(name, job, jl) || name[jl] != '.' ||
+	    (name[jl + 1] != PM_SPACE_PROCESS && name[jl + 1] != PM_SPACE_RANK))
+		return false;
+	const char *d = name + jl + 2;
+	long v = 0;
+	if (!*d)
+		return false;
+	for (; *d; d++) {
+		if (*d < '0' || *d > '9')
+			return false;
+		v = v < 100000000 ? v * 10 + (*d - '0') : v; /* no rank is that high */
+	}
+	if (kind)
+		*kind = (enum pm_space_kind)name[jl + 1];
+	if (n)
+		*n = (int)v;
+	return true;
+}
