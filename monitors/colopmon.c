@@ -208,7 +208,7 @@ static int node_edges(const char *tree, int node)
 }
 
 /* Who is who: MPI ranks by their spaces, tree edges by their paths. */
-static int identify(const es_scope *s, int **rank_of_leaf)
+static int identify(const es_scope *s, const char *job, int **rank_of_leaf)
 {
 	int *rank = calloc((size_t)es_scope_leaves(s) + 1, sizeof(int));
 	if (!rank)
@@ -219,10 +219,12 @@ static int identify(const es_scope *s, int **rank_of_leaf)
 	mpi_ranks = 0;
 	for (int i = 0; i < es_scope_leaves(s); i++) {
 		const struct es_leaf *l = es_scope_leaf(s, i);
-		const char *r = strrchr(l->segment, '.');
+		const char *seg = strrchr(l->segment, '/'); /* after HOST:PORT/, if any */
+		enum pm_space_kind kind;
+		int r;
 		rank[i] = -1;
-		if (r && r[1] == 'r') {
-			rank[i] = atoi(r + 2);
+		if (pm_space_of(seg ? seg + 1 : l->segment, job, &kind, &r) && kind == PM_SPACE_RANK) {
+			rank[i] = r;
 			max_rank = rank[i] > max_rank ? rank[i] : max_rank;
 			if (!prev || strcmp(prev, l->segment))
 				mpi_ranks++;
@@ -230,7 +232,7 @@ static int identify(const es_scope *s, int **rank_of_leaf)
 		}
 		struct edge e = { .writes = 0 };
 		if (nedges < (int)(sizeof(edges) / sizeof(edges[0])) &&
-		    sscanf(l->meta.where, "%31[^.].n%d.c%d", e.tree, &e.node, &e.child) == 3) {
+		    paths_tree_edge_of(l->meta.where, e.tree, sizeof(e.tree), &e.node, &e.child)) {
 			/* every process of the tree has a collector on every edge;
 			 * an edge counts once */
 			bool seen = false;
@@ -249,8 +251,7 @@ static void tree_event(const struct es_trace *t, const char *where, bool quiet)
 {
 	char tree[32];
 	int node, child;
-	if (es_op_code(t->op) != ES_OP_WRITE ||
-	    sscanf(where, "%31[^.].n%d.c%d", tree, &node, &child) != 3)
+	if (es_op_code(t->op) != ES_OP_WRITE || !paths_tree_edge_of(where, tree, sizeof(tree), &node, &child))
 		return;
 	struct edge *e = NULL;
 	for (int i = 0; i < nedges && !e; i++)
@@ -332,7 +333,7 @@ int main(int argc, char **argv)
 		return rc;
 	int *rank = NULL;
 	table = calloc(TABLE, sizeof(*table));
-	if (!table || identify(s, &rank))
+	if (!table || identify(s, job, &rank))
 		return 2;
 	printf("colopmon: job '%s': %d MPI ranks, %d tree edges with collectors\n", job, mpi_ranks,
 	       nedges);
@@ -347,7 +348,7 @@ int main(int argc, char **argv)
 		bool alive = mon_watch("colopmon", s, &w);
 		/* ranks that started late, communicators met since */
 		if (es_scope_refresh(s) > 0 || ncomms == 0 || alive)
-			if (identify(s, &rank))
+			if (identify(s, job, &rank))
 				break;
 		int n;
 		do {

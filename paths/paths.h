@@ -186,6 +186,19 @@ struct paths_tree_node {
 	int first, last;       /* participants of its subtree: [first, last] */
 };
 
+/*
+ * A tree's elements are named for it, and monitors read the names back:
+ * TREE.nI.cJ carries node I's J-th child's share up, TREE.nI.d node I's
+ * result down, TREE.r the result to every participant.
+ */
+enum paths_tree_elem { PATHS_TREE_UP, PATHS_TREE_DOWN, PATHS_TREE_RESULT };
+/* Fills buf; PS_EBADNAME when the name does not fit (buf then empty). */
+int paths_tree_elem_name(char *buf, size_t len, const char *tree, enum paths_tree_elem kind,
+			 int node, int child);
+/* Whether name is an edge up (TREE.nI.cJ): its tree (cut to treelen - 1
+ * bytes), node and child. */
+bool paths_tree_edge_of(const char *name, char *tree, size_t treelen, int *node, int *child);
+
 /* Creates the tree's elements (or opens them, if another process did). */
 int paths_tree_create(const struct paths_tree_spec *spec, paths_tree **out);
 void paths_tree_destroy(paths_tree *t);

@@ -209,15 +209,15 @@ int paths_tree_create(const struct paths_tree_spec *s, paths_tree **out)
 			int child_runner = c < 0 ? -1 - c : t->nodes[c].pub.runs_on;
 			if (child_runner == nd->pub.runs_on)
 				continue;
-			snprintf(name, sizeof(name), "%s.n%d.c%d", t->name, i, j);
+			paths_tree_elem_name(name, sizeof(name), t->name, PATHS_TREE_UP, i, j);
 			if ((rc = make_path(t, s, name, 2, PS_FLOW, &nd->edge[j])))
 				goto fail;
 		}
-		snprintf(name, sizeof(name), "%s.n%d.d", t->name, i);
+		paths_tree_elem_name(name, sizeof(name), t->name, PATHS_TREE_DOWN, i, 0);
 		if ((rc = make_path(t, s, name, 4, PS_DISCARD, &nd->down)))
 			goto fail;
 	}
-	snprintf(name, sizeof(name), "%s.r", t->name);
+	paths_tree_elem_name(name, sizeof(name), t->name, PATHS_TREE_RESULT, 0, 0);
 	if ((rc = make_path(t, s, name, 4, PS_DISCARD, &t->result)))
 		goto fail;
 	*out = t;
@@ -225,6 +225,56 @@ int paths_tree_create(const struct paths_tree_spec *s, paths_tree **out)
 fail:
 	paths_tree_destroy(t);
 	return rc;
+}
+
+int paths_tree_elem_name(char *buf, size_t len, const char *tree, enum paths_tree_elem kind,
+			 int node, int child)
+{
+	if (!buf || !len)
+		return PS_EINVAL;
+	int n = !tree ? -1
+	      : kind == PATHS_TREE_UP ? snprintf(buf, len, "%s.n%d.c%d", tree, node, child)
+	      : kind == PATHS_TREE_DOWN ? snprintf(buf, len, "%s.n%d.d", tree, node)
+	      : snprintf(buf, len, "%s.r", tree);
+	if (n < 0 || (size_t)n >= len) {
+		*buf = 0;
+		return PS_EBADNAME;
+	}
+	return 0;
+}
+
+/* Reads a number that ends at end (exclusive), backwards from it; the
+ * position of its first digit, or NULL. */
+static const char *number_before(const char *start, const char *end, int *v)
+{
+	const char *p = end;
+	while (p > start && p[-1] >= '0' && p[-1] <= '9' && end - p < 9)
+		p--;
+	if (p == end)
+		return NULL;
+	*v = 0;
+	for (const char *q = p; q < end; q++)
+		*v = *v * 10 + (*q - '0');
+	return p;
+}
+
+bool paths_tree_edge_of(const char *name, char *tree, size_t treelen, int *node, int *child)
+{
+	/* from the end, so that a tree's own name may hold dots */
+	const char *end = name ? name + strlen(name) : NULL;
+	const char *c = end ? number_before(name, end, child) : NULL;
+	if (!c || c - name < 2 || c[-1] != 'c' || c[-2] != '.')
+		return false;
+	const char *n = number_before(name, c - 2, node);
+	if (!n || n - name < 3 || n[-1] != 'n' || n[-2] != '.')
+		return false;
+	size_t tl = (size_t)(n - 2 - name);
+	if (treelen) {
+		tl = tl < treelen - 1 ? tl : treelen - 1;
+		memcpy(tree, name, tl);
+		tree[tl] = 0;
+	}
+	return true;
 }
 
 void paths_tree_destroy(paths_tree *t)

@@ -318,6 +318,39 @@ START_TEST(mismatch_and_timeout)
 }
 END_TEST
 
+/* A tree's element names are made and read back in one place. */
+START_TEST(tree_element_names)
+{
+	char buf[64], tree[32];
+	int node, child;
+	ck_assert_int_eq(paths_tree_elem_name(buf, sizeof(buf), "stats", PATHS_TREE_UP, 3, 1), 0);
+	ck_assert_str_eq(buf, "stats.n3.c1");
+	ck_assert(paths_tree_edge_of(buf, tree, sizeof(tree), &node, &child));
+	ck_assert_str_eq(tree, "stats");
+	ck_assert(node == 3 && child == 1);
+	ck_assert_int_eq(paths_tree_elem_name(buf, sizeof(buf), "stats", PATHS_TREE_DOWN, 12, 0), 0);
+	ck_assert_str_eq(buf, "stats.n12.d");
+	ck_assert(!paths_tree_edge_of(buf, tree, sizeof(tree), &node, &child));
+	ck_assert_int_eq(paths_tree_elem_name(buf, sizeof(buf), "stats", PATHS_TREE_RESULT, 0, 0), 0);
+	ck_assert_str_eq(buf, "stats.r");
+	ck_assert(!paths_tree_edge_of(buf, tree, sizeof(tree), &node, &child));
+	/* a tree named with dots; a long name cut to the buffer */
+	ck_assert(paths_tree_edge_of("a.b.n10.c20", tree, sizeof(tree), &node, &child));
+	ck_assert_str_eq(tree, "a.b");
+	ck_assert(node == 10 && child == 20);
+	ck_assert(paths_tree_edge_of("abcdef.n0.c0", tree, 4, &node, &child));
+	ck_assert_str_eq(tree, "abc");
+	/* not an edge up */
+	ck_assert(!paths_tree_edge_of("t.n1.c", tree, sizeof(tree), &node, &child));
+	ck_assert(!paths_tree_edge_of("t.n.c1", tree, sizeof(tree), &node, &child));
+	ck_assert(!paths_tree_edge_of("n1.c1", tree, sizeof(tree), &node, &child));
+	ck_assert(!paths_tree_edge_of("t.x1.c1", tree, sizeof(tree), &node, &child));
+	ck_assert(!paths_tree_edge_of("", tree, sizeof(tree), &node, &child));
+	ck_assert_int_eq(paths_tree_elem_name(buf, 8, "stats", PATHS_TREE_UP, 3, 1), PS_EBADNAME);
+	ck_assert_str_eq(buf, "");
+}
+END_TEST
+
 Suite *paths_tree_suite(void)
 {
 	Suite *s = suite_create("paths_tree");
@@ -329,6 +362,7 @@ Suite *paths_tree_suite(void)
 	tcase_add_test(tc, collectives_with_placement);
 	tcase_add_test(tc, collectives_among_processes);
 	tcase_add_test(tc, mismatch_and_timeout);
+	tcase_add_test(tc, tree_element_names);
 	suite_add_tcase(s, tc);
 	return s;
 }
