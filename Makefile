@@ -111,7 +111,7 @@ PATHS_LIB := $(BUILD)/lib/libpaths.a
 
 # --- pathmaps/ -------------------------------------------------------------
 
-PATHMAPS_SRC := pathmaps/load.c pathmaps/generate.c pathmaps/job.c pathmaps/spaces.c
+PATHMAPS_SRC := pathmaps/model.c pathmaps/load.c pathmaps/generate.c pathmaps/show.c pathmaps/job.c pathmaps/spaces.c
 PATHMAPS_LIB := $(BUILD)/lib/libpathmaps.a
 
 # --- collectors/ -----------------------------------------------------------

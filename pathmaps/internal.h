@@ -27,9 +27,21 @@ struct pm_map {
 	int nblocks, capblocks;
 };
 
+/*
+ * The parts, one way: load.c reads the YAML into the model and calls
+ * generate.c, which decides placements; job.c makes a process of it real;
+ * show.c prints it.  Each uses model.c, which uses none of them.
+ */
+
+/* model.c: memory owned by the map, and names to indices. */
 void *pm__alloc(pm_map *m, size_t bytes); /* zeroed, freed with the map */
-int pm__find_tree(const pm_map *m, const char *name); /* its index, or PS_ENOENT */
 char *pm__strdup(pm_map *m, const char *s);
+int pm__find_tree(const pm_map *m, const char *name); /* its index, or PS_ENOENT */
+int pm__names_init(pm_map *m, struct pm_names *x, int n); /* room for n, in the map */
+int pm__names_put(struct pm_names *x, const char *name, int i); /* -1, or the index already there */
+int pm__names_get(const struct pm_names *x, const char *name); /* its index, or -1 */
+/* The segment that holds host h's shared elements and trees: JOB.HOST. */
+void pm__host_segment(const pm_map *m, int host, char *buf, size_t len);
 
 /* generate.c: decides placements and builds the path list; messages like the loader's. */
 int pm__generate(pm_map *m, char *err, size_t errlen);
@@ -42,7 +54,5 @@ int pm__local_host(pm_map *m, struct pm_host *h);
  * another run's. */
 bool pm__made_before_start(const char *name, double started);
 
-/* Number of internal nodes paths_tree_create makes for n participants. */
-int pm__tree_nodes(int n, int fanout);
 
 #endif

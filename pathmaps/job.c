@@ -54,7 +54,7 @@ static int jfail(char *err, size_t len, int rc, const char *fmt, ...)
 
 static void seg_name(const pm_map *m, int host, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s.%s", m->model.name, m->ho[host].name);
+	pm__host_segment(m, host, buf, len);
 }
 
 /* The process that makes p's host's segment and runs its server: the

@@ -11,42 +11,6 @@
 
 #include "internal.h"
 
-/* --- memory owned by the map ------------------------------------------------ */
-
-void *pm__alloc(pm_map *m, size_t bytes)
-{
-	if (m->nblocks == m->capblocks) {
-		int cap = m->capblocks ? 2 * m->capblocks : 64;
-		void **b = realloc(m->blocks, (size_t)cap * sizeof(*b));
-		if (!b)
-			return NULL;
-		m->blocks = b;
-		m->capblocks = cap;
-	}
-	void *p = calloc(1, bytes ? bytes : 1);
-	if (p)
-		m->blocks[m->nblocks++] = p;
-	return p;
-}
-
-char *pm__strdup(pm_map *m, const char *s)
-{
-	size_t n = strlen(s) + 1;
-	char *d = pm__alloc(m, n);
-	if (d)
-		memcpy(d, s, n);
-	return d;
-}
-
-void pm_destroy(pm_map *m)
-{
-	if (!m)
-		return;
-	for (int i = 0; i < m->nblocks; i++)
-		free(m->blocks[i]);
-	free(m->blocks);
-	free(m);
-}
 
 /* --- names and sets, so that loading stays linear ------------------------------ */
 
@@ -58,13 +22,6 @@ void pm_destroy(pm_map *m)
 #define PM_MAX_PARAMS 32         /* parameters of one stage */
 #define PM_MAX_PATTERNS 256      /* paths.collectors patterns */
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
 
 static uint64_t hash_u64(uint64_t x)
 {
@@ -74,43 +31,6 @@ static uint64_t hash_u64(uint64_t x)
 	return x;
 }
 
-/* Room for n names, in the map's memory. */
-static int names_init(pm_map *m, struct pm_names *x, int n)
-{
-	uint32_t cap = 8;
-	while (cap < 2u * (uint32_t)n)
-		cap <<= 1;
-	x->key = pm__alloc(m, sizeof(*x->key) * cap);
-	x->val = pm__alloc(m, sizeof(*x->val) * cap);
-	if (!x->key || !x->val)
-		return PS_ENOMEM;
-	x->mask = cap - 1;
-	return 0;
-}
-
-/* Adds name -> i; if the name is there already, its index instead. */
-static int names_put(struct pm_names *x, const char *name, int i)
-{
-	for (uint32_t k = (uint32_t)hash_str(name) & x->mask;; k = (k + 1) & x->mask) {
-		if (!x->key[k]) {
-			x->key[k] = name;
-			x->val[k] = i;
-			return -1;
-		}
-		if (!strcmp(x->key[k], name))
-			return x->val[k];
-	}
-}
-
-static int names_get(const struct pm_names *x, const char *name)
-{
-	if (!x->mask || !name)
-		return -1;
-	for (uint32_t k = (uint32_t)hash_str(name) & x->mask; x->key[k]; k = (k + 1) & x->mask)
-		if (!strcmp(x->key[k], name))
-			return x->val[k];
-	return -1;
-}
 
 /* A set of 64-bit keys with a value each, for one check: malloc'd. */
 struct set {
@@ -383,7 +303,7 @@ static int elements(struct ld *ld, yaml_node_t *list)
 		return rc;
 	int n = list_len(list);
 	NOMEM(m->el = pm__alloc(m, sizeof(*m->el) * (size_t)n));
-	if ((rc = names_init(m, &m->el_ix, n)))
+	if ((rc = pm__names_init(m, &m->el_ix, n)))
 		return rc;
 	static const char *const keys[] = { "name", "tuple_size", "threshold", "mode", NULL };
 	static const char *const req[] = { "name", "tuple_size", NULL };
@@ -394,7 +314,7 @@ static int elements(struct ld *ld, yaml_node_t *list)
 		if ((rc = check_map(ld, e, "element", keys, req)) ||
 		    (rc = as_name(ld, get(ld, e, "name"), "element name", PS_NAME_MAX, &el->name)))
 			return rc;
-		int j = names_put(&m->el_ix, el->name, i);
+		int j = pm__names_put(&m->el_ix, el->name, i);
 		if (j >= 0)
 			return fail(ld, get(ld, e, "name"), "duplicate element name '%s' "
 				    "(first defined at line %d)", el->name, m->el[j].line);
@@ -418,35 +338,11 @@ static int elements(struct ld *ld, yaml_node_t *list)
 	return 0;
 }
 
-/* Only indices below n count: a lookup made while the list is read. */
-static int found(int i, int n)
-{
-	return i >= 0 && i < n ? i : PS_ENOENT;
-}
-
-int pm_find_element(const pm_map *m, const char *name)
-{
-	return found(names_get(&m->el_ix, name), m->model.nelements);
-}
-
-int pm_find_thread(const pm_map *m, const char *name)
-{
-	return found(names_get(&m->th_ix, name), m->model.nthreads);
-}
-
-int pm_find_process(const pm_map *m, const char *name)
-{
-	return found(names_get(&m->pr_ix, name), m->model.nprocesses);
-}
-
-int pm__find_tree(const pm_map *m, const char *name)
-{
-	return found(names_get(&m->tr_ix, name), m->model.ntrees);
-}
 
 static int find_host(const pm_map *m, const char *name)
 {
-	int i = found(names_get(&m->ho_ix, name), m->model.nhosts);
+	int i = pm__names_get(&m->ho_ix, name);
+	i = i < m->model.nhosts ? i : -1; /* only hosts read so far */
 	return i < 0 ? -1 : i;
 }
 
@@ -487,7 +383,7 @@ static int threads(struct ld *ld, yaml_node_t *list)
 		return rc;
 	int n = list_len(list);
 	NOMEM(m->th = pm__alloc(m, sizeof(*m->th) * (size_t)n));
-	if ((rc = names_init(m, &m->th_ix, n)))
+	if ((rc = pm__names_init(m, &m->th_ix, n)))
 		return rc;
 	size_t total = 0; /* uses in all, an alias counted each time it is used */
 	static const char *const keys[] = { "name", "uses", NULL };
@@ -498,7 +394,7 @@ static int threads(struct ld *ld, yaml_node_t *list)
 		if ((rc = check_map(ld, t, "thread", keys, req)) ||
 		    (rc = as_name(ld, get(ld, t, "name"), "thread name", PS_NAME_MAX, &th->name)))
 			return rc;
-		int dup = names_put(&m->th_ix, th->name, i);
+		int dup = pm__names_put(&m->th_ix, th->name, i);
 		if (dup >= 0)
 			return fail(ld, get(ld, t, "name"), "duplicate thread name '%s' "
 				    "(first defined at line %d)", th->name, m->th[dup].line);
@@ -590,9 +486,9 @@ static int cluster(struct ld *ld, yaml_node_t *c)
 	if (!c) {
 		/* No cluster map: this host, as hwloc sees it. */
 		NOMEM(m->ho = pm__alloc(m, sizeof(*m->ho)));
-		if ((rc = pm__local_host(m, &m->ho[0])) || (rc = names_init(m, &m->ho_ix, 1)))
+		if ((rc = pm__local_host(m, &m->ho[0])) || (rc = pm__names_init(m, &m->ho_ix, 1)))
 			return rc;
-		names_put(&m->ho_ix, m->ho[0].name, 0);
+		pm__names_put(&m->ho_ix, m->ho[0].name, 0);
 		m->model.nhosts = 1;
 		return 0;
 	}
@@ -605,7 +501,7 @@ static int cluster(struct ld *ld, yaml_node_t *c)
 	if (!n)
 		return fail(ld, list, "cluster.hosts: expected at least one host");
 	NOMEM(m->ho = pm__alloc(m, sizeof(*m->ho) * (size_t)n));
-	if ((rc = names_init(m, &m->ho_ix, n)))
+	if ((rc = pm__names_init(m, &m->ho_ix, n)))
 		return rc;
 	static const char *const hkeys[] = { "name", "cores", "address", NULL };
 	static const char *const hreq[] = { "name", "cores", NULL };
@@ -615,7 +511,7 @@ static int cluster(struct ld *ld, yaml_node_t *c)
 		if ((rc = check_map(ld, h, "host", hkeys, hreq)) ||
 		    (rc = as_name(ld, get(ld, h, "name"), "host name", 20, &m->ho[i].name)))
 			return rc;
-		if (names_put(&m->ho_ix, m->ho[i].name, i) >= 0)
+		if (pm__names_put(&m->ho_ix, m->ho[i].name, i) >= 0)
 			return fail(ld, get(ld, h, "name"), "duplicate host name '%s'", m->ho[i].name);
 		if ((rc = cores_of(ld, get(ld, h, "cores"), &m->ho[i])))
 			return rc;
@@ -666,9 +562,9 @@ static int mapping(struct ld *ld, yaml_node_t *mp)
 		}
 		m->pr[0] = (struct pm_process){ .name = "p0", .host = 0,
 						.nthreads = m->model.nthreads, .threads = t };
-		if ((rc = names_init(m, &m->pr_ix, 1)))
+		if ((rc = pm__names_init(m, &m->pr_ix, 1)))
 			return rc;
-		names_put(&m->pr_ix, "p0", 0);
+		pm__names_put(&m->pr_ix, "p0", 0);
 		m->model.nprocesses = 1;
 		return 0;
 	}
@@ -680,7 +576,7 @@ static int mapping(struct ld *ld, yaml_node_t *mp)
 		return rc;
 	int n = list_len(list);
 	NOMEM(m->pr = pm__alloc(m, sizeof(*m->pr) * (size_t)(n ? n : 1)));
-	if ((rc = names_init(m, &m->pr_ix, n)))
+	if ((rc = pm__names_init(m, &m->pr_ix, n)))
 		return rc;
 	/* every host's cores, to check a process's in constant time */
 	struct set cores;
@@ -709,7 +605,7 @@ static int processes(struct ld *ld, yaml_node_t *list, const struct set *cores)
 		if ((rc = check_map(ld, p, "process", pkeys, preq)) ||
 		    (rc = as_name(ld, get(ld, p, "name"), "process name", PS_NAME_MAX, &pr->name)))
 			return rc;
-		if (names_put(&m->pr_ix, pr->name, i) >= 0)
+		if (pm__names_put(&m->pr_ix, pr->name, i) >= 0)
 			return fail(ld, get(ld, p, "name"), "duplicate process name '%s'", pr->name);
 		if ((v = get(ld, p, "host"))) {
 			const char *s = sval(v);
@@ -1014,7 +910,7 @@ static int trees(struct ld *ld, yaml_node_t *list)
 		return rc;
 	int n = list_len(list);
 	NOMEM(m->tr = pm__alloc(m, sizeof(*m->tr) * (size_t)(n ? n : 1)));
-	if ((rc = names_init(m, &m->tr_ix, n)))
+	if ((rc = pm__names_init(m, &m->tr_ix, n)))
 		return rc;
 	static const char *const keys[] = { "name", "threads", "fanout", "max_bytes", "runs_on",
 					    "collectors", NULL };
@@ -1025,7 +921,7 @@ static int trees(struct ld *ld, yaml_node_t *list)
 		if ((rc = check_map(ld, t, "tree", keys, req)) ||
 		    (rc = as_name(ld, get(ld, t, "name"), "tree name", 24, &tr->name)))
 			return rc;
-		if (names_put(&m->tr_ix, tr->name, i) >= 0)
+		if (pm__names_put(&m->tr_ix, tr->name, i) >= 0)
 			return fail(ld, get(ld, t, "name"), "duplicate tree name '%s'", tr->name);
 		int *th;
 		if ((rc = thread_refs(ld, get(ld, t, "threads"), "tree threads", &th, &tr->n)))
@@ -1048,7 +944,7 @@ static int trees(struct ld *ld, yaml_node_t *list)
 		}
 		if ((v = get(ld, t, "collectors")) && (rc = as_bool(ld, v, "collectors", &tr->collector)))
 			return rc;
-		tr->nnodes = pm__tree_nodes(tr->n, tr->fanout);
+		tr->nnodes = paths_tree_shape(tr->n, tr->fanout, NULL, NULL, 0);
 		int *runs = pm__alloc(m, sizeof(int) * (size_t)tr->nnodes);
 		NOMEM(runs);
 		for (int k = 0; k < tr->nnodes; k++)
@@ -1168,7 +1064,7 @@ static int scopes(struct ld *ld, yaml_node_t *list)
 		return rc;
 	int n = list_len(list);
 	NOMEM(m->sc = pm__alloc(m, sizeof(*m->sc) * (size_t)(n ? n : 1)));
-	if ((rc = names_init(m, &m->sc_ix, n)))
+	if ((rc = pm__names_init(m, &m->sc_ix, n)))
 		return rc;
 	static const char *const keys[] = { "name", "view", "of", "fanout", "runs", "gather",
 					    "rate_limit_hz", "reduce", NULL };
@@ -1186,7 +1082,7 @@ static int scopes(struct ld *ld, yaml_node_t *list)
 		    (rc = as_name(ld, get(ld, s, "name"), "scope name", PS_NAME_MAX, &sc->name)) ||
 		    (rc = as_choice(ld, get(ld, s, "view"), "view", views, &ch)))
 			return rc;
-		if (names_put(&m->sc_ix, sc->name, i) >= 0)
+		if (pm__names_put(&m->sc_ix, sc->name, i) >= 0)
 			return fail(ld, get(ld, s, "name"), "duplicate scope name '%s'", sc->name);
 		sc->view = (enum pm_view)(ch + 1);
 		if ((v = get(ld, s, "of"))) {
@@ -1519,7 +1415,3 @@ int pm_load(const char *file, pm_map **out, char *err, size_t errlen)
 	return rc;
 }
 
-const struct pm_model *pm_model(const pm_map *m)
-{
-	return &m->model;
-}

@@ -187,6 +187,16 @@ struct paths_tree_node {
 };
 
 /*
+ * The shape of a tree of n participants, computed without making it (the
+ * pathmap's plan, tools): internal nodes group `fanout` children, the
+ * participants first, then level by level up to the root, the last node.
+ * Node i runs on its subtree's first participant.  With nodes and children
+ * (n + count entries, which the nodes point into) and count <= cap, fills
+ * them.  Returns count, or PS_EINVAL (also when cap is too small).
+ */
+int paths_tree_shape(int n, int fanout, struct paths_tree_node *nodes, int *children, int cap);
+
+/*
  * A tree's elements are named for it, and monitors read the names back:
  * TREE.nI.cJ carries node I's J-th child's share up, TREE.nI.d node I's
  * result down, TREE.r the result to every participant.

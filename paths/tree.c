@@ -33,8 +33,7 @@ struct hdr {
 
 struct tnode {
 	struct paths_tree_node pub;
-	int *children;
-	int level;
+	const int *children; /* into the tree's children */
 	paths_path **edge; /* per child */
 	paths_path *down;
 	int slot;          /* my index among my parent's children */
@@ -45,6 +44,7 @@ struct paths_tree {
 	int n, nnodes, fanout;
 	size_t max_bytes, tuple_size;
 	struct tnode *nodes;
+	int *children;              /* every node's children, one block */
 	int *leaf_node, *leaf_slot; /* per participant */
 	paths_path *result;
 	ps_server *srv;
@@ -112,52 +112,73 @@ static int make_path(paths_tree *t, const struct paths_tree_spec *s, const char 
 	return rc;
 }
 
-static int build_shape(paths_tree *t, const int *runs_on)
+int paths_tree_shape(int n, int fanout, struct paths_tree_node *nodes, int *children, int cap)
 {
+	if (n < 1 || n > PATHS_TREE_MAX || (n > 1 && fanout < 2))
+		return PS_EINVAL;
+	if (n == 1)
+		fanout = 2; /* one node over the one participant, whatever was asked */
 	/* Level 0 groups participants; each level above groups the one below. */
-	int cap = 2 * t->n + 2;
-	t->nodes = calloc((size_t)cap, sizeof(*t->nodes));
-	t->leaf_node = calloc((size_t)t->n, sizeof(int));
-	t->leaf_slot = calloc((size_t)t->n, sizeof(int));
-	if (!t->nodes || !t->leaf_node || !t->leaf_slot)
-		return PS_ENOMEM;
-	int below = t->n, below_first = 0, level = 0;
-	bool leaves = true;
+	int count = 0, below = n, below_first = 0, used = 0;
+	bool fill = nodes && children;
 	do {
-		int first_here = t->nnodes;
-		for (int g = 0; g < below; g += t->fanout) {
-			int k = below - g < t->fanout ? below - g : t->fanout;
-			struct tnode *nd = &t->nodes[t->nnodes];
-			nd->children = calloc((size_t)k, sizeof(int));
-			if (!nd->children)
-				return PS_ENOMEM;
-			nd->level = level;
-			nd->pub.parent = -1;
-			nd->pub.nchildren = k;
-			nd->pub.children = nd->children;
+		int first_here = count;
+		for (int g = 0; g < below; g += fanout, count++) {
+			int k = below - g < fanout ? below - g : fanout;
+			if (!fill || count >= cap)
+				continue;
+			struct paths_tree_node *nd = &nodes[count];
+			nd->parent = -1;
+			nd->nchildren = k;
+			nd->children = children + used;
 			for (int j = 0; j < k; j++) {
 				int c = below_first + g + j;
-				if (leaves) {
-					nd->children[j] = -1 - c;
-					t->leaf_node[c] = t->nnodes;
-					t->leaf_slot[c] = j;
-				} else {
-					nd->children[j] = c;
-					t->nodes[c].pub.parent = t->nnodes;
-					t->nodes[c].slot = j;
-				}
+				children[used++] = first_here ? c : -1 - c;
+				if (first_here)
+					nodes[c].parent = count;
 			}
 			int c0 = nd->children[0], ck = nd->children[k - 1];
-			nd->pub.first = c0 < 0 ? -1 - c0 : t->nodes[c0].pub.first;
-			nd->pub.last = ck < 0 ? -1 - ck : t->nodes[ck].pub.last;
-			nd->pub.runs_on = nd->pub.first;
-			t->nnodes++;
+			nd->first = c0 < 0 ? -1 - c0 : nodes[c0].first;
+			nd->last = ck < 0 ? -1 - ck : nodes[ck].last;
+			nd->runs_on = nd->first;
 		}
 		below_first = first_here;
-		below = t->nnodes - first_here;
-		leaves = false;
-		level++;
+		below = count - first_here;
 	} while (below > 1);
+	return fill && count > cap ? PS_EINVAL : count;
+}
+
+static int build_shape(paths_tree *t, const int *runs_on)
+{
+	int count = paths_tree_shape(t->n, t->fanout, NULL, NULL, 0);
+	if (count < 0)
+		return count;
+	struct paths_tree_node *pub = calloc((size_t)count, sizeof(*pub));
+	t->nodes = calloc((size_t)count, sizeof(*t->nodes));
+	t->children = calloc((size_t)(t->n + count), sizeof(int));
+	t->leaf_node = calloc((size_t)t->n, sizeof(int));
+	t->leaf_slot = calloc((size_t)t->n, sizeof(int));
+	if (!pub || !t->nodes || !t->children || !t->leaf_node || !t->leaf_slot) {
+		free(pub);
+		return PS_ENOMEM;
+	}
+	paths_tree_shape(t->n, t->fanout, pub, t->children, count);
+	t->nnodes = count;
+	for (int i = 0; i < count; i++) {
+		struct tnode *nd = &t->nodes[i];
+		nd->pub = pub[i];
+		nd->children = t->children + (pub[i].children - t->children);
+		for (int j = 0; j < nd->pub.nchildren; j++) {
+			int c = nd->children[j];
+			if (c < 0) {
+				t->leaf_node[-1 - c] = i;
+				t->leaf_slot[-1 - c] = j;
+			} else {
+				t->nodes[c].slot = j;
+			}
+		}
+	}
+	free(pub);
 	for (int i = 0; runs_on && i < t->nnodes; i++) {
 		if (runs_on[i] < -1 || runs_on[i] >= t->n)
 			return PS_EINVAL;
@@ -287,13 +308,13 @@ void paths_tree_destroy(paths_tree *t)
 			paths_path_destroy(nd->edge[j]);
 		free(nd->edge);
 		paths_path_destroy(nd->down);
-		free(nd->children);
 	}
 	paths_path_destroy(t->result);
 	for (int i = 0; i < t->nelems; i++)
 		ps_elem_close(t->elems[i]);
 	free(t->elems);
 	free(t->nodes);
+	free(t->children);
 	free(t->leaf_node);
 	free(t->leaf_slot);
 	free(t);

@@ -351,6 +351,53 @@ START_TEST(tree_element_names)
 }
 END_TEST
 
+/* The shape computed without a tree is the shape of the tree made. */
+START_TEST(shape_without_a_tree)
+{
+	struct paths_tree_node nd[16];
+	int children[32];
+	/* 5 participants, fanout 2: (0 1) (2 3) (4), then (n0 n1) (n2), then the root */
+	ck_assert_int_eq(paths_tree_shape(5, 2, NULL, NULL, 0), 6);
+	ck_assert_int_eq(paths_tree_shape(5, 2, nd, children, 16), 6);
+	ck_assert_int_eq(nd[0].nchildren, 2);
+	ck_assert(nd[0].children[0] == -1 && nd[0].children[1] == -2);
+	ck_assert(nd[2].nchildren == 1 && nd[2].children[0] == -5);
+	ck_assert(nd[3].children[0] == 0 && nd[3].children[1] == 1);
+	ck_assert(nd[4].nchildren == 1 && nd[4].children[0] == 2);
+	ck_assert(nd[0].parent == 3 && nd[2].parent == 4 && nd[4].parent == 5 && nd[5].parent == -1);
+	ck_assert(nd[5].first == 0 && nd[5].last == 4 && nd[4].first == 4 && nd[4].runs_on == 4);
+	ck_assert_int_eq(paths_tree_shape(1, 0, nd, children, 16), 1); /* fanout ignored */
+	ck_assert(nd[0].nchildren == 1 && nd[0].children[0] == -1 && nd[0].parent == -1);
+	ck_assert_int_eq(paths_tree_shape(5, 2, nd, children, 5), PS_EINVAL); /* no room */
+	ck_assert_int_eq(paths_tree_shape(5, 1, NULL, NULL, 0), PS_EINVAL);
+	ck_assert_int_eq(paths_tree_shape(0, 2, NULL, NULL, 0), PS_EINVAL);
+	/* against trees made, of several sizes */
+	ps_server *srv;
+	ck_assert_int_eq(ps_server_create_local(&srv), 0);
+	for (int n = 1; n <= 9; n++)
+		for (int f = 2; f <= (n < 2 ? 2 : n); f++) {
+			char name[16];
+			snprintf(name, sizeof(name), "sh%d.%d", n, f);
+			struct paths_tree_spec spec = { .name = name, .nparticipants = n, .fanout = f,
+							.max_bytes = 64, .server = srv };
+			paths_tree *t;
+			ck_assert_int_eq(paths_tree_create(&spec, &t), 0);
+			int k = paths_tree_shape(n, f, nd, children, 16);
+			ck_assert_int_eq(k, paths_tree_nodes(t));
+			for (int i = 0; i < k; i++) {
+				const struct paths_tree_node *tn = paths_tree_node(t, i);
+				ck_assert(tn->parent == nd[i].parent && tn->nchildren == nd[i].nchildren &&
+					  tn->first == nd[i].first && tn->last == nd[i].last &&
+					  tn->runs_on == nd[i].runs_on);
+				for (int j = 0; j < tn->nchildren; j++)
+					ck_assert_int_eq(tn->children[j], nd[i].children[j]);
+			}
+			paths_tree_destroy(t);
+		}
+	ps_server_destroy(srv);
+}
+END_TEST
+
 Suite *paths_tree_suite(void)
 {
 	Suite *s = suite_create("paths_tree");
@@ -363,6 +410,7 @@ Suite *paths_tree_suite(void)
 	tcase_add_test(tc, collectives_among_processes);
 	tcase_add_test(tc, mismatch_and_timeout);
 	tcase_add_test(tc, tree_element_names);
+	tcase_add_test(tc, shape_without_a_tree);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,127 @@
+/* model.c - the loaded pathmap in memory: its allocations, its name indices and the lookups every part uses. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* --- memory owned by the map --------------------------------------------------- */
+
+void *pm__alloc(pm_map *m, size_t bytes)
+{
+	if (m->nblocks == m->capblocks) {
+		int cap = m->capblocks ? 2 * m->capblocks : 64;
+		void **b = realloc(m->blocks, (size_t)cap * sizeof(*b));
+		if (!b)
+			return NULL;
+		m->blocks = b;
+		m->capblocks = cap;
+	}
+	void *p = calloc(1, bytes ? bytes : 1);
+	if (p)
+		m->blocks[m->nblocks++] = p;
+	return p;
+}
+
+char *pm__strdup(pm_map *m, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *d = pm__alloc(m, n);
+	if (d)
+		memcpy(d, s, n);
+	return d;
+}
+
+void pm_destroy(pm_map *m)
+{
+	if (!m)
+		return;
+	for (int i = 0; i < m->nblocks; i++)
+		free(m->blocks[i]);
+	free(m->blocks);
+	free(m);
+}
+
+/* --- names to indices ------------------------------------------------------------ */
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* Room for n names, in the map's memory. */
+int pm__names_init(pm_map *m, struct pm_names *x, int n)
+{
+	uint32_t cap = 8;
+	while (cap < 2u * (uint32_t)n)
+		cap <<= 1;
+	x->key = pm__alloc(m, sizeof(*x->key) * cap);
+	x->val = pm__alloc(m, sizeof(*x->val) * cap);
+	if (!x->key || !x->val)
+		return PS_ENOMEM;
+	x->mask = cap - 1;
+	return 0;
+}
+
+/* Adds name -> i; if the name is there already, its index instead. */
+int pm__names_put(struct pm_names *x, const char *name, int i)
+{
+	for (uint32_t k = (uint32_t)hash_str(name) & x->mask;; k = (k + 1) & x->mask) {
+		if (!x->key[k]) {
+			x->key[k] = name;
+			x->val[k] = i;
+			return -1;
+		}
+		if (!strcmp(x->key[k], name))
+			return x->val[k];
+	}
+}
+
+int pm__names_get(const struct pm_names *x, const char *name)
+{
+	if (!x->mask || !name)
+		return -1;
+	for (uint32_t k = (uint32_t)hash_str(name) & x->mask; x->key[k]; k = (k + 1) & x->mask)
+		if (!strcmp(x->key[k], name))
+			return x->val[k];
+	return -1;
+}
+
+/* Only indices below n count: a lookup made while the list is read. */
+static int found(int i, int n)
+{
+	return i >= 0 && i < n ? i : PS_ENOENT;
+}
+
+int pm_find_element(const pm_map *m, const char *name)
+{
+	return found(pm__names_get(&m->el_ix, name), m->model.nelements);
+}
+
+int pm_find_thread(const pm_map *m, const char *name)
+{
+	return found(pm__names_get(&m->th_ix, name), m->model.nthreads);
+}
+
+int pm_find_process(const pm_map *m, const char *name)
+{
+	return found(pm__names_get(&m->pr_ix, name), m->model.nprocesses);
+}
+
+int pm__find_tree(const pm_map *m, const char *name)
+{
+	return found(pm__names_get(&m->tr_ix, name), m->model.ntrees);
+}
+
+void pm__host_segment(const pm_map *m, int host, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s.%s", m->model.name, m->ho[host].name);
+}
+
+const struct pm_model *pm_model(const pm_map *m)
+{
+	return &m->model;
+}
