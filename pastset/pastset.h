@@ -14,7 +14,7 @@ extern "C" {
 #endif
 
 /*
- * The contract (see DESIGN.md):
+ * The contract (the layers above it: docs/ARCHITECTURE.md):
  *  - An element has a name, a tuple size fixed at creation and a sequence of
  *    tuples.  Every tuple written gets the next 64-bit index; indices never
  *    repeat, and the count of tuples written is the next index.

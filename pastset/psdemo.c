@@ -8,7 +8,7 @@
 
 #include "pastset.h"
 
-/* The 36-byte shape of an EventSpace trace tuple (see DESIGN.md). */
+/* The 36-byte shape of an EventSpace trace tuple (struct es_trace in collectors/collectors.h). */
 struct trace {
 	uint64_t start, end;
 	uint32_t seq;

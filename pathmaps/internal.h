@@ -1,4 +1,4 @@
-/* internal.h - the pathmap's in-memory form, shared by the loader, the generator and the job builder. */
+/* internal.h - the pathmap's in-memory form, shared by the model, the loader, the generator, the printer and the job builder. */
 #ifndef PATHMAPS_INTERNAL_H
 #define PATHMAPS_INTERNAL_H
 

@@ -1,4 +1,4 @@
-/* path.c - stages and paths, and the built-in wrappers: element, pass, handoff, fork. */
+/* path.c - stages and paths, and the built-in wrappers: element, pass, remote, handoff, fork. */
 #define _GNU_SOURCE
 #include <stdatomic.h>
 #include <stdio.h>

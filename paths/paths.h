@@ -78,8 +78,8 @@ struct paths_wrapper_type {
 	void (*fini)(paths_stage *self); /* may be NULL */
 };
 
-/* Wrapper types are found by name.  The built-ins (element, pass, handoff,
- * fork) are always there; later layers register theirs.  PS_EEXIST if the
+/* Wrapper types are found by name.  The built-ins (element, pass, remote,
+ * handoff, fork) are always there; later layers register theirs.  PS_EEXIST if the
  * name is taken. */
 int paths_register(const struct paths_wrapper_type *type);
 const struct paths_wrapper_type *paths_lookup(const char *name);

@@ -1,4 +1,4 @@
-/* wrappers.c - the wrappers scope trees are made of: reduce, filter, convert, latest. */
+/* wrappers.c - the wrappers scope trees are made of: reduce, filter, convert, sort, latest. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
