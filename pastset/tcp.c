@@ -135,12 +135,6 @@ static uint64_t ud(int ev, int conn, uint32_t gen)
 	return (uint64_t)ev << 56 | (uint64_t)(gen & 0xffffff) << 32 | (uint32_t)conn;
 }
 
-static void get_name(char out[PS_NAME_MAX + 1], const unsigned char *p)
-{
-	memcpy(out, p, PS_NAME_MAX);
-	out[PS_NAME_MAX] = 0;
-}
-
 /* --- segments ------------------------------------------------------------------ */
 
 /* Frees a segment's slot, under t->lock; returns its server, to destroy
@@ -455,20 +449,27 @@ static int new_handle(struct conn *c, ps_elem *e, bool writable, int seg, uint32
 
 static long peer_uid(int fd);
 
+/*
+ * The requests, a handler each.  A handler gets a request whose payload
+ * has a length its message may have (the table below says which), and
+ * returns false only to close the connection: a malformed request, or no
+ * memory for the reply.
+ */
+typedef bool handler_fn(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
+			const unsigned char *in);
+
 static bool hello(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, const unsigned char *in)
 {
-	size_t n = h->length;
+	struct psw_hello_req q;
 	unsigned char *o;
-	if (n < 8 || n > 8 + PS_SECRET_MAX || c->authed)
+	if (c->authed || psw_hello_req_get(in, h->length, &q))
 		return false;
-	uint32_t order;
-	memcpy(&order, in + 4, 4);
-	bool ok = psw_get32(in) == PSW_VERSION &&
-		  (order == 0x01020304u || order == __builtin_bswap32(0x01020304u));
+	bool ok = q.version == PSW_VERSION &&
+		  (q.mark == PSW_BOM || q.mark == __builtin_bswap32(PSW_BOM));
 	/* compared in full whatever the length, so timing tells nothing */
-	unsigned char diff = n - 8 != t->secret_len;
+	unsigned char diff = q.secret_len != t->secret_len;
 	for (size_t i = 0; i < t->secret_len; i++)
-		diff |= (unsigned char)(t->secret[i] ^ (i < n - 8 ? in[8 + i] : 0));
+		diff |= (unsigned char)(t->secret[i] ^ (i < q.secret_len ? q.secret[i] : 0));
 	ok = ok && !diff;
 	/* Without a secret, only on loopback, and only for our own user (or
 	 * root): a segment is 0600, and so is what serves it.  Looked at
@@ -479,12 +480,10 @@ static bool hello(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 			return false; /* reset before we looked: nothing to refuse */
 		ok = uid == (long)geteuid() || uid == 0;
 	}
-	if (!(o = reply(c, h->op, h->tag, 12)))
+	if (!(o = reply(c, h->op, h->tag, PSW_HELLO_REP_LEN)))
 		return false;
-	psw_put32(o, PSW_VERSION);
-	uint32_t ours = 0x01020304u;
-	memcpy(o + 4, &ours, 4);
-	psw_put32(o + 8, (uint32_t)(ok ? 0 : PS_EACCES));
+	struct psw_hello_rep r = { PSW_VERSION, PSW_BOM, ok ? 0 : PS_EACCES };
+	psw_hello_rep_put(o, &r);
 	if (!ok) {
 		atomic_fetch_add(&t->refused, 1);
 		c->closing = true; /* closed once the reply has gone */
@@ -493,274 +492,322 @@ static bool hello(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 	return true;
 }
 
+static bool on_attach(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
+		      const unsigned char *in)
+{
+	char name[PS_NAME_MAX + 1];
+	psw_name_get(in, name);
+	ps_server *srv = NULL;
+	int slot, rc = find_seg(t, name, &srv, &slot);
+	unsigned char *o = reply(c, h->op, h->tag, PSW_ATTACH_REP_LEN);
+	if (!o)
+		return false;
+	int count = rc ? 0 : ps_server_count(srv);
+	if (!rc && count < 0)
+		rc = count;
+	/* an added server lives as long as we serve it; a segment says */
+	struct ps_shm_info info = { .state = PS_SHM_LIVE };
+	if (!rc && serves_shm(t, name) && !is_added(t, name))
+		ps__shm_info(name, &info, false);
+	struct psw_attach_rep r = { .state = (uint32_t)info.state };
+	void *area = NULL;
+	if (!rc && !(rc = ps_server_user_area(srv, &area))) {
+		r.count = (uint32_t)count;
+		r.area = area;
+	} else {
+		r.state = 0;
+	}
+	r.status = rc;
+	psw_attach_rep_put(o, &r);
+	return true;
+}
+
+static bool on_names(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
+		     const unsigned char *in)
+{
+	struct psw_names_req q;
+	psw_names_req_get(in, h->length, &q);
+	ps_server *srv = NULL;
+	int slot, rc = find_seg(t, q.name, &srv, &slot);
+	int total = rc ? 0 : ps_server_count(srv);
+	if (total < 0)
+		rc = total, total = 0;
+	uint32_t k = q.first < (uint32_t)total ? (uint32_t)total - q.first : 0;
+	if (k > PSW_LIST_MAX)
+		k = PSW_LIST_MAX;
+	unsigned char *o = reply(c, h->op, h->tag, PSW_NAMES_REP_LEN + (size_t)k * PSW_NAME);
+	if (!o)
+		return false;
+	struct psw_names_rep r = { rc, (uint32_t)total, k };
+	o += psw_names_rep_put(o, &r);
+	for (uint32_t i = 0; i < k; i++) {
+		char nm[PS_NAME_MAX + 1] = { 0 };
+		ps_server_elem_name(srv, (int)(q.first + i), nm);
+		o += psw_name_put(o, nm);
+	}
+	return true;
+}
+
+static bool on_list(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
+		    const unsigned char *in)
+{
+	struct psw_names_req q;
+	psw_names_req_get(in, h->length, &q);
+	unsigned char *names = calloc(PSW_LIST_MAX, PSW_NAME);
+	if (!names)
+		return false;
+	struct listing l = { t, q.name, q.first, 0, 0, names };
+	pthread_mutex_lock(&t->lock);
+	for (int i = 0; i < t->nsegs; i++)
+		if (t->segs[i].srv && !t->segs[i].owned && !t->segs[i].retired &&
+		    !strncmp(t->segs[i].name, q.name, strlen(q.name)))
+			list_put(&l, t->segs[i].name);
+	pthread_mutex_unlock(&t->lock);
+	int rc = t->serve_shm ? ps_shm_list(list_one, &l) : 0;
+	unsigned char *o = reply(c, h->op, h->tag, PSW_NAMES_REP_LEN + (size_t)l.n * PSW_NAME);
+	if (o) {
+		struct psw_names_rep r = { rc, l.total, l.n };
+		memcpy(o + psw_names_rep_put(o, &r), names, (size_t)l.n * PSW_NAME);
+	}
+	free(names);
+	return o != NULL;
+}
+
+static bool on_open(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
+		    const unsigned char *in)
+{
+	struct psw_open_req q;
+	psw_open_req_get(in, h->length, &q);
+	bool wr = q.flags & PS_RDWR;
+	ps_server *srv = NULL;
+	ps_elem *e = NULL;
+	struct psw_open_rep r = { 0 };
+	int slot, rc = find_seg(t, q.segment, &srv, &slot);
+	if (!rc && wr) {
+		pthread_mutex_lock(&t->lock);
+		if (!t->segs[slot].writable)
+			rc = PS_EROFS; /* said at once, not at the first write */
+		pthread_mutex_unlock(&t->lock);
+	}
+	if (!rc)
+		rc = ps_elem_open(srv, q.element, q.tuple_size, &e);
+	if (!rc && (rc = new_handle(c, e, wr, slot, &r.handle))) {
+		ps_elem_close(e);
+		e = NULL;
+	}
+	if (!rc) {
+		pthread_mutex_lock(&t->lock);
+		t->segs[slot].refs++;
+		pthread_mutex_unlock(&t->lock);
+	}
+	struct ps_stats st = { 0 };
+	if (!rc)
+		ps_elem_stats(e, &st);
+	unsigned char *o = reply(c, h->op, h->tag, PSW_OPEN_REP_LEN);
+	if (!o)
+		return false; /* the handle goes with the connection */
+	r.status = rc;
+	r.handle = rc ? 0 : r.handle;
+	r.tuple_size = st.tuple_size;
+	r.threshold = st.threshold;
+	r.mode = (uint32_t)st.mode;
+	r.flags = st.flags;
+	psw_open_rep_put(o, &r);
+	return true;
+}
+
+static bool on_time(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
+		    const unsigned char *in)
+{
+	(void)t, (void)in;
+	unsigned char *o = reply(c, h->op, h->tag, PSW_TIME_LEN);
+	return o && psw_time_put(o, ps_now_ns());
+}
+
+static bool on_close(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
+		     const unsigned char *in)
+{
+	uint32_t k = UINT32_MAX;
+	psw_handle_get(in, h->length, &k);
+	int rc = PSW_EBADH;
+	if (k < (uint32_t)c->nh && c->h[k].e) {
+		seg_put(t, c->h[k].seg, c->h[k].e);
+		c->h[k].e = NULL;
+		rc = 0;
+	}
+	unsigned char *o = reply(c, h->op, h->tag, PSW_STATUS_LEN);
+	return o && psw_status_put(o, rc);
+}
+
+static bool on_stats(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
+		     const unsigned char *in)
+{
+	(void)t;
+	ps_elem *e = handle(c, in, NULL);
+	struct ps_stats st = { 0 };
+	int rc = e ? ps_elem_stats(e, &st) : PSW_EBADH;
+	unsigned char *o = reply(c, h->op, h->tag, PSW_STATS_REP_LEN);
+	if (!o)
+		return false;
+	struct psw_stats_rep r = { rc, st.written, st.discarded, st.taken, st.oldest };
+	psw_stats_rep_put(o, &r);
+	return true;
+}
+
+static bool on_notes(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
+		     const unsigned char *in)
+{
+	(void)t;
+	ps_elem *e = handle(c, in, NULL);
+	unsigned char *o = reply(c, h->op, h->tag, PSW_NOTES_REP_LEN);
+	if (!o)
+		return false;
+	struct psw_notes_rep r = { .status = e ? 0 : PSW_EBADH };
+	if (e)
+		ps_notes_get(e, r.words);
+	psw_notes_rep_put(o, &r);
+	return true;
+}
+
+/* READ, READ_LATEST, TAKE: status, index, tuple. */
+static bool on_tuple(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
+		     const unsigned char *in)
+{
+	(void)t;
+	struct psw_read_req q = { 0 };
+	if (h->op == PSW_READ)
+		psw_read_req_get(in, h->length, &q);
+	bool wr = false;
+	ps_elem *e = handle(c, in, &wr);
+	size_t ts = e ? ps_elem_tuple_size(e) : 0;
+	unsigned char *o = reply(c, h->op, h->tag, PSW_TUPLE_REP_LEN + ts);
+	if (!o)
+		return false;
+	unsigned char *tuple = o + PSW_TUPLE_REP_LEN;
+	uint64_t idx = 0, oldest = 0;
+	int rc = !e ? PSW_EBADH
+	       : h->op == PSW_READ_LATEST ? ps_read_latest(e, tuple, &idx)
+	       : h->op == PSW_TAKE ? (wr ? ps_take(e, tuple, 0, &idx) : PS_EROFS)
+	       : ps_read(e, (idx = q.index), tuple, 0, &oldest);
+	struct psw_tuple_rep r = { rc, rc == PS_EDISCARDED ? oldest : idx };
+	psw_tuple_rep_put(o, &r);
+	return true;
+}
+
+static bool on_range(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
+		     const unsigned char *in)
+{
+	(void)t;
+	struct psw_range_req q;
+	psw_range_req_get(in, h->length, &q);
+	ps_elem *e = handle(c, in, NULL);
+	size_t ts = e ? ps_elem_tuple_size(e) : 0, want = q.count;
+	if (ts && want > (PSW_MAX_PAYLOAD - PSW_RANGE_REP_LEN) / ts)
+		want = (PSW_MAX_PAYLOAD - PSW_RANGE_REP_LEN) / ts;
+	/* room for what is there, not for what was asked */
+	struct ps_stats st = { 0 };
+	if (e && !ps_elem_stats(e, &st) && (q.first >= st.written || want > st.written - q.first))
+		want = q.first < st.written ? (size_t)(st.written - q.first) : 0;
+	unsigned char *o = reply(c, h->op, h->tag, PSW_RANGE_REP_LEN + want * ts);
+	if (!o)
+		return false;
+	struct psw_range_rep r = { PSW_EBADH, 0 };
+	if (e)
+		r.count = ps_read_range(e, q.first, want, o + PSW_RANGE_REP_LEN, &r.oldest);
+	psw_range_rep_put(o, &r);
+	/* give back the room the tuples not there did not need */
+	size_t got = r.count > 0 ? (size_t)r.count : 0;
+	c->out_len -= (want - got) * ts;
+	struct psw_hdr rh = { (uint16_t)(h->op | PSW_REPLY), PSW_NATIVE,
+			      (uint32_t)(PSW_RANGE_REP_LEN + got * ts), h->tag };
+	psw_put_hdr(o - PSW_HDR, &rh);
+	return true;
+}
+
+static bool on_write(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
+		     const unsigned char *in)
+{
+	(void)t;
+	size_t n = h->length - PSW_HANDLE_LEN;
+	bool wr = false;
+	ps_elem *e = handle(c, in, &wr);
+	int rc = !e ? PSW_EBADH : !wr ? PS_EROFS : n != ps_elem_tuple_size(e) ? PS_ESIZE : 0;
+	struct psw_tuple_rep r = { 0 };
+	if (!rc)
+		rc = ps_write(e, in + PSW_HANDLE_LEN, 0, &r.index); /* never waits: a full flow element says so */
+	unsigned char *o = reply(c, h->op, h->tag, PSW_TUPLE_REP_LEN);
+	if (!o)
+		return false;
+	r.status = rc;
+	psw_tuple_rep_put(o, &r);
+	return true;
+}
+
+static bool on_latest_many(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
+			   const unsigned char *in)
+{
+	(void)t;
+	uint32_t k = psw_get32(in);
+	if (k > PSW_MANY_MAX || h->length != PSW_COUNT_LEN + PSW_HANDLE_LEN * (size_t)k)
+		return false;
+	const unsigned char *handles = in + PSW_COUNT_LEN;
+	size_t len = PSW_STATUS_LEN;
+	for (uint32_t i = 0; i < k; i++) {
+		ps_elem *e = handle(c, handles + PSW_HANDLE_LEN * i, NULL);
+		len += PSW_TUPLE_REP_LEN + (e ? ps_elem_tuple_size(e) : 0);
+	}
+	unsigned char *o;
+	if (len > PSW_MAX_PAYLOAD) /* no reply may exceed a frame: ask for fewer */
+		return (o = reply(c, h->op, h->tag, PSW_STATUS_LEN)) && psw_status_put(o, PS_E2BIG);
+	if (!(o = reply(c, h->op, h->tag, len)))
+		return false;
+	unsigned char *q = o + psw_status_put(o, 0);
+	for (uint32_t i = 0; i < k; i++) {
+		ps_elem *e = handle(c, handles + PSW_HANDLE_LEN * i, NULL);
+		struct psw_tuple_rep r = { PSW_EBADH, 0 };
+		if (e)
+			r.status = ps_read_latest(e, q + PSW_TUPLE_REP_LEN, &r.index);
+		q += psw_tuple_rep_put(q, &r) + (e ? ps_elem_tuple_size(e) : 0);
+	}
+	return true;
+}
+
+/* Each operation's handler, and the payload lengths its request may have:
+ * exactly len, or at least len where `more` (a tuple or handles follow). */
+static const struct {
+	handler_fn *fn;
+	uint32_t len;
+	bool more;
+} handlers[PSW_OP_LAST + 1] = {
+	[PSW_OPEN] = { on_open, PSW_OPEN_REQ_LEN, false },
+	[PSW_WRITE] = { on_write, PSW_HANDLE_LEN, true },
+	[PSW_READ] = { on_tuple, PSW_READ_REQ_LEN, false },
+	[PSW_READ_LATEST] = { on_tuple, PSW_HANDLE_LEN, false },
+	[PSW_READ_RANGE] = { on_range, PSW_RANGE_REQ_LEN, false },
+	[PSW_TAKE] = { on_tuple, PSW_HANDLE_LEN, false },
+	[PSW_LATEST_MANY] = { on_latest_many, PSW_COUNT_LEN, true },
+	[PSW_STATS] = { on_stats, PSW_HANDLE_LEN, false },
+	[PSW_ATTACH] = { on_attach, PSW_NAME, false },
+	[PSW_NAMES] = { on_names, PSW_NAMES_REQ_LEN, false },
+	[PSW_LIST] = { on_list, PSW_NAMES_REQ_LEN, false },
+	[PSW_NOTES] = { on_notes, PSW_HANDLE_LEN, false },
+	[PSW_CLOSE] = { on_close, PSW_HANDLE_LEN, false },
+	[PSW_TIME] = { on_time, 0, false },
+};
+
 /* Serves one request; false closes the connection as malformed. */
 static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, const unsigned char *in)
 {
-	size_t n = h->length;
-	unsigned char *o;
-	char name[PS_NAME_MAX + 1];
 	if (h->op & PSW_REPLY)
 		return false;
 	if (h->op == PSW_HELLO)
 		return hello(t, c, h, in);
-	if (!c->authed)
+	if (!c->authed || h->op > PSW_OP_LAST || !handlers[h->op].fn)
 		return false;
-	switch (h->op) {
-	case PSW_ATTACH: {
-		if (n != PSW_NAME)
-			return false;
-		get_name(name, in);
-		ps_server *srv = NULL;
-		int slot, rc = find_seg(t, name, &srv, &slot);
-		if (!(o = reply(c, h->op, h->tag, 12 + PS_USER_AREA)))
-			return false;
-		void *area = NULL;
-		int count = rc ? 0 : ps_server_count(srv);
-		if (!rc && count < 0)
-			rc = count;
-		/* an added server lives as long as we serve it; a segment says */
-		struct ps_shm_info info = { .state = PS_SHM_LIVE };
-		if (!rc && serves_shm(t, name) && !is_added(t, name))
-			ps__shm_info(name, &info, false);
-		if (!rc && !(rc = ps_server_user_area(srv, &area))) {
-			psw_put32(o + 4, (uint32_t)count);
-			psw_put32(o + 8, (uint32_t)info.state);
-			memcpy(o + 12, area, PS_USER_AREA);
-		}
-		psw_put32(o, (uint32_t)rc);
-		return true;
-	}
-	case PSW_NAMES: {
-		if (n != PSW_NAME + 4)
-			return false;
-		get_name(name, in);
-		uint32_t first = psw_get32(in + PSW_NAME);
-		ps_server *srv = NULL;
-		int slot, rc = find_seg(t, name, &srv, &slot);
-		int total = rc ? 0 : ps_server_count(srv);
-		if (total < 0)
-			rc = total, total = 0;
-		uint32_t k = first < (uint32_t)total ? (uint32_t)total - first : 0;
-		if (k > PSW_LIST_MAX)
-			k = PSW_LIST_MAX;
-		if (!(o = reply(c, h->op, h->tag, 12 + (size_t)k * PSW_NAME)))
-			return false;
-		for (uint32_t i = 0; i < k; i++) {
-			char nm[PS_NAME_MAX + 1] = { 0 };
-			ps_server_elem_name(srv, (int)(first + i), nm);
-			memcpy(o + 12 + (size_t)i * PSW_NAME, nm, strlen(nm));
-		}
-		psw_put32(o, (uint32_t)rc);
-		psw_put32(o + 4, (uint32_t)total);
-		psw_put32(o + 8, k);
-		return true;
-	}
-	case PSW_LIST: {
-		if (n != PSW_NAME + 4)
-			return false;
-		get_name(name, in);
-		unsigned char *names = calloc(PSW_LIST_MAX, PSW_NAME);
-		if (!names)
-			return false;
-		struct listing l = { t, name, psw_get32(in + PSW_NAME), 0, 0, names };
-		pthread_mutex_lock(&t->lock);
-		for (int i = 0; i < t->nsegs; i++)
-			if (t->segs[i].srv && !t->segs[i].owned && !t->segs[i].retired &&
-			    !strncmp(t->segs[i].name, name, strlen(name)))
-				list_put(&l, t->segs[i].name);
-		pthread_mutex_unlock(&t->lock);
-		int rc = t->serve_shm ? ps_shm_list(list_one, &l) : 0;
-		o = reply(c, h->op, h->tag, 12 + (size_t)l.n * PSW_NAME);
-		if (o) {
-			psw_put32(o, (uint32_t)rc);
-			psw_put32(o + 4, l.total);
-			psw_put32(o + 8, l.n);
-			memcpy(o + 12, names, (size_t)l.n * PSW_NAME);
-		}
-		free(names);
-		return o != NULL;
-	}
-	case PSW_OPEN: {
-		if (n != 2 * PSW_NAME + 8)
-			return false;
-		get_name(name, in);
-		char el[PS_NAME_MAX + 1];
-		get_name(el, in + PSW_NAME);
-		bool wr = psw_get32(in + 2 * PSW_NAME + 4) & PS_RDWR;
-		ps_server *srv = NULL;
-		ps_elem *e = NULL;
-		uint32_t k = 0;
-		int slot, rc = find_seg(t, name, &srv, &slot);
-		if (!rc && wr) {
-			pthread_mutex_lock(&t->lock);
-			if (!t->segs[slot].writable)
-				rc = PS_EROFS; /* said at once, not at the first write */
-			pthread_mutex_unlock(&t->lock);
-		}
-		if (!rc)
-			rc = ps_elem_open(srv, el, psw_get32(in + 2 * PSW_NAME), &e);
-		if (!rc && (rc = new_handle(c, e, wr, slot, &k))) {
-			ps_elem_close(e);
-			e = NULL;
-		}
-		if (!rc) {
-			pthread_mutex_lock(&t->lock);
-			t->segs[slot].refs++;
-			pthread_mutex_unlock(&t->lock);
-		}
-		struct ps_stats st = { 0 };
-		if (!rc)
-			ps_elem_stats(e, &st);
-		if (!(o = reply(c, h->op, h->tag, 24)))
-			return false; /* the handle goes with the connection */
-		psw_put32(o, (uint32_t)rc);
-		psw_put32(o + 4, k);
-		psw_put32(o + 8, st.tuple_size);
-		psw_put32(o + 12, st.threshold);
-		psw_put32(o + 16, (uint32_t)st.mode);
-		psw_put32(o + 20, st.flags);
-		return true;
-	}
-	case PSW_TIME: {
-		if (n != 0 || !(o = reply(c, h->op, h->tag, 8)))
-			return false;
-		psw_put64(o, ps_now_ns());
-		return true;
-	}
-	case PSW_CLOSE: {
-		if (n != 4)
-			return false;
-		uint32_t k = psw_get32(in);
-		int rc = PSW_EBADH;
-		if (k < (uint32_t)c->nh && c->h[k].e) {
-			seg_put(t, c->h[k].seg, c->h[k].e);
-			c->h[k].e = NULL;
-			rc = 0;
-		}
-		if (!(o = reply(c, h->op, h->tag, 4)))
-			return false;
-		psw_put32(o, (uint32_t)rc);
-		return true;
-	}
-	case PSW_STATS: {
-		if (n != 4)
-			return false;
-		ps_elem *e = handle(c, in, NULL);
-		struct ps_stats st = { 0 };
-		int rc = e ? ps_elem_stats(e, &st) : PSW_EBADH;
-		if (!(o = reply(c, h->op, h->tag, 36)))
-			return false;
-		psw_put32(o, (uint32_t)rc);
-		psw_put64(o + 4, st.written);
-		psw_put64(o + 12, st.discarded);
-		psw_put64(o + 20, st.taken);
-		psw_put64(o + 28, st.oldest);
-		return true;
-	}
-	case PSW_NOTES: {
-		if (n != 4)
-			return false;
-		ps_elem *e = handle(c, in, NULL);
-		if (!(o = reply(c, h->op, h->tag, 4 + 8 * PS_NOTE_WORDS)))
-			return false;
-		psw_put32(o, (uint32_t)(e ? 0 : PSW_EBADH));
-		for (unsigned w = 0; e && w < PS_NOTE_WORDS; w++)
-			psw_put64(o + 4 + 8 * w, ps_note_get(e, w));
-		return true;
-	}
-	case PSW_READ_LATEST:
-	case PSW_READ:
-	case PSW_TAKE: {
-		if (n != (h->op == PSW_READ ? 12u : 4u))
-			return false;
-		bool wr = false;
-		ps_elem *e = handle(c, in, &wr);
-		size_t ts = e ? ps_elem_tuple_size(e) : 0;
-		if (!(o = reply(c, h->op, h->tag, 12 + ts)))
-			return false;
-		uint64_t idx = 0, oldest = 0;
-		int rc = !e ? PSW_EBADH
-		       : h->op == PSW_READ_LATEST ? ps_read_latest(e, o + 12, &idx)
-		       : h->op == PSW_TAKE ? (wr ? ps_take(e, o + 12, 0, &idx) : PS_EROFS)
-		       : ps_read(e, (idx = psw_get64(in + 4)), o + 12, 0, &oldest);
-		psw_put32(o, (uint32_t)rc);
-		psw_put64(o + 4, rc == PS_EDISCARDED ? oldest : idx);
-		return true;
-	}
-	case PSW_READ_RANGE: {
-		if (n != 16)
-			return false;
-		ps_elem *e = handle(c, in, NULL);
-		size_t ts = e ? ps_elem_tuple_size(e) : 0;
-		uint64_t first = psw_get64(in + 4), oldest = 0;
-		size_t want = psw_get32(in + 12);
-		if (ts && want > (PSW_MAX_PAYLOAD - 12) / ts)
-			want = (PSW_MAX_PAYLOAD - 12) / ts;
-		/* room for what is there, not for what was asked */
-		struct ps_stats st = { 0 };
-		if (e && !ps_elem_stats(e, &st) && (first >= st.written || want > st.written - first))
-			want = first < st.written ? (size_t)(st.written - first) : 0;
-		if (!(o = reply(c, h->op, h->tag, 12 + want * ts)))
-			return false;
-		int rc = e ? ps_read_range(e, first, want, o + 12, &oldest) : PSW_EBADH;
-		psw_put32(o, (uint32_t)rc);
-		psw_put64(o + 4, oldest);
-		/* give back the room the tuples not there did not need */
-		size_t got = rc > 0 ? (size_t)rc : 0;
-		c->out_len -= (want - got) * ts;
-		struct psw_hdr rh = { (uint16_t)(h->op | PSW_REPLY), PSW_NATIVE,
-				      (uint32_t)(12 + got * ts), h->tag };
-		psw_put_hdr(o - PSW_HDR, &rh);
-		return true;
-	}
-	case PSW_WRITE: {
-		if (n < 4)
-			return false;
-		bool wr = false;
-		ps_elem *e = handle(c, in, &wr);
-		int rc = !e ? PSW_EBADH : !wr ? PS_EROFS : n - 4 != ps_elem_tuple_size(e) ? PS_ESIZE : 0;
-		uint64_t idx = 0;
-		if (!rc)
-			rc = ps_write(e, in + 4, 0, &idx); /* never waits: a full flow element says so */
-		if (!(o = reply(c, h->op, h->tag, 12)))
-			return false;
-		psw_put32(o, (uint32_t)rc);
-		psw_put64(o + 4, idx);
-		return true;
-	}
-	case PSW_LATEST_MANY: {
-		if (n < 4)
-			return false;
-		uint32_t k = psw_get32(in);
-		if (k > PSW_MANY_MAX || n != 4 + 4 * (size_t)k)
-			return false;
-		size_t len = 4;
-		for (uint32_t i = 0; i < k; i++) {
-			ps_elem *e = handle(c, in + 4 + 4 * i, NULL);
-			len += 12 + (e ? ps_elem_tuple_size(e) : 0);
-		}
-		if (len > PSW_MAX_PAYLOAD) { /* no reply may exceed a frame: ask for fewer */
-			if (!(o = reply(c, h->op, h->tag, 4)))
-				return false;
-			psw_put32(o, (uint32_t)PS_E2BIG);
-			return true;
-		}
-		if (!(o = reply(c, h->op, h->tag, len)))
-			return false;
-		unsigned char *q = o + 4;
-		for (uint32_t i = 0; i < k; i++) {
-			ps_elem *e = handle(c, in + 4 + 4 * i, NULL);
-			uint64_t idx = 0;
-			int rc = e ? ps_read_latest(e, q + 12, &idx) : PSW_EBADH;
-			psw_put32(q, (uint32_t)rc);
-			psw_put64(q + 4, idx);
-			q += 12 + (e ? ps_elem_tuple_size(e) : 0);
-		}
-		return true;
-	}
-	default:
+	uint32_t len = handlers[h->op].len;
+	if (h->length < len || (h->length > len && !handlers[h->op].more))
 		return false;
-	}
+	return handlers[h->op].fn(t, c, h, in);
 }
 
 /* Part of a frame received, the rest not yet. */
