@@ -119,7 +119,6 @@ void ps__layout_swap(const char *layout, unsigned char *t)
 	layout_walk(layout, &n, t);
 }
 
-static const uint32_t order_mark = 0x01020304;
 
 /* --- the connection ---------------------------------------------------------- */
 
@@ -365,11 +364,9 @@ static int conn_open(struct ps__rconn *c)
 	size_t sl = 0;
 	if (c->secret_file[0] && (rc = read_secret(c->secret_file, secret, &sl)))
 		return rc;
-	unsigned char hello[8 + PS_SECRET_MAX];
-	psw_put32(hello, PSW_VERSION);
-	memcpy(hello + 4, &order_mark, 4); /* as we store it: tells the server our order */
-	memcpy(hello + 8, secret, sl);
-	size_t len;
+	unsigned char hello[PSW_HELLO_REQ_LEN + PS_SECRET_MAX];
+	struct psw_hello_req hq = { PSW_VERSION, PSW_BOM, (const unsigned char *)secret, sl };
+	size_t hlen = psw_hello_req_put(hello, &hq), len;
 	uint64_t deadline = c->deadline; /* the call's that opens it */
 	/* A server that closes before it answers HELLO had no room for us (its
 	 * table full, or strangers crowding it): we try again within the
@@ -382,7 +379,7 @@ static int conn_open(struct ps__rconn *c)
 		c->broken = false;
 		if ((rc = dial(c, &sin)))
 			goto fail;
-		if (!(rc = send_req(c, PSW_HELLO, hello, 8 + sl, deadline)) &&
+		if (!(rc = send_req(c, PSW_HELLO, hello, hlen, deadline)) &&
 		    !(rc = recv_rep(c, PSW_HELLO, c->tag, &len, deadline)))
 			break;
 		uint64_t now = ps_now_ns(), pause_ns = (pause_us + (uint64_t)rand_r(&c->seed) % pause_us) * 1000;
@@ -391,15 +388,13 @@ static int conn_open(struct ps__rconn *c)
 		struct timespec ts = { (time_t)(pause_ns / 1000000000u), (long)(pause_ns % 1000000000u) };
 		nanosleep(&ts, NULL);
 	}
+	struct psw_hello_rep hr;
 	rc = PS_EPROTO;
-	if (len != 12 || psw_get32(c->buf) != PSW_VERSION)
+	if (psw_hello_rep_get(c->buf, len, &hr) || hr.version != PSW_VERSION ||
+	    (hr.mark != PSW_BOM && hr.mark != __builtin_bswap32(PSW_BOM)))
 		goto fail;
-	uint32_t theirs;
-	memcpy(&theirs, c->buf + 4, 4);
-	if (theirs != order_mark && theirs != __builtin_bswap32(order_mark))
-		goto fail;
-	c->swap = theirs != order_mark;
-	if ((rc = (int)psw_get32(c->buf + 8)))
+	c->swap = hr.mark != PSW_BOM;
+	if ((rc = hr.status))
 		goto fail;
 	/* The server's clock against ours, from the quickest of a few round
 	 * trips: its reading falls within that trip, so halfway is within
@@ -410,13 +405,12 @@ static int conn_open(struct ps__rconn *c)
 		if ((rc = send_req(c, PSW_TIME, NULL, 0, deadline)) ||
 		    (rc = recv_rep(c, PSW_TIME, c->tag, &len, deadline)))
 			goto fail;
-		uint64_t t1 = ps_now_ns();
-		rc = PS_EPROTO;
-		if (len != 8)
+		uint64_t t1 = ps_now_ns(), theirs;
+		if ((rc = psw_time_get(c->buf, len, &theirs)))
 			goto fail;
 		if (t1 - t0 < best) {
 			best = t1 - t0;
-			c->offset_ns = (int64_t)(psw_get64(c->buf) - (t0 + (t1 - t0) / 2));
+			c->offset_ns = (int64_t)(theirs - (t0 + (t1 - t0) / 2));
 		}
 	}
 	/* Inside the error bound, zero is as true as any estimate, and is
@@ -512,12 +506,6 @@ static int conn_get(const char *addr, int port, const struct ps_remote_attr *a,
 	return 0;
 }
 
-static void put_name(unsigned char *p, const char *name)
-{
-	memset(p, 0, PSW_NAME);
-	memcpy(p, name, strnlen(name, PS_NAME_MAX));
-}
-
 /* --- servers ----------------------------------------------------------------- */
 
 int ps__r_server_open(const char *addr, int port, const char *segment,
@@ -535,16 +523,14 @@ int ps__r_server_open(const char *addr, int port, const char *segment,
 		return rc;
 	}
 	unsigned char q[PSW_NAME];
-	put_name(q, segment);
+	struct psw_attach_rep r;
 	size_t len;
 	conn_lock(rs->c);
-	rc = call(rs->c, PSW_ATTACH, q, sizeof(q), &len);
-	if (!rc && len != 12 + PS_USER_AREA)
-		rc = PS_EPROTO;
-	if (!rc && !(rc = (int)psw_get32(rs->c->buf))) {
-		rs->count = psw_get32(rs->c->buf + 4);
-		rs->state = psw_get32(rs->c->buf + 8);
-		memcpy(rs->user, rs->c->buf + 12, PS_USER_AREA);
+	rc = call(rs->c, PSW_ATTACH, q, psw_name_put(q, segment), &len);
+	if (!rc && !(rc = psw_attach_rep_get(rs->c->buf, len, &r)) && !(rc = r.status)) {
+		rs->count = r.count;
+		rs->state = r.state;
+		memcpy(rs->user, r.area, PS_USER_AREA);
 	}
 	pthread_mutex_unlock(&rs->c->lock);
 	if (rc) {
@@ -582,23 +568,20 @@ int64_t ps__r_clock_offset(struct ps__rseg *rs)
 /* Names are fetched a page at a time; count and name i come from one call. */
 static int names_page(struct ps__rseg *rs, uint32_t first, uint32_t *total, char *name0)
 {
-	unsigned char q[PSW_NAME + 4];
-	put_name(q, rs->segment);
-	psw_put32(q + PSW_NAME, first);
+	unsigned char q[PSW_NAMES_REQ_LEN];
+	struct psw_names_req nq = { .first = first };
+	struct psw_names_rep r;
+	snprintf(nq.name, sizeof(nq.name), "%s", rs->segment);
 	size_t len;
 	conn_lock(rs->c);
-	int rc = call(rs->c, PSW_NAMES, q, sizeof(q), &len);
-	if (!rc && (len < 12 || (len - 12) % PSW_NAME))
-		rc = PS_EPROTO;
-	if (!rc && !(rc = (int)psw_get32(rs->c->buf))) {
-		*total = psw_get32(rs->c->buf + 4);
-		uint32_t n = psw_get32(rs->c->buf + 8);
+	int rc = call(rs->c, PSW_NAMES, q, psw_names_req_put(q, &nq), &len);
+	if (!rc && !(rc = psw_names_rep_get(rs->c->buf, len, &r)) && !(rc = r.status)) {
+		*total = r.total;
 		if (name0) {
-			if (n == 0 || len < 12 + PSW_NAME)
+			if (r.count == 0)
 				rc = PS_EINVAL;
 			else
-				snprintf(name0, PS_NAME_MAX + 1, "%.*s", PS_NAME_MAX,
-					 (const char *)rs->c->buf + 12);
+				psw_name_get(rs->c->buf + PSW_NAMES_REP_LEN, name0);
 		}
 	}
 	pthread_mutex_unlock(&rs->c->lock);
@@ -627,25 +610,24 @@ int ps_remote_list(const char *addr, int port, const struct ps_remote_attr *a, c
 	int rc = conn_get(addr, port, a, &c);
 	if (rc)
 		return rc;
-	unsigned char q[PSW_NAME + 4];
-	put_name(q, prefix ? prefix : "");
+	unsigned char q[PSW_NAMES_REQ_LEN];
+	struct psw_names_req nq = { .first = 0 };
+	snprintf(nq.name, sizeof(nq.name), "%s", prefix ? prefix : "");
 	size_t len;
 	char (*names)[PS_NAME_MAX + 1] = NULL;
 	uint32_t n = 0, total = 1;
 	/* a page at a time; the list may change between pages, so it ends
 	 * when a page comes back empty or the total is reached */
 	while (!rc && n < total) {
-		psw_put32(q + PSW_NAME, n);
+		nq.first = n;
 		conn_lock(c);
-		rc = call(c, PSW_LIST, q, sizeof(q), &len);
-		uint32_t k = 0;
-		if (!rc && (len < 12 || (len - 12) % PSW_NAME ||
-			    (k = psw_get32(c->buf + 8)) != (len - 12) / PSW_NAME))
-			rc = PS_EPROTO;
-		if (!rc)
-			rc = (int)psw_get32(c->buf);
+		rc = call(c, PSW_LIST, q, psw_names_req_put(q, &nq), &len);
+		struct psw_names_rep r = { 0 };
+		if (!rc && !(rc = psw_names_rep_get(c->buf, len, &r)))
+			rc = r.status;
+		uint32_t k = r.count;
 		if (!rc) {
-			total = psw_get32(c->buf + 4);
+			total = r.total;
 			uint32_t room = total > n ? total - n : 0; /* it may have shrunk */
 			if (k > room)
 				k = room;
@@ -655,8 +637,7 @@ int ps_remote_list(const char *addr, int port, const struct ps_remote_attr *a, c
 			else
 				names = more;
 			for (uint32_t i = 0; !rc && i < k; i++)
-				snprintf(names[n + i], PS_NAME_MAX + 1, "%.*s", PS_NAME_MAX,
-					 (const char *)c->buf + 12 + (size_t)i * PSW_NAME);
+				psw_name_get(c->buf + PSW_NAMES_REP_LEN + (size_t)i * PSW_NAME, names[n + i]);
 			if (!rc)
 				n += k;
 			if (!k)
@@ -678,21 +659,20 @@ int ps_remote_list(const char *addr, int port, const struct ps_remote_attr *a, c
 static int open_handle(struct ps__rconn *c, const char *segment, const char *name,
 		       size_t tuple_size, bool writable, uint32_t *h, struct ps_elem_attr *a)
 {
-	unsigned char q[2 * PSW_NAME + 8];
-	put_name(q, segment);
-	put_name(q + PSW_NAME, name);
-	psw_put32(q + 2 * PSW_NAME, (uint32_t)tuple_size);
-	psw_put32(q + 2 * PSW_NAME + 4, writable ? PS_RDWR : PS_RDONLY);
+	unsigned char q[PSW_OPEN_REQ_LEN];
+	struct psw_open_req oq = { .tuple_size = (uint32_t)tuple_size,
+				   .flags = writable ? PS_RDWR : PS_RDONLY };
+	struct psw_open_rep r;
+	snprintf(oq.segment, sizeof(oq.segment), "%s", segment);
+	snprintf(oq.element, sizeof(oq.element), "%s", name);
 	size_t len;
-	int rc = call(c, PSW_OPEN, q, sizeof(q), &len);
-	if (!rc && len != 24)
-		rc = PS_EPROTO;
-	if (!rc && !(rc = (int)psw_get32(c->buf))) {
-		*h = psw_get32(c->buf + 4);
-		a->tuple_size = psw_get32(c->buf + 8);
-		a->threshold = psw_get32(c->buf + 12);
-		a->mode = (enum ps_mode)psw_get32(c->buf + 16);
-		a->flags = psw_get32(c->buf + 20);
+	int rc = call(c, PSW_OPEN, q, psw_open_req_put(q, &oq), &len);
+	if (!rc && !(rc = psw_open_rep_get(c->buf, len, &r)) && !(rc = r.status)) {
+		*h = r.handle;
+		a->tuple_size = r.tuple_size;
+		a->threshold = r.threshold;
+		a->mode = (enum ps_mode)r.mode;
+		a->flags = r.flags;
 		if (ps__check_attr(a) || (tuple_size && tuple_size != a->tuple_size))
 			rc = PS_EPROTO;
 	}
@@ -727,9 +707,9 @@ static int ecall(ps_elem *e, uint16_t op, unsigned char *q, size_t qlen, size_t 
 		re->c->unsent = true; /* whatever opening sent, this was not */
 		return rc;
 	}
-	psw_put32(q, re->handle);
+	psw_handle_put(q, re->handle);
 	rc = call(re->c, op, q, qlen, len);
-	if (!rc && *len >= 4 && (int)psw_get32(re->c->buf) == PSW_EBADH) {
+	if (!rc && *len >= PSW_STATUS_LEN && (int)psw_get32(re->c->buf) == PSW_EBADH) {
 		re->gen = 0; /* the server does not know it: open it again next time */
 		rc = PS_ELOST;
 	}
@@ -775,14 +755,13 @@ int ps__r_elem_open(ps_server *srv, struct ps__rseg *rs, const char *name, size_
 void ps__r_elem_close(ps_elem *e)
 {
 	struct ps__relem *re = e->remote;
-	unsigned char q[4];
-	psw_put32(q, re->handle);
-	size_t len;
+	unsigned char q[PSW_HANDLE_LEN];
+	size_t len, qlen = psw_handle_put(q, re->handle);
 	conn_lock(re->c);
 	/* best effort, and only on the connection it was opened on: the
 	 * server frees every handle at disconnect anyway */
 	if (!re->c->broken && re->gen == re->c->gen)
-		call(re->c, PSW_CLOSE, q, 4, &len);
+		call(re->c, PSW_CLOSE, q, qlen, &len);
 	pthread_mutex_unlock(&re->c->lock);
 	conn_put(re->c);
 	free(re->cache);
@@ -816,24 +795,23 @@ static int tuple_op(ps_elem *e, uint16_t op, uint64_t idx, void *out, uint64_t *
 		    const struct poll_wait *w, bool *unsent)
 {
 	struct ps__relem *re = e->remote;
-	unsigned char q[12];
-	psw_put64(q + 4, idx);
-	size_t len;
+	unsigned char q[PSW_READ_REQ_LEN];
+	struct psw_read_req rq = { 0, idx }; /* the handle is ecall's to fill in */
+	size_t qlen = op == PSW_READ ? psw_read_req_put(q, &rq) : PSW_HANDLE_LEN, len;
 	conn_lock(re->c);
 	call_until(re->c, w);
-	int rc = ecall(e, op, q, op == PSW_READ ? 12 : 4, &len);
+	int rc = ecall(e, op, q, qlen, &len);
 	if (unsent)
 		*unsent = rc && re->c->unsent;
-	if (!rc) {
-		if (len != 12 + e->tuple_size) {
-			rc = PS_EPROTO;
-		} else {
-			rc = (int)psw_get32(re->c->buf);
-			*idx_out = psw_get64(re->c->buf + 4);
-			if (!rc) {
-				memcpy(out, re->c->buf + 12, e->tuple_size);
-				to_ours(re, out);
-			}
+	struct psw_tuple_rep r;
+	if (!rc && (len != PSW_TUPLE_REP_LEN + e->tuple_size || psw_tuple_rep_get(re->c->buf, len, &r)))
+		rc = PS_EPROTO;
+	else if (!rc) {
+		rc = r.status;
+		*idx_out = r.index;
+		if (!rc) {
+			memcpy(out, re->c->buf + PSW_TUPLE_REP_LEN, e->tuple_size);
+			to_ours(re, out);
 		}
 	}
 	pthread_mutex_unlock(&re->c->lock);
@@ -946,12 +924,12 @@ int ps__r_write(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx)
 	struct ps__relem *re = e->remote;
 	if (!e->writable)
 		return PS_EROFS;
-	unsigned char *q = malloc(4 + e->tuple_size);
+	unsigned char *q = malloc(PSW_HANDLE_LEN + e->tuple_size);
 	if (!q)
 		return PS_ENOMEM;
-	memcpy(q + 4, tuple, e->tuple_size);
+	memcpy(q + PSW_HANDLE_LEN, tuple, e->tuple_size); /* after the handle ecall fills in */
 	if (re->c->swap && re->layout[0])
-		ps__layout_swap(re->layout, q + 4); /* into the server's order */
+		ps__layout_swap(re->layout, q + PSW_HANDLE_LEN); /* into the server's order */
 	struct poll_wait w;
 	poll_start(&w, timeout_ms);
 	int rc;
@@ -959,12 +937,13 @@ int ps__r_write(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx)
 		size_t len;
 		conn_lock(re->c);
 		call_until(re->c, &w);
-		rc = ecall(e, PSW_WRITE, q, 4 + e->tuple_size, &len);
+		rc = ecall(e, PSW_WRITE, q, PSW_HANDLE_LEN + e->tuple_size, &len);
 		bool unsent = rc && re->c->unsent;
-		if (!rc && len != 12)
+		struct psw_tuple_rep r;
+		if (!rc && (len != PSW_TUPLE_REP_LEN || psw_tuple_rep_get(re->c->buf, len, &r)))
 			rc = PS_EPROTO;
-		if (!rc && !(rc = (int)psw_get32(re->c->buf)) && idx)
-			*idx = psw_get64(re->c->buf + 4);
+		if (!rc && !(rc = r.status) && idx)
+			*idx = r.index;
 		pthread_mutex_unlock(&re->c->lock);
 		if (!ask_again(rc, unsent, &w))
 			break;
@@ -976,26 +955,24 @@ int ps__r_write(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx)
 int ps__r_read_range(ps_elem *e, uint64_t first, size_t n, void *out, uint64_t *oldest)
 {
 	struct ps__relem *re = e->remote;
-	size_t most = (PSW_MAX_PAYLOAD - 12) / e->tuple_size;
+	size_t most = (PSW_MAX_PAYLOAD - PSW_RANGE_REP_LEN) / e->tuple_size;
 	if (n > most)
 		n = most; /* a short count: the caller asks again from where it ends */
-	unsigned char q[16];
-	psw_put64(q + 4, first);
-	psw_put32(q + 12, (uint32_t)n);
-	size_t len;
+	unsigned char q[PSW_RANGE_REQ_LEN];
+	struct psw_range_req rq = { 0, first, (uint32_t)n }; /* the handle is ecall's */
+	struct psw_range_rep r;
+	size_t len, qlen = psw_range_req_put(q, &rq);
 	conn_lock(re->c);
-	int rc = ecall(e, PSW_READ_RANGE, q, sizeof(q), &len);
-	if (!rc && len < 12)
-		rc = PS_EPROTO;
-	if (!rc) {
-		rc = (int)psw_get32(re->c->buf);
+	int rc = ecall(e, PSW_READ_RANGE, q, qlen, &len);
+	if (!rc && !(rc = psw_range_rep_get(re->c->buf, len, &r))) {
+		rc = r.count;
 		if (rc == PS_EDISCARDED && oldest)
-			*oldest = psw_get64(re->c->buf + 4);
-		if (rc >= 0 && ((size_t)rc > n || len != 12 + (size_t)rc * e->tuple_size))
+			*oldest = r.oldest;
+		if (rc >= 0 && ((size_t)rc > n || len != PSW_RANGE_REP_LEN + (size_t)rc * e->tuple_size))
 			rc = PS_EPROTO;
 		for (int k = 0; rc > 0 && k < rc; k++) {
 			unsigned char *t = (unsigned char *)out + (size_t)k * e->tuple_size;
-			memcpy(t, re->c->buf + 12 + (size_t)k * e->tuple_size, e->tuple_size);
+			memcpy(t, re->c->buf + PSW_RANGE_REP_LEN + (size_t)k * e->tuple_size, e->tuple_size);
 			to_ours(re, t);
 		}
 	}
@@ -1006,17 +983,16 @@ int ps__r_read_range(ps_elem *e, uint64_t first, size_t n, void *out, uint64_t *
 int ps__r_stats(ps_elem *e, struct ps_stats *st)
 {
 	struct ps__relem *re = e->remote;
-	unsigned char q[4];
+	unsigned char q[PSW_HANDLE_LEN];
+	struct psw_stats_rep r;
 	size_t len;
 	conn_lock(re->c);
-	int rc = ecall(e, PSW_STATS, q, 4, &len);
-	if (!rc && len != 36)
-		rc = PS_EPROTO;
-	if (!rc && !(rc = (int)psw_get32(re->c->buf))) {
-		st->written = psw_get64(re->c->buf + 4);
-		st->discarded = psw_get64(re->c->buf + 12);
-		st->taken = psw_get64(re->c->buf + 20);
-		st->oldest = psw_get64(re->c->buf + 28);
+	int rc = ecall(e, PSW_STATS, q, PSW_HANDLE_LEN, &len);
+	if (!rc && !(rc = psw_stats_rep_get(re->c->buf, len, &r)) && !(rc = r.status)) {
+		st->written = r.written;
+		st->discarded = r.discarded;
+		st->taken = r.taken;
+		st->oldest = r.oldest;
 		st->threshold = e->threshold;
 		st->tuple_size = e->tuple_size;
 		st->mode = e->mode;
@@ -1029,14 +1005,15 @@ int ps__r_stats(ps_elem *e, struct ps_stats *st)
 int ps__r_notes(const ps_elem *e, uint64_t out[PS_NOTE_WORDS])
 {
 	struct ps__relem *re = e->remote;
-	unsigned char q[4];
+	unsigned char q[PSW_HANDLE_LEN];
+	struct psw_notes_rep r;
 	size_t len;
 	conn_lock(re->c);
-	int rc = ecall((ps_elem *)e, PSW_NOTES, q, 4, &len);
-	if (!rc && (len != 4 + 8 * PS_NOTE_WORDS || psw_get32(re->c->buf) != 0))
-		rc = len >= 4 && psw_get32(re->c->buf) ? (int)psw_get32(re->c->buf) : PS_EPROTO;
+	int rc = ecall((ps_elem *)e, PSW_NOTES, q, PSW_HANDLE_LEN, &len);
+	if (!rc && !(rc = psw_notes_rep_get(re->c->buf, len, &r)))
+		rc = r.status;
 	for (unsigned w = 0; w < PS_NOTE_WORDS; w++)
-		out[w] = rc ? 0 : psw_get64(re->c->buf + 4 + 8 * w);
+		out[w] = rc ? 0 : r.words[w];
 	pthread_mutex_unlock(&re->c->lock);
 	return rc;
 }
@@ -1055,6 +1032,126 @@ static void cache_fail(struct ps__relem *re, int rc)
 	re->cached_rc = rc;
 }
 
+/* One round of a batch: the connections it asks, and what each is asked. */
+struct batch {
+	ps_elem *const *e;
+	int n;
+	bool *seen;                /* per element: asked, failed or local */
+	int *order;                /* the elements asked, grouped by connection */
+	unsigned char *q;          /* LATEST_MANY's request */
+	struct ps__rconn **conns;  /* this round's connections, in address order */
+	int *first;                /* per connection: its first element not yet seen */
+	int *start, *count, *sent; /* per connection: its run of order; send_req's result (1: none) */
+	uint64_t *deadline;
+	int nc, used;
+};
+
+/* The connections of the elements not yet seen, in address order, so that
+ * two batches lock them in the same order and never deadlock. */
+static int batch_conns(struct batch *b)
+{
+	b->nc = 0;
+	for (int i = 0; i < b->n; i++) {
+		if (b->seen[i])
+			continue;
+		struct ps__rconn *c = b->e[i]->remote->c;
+		int k = 0;
+		while (k < b->nc && b->conns[k] != c)
+			k++;
+		if (k == b->nc) {
+			b->conns[b->nc] = c;
+			b->first[b->nc++] = i;
+		}
+	}
+	for (int x = 1; x < b->nc; x++)
+		for (int y = x; y > 0 && (uintptr_t)b->conns[y] < (uintptr_t)b->conns[y - 1]; y--) {
+			struct ps__rconn *tc = b->conns[y];
+			int tf = b->first[y];
+			b->conns[y] = b->conns[y - 1], b->first[y] = b->first[y - 1];
+			b->conns[y - 1] = tc, b->first[y - 1] = tf;
+		}
+	return b->nc;
+}
+
+/* Asks connection k for the newest tuple of as many of its elements as
+ * one reply holds.  Its lock stays held while a reply is to be read. */
+static void send_many(struct batch *b, int k)
+{
+	struct ps__rconn *c = b->conns[k];
+	uint32_t m = 0;
+	size_t bytes = PSW_STATUS_LEN;
+	b->start[k] = b->used;
+	conn_lock(c);
+	int r = conn_ready(c);
+	unsigned char *handles = b->q + PSW_COUNT_LEN;
+	for (int i = b->first[k]; i < b->n && m < PSW_MANY_MAX; i++) {
+		ps_elem *e = b->e[i];
+		if (b->seen[i] || e->remote->c != c)
+			continue;
+		if (m && bytes + PSW_TUPLE_REP_LEN + e->tuple_size > PSW_MAX_PAYLOAD)
+			break;
+		int er = r ? r : relem_ready(e);
+		b->seen[i] = true;
+		if (er) {
+			cache_fail(e->remote, er);
+			continue;
+		}
+		bytes += PSW_TUPLE_REP_LEN + e->tuple_size;
+		b->order[b->used++] = i;
+		handles += psw_handle_put(handles, e->remote->handle);
+		m++;
+	}
+	b->count[k] = (int)m;
+	psw_count_put(b->q, m);
+	b->deadline[k] = c->deadline;
+	b->sent[k] = m ? send_req(c, PSW_LATEST_MANY, b->q, (size_t)(handles - b->q), b->deadline[k]) : 1;
+	if (b->sent[k]) /* nothing to read back: let the others go on */
+		pthread_mutex_unlock(&c->lock);
+	for (int j = 0; b->sent[k] < 0 && j < b->count[k]; j++)
+		cache_fail(b->e[b->order[b->start[k] + j]]->remote, b->sent[k]);
+}
+
+/* Reads connection k's reply into its elements' caches and drops its
+ * lock; returns how many answered (even "no tuple yet"). */
+static int read_many(struct batch *b, int k)
+{
+	struct ps__rconn *c = b->conns[k];
+	size_t len = 0, off = PSW_STATUS_LEN;
+	int done = 0, r = recv_rep(c, PSW_LATEST_MANY, c->tag, &len, b->deadline[k]);
+	if (!r && (len < PSW_STATUS_LEN || psw_get32(c->buf)))
+		r = len < PSW_STATUS_LEN ? PS_EPROTO : (int)psw_get32(c->buf);
+	for (int j = 0; j < b->count[k]; j++) {
+		ps_elem *e = b->e[b->order[b->start[k] + j]];
+		struct ps__relem *re = e->remote;
+		struct psw_tuple_rep t;
+		if (r || (r = psw_tuple_rep_get(c->buf + off, len - off, &t))) {
+			cache_fail(re, r);
+			continue;
+		}
+		if (t.status == PSW_EBADH) { /* no tuple follows; open it again next time */
+			re->gen = 0;
+			cache_fail(re, PS_ELOST);
+			off += PSW_TUPLE_REP_LEN;
+			continue;
+		}
+		if (len < off + PSW_TUPLE_REP_LEN + e->tuple_size) {
+			cache_fail(re, r = PS_EPROTO);
+			continue;
+		}
+		re->cached = true;
+		re->cached_rc = t.status;
+		re->cached_idx = t.index;
+		memcpy(re->cache, c->buf + off + PSW_TUPLE_REP_LEN, e->tuple_size);
+		to_ours(re, re->cache);
+		off += PSW_TUPLE_REP_LEN + e->tuple_size;
+		done++;
+	}
+	if (!r && off != len)
+		c->broken = true; /* out of step with it: start again */
+	pthread_mutex_unlock(&c->lock);
+	return done;
+}
+
 /*
  * One LATEST_MANY per connection, sent to every connection before any reply
  * is read, so a batch over n servers costs one round trip, not n.  A server
@@ -1065,127 +1162,41 @@ int ps_prefetch_latest(ps_elem *const *e, int n)
 {
 	if (!e || n < 0)
 		return PS_EINVAL;
+	size_t m = (size_t)n + 1;
+	struct batch b = { .e = e, .n = n, .seen = calloc(m, sizeof(bool)),
+			   .order = calloc(m, sizeof(int)),
+			   .q = malloc(PSW_COUNT_LEN + PSW_HANDLE_LEN * PSW_MANY_MAX),
+			   .conns = calloc(m, sizeof(*b.conns)), .first = calloc(m, sizeof(int)),
+			   .start = calloc(m, sizeof(int)), .count = calloc(m, sizeof(int)),
+			   .sent = calloc(m, sizeof(int)), .deadline = calloc(m, sizeof(uint64_t)) };
 	int done = 0, rc = 0;
-	bool *seen = calloc((size_t)n + 1, sizeof(*seen));
-	struct ps__rconn **conns = calloc((size_t)n + 1, sizeof(*conns));
-	int *first = calloc((size_t)n + 1, sizeof(*first));
-	int *order = calloc((size_t)n + 1, sizeof(*order)); /* the elements asked, by connection */
-	unsigned char *q = malloc(4 + 4 * PSW_MANY_MAX);
-	if (!seen || !conns || !first || !order || !q) {
+	if (!b.seen || !b.order || !b.q || !b.conns || !b.first || !b.start || !b.count ||
+	    !b.sent || !b.deadline) {
 		rc = PS_ENOMEM;
 		goto out;
 	}
 	for (int i = 0; i < n; i++)
 		if (!e[i] || !e[i]->remote)
-			seen[i] = true; /* local: read when asked, nothing to fetch */
-	for (;;) {
-		/* Each round takes, of each connection, what fits one reply. */
-		int nc = 0;
-		for (int i = 0; i < n; i++) {
-			if (seen[i])
-				continue;
-			struct ps__rconn *c = e[i]->remote->c;
-			int k = 0;
-			while (k < nc && conns[k] != c)
-				k++;
-			if (k == nc) {
-				conns[nc] = c;
-				first[nc++] = i;
-			}
-		}
-		if (!nc)
-			break;
-		/* connections are locked in address order: two batches never deadlock */
-		for (int a = 1; a < nc; a++)
-			for (int b = a; b > 0 && (uintptr_t)conns[b] < (uintptr_t)conns[b - 1]; b--) {
-				struct ps__rconn *tc = conns[b];
-				int tf = first[b];
-				conns[b] = conns[b - 1], first[b] = first[b - 1];
-				conns[b - 1] = tc, first[b - 1] = tf;
-			}
-		int start[nc], count[nc], sent[nc];
-		uint64_t deadline[nc];
-		int used = 0;
-		for (int k = 0; k < nc; k++) {
-			struct ps__rconn *c = conns[k];
-			uint32_t m = 0;
-			size_t bytes = 4;
-			start[k] = used;
-			conn_lock(c);
-			int r = conn_ready(c);
-			for (int i = first[k]; i < n && m < PSW_MANY_MAX; i++) {
-				if (seen[i] || e[i]->remote->c != c)
-					continue;
-				if (m && bytes + 12 + e[i]->tuple_size > PSW_MAX_PAYLOAD)
-					break;
-				int er = r ? r : relem_ready(e[i]);
-				seen[i] = true;
-				if (er) {
-					cache_fail(e[i]->remote, er);
-					continue;
-				}
-				bytes += 12 + e[i]->tuple_size;
-				order[used++] = i;
-				psw_put32(q + 4 + 4 * m++, e[i]->remote->handle);
-			}
-			count[k] = (int)m;
-			psw_put32(q, m);
-			deadline[k] = c->deadline;
-			sent[k] = m ? send_req(c, PSW_LATEST_MANY, q, 4 + 4 * (size_t)m, deadline[k]) : 1;
-			if (sent[k]) /* nothing to read back: let the others go on */
-				pthread_mutex_unlock(&c->lock);
-			for (int j = 0; sent[k] < 0 && j < count[k]; j++)
-				cache_fail(e[order[start[k] + j]]->remote, sent[k]);
-		}
-		for (int k = 0; k < nc; k++) {
-			struct ps__rconn *c = conns[k];
-			if (sent[k])
-				continue;
-			size_t len = 0, off = 4;
-			int r = recv_rep(c, PSW_LATEST_MANY, c->tag, &len, deadline[k]);
-			if (!r && (len < 4 || psw_get32(c->buf)))
-				r = len < 4 ? PS_EPROTO : (int)psw_get32(c->buf);
-			for (int j = 0; j < count[k]; j++) {
-				int i = order[start[k] + j];
-				struct ps__relem *re = e[i]->remote;
-				if (r) {
-					cache_fail(re, r);
-					continue;
-				}
-				if (len < off + 12) {
-					cache_fail(re, r = PS_EPROTO);
-					continue;
-				}
-				int er = (int)psw_get32(c->buf + off);
-				if (er == PSW_EBADH) { /* no tuple follows; open it again next time */
-					re->gen = 0;
-					cache_fail(re, PS_ELOST);
-					off += 12;
-					continue;
-				}
-				if (len < off + 12 + e[i]->tuple_size) {
-					cache_fail(re, r = PS_EPROTO);
-					continue;
-				}
-				re->cached = true;
-				re->cached_rc = er;
-				re->cached_idx = psw_get64(c->buf + off + 4);
-				memcpy(re->cache, c->buf + off + 12, e[i]->tuple_size);
-				to_ours(re, re->cache);
-				off += 12 + e[i]->tuple_size;
-				done++; /* an answer, even "no tuple yet" */
-			}
-			if (!r && off != len)
-				c->broken = true; /* out of step with it: start again */
-			pthread_mutex_unlock(&c->lock);
-		}
+			b.seen[i] = true; /* local: read when asked, nothing to fetch */
+	/* each round takes, of each connection, what fits one reply */
+	while (batch_conns(&b)) {
+		b.used = 0;
+		for (int k = 0; k < b.nc; k++)
+			send_many(&b, k);
+		for (int k = 0; k < b.nc; k++)
+			if (!b.sent[k])
+				done += read_many(&b, k);
 	}
 out:
-	free(seen);
-	free(conns);
-	free(first);
-	free(order);
-	free(q);
+	free(b.seen);
+	free(b.order);
+	free(b.q);
+	free(b.conns);
+	free(b.first);
+	free(b.start);
+	free(b.count);
+	free(b.sent);
+	free(b.deadline);
 	return rc ? rc : done;
 }
 
