@@ -120,8 +120,8 @@ void ps_elem_close(ps_elem *e)
 {
 	if (!e)
 		return;
-	if (e->remote)
-		ps__r_elem_close(e);
+	if (e->ops)
+		e->ops->close(e);
 	free(e);
 }
 
@@ -284,8 +284,8 @@ static __attribute__((noinline)) int write_slow(ps_elem *e, const void *tuple, i
 	struct ps_deadline d;
 	int rc;
 
-	if (e->remote)
-		return ps__r_write(e, tuple, timeout_ms, idx);
+	if (e->ops)
+		return e->ops->write(e, tuple, timeout_ms, idx);
 	if (!e->writable)
 		return PS_EROFS;
 	ps__deadline(&d, timeout_ms);
@@ -339,8 +339,8 @@ int ps_read(ps_elem *e, uint64_t idx, void *out, int timeout_ms, uint64_t *oldes
 {
 	if (ps_unlikely(!e || !out))
 		return PS_EINVAL;
-	if (ps_unlikely(e->remote))
-		return ps__r_read(e, idx, out, timeout_ms, oldest);
+	if (ps_unlikely(e->ops))
+		return e->ops->read(e, idx, out, timeout_ms, oldest);
 	struct ps_ehdr *h = e->h;
 	struct ps_deadline d;
 	bool have_deadline = false;
@@ -373,8 +373,8 @@ int ps_read_latest(ps_elem *e, void *out, uint64_t *idx)
 {
 	if (ps_unlikely(!e || !out))
 		return PS_EINVAL;
-	if (ps_unlikely(e->remote))
-		return ps__r_read_latest(e, out, idx);
+	if (ps_unlikely(e->ops))
+		return e->ops->read_latest(e, out, idx);
 	struct ps_ehdr *h = e->h;
 	for (int tries = 0; tries < PS_LAP_RETRIES; tries++) {
 		uint64_t hd = atomic_load_explicit(&h->head, memory_order_acquire);
@@ -395,8 +395,8 @@ int ps_read_range(ps_elem *e, uint64_t first, size_t n, void *out, uint64_t *old
 {
 	if (ps_unlikely(!e || (!out && n)))
 		return PS_EINVAL;
-	if (ps_unlikely(e->remote))
-		return ps__r_read_range(e, first, n, out, oldest);
+	if (ps_unlikely(e->ops))
+		return e->ops->read_range(e, first, n, out, oldest);
 	struct ps_ehdr *h = e->h;
 	uint64_t hd = atomic_load_explicit(&h->head, memory_order_acquire);
 	uint64_t t = atomic_load_explicit(&h->tail, memory_order_acquire);
@@ -427,8 +427,8 @@ int ps_take(ps_elem *e, void *out, int timeout_ms, uint64_t *idx)
 {
 	if (!e || !out)
 		return PS_EINVAL;
-	if (e->remote)
-		return ps__r_take(e, out, timeout_ms, idx);
+	if (e->ops)
+		return e->ops->take(e, out, timeout_ms, idx);
 	struct ps_ehdr *h = e->h;
 	struct ps_deadline d;
 	int rc;
@@ -480,15 +480,17 @@ int ps_take(ps_elem *e, void *out, int timeout_ms, uint64_t *idx)
 
 _Atomic uint64_t *ps_elem_notes(ps_elem *e)
 {
-	return e && e->writable && !e->remote ? e->h->note : NULL;
+	return e && e->writable && !e->ops ? e->h->note : NULL;
 }
 
 uint64_t ps_note_get(const ps_elem *e, unsigned word)
 {
 	if (!e || word >= PS_NOTE_WORDS)
 		return 0;
-	if (e->remote)
-		return ps__r_note(e, word);
+	if (e->ops) {
+		uint64_t v[PS_NOTE_WORDS];
+		return e->ops->notes(e, v) ? 0 : v[word];
+	}
 	return atomic_load_explicit(&e->h->note[word], memory_order_relaxed);
 }
 
@@ -496,8 +498,8 @@ int ps_notes_get(const ps_elem *e, uint64_t out[PS_NOTE_WORDS])
 {
 	if (!e || !out)
 		return PS_EINVAL;
-	if (e->remote)
-		return ps__r_notes(e, out);
+	if (e->ops)
+		return e->ops->notes(e, out);
 	for (unsigned w = 0; w < PS_NOTE_WORDS; w++)
 		out[w] = atomic_load_explicit(&e->h->note[w], memory_order_acquire);
 	return 0;
@@ -507,8 +509,8 @@ int ps_elem_stats(ps_elem *e, struct ps_stats *st)
 {
 	if (!e || !st)
 		return PS_EINVAL;
-	if (e->remote)
-		return ps__r_stats(e, st);
+	if (e->ops)
+		return e->ops->stats(e, st);
 	struct ps_ehdr *h = e->h;
 	uint64_t taken = atomic_load_explicit(&h->taken, memory_order_acquire);
 	uint64_t t = atomic_load_explicit(&h->tail, memory_order_acquire);

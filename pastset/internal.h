@@ -70,9 +70,43 @@ struct ps_elem {
 	bool writable;     /* handle may write and take */
 	bool can_register; /* wc is writable: waiters get woken, not polled */
 	bool shared;       /* futexes are process-shared */
-	struct ps__relem *remote; /* on another host: every call goes over the wire */
+	const struct ps_elem_ops *ops; /* NULL: in memory, the inline path */
+	struct ps__relem *remote;      /* ops' state: on another host (remote.c) */
 	char name[PS_NAME_MAX + 1];
 };
+
+/*
+ * Servers and elements that are not in this process's memory (a tuple
+ * server on another host: remote.c) are reached through a table of
+ * operations, as SQLite's pager picks its methods by state.  Those in
+ * memory have none: element.c and server.c test for a table first and keep
+ * their own code inline, so the local write path costs one predictable
+ * branch, as before.
+ */
+struct ps_elem_ops {
+	int (*write)(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx);
+	int (*read)(ps_elem *e, uint64_t idx, void *out, int timeout_ms, uint64_t *oldest);
+	int (*read_latest)(ps_elem *e, void *out, uint64_t *idx);
+	int (*read_range)(ps_elem *e, uint64_t first, size_t n, void *out, uint64_t *oldest);
+	int (*take)(ps_elem *e, void *out, int timeout_ms, uint64_t *idx);
+	int (*stats)(ps_elem *e, struct ps_stats *st);
+	int (*notes)(const ps_elem *e, uint64_t out[PS_NOTE_WORDS]);
+	void (*close)(ps_elem *e); /* its own state; the handle is freed after */
+};
+struct ps_server_ops {
+	int (*elem_open)(ps_server *s, const char *name, size_t tuple_size, ps_elem **out);
+	int (*count)(ps_server *s);
+	int (*elem_name)(ps_server *s, int i, char *buf);
+	void *(*user_area)(ps_server *s);
+	int64_t (*clock_offset)(const ps_server *s);
+	int (*state)(ps_server *s); /* enum ps_shm_state, or an error */
+	void (*close)(ps_server *s); /* its own state; the server is freed after */
+};
+/* server.c: a server reached through ops, with impl as its state. */
+int ps__server_new(const struct ps_server_ops *ops, void *impl, const char *name, bool writable,
+		   ps_server **out);
+void *ps__server_impl(const ps_server *s);
+bool ps__server_writable(const ps_server *s);
 
 /* server.c: ps_shm_info, waiting or not for a segment being made */
 int ps__shm_info(const char *name, struct ps_shm_info *info, bool may_wait);
@@ -92,27 +126,7 @@ int ps__check_name(const char *name);
 /* server.c: which file a segment of that name is now (it may be replaced) */
 int ps__shm_id(const char *name, uint64_t *dev, uint64_t *ino);
 
-/* remote.c: the remote side of servers and elements (see pastset.h) */
-struct ps__rseg;
-int ps__r_server_open(const char *addr, int port, const char *segment,
-		      const struct ps_remote_attr *a, struct ps__rseg **out);
-void ps__r_server_close(struct ps__rseg *rs);
-void *ps__r_user_area(struct ps__rseg *rs);
-int64_t ps__r_clock_offset(struct ps__rseg *rs);
-int ps__r_state(struct ps__rseg *rs);
-int ps__r_count(struct ps__rseg *rs);
-int ps__r_elem_name(struct ps__rseg *rs, int i, char *buf);
-int ps__r_elem_open(ps_server *srv, struct ps__rseg *rs, const char *name, size_t tuple_size,
-		    bool writable, ps_elem **out);
-void ps__r_elem_close(ps_elem *e);
-int ps__r_write(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx);
-int ps__r_read(ps_elem *e, uint64_t idx, void *out, int timeout_ms, uint64_t *oldest);
-int ps__r_read_latest(ps_elem *e, void *out, uint64_t *idx);
-int ps__r_read_range(ps_elem *e, uint64_t first, size_t n, void *out, uint64_t *oldest);
-int ps__r_take(ps_elem *e, void *out, int timeout_ms, uint64_t *idx);
-int ps__r_stats(ps_elem *e, struct ps_stats *st);
-uint64_t ps__r_note(const ps_elem *e, unsigned word);
-int ps__r_notes(const ps_elem *e, uint64_t out[PS_NOTE_WORDS]);
+/* remote.c: tuples in another byte order, and secret files */
 int ps__layout_check(const char *layout, size_t tuple_size);
 void ps__layout_swap(const char *layout, unsigned char *tuple);
 int ps__secret_read(const char *file, char *out, size_t *len);

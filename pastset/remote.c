@@ -508,7 +508,7 @@ static int conn_get(const char *addr, int port, const struct ps_remote_attr *a,
 
 /* --- servers ----------------------------------------------------------------- */
 
-int ps__r_server_open(const char *addr, int port, const char *segment,
+static int r_server_open(const char *addr, int port, const char *segment,
 		      const struct ps_remote_attr *a, struct ps__rseg **out)
 {
 	int rc = ps__check_name(segment);
@@ -542,27 +542,46 @@ int ps__r_server_open(const char *addr, int port, const char *segment,
 	return 0;
 }
 
-void ps__r_server_close(struct ps__rseg *rs)
+static const struct ps_server_ops rserver_ops;
+
+int ps_server_open_remote(const char *addr, int port, const char *segment, unsigned flags,
+			  const struct ps_remote_attr *attr, ps_server **out)
 {
+	if (!addr || !segment || !out || (flags & ~(unsigned)PS_RDWR))
+		return PS_EINVAL;
+	struct ps__rseg *rs;
+	int rc = r_server_open(addr, port, segment, attr, &rs);
+	if (rc)
+		return rc;
+	if ((rc = ps__server_new(&rserver_ops, rs, segment, flags & PS_RDWR, out))) {
+		conn_put(rs->c);
+		free(rs);
+	}
+	return rc;
+}
+
+static void r_server_close(ps_server *s)
+{
+	struct ps__rseg *rs = ps__server_impl(s);
 	if (!rs)
 		return;
 	conn_put(rs->c);
 	free(rs);
 }
 
-void *ps__r_user_area(struct ps__rseg *rs)
+static void *r_user_area(ps_server *s)
 {
-	return rs->user;
+	return ((struct ps__rseg *)ps__server_impl(s))->user;
 }
 
-int ps__r_state(struct ps__rseg *rs)
+static int r_state(ps_server *s)
 {
-	return (int)rs->state;
+	return (int)((struct ps__rseg *)ps__server_impl(s))->state;
 }
 
-int64_t ps__r_clock_offset(struct ps__rseg *rs)
+static int64_t r_clock_offset(const ps_server *s)
 {
-	return rs->c->offset_ns;
+	return ((struct ps__rseg *)ps__server_impl(s))->c->offset_ns;
 }
 
 /* Names are fetched a page at a time; count and name i come from one call. */
@@ -588,15 +607,17 @@ static int names_page(struct ps__rseg *rs, uint32_t first, uint32_t *total, char
 	return rc;
 }
 
-int ps__r_count(struct ps__rseg *rs)
+static int r_count(ps_server *s)
 {
+	struct ps__rseg *rs = ps__server_impl(s);
 	uint32_t total = 0;
 	int rc = names_page(rs, 0, &total, NULL);
 	return rc ? rc : (int)total;
 }
 
-int ps__r_elem_name(struct ps__rseg *rs, int i, char *buf)
+static int r_elem_name(ps_server *s, int i, char *buf)
 {
+	struct ps__rseg *rs = ps__server_impl(s);
 	uint32_t total;
 	return i < 0 ? PS_EINVAL : names_page(rs, (uint32_t)i, &total, buf);
 }
@@ -716,9 +737,12 @@ static int ecall(ps_elem *e, uint16_t op, unsigned char *q, size_t qlen, size_t 
 	return rc;
 }
 
-int ps__r_elem_open(ps_server *srv, struct ps__rseg *rs, const char *name, size_t tuple_size,
-		    bool writable, ps_elem **out)
+static const struct ps_elem_ops relem_ops;
+
+static int r_elem_open(ps_server *srv, const char *name, size_t tuple_size, ps_elem **out)
 {
+	struct ps__rseg *rs = ps__server_impl(srv);
+	bool writable = ps__server_writable(srv);
 	struct ps__rconn *c = rs->c;
 	struct ps_elem_attr a = { 0 };
 	uint32_t h = 0, gen;
@@ -748,11 +772,12 @@ int ps__r_elem_open(ps_server *srv, struct ps__rseg *rs, const char *name, size_
 	snprintf(re->segment, sizeof(re->segment), "%s", rs->segment);
 	snprintf(re->name, sizeof(re->name), "%s", name);
 	(*out)->remote = re;
+	(*out)->ops = &relem_ops;
 	(*out)->fast_write = false;
 	return 0;
 }
 
-void ps__r_elem_close(ps_elem *e)
+static void r_elem_close(ps_elem *e)
 {
 	struct ps__relem *re = e->remote;
 	unsigned char q[PSW_HANDLE_LEN];
@@ -866,7 +891,7 @@ static bool ask_again(int rc, bool safe, struct poll_wait *w)
 {
 	return (rc == PS_ETIMEDOUT || (rc == PS_ELOST && safe)) && poll_again(w);
 }
-int ps__r_read(ps_elem *e, uint64_t idx, void *out, int timeout_ms, uint64_t *oldest)
+static int r_read(ps_elem *e, uint64_t idx, void *out, int timeout_ms, uint64_t *oldest)
 {
 	struct poll_wait w;
 	poll_start(&w, timeout_ms);
@@ -880,7 +905,7 @@ int ps__r_read(ps_elem *e, uint64_t idx, void *out, int timeout_ms, uint64_t *ol
 	}
 }
 
-int ps__r_take(ps_elem *e, void *out, int timeout_ms, uint64_t *idx)
+static int r_take(ps_elem *e, void *out, int timeout_ms, uint64_t *idx)
 {
 	if (!e->writable)
 		return PS_EROFS;
@@ -897,7 +922,7 @@ int ps__r_take(ps_elem *e, void *out, int timeout_ms, uint64_t *idx)
 	}
 }
 
-int ps__r_read_latest(ps_elem *e, void *out, uint64_t *idx)
+static int r_read_latest(ps_elem *e, void *out, uint64_t *idx)
 {
 	struct ps__relem *re = e->remote;
 	uint64_t i = 0;
@@ -919,7 +944,7 @@ int ps__r_read_latest(ps_elem *e, void *out, uint64_t *idx)
 	return rc;
 }
 
-int ps__r_write(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx)
+static int r_write(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx)
 {
 	struct ps__relem *re = e->remote;
 	if (!e->writable)
@@ -952,7 +977,7 @@ int ps__r_write(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx)
 	return rc;
 }
 
-int ps__r_read_range(ps_elem *e, uint64_t first, size_t n, void *out, uint64_t *oldest)
+static int r_read_range(ps_elem *e, uint64_t first, size_t n, void *out, uint64_t *oldest)
 {
 	struct ps__relem *re = e->remote;
 	size_t most = (PSW_MAX_PAYLOAD - PSW_RANGE_REP_LEN) / e->tuple_size;
@@ -980,7 +1005,7 @@ int ps__r_read_range(ps_elem *e, uint64_t first, size_t n, void *out, uint64_t *
 	return rc;
 }
 
-int ps__r_stats(ps_elem *e, struct ps_stats *st)
+static int r_stats(ps_elem *e, struct ps_stats *st)
 {
 	struct ps__relem *re = e->remote;
 	unsigned char q[PSW_HANDLE_LEN];
@@ -1002,7 +1027,7 @@ int ps__r_stats(ps_elem *e, struct ps_stats *st)
 	return rc;
 }
 
-int ps__r_notes(const ps_elem *e, uint64_t out[PS_NOTE_WORDS])
+static int r_notes(const ps_elem *e, uint64_t out[PS_NOTE_WORDS])
 {
 	struct ps__relem *re = e->remote;
 	unsigned char q[PSW_HANDLE_LEN];
@@ -1018,11 +1043,6 @@ int ps__r_notes(const ps_elem *e, uint64_t out[PS_NOTE_WORDS])
 	return rc;
 }
 
-uint64_t ps__r_note(const ps_elem *e, unsigned word)
-{
-	uint64_t v[PS_NOTE_WORDS];
-	return ps__r_notes(e, v) ? 0 : v[word];
-}
 
 /* --- batches ------------------------------------------------------------------- */
 
@@ -1240,3 +1260,26 @@ int ps_read_latest_many(ps_elem *const *e, int n, void *out, uint64_t *idx, int 
 	}
 	return ok;
 }
+
+/* --- the tables server.c and element.c call through --------------------------- */
+
+static const struct ps_server_ops rserver_ops = {
+	.elem_open = r_elem_open,
+	.count = r_count,
+	.elem_name = r_elem_name,
+	.user_area = r_user_area,
+	.clock_offset = r_clock_offset,
+	.state = r_state,
+	.close = r_server_close,
+};
+
+static const struct ps_elem_ops relem_ops = {
+	.write = r_write,
+	.read = r_read,
+	.read_latest = r_read_latest,
+	.read_range = r_read_range,
+	.take = r_take,
+	.stats = r_stats,
+	.notes = r_notes,
+	.close = r_elem_close,
+};

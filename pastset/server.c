@@ -76,8 +76,9 @@ struct ps_server {
 	uint64_t wait_off, dir_off, data_off, data_size;
 	uint32_t max_elems;
 	char name[PS_NAME_MAX + 1];
-	/* on a tuple server elsewhere (remote.c) */
-	struct ps__rseg *remote;
+	/* reached through a table (a tuple server elsewhere: remote.c) */
+	const struct ps_server_ops *ops;
+	void *impl;
 };
 
 static size_t round_up(size_t v, size_t to)
@@ -555,7 +556,7 @@ int ps_elem_create(ps_server *srv, const char *name,
 		return PS_EINVAL;
 	if ((rc = ps__check_attr(attr)))
 		return rc;
-	if (!srv->writable || srv->remote)
+	if (!srv->writable || srv->ops)
 		return PS_EROFS; /* an element is made by the host it lives on */
 	return srv->shm ? shm_create(srv, name, attr, out) : local_create(srv, name, attr, out);
 }
@@ -567,8 +568,8 @@ int ps_elem_open(ps_server *srv, const char *name, size_t tuple_size, ps_elem **
 		return rc;
 	if (!srv || !out)
 		return PS_EINVAL;
-	if (srv->remote)
-		return ps__r_elem_open(srv, srv->remote, name, tuple_size, srv->writable, out);
+	if (srv->ops)
+		return srv->ops->elem_open(srv, name, tuple_size, out);
 	if (!srv->shm)
 		return local_open(srv, name, tuple_size, out);
 	int i = shm_find(srv, name);
@@ -583,8 +584,8 @@ int ps_server_count(ps_server *srv)
 {
 	if (!srv)
 		return PS_EINVAL;
-	if (srv->remote)
-		return ps__r_count(srv->remote);
+	if (srv->ops)
+		return srv->ops->count(srv);
 	if (srv->shm)
 		return (int)shm_count(srv);
 	pthread_mutex_lock(&srv->lock);
@@ -595,8 +596,8 @@ int ps_server_count(ps_server *srv)
 
 int ps_server_elem_name(ps_server *srv, int i, char *buf)
 {
-	if (srv && srv->remote)
-		return buf ? ps__r_elem_name(srv->remote, i, buf) : PS_EINVAL;
+	if (srv && srv->ops)
+		return buf ? srv->ops->elem_name(srv, i, buf) : PS_EINVAL;
 	int n = ps_server_count(srv);
 	if (n < 0)
 		return n;
@@ -616,7 +617,7 @@ int ps_server_user_area(ps_server *srv, void **area)
 {
 	if (!srv || !area)
 		return PS_EINVAL;
-	*area = srv->remote ? ps__r_user_area(srv->remote) : srv->shm ? srv->hdr->user : srv->user;
+	*area = srv->ops ? srv->ops->user_area(srv) : srv->shm ? srv->hdr->user : srv->user;
 	return 0;
 }
 
@@ -624,8 +625,8 @@ void ps_server_destroy(ps_server *srv)
 {
 	if (!srv)
 		return;
-	if (srv->remote) {
-		ps__r_server_close(srv->remote);
+	if (srv->ops) {
+		srv->ops->close(srv);
 	} else if (srv->shm) {
 		if (srv->creator)
 			atomic_store(&srv->hdr->state, PS_SHM_CLOSED);
@@ -645,23 +646,28 @@ void ps_server_destroy(ps_server *srv)
 	free(srv);
 }
 
-int ps_server_open_remote(const char *addr, int port, const char *segment, unsigned flags,
-			  const struct ps_remote_attr *attr, ps_server **out)
+int ps__server_new(const struct ps_server_ops *ops, void *impl, const char *name, bool writable,
+		   ps_server **out)
 {
-	if (!addr || !segment || !out || (flags & ~(unsigned)PS_RDWR))
-		return PS_EINVAL;
 	ps_server *s = calloc(1, sizeof(*s));
 	if (!s)
 		return PS_ENOMEM;
-	int rc = ps__r_server_open(addr, port, segment, attr, &s->remote);
-	if (rc) {
-		free(s);
-		return rc;
-	}
-	s->writable = flags & PS_RDWR;
-	snprintf(s->name, sizeof(s->name), "%s", segment);
+	s->ops = ops;
+	s->impl = impl;
+	s->writable = writable;
+	snprintf(s->name, sizeof(s->name), "%s", name);
 	*out = s;
 	return 0;
+}
+
+void *ps__server_impl(const ps_server *s)
+{
+	return s->impl;
+}
+
+bool ps__server_writable(const ps_server *s)
+{
+	return s->writable;
 }
 
 /* The file behind segment `name`, as lstat sees it: a link is not followed. */
@@ -764,7 +770,7 @@ int ps_shm_list(int (*fn)(const char *name, void *arg), void *arg)
 
 int64_t ps_server_clock_offset(const ps_server *srv)
 {
-	return srv && srv->remote ? ps__r_clock_offset(srv->remote) : 0;
+	return srv && srv->ops ? srv->ops->clock_offset(srv) : 0;
 }
 
 int ps_state_at(const char *where, const struct ps_remote_attr *ra)
@@ -780,7 +786,7 @@ int ps_state_at(const char *where, const struct ps_remote_attr *ra)
 	int rc = ps_server_open_at(where, PS_RDONLY, ra, &s);
 	if (rc)
 		return rc;
-	rc = ps__r_state(s->remote);
+	rc = s->ops ? s->ops->state(s) : PS_EINVAL;
 	ps_server_destroy(s);
 	return rc;
 }
