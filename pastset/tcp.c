@@ -1,13 +1,10 @@
-/* tcp.c - a tuple server over TCP: an io_uring event loop serving segments by the wire protocol (PROTOCOL.md). */
+/* tcp.c - a tuple server over TCP: the io_uring event loop, its connections and its life (PROTOCOL.md). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
 #include <net/if.h>
-#include <linux/inet_diag.h>
-#include <linux/netlink.h>
-#include <linux/sock_diag.h>
 #include <liburing.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -23,107 +20,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "wire.h"
+#include "tcp.h"
 
-/*
- * One thread runs the loop: a multishot accept, one receive in flight per
- * connection, replies queued and sent in order.  No operation waits: reads
- * and takes of tuples not there yet, and writes to a full flow element,
- * answer at once (PS_ETIMEDOUT), so one client can never stall the loop, and
- * the application whose elements these are never waits for a client.
- */
-
-#define MAX_CONNS 64
-/* connections that have not said HELLO yet, at most: past that the oldest
- * goes, so strangers can never keep out a client that knows the secret
- * (which says HELLO as soon as it connects) */
-#define MAX_PREAUTH 16
-#define HELLO_MAX (8 + PS_SECRET_MAX)
-#define MAX_HANDLES 4096
-#define MAX_SEGS 1024
-/* Replies waiting to be sent past which a client's requests are not read:
- * a client is served at the pace it reads its replies. */
-#define OUT_AHEAD (256u << 10)
-/* The reply buffer: compacting as sends complete keeps a queue's start
- * within its length of the buffer's start, so twice the most that waits
- * before a request is served, plus the largest reply, always fits. */
-#define OUT_CAP (2 * OUT_AHEAD + PSW_HDR + PSW_MAX_PAYLOAD)
-#define RECV_BUF 16384
-/* the idle check runs every eighth of the idle time (5-100 ms): a client is
- * dropped within 1.125 times the idle time of going quiet */
-#define TICK_MS_MIN 5
-#define TICK_MS_MAX 100
-/* A full table makes room for a newcomer by closing the authenticated
- * client quiet the longest, if quiet this long: it loses nothing (it has
- * nothing asked or unsent) and reconnects on its next call, so clients
- * that know the secret cannot keep others out by merely staying. */
-#define EVICT_IDLE_MS 1000
-/* a node daemon's segment no client has used this long is unmapped */
-#define SEG_IDLE_MS 1000
-
-enum { EV_ACCEPT = 1, EV_RECV, EV_SEND, EV_STOP, EV_TICK };
-
-struct handle {
-	ps_elem *e;
-	bool writable; /* what the client asked for, not only what the handle can */
-	int seg;       /* the segment it came from: kept while the handle lives */
-};
-
-struct conn {
-	int fd;
-	bool used, authed, closing, sending, dead;
-	bool paused;      /* its requests wait until its replies drain (OUT_AHEAD) */
-	int inflight;     /* submissions not yet completed: the slot stays until 0 */
-	uint32_t gen;
-	uint64_t seq;     /* accepted as the seq-th: strangers go oldest first */
-	int64_t since_ms; /* accepted at */
-	int64_t frame_ms; /* the frame being received began at */
-	int64_t sent_ms;  /* the send in flight was armed or last made progress at */
-	int64_t last_ms;  /* it last sent us bytes, or took some of ours */
-	struct psw_reader rd;
-	unsigned char in[RECV_BUF];
-	size_t in_off, in_len; /* received, not yet served: in[in_off..in_len) */
-	/* replies: OUT_CAP bytes, allocated once and never moved, because the
-	 * kernel may be sending from it while new replies are appended */
-	unsigned char *out;
-	size_t out_len, out_sent;
-	struct handle *h;
-	int nh, caph;
-};
-
-struct seg {
-	char name[PS_NAME_MAX + 1];
-	ps_server *srv;   /* NULL: a free slot */
-	bool owned;       /* opened by us (a node daemon's shared segment) */
-	bool writable;    /* clients may write and take through it */
-	bool retired;     /* replaced or removed since: closed when refs reach 0 */
-	int refs;         /* element handles from it */
-	int64_t used_ms;  /* last asked for, or its last handle closed */
-	uint64_t dev, ino; /* which segment of that name it is */
-};
-
-struct ps_tcp {
-	int lfd, efd, port, idle_ms, sndbuf;
-	char addr[INET_ADDRSTRLEN]; /* where others reach it */
-	char secret[PS_SECRET_MAX + 1];
-	size_t secret_len;
-	char shm_prefix[PS_NAME_MAX + 1];
-	bool serve_shm, shm_writable;
-	struct io_uring ring; /* the loop thread's alone (see loop()) */
-	pthread_t thread;
-	sem_t ready;          /* the loop thread made its ring, or failed to */
-	int init_rc;
-	struct conn conns[MAX_CONNS];
-	pthread_mutex_t lock; /* segs: added from any thread */
-	struct seg segs[MAX_SEGS];
-	int nsegs;
-	struct __kernel_timespec tick;
-	unsigned ticks;
-	_Atomic uint64_t accepted, frames, bad, refused, slow;
-};
-
-static int64_t now_ms(void)
+int64_t ps__tcp_now_ms(void)
 {
 	return (int64_t)(ps_now_ns() / 1000000u);
 }
@@ -133,59 +32,6 @@ static int64_t now_ms(void)
 static uint64_t ud(int ev, int conn, uint32_t gen)
 {
 	return (uint64_t)ev << 56 | (uint64_t)(gen & 0xffffff) << 32 | (uint32_t)conn;
-}
-
-/* --- segments ------------------------------------------------------------------ */
-
-/* Frees a segment's slot, under t->lock; returns its server, to destroy
- * once the lock is dropped. */
-static ps_server *seg_release(struct seg *g)
-{
-	ps_server *gone = g->srv;
-	memset(g, 0, sizeof(*g));
-	return gone;
-}
-
-/* Closes an element handle; its segment goes when retired and unused.
- * Only the loop thread calls this. */
-static void seg_put(struct ps_tcp *t, int i, ps_elem *e)
-{
-	ps_elem_close(e);
-	pthread_mutex_lock(&t->lock);
-	struct seg *g = &t->segs[i];
-	ps_server *gone = NULL;
-	g->used_ms = now_ms();
-	if (--g->refs == 0 && g->retired)
-		gone = seg_release(g);
-	pthread_mutex_unlock(&t->lock);
-	ps_server_destroy(gone);
-}
-
-/*
- * A node daemon keeps a segment mapped while clients hold handles on it,
- * and a little after (ATTACH and NAMES come in bursts), then lets it go:
- * jobs come and go under new names, and a removed segment must not stay
- * mapped nor hold a slot.
- */
-static void segs_sweep(struct ps_tcp *t)
-{
-	ps_server *gone[64];
-	int n;
-	int64_t now = now_ms();
-	do { /* unmapped in batches, outside the lock */
-		n = 0;
-		pthread_mutex_lock(&t->lock);
-		for (int i = 0; i < t->nsegs && n < 64; i++) {
-			struct seg *g = &t->segs[i];
-			if (g->srv && g->owned && !g->refs && now - g->used_ms >= SEG_IDLE_MS)
-				gone[n++] = seg_release(g);
-		}
-		while (t->nsegs && !t->segs[t->nsegs - 1].srv)
-			t->nsegs--;
-		pthread_mutex_unlock(&t->lock);
-		for (int i = 0; i < n; i++)
-			ps_server_destroy(gone[i]);
-	} while (n == 64);
 }
 
 /* --- connections ------------------------------------------------------------- */
@@ -199,7 +45,7 @@ static void reap(struct ps_tcp *t, int i)
 	close(c->fd);
 	for (int k = 0; k < c->nh; k++)
 		if (c->h[k].e)
-			seg_put(t, c->h[k].seg, c->h[k].e);
+			ps__seg_put(t, c->h[k].seg, c->h[k].e);
 	free(c->h);
 	psw_reader_fini(&c->rd);
 	free(c->out);
@@ -251,11 +97,11 @@ static void arm_send(struct ps_tcp *t, int i)
 	/* the client's time to take this send runs from now, however long
 	 * ago the last one went */
 	if ((c->sending = arm(t, i, EV_SEND)))
-		c->sent_ms = now_ms();
+		c->sent_ms = ps__tcp_now_ms();
 }
 
 /* Room for a reply of `len` payload bytes at the end of the queue. */
-static unsigned char *reply(struct conn *c, uint16_t op, uint32_t tag, size_t len)
+unsigned char *ps__tcp_reply(struct conn *c, uint16_t op, uint32_t tag, size_t len)
 {
 	/* untouched pages cost nothing: the memory is what replies use */
 	if (!c->out && !(c->out = malloc(OUT_CAP)))
@@ -269,545 +115,6 @@ static unsigned char *reply(struct conn *c, uint16_t op, uint32_t tag, size_t le
 	memset(p, 0, len);
 	c->out_len += PSW_HDR + len;
 	return p;
-}
-
-/* --- segments ------------------------------------------------------------------ */
-
-static bool serves_shm(const struct ps_tcp *t, const char *name)
-{
-	return t->serve_shm && !strncmp(name, t->shm_prefix, strlen(t->shm_prefix));
-}
-
-/* A free slot, under t->lock; -1 if there is none. */
-static int free_seg(struct ps_tcp *t)
-{
-	for (int i = 0; i < t->nsegs; i++)
-		if (!t->segs[i].srv)
-			return i;
-	return t->nsegs < MAX_SEGS ? t->nsegs++ : -1;
-}
-
-/*
- * The segment of that name now.  A node daemon's cached mapping is checked
- * against the file: a job that ran again made a new segment of the same
- * name, and a removed one must not stay mapped; the old one is retired and
- * closed when its last handle goes.  Only the loop thread calls this.
- */
-static int find_seg(struct ps_tcp *t, const char *name, ps_server **srv, int *slot)
-{
-	uint64_t dev = 0, ino = 0;
-	bool shm = serves_shm(t, name);
-	bool exists = shm && !ps__shm_id(name, &dev, &ino);
-	ps_server *gone = NULL;
-	pthread_mutex_lock(&t->lock);
-	for (int i = 0; i < t->nsegs; i++) {
-		struct seg *g = &t->segs[i];
-		if (!g->srv || g->retired || strcmp(g->name, name))
-			continue;
-		if (!g->owned || (exists && g->dev == dev && g->ino == ino)) {
-			g->used_ms = now_ms();
-			*srv = g->srv;
-			*slot = i;
-			pthread_mutex_unlock(&t->lock);
-			return 0;
-		}
-		g->retired = true;
-		if (!g->refs)
-			gone = seg_release(g);
-	}
-	pthread_mutex_unlock(&t->lock);
-	ps_server_destroy(gone);
-	if (!shm)
-		return PS_ENOENT;
-	ps_server *s;
-	/* the loop never waits on a segment: one being made is PS_EPARTIAL,
-	 * and the client asks again */
-	int rc = ps_server_open_shm(name, (t->shm_writable ? PS_RDWR : PS_RDONLY) | PS_NOWAIT, &s);
-	if (rc)
-		return rc;
-	ps__shm_id(name, &dev, &ino);
-	pthread_mutex_lock(&t->lock);
-	int i = free_seg(t);
-	for (int k = 0; i < 0 && k < t->nsegs; k++) { /* full: the least recently used idle one goes */
-		struct seg *g = &t->segs[k];
-		if (g->owned && !g->refs && (i < 0 || g->used_ms < t->segs[i].used_ms))
-			i = k;
-	}
-	if (i < 0) {
-		pthread_mutex_unlock(&t->lock);
-		ps_server_destroy(s);
-		return PS_ENOSPC;
-	}
-	struct seg *g = &t->segs[i];
-	gone = g->srv ? seg_release(g) : NULL;
-	snprintf(g->name, sizeof(g->name), "%s", name);
-	g->srv = s;
-	g->owned = true;
-	g->writable = t->shm_writable;
-	g->used_ms = now_ms();
-	g->dev = dev;
-	g->ino = ino;
-	pthread_mutex_unlock(&t->lock);
-	ps_server_destroy(gone);
-	*srv = s;
-	*slot = i;
-	return 0;
-}
-
-static bool is_added(struct ps_tcp *t, const char *name)
-{
-	bool added = false;
-	pthread_mutex_lock(&t->lock);
-	for (int i = 0; i < t->nsegs; i++)
-		if (t->segs[i].srv && !t->segs[i].owned && !strcmp(t->segs[i].name, name))
-			added = true;
-	pthread_mutex_unlock(&t->lock);
-	return added;
-}
-
-int ps_tcp_add(ps_tcp *t, const char *segment, ps_server *srv)
-{
-	int rc = ps__check_name(segment);
-	if (rc || !t || !srv)
-		return rc ? rc : PS_EINVAL;
-	pthread_mutex_lock(&t->lock);
-	for (int i = 0; i < t->nsegs; i++)
-		if (t->segs[i].srv && !t->segs[i].retired && !strcmp(t->segs[i].name, segment))
-			rc = PS_EEXIST;
-	int i = rc ? -1 : free_seg(t);
-	if (!rc && i < 0)
-		rc = PS_ENOSPC;
-	if (!rc) {
-		struct seg *g = &t->segs[i];
-		snprintf(g->name, sizeof(g->name), "%s", segment);
-		g->srv = srv;
-		g->owned = false;
-		g->writable = true;
-	}
-	pthread_mutex_unlock(&t->lock);
-	return rc;
-}
-
-/* LIST: the segments served whose names start with prefix, the added ones
- * first, then (a node daemon) this host's; a page of them from `first`. */
-struct listing {
-	struct ps_tcp *t;
-	const char *prefix;
-	uint32_t first, total, n;
-	unsigned char *out;
-};
-
-static void list_put(struct listing *l, const char *name)
-{
-	if (l->total++ >= l->first && l->n < PSW_LIST_MAX)
-		memcpy(l->out + (size_t)l->n++ * PSW_NAME, name, strnlen(name, PS_NAME_MAX));
-}
-
-static int list_one(const char *name, void *arg)
-{
-	struct listing *l = arg;
-	if (!strncmp(name, l->prefix, strlen(l->prefix)) && serves_shm(l->t, name) &&
-	    !is_added(l->t, name)) /* those were listed first */
-		list_put(l, name);
-	return 0;
-}
-
-/* --- requests --------------------------------------------------------------------- */
-
-static ps_elem *handle(struct conn *c, const unsigned char *p, bool *writable)
-{
-	uint32_t k = psw_get32(p);
-	if (k >= (uint32_t)c->nh || !c->h[k].e)
-		return NULL;
-	if (writable)
-		*writable = c->h[k].writable;
-	return c->h[k].e;
-}
-
-static int new_handle(struct conn *c, ps_elem *e, bool writable, int seg, uint32_t *k)
-{
-	for (int i = 0; i < c->nh; i++)
-		if (!c->h[i].e) {
-			c->h[i] = (struct handle){ e, writable, seg };
-			*k = (uint32_t)i;
-			return 0;
-		}
-	if (c->nh == MAX_HANDLES)
-		return PS_ENOSPC;
-	if (c->nh == c->caph) {
-		int cap = c->caph ? 2 * c->caph : 16;
-		struct handle *h = realloc(c->h, sizeof(*h) * (size_t)cap);
-		if (!h)
-			return PS_ENOMEM;
-		c->h = h;
-		c->caph = cap;
-	}
-	c->h[c->nh] = (struct handle){ e, writable, seg };
-	*k = (uint32_t)c->nh++;
-	return 0;
-}
-
-static long peer_uid(int fd);
-
-/*
- * The requests, a handler each.  A handler gets a request whose payload
- * has a length its message may have (the table below says which), and
- * returns false only to close the connection: a malformed request, or no
- * memory for the reply.
- */
-typedef bool handler_fn(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
-			const unsigned char *in);
-
-static bool hello(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, const unsigned char *in)
-{
-	struct psw_hello_req q;
-	unsigned char *o;
-	if (c->authed || psw_hello_req_get(in, h->length, &q))
-		return false;
-	bool ok = q.version == PSW_VERSION &&
-		  (q.mark == PSW_BOM || q.mark == __builtin_bswap32(PSW_BOM));
-	/* compared in full whatever the length, so timing tells nothing */
-	unsigned char diff = q.secret_len != t->secret_len;
-	for (size_t i = 0; i < t->secret_len; i++)
-		diff |= (unsigned char)(t->secret[i] ^ (i < q.secret_len ? q.secret[i] : 0));
-	ok = ok && !diff;
-	/* Without a secret, only on loopback, and only for our own user (or
-	 * root): a segment is 0600, and so is what serves it.  Looked at
-	 * here, not at accept, so that the one refused is told why. */
-	if (ok && !t->secret_len) {
-		long uid = peer_uid(c->fd);
-		if (uid == -2)
-			return false; /* reset before we looked: nothing to refuse */
-		ok = uid == (long)geteuid() || uid == 0;
-	}
-	if (!(o = reply(c, h->op, h->tag, PSW_HELLO_REP_LEN)))
-		return false;
-	struct psw_hello_rep r = { PSW_VERSION, PSW_BOM, ok ? 0 : PS_EACCES };
-	psw_hello_rep_put(o, &r);
-	if (!ok) {
-		atomic_fetch_add(&t->refused, 1);
-		c->closing = true; /* closed once the reply has gone */
-	}
-	c->authed = ok;
-	return true;
-}
-
-static bool on_attach(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
-		      const unsigned char *in)
-{
-	char name[PS_NAME_MAX + 1];
-	psw_name_get(in, name);
-	ps_server *srv = NULL;
-	int slot, rc = find_seg(t, name, &srv, &slot);
-	unsigned char *o = reply(c, h->op, h->tag, PSW_ATTACH_REP_LEN);
-	if (!o)
-		return false;
-	int count = rc ? 0 : ps_server_count(srv);
-	if (!rc && count < 0)
-		rc = count;
-	/* an added server lives as long as we serve it; a segment says */
-	struct ps_shm_info info = { .state = PS_SHM_LIVE };
-	if (!rc && serves_shm(t, name) && !is_added(t, name))
-		ps__shm_info(name, &info, false);
-	struct psw_attach_rep r = { .state = (uint32_t)info.state };
-	void *area = NULL;
-	if (!rc && !(rc = ps_server_user_area(srv, &area))) {
-		r.count = (uint32_t)count;
-		r.area = area;
-	} else {
-		r.state = 0;
-	}
-	r.status = rc;
-	psw_attach_rep_put(o, &r);
-	return true;
-}
-
-static bool on_names(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
-		     const unsigned char *in)
-{
-	struct psw_names_req q;
-	psw_names_req_get(in, h->length, &q);
-	ps_server *srv = NULL;
-	int slot, rc = find_seg(t, q.name, &srv, &slot);
-	int total = rc ? 0 : ps_server_count(srv);
-	if (total < 0)
-		rc = total, total = 0;
-	uint32_t k = q.first < (uint32_t)total ? (uint32_t)total - q.first : 0;
-	if (k > PSW_LIST_MAX)
-		k = PSW_LIST_MAX;
-	unsigned char *o = reply(c, h->op, h->tag, PSW_NAMES_REP_LEN + (size_t)k * PSW_NAME);
-	if (!o)
-		return false;
-	struct psw_names_rep r = { rc, (uint32_t)total, k };
-	o += psw_names_rep_put(o, &r);
-	for (uint32_t i = 0; i < k; i++) {
-		char nm[PS_NAME_MAX + 1] = { 0 };
-		ps_server_elem_name(srv, (int)(q.first + i), nm);
-		o += psw_name_put(o, nm);
-	}
-	return true;
-}
-
-static bool on_list(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
-		    const unsigned char *in)
-{
-	struct psw_names_req q;
-	psw_names_req_get(in, h->length, &q);
-	unsigned char *names = calloc(PSW_LIST_MAX, PSW_NAME);
-	if (!names)
-		return false;
-	struct listing l = { t, q.name, q.first, 0, 0, names };
-	pthread_mutex_lock(&t->lock);
-	for (int i = 0; i < t->nsegs; i++)
-		if (t->segs[i].srv && !t->segs[i].owned && !t->segs[i].retired &&
-		    !strncmp(t->segs[i].name, q.name, strlen(q.name)))
-			list_put(&l, t->segs[i].name);
-	pthread_mutex_unlock(&t->lock);
-	int rc = t->serve_shm ? ps_shm_list(list_one, &l) : 0;
-	unsigned char *o = reply(c, h->op, h->tag, PSW_NAMES_REP_LEN + (size_t)l.n * PSW_NAME);
-	if (o) {
-		struct psw_names_rep r = { rc, l.total, l.n };
-		memcpy(o + psw_names_rep_put(o, &r), names, (size_t)l.n * PSW_NAME);
-	}
-	free(names);
-	return o != NULL;
-}
-
-static bool on_open(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
-		    const unsigned char *in)
-{
-	struct psw_open_req q;
-	psw_open_req_get(in, h->length, &q);
-	bool wr = q.flags & PS_RDWR;
-	ps_server *srv = NULL;
-	ps_elem *e = NULL;
-	struct psw_open_rep r = { 0 };
-	int slot, rc = find_seg(t, q.segment, &srv, &slot);
-	if (!rc && wr) {
-		pthread_mutex_lock(&t->lock);
-		if (!t->segs[slot].writable)
-			rc = PS_EROFS; /* said at once, not at the first write */
-		pthread_mutex_unlock(&t->lock);
-	}
-	if (!rc)
-		rc = ps_elem_open(srv, q.element, q.tuple_size, &e);
-	if (!rc && (rc = new_handle(c, e, wr, slot, &r.handle))) {
-		ps_elem_close(e);
-		e = NULL;
-	}
-	if (!rc) {
-		pthread_mutex_lock(&t->lock);
-		t->segs[slot].refs++;
-		pthread_mutex_unlock(&t->lock);
-	}
-	struct ps_stats st = { 0 };
-	if (!rc)
-		ps_elem_stats(e, &st);
-	unsigned char *o = reply(c, h->op, h->tag, PSW_OPEN_REP_LEN);
-	if (!o)
-		return false; /* the handle goes with the connection */
-	r.status = rc;
-	r.handle = rc ? 0 : r.handle;
-	r.tuple_size = st.tuple_size;
-	r.threshold = st.threshold;
-	r.mode = (uint32_t)st.mode;
-	r.flags = st.flags;
-	psw_open_rep_put(o, &r);
-	return true;
-}
-
-static bool on_time(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
-		    const unsigned char *in)
-{
-	(void)t, (void)in;
-	unsigned char *o = reply(c, h->op, h->tag, PSW_TIME_LEN);
-	return o && psw_time_put(o, ps_now_ns());
-}
-
-static bool on_close(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
-		     const unsigned char *in)
-{
-	uint32_t k = UINT32_MAX;
-	psw_handle_get(in, h->length, &k);
-	int rc = PSW_EBADH;
-	if (k < (uint32_t)c->nh && c->h[k].e) {
-		seg_put(t, c->h[k].seg, c->h[k].e);
-		c->h[k].e = NULL;
-		rc = 0;
-	}
-	unsigned char *o = reply(c, h->op, h->tag, PSW_STATUS_LEN);
-	return o && psw_status_put(o, rc);
-}
-
-static bool on_stats(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
-		     const unsigned char *in)
-{
-	(void)t;
-	ps_elem *e = handle(c, in, NULL);
-	struct ps_stats st = { 0 };
-	int rc = e ? ps_elem_stats(e, &st) : PSW_EBADH;
-	unsigned char *o = reply(c, h->op, h->tag, PSW_STATS_REP_LEN);
-	if (!o)
-		return false;
-	struct psw_stats_rep r = { rc, st.written, st.discarded, st.taken, st.oldest };
-	psw_stats_rep_put(o, &r);
-	return true;
-}
-
-static bool on_notes(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
-		     const unsigned char *in)
-{
-	(void)t;
-	ps_elem *e = handle(c, in, NULL);
-	unsigned char *o = reply(c, h->op, h->tag, PSW_NOTES_REP_LEN);
-	if (!o)
-		return false;
-	struct psw_notes_rep r = { .status = e ? 0 : PSW_EBADH };
-	if (e)
-		ps_notes_get(e, r.words);
-	psw_notes_rep_put(o, &r);
-	return true;
-}
-
-/* READ, READ_LATEST, TAKE: status, index, tuple. */
-static bool on_tuple(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
-		     const unsigned char *in)
-{
-	(void)t;
-	struct psw_read_req q = { 0 };
-	if (h->op == PSW_READ)
-		psw_read_req_get(in, h->length, &q);
-	bool wr = false;
-	ps_elem *e = handle(c, in, &wr);
-	size_t ts = e ? ps_elem_tuple_size(e) : 0;
-	unsigned char *o = reply(c, h->op, h->tag, PSW_TUPLE_REP_LEN + ts);
-	if (!o)
-		return false;
-	unsigned char *tuple = o + PSW_TUPLE_REP_LEN;
-	uint64_t idx = 0, oldest = 0;
-	int rc = !e ? PSW_EBADH
-	       : h->op == PSW_READ_LATEST ? ps_read_latest(e, tuple, &idx)
-	       : h->op == PSW_TAKE ? (wr ? ps_take(e, tuple, 0, &idx) : PS_EROFS)
-	       : ps_read(e, (idx = q.index), tuple, 0, &oldest);
-	struct psw_tuple_rep r = { rc, rc == PS_EDISCARDED ? oldest : idx };
-	psw_tuple_rep_put(o, &r);
-	return true;
-}
-
-static bool on_range(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
-		     const unsigned char *in)
-{
-	(void)t;
-	struct psw_range_req q;
-	psw_range_req_get(in, h->length, &q);
-	ps_elem *e = handle(c, in, NULL);
-	size_t ts = e ? ps_elem_tuple_size(e) : 0, want = q.count;
-	if (ts && want > (PSW_MAX_PAYLOAD - PSW_RANGE_REP_LEN) / ts)
-		want = (PSW_MAX_PAYLOAD - PSW_RANGE_REP_LEN) / ts;
-	/* room for what is there, not for what was asked */
-	struct ps_stats st = { 0 };
-	if (e && !ps_elem_stats(e, &st) && (q.first >= st.written || want > st.written - q.first))
-		want = q.first < st.written ? (size_t)(st.written - q.first) : 0;
-	unsigned char *o = reply(c, h->op, h->tag, PSW_RANGE_REP_LEN + want * ts);
-	if (!o)
-		return false;
-	struct psw_range_rep r = { PSW_EBADH, 0 };
-	if (e)
-		r.count = ps_read_range(e, q.first, want, o + PSW_RANGE_REP_LEN, &r.oldest);
-	psw_range_rep_put(o, &r);
-	/* give back the room the tuples not there did not need */
-	size_t got = r.count > 0 ? (size_t)r.count : 0;
-	c->out_len -= (want - got) * ts;
-	struct psw_hdr rh = { (uint16_t)(h->op | PSW_REPLY), PSW_NATIVE,
-			      (uint32_t)(PSW_RANGE_REP_LEN + got * ts), h->tag };
-	psw_put_hdr(o - PSW_HDR, &rh);
-	return true;
-}
-
-static bool on_write(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
-		     const unsigned char *in)
-{
-	(void)t;
-	size_t n = h->length - PSW_HANDLE_LEN;
-	bool wr = false;
-	ps_elem *e = handle(c, in, &wr);
-	int rc = !e ? PSW_EBADH : !wr ? PS_EROFS : n != ps_elem_tuple_size(e) ? PS_ESIZE : 0;
-	struct psw_tuple_rep r = { 0 };
-	if (!rc)
-		rc = ps_write(e, in + PSW_HANDLE_LEN, 0, &r.index); /* never waits: a full flow element says so */
-	unsigned char *o = reply(c, h->op, h->tag, PSW_TUPLE_REP_LEN);
-	if (!o)
-		return false;
-	r.status = rc;
-	psw_tuple_rep_put(o, &r);
-	return true;
-}
-
-static bool on_latest_many(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
-			   const unsigned char *in)
-{
-	(void)t;
-	uint32_t k = psw_get32(in);
-	if (k > PSW_MANY_MAX || h->length != PSW_COUNT_LEN + PSW_HANDLE_LEN * (size_t)k)
-		return false;
-	const unsigned char *handles = in + PSW_COUNT_LEN;
-	size_t len = PSW_STATUS_LEN;
-	for (uint32_t i = 0; i < k; i++) {
-		ps_elem *e = handle(c, handles + PSW_HANDLE_LEN * i, NULL);
-		len += PSW_TUPLE_REP_LEN + (e ? ps_elem_tuple_size(e) : 0);
-	}
-	unsigned char *o;
-	if (len > PSW_MAX_PAYLOAD) /* no reply may exceed a frame: ask for fewer */
-		return (o = reply(c, h->op, h->tag, PSW_STATUS_LEN)) && psw_status_put(o, PS_E2BIG);
-	if (!(o = reply(c, h->op, h->tag, len)))
-		return false;
-	unsigned char *q = o + psw_status_put(o, 0);
-	for (uint32_t i = 0; i < k; i++) {
-		ps_elem *e = handle(c, handles + PSW_HANDLE_LEN * i, NULL);
-		struct psw_tuple_rep r = { PSW_EBADH, 0 };
-		if (e)
-			r.status = ps_read_latest(e, q + PSW_TUPLE_REP_LEN, &r.index);
-		q += psw_tuple_rep_put(q, &r) + (e ? ps_elem_tuple_size(e) : 0);
-	}
-	return true;
-}
-
-/* Each operation's handler, and the payload lengths its request may have:
- * exactly len, or at least len where `more` (a tuple or handles follow). */
-static const struct {
-	handler_fn *fn;
-	uint32_t len;
-	bool more;
-} handlers[PSW_OP_LAST + 1] = {
-	[PSW_OPEN] = { on_open, PSW_OPEN_REQ_LEN, false },
-	[PSW_WRITE] = { on_write, PSW_HANDLE_LEN, true },
-	[PSW_READ] = { on_tuple, PSW_READ_REQ_LEN, false },
-	[PSW_READ_LATEST] = { on_tuple, PSW_HANDLE_LEN, false },
-	[PSW_READ_RANGE] = { on_range, PSW_RANGE_REQ_LEN, false },
-	[PSW_TAKE] = { on_tuple, PSW_HANDLE_LEN, false },
-	[PSW_LATEST_MANY] = { on_latest_many, PSW_COUNT_LEN, true },
-	[PSW_STATS] = { on_stats, PSW_HANDLE_LEN, false },
-	[PSW_ATTACH] = { on_attach, PSW_NAME, false },
-	[PSW_NAMES] = { on_names, PSW_NAMES_REQ_LEN, false },
-	[PSW_LIST] = { on_list, PSW_NAMES_REQ_LEN, false },
-	[PSW_NOTES] = { on_notes, PSW_HANDLE_LEN, false },
-	[PSW_CLOSE] = { on_close, PSW_HANDLE_LEN, false },
-	[PSW_TIME] = { on_time, 0, false },
-};
-
-/* Serves one request; false closes the connection as malformed. */
-static bool serve(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, const unsigned char *in)
-{
-	if (h->op & PSW_REPLY)
-		return false;
-	if (h->op == PSW_HELLO)
-		return hello(t, c, h, in);
-	if (!c->authed || h->op > PSW_OP_LAST || !handlers[h->op].fn)
-		return false;
-	uint32_t len = handlers[h->op].len;
-	if (h->length < len || (h->length > len && !handlers[h->op].more))
-		return false;
-	return handlers[h->op].fn(t, c, h, in);
 }
 
 /* Part of a frame received, the rest not yet. */
@@ -836,7 +143,7 @@ static void pump(struct ps_tcp *t, int i)
 		size_t used;
 		int rc = psw_feed(&c->rd, c->in + c->in_off, c->in_len - c->in_off, &used);
 		c->in_off += used;
-		if (rc < 0 || (rc == 1 && !serve(t, c, &c->rd.h, c->rd.payload))) {
+		if (rc < 0 || (rc == 1 && !ps__serve(t, c, &c->rd.h, c->rd.payload))) {
 			drop(t, i, &t->bad);
 			return;
 		}
@@ -851,7 +158,7 @@ static void pump(struct ps_tcp *t, int i)
 	/* a frame has until the idle time from its first byte, however slowly
 	 * the rest trickles in */
 	if (partial(&c->rd) && (!was_partial || completed))
-		c->frame_ms = now_ms();
+		c->frame_ms = ps__tcp_now_ms();
 	arm_send(t, i);
 	if (!c->paused && !c->closing && !c->dead)
 		arm(t, i, EV_RECV);
@@ -866,7 +173,7 @@ static void on_recv(struct ps_tcp *t, int i, int res)
 	}
 	c->in_off = 0;
 	c->in_len = (size_t)res;
-	c->last_ms = now_ms();
+	c->last_ms = ps__tcp_now_ms();
 	pump(t, i);
 }
 
@@ -878,7 +185,7 @@ static void on_send(struct ps_tcp *t, int i, int res)
 		drop(t, i, NULL);
 		return;
 	}
-	c->sent_ms = c->last_ms = now_ms();
+	c->sent_ms = c->last_ms = ps__tcp_now_ms();
 	c->out_sent += (size_t)res;
 	/* Nothing is being sent from the buffer now: once what went is at least
 	 * what waits, move the rest to the front.  Each byte moves at most once
@@ -902,7 +209,7 @@ static void on_send(struct ps_tcp *t, int i, int res)
  * between requests may stay (a monitor between pulls). */
 static void on_tick(struct ps_tcp *t)
 {
-	int64_t now = now_ms();
+	int64_t now = ps__tcp_now_ms();
 	for (int i = 0; i < MAX_CONNS; i++) {
 		struct conn *c = &t->conns[i];
 		if (!c->used || c->dead)
@@ -913,84 +220,7 @@ static void on_tick(struct ps_tcp *t)
 			drop(t, i, &t->slow);
 	}
 	if (t->serve_shm && ++t->ticks % 8 == 0)
-		segs_sweep(t);
-}
-
-/* The user owning the socket local:lport -> remote:rport, asked of the
- * kernel by its exact address (sock_diag): one look-up, not a read of
- * every socket on the host.  -1 if the kernel cannot say. */
-static long diag_uid(const struct sockaddr_in *local, const struct sockaddr_in *remote)
-{
-	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	if (fd < 0)
-		return -1;
-	struct {
-		struct nlmsghdr nlh;
-		struct inet_diag_req_v2 r;
-	} q = {
-		.nlh = { .nlmsg_len = sizeof(q), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
-			 .nlmsg_flags = NLM_F_REQUEST },
-		.r = { .sdiag_family = AF_INET, .sdiag_protocol = IPPROTO_TCP, .idiag_states = ~0u,
-		       .id = { .idiag_sport = local->sin_port, .idiag_dport = remote->sin_port,
-			       .idiag_cookie = { INET_DIAG_NOCOOKIE, INET_DIAG_NOCOOKIE } } },
-	};
-	q.r.id.idiag_src[0] = local->sin_addr.s_addr;
-	q.r.id.idiag_dst[0] = remote->sin_addr.s_addr;
-	struct sockaddr_nl nl = { .nl_family = AF_NETLINK };
-	long uid = -1;
-	union {
-		struct nlmsghdr h;
-		char b[1024];
-	} a;
-	struct timeval tv = { 0, 200000 }; /* the kernel answers at once, or never */
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (sendto(fd, &q, sizeof(q), 0, (struct sockaddr *)&nl, sizeof(nl)) == (ssize_t)sizeof(q)) {
-		ssize_t n = recv(fd, &a, sizeof(a), 0);
-		if (n >= (ssize_t)NLMSG_LENGTH(sizeof(struct inet_diag_msg)) &&
-		    NLMSG_OK(&a.h, (size_t)n) && a.h.nlmsg_type == SOCK_DIAG_BY_FAMILY)
-			uid = ((struct inet_diag_msg *)NLMSG_DATA(&a.h))->idiag_uid;
-	}
-	close(fd);
-	return uid;
-}
-
-/* The same from /proc/net/tcp, where sock_diag is not there (a kernel
- * without inet_diag): a read of every TCP socket on the host. */
-static long proc_uid(const struct sockaddr_in *local, const struct sockaddr_in *remote)
-{
-	char l[32], r[32], line[256], a[64], b[64];
-	snprintf(l, sizeof(l), "%08X:%04X", (unsigned)local->sin_addr.s_addr, ntohs(local->sin_port));
-	snprintf(r, sizeof(r), "%08X:%04X", (unsigned)remote->sin_addr.s_addr,
-		 ntohs(remote->sin_port));
-	FILE *f = fopen("/proc/net/tcp", "re");
-	long uid = -1, u;
-	while (f && uid < 0 && fgets(line, sizeof(line), f))
-		if (sscanf(line, " %*d: %63s %63s %*x %*s %*s %*s %ld", a, b, &u) == 3 &&
-		    !strcmp(a, l) && !strcmp(b, r))
-			uid = u;
-	if (f)
-		fclose(f);
-	return uid;
-}
-
-/* The user a loopback client runs as (SO_PEERCRED is for Unix sockets
- * only): the owner of the client's end, whose local end is our peer and
- * remote end us.  -1 if not found, -2 if the client is already gone. */
-static long peer_uid(int fd)
-{
-	struct sockaddr_in me, peer;
-	socklen_t l1 = sizeof(me), l2 = sizeof(peer);
-	if (getsockname(fd, (struct sockaddr *)&me, &l1))
-		return -1;
-	if (getpeername(fd, (struct sockaddr *)&peer, &l2))
-		return -2;
-	long uid = diag_uid(&peer, &me);
-	if (uid < 0)
-		uid = proc_uid(&peer, &me);
-	/* not found, because the client's end closed while we looked? */
-	if (uid < 0 && getpeername(fd, (struct sockaddr *)&peer, &l2))
-		return -2;
-	return uid;
+		ps__segs_sweep(t);
 }
 
 static bool arm_accept(struct ps_tcp *t)
@@ -1019,7 +249,7 @@ static void arm_tick(struct ps_tcp *t)
 /* Closes the authenticated client quiet the longest (EVICT_IDLE_MS). */
 static void evict_idle(struct ps_tcp *t)
 {
-	int64_t now = now_ms();
+	int64_t now = ps__tcp_now_ms();
 	int quietest = -1;
 	for (int j = 0; j < MAX_CONNS; j++) {
 		struct conn *o = &t->conns[j];
@@ -1068,7 +298,7 @@ static void on_accept(struct ps_tcp *t, int res)
 	c->gen = gen;
 	c->fd = res;
 	c->used = true;
-	c->since_ms = c->last_ms = now_ms();
+	c->since_ms = c->last_ms = ps__tcp_now_ms();
 	psw_reader_init(&c->rd);
 	c->rd.max = HELLO_MAX; /* a stranger's frames are small until it says HELLO */
 	c->seq = atomic_fetch_add(&t->accepted, 1);
