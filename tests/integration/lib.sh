@@ -6,6 +6,17 @@ wait_for() {
 	while [ "$n" -gt 0 ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.05; n=$((n - 1)); done
 	return 1
 }
+# end_job PID: ends a job started in the background: SIGTERM, then SIGKILL
+# if it has not gone within 10 s (mpirun itself has been seen to hang after
+# its ranks died of the TERM it passed on), so a test never waits forever.
+end_job() {
+	kill "$1" 2>/dev/null
+	n=200
+	while kill -0 "$1" 2>/dev/null && [ "$n" -gt 0 ]; do sleep 0.05; n=$((n - 1)); done
+	kill -9 "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	return 0
+}
 # rm_segments PREFIX: removes this host's segments whose names start with PREFIX.
 rm_segments() {
 	for s in $("$BIN/psadm" list | awk '{print $1}' | grep "^$1"); do "$BIN/psadm" rm "$s" >/dev/null; done

@@ -16,7 +16,7 @@ pre=${net%.0}
 br="esb$id" ns0="es0_$id" ns1="es1_$id" ns2="es2_$id"
 secret=$(mktemp) wrong=$(mktemp) out=$(mktemp) srv=$(mktemp -u) arch=$(mktemp -u)
 cleanup() {
-	[ -n "${app:-}" ] && kill "$app" 2>/dev/null && wait "$app" 2>/dev/null
+	[ -n "${app:-}" ] && end_job "$app"
 	for i in 0 1 2; do ip netns del "es${i}_$id" 2>/dev/null; ip link del "esv${i}_$id" 2>/dev/null; done
 	ip link del "$br" 2>/dev/null
 	rm -f "$secret" "$wrong" "$out" "$srv" "$arch.err"
@@ -106,7 +106,6 @@ kill -0 "$app" 2>/dev/null || die "the job died with its monitor: $(cat "$out")"
 hb=$(at0 "$BIN/heartbeat" -p 300 -n 2 -w 5 --servers "$servers" --secret-file "$secret" "${job}c") ||
 	die "heartbeat after the killed monitor failed: $hb"
 echo "$hb" | grep -q "5 progressing, 0 stalled" || die "no progress after the killed monitor: $hb"
-kill "$app"
-wait "$app" 2>/dev/null
+end_job "$app"
 app=
 exit 0

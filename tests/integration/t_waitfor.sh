@@ -7,7 +7,7 @@ lib="$(cd "$BUILD/lib" && pwd)/libescollect.so"
 job="itwf$$"
 dir=$(mktemp -d)
 app=""
-cleanup() { [ -n "$app" ] && kill "$app" 2>/dev/null; rm -rf "$dir"; rm_segments "$job"; }
+cleanup() { [ -n "$app" ] && end_job "$app"; rm -rf "$dir"; rm_segments "$job"; }
 trap cleanup EXIT
 
 # watch NP SCENARIO SECONDS PERIODS [mpirun options...]: mpi_wait under the
@@ -25,7 +25,7 @@ watch() {
 	cat "$dir/$sc"
 }
 ended() { # the program may end by itself, or is ended
-	kill "$app" 2>/dev/null; wait "$app" 2>/dev/null; app=""
+	end_job "$app"; app=""
 }
 finished() { wait "$app" || die "mpi_wait $sc failed: $(cat "$dir/$sc.app")"; app=""; }
 says() { grep -q "^  $1\$" "$dir/$sc" || die "$sc: heartbeat did not say: $1"; }
