@@ -143,6 +143,11 @@ int ps_prefetch_latest(ps_elem *const *e, int n)
 {
 	if (!e || n < 0)
 		return PS_EINVAL;
+	int far = 0;
+	for (int i = 0; i < n && !far; i++)
+		far = e[i] && e[i]->remote;
+	if (!far)
+		return 0; /* all local: nothing to fetch, nothing to allocate (a scope's every pull) */
 	size_t m = (size_t)n + 1;
 	struct batch b = { .e = e, .n = n, .seen = calloc(m, sizeof(bool)),
 			   .order = calloc(m, sizeof(int)),
