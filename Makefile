@@ -260,7 +260,8 @@ UNIT_SRC := tests/unit/check_main.c tests/unit/test_pastset.c \
 	    tests/unit/test_paths.c tests/unit/test_paths_tree.c \
 	    tests/unit/test_pathmaps.c tests/unit/test_collectors.c tests/unit/test_scopes.c \
 	    tests/unit/test_windtunnel.c tests/unit/test_wire.c \
-	    tests/unit/test_remote.c tests/unit/test_archive.c tests/unit/test_waitfor.c
+	    tests/unit/test_tcp_server.c tests/unit/test_remote.c tests/unit/tcp_fixture.c \
+	    tests/unit/test_archive.c tests/unit/test_waitfor.c
 UNIT_BIN := $(BUILD)/tests/unit
 
 # the converters too (OTF2, JSON, the profile), so that they run under the sanitizers

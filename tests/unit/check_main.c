@@ -16,6 +16,7 @@ int main(void)
 	srunner_add_suite(sr, scopes_suite());
 	srunner_add_suite(sr, windtunnel_suite());
 	srunner_add_suite(sr, wire_suite());
+	srunner_add_suite(sr, tcp_server_suite());
 	srunner_add_suite(sr, remote_suite());
 	srunner_add_suite(sr, archive_suite());
 	srunner_add_suite(sr, waitfor_suite());

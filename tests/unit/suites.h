@@ -15,6 +15,7 @@ Suite *scopes_suite(void);
 Suite *windtunnel_suite(void);
 Suite *wire_suite(void);
 Suite *remote_suite(void);
+Suite *tcp_server_suite(void);
 Suite *archive_suite(void);
 Suite *waitfor_suite(void);
 
