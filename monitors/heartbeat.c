@@ -143,31 +143,33 @@ static void picture_write(struct picture *p, const wf_graph *g, const char *titl
 	posix_spawn_file_actions_destroy(&fa);
 }
 
-int main(int argc, char **argv)
+struct opts {
+	double period, wait; /* s */
+	long count;          /* periods; -1: until the job ends */
+	int quiet;
+	const char *pathmap, *scope, *graph, *job;
+};
+
+/* -1 to go on, else the exit status. */
+static int parse(int argc, char **argv, struct opts *o)
 {
-	if (argc == 2 && !strcmp(argv[1], "--version")) {
-		puts("heartbeat (EventSpace) " ES_VERSION);
-		return 0;
-	}
 	static const struct option opts[] = {
 		{ "period", required_argument, NULL, 'p' }, { "count", required_argument, NULL, 'n' },
 		{ "wait", required_argument, NULL, 'w' }, { "pathmap", required_argument, NULL, 'P' },
 		{ "scope", required_argument, NULL, 'S' }, { "quiet", no_argument, NULL, 'q' },
 		{ "graph", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' }, MON_REMOTE_OPTS, { 0 } };
-	double period = 1.0, wait = 10;
-	long count = -1;
-	int quiet = 0, c;
-	const char *pathmap = NULL, *scope = NULL, *graph = NULL;
+	*o = (struct opts){ .period = 1.0, .wait = 10, .count = -1 };
+	int c;
 	while ((c = getopt_long(argc, argv, "p:n:w:qg:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'p': period = mon_number("heartbeat", "--period", optarg, 1) / 1000; break;
-		case 'n': count = (long)mon_number("heartbeat", "--count", optarg, 1); break;
-		case 'w': wait = mon_number("heartbeat", "--wait", optarg, 0); break;
-		case 'P': pathmap = optarg; break;
-		case 'S': scope = optarg; break;
-		case 'q': quiet = 1; break;
-		case 'g': graph = optarg; break;
+		case 'p': o->period = mon_number("heartbeat", "--period", optarg, 1) / 1000; break;
+		case 'n': o->count = (long)mon_number("heartbeat", "--count", optarg, 1); break;
+		case 'w': o->wait = mon_number("heartbeat", "--wait", optarg, 0); break;
+		case 'P': o->pathmap = optarg; break;
+		case 'S': o->scope = optarg; break;
+		case 'q': o->quiet = 1; break;
+		case 'g': o->graph = optarg; break;
 		case 'R': mon_servers = optarg; break;
 		case 'K': mon_secret_file = optarg; break;
 		case 'h': fputs(usage, stdout); return 0;
@@ -178,230 +180,313 @@ int main(int argc, char **argv)
 		fprintf(stderr, "heartbeat: expected one JOB name\n%s", usage);
 		return 2;
 	}
-	const char *job = argv[optind];
-	struct picture pic = { 0 };
-	if (graph && picture_open(&pic, graph))
+	o->job = argv[optind];
+	return -1;
+}
+
+/* What heartbeat knows of the job between periods. */
+struct watch {
+	const struct opts *o;
+	es_scope *s;
+	int n;                  /* threads */
+	struct thr *th;         /* per thread */
+	struct es_trace *beat;  /* per thread: its latest event */
+	wf_graph *wfg;
+	struct picture pic;
+	double t0;
+	int any_stalled;
+	bool deadlocked, wf_failed;
+	char *last_findings;
+};
+
+/* Threads may appear (a rank starting late, a thread's first call): takes
+ * them in, keeping what is known of the others by name.  0, or -1 for no
+ * memory. */
+static int take_new_threads(struct watch *h)
+{
+	int oldn = h->n, rc = 0;
+	char **names = calloc((size_t)oldn + 1, sizeof(*names));
+	if (!names)
+		return -1;
+	for (int t = 0; t < oldn; t++)
+		names[t] = strdup(es_scope_thread(h->s, t));
+	if (es_scope_refresh(h->s) > 0) {
+		int n = es_scope_threads(h->s);
+		struct thr *nth = calloc((size_t)n, sizeof(*nth));
+		struct es_trace *nbeat = calloc((size_t)es_scope_width(h->s), sizeof(*nbeat));
+		if (nth && nbeat) {
+			for (int t = 0; t < n; t++)
+				for (int o = 0; o < oldn; o++)
+					if (names[o] && !strcmp(names[o], es_scope_thread(h->s, t)))
+						nth[t] = h->th[o];
+			free(h->th);
+			free(h->beat);
+			h->th = nth;
+			h->beat = nbeat;
+			h->n = n;
+			if (!h->o->quiet)
+				printf("heartbeat: now watching %d threads\n", n);
+		} else {
+			free(nth);
+			free(nbeat);
+			rc = -1;
+		}
+	}
+	for (int t = 0; t < oldn; t++)
+		free(names[t]);
+	free(names);
+	return rc;
+}
+
+/* One period's view of every thread. */
+struct period {
+	bool *lost;             /* behind a server that did not answer: not judged */
+	bool *progressed, *stall;
+	double *idle_s;
+	/* what each thread is inside: read once a period, for the stalled only
+	 * unless the waiting relation needs every thread's */
+	bool *in, *asked;
+	struct es_flight *fl;
+	char lost_at[128];
+	int nstall;
+	bool looked;            /* who waits for whom was worked out */
+	/* the counts, and the stalled threads in words */
+	int progressing, stalled, idle, unreachable, ended;
+	char line[4096];
+};
+
+static void period_free(struct period *p)
+{
+	free(p->lost), free(p->progressed), free(p->stall), free(p->idle_s);
+	free(p->in), free(p->asked), free(p->fl);
+}
+
+static int period_alloc(struct period *p, int n)
+{
+	size_t k = (size_t)n + 1;
+	*p = (struct period){ .lost = calloc(k, sizeof(bool)), .progressed = calloc(k, sizeof(bool)),
+			      .stall = calloc(k, sizeof(bool)), .idle_s = calloc(k, sizeof(double)),
+			      .in = calloc(k, sizeof(bool)), .asked = calloc(k, sizeof(bool)),
+			      .fl = calloc(k, sizeof(struct es_flight)) };
+	if (p->lost && p->progressed && p->stall && p->idle_s && p->in && p->asked && p->fl)
+		return 0;
+	period_free(p);
+	return -1;
+}
+
+/* Which threads progressed since the last period and which did not. */
+static void judge(struct watch *h, struct period *p)
+{
+	for (int i = 0; i < es_scope_leaves(h->s); i++)
+		if (es_scope_leaf_lost(h->s, i)) {
+			p->lost[es_scope_leaf(h->s, i)->thread] = true;
+			if (!*p->lost_at)
+				mon_server_of(h->s, i, p->lost_at, sizeof(p->lost_at));
+		}
+	double now = mon_now();
+	for (int t = 0; t < h->n; t++) {
+		struct thr *x = &h->th[t];
+		const struct es_trace *b = &h->beat[t];
+		if (p->lost[t])
+			continue;
+		if (es_trace_empty(b)) {
+			/* no event yet -- unless it is stuck in its first one */
+			p->asked[t] = true;
+			p->in[t] = es_scope_in_flight(h->s, t, &p->fl[t]);
+			p->nstall += p->stall[t] = p->in[t] && p->fl[t].since_ns >= h->o->period * 1e9;
+			continue;
+		}
+		p->idle_s[t] = now * 1e9 > (double)b->end ? (now * 1e9 - (double)b->end) / 1e9 : 0;
+		if (x->seen && b->end == x->last_end)
+			p->nstall += p->stall[t] = true;
+		else
+			p->progressed[t] = true;
+		x->seen = 1;
+		x->last_end = b->end;
+	}
+}
+
+/* Who waits for whom: only when something stalled (or a picture is
+ * wanted), from what the collectors already wrote. */
+static void look(struct watch *h, struct period *p)
+{
+	if (!p->nstall && !h->o->graph)
+		return;
+	for (int t = 0; t < h->n; t++)
+		if (!p->lost[t] && !p->asked[t])
+			p->in[t] = es_scope_in_flight(h->s, t, &p->fl[t]);
+	struct wf_look lk = { h->beat, p->progressed, p->lost, p->idle_s, p->in, p->fl };
+	wf_clear(h->wfg);
+	int rc = wf_from_scope(h->wfg, h->s, &lk);
+	if (!rc)
+		rc = wf_analyze(h->wfg);
+	if (rc && !h->wf_failed) {
+		fprintf(stderr, "heartbeat: who waits for whom: %s\n", ps_strerror(rc));
+		h->wf_failed = true;
+	}
+	p->looked = !rc;
+}
+
+/* Each thread's verdict for the period, counted and kept. */
+static void tally(struct watch *h, struct period *p)
+{
+	size_t used = 0;
+	for (int t = 0; t < h->n; t++) {
+		struct thr *x = &h->th[t];
+		x->stalled_now = 0;
+		if (p->lost[t]) {
+			p->unreachable++;
+		} else if (p->progressed[t]) {
+			x->progress_periods++;
+			p->progressing++;
+			x->ended = 0;
+		} else if (p->stall[t] && p->looked && wf_state_of(h->wfg, t) == WF_ENDED) {
+			p->ended++; /* a rank that finished is not stalled */
+			x->ended = 1;
+		} else if (p->stall[t]) {
+			x->stalled_now = 1;
+			x->stalled_periods++;
+			p->stalled++;
+			describe(h->s, p->in[t], &p->fl[t], x->where, sizeof(x->where));
+			used += (size_t)snprintf(p->line + used, used < sizeof(p->line) ? sizeof(p->line) - used : 0,
+						 "%s%s (%s)", p->stalled > 1 ? ", " : "",
+						 es_scope_thread(h->s, t), x->where);
+		} else if (es_trace_empty(&h->beat[t])) {
+			p->idle++;
+		}
+	}
+	h->any_stalled |= p->stalled > 0;
+}
+
+/* The period's line, the roots of its stalls and deadlocks, its picture. */
+static void report(struct watch *h, const struct period *p)
+{
+	char *findings = NULL;
+	size_t flen = 0;
+	if (p->looked) {
+		h->deadlocked |= wf_deadlocks(h->wfg) > 0;
+		FILE *mf = open_memstream(&findings, &flen);
+		if (mf) {
+			wf_report(h->wfg, mf, "  ");
+			fclose(mf);
+		}
+		if (findings && *findings) {
+			free(h->last_findings);
+			h->last_findings = strdup(findings);
+		}
+		if (h->o->graph) {
+			char title[300];
+			snprintf(title, sizeof(title), "job %s, heartbeat at %.1f s", h->o->job, mon_now() - h->t0);
+			picture_write(&h->pic, h->wfg, title);
+		}
+	}
+	if (!h->o->quiet) {
+		printf("heartbeat %.1fs: %d threads: %d progressing, %d stalled%s%s", mon_now() - h->t0,
+		       h->n, p->progressing, p->stalled, p->stalled ? ": " : "", p->stalled ? p->line : "");
+		if (p->ended)
+			printf(", %d ended", p->ended);
+		if (p->idle)
+			printf(", %d without events yet", p->idle);
+		if (p->unreachable)
+			printf(", %d behind a tuple server that did not answer (%s)", p->unreachable,
+			       p->lost_at);
+		putchar('\n');
+		if (findings)
+			fputs(findings, stdout);
+		fflush(stdout);
+	}
+	free(findings);
+}
+
+static void summary(struct watch *h, long periods, const struct mon_watch *w)
+{
+	printf("heartbeat: summary after %ld periods%s\n", periods, mon_watch_end(w));
+	for (int t = 0; t < h->n; t++) {
+		const struct thr *x = &h->th[t];
+		printf("  %-24s %s: progressed in %d periods, stalled in %d%s%s\n", es_scope_thread(h->s, t),
+		       x->ended ? "ended" : x->stalled_now ? "STALLED" : x->seen ? "ok" : "no events",
+		       x->progress_periods, x->stalled_periods,
+		       x->stalled_periods ? "; last seen " : "", x->stalled_periods ? x->where : "");
+	}
+	if (h->last_findings)
+		printf("heartbeat: %s\n%s", h->deadlocked ? "deadlocks and stalls, as last seen:"
+							  : "stalls, as last seen:", h->last_findings);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		puts("heartbeat (EventSpace) " ES_VERSION);
+		return 0;
+	}
+	struct opts o;
+	int rc = parse(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	struct watch h = { .o = &o };
+	if (o.graph && picture_open(&h.pic, o.graph))
 		return 2;
 	struct es_scope_spec spec;
-	if (mon_spec("heartbeat", pathmap, scope, job, &spec))
+	if (mon_spec("heartbeat", o.pathmap, o.scope, o.job, &spec))
 		return 2;
 	mon_remote("heartbeat", &spec);
 	spec.reduce = ES_REDUCE_LATEST; /* one timestamp per thread: its latest event */
 	mon_signals();
-	es_scope *s;
-	int rc = mon_attach("heartbeat", &spec, wait, &s);
-	if (rc)
+	if ((rc = mon_attach("heartbeat", &spec, o.wait, &h.s)))
 		return rc;
-	int n = es_scope_threads(s);
-	struct thr *th = calloc((size_t)n, sizeof(*th));
-	struct es_trace *beat = calloc((size_t)es_scope_width(s), sizeof(*beat));
-	if (!th || !beat)
+	h.n = es_scope_threads(h.s);
+	h.th = calloc((size_t)h.n, sizeof(*h.th));
+	h.beat = calloc((size_t)es_scope_width(h.s), sizeof(*h.beat));
+	if (!h.th || !h.beat || wf_create(&h.wfg))
 		return 2;
 	printf("heartbeat: watching %d threads of job '%s' (%d trace elements), every %.0f ms\n",
-	       n, job, es_scope_leaves(s), period * 1000);
+	       h.n, o.job, es_scope_leaves(h.s), o.period * 1000);
 	fflush(stdout);
 	/* Where every thread is now: the first period judges against this, so
 	 * a thread that stopped before we came is seen at once. */
-	if (!es_scope_pull(s, beat))
-		for (int t = 0; t < n; t++)
-			if (!es_trace_empty(&beat[t])) {
-				th[t].seen = 1;
-				th[t].last_end = beat[t].end;
+	if (!es_scope_pull(h.s, h.beat))
+		for (int t = 0; t < h.n; t++)
+			if (!es_trace_empty(&h.beat[t])) {
+				h.th[t].seen = 1;
+				h.th[t].last_end = h.beat[t].end;
 			}
-	double t0 = mon_now();
+	h.t0 = mon_now();
 	long periods = 0;
-	int any_stalled = 0;
-	bool deadlocked = false, wf_failed = false;
-	char *last_findings = NULL;
-	wf_graph *wfg;
-	if (wf_create(&wfg))
-		return 2;
-	struct mon_watch w = { .grace = period * 3 > 3 ? period * 3 : 3 };
-	while (!mon_stop && (count < 0 || periods < count)) {
-		mon_sleep(period);
+	struct mon_watch w = { .grace = o.period * 3 > 3 ? o.period * 3 : 3 };
+	while (!mon_stop && (o.count < 0 || periods < o.count)) {
+		mon_sleep(o.period);
 		/* A job that ended is not stalled: stop before judging it. */
-		if (mon_stop || !mon_watch("heartbeat", s, &w))
+		if (mon_stop || !mon_watch("heartbeat", h.s, &w))
 			break;
 		if (w.now == MON_UNREACHABLE) { /* nothing to judge by */
 			periods++;
-			if (!quiet)
+			if (!o.quiet)
 				printf("heartbeat %.1fs: cannot reach the job's tuple servers (%s)\n",
-				       mon_now() - t0, w.lost);
+				       mon_now() - h.t0, w.lost);
 			fflush(stdout);
 			continue;
 		}
-		/* Threads may appear (a rank starting late, a thread's first
-		 * call): take them in, keeping what is known by name. */
-		char **names = NULL;
-		int oldn = n;
-		if (!(names = calloc((size_t)oldn + 1, sizeof(*names))))
+		if (take_new_threads(&h))
 			break;
-		for (int t = 0; t < oldn; t++)
-			names[t] = strdup(es_scope_thread(s, t));
-		if (es_scope_refresh(s) > 0) {
-			n = es_scope_threads(s);
-			struct thr *nth = calloc((size_t)n, sizeof(*nth));
-			struct es_trace *nbeat = calloc((size_t)es_scope_width(s), sizeof(*nbeat));
-			if (!nth || !nbeat)
-				break;
-			for (int t = 0; t < n; t++)
-				for (int o = 0; o < oldn; o++)
-					if (names[o] && !strcmp(names[o], es_scope_thread(s, t)))
-						nth[t] = th[o];
-			free(th);
-			free(beat);
-			th = nth;
-			beat = nbeat;
-			if (!quiet)
-				printf("heartbeat: now watching %d threads\n", n);
-		}
-		for (int t = 0; t < oldn; t++)
-			free(names[t]);
-		free(names);
-		if ((rc = es_scope_pull(s, beat))) {
+		if ((rc = es_scope_pull(h.s, h.beat))) {
 			fprintf(stderr, "heartbeat: pull: %s\n", ps_strerror(rc));
 			break;
 		}
 		periods++;
-		int progressing = 0, stalled = 0, idle = 0, unreachable = 0, ended = 0;
-		char line[4096], lost_at[128] = "";
-		size_t used = 0;
-		/* threads behind a server that did not answer: not judged */
-		bool *lost = calloc((size_t)n + 1, sizeof(*lost));
-		bool *progressed = calloc((size_t)n + 1, sizeof(*progressed));
-		bool *stall = calloc((size_t)n + 1, sizeof(*stall));
-		double *idle_s = calloc((size_t)n + 1, sizeof(*idle_s));
-		/* what each thread is inside: read once a period, for the stalled only
-		 * unless the waiting relation needs every thread's */
-		bool *in = calloc((size_t)n + 1, sizeof(*in)), *asked = calloc((size_t)n + 1, sizeof(*asked));
-		struct es_flight *fl = calloc((size_t)n + 1, sizeof(*fl));
-		if (!lost || !progressed || !stall || !idle_s || !in || !asked || !fl) {
-			free(lost), free(progressed), free(stall), free(idle_s), free(in), free(asked), free(fl);
+		struct period p;
+		if (period_alloc(&p, h.n))
 			break;
-		}
-		for (int i = 0; i < es_scope_leaves(s); i++)
-			if (es_scope_leaf_lost(s, i)) {
-				lost[es_scope_leaf(s, i)->thread] = true;
-				if (!*lost_at)
-					mon_server_of(s, i, lost_at, sizeof(lost_at));
-			}
-		double now = mon_now();
-		int nstall = 0;
-		for (int t = 0; t < n; t++) {
-			struct thr *x = &th[t];
-			const struct es_trace *b = &beat[t];
-			if (lost[t])
-				continue;
-			if (es_trace_empty(b)) {
-				/* no event yet -- unless it is stuck in its first one */
-				asked[t] = true;
-				in[t] = es_scope_in_flight(s, t, &fl[t]);
-				nstall += stall[t] = in[t] && fl[t].since_ns >= period * 1e9;
-				continue;
-			}
-			idle_s[t] = now * 1e9 > (double)b->end ? (now * 1e9 - (double)b->end) / 1e9 : 0;
-			if (x->seen && b->end == x->last_end)
-				nstall += stall[t] = true;
-			else
-				progressed[t] = true;
-			x->seen = 1;
-			x->last_end = b->end;
-		}
-		/* Who waits for whom: only when something stalled (or a picture is
-		 * wanted), from what the collectors already wrote. */
-		bool looked = false;
-		if (nstall || graph) {
-			for (int t = 0; t < n; t++)
-				if (!lost[t] && !asked[t])
-					in[t] = es_scope_in_flight(s, t, &fl[t]);
-			struct wf_look lk = { beat, progressed, lost, idle_s, in, fl };
-			wf_clear(wfg);
-			rc = wf_from_scope(wfg, s, &lk);
-			if (!rc)
-				rc = wf_analyze(wfg);
-			if (rc && !wf_failed) {
-				fprintf(stderr, "heartbeat: who waits for whom: %s\n", ps_strerror(rc));
-				wf_failed = true;
-			}
-			looked = !rc;
-			rc = 0;
-		}
-		for (int t = 0; t < n; t++) {
-			struct thr *x = &th[t];
-			x->stalled_now = 0;
-			if (lost[t]) {
-				unreachable++;
-			} else if (progressed[t]) {
-				x->progress_periods++;
-				progressing++;
-				x->ended = 0;
-			} else if (stall[t] && looked && wf_state_of(wfg, t) == WF_ENDED) {
-				ended++; /* a rank that finished is not stalled */
-				x->ended = 1;
-			} else if (stall[t]) {
-				x->stalled_now = 1;
-				x->stalled_periods++;
-				stalled++;
-				describe(s, in[t], &fl[t], x->where, sizeof(x->where));
-				used += (size_t)snprintf(line + used, used < sizeof(line) ? sizeof(line) - used : 0,
-							 "%s%s (%s)", stalled > 1 ? ", " : "",
-							 es_scope_thread(s, t), x->where);
-			} else if (es_trace_empty(&beat[t])) {
-				idle++;
-			}
-		}
-		free(lost), free(progressed), free(stall), free(idle_s), free(in), free(asked), free(fl);
-		any_stalled |= stalled > 0;
-		char *findings = NULL;
-		size_t flen = 0;
-		if (looked) {
-			deadlocked |= wf_deadlocks(wfg) > 0;
-			FILE *mf = open_memstream(&findings, &flen);
-			if (mf) {
-				wf_report(wfg, mf, "  ");
-				fclose(mf);
-			}
-			if (findings && *findings) {
-				free(last_findings);
-				last_findings = strdup(findings);
-			}
-			if (graph) {
-				char title[300];
-				snprintf(title, sizeof(title), "job %s, heartbeat at %.1f s", job, mon_now() - t0);
-				picture_write(&pic, wfg, title);
-			}
-		}
-		if (!quiet) {
-			printf("heartbeat %.1fs: %d threads: %d progressing, %d stalled%s%s", mon_now() - t0,
-			       n, progressing, stalled, stalled ? ": " : "", stalled ? line : "");
-			if (ended)
-				printf(", %d ended", ended);
-			if (idle)
-				printf(", %d without events yet", idle);
-			if (unreachable)
-				printf(", %d behind a tuple server that did not answer (%s)", unreachable,
-				       lost_at);
-			putchar('\n');
-			if (findings)
-				fputs(findings, stdout);
-			fflush(stdout);
-		}
-		free(findings);
+		judge(&h, &p);
+		look(&h, &p);
+		tally(&h, &p);
+		report(&h, &p);
+		period_free(&p);
 	}
-	printf("heartbeat: summary after %ld periods%s\n", periods, mon_watch_end(&w));
-	for (int t = 0; t < n; t++)
-		printf("  %-24s %s: progressed in %d periods, stalled in %d%s%s\n", es_scope_thread(s, t),
-		       th[t].ended ? "ended" : th[t].stalled_now ? "STALLED" : th[t].seen ? "ok" : "no events",
-		       th[t].progress_periods, th[t].stalled_periods,
-		       th[t].stalled_periods ? "; last seen " : "", th[t].stalled_periods ? th[t].where : "");
-	if (last_findings) {
-		printf("heartbeat: %s\n%s", deadlocked ? "deadlocks and stalls, as last seen:"
-							: "stalls, as last seen:", last_findings);
-		free(last_findings);
-	}
-	wf_destroy(wfg);
-	free(th);
-	free(beat);
-	es_scope_destroy(s);
-	return deadlocked ? 3 : any_stalled ? 1 : 0;
+	summary(&h, periods, &w);
+	free(h.last_findings);
+	wf_destroy(h.wfg);
+	free(h.th);
+	free(h.beat);
+	es_scope_destroy(h.s);
+	return h.deadlocked ? 3 : h.any_stalled ? 1 : 0;
 }

@@ -123,6 +123,207 @@ static int mpi_allgather(const void *mine, void *all, size_t len, void *arg)
 	       MPI_SUCCESS ? 0 : PS_EINVAL;
 }
 
+/* What the command line asks for, besides the run's own configuration. */
+struct args {
+	const char *pm_out, *pm_in, *picture, *servers_out;
+	bool quiet, bad, use_mpi, help;
+};
+
+static void parse_args(int argc, char **argv, int rank, struct wt_config *c, char *job, size_t joblen,
+		       struct args *a)
+{
+	static const struct option opts[] = {
+		{ "size", required_argument, NULL, 's' }, { "n", required_argument, NULL, 'N' },
+		{ "steps", required_argument, NULL, 't' }, { "matrices", required_argument, NULL, 'm' },
+		{ "slices", required_argument, NULL, 'l' }, { "model", required_argument, NULL, 'M' },
+		{ "collectors", no_argument, NULL, 'c' }, { "job", required_argument, NULL, 'j' },
+		{ "stats-every", required_argument, NULL, 'k' },
+		{ "pathmap-out", required_argument, NULL, 'o' }, { "pathmap", required_argument, NULL, 'I' }, { "quiet", no_argument, NULL, 'q' },
+		{ "transport", required_argument, NULL, 'T' }, { "nested", no_argument, NULL, 'Z' }, { "picture", required_argument, NULL, 'P' },
+		{ "hosts", required_argument, NULL, 'H' }, { "serve", no_argument, NULL, 'S' },
+		{ "listen", required_argument, NULL, 'L' }, { "port", required_argument, NULL, 'p' },
+		{ "secret-file", required_argument, NULL, 'K' },
+		{ "servers-out", required_argument, NULL, 'O' },
+		{ "help", no_argument, NULL, 'h' }, { 0 } };
+	int o;
+	while ((o = getopt_long(argc, argv, "s:N:t:m:l:cj:qh", opts, NULL)) != -1) {
+		switch (o) {
+		case 's':
+			if (!strcmp(optarg, "small")) c->n = 960;
+			else if (!strcmp(optarg, "medium")) c->n = 3840;
+			else if (!strcmp(optarg, "large")) c->n = 7680;
+			else {
+				if (!rank)
+					fprintf(stderr, "windtunnel: --size: expected small, medium or large, "
+						"not '%s'\n", optarg);
+				a->bad = true;
+			}
+			break;
+		case 'N': c->n = atoi(optarg); a->bad |= c->n < 16; break;
+		case 't': c->steps = atoi(optarg); a->bad |= c->steps < 1; break;
+		case 'm': c->matrices = atoi(optarg); a->bad |= c->matrices < 1; break;
+		case 'l': c->slices = atoi(optarg); a->bad |= c->slices < 1; break;
+		case 'M':
+			c->model = !strcmp(optarg, "fhp2") ? WT_FHP2 : WT_FHP1;
+			a->bad |= strcmp(optarg, "fhp1") && strcmp(optarg, "fhp2");
+			break;
+		case 'c': c->collectors = true; break;
+		case 'j':
+			/* refused, never cut: two long names cut alike would be one job */
+			if (strlen(optarg) > 24 || ps_name_check(optarg)) {
+				if (!rank)
+					fprintf(stderr, "windtunnel: --job '%s': expected at most 24 "
+						"characters of A-Z a-z 0-9 . _ -\n", optarg);
+				a->bad = true;
+			} else {
+				snprintf(job, joblen, "%s", optarg);
+			}
+			break;
+		case 'k': c->stats_every = atoi(optarg); a->bad |= c->stats_every < 1; break;
+		case 'o': a->pm_out = optarg; break;
+		case 'I': a->pm_in = optarg; break;
+		case 'P': a->picture = optarg; break;
+		case 'Z': c->nested = true; break;
+		case 'T':
+			a->use_mpi = !strcmp(optarg, "mpi");
+			a->bad |= !a->use_mpi && strcmp(optarg, "pastset");
+			break;
+		case 'H': c->hosts = atoi(optarg); a->bad |= c->hosts < 1; break;
+		case 'S': c->serve = true; break;
+		case 'L':
+			c->listen = optarg;
+			a->bad |= strcmp(optarg, "loopback") && strcmp(optarg, "any");
+			break;
+		case 'p': c->port = atoi(optarg); a->bad |= c->port < 0 || c->port > 65535; break;
+		case 'K': c->secret_file = optarg; break;
+		case 'O': a->servers_out = optarg; break;
+		case 'q': a->quiet = true; break;
+		case 'h': a->help = true; return;
+		default: a->bad = true;
+		}
+	}
+}
+
+/* What is wrong with the arguments, in the user's terms (the generated
+ * pathmap's positions would mean nothing to them); "" if nothing. */
+static void wrong_args(const struct wt_config *c, const struct args *a, int argc, char **argv,
+		       int size, char *why, size_t len)
+{
+	char secret[128];
+	*why = 0;
+	if (a->bad)
+		snprintf(why, len, "bad arguments");
+	else if (optind != argc)
+		snprintf(why, len, "unexpected argument '%s'", argv[optind]);
+	else if (c->n / c->slices < 2)
+		snprintf(why, len, "-l %d: each slice needs at least 2 of the %d rows", c->slices, c->n);
+	else if (c->matrices * c->slices < size)
+		snprintf(why, len, "%d processes, but %d matrices x %d slices make only %d "
+			 "threads: each process needs one", size, c->matrices, c->slices,
+			 c->matrices * c->slices);
+	else if (c->hosts > size)
+		snprintf(why, len, "--hosts %d: only %d processes, and each host needs one", c->hosts, size);
+	else if (c->listen && !strcmp(c->listen, "any") && !c->secret_file)
+		snprintf(why, len, "--listen any: needs --secret-file (a file only you can read)");
+	else if (a->pm_in && a->use_mpi)
+		snprintf(why, len, "--pathmap: with --transport mpi the rows do not take paths");
+	else if (c->secret_file && ps_secret_check(c->secret_file, secret, sizeof(secret)))
+		snprintf(why, len, "--secret-file %s: %s", c->secret_file, secret);
+}
+
+/* This process's share of the run, from the generated pathmap or the one
+ * given; the job's name from the pathmap if it names one.  Aborts the job
+ * on failure: the other ranks would wait for this one. */
+static struct wt_run *start(const struct wt_config *c, const struct args *a, int rank, char *job,
+			    size_t joblen, char **text, pm_map **m)
+{
+	char err[512] = "";
+	*text = malloc(1 << 20);
+	int len = *text ? wt_pathmap_text(c, *text, 1 << 20) : -1;
+	struct wt_run *r = NULL;
+	int rc = a->pm_in ? pm_load(a->pm_in, m, err, sizeof(err))
+	       : len < 0 ? PS_ENOMEM : pm_load_string("windtunnel", *text, (size_t)len, m, err, sizeof(err));
+	if (!rc && a->pm_in)
+		snprintf(job, joblen, "%s", pm_model(*m)->name); /* the pathmap names the job */
+	if (!rc && a->pm_out && !rank) {
+		FILE *f = ps_fopen_out(a->pm_out, 0644);
+		if (f) {
+			fwrite(*text, 1, (size_t)len, f);
+			fclose(f);
+		}
+	}
+	if (!rc)
+		rc = wt_run_create(c, *m, rank, &r, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "windtunnel: rank %d: %s\n", rank, *err ? err : ps_strerror(rc));
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	if (!rank && *wt_run_servers(r)) {
+		printf("windtunnel: tuple servers %s (for monitors: --servers %s)\n", wt_run_servers(r),
+		       wt_run_servers(r));
+		FILE *f = a->servers_out ? ps_fopen_out(a->servers_out, 0644) : NULL;
+		if (f) {
+			fprintf(f, "%s\n", wt_run_servers(r));
+			fclose(f);
+		} else if (a->servers_out) {
+			perror(a->servers_out);
+		}
+	}
+	return r;
+}
+
+/* The flow field, summed over the processes, as a picture rank 0 writes. */
+static void write_picture(struct wt_run *r, const char *picture, int rank)
+{
+	int cell, cw, ch;
+	wt_picture_size(wt_run_geometry(r), &cell, &cw, &ch);
+	size_t n = (size_t)cw * (size_t)ch * 4;
+	int64_t *acc = calloc(n, sizeof(int64_t)), *summed = calloc(n, sizeof(int64_t));
+	if (acc && summed) {
+		wt_run_picture(r, 0, acc);
+		MPI_Reduce(acc, summed, (int)n, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+		if (!rank && wt_picture_write(picture, wt_run_geometry(r), summed))
+			fprintf(stderr, "windtunnel: cannot write %s\n", picture);
+		else if (!rank)
+			printf("windtunnel: the flow field (%d x %d cells of %d x %d sites) is in %s\n", cw,
+			       ch, cell, cell, picture);
+	}
+	free(acc);
+	free(summed);
+}
+
+/* Rank 0's account of the run: speed, and the conservation laws checked
+ * exactly.  0 if every law held and every matrix ended alike. */
+static int report(const struct wt_config *c, const struct wt_geometry *g, const struct wt_totals *t,
+		  const uint64_t *digest, double slowest)
+{
+	double sites = (double)g->width * g->height * c->matrices * c->steps;
+	bool conserved = t->particles == t->initial + t->in - t->out;
+	/* collisions keep momentum; inflow brings, the ends carry off and
+	 * the walls take what bounces: the balance is exact */
+	bool momentum = t->px == t->px0 + t->min_x - t->mout_x - t->mwall_x &&
+			t->py == t->py0 - t->mout_y - t->mwall_y;
+	bool same = true;
+	for (int k = 1; k < c->matrices; k++)
+		same &= digest[k] == digest[0]; /* every matrix starts alike and sees the same flow */
+	printf("windtunnel: %.3g site updates in %.2f s: %.3g per second, %.3g per core\n", sites,
+	       slowest, sites / slowest, sites / slowest / (double)sysconf(_SC_NPROCESSORS_ONLN));
+	printf("windtunnel: exchange period %.3f ms (one step)\n", slowest / c->steps * 1e3);
+	printf("windtunnel: particles %lld at the start + %lld in - %lld out = %lld at the end: %s\n",
+	       (long long)t->initial, (long long)t->in, (long long)t->out, (long long)t->particles,
+	       conserved ? "conserved" : "NOT CONSERVED");
+	printf("windtunnel: momentum (%lld, %lld) at the start + %lld in - (%lld, %lld) out - "
+	       "(%lld, %lld) to the walls = (%lld, %lld) at the end: %s\n", (long long)t->px0,
+	       (long long)t->py0, (long long)t->min_x, (long long)t->mout_x, (long long)t->mout_y,
+	       (long long)t->mwall_x, (long long)t->mwall_y, (long long)t->px, (long long)t->py,
+	       momentum ? "balanced" : "NOT BALANCED");
+	printf("windtunnel: drag on the plate %.3f per step per matrix (momentum units)\n",
+	       (double)t->drag / c->steps / c->matrices);
+	printf("windtunnel: lattice digest %016llx%s\n", (unsigned long long)digest[0],
+	       same ? " (every matrix alike)" : " (MATRICES DIFFER)");
+	return conserved && momentum && same ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "--version")) {
@@ -137,118 +338,29 @@ int main(int argc, char **argv)
 	snprintf(job, sizeof(job), "wt%d", (int)getpid());
 	struct wt_config c = { .job = job, .n = 960, .matrices = 8, .slices = 4, .processes = size,
 			       .steps = 200, .stats_every = 20, .model = WT_FHP1, .seed = 1 };
-	static const struct option opts[] = {
-		{ "size", required_argument, NULL, 's' }, { "n", required_argument, NULL, 'N' },
-		{ "steps", required_argument, NULL, 't' }, { "matrices", required_argument, NULL, 'm' },
-		{ "slices", required_argument, NULL, 'l' }, { "model", required_argument, NULL, 'M' },
-		{ "collectors", no_argument, NULL, 'c' }, { "job", required_argument, NULL, 'j' },
-		{ "stats-every", required_argument, NULL, 'k' },
-		{ "pathmap-out", required_argument, NULL, 'o' }, { "pathmap", required_argument, NULL, 'I' }, { "quiet", no_argument, NULL, 'q' },
-		{ "transport", required_argument, NULL, 'T' }, { "nested", no_argument, NULL, 'Z' }, { "picture", required_argument, NULL, 'P' },
-		{ "hosts", required_argument, NULL, 'H' }, { "serve", no_argument, NULL, 'S' },
-		{ "listen", required_argument, NULL, 'L' }, { "port", required_argument, NULL, 'p' },
-		{ "secret-file", required_argument, NULL, 'K' },
-		{ "servers-out", required_argument, NULL, 'O' },
-		{ "help", no_argument, NULL, 'h' }, { 0 } };
-	const char *pm_out = NULL, *pm_in = NULL, *picture = NULL, *servers_out = NULL;
-	bool quiet = false, bad = false, use_mpi = false;
-	int o;
-	while ((o = getopt_long(argc, argv, "s:N:t:m:l:cj:qh", opts, NULL)) != -1) {
-		switch (o) {
-		case 's':
-			if (!strcmp(optarg, "small")) c.n = 960;
-			else if (!strcmp(optarg, "medium")) c.n = 3840;
-			else if (!strcmp(optarg, "large")) c.n = 7680;
-			else {
-				if (!rank)
-					fprintf(stderr, "windtunnel: --size: expected small, medium or large, "
-						"not '%s'\n", optarg);
-				bad = true;
-			}
-			break;
-		case 'N': c.n = atoi(optarg); bad |= c.n < 16; break;
-		case 't': c.steps = atoi(optarg); bad |= c.steps < 1; break;
-		case 'm': c.matrices = atoi(optarg); bad |= c.matrices < 1; break;
-		case 'l': c.slices = atoi(optarg); bad |= c.slices < 1; break;
-		case 'M':
-			c.model = !strcmp(optarg, "fhp2") ? WT_FHP2 : WT_FHP1;
-			bad |= strcmp(optarg, "fhp1") && strcmp(optarg, "fhp2");
-			break;
-		case 'c': c.collectors = true; break;
-		case 'j':
-			/* refused, never cut: two long names cut alike would be one job */
-			if (strlen(optarg) > 24 || ps_name_check(optarg)) {
-				if (!rank)
-					fprintf(stderr, "windtunnel: --job '%s': expected at most 24 "
-						"characters of A-Z a-z 0-9 . _ -\n", optarg);
-				bad = true;
-			} else {
-				snprintf(job, sizeof(job), "%s", optarg);
-			}
-			break;
-		case 'k': c.stats_every = atoi(optarg); bad |= c.stats_every < 1; break;
-		case 'o': pm_out = optarg; break;
-		case 'I': pm_in = optarg; break;
-		case 'P': picture = optarg; break;
-		case 'Z': c.nested = true; break;
-		case 'T':
-			use_mpi = !strcmp(optarg, "mpi");
-			bad |= !use_mpi && strcmp(optarg, "pastset");
-			break;
-		case 'H': c.hosts = atoi(optarg); bad |= c.hosts < 1; break;
-		case 'S': c.serve = true; break;
-		case 'L':
-			c.listen = optarg;
-			bad |= strcmp(optarg, "loopback") && strcmp(optarg, "any");
-			break;
-		case 'p': c.port = atoi(optarg); bad |= c.port < 0 || c.port > 65535; break;
-		case 'K': c.secret_file = optarg; break;
-		case 'O': servers_out = optarg; break;
-		case 'q': quiet = true; break;
-		case 'h':
-			if (!rank)
-				fputs(usage, stdout);
-			MPI_Finalize();
-			return 0;
-		default: bad = true;
-		}
+	struct args a = { 0 };
+	parse_args(argc, argv, rank, &c, job, sizeof(job), &a);
+	if (a.help) {
+		if (!rank)
+			fputs(usage, stdout);
+		MPI_Finalize();
+		return 0;
 	}
 	/* every rank sees the same arguments: they agree on the job name */
 	MPI_Bcast(job, sizeof(job), MPI_CHAR, 0, MPI_COMM_WORLD);
-	/* what is wrong, in the user's terms: the generated pathmap's positions
-	 * would mean nothing to them */
-	char why[256] = "", secret[128];
-	if (bad)
-		snprintf(why, sizeof(why), "bad arguments");
-	else if (optind != argc)
-		snprintf(why, sizeof(why), "unexpected argument '%s'", argv[optind]);
-	else if (c.n / c.slices < 2)
-		snprintf(why, sizeof(why), "-l %d: each slice needs at least 2 of the %d rows", c.slices,
-			 c.n);
-	else if (c.matrices * c.slices < size)
-		snprintf(why, sizeof(why), "%d processes, but %d matrices x %d slices make only %d "
-			 "threads: each process needs one", size, c.matrices, c.slices,
-			 c.matrices * c.slices);
-	else if (c.hosts > size)
-		snprintf(why, sizeof(why), "--hosts %d: only %d processes, and each host needs one",
-			 c.hosts, size);
-	else if (c.listen && !strcmp(c.listen, "any") && !c.secret_file)
-		snprintf(why, sizeof(why), "--listen any: needs --secret-file (a file only you can read)");
-	else if (pm_in && use_mpi)
-		snprintf(why, sizeof(why), "--pathmap: with --transport mpi the rows do not take paths");
-	else if (c.secret_file && ps_secret_check(c.secret_file, secret, sizeof(secret)))
-		snprintf(why, sizeof(why), "--secret-file %s: %s", c.secret_file, secret);
+	char why[256];
+	wrong_args(&c, &a, argc, argv, size, why, sizeof(why));
 	if (*why) {
 		if (!rank)
-			fprintf(stderr, "windtunnel: %s\n%s", why, bad ? usage : "");
+			fprintf(stderr, "windtunnel: %s\n%s", why, a.bad ? usage : "");
 		MPI_Finalize();
 		return 2;
 	}
-	if (!quiet) /* called by the thread that keeps the totals, on whichever rank */
+	if (!a.quiet) /* called by the thread that keeps the totals, on whichever rank */
 		c.progress = progress;
 	struct mpi_ctx mctx = { .slices = c.slices, .threads = c.matrices * c.slices, .processes = size };
 	struct wt_transport mpi_tr = { mpi_exchange, mpi_allreduce, &mctx };
-	if (use_mpi) {
+	if (a.use_mpi) {
 		if (provided < MPI_THREAD_MULTIPLE) {
 			if (!rank)
 				fprintf(stderr, "windtunnel: --transport mpi needs MPI_THREAD_MULTIPLE\n");
@@ -263,48 +375,18 @@ int main(int argc, char **argv)
 	struct pm_job_attr ja = { mpi_allgather, NULL };
 	c.job_attr = &ja;
 	es_collectors_register();
-	char *text = malloc(1 << 20), err[512];
-	int len = text ? wt_pathmap_text(&c, text, 1 << 20) : -1;
+	char *text;
 	pm_map *m = NULL;
-	struct wt_run *r = NULL;
-	*err = 0;
-	int rc = pm_in ? pm_load(pm_in, &m, err, sizeof(err))
-	       : len < 0 ? PS_ENOMEM : pm_load_string("windtunnel", text, (size_t)len, &m, err, sizeof(err));
-	if (!rc && pm_in)
-		snprintf(job, sizeof(job), "%s", pm_model(m)->name); /* the pathmap names the job */
-	if (!rc && pm_out && !rank) {
-		FILE *f = ps_fopen_out(pm_out, 0644);
-		if (f) {
-			fwrite(text, 1, (size_t)len, f);
-			fclose(f);
-		}
-	}
-	if (!rc)
-		rc = wt_run_create(&c, m, rank, &r, err, sizeof(err));
-	if (rc) {
-		fprintf(stderr, "windtunnel: rank %d: %s\n", rank, *err ? err : ps_strerror(rc));
-		MPI_Abort(MPI_COMM_WORLD, 1);
-	}
-	if (!rank && *wt_run_servers(r)) {
-		printf("windtunnel: tuple servers %s (for monitors: --servers %s)\n", wt_run_servers(r),
-		       wt_run_servers(r));
-		FILE *f = servers_out ? ps_fopen_out(servers_out, 0644) : NULL;
-		if (f) {
-			fprintf(f, "%s\n", wt_run_servers(r));
-			fclose(f);
-		} else if (servers_out) {
-			perror(servers_out);
-		}
-	}
+	struct wt_run *r = start(&c, &a, rank, job, sizeof(job), &text, &m);
 	if (!rank)
 		printf("windtunnel: %d matrices of %d x %d (%s), %d slices each, %d processes, %d steps, "
 		       "job %s, rows over %s%s\n", c.matrices, 2 * c.n, c.n,
 		       c.model == WT_FHP2 ? "FHP-II" : "FHP-I", c.slices, size, c.steps, job,
-		       use_mpi ? "MPI messages" : "PastSet paths",
+		       a.use_mpi ? "MPI messages" : "PastSet paths",
 		       c.collectors ? ", collectors on every path" : "");
 	MPI_Barrier(MPI_COMM_WORLD);
 	struct wt_totals t;
-	rc = wt_run_go(r, &t);
+	int rc = wt_run_go(r, &t);
 	if (rc) {
 		fprintf(stderr, "windtunnel: rank %d: %s\n", rank,
 			*wt_run_error(r) ? wt_run_error(r) : ps_strerror(rc));
@@ -324,53 +406,9 @@ int main(int argc, char **argv)
 	_Static_assert(offsetof(struct wt_totals, seconds) % sizeof(int64_t) == 0, "int64 fields first");
 	MPI_Reduce(&t, &sum, NTOT, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
 	sum.seconds = t.seconds;
-	t = sum;
-	if (picture) {
-		int cell, cw, ch;
-		wt_picture_size(wt_run_geometry(r), &cell, &cw, &ch);
-		size_t n = (size_t)cw * (size_t)ch * 4;
-		int64_t *acc = calloc(n, sizeof(int64_t)), *summed = calloc(n, sizeof(int64_t));
-		if (acc && summed) {
-			wt_run_picture(r, 0, acc);
-			MPI_Reduce(acc, summed, (int)n, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-			if (!rank && wt_picture_write(picture, wt_run_geometry(r), summed))
-				fprintf(stderr, "windtunnel: cannot write %s\n", picture);
-			else if (!rank)
-				printf("windtunnel: the flow field (%d x %d cells of %d x %d sites) is in %s\n", cw,
-				       ch, cell, cell, picture);
-		}
-		free(acc);
-		free(summed);
-	}
-	int status = 0;
-	if (!rank) {
-		const struct wt_geometry *g = wt_run_geometry(r);
-		double sites = (double)g->width * g->height * c.matrices * c.steps;
-		bool conserved = t.particles == t.initial + t.in - t.out;
-		/* collisions keep momentum; inflow brings, the ends carry off and
-		 * the walls take what bounces: the balance is exact */
-		bool momentum = t.px == t.px0 + t.min_x - t.mout_x - t.mwall_x &&
-				t.py == t.py0 - t.mout_y - t.mwall_y;
-		bool same = true;
-		for (int k = 1; k < c.matrices; k++)
-			same &= all[k] == all[0]; /* every matrix starts alike and sees the same flow */
-		printf("windtunnel: %.3g site updates in %.2f s: %.3g per second, %.3g per core\n", sites,
-		       slowest, sites / slowest, sites / slowest / (double)sysconf(_SC_NPROCESSORS_ONLN));
-		printf("windtunnel: exchange period %.3f ms (one step)\n", slowest / c.steps * 1e3);
-		printf("windtunnel: particles %lld at the start + %lld in - %lld out = %lld at the end: %s\n",
-		       (long long)t.initial, (long long)t.in, (long long)t.out, (long long)t.particles,
-		       conserved ? "conserved" : "NOT CONSERVED");
-		printf("windtunnel: momentum (%lld, %lld) at the start + %lld in - (%lld, %lld) out - "
-		       "(%lld, %lld) to the walls = (%lld, %lld) at the end: %s\n", (long long)t.px0,
-		       (long long)t.py0, (long long)t.min_x, (long long)t.mout_x, (long long)t.mout_y,
-		       (long long)t.mwall_x, (long long)t.mwall_y, (long long)t.px, (long long)t.py,
-		       momentum ? "balanced" : "NOT BALANCED");
-		printf("windtunnel: drag on the plate %.3f per step per matrix (momentum units)\n",
-		       (double)t.drag / c.steps / c.matrices);
-		printf("windtunnel: lattice digest %016llx%s\n", (unsigned long long)all[0],
-		       same ? " (every matrix alike)" : " (MATRICES DIFFER)");
-		status = conserved && momentum && same ? 0 : 1;
-	}
+	if (a.picture)
+		write_picture(r, a.picture, rank);
+	int status = !rank ? report(&c, wt_run_geometry(r), &sum, all, slowest) : 0;
 	free(mine);
 	free(all);
 	/* nobody stops its tuple server while another host may still ask it */
