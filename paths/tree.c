@@ -450,17 +450,9 @@ static int check_hdr(const paths_member *m, const unsigned char *tuple, uint64_t
 	return h->seq == seq && h->kind == (uint32_t)k ? 0 : PS_EINVAL;
 }
 
-static int run(paths_member *m, struct coll *c, const void *in, void *out)
+/* My own contribution, placed where the combine expects it. */
+static void put_mine(paths_member *m, const struct coll *c, const void *in, uint64_t seq)
 {
-	paths_tree *t = m->t;
-	if (m->broken)
-		return m->broken;
-	if (c->bytes > t->max_bytes)
-		return PS_ESIZE;
-	uint64_t seq = m->seq;
-	int rc = 0;
-
-	/* My own contribution, placed where the combine expects it. */
 	struct hdr *mh = (struct hdr *)m->mine;
 	mh->seq = seq;
 	mh->kind = c->kind;
@@ -475,14 +467,19 @@ static int run(paths_member *m, struct coll *c, const void *in, void *out)
 		memcpy(m->mine + HDR, in, c->bytes);
 		mh->has_data = 1;
 	}
+}
+
+/* Up: sends mine unless I run my leaf's node; then runs my nodes, bottom
+ * up, each combining its children's shares and passing the result on. */
+static int go_up(paths_member *m, struct coll *c, uint64_t seq)
+{
+	paths_tree *t = m->t;
 	const struct paths_tree_node leaf = { .first = m->me, .last = m->me };
 	struct paths_tree_node other = { 0 };
-
-	/* Up: send mine unless I run my leaf's node; then run my nodes. */
-	int L = t->leaf_node[m->me];
+	int L = t->leaf_node[m->me], rc;
 	if (t->nodes[L].pub.runs_on != m->me &&
 	    (rc = paths_write(t->nodes[L].edge[t->leaf_slot[m->me]], m->mine, ms_left(c), NULL)))
-		goto fail;
+		return rc;
 	for (int h = 0; h < m->nhosted; h++) {
 		int n = m->hosted[h];
 		struct tnode *nd = &t->nodes[n];
@@ -502,10 +499,9 @@ static int run(paths_member *m, struct coll *c, const void *in, void *out)
 				src = m->acc[ch];
 				from = &t->nodes[ch].pub;
 			} else {
-				if ((rc = paths_take(nd->edge[j], m->in, ms_left(c), NULL)))
-					goto fail;
-				if ((rc = check_hdr(m, m->in, seq, c->kind)))
-					goto fail;
+				if ((rc = paths_take(nd->edge[j], m->in, ms_left(c), NULL)) ||
+				    (rc = check_hdr(m, m->in, seq, c->kind)))
+					return rc;
 				src = m->in;
 				other.first = other.last = -1 - ch;
 				from = ch < 0 ? &other : &t->nodes[ch].pub;
@@ -515,54 +511,80 @@ static int run(paths_member *m, struct coll *c, const void *in, void *out)
 		int p = nd->pub.parent;
 		if (p >= 0 && t->nodes[p].pub.runs_on != m->me &&
 		    (rc = paths_write(t->nodes[p].edge[nd->slot], acc, ms_left(c), NULL)))
-			goto fail;
+			return rc;
 	}
+	return 0;
+}
 
-	int root = t->nnodes - 1;
-	const unsigned char *result = NULL;
-	if (c->down) {
-		/* Down: for each node I run, top-down, fetch its parent's result
-		 * (unless I have it) and pass it on to its children. */
-		for (int h = m->nhosted - 1; h >= 0; h--) {
-			int n = m->hosted[h], p = t->nodes[n].pub.parent;
-			if (p >= 0 && t->nodes[p].pub.runs_on != m->me) {
-				if ((rc = paths_read(t->nodes[p].down, m->down_seq, m->acc[n],
-						     ms_left(c), NULL)))
-					goto fail;
-			} else if (p >= 0) {
-				memcpy(m->acc[n], m->acc[p], t->tuple_size);
-			}
-			if ((rc = paths_write(t->nodes[n].down, m->acc[n], 0, NULL)))
-				goto fail;
+/* Down, for a result every participant gets: for each node I run, top
+ * down, fetch its parent's result (unless I have it) and pass it on to its
+ * children; then take my own. */
+static int go_down(paths_member *m, struct coll *c, const unsigned char **result)
+{
+	paths_tree *t = m->t;
+	int L = t->leaf_node[m->me], rc;
+	for (int h = m->nhosted - 1; h >= 0; h--) {
+		int n = m->hosted[h], p = t->nodes[n].pub.parent;
+		if (p >= 0 && t->nodes[p].pub.runs_on != m->me) {
+			if ((rc = paths_read(t->nodes[p].down, m->down_seq, m->acc[n], ms_left(c), NULL)))
+				return rc;
+		} else if (p >= 0) {
+			memcpy(m->acc[n], m->acc[p], t->tuple_size);
 		}
-		if (t->nodes[L].pub.runs_on == m->me) {
-			result = m->acc[L];
-		} else {
-			if ((rc = paths_read(t->nodes[L].down, m->down_seq, m->in, ms_left(c), NULL)))
-				goto fail;
-			result = m->in;
-		}
-		m->down_seq++;
-	} else {
-		/* Only the root gets a result. */
-		int host = t->nodes[root].pub.runs_on;
-		if (host == m->me && c->root == m->me) {
-			result = m->acc[root];
-		} else if (host == m->me) {
-			if ((rc = paths_write(t->result, m->acc[root], 0, NULL)))
-				goto fail;
-		} else if (c->root == m->me) {
-			if ((rc = paths_read(t->result, m->res_seq, m->in, ms_left(c), NULL)))
-				goto fail;
-			result = m->in;
-		}
-		/* Everyone knows whether the result element was used, so
-		 * everyone agrees on the index of its next tuple. */
-		if (host != c->root)
-			m->res_seq++;
+		if ((rc = paths_write(t->nodes[n].down, m->acc[n], 0, NULL)))
+			return rc;
 	}
-	if (result && (rc = check_hdr(m, result, seq, c->kind)))
-		goto fail;
+	if (t->nodes[L].pub.runs_on == m->me) {
+		*result = m->acc[L];
+	} else {
+		if ((rc = paths_read(t->nodes[L].down, m->down_seq, m->in, ms_left(c), NULL)))
+			return rc;
+		*result = m->in;
+	}
+	m->down_seq++;
+	return 0;
+}
+
+/* Only the root gets a result: from the root node's runner, through the
+ * result element if the root is another participant. */
+static int to_root(paths_member *m, struct coll *c, const unsigned char **result)
+{
+	paths_tree *t = m->t;
+	int root = t->nnodes - 1, host = t->nodes[root].pub.runs_on, rc = 0;
+	if (host == m->me && c->root == m->me) {
+		*result = m->acc[root];
+	} else if (host == m->me) {
+		rc = paths_write(t->result, m->acc[root], 0, NULL);
+	} else if (c->root == m->me) {
+		if (!(rc = paths_read(t->result, m->res_seq, m->in, ms_left(c), NULL)))
+			*result = m->in;
+	}
+	/* Everyone knows whether the result element was used, so everyone
+	 * agrees on the index of its next tuple. */
+	if (!rc && host != c->root)
+		m->res_seq++;
+	return rc;
+}
+
+static int run(paths_member *m, struct coll *c, const void *in, void *out)
+{
+	if (m->broken)
+		return m->broken;
+	if (c->bytes > m->t->max_bytes)
+		return PS_ESIZE;
+	uint64_t seq = m->seq;
+	const unsigned char *result = NULL;
+	put_mine(m, c, in, seq);
+	int rc = go_up(m, c, seq);
+	if (!rc)
+		rc = c->down ? go_down(m, c, &result) : to_root(m, c, &result);
+	if (!rc && result)
+		rc = check_hdr(m, result, seq, c->kind);
+	if (rc) {
+		/* Part of the operation happened: the tree's sequence is lost. */
+		m->broken = rc;
+		return rc;
+	}
 	if (result && out) {
 		if (c->kind == K_SCATTER)
 			memcpy(out, result + HDR + (size_t)m->me * c->share, c->share);
@@ -571,10 +593,6 @@ static int run(paths_member *m, struct coll *c, const void *in, void *out)
 	}
 	m->seq++;
 	return 0;
-fail:
-	/* Part of the operation happened: the tree's sequence is lost. */
-	m->broken = rc;
-	return rc;
 }
 
 static void start(struct coll *c, enum kind k, int timeout_ms)
