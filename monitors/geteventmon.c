@@ -41,59 +41,66 @@ static void header(FILE *out, const es_scope *s)
 	}
 }
 
-int main(int argc, char **argv)
+struct opts {
+	unsigned char want_op[65536 >> 3]; /* with any_op false: the operations kept */
+	bool any_op, one_element;
+	uint32_t element;
+	double period, wait;  /* s */
+	long count;           /* pulls; -1: until the job ends */
+	int binary;
+	const char *outfile, *thread, *job;
+};
+
+/* -1 to go on, else the exit status. */
+static int parse(int argc, char **argv, struct opts *o)
 {
-	if (argc == 2 && !strcmp(argv[1], "--version")) {
-		puts("geteventmon (EventSpace) " ES_VERSION);
-		return 0;
-	}
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' }, { "output", required_argument, NULL, 'o' },
 		{ "period", required_argument, NULL, 'p' }, { "count", required_argument, NULL, 'n' },
 		{ "wait", required_argument, NULL, 'w' }, { "thread", required_argument, NULL, 'T' },
 		{ "ops", required_argument, NULL, 'O' }, { "element", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' }, MON_REMOTE_OPTS, { 0 } };
-	unsigned char want_op[65536 >> 3] = { 0 };
-	bool any_op = true, one_element = false;
-	uint32_t element = 0;
-	double period = 0.1, wait = 10;
-	long count = -1;
-	int binary = 0, c;
-	const char *outfile = NULL, *thread = NULL;
+	memset(o, 0, sizeof(*o));
+	o->any_op = true;
+	o->period = 0.1;
+	o->wait = 10;
+	o->count = -1;
+	int c;
 	while ((c = getopt_long(argc, argv, "f:o:p:n:w:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (!strcmp(optarg, "binary"))
-				binary = 1;
+				o->binary = 1;
 			else if (strcmp(optarg, "text")) {
 				fprintf(stderr, "geteventmon: --format: expected text or binary, not '%s'\n",
 					optarg);
 				return 2;
 			}
 			break;
-		case 'o': outfile = optarg; break;
-		case 'p': period = mon_number("geteventmon", "--period", optarg, 1) / 1000; break;
-		case 'n': count = (long)mon_number("geteventmon", "--count", optarg, 1); break;
-		case 'w': wait = mon_number("geteventmon", "--wait", optarg, 0); break;
-		case 'T': thread = optarg; break;
+		case 'o': o->outfile = optarg; break;
+		case 'p': o->period = mon_number("geteventmon", "--period", optarg, 1) / 1000; break;
+		case 'n': o->count = (long)mon_number("geteventmon", "--count", optarg, 1); break;
+		case 'w': o->wait = mon_number("geteventmon", "--wait", optarg, 0); break;
+		case 'T': o->thread = optarg; break;
 		case 'O': {
-			any_op = false;
+			o->any_op = false;
 			char *save, *list = strdup(optarg);
 			for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
 				unsigned op = es_op_from_name(w);
 				if (!op) {
 					fprintf(stderr, "geteventmon: --ops: '%s' is not an operation "
 						"(write, read, read_latest, take, MPI_Send...)\n", w);
+					free(list);
 					return 2;
 				}
-				want_op[op >> 3] |= (unsigned char)(1u << (op & 7));
+				o->want_op[op >> 3] |= (unsigned char)(1u << (op & 7));
 			}
 			free(list);
 			break;
 		}
 		case 'E':
-			one_element = true;
-			element = (uint32_t)mon_number("geteventmon", "--element", optarg, 0);
+			o->one_element = true;
+			o->element = (uint32_t)mon_number("geteventmon", "--element", optarg, 0);
 			break;
 		case 'R': mon_servers = optarg; break;
 		case 'K': mon_secret_file = optarg; break;
@@ -105,26 +112,68 @@ int main(int argc, char **argv)
 		fprintf(stderr, "geteventmon: expected one JOB name\n%s", usage);
 		return 2;
 	}
-	const char *job = argv[optind];
+	o->job = argv[optind];
+	return -1;
+}
+
+/* Writes the n events one consume returned, those the filter keeps;
+ * returns how many it left out. */
+static uint64_t write_events(const struct opts *o, es_scope *s, const struct es_trace *ev, int n,
+			     FILE *out)
+{
+	uint64_t filtered = 0;
+	for (int i = 0; i < n; i++) {
+		unsigned op = es_op_code(ev[i].op);
+		if ((!o->any_op && !(o->want_op[op >> 3] & (1u << (op & 7)))) ||
+		    (o->one_element && ev[i].element != o->element)) {
+			filtered++;
+			continue;
+		}
+		const struct es_leaf *l = es_scope_leaf(s, es_scope_consumed_leaf(s, (size_t)i));
+		if (o->binary) {
+			uint32_t t = (uint32_t)l->thread;
+			fwrite(&ev[i], sizeof(ev[i]), 1, out);
+			fwrite(&t, sizeof(t), 1, out);
+		} else {
+			char label[64];
+			fprintf(out, "%llu %llu %llu %s %s %u %u %u %u\n",
+				(unsigned long long)ev[i].start, (unsigned long long)ev[i].end,
+				(unsigned long long)(ev[i].end - ev[i].start),
+				es_scope_thread(s, l->thread), es_op_label(ev[i].op, label, sizeof(label)),
+				ev[i].element, ev[i].size, ev[i].arg, ev[i].seq);
+		}
+	}
+	return filtered;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		puts("geteventmon (EventSpace) " ES_VERSION);
+		return 0;
+	}
+	static struct opts o; /* 8 KB of operation bits: not on the stack */
+	int rc = parse(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
 	FILE *out = stdout;
-	if (outfile && !(out = mon_fopen_private(outfile))) {
-		perror(outfile);
+	if (o.outfile && !(out = mon_fopen_private(o.outfile))) {
+		perror(o.outfile);
 		return 2;
 	}
 	struct es_scope_spec spec;
-	es_scope_spec_default(&spec, job);
+	es_scope_spec_default(&spec, o.job);
 	spec.reduce = ES_REDUCE_NONE;
 	mon_remote("geteventmon", &spec);
-	if (thread) {
+	if (o.thread) {
 		spec.view = PM_VIEW_THREAD;
-		spec.of = thread;
+		spec.of = o.thread;
 	}
 	mon_signals();
 	es_scope *s;
-	int rc = mon_attach("geteventmon", &spec, wait, &s);
-	if (rc)
+	if ((rc = mon_attach("geteventmon", &spec, o.wait, &s)))
 		return rc;
-	if (binary)
+	if (o.binary)
 		header(out, s);
 	else
 		fprintf(out, "# start_ns end_ns duration_ns thread op element size arg seq\n");
@@ -134,7 +183,7 @@ int main(int argc, char **argv)
 		return 2;
 	uint64_t written = 0, missed = 0, filtered = 0;
 	long pulls = 0;
-	struct mon_watch w = { .grace = period * 3 > 3 ? period * 3 : 3 };
+	struct mon_watch w = { .grace = o.period * 3 > 3 ? o.period * 3 : 3 };
 	bool was_lost = false;
 	for (;;) {
 		bool alive = mon_watch("geteventmon", s, &w);
@@ -149,35 +198,14 @@ int main(int argc, char **argv)
 				break;
 			}
 			missed += lost;
-			for (int i = 0; i < n; i++) {
-				unsigned op = es_op_code(ev[i].op);
-				if ((!any_op && !(want_op[op >> 3] & (1u << (op & 7)))) ||
-				    (one_element && ev[i].element != element)) {
-					filtered++;
-					continue;
-				}
-				const struct es_leaf *l = es_scope_leaf(s, es_scope_consumed_leaf(s, (size_t)i));
-				if (binary) {
-					uint32_t t = (uint32_t)l->thread;
-					fwrite(&ev[i], sizeof(ev[i]), 1, out);
-					fwrite(&t, sizeof(t), 1, out);
-				} else {
-					char label[64];
-					fprintf(out, "%llu %llu %llu %s %s %u %u %u %u\n",
-						(unsigned long long)ev[i].start, (unsigned long long)ev[i].end,
-						(unsigned long long)(ev[i].end - ev[i].start),
-						es_scope_thread(s, l->thread),
-						es_op_label(ev[i].op, label, sizeof(label)),
-						ev[i].element, ev[i].size, ev[i].arg, ev[i].seq);
-				}
-			}
+			filtered += write_events(&o, s, ev, n, out);
 			written += (uint64_t)n;
 		} while (n == MAX && !mon_stop);
 		mon_note_lost("geteventmon", s, &was_lost);
 		pulls++;
-		if (n < 0 || mon_stop || !alive || (count > 0 && pulls >= count))
+		if (n < 0 || mon_stop || !alive || (o.count > 0 && pulls >= o.count))
 			break; /* a job that ended was drained once more above */
-		mon_sleep(mon_pace(s, period));
+		mon_sleep(mon_pace(s, o.period));
 	}
 	fflush(out);
 	if (out != stdout)
