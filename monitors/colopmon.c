@@ -294,23 +294,25 @@ static void tree_event(const struct es_trace *t, const char *where, bool quiet)
 	*no = nodeops[--nnodeops]; /* done: drop it */
 }
 
-int main(int argc, char **argv)
+struct opts {
+	double period, wait; /* s */
+	bool quiet;
+	const char *job;
+};
+
+/* -1 to go on, else the exit status. */
+static int parse(int argc, char **argv, struct opts *o)
 {
-	if (argc == 2 && !strcmp(argv[1], "--version")) {
-		puts("colopmon (EventSpace) " ES_VERSION);
-		return 0;
-	}
 	static const struct option opts[] = {
 		{ "period", required_argument, NULL, 'p' }, { "wait", required_argument, NULL, 'w' },
 		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' }, MON_REMOTE_OPTS, { 0 } };
-	double period = 0.2, wait = 10;
-	bool quiet = false;
+	*o = (struct opts){ .period = 0.2, .wait = 10 };
 	int c;
 	while ((c = getopt_long(argc, argv, "p:w:qh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'p': period = mon_number("colopmon", "--period", optarg, 1) / 1000; break;
-		case 'w': wait = mon_number("colopmon", "--wait", optarg, 0); break;
-		case 'q': quiet = true; break;
+		case 'p': o->period = mon_number("colopmon", "--period", optarg, 1) / 1000; break;
+		case 'w': o->wait = mon_number("colopmon", "--wait", optarg, 0); break;
+		case 'q': o->quiet = true; break;
 		case 'R': mon_servers = optarg; break;
 		case 'K': mon_secret_file = optarg; break;
 		case 'h': fputs(usage, stdout); return 0;
@@ -321,56 +323,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "colopmon: expected one JOB name\n%s", usage);
 		return 2;
 	}
-	const char *job = argv[optind];
-	struct es_scope_spec spec;
-	es_scope_spec_default(&spec, job);
-	spec.reduce = ES_REDUCE_NONE;
-	mon_remote("colopmon", &spec);
-	mon_signals();
-	es_scope *s;
-	int rc = mon_attach("colopmon", &spec, wait, &s);
-	if (rc)
-		return rc;
-	int *rank = NULL;
-	table = calloc(TABLE, sizeof(*table));
-	if (!table || identify(s, job, &rank))
-		return 2;
-	printf("colopmon: job '%s': %d MPI ranks, %d tree edges with collectors\n", job, mpi_ranks,
-	       nedges);
-	enum { MAX = 65536 };
-	struct es_trace *ev = malloc(MAX * sizeof(*ev));
-	if (!ev)
-		return 2;
-	uint64_t missed = 0;
-	struct mon_watch w = { .grace = period * 3 > 3 ? period * 3 : 3 };
-	bool was_lost = false;
-	for (;;) {
-		bool alive = mon_watch("colopmon", s, &w);
-		/* ranks that started late, communicators met since */
-		if (es_scope_refresh(s) > 0 || ncomms == 0 || alive)
-			if (identify(s, job, &rank))
-				break;
-		int n;
-		do {
-			uint64_t lost;
-			n = es_scope_consume(s, ev, MAX, &lost);
-			missed += lost;
-			for (int i = 0; i < n; i++) {
-				int leaf = es_scope_consumed_leaf(s, (size_t)i);
-				if (rank[leaf] >= 0)
-					mpi_event(&ev[i], rank[leaf], quiet);
-				else
-					tree_event(&ev[i], es_scope_leaf(s, leaf)->meta.where, quiet);
-			}
-		} while (n == MAX && !mon_stop);
-		mon_note_lost("colopmon", s, &was_lost);
-		if (n < 0 || mon_stop || !alive)
-			break;
-		fflush(stdout);
-		mon_sleep(mon_pace(s, period));
-	}
-	uint64_t before = es_scope_before_attach(s);
-	printf("colopmon: summary%s%s", mon_watch_end(&w),
+	o->job = argv[optind];
+	return -1;
+}
+
+/* Per kind of collective: its calls, latency, imbalance and who came last. */
+static void summary(const struct mon_watch *w, uint64_t missed, uint64_t before)
+{
+	printf("colopmon: summary%s%s", mon_watch_end(w),
 	       missed ? "" : " (no event was lost while it watched)");
 	if (before)
 		printf("; %llu earlier events had rotated out before it attached",
@@ -394,6 +354,65 @@ int main(int argc, char **argv)
 	if (missed)
 		printf("  %llu events were discarded before they could be read: operations that lost "
 		       "theirs are not reported\n", (unsigned long long)missed);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		puts("colopmon (EventSpace) " ES_VERSION);
+		return 0;
+	}
+	struct opts o;
+	int rc = parse(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	struct es_scope_spec spec;
+	es_scope_spec_default(&spec, o.job);
+	spec.reduce = ES_REDUCE_NONE;
+	mon_remote("colopmon", &spec);
+	mon_signals();
+	es_scope *s;
+	if ((rc = mon_attach("colopmon", &spec, o.wait, &s)))
+		return rc;
+	int *rank = NULL;
+	table = calloc(TABLE, sizeof(*table));
+	if (!table || identify(s, o.job, &rank))
+		return 2;
+	printf("colopmon: job '%s': %d MPI ranks, %d tree edges with collectors\n", o.job, mpi_ranks,
+	       nedges);
+	enum { MAX = 65536 };
+	struct es_trace *ev = malloc(MAX * sizeof(*ev));
+	if (!ev)
+		return 2;
+	uint64_t missed = 0;
+	struct mon_watch w = { .grace = o.period * 3 > 3 ? o.period * 3 : 3 };
+	bool was_lost = false;
+	for (;;) {
+		bool alive = mon_watch("colopmon", s, &w);
+		/* ranks that started late, communicators met since */
+		if (es_scope_refresh(s) > 0 || ncomms == 0 || alive)
+			if (identify(s, o.job, &rank))
+				break;
+		int n;
+		do {
+			uint64_t lost;
+			n = es_scope_consume(s, ev, MAX, &lost);
+			missed += lost;
+			for (int i = 0; i < n; i++) {
+				int leaf = es_scope_consumed_leaf(s, (size_t)i);
+				if (rank[leaf] >= 0)
+					mpi_event(&ev[i], rank[leaf], o.quiet);
+				else
+					tree_event(&ev[i], es_scope_leaf(s, leaf)->meta.where, o.quiet);
+			}
+		} while (n == MAX && !mon_stop);
+		mon_note_lost("colopmon", s, &was_lost);
+		if (n < 0 || mon_stop || !alive)
+			break;
+		fflush(stdout);
+		mon_sleep(mon_pace(s, o.period));
+	}
+	summary(&w, missed, es_scope_before_attach(s));
 	free(ev);
 	free(rank);
 	free(table);
