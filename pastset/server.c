@@ -57,25 +57,27 @@ struct local_ent {
 };
 
 struct ps_server {
-	bool shm;
+	bool shm;          /* which of the two below; neither: ops */
 	bool writable;     /* may create, write and take */
 	bool creator;
 	bool can_register; /* waiter counts are writable */
-	/* in-process */
-	pthread_mutex_t lock;
-	struct local_ent *ents;
-	int n, cap;
-	unsigned char user[PS_USER_AREA];
-	/* shared memory */
-	unsigned char *base;
-	size_t size;
-	struct ps_seg_hdr *hdr;
-	int fd;            /* kept by a writer, to reserve each element's memory */
-	/* the layout, as checked when the segment was opened: a peer that can
-	 * write the header must not be able to move it under us */
-	uint64_t wait_off, dir_off, data_off, data_size;
-	uint32_t max_elems;
 	char name[PS_NAME_MAX + 1];
+	struct {           /* in process memory */
+		pthread_mutex_t lock;
+		struct local_ent *ents;
+		int n, cap;
+		unsigned char user[PS_USER_AREA];
+	} mem;
+	struct {           /* a named shared-memory segment */
+		unsigned char *base;
+		size_t size;
+		struct ps_seg_hdr *hdr;
+		int fd;    /* kept by a writer, to reserve each element's memory */
+		/* the layout, as checked when the segment was opened: a peer
+		 * that can write the header must not be able to move it under us */
+		uint64_t wait_off, dir_off, data_off, data_size;
+		uint32_t max_elems;
+	} seg;
 	/* reached through a table (a tuple server elsewhere: remote.c) */
 	const struct ps_server_ops *ops;
 	void *impl;
@@ -143,11 +145,11 @@ static uint64_t proc_start(pid_t pid)
 
 static void keep_layout(ps_server *s, const struct ps_seg_hdr *h)
 {
-	s->wait_off = h->wait_off;
-	s->dir_off = h->dir_off;
-	s->data_off = h->data_off;
-	s->data_size = h->data_size;
-	s->max_elems = h->max_elems;
+	s->seg.wait_off = h->wait_off;
+	s->seg.dir_off = h->dir_off;
+	s->seg.data_off = h->data_off;
+	s->seg.data_size = h->data_size;
+	s->seg.max_elems = h->max_elems;
 }
 
 /* --- in-process ----------------------------------------------------------- */
@@ -159,7 +161,7 @@ int ps_server_create_local(ps_server **out)
 	ps_server *s = calloc(1, sizeof(*s));
 	if (!s)
 		return PS_ENOMEM;
-	int rc = ps__mutex_init(&s->lock, false);
+	int rc = ps__mutex_init(&s->mem.lock, false);
 	if (rc) {
 		free(s);
 		return rc;
@@ -171,9 +173,9 @@ int ps_server_create_local(ps_server **out)
 
 static struct local_ent *local_find(ps_server *s, const char *name)
 {
-	for (int i = 0; i < s->n; i++)
-		if (!strcmp(s->ents[i].name, name))
-			return &s->ents[i];
+	for (int i = 0; i < s->mem.n; i++)
+		if (!strcmp(s->mem.ents[i].name, name))
+			return &s->mem.ents[i];
 	return NULL;
 }
 
@@ -181,18 +183,18 @@ static int local_create(ps_server *s, const char *name,
 			const struct ps_elem_attr *a, ps_elem **out)
 {
 	int rc = PS_ENOMEM;
-	pthread_mutex_lock(&s->lock);
+	pthread_mutex_lock(&s->mem.lock);
 	if (local_find(s, name)) {
 		rc = PS_EEXIST;
 		goto unlock;
 	}
-	if (s->n == s->cap) {
-		int cap = s->cap ? 2 * s->cap : 16;
-		struct local_ent *ents = realloc(s->ents, cap * sizeof(*ents));
+	if (s->mem.n == s->mem.cap) {
+		int cap = s->mem.cap ? 2 * s->mem.cap : 16;
+		struct local_ent *ents = realloc(s->mem.ents, cap * sizeof(*ents));
 		if (!ents)
 			goto unlock;
-		s->ents = ents;
-		s->cap = cap;
+		s->mem.ents = ents;
+		s->mem.cap = cap;
 	}
 	size_t bytes = round_up(ps__elem_bytes((uint32_t)a->tuple_size, a->threshold),
 				PS_CACHELINE);
@@ -202,31 +204,31 @@ static int local_create(ps_server *s, const char *name,
 		goto fail;
 	memset(h, 0, bytes);
 	memset(wc, 0, sizeof(*wc));
-	if ((rc = ps__elem_init(h, a, (uint32_t)s->n, false)))
+	if ((rc = ps__elem_init(h, a, (uint32_t)s->mem.n, false)))
 		goto fail;
 	if ((rc = ps__elem_handle(s, h, wc, name, a, true, true, false, out))) {
 		pthread_mutex_destroy(&h->wlock);
 		pthread_mutex_destroy(&h->tlock);
 		goto fail;
 	}
-	struct local_ent *ent = &s->ents[s->n++];
+	struct local_ent *ent = &s->mem.ents[s->mem.n++];
 	snprintf(ent->name, sizeof(ent->name), "%s", name);
 	ent->h = h;
 	ent->wc = wc;
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->mem.lock);
 	return 0;
 fail:
 	free(h);
 	free(wc);
 unlock:
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->mem.lock);
 	return rc;
 }
 
 static int local_open(ps_server *s, const char *name, size_t tuple_size, ps_elem **out)
 {
 	int rc;
-	pthread_mutex_lock(&s->lock);
+	pthread_mutex_lock(&s->mem.lock);
 	struct local_ent *ent = local_find(s, name);
 	if (!ent)
 		rc = PS_ENOENT;
@@ -237,7 +239,7 @@ static int local_open(ps_server *s, const char *name, size_t tuple_size, ps_elem
 					  .mode = (enum ps_mode)ent->h->mode, .flags = ent->h->flags };
 		rc = ps__elem_handle(s, ent->h, ent->wc, name, &a, true, true, false, out);
 	}
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->mem.lock);
 	return rc;
 }
 
@@ -292,14 +294,14 @@ int ps_server_create_shm(const char *name, const struct ps_shm_attr *attr,
 		rc = neg_errno(errno);
 		goto fail;
 	}
-	s->fd = fd;
+	s->seg.fd = fd;
 	s->shm = s->writable = s->creator = s->can_register = true;
-	s->base = base;
-	s->size = total;
-	s->hdr = base;
+	s->seg.base = base;
+	s->seg.size = total;
+	s->seg.hdr = base;
 	snprintf(s->name, sizeof(s->name), "%s", name);
 
-	struct ps_seg_hdr *h = s->hdr;
+	struct ps_seg_hdr *h = s->seg.hdr;
 	h->version = PS_SEG_VERSION;
 	h->byte_order = 0x01020304;
 	h->total_size = total;
@@ -441,13 +443,13 @@ int ps_server_open_shm(const char *name, unsigned flags, ps_server **out)
 			close(fd);
 		return PS_ENOMEM;
 	}
-	s->fd = fd;
+	s->seg.fd = fd;
 	s->shm = true;
 	s->writable = want_write;
 	s->can_register = can_register;
-	s->base = base;
-	s->size = hc.total_size;
-	s->hdr = (struct ps_seg_hdr *)base;
+	s->seg.base = base;
+	s->seg.size = hc.total_size;
+	s->seg.hdr = (struct ps_seg_hdr *)base;
 	keep_layout(s, &hc);
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	*out = s;
@@ -456,19 +458,19 @@ int ps_server_open_shm(const char *name, unsigned flags, ps_server **out)
 
 static struct ps_dirent *dirent_at(ps_server *s, uint32_t i)
 {
-	return (struct ps_dirent *)(s->base + s->dir_off) + i;
+	return (struct ps_dirent *)(s->seg.base + s->seg.dir_off) + i;
 }
 
 static struct ps_waitc *waitc_at(ps_server *s, uint32_t i)
 {
-	return (struct ps_waitc *)(s->base + s->wait_off) + i;
+	return (struct ps_waitc *)(s->seg.base + s->seg.wait_off) + i;
 }
 
 /* Published entries, never more than the directory holds. */
 static uint32_t shm_count(ps_server *s)
 {
-	uint32_t n = atomic_load_explicit(&s->hdr->nelems, memory_order_acquire);
-	return n < s->max_elems ? n : s->max_elems;
+	uint32_t n = atomic_load_explicit(&s->seg.hdr->nelems, memory_order_acquire);
+	return n < s->seg.max_elems ? n : s->seg.max_elems;
 }
 
 static int shm_find(ps_server *s, const char *name)
@@ -487,16 +489,16 @@ static int shm_handle(ps_server *s, uint32_t i, ps_elem **out)
 	struct ps_dirent d;
 	memcpy(&d, dirent_at(s, i), sizeof(d));
 	d.name[PS_NAME_MAX] = 0;
-	if (d.off % PS_CACHELINE || d.off > s->data_size || s->data_size - d.off < PS_SLOTS_OFF)
+	if (d.off % PS_CACHELINE || d.off > s->seg.data_size || s->seg.data_size - d.off < PS_SLOTS_OFF)
 		return PS_EBADSEG;
-	struct ps_ehdr *h = (struct ps_ehdr *)(s->base + s->data_off + d.off);
+	struct ps_ehdr *h = (struct ps_ehdr *)(s->seg.base + s->seg.data_off + d.off);
 	struct ps_elem_attr a = { .tuple_size = h->tuple_size, .threshold = h->threshold,
 				  .mode = (enum ps_mode)h->mode, .flags = h->flags };
 	uint32_t nslots = h->nslots, stride = h->stride;
 	if (h->magic != PS_EHDR_MAGIC || ps__check_attr(&a) || a.tuple_size != d.tuple_size ||
 	    a.threshold != d.threshold || a.mode != (enum ps_mode)d.mode || a.flags != d.flags ||
 	    nslots != ps__slots_for(a.threshold) || stride != ps__stride_for((uint32_t)a.tuple_size) ||
-	    ps__elem_bytes((uint32_t)a.tuple_size, a.threshold) > s->data_size - d.off)
+	    ps__elem_bytes((uint32_t)a.tuple_size, a.threshold) > s->seg.data_size - d.off)
 		return PS_EBADSEG;
 	return ps__elem_handle(s, h, waitc_at(s, i), d.name, &a, s->writable, s->can_register,
 			       true, out);
@@ -505,7 +507,7 @@ static int shm_handle(ps_server *s, uint32_t i, ps_elem **out)
 static int shm_create(ps_server *s, const char *name, const struct ps_elem_attr *a,
 		      ps_elem **out)
 {
-	struct ps_seg_hdr *hdr = s->hdr;
+	struct ps_seg_hdr *hdr = s->seg.hdr;
 	struct ps_deadline d;
 	ps__deadline(&d, PS_FOREVER);
 	int rc = ps__lock(&hdr->lock, &d);
@@ -516,11 +518,11 @@ static int shm_create(ps_server *s, const char *name, const struct ps_elem_attr 
 				PS_CACHELINE);
 	if (shm_find(s, name) >= 0) {
 		rc = PS_EEXIST;
-	} else if (n >= s->max_elems || hdr->data_used > s->data_size ||
-		   bytes > s->data_size - hdr->data_used) {
+	} else if (n >= s->seg.max_elems || hdr->data_used > s->seg.data_size ||
+		   bytes > s->seg.data_size - hdr->data_used) {
 		rc = PS_ENOSPC;
-	} else if (!(rc = reserve(s->fd, s->data_off + hdr->data_used, bytes))) {
-		struct ps_ehdr *h = (struct ps_ehdr *)(s->base + s->data_off + hdr->data_used);
+	} else if (!(rc = reserve(s->seg.fd, s->seg.data_off + hdr->data_used, bytes))) {
+		struct ps_ehdr *h = (struct ps_ehdr *)(s->seg.base + s->seg.data_off + hdr->data_used);
 		rc = ps__elem_init(h, a, n, true);
 		/* The handle first: once published, the element must work. */
 		if (!rc && (rc = ps__elem_handle(s, h, waitc_at(s, n), name, a, true,
@@ -588,9 +590,9 @@ int ps_server_count(ps_server *srv)
 		return srv->ops->count(srv);
 	if (srv->shm)
 		return (int)shm_count(srv);
-	pthread_mutex_lock(&srv->lock);
-	int n = srv->n;
-	pthread_mutex_unlock(&srv->lock);
+	pthread_mutex_lock(&srv->mem.lock);
+	int n = srv->mem.n;
+	pthread_mutex_unlock(&srv->mem.lock);
 	return n;
 }
 
@@ -606,9 +608,9 @@ int ps_server_elem_name(ps_server *srv, int i, char *buf)
 	if (srv->shm) {
 		snprintf(buf, PS_NAME_MAX + 1, "%.*s", PS_NAME_MAX, dirent_at(srv, (uint32_t)i)->name);
 	} else {
-		pthread_mutex_lock(&srv->lock);
-		snprintf(buf, PS_NAME_MAX + 1, "%s", srv->ents[i].name);
-		pthread_mutex_unlock(&srv->lock);
+		pthread_mutex_lock(&srv->mem.lock);
+		snprintf(buf, PS_NAME_MAX + 1, "%s", srv->mem.ents[i].name);
+		pthread_mutex_unlock(&srv->mem.lock);
 	}
 	return 0;
 }
@@ -617,7 +619,7 @@ int ps_server_user_area(ps_server *srv, void **area)
 {
 	if (!srv || !area)
 		return PS_EINVAL;
-	*area = srv->ops ? srv->ops->user_area(srv) : srv->shm ? srv->hdr->user : srv->user;
+	*area = srv->ops ? srv->ops->user_area(srv) : srv->shm ? srv->seg.hdr->user : srv->mem.user;
 	return 0;
 }
 
@@ -629,19 +631,19 @@ void ps_server_destroy(ps_server *srv)
 		srv->ops->close(srv);
 	} else if (srv->shm) {
 		if (srv->creator)
-			atomic_store(&srv->hdr->state, PS_SHM_CLOSED);
-		munmap(srv->base, srv->size);
-		if (srv->fd >= 0)
-			close(srv->fd);
+			atomic_store(&srv->seg.hdr->state, PS_SHM_CLOSED);
+		munmap(srv->seg.base, srv->seg.size);
+		if (srv->seg.fd >= 0)
+			close(srv->seg.fd);
 	} else {
-		for (int i = 0; i < srv->n; i++) {
-			pthread_mutex_destroy(&srv->ents[i].h->wlock);
-			pthread_mutex_destroy(&srv->ents[i].h->tlock);
-			free(srv->ents[i].h);
-			free(srv->ents[i].wc);
+		for (int i = 0; i < srv->mem.n; i++) {
+			pthread_mutex_destroy(&srv->mem.ents[i].h->wlock);
+			pthread_mutex_destroy(&srv->mem.ents[i].h->tlock);
+			free(srv->mem.ents[i].h);
+			free(srv->mem.ents[i].wc);
 		}
-		free(srv->ents);
-		pthread_mutex_destroy(&srv->lock);
+		free(srv->mem.ents);
+		pthread_mutex_destroy(&srv->mem.lock);
 	}
 	free(srv);
 }
