@@ -13,7 +13,10 @@
  * made first, as a symbolic link or a hard link to a file of ours, would
  * have us write where they chose.  O_NOFOLLOW refuses the first; a file
  * that is not a plain file of ours with one name refuses the second.  The
- * file is cut to nothing only once it has passed.
+ * file is cut to nothing only once it has passed.  A character device or a
+ * FIFO of ours or root's (/dev/null, a named pipe another tool reads) is
+ * written as it is: there is nothing to cut, and its mode is not ours to
+ * change.
  */
 FILE *ps_fopen_out(const char *path, mode_t mode)
 {
@@ -24,8 +27,22 @@ FILE *ps_fopen_out(const char *path, mode_t mode)
 	int e = 0;
 	if (fstat(fd, &st))
 		e = errno;
-	else if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
-		e = EPERM; /* a FIFO, a device, or a second name for some file */
+	else if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+		/* /dev/null, or a pipe a reader waits on: written as they are,
+		 * never cut nor their mode changed; a stranger's is refused */
+		if (st.st_uid != geteuid() && st.st_uid != 0)
+			e = EACCES;
+		else if (fcntl(fd, F_SETFL, 0))
+			e = errno;
+		FILE *f = e ? NULL : fdopen(fd, "w");
+		if (!f) {
+			e = e ? e : errno;
+			close(fd);
+			errno = e;
+		}
+		return f;
+	} else if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
+		e = EPERM; /* a directory, a socket, or a second name for some file */
 	else if (st.st_uid != geteuid())
 		e = EACCES;
 	else if ((st.st_mode & 07777 & ~mode) && fchmod(fd, st.st_mode & mode & 07777))

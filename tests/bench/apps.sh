@@ -59,6 +59,7 @@ lammps_melt "$dir" "$steps" "$bin/esrun" -q -j "$job.lost" >/dev/null || exit 1
 wait $gem
 sed 's/^/  /' "$dir/gem.err"
 lost=$(sed -n 's/^geteventmon: [0-9]* events written, \([0-9]*\) discarded.*/\1/p' "$dir/gem.err")
+[ -n "$lost" ] || { echo "apps: geteventmon did not say what it lost"; exit 1; }
 
 # the Fortran test program (use mpi): the calls recorded from Fortran
 mpirun --oversubscribe --allow-run-as-root -np 2 -x ES_EXPECT_DIR="$dir" "$bin/esrun" -q -j "$job.f" \

@@ -400,11 +400,34 @@ START_TEST(output_files_refuse_links)
 	fclose(v);
 	ck_assert_str_eq(buf, "precious\n");
 	unlink(name);
-	/* a FIFO: refused at once, no hang */
+	/* a FIFO nobody reads: refused at once, no hang */
 	ck_assert_int_eq(mkfifo(name, 0600), 0);
 	ck_assert_ptr_null(ps_fopen_out(name, 0644));
-	ck_assert(errno == EPERM || errno == ENXIO); /* ENXIO: no reader, found at open */
+	ck_assert_int_eq(errno, ENXIO);
+	/* ... and one a reader waits on: written, its mode left alone */
+	int rd = open(name, O_RDONLY | O_NONBLOCK);
+	ck_assert_int_ge(rd, 0);
+	FILE *pf = ps_fopen_out(name, 0644);
+	ck_assert_ptr_nonnull(pf);
+	fputs("piped\n", pf);
+	fclose(pf);
+	char got[16] = "";
+	ck_assert_int_eq(read(rd, got, sizeof(got) - 1), 6);
+	ck_assert_str_eq(got, "piped\n");
+	close(rd);
+	struct stat fs;
+	ck_assert_int_eq(stat(name, &fs), 0);
+	ck_assert_int_eq(fs.st_mode & 0777, 0600);
 	unlink(name);
+	/* /dev/null: written, and its mode (0666, every user's) never changed */
+	struct stat nb, na;
+	ck_assert_int_eq(stat("/dev/null", &nb), 0);
+	FILE *nf = ps_fopen_out("/dev/null", 0600);
+	ck_assert_ptr_nonnull(nf);
+	fputs("nothing\n", nf);
+	ck_assert_int_eq(fclose(nf), 0);
+	ck_assert_int_eq(stat("/dev/null", &na), 0);
+	ck_assert_int_eq(na.st_mode, nb.st_mode);
 	/* a file of ours, open to all: cut and closed up */
 	v = fopen(name, "w");
 	fputs("old contents\n", v);
