@@ -25,29 +25,20 @@ FILE *ps_fopen_out(const char *path, mode_t mode)
 		return NULL; /* ELOOP for a symbolic link */
 	struct stat st;
 	int e = 0;
+	bool stream = false; /* a device or a pipe: written as it is */
 	if (fstat(fd, &st))
 		e = errno;
-	else if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
-		/* /dev/null, or a pipe a reader waits on: written as they are,
-		 * never cut nor their mode changed; a stranger's is refused */
-		if (st.st_uid != geteuid() && st.st_uid != 0)
-			e = EACCES;
-		else if (fcntl(fd, F_SETFL, 0))
-			e = errno;
-		FILE *f = e ? NULL : fdopen(fd, "w");
-		if (!f) {
-			e = e ? e : errno;
-			close(fd);
-			errno = e;
-		}
-		return f;
-	} else if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
+	else if ((stream = S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
+		e = st.st_uid != geteuid() && st.st_uid != 0 ? EACCES : 0; /* a stranger's */
+	else if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
 		e = EPERM; /* a directory, a socket, or a second name for some file */
 	else if (st.st_uid != geteuid())
 		e = EACCES;
 	else if ((st.st_mode & 07777 & ~mode) && fchmod(fd, st.st_mode & mode & 07777))
 		e = errno; /* made before by us, with more open bits than wanted now */
-	else if (ftruncate(fd, 0) || fcntl(fd, F_SETFL, 0))
+	else if (ftruncate(fd, 0))
+		e = errno;
+	if (!e && fcntl(fd, F_SETFL, 0))
 		e = errno;
 	FILE *f = e ? NULL : fdopen(fd, "w");
 	if (!f) {
