@@ -417,8 +417,11 @@ static int read_threads(ar_archive *a, const char *dir, char *err, size_t errlen
 		t = &t[a->nthreads++];
 		snprintf(t->process, sizeof(t->process), "%s", proc);
 		snprintf(t->name, sizeof(t->name), "%s", name);
-		const char *r = strrchr(t->process, '.');
-		t->rank = r && r[1] == 'r' && r[2] >= '0' && r[2] <= '9' ? atoi(r + 2) : -1;
+		const char *seg = strrchr(t->process, '/'); /* after HOST:PORT/, if any */
+		enum pm_space_kind kind;
+		int r;
+		t->rank = pm_space_of(seg ? seg + 1 : t->process, NULL, &kind, &r) &&
+			  kind == PM_SPACE_RANK ? r : -1;
 	}
 	fclose(f);
 	return rc;

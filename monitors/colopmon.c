@@ -208,7 +208,7 @@ static int node_edges(const char *tree, int node)
 }
 
 /* Who is who: MPI ranks by their spaces, tree edges by their paths. */
-static int identify(const es_scope *s, const char *job, int **rank_of_leaf)
+static int identify(const es_scope *s, int **rank_of_leaf)
 {
 	int *rank = calloc((size_t)es_scope_leaves(s) + 1, sizeof(int));
 	if (!rank)
@@ -219,12 +219,8 @@ static int identify(const es_scope *s, const char *job, int **rank_of_leaf)
 	mpi_ranks = 0;
 	for (int i = 0; i < es_scope_leaves(s); i++) {
 		const struct es_leaf *l = es_scope_leaf(s, i);
-		const char *seg = strrchr(l->segment, '/'); /* after HOST:PORT/, if any */
-		enum pm_space_kind kind;
-		int r;
-		rank[i] = -1;
-		if (pm_space_of(seg ? seg + 1 : l->segment, job, &kind, &r) && kind == PM_SPACE_RANK) {
-			rank[i] = r;
+		rank[i] = mon_rank_of(l->segment);
+		if (rank[i] >= 0) {
 			max_rank = rank[i] > max_rank ? rank[i] : max_rank;
 			if (!prev || strcmp(prev, l->segment))
 				mpi_ranks++;
@@ -376,7 +372,7 @@ int main(int argc, char **argv)
 		return rc;
 	int *rank = NULL;
 	table = calloc(TABLE, sizeof(*table));
-	if (!table || identify(s, o.job, &rank))
+	if (!table || identify(s, &rank))
 		return 2;
 	printf("colopmon: job '%s': %d MPI ranks, %d tree edges with collectors\n", o.job, mpi_ranks,
 	       nedges);
@@ -391,7 +387,7 @@ int main(int argc, char **argv)
 		bool alive = mon_watch("colopmon", s, &w);
 		/* ranks that started late, communicators met since */
 		if (es_scope_refresh(s) > 0 || ncomms == 0 || alive)
-			if (identify(s, o.job, &rank))
+			if (identify(s, &rank))
 				break;
 		int n;
 		do {

@@ -45,12 +45,10 @@ FILE *mon_fopen_private(const char *path)
 
 int mon_rank_of(const char *segment)
 {
-	const char *r = strrchr(segment, '.');
-	if (!r || r[1] != 'r' || !r[2])
-		return -1;
-	char *end;
-	long n = strtol(r + 2, &end, 10);
-	return *end || n < 0 || n > INT32_MAX ? -1 : (int)n;
+	const char *seg = strrchr(segment, '/'); /* after HOST:PORT/, if any */
+	enum pm_space_kind kind;
+	int n;
+	return pm_space_of(seg ? seg + 1 : segment, NULL, &kind, &n) && kind == PM_SPACE_RANK ? n : -1;
 }
 
 int mon_comms(const es_scope *s,

@@ -164,8 +164,13 @@ struct ps_shm_info {
 	uint32_t elems;
 	int32_t creator_pid;
 	enum ps_shm_state state;
+	uint64_t creator_start; /* when its creator started, as ps_proc_start says */
 };
 int ps_shm_info(const char *name, struct ps_shm_info *info);
+/* When process pid (0: this one) started: clock ticks after boot
+ * (sysconf(_SC_CLK_TCK) a second, /proc/PID/stat); 0 if it is gone or a
+ * zombie.  A pid and its start name one process for good. */
+uint64_t ps_proc_start(pid_t pid);
 /* Who owns the file that holds segment `name` (a link is not followed):
  * another user's means they took the name first, and the segment is not
  * ours to open.  0, or PS_ENOENT... */

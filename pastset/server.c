@@ -113,12 +113,10 @@ static void obj_name(char *buf, size_t len, const char *name)
 	snprintf(buf, len, "/" PS_SHM_PREFIX "%s", name);
 }
 
-/* Start time of a process in clock ticks (field 22 of /proc/PID/stat); 0 for one that is gone
- * or a zombie. */
-static uint64_t proc_start(pid_t pid)
+uint64_t ps_proc_start(pid_t pid)
 {
 	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)(pid ? pid : getpid()));
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
@@ -311,7 +309,7 @@ int ps_server_create_shm(const char *name, const struct ps_shm_attr *attr,
 	h->data_size = total - data_off;
 	h->max_elems = max;
 	h->creator_pid = (int32_t)getpid();
-	h->creator_start = proc_start(getpid());
+	h->creator_start = ps_proc_start(0);
 	atomic_store(&h->state, PS_SHM_LIVE);
 	snprintf(h->name, sizeof(h->name), "%s", name);
 	if ((rc = ps__mutex_init(&h->lock, true))) {
@@ -742,11 +740,12 @@ int ps__shm_info(const char *name, struct ps_shm_info *info, bool may_wait)
 	if (info->elems > hc.max_elems)
 		info->elems = hc.max_elems;
 	info->creator_pid = hc.creator_pid;
+	info->creator_start = hc.creator_start;
 	uint32_t state = atomic_load(&hc.state);
 	if (state == PS_SHM_CLOSED)
 		info->state = PS_SHM_CLOSED;
 	else if (kill(hc.creator_pid, 0) == 0 || errno == EPERM)
-		info->state = proc_start(hc.creator_pid) == hc.creator_start ?
+		info->state = ps_proc_start(hc.creator_pid) == hc.creator_start ?
 			      PS_SHM_LIVE : PS_SHM_STALE;
 	else
 		info->state = PS_SHM_STALE;

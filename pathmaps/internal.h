@@ -49,10 +49,10 @@ int pm__generate(pm_map *m, char *err, size_t errlen);
 /* The local host as hwloc sees it: its name and the OS indices of its cores. */
 int pm__local_host(pm_map *m, struct pm_host *h);
 
-/* job.c: whether host segment `name` was made over a minute before a
- * process that started at `started` (wall-clock seconds): then it is
- * another run's. */
-bool pm__made_before_start(const char *name, double started);
+/* job.c: whether the segment info describes was made by a process that
+ * started over a minute before one that started at `started` (as
+ * ps_proc_start says): then it is another run's. */
+bool pm__made_before_start(const struct ps_shm_info *info, uint64_t started);
 
 
 #endif

@@ -7,8 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -73,7 +71,7 @@ static int host_first(const pm_map *m, int p)
  * a dead leftover and makes a fresh one (refusing a live one); the others
  * join it.  Under an exchange (mpirun) they learn the maker's pid and its
  * outcome first, and join only the segment that pid made.  Without one
- * they can only judge by age: see pm__made_before_start.
+ * they can only judge by its creator's age: see pm__made_before_start.
  */
 static int make_node(pm_job *j, char *err, size_t errlen)
 {
@@ -92,42 +90,15 @@ static int make_node(pm_job *j, char *err, size_t errlen)
 	return 0;
 }
 
-/* When this process started, in wall-clock seconds: /proc/self/stat's
- * start (ticks after boot) against the time since boot.  0 if unknown. */
-static double started_at(void)
+/* Processes of one run start within seconds of each other; a segment whose
+ * creator started more than a minute before a process did is another
+ * run's.  Two runs started within a minute pass: only the exchange tells
+ * those apart. */
+bool pm__made_before_start(const struct ps_shm_info *info, uint64_t started)
 {
-	char buf[1024];
-	FILE *f = fopen("/proc/self/stat", "re");
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-	if (f)
-		fclose(f);
-	buf[n] = 0;
-	char *p = strrchr(buf, ')'); /* the command may hold spaces */
-	unsigned long long ticks = 0;
-	double up = 0;
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-			 "%*d %*d %llu", &ticks) != 1)
-		return 0;
-	f = fopen("/proc/uptime", "re");
-	if (!f || fscanf(f, "%lf", &up) != 1)
-		up = 0;
-	if (f)
-		fclose(f);
 	long hz = sysconf(_SC_CLK_TCK);
-	if (!up || hz <= 0)
-		return 0;
-	return (double)time(NULL) - (up - (double)ticks / (double)hz);
-}
-
-/* Processes of one run start within seconds of each other; a segment made
- * more than a minute before a process started is another run's.  Two runs
- * started within a minute pass: only the exchange tells those apart. */
-bool pm__made_before_start(const char *name, double started)
-{
-	char path[PS_NAME_MAX + 32];
-	struct stat st;
-	snprintf(path, sizeof(path), "/dev/shm/pastset.%s", name);
-	return started > 0 && !stat(path, &st) && (double)st.st_ctim.tv_sec < started - 60;
+	return started && info->creator_start && hz > 0 &&
+	       started > info->creator_start + 60 * (uint64_t)hz;
 }
 
 /* Joins the host's segment.  maker: the pid of this run's first process on
@@ -146,7 +117,7 @@ static int join_node(pm_job *j, int32_t maker, char *err, size_t errlen)
 					     "process %d, not by this run's first process on the host "
 					     "(pid %d): is another run of job '%s' going on?", name,
 					     info.creator_pid, maker, m->model.name);
-			if (!maker && pm__made_before_start(name, started_at()))
+			if (!maker && pm__made_before_start(&info, ps_proc_start(0)))
 				return jfail(err, errlen, PS_EEXIST, "shared segment %s is in use by "
 					     "process %d since before this process started: is another "
 					     "run of job '%s' going on?", name, info.creator_pid,

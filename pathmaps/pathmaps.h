@@ -174,8 +174,8 @@ enum pm_space_kind { PM_SPACE_PROCESS = 't', PM_SPACE_RANK = 'r' };
 /* Fills buf (PS_NAME_MAX + 1 bytes or more); PS_EBADNAME when the name
  * would be too long or not a segment name, buf then empty. */
 int pm_space_name(char *buf, size_t len, const char *job, enum pm_space_kind kind, int n);
-/* Whether segment `name` is one of job's trace spaces; its kind and number
- * if so (either may be NULL). */
+/* Whether segment `name` is one of job's trace spaces (job NULL: of any
+ * job); its kind and number if so (either may be NULL). */
 bool pm_space_of(const char *name, const char *job, enum pm_space_kind *kind, int *n);
 /* "4194304", "4M", "4MiB", "512K", "1G": bytes; PS_EINVAL if it is not one. */
 int pm_parse_bytes(const char *s, uint64_t *out);

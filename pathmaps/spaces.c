@@ -19,8 +19,9 @@ int pm_space_name(char *buf, size_t len, const char *job, enum pm_space_kind kin
 
 bool pm_space_of(const char *name, const char *job, enum pm_space_kind *kind, int *n)
 {
-	size_t jl = job ? strlen(job) : 0;
-	if (!name || !jl || strncmp(name, job, jl) || name[jl] != '.' ||
+	const char *dot = name && !job ? strrchr(name, '.') : NULL;
+	size_t jl = job ? strlen(job) : dot ? (size_t)(dot - name) : 0;
+	if (!name || !jl || (job && strncmp(name, job, jl)) || name[jl] != '.' ||
 	    (name[jl + 1] != PM_SPACE_PROCESS && name[jl + 1] != PM_SPACE_RANK))
 		return false;
 	const char *d = name + jl + 2;

@@ -721,10 +721,15 @@ START_TEST(runs_of_one_job_never_mix)
 	/* without the exchange only age tells: A's segment is not over a
 	 * minute older than a process started now, but is than one started
 	 * two minutes from now */
-	ck_assert(!pm__made_before_start(seg, (double)time(NULL)));
-	ck_assert(pm__made_before_start(seg, (double)time(NULL) + 120));
-	ck_assert(!pm__made_before_start("nothing-here", (double)time(NULL) + 120));
-	ck_assert(!pm__made_before_start(seg, 0)); /* start unknown */
+	long hz = sysconf(_SC_CLK_TCK);
+	ck_assert_int_eq(ps_shm_info(seg, &info), 0);
+	ck_assert(info.creator_start == ps_proc_start(a0));
+	uint64_t now = ps_proc_start(0) > info.creator_start ? ps_proc_start(0) : info.creator_start;
+	ck_assert(!pm__made_before_start(&info, now));
+	ck_assert(pm__made_before_start(&info, now + 120 * (uint64_t)hz));
+	struct ps_shm_info nothing = { .creator_start = 0 }; /* its creator's start unknown */
+	ck_assert(!pm__made_before_start(&nothing, now + 120 * (uint64_t)hz));
+	ck_assert(!pm__made_before_start(&info, 0)); /* start unknown */
 	/* A ends; run B now starts whole, its second process in its segment */
 	ck_assert_int_eq(write(go[1], "x", 1), 1);
 	ck_assert_int_eq(status_of(a0), 0);
@@ -797,6 +802,11 @@ START_TEST(trace_space_names)
 	ck_assert(!pm_space_of("wt.t1a", "wt", NULL, NULL));
 	ck_assert(!pm_space_of("wt.x1", "wt", NULL, NULL));
 	ck_assert(!pm_space_of("wt.t1", "", NULL, NULL));
+	/* of any job: what follows the last dot */
+	ck_assert(pm_space_of("lmp-4312.x.r7", NULL, &k, &n) && k == PM_SPACE_RANK && n == 7);
+	ck_assert(!pm_space_of("wt.node0", NULL, NULL, NULL));
+	ck_assert(!pm_space_of(".r7", NULL, NULL, NULL)); /* no job at all */
+	ck_assert(!pm_space_of("r7", NULL, NULL, NULL));
 	/* a name that would not fit or is not a segment name is refused */
 	char job[PS_NAME_MAX + 1];
 	memset(job, 'j', PS_NAME_MAX - 3);
