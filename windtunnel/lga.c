@@ -15,6 +15,7 @@ int wt_geometry_init(struct wt_geometry *g, int width, int height, enum wt_model
 	/* one spare bit past the last site: a particle leaving east lands
 	 * there for one moment, to be counted and cleared */
 	g->words = width / 64 + 1;
+	g->stride = (g->words + 3) / 4 * 4; /* whole vectors of four words */
 	g->model = model;
 	g->seed = seed;
 	g->inflow_density = 65536 / 5; /* a gentle wind: a particle on a fifth of inflow steps */
@@ -44,8 +45,8 @@ static uint64_t last_mask(const struct wt_geometry *g)
 
 void wt_row_walls(const struct wt_geometry *g, int y, uint64_t *row)
 {
-	uint64_t *wall = row + (size_t)WT_WALL * g->words;
-	memset(wall, 0, sizeof(uint64_t) * (size_t)g->words);
+	uint64_t *wall = row + (size_t)WT_WALL * g->stride;
+	memset(wall, 0, sizeof(uint64_t) * (size_t)g->stride);
 	if (y == 0 || y == g->height - 1) {
 		for (int k = 0; k < g->words; k++)
 			wall[k] = ~0ull;
@@ -58,49 +59,99 @@ void wt_row_walls(const struct wt_geometry *g, int y, uint64_t *row)
 	}
 }
 
-/* Collision on one word of 64 sites.  p: the eight planes' words. */
-static void collide_word(enum wt_model model, uint64_t *p, uint64_t r)
+/*
+ * The kernels work on four words (256 sites) at a time, in GCC's vector
+ * types: one source that compiles to AVX-512 (three-input logic), AVX2, or
+ * pairs of SSE2 words, chosen when the library loads (target_clones).  A
+ * plane's stride is a whole number of vectors, its padding words always
+ * empty, so no row needs a scalar tail.
+ */
+/* Vectors pass only between static functions of this file, so the ABI
+ * GCC warns about never meets another compilation. */
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef uint64_t wv __attribute__((vector_size(32), aligned(8), may_alias));
+#define LANES 4
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
+#define HOT __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define HOT
+#endif
+
+/* random_word() for words k..k+3, a lane each: the same bits */
+static inline __attribute__((always_inline)) wv mix_v(wv x)
 {
-	uint64_t a = p[0], b = p[1], c = p[2], d = p[3], e = p[4], f = p[5], s = p[WT_REST];
-	uint64_t wall = p[WT_WALL], live = ~wall;
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static inline __attribute__((always_inline)) wv
+random_v(const struct wt_geometry *g, uint64_t step, int y, size_t k)
+{
+	uint64_t base = step * 0x100000001b3ull + (uint64_t)y * 0x3ffull + (uint64_t)k * 7;
+	wv x = (wv){ base, base + 7, base + 14, base + 21 };
+	return mix_v(g->seed ^ mix_v(x));
+}
+
+static inline wv load(const uint64_t *p)
+{
+	return *(const wv *)p;
+}
+
+static inline void store(uint64_t *p, wv v)
+{
+	*(wv *)p = v;
+}
+
+static inline int any(wv v)
+{
+	return (v[0] | v[1] | v[2] | v[3]) != 0;
+}
+
+/* Collision on 256 sites.  p: the eight planes' vectors. */
+static inline __attribute__((always_inline)) void collide_v(bool fhp2, wv *p, wv r)
+{
+	wv a = p[0], b = p[1], c = p[2], d = p[3], e = p[4], f = p[5], s = p[WT_REST];
+	wv wall = p[WT_WALL], live = ~wall;
 	/* head-on pairs, nothing else moving: rotate by 60 degrees, the way
 	 * the chirality bit says */
-	uint64_t p0 = a & d & ~(b | c | e | f), p1 = b & e & ~(a | c | d | f), p2 = c & f & ~(a | b | d | e);
+	wv p0 = a & d & ~(b | c | e | f), p1 = b & e & ~(a | c | d | f), p2 = c & f & ~(a | b | d | e);
 	/* symmetric triples: turn by 60 degrees */
-	uint64_t t = ((a & c & e & ~(b | d | f)) | (b & d & f & ~(a | c | e))) & live;
-	uint64_t fa = (p0 | (p1 & ~r) | (p2 & r)) & live;
-	uint64_t fb = (p1 | (p0 & r) | (p2 & ~r)) & live;
-	uint64_t fc = (p2 | (p0 & ~r) | (p1 & r)) & live;
-	uint64_t flip[6] = { fa | t, fb | t, fc | t, fa | t, fb | t, fc | t };
-	uint64_t frest = 0;
-	if (model == WT_FHP2) {
+	wv t = ((a & c & e & ~(b | d | f)) | (b & d & f & ~(a | c | e))) & live;
+	wv fa = (p0 | (p1 & ~r) | (p2 & r)) & live;
+	wv fb = (p1 | (p0 & r) | (p2 & ~r)) & live;
+	wv fc = (p2 | (p0 & ~r) | (p1 & r)) & live;
+	wv flip[6] = { fa | t, fb | t, fc | t, fa | t, fb | t, fc | t };
+	wv frest = { 0, 0, 0, 0 };
+	if (fhp2) {
 		/* a particle and a rest particle <-> two particles 120 degrees apart */
-		uint64_t m[6] = { a, b, c, d, e, f };
+		wv m[6] = { a, b, c, d, e, f };
+		/* at least one, two, three moving particles in a site: "only
+		 * particle i" is i and not two, "only the pair" is both and not three */
+		wv s1 = { 0, 0, 0, 0 }, s2 = s1, s3 = s1;
+		for (int j = 0; j < 6; j++) {
+			s3 |= s2 & m[j];
+			s2 |= s1 & m[j];
+			s1 |= m[j];
+		}
 		for (int i = 0; i < 6; i++) {
 			int l = (i + 5) % 6, rr = (i + 1) % 6;
-			/* bits are sites: "nothing else moving" is an OR over
-			 * the other directions' planes */
-			uint64_t not_i = 0, not_pair = 0;
-			for (int j = 0; j < 6; j++) {
-				if (j != i)
-					not_i |= m[j];
-				if (j != l && j != rr)
-					not_pair |= m[j];
-			}
-			uint64_t only_i = m[i] & ~not_i;
-			uint64_t only_pair = m[l] & m[rr] & ~not_pair;
-			uint64_t split = only_i & s & live, join = only_pair & ~s & live;
-			flip[i] ^= split | join;
-			flip[l] ^= split | join;
-			flip[rr] ^= split | join;
-			frest ^= split | join;
+			wv only_i = m[i] & ~s2;
+			wv only_pair = m[l] & m[rr] & ~s3;
+			wv ch = ((only_i & s) | (only_pair & ~s)) & live;
+			flip[i] ^= ch;
+			flip[l] ^= ch;
+			flip[rr] ^= ch;
+			frest ^= ch;
 		}
 	}
 	for (int i = 0; i < 6; i++)
 		p[i] ^= flip[i];
 	p[WT_REST] = s ^ frest;
 	/* walls send everything back where it came from */
-	uint64_t na = p[0], nb = p[1], nc = p[2];
+	wv na = p[0], nb = p[1], nc = p[2];
 	p[0] = (na & live) | (p[3] & wall);
 	p[3] = (p[3] & live) | (na & wall);
 	p[1] = (nb & live) | (p[4] & wall);
@@ -111,140 +162,199 @@ static void collide_word(enum wt_model model, uint64_t *p, uint64_t r)
 
 unsigned wt_collide_site(enum wt_model model, unsigned state, unsigned r)
 {
-	uint64_t p[WT_PLANES];
+	wv p[WT_PLANES];
 	for (int i = 0; i < WT_PLANES; i++)
-		p[i] = (state >> i) & 1;
-	collide_word(model, p, r & 1);
+		p[i] = (wv){ (state >> i) & 1, 0, 0, 0 };
+	collide_v(model == WT_FHP2, p, (wv){ r & 1, 0, 0, 0 });
 	unsigned out = 0;
 	for (int i = 0; i < WT_PLANES; i++)
-		out |= (unsigned)(p[i] & 1) << i;
+		out |= (unsigned)(p[i][0] & 1) << i;
 	return out;
+}
+
+static const int vx[6] = { 2, 1, -1, -2, -1, 1 }, vy[6] = { 0, 1, 1, 0, -1, -1 };
+
+/* What the walls among four words take: bounce-back gives them twice what
+ * arrives, and the plate's share is its drag. */
+static void walls_feel(const struct wt_geometry *g, int y, int k, const wv *p,
+		       struct wt_flow *flow)
+{
+	int px = g->width / 4;
+	bool plate_row = y >= g->height / 3 && y < 2 * g->height / 3 && y > 0 && y < g->height - 1;
+	for (int l = 0; l < LANES; l++) {
+		uint64_t wall = p[WT_WALL][l];
+		if (!wall)
+			continue;
+		for (int d = 0; d < WT_DIRS; d++) {
+			int64_t n = __builtin_popcountll(p[d][l] & wall);
+			flow->mwall_x += 2 * vx[d] * n;
+			flow->mwall_y += 2 * vy[d] * n;
+		}
+		uint64_t plate_bit = 1ull << (px % 64);
+		if (plate_row && k + l == px / 64 && (wall & plate_bit))
+			for (int d = 0; d < WT_DIRS; d++)
+				if (p[d][l] & plate_bit)
+					flow->drag += 2 * vx[d];
+	}
+}
+
+static inline __attribute__((always_inline)) void
+collide_row(const struct wt_geometry *g, uint64_t step, int y, const uint64_t *in, uint64_t *out,
+	    struct wt_flow *flow, bool fhp2)
+{
+	const size_t S = (size_t)g->stride;
+	/* inflow: the first site of a row that is not a wall may gain an
+	 * eastward particle */
+	uint64_t inflow = 0;
+	if (!(in[(size_t)WT_WALL * S] & 1) && !(in[0] & 1) &&
+	    (random_word(g, step, y, 0, 1) & 0xffff) < g->inflow_density) {
+		inflow = 1;
+		flow->in++;
+		flow->min_x += 2;
+	}
+	for (size_t k = 0; k < S; k += LANES) {
+		wv p[WT_PLANES];
+		for (int i = 0; i < WT_DIRS; i++)
+			p[i] = load(in + (size_t)i * S + k);
+		p[WT_REST] = fhp2 ? load(in + (size_t)WT_REST * S + k) : (wv){ 0, 0, 0, 0 };
+		p[WT_WALL] = load(in + (size_t)WT_WALL * S + k);
+		if (k == 0)
+			p[0][0] |= inflow;
+		if (__builtin_expect(any(p[WT_WALL]), 0))
+			walls_feel(g, y, (int)k, p, flow);
+		collide_v(fhp2, p, random_v(g, step, y, k));
+		for (int i = 0; i < WT_DIRS; i++)
+			store(out + (size_t)i * S + k, p[i]);
+		if (fhp2)
+			store(out + (size_t)WT_REST * S + k, p[WT_REST]);
+	}
+}
+
+HOT void wt_collide_row_into(const struct wt_geometry *g, uint64_t step, int y, const uint64_t *in,
+			     uint64_t *out, struct wt_flow *flow)
+{
+	if (g->model == WT_FHP2)
+		collide_row(g, step, y, in, out, flow, true);
+	else
+		collide_row(g, step, y, in, out, flow, false);
 }
 
 void wt_collide_row(const struct wt_geometry *g, uint64_t step, int y, uint64_t *row,
 		    struct wt_flow *flow)
 {
-	const int W = g->words;
-	/* inflow: the first site of a row that is not a wall may gain an
-	 * eastward particle */
-	uint64_t *east = row, *wall = row + (size_t)WT_WALL * W;
-	if (!(wall[0] & 1) && !(east[0] & 1) &&
-	    (random_word(g, step, y, 0, 1) & 0xffff) < g->inflow_density) {
-		east[0] |= 1;
-		flow->in++;
-		flow->min_x += 2;
-	}
-	/* the plate's site in this row, if it has one: what bounces off it
-	 * pushes it downstream (the drag) */
-	int px = g->width / 4;
-	bool plate_row = y >= g->height / 3 && y < 2 * g->height / 3 && y > 0 && y < g->height - 1;
-	uint64_t plate_bit = 1ull << (px % 64);
-	uint64_t p[WT_PLANES];
-	for (int k = 0; k < W; k++) {
-		for (int i = 0; i < WT_PLANES; i++)
-			p[i] = row[(size_t)i * W + k];
-		static const int vx[6] = { 2, 1, -1, -2, -1, 1 }, vy[6] = { 0, 1, 1, 0, -1, -1 };
-		if (p[WT_WALL]) /* bounce-back gives the walls twice what arrives */
-			for (int d = 0; d < WT_DIRS; d++) {
-				int64_t n = __builtin_popcountll(p[d] & p[WT_WALL]);
-				flow->mwall_x += 2 * vx[d] * n;
-				flow->mwall_y += 2 * vy[d] * n;
-			}
-		if (plate_row && k == px / 64 && (p[WT_WALL] & plate_bit)) {
-			for (int d = 0; d < WT_DIRS; d++)
-				if (p[d] & plate_bit)
-					flow->drag += 2 * vx[d];
-		}
-		collide_word(g->model, p, random_word(g, step, y, k, 0));
-		for (int i = 0; i < WT_PLANES - 1; i++)
-			row[(size_t)i * W + k] = p[i];
-	}
+	wt_collide_row_into(g, step, y, row, row, flow);
 }
 
-/* x -> x + 1; returns the particles pushed past the last site */
-static int64_t shift_east(const struct wt_geometry *g, const uint64_t *src, uint64_t *dst)
+/* x -> x + 1, a vector at a time, the word below carried in from the
+ * vector before; returns the particles pushed past the last site */
+static inline __attribute__((always_inline)) int64_t
+shift_east(const struct wt_geometry *g, const uint64_t *src, uint64_t *dst)
 {
-	uint64_t carry = 0;
-	for (int k = 0; k < g->words; k++) {
-		uint64_t v = src[k];
-		dst[k] = (v << 1) | carry;
-		carry = v >> 63;
+	const size_t S = (size_t)g->stride;
+	wv prev = { 0, 0, 0, 0 };
+	for (size_t k = 0; k < S; k += LANES) {
+		wv v = load(src + k);
+		wv below = __builtin_shuffle(prev, v, (wv){ 3, 4, 5, 6 });
+		store(dst + k, (v << 1) | (below >> 63));
+		prev = v;
 	}
-	uint64_t over = dst[g->words - 1] & ~last_mask(g);
-	dst[g->words - 1] &= last_mask(g);
+	uint64_t *last = dst + g->words - 1;
+	uint64_t over = *last & ~last_mask(g);
+	*last &= last_mask(g);
 	return __builtin_popcountll(over);
 }
 
 /* x -> x - 1; returns the particles pushed off the first site */
-static int64_t shift_west(const struct wt_geometry *g, const uint64_t *src, uint64_t *dst)
+static inline __attribute__((always_inline)) int64_t
+shift_west(const struct wt_geometry *g, const uint64_t *src, uint64_t *dst)
 {
+	const size_t S = (size_t)g->stride;
 	int64_t lost = (int64_t)(src[0] & 1);
-	for (int k = 0; k < g->words; k++)
-		dst[k] = (src[k] >> 1) | (k + 1 < g->words ? src[k + 1] << 63 : 0);
+	wv v = load(src);
+	for (size_t k = 0; k < S; k += LANES) {
+		wv next = k + LANES < S ? load(src + k + LANES) : (wv){ 0, 0, 0, 0 };
+		wv above = __builtin_shuffle(v, next, (wv){ 1, 2, 3, 4 });
+		store(dst + k, (v >> 1) | (above << 63));
+		v = next;
+	}
 	return lost;
 }
 
-static void copy_plane(const struct wt_geometry *g, const uint64_t *src, uint64_t *dst)
+static inline void copy_plane(const struct wt_geometry *g, const uint64_t *src, uint64_t *dst)
 {
-	memcpy(dst, src, sizeof(uint64_t) * (size_t)g->words);
+	memcpy(dst, src, sizeof(uint64_t) * (size_t)g->stride);
+}
+
+static inline __attribute__((always_inline)) void
+propagate(const struct wt_geometry *g, int y, const uint64_t *above, const uint64_t *at,
+	  const uint64_t *below, uint64_t *out, struct wt_flow *flow, bool statics)
+{
+	const size_t S = (size_t)g->stride;
+	int64_t lost = 0, n;
+	/* each plane's particles lost through the ends, with their momentum */
+#define LOST(d, expr) (n = (expr), lost += n, flow->mout_x += vx[d] * n, flow->mout_y += vy[d] * n)
+	/* east and west stay in the row */
+	LOST(0, shift_east(g, at, out));
+	LOST(3, shift_west(g, at + 3 * S, out + 3 * S));
+	/* north-east and north-west come from the row below (y + 1); where
+	 * they land depends on that row's parity, odd rows sitting half a
+	 * site to the right */
+	int odd_below = (y + 1) & 1, odd_above = (y - 1) & 1;
+	if (below) {
+		LOST(1, odd_below ? shift_east(g, below + 1 * S, out + 1 * S)
+				  : (copy_plane(g, below + 1 * S, out + 1 * S), 0));
+		LOST(2, odd_below ? (copy_plane(g, below + 2 * S, out + 2 * S), 0)
+				  : shift_west(g, below + 2 * S, out + 2 * S));
+	} else {
+		memset(out + 1 * S, 0, 2 * S * sizeof(uint64_t));
+	}
+	/* south-west and south-east come from the row above (y - 1) */
+	if (above) {
+		LOST(4, odd_above ? (copy_plane(g, above + 4 * S, out + 4 * S), 0)
+				  : shift_west(g, above + 4 * S, out + 4 * S));
+		LOST(5, odd_above ? shift_east(g, above + 5 * S, out + 5 * S)
+				  : (copy_plane(g, above + 5 * S, out + 5 * S), 0));
+	} else {
+		memset(out + 4 * S, 0, 2 * S * sizeof(uint64_t));
+	}
+#undef LOST
+	/* rest particles and walls stay */
+	if (statics || g->model == WT_FHP2)
+		copy_plane(g, at + (size_t)WT_REST * S, out + (size_t)WT_REST * S);
+	if (statics)
+		copy_plane(g, at + (size_t)WT_WALL * S, out + (size_t)WT_WALL * S);
+	flow->out += lost;
+}
+
+HOT void wt_propagate_moving(const struct wt_geometry *g, int y, const uint64_t *above,
+			     const uint64_t *at, const uint64_t *below, uint64_t *out,
+			     struct wt_flow *flow)
+{
+	propagate(g, y, above, at, below, out, flow, false);
 }
 
 void wt_propagate_row(const struct wt_geometry *g, int y, const uint64_t *above,
 		      const uint64_t *at, const uint64_t *below, uint64_t *out,
 		      struct wt_flow *flow)
 {
-	const size_t W = (size_t)g->words;
-	int64_t lost = 0, n;
-	/* each plane's particles lost through the ends, with their momentum */
-#define LOST(d, expr) (n = (expr), lost += n, flow->mout_x += vx[d] * n, flow->mout_y += vy[d] * n)
-	static const int vx[6] = { 2, 1, -1, -2, -1, 1 }, vy[6] = { 0, 1, 1, 0, -1, -1 };
-	/* east and west stay in the row */
-	LOST(0, shift_east(g, at, out));
-	LOST(3, shift_west(g, at + 3 * W, out + 3 * W));
-	/* north-east and north-west come from the row below (y + 1); where
-	 * they land depends on that row's parity, odd rows sitting half a
-	 * site to the right */
-	int odd_below = (y + 1) & 1, odd_above = (y - 1) & 1;
-	if (below) {
-		LOST(1, odd_below ? shift_east(g, below + 1 * W, out + 1 * W)
-				  : (copy_plane(g, below + 1 * W, out + 1 * W), 0));
-		LOST(2, odd_below ? (copy_plane(g, below + 2 * W, out + 2 * W), 0)
-				  : shift_west(g, below + 2 * W, out + 2 * W));
-	} else {
-		memset(out + 1 * W, 0, 2 * W * sizeof(uint64_t));
-	}
-	/* south-west and south-east come from the row above (y - 1) */
-	if (above) {
-		LOST(4, odd_above ? (copy_plane(g, above + 4 * W, out + 4 * W), 0)
-				  : shift_west(g, above + 4 * W, out + 4 * W));
-		LOST(5, odd_above ? shift_east(g, above + 5 * W, out + 5 * W)
-				  : (copy_plane(g, above + 5 * W, out + 5 * W), 0));
-	} else {
-		memset(out + 4 * W, 0, 2 * W * sizeof(uint64_t));
-	}
-#undef LOST
-	/* rest particles and walls stay */
-	copy_plane(g, at + (size_t)WT_REST * W, out + (size_t)WT_REST * W);
-	copy_plane(g, at + (size_t)WT_WALL * W, out + (size_t)WT_WALL * W);
-	flow->out += lost;
+	propagate(g, y, above, at, below, out, flow, true);
 }
 
-int64_t wt_row_particles(const struct wt_geometry *g, const uint64_t *row)
+HOT int64_t wt_row_particles(const struct wt_geometry *g, const uint64_t *row)
 {
 	int64_t n = 0;
 	for (int i = 0; i < WT_WALL; i++)
 		for (int k = 0; k < g->words; k++)
-			n += __builtin_popcountll(row[(size_t)i * g->words + k]);
+			n += __builtin_popcountll(row[(size_t)i * g->stride + k]);
 	return n;
 }
 
-void wt_row_momentum(const struct wt_geometry *g, const uint64_t *row, int64_t *px, int64_t *py)
+HOT void wt_row_momentum(const struct wt_geometry *g, const uint64_t *row, int64_t *px, int64_t *py)
 {
-	static const int vx[6] = { 2, 1, -1, -2, -1, 1 }, vy[6] = { 0, 1, 1, 0, -1, -1 };
 	for (int i = 0; i < WT_DIRS; i++) {
 		int64_t n = 0;
 		for (int k = 0; k < g->words; k++)
-			n += __builtin_popcountll(row[(size_t)i * g->words + k]);
+			n += __builtin_popcountll(row[(size_t)i * g->stride + k]);
 		*px += vx[i] * n;
 		*py += vy[i] * n;
 	}

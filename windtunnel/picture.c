@@ -119,17 +119,17 @@ void wt_picture_add_row(const struct wt_geometry *g, int y, const uint64_t *row,
 		int k = x / 64;
 		uint64_t bit = 1ull << (x % 64);
 		int64_t *c = a + (size_t)(x / cell) * 4;
-		if (row[(size_t)WT_WALL * g->words + k] & bit) {
+		if (row[(size_t)WT_WALL * g->stride + k] & bit) {
 			c[3]++;
 			continue;
 		}
 		for (int d = 0; d < WT_DIRS; d++)
-			if (row[(size_t)d * g->words + k] & bit) {
+			if (row[(size_t)d * g->stride + k] & bit) {
 				c[0] += vx[d];
 				c[1] += vy[d];
 				c[2]++;
 			}
-		c[2] += (row[(size_t)WT_REST * g->words + k] & bit) != 0;
+		c[2] += (row[(size_t)WT_REST * g->stride + k] & bit) != 0;
 	}
 }
 

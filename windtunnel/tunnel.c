@@ -103,6 +103,9 @@ struct slice {
 	int m, s, y0, y1, index;
 	uint64_t *rows, *next;    /* y1 - y0 rows */
 	uint64_t *halo_up, *halo_dn;
+	/* rows after collision, before propagation: the top and bottom ones
+	 * (sent to the neighbours), the second, and three in turn for the rest */
+	uint64_t *scratch, *c_top, *c_bot, *c_second, *c_ring[3];
 	paths_path *put_up, *put_dn, *get_up, *get_dn;
 	char e_put_up[24], e_put_dn[24], e_get_up[24], e_get_dn[24]; /* their elements */
 	paths_member *stats;
@@ -139,6 +142,10 @@ static void init_rows(struct slice *s)
 	for (int y = s->y0; y < s->y1; y++) {
 		uint64_t *r = row_of(s, s->rows, y);
 		wt_row_walls(g, y, r);
+		/* propagation leaves walls where they are; and the first step
+		 * should not pay for the first touch of every page */
+		memset(row_of(s, s->next, y), 0, wt_row_words(g) * sizeof(uint64_t));
+		wt_row_walls(g, y, row_of(s, s->next, y));
 		/* the same start in every matrix: a quiet gas, one in ten */
 		for (int d = 0; d < WT_DIRS; d++)
 			for (int k = 0; k < g->words; k++) {
@@ -147,11 +154,11 @@ static void init_rows(struct slice *s)
 				h ^= h >> 33;
 				uint64_t h2 = h * 0x9e3779b97f4a7c15ull;
 				uint64_t bits = h & h2 & (h >> 7) & ~(h2 >> 11); /* ~1/16 */
-				r[(size_t)d * g->words + k] = bits & ~r[(size_t)WT_WALL * g->words + k];
+				r[(size_t)d * g->stride + k] = bits & ~r[(size_t)WT_WALL * g->stride + k];
 			}
 		uint64_t last = g->width % 64 ? (1ull << (g->width % 64)) - 1 : ~0ull;
 		for (int d = 0; d < WT_PLANES - 1; d++)
-			r[(size_t)d * g->words + g->words - 1] &= g->width % 64 ? last : 0;
+			r[(size_t)d * g->stride + g->words - 1] &= g->width % 64 ? last : 0;
 	}
 }
 
@@ -166,28 +173,36 @@ static int failed(struct slice *s, int rc, const char *doing, const char *what)
 	return rc;
 }
 
-static int exchange(struct slice *s, int timeout_ms)
+/* The slice's collided border rows to its neighbours' elements: written
+ * before the interior is computed, taken after, so that a neighbour is
+ * rarely waited for.  Flow elements of threshold 2 never make two
+ * neighbours wait for each other. */
+static int exchange_send(struct slice *s, int timeout_ms)
 {
-	int rc = 0;
-	const struct wt_geometry *g = &s->run->g;
+	int rc;
+	if (s->run->c->transport)
+		return 0; /* sent and received in one call, in exchange_take */
+	if (s->put_up && (rc = paths_write(s->put_up, s->c_top, timeout_ms, NULL)))
+		return failed(s, rc, "writing its top row to", s->e_put_up);
+	if (s->put_dn && (rc = paths_write(s->put_dn, s->c_bot, timeout_ms, NULL)))
+		return failed(s, rc, "writing its bottom row to", s->e_put_dn);
+	return 0;
+}
+
+static int exchange_take(struct slice *s, int timeout_ms)
+{
+	int rc;
 	const struct wt_transport *tr = s->run->c->transport;
 	if (tr)
-		return tr->exchange(tr->ctx, s->m, s->s, s->s > 0 ? row_of(s, s->rows, s->y0) : NULL,
-				    s->s + 1 < s->run->c->slices ? row_of(s, s->rows, s->y1 - 1) : NULL,
+		return tr->exchange(tr->ctx, s->m, s->s, s->s > 0 ? s->c_top : NULL,
+				    s->s + 1 < s->run->c->slices ? s->c_bot : NULL,
 				    s->s > 0 ? s->halo_up : NULL,
 				    s->s + 1 < s->run->c->slices ? s->halo_dn : NULL,
-				    wt_row_words(g) * sizeof(uint64_t));
-	/* write first, then read: flow elements of threshold 2 never make
-	 * two neighbours wait for each other */
-	if (s->put_up && (rc = paths_write(s->put_up, row_of(s, s->rows, s->y0), timeout_ms, NULL)))
-		return failed(s, rc, "writing its top row to", s->e_put_up);
-	if (s->put_dn && (rc = paths_write(s->put_dn, row_of(s, s->rows, s->y1 - 1), timeout_ms, NULL)))
-		return failed(s, rc, "writing its bottom row to", s->e_put_dn);
+				    wt_row_words(&s->run->g) * sizeof(uint64_t));
 	if (s->get_up && (rc = paths_take(s->get_up, s->halo_up, timeout_ms, NULL)))
 		return failed(s, rc, "taking the row above from", s->e_get_up);
 	if (s->get_dn && (rc = paths_take(s->get_dn, s->halo_dn, timeout_ms, NULL)))
 		return failed(s, rc, "taking the row below from", s->e_get_dn);
-	(void)g;
 	return 0;
 }
 
@@ -238,29 +253,72 @@ static int stats(struct slice *s, uint64_t step)
 	return 0;
 }
 
+/* Where row y is after collision (see step_slice). */
+static const uint64_t *collided(const struct slice *s, int y)
+{
+	if (y == s->y0)
+		return s->c_top;
+	if (y == s->y1 - 1)
+		return s->c_bot;
+	if (y == s->y0 + 1)
+		return s->c_second;
+	return s->c_ring[y % 3];
+}
+
+/*
+ * One step, collision and propagation fused: every row is read once from
+ * `rows` and written once to `next`, the collided rows in between staying
+ * in the cache.  The border rows go first, to the neighbours, and the
+ * interior is done while they work; only the two border rows wait for the
+ * neighbours' rows.
+ */
+static int step_slice(struct slice *s, uint64_t step)
+{
+	const struct wt_geometry *g = &s->run->g;
+	int y0 = s->y0, y1 = s->y1, rc;
+	struct wt_flow *fl = &s->flow;
+	wt_collide_row_into(g, step, y0, row_of(s, s->rows, y0), s->c_top, fl);
+	if (y1 - 1 > y0)
+		wt_collide_row_into(g, step, y1 - 1, row_of(s, s->rows, y1 - 1), s->c_bot, fl);
+	else
+		memcpy(s->c_bot, s->c_top, wt_row_words(g) * sizeof(uint64_t));
+	if ((rc = exchange_send(s, 60000)))
+		return rc;
+	if (y0 + 1 < y1 - 1)
+		wt_collide_row_into(g, step, y0 + 1, row_of(s, s->rows, y0 + 1), s->c_second, fl);
+	for (int y = y0 + 1; y < y1 - 1; y++) {
+		if (y + 1 < y1 - 1)
+			wt_collide_row_into(g, step, y + 1, row_of(s, s->rows, y + 1),
+					    s->c_ring[(y + 1) % 3], fl);
+		wt_propagate_moving(g, y, collided(s, y - 1), collided(s, y), collided(s, y + 1),
+				    row_of(s, s->next, y), fl);
+	}
+	if ((rc = exchange_take(s, 60000)))
+		return rc;
+	const uint64_t *up = y0 == 0 ? NULL : s->halo_up, *dn = y1 == g->height ? NULL : s->halo_dn;
+	if (y1 - 1 == y0) {
+		wt_propagate_moving(g, y0, up, s->c_top, dn, row_of(s, s->next, y0), fl);
+		return 0;
+	}
+	wt_propagate_moving(g, y0, up, s->c_top, collided(s, y0 + 1), row_of(s, s->next, y0), fl);
+	wt_propagate_moving(g, y1 - 1, collided(s, y1 - 2), s->c_bot, dn, row_of(s, s->next, y1 - 1),
+			    fl);
+	return 0;
+}
+
 static void *slice_main(void *arg)
 {
 	struct slice *s = arg;
 	struct wt_run *r = s->run;
 	const struct wt_config *c = r->c;
-	const struct wt_geometry *g = &r->g;
 	char name[32];
 	snprintf(name, sizeof(name), "m%d.s%d", s->m, s->s);
 	pm_job_bind(r->job, name);
 	if ((s->rc = stats(s, 0)))
 		return NULL;
 	for (uint64_t step = 0; step < (uint64_t)c->steps && !s->rc; step++) {
-		for (int y = s->y0; y < s->y1; y++)
-			wt_collide_row(g, step, y, row_of(s, s->rows, y), &s->flow);
-		if ((s->rc = exchange(s, 60000)))
+		if ((s->rc = step_slice(s, step)))
 			break;
-		for (int y = s->y0; y < s->y1; y++) {
-			const uint64_t *above = y == 0 ? NULL : y == s->y0 ? s->halo_up : row_of(s, s->rows, y - 1);
-			const uint64_t *below = y == g->height - 1 ? NULL :
-						y == s->y1 - 1 ? s->halo_dn : row_of(s, s->rows, y + 1);
-			wt_propagate_row(g, y, above, row_of(s, s->rows, y), below, row_of(s, s->next, y),
-					 &s->flow);
-		}
 		uint64_t *t = s->rows;
 		s->rows = s->next;
 		s->next = t;
@@ -392,10 +450,16 @@ int wt_run_create(const struct wt_config *c, const pm_map *m, int process, struc
 		s->next = calloc(rw * (size_t)(s->y1 - s->y0), sizeof(uint64_t));
 		s->halo_up = calloc(rw, sizeof(uint64_t));
 		s->halo_dn = calloc(rw, sizeof(uint64_t));
-		if (!s->rows || !s->next || !s->halo_up || !s->halo_dn) {
+		s->scratch = calloc(rw * 6, sizeof(uint64_t));
+		if (!s->rows || !s->next || !s->halo_up || !s->halo_dn || !s->scratch) {
 			wt_run_destroy(r);
 			return PS_ENOMEM;
 		}
+		s->c_top = s->scratch;
+		s->c_bot = s->scratch + rw;
+		s->c_second = s->scratch + 2 * rw;
+		for (int k = 0; k < 3; k++)
+			s->c_ring[k] = s->scratch + (size_t)(3 + k) * rw;
 		init_rows(s);
 		char me[32];
 		snprintf(me, sizeof(me), "m%d.s%d", s->m, s->s);
@@ -448,16 +512,21 @@ uint64_t wt_run_digest(const struct wt_run *r, int matrix)
 	/* a hash per row, mixed with its row number, summed: the sum over all
 	 * processes is the same however the rows were shared out */
 	uint64_t sum = 0;
-	size_t rw = wt_row_words(&r->g);
+	const struct wt_geometry *g = &r->g;
 	for (int i = 0; i < r->count; i++) {
 		const struct slice *s = &r->sl[i];
 		if (s->m != matrix)
 			continue;
 		for (int y = s->y0; y < s->y1; y++) {
-			const unsigned char *p = (const unsigned char *)row_of(s, s->rows, y);
+			const uint64_t *row = row_of(s, s->rows, y);
 			uint64_t h = 1469598103934665603ull;
-			for (size_t k = 0; k < rw * sizeof(uint64_t); k++)
-				h = (h ^ p[k]) * 1099511628211ull;
+			/* the planes' words of sites, not their padding: the digest of
+			 * rows stored without it */
+			for (int d = 0; d < WT_PLANES; d++) {
+				const unsigned char *p = (const unsigned char *)(row + (size_t)d * g->stride);
+				for (size_t k = 0; k < (size_t)g->words * sizeof(uint64_t); k++)
+					h = (h ^ p[k]) * 1099511628211ull;
+			}
 			h ^= (uint64_t)y * 0x9e3779b97f4a7c15ull;
 			h ^= h >> 31;
 			sum += h * 0xbf58476d1ce4e5b9ull;
@@ -487,6 +556,7 @@ void wt_run_destroy(struct wt_run *r)
 		free(s->next);
 		free(s->halo_up);
 		free(s->halo_dn);
+		free(s->scratch);
 	}
 	free(r->sl);
 	pm_job_destroy(r->job);

@@ -36,16 +36,18 @@ enum wt_model { WT_FHP1 = 1, WT_FHP2 = 2 };
 
 struct wt_geometry {
 	int width, height;        /* sites per row, rows */
-	int words;                /* 64-bit words per row plane */
+	int words;                /* 64-bit words of sites per row plane */
+	int stride;               /* words from one plane to the next: words rounded up to
+				     whole vectors, the rest always empty */
 	enum wt_model model;
 	uint64_t seed;
 	uint32_t inflow_density;  /* probability in 1/65536 that an inflow site gets an eastward particle */
 };
 
-/* The words of one row: plane d at row + d * words. */
+/* The words of one row: plane d at row + d * stride. */
 static inline size_t wt_row_words(const struct wt_geometry *g)
 {
-	return (size_t)WT_PLANES * (size_t)g->words;
+	return (size_t)WT_PLANES * (size_t)g->stride;
 }
 
 int wt_geometry_init(struct wt_geometry *g, int width, int height, enum wt_model model,
@@ -70,6 +72,10 @@ struct wt_flow {
  * inflow on its first site.  `step` and `y` select the random bits. */
 void wt_collide_row(const struct wt_geometry *g, uint64_t step, int y, uint64_t *row,
 		    struct wt_flow *flow);
+/* The same from `in` into `out`: the moving planes (and in FHP-II the
+ * rest plane) of out are written, its wall plane is left alone. */
+void wt_collide_row_into(const struct wt_geometry *g, uint64_t step, int y, const uint64_t *in,
+			 uint64_t *out, struct wt_flow *flow);
 
 /* Propagation into row y from the rows above (y - 1), at (y) and below
  * (y + 1) as they were after collision; above/below may be NULL at the
@@ -78,6 +84,13 @@ void wt_collide_row(const struct wt_geometry *g, uint64_t step, int y, uint64_t 
 void wt_propagate_row(const struct wt_geometry *g, int y, const uint64_t *above,
 		      const uint64_t *at, const uint64_t *below, uint64_t *out,
 		      struct wt_flow *flow);
+
+/* The same, but out's wall plane (and in FHP-I its rest plane) are left as
+ * they are: a row that already holds its walls needs only its moving
+ * particles written. */
+void wt_propagate_moving(const struct wt_geometry *g, int y, const uint64_t *above,
+			 const uint64_t *at, const uint64_t *below, uint64_t *out,
+			 struct wt_flow *flow);
 
 /* Particles in a row, and their momentum in units of (1/2, sqrt(3)/2):
  * east is (2, 0), north-east (1, 1), north-west (-1, 1)... */

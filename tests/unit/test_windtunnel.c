@@ -74,12 +74,12 @@ static uint64_t *row(uint64_t *rows, int y)
 
 static void set(uint64_t *rows, int x, int y, int d)
 {
-	row(rows, y)[(size_t)d * g.words + x / 64] |= 1ull << (x % 64);
+	row(rows, y)[(size_t)d * g.stride + x / 64] |= 1ull << (x % 64);
 }
 
 static int get(uint64_t *rows, int x, int y, int d)
 {
-	return (int)((row(rows, y)[(size_t)d * g.words + x / 64] >> (x % 64)) & 1);
+	return (int)((row(rows, y)[(size_t)d * g.stride + x / 64] >> (x % 64)) & 1);
 }
 
 static void propagate_all(uint64_t *src, uint64_t *dst, struct wt_flow *fl)
@@ -196,8 +196,8 @@ static void fill(uint64_t *lat)
 		for (int d = 0; d < 6; d++)
 			for (int k = 0; k < g.words; k++) {
 				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-				uint64_t *w = &row(lat, y)[(size_t)d * g.words + k];
-				*w = x & (x >> 3) & ~row(lat, y)[(size_t)WT_WALL * g.words + k]; /* ~1/4 full */
+				uint64_t *w = &row(lat, y)[(size_t)d * g.stride + k];
+				*w = x & (x >> 3) & ~row(lat, y)[(size_t)WT_WALL * g.stride + k]; /* ~1/4 full */
 				if (k == g.words - 1)
 					*w &= (1ull << (g.width % 64)) - 1;
 			}
