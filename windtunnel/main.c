@@ -24,6 +24,8 @@ static const char *usage =
 	"  -m, --matrices M     matrices (default 8)\n"
 	"  -l, --slices L       slices per matrix, a thread each (default 4)\n"
 	"      --model fhp1|fhp2   FHP-I, or FHP-II with rest particles (default fhp1)\n"
+	"      --vector V       the kernels' instructions: avx512, avx2 or portable\n"
+	"                       (default: the best this processor has; the same lattice)\n"
 	"  -c, --collectors     a collector on every path and tree edge\n"
 	"      --nested         three collectors on each path, to time the middle one\n"
 	"      --transport T    pastset (default: rows through PastSet elements) or mpi\n"
@@ -144,6 +146,7 @@ static void parse_args(int argc, char **argv, int rank, struct wt_config *c, cha
 		{ "listen", required_argument, NULL, 'L' }, { "port", required_argument, NULL, 'p' },
 		{ "secret-file", required_argument, NULL, 'K' },
 		{ "servers-out", required_argument, NULL, 'O' },
+		{ "vector", required_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' }, { 0 } };
 	int o;
 	while ((o = getopt_long(argc, argv, "s:N:t:m:l:cj:qh", opts, NULL)) != -1) {
@@ -198,6 +201,14 @@ static void parse_args(int argc, char **argv, int rank, struct wt_config *c, cha
 		case 'K': c->secret_file = optarg; break;
 		case 'O': a->servers_out = optarg; break;
 		case 'q': a->quiet = true; break;
+		case 'V': {
+			int vrc = wt_vector_use(optarg);
+			if (vrc && !rank)
+				fprintf(stderr, "windtunnel: --vector %s: %s\n", optarg, vrc == -22 ?
+					"expected avx512, avx2 or portable" : "this processor lacks it");
+			a->bad |= vrc != 0;
+			break;
+		}
 		case 'h': a->help = true; return;
 		default: a->bad = true;
 		}
@@ -379,9 +390,9 @@ int main(int argc, char **argv)
 	pm_map *m = NULL;
 	struct wt_run *r = start(&c, &a, rank, job, sizeof(job), &text, &m);
 	if (!rank)
-		printf("windtunnel: %d matrices of %d x %d (%s), %d slices each, %d processes, %d steps, "
-		       "job %s, rows over %s%s\n", c.matrices, 2 * c.n, c.n,
-		       c.model == WT_FHP2 ? "FHP-II" : "FHP-I", c.slices, size, c.steps, job,
+		printf("windtunnel: %d matrices of %d x %d (%s, %s), %d slices each, %d processes, %d "
+		       "steps, job %s, rows over %s%s\n", c.matrices, 2 * c.n, c.n,
+		       c.model == WT_FHP2 ? "FHP-II" : "FHP-I", wt_vector_path(), c.slices, size, c.steps, job,
 		       a.use_mpi ? "MPI messages" : "PastSet paths",
 		       c.collectors ? ", collectors on every path" : "");
 	MPI_Barrier(MPI_COMM_WORLD);

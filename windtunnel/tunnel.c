@@ -110,6 +110,7 @@ struct slice {
 	char e_put_up[24], e_put_dn[24], e_get_up[24], e_get_dn[24]; /* their elements */
 	paths_member *stats;
 	struct wt_flow flow;
+	bool stream;              /* its rows are far more than the cache holds */
 	int rc;
 	char what[256]; /* what failed, and where, for the one message */
 };
@@ -291,18 +292,18 @@ static int step_slice(struct slice *s, uint64_t step)
 			wt_collide_row_into(g, step, y + 1, row_of(s, s->rows, y + 1),
 					    s->c_ring[(y + 1) % 3], fl);
 		wt_propagate_moving(g, y, collided(s, y - 1), collided(s, y), collided(s, y + 1),
-				    row_of(s, s->next, y), fl);
+				    row_of(s, s->next, y), fl, s->stream);
 	}
 	if ((rc = exchange_take(s, 60000)))
 		return rc;
 	const uint64_t *up = y0 == 0 ? NULL : s->halo_up, *dn = y1 == g->height ? NULL : s->halo_dn;
 	if (y1 - 1 == y0) {
-		wt_propagate_moving(g, y0, up, s->c_top, dn, row_of(s, s->next, y0), fl);
+		wt_propagate_moving(g, y0, up, s->c_top, dn, row_of(s, s->next, y0), fl, s->stream);
 		return 0;
 	}
-	wt_propagate_moving(g, y0, up, s->c_top, collided(s, y0 + 1), row_of(s, s->next, y0), fl);
+	wt_propagate_moving(g, y0, up, s->c_top, collided(s, y0 + 1), row_of(s, s->next, y0), fl, s->stream);
 	wt_propagate_moving(g, y1 - 1, collided(s, y1 - 2), s->c_bot, dn, row_of(s, s->next, y1 - 1),
-			    fl);
+			    fl, s->stream);
 	return 0;
 }
 
@@ -455,6 +456,10 @@ int wt_run_create(const struct wt_config *c, const pm_map *m, int process, struc
 			wt_run_destroy(r);
 			return PS_ENOMEM;
 		}
+		/* a process's slices take turns on its cores: a step's rows are
+		 * back in the cache for the next only if all of them fit */
+		s->stream = rw * sizeof(uint64_t) * (size_t)(s->y1 - s->y0) * 2 * (size_t)r->count >
+			    (64u << 20);
 		s->c_top = s->scratch;
 		s->c_bot = s->scratch + rw;
 		s->c_second = s->scratch + 2 * rw;

@@ -69,7 +69,9 @@ struct wt_flow {
 };
 
 /* Collision in place on one row (bounce-back on its wall sites), after
- * inflow on its first site.  `step` and `y` select the random bits. */
+ * inflow on its first site.  `step` and `y` select the random bits.  The
+ * walls must be wt_row_walls' own: rows that have none there are not read
+ * for them. */
 void wt_collide_row(const struct wt_geometry *g, uint64_t step, int y, uint64_t *row,
 		    struct wt_flow *flow);
 /* The same from `in` into `out`: the moving planes (and in FHP-II the
@@ -87,15 +89,23 @@ void wt_propagate_row(const struct wt_geometry *g, int y, const uint64_t *above,
 
 /* The same, but out's wall plane (and in FHP-I its rest plane) are left as
  * they are: a row that already holds its walls needs only its moving
- * particles written. */
+ * particles written.  stream: out will have left the cache before it is
+ * read again, so write around the cache. */
 void wt_propagate_moving(const struct wt_geometry *g, int y, const uint64_t *above,
 			 const uint64_t *at, const uint64_t *below, uint64_t *out,
-			 struct wt_flow *flow);
+			 struct wt_flow *flow, bool stream);
 
 /* Particles in a row, and their momentum in units of (1/2, sqrt(3)/2):
  * east is (2, 0), north-east (1, 1), north-west (-1, 1)... */
 int64_t wt_row_particles(const struct wt_geometry *g, const uint64_t *row);
 void wt_row_momentum(const struct wt_geometry *g, const uint64_t *row, int64_t *px, int64_t *py);
+
+/* Which compilation of the kernels runs: "avx512", "avx2" or "portable",
+ * the best the processor has unless wt_vector_use named another (NULL: the
+ * best again).  All give the same lattice; -EOPNOTSUPP if this processor
+ * lacks the instructions, -EINVAL for a name not known. */
+const char *wt_vector_path(void);
+int wt_vector_use(const char *name);
 
 /* The per-site collision rule, for tests: the 8-bit state (bit d = a
  * particle in direction d, bit 6 at rest, bit 7 a wall) after collision

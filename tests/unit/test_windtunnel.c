@@ -1,5 +1,6 @@
 /* test_windtunnel.c - the lattice gas: collision rules, propagation, boundaries, and sliced runs that match serial ones. */
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -243,6 +244,76 @@ START_TEST(runs_conserve_and_slices_agree)
 }
 END_TEST
 
+/* The wind tunnel's way (collision into a copy, propagation of moving
+ * particles only, streaming stores or not) on each compilation of the
+ * kernels this processor runs: the same lattice and flows as the plain
+ * in-place steps on the portable one. */
+static void run_fused(uint64_t *lat, int steps, bool stream, struct wt_flow *total)
+{
+	size_t rw = wt_row_words(&g);
+	uint64_t *coll = rows_new(g.height), *next = rows_new(g.height);
+	for (int y = 0; y < g.height; y++)
+		wt_row_walls(&g, y, row(next, y));
+	for (int s = 0; s < steps; s++) {
+		for (int y = 0; y < g.height; y++)
+			wt_collide_row_into(&g, (uint64_t)s, y, row(lat, y), row(coll, y), total);
+		for (int y = 0; y < g.height; y++)
+			wt_propagate_moving(&g, y, y ? row(coll, y - 1) : NULL, row(coll, y),
+					    y + 1 < g.height ? row(coll, y + 1) : NULL, row(next, y), total,
+					    stream && (s & 1));
+		uint64_t *t = lat;
+		memcpy(t, next, rw * 8 * (size_t)g.height);
+	}
+	free(coll);
+	free(next);
+}
+
+START_TEST(vector_paths_agree)
+{
+	static const int widths[] = { 200, 256, 1920, 130 };
+	ck_assert_int_eq(wt_vector_use("sse7"), -EINVAL);
+	int ran = 0;
+	for (int model = WT_FHP1; model <= WT_FHP2; model++)
+		for (size_t w = 0; w < sizeof(widths) / sizeof(widths[0]); w++) {
+			ck_assert_int_eq(wt_geometry_init(&g, widths[w], 45, model, 3), 0);
+			size_t bytes = wt_row_words(&g) * 8 * (size_t)g.height;
+			uint64_t *ref = rows_new(g.height), *lat = rows_new(g.height);
+			fill(ref);
+			if (model == WT_FHP2)
+				for (int y = 1; y < g.height - 1; y++) /* some rest particles */
+					row(ref, y)[(size_t)WT_REST * g.stride] = 0x0f0f0f0full * (uint64_t)y;
+			memcpy(lat, ref, bytes);
+			ck_assert_int_eq(wt_vector_use("portable"), 0);
+			struct wt_flow fr = { 0 };
+			run(ref, 30, 1, &fr);
+			const char *paths[] = { "avx512", "avx2", "portable" };
+			for (int p = 0; p < 3; p++) {
+				int rc = wt_vector_use(paths[p]);
+				if (rc == -EOPNOTSUPP)
+					continue;
+				ck_assert_int_eq(rc, 0);
+				ck_assert_str_eq(wt_vector_path(), paths[p]);
+				uint64_t *l = rows_new(g.height);
+				memcpy(l, lat, bytes);
+				struct wt_flow fl = { 0 };
+				run_fused(l, 30, p != 2, &fl);
+				ck_assert_msg(!memcmp(l, ref, bytes), "%s, model %d, width %d: another lattice",
+					      paths[p], model, widths[w]);
+				ck_assert_int_eq(fl.out, fr.out);
+				ck_assert_int_eq(fl.mwall_x, fr.mwall_x);
+				ck_assert_int_eq(fl.mout_y, fr.mout_y);
+				ck_assert_int_eq(wt_row_particles(&g, row(l, 7)), wt_row_particles(&g, row(ref, 7)));
+				free(l);
+				ran++;
+			}
+			free(ref);
+			free(lat);
+		}
+	ck_assert_int_ge(ran, 8); /* the portable path at least, every case */
+	ck_assert_int_eq(wt_vector_use(NULL), 0);
+}
+END_TEST
+
 Suite *windtunnel_suite(void)
 {
 	Suite *s = suite_create("windtunnel");
@@ -252,6 +323,7 @@ Suite *windtunnel_suite(void)
 	tcase_add_test(tc, propagation_geometry);
 	tcase_add_test(tc, plate_feels_the_drag);
 	tcase_add_test(tc, runs_conserve_and_slices_agree);
+	tcase_add_test(tc, vector_paths_agree);
 	suite_add_tcase(s, tc);
 	return s;
 }
