@@ -261,7 +261,7 @@ UNIT_SRC := tests/unit/check_main.c tests/unit/test_pastset.c \
 	    tests/unit/test_pathmaps.c tests/unit/test_collectors.c tests/unit/test_scopes.c \
 	    tests/unit/test_windtunnel.c tests/unit/test_wire.c \
 	    tests/unit/test_tcp_server.c tests/unit/test_remote.c tests/unit/tcp_fixture.c \
-	    tests/unit/test_archive.c tests/unit/test_waitfor.c
+	    tests/unit/test_archive.c tests/unit/test_waitfor.c tests/unit/test_bench.c
 UNIT_BIN := $(BUILD)/tests/unit
 
 # the converters too (OTF2, JSON, the profile), so that they run under the sanitizers
@@ -284,7 +284,7 @@ $(BUILD)/tests/kill: $(BUILD)/obj/tests/fuzz/kill.o $(PASTSET_LIB)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 BENCH_BINS := $(BUILD)/bench/pastset $(BUILD)/bench/paths $(BUILD)/bench/scopes $(BUILD)/bench/remote
-OBSERVE := $(BUILD)/bench/observe $(BUILD)/bench/nested
+OBSERVE := $(BUILD)/bench/observe $(BUILD)/bench/nested $(BUILD)/bench/interval
 
 $(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(LIBS)
 	@mkdir -p $(dir $@)

@@ -111,6 +111,7 @@ struct slice {
 	paths_member *stats;
 	struct wt_flow flow;
 	bool stream;              /* its rows are far more than the cache holds */
+	double cpu;               /* its thread's CPU seconds, at the end */
 	int rc;
 	char what[256]; /* what failed, and where, for the one message */
 };
@@ -326,6 +327,9 @@ static void *slice_main(void *arg)
 		if ((step + 1) % (uint64_t)c->stats_every == 0 || step + 1 == (uint64_t)c->steps)
 			s->rc = stats(s, step + 1);
 	}
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	s->cpu = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 	return NULL;
 }
 
@@ -507,6 +511,9 @@ int wt_run_go(struct wt_run *r, struct wt_totals *totals)
 	}
 	free(th);
 	r->totals.seconds = now() - r->started;
+	r->totals.cpu_seconds = 0;
+	for (int i = 0; i < r->count; i++)
+		r->totals.cpu_seconds += r->sl[i].cpu;
 	if (totals)
 		*totals = r->totals;
 	return rc;

@@ -13,6 +13,7 @@ struct wt_totals {
 	int64_t px0, py0;                /* momentum before the first step */
 	int64_t min_x, mout_x, mout_y, mwall_x, mwall_y; /* see struct wt_flow */
 	double seconds;
+	double cpu_seconds;              /* CPU time of this process's slice threads */
 };
 
 /* Another way to move border rows and totals than PastSet paths (the

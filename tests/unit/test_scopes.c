@@ -309,6 +309,34 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* A rate limit is a schedule: never faster than asked, whatever the pulls
+ * cost; a pull that comes late is made up, not repeated in a burst (the
+ * schedule's catching up is measured by the experiments, not timed here). */
+START_TEST(rate_limit_never_runs_ahead)
+{
+	make_job(8);
+	struct es_scope_spec spec;
+	es_scope_spec_default(&spec, job);
+	spec.rate_hz = 400;
+	es_scope *s;
+	ck_assert_int_eq(es_scope_create(&spec, &s), 0);
+	struct es_trace out[64];
+	ck_assert_int_eq(es_scope_pull(s, out), 0);
+	double t0 = now_s();
+	for (int i = 0; i < 40; i++) {
+		ck_assert_int_eq(es_scope_pull(s, out), 0);
+		if (i == 10) { /* a stall of two periods: the schedule stays */
+			struct timespec st = { 0, 5000000 };
+			nanosleep(&st, NULL);
+		}
+	}
+	/* 40 periods after the first pull, stall or not */
+	ck_assert_double_ge(now_s() - t0, 40 / 400.0 - 0.001);
+	es_scope_destroy(s);
+	drop_job();
+}
+END_TEST
+
 /* A consumer learns from the counts how soon it must come back. */
 START_TEST(consume_knows_its_headroom)
 {
@@ -591,6 +619,7 @@ Suite *scopes_suite(void)
 	tcase_add_test(tc, remote_scope_sees_what_a_local_one_does);
 	tcase_add_test(tc, remote_scope_outlives_its_server);
 	tcase_add_test(tc, spec_from_pathmap);
+	tcase_add_test(tc, rate_limit_never_runs_ahead);
 	suite_add_tcase(s, tc);
 	return s;
 }
