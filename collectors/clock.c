@@ -1,6 +1,8 @@
 /* clock.c - raw timestamps that cost little to take, calibrated once to CLOCK_MONOTONIC nanoseconds. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,19 +16,24 @@ int es__clock_tsc;
 static struct es_clock clk;
 static pthread_once_t clk_once = PTHREAD_ONCE_INIT;
 
-/* The TSC is used only where it ticks at a constant rate through sleep
- * states (invariant TSC) and the kernel itself trusts it as its clock
- * source: a timestamp must never tell a lie about order or duration. */
-static int tsc_trustworthy(void)
+/* The processor's word on its TSC: invariant (constant rate, ticking
+ * through sleep states), CPUID 0x80000007 EDX bit 8. */
+static bool tsc_invariant(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	unsigned a, b, c, d;
 	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000000u), "c"(0));
 	if (a < 0x80000007u)
-		return 0;
+		return false;
 	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000007u), "c"(0));
-	if (!(d & (1u << 8)))
-		return 0;
+	return d & (1u << 8);
+#else
+	return false;
+#endif
+}
+
+static bool kernel_uses_tsc(void)
+{
 	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
 	char src[32] = "";
 	if (f) {
@@ -35,11 +42,9 @@ static int tsc_trustworthy(void)
 		fclose(f);
 	}
 	return !strncmp(src, "tsc", 3);
-#else
-	return 0;
-#endif
 }
 
+#if defined(__x86_64__) || defined(__i386__)
 /* One (monotonic, tsc) pair, taken so that the two are as close as the
  * machine allows: the tightest of a few brackets. */
 static void pair(uint64_t *ns, uint64_t *tsc)
@@ -54,16 +59,87 @@ static void pair(uint64_t *ns, uint64_t *tsc)
 		}
 	}
 }
+#endif
+
+/* How far a calibration may be off before it is called drift: the pair's
+ * own uncertainty, plus 20 ppm of the time since calibration (a 20 ms
+ * calibration is good to a few ppm). */
+static uint64_t tolerance(const struct es_clock *c, uint64_t now)
+{
+	uint64_t since = now > c->ns0 ? now - c->ns0 : c->ns0 - now;
+	return 10000 + since / 50000;
+}
+
+int es_clock_check(struct es_clock *c, int64_t *drift_ns)
+{
+	if (drift_ns)
+		*drift_ns = 0;
+	if (!c || c->source != ES_CLOCK_TSC || c->ticks_per_ns == 1.0)
+		return 0; /* monotonic ns, or a line es_clock_shift made of them */
+#if defined(__x86_64__) || defined(__i386__)
+	uint64_t ns = 0, tsc = 0;
+	pair(&ns, &tsc);
+	int64_t drift = (int64_t)(es_clock_ns(c, tsc) - ns);
+	if (drift_ns)
+		*drift_ns = drift;
+	if ((uint64_t)(drift < 0 ? -drift : drift) <= tolerance(c, ns))
+		return 0;
+	/* A line through the calibration and now: the rate the TSC really
+	 * kept, as long as it kept one at all. */
+	if (tsc <= c->raw0 || ns <= c->ns0)
+		return ES_ECLOCK;
+	uint64_t mult = (uint64_t)(((unsigned __int128)(ns - c->ns0) << 32) / (tsc - c->raw0));
+	double ratio = (double)mult / (double)c->mult;
+	if (ratio < 0.99 || ratio > 1.01)
+		return ES_ECLOCK; /* not a clock that keeps a rate: a jump, a migration */
+	c->mult = mult;
+	c->ticks_per_ns = (double)(tsc - c->raw0) / (double)(ns - c->ns0);
+	return 1;
+#else
+	return ES_ECLOCK;
+#endif
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/* Where the kernel does not trust the TSC (a virtual machine's kvm-clock,
+ * say) its own CPUID word may still hold: try the calibration on every CPU
+ * this thread may run on, since vCPUs whose TSCs were never synchronised
+ * are the usual reason for distrust.  The thread's CPU mask is restored. */
+static bool agrees_on_every_cpu(struct es_clock *c)
+{
+	cpu_set_t was, one;
+	if (sched_getaffinity(0, sizeof(was), &was))
+		return false;
+	bool ok = true;
+	for (int cpu = 0; cpu < CPU_SETSIZE && ok; cpu++) {
+		if (!CPU_ISSET(cpu, &was))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (sched_setaffinity(0, sizeof(one), &one))
+			continue;
+		int64_t drift;
+		ok = es_clock_check(c, &drift) == 0;
+	}
+	sched_setaffinity(0, sizeof(was), &was);
+	return ok;
+}
+#endif
+
+static void monotonic(void)
+{
+	clk.source = ES_CLOCK_MONOTONIC;
+	clk.mult = 1ull << 32;
+	clk.ticks_per_ns = 1.0;
+	es__clock_tsc = 0;
+}
 
 static void calibrate(void)
 {
 	const char *env = getenv("ES_CLOCK");
-	bool want_tsc = env && !strcmp(env, "monotonic") ? false : tsc_trustworthy();
 	clk.magic = ES_CLOCK_MAGIC;
-	if (!want_tsc) {
-		clk.source = ES_CLOCK_MONOTONIC;
-		clk.mult = 1ull << 32;
-		clk.ticks_per_ns = 1.0;
+	if ((env && !strcmp(env, "monotonic")) || !tsc_invariant()) {
+		monotonic();
 		return;
 	}
 #if defined(__x86_64__) || defined(__i386__)
@@ -73,9 +149,7 @@ static void calibrate(void)
 	nanosleep(&nap, NULL);
 	pair(&n1, &t1);
 	if (t1 <= t0 || n1 <= n0) { /* a TSC that did not move: do not use it */
-		clk.source = ES_CLOCK_MONOTONIC;
-		clk.mult = 1ull << 32;
-		clk.ticks_per_ns = 1.0;
+		monotonic();
 		return;
 	}
 	clk.source = ES_CLOCK_TSC;
@@ -83,6 +157,17 @@ static void calibrate(void)
 	clk.ns0 = n1;
 	clk.mult = (uint64_t)(((unsigned __int128)(n1 - n0) << 32) / (t1 - t0));
 	clk.ticks_per_ns = (double)(t1 - t0) / (double)(n1 - n0);
+	/* The kernel's own choice needs no second opinion; without it, the
+	 * line must still hold a few ms later, and on every CPU. */
+	if (!kernel_uses_tsc()) {
+		struct timespec more = { 0, 5 * 1000 * 1000 };
+		nanosleep(&more, NULL);
+		struct es_clock c = clk;
+		if (es_clock_check(&c, NULL) != 0 || !agrees_on_every_cpu(&clk)) {
+			monotonic();
+			return;
+		}
+	}
 	es__clock_tsc = 1;
 #endif
 }

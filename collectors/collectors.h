@@ -3,6 +3,7 @@
 #define COLLECTORS_H
 
 #include <stdbool.h>
+#include <errno.h>
 #include <stdint.h>
 
 #include "paths/paths.h"
@@ -159,6 +160,7 @@ static inline void es_note_call(_Atomic uint64_t *notes, uint64_t start, unsigne
 /* --- clocks ------------------------------------------------------------- */
 
 enum es_clock_source { ES_CLOCK_TSC = 1, ES_CLOCK_MONOTONIC = 2 };
+#define ES_ECLOCK (-ERANGE) /* a TSC that kept no rate against CLOCK_MONOTONIC */
 
 /* How to turn raw stamps into CLOCK_MONOTONIC ns: ns = ns0 + (raw - raw0) * mult >> 32. */
 struct es_clock {
@@ -169,14 +171,24 @@ struct es_clock {
 	double ticks_per_ns;
 };
 
-/* Chooses the source (ES_CLOCK=monotonic in the environment forces the
- * fallback) and calibrates it against CLOCK_MONOTONIC.  Done once per
- * process; later calls return the same answer. */
+/* Chooses the source and calibrates it against CLOCK_MONOTONIC.  The TSC
+ * where CPUID says it is invariant: if the kernel chose another clock
+ * source (virtual machines do), only if the calibration still holds a few
+ * ms later and on every CPU the thread may run on.  ES_CLOCK=monotonic in
+ * the environment forces the fallback.  Done once per process; later calls
+ * return the same answer. */
 const struct es_clock *es_clock_init(void);
 uint64_t es_clock_ns(const struct es_clock *c, uint64_t raw);
 /* Moves what es_clock_ns() gives by ns: another host's calibration onto
  * this host's CLOCK_MONOTONIC (see ps_server_clock_offset). */
 void es_clock_shift(struct es_clock *c, int64_t ns);
+/* Checks a TSC calibration made on this host against CLOCK_MONOTONIC now
+ * (a monitor does, on attaching to a trace space): 0 if it holds, within a
+ * few us and 20 ppm of the time since; 1 if it had drifted and c now holds
+ * the line through its calibration and now, the rate the TSC really kept;
+ * ES_ECLOCK if the TSC kept no rate at all (went back, or 1% off: a jump,
+ * a migration), c unchanged.  drift_ns: how far off it was. */
+int es_clock_check(struct es_clock *c, int64_t *drift_ns);
 
 extern int es__clock_tsc; /* set by es_clock_init: read the TSC */
 
@@ -215,6 +227,9 @@ int es_space_open_at(const char *where, const struct ps_remote_attr *ra, es_spac
 void es_space_destroy(es_space *sp);
 ps_server *es_space_server(es_space *sp);
 const struct es_clock *es_space_clock(const es_space *sp);
+/* What es_clock_check said of the space's clock when it was opened on the
+ * writer's host (0 for spaces made here, or across hosts). */
+int es_space_clock_checked(const es_space *sp, int64_t *drift_ns);
 
 /* What es.meta says about one collector. */
 struct es_meta {

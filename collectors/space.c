@@ -21,6 +21,8 @@ struct es_space {
 	ps_server *srv;
 	ps_elem *meta;
 	struct es_clock clock;
+	int clock_check;      /* es_clock_check's answer when opened here */
+	int64_t clock_drift;
 	bool writable;
 	pthread_mutex_t lock; /* collectors are added from any thread */
 	int refs;             /* registry references */
@@ -107,6 +109,11 @@ int es_space_open_at(const char *where, const struct ps_remote_attr *ra, es_spac
 		rc = PS_EBADSEG; /* a PastSet segment, but not a trace space */
 	} else {
 		sp->clock = h.clock;
+		/* A monitor attaching checks the writer's TSC calibration against
+		 * this host's CLOCK_MONOTONIC (the same TSC, on the same host), and
+		 * converts with the rate the TSC really kept if it drifted. */
+		if (!strchr(where, '/'))
+			sp->clock_check = es_clock_check(&sp->clock, &sp->clock_drift);
 		/* another host's stamps, onto this host's clock */
 		es_clock_shift(&sp->clock, -ps_server_clock_offset(sp->srv));
 		snprintf(sp->segment, sizeof(sp->segment), "%s", where);
@@ -141,6 +148,13 @@ ps_server *es_space_server(es_space *sp)
 const struct es_clock *es_space_clock(const es_space *sp)
 {
 	return &sp->clock;
+}
+
+int es_space_clock_checked(const es_space *sp, int64_t *drift_ns)
+{
+	if (drift_ns)
+		*drift_ns = sp->clock_drift;
+	return sp->clock_check;
 }
 
 int es_space_add(es_space *sp, const struct es_meta *meta, uint32_t threshold,

@@ -177,6 +177,17 @@ static void skipped(const char *prog, const es_scope *s)
 	}
 	if (n > 16)
 		fprintf(stderr, "%s: WARNING: and %d more segments not watched\n", prog, n - 16);
+	const char *seg;
+	int64_t drift;
+	for (int i = 0, rc; (rc = es_scope_space_clock(s, i, &seg, &drift)) != PS_EINVAL; i++)
+		if (rc == 1)
+			fprintf(stderr, "%s: %s's TSC calibration had drifted %.1f us from "
+				"CLOCK_MONOTONIC: its times use the rate the TSC kept since\n", prog, seg,
+				(double)drift / 1e3);
+		else if (rc)
+			fprintf(stderr, "%s: WARNING: %s's TSC kept no rate against CLOCK_MONOTONIC "
+				"(off by %.1f us): its times are not to be trusted\n", prog, seg,
+				(double)drift / 1e3);
 }
 
 int mon_attach(const char *prog, struct es_scope_spec *spec, double wait_s, es_scope **out)

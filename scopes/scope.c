@@ -744,6 +744,15 @@ int es_scope_in_flight(const es_scope *s, int thread, struct es_flight *f)
 	return found;
 }
 
+int es_scope_space_clock(const es_scope *s, int i, const char **segment, int64_t *drift_ns)
+{
+	if (!s || i < 0 || i >= s->nspaces)
+		return PS_EINVAL;
+	if (segment)
+		*segment = s->segs[i];
+	return es_space_clock_checked(s->spaces[i], drift_ns);
+}
+
 int es_scope_skipped(const es_scope *s, int i, const char **segment)
 {
 	if (!s)

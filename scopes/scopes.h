@@ -90,6 +90,10 @@ int es_scope_create(const struct es_scope_spec *spec, es_scope **out);
  * how many; else the i-th's error code (the first 16 are kept), *segment
  * its name. */
 int es_scope_skipped(const es_scope *s, int i, const char **segment);
+/* The i-th trace space's clock as checked when the scope opened it (see
+ * es_clock_check: 0 held, 1 drifted and re-fitted, ES_ECLOCK kept no rate),
+ * *segment its name, *drift_ns by how much; PS_EINVAL past the last. */
+int es_scope_space_clock(const es_scope *s, int i, const char **segment, int64_t *drift_ns);
 void es_scope_destroy(es_scope *s);
 
 /* Takes in trace spaces and collectors that appeared since the scope was

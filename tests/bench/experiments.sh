@@ -6,21 +6,60 @@ only=${2:-}   # remote: only section 5, into docs/results/remote.md
 bin=$build/bin
 res=docs/results
 mkdir -p "$res"
-reps=3
+pairs=${PAIRS:-10}   # interleaved pairs of runs, without and with, for every slowdown
 mpirun="mpirun --oversubscribe --allow-run-as-root -np 2"
 job="exp$$"
 cleanup() { for s in $("$bin/psadm" list | awk '{print $1}' | grep "^$job"); do "$bin/psadm" rm "$s" >/dev/null; done; }
 trap cleanup EXIT
 
-# seconds of one wind-tunnel run (the slowest process), and site updates per second per core
+# one wind-tunnel run: seconds (the slowest process), site updates per
+# second per core, CPU seconds of its slice threads
 run() { # run SIZE STEPS [args...]
 	size=$1 steps=$2; shift 2
 	out=$($mpirun "$bin/windtunnel" -q -s "$size" -t "$steps" -j "$job" ${RUN_ARGS:-} "$@") || { echo "wind tunnel failed" >&2; exit 1; }
 	echo "$out" | grep -q ": conserved" || { echo "wind tunnel not conserved" >&2; exit 1; }
 	cleanup
-	echo "$out" | awk '/site updates in/ {print $6, $11}'
+	echo "$out" | awk '/site updates in/ {s = $6; u = $11} /CPU s$/ {c = $(NF - 2)} END {print s, u, c}'
 }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+tmp=$(mktemp -d)
+trap 'cleanup; rm -rf "$tmp"' EXIT
+
+# pairs SIZE STEPS "ARGS" [OBSERVER...]: $pairs interleaved pairs of runs,
+# the second of each with the observers (observe MODE/RATE) watching, or
+# with -c if there are none; which of the two goes first alternates, so
+# that neither is always the one after a quiet moment.  Prints "median lo
+# hi" of the wall-time ratios, the same of the CPU-time ratios, the plain
+# runs' median seconds and site updates/s/core, and the observers' median
+# elements and rate.
+pairs() {
+	size=$1 steps=$2 args=$3; shift 3
+	obs="$*"
+	: >"$tmp/t"; : >"$tmp/c"; : >"$tmp/u"; : >"$tmp/r"
+	for i in $(seq "$pairs"); do
+		for half in $([ $((i % 2)) = 1 ] && echo "off on" || echo "on off"); do
+			if [ "$half" = off ]; then
+				set -- $(run "$size" "$steps" $args)
+				off_t=$1 off_u=$2 off_c=$3
+				continue
+			fi
+			pids=""
+			for o in $obs; do
+				"$build/bench/observe" "$job" "${o#*/}" 120 "${o%/*}" >>"$tmp/r" &
+				pids="$pids $!"
+			done
+			if [ -n "$obs" ]; then set -- $(run "$size" "$steps" $args); else set -- $(run "$size" "$steps" $args -c); fi
+			on_t=$1 on_c=$3
+			[ -n "$pids" ] && wait $pids
+		done
+		echo "$off_t $on_t" >>"$tmp/t"
+		echo "$off_c $on_c" >>"$tmp/c"
+		echo "$off_t $off_u" >>"$tmp/u"
+	done
+	set -- $("$build/bench/interval" <"$tmp/t") $("$build/bench/interval" <"$tmp/c")
+	echo "$1 $2 $3 $5 $6 $7 $(awk '{print $1}' "$tmp/u" | median) $(awk '{print $2}' "$tmp/u" | median) \
+		$( [ -s "$tmp/r" ] && awk '{print $1}' "$tmp/r" | median || echo -) $( [ -s "$tmp/r" ] && awk '{print $2}' "$tmp/r" | median || echo -)"
+}
 
 if [ "$only" != remote ]; then
 echo "== 1. collector cost: on the wind tunnel's own paths (three collectors on each, the middle"
@@ -33,62 +72,39 @@ echo "   on the wind tunnel's paths: median $wt_median ns, mean $wt_mean ns over
 coll=$("$build/bench/collector" | tail -n 1)
 echo "   in a tight loop: $coll"
 
-echo "== 2. slowdown with every collector on (runs with and without interleaved, median of $reps)"
-printf "| size | steps | plain s | collectors s | slowdown | site updates/s/core |\n|---|---|---|---|---|---|\n" >"$res/slowdown.md"
-for spec in "small 300" "medium 40" "large 8"; do
+echo "== 2. slowdown with every collector on: $pairs interleaved pairs of runs, median ratio [95% interval]"
+printf "| size | steps | plain s | slowdown [95%% interval] | CPU-time slowdown [95%% interval] | site updates/s/core |\n|---|---|---|---|---|---|\n" >"$res/slowdown.md"
+for spec in "small 2000" "large 30"; do
 	set -- $spec
-	: >/tmp/exp_off.$$; : >/tmp/exp_on.$$; : >/tmp/exp_sups.$$
-	for r in $(seq $reps); do
-		run "$1" "$2" | tee -a /tmp/exp_sups.$$ | awk '{print $1}' >>/tmp/exp_off.$$
-		run "$1" "$2" -c | awk '{print $1}' >>/tmp/exp_on.$$
-	done
-	off=$(median </tmp/exp_off.$$); on=$(median </tmp/exp_on.$$)
-	sups=$(awk '{print $2}' /tmp/exp_sups.$$ | median)
-	slow=$(awk -v a="$on" -v b="$off" 'BEGIN {printf "%.3f", a / b}')
-	echo "   $1: plain $off s, with collectors $on s: slowdown $slow ($sups site updates/s/core)"
-	printf "| %s | %s | %s | %s | %s | %s |\n" "$1" "$2" "$off" "$on" "$slow" "$sups" >>"$res/slowdown.md"
-	eval "slow_$1=$slow"
-	[ "$1" = small ] && sups_small=$sups
+	name=$1 steps=$2
+	set -- $(pairs "$name" "$steps" "")
+	echo "   $name: plain $7 s; with collectors $1 [$2, $3]; CPU time $4 [$5, $6]; $8 site updates/s/core"
+	printf "| %s | %s | %s | %s [%s, %s] | %s [%s, %s] | %s |\n" "$name" "$steps" "$7" "$1" "$2" "$3" "$4" "$5" "$6" "$8" >>"$res/slowdown.md"
+	eval "slow_$name=$1 slow_${name}_hi=$3 sups_$name=$8"
 done
-rm -f /tmp/exp_off.$$ /tmp/exp_on.$$ /tmp/exp_sups.$$
 fi
 
-# observe_runs MODE/RATE...: the wind tunnel's time alone and with these
-# observers running at once; prints "plain with elements rate"
-observe_runs() {
-	specs="$*"
-	: >/tmp/exp_a.$$; : >/tmp/exp_b.$$; : >/tmp/exp_r.$$
-	for r in $(seq $reps); do
-		run small 600 -c | awk '{print $1}' >>/tmp/exp_a.$$
-		pids=""
-		for o in $specs; do
-			"$build/bench/observe" "$job" "${o#*/}" 60 "${o%/*}" >>/tmp/exp_r.$$ &
-			pids="$pids $!"
-		done
-		run small 600 -c | awk '{print $1}' >>/tmp/exp_b.$$
-		wait $pids
-	done
-	a=$(median </tmp/exp_a.$$); b=$(median </tmp/exp_b.$$)
-	rate=$(awk '{print $2}' /tmp/exp_r.$$ | median); n=$(awk '{print $1}' /tmp/exp_r.$$ | median)
-	echo "$a $b $n $rate"
-	rm -f /tmp/exp_a.$$ /tmp/exp_b.$$ /tmp/exp_r.$$
-}
+# The wind tunnel the observers watch: small, collectors on; and the
+# paper's scale, 160 threads with three collectors on each path (--nested):
+# 2252 trace elements, as the paper's 140 threads x 16 had 2240.
+watched="-c"
+big="-c --nested -m 8 -l 20"
 
 # 5. Watched through the tuple server (what a monitor on another host does,
 # here over loopback): the server is a thread in the wind tunnel's first
 # process, so its cost is the application's.
 remote_section() {
 	port=$((20000 + $$ % 20000))
-	echo "== 5. the full view through the job's tuple server (--serve, loopback), as fast as it can"
-	printf "| observer | trace elements | observe rate (Hz) | slowdown |\n|---|---|---|---|\n" >"$res/remote.md"
-	set -- $(RUN_ARGS="--serve --port $port" OBSERVE_SERVERS="127.0.0.1:$port" observe_runs all/max)
-	rslow=$(awk -v x="$2" -v y="$1" 'BEGIN {printf "%.3f", x / y}')
-	echo "   remote full view ($3 elements): $4 Hz, slowdown $rslow"
-	printf "| remote, every element, as fast as it can | %s | %s | %s |\n" "$3" "$4" "$rslow" >>"$res/remote.md"
-	set -- $(RUN_ARGS="--serve --port $port" OBSERVE_SERVERS="127.0.0.1:$port" observe_runs all/100)
-	rslow100=$(awk -v x="$2" -v y="$1" 'BEGIN {printf "%.3f", x / y}')
-	echo "   remote full view ($3 elements) at most 100 Hz: $4 Hz, slowdown $rslow100"
-	printf "| remote, every element, at most 100 Hz | %s | %s | %s |\n" "$3" "$4" "$rslow100" >>"$res/remote.md"
+	echo "== 5. the full view through the job's tuple server (--serve, loopback)"
+	printf "| observer | trace elements | observe rate (Hz) | slowdown [95%% interval] |\n|---|---|---|---|\n" >"$res/remote.md"
+	set -- $(RUN_ARGS="--serve --port $port" OBSERVE_SERVERS="127.0.0.1:$port" pairs small 1000 "$watched" all/max)
+	rslow=$1 rslow_hi=$3
+	echo "   remote full view (${9} elements), as fast as it can: ${10} Hz, slowdown $1 [$2, $3]"
+	printf "| remote, every element, as fast as it can | %s | %s | %s [%s, %s] |\n" "$9" "${10}" "$1" "$2" "$3" >>"$res/remote.md"
+	set -- $(RUN_ARGS="--serve --port $port" OBSERVE_SERVERS="127.0.0.1:$port" pairs small 1000 "$watched" all/100)
+	rslow100=$1
+	echo "   remote full view (${9} elements) at most 100 Hz: ${10} Hz, slowdown $1 [$2, $3]"
+	printf "| remote, every element, at most 100 Hz | %s | %s | %s [%s, %s] |\n" "$9" "${10}" "$1" "$2" "$3" >>"$res/remote.md"
 }
 if [ "$only" = remote ]; then
 	remote_section
@@ -96,40 +112,32 @@ if [ "$only" = remote ]; then
 	exit 0
 fi
 
-echo "== 3. observe rate and slowdown of each kind of monitor on the running wind tunnel"
-echo "==    (small, collectors on, 2 processes; the observer as fast as it can)"
-printf "| monitor / view | trace elements | observe rate (Hz) | slowdown |\n|---|---|---|---|\n" >"$res/monitors.md"
+echo "== 3. each kind of monitor on the running wind tunnel (small, collectors on, 2 processes,"
+echo "==    182 trace elements; the observer as fast as it can; $pairs pairs each)"
+printf "| monitor / view | trace elements | observe rate (Hz) | slowdown [95%% interval] | CPU-time slowdown |\n|---|---|---|---|---|\n" >"$res/monitors.md"
 for spec in "one:geteventmon, one element:one/max" "thread:geteventmon, a thread view:thread:m0.s1/max" \
 	    "all:geteventmon, every element:all/max" "beat:heartbeat (latest per thread):beat/max" \
 	    "consume:geteventmon/colopmon consuming every event:consume/max"; do
 	name=$(echo "$spec" | cut -d: -f2); obs=$(echo "$spec" | cut -d: -f3-)
-	set -- $(observe_runs "$obs")
-	slow=$(awk -v x="$2" -v y="$1" 'BEGIN {printf "%.3f", x / y}')
-	echo "   $name: $3 elements, $4 Hz, slowdown $slow"
-	printf "| %s | %s | %s | %s |\n" "$name" "$3" "$4" "$slow" >>"$res/monitors.md"
+	set -- $(pairs small 1000 "$watched" "$obs")
+	echo "   $name: $9 elements, ${10} Hz, slowdown $1 [$2, $3], CPU time $4"
+	printf "| %s | %s | %s | %s [%s, %s] | %s |\n" "$name" "$9" "${10}" "$1" "$2" "$3" "$4" >>"$res/monitors.md"
 done
-set -- $(observe_runs all/max beat/max consume/max thread:m0.s1/max)
-slow=$(awk -v x="$2" -v y="$1" 'BEGIN {printf "%.3f", x / y}')
-echo "   four monitors at once: slowdown $slow"
-printf "| four at once (every element, heartbeat, consuming, a thread) | | | %s |\n" "$slow" >>"$res/monitors.md"
+set -- $(pairs small 1000 "$watched" all/max beat/max consume/max thread:m0.s1/max)
+echo "   four monitors at once: slowdown $1 [$2, $3]"
+printf "| four at once (every element, heartbeat, consuming, a thread) | | | %s [%s, %s] | %s |\n" "$1" "$2" "$3" "$4" >>"$res/monitors.md"
 
-echo "== 4. the trade-off: every trace element, three scope configurations, rate against slowdown"
-printf "| configuration | trace elements | observe rate (Hz) | slowdown |\n|---|---|---|---|\n" >"$res/tradeoff.md"
+echo "== 4. the full view at the paper's scale: 160 threads, three collectors on each path,"
+echo "==    every trace element pulled; rate against slowdown ($pairs pairs each)"
+printf "| configuration | trace elements | observe rate (Hz) | slowdown [95%% interval] | CPU-time slowdown [95%% interval] |\n|---|---|---|---|---|\n" >"$res/tradeoff.md"
 : >"$res/tradeoff.dat"
-best_rate=0 best_slow=9
 for cfg in max 1000 100; do
-	set -- $(observe_runs "all/$cfg")
-	a=$1 b=$2 n=$3 rate=$4
-	slow=$(awk -v x="$b" -v y="$a" 'BEGIN {printf "%.3f", x / y}')
-	name=$([ "$cfg" = max ] && echo "as fast as it can" || echo "at most $cfg Hz")
-	echo "   full view ($n elements), $name: $rate Hz, slowdown $slow"
-	printf "| %s | %s | %s | %s |\n" "$name" "$n" "$rate" "$slow" >>"$res/tradeoff.md"
-	echo "$rate $slow" >>"$res/tradeoff.dat"
-	# the summary: the fastest configuration within 1.05, else the gentlest
-	pick=$(awk -v r="$rate" -v s="$slow" -v br="$best_rate" -v bs="$best_slow" 'BEGIN {
-		ok = s <= 1.05; bok = bs <= 1.05;
-		print ((ok && (!bok || r > br)) || (!ok && !bok && s < bs)) ? 1 : 0 }')
-	[ "$pick" = 1 ] && best_rate=$rate best_slow=$slow
+	set -- $(pairs small 1200 "$big" "all/$cfg")
+	label=$([ "$cfg" = max ] && echo "as fast as it can" || echo "at most $cfg Hz")
+	echo "   full view ($9 elements), $label: ${10} Hz, slowdown $1 [$2, $3], CPU time $4 [$5, $6]"
+	printf "| %s | %s | %s | %s [%s, %s] | %s [%s, %s] |\n" "$label" "$9" "${10}" "$1" "$2" "$3" "$4" "$5" "$6" >>"$res/tradeoff.md"
+	echo "${10} $1 $2 $3" >>"$res/tradeoff.dat"
+	[ "$cfg" = 1000 ] && rate_all=${10} elements_all=$9 slow_rate_all=$1 slow_rate_all_hi=$3
 done
 
 remote_section
@@ -138,22 +146,26 @@ if command -v gnuplot >/dev/null 2>&1; then
 	gnuplot <<GP
 set terminal png size 640,400
 set output "$res/tradeoff.png"
-set title "Observing every trace element of the wind tunnel (small, 2 processes)"
+set title "Observing every trace element of the wind tunnel (160 threads, 2 processes)"
 set xlabel "observe rate (full pulls per second)"
-set ylabel "wind-tunnel slowdown"
+set ylabel "wind-tunnel slowdown, median and 95% interval"
 set logscale x
 set grid
-plot "$res/tradeoff.dat" using 1:2 with linespoints pt 7 title "scope configurations"
+plot "$res/tradeoff.dat" using 1:2:3:4 with yerrorbars pt 7 title "full view, 2252 trace elements", \\
+     "" using 1:2 with lines notitle, 1.02 with lines dt 2 title "1.02"
 GP
 	echo "== plot: $res/tradeoff.png"
 fi
 {
 	echo "# Experiments (EventSpace paper, section 6), $(date -u +%Y-%m-%d)"
 	echo
-	echo "Measured by \`make experiments\` on this machine ($(nproc) cores). Slowdowns are"
-	echo "ratios of wind-tunnel runs with and without, interleaved, median of $reps. On a"
-	echo "shared 2-core virtual machine two identical runs differ by up to about 5%:"
-	echo "slowdowns inside that band cannot be told apart from 1.00 (see the 0.9x ones)."
+	echo "Measured by \`make experiments\` on this machine ($(nproc) cores). A slowdown is"
+	echo "the median over $pairs interleaved pairs of wind-tunnel runs (one without, one"
+	echo "with; which goes first alternates) of their ratio, with the 95% percentile"
+	echo "bootstrap interval of that median in brackets: an interval that holds 1.00"
+	echo "cannot tell the cost from the noise of this shared virtual machine.  The"
+	echo "CPU-time slowdown is the same for the CPU time of the wind tunnel's own"
+	echo "threads: what the observed program paid itself, whatever else ran."
 	echo
 	echo "## 1. Collector cost"
 	echo
@@ -171,13 +183,20 @@ fi
 	echo
 	echo "## 2. Slowdown with a collector on every path and tree edge"
 	echo
+	echo "Small and large, 8 matrices x 4 slices, 32 threads on 2 processes.  The"
+	echo "site updates/s/core are the plain runs' median."
+	echo
 	cat "$res/slowdown.md"
 	echo
 	echo "## 3. Each kind of monitor on the running wind tunnel"
 	echo
 	cat "$res/monitors.md"
 	echo
-	echo "## 4. Observing every trace element: rate against slowdown"
+	echo "## 4. Observing every trace element at the paper's scale: rate against slowdown"
+	echo
+	echo "The wind tunnel with 160 threads (8 matrices x 20 slices) and three collectors"
+	echo "on every path (\`-c --nested\`): 2252 trace elements, the paper's 140 threads x 16"
+	echo "had 2240.  Each run's observer pulls one tuple from every element."
 	echo
 	cat "$res/tradeoff.md"
 	echo
@@ -191,4 +210,4 @@ fi
 	echo
 	[ -f "$res/tradeoff.png" ] && echo "![trade-off]($(basename "$res")/tradeoff.png)" | sed 's|results/||'
 } >"$res/README.md"
-echo "experiments: slowdown_small=$slow_small slowdown_large=$slow_large rate_all=$best_rate slowdown_at_rate_all=$best_slow sups_per_core=$sups_small"
+echo "experiments: slowdown_small=$slow_small slowdown_small_hi=$slow_small_hi slowdown_large=$slow_large slowdown_large_hi=$slow_large_hi rate_all=$rate_all elements_all=$elements_all slowdown_at_rate_all_hi=$slow_rate_all_hi sups_per_core_small=$sups_small sups_per_core_large=$sups_large"

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "scopes/scopes.h"
+#include "tests/bench/interval.h"
 
 /*
  * The load, a separate process as an application would be: two worker
@@ -22,12 +23,14 @@
  * The monitor (this process) measures each scope configuration in short
  * windows, alternately pulling as fast as the configuration lets it and
  * staying idle: observe rate = full pulls per second while on; slowdown =
- * the load's units per second while off over while on.  Alternating every
- * 100 ms cancels the drift a shared machine adds over seconds.
+ * the load's units per second while off over while on, the median over
+ * PAIRS pairs of 1 s windows (which of the two comes first alternates) with
+ * its 95% bootstrap interval: pairs side by side share the drift of a
+ * shared machine, and the interval says whether the figure is noise.
  */
 
-#define WINDOW 0.1
-#define PAIRS 15
+#define WINDOW 1.0
+#define PAIRS 10
 
 static double now(void)
 {
@@ -125,7 +128,7 @@ static uint64_t progress(void)
 }
 
 struct result {
-	double rate, slowdown;
+	double rate, slowdown, lo, hi;
 };
 
 static struct result measure(const struct es_scope_spec *spec)
@@ -136,10 +139,11 @@ static struct result measure(const struct es_scope_spec *spec)
 		exit(1);
 	}
 	struct es_trace *buf = calloc((size_t)es_scope_width(s), sizeof(*buf));
-	double on_t = 0, off_t = 0, on_u = 0, off_u = 0;
+	double on_t = 0, ratio[PAIRS], rate[2] = { 0, 0 };
 	long pulls = 0;
 	for (int p = 0; p < 2 * PAIRS; p++) {
-		bool on = p % 2 == 0;
+		/* on, off; off, on; ... */
+		bool on = (p / 2) % 2 ? p % 2 == 1 : p % 2 == 0;
 		uint64_t u0 = progress();
 		double t0 = now(), t1 = t0;
 		if (on) {
@@ -147,20 +151,21 @@ static struct result measure(const struct es_scope_spec *spec)
 				es_scope_pull(s, buf);
 				pulls++;
 			}
+			on_t += t1 - t0;
 		} else {
-			struct timespec ts = { 0, (long)(WINDOW * 1e9) };
+			struct timespec ts = { (time_t)WINDOW, (long)((WINDOW - (double)(time_t)WINDOW) * 1e9) };
 			nanosleep(&ts, NULL);
 			t1 = now();
 		}
-		double du = (double)(progress() - u0);
-		if (on)
-			on_t += t1 - t0, on_u += du;
-		else
-			off_t += t1 - t0, off_u += du;
+		rate[on] = (double)(progress() - u0) / (t1 - t0);
+		if (p % 2)
+			ratio[p / 2] = rate[0] / rate[1];
 	}
 	free(buf);
 	es_scope_destroy(s);
-	return (struct result){ pulls / on_t, (off_u / off_t) / (on_u / on_t) };
+	struct result r = { pulls / on_t, 0, 0, 0 };
+	bench_interval(ratio, PAIRS, &r.slowdown, &r.lo, &r.hi);
+	return r;
 }
 
 int main(void)
@@ -225,15 +230,18 @@ int main(void)
 		return 1;
 	waitpid(pid, NULL, 0);
 	printf("scopes bench: a 2-thread load writes a trace tuple per work unit into 1064 trace "
-	       "elements; a pull takes one tuple from every element of the view; %d windows of "
-	       "%.0f ms on, %d off\n", PAIRS, WINDOW * 1000, PAIRS);
+	       "elements; a pull takes one tuple from every element of the view; %d pairs of "
+	       "%.0f ms windows on and off; slowdown: median [95%% interval]\n", PAIRS, WINDOW * 1000);
 	printf("  %-32s %12s %10s\n", "view (sequential, fanout 4)", "observe rate", "slowdown");
 	for (int v = 0; v < 4; v++)
-		printf("  %-32s %9.0f Hz %10.3f\n", vname[v], rv[v].rate, rv[v].slowdown);
+		printf("  %-32s %9.0f Hz %10.3f [%.3f, %.3f]\n", vname[v], rv[v].rate, rv[v].slowdown,
+		       rv[v].lo, rv[v].hi);
 	printf("  the full view (798 elements) under %d scope configurations:\n", NCFG);
 	for (int k = 0; k < NCFG; k++)
-		printf("  %-32s %9.0f Hz %10.3f\n", cname[k], rc[k].rate, rc[k].slowdown);
-	printf("  one node (266 elements), at most 1 kHz: %9.0f Hz %10.3f\n", node.rate, node.slowdown);
+		printf("  %-32s %9.0f Hz %10.3f [%.3f, %.3f]\n", cname[k], rc[k].rate, rc[k].slowdown,
+		       rc[k].lo, rc[k].hi);
+	printf("  one node (266 elements), at most 1 kHz: %9.0f Hz %10.3f [%.3f, %.3f]\n", node.rate,
+	       node.slowdown, node.lo, node.hi);
 	printf("  (paper: 2500 Hz, 1500 Hz, 200 Hz and 58-106 Hz for 1, 14, 266 and 1948 elements)\n");
 	ps_elem_close(progress_elem);
 	es_space_destroy(solo);
@@ -253,7 +261,8 @@ int main(void)
 			if (best < 0 || rc[k].slowdown < rc[best].slowdown)
 				best = k;
 	printf("  summary uses: %s\n", cname[best]);
-	printf("scopes: rate_1=%.0f rate_14=%.0f rate_266=%.0f rate_all=%.0f slowdown_all=%.3f\n",
-	       rv[0].rate, rv[1].rate, rv[2].rate, rc[best].rate, rc[best].slowdown);
+	printf("scopes: rate_1=%.0f rate_14=%.0f rate_266=%.0f rate_all=%.0f slowdown_all=%.3f "
+	       "slowdown_all_hi=%.3f\n", rv[0].rate, rv[1].rate, rv[2].rate, rc[best].rate,
+	       rc[best].slowdown, rc[best].hi);
 	return 0;
 }

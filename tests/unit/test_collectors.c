@@ -162,6 +162,75 @@ START_TEST(clock_converts_to_monotonic)
 }
 END_TEST
 
+#if defined(__x86_64__)
+/* A TSC line made here, its calibration `ago_ms` in the past, running
+ * `off` times too fast. */
+static void tsc_pair(uint64_t *ns, uint64_t *tsc)
+{
+	uint64_t best = UINT64_MAX; /* the tightest bracket: no preemption inside */
+	for (int i = 0; i < 50; i++) {
+		uint64_t a = mono(), t = __builtin_ia32_rdtsc(), b = mono();
+		if (b - a < best) {
+			best = b - a;
+			*ns = a + (b - a) / 2;
+			*tsc = t;
+		}
+	}
+}
+
+static struct es_clock tsc_line(int ago_ms, double off)
+{
+	uint64_t n0 = 0, t0 = 0, n1 = 0, t1 = 0;
+	tsc_pair(&n0, &t0);
+	struct timespec nap = { 0, 30 * 1000 * 1000 };
+	nanosleep(&nap, NULL);
+	tsc_pair(&n1, &t1);
+	struct es_clock c = { .source = ES_CLOCK_TSC };
+	double tpns = (double)(t1 - t0) / (double)(n1 - n0);
+	c.mult = (uint64_t)((double)(1ull << 32) / tpns * off);
+	c.ticks_per_ns = tpns / off;
+	c.ns0 = n1 - (uint64_t)ago_ms * 1000000u;
+	c.raw0 = t1 - (uint64_t)((double)ago_ms * 1e6 * tpns);
+	return c;
+}
+#endif
+
+/* A monitor attaching checks the writer's calibration: it holds; it drifted
+ * and is re-fitted to the rate the TSC kept; or the TSC kept none. */
+START_TEST(clock_check_refits_or_refuses)
+{
+	int64_t drift;
+	struct es_clock m = { .source = ES_CLOCK_MONOTONIC, .mult = 1ull << 32, .ticks_per_ns = 1.0 };
+	ck_assert_int_eq(es_clock_check(&m, &drift), 0); /* ns already */
+	struct es_clock own = *es_clock_init();
+	ck_assert_int_eq(es_clock_check(&own, &drift), 0);
+	ck_assert_int_lt(drift < 0 ? -drift : drift, 1000000);
+#if defined(__x86_64__)
+	unsigned a, b, c, d;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000007u), "c"(0));
+	if (!(d & (1u << 8)))
+		return; /* no invariant TSC: no line to test */
+	struct es_clock good = tsc_line(200, 1.0);
+	ck_assert_int_eq(es_clock_check(&good, &drift), 0);
+	/* 0.5% fast for 2 s: 10 ms off, far past 10 us + 20 ppm */
+	struct es_clock fast = tsc_line(2000, 1.005);
+	ck_assert_int_eq(es_clock_check(&fast, &drift), 1);
+	ck_assert_int_gt(drift, 5000000);
+	uint64_t before = mono(), ns = es_clock_ns(&fast, __builtin_ia32_rdtsc()), after = mono();
+	ck_assert_uint_ge(ns + 100000, before); /* now right, to the pair's precision */
+	ck_assert_uint_le(ns, after + 100000);
+	/* 5% off is no rate a TSC keeps: refused, the line unchanged */
+	struct es_clock wild = tsc_line(2000, 1.05), keep = wild;
+	ck_assert_int_eq(es_clock_check(&wild, &drift), ES_ECLOCK);
+	ck_assert_uint_eq(wild.mult, keep.mult);
+	/* a TSC behind its own calibration went back: a jump */
+	struct es_clock back = tsc_line(0, 1.0);
+	back.raw0 += (uint64_t)(1e9 * back.ticks_per_ns);
+	ck_assert_int_eq(es_clock_check(&back, &drift), ES_ECLOCK);
+#endif
+}
+END_TEST
+
 START_TEST(clock_fallback_on_request)
 {
 	pid_t pid = fork();
@@ -516,6 +585,7 @@ Suite *collectors_suite(void)
 	tcase_add_test(tc, mpi_select);
 	tcase_add_test(tc, clock_converts_to_monotonic);
 	tcase_add_test(tc, clock_fallback_on_request);
+	tcase_add_test(tc, clock_check_refits_or_refuses);
 	tcase_add_test(tc, collector_records_each_operation);
 	tcase_add_test(tc, collectors_nest);
 	tcase_add_test(tc, drops_are_counted);
