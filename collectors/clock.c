@@ -32,6 +32,7 @@ static bool tsc_invariant(void)
 #endif
 }
 
+#if defined(__x86_64__) || defined(__i386__)
 static bool kernel_uses_tsc(void)
 {
 	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
@@ -44,7 +45,6 @@ static bool kernel_uses_tsc(void)
 	return !strncmp(src, "tsc", 3);
 }
 
-#if defined(__x86_64__) || defined(__i386__)
 /* One (monotonic, tsc) pair, taken so that the two are as close as the
  * machine allows: the tightest of a few brackets. */
 static void pair(uint64_t *ns, uint64_t *tsc)
@@ -59,7 +59,6 @@ static void pair(uint64_t *ns, uint64_t *tsc)
 		}
 	}
 }
-#endif
 
 /* How far a calibration may be off before it is called drift: the pair's
  * own uncertainty, plus 20 ppm of the time since calibration (a 20 ms
@@ -69,6 +68,7 @@ static uint64_t tolerance(const struct es_clock *c, uint64_t now)
 	uint64_t since = now > c->ns0 ? now - c->ns0 : c->ns0 - now;
 	return 10000 + since / 50000;
 }
+#endif
 
 int es_clock_check(struct es_clock *c, int64_t *drift_ns)
 {
@@ -105,7 +105,7 @@ int es_clock_check(struct es_clock *c, int64_t *drift_ns)
  * say) its own CPUID word may still hold: try the calibration on every CPU
  * this thread may run on, since vCPUs whose TSCs were never synchronised
  * are the usual reason for distrust.  The thread's CPU mask is restored. */
-static bool agrees_on_every_cpu(struct es_clock *c)
+static bool agrees_on_every_cpu(const struct es_clock *c)
 {
 	cpu_set_t was, one;
 	if (sched_getaffinity(0, sizeof(was), &was))
@@ -118,8 +118,8 @@ static bool agrees_on_every_cpu(struct es_clock *c)
 		CPU_SET(cpu, &one);
 		if (sched_setaffinity(0, sizeof(one), &one))
 			continue;
-		int64_t drift;
-		ok = es_clock_check(c, &drift) == 0;
+		struct es_clock copy = *c; /* judged, never re-fitted */
+		ok = es_clock_check(&copy, NULL) == 0;
 	}
 	sched_setaffinity(0, sizeof(was), &was);
 	return ok;
@@ -162,8 +162,7 @@ static void calibrate(void)
 	if (!kernel_uses_tsc()) {
 		struct timespec more = { 0, 5 * 1000 * 1000 };
 		nanosleep(&more, NULL);
-		struct es_clock c = clk;
-		if (es_clock_check(&c, NULL) != 0 || !agrees_on_every_cpu(&clk)) {
+		if (!agrees_on_every_cpu(&clk)) {
 			monotonic();
 			return;
 		}

@@ -111,8 +111,9 @@ int es_space_open_at(const char *where, const struct ps_remote_attr *ra, es_spac
 		sp->clock = h.clock;
 		/* A monitor attaching checks the writer's TSC calibration against
 		 * this host's CLOCK_MONOTONIC (the same TSC, on the same host), and
-		 * converts with the rate the TSC really kept if it drifted. */
-		if (!strchr(where, '/'))
+		 * converts with the rate the TSC really kept if it drifted.  Local
+		 * means what ps_server_open_at takes for local: no HOST:PORT. */
+		if (!strchr(where, ':'))
 			sp->clock_check = es_clock_check(&sp->clock, &sp->clock_drift);
 		/* another host's stamps, onto this host's clock */
 		es_clock_shift(&sp->clock, -ps_server_clock_offset(sp->srv));

@@ -177,6 +177,12 @@ static void skipped(const char *prog, const es_scope *s)
 	}
 	if (n > 16)
 		fprintf(stderr, "%s: WARNING: and %d more segments not watched\n", prog, n - 16);
+}
+
+/* What checking each writer's TSC calibration on attaching found, if it
+ * did not simply hold. */
+static void clocks(const char *prog, const es_scope *s)
+{
 	const char *seg;
 	int64_t drift;
 	for (int i = 0, rc; (rc = es_scope_space_clock(s, i, &seg, &drift)) != PS_EINVAL; i++)
@@ -206,6 +212,7 @@ int mon_attach(const char *prog, struct es_scope_spec *spec, double wait_s, es_s
 		int rc = es_scope_create(spec, out);
 		if (!rc) {
 			skipped(prog, *out);
+			clocks(prog, *out);
 			return 0;
 		}
 		if (rc != PS_ENOENT || mon_now() >= until || mon_stop) {

@@ -1,4 +1,5 @@
 /* lga.c - FHP-I and FHP-II on bit-packed hexagonal rows: collision, bounce-back, inflow, propagation. */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
@@ -47,17 +48,28 @@ static uint64_t last_mask(const struct wt_geometry *g)
 	return bits >= 64 ? ~0ull : (1ull << bits) - 1;
 }
 
+/* The tunnel's walls, in one place: the top and bottom rows whole, and
+ * the plate, a site at a quarter of the width in each row of the middle
+ * third.  The collision trusts these to know which rows hold any. */
+static bool edge_row(const struct wt_geometry *g, int y)
+{
+	return y == 0 || y == g->height - 1;
+}
+
+static bool plate_row(const struct wt_geometry *g, int y)
+{
+	return !edge_row(g, y) && y >= g->height / 3 && y < 2 * g->height / 3;
+}
+
 void wt_row_walls(const struct wt_geometry *g, int y, uint64_t *row)
 {
 	uint64_t *wall = row + (size_t)WT_WALL * g->stride;
 	memset(wall, 0, sizeof(uint64_t) * (size_t)g->stride);
-	if (y == 0 || y == g->height - 1) {
+	if (edge_row(g, y)) {
 		for (int k = 0; k < g->words; k++)
 			wall[k] = ~0ull;
 		wall[g->words - 1] &= last_mask(g);
-		return;
-	}
-	if (y >= g->height / 3 && y < 2 * g->height / 3) {
+	} else if (plate_row(g, y)) {
 		int x = g->width / 4;
 		wall[x / 64] |= 1ull << (x % 64);
 	}
@@ -199,7 +211,7 @@ static void walls_feel(const struct wt_geometry *g, int y, int k, const wv *p,
 		       struct wt_flow *flow)
 {
 	int px = g->width / 4;
-	bool plate_row = y >= g->height / 3 && y < 2 * g->height / 3 && y > 0 && y < g->height - 1;
+	bool plate = plate_row(g, y);
 	for (int l = 0; l < LANES; l++) {
 		uint64_t wall = p[WT_WALL][l];
 		if (!wall)
@@ -210,7 +222,7 @@ static void walls_feel(const struct wt_geometry *g, int y, int k, const wv *p,
 			flow->mwall_y += 2 * vy[d] * n;
 		}
 		uint64_t plate_bit = 1ull << (px % 64);
-		if (plate_row && k + l == px / 64 && (wall & plate_bit))
+		if (plate && k + l == px / 64 && (wall & plate_bit))
 			for (int d = 0; d < WT_DIRS; d++)
 				if (p[d][l] & plate_bit)
 					flow->drag += 2 * vx[d];
@@ -224,7 +236,7 @@ collide_row(const struct wt_geometry *g, uint64_t step, int y, const uint64_t *i
 	const size_t S = (size_t)g->stride;
 	/* walls are where wt_row_walls puts them: most rows have none, and
 	 * need not read their wall plane */
-	bool walls = y == 0 || y == g->height - 1 || (y >= g->height / 3 && y < 2 * g->height / 3);
+	bool walls = edge_row(g, y) || plate_row(g, y);
 	/* inflow: the first site of a row that is not a wall may gain an
 	 * eastward particle */
 	uint64_t inflow = 0;
@@ -485,13 +497,13 @@ int wt_vector_use(const char *name)
 		if (!name || !strcmp(name, k->name)) {
 			if (!supported(k)) {
 				if (name)
-					return -95; /* -EOPNOTSUPP: this processor lacks it */
+					return -EOPNOTSUPP; /* this processor lacks it */
 				continue;
 			}
 			atomic_store_explicit(&chosen, k, memory_order_release);
 			return 0;
 		}
-	return -22; /* -EINVAL */
+	return -EINVAL;
 }
 
 const char *wt_vector_path(void)

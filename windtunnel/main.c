@@ -1,5 +1,6 @@
 /* main.c - the windtunnel program: launched by mpirun, one process per rank, several threads each. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <mpi.h>
@@ -204,7 +205,7 @@ static void parse_args(int argc, char **argv, int rank, struct wt_config *c, cha
 		case 'V': {
 			int vrc = wt_vector_use(optarg);
 			if (vrc && !rank)
-				fprintf(stderr, "windtunnel: --vector %s: %s\n", optarg, vrc == -22 ?
+				fprintf(stderr, "windtunnel: --vector %s: %s\n", optarg, vrc == -EINVAL ?
 					"expected avx512, avx2 or portable" : "this processor lacks it");
 			a->bad |= vrc != 0;
 			break;

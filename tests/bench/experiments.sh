@@ -3,14 +3,12 @@
 set -u
 build=${1:?usage: experiments.sh BUILDDIR [remote]}
 only=${2:-}   # remote: only section 5, into docs/results/remote.md
-bin=$build/bin
+bench_job=exp
+. "$(dirname "$0")/lib.sh"   # bin, a scratch $dir, $job, rm_segments, median
 res=docs/results
 mkdir -p "$res"
 pairs=${PAIRS:-10}   # interleaved pairs of runs, without and with, for every slowdown
 mpirun="mpirun --oversubscribe --allow-run-as-root -np 2"
-job="exp$$"
-cleanup() { for s in $("$bin/psadm" list | awk '{print $1}' | grep "^$job"); do "$bin/psadm" rm "$s" >/dev/null; done; }
-trap cleanup EXIT
 
 # one wind-tunnel run: seconds (the slowest process), site updates per
 # second per core, CPU seconds of its slice threads
@@ -18,12 +16,9 @@ run() { # run SIZE STEPS [args...]
 	size=$1 steps=$2; shift 2
 	out=$($mpirun "$bin/windtunnel" -q -s "$size" -t "$steps" -j "$job" ${RUN_ARGS:-} "$@") || { echo "wind tunnel failed" >&2; exit 1; }
 	echo "$out" | grep -q ": conserved" || { echo "wind tunnel not conserved" >&2; exit 1; }
-	cleanup
+	rm_segments "$job"
 	echo "$out" | awk '/site updates in/ {s = $6; u = $11} /CPU s$/ {c = $(NF - 2)} END {print s, u, c}'
 }
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-tmp=$(mktemp -d)
-trap 'cleanup; rm -rf "$tmp"' EXIT
 
 # pairs SIZE STEPS "ARGS" [OBSERVER...]: $pairs interleaved pairs of runs,
 # the second of each with the observers (observe MODE/RATE) watching, or
@@ -35,7 +30,7 @@ trap 'cleanup; rm -rf "$tmp"' EXIT
 pairs() {
 	size=$1 steps=$2 args=$3; shift 3
 	obs="$*"
-	: >"$tmp/t"; : >"$tmp/c"; : >"$tmp/u"; : >"$tmp/r"
+	: >"$dir/t"; : >"$dir/c"; : >"$dir/u"; : >"$dir/r"
 	for i in $(seq "$pairs"); do
 		for half in $([ $((i % 2)) = 1 ] && echo "off on" || echo "on off"); do
 			if [ "$half" = off ]; then
@@ -45,20 +40,20 @@ pairs() {
 			fi
 			pids=""
 			for o in $obs; do
-				"$build/bench/observe" "$job" "${o#*/}" 120 "${o%/*}" >>"$tmp/r" &
+				"$build/bench/observe" "$job" "${o#*/}" 120 "${o%/*}" >>"$dir/r" &
 				pids="$pids $!"
 			done
 			if [ -n "$obs" ]; then set -- $(run "$size" "$steps" $args); else set -- $(run "$size" "$steps" $args -c); fi
 			on_t=$1 on_c=$3
 			[ -n "$pids" ] && wait $pids
 		done
-		echo "$off_t $on_t" >>"$tmp/t"
-		echo "$off_c $on_c" >>"$tmp/c"
-		echo "$off_t $off_u" >>"$tmp/u"
+		echo "$off_t $on_t" >>"$dir/t"
+		echo "$off_c $on_c" >>"$dir/c"
+		echo "$off_t $off_u" >>"$dir/u"
 	done
-	set -- $("$build/bench/interval" <"$tmp/t") $("$build/bench/interval" <"$tmp/c")
-	echo "$1 $2 $3 $5 $6 $7 $(awk '{print $1}' "$tmp/u" | median) $(awk '{print $2}' "$tmp/u" | median) \
-		$( [ -s "$tmp/r" ] && awk '{print $1}' "$tmp/r" | median || echo -) $( [ -s "$tmp/r" ] && awk '{print $2}' "$tmp/r" | median || echo -)"
+	set -- $("$build/bench/interval" <"$dir/t") $("$build/bench/interval" <"$dir/c")
+	echo "$1 $2 $3 $5 $6 $7 $(awk '{print $1}' "$dir/u" | median) $(awk '{print $2}' "$dir/u" | median) \
+		$( [ -s "$dir/r" ] && awk '{print $1}' "$dir/r" | median || echo -) $( [ -s "$dir/r" ] && awk '{print $2}' "$dir/r" | median || echo -)"
 }
 
 if [ "$only" != remote ]; then
@@ -66,7 +61,7 @@ echo "== 1. collector cost: on the wind tunnel's own paths (three collectors on 
 echo "==    one timed by the outer, as the paper does), and on a path in a tight loop beside LTTng-UST"
 $mpirun "$bin/windtunnel" -q -s small -t 300 --nested -j "$job" >/dev/null || { echo "nested run failed" >&2; exit 1; }
 set -- $("$build/bench/nested" "$job")
-cleanup
+rm_segments "$job"
 wt_median=$1 wt_mean=$2 wt_events=$3
 echo "   on the wind tunnel's paths: median $wt_median ns, mean $wt_mean ns over $wt_events events"
 coll=$("$build/bench/collector" | tail -n 1)
