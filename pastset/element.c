@@ -93,9 +93,11 @@ int ps__elem_handle(ps_server *srv, struct ps_ehdr *h, struct ps_waitc *wc,
 {
 	if (ps__check_attr(a))
 		return PS_EBADSEG;
-	ps_elem *e = calloc(1, sizeof(*e));
+	size_t sz = (sizeof(ps_elem) + PS_CACHELINE - 1) / PS_CACHELINE * PS_CACHELINE;
+	ps_elem *e = aligned_alloc(PS_CACHELINE, sz);
 	if (!e)
 		return PS_ENOMEM;
+	memset(e, 0, sz);
 	e->h = h;
 	e->slots = h ? (unsigned char *)h + PS_SLOTS_OFF : NULL; /* NULL: remote */
 	e->wc = wc;
@@ -150,13 +152,7 @@ const char *ps_elem_name(const ps_elem *e)
 	return e ? e->name : "";
 }
 
-/*
- * Slot copies go word by word through relaxed atomics: a reader may race
- * with the writer on a slot (the seqlock then discards the copy), and the
- * language only allows that race on atomics.  On x86-64 and AArch64 these
- * are the same plain moves memcpy would make.
- */
-typedef _Atomic uint64_t ps_word;
+/* Slot copies go word by word through relaxed atomics (ps_word, internal.h). */
 
 /* The last, partial word of a tuple: fixed-size copies compile to plain
  * moves, where a variable-size one would go through memory. */
@@ -233,18 +229,6 @@ static inline void slot_load(unsigned char *dst, ps_word *src, uint32_t size)
 #endif
 		tail_store(dst + 8 * i, last, r);
 	}
-}
-
-static inline ps_word *slot_of(const ps_elem *e, uint64_t idx)
-{
-	return (ps_word *)(e->slots + (size_t)(idx & e->mask) * e->stride);
-}
-
-/* Oldest index still held, given head and tail as loaded. */
-static inline uint64_t oldest_of(const ps_elem *e, uint64_t head, uint64_t tail)
-{
-	uint64_t lo = head > e->threshold ? head - e->threshold : 0;
-	return tail > lo ? tail : lo;
 }
 
 /* After copying indices >= first: were they all whole? */

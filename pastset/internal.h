@@ -58,20 +58,23 @@ struct ps_waitc {
 };
 
 struct ps_elem {
+	/* What reads and writes use, in the first cache line (handles are
+	 * line-aligned): a sweep over thousands of elements misses once per
+	 * handle, not twice. */
 	struct ps_ehdr *h;
 	unsigned char *slots;
-	struct ps_waitc *wc;
-	ps_server *srv;
+	const struct ps_elem_ops *ops; /* NULL: in memory, the inline path */
+	struct ps__relem *remote;      /* ops' state: on another host (remote.c) */
 	uint64_t mask;
 	uint32_t tuple_size, stride, threshold, nslots;
-	enum ps_mode mode;
-	unsigned flags;
 	bool fast_write;   /* single writer, discard mode: the lock-free path */
 	bool writable;     /* handle may write and take */
 	bool can_register; /* wc is writable: waiters get woken, not polled */
 	bool shared;       /* futexes are process-shared */
-	const struct ps_elem_ops *ops; /* NULL: in memory, the inline path */
-	struct ps__relem *remote;      /* ops' state: on another host (remote.c) */
+	struct ps_waitc *wc;
+	ps_server *srv;
+	enum ps_mode mode;
+	unsigned flags;
 	char name[PS_NAME_MAX + 1];
 };
 
@@ -113,6 +116,26 @@ int ps__shm_info(const char *name, struct ps_shm_info *info, bool may_wait);
 
 /* element.c */
 size_t ps__elem_bytes(uint32_t tuple_size, uint32_t threshold);
+/*
+ * Slot copies go word by word through relaxed atomics: a reader may race
+ * with the writer on a slot (the seqlock then discards the copy), and the
+ * language only allows that race on atomics.  On x86-64 and AArch64 these
+ * are the same plain moves memcpy would make.
+ */
+typedef _Atomic uint64_t ps_word;
+
+static inline ps_word *slot_of(const ps_elem *e, uint64_t idx)
+{
+	return (ps_word *)(e->slots + (size_t)(idx & e->mask) * e->stride);
+}
+
+/* Oldest index still held, given head and tail as loaded. */
+static inline uint64_t oldest_of(const ps_elem *e, uint64_t head, uint64_t tail)
+{
+	uint64_t lo = head > e->threshold ? head - e->threshold : 0;
+	return tail > lo ? tail : lo;
+}
+
 int ps__elem_init(struct ps_ehdr *h, const struct ps_elem_attr *a, uint32_t id,
 		  bool pshared);
 int ps__check_attr(const struct ps_elem_attr *a);

@@ -332,10 +332,22 @@ int ps_elem_set_layout(ps_elem *e, const char *layout);
  * holds the tuples one after another; status[i] and idx[i] (may be NULL)
  * each one's result.  Returns the number read, or an error. */
 int ps_read_latest_many(ps_elem *const *e, int n, void *out, uint64_t *idx, int *status);
+/* The same for a caller that keeps what it read: idx[i] holds on entry the
+ * index of the tuple out already holds for e[i] (PS_NONE: none), and an
+ * element whose newest is still that one is not copied again: status[i] is
+ * PS_SAME.  On return idx[i] is the index now in out, or PS_NONE where the
+ * read failed.  Local elements are swept with their headers and newest
+ * slots fetched ahead, so that the cache misses overlap.  Returns the
+ * number read or the same, or an error. */
+#define PS_NONE UINT64_MAX
+#define PS_SAME 1
+int ps_read_latest_since(ps_elem *const *e, int n, void *out, uint64_t *idx, int *status);
 /* The same fetch, kept for each element's next ps_read_latest(): how a tree
  * of single reads over remote leaves costs one round trip.  Returns the
  * number fetched; a server that failed fails its own elements' next reads
- * (PS_ELOST...), not the others'.  Forget drops what was not read. */
+ * (PS_ELOST...), not the others'.  An element fetched and not read yet is
+ * not fetched again (a scope fetches for its tree, whose sweep then asks
+ * for the same).  Forget drops what was not read. */
 int ps_prefetch_latest(ps_elem *const *e, int n);
 void ps_prefetch_forget(ps_elem *const *e, int n);
 /* What the last fetch got for e, not yet read: 0 (a tuple, or nothing

@@ -123,13 +123,20 @@ static int pass_init(paths_stage *self, const struct paths_params *p)
 	return paths_params_only(p, known);
 }
 
+static int pass_after(paths_stage *self, struct paths_op *op, int rc)
+{
+	(void)self;
+	(void)op;
+	return rc;
+}
+
 static int pass_op(paths_stage *self, struct paths_op *op)
 {
 	return paths_forward(self, op);
 }
 
 const struct paths_wrapper_type paths__pass_type = {
-	.name = "pass", .init = pass_init, .op = pass_op,
+	.name = "pass", .init = pass_init, .op = pass_op, .after = pass_after,
 };
 
 /* --- remote: the path ends at an element on a tuple server elsewhere ----------- */
@@ -330,15 +337,204 @@ const struct paths_wrapper_type paths__handoff_type = {
 
 /* --- fork: one operation, every branch -------------------------------------- */
 
+/*
+ * A sweep: the newest tuples of every element under a fork whose branches
+ * are forks, or chains of wrappers with an after (paths.h) ending in an
+ * element.  Walking such a tree costs a call per stage per element and a
+ * cache miss after another; the sweep reads the elements in one pass with
+ * their lines fetched ahead (ps_read_latest_since), runs the afters only
+ * where a tuple is new, and keeps its answers for the next read.
+ */
+struct sweep {
+	int n;
+	size_t size;            /* bytes of a whole read */
+	ps_elem **e;
+	uint32_t *tsize;        /* per element: its tuple size */
+	int *chain;             /* element i's afters: stages[chain[i]..chain[i+1]), outermost first */
+	paths_stage **stages;
+	uint64_t *idx;          /* per element: the index of what out holds, or PS_NONE */
+	int *status;
+	unsigned char *out;     /* the answers after the afters */
+	uint64_t epoch;
+	int cap, scap;
+};
+
+struct fork {
+	size_t *shares;          /* NULL: equal shares */
+	struct sweep *sweep;
+	_Atomic int swept;       /* 0: not tried yet; 1: sweep; -1: the tree has to be walked */
+	_Atomic int busy;        /* the sweep is someone's: others walk the tree */
+};
+
+static _Atomic uint64_t epoch = 1;
+
+void paths_stage_changed(paths_stage *s)
+{
+	(void)s;
+	atomic_fetch_add_explicit(&epoch, 1, memory_order_release);
+}
+
+static void sweep_free(struct sweep *w)
+{
+	if (!w)
+		return;
+	free(w->e);
+	free(w->tsize);
+	free(w->chain);
+	free(w->stages);
+	free(w->idx);
+	free(w->status);
+	free(w->out);
+	free(w);
+}
+
+/* Adds what lies under s, which reads `share` bytes, to the sweep: 0, 1 if
+ * the tree under s cannot be swept, or PS_ENOMEM. */
+static int sweep_add(struct sweep *w, paths_stage *s, size_t share)
+{
+	if (s->type == &paths__fork_type) {
+		const struct fork *f = s->state;
+		size_t total = 0;
+		for (int i = 0; f->shares && i < s->nbranches; i++)
+			total += f->shares[i];
+		if (f->shares ? total != share : share % (size_t)s->nbranches)
+			return 1; /* walking the tree says PS_ESIZE */
+		for (int i = 0; i < s->nbranches; i++) {
+			int rc = sweep_add(w, s->branches[i],
+					   f->shares ? f->shares[i] : share / (size_t)s->nbranches);
+			if (rc)
+				return rc;
+		}
+		return 0;
+	}
+	int first = w->n ? w->chain[w->n] : 0, k = first;
+	for (; s->type->after && s->next && !s->nbranches; s = s->next) {
+		if (k == w->scap) {
+			int c = w->scap ? 2 * w->scap : 64;
+			paths_stage **s2 = realloc(w->stages, sizeof(*s2) * (size_t)c);
+			if (!s2)
+				return PS_ENOMEM;
+			w->stages = s2;
+			w->scap = c;
+		}
+		w->stages[k++] = s;
+	}
+	if (s->type != &paths__element_type)
+		return 1;
+	ps_elem *e = *(ps_elem **)s->state;
+	if (ps_elem_tuple_size(e) != share)
+		return 1;
+	if (w->n + 1 > w->cap) {
+		int c = w->cap ? 2 * w->cap : 64;
+		ps_elem **e2 = realloc(w->e, sizeof(*e2) * (size_t)c);
+		if (e2)
+			w->e = e2;
+		uint32_t *t2 = e2 ? realloc(w->tsize, sizeof(*t2) * (size_t)c) : NULL;
+		if (t2)
+			w->tsize = t2;
+		int *c2 = t2 ? realloc(w->chain, sizeof(*c2) * ((size_t)c + 1)) : NULL;
+		if (!c2)
+			return PS_ENOMEM;
+		w->chain = c2;
+		w->cap = c;
+	}
+	w->chain[w->n] = first;
+	w->chain[w->n + 1] = k;
+	w->e[w->n] = e;
+	w->tsize[w->n] = (uint32_t)share;
+	w->n++;
+	w->size += share;
+	return 0;
+}
+
+/* The sweep of the tree under fork s, or NULL if it has none. */
+static struct sweep *sweep_make(paths_stage *s, size_t size)
+{
+	struct sweep *w = calloc(1, sizeof(*w));
+	if (!w || sweep_add(w, s, size) || !w->n ||
+	    !(w->idx = malloc(sizeof(*w->idx) * (size_t)w->n)) ||
+	    !(w->status = malloc(sizeof(*w->status) * (size_t)w->n)) ||
+	    !(w->out = calloc(1, w->size))) {
+		sweep_free(w);
+		return NULL;
+	}
+	w->epoch = 0; /* differs from any epoch: the first read reads all */
+	return w;
+}
+
+static int sweep_run(struct sweep *w, struct paths_op *op)
+{
+	uint64_t now = atomic_load_explicit(&epoch, memory_order_acquire);
+	if (now != w->epoch) {
+		for (int i = 0; i < w->n; i++)
+			w->idx[i] = PS_NONE;
+		w->epoch = now;
+	}
+	int rc = ps_read_latest_since(w->e, w->n, w->out, w->idx, w->status);
+	if (rc < 0)
+		return rc;
+	rc = 0;
+	uint64_t last = op->idx;
+	unsigned char *o = w->out;
+	for (int i = 0; i < w->n; o += w->tsize[i], i++) {
+		if (i + 16 < w->n && w->status[i + 16] != PS_SAME)
+			for (int j = w->chain[i + 16]; j < w->chain[i + 17]; j++)
+				__builtin_prefetch(w->stages[j]);
+		if (i + 8 < w->n && w->status[i + 8] != PS_SAME)
+			for (int j = w->chain[i + 8]; j < w->chain[i + 9]; j++)
+				__builtin_prefetch(w->stages[j]->state);
+		if (w->status[i] == PS_SAME) {
+			last = w->idx[i];
+			continue;
+		}
+		struct paths_op sub = *op;
+		sub.buf = o;
+		sub.size = w->tsize[i];
+		int r = w->status[i];
+		if (!r)
+			sub.idx = w->idx[i];
+		for (int j = w->chain[i + 1] - 1; j >= w->chain[i]; j--)
+			r = w->stages[j]->type->after(w->stages[j], &sub, r);
+		if (r) {
+			w->idx[i] = PS_NONE; /* asked again next time, and fails again or not */
+			if (!rc) {
+				rc = r;
+				op->oldest = sub.oldest;
+			}
+		}
+		last = sub.idx;
+	}
+	memcpy(op->buf, w->out, w->size);
+	op->idx = last;
+	return rc;
+}
+
 static int fork_op(paths_stage *self, struct paths_op *op)
 {
 	int n = self->nbranches;
-	const size_t *shares = self->state; /* NULL: equal shares */
+	struct fork *f = self->state;
+	const size_t *shares = f->shares;
 	size_t total = 0;
 	for (int i = 0; shares && i < n; i++)
 		total += shares[i];
 	if (op->code != PATHS_WRITE && (shares ? op->size != total : op->size % (size_t)n))
 		return PS_ESIZE;
+	if (op->code == PATHS_READ_LATEST &&
+	    atomic_load_explicit(&f->swept, memory_order_relaxed) >= 0 &&
+	    !atomic_exchange_explicit(&f->busy, 1, memory_order_acquire)) {
+		/* One caller at a time has the sweep (it keeps answers);
+		 * another at the same time walks the tree. */
+		if (!atomic_load_explicit(&f->swept, memory_order_relaxed)) {
+			f->sweep = sweep_make(self, op->size);
+			atomic_store_explicit(&f->swept, f->sweep ? 1 : -1, memory_order_relaxed);
+		}
+		int rc = 1;
+		if (f->sweep && f->sweep->size == op->size)
+			rc = sweep_run(f->sweep, op);
+		atomic_store_explicit(&f->busy, 0, memory_order_release);
+		if (rc <= 0)
+			return rc;
+	}
 	struct paths_op sub[n];
 	struct paths__req req[n];
 	size_t off = 0;
@@ -363,8 +559,15 @@ static int fork_op(paths_stage *self, struct paths_op *op)
 	return rc;
 }
 
+static void fork_fini(paths_stage *self)
+{
+	struct fork *f = self->state;
+	sweep_free(f->sweep);
+	free(f->shares);
+}
+
 const struct paths_wrapper_type paths__fork_type = {
-	.name = "fork", .op = fork_op,
+	.name = "fork", .state_size = sizeof(struct fork), .op = fork_op, .fini = fork_fini,
 };
 
 int paths_stage_fork_sized(paths_stage *const *branches, int n, const size_t *shares,
@@ -378,11 +581,13 @@ int paths_stage_fork_sized(paths_stage *const *branches, int n, const size_t *sh
 	paths_stage *s = stage_new(&paths__fork_type);
 	if (!s)
 		return PS_ENOMEM;
+	struct fork *f = s->state;
 	s->branches = malloc(sizeof(*s->branches) * (size_t)n);
-	if (shares && (s->state = malloc(sizeof(size_t) * (size_t)n)))
-		memcpy(s->state, shares, sizeof(size_t) * (size_t)n);
-	if (!s->branches || (shares && !s->state)) {
+	if (shares && (f->shares = malloc(sizeof(size_t) * (size_t)n)))
+		memcpy(f->shares, shares, sizeof(size_t) * (size_t)n);
+	if (!s->branches || (shares && !f->shares)) {
 		free(s->branches);
+		free(f->shares);
 		free(s->state);
 		free(s);
 		return PS_ENOMEM;

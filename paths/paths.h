@@ -76,7 +76,20 @@ struct paths_wrapper_type {
 	/* Handles op: usually some work, paths_forward(), more work. */
 	int (*op)(paths_stage *self, struct paths_op *op);
 	void (*fini)(paths_stage *self); /* may be NULL */
+	/* May be set by a wrapper that only looks at what came back: one whose
+	 * op is exactly `return after(self, op, paths_forward(self, op))`, and
+	 * whose after gives the same for the same tuple until the stage says
+	 * otherwise (paths_stage_changed).  A fork reading the newest tuples
+	 * of branches made of such wrappers over elements then reads all the
+	 * elements in one sweep and runs the afters only where a tuple is new:
+	 * the full view of thousands of trace elements, a thousand times a
+	 * second, without a call per stage per element. */
+	int (*after)(paths_stage *self, struct paths_op *op, int rc);
 };
+
+/* What a stage's after gives has changed (a wrapper's state, say a clock):
+ * forks read their elements afresh at the next read. */
+void paths_stage_changed(paths_stage *s);
 
 /* Wrapper types are found by name.  The built-ins (element, pass, remote,
  * handoff, fork) are always there; later layers register theirs.  PS_EEXIST if the

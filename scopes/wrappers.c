@@ -150,9 +150,8 @@ static int filter_init(paths_stage *self, const struct paths_params *p)
 	return 0;
 }
 
-static int filter_op(paths_stage *self, struct paths_op *op)
+static int filter_after(paths_stage *self, struct paths_op *op, int rc)
 {
-	int rc = paths_forward(self, op);
 	if (rc || op->code == PATHS_WRITE)
 		return rc;
 	struct es_trace *t = op->buf;
@@ -160,6 +159,11 @@ static int filter_op(paths_stage *self, struct paths_op *op)
 		if (!es__filter_match(paths_stage_state(self), &t[i]))
 			memset(&t[i], 0, T);
 	return 0;
+}
+
+static int filter_op(paths_stage *self, struct paths_op *op)
+{
+	return filter_after(self, op, paths_forward(self, op));
 }
 
 /* --- convert: raw stamps to ns, portable byte order --------------------------------- */
@@ -191,11 +195,11 @@ static int convert_init(paths_stage *self, const struct paths_params *p)
 void es__convert_clock(paths_stage *self, const struct es_clock *c)
 {
 	((struct convert *)paths_stage_state(self))->clock = *c;
+	paths_stage_changed(self); /* tuples kept converted the old way are not */
 }
 
-static int convert_op(paths_stage *self, struct paths_op *op)
+static int convert_after(paths_stage *self, struct paths_op *op, int rc)
 {
-	int rc = paths_forward(self, op);
 	if (rc || op->code == PATHS_WRITE)
 		return rc;
 	struct convert *c = paths_stage_state(self);
@@ -204,6 +208,11 @@ static int convert_op(paths_stage *self, struct paths_op *op)
 		if (!es_trace_empty(&t[i]))
 			es_trace_portable(&c->clock, &t[i], &t[i]);
 	return 0;
+}
+
+static int convert_op(paths_stage *self, struct paths_op *op)
+{
+	return convert_after(self, op, paths_forward(self, op));
 }
 
 /* --- sort: the gathered tuples in order of start time ---------------------------------- */
@@ -243,9 +252,9 @@ size_t es__scope_width_below(const paths_stage *s)
 	return 1; /* the element */
 }
 
-static int latest_op(paths_stage *self, struct paths_op *op)
+static int latest_after(paths_stage *self, struct paths_op *op, int rc)
 {
-	int rc = paths_forward(self, op);
+	(void)self;
 	/* nothing yet, or a server lost for now: one leaf does not fail the
 	 * pull (the scope notes which leaves were lost) */
 	if (rc == PS_ENODATA || rc == PS_EAGAIN || rc == PS_ELOST) {
@@ -255,15 +264,20 @@ static int latest_op(paths_stage *self, struct paths_op *op)
 	return rc;
 }
 
+static int latest_op(paths_stage *self, struct paths_op *op)
+{
+	return latest_after(self, op, paths_forward(self, op));
+}
+
 static const struct paths_wrapper_type types[] = {
 	{ .name = "reduce", .state_size = sizeof(struct reduce), .init = reduce_init,
 	  .op = reduce_op, .fini = reduce_fini },
 	{ .name = "filter", .state_size = sizeof(struct filter), .init = filter_init,
-	  .op = filter_op },
+	  .op = filter_op, .after = filter_after },
 	{ .name = "convert", .state_size = sizeof(struct convert), .init = convert_init,
-	  .op = convert_op },
+	  .op = convert_op, .after = convert_after },
 	{ .name = "sort", .op = sort_op },
-	{ .name = "latest", .op = latest_op },
+	{ .name = "latest", .op = latest_op, .after = latest_after },
 };
 
 int es_scopes_register(void)

@@ -17,7 +17,8 @@
  *           beat       the latest event of every thread (heartbeat's scope)
  *           consume    every new event of every trace element (geteventmon, colopmon)
  * OBSERVE_SERVERS in the environment: through those tuple servers.
- * Prints: trace elements observed, observations per second.  Stops at
+ * Prints: trace elements observed, observations per second, and the
+ * observer's CPU time per observation in microseconds.  Stops at
  * SECONDS or when the job ends.
  */
 int main(int argc, char **argv)
@@ -51,8 +52,9 @@ int main(int argc, char **argv)
 	size_t width = (size_t)es_scope_width(s), max = 65536;
 	struct es_trace *buf = calloc(width > max ? width : max, sizeof(*buf));
 	const struct es_leaf *one = es_scope_leaf(s, 0);
-	struct timespec t0, t;
+	struct timespec t0, t, c0, c1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 	long pulls = 0;
 	double el = 1e-9;
 	do {
@@ -77,7 +79,10 @@ int main(int argc, char **argv)
 				break;
 		}
 	} while (el < secs);
-	printf("%d %.1f\n", !strcmp(mode, "one") ? 1 : es_scope_leaves(s), pulls / el);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+	double cpu = (c1.tv_sec - c0.tv_sec) + (c1.tv_nsec - c0.tv_nsec) / 1e9;
+	printf("%d %.1f %.2f\n", !strcmp(mode, "one") ? 1 : es_scope_leaves(s), pulls / el,
+	       pulls ? cpu / pulls * 1e6 : 0);
 	free(buf);
 	es_scope_destroy(s);
 	return 0;

@@ -485,6 +485,78 @@ START_TEST(clock_and_deadlines)
 }
 END_TEST
 
+/* A sweep that keeps what it read copies only what is new, and is exact:
+ * an element emptied by a taker since is empty, not its old tuple. */
+START_TEST(read_latest_since)
+{
+	setup_kind(_i);
+	enum { N = 300 }; /* more than the sweep fetches ahead */
+	ps_elem *e[N];
+	char name[16];
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "s%d", i);
+		e[i] = mk(name, 4, PS_DISCARD, 0);
+		if (i % 7) /* every seventh stays empty */
+			put(e[i], 0);
+	}
+	static uint8_t out[N * TT_SIZE];
+	uint64_t idx[N];
+	int st[N];
+	for (int i = 0; i < N; i++)
+		idx[i] = PS_NONE;
+	ck_assert_int_eq(ps_read_latest_since(e, N, out, idx, st), N - (N + 6) / 7);
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(st[i], i % 7 ? 0 : PS_ENODATA);
+		ck_assert_uint_eq(idx[i], i % 7 ? 0 : PS_NONE);
+		if (i % 7)
+			ck_assert(tuple_ok(out + i * TT_SIZE) && tuple_idx(out + i * TT_SIZE) == 0);
+	}
+	/* nothing new: nothing copied (out poisoned to show it is not touched) */
+	memset(out, 0xa5, sizeof(out));
+	ck_assert_int_eq(ps_read_latest_since(e, N, out, idx, st), N - (N + 6) / 7);
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(st[i], i % 7 ? PS_SAME : PS_ENODATA);
+		ck_assert_uint_eq(out[i * TT_SIZE], 0xa5);
+	}
+	/* new tuples in a few, the first tuple in an empty one */
+	put(e[1], 1);
+	put(e[1], 2);
+	put(e[250], 1);
+	put(e[7], 0);
+	ck_assert_int_eq(ps_read_latest_since(e, N, out, idx, st), N - (N + 6) / 7 + 1);
+	ck_assert_int_eq(st[1], 0);
+	ck_assert_uint_eq(idx[1], 2);
+	ck_assert_uint_eq(tuple_idx(out + 1 * TT_SIZE), 2);
+	ck_assert_int_eq(st[250], 0);
+	ck_assert_uint_eq(tuple_idx(out + 250 * TT_SIZE), 1);
+	ck_assert_int_eq(st[7], 0);
+	ck_assert_int_eq(st[2], PS_SAME);
+	/* a taker empties e[3]: the sweep says so, not what it kept */
+	uint8_t t[TT_SIZE];
+	ck_assert_int_eq(ps_take(e[3], t, 0, NULL), 0);
+	ck_assert_int_eq(ps_read_latest_since(e, N, out, idx, st), N - (N + 6) / 7);
+	ck_assert_int_eq(st[3], PS_ENODATA);
+	ck_assert_uint_eq(idx[3], PS_NONE);
+	/* an index the caller does not hold is read again */
+	idx[4] = 17;
+	ck_assert_int_eq(ps_read_latest_since(e, 5, out, idx, st), 3);
+	ck_assert_int_eq(st[4], 0);
+	ck_assert_uint_eq(idx[4], 0);
+	/* errors */
+	ck_assert_int_eq(ps_read_latest_since(NULL, 1, out, idx, st), PS_EINVAL);
+	ck_assert_int_eq(ps_read_latest_since(e, -1, out, idx, st), PS_EINVAL);
+	ck_assert_int_eq(ps_read_latest_since(e, 1, NULL, idx, st), PS_EINVAL);
+	ck_assert_int_eq(ps_read_latest_since(e, 1, out, NULL, st), PS_EINVAL);
+	ck_assert_int_eq(ps_read_latest_since(e, 1, out, idx, NULL), PS_EINVAL);
+	ps_elem *holes[2] = { e[0], NULL };
+	ck_assert_int_eq(ps_read_latest_since(holes, 2, out, idx, st), PS_EINVAL);
+	ck_assert_int_eq(ps_read_latest_since(e, 0, NULL, idx, st), 0);
+	for (int i = 0; i < N; i++)
+		ps_elem_close(e[i]);
+	teardown_kind(_i);
+}
+END_TEST
+
 Suite *pastset_suite(void)
 {
 	Suite *s = suite_create("pastset");
@@ -502,6 +574,7 @@ Suite *pastset_suite(void)
 	tcase_add_loop_test(tc, flow_writer_blocks_until_taken, 0, 2);
 	tcase_add_loop_test(tc, null_arguments, 0, 2);
 	tcase_add_loop_test(tc, notes, 0, 2);
+	tcase_add_loop_test(tc, read_latest_since, 0, 2);
 	tcase_add_test(tc, out_of_memory);
 	tcase_add_test(tc, strerror_messages);
 	tcase_add_test(tc, clock_and_deadlines);

@@ -1,8 +1,10 @@
 /* test_paths.c - wrapper registry, parameters, stages, paths, forks, joins and hand-offs. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "paths/paths.h"
@@ -246,6 +248,237 @@ START_TEST(fork_writes_everywhere_reads_gather)
 }
 END_TEST
 
+/* A wrapper that only looks at what came back: it counts its calls and
+ * marks the tuple (the seq field + 1000), so a kept answer shows the mark. */
+static int afters;
+
+static int mark_after(paths_stage *self, struct paths_op *op, int rc)
+{
+	(void)self;
+	__atomic_add_fetch(&afters, 1, __ATOMIC_RELAXED);
+	if (!rc && op->code != PATHS_WRITE) {
+		uint32_t seq;
+		memcpy(&seq, (char *)op->buf + 12, 4);
+		seq += 1000;
+		memcpy((char *)op->buf + 12, &seq, 4);
+	}
+	return rc;
+}
+
+static int mark_op(paths_stage *self, struct paths_op *op)
+{
+	return mark_after(self, op, paths_forward(self, op));
+}
+
+static const struct paths_wrapper_type mark_type = {
+	.name = "testmark", .op = mark_op, .after = mark_after,
+};
+
+/* n elements under a tree of forks (fanout 8), each branch `type` over
+ * `pass` over its element. */
+static paths_stage *gather_tree(ps_elem **e, int n, const char *type)
+{
+	paths_stage *st[n];
+	for (int i = 0; i < n; i++) {
+		paths_stage *el, *pass;
+		ck_assert_int_eq(paths_stage_element(e[i], &el), 0);
+		ck_assert_int_eq(paths_stage_create("pass", NULL, el, &pass), 0);
+		paths_stage_release(el);
+		if (!strcmp(type, "testlog")) {
+			st[i] = logstage('a', pass);
+		} else {
+			ck_assert_int_eq(paths_stage_create(type, NULL, pass, &st[i]), 0);
+			paths_stage_release(pass);
+		}
+	}
+	size_t below[n]; /* tuples under each */
+	for (int i = 0; i < n; i++)
+		below[i] = 1;
+	while (n > 1) {
+		int m = 0;
+		for (int g = 0; g < n; g += 8, m++) {
+			int k = n - g < 8 ? n - g : 8;
+			size_t shares[8], sum = 0;
+			for (int j = 0; j < k; j++)
+				sum += below[g + j], shares[j] = below[g + j] * TT_SIZE;
+			paths_stage *f;
+			ck_assert_int_eq(paths_stage_fork_sized(st + g, k, shares, &f), 0);
+			for (int j = 0; j < k; j++)
+				paths_stage_release(st[g + j]);
+			st[m] = f;
+			below[m] = sum;
+		}
+		n = m;
+	}
+	return st[0];
+}
+
+/* A fork over wrappers with afters reads in one sweep what a walk of the
+ * tree reads, and runs the afters only for new tuples. */
+START_TEST(fork_sweeps_what_is_new)
+{
+	enum { N = 200 };
+	paths_register(&mark_type);
+	ps_elem *e[N];
+	char name[16];
+	uint8_t t[TT_SIZE];
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "w%d", i);
+		e[i] = elem(name, 4);
+		tuple_make(t, (uint64_t)i, 0, (uint32_t)i);
+		ck_assert_int_eq(ps_write(e[i], t, 0, NULL), 0);
+	}
+	paths_stage *swept = gather_tree(e, N, "testmark");
+	paths_stage *walked = gather_tree(e, N, "testlog"); /* no after: walked */
+	paths_path *p, *q;
+	ck_assert_int_eq(paths_path_create("s", swept, N * TT_SIZE, &p), 0);
+	ck_assert_int_eq(paths_path_create("w", walked, N * TT_SIZE, &q), 0);
+	paths_stage_release(swept);
+	paths_stage_release(walked);
+	static uint8_t a[N * TT_SIZE], b[N * TT_SIZE];
+	uint64_t idx = 0;
+	afters = 0;
+	ck_assert_int_eq(paths_read_latest(p, a, &idx), 0);
+	ck_assert_int_eq(afters, N);
+	ck_assert_int_eq(paths_read_latest(q, b, NULL), 0);
+	for (int i = 0; i < N; i++) {
+		ck_assert_uint_eq(tuple_idx(a + i * TT_SIZE), (uint64_t)i);
+		ck_assert_uint_eq(tuple_seq(a + i * TT_SIZE), (uint32_t)i + 1000);
+		ck_assert_uint_eq(tuple_seq(b + i * TT_SIZE), (uint32_t)i);
+	}
+	/* nothing new: the same answers, afters not run again */
+	memset(a, 0, sizeof(a));
+	ck_assert_int_eq(paths_read_latest(p, a, NULL), 0);
+	ck_assert_int_eq(afters, N);
+	for (int i = 0; i < N; i++)
+		ck_assert_uint_eq(tuple_seq(a + i * TT_SIZE), (uint32_t)i + 1000);
+	/* two new tuples: two afters, and the last branch's index */
+	tuple_make(t, 5000, 0, 7);
+	ck_assert_int_eq(ps_write(e[3], t, 0, NULL), 0);
+	tuple_make(t, 6000, 0, 9);
+	ck_assert_int_eq(ps_write(e[N - 1], t, 0, NULL), 0);
+	ck_assert_int_eq(paths_read_latest(p, a, &idx), 0);
+	ck_assert_int_eq(afters, N + 2);
+	ck_assert_uint_eq(idx, 1);
+	ck_assert_uint_eq(tuple_idx(a + 3 * TT_SIZE), 5000);
+	ck_assert_uint_eq(tuple_seq(a + 3 * TT_SIZE), 1007);
+	ck_assert_uint_eq(tuple_idx(a + (N - 1) * TT_SIZE), 6000);
+	ck_assert_int_eq(paths_read_latest(q, b, NULL), 0);
+	for (int i = 0; i < N; i++)
+		ck_assert_uint_eq(tuple_idx(a + i * TT_SIZE), tuple_idx(b + i * TT_SIZE));
+	/* a stage whose after would now give something else: all afresh */
+	paths_stage_changed(paths_path_first(p));
+	ck_assert_int_eq(paths_read_latest(p, a, NULL), 0);
+	ck_assert_int_eq(afters, 2 * N + 2);
+	/* the wrong size is refused, as by the walk */
+	ck_assert_int_eq(paths_read_latest(p, a, NULL), 0);
+	struct paths_op op = { .code = PATHS_READ_LATEST, .buf = a, .size = (N - 1) * TT_SIZE };
+	ck_assert_int_eq(paths_run(p, &op), PS_ESIZE);
+	paths_path_destroy(p);
+	paths_path_destroy(q);
+	for (int i = 0; i < N; i++)
+		ps_elem_close(e[i]);
+}
+END_TEST
+
+/* An element with nothing fails the gather as the walk does (the first
+ * error), the others still answered; once it has a tuple, all is well. */
+START_TEST(fork_sweep_errors)
+{
+	paths_register(&mark_type);
+	ps_elem *e[3] = { elem("a", 4), elem("b", 4), elem("c", 4) };
+	uint8_t t[TT_SIZE], all[3 * TT_SIZE];
+	tuple_make(t, 1, 0, 1);
+	ck_assert_int_eq(ps_write(e[0], t, 0, NULL), 0);
+	ck_assert_int_eq(ps_write(e[2], t, 0, NULL), 0);
+	paths_stage *f = gather_tree(e, 3, "testmark");
+	paths_path *p;
+	ck_assert_int_eq(paths_path_create("p", f, 3 * TT_SIZE, &p), 0);
+	paths_stage_release(f);
+	for (int k = 0; k < 2; k++) { /* the same the second time: no answer kept for b */
+		afters = 0;
+		memset(all, 0, sizeof(all));
+		ck_assert_int_eq(paths_read_latest(p, all, NULL), PS_ENODATA);
+		ck_assert_uint_eq(tuple_seq(all), 1001);
+		ck_assert_uint_eq(tuple_seq(all + 2 * TT_SIZE), 1001);
+		ck_assert_int_eq(afters, k ? 1 : 3);
+	}
+	ck_assert_int_eq(ps_write(e[1], t, 0, NULL), 0);
+	ck_assert_int_eq(paths_read_latest(p, all, NULL), 0);
+	ck_assert_uint_eq(tuple_seq(all + TT_SIZE), 1001);
+	paths_path_destroy(p);
+	for (int i = 0; i < 3; i++)
+		ps_elem_close(e[i]);
+}
+END_TEST
+
+/* Several threads reading through one fork while the elements are
+ * written: one has the sweep, the others walk; every answer is whole and
+ * no older than one read before it. */
+struct sweeper {
+	paths_path *p;
+	int n;
+	bool ok;
+};
+
+static void *sweep_often(void *arg)
+{
+	struct sweeper *s = arg;
+	uint8_t buf[16 * TT_SIZE];
+	uint64_t last[16] = { 0 };
+	s->ok = true;
+	for (int k = 0; k < 2000 && s->ok; k++) {
+		if (paths_read_latest(s->p, buf, NULL)) {
+			s->ok = false;
+			break;
+		}
+		for (int i = 0; i < s->n; i++) {
+			uint8_t *t = buf + i * TT_SIZE;
+			if (!tuple_ok(t) || tuple_idx(t) < last[i])
+				s->ok = false;
+			last[i] = tuple_idx(t);
+		}
+	}
+	return NULL;
+}
+
+START_TEST(fork_sweep_threads)
+{
+	paths_register(&mark_type);
+	enum { N = 16 };
+	ps_elem *e[N];
+	char name[16];
+	uint8_t t[TT_SIZE];
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "t%d", i);
+		e[i] = elem(name, 8);
+		tuple_make(t, 0, 0, 0);
+		ck_assert_int_eq(ps_write(e[i], t, 0, NULL), 0);
+	}
+	paths_stage *f = gather_tree(e, N, "pass");
+	paths_path *p;
+	ck_assert_int_eq(paths_path_create("p", f, N * TT_SIZE, &p), 0);
+	paths_stage_release(f);
+	struct sweeper s[3];
+	pthread_t th[3];
+	for (int i = 0; i < 3; i++) {
+		s[i] = (struct sweeper){ .p = p, .n = N };
+		ck_assert_int_eq(pthread_create(&th[i], NULL, sweep_often, &s[i]), 0);
+	}
+	for (uint64_t k = 1; k < 3000; k++) {
+		tuple_make(t, k, 0, (uint32_t)k);
+		ck_assert_int_eq(ps_write(e[k % N], t, 0, NULL), 0);
+	}
+	for (int i = 0; i < 3; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert(s[i].ok);
+	}
+	paths_path_destroy(p);
+	for (int i = 0; i < N; i++)
+		ps_elem_close(e[i]);
+}
+END_TEST
+
 START_TEST(join_shares_a_stage)
 {
 	ps_elem *e = elem("e", 8);
@@ -399,6 +632,9 @@ Suite *paths_suite(void)
 	tcase_add_test(tc, before_and_after_forwarding);
 	tcase_add_test(tc, parameter_errors);
 	tcase_add_test(tc, fork_writes_everywhere_reads_gather);
+	tcase_add_test(tc, fork_sweeps_what_is_new);
+	tcase_add_test(tc, fork_sweep_errors);
+	tcase_add_test(tc, fork_sweep_threads);
 	tcase_add_test(tc, join_shares_a_stage);
 	tcase_add_test(tc, handoff_runs_elsewhere);
 	tcase_add_test(tc, stage_argument_errors);
