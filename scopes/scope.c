@@ -535,16 +535,18 @@ int es_scope_width(const es_scope *s) { return s->width; }
  * (a timer's slack, a busy core) or a slow pull is made up in the next
  * periods, so that asking for 1 kHz gives 1 kHz, where sleeping "the rest
  * of the gap" after each pull lost every lateness for good (73% of 1 kHz).
- * A scope more than four periods behind starts a new schedule: a few pulls
- * back to back at most, never a burst.
+ * A scope further behind than four periods or 50 ms, whichever is longer,
+ * starts a new schedule: it makes up what a busy core's time slices take
+ * (a few ms with two cores and 160 threads, where four periods of 1 kHz
+ * lost 4% of the pulls), not a stopped monitor's seconds in one burst.
  */
 static void pace(es_scope *s)
 {
 	if (s->spec.rate_hz <= 0)
 		return;
 	uint64_t gap = (uint64_t)(1e9 / s->spec.rate_hz), now = ps_now_ns();
-	uint64_t next = s->last + gap;
-	if (!s->last || now >= next + 4 * gap) {
+	uint64_t next = s->last + gap, slack = 4 * gap > 50000000u ? 4 * gap : 50000000u;
+	if (!s->last || now >= next + slack) {
 		s->last = now;
 		return;
 	}
