@@ -180,8 +180,8 @@ fi
 	echo
 	echo "## 2. Slowdown with a collector on every path and tree edge"
 	echo
-	echo "Small and large, 8 matrices x 4 slices, 32 threads on 2 processes.  The"
-	echo "site updates/s/core are the plain runs' median."
+	echo "Small and large, 8 matrices x 4 slices, 32 threads on 2 processes, from"
+	echo "$((2 * pairs)) pairs each.  The site updates/s/core are the plain runs' median."
 	echo
 	cat "$res/slowdown.md"
 	echo
