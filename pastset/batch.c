@@ -274,15 +274,12 @@ int ps_read_latest_since(ps_elem *const *e, int n, void *out, uint64_t *idx, int
 	for (int i = 0; i < n; i++)
 		if (!e[i])
 			return PS_EINVAL;
-	int rc = ps_prefetch_latest(e, n);
-	if (rc < 0)
-		return rc;
 	for (int i = 0; i < n && i < 2 * AHEAD; i++)
 		ahead_handle(e[i]);
 	for (int i = 0; i < n && i < AHEAD; i++)
 		ahead_header(e[i]);
 	unsigned char *o = out;
-	int ok = 0;
+	int ok = 0, far = 0;
 	for (int i = 0; i < n; o += e[i]->tuple_size, i++) {
 		if (i + 2 * AHEAD < n)
 			ahead_handle(e[i + 2 * AHEAD]);
@@ -291,7 +288,11 @@ int ps_read_latest_since(ps_elem *const *e, int n, void *out, uint64_t *idx, int
 		if (i + AHEAD / 2 < n)
 			ahead_slot(e[i + AHEAD / 2], idx[i + AHEAD / 2]);
 		ps_elem *x = e[i];
-		if (!x->ops && idx[i] != PS_NONE) {
+		if (x->ops) {
+			far++; /* after the local ones, all in one fetch */
+			continue;
+		}
+		if (idx[i] != PS_NONE) {
 			/* The same newest as last time, and still held (a
 			 * taker may have emptied the element since). */
 			uint64_t hd = atomic_load_explicit(&x->h->head, memory_order_acquire);
@@ -302,9 +303,23 @@ int ps_read_latest_since(ps_elem *const *e, int n, void *out, uint64_t *idx, int
 				continue;
 			}
 		}
-		uint64_t k = PS_NONE;
-		status[i] = ps_read_latest(x, o, &k);
-		idx[i] = status[i] ? PS_NONE : k;
+		status[i] = ps_read_latest(x, o, &idx[i]);
+		if (status[i])
+			idx[i] = PS_NONE;
+		ok += status[i] == 0;
+	}
+	if (!far)
+		return ok; /* all local: no pass over the handles for remote ones */
+	int rc = ps_prefetch_latest(e, n);
+	if (rc < 0)
+		return rc;
+	o = out;
+	for (int i = 0; i < n; o += e[i]->tuple_size, i++) {
+		if (!e[i]->ops)
+			continue;
+		status[i] = ps_read_latest(e[i], o, &idx[i]);
+		if (status[i])
+			idx[i] = PS_NONE;
 		ok += status[i] == 0;
 	}
 	return ok;

@@ -130,6 +130,11 @@ static int pass_after(paths_stage *self, struct paths_op *op, int rc)
 	return rc;
 }
 
+int paths_after_op(paths_stage *self, struct paths_op *op)
+{
+	return self->type->after(self, op, paths_forward(self, op));
+}
+
 static int pass_op(paths_stage *self, struct paths_op *op)
 {
 	return paths_forward(self, op);
@@ -477,12 +482,6 @@ static int sweep_run(struct sweep *w, struct paths_op *op)
 	uint64_t last = op->idx;
 	unsigned char *o = w->out;
 	for (int i = 0; i < w->n; o += w->tsize[i], i++) {
-		if (i + 16 < w->n && w->status[i + 16] != PS_SAME)
-			for (int j = w->chain[i + 16]; j < w->chain[i + 17]; j++)
-				__builtin_prefetch(w->stages[j]);
-		if (i + 8 < w->n && w->status[i + 8] != PS_SAME)
-			for (int j = w->chain[i + 8]; j < w->chain[i + 9]; j++)
-				__builtin_prefetch(w->stages[j]->state);
 		if (w->status[i] == PS_SAME) {
 			last = w->idx[i];
 			continue;

@@ -77,7 +77,8 @@ struct paths_wrapper_type {
 	int (*op)(paths_stage *self, struct paths_op *op);
 	void (*fini)(paths_stage *self); /* may be NULL */
 	/* May be set by a wrapper that only looks at what came back: one whose
-	 * op is exactly `return after(self, op, paths_forward(self, op))`, and
+	 * op is exactly `return after(self, op, paths_forward(self, op))`
+	 * (paths_after_op, below), and
 	 * whose after gives the same for the same tuple until the stage says
 	 * otherwise (paths_stage_changed).  A fork reading the newest tuples
 	 * of branches made of such wrappers over elements then reads all the
@@ -86,6 +87,9 @@ struct paths_wrapper_type {
 	 * second, without a call per stage per element. */
 	int (*after)(paths_stage *self, struct paths_op *op, int rc);
 };
+
+/* The op of a wrapper that has an after: forwards, then runs the after. */
+int paths_after_op(paths_stage *self, struct paths_op *op);
 
 /* What a stage's after gives has changed (a wrapper's state, say a clock):
  * forks read their elements afresh at the next read. */

@@ -161,11 +161,6 @@ static int filter_after(paths_stage *self, struct paths_op *op, int rc)
 	return 0;
 }
 
-static int filter_op(paths_stage *self, struct paths_op *op)
-{
-	return filter_after(self, op, paths_forward(self, op));
-}
-
 /* --- convert: raw stamps to ns, portable byte order --------------------------------- */
 
 struct convert {
@@ -208,11 +203,6 @@ static int convert_after(paths_stage *self, struct paths_op *op, int rc)
 		if (!es_trace_empty(&t[i]))
 			es_trace_portable(&c->clock, &t[i], &t[i]);
 	return 0;
-}
-
-static int convert_op(paths_stage *self, struct paths_op *op)
-{
-	return convert_after(self, op, paths_forward(self, op));
 }
 
 /* --- sort: the gathered tuples in order of start time ---------------------------------- */
@@ -264,20 +254,15 @@ static int latest_after(paths_stage *self, struct paths_op *op, int rc)
 	return rc;
 }
 
-static int latest_op(paths_stage *self, struct paths_op *op)
-{
-	return latest_after(self, op, paths_forward(self, op));
-}
-
 static const struct paths_wrapper_type types[] = {
 	{ .name = "reduce", .state_size = sizeof(struct reduce), .init = reduce_init,
 	  .op = reduce_op, .fini = reduce_fini },
 	{ .name = "filter", .state_size = sizeof(struct filter), .init = filter_init,
-	  .op = filter_op, .after = filter_after },
+	  .op = paths_after_op, .after = filter_after },
 	{ .name = "convert", .state_size = sizeof(struct convert), .init = convert_init,
-	  .op = convert_op, .after = convert_after },
+	  .op = paths_after_op, .after = convert_after },
 	{ .name = "sort", .op = sort_op },
-	{ .name = "latest", .op = latest_op, .after = latest_after },
+	{ .name = "latest", .op = paths_after_op, .after = latest_after },
 };
 
 int es_scopes_register(void)
