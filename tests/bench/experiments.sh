@@ -25,17 +25,24 @@ run() { # run SIZE STEPS [args...]
 # with -c if there are none; which of the two goes first alternates, so
 # that neither is always the one after a quiet moment.  Prints "median lo
 # hi" of the wall-time ratios, the same of the CPU-time ratios, the plain
-# runs' median seconds and site updates/s/core, and the observers' median
-# elements and rate.
+# runs' median seconds and site updates/s/core, the observers' median
+# elements and rate, and "median lo hi" of the null pairs.
+#
+# The null pairs are a control that costs no runs: the alternation puts two
+# runs of the same setting side by side at every pair's border (off on | on
+# off | off on ...), and the ratio of the second to the first is what a
+# change that costs nothing measures on this machine.  An interval no
+# narrower than theirs cannot be narrowed by a faster EventSpace.
 pairs() {
 	size=$1 steps=$2 args=$3; shift 3
 	obs="$*"
-	: >"$dir/t"; : >"$dir/c"; : >"$dir/u"; : >"$dir/r"
+	: >"$dir/t"; : >"$dir/c"; : >"$dir/u"; : >"$dir/r"; : >"$dir/seq"
 	for i in $(seq "$pairs"); do
 		for half in $([ $((i % 2)) = 1 ] && echo "off on" || echo "on off"); do
 			if [ "$half" = off ]; then
 				set -- $(run "$size" "$steps" $args)
 				off_t=$1 off_u=$2 off_c=$3
+				echo "off $1" >>"$dir/seq"
 				continue
 			fi
 			pids=""
@@ -45,15 +52,19 @@ pairs() {
 			done
 			if [ -n "$obs" ]; then set -- $(run "$size" "$steps" $args); else set -- $(run "$size" "$steps" $args -c); fi
 			on_t=$1 on_c=$3
+			echo "on $1" >>"$dir/seq"
 			[ -n "$pids" ] && wait $pids
 		done
 		echo "$off_t $on_t" >>"$dir/t"
 		echo "$off_c $on_c" >>"$dir/c"
 		echo "$off_t $off_u" >>"$dir/u"
 	done
+	awk 'NR > 1 && $1 == last { print t, $2 } { last = $1; t = $2 }' "$dir/seq" >"$dir/null"
+	null=$("$build/bench/interval" <"$dir/null" 2>/dev/null | cut -d' ' -f1-3)
 	set -- $("$build/bench/interval" <"$dir/t") $("$build/bench/interval" <"$dir/c")
 	echo "$1 $2 $3 $5 $6 $7 $(awk '{print $1}' "$dir/u" | median) $(awk '{print $2}' "$dir/u" | median) \
-		$( [ -s "$dir/r" ] && awk '{print $1}' "$dir/r" | median || echo -) $( [ -s "$dir/r" ] && awk '{print $2}' "$dir/r" | median || echo -)"
+		$( [ -s "$dir/r" ] && awk '{print $1}' "$dir/r" | median || echo -) $( [ -s "$dir/r" ] && awk '{print $2}' "$dir/r" | median || echo -) \
+		${null:-- - -}"
 }
 
 if [ "$only" != remote ]; then
@@ -70,13 +81,13 @@ echo "   in a tight loop: $coll"
 # The collectors' slowdown is the figure closest to 1: twice the pairs, so
 # that its interval can tell 1% from 2%.
 echo "== 2. slowdown with every collector on: $((2 * pairs)) interleaved pairs of runs, median ratio [95% interval]"
-printf "| size | steps | plain s | slowdown [95%% interval] | CPU-time slowdown [95%% interval] | site updates/s/core |\n|---|---|---|---|---|---|\n" >"$res/slowdown.md"
+printf "| size | steps | plain s | slowdown [95%% interval] | CPU-time slowdown [95%% interval] | null pairs [95%% interval] | site updates/s/core |\n|---|---|---|---|---|---|---|\n" >"$res/slowdown.md"
 for spec in "small 2000" "large 30"; do
 	set -- $spec
 	name=$1 steps=$2
 	set -- $(pairs=$((2 * pairs)) pairs "$name" "$steps" "")
-	echo "   $name: plain $7 s; with collectors $1 [$2, $3]; CPU time $4 [$5, $6]; $8 site updates/s/core"
-	printf "| %s | %s | %s | %s [%s, %s] | %s [%s, %s] | %s |\n" "$name" "$steps" "$7" "$1" "$2" "$3" "$4" "$5" "$6" "$8" >>"$res/slowdown.md"
+	echo "   $name: plain $7 s; with collectors $1 [$2, $3]; CPU time $4 [$5, $6]; null pairs ${11} [${12}, ${13}]; $8 site updates/s/core"
+	printf "| %s | %s | %s | %s [%s, %s] | %s [%s, %s] | %s [%s, %s] | %s |\n" "$name" "$steps" "$7" "$1" "$2" "$3" "$4" "$5" "$6" "${11}" "${12}" "${13}" "$8" >>"$res/slowdown.md"
 	eval "slow_$name=$1 slow_${name}_hi=$3 sups_$name=$8"
 done
 fi
@@ -126,13 +137,13 @@ printf "| four at once (every element, heartbeat, consuming, a thread) | | | %s 
 
 echo "== 4. the full view at the paper's scale: 160 threads, three collectors on each path,"
 echo "==    every trace element pulled; rate against slowdown ($pairs pairs each)"
-printf "| configuration | trace elements | observe rate (Hz) | slowdown [95%% interval] | CPU-time slowdown [95%% interval] |\n|---|---|---|---|---|\n" >"$res/tradeoff.md"
+printf "| configuration | trace elements | observe rate (Hz) | slowdown [95%% interval] | CPU-time slowdown [95%% interval] | null pairs [95%% interval] |\n|---|---|---|---|---|---|\n" >"$res/tradeoff.md"
 : >"$res/tradeoff.dat"
 for cfg in max 1000 100; do
 	set -- $(pairs small 1200 "$big" "all/$cfg")
 	label=$([ "$cfg" = max ] && echo "as fast as it can" || echo "at most $cfg Hz")
-	echo "   full view ($9 elements), $label: ${10} Hz, slowdown $1 [$2, $3], CPU time $4 [$5, $6]"
-	printf "| %s | %s | %s | %s [%s, %s] | %s [%s, %s] |\n" "$label" "$9" "${10}" "$1" "$2" "$3" "$4" "$5" "$6" >>"$res/tradeoff.md"
+	echo "   full view ($9 elements), $label: ${10} Hz, slowdown $1 [$2, $3], CPU time $4 [$5, $6]; null pairs ${11} [${12}, ${13}]"
+	printf "| %s | %s | %s | %s [%s, %s] | %s [%s, %s] | %s [%s, %s] |\n" "$label" "$9" "${10}" "$1" "$2" "$3" "$4" "$5" "$6" "${11}" "${12}" "${13}" >>"$res/tradeoff.md"
 	echo "${10} $1 $2 $3" >>"$res/tradeoff.dat"
 	[ "$cfg" = 1000 ] && rate_all=${10} elements_all=$9 slow_rate_all=$1 slow_rate_all_hi=$3
 done
@@ -163,6 +174,12 @@ fi
 	echo "cannot tell the cost from the noise of this shared virtual machine.  The"
 	echo "CPU-time slowdown is the same for the CPU time of the wind tunnel's own"
 	echo "threads: what the observed program paid itself, whatever else ran."
+	echo
+	echo "The null pairs are a control taken from the same runs: the alternation"
+	echo "puts two runs of the same setting next to each other at every pair's"
+	echo "border, and the median of the second's time over the first's, with its"
+	echo "interval, is what a change that costs nothing measures here.  A slowdown"
+	echo "interval no wider than the null pairs' is as narrow as this machine allows."
 	echo
 	echo "## 1. Collector cost"
 	echo
