@@ -252,8 +252,22 @@ static int wrap(const char *type, const char *key, const char *value, paths_stag
 	return rc;
 }
 
+/* A gather node below s, or only a leaf's chain down to its element? */
+static bool gathers(const paths_stage *s)
+{
+	for (; s; s = s->next)
+		if (s->nbranches)
+			return true;
+	return false;
+}
+
 /* Groups n stages under gather nodes of `fanout`, level by level, until one
- * is left; reduces at every node if asked.  Takes the stages' references. */
+ * is left; reduces at every node if asked.  Takes the stages' references.
+ * Concurrent gathering hands each child that gathers to a thread of its
+ * own, not a leaf: a leaf's read is a few cache lines (remote ones were
+ * fetched for the whole pull in one request per server), less than a
+ * thread's wake-up, and a thread per leaf put hundreds of threads in the
+ * way of the application on every pull. */
 static int gather(es_scope *s, paths_stage **st, int n, bool reduce, paths_stage **out)
 {
 	static const char *const names[] = { "", "latest", "min", "max", "sum", "count" };
@@ -266,7 +280,7 @@ static int gather(es_scope *s, paths_stage **st, int n, bool reduce, paths_stage
 			size_t shares[k];
 			for (int j = 0; j < k && !rc; j++) {
 				shares[j] = es__scope_width_below(kids[j]) * T;
-				if (s->spec.concurrent)
+				if (s->spec.concurrent && gathers(kids[j]))
 					rc = wrap("handoff", NULL, NULL, &kids[j]);
 			}
 			if (!rc)

@@ -1,5 +1,6 @@
 /* test_scopes.c - scope wrappers, the tree builder, views, pulls and consumption. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,6 +163,18 @@ START_TEST(wrapper_parameter_errors)
 }
 END_TEST
 
+/* This process's threads. */
+static int threads_now(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	ck_assert_ptr_nonnull(d);
+	int n = 0;
+	for (struct dirent *de; (de = readdir(d));)
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
 /* A job's trace space, made by hand: threads a (2 collectors), b and c. */
 static char job[32];
 static es_space *sp;
@@ -220,7 +233,13 @@ START_TEST(scope_pulls_per_thread)
 		spec.runs = variant / 2 == 2 ? PM_RUNS_THREAD :
 			    variant / 2 == 3 ? PM_RUNS_PROCESS : PM_RUNS_MONITOR;
 		es_scope *s;
+		int before = threads_now();
 		ck_assert_int_eq(es_scope_create(&spec, &s), 0);
+		/* concurrent: a thread for each child that gathers, none for a
+		 * leaf.  Fan-out 2: a's node, (a's node, b) and (c); fan-out 3:
+		 * a's node beside the leaves b and c. */
+		if (spec.concurrent)
+			ck_assert_int_eq(threads_now() - before, spec.fanout == 2 ? 3 : 1);
 		ck_assert_int_eq(es_scope_threads(s), 3);
 		ck_assert_int_eq(es_scope_leaves(s), 4);
 		ck_assert_int_eq(es_scope_width(s), 3);
