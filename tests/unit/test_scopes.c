@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -175,6 +176,31 @@ static int threads_now(void)
 	return n;
 }
 
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
+/* The threads there are when no scope runs any: a thread made and joined
+ * first, because a sanitizer's runtime starts one of its own on the first
+ * pthread_create; and a joined thread may leave the task list a moment
+ * after the join returns, so wait for the count to settle back. */
+static int threads_idle(int settled)
+{
+	if (!settled) {
+		pthread_t t;
+		ck_assert_int_eq(pthread_create(&t, NULL, nothing, NULL), 0);
+		pthread_join(t, NULL);
+		usleep(10000);
+	}
+	int n = threads_now();
+	for (int i = 0; i < 2000 && settled && n != settled; i++) {
+		usleep(1000);
+		n = threads_now();
+	}
+	return n;
+}
+
 /* A job's trace space, made by hand: threads a (2 collectors), b and c. */
 static char job[32];
 static es_space *sp;
@@ -226,6 +252,7 @@ START_TEST(scope_pulls_per_thread)
 	es_scope_spec_default(&spec, job);
 	const int fanouts[2] = { 2, 3 };
 	struct es_trace first[3];
+	int idle = threads_idle(0);
 	/* in the monitor; concurrently; in helper threads; in a helper process */
 	for (int variant = 0; variant < 8; variant++) {
 		spec.fanout = fanouts[variant % 2];
@@ -233,7 +260,7 @@ START_TEST(scope_pulls_per_thread)
 		spec.runs = variant / 2 == 2 ? PM_RUNS_THREAD :
 			    variant / 2 == 3 ? PM_RUNS_PROCESS : PM_RUNS_MONITOR;
 		es_scope *s;
-		int before = threads_now();
+		int before = spec.concurrent ? threads_idle(idle) : 0;
 		ck_assert_int_eq(es_scope_create(&spec, &s), 0);
 		/* concurrent: a thread for each child that gathers, none for a
 		 * leaf.  Fan-out 2: a's node, (a's node, b) and (c); fan-out 3:
