@@ -31,8 +31,8 @@ run() { # run SIZE STEPS [args...]
 # The null pairs are a control that costs no runs: the alternation puts two
 # runs of the same setting side by side at every pair's border (off on | on
 # off | off on ...), and the ratio of the second to the first is what a
-# change that costs nothing measures on this machine.  An interval no
-# narrower than theirs cannot be narrowed by a faster EventSpace.
+# change that costs nothing measures on this machine.  However little
+# EventSpace costs, a slowdown's interval is not narrower than about theirs.
 pairs() {
 	size=$1 steps=$2 args=$3; shift 3
 	obs="$*"
