@@ -60,6 +60,15 @@ static void pair(uint64_t *ns, uint64_t *tsc)
 	}
 }
 
+/* The line through (ns0, raw0) that rises dns over dtsc ticks. */
+static void fit(struct es_clock *c, uint64_t ns0, uint64_t raw0, uint64_t dns, uint64_t dtsc)
+{
+	c->raw0 = raw0;
+	c->ns0 = ns0;
+	c->mult = (uint64_t)(((unsigned __int128)dns << 32) / dtsc);
+	c->ticks_per_ns = (double)dtsc / (double)dns;
+}
+
 /* How far a calibration may be off before it is called drift: the pair's
  * own uncertainty, plus 20 ppm of the time since calibration (a 20 ms
  * calibration is good to a few ppm). */
@@ -88,12 +97,12 @@ int es_clock_check(struct es_clock *c, int64_t *drift_ns)
 	 * kept, as long as it kept one at all. */
 	if (tsc <= c->raw0 || ns <= c->ns0)
 		return ES_ECLOCK;
-	uint64_t mult = (uint64_t)(((unsigned __int128)(ns - c->ns0) << 32) / (tsc - c->raw0));
-	double ratio = (double)mult / (double)c->mult;
+	struct es_clock kept = *c;
+	fit(&kept, c->ns0, c->raw0, ns - c->ns0, tsc - c->raw0);
+	double ratio = (double)kept.mult / (double)c->mult;
 	if (ratio < 0.99 || ratio > 1.01)
 		return ES_ECLOCK; /* not a clock that keeps a rate: a jump, a migration */
-	c->mult = mult;
-	c->ticks_per_ns = (double)(tsc - c->raw0) / (double)(ns - c->ns0);
+	*c = kept;
 	return 1;
 #else
 	return ES_ECLOCK;
@@ -153,10 +162,7 @@ static void calibrate(void)
 		return;
 	}
 	clk.source = ES_CLOCK_TSC;
-	clk.raw0 = t1;
-	clk.ns0 = n1;
-	clk.mult = (uint64_t)(((unsigned __int128)(n1 - n0) << 32) / (t1 - t0));
-	clk.ticks_per_ns = (double)(t1 - t0) / (double)(n1 - n0);
+	fit(&clk, n1, t1, n1 - n0, t1 - t0);
 	/* The kernel's own choice needs no second opinion; without it, the
 	 * line must still hold a few ms later, and on every CPU. */
 	if (!kernel_uses_tsc()) {

@@ -267,6 +267,15 @@ static inline void ahead_slot(const ps_elem *e, uint64_t seen)
 		__builtin_prefetch(slot_of(e, hd - 1));
 }
 
+/* One element's newest into out: 1 if read, else 0 with idx PS_NONE. */
+static inline int read_one(ps_elem *e, void *out, uint64_t *idx, int *status)
+{
+	*status = ps_read_latest(e, out, idx);
+	if (*status)
+		*idx = PS_NONE;
+	return *status == 0;
+}
+
 int ps_read_latest_since(ps_elem *const *e, int n, void *out, uint64_t *idx, int *status)
 {
 	if (!e || n < 0 || (!out && n) || !idx || !status)
@@ -303,10 +312,7 @@ int ps_read_latest_since(ps_elem *const *e, int n, void *out, uint64_t *idx, int
 				continue;
 			}
 		}
-		status[i] = ps_read_latest(x, o, &idx[i]);
-		if (status[i])
-			idx[i] = PS_NONE;
-		ok += status[i] == 0;
+		ok += read_one(x, o, &idx[i], &status[i]);
 	}
 	if (!far)
 		return ok; /* all local: no pass over the handles for remote ones */
@@ -315,12 +321,8 @@ int ps_read_latest_since(ps_elem *const *e, int n, void *out, uint64_t *idx, int
 		return rc;
 	o = out;
 	for (int i = 0; i < n; o += e[i]->tuple_size, i++) {
-		if (!e[i]->ops)
-			continue;
-		status[i] = ps_read_latest(e[i], o, &idx[i]);
-		if (status[i])
-			idx[i] = PS_NONE;
-		ok += status[i] == 0;
+		if (e[i]->ops)
+			ok += read_one(e[i], o, &idx[i], &status[i]);
 	}
 	return ok;
 }
