@@ -209,8 +209,10 @@ int ps_name_check(const char *name);
 const char *ps_elem_name(const ps_elem *e);
 int ps_elem_stats(ps_elem *e, struct ps_stats *st);
 
-/* Appends one tuple.  A PS_DISCARD element never waits; a PS_FLOW element
- * waits up to timeout_ms for space.  *idx (may be NULL) gets its index. */
+/* Appends one tuple.  A PS_DISCARD element never waits for room (a
+ * multi-writer one waits only its turn among writers, each copying one
+ * tuple); a PS_FLOW element waits up to timeout_ms for space.  *idx (may be
+ * NULL) gets its index. */
 int ps_write(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx);
 
 /* Copies tuple idx into out, waiting up to timeout_ms for it to be written.
