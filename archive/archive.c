@@ -303,17 +303,30 @@ struct ar_archive {
 	int ncomms;
 };
 
+/* A file of the archive, to read: only a regular file (a FIFO put there
+ * would hold the reader forever). */
+static FILE *open_in(const char *p, char *err, size_t errlen, int *rc)
+{
+	FILE *f = ps_fopen_in(p);
+	if (f)
+		return f;
+	*rc = errno == EINVAL ? fail(err, errlen, -EINVAL, "%s: not a regular file", p)
+			      : sys_fail(err, errlen, -errno, "%s", p);
+	return NULL;
+}
+
 /* INFO: the whole archive's word on itself */
 static int read_info(ar_archive *a, const char *dir, char *err, size_t errlen)
 {
 	char p[4200], line[512];
 	path_of(p, sizeof(p), dir, "INFO");
-	FILE *f = fopen(p, "r");
+	int rc = 0;
+	FILE *f = open_in(p, err, errlen, &rc);
 	if (!f) {
-		if (errno == ENOENT)
+		if (rc == -ENOENT)
 			return fail(err, errlen, -ENOENT, "%s: not a whole archive (no INFO: its recorder did "
 				    "not finish, or it is no archive)", dir);
-		return sys_fail(err, errlen, -errno, "%s", p);
+		return rc;
 	}
 	int version = 0, lineno = 0;
 	bool have_events = false;
@@ -353,7 +366,7 @@ static int map_events(ar_archive *a, const char *dir, char *err, size_t errlen)
 {
 	char p[4200];
 	path_of(p, sizeof(p), dir, "events");
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	int fd = open(p, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO must not hold us */
 	if (fd < 0)
 		return sys_fail(err, errlen, -errno, "%s", p);
 	struct stat st;
@@ -361,6 +374,10 @@ static int map_events(ar_archive *a, const char *dir, char *err, size_t errlen)
 		int rc = -errno;
 		close(fd);
 		return sys_fail(err, errlen, rc, "%s", p);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return fail(err, errlen, -EINVAL, "%s: not a regular file", p);
 	}
 	size_t len = (size_t)st.st_size;
 	if (len < 8 || (len - 8) % AR_RECORD) {
@@ -391,10 +408,11 @@ static int read_threads(ar_archive *a, const char *dir, char *err, size_t errlen
 {
 	char p[4200], line[600];
 	path_of(p, sizeof(p), dir, "threads");
-	FILE *f = fopen(p, "r");
+	int rc = 0;
+	FILE *f = open_in(p, err, errlen, &rc);
 	if (!f)
-		return sys_fail(err, errlen, -errno, "%s", p);
-	int lineno = 0, rc = 0;
+		return rc;
+	int lineno = 0;
 	while (!rc && fgets(line, sizeof(line), f)) {
 		lineno++;
 		char *proc = strchr(line, '\t'), *name = proc ? strchr(proc + 1, '\t') : NULL;
@@ -431,12 +449,13 @@ static int read_comms(ar_archive *a, const char *dir, char *err, size_t errlen)
 {
 	char p[4200];
 	path_of(p, sizeof(p), dir, "comms");
-	FILE *f = fopen(p, "r");
+	int rc = 0;
+	FILE *f = open_in(p, err, errlen, &rc);
 	if (!f)
-		return sys_fail(err, errlen, -errno, "%s", p);
+		return rc;
 	char *line = NULL;
 	size_t cap = 0;
-	int lineno = 0, rc = 0;
+	int lineno = 0;
 	while (!rc && getline(&line, &cap, f) > 0) {
 		lineno++;
 		char *s = line, *end;

@@ -1,4 +1,4 @@
-/* file.c - how every file EventSpace writes is opened: never through another user's link or into their file. */
+/* file.c - how EventSpace opens files: what it writes never through another user's link or into their file, what it reads only when it is a regular file. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -65,4 +65,29 @@ int ps_mkdir_out(const char *dir, mode_t mode)
 	if (st.st_uid != geteuid() || (st.st_mode & 022))
 		return -EACCES;
 	return 0;
+}
+
+/* Opened without waiting (a FIFO with no writer would hold the open
+ * forever, MPI_Init with it), then taken only if it is a regular file,
+ * and made blocking again for the reads. */
+FILE *ps_fopen_in(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	int e = 0;
+	if (fstat(fd, &st))
+		e = errno;
+	else if (!S_ISREG(st.st_mode))
+		e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+	else if (fcntl(fd, F_SETFL, 0))
+		e = errno;
+	FILE *f = e ? NULL : fdopen(fd, "r");
+	if (!f) {
+		e = e ? e : errno;
+		close(fd);
+		errno = e;
+	}
+	return f;
 }

@@ -365,6 +365,10 @@ int ps_prefetched(ps_elem *e);
  * one there already loses any bits beyond it.  NULL and errno if refused
  * (ELOOP for a link, EACCES another's file, EPERM not a plain file). */
 FILE *ps_fopen_out(const char *path, mode_t mode);
+/* Opens path to read, only if it is a regular file: a FIFO, socket or
+ * device (ES_PATHMAP=/some/fifo) would block or never end.  NULL and errno
+ * if refused (EINVAL: not a regular file). */
+FILE *ps_fopen_in(const char *path);
 /* Makes directory dir with mode, or takes the one there if it is a real
  * directory of ours that nobody else may write into: 0 or -errno. */
 int ps_mkdir_out(const char *dir, mode_t mode);

@@ -1370,11 +1370,12 @@ int pm_load(const char *file, pm_map **out, char *err, size_t errlen)
 {
 	if (!file || !out)
 		return PS_EINVAL;
-	FILE *f = fopen(file, "rb");
+	FILE *f = ps_fopen_in(file);
 	if (!f) {
 		int e = errno;
 		if (err && errlen)
-			snprintf(err, errlen, "%s: cannot open: %s", file, strerror(e));
+			snprintf(err, errlen, "%s: cannot open: %s", file,
+				 e == EINVAL ? "not a regular file (a pathmap is a YAML file)" : strerror(e));
 		return -e;
 	}
 	char *buf = NULL;

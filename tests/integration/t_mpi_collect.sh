@@ -33,17 +33,24 @@ printf 'pathmap: 1\nname: ignored\nmpi:\n  collect: [all, -polls]\n' >"$pm"
 ES_PATHMAP="$pm" run 2 "$job.np" -x ES_PATHMAP || die "mpi_calls failed with [all, -polls]"
 "$BUILD/tests/mpi_check" "$job.np" 2 nopolls || die "[all, -polls] not honoured"
 
-# A bad pathmap, or a missing one: one line from rank 0, and the program
-# runs to the end unmonitored.
+# A bad pathmap, a missing one, or a FIFO nobody writes (which fopen would
+# wait on forever, every rank inside MPI_Init): one line from rank 0, and
+# the program runs to the end unmonitored.
 printf 'pathmap: 1\nname: j\nmpi:\n  collect: [MPI_Sned]\n' >"$bad"
-for f in "$bad" /no/such/pathmap.yaml; do
+fifo=$(mktemp -u --suffix=.yaml)
+mkfifo "$fifo"
+trap 'cleanup; rm -f "$pm" "$bad" "$fifo"' EXIT
+for f in "$bad" /no/such/pathmap.yaml "$fifo"; do
 	err=$(ES_PATHMAP="$f" run 4 "$job.bad" -x ES_PATHMAP 2>&1 >/dev/null) || die "program died with pathmap $f"
 	echo "$err"
 	[ "$(echo "$err" | grep -c '^escollect:')" -eq 1 ] || die "not exactly one line for $f: $err"
 	echo "$err" | grep -q "running unmonitored" || die "does not say it runs unmonitored"
+	[ "$f" = /no/such/pathmap.yaml ] && { echo "$err" | grep -q "$f: cannot open" || die "missing file not named"; }
 	"$BIN/psadm" list | grep -q "^$job.bad" && die "segments made despite the bad pathmap"
 done
-echo "$err" | grep -q "/no/such/pathmap.yaml: cannot open" || die "missing file not named"
+echo "$err" | grep -q "$fifo: cannot open: not a regular file" || die "the FIFO not named: $err"
+err=$(timeout 20 "$BIN/esrun" --pathmap "$fifo" true 2>&1); [ $? -eq 2 ] || die "esrun --pathmap FIFO: not status 2: $err"
+echo "$err" | grep -q "not a regular file" || die "esrun --pathmap FIFO: $err"
 
 # ES_SERVE: the node's first rank serves the trace spaces; a monitor that
 # knows only the address printed watches the stall of ring_demo through it.

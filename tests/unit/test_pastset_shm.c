@@ -373,6 +373,40 @@ START_TEST(half_made_segments)
 }
 END_TEST
 
+/* Issue 27, 9: what EventSpace reads (a pathmap, an archive's files) is
+ * read only from a regular file: a FIFO with no writer is refused at once,
+ * where fopen would wait for one forever. */
+START_TEST(input_files_only_regular)
+{
+	char dir[] = "/tmp/es-in-XXXXXX", name[64];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(name, sizeof(name), "%s/map", dir);
+	ck_assert_int_eq(mkfifo(name, 0600), 0);
+	errno = 0;
+	ck_assert_ptr_null(ps_fopen_in(name));
+	ck_assert_int_eq(errno, EINVAL);
+	unlink(name);
+	errno = 0;
+	ck_assert_ptr_null(ps_fopen_in(dir));
+	ck_assert_int_eq(errno, EISDIR);
+	ck_assert_ptr_null(ps_fopen_in("/dev/zero"));
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_ptr_null(ps_fopen_in("/no/such/file"));
+	ck_assert_int_eq(errno, ENOENT);
+	FILE *w = fopen(name, "w");
+	fputs("data\n", w);
+	fclose(w);
+	FILE *f = ps_fopen_in(name);
+	ck_assert_ptr_nonnull(f);
+	char buf[16] = "";
+	ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
+	ck_assert_str_eq(buf, "data\n");
+	fclose(f);
+	unlink(name);
+	rmdir(dir);
+}
+END_TEST
+
 /* Issue 15, 8: files EventSpace writes are never opened through a link
  * another user placed, nor into their file. */
 START_TEST(output_files_refuse_links)
@@ -793,6 +827,7 @@ Suite *pastset_shm_suite(void)
 	tcase_add_test(tc, dead_writer_mid_write);
 	tcase_add_test(tc, half_made_segments);
 	tcase_add_test(tc, output_files_refuse_links);
+	tcase_add_test(tc, input_files_only_regular);
 	tcase_add_test(tc, full_shm_refuses_not_crashes);
 	tcase_add_test(tc, read_only_observer_blocks);
 	tcase_add_test(tc, list_segments);

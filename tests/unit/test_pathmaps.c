@@ -322,6 +322,16 @@ START_TEST(examples_are_valid)
 	pm_map *m;
 	ck_assert_int_lt(pm_load("no/such/file.yaml", &m, err, sizeof(err)), 0);
 	ck_assert_str_eq(err, "no/such/file.yaml: cannot open: No such file or directory");
+	/* a FIFO (ES_PATHMAP=/some/fifo) is refused at once, not waited on */
+	char fifo[] = "/tmp/es-pm-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(fifo));
+	char name[64];
+	snprintf(name, sizeof(name), "%s/p.yaml", fifo);
+	ck_assert_int_eq(mkfifo(name, 0600), 0);
+	ck_assert_int_lt(pm_load(name, &m, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(strstr(err, "not a regular file"));
+	unlink(name);
+	rmdir(fifo);
 }
 END_TEST
 
