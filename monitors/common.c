@@ -199,6 +199,11 @@ static void clocks(const char *prog, const es_scope *s)
 int mon_attach(const char *prog, struct es_scope_spec *spec, double wait_s, es_scope **out)
 {
 	static char list[1024];
+	if (!pm_job_ok(spec->job)) {
+		fprintf(stderr, "%s: job '%s': no job can have that name (expected %s)\n", prog,
+			spec->job, PM_JOB_RULE);
+		return 2;
+	}
 	if (spec->servers) {
 		int rc = reachable(prog, spec->job, spec->servers, list, sizeof(list));
 		if (rc)

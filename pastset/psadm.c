@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "pastset.h"
+#include "pathmaps/pathmaps.h" /* pm_job_ok: the one rule for job names, inline */
 
 static const char *usage =
 	"usage: psadm list               segments on this host, with their state\n"
@@ -178,6 +179,15 @@ static int serve(int argc, char **argv)
 			fprintf(stderr, "psadm: serve: unknown option '%s'\n%s", argv[i], usage);
 			return 2;
 		}
+	}
+	/* "JOB.": a job's segments, under the rule every other tool holds job names to */
+	size_t pl = strlen(a.shm_prefix);
+	char job[PS_NAME_MAX + 1];
+	snprintf(job, sizeof(job), "%.*s", pl ? (int)(pl - 1) : 0, a.shm_prefix);
+	if (pl && a.shm_prefix[pl - 1] == '.' && !pm_job_ok(job)) {
+		fprintf(stderr, "psadm: serve %s: no job can be called '%s' (expected %s)\n", a.shm_prefix,
+			job, PM_JOB_RULE);
+		return 2;
 	}
 	char why[128];
 	if (a.secret_file && ps_secret_check(a.secret_file, why, sizeof(why))) {

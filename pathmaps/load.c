@@ -513,6 +513,10 @@ static int cluster(struct ld *ld, yaml_node_t *c)
 			return rc;
 		if (pm__names_put(&m->ho_ix, m->ho[i].name, i) >= 0)
 			return fail(ld, get(ld, h, "name"), "duplicate host name '%s'", m->ho[i].name);
+		if (strlen(m->model.name) + 1 + strlen(m->ho[i].name) > PS_NAME_MAX)
+			return fail(ld, get(ld, h, "name"), "host name '%s': with the job's name '%s' it "
+				    "makes the host's segment name longer than %d characters",
+				    m->ho[i].name, m->model.name, PS_NAME_MAX);
 		if ((rc = cores_of(ld, get(ld, h, "cores"), &m->ho[i])))
 			return rc;
 		if (a) {
@@ -1245,8 +1249,11 @@ static int document(struct ld *ld, yaml_node_t *root)
 		return fail(ld, NULL, "empty pathmap: expected a mapping with pathmap and name");
 	if ((rc = check_map(ld, root, "pathmap", keys, req)) ||
 	    (rc = as_int(ld, get(ld, root, "pathmap"), "pathmap (the schema version)", 1, 1, &version)) ||
-	    (rc = as_name(ld, get(ld, root, "name"), "name", 24, &m->model.name)))
+	    (rc = as_name(ld, get(ld, root, "name"), "name", PM_JOB_MAX, &m->model.name)))
 		return rc;
+	if (!pm_job_ok(m->model.name))
+		return fail(ld, get(ld, root, "name"), "name: the job's name, expected %s, got '%s'",
+			    PM_JOB_RULE, m->model.name);
 	/* No application map: an unmodified MPI program, say, that only
 	 * libescollect.so watches. */
 	yaml_node_t *app = get(ld, root, "application"), empty = { .type = YAML_SEQUENCE_NODE };

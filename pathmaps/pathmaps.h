@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "paths/paths.h"
 
@@ -171,6 +172,22 @@ const struct pm_model *pm_model(const pm_map *m);
  * a pathmap job, JOB.rR for rank R of an MPI job.
  */
 enum pm_space_kind { PM_SPACE_PROCESS = 't', PM_SPACE_RANK = 'r' };
+/*
+ * A job's name: 1 to PM_JOB_MAX characters of A-Z a-z 0-9 . _ -, the first
+ * a letter or a digit (never "-rf" or ".."), so that its trace spaces fit a
+ * segment name for any process count below 10^13.  esrun, libescollect,
+ * pathmaps, scopes, the monitors and psadm all hold names to this one
+ * rule: a name one of them takes, the others can watch.
+ */
+#define PM_JOB_MAX 32
+#define PM_JOB_RULE "1 to 32 characters of A-Z a-z 0-9 . _ -, the first a letter or a digit"
+static inline bool pm_job_ok(const char *job)
+{
+	size_t n = job ? strlen(job) : 0;
+	char c = n ? job[0] : 0;
+	return n && n <= PM_JOB_MAX && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+					(c >= '0' && c <= '9')) && !ps_name_check(job);
+}
 /* Fills buf (PS_NAME_MAX + 1 bytes or more); PS_EBADNAME when the name
  * would be too long or not a segment name, buf then empty. */
 int pm_space_name(char *buf, size_t len, const char *job, enum pm_space_kind kind, int n);

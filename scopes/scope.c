@@ -17,7 +17,7 @@
 
 struct es_scope {
 	struct es_scope_spec spec;
-	char job[32], of[PS_NAME_MAX + 1];
+	char job[PM_JOB_MAX + 1], of[PS_NAME_MAX + 1];
 	char servers[1024], secret_file[256];
 	int nspaces;
 	es_space **spaces;
@@ -391,6 +391,8 @@ int es_scope_create(const struct es_scope_spec *spec, es_scope **out)
 	    (spec->servers && strlen(spec->servers) >= sizeof(((es_scope *)0)->servers)) ||
 	    (spec->secret_file && strlen(spec->secret_file) >= sizeof(((es_scope *)0)->secret_file)))
 		return PS_EINVAL;
+	if (!pm_job_ok(spec->job))
+		return PS_EBADNAME; /* no job is called that: refused, never cut */
 	int rc = es_scopes_register();
 	if (rc)
 		return rc;

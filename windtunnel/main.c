@@ -174,10 +174,10 @@ static void parse_args(int argc, char **argv, int rank, struct wt_config *c, cha
 		case 'c': c->collectors = true; break;
 		case 'j':
 			/* refused, never cut: two long names cut alike would be one job */
-			if (strlen(optarg) > 24 || ps_name_check(optarg)) {
+			if (!pm_job_ok(optarg)) {
 				if (!rank)
-					fprintf(stderr, "windtunnel: --job '%s': expected at most 24 "
-						"characters of A-Z a-z 0-9 . _ -\n", optarg);
+					fprintf(stderr, "windtunnel: --job '%s': expected %s\n", optarg,
+						PM_JOB_RULE);
 				a->bad = true;
 			} else {
 				snprintf(job, joblen, "%s", optarg);
@@ -349,7 +349,7 @@ int main(int argc, char **argv)
 	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	static char job[32];
+	static char job[PM_JOB_MAX + 1];
 	snprintf(job, sizeof(job), "wt%d", (int)getpid());
 	struct wt_config c = { .job = job, .n = 960, .matrices = 8, .slices = 4, .processes = size,
 			       .steps = 200, .stats_every = 20, .model = WT_FHP1, .seed = 1 };

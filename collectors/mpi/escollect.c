@@ -158,14 +158,11 @@ static int trace_threshold(const pm_map *m, uint32_t *out, char *err, size_t len
 	return 0;
 }
 
-/* A job name that makes segment names JOB.rRANK: refused, never cut. */
-static int job_name_ok(const char *job, int size, char *err, size_t len)
+/* A job name every monitor can watch: refused, never cut. */
+static int job_name_ok(const char *job, char *err, size_t len)
 {
-	char seg[PS_NAME_MAX + 1], tail[16];
-	if (!*job || pm_space_name(seg, sizeof(seg), job, PM_SPACE_RANK, size - 1)) {
-		int n = snprintf(tail, sizeof(tail), ".%c%d", PM_SPACE_RANK, size - 1);
-		snprintf(err, len, "job name '%s': expected at most %d characters of A-Z a-z 0-9 . _ -",
-			 job, PS_NAME_MAX - n);
+	if (!pm_job_ok(job)) {
+		snprintf(err, len, "job name '%s': expected %s", job, PM_JOB_RULE);
 		return PS_EINVAL;
 	}
 	return 0;
@@ -175,12 +172,12 @@ static int job_name_ok(const char *job, int size, char *err, size_t len)
  * recognise in psadm list, and unique on the host while it runs. */
 static void default_job(char *name, size_t len)
 {
-	char prog[25];
+	char prog[PM_JOB_MAX - 7]; /* and '-' and a pid of at most 7 digits */
 	size_t k = 0;
 	for (const char *p = program_invocation_short_name; *p && k + 1 < sizeof(prog); p++)
 		prog[k++] = ps_name_check((char[]){ *p, 0 }) ? '_' : *p;
 	prog[k] = 0;
-	snprintf(name, len, "%s-%d", k ? prog : "mpi", (int)getpid());
+	snprintf(name, len, "%s-%d", k && pm_job_ok((char[]){ prog[0], 0 }) ? prog : "mpi", (int)getpid());
 }
 
 /* Whether every rank made its trace space.  A job watched on some ranks
@@ -266,7 +263,7 @@ static void setup(void)
 		snprintf(name, sizeof(name), "%s", pm_model(m)->name);
 	else
 		default_job(name, sizeof(name));
-	if (d.ok && job_name_ok(name, es_g.size, err, sizeof(err)))
+	if (d.ok && job_name_ok(name, err, sizeof(err)))
 		d.ok = 0;
 	snprintf(d.job, sizeof(d.job), "%.*s", PS_NAME_MAX, name); /* whole when d.ok */
 	snprintf(d.err, sizeof(d.err), "%s", err);

@@ -104,10 +104,8 @@ int main(int argc, char **argv)
 		return fail("cannot find libescollect.so in %s%s (it is built and installed beside "
 			    "esrun's bin/, in lib/)", "the lib/ folder beside esrun", "");
 	if (job) {
-		char seg[PS_NAME_MAX + 32];
-		if (snprintf(seg, sizeof(seg), "%s.r999999", job) > PS_NAME_MAX || ps_name_check(seg))
-			return fail("--job '%s': expected a name of at most %s characters from A-Z a-z 0-9 "
-				    ". _ -", job, "39");
+		if (!pm_job_ok(job))
+			return fail("--job '%s': expected %s", job, PM_JOB_RULE);
 		setenv("ES_JOB", job, 1);
 	}
 	if (size) {

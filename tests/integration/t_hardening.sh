@@ -77,8 +77,8 @@ echo "$out" | grep -q "^escollect: job $job: replacing the trace an earlier run 
 
 # windtunnel --job: a long name is refused, never cut
 out=$(mpirun --oversubscribe --allow-run-as-root -np 1 "$BIN/windtunnel" --job \
-	abcdefghijklmnopqrstuvwxyz-1 -t 1 2>&1) && die "windtunnel took a 28-character job name"
-echo "$out" | grep -q "expected at most 24 characters" || die "windtunnel --job: $out"
+	abcdefghijklmnopqrstuvwxyz-1234567 -t 1 2>&1) && die "windtunnel took a 33-character job name"
+echo "$out" | grep -q "expected 1 to 32 characters" || die "windtunnel --job: $out"
 # --- files written where another user placed a link -------------------------
 # psadm serve --port-file writes F.tmp and renames it: a link placed at
 # F.tmp must not be followed (it overwrote the file it pointed to).

@@ -46,6 +46,33 @@ echo "$out" | grep -q "^escollect: job mpi_fortran90-[0-9]*: 2 ranks traced" || 
 name=$(echo "$out" | sed -n 's/^escollect: job \([^:]*\):.*/\1/p')
 "$BIN/psadm" rm "$name.r0" >/dev/null && "$BIN/psadm" rm "$name.r1" >/dev/null || die "no segments $name.r0, .r1"
 
+# One limit for job names (32 characters) in esrun, libescollect, the
+# monitors and psadm: at the limit a job runs traced and is watched; one
+# character more is refused by each, never cut.
+j32="lim$$"; while [ ${#j32} -lt 32 ]; do j32="${j32}x"; done
+mpi "$BIN/esrun" -q -j "$j32" "$BUILD/tests/mpi_fortran90" >/dev/null 2>&1 || die "a 32-character job failed"
+"$BIN/psadm" show "$j32.r1" | grep -q "mpi.thread0" || die "the 32-character job not traced"
+out=$("$BIN/heartbeat" -n 1 -p 100 -w 2 "$j32") || die "heartbeat on the 32-character job: $out"
+echo "$out" | grep -q "watching 2 threads of job '$j32'" || die "heartbeat did not watch it: $out"
+"$BIN/geteventmon" -w 2 "$j32" 2>&1 >/dev/null | grep -q " 0 discarded" || die "geteventmon did not read it"
+"$BIN/psadm" rm "$j32.r0" "$j32.r1" >/dev/null
+j33="${j32}y"
+out=$(mpi "$BIN/esrun" -q -j "$j33" true 2>&1) && die "esrun took a 33-character job name"
+echo "$out" | grep -q "expected 1 to 32 characters" || die "esrun -j 33 characters: $out"
+out=$(mpi -x ES_JOB="$j33" -x LD_PRELOAD="$(cd "$BUILD/lib" && pwd)/libescollect.so" "$BUILD/tests/mpi_fortran90" 2>&1 >/dev/null) ||
+	die "a program named a 33-character job by ES_JOB died: $out"
+echo "$out" | grep -q "^escollect: job name '$j33': expected 1 to 32 characters.*running unmonitored" ||
+	die "ES_JOB of 33 characters: $out"
+for m in heartbeat geteventmon colopmon esprofile; do
+	out=$("$BIN/$m" -w 0 "$j33" 2>&1); [ $? -eq 2 ] || die "$m took a 33-character job name: $out"
+	echo "$out" | grep -q "no job can have that name" || die "$m on 33 characters: $out"
+done
+out=$("$BIN/psadm" serve "$j33." 2>&1); [ $? -eq 2 ] || die "psadm serve took a 33-character job: $out"
+echo "$out" | grep -q "expected 1 to 32 characters" || die "psadm serve: $out"
+for bad in -rf ..; do
+	out=$(mpi "$BIN/esrun" -q -j "$bad" true 2>&1) && die "esrun took the job name $bad"
+done
+
 # esrun's mistakes stop the run before the program starts, one line each
 printf 'pathmap: 1\nname: x\nmpi:\n  collect: [all, MPI_Sned]\n' >"$pm"
 for args in "-p $pm" "-s 12Q" "--job a/b" "-p /no/such.yaml" "--serve nowhere"; do

@@ -86,7 +86,22 @@ START_TEST(syntax_and_top_level)
 	bad("pathmap: 2\nname: job\n" APP,
 	    "t.yaml:1:10: pathmap (the schema version): expected an integer from 1 to 1, got '2'");
 	bad("pathmap: 1\nname: a/b\n" APP,
-	    "t.yaml:2:7: name: expected a name of 1 to 24 characters from A-Z a-z 0-9 . _ -, got 'a/b'");
+	    "t.yaml:2:7: name: expected a name of 1 to 32 characters from A-Z a-z 0-9 . _ -, got 'a/b'");
+	/* the job's name: the one rule every tool holds it to, at its limit */
+	bad("pathmap: 1\nname: abcdefghijklmnopqrstuvwxyz0123456\n" APP,
+	    "t.yaml:2:7: name: expected a name of 1 to 32 characters from A-Z a-z 0-9 . _ -, got "
+	    "'abcdefghijklmnopqrstuvwxyz0123456'");
+	bad("pathmap: 1\nname: -rf\n" APP,
+	    "t.yaml:2:7: name: the job's name, expected 1 to 32 characters of A-Z a-z 0-9 . _ -, "
+	    "the first a letter or a digit, got '-rf'");
+	pm_map *m;
+	const char *at32 = "pathmap: 1\nname: abcdefghijklmnopqrstuvwxyz012345\n" APP;
+	ck_assert_msg(pm_load_string("t.yaml", at32, strlen(at32), &m, err, sizeof(err)) == 0, "%s", err);
+	pm_destroy(m);
+	ck_assert(pm_job_ok("abcdefghijklmnopqrstuvwxyz012345"));
+	ck_assert(!pm_job_ok("abcdefghijklmnopqrstuvwxyz0123456"));
+	ck_assert(!pm_job_ok("..") && !pm_job_ok("-rf") && !pm_job_ok("") && !pm_job_ok(NULL));
+	ck_assert(!pm_job_ok("a/b") && pm_job_ok("lmp-4312") && pm_job_ok("9.x_y"));
 	bad(HEAD APP "name: again\n", "t.yaml:11:1: pathmap: key 'name' given twice (first at line 2)");
 }
 END_TEST
@@ -470,6 +485,12 @@ START_TEST(servers_section)
 	pm_destroy(m);
 	bad(HEAD "cluster:\n  hosts:\n    - { name: h0, cores: 1, address: node0 }\n",
 	    "t.yaml:5:38: host address: expected an IPv4 address like 10.0.0.2, got 'node0'");
+	/* a job's name and a host's together name the host's segment */
+	bad("pathmap: 1\nname: abcdefghijklmnopqrstuvwxyz012345\n"
+	    "cluster:\n  hosts:\n    - { name: h0123456789abcde, cores: 1 }\n",
+	    "t.yaml:5:15: host name 'h0123456789abcde': with the job's name "
+	    "'abcdefghijklmnopqrstuvwxyz012345' it makes the host's segment name longer than 47 "
+	    "characters");
 	bad(HEAD "servers: { listen: any }\n",
 	    "t.yaml:3:20: servers listen: a listener off loopback needs secret_file (a file only "
 	    "its owner can read, on every host)");
