@@ -52,9 +52,12 @@ int ps__check_attr(const struct ps_elem_attr *a)
 		return PS_ESIZE;
 	if (a->threshold == 0 || a->threshold > PS_THRESHOLD_MAX)
 		return PS_ETHRESHOLD;
-	if (a->mode != PS_DISCARD && a->mode != PS_FLOW)
+	if (a->mode != PS_DISCARD && a->mode != PS_FLOW && a->mode != PS_BOARD)
 		return PS_EINVAL;
 	if (a->flags & ~(unsigned)(PS_MULTI_WRITER | PS_EXACT_WAKE))
+		return PS_EINVAL;
+	/* a board's one writer stores in place: its slots are arrays of words */
+	if (a->mode == PS_BOARD && (a->flags || a->tuple_size % 8))
 		return PS_EINVAL;
 	return 0;
 }
@@ -272,6 +275,8 @@ static __attribute__((noinline)) int write_slow(ps_elem *e, const void *tuple, i
 		return e->ops->write(e, tuple, timeout_ms, idx);
 	if (!e->writable)
 		return PS_EROFS;
+	if (e->mode == PS_BOARD)
+		return PS_EINVAL; /* rewritten in place, never appended to */
 	/* Writers hold wlock to copy one tuple, but for a flow element's,
 	 * which may wait under it for room.  A discard element's writer waits
 	 * its turn whatever its timeout: a trylock lost the tuple of whichever
@@ -324,12 +329,34 @@ int ps_write(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx)
 	return write_slow(e, tuple, timeout_ms, idx);
 }
 
+/* Slots [first, first + n) of a board, as they are: its writer's slot
+ * versions, if it keeps any, say which copies are whole. */
+static int board_read(ps_elem *e, uint64_t first, size_t n, void *out)
+{
+	if (first >= e->threshold)
+		return 0;
+	if (n > e->threshold - first)
+		n = (size_t)(e->threshold - first);
+	unsigned char *dst = out;
+	for (size_t k = 0; k < n; k++)
+		slot_load(dst + k * e->tuple_size, slot_of(e, first + k), e->tuple_size);
+	atomic_thread_fence(memory_order_acquire);
+	return (int)n;
+}
+
+void *ps_board(ps_elem *e)
+{
+	return e && !e->ops && e->writable && e->mode == PS_BOARD ? e->slots : NULL;
+}
+
 int ps_read(ps_elem *e, uint64_t idx, void *out, int timeout_ms, uint64_t *oldest)
 {
 	if (ps_unlikely(!e || !out))
 		return PS_EINVAL;
 	if (ps_unlikely(e->ops))
 		return e->ops->read(e, idx, out, timeout_ms, oldest);
+	if (ps_unlikely(e->mode == PS_BOARD))
+		return board_read(e, idx, 1, out) == 1 ? 0 : PS_EINVAL;
 	struct ps_ehdr *h = e->h;
 	struct ps_deadline d;
 	bool have_deadline = false;
@@ -364,6 +391,8 @@ int ps_read_latest(ps_elem *e, void *out, uint64_t *idx)
 		return PS_EINVAL;
 	if (ps_unlikely(e->ops))
 		return e->ops->read_latest(e, out, idx);
+	if (ps_unlikely(e->mode == PS_BOARD))
+		return PS_EINVAL;
 	struct ps_ehdr *h = e->h;
 	for (int tries = 0; tries < PS_LAP_RETRIES; tries++) {
 		uint64_t hd = atomic_load_explicit(&h->head, memory_order_acquire);
@@ -386,6 +415,8 @@ int ps_read_range(ps_elem *e, uint64_t first, size_t n, void *out, uint64_t *old
 		return PS_EINVAL;
 	if (ps_unlikely(e->ops))
 		return e->ops->read_range(e, first, n, out, oldest);
+	if (ps_unlikely(e->mode == PS_BOARD))
+		return board_read(e, first, n, out);
 	struct ps_ehdr *h = e->h;
 	uint64_t hd = atomic_load_explicit(&h->head, memory_order_acquire);
 	uint64_t t = atomic_load_explicit(&h->tail, memory_order_acquire);
@@ -424,6 +455,8 @@ int ps_take(ps_elem *e, void *out, int timeout_ms, uint64_t *idx)
 
 	if (!e->writable)
 		return PS_EROFS;
+	if (e->mode == PS_BOARD)
+		return PS_EINVAL;
 	ps__deadline(&d, timeout_ms);
 	if ((rc = ps__lock(&h->tlock, &d)))
 		return rc;
@@ -505,6 +538,9 @@ int ps_elem_stats(ps_elem *e, struct ps_stats *st)
 	uint64_t t = atomic_load_explicit(&h->tail, memory_order_acquire);
 	uint64_t hd = atomic_load_explicit(&h->head, memory_order_acquire);
 	uint64_t lo = oldest_of(e, hd, t);
+	/* a board holds its slots from the first to the last, always */
+	if (e->mode == PS_BOARD)
+		hd = e->threshold, lo = 0;
 	st->written = hd;
 	st->taken = taken;
 	st->unfinished = atomic_load_explicit(&h->wseq, memory_order_acquire) > hd;

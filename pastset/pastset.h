@@ -78,6 +78,7 @@ typedef struct ps_elem ps_elem;     /* a process-local handle on one element */
 enum ps_mode {
 	PS_DISCARD = 0, /* bounded by a discard threshold; writer never blocks */
 	PS_FLOW = 1,    /* bounded by flow control; writer waits for space */
+	PS_BOARD = 2,   /* no sequence: `threshold` slots its writer rewrites in place (ps_board) */
 };
 
 enum ps_elem_flags {
@@ -245,6 +246,22 @@ uint64_t ps_note_get(const ps_elem *e, unsigned word);
 /* All of them at once (one request for a remote element), word 0 first,
  * each read with acquire; 0 or an error. */
 int ps_notes_get(const ps_elem *e, uint64_t out[PS_NOTE_WORDS]);
+
+/*
+ * Boards: an element of mode PS_BOARD is not a sequence but a table of
+ * `threshold` slots of tuple_size bytes (a multiple of 8), all zero at
+ * first, that its one writer rewrites in place through ps_board(), as a
+ * process keeps a table of its state where monitors can see it: the
+ * requests it has open, say.  Readers copy slots with ps_read_range (first
+ * = the first slot; locally or through a tuple server alike) and ps_read;
+ * whether a slot copied while its writer rewrote it is whole is the
+ * writer's and readers' business (a version word in each slot, say):
+ * PastSet only keeps and serves the bytes.  Writes, takes and read_latest
+ * are PS_EINVAL on a board; its stats say written = threshold, oldest 0.
+ */
+/* The writer's slots, each tuple_size bytes apart; NULL for a read-only or
+ * remote handle, or an element that is no board. */
+void *ps_board(ps_elem *e);
 
 /* --- Across hosts (pastset/PROTOCOL.md) -------------------------------- */
 

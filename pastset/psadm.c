@@ -80,7 +80,7 @@ static int show(const char *name)
 			continue;
 		ps_elem_stats(e, &st);
 		printf("  %-32s %6u %9u %-7s %14llu %14llu %10llu\n", en, st.tuple_size,
-		       st.threshold, st.mode == PS_FLOW ? "flow" : "discard",
+		       st.threshold, st.mode == PS_FLOW ? "flow" : st.mode == PS_BOARD ? "board" : "discard",
 		       (unsigned long long)st.written, (unsigned long long)st.discarded,
 		       (unsigned long long)st.taken);
 		if (gone && st.unfinished)

@@ -63,17 +63,32 @@ START_TEST(segment_lifecycle)
 	ck_assert_int_eq(info.state, PS_SHM_LIVE);
 	ck_assert_int_eq(info.creator_pid, getpid());
 
-	ps_elem *e = mk(s, "t", 10, PS_DISCARD, 0);
+	ps_elem *e = mk(s, "t", 10, PS_DISCARD, 0), *b;
 	uint8_t t[TT_SIZE];
 	tuple_make(t, 0, 1, 0);
 	ck_assert_int_eq(ps_write(e, t, 0, NULL), 0);
 	ps_elem_close(e);
+	/* a board, rewritten in place: a reader of the segment sees its slots */
+	struct ps_elem_attr ba = { .tuple_size = 8, .threshold = 3, .mode = PS_BOARD };
+	ck_assert_int_eq(ps_elem_create(s, "b", &ba, &b), 0);
+	uint64_t *slots = ps_board(b);
+	slots[2] = 77;
+	ck_assert_int_eq(ps_server_open_shm(seg, PS_RDONLY, &x), 0);
+	ps_elem *rb;
+	uint64_t seen[3];
+	ck_assert_int_eq(ps_elem_open(x, "b", 8, &rb), 0);
+	ck_assert_ptr_null(ps_board(rb)); /* read-only */
+	ck_assert_int_eq(ps_read_range(rb, 0, 3, seen, NULL), 3);
+	ck_assert(seen[0] == 0 && seen[2] == 77);
+	ps_elem_close(rb);
+	ps_server_destroy(x);
+	ps_elem_close(b);
 	ps_server_destroy(s);
 
 	/* The segment outlives its creator's server, marked closed. */
 	ck_assert_int_eq(ps_shm_info(seg, &info), 0);
 	ck_assert_int_eq(info.state, PS_SHM_CLOSED);
-	ck_assert_uint_eq(info.elems, 1);
+	ck_assert_uint_eq(info.elems, 2);
 	ck_assert_int_eq(ps_server_open_shm(seg, PS_RDONLY, &s), 0);
 	ck_assert_int_eq(ps_elem_open(s, "t", TT_SIZE, &e), 0);
 	ck_assert_int_eq(ps_read(e, 0, t, 0, NULL), 0);

@@ -130,6 +130,63 @@ static void *write_late(void *arg)
 	return NULL;
 }
 
+/* A board: slots its writer rewrites in place, read whole locally, in a
+ * shared segment and through a tuple server; never appended to or taken. */
+START_TEST(boards)
+{
+	struct fixture x;
+	fx_up(&x, NULL);
+	struct ps_elem_attr ba = { .tuple_size = 16, .threshold = 5000, .mode = PS_BOARD }, odd = ba;
+	ps_elem *b, *no;
+	odd.tuple_size = 12; /* slots are arrays of words */
+	ck_assert_int_eq(ps_elem_create(x.srv, "odd", &odd, &no), PS_EINVAL);
+	odd.tuple_size = 16;
+	odd.flags = PS_MULTI_WRITER; /* one writer, in place */
+	ck_assert_int_eq(ps_elem_create(x.srv, "odd", &odd, &no), PS_EINVAL);
+	ck_assert_int_eq(ps_elem_create(x.srv, "b", &ba, &b), 0);
+	uint64_t (*slot)[2] = ps_board(b);
+	ck_assert_ptr_nonnull(slot);
+	ck_assert_ptr_null(ps_board(x.d)); /* no board */
+	for (uint64_t i = 0; i < 5000; i++)
+		slot[i][0] = i, slot[i][1] = ~i;
+	uint64_t got[5000][2], one[2];
+	ck_assert_int_eq(ps_read_range(b, 4990, 100, got, NULL), 10);
+	ck_assert_uint_eq(got[3][0], 4993);
+	ck_assert_int_eq(ps_read_range(b, 5000, 1, got, NULL), 0);
+	ck_assert_int_eq(ps_read(b, 7, one, 0, NULL), 0);
+	ck_assert_uint_eq(one[1], ~7ull);
+	ck_assert_int_eq(ps_write(b, one, 0, NULL), PS_EINVAL);
+	ck_assert_int_eq(ps_take(b, one, 0, NULL), PS_EINVAL);
+	ck_assert_int_eq(ps_read_latest(b, one, NULL), PS_EINVAL);
+	/* through the tuple server: the same slots, in as many frames as it takes */
+	ps_server *r;
+	ps_elem *rb;
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", x.port, "seg", PS_RDONLY, NULL, &r), 0);
+	ck_assert_int_eq(ps_elem_open(r, "b", 16, &rb), 0);
+	ck_assert_ptr_null(ps_board(rb)); /* only its writer rewrites it */
+	struct ps_stats st;
+	ck_assert_int_eq(ps_elem_stats(rb, &st), 0);
+	ck_assert_int_eq(st.mode, PS_BOARD);
+	ck_assert_uint_eq(st.threshold, 5000);
+	memset(got, 0, sizeof(got));
+	int n = 0;
+	while (n < 5000) {
+		int k = ps_read_range(rb, (uint64_t)n, 5000 - (size_t)n, got[n], NULL);
+		ck_assert_int_gt(k, 0);
+		n += k;
+	}
+	for (int i = 0; i < 5000; i++)
+		ck_assert(got[i][0] == (uint64_t)i && got[i][1] == ~(uint64_t)i);
+	slot[42][0] = 4242;
+	ck_assert_int_eq(ps_read_range(rb, 42, 1, one, NULL), 1);
+	ck_assert_uint_eq(one[0], 4242);
+	ps_elem_close(rb);
+	ps_server_destroy(r);
+	ps_elem_close(b);
+	fx_down(&x);
+}
+END_TEST
+
 START_TEST(waits_poll_the_server)
 {
 	struct fixture x;
@@ -751,6 +808,7 @@ Suite *remote_suite(void)
 	TCase *tc = tcase_create("tcp");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, every_operation);
+	tcase_add_test(tc, boards);
 	tcase_add_test(tc, waits_poll_the_server);
 	tcase_add_test(tc, batches_and_lists);
 	tcase_add_test(tc, secrets);
