@@ -57,10 +57,6 @@ static void path_of(char *buf, size_t len, const char *dir, const char *name)
 
 /* --- writing ------------------------------------------------------------------ */
 
-struct member {
-	uint32_t id, size, me, world;
-	uint32_t order; /* when its communicator was first met: MPI_COMM_WORLD is 0 */
-};
 
 struct ar_writer {
 	char dir[4096];
@@ -69,8 +65,8 @@ struct ar_writer {
 	uint64_t written;
 	struct ar_thread *threads;
 	int nthreads;
-	struct member *members;
-	size_t nmembers, cap;
+	struct ar_comm *comms; /* by number */
+	int ncomms;
 };
 
 int ar_create(const char *dir, const char *job, ar_writer **out, char *err, size_t errlen)
@@ -135,26 +131,28 @@ int ar_set_thread(ar_writer *w, int index, const char *process, const char *name
 	return 0;
 }
 
-int ar_set_member(ar_writer *w, uint32_t id, uint32_t size, uint32_t me, uint32_t world_rank)
+int ar_set_comm(ar_writer *w, int n, uint64_t id, unsigned flags, const uint32_t size[2],
+		const int *const members[2])
 {
-	uint32_t order = UINT32_MAX, norders = 0;
-	for (size_t i = 0; i < w->nmembers; i++) {
-		if (w->members[i].id == id && w->members[i].me == me)
-			return 0;
-		if (w->members[i].id == id)
-			order = w->members[i].order;
-		norders = w->members[i].order + 1 > norders ? w->members[i].order + 1 : norders;
-	}
-	if (w->nmembers == w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 64;
-		struct member *m = realloc(w->members, sizeof(*m) * cap);
-		if (!m)
+	if (n < 0 || n >= (int)ES_COMM_NONE || size[0] > 1u << 24 || size[1] > 1u << 24)
+		return -EINVAL;
+	if (n >= w->ncomms) {
+		struct ar_comm *c = realloc(w->comms, sizeof(*c) * (size_t)(n + 1));
+		if (!c)
 			return -ENOMEM;
-		w->members = m;
-		w->cap = cap;
+		memset(c + w->ncomms, 0, sizeof(*c) * (size_t)(n + 1 - w->ncomms));
+		w->comms = c;
+		w->ncomms = n + 1;
 	}
-	w->members[w->nmembers++] = (struct member){ id, size, me, world_rank,
-						     order == UINT32_MAX ? norders : order };
+	struct ar_comm *c = &w->comms[n];
+	free(c->members[0]), free(c->members[1]);
+	*c = (struct ar_comm){ .id = id, .flags = flags, .size = { size[0], size[1] } };
+	for (int s = 0; s < 2; s++) {
+		if (!(c->members[s] = malloc(sizeof(int32_t) * (size[s] + 1))))
+			return -ENOMEM;
+		for (uint32_t i = 0; i < size[s]; i++)
+			c->members[s][i] = members[s] ? members[s][i] : -1;
+	}
 	return 0;
 }
 
@@ -170,14 +168,6 @@ int ar_write(ar_writer *w, const struct es_trace *t, uint32_t thread)
 uint64_t ar_written(const ar_writer *w)
 {
 	return w->written;
-}
-
-static int cmp_member(const void *a, const void *b)
-{
-	const struct member *x = a, *y = b;
-	if (x->order != y->order)
-		return x->order < y->order ? -1 : 1;
-	return x->me < y->me ? -1 : x->me > y->me;
 }
 
 /* Closes f, written to path; 0 or a negative errno. */
@@ -213,32 +203,37 @@ static int write_comms(ar_writer *w, char *err, size_t errlen)
 	FILE *f = ps_fopen_out(p, 0600);
 	if (!f)
 		return sys_fail(err, errlen, -errno, "%s", p);
-	if (w->nmembers)
-		qsort(w->members, w->nmembers, sizeof(*w->members), cmp_member);
-	for (size_t i = 0; i < w->nmembers;) {
-		const struct member *m = &w->members[i];
-		fprintf(f, "%u %u", m->id, m->size);
-		/* every rank in it, by its rank there; - where that rank's record is missing */
-		size_t j = i;
-		for (uint32_t r = 0; r < m->size; r++) {
-			if (j < w->nmembers && w->members[j].id == m->id && w->members[j].me == r)
-				fprintf(f, " %u", w->members[j++].world);
-			else
-				fputs(" -", f);
+	for (int i = 0; i < w->ncomms; i++) {
+		const struct ar_comm *c = &w->comms[i];
+		unsigned fl = c->flags;
+		fprintf(f, "%d %llx %s", i, (unsigned long long)c->id, fl & ES_COMMS_WORLD ? "world" :
+			fl & ES_COMMS_WINDOW ? "window" : fl & ES_COMMS_INTER ? "inter" : "comm");
+		/* every rank in it, by its rank there; - where no rank said */
+		for (int s = 0; s < ((fl & ES_COMMS_INTER) ? 2 : 1); s++) {
+			fprintf(f, "%s %u", s ? " |" : "", c->size[s]);
+			for (uint32_t r = 0; r < c->size[s]; r++)
+				if (c->members[s] && c->members[s][r] >= 0)
+					fprintf(f, " %d", c->members[s][r]);
+				else
+					fputs(" -", f);
 		}
-		while (j < w->nmembers && w->members[j].id == m->id)
-			j++; /* a rank beyond the size: an id two communicators share */
 		fputc('\n', f);
-		i = j;
 	}
 	int rc = close_file(f);
 	return rc ? sys_fail(err, errlen, rc, "%s", p) : 0;
 }
 
+static void free_comms(struct ar_comm *c, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(c[i].members[0]), free(c[i].members[1]);
+	free(c);
+}
+
 static void free_writer(ar_writer *w)
 {
 	free(w->threads);
-	free(w->members);
+	free_comms(w->comms, w->ncomms);
 	free(w);
 }
 
@@ -354,6 +349,9 @@ static int read_info(ar_archive *a, const char *dir, char *err, size_t errlen)
 		}
 	}
 	fclose(f);
+	if (version == 1)
+		return fail(err, errlen, -EINVAL, "%s:1: archive: 1, from EventSpace before 0.14, whose "
+			    "tuples named communicators otherwise: read it with that version", p);
 	if (version != AR_VERSION)
 		return fail(err, errlen, -EINVAL, "%s:1: expected archive: %d, got version %d", p,
 			    AR_VERSION, version);
@@ -445,6 +443,69 @@ static int read_threads(ar_archive *a, const char *dir, char *err, size_t errlen
 	return rc;
 }
 
+/* One group of a comms line: SIZE and as many ranks (or -). */
+static int read_group(char **s, uint32_t *size, int32_t **members)
+{
+	char *end;
+	unsigned long n = strtoul(*s, &end, 10);
+	if (end == *s || n > 1u << 24)
+		return -EINVAL;
+	*s = end;
+	if (!(*members = malloc(sizeof(int32_t) * (n + 1))))
+		return -ENOMEM;
+	*size = (uint32_t)n;
+	for (unsigned long r = 0; r < n; r++) {
+		while (**s == ' ')
+			(*s)++;
+		if (**s == '-') {
+			(*members)[r] = -1;
+			(*s)++;
+			continue;
+		}
+		long v = strtol(*s, &end, 10);
+		if (end == *s || v < 0 || v > INT32_MAX)
+			return -EINVAL;
+		(*members)[r] = (int32_t)v;
+		*s = end;
+	}
+	return 0;
+}
+
+static int read_comm_line(ar_archive *a, char *line)
+{
+	char *s = line, *end, kind[16];
+	long n = strtol(s, &end, 10);
+	if (end == s || n != a->ncomms)
+		return -EINVAL;
+	s = end;
+	unsigned long long id = strtoull(s, &end, 16);
+	int used = 0;
+	if (end == s || sscanf(end, " %15s%n", kind, &used) != 1)
+		return -EINVAL;
+	s = end + used;
+	unsigned flags = !strcmp(kind, "world") ? ES_COMMS_WORLD : !strcmp(kind, "window") ? ES_COMMS_WINDOW
+		       : !strcmp(kind, "inter") ? ES_COMMS_INTER : !strcmp(kind, "comm") ? 0 : UINT32_MAX;
+	if (flags == UINT32_MAX)
+		return -EINVAL;
+	struct ar_comm *c = realloc(a->comms, sizeof(*c) * (size_t)(a->ncomms + 1));
+	if (!c)
+		return -ENOMEM;
+	a->comms = c;
+	c = &c[a->ncomms++];
+	*c = (struct ar_comm){ .id = id, .flags = flags };
+	int rc = read_group(&s, &c->size[0], &c->members[0]);
+	if (!rc && (flags & ES_COMMS_INTER)) {
+		while (*s == ' ')
+			s++;
+		rc = *s == '|' ? (s++, read_group(&s, &c->size[1], &c->members[1])) : -EINVAL;
+	}
+	if (!rc && !c->members[1] && !(c->members[1] = malloc(sizeof(int32_t))))
+		rc = -ENOMEM;
+	while (!rc && (*s == ' ' || *s == '\n'))
+		s++;
+	return rc ? rc : *s ? -EINVAL : 0;
+}
+
 static int read_comms(ar_archive *a, const char *dir, char *err, size_t errlen)
 {
 	char p[4200];
@@ -458,43 +519,9 @@ static int read_comms(ar_archive *a, const char *dir, char *err, size_t errlen)
 	int lineno = 0;
 	while (!rc && getline(&line, &cap, f) > 0) {
 		lineno++;
-		char *s = line, *end;
-		unsigned long id = strtoul(s, &end, 10), size = end != s ? strtoul(end, &s, 10) : 0;
-		if (end == line || s == end || size == 0 || size > 1u << 24) {
-			rc = fail(err, errlen, -EINVAL, "%s:%d: expected ID SIZE RANKS...", p, lineno);
-			break;
-		}
-		struct ar_comm *c = realloc(a->comms, sizeof(*c) * (size_t)(a->ncomms + 1));
-		if (!c) {
-			rc = -ENOMEM;
-			break;
-		}
-		a->comms = c;
-		c = &c[a->ncomms];
-		c->id = (uint32_t)id;
-		c->size = (uint32_t)size;
-		c->members = malloc(sizeof(int32_t) * size);
-		if (!c->members) {
-			rc = -ENOMEM;
-			break;
-		}
-		a->ncomms++;
-		for (unsigned long r = 0; r < size; r++) {
-			while (*s == ' ')
-				s++;
-			if (*s == '-') {
-				c->members[r] = -1;
-				s++;
-				continue;
-			}
-			long v = strtol(s, &end, 10);
-			if (end == s || v < 0) {
-				rc = fail(err, errlen, -EINVAL, "%s:%d: expected %lu ranks", p, lineno, size);
-				break;
-			}
-			c->members[r] = (int32_t)v;
-			s = end;
-		}
+		if ((rc = read_comm_line(a, line)) == -EINVAL)
+			fail(err, errlen, rc, "%s:%d: expected NUMBER ID world|comm|window|inter SIZE RANKS... "
+			     "(| SIZE RANKS... for inter)", p, lineno);
 	}
 	free(line);
 	fclose(f);
@@ -538,9 +565,7 @@ void ar_close(ar_archive *a)
 		return;
 	if (a->map)
 		munmap(a->map, a->maplen);
-	for (int i = 0; i < a->ncomms; i++)
-		free(a->comms[i].members);
-	free(a->comms);
+	free_comms(a->comms, a->ncomms);
 	free(a->threads);
 	free(a);
 }
@@ -551,17 +576,22 @@ uint64_t ar_lost(const ar_archive *a) { return a->lost; }
 int ar_nthreads(const ar_archive *a) { return a->nthreads; }
 const struct ar_thread *ar_thread(const ar_archive *a, int i) { return &a->threads[i]; }
 int ar_ncomms(const ar_archive *a) { return a->ncomms; }
-const struct ar_comm *ar_comm(const ar_archive *a, int i) { return &a->comms[i]; }
+const struct ar_comm *ar_comm(const ar_archive *a, int i)
+{
+	return i >= 0 && i < a->ncomms ? &a->comms[i] : NULL;
+}
+
+int ar_comm_rank(const struct ar_comm *c, int world)
+{
+	for (int s = 0; c && s < 2; s++)
+		for (uint32_t i = 0; i < c->size[s]; i++)
+			if (c->members[s][i] == world)
+				return (int)i;
+	return -1;
+}
 
 const struct ar_event *ar_events(const ar_archive *a)
 {
 	return (const struct ar_event *)((const char *)a->map + 8);
 }
 
-const struct ar_comm *ar_comm_by_id(const ar_archive *a, uint32_t id)
-{
-	for (int i = 0; i < a->ncomms; i++)
-		if (a->comms[i].id == id)
-			return &a->comms[i];
-	return NULL;
-}

@@ -9,19 +9,22 @@
 
 /*
  * An archive is a directory:
- *   events   "ESAR", u32 version (1), then one record per event: the 36-byte
+ *   events   "ESAR", u32 version (2), then one record per event: the 36-byte
  *            trace tuple (struct es_trace, stamps in ns, little-endian)
- *            and a u32 thread index
+ *            and a u32 thread index; an MPI tuple's comm is the number of
+ *            its communicator in comms (ES_COMM_NONE: none)
  *   threads  a line per thread: INDEX PROCESS NAME (tab-separated)
- *   comms    a line per communicator: ID SIZE WORLD-RANKS... (by rank in it),
- *            in the order they were met (MPI_COMM_WORLD first)
+ *   comms    a line per communicator or window, by number from 0:
+ *            NUMBER ID KIND SIZE WORLD-RANKS... [| SIZE WORLD-RANKS...],
+ *            ID in hex, KIND comm, world, window or inter (whose two groups
+ *            the | parts), a rank - where no rank said who it was
  *   INFO     key: value lines (job, events, lost, ...), written last
  * An archive without INFO is not whole (its recorder did not finish) and
  * ar_open refuses it.  The events are in the recorder's order: merged by
  * start time within each pull, so each thread's own are in order.
  */
 
-#define AR_VERSION 1
+#define AR_VERSION 2
 #define AR_RECORD 40 /* bytes per event record */
 
 /* --- writing ------------------------------------------------------------------ */
@@ -33,8 +36,11 @@ typedef struct ar_writer ar_writer;
 int ar_create(const char *dir, const char *job, ar_writer **out, char *err, size_t errlen);
 /* Thread INDEX is NAME in PROCESS (a trace space's segment: one process). */
 int ar_set_thread(ar_writer *w, int index, const char *process, const char *name);
-/* Rank WORLD_RANK is rank ME of communicator ID, which has SIZE members. */
-int ar_set_member(ar_writer *w, uint32_t id, uint32_t size, uint32_t me, uint32_t world_rank);
+/* Communicator number n (tuples' comm) is this one: id, flags
+ * (ES_COMMS_WORLD, _WINDOW, _INTER), its groups' sizes and members' world
+ * ranks (-1: not known); numbers from 0, each set once, before ar_finish. */
+int ar_set_comm(ar_writer *w, int n, uint64_t id, unsigned flags, const uint32_t size[2],
+		const int *const members[2]);
 int ar_write(ar_writer *w, const struct es_trace *t, uint32_t thread);
 /* Writes threads, comms and INFO (lost: discarded before they could be
  * read; before: rotated out before the recorder attached; why: how it
@@ -59,8 +65,10 @@ struct ar_thread {
 	int rank; /* the MPI rank (from PROCESS's .rN), or -1 */
 };
 struct ar_comm {
-	uint32_t id, size;
-	int32_t *members; /* world rank of each rank in it; -1 where unknown */
+	uint64_t id;
+	unsigned flags;      /* ES_COMMS_WORLD, _WINDOW, _INTER */
+	uint32_t size[2];    /* its groups: an intercommunicator has two */
+	int32_t *members[2]; /* world rank of each rank in each; -1 where unknown */
 };
 
 int ar_open(const char *dir, ar_archive **out, char *err, size_t errlen);
@@ -72,8 +80,9 @@ uint64_t ar_lost(const ar_archive *a);
 int ar_nthreads(const ar_archive *a);
 const struct ar_thread *ar_thread(const ar_archive *a, int i);
 int ar_ncomms(const ar_archive *a);
+/* Communicator number i (a tuple's comm), or NULL. */
 const struct ar_comm *ar_comm(const ar_archive *a, int i);
-/* The communicator with this id (the high bits of a collective's arg), or NULL. */
-const struct ar_comm *ar_comm_by_id(const ar_archive *a, uint32_t id);
+/* The rank a world rank is in a communicator (its group with it), or -1. */
+int ar_comm_rank(const struct ar_comm *c, int world);
 
 #endif

@@ -12,6 +12,7 @@ struct ar_out_stats {
 	uint64_t colls;     /* collective operations (begin and end) */
 	uint64_t completes; /* nonblocking collectives' completions */
 	uint64_t clipped;   /* regions cut to nest in their thread's others */
+	uint64_t backwards; /* messages received before they were sent, by the clocks: no arrow */
 };
 
 /*
@@ -20,10 +21,12 @@ struct ar_out_stats {
  * region it starts in is cut at that region's end), and a poll streak
  * starting no earlier than the event before it on its thread, so that the
  * polls' gaps between other calls do not cover them.  The completion of a
- * nonblocking collective (op | ES_OP_DONE) is not a region but two points:
- * its request at the call and its completion where a wait or test ended it.
+ * request (op | ES_OP_DONE: a nonblocking collective's, an Isend's, an
+ * Irecv's, Sendrecv's receive) is not a region but two points: its request
+ * at the call and its completion inside the wait or test that ended it (a
+ * point at a region's end comes before the region's leave).
  */
-enum ar_item_kind { AR_ENTER, AR_LEAVE, AR_NBC_REQUEST, AR_NBC_COMPLETE };
+enum ar_item_kind { AR_ENTER, AR_LEAVE, AR_REQUEST, AR_COMPLETE };
 struct ar_item {
 	uint64_t time;
 	uint32_t event; /* index into ar_events() */
@@ -33,10 +36,21 @@ struct ar_item {
 int ar_thread_items(const ar_archive *a, int t, struct ar_item **out, size_t *n,
 		    struct ar_out_stats *st);
 
-/* Whether a tuple is a message's end: 1 a send (MPI_Send... and a persistent
- * send's MPI_Start), -1 a receive whose source it names (MPI_Recv, Irecv,
- * Mrecv, a persistent receive's start), 0 neither.  Its peer is the
- * element, its tag the arg, its bytes the size. */
+/* What a tuple says of a message (collectors.h says which tuples are
+ * which): its peer is the element (a world rank), its tag the arg, its
+ * bytes the size, its communicator the comm. */
+enum ar_msg {
+	AR_MSG_NONE = 0,
+	AR_MSG_SEND,       /* sent by a blocking call (MPI_Send..., MPI_Sendrecv): MpiSend */
+	AR_MSG_ISEND,      /* a send request posted (MPI_Isend..., a persistent send's MPI_Start): MpiIsend */
+	AR_MSG_ISEND_DONE, /* ... completed: MpiIsendComplete */
+	AR_MSG_RECV,       /* received by a blocking call (MPI_Recv, Mrecv, MPI_Sendrecv/done): MpiRecv */
+	AR_MSG_IRECV_REQ,  /* a receive request posted (MPI_Irecv..., a persistent receive's start) */
+	AR_MSG_IRECV,      /* ... completed, with what came: MpiIrecv */
+};
+enum ar_msg ar_msg_kind(unsigned op);
+/* 1: a message's send (element its receiver), -1: its receive (element
+ * its sender), 0: neither (a cancelled or failed one is neither). */
 int ar_message(unsigned op);
 
 /* An OTF2 archive DIR/NAME.otf2 (and DIR/NAME/, DIR/NAME.def); DIR must not exist. */

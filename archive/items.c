@@ -73,8 +73,8 @@ int ar_thread_items(const ar_archive *a, int t, struct ar_item **out, size_t *n,
 		const struct es_trace *e = &ev[i].t;
 		uint64_t end = e->end < e->start ? e->start : e->end;
 		if (e->op & ES_OP_DONE) {
-			p[np++] = (struct ar_item){ e->start, (uint32_t)i, AR_NBC_REQUEST };
-			p[np++] = (struct ar_item){ end, (uint32_t)i, AR_NBC_COMPLETE };
+			p[np++] = (struct ar_item){ e->start, (uint32_t)i, AR_REQUEST };
+			p[np++] = (struct ar_item){ end, (uint32_t)i, AR_COMPLETE };
 		} else {
 			r[nr++] = (struct span){ e->start, end, (uint32_t)i };
 		}
@@ -125,37 +125,50 @@ int ar_thread_items(const ar_archive *a, int t, struct ar_item **out, size_t *n,
 
 /* --- what a tuple says of a message ----------------------------------------------- */
 
-enum { MSG_NONE, MSG_SEND, MSG_RECV, MSG_START };
-
-static int msg_kind(unsigned code)
+static enum ar_msg classify(unsigned code, bool done, bool recv_flag)
 {
-	static const char *const sends[] = { "MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend", "MPI_Isend",
-					     "MPI_Ibsend", "MPI_Issend", "MPI_Irsend" };
-	static const char *const recvs[] = { "MPI_Recv", "MPI_Irecv", "MPI_Mrecv" };
-	const char *n = es_op_name(code);
-	if (!strcmp(n, "MPI_Start") || !strcmp(n, "MPI_Startall"))
-		return MSG_START;
-	for (size_t i = 0; i < sizeof(sends) / sizeof(sends[0]); i++)
-		if (!strcmp(n, sends[i]))
-			return MSG_SEND;
-	for (size_t i = 0; i < sizeof(recvs) / sizeof(recvs[0]); i++)
-		if (!strcmp(n, recvs[i]))
-			return MSG_RECV;
-	return MSG_NONE;
+	switch (code) {
+	case ES_OP_MPI_SEND: case ES_OP_MPI_BSEND: case ES_OP_MPI_SSEND: case ES_OP_MPI_RSEND:
+		return done ? AR_MSG_NONE : AR_MSG_SEND;
+	case ES_OP_MPI_SENDRECV: case ES_OP_MPI_SENDRECV_REPLACE:
+		return done ? AR_MSG_RECV : AR_MSG_SEND;
+	case ES_OP_MPI_ISEND: case ES_OP_MPI_IBSEND: case ES_OP_MPI_ISSEND: case ES_OP_MPI_IRSEND:
+		return done ? AR_MSG_ISEND_DONE : AR_MSG_ISEND;
+	case ES_OP_MPI_SEND_INIT: case ES_OP_MPI_BSEND_INIT: case ES_OP_MPI_SSEND_INIT: case ES_OP_MPI_RSEND_INIT:
+		return done ? AR_MSG_ISEND_DONE : AR_MSG_NONE;
+	case ES_OP_MPI_START: case ES_OP_MPI_STARTALL:
+		return done ? AR_MSG_NONE : recv_flag ? AR_MSG_IRECV_REQ : AR_MSG_ISEND;
+	case ES_OP_MPI_RECV: case ES_OP_MPI_MRECV:
+		return done ? AR_MSG_NONE : AR_MSG_RECV;
+	case ES_OP_MPI_IRECV: case ES_OP_MPI_IMRECV:
+		return done ? AR_MSG_IRECV : AR_MSG_IRECV_REQ;
+	case ES_OP_MPI_RECV_INIT:
+		return done ? AR_MSG_IRECV : AR_MSG_NONE;
+	default:
+		return AR_MSG_NONE;
+	}
+}
+
+enum ar_msg ar_msg_kind(unsigned op)
+{
+	static signed char kind[4][256]; /* by done, recv and code, + 1; 0: not worked out yet */
+	unsigned code = es_op_code(op);
+	bool done = op & ES_OP_DONE, recv = op & ES_OP_RECV;
+	if (code >= 256)
+		return AR_MSG_NONE; /* no collector writes it */
+	signed char *k = &kind[done * 2 + recv][code];
+	if (!*k)
+		*k = (signed char)(classify(code, done, recv) + 1);
+	return (enum ar_msg)(*k - 1);
 }
 
 int ar_message(unsigned op)
 {
-	static signed char kind[256]; /* by code, + 1; 0: not worked out yet */
-	unsigned code = es_op_code(op);
-	if (code >= 256)
-		return 0; /* no collector writes it */
-	if (!kind[code])
-		kind[code] = (signed char)(msg_kind(code) + 1);
-	switch (kind[code] - 1) {
-	case MSG_SEND: return 1;
-	case MSG_RECV: return -1;
-	case MSG_START: return op & ES_OP_RECV ? -1 : 1;
+	if (op & ES_OP_FAILED)
+		return 0;
+	switch (ar_msg_kind(op)) {
+	case AR_MSG_SEND: case AR_MSG_ISEND: return 1;
+	case AR_MSG_RECV: case AR_MSG_IRECV: return -1;
+	default: return 0;
 	}
-	return 0;
 }

@@ -11,8 +11,11 @@
 /*
  * Slices are complete events ("ph":"X") cut to nest as ar_thread_items
  * says, stamps in microseconds with nanosecond digits since the first
- * event.  A message is a flow from its send's slice to its receive's,
- * paired as MPI pairs them: in order per sender, receiver and tag.  A
+ * event.  A message is a flow from its send's slice (a send, Isend or
+ * Sendrecv) to the slice its receive completed in (a receive, Sendrecv, or
+ * the wait or test that completed an Irecv), paired as MPI pairs them: the
+ * k-th sent from one rank to another on a communicator with a tag is the
+ * k-th received there, in the order the receives were posted.  A
  * collective is flows from the rank that came last to each of the others:
  * what they waited for.  A window (from, to in ns since the first event)
  * keeps long runs small enough to open: what overlaps it, nothing else.
@@ -26,9 +29,13 @@ struct slice {
 	int thread;
 };
 
+/* One end of a message: its slice at time (ns since the first event),
+ * and when its receive was posted (for the order receives match in). */
 struct msg {
 	uint32_t from, to, tag, bytes; /* world ranks */
-	struct slice s;
+	uint16_t comm;
+	uint64_t time, posted;
+	int thread;
 };
 
 static void name_json(FILE *f, const char *s)
@@ -70,6 +77,8 @@ static int key_cmp(const struct msg *x, const struct msg *y)
 		return x->from < y->from ? -1 : 1;
 	if (x->to != y->to)
 		return x->to < y->to ? -1 : 1;
+	if (x->comm != y->comm)
+		return x->comm < y->comm ? -1 : 1;
 	return x->tag < y->tag ? -1 : x->tag > y->tag;
 }
 
@@ -79,7 +88,19 @@ static int by_msg(const void *a, const void *b)
 	int c = key_cmp(x, y);
 	if (c)
 		return c;
-	return x->s.start < y->s.start ? -1 : x->s.start > y->s.start;
+	return x->posted < y->posted ? -1 : x->posted > y->posted;
+}
+
+/* a message's flow: "s" where it was sent, "f" where its receive completed */
+static void msg_flow(FILE *f, uint64_t id, const struct msg *s, const struct msg *r, const int *pid)
+{
+	fprintf(f, ",\n{\"ph\":\"s\",\"id\":%llu,\"cat\":\"message\",\"name\":\"message\",\"pid\":%d,\"tid\":%d,\"ts\":",
+		(unsigned long long)id, pid[s->thread], s->thread);
+	us(f, s->time);
+	fprintf(f, "},\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":%llu,\"cat\":\"message\",\"name\":\"message\",\"pid\":%d,"
+		"\"tid\":%d,\"ts\":", (unsigned long long)id, pid[r->thread], r->thread);
+	us(f, r->time);
+	fputc('}', f);
 }
 
 static int by_coll(const void *a, const void *b, void *arg)
@@ -87,6 +108,8 @@ static int by_coll(const void *a, const void *b, void *arg)
 	const struct slice *x = a, *y = b;
 	const struct ar_event *ev = arg;
 	const struct es_trace *s = &ev[x->event].t, *t = &ev[y->event].t;
+	if (s->comm != t->comm)
+		return s->comm < t->comm ? -1 : 1;
 	if (s->arg != t->arg)
 		return s->arg < t->arg ? -1 : 1;
 	if (es_op_code(s->op) != es_op_code(t->op))
@@ -159,13 +182,27 @@ int ar_to_json(const ar_archive *a, const char *path, uint64_t from, uint64_t to
 			rc = -ENOMEM;
 			break;
 		}
+		int rank = ar_thread(a, t)->rank;
 		for (size_t i = 0; i < n; i++) {
-			if (items[i].kind == AR_ENTER)
-				stack[depth++] = (struct slice){ items[i].time - t0, 0, items[i].event, t };
+			const struct es_trace *e = &ev[items[i].event].t;
+			uint64_t at = items[i].time - t0;
+			int dir = rank >= 0 && e->element != NONE ? ar_message(e->op) : 0;
+			if (items[i].kind == AR_ENTER) {
+				stack[depth++] = (struct slice){ at, 0, items[i].event, t };
+				if (dir > 0)
+					sends[nsend++] = (struct msg){ (uint32_t)rank, e->element, e->arg, e->size,
+								       e->comm, at, at, t };
+			}
+			/* a receive completes inside its slice: a blocking one before it
+			 * ends, a request's where its wait or test has it */
+			if (dir < 0 && ((items[i].kind == AR_LEAVE && !(e->op & ES_OP_DONE)) ||
+					items[i].kind == AR_COMPLETE))
+				recvs[nrecv++] = (struct msg){ e->element, (uint32_t)rank, e->arg, e->size, e->comm,
+							       at > 0 ? at - 1 : at, e->start - t0, t };
 			if (items[i].kind != AR_LEAVE || !depth)
 				continue;
 			struct slice s = stack[--depth];
-			s.end = items[i].time - t0;
+			s.end = at;
 			sl[ns++] = s;
 		}
 		free(stack);
@@ -176,11 +213,6 @@ int ar_to_json(const ar_archive *a, const char *path, uint64_t from, uint64_t to
 		const struct slice *s = &sl[i];
 		const struct es_trace *e = &ev[s->event].t;
 		char label[64];
-		int rank = ar_thread(a, s->thread)->rank;
-		if (rank >= 0 && e->element != NONE && !(e->op & ES_OP_FAILED) && ar_message(e->op) > 0)
-			sends[nsend++] = (struct msg){ (uint32_t)rank, e->element, e->arg, e->size, *s };
-		if (rank >= 0 && e->element != NONE && !(e->op & ES_OP_FAILED) && ar_message(e->op) < 0)
-			recvs[nrecv++] = (struct msg){ e->element, (uint32_t)rank, e->arg, e->size, *s };
 		if (s->end < from || s->start > to)
 			continue;
 		shown++;
@@ -198,8 +230,9 @@ int ar_to_json(const ar_archive *a, const char *path, uint64_t from, uint64_t to
 		fprintf(f, "\"bytes\":%u,\"arg\":%u,\"seq\":%u}}", e->size, e->arg, e->seq);
 	}
 	st->regions = shown;
-	/* messages: the k-th send from a to b with tag t is the k-th receive of
-	 * it; both sorted by (from, to, tag, time), then walked together */
+	/* messages: the k-th send from a to b on a communicator with tag t is
+	 * the k-th receive of it; both sorted by (from, to, comm, tag, when
+	 * sent or posted), then walked together */
 	uint64_t id = 1;
 	qsort(sends, nsend, sizeof(*sends), by_msg);
 	qsort(recvs, nrecv, sizeof(*recvs), by_msg);
@@ -210,8 +243,10 @@ int ar_to_json(const ar_archive *a, const char *path, uint64_t from, uint64_t to
 		} else if (c > 0) {
 			j++;
 		} else {
-			if (sends[i].s.start <= to && recvs[j].s.end >= from) {
-				flow(f, id++, "message", &sends[i].s, &recvs[j].s, pid);
+			if (recvs[j].time < sends[i].time) /* hosts' clocks apart: never an arrow back in time */
+				st->backwards++;
+			else if (sends[i].time <= to && recvs[j].time >= from) {
+				msg_flow(f, id++, &sends[i], &recvs[j], pid);
 				st->messages++;
 			}
 			i++, j++;

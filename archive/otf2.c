@@ -15,18 +15,24 @@
 /*
  * What an event becomes:
  *   every event           Enter and Leave of a region named by its op
- *   MPI_Send, Bsend, Ssend, Rsend, Isend..., a persistent send's Start
+ *   MPI_Send, Bsend, Ssend, Rsend, Sendrecv
  *                         MpiSend after the Enter
- *   MPI_Recv, Irecv, Mrecv, a persistent receive's Start (a known source)
- *                         MpiRecv before the Leave (a nonblocking receive's
- *                         data arrives later: its tuple does not say when)
- *   a collective on a communicator libescollect listed
- *                         MpiCollectiveBegin after the Enter, MpiCollectiveEnd
+ *   MPI_Isend..., a persistent send's Start
+ *                         MpiIsend (with a request id) after the Enter, and
+ *                         MpiIsendComplete where a wait or test completed it
+ *   MPI_Recv, Mrecv       MpiRecv before the Leave
+ *   MPI_Irecv, Imrecv, a persistent receive's Start
+ *                         MpiIrecvRequest after the Enter, and MpiIrecv (the
+ *                         source, tag and bytes that came) where it completed
+ *   Sendrecv's receive    MpiRecv before the Leave
+ *   a cancelled request   MpiRequestCancelled where it completed
+ *   a collective          MpiCollectiveBegin after the Enter, MpiCollectiveEnd
  *                         (op, communicator, root, bytes) before the Leave
- *   op | ES_OP_DONE       NonBlockingCollectiveRequest at the call,
+ *   a nonblocking one     NonBlockingCollectiveRequest at the call,
  *                         NonBlockingCollectiveComplete where it completed
- * A tuple does not say which communicator a point-to-point call used: its
- * peer is a rank of MPI_COMM_WORLD, as almost every program's is.
+ * Peers and roots are ranks of the call's communicator (an archive's
+ * tuples hold world ranks: its comms file maps them), intercommunicators'
+ * as OTF2 3's InterComm definitions.
  */
 
 #define AR_NO_ELEMENT 0xffffffffu /* a tuple's element when it has none (no peer, no root) */
@@ -39,7 +45,6 @@ struct otf2_out {
 	uint32_t region_of[256]; /* by op code (below 256, flags cleared) + 1; 0: not yet defined */
 	uint16_t region_op[256]; /* by region: its op code */
 	uint32_t nregions;
-	uint32_t world;      /* the comm id of MPI_COMM_WORLD, or UINT32_MAX */
 	/* by op code, worked out once: what the names say */
 	struct { bool known; int coll; } code[256];
 	int nranks;
@@ -137,14 +142,119 @@ static uint32_t region(struct otf2_out *o, unsigned op)
 	return o->region_of[code] - 1;
 }
 
-/* The OTF2 communicator of a collective's tuple (its arg's high bits), or OTF2_UNDEFINED_COMM. */
-static OTF2_CommRef comm_of(const struct otf2_out *o, uint32_t arg)
+/* The OTF2 communicator of a tuple (its comm: the archive's number for it,
+ * and OTF2's), or OTF2_UNDEFINED_COMM. */
+static OTF2_CommRef comm_of(const struct otf2_out *o, uint16_t comm)
 {
-	uint32_t id = arg >> 20;
-	for (int i = 0; i < ar_ncomms(o->a); i++)
-		if (ar_comm(o->a, i)->id == id)
-			return (OTF2_CommRef)i;
-	return OTF2_UNDEFINED_COMM;
+	const struct ar_comm *c = ar_comm(o->a, comm);
+	return c && !(c->flags & ES_COMMS_WINDOW) ? (OTF2_CommRef)comm : OTF2_UNDEFINED_COMM;
+}
+
+/* A world rank as a rank of the tuple's communicator: the peer of a
+ * message, the root of a collective. */
+static uint32_t rank_in(const struct otf2_out *o, uint16_t comm, uint32_t world)
+{
+	int r = world == AR_NO_ELEMENT ? -1 : ar_comm_rank(ar_comm(o->a, comm), (int)world);
+	return r < 0 ? OTF2_UNDEFINED_UINT32 : (uint32_t)r;
+}
+
+/* Request ids by the request's start, within one thread: a request's
+ * completion has its call's start. */
+struct reqids {
+	uint64_t *start, *id;
+	size_t cap, next;
+};
+
+static uint64_t *reqid_slot(struct reqids *r, uint64_t start)
+{
+	size_t i = (size_t)((start * 0x9e3779b97f4a7c15ull) >> 17) & (r->cap - 1);
+	while (r->start[i] && r->start[i] != start + 1)
+		i = (i + 1) & (r->cap - 1);
+	return &r->start[i];
+}
+
+/* A new id for the request begun at start (0 if none can be kept). */
+static uint64_t reqid_new(struct reqids *r, uint64_t start)
+{
+	uint64_t *slot = reqid_slot(r, start);
+	*slot = start + 1;
+	r->id[slot - r->start] = ++r->next;
+	return r->next;
+}
+
+static uint64_t reqid_of(struct reqids *r, uint64_t start)
+{
+	uint64_t *slot = reqid_slot(r, start);
+	return *slot ? r->id[slot - r->start] : 0;
+}
+
+/* One point-to-point item of a message, or of its request. */
+static OTF2_ErrorCode message(struct otf2_out *o, OTF2_EvtWriter *w, const struct ar_item *it,
+			      const struct es_trace *tr, struct reqids *ids, struct ar_out_stats *st)
+{
+	enum ar_msg m = ar_msg_kind(tr->op);
+	OTF2_CommRef comm = comm_of(o, tr->comm);
+	uint32_t peer = rank_in(o, tr->comm, tr->element);
+	bool ok = comm != OTF2_UNDEFINED_COMM && peer != OTF2_UNDEFINED_UINT32 && !(tr->op & ES_OP_FAILED);
+	uint64_t t = it->time;
+	switch (it->kind) {
+	case AR_ENTER:
+		if (m == AR_MSG_SEND && ok)
+			return st->messages++, OTF2_EvtWriter_MpiSend(w, NULL, t, peer, comm, tr->arg, tr->size);
+		if (m == AR_MSG_ISEND && ok)
+			return st->messages++, OTF2_EvtWriter_MpiIsend(w, NULL, t, peer, comm, tr->arg, tr->size,
+								       reqid_new(ids, tr->start));
+		if (m == AR_MSG_IRECV_REQ)
+			return OTF2_EvtWriter_MpiIrecvRequest(w, NULL, t, reqid_new(ids, tr->start));
+		return OTF2_SUCCESS;
+	case AR_LEAVE:
+		if (m == AR_MSG_RECV && !(tr->op & ES_OP_DONE) && ok)
+			return st->messages++, OTF2_EvtWriter_MpiRecv(w, NULL, t, peer, comm, tr->arg, tr->size);
+		return OTF2_SUCCESS;
+	case AR_COMPLETE: {
+		uint64_t id = reqid_of(ids, tr->start);
+		if (m == AR_MSG_RECV && ok) /* Sendrecv's receive, inside it */
+			return st->messages++, OTF2_EvtWriter_MpiRecv(w, NULL, t, peer, comm, tr->arg, tr->size);
+		if ((m == AR_MSG_ISEND_DONE || m == AR_MSG_IRECV) && id && (tr->op & ES_OP_FAILED))
+			return OTF2_EvtWriter_MpiRequestCancelled(w, NULL, t, id);
+		if (m == AR_MSG_ISEND_DONE && id)
+			return st->completes++, OTF2_EvtWriter_MpiIsendComplete(w, NULL, t, id);
+		if (m == AR_MSG_IRECV && id && ok)
+			return st->messages++, OTF2_EvtWriter_MpiIrecv(w, NULL, t, peer, comm, tr->arg, tr->size, id);
+		return OTF2_SUCCESS;
+	}
+	default:
+		return OTF2_SUCCESS;
+	}
+}
+
+/* A collective's items: begin and end, or a nonblocking one's request and completion. */
+static OTF2_ErrorCode collective(struct otf2_out *o, OTF2_EvtWriter *w, const struct ar_item *it,
+				 const struct es_trace *tr, int cop, struct ar_out_stats *st)
+{
+	const struct es_op_info *oi = es_op_info(tr->op);
+	bool icall = oi && oi->kind == ES_KIND_ICOLL; /* its completion ends it, elsewhere */
+	OTF2_CommRef comm = comm_of(o, tr->comm);
+	uint32_t root = rank_in(o, tr->comm, tr->element);
+	if (cop < 0 || comm == OTF2_UNDEFINED_COMM)
+		return OTF2_SUCCESS;
+	switch (it->kind) {
+	case AR_ENTER:
+		return icall ? OTF2_SUCCESS : OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, it->time);
+	case AR_LEAVE:
+		if (icall)
+			return OTF2_SUCCESS;
+		st->colls++;
+		return OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, it->time, (OTF2_CollectiveOp)cop, comm, root,
+						       tr->size, tr->size);
+	case AR_REQUEST:
+		return OTF2_EvtWriter_NonBlockingCollectiveRequest(w, NULL, it->time, it->event);
+	case AR_COMPLETE:
+		st->completes++;
+		return OTF2_EvtWriter_NonBlockingCollectiveComplete(w, NULL, it->time, (OTF2_CollectiveOp)cop, comm,
+								    root, tr->size, tr->size, it->event);
+	}
+	return OTF2_SUCCESS;
 }
 
 static int write_thread(struct otf2_out *o, int t, struct ar_out_stats *st)
@@ -156,15 +266,19 @@ static int write_thread(struct otf2_out *o, int t, struct ar_out_stats *st)
 		snprintf(o->err, sizeof(o->err), "thread %d: %s", t, strerror(-rc));
 		return rc;
 	}
-	OTF2_EvtWriter *w = OTF2_Archive_GetEvtWriter(o->ar, (OTF2_LocationRef)t);
+	struct reqids ids = { .cap = 64 };
+	while (ids.cap < 2 * n + 2)
+		ids.cap *= 2;
+	ids.start = calloc(ids.cap, sizeof(uint64_t));
+	ids.id = calloc(ids.cap, sizeof(uint64_t));
+	OTF2_EvtWriter *w = ids.start && ids.id ? OTF2_Archive_GetEvtWriter(o->ar, (OTF2_LocationRef)t) : NULL;
 	if (!w) {
-		free(items);
+		free(items), free(ids.start), free(ids.id);
 		snprintf(o->err, sizeof(o->err), "no event writer for thread %d", t);
 		return -EIO;
 	}
 	const struct ar_event *ev = ar_events(o->a);
 	OTF2_ErrorCode e = OTF2_SUCCESS;
-	OTF2_CommRef world = o->world == UINT32_MAX ? OTF2_UNDEFINED_COMM : comm_of(o, o->world << 20);
 	for (size_t i = 0; i < n && e == OTF2_SUCCESS; i++) {
 		const struct es_trace *tr = &ev[items[i].event].t;
 		unsigned code = es_op_code(tr->op); /* below 256: ar_open saw to it */
@@ -173,54 +287,18 @@ static int write_thread(struct otf2_out *o, int t, struct ar_out_stats *st)
 			o->code[code].known = true;
 			o->code[code].coll = es_op_matched(code) ? coll_op(nm) : -1;
 		}
-		bool send = ar_message(tr->op) > 0, recv = ar_message(tr->op) < 0;
-		const struct es_op_info *oi = es_op_info(code);
-		bool icall = oi && oi->kind == ES_KIND_ICOLL; /* its completion ends it, elsewhere */
-		uint64_t time = items[i].time;
 		uint32_t reg = region(o, tr->op);
 		int cop = o->code[code].coll;
-		OTF2_CommRef comm = cop >= 0 ? comm_of(o, tr->arg) : OTF2_UNDEFINED_COMM;
-		uint32_t root = tr->element == AR_NO_ELEMENT ? OTF2_UNDEFINED_UINT32 : tr->element;
-		bool p2p_ok = world != OTF2_UNDEFINED_COMM && tr->element != AR_NO_ELEMENT &&
-			      !(tr->op & ES_OP_FAILED);
-		switch (items[i].kind) {
-		case AR_ENTER:
-			e = OTF2_EvtWriter_Enter(w, NULL, time, reg);
+		if (items[i].kind == AR_ENTER) {
+			e = OTF2_EvtWriter_Enter(w, NULL, items[i].time, reg);
 			st->regions++;
-			if (e == OTF2_SUCCESS && send && p2p_ok) {
-				e = OTF2_EvtWriter_MpiSend(w, NULL, time, tr->element, world, tr->arg, tr->size);
-				st->messages++;
-			} else if (e == OTF2_SUCCESS && comm != OTF2_UNDEFINED_COMM && !icall) {
-				e = OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, time);
-			}
-			break;
-		case AR_LEAVE:
-			if (recv && p2p_ok) {
-				e = OTF2_EvtWriter_MpiRecv(w, NULL, time, tr->element, world, tr->arg, tr->size);
-				st->messages++;
-			} else if (comm != OTF2_UNDEFINED_COMM && !icall) {
-				e = OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, time, (OTF2_CollectiveOp)cop, comm, root,
-								    tr->size, tr->size);
-				st->colls++;
-			}
-			if (e == OTF2_SUCCESS)
-				e = OTF2_EvtWriter_Leave(w, NULL, time, reg);
-			break;
-		case AR_NBC_REQUEST:
-			if (comm != OTF2_UNDEFINED_COMM)
-				e = OTF2_EvtWriter_NonBlockingCollectiveRequest(w, NULL, time, items[i].event);
-			break;
-		case AR_NBC_COMPLETE:
-			if (comm != OTF2_UNDEFINED_COMM) {
-				e = OTF2_EvtWriter_NonBlockingCollectiveComplete(w, NULL, time, (OTF2_CollectiveOp)cop,
-										 comm, root, tr->size, tr->size,
-										 items[i].event);
-				st->completes++;
-			}
-			break;
 		}
+		if (e == OTF2_SUCCESS)
+			e = cop >= 0 ? collective(o, w, &items[i], tr, cop, st) : message(o, w, &items[i], tr, &ids, st);
+		if (e == OTF2_SUCCESS && items[i].kind == AR_LEAVE)
+			e = OTF2_EvtWriter_Leave(w, NULL, items[i].time, reg);
 	}
-	free(items);
+	free(items), free(ids.start), free(ids.id);
 	if (e != OTF2_SUCCESS)
 		return otf2_fail(o, e, "writing events");
 	OTF2_EvtWriter_GetNumberOfEvents(w, &o->events[t]);
@@ -228,18 +306,21 @@ static int write_thread(struct otf2_out *o, int t, struct ar_out_stats *st)
 	return e == OTF2_SUCCESS ? 0 : otf2_fail(o, e, "closing an event writer");
 }
 
-/* MPI_COMM_WORLD: the first communicator of every rank, in order. */
-static uint32_t find_world(const ar_archive *a, int nranks)
+/* A communicator's group (side s) as OTF2 group g of MPI ranks. */
+static OTF2_ErrorCode comm_group(OTF2_GlobalDefWriter *d, const struct ar_comm *cm, int s, OTF2_GroupRef g,
+				 uint32_t name)
 {
-	for (int i = 0; nranks > 0 && i < ar_ncomms(a); i++) {
-		const struct ar_comm *c = ar_comm(a, i);
-		bool world = c->size == (uint32_t)nranks;
-		for (uint32_t r = 0; world && r < c->size; r++)
-			world = c->members[r] == (int32_t)r;
-		if (world)
-			return c->id;
-	}
-	return UINT32_MAX;
+	uint64_t *m = malloc(sizeof(uint64_t) * (cm->size[s] + 1));
+	if (!m)
+		return OTF2_ERROR_MEM_ALLOC_FAILED;
+	uint32_t k = 0;
+	for (uint32_t r = 0; r < cm->size[s]; r++)
+		if (cm->members[s][r] >= 0)
+			m[k++] = (uint64_t)cm->members[s][r];
+	OTF2_ErrorCode e = OTF2_GlobalDefWriter_WriteGroup(d, g, name, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
+							   OTF2_GROUP_FLAG_NONE, k, m);
+	free(m);
+	return e;
 }
 
 static int write_defs(struct otf2_out *o, uint64_t t0, uint64_t t1)
@@ -317,31 +398,30 @@ static int write_defs(struct otf2_out *o, uint64_t t0, uint64_t t1)
 							    OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE,
 							    (uint32_t)o->nranks, members);
 		free(members);
+		/* communicator number c is OTF2's comm c, its groups 1 + 2c and 2 + 2c */
 		for (int c = 0; c < ar_ncomms(a) && e == OTF2_SUCCESS; c++) {
 			const struct ar_comm *cm = ar_comm(a, c);
-			uint64_t *m = malloc(sizeof(uint64_t) * cm->size);
-			if (!m) {
-				free(group);
-				return -ENOMEM;
-			}
-			uint32_t k = 0;
-			for (uint32_t r = 0; r < cm->size; r++)
-				if (cm->members[r] >= 0)
-					m[k++] = (uint64_t)cm->members[r];
-			char label[64];
-			if (cm->id == o->world)
+			if (cm->flags & ES_COMMS_WINDOW)
+				continue; /* one-sided calls are regions only */
+			char label[96];
+			if (cm->flags & ES_COMMS_WORLD)
 				snprintf(label, sizeof(label), "MPI_COMM_WORLD");
 			else
-				snprintf(label, sizeof(label), "communicator %u (%u ranks)", cm->id, cm->size);
+				snprintf(label, sizeof(label), "%scommunicator %llx (%u ranks)",
+					 cm->flags & ES_COMMS_INTER ? "inter" : "", (unsigned long long)cm->id,
+					 cm->size[0] + cm->size[1]);
 			uint32_t name = STRING(label);
+			OTF2_GroupRef ga = (OTF2_GroupRef)(1 + 2 * c), gb = (OTF2_GroupRef)(2 + 2 * c);
 			if (e == OTF2_SUCCESS)
-				e = OTF2_GlobalDefWriter_WriteGroup(d, (OTF2_GroupRef)(c + 1), name,
-								    OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
-								    OTF2_GROUP_FLAG_NONE, k, m);
-			if (e == OTF2_SUCCESS)
-				e = OTF2_GlobalDefWriter_WriteComm(d, (OTF2_CommRef)c, name, (OTF2_GroupRef)(c + 1),
-								   OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
-			free(m);
+				e = comm_group(d, cm, 0, ga, name);
+			if (e == OTF2_SUCCESS && (cm->flags & ES_COMMS_INTER))
+				e = comm_group(d, cm, 1, gb, name);
+			if (e == OTF2_SUCCESS && (cm->flags & ES_COMMS_INTER))
+				e = OTF2_GlobalDefWriter_WriteInterComm(d, (OTF2_CommRef)c, name, ga, gb,
+									 OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
+			else if (e == OTF2_SUCCESS)
+				e = OTF2_GlobalDefWriter_WriteComm(d, (OTF2_CommRef)c, name, ga, OTF2_UNDEFINED_COMM,
+								   OTF2_COMM_FLAG_NONE);
 		}
 	}
 #undef STRING
@@ -352,7 +432,7 @@ static int write_defs(struct otf2_out *o, uint64_t t0, uint64_t t1)
 int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar_out_stats *st,
 	       char *err, size_t errlen)
 {
-	struct otf2_out o = { .a = a, .world = UINT32_MAX };
+	struct otf2_out o = { .a = a };
 	struct stat sb;
 	memset(st, 0, sizeof(*st));
 	if (stat(dir, &sb) == 0) {
@@ -362,7 +442,6 @@ int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar
 	for (int t = 0; t < ar_nthreads(a); t++)
 		if (ar_thread(a, t)->rank >= o.nranks)
 			o.nranks = ar_thread(a, t)->rank + 1;
-	o.world = find_world(a, o.nranks);
 	o.events = calloc((size_t)ar_nthreads(a) + 1, sizeof(*o.events));
 	if (!o.events)
 		return -ENOMEM;

@@ -32,6 +32,7 @@ struct rank_run {
 
 struct coll {
 	unsigned op;
+	uint16_t comm;
 	uint32_t arg;
 	uint64_t first_in, last_in, last_out, time;
 	int last_rank, n;
@@ -56,7 +57,11 @@ static int by_imbalance(const void *a, const void *b)
 {
 	const struct coll *x = a, *y = b;
 	uint64_t i = x->last_in - x->first_in, j = y->last_in - y->first_in;
-	return i != j ? (i > j ? -1 : 1) : (x->arg < y->arg ? -1 : x->arg > y->arg);
+	if (i != j)
+		return i > j ? -1 : 1;
+	if (x->comm != y->comm)
+		return x->comm < y->comm ? -1 : 1;
+	return x->arg < y->arg ? -1 : x->arg > y->arg;
 }
 
 static int by_bytes(const void *a, const void *b)
@@ -88,6 +93,15 @@ static struct stat_row *row(struct stat_row **rows, size_t *n, size_t *cap, unsi
 	}
 	(*rows)[*n] = (struct stat_row){ .op = op, .rank = rank };
 	return &(*rows)[(*n)++];
+}
+
+/* "WORLD", or the communicator's number in the archive */
+static void comm_label(const struct ar_comm *cm, int number, char *buf, size_t len)
+{
+	if (cm && (cm->flags & ES_COMMS_WORLD))
+		snprintf(buf, len, "WORLD");
+	else
+		snprintf(buf, len, "%d%s", number, cm && (cm->flags & ES_COMMS_INTER) ? " inter" : "");
 }
 
 int ar_profile(const ar_archive *a, FILE *out, int top, char *err, size_t errlen)
@@ -162,7 +176,7 @@ int ar_profile(const ar_archive *a, FILE *out, int top, char *err, size_t errlen
 			if (mpi && es_op_matched(e->op)) {
 				struct coll *c = NULL;
 				for (size_t k = ncolls; k-- > 0 && !c;)
-					if (colls[k].op == code && colls[k].arg == e->arg)
+					if (colls[k].op == code && colls[k].comm == e->comm && colls[k].arg == e->arg)
 						c = &colls[k];
 				if (!c) {
 					if (ncolls == capcolls) {
@@ -176,7 +190,7 @@ int ar_profile(const ar_archive *a, FILE *out, int top, char *err, size_t errlen
 						capcolls = cap;
 					}
 					c = &colls[ncolls++];
-					*c = (struct coll){ code, e->arg, t0, t0, t1, 0, g, 0 };
+					*c = (struct coll){ code, e->comm, e->arg, t0, t0, t1, 0, g, 0 };
 				}
 				c->n++;
 				c->time += d;
@@ -276,15 +290,6 @@ int ar_profile(const ar_archive *a, FILE *out, int top, char *err, size_t errlen
 			(double)s->max / 1e3, (unsigned long long)s->bytes);
 	}
 	if (mpi) {
-		/* MPI_COMM_WORLD: the first communicator of every rank, in order */
-		uint32_t world = NONE;
-		for (int k = 0; k < ar_ncomms(a) && world == NONE; k++) {
-			const struct ar_comm *cm = ar_comm(a, k);
-			bool all = cm->size == (uint32_t)nranks;
-			for (uint32_t r = 0; all && r < cm->size; r++)
-				all = cm->members[r] == (int32_t)r;
-			world = all ? cm->id : NONE;
-		}
 		qsort(colls, ncolls, sizeof(*colls), by_imbalance);
 		fprintf(out, "\n@--- Collectives with the worst imbalance (top %d): from the first rank in "
 			"to the last ---\n", top);
@@ -292,12 +297,12 @@ int ar_profile(const ar_archive *a, FILE *out, int top, char *err, size_t errlen
 			"Imbalance (us)", "Ranks");
 		for (size_t i = 0; i < ncolls && (int)i < top; i++) {
 			const struct coll *c = &colls[i];
-			const struct ar_comm *cm = ar_comm_by_id(a, c->arg >> 20);
+			const struct ar_comm *cm = ar_comm(a, c->comm);
 			char comm[32];
-			snprintf(comm, sizeof(comm), "%u%s", c->arg >> 20, c->arg >> 20 == world ? " WORLD" : "");
-			fprintf(out, "%-30s %6u %12s %10d %14.3f %7d of %u\n", es_op_name(c->op), c->arg & 0xfffff,
-				comm, c->last_rank, (double)(c->last_in - c->first_in) / 1e3, c->n,
-				cm ? cm->size : 0);
+			comm_label(cm, c->comm, comm, sizeof(comm));
+			fprintf(out, "%-30s %6u %12s %10d %14.3f %7d of %u\n", es_op_name(c->op), c->arg, comm,
+				c->last_rank, (double)(c->last_in - c->first_in) / 1e3, c->n,
+				cm ? cm->size[0] + cm->size[1] : 0);
 		}
 		fprintf(out, "\n@--- Communicators: their collectives ---\n");
 		fprintf(out, "%-12s %6s %12s %14s  %s\n", "Communicator", "Size", "Collectives", "Time (ms)",
@@ -306,16 +311,18 @@ int ar_profile(const ar_archive *a, FILE *out, int top, char *err, size_t errlen
 			const struct ar_comm *cm = ar_comm(a, k);
 			uint64_t n = 0, time = 0;
 			for (size_t i = 0; i < ncolls; i++)
-				if (colls[i].arg >> 20 == cm->id)
+				if (colls[i].comm == k)
 					n++, time += colls[i].time;
 			if (!n)
 				continue;
 			char name[32];
-			snprintf(name, sizeof(name), "%u%s", cm->id, cm->id == world ? " WORLD" : "");
-			fprintf(out, "%-12s %6u %12llu %14.3f ", name, cm->size, (unsigned long long)n, ms(time));
-			for (uint32_t r = 0; r < cm->size && r < 16; r++)
-				fprintf(out, " %d", cm->members[r]);
-			fprintf(out, "%s\n", cm->size > 16 ? " ..." : "");
+			comm_label(cm, k, name, sizeof(name));
+			fprintf(out, "%-12s %6u %12llu %14.3f ", name, cm->size[0] + cm->size[1], (unsigned long long)n,
+				ms(time));
+			for (int side = 0; side < 2; side++)
+				for (uint32_t r = 0; r < cm->size[side] && r < 16; r++)
+					fprintf(out, "%s %d", side && !r ? " |" : "", cm->members[side][r]);
+			fprintf(out, "%s\n", cm->size[0] > 16 || cm->size[1] > 16 ? " ..." : "");
 		}
 		qsort(pairs, npairs, sizeof(*pairs), by_bytes);
 		fprintf(out, "\n@--- Heaviest point-to-point traffic (top %d): sent from rank to rank ---\n", top);

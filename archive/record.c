@@ -10,24 +10,63 @@
 #include "archive/record.h"
 #include "monitors/common.h"
 
-/* A rank's record of a communicator; the rank is its trace space's .rN */
-static int member(void *arg, const char *segment, const struct es_comm_rec *rec)
+/*
+ * A tuple's communicator, as its rank's serial names it at the tuple's
+ * start, becomes the archive's number for it, given in the order met; at
+ * the end each numbered one is written with its members as the ranks
+ * listed them.
+ */
+struct numbering {
+	uint64_t *ids; /* by number */
+	int n, cap;
+};
+
+static int number_of(struct numbering *nb, uint64_t id)
 {
-	int rank = mon_rank_of(segment);
-	if (rank < 0 || (rec->k & (ES_COMMS_WINDOW | ES_COMMS_FREED)))
-		return 0; /* not an MPI rank's space, a window, or a freeing */
-	return ar_set_member(arg, rec->id, rec->size, rec->me, (uint32_t)rank);
+	for (int i = nb->n; i-- > 0;) /* the latest first: a run uses a few at a time */
+		if (nb->ids[i] == id)
+			return i;
+	if (nb->n >= (int)ES_COMM_NONE)
+		return ES_COMM_NONE;
+	if (nb->n == nb->cap) {
+		int cap = nb->cap ? nb->cap * 2 : 16;
+		uint64_t *ids = realloc(nb->ids, sizeof(*ids) * (size_t)cap);
+		if (!ids)
+			return ES_COMM_NONE;
+		nb->ids = ids;
+		nb->cap = cap;
+	}
+	nb->ids[nb->n] = id;
+	return nb->n++;
 }
 
-/* Thread names and communicators as the scope knows them now. */
-static int describe(ar_writer *w, const es_scope *s)
+/* The tuple of an MPI rank's thread, its communicator numbered. */
+static void renumber(es_mpi *m, struct numbering *nb, int rank, struct es_trace *t)
+{
+	if (rank < 0 || es_op_code(t->op) < ES_OP_MPI_INIT || t->comm == ES_COMM_NONE)
+		return;
+	const struct es_mpi_comm *c = es_mpi_comm_of(m, rank, t->comm, 0xffff, t->start, NULL);
+	t->comm = c ? (uint16_t)number_of(nb, c->id) : ES_COMM_NONE;
+}
+
+/* Thread names and communicators as the scope and the ranks know them now. */
+static int describe(ar_writer *w, const es_scope *s, es_mpi *m, const struct numbering *nb)
 {
 	int rc = 0;
 	for (int i = 0; i < es_scope_leaves(s) && !rc; i++) {
 		const struct es_leaf *l = es_scope_leaf(s, i);
 		rc = ar_set_thread(w, l->thread, l->segment, es_scope_thread(s, l->thread));
 	}
-	return rc ? rc : mon_comms(s, member, w);
+	if (m)
+		es_mpi_refresh(m);
+	for (int n = 0; n < nb->n && !rc; n++) {
+		const struct es_mpi_comm *c = es_mpi_comm(m, nb->ids[n]);
+		uint32_t none[2] = { 0, 0 };
+		const int *const nomembers[2] = { NULL, NULL };
+		rc = c ? ar_set_comm(w, n, c->id, c->flags, c->size, c->members)
+		       : ar_set_comm(w, n, nb->ids[n], 0, none, nomembers);
+	}
+	return rc;
 }
 
 /*
@@ -81,9 +120,19 @@ int ar_record_job(const char *prog, const char *job, const char *dir, double per
 	struct mon_watch watch = { .grace = period * 3 > 3 ? period * 3 : 3 };
 	bool was_lost = false;
 	int werr = 0;
+	struct ps_remote_attr ra = { .secret_file = mon_secret_file };
+	es_mpi *m = NULL;
+	struct numbering nb = { 0 };
+	if (es_mpi_open(s, &ra, &m))
+		m = NULL;
 	for (;;) {
 		bool alive = mon_watch(prog, s, &watch);
-		es_scope_refresh(s); /* ranks that started late, threads' first calls */
+		/* ranks that started late, threads' first calls */
+		if (es_scope_refresh(s) > 0) {
+			es_mpi_close(m);
+			if (es_mpi_open(s, &ra, &m))
+				m = NULL;
+		}
 		int n;
 		do { /* when behind, pull again at once */
 			uint64_t lost;
@@ -93,8 +142,16 @@ int ar_record_job(const char *prog, const char *job, const char *dir, double per
 				break;
 			}
 			missed += lost;
-			for (int i = 0; i < n && !werr; i++)
-				werr = ar_write(w, &ev[i], (uint32_t)es_scope_leaf(s, es_scope_consumed_leaf(s, (size_t)i))->thread);
+			if (m) /* the communicators these tuples name are listed by now */
+				es_mpi_refresh(m);
+			for (int i = 0; i < n && !werr; i++) {
+				const struct es_leaf *l = es_scope_leaf(s, es_scope_consumed_leaf(s, (size_t)i));
+				if (m)
+					renumber(m, &nb, l->rank, &ev[i]);
+				else if (l->rank >= 0 && es_op_code(ev[i].op) >= ES_OP_MPI_INIT)
+					ev[i].comm = ES_COMM_NONE;
+				werr = ar_write(w, &ev[i], (uint32_t)l->thread);
+			}
 		} while (n == MAX && !mon_stop && !werr);
 		mon_note_lost(prog, s, &was_lost);
 		if (werr || n < 0 || mon_stop || !alive)
@@ -107,7 +164,9 @@ int ar_record_job(const char *prog, const char *job, const char *dir, double per
 	}
 	free(ev);
 	if (!werr)
-		werr = describe(w, s);
+		werr = describe(w, s, m, &nb);
+	es_mpi_close(m);
+	free(nb.ids);
 	uint64_t written = ar_written(w), before = es_scope_before_attach(s);
 	const char *why = mon_watch_end(&watch); /* " (why)", or "" */
 	char ended[320];

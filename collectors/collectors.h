@@ -27,16 +27,21 @@ extern "C" {
  * the fixed form.
  */
 
-/* The trace tuple: exactly 36 bytes, native byte order, no padding. */
+/* The trace tuple: exactly 36 bytes, native byte order, no padding.  An
+ * MPI call's fields are described with the MPI section below. */
 struct es_trace {
 	uint64_t start;     /* raw clock when the operation entered the collector */
 	uint64_t end;       /* raw clock when it came back */
 	uint32_t seq;       /* the collector's own count of operations (wraps) */
 	uint16_t op;        /* enum es_op or es_mpi_op, | ES_OP_FAILED... flags */
-	uint16_t collector; /* the collector's id within its trace space */
-	uint32_t element;   /* the element the operation touched (pathmap index), or the peer rank */
+	union {
+		uint16_t collector; /* on a path: the collector's id within its trace space */
+		uint16_t comm;      /* an MPI call: its communicator's or window's serial, low
+				     * 16 bits (ES_COMM_NONE: none), as its rank's mpi.comms lists it */
+	};
+	uint32_t element;   /* the element the operation touched (pathmap index), or the peer's world rank */
 	uint32_t size;      /* bytes moved */
-	uint32_t arg;       /* per op: tuple index (low 32 bits), MPI tag, root... */
+	uint32_t arg;       /* per op: tuple index (low 32 bits), MPI tag, a collective's number... */
 } __attribute__((packed));
 _Static_assert(sizeof(struct es_trace) == 36, "the trace tuple is 36 bytes");
 /* Its fields, for readers on a host of the other byte order (ps_elem_set_layout). */
@@ -52,8 +57,8 @@ enum es_op { ES_OP_WRITE = 1, ES_OP_READ, ES_OP_READ_LATEST, ES_OP_TAKE };
 #include "es_mpi_ops.h"
 
 /* Flags in a tuple's op, above its code. */
-#define ES_OP_FAILED 0x8000u /* the operation returned an error */
-#define ES_OP_DONE   0x4000u /* completes a nonblocking operation: start is when it was started */
+#define ES_OP_FAILED 0x8000u /* the operation returned an error (or was cancelled) */
+#define ES_OP_DONE   0x4000u /* completes a request, or Sendrecv's receive: start is when it began */
 #define ES_OP_RECV   0x2000u /* MPI_Start(all): the request it started receives */
 #define ES_OP_FLAGS  (ES_OP_FAILED | ES_OP_DONE | ES_OP_RECV)
 static inline unsigned es_op_code(unsigned op)
@@ -89,22 +94,125 @@ const char *es_op_label(unsigned op, char *buf, size_t len);
 unsigned es_op_from_name(const char *name); /* the code, or 0 */
 /* The word for a group, as a pathmap's `mpi: collect:` takes it. */
 const char *es_op_group_name(enum es_op_group g);
-/* What libescollect lists in each rank's "mpi.comms" element: a record
- * per communicator or window it met, in the order met.  A communicator's
- * handle may be reused once freed: its freeing is listed too (flags
- * ES_COMMS_FREED), so the latest record for a handle is the one in force. */
+/* --- what libescollect writes for an MPI program ------------------------------------ */
+
+/*
+ * Each rank's trace space JOB.rR says its rank (es_space_rank) and holds,
+ * besides a trace element per thread that calls MPI (mpi.threadK):
+ *
+ *   mpi.comms   a record per communicator or window the rank made, met or
+ *               freed (struct es_comm_rec), in order; live ones are written
+ *               again before the ring comes round to them, so a reader that
+ *               starts late still finds every one in force
+ *   mpi.calls   a board: slot (serial & 0xffff) counts the collectives the
+ *               rank has begun on that communicator or window, which is
+ *               also the number its next one gets
+ *   mpi.reqsK   a board per thread: the requests it has open (es_req_rec)
+ *   mpi.chansK  a board per thread: how many messages it sent to and
+ *               received from each (peer, tag, communicator) (es_chan_rec)
+ *
+ * Communicators.  Each communicator and window has an id that is the same
+ * on every member and unique in the job: MPI_COMM_WORLD's is
+ * ES_COMM_WORLD_ID; one made collectively over a parent takes it from the
+ * parent's id, how many the parent had made, and its first member's world
+ * rank.  Within its rank each also has a serial (32 bits, never reused).
+ * Tuples hold the serial's low 16 bits, notes and boards all of it: a
+ * reader takes a tuple's communicator to be its rank's latest record with
+ * those bits stamped no later than the tuple's start.
+ *
+ * An MPI call's tuple (calls.def says what each call's fields hold):
+ *   element  a peer's, root's or target's world rank (ES_NONE: none, any)
+ *   comm     its communicator's or window's serial, low 16 bits
+ *   arg      a tag, or a collective's number on its communicator (each
+ *            member counts its collectives there from 0, so the same call
+ *            has the same number on every member)
+ * Messages are one send tuple and one receive tuple each.  Sends: MPI_Send,
+ * Bsend, Ssend, Rsend; the Isend family at the call; MPI_Start(all) of a
+ * persistent send; MPI_Sendrecv(_replace) itself.  Receives: MPI_Recv,
+ * MPI_Mrecv, every completion of a receive request (MPI_Irecv/done,
+ * MPI_Imrecv/done, MPI_Recv_init/done) and Sendrecv's receive
+ * (MPI_Sendrecv/done), with the source, tag and bytes received.  The wait
+ * or test that completes a request writes its completion (op | ES_OP_DONE,
+ * from the request's start to then; with ES_OP_FAILED if it was cancelled
+ * or failed), sends' and nonblocking collectives' too.
+ */
+#define ES_COMM_NONE 0xffffu   /* a tuple's comm when the call has none */
+#define ES_COMM_WORLD_ID 1u    /* MPI_COMM_WORLD's id */
+
 #define ES_COMMS_ELEMENT "mpi.comms"
-#define ES_COMMS_WINDOW 0x80000000u
-#define ES_COMMS_FREED  0x40000000u
+enum es_comms_flags {
+	ES_COMMS_WINDOW = 1u << 0, /* a window (its fences are numbered like collectives) */
+	ES_COMMS_FREED = 1u << 1,  /* freed: its serial names nothing from now on */
+	ES_COMMS_INTER = 1u << 2,  /* an intercommunicator: size and me are of this rank's group */
+	ES_COMMS_SIDE1 = 1u << 3,  /* ... which is its second group (the first has the lower
+				    * world rank at its rank 0) */
+	ES_COMMS_AGAIN = 1u << 4,  /* written again, still in force: not made anew */
+	ES_COMMS_WORLD = 1u << 5,  /* MPI_COMM_WORLD */
+};
 struct es_comm_rec {
-	uint32_t id;     /* a collective's arg >> 20: the same on every member */
-	uint32_t size;   /* members */
+	uint64_t id;     /* the same on every member, unique in the job */
+	uint64_t stamp;  /* raw clock when it was made, met or freed */
+	uint32_t serial; /* what this rank's tuples and notes call it */
+	uint32_t size;   /* members (of this rank's group, for an intercommunicator) */
 	uint32_t me;     /* this rank's rank in it */
-	uint32_t k;      /* the k-th of these members this rank met | ES_COMMS_WINDOW, _FREED */
-	uint64_t handle; /* its handle in this process, as ES_NOTE_COMM holds it */
-} __attribute__((packed));
-_Static_assert(sizeof(struct es_comm_rec) == 24, "mpi.comms records have a fixed size");
-#define ES_COMMS_LAYOUT "iiiiq"
+	uint32_t flags;  /* enum es_comms_flags */
+};
+_Static_assert(sizeof(struct es_comm_rec) == 32, "mpi.comms records have a fixed size");
+#define ES_COMMS_LAYOUT "qqiiii"
+
+#define ES_CALLS_ELEMENT "mpi.calls"
+#define ES_CALLS_SLOTS 65536u /* one 64-bit count per serial & 0xffff */
+
+/* A request a thread has open, on its board mpi.reqsK.  Its thread rewrites
+ * it in place: ver is odd while it does, and moves on with every change,
+ * so a copy is whole when ver is even and the same before and after.
+ * waiter and done are the only words another thread writes. */
+#define ES_REQS_ELEMENT "mpi.reqs"
+#define ES_REQS_SLOTS 512u
+enum es_req_state {
+	ES_REQ_ACTIVE = 1u << 0,     /* started and not yet complete */
+	ES_REQ_PERSISTENT = 1u << 1, /* made by an init call: stays after completion */
+	ES_REQ_CANCELLED = 1u << 2,
+};
+struct es_req_rec {
+	uint64_t ver;
+	uint64_t handle;  /* the request in its process; 0: a free slot */
+	uint64_t start;   /* raw clock when made, or last started */
+	uint16_t op;      /* the call that made it (MPI_Isend, MPI_Irecv, MPI_Ibarrier, MPI_Recv_init...) */
+	uint16_t state;   /* enum es_req_state */
+	uint32_t serial;  /* its communicator's or window's */
+	uint32_t peer;    /* world rank: destination, source (ES_NONE: any), root (ES_NONE: none) */
+	uint32_t arg;     /* tag (ES_NONE: any), or a collective's number */
+	uint32_t size;    /* bytes */
+	uint32_t spare;
+	uint64_t waiter;  /* the start of the wait or poll streak that waits for it now; 0: none */
+	uint64_t done;    /* another thread completed it: the ver it saw (its thread frees it) */
+};
+_Static_assert(sizeof(struct es_req_rec) == 64, "a request is a cache line");
+#define ES_REQS_LAYOUT "qqqhhiiiiiqq"
+
+/* A thread's count of messages on one channel, on its board mpi.chansK:
+ * keyed by (peer, tag, serial, sent or received), added when first used,
+ * never removed; a send counts when it is posted, a receive when it
+ * completes.  Slot 0 is the board's own: flags ES_CHAN_FULL once a key
+ * found no room (a reader then knows no more than what is there). */
+#define ES_CHANS_ELEMENT "mpi.chans"
+#define ES_CHANS_SLOTS 1024u
+enum es_chan_flags { ES_CHAN_USED = 1u << 0, ES_CHAN_RECVD = 1u << 1, ES_CHAN_FULL = 1u << 2 };
+struct es_chan_rec {
+	uint32_t peer;   /* the other end's world rank */
+	uint32_t tag;
+	uint32_t serial; /* the communicator's */
+	uint32_t flags;  /* enum es_chan_flags: set last, when the key is whole */
+	uint64_t count;
+};
+_Static_assert(sizeof(struct es_chan_rec) == 24, "channel records have a fixed size");
+#define ES_CHANS_LAYOUT "iiiiq"
+
+/* A thread's boards are named for its trace element: mpi.thread3 has
+ * mpi.reqs3 and mpi.chans3.  buf gets the name, "" if trace is no MPI
+ * thread's element. */
+void es_mpi_board_name(char *buf, size_t len, const char *trace, const char *board);
 
 /* Calls whose tuples are matched across the members of a communicator
  * or window: the same (code, arg) on each. */
@@ -128,9 +236,14 @@ int es_mpi_select(const struct pm_mpi *mpi, const char *file, unsigned char coll
  * word ES_NOTE_WHAT the operation and element.  A monitor that finds a
  * start newer than the element's latest tuple knows the thread is inside
  * that operation now.  MPI calls also note what the thread waits on:
- * ES_NOTE_ARG the tag (point-to-point) or the collective's id << 20 |
- * number, ES_NOTE_COMM the communicator's handle in that process (0:
- * none), which "mpi.comms" maps to an id and its members.
+ *   WHAT  op | element << 32: the peer's or root's world rank (ES_NONE:
+ *         none, any source), or for a wait or test how many requests it
+ *         was given: those whose waiter is this start, on the boards of
+ *         the rank's threads
+ *   ARG   the tag (ES_NONE: any) | a Sendrecv's send tag << 32; or a
+ *         collective's number | its bytes << 32
+ *   COMM  the communicator's serial (ES_NONE: none) | a Sendrecv's
+ *         destination's world rank << 32 (ES_NONE otherwise)
  */
 enum { ES_NOTE_START = 0, ES_NOTE_WHAT = 1, ES_NOTE_ARG = 2, ES_NOTE_COMM = 3 };
 static inline uint64_t es_note_what(unsigned op, uint32_t element)
@@ -149,7 +262,7 @@ static inline void es_note_begin(_Atomic uint64_t *notes, uint64_t start, unsign
 /* The same with the MPI words: three stores into the line the first one
  * brought in, then the start. */
 static inline void es_note_call(_Atomic uint64_t *notes, uint64_t start, unsigned op,
-				uint32_t element, uint32_t arg, uint64_t comm)
+				uint32_t element, uint64_t arg, uint64_t comm)
 {
 	__atomic_store_n((uint64_t *)&notes[ES_NOTE_WHAT], es_note_what(op, element), __ATOMIC_RELAXED);
 	__atomic_store_n((uint64_t *)&notes[ES_NOTE_ARG], arg, __ATOMIC_RELAXED);
@@ -224,6 +337,12 @@ int es_space_open(const char *segment, es_space **out);
  * there): stamps read through it convert to this host's clock. */
 #define ES_WHERE_MAX 128
 int es_space_open_at(const char *where, const struct ps_remote_attr *ra, es_space **out);
+/* An MPI rank's trace space: es_space_create's, saying whose it is, so
+ * that readers know the rank as data, not from the segment's name. */
+int es_space_create_rank(const char *segment, size_t data_bytes, int rank, int size, es_space **out);
+/* The MPI rank a space belongs to, and how many ranks the job has
+ * (*size may be NULL); -1 for a space that is no rank's. */
+int es_space_rank(const es_space *sp, int *size);
 void es_space_destroy(es_space *sp);
 ps_server *es_space_server(es_space *sp);
 const struct es_clock *es_space_clock(const es_space *sp);

@@ -10,10 +10,11 @@
 #define ES_SPACE_MAGIC 0x45535031u /* "ESP1" */
 #define ES_META_MAX 4095u /* not a power of two: a ring of one has a slot to spare */
 
-/* What the segment's user area holds. */
+/* What the segment's user area holds.  Version 2 added whose it is. */
 struct space_hdr {
 	uint32_t magic, version;
 	struct es_clock clock;
+	int32_t rank, size; /* an MPI rank's space: its rank and the job's size; else -1, 0 */
 };
 _Static_assert(sizeof(struct space_hdr) <= PS_USER_AREA, "fits the segment's user area");
 
@@ -21,6 +22,7 @@ struct es_space {
 	ps_server *srv;
 	ps_elem *meta;
 	struct es_clock clock;
+	int rank, size;       /* whose it is (es_space_rank) */
 	int clock_check;      /* es_clock_check's answer when opened here */
 	int64_t clock_drift;
 	bool writable;
@@ -48,7 +50,12 @@ static int finish(es_space *sp, bool create)
 
 int es_space_create(const char *segment, size_t data_bytes, es_space **out)
 {
-	if (!out)
+	return es_space_create_rank(segment, data_bytes, -1, 0, out);
+}
+
+int es_space_create_rank(const char *segment, size_t data_bytes, int rank, int size, es_space **out)
+{
+	if (!out || rank < -1 || (rank >= 0 && rank >= size))
 		return PS_EINVAL;
 	es_space *sp = calloc(1, sizeof(*sp));
 	if (!sp)
@@ -71,7 +78,10 @@ int es_space_create(const char *segment, size_t data_bytes, es_space **out)
 	sp->writable = true;
 	void *area;
 	ps_server_user_area(sp->srv, &area);
-	struct space_hdr h = { .magic = ES_SPACE_MAGIC, .version = 1, .clock = sp->clock };
+	sp->rank = rank;
+	sp->size = size;
+	struct space_hdr h = { .magic = ES_SPACE_MAGIC, .version = 2, .clock = sp->clock,
+			       .rank = rank, .size = size };
 	memcpy(area, &h, sizeof(h));
 	if ((rc = finish(sp, true))) {
 		ps_server_destroy(sp->srv);
@@ -105,10 +115,12 @@ int es_space_open_at(const char *where, const struct ps_remote_attr *ra, es_spac
 	struct space_hdr h;
 	ps_server_user_area(sp->srv, &area);
 	memcpy(&h, area, sizeof(h));
-	if (h.magic != ES_SPACE_MAGIC || h.version != 1) {
+	if (h.magic != ES_SPACE_MAGIC || h.version < 1 || h.version > 2) {
 		rc = PS_EBADSEG; /* a PastSet segment, but not a trace space */
 	} else {
 		sp->clock = h.clock;
+		sp->rank = h.version >= 2 ? h.rank : -1;
+		sp->size = h.version >= 2 ? h.size : 0;
 		/* A monitor attaching checks the writer's TSC calibration against
 		 * this host's CLOCK_MONOTONIC (the same TSC, on the same host), and
 		 * converts with the rate the TSC really kept if it drifted.  Local
@@ -144,6 +156,22 @@ void es_space_destroy(es_space *sp)
 ps_server *es_space_server(es_space *sp)
 {
 	return sp->srv;
+}
+
+int es_space_rank(const es_space *sp, int *size)
+{
+	if (size)
+		*size = sp->rank >= 0 ? sp->size : 0;
+	return sp->rank;
+}
+
+void es_mpi_board_name(char *buf, size_t len, const char *trace, const char *board)
+{
+	const char *k = !strncmp(trace, "mpi.thread", 10) ? trace + 10 : NULL;
+	if (k && *k && strspn(k, "0123456789") == strlen(k))
+		snprintf(buf, len, "%s%s", board, k);
+	else if (len)
+		*buf = 0;
 }
 
 const struct es_clock *es_space_clock(const es_space *sp)

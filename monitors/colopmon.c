@@ -30,13 +30,15 @@ static const char *usage =
 
 /*
  * A collective is complete when every rank of its communicator reported
- * it; the sizes come from each rank's "mpi.comms" element.  Operations in
- * progress sit in an open-addressing table and leave it when complete, so
- * the cost per event stays constant however long the job runs.
+ * it; what each rank's tuple names is read from the ranks' own lists
+ * (es_mpi).  Operations in progress sit in an open-addressing table and
+ * leave it when complete, so the cost per event stays constant however
+ * long the job runs.
  */
 struct op {
 	unsigned code;
-	uint32_t arg, root;
+	uint64_t comm;  /* the communicator's id */
+	uint32_t arg, root, size;
 	int nranks;
 	uint64_t first_in, last_in, last_out;
 	int last_rank;
@@ -46,10 +48,7 @@ struct op {
 #define TABLE (1 << 16)
 static struct op *table;
 static int mpi_ranks, max_rank = -1;
-
-struct comm { uint32_t id, size; };
-static struct comm comms[4096];
-static int ncomms;
+static es_mpi *view;
 
 struct kind_sum {
 	unsigned long n;
@@ -59,28 +58,26 @@ struct kind_sum {
 };
 static struct kind_sum kinds[256];
 
-static int comm_size_of(uint32_t id)
+static uint32_t op_hash(unsigned code, uint64_t comm, uint32_t arg)
 {
-	for (int i = 0; i < ncomms; i++)
-		if (comms[i].id == id)
-			return (int)comms[i].size;
-	return mpi_ranks; /* not met yet: assume the world */
+	return (uint32_t)((comm * 0x9e3779b97f4a7c15ull) >> 32) ^ (arg * 2654435761u) ^ (code * 40503u);
 }
 
-static struct op *find_op(unsigned code, uint32_t arg)
+static struct op *find_op(unsigned code, uint64_t comm, uint32_t arg)
 {
-	uint32_t h = (arg * 2654435761u) ^ (code * 40503u);
+	uint32_t h = op_hash(code, comm, arg);
 	for (uint32_t i = 0; i < TABLE; i++) {
 		struct op *o = &table[(h + i) & (TABLE - 1)];
 		if (!o->used) {
 			memset(o, 0, sizeof(*o));
 			o->used = true;
 			o->code = code;
+			o->comm = comm;
 			o->arg = arg;
 			o->first_in = UINT64_MAX;
 			return o;
 		}
-		if (o->code == code && o->arg == arg)
+		if (o->code == code && o->comm == comm && o->arg == arg)
 			return o;
 	}
 	return NULL; /* 65536 collectives in flight at once: give up on this one */
@@ -97,7 +94,7 @@ static void drop_op(struct op *o)
 			j = (j + 1) & (TABLE - 1);
 			if (!table[j].used)
 				return;
-			uint32_t h = ((table[j].arg * 2654435761u) ^ (table[j].code * 40503u)) & (TABLE - 1);
+			uint32_t h = op_hash(table[j].code, table[j].comm, table[j].arg) & (TABLE - 1);
 			/* can the entry at j move to the hole at i? */
 			if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j))
 				break;
@@ -115,9 +112,11 @@ static void mpi_event(const struct es_trace *t, int rank, bool quiet)
 	if (!es_op_matched(code) ||
 	    (es_op_info(code)->kind == ES_KIND_ICOLL && !(t->op & ES_OP_DONE)))
 		return;
-	struct op *o = find_op(code, t->arg);
+	const struct es_mpi_comm *c = es_mpi_comm_of(view, rank, t->comm, 0xffff, t->start, NULL);
+	struct op *o = c ? find_op(code, c->id, t->arg) : NULL;
 	if (!o)
 		return;
+	o->size = c->size[0] + c->size[1];
 	o->root = t->element;
 	o->nranks++;
 	if (t->start < o->first_in)
@@ -128,7 +127,7 @@ static void mpi_event(const struct es_trace *t, int rank, bool quiet)
 	}
 	if (t->end > o->last_out)
 		o->last_out = t->end;
-	if (o->nranks < comm_size_of(o->arg >> 20))
+	if (o->nranks < (int)o->size)
 		return;
 	double lat = (double)(o->last_out - o->first_in) / 1e6, imb = (double)(o->last_in - o->first_in) / 1e6;
 	struct kind_sum *k = &kinds[code & 255];
@@ -151,29 +150,12 @@ static void mpi_event(const struct es_trace *t, int rank, bool quiet)
 		if (o->root != 0xffffffffu)
 			snprintf(root, sizeof(root), ", root %u", o->root);
 		printf("%-18s #%-5u latency %9.3f ms, last in: rank %d, imbalance %9.3f ms%s%s\n",
-		       es_op_name(code), o->arg & 0xfffff, lat, o->last_rank, imb, root,
-		       comm_size_of(o->arg >> 20) != mpi_ranks ? " (a smaller communicator)" : "");
+		       es_op_name(code), o->arg, lat, o->last_rank, imb, root,
+		       (int)o->size != mpi_ranks ? " (a smaller communicator)" : "");
 	}
 	drop_op(o);
 }
 
-static int comm_met(void *arg, const char *segment, const struct es_comm_rec *rec)
-{
-	(void)arg, (void)segment;
-	for (int c = 0; c < ncomms; c++)
-		if (comms[c].id == rec->id)
-			return 0;
-	if (ncomms < (int)(sizeof(comms) / sizeof(comms[0])))
-		comms[ncomms++] = (struct comm){ rec->id, rec->size };
-	return 0;
-}
-
-/* The communicators every rank met so far, from their ES_COMMS_ELEMENT. */
-static void read_comms(const es_scope *s)
-{
-	ncomms = 0;
-	mon_comms(s, comm_met, NULL);
-}
 
 /* --- PATHS trees: per internal node, the arrivals on its edges ----------------- */
 
@@ -219,7 +201,7 @@ static int identify(const es_scope *s, int **rank_of_leaf)
 	mpi_ranks = 0;
 	for (int i = 0; i < es_scope_leaves(s); i++) {
 		const struct es_leaf *l = es_scope_leaf(s, i);
-		rank[i] = mon_rank_of(l->segment);
+		rank[i] = l->rank;
 		if (rank[i] >= 0) {
 			max_rank = rank[i] > max_rank ? rank[i] : max_rank;
 			if (!prev || strcmp(prev, l->segment))
@@ -239,7 +221,11 @@ static int identify(const es_scope *s, int **rank_of_leaf)
 				edges[nedges++] = e;
 		}
 	}
-	read_comms(s);
+	/* the ranks' communicators: read whole once, then what is new */
+	es_mpi_close(view);
+	struct ps_remote_attr ra = { .secret_file = mon_secret_file };
+	if (es_mpi_open(s, &ra, &view))
+		view = NULL;
 	return 0;
 }
 
@@ -386,14 +372,15 @@ int main(int argc, char **argv)
 	for (;;) {
 		bool alive = mon_watch("colopmon", s, &w);
 		/* ranks that started late, communicators met since */
-		if (es_scope_refresh(s) > 0 || ncomms == 0 || alive)
-			if (identify(s, &rank))
-				break;
+		if (es_scope_refresh(s) > 0 && identify(s, &rank))
+			break;
 		int n;
 		do {
 			uint64_t lost;
 			n = es_scope_consume(s, ev, MAX, &lost);
 			missed += lost;
+			if (view) /* the communicators these tuples name are listed by now */
+				es_mpi_refresh(view);
 			for (int i = 0; i < n; i++) {
 				int leaf = es_scope_consumed_leaf(s, (size_t)i);
 				if (rank[leaf] >= 0)
@@ -412,6 +399,7 @@ int main(int argc, char **argv)
 	free(ev);
 	free(rank);
 	free(table);
+	es_mpi_close(view);
 	es_scope_destroy(s);
 	return 0;
 }

@@ -45,21 +45,25 @@ struct thr {
 };
 
 /* What thread t is inside, in words: the operation, and the path or the
- * peer it waits on. */
-static void describe(const es_scope *s, bool inside, const struct es_flight *fp, char *buf, size_t len)
+ * peer it waits on, as the graph said it when there is one (what it
+ * waits for, with world ranks, tags, roots and communicators). */
+static void describe(const es_scope *s, const wf_graph *g, int t, bool inside, const struct es_flight *fp,
+		     char *buf, size_t len)
 {
 	if (!inside) {
 		snprintf(buf, len, "between operations");
 		return;
 	}
 	const struct es_flight f = *fp;
+	const char *said = g ? wf_what(g, t) : NULL;
+	if (said && *said) {
+		snprintf(buf, len, "%s for %.2f s", said, f.since_ns / 1e9);
+		return;
+	}
 	const struct es_meta *m = &es_scope_leaf(s, f.leaf)->meta;
 	const struct es_op_info *i = es_op_info(f.op);
 	const char *in = i && i->kind == ES_KIND_POLL ? "polling" : "inside"; /* a streak of them */
-	if (f.op >= ES_OP_MPI_INIT && f.element != ES_NONE)
-		snprintf(buf, len, "%s %s with rank %u for %.2f s", in, es_op_name(f.op), f.element,
-			 f.since_ns / 1e9);
-	else if (f.op >= ES_OP_MPI_INIT)
+	if (f.op >= ES_OP_MPI_INIT)
 		snprintf(buf, len, "%s %s for %.2f s", in, es_op_name(f.op), f.since_ns / 1e9);
 	else
 		snprintf(buf, len, "inside %s on %s for %.2f s", es_op_name(f.op),
@@ -188,6 +192,7 @@ static int parse(int argc, char **argv, struct opts *o)
 struct watch {
 	const struct opts *o;
 	es_scope *s;
+	es_mpi *mpi;            /* the MPI side: read once, then what is new each period */
 	int n;                  /* threads */
 	struct thr *th;         /* per thread */
 	struct es_trace *beat;  /* per thread: its latest event */
@@ -212,6 +217,10 @@ static int take_new_threads(struct watch *h)
 		names[t] = strdup(es_scope_thread(h->s, t));
 	if (es_scope_refresh(h->s) > 0) {
 		int n = es_scope_threads(h->s);
+		es_mpi_close(h->mpi);
+		struct ps_remote_attr ra = { .secret_file = mon_secret_file };
+		if (es_mpi_open(h->s, &ra, &h->mpi))
+			h->mpi = NULL; /* waits judged without what the ranks say: none named */
 		struct thr *nth = calloc((size_t)n, sizeof(*nth));
 		struct es_trace *nbeat = calloc((size_t)es_scope_width(h->s), sizeof(*nbeat));
 		if (nth && nbeat) {
@@ -306,6 +315,30 @@ static void judge(struct watch *h, struct period *p)
 	}
 }
 
+/* A deadlock is named only if every thread in it is still inside the very
+ * call it was read in: the notes, the boards and the counts are read one
+ * after the other, and a thread that moved meanwhile would make a knot of
+ * waits that never stood at one moment. */
+static void confirm(struct watch *h, const struct period *p)
+{
+	int *t = malloc(sizeof(int) * (size_t)(h->n + 1));
+	if (!t)
+		return;
+	for (int i = wf_deadlocks(h->wfg); i-- > 0;) {
+		int n = wf_deadlock_threads(h->wfg, i, t, h->n);
+		for (int k = 0; k < n; k++) {
+			struct es_flight now;
+			int x = t[k];
+			bool inside = x < h->n && p->in[x];
+			if (inside && (!es_scope_in_flight(h->s, x, &now) || now.start != p->fl[x].start)) {
+				wf_drop_deadlock(h->wfg, i);
+				break;
+			}
+		}
+	}
+	free(t);
+}
+
 /* Who waits for whom: only when something stalled (or a picture is
  * wanted), from what the collectors already wrote. */
 static void look(struct watch *h, struct period *p)
@@ -315,11 +348,15 @@ static void look(struct watch *h, struct period *p)
 	for (int t = 0; t < h->n; t++)
 		if (!p->lost[t] && !p->asked[t])
 			p->in[t] = es_scope_in_flight(h->s, t, &p->fl[t]);
-	struct wf_look lk = { h->beat, p->progressed, p->lost, p->idle_s, p->in, p->fl };
+	if (h->mpi)
+		es_mpi_refresh(h->mpi);
+	struct wf_look lk = { h->beat, p->progressed, p->lost, p->idle_s, p->in, p->fl, h->mpi };
 	wf_clear(h->wfg);
 	int rc = wf_from_scope(h->wfg, h->s, &lk);
 	if (!rc)
 		rc = wf_analyze(h->wfg);
+	if (!rc)
+		confirm(h, p);
 	if (rc && !h->wf_failed) {
 		fprintf(stderr, "heartbeat: who waits for whom: %s\n", ps_strerror(rc));
 		h->wf_failed = true;
@@ -347,7 +384,7 @@ static void tally(struct watch *h, struct period *p)
 			x->stalled_now = 1;
 			x->stalled_periods++;
 			p->stalled++;
-			describe(h->s, p->in[t], &p->fl[t], x->where, sizeof(x->where));
+			describe(h->s, p->looked ? h->wfg : NULL, t, p->in[t], &p->fl[t], x->where, sizeof(x->where));
 			used += (size_t)snprintf(p->line + used, used < sizeof(p->line) ? sizeof(p->line) - used : 0,
 						 "%s%s (%s)", p->stalled > 1 ? ", " : "",
 						 es_scope_thread(h->s, t), x->where);
@@ -435,6 +472,9 @@ int main(int argc, char **argv)
 	if ((rc = mon_attach("heartbeat", &spec, o.wait, &h.s)))
 		return rc;
 	h.n = es_scope_threads(h.s);
+	struct ps_remote_attr ra = { .secret_file = mon_secret_file };
+	if (es_mpi_open(h.s, &ra, &h.mpi))
+		h.mpi = NULL;
 	h.th = calloc((size_t)h.n, sizeof(*h.th));
 	h.beat = calloc((size_t)es_scope_width(h.s), sizeof(*h.beat));
 	if (!h.th || !h.beat || wf_create(&h.wfg))
@@ -485,6 +525,7 @@ int main(int argc, char **argv)
 	summary(&h, periods, &w);
 	free(h.last_findings);
 	wf_destroy(h.wfg);
+	es_mpi_close(h.mpi);
 	free(h.th);
 	free(h.beat);
 	es_scope_destroy(h.s);

@@ -17,23 +17,32 @@
  * other within a unit, an MPI rank: a receive from rank 3 waits for any of
  * rank 3's threads.
  *
+ * What a thread waits for is a condition over units: all of them (a
+ * collective), any one (an any-source receive), or, through gates, any
+ * mix (MPI_Waitall over an any-source receive and a nonblocking
+ * collective: all of [any of the senders] and [all of the members not
+ * there yet]).  A collective's members not there yet are one gate that
+ * every member inside it waits for, so that a collective of n members is n
+ * edges, not n squared.
+ *
  * The graph is built anew each period from what the collectors already
- * wrote (their notes and latest tuples), and nothing is asked of the
- * application.  wf_analyze() then finds which threads can still go on (an
- * AND-OR reachability: a collective needs every member, an any-source
- * receive one sender), and of those that cannot, why: a cycle, a collective
- * mismatch, a rank that has ended, an element no thread writes.  A thread
- * that can go on but does not is in a stall whose root is a thread that
- * computes, progresses elsewhere, or waits where the notes cannot follow.
+ * wrote (their notes, boards and latest tuples), and nothing is asked of
+ * the application.  wf_analyze() then finds which threads can still go on
+ * (an AND-OR reachability, linear in the edges), and of those that cannot,
+ * why: a cycle, a collective whose members called different things, a rank
+ * that has ended, an element no thread writes.  A thread that can go on but
+ * does not is in a stall whose root is a thread that computes, progresses
+ * elsewhere, or waits where the notes cannot follow.
  */
 
 enum wf_state {
 	WF_PROGRESS = 1, /* made progress in the last period */
 	WF_COMPUTE,      /* stalled between operations: it waits for nobody */
 	WF_WAIT,         /* stalled inside an operation: it waits for the units given */
-	WF_BLIND,        /* stalled inside one whose awaited are not recorded (MPI_Waitall...) */
+	WF_BLIND,        /* stalled inside one whose awaited are not recorded */
 	WF_ENDED,        /* its process ended, or it is inside or past MPI_Finalize */
 	WF_UNSEEN,       /* not judged: its server did not answer, or it has no event yet */
+	WF_READY,        /* stalled inside a call that nothing holds up: what it waits for is there */
 };
 
 struct wf_thread {
@@ -43,11 +52,12 @@ struct wf_thread {
 	enum wf_state state;
 	double secs;        /* how long it has been in this state */
 	const char *what;   /* "in MPI_Recv from 1 tag 5", "computes (not in MPI)", "has ended (...)" */
-	bool all;           /* WF_WAIT: needs every unit it waits for (a collective), else one */
-	const char *nobody; /* WF_WAIT on no unit: why none can answer ("which no thread writes") */
-	int64_t coll;       /* inside a collective: its communicator's id; else -1 */
-	unsigned coll_op;   /* ... the call, and its number there */
+	bool all;           /* WF_WAIT: needs every unit and gate it waits for, else one */
+	const char *nobody; /* WF_WAIT on nothing: why none can answer ("which no thread writes") */
+	int64_t coll;       /* inside a collective: its communicator (an id); else -1 */
+	unsigned coll_op;   /* ... the call, its number there, its root (ES_NONE: none) */
 	uint32_t coll_num;
+	uint32_t coll_root;
 	const char *coll_name; /* "communicator 5a3 (ranks 0, 1)" */
 };
 
@@ -55,23 +65,43 @@ typedef struct wf_graph wf_graph;
 
 int wf_create(wf_graph **out);
 void wf_destroy(wf_graph *g);
-/* Forgets every thread, for the next period. */
+/* Forgets every thread and gate, for the next period. */
 void wf_clear(wf_graph *g);
 /* Adds a thread (its strings are copied); returns its index, or PS_EINVAL /
- * PS_ENOMEM. */
+ * PS_ENOMEM.  A thread with coll >= 0 is in that collective (wf_coll). */
 int wf_add(wf_graph *g, const struct wf_thread *t);
 /* Thread t (WF_WAIT) waits for unit u; the same unit twice counts once.  A
  * unit with no thread in the graph is taken to be able to go on. */
 int wf_wait(wf_graph *g, int t, int unit);
+/* A gate: all (every unit and gate it waits for) or any (one of them);
+ * returns its handle.  label says what it stands for, in the picture. */
+int wf_gate(wf_graph *g, bool all, const char *label);
+/* Gate k waits for unit u, or for gate j; thread t waits for gate k. */
+int wf_gate_wait(wf_graph *g, int k, int unit);
+int wf_gate_gate(wf_graph *g, int k, int j);
+int wf_wait_gate(wf_graph *g, int t, int k);
+/* Thread t is inside collective number num of communicator comm (one of
+ * several, for a wait on nonblocking ones): op and root, for the mismatch
+ * of members that called different ones there. */
+int wf_coll(wf_graph *g, int t, int64_t comm, unsigned op, uint32_t num, uint32_t root, const char *name);
 
 /* Finds who can go on, the roots of stalls and the deadlocks. */
 int wf_analyze(wf_graph *g);
 /* Thread i's state as added (WF_WAIT on units not in the graph becomes
  * WF_BLIND), or 0 for no such thread. */
 enum wf_state wf_state_of(const wf_graph *g, int i);
+/* What thread i is inside, in words, as added ("" for no such thread). */
+const char *wf_what(const wf_graph *g, int i);
+/* Whether thread i is blocked: it waits, and nothing it waits for can go on. */
+bool wf_blocked(const wf_graph *g, int i);
 /* Roots that some thread waits for, and deadlocks (after wf_analyze). */
 int wf_stalls(const wf_graph *g);
 int wf_deadlocks(const wf_graph *g);
+/* The threads of deadlock i (its members and those that wait for it), to
+ * check before naming it; how many. */
+int wf_deadlock_threads(const wf_graph *g, int i, int *out, int max);
+/* Drops deadlock i (a member moved while the graph was read). */
+void wf_drop_deadlock(wf_graph *g, int i);
 /* A line per deadlock, then per root, each after indent:
  *   deadlock for 2.0 s: rank0 in MPI_Recv from 1 tag 5 <- rank1 in MPI_Recv from 0 tag 7
  *   stall: rank3.thread0 computes (not in MPI) for 2.0 s; 3 threads wait for it: rank2
@@ -92,12 +122,13 @@ struct wf_look {
 	const double *idle_s;        /* seconds since its latest event ended */
 	const bool *in;              /* it is inside an operation (es_scope_in_flight) ... */
 	const struct es_flight *fl;  /* ... this one */
+	es_mpi *mpi;                 /* the job's MPI side (NULL: none), refreshed this period */
 };
 /* Fills g from the job behind s, thread i of the scope as the graph's i:
  * each thread's state, and what it waits for, from its notes (as look
- * holds them), the ranks' "mpi.comms" (who is in which communicator) and
- * the PastSet elements' other paths (who writes them).  Reads only what
- * the collectors already wrote. */
+ * holds them), the ranks' communicators, requests, collectives begun and
+ * messages counted (look->mpi), and the PastSet elements' other paths (who
+ * writes them).  Reads only what the collectors already wrote. */
 int wf_from_scope(wf_graph *g, const es_scope *s, const struct wf_look *look);
 
 #endif

@@ -1,4 +1,4 @@
-/* waits.c - what each thread of a running job waits for, from its collectors' notes, the ranks' mpi.comms and the paths to PastSet elements. */
+/* waits.c - what each thread of a running job waits for, from its collectors' notes, the ranks' boards and communicators, and the paths to PastSet elements. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -6,242 +6,673 @@
 #include "common.h"
 #include "waitfor.h"
 
-#define UNIT_PATHS 0x40000000 /* a PATHS thread is a unit of its own: this + its index */
-#define NUM_MASK 0xfffffu     /* a collective's number, below its communicator's id */
+/*
+ * An MPI thread inside a call waits for what only others can give, and
+ * for no more: heartbeat names a deadlock only where nothing it waits for
+ * can come.  So each wait is judged against what the ranks' boards say
+ * has happened already:
+ *  - a receive (or probe) waits for its sender only when no message it
+ *    could match is on its way: the sender's count of messages sent on
+ *    that channel, less the receiver's count received, less the receives
+ *    the receiver posted before it, leaves none;
+ *  - a blocking send waits for its receiver only when the receiver posted
+ *    no receive that would take it (it has not completed: it is no eager
+ *    send); a nonblocking one, which may have completed already, never
+ *    holds its wait up, but for a synchronous one;
+ *  - a collective waits for the members that have not begun it (their
+ *    count of collectives begun there is no higher than its number): all
+ *    of them, or for a rooted one's others only the root, and for a
+ *    reduction's or gather's others any one of them; members at the same
+ *    number that called different operations, or gave different roots,
+ *    are a mismatch;
+ *  - a wait on requests waits for all (MPI_Wait, Waitall, Test, Testall)
+ *    or any (Waitany, Waitsome, Testany, Testsome) of the requests it was
+ *    given, each judged as the call that made it.
+ * What cannot be told (a board too full to count, requests nobody follows)
+ * never makes a thread blocked: it is taken to be able to go on.
+ */
 
-/* A communicator (or window) as the ranks listed it: who is member i. */
-struct comm {
-	uint32_t id, size;
-	bool window;
-	int *members; /* world rank of each member, -1 while no rank said */
+#define UNIT_PATHS 0x40000000 /* a PATHS thread is a unit of its own: this + its index */
+#define MAX_TARGETS 4096     /* units one clause waits for, at most, for the picture's sake */
+
+struct hub {
+	uint64_t id;
+	uint32_t num;
+	int gate;
 };
 
-/* A rank's handle for a communicator, as its latest record says. */
-struct handle {
-	int rank;
-	uint64_t handle;
-	uint32_t id;
-	bool freed;
+/* A part of what a thread waits for: satisfied, not known, or waiting
+ * for all or any of its targets (units, or gates when unit < 0). */
+enum clause_kind { CL_SAT = 1, CL_UNKNOWN, CL_WAIT };
+struct clause {
+	enum clause_kind kind;
+	bool all;
+	int first, n; /* into the job's targets */
+};
+struct target {
+	int unit, gate;
 };
 
 struct job {
 	const es_scope *s;
 	const struct wf_look *look;
+	es_mpi *mpi;
+	wf_graph *g;
 	int n;                    /* threads */
-	struct comm *comms;
-	int ncomms;
-	struct handle *handles;
-	int nhandles;
-	int64_t world;            /* MPI_COMM_WORLD's id (every rank's first record), or -1 */
 	int *rank;                /* per thread: its MPI rank, or -1 */
 	int *first_leaf;          /* per thread */
 	const struct es_flight *fl; /* per thread: what it is inside */
 	const bool *in;             /* ... if anything */
-	int *nthreads_of_rank;    /* indexed by rank, up to maxrank */
-	int *rank_first, *by_rank; /* rank r's threads: by_rank[rank_first[r] .. rank_first[r + 1]) */
 	int maxrank;
+	int *rank_first, *by_rank; /* rank r's threads: by_rank[rank_first[r] .. rank_first[r + 1]) */
 	const char **ended;       /* per thread: why it has ended, or NULL */
+	struct hub *hubs;
+	int nhubs, caphubs;
+	struct clause cl[64];
+	int ncl;
+	/* the collectives the thread is in, for wf_coll once it is added */
+	struct { int64_t comm; unsigned op; uint32_t num, root; char name[200]; } colls[16];
+	int ncolls;
+	struct target *tg;
+	int ntg, captg;
 };
 
-static struct comm *comm_of(struct job *j, uint32_t id)
-{
-	for (int i = 0; i < j->ncomms; i++)
-		if (j->comms[i].id == id)
-			return &j->comms[i];
-	return NULL;
-}
+/* --- words -------------------------------------------------------------------------------- */
 
-static int comm_rec(void *arg, const char *segment, const struct es_comm_rec *rec)
+static void comm_words(const struct es_mpi_comm *c, char *buf, size_t len)
 {
-	struct job *j = arg;
-	int rank = mon_rank_of(segment);
-	if (rank < 0)
-		return 0;
-	struct handle *h = NULL;
-	for (int i = 0; i < j->nhandles && !h; i++)
-		if (j->handles[i].rank == rank && j->handles[i].handle == rec->handle)
-			h = &j->handles[i];
-	if (!h) {
-		if (!(h = realloc(j->handles, sizeof(*h) * (size_t)(j->nhandles + 1))))
-			return PS_ENOMEM;
-		j->handles = h;
-		h = &h[j->nhandles++];
-		h->rank = rank;
-		h->handle = rec->handle;
-	}
-	h->id = rec->id;
-	h->freed = (rec->k & ES_COMMS_FREED) != 0;
-	if (h->freed)
-		return 0;
-	struct comm *c = comm_of(j, rec->id);
 	if (!c) {
-		if (!(c = realloc(j->comms, sizeof(*c) * (size_t)(j->ncomms + 1))))
-			return PS_ENOMEM;
-		j->comms = c;
-		c = &c[j->ncomms++];
-		c->id = rec->id;
-		c->size = rec->size;
-		c->window = (rec->k & ES_COMMS_WINDOW) != 0;
-		if (!(c->members = malloc(sizeof(int) * (size_t)(rec->size + 1))))
-			return PS_ENOMEM;
-		for (uint32_t i = 0; i < rec->size; i++)
-			c->members[i] = -1;
-		if (j->world < 0 && rec->size > 0 && !(rec->k & ES_COMMS_WINDOW))
-			j->world = rec->id; /* the first record a rank writes is MPI_COMM_WORLD */
+		snprintf(buf, len, "a communicator not known");
+		return;
 	}
-	if (rec->me < c->size)
-		c->members[rec->me] = rank;
-	return 0;
-}
-
-static void comm_words(const struct job *j, const struct comm *c, char *buf, size_t len)
-{
-	if ((int64_t)c->id == j->world && !c->window) {
+	if (c->flags & ES_COMMS_WORLD) {
 		snprintf(buf, len, "MPI_COMM_WORLD");
 		return;
 	}
-	size_t used = (size_t)snprintf(buf, len, "%s %03x (rank%s", c->window ? "window" : "communicator",
-				       c->id, c->size == 1 ? "" : "s");
-	for (uint32_t i = 0; i < c->size && used < len; i++) {
-		if (i == 6 && c->size > 7) {
-			used += (size_t)snprintf(buf + used, len - used, " ... %d", c->members[c->size - 1]);
+	uint32_t size = c->size[0] + c->size[1];
+	size_t used = (size_t)snprintf(buf, len, "%s %06llx (rank%s", c->flags & ES_COMMS_WINDOW ? "window" :
+				       c->flags & ES_COMMS_INTER ? "intercommunicator" : "communicator",
+				       (unsigned long long)(c->id & 0xffffff), size == 1 ? "" : "s");
+	for (uint32_t i = 0, k = 0; i < size && used < len; i++, k++) {
+		int side = i < c->size[0] ? 0 : 1, r = side ? (int)(i - c->size[0]) : (int)i;
+		if (k == 6 && size > 7) {
+			used += (size_t)snprintf(buf + used, len - used, " ... %d",
+						 c->members[c->size[1] ? 1 : 0][(c->size[1] ? c->size[1] : c->size[0]) - 1]);
 			break;
 		}
-		used += (size_t)snprintf(buf + used, len - used, "%s %d", i ? "," : "", c->members[i]);
+		used += (size_t)snprintf(buf + used, len - used, "%s%s %d", i ? "," : "",
+					 side && r == 0 ? " |" : "", c->members[side][r]);
 	}
 	if (used < len)
 		snprintf(buf + used, len - used, ")");
 }
 
-/* Whether rank m has reached collective (code, arg), or gone past it. */
-static bool reached(const struct job *j, int m, unsigned code, uint32_t arg)
+/* " on COMM" unless it is MPI_COMM_WORLD */
+static void on_comm(const struct es_mpi_comm *c, char *buf, size_t len)
 {
-	if (m > j->maxrank)
-		return false;
+	char w[200];
+	if (c && (c->flags & ES_COMMS_WORLD)) {
+		*buf = 0;
+		return;
+	}
+	comm_words(c, w, sizeof(w));
+	snprintf(buf, len, " on %s", w);
+}
+
+/* A peer's world rank, and its rank in the communicator where that differs. */
+static void peer_words(const struct es_mpi_comm *c, uint32_t world, char *buf, size_t len)
+{
+	if (world == ES_NONE) {
+		snprintf(buf, len, "any source");
+		return;
+	}
+	int there = -1;
+	for (int side = 0; c && side < 2 && there < 0; side++)
+		for (uint32_t i = 0; i < c->size[side] && there < 0; i++)
+			if (c->members[side][i] == (int)world)
+				there = (int)i;
+	if (there >= 0 && there != (int)world && !(c->flags & ES_COMMS_WORLD))
+		snprintf(buf, len, "%u (rank %d there)", world, there);
+	else
+		snprintf(buf, len, "%u", world);
+}
+
+static void tag_words(uint32_t tag, char *buf, size_t len)
+{
+	if (tag == ES_NONE)
+		snprintf(buf, len, "any tag");
+	else
+		snprintf(buf, len, "tag %u", tag);
+}
+
+/* --- clauses --------------------------------------------------------------------------------- */
+
+static void clauses_start(struct job *j)
+{
+	j->ncl = 0;
+	j->ntg = 0;
+	j->ncolls = 0;
+}
+
+static struct clause *clause_new(struct job *j, enum clause_kind kind, bool all)
+{
+	if (j->ncl == (int)(sizeof(j->cl) / sizeof(j->cl[0])))
+		return NULL; /* past that many parts a wait is judged by its first ones */
+	struct clause *c = &j->cl[j->ncl++];
+	*c = (struct clause){ kind, all, j->ntg, 0 };
+	return c;
+}
+
+static int target_add(struct job *j, struct clause *c, int unit, int gate)
+{
+	if (c->n >= MAX_TARGETS)
+		return 0;
+	if (j->ntg == j->captg) {
+		int cap = j->captg ? j->captg * 2 : 64;
+		struct target *t = realloc(j->tg, sizeof(*t) * (size_t)cap);
+		if (!t)
+			return PS_ENOMEM;
+		j->tg = t;
+		j->captg = cap;
+	}
+	j->tg[j->ntg++] = (struct target){ unit, gate };
+	c->n++;
+	return 0;
+}
+
+/* --- what the ranks say ------------------------------------------------------------------------ */
+
+/* The communicator a thread's serial names now. */
+static const struct es_mpi_comm *comm_now(const struct job *j, int rank, uint32_t serial)
+{
+	return es_mpi_comm_of(j->mpi, rank, serial, UINT32_MAX, UINT64_MAX, NULL);
+}
+
+static bool tag_fits(uint32_t want, uint32_t tag)
+{
+	return want == ES_NONE || tag == ES_NONE || want == tag;
+}
+
+static bool is_recv_op(unsigned op)
+{
+	unsigned c = es_op_code(op);
+	return c == ES_OP_MPI_IRECV || c == ES_OP_MPI_RECV_INIT || c == ES_OP_MPI_IMRECV;
+}
+
+/* Open receive requests of rank r that a message from src with tag on c
+ * could meet: every thread's. */
+static int open_receives(struct job *j, int r, uint32_t src, uint32_t tag, uint64_t id)
+{
+	int n = 0;
+	for (int k = j->rank_first[r]; k < j->rank_first[r + 1]; k++) {
+		const struct es_req_rec *q;
+		int nq = es_mpi_requests(j->mpi, j->by_rank[k], &q);
+		for (int i = 0; i < nq; i++) {
+			if (!is_recv_op(q[i].op) || !(q[i].state & ES_REQ_ACTIVE) || (q[i].state & ES_REQ_CANCELLED))
+				continue;
+			if ((q[i].peer != ES_NONE && src != ES_NONE && q[i].peer != src) || !tag_fits(q[i].arg, tag))
+				continue;
+			const struct es_mpi_comm *c = comm_now(j, r, q[i].serial);
+			if (c && c->id == id)
+				n++;
+		}
+	}
+	return n;
+}
+
+/* Receives rank d posted that a message from s with tag on c would meet:
+ * open requests, and its threads inside a blocking receive or probe. */
+static int posted_receives(struct job *j, int d, uint32_t s, uint32_t tag, uint64_t id)
+{
+	int n = open_receives(j, d, s, tag, id);
+	for (int k = j->rank_first[d]; k < j->rank_first[d + 1]; k++) {
+		int t = j->by_rank[k];
+		if (!j->in[t])
+			continue;
+		const struct es_flight *f = &j->fl[t];
+		unsigned code = es_op_code(f->op);
+		bool recv = code == ES_OP_MPI_RECV || code == ES_OP_MPI_PROBE || code == ES_OP_MPI_MPROBE ||
+			    code == ES_OP_MPI_IPROBE || code == ES_OP_MPI_IMPROBE || code == ES_OP_MPI_SENDRECV ||
+			    code == ES_OP_MPI_SENDRECV_REPLACE;
+		if (!recv || (f->element != ES_NONE && f->element != s) || !tag_fits((uint32_t)f->arg, tag))
+			continue;
+		const struct es_mpi_comm *c = comm_now(j, d, (uint32_t)f->comm);
+		if (c && c->id == id)
+			n++;
+	}
+	return n;
+}
+
+/* Messages from s to r on c with tag not received yet; false: not known. */
+static bool in_flight(struct job *j, int s, int r, uint64_t id, uint32_t tag, int64_t *n)
+{
+	uint64_t sent, recvd;
+	bool known = es_mpi_messages(j->mpi, s, r, id, tag, &sent, &recvd);
+	*n = (int64_t)sent - (int64_t)recvd;
+	return known;
+}
+
+/* The world ranks a receive from any source on c could hear from. */
+static int senders_of(const struct es_mpi_comm *c, int side, const int **out)
+{
+	int other = (c->flags & ES_COMMS_INTER) ? 1 - side : side;
+	*out = c->members[other];
+	return (int)c->size[other];
+}
+
+/* A receive (or probe) by rank r from src with tag on c: a message it
+ * could match is on its way, or it waits for its sender(s). */
+static int recv_clause(struct job *j, int r, uint32_t src, uint32_t tag, const struct es_mpi_comm *c, int side,
+		       int need)
+{
+	if (!c)
+		return clause_new(j, CL_UNKNOWN, false) ? 0 : 0;
+	const int *who = NULL;
+	int nwho = 1;
+	int one = (int)src;
+	if (src == ES_NONE)
+		nwho = senders_of(c, side, &who);
+	else
+		who = &one;
+	int64_t avail = 0;
+	bool known = true;
+	for (int i = 0; i < nwho; i++) {
+		int64_t n;
+		if (who[i] < 0 || who[i] > j->maxrank)
+			continue;
+		known &= in_flight(j, who[i], r, c->id, tag, &n);
+		avail += n > 0 ? n : 0;
+	}
+	if (avail >= need)
+		return clause_new(j, CL_SAT, false) ? 0 : 0;
+	if (!known)
+		return clause_new(j, CL_UNKNOWN, false) ? 0 : 0;
+	struct clause *cl = clause_new(j, CL_WAIT, false);
+	/* from any source: not from itself, when its only thread is the one
+	 * that waits (it cannot send meanwhile) */
+	bool alone = j->rank_first[r + 1] - j->rank_first[r] == 1;
+	for (int i = 0; cl && i < nwho; i++)
+		if (who[i] >= 0 && !(src == ES_NONE && who[i] == r && alone) && target_add(j, cl, who[i], -1))
+			return PS_ENOMEM;
+	return 0;
+}
+
+/* A send by rank r to d with tag on c that has not completed: its receiver
+ * posted a receive that takes it, or it waits for the receiver. */
+static int send_clause(struct job *j, int r, uint32_t d, uint32_t tag, const struct es_mpi_comm *c)
+{
+	if (!c || d == ES_NONE || (int)d > j->maxrank)
+		return clause_new(j, CL_UNKNOWN, false) ? 0 : 0;
+	int64_t ahead = 0;
+	in_flight(j, r, (int)d, c->id, tag, &ahead);
+	ahead = ahead > 0 ? ahead - 1 : 0; /* this one is counted, from its start */
+	if (posted_receives(j, (int)d, (uint32_t)r, tag, c->id) > ahead)
+		return clause_new(j, CL_SAT, false) ? 0 : 0;
+	struct clause *cl = clause_new(j, CL_WAIT, false);
+	return cl ? target_add(j, cl, (int)d, -1) : 0;
+}
+
+/* How a collective's member waits for the others not there yet. */
+enum coll_wait { CW_ALL = 1, CW_ANY, CW_ROOT, CW_LOWER };
+
+static enum coll_wait coll_wait_of(unsigned code, bool is_root)
+{
+	switch (code) {
+	case ES_OP_MPI_BCAST: case ES_OP_MPI_IBCAST: case ES_OP_MPI_SCATTER: case ES_OP_MPI_ISCATTER:
+	case ES_OP_MPI_SCATTERV: case ES_OP_MPI_ISCATTERV:
+		return is_root ? CW_ANY : CW_ROOT;
+	case ES_OP_MPI_REDUCE: case ES_OP_MPI_IREDUCE: case ES_OP_MPI_GATHER: case ES_OP_MPI_IGATHER:
+	case ES_OP_MPI_GATHERV: case ES_OP_MPI_IGATHERV:
+		return is_root ? CW_ALL : CW_ANY;
+	case ES_OP_MPI_SCAN: case ES_OP_MPI_ISCAN: case ES_OP_MPI_EXSCAN: case ES_OP_MPI_IEXSCAN:
+		return CW_LOWER;
+	case ES_OP_MPI_NEIGHBOR_ALLGATHER: case ES_OP_MPI_NEIGHBOR_ALLGATHERV: case ES_OP_MPI_NEIGHBOR_ALLTOALL:
+	case ES_OP_MPI_NEIGHBOR_ALLTOALLV: case ES_OP_MPI_NEIGHBOR_ALLTOALLW: case ES_OP_MPI_INEIGHBOR_ALLGATHER:
+	case ES_OP_MPI_INEIGHBOR_ALLGATHERV: case ES_OP_MPI_INEIGHBOR_ALLTOALL: case ES_OP_MPI_INEIGHBOR_ALLTOALLV:
+	case ES_OP_MPI_INEIGHBOR_ALLTOALLW: case ES_OP_MPI_COMM_FREE: case ES_OP_MPI_WIN_FREE:
+		return CW_ANY; /* its neighbours only; freeing need not meet anyone */
+	default:
+		return CW_ALL;
+	}
+}
+
+static bool is_coll_code(unsigned code);
+
+/* Whether rank m is inside collective number num of communicator id now,
+ * and which operation, with which root: a blocking one its notes say, or a
+ * nonblocking one open on its boards. */
+static bool inside_coll(struct job *j, int m, uint64_t id, uint32_t num, unsigned *op, uint32_t *root)
+{
 	for (int k = j->rank_first[m]; k < j->rank_first[m + 1]; k++) {
 		int t = j->by_rank[k];
-		if (j->in[t] && es_op_code(j->fl[t].op) == code && j->fl[t].arg == arg)
+		const struct es_flight *f = &j->fl[t];
+		const struct es_mpi_comm *c;
+		if (j->in[t] && is_coll_code(es_op_code(f->op)) && (uint32_t)f->arg == num &&
+		    (c = comm_now(j, m, (uint32_t)f->comm)) && c->id == id) {
+			*op = es_op_code(f->op), *root = f->element;
 			return true;
-		const struct es_trace *b = &j->look->beat[t];
-		if (!es_trace_empty(b) && es_op_matched(b->op) && (b->arg >> 20) == (arg >> 20) &&
-		    !(j->in[t] && es_op_matched(j->fl[t].op) && (j->fl[t].arg >> 20) == (arg >> 20)) &&
-		    ((b->arg - arg) & NUM_MASK) < (NUM_MASK + 1) / 2)
-			return true;
+		}
+		const struct es_req_rec *q;
+		int nq = es_mpi_requests(j->mpi, t, &q);
+		for (int i = 0; i < nq; i++)
+			if ((q[i].state & ES_REQ_ACTIVE) && is_coll_code(q[i].op) && q[i].arg == num &&
+			    (c = comm_now(j, m, q[i].serial)) && c->id == id) {
+				*op = es_op_code(q[i].op), *root = q[i].peer;
+				return true;
+			}
 	}
 	return false;
 }
 
-static const char *direction(unsigned code)
+/* Whether member m is not in this collective (number num on c, op code,
+ * root) for this rank's purpose: it has not begun it, or began something
+ * else as that number (a mismatch: it never comes). */
+static bool not_there(struct job *j, int m, const struct es_mpi_comm *c, uint32_t num, unsigned code, uint32_t root)
 {
-	switch (code) {
-	case ES_OP_MPI_SEND: case ES_OP_MPI_BSEND: case ES_OP_MPI_SSEND: case ES_OP_MPI_RSEND:
-		return "to";
-	case ES_OP_MPI_RECV: case ES_OP_MPI_PROBE: case ES_OP_MPI_MPROBE: case ES_OP_MPI_SENDRECV:
-	case ES_OP_MPI_SENDRECV_REPLACE: case ES_OP_MPI_IPROBE: case ES_OP_MPI_IMPROBE:
-		return "from";
-	default:
-		return NULL; /* one-sided: on the target */
-	}
+	int64_t begun = es_mpi_calls(j->mpi, m, c->id);
+	if (begun < 0)
+		return false; /* not known: taken to be there */
+	if (begun <= (int64_t)num)
+		return true;
+	unsigned op;
+	uint32_t r;
+	if (!inside_coll(j, m, c->id, num, &op, &r))
+		return false;
+	bool roots = !(c->flags & ES_COMMS_INTER) && root != ES_NONE && r != ES_NONE;
+	return op != code || (roots && r != root);
 }
 
-/* An MPI thread inside a call: whom it waits for. */
-static int mpi_waits(struct job *j, int t, struct wf_thread *w, int *on, int *non)
+/* The gate of collective number num on c: every member not there yet. */
+static int hub_of(struct job *j, const struct es_mpi_comm *c, uint32_t num, unsigned code, int *gate)
 {
-	const struct es_flight *f = &j->fl[t];
-	unsigned code = es_op_code(f->op);
-	static char what[300], cname[200];
-	char ctext[240] = "";
-	/* a streak of fruitless polls waits as a blocking call would */
-	const struct es_op_info *info = es_op_info(code);
-	const char *in = info && info->kind == ES_KIND_POLL ? "polling" : "in";
-	w->what = what;
-	w->state = WF_BLIND;
-	if (es_op_matched(code)) {
-		uint32_t id = f->arg >> 20;
-		struct comm *c = comm_of(j, id);
-		w->coll = id;
-		w->coll_op = code;
-		w->coll_num = f->arg & NUM_MASK;
-		if (!c) {
-			snprintf(what, sizeof(what), "%s %s #%u (its communicator's members are not known)",
-				 in, es_op_name(code), w->coll_num);
+	for (int i = 0; i < j->nhubs; i++)
+		if (j->hubs[i].id == c->id && j->hubs[i].num == num) {
+			*gate = j->hubs[i].gate;
 			return 0;
 		}
-		comm_words(j, c, cname, sizeof(cname));
-		w->coll_name = cname;
-		snprintf(what, sizeof(what), "%s %s #%u on %s", in, es_op_name(code), w->coll_num, cname);
-		w->all = true;
-		for (uint32_t i = 0; i < c->size; i++) {
-			int m = c->members[i];
-			if (m >= 0 && m != j->rank[t] && !reached(j, m, code, f->arg))
-				on[(*non)++] = m;
+	char label[200], cw[160];
+	comm_words(c, cw, sizeof(cw));
+	snprintf(label, sizeof(label), "%s #%u on %s: those not there yet", es_op_name(code), num, cw);
+	int k = wf_gate(j->g, true, label);
+	if (k < 0)
+		return k;
+	for (int side = 0; side < 2; side++)
+		for (uint32_t i = 0; i < c->size[side]; i++) {
+			int m = c->members[side][i];
+			if (m >= 0 && not_there(j, m, c, num, code, ES_NONE)) {
+				int rc = wf_gate_wait(j->g, k, m);
+				if (rc)
+					return rc;
+			}
 		}
-		if (*non == 0)
-			snprintf(what + strlen(what), sizeof(what) - strlen(what),
-				 " (every member is inside it)");
-		else
-			w->state = WF_WAIT;
-		return 0;
+	if (j->nhubs == j->caphubs) {
+		int cap = j->caphubs ? j->caphubs * 2 : 16;
+		struct hub *h = realloc(j->hubs, sizeof(*h) * (size_t)cap);
+		if (!h)
+			return PS_ENOMEM;
+		j->hubs = h;
+		j->caphubs = cap;
 	}
-	const char *dir = direction(code);
-	bool tagged = dir != NULL;
-	if (!dir)
-		dir = "on";
-	char tag[32] = "";
-	if (tagged)
-		snprintf(tag, sizeof(tag), f->arg == 0xffffffffu ? " any tag" : " tag %u", f->arg);
-	if (!f->comm) {
-		snprintf(what, sizeof(what), "%s %s (whom it waits for is not recorded)", in, es_op_name(code));
-		return 0;
-	}
-	struct comm *c = NULL;
-	for (int i = 0; i < j->nhandles; i++)
-		if (j->handles[i].rank == j->rank[t] && j->handles[i].handle == f->comm && !j->handles[i].freed)
-			c = comm_of(j, j->handles[i].id);
-	if (c && !((int64_t)c->id == j->world && !c->window)) {
-		char cw[200];
-		comm_words(j, c, cw, sizeof(cw));
-		snprintf(ctext, sizeof(ctext), " on %s", cw);
-	}
-	if (f->element == ES_NONE) {
-		if (!tagged || !strcmp(dir, "to")) {
-			snprintf(what, sizeof(what), "%s %s (whom it waits for is not recorded)", in, es_op_name(code));
-			return 0;
-		}
-		snprintf(what, sizeof(what), "%s %s from any source%s%s", in, es_op_name(code), tag, ctext);
-		if (!c)
-			return 0;
-		for (uint32_t i = 0; i < c->size; i++)
-			if (c->members[i] >= 0 && c->members[i] != j->rank[t])
-				on[(*non)++] = c->members[i];
-		w->state = WF_WAIT;
-		w->all = false;
-		return 0;
-	}
-	int peer = c && f->element < c->size ? c->members[f->element] : -1;
-	if (peer < 0) {
-		snprintf(what, sizeof(what), "%s %s %s %u%s (on a communicator not known)", in,
-			 es_op_name(code), dir, f->element, tag);
-		return 0;
-	}
-	if (ctext[0])
-		snprintf(what, sizeof(what), "%s %s %s %d (%u%s)%s", in, es_op_name(code), dir, peer,
-			 f->element, ctext, tag);
-	else
-		snprintf(what, sizeof(what), "%s %s %s %d%s", in, es_op_name(code), dir, peer, tag);
-	on[(*non)++] = peer;
-	w->state = WF_WAIT;
+	j->hubs[j->nhubs++] = (struct hub){ c->id, num, k };
+	*gate = k;
 	return 0;
 }
+
+/* A member (rank r, thread t) inside collective num on c: it waits for
+ * those not there yet, as the operation needs them. */
+static int coll_clause(struct job *j, int t, int r, unsigned code, const struct es_mpi_comm *c, uint32_t num,
+		       uint32_t root)
+{
+	if (!c)
+		return clause_new(j, CL_UNKNOWN, false) ? 0 : 0;
+	if (j->ncolls < (int)(sizeof(j->colls) / sizeof(j->colls[0]))) {
+		j->colls[j->ncolls].comm = (int64_t)(c->id & INT64_MAX);
+		j->colls[j->ncolls].op = code;
+		j->colls[j->ncolls].num = num;
+		j->colls[j->ncolls].root = (c->flags & ES_COMMS_INTER) ? ES_NONE : root;
+		comm_words(c, j->colls[j->ncolls].name, sizeof(j->colls[j->ncolls].name));
+		j->ncolls++;
+	}
+	int rc;
+	(void)t;
+	enum coll_wait how = coll_wait_of(code, root == (uint32_t)r);
+	int late[8], nlate = 0, mylow = -1, total = 0;
+	for (int side = 0; side < 2; side++)
+		for (uint32_t i = 0; i < c->size[side]; i++) {
+			int m = c->members[side][i];
+			if (m == r)
+				mylow = (int)i;
+			if (m < 0 || m == r || !not_there(j, m, c, num, code, root))
+				continue;
+			if (how == CW_ROOT && (uint32_t)m != root)
+				continue;
+			if (how == CW_LOWER && (mylow >= 0 || side))
+				continue; /* only those before this rank */
+			total++;
+			if (nlate < 8)
+				late[nlate++] = m;
+		}
+	if (!total)
+		return clause_new(j, CL_SAT, false) ? 0 : 0;
+	struct clause *cl = clause_new(j, CL_WAIT, how != CW_ANY);
+	if (!cl)
+		return 0;
+	if (how == CW_ALL && total > 1) { /* one gate shared by every member inside it */
+		int gate;
+		if ((rc = hub_of(j, c, num, code, &gate)))
+			return rc;
+		return target_add(j, cl, -1, gate);
+	}
+	if (total <= nlate) {
+		for (int i = 0; i < nlate; i++)
+			if ((rc = target_add(j, cl, late[i], -1)))
+				return rc;
+		return 0;
+	}
+	for (int side = 0; side < 2; side++)
+		for (uint32_t i = 0; i < c->size[side]; i++) {
+			int m = c->members[side][i];
+			if (m >= 0 && m != r && not_there(j, m, c, num, code, root) && (rc = target_add(j, cl, m, -1)))
+				return rc;
+		}
+	return 0;
+}
+
+/* --- a thread inside an MPI call ---------------------------------------------------------------- */
+
+static bool is_coll_code(unsigned code)
+{
+	const struct es_op_info *i = es_op_info(code);
+	return i && (i->kind == ES_KIND_COLL || i->kind == ES_KIND_ICOLL);
+}
+
+/* One request on rank r's boards, judged as the call that made it. */
+static int request_clause(struct job *j, int t, int r, const struct es_req_rec *q, char *what, size_t len)
+{
+	unsigned code = es_op_code(q->op);
+	int side = 0;
+	const struct es_mpi_comm *c = es_mpi_comm_of(j->mpi, r, q->serial, UINT32_MAX, UINT64_MAX, &side);
+	char p[64], tg[32], oc[240];
+	on_comm(c, oc, sizeof(oc));
+	tag_words(q->arg, tg, sizeof(tg));
+	if (!(q->state & ES_REQ_ACTIVE) || (q->state & ES_REQ_CANCELLED)) {
+		snprintf(what, len, "%s (done)", es_op_name(code));
+		return clause_new(j, CL_SAT, false) ? 0 : 0;
+	}
+	if (is_recv_op(code)) {
+		peer_words(c, q->peer, p, sizeof(p));
+		snprintf(what, len, "%s from %s %s%s", es_op_name(code), p, tg, oc);
+		return recv_clause(j, r, q->peer, q->arg, c, side, c ? open_receives(j, r, q->peer, q->arg, c->id) : 1);
+	}
+	if (is_coll_code(code)) {
+		snprintf(what, len, "%s #%u%s", es_op_name(code), q->arg, oc);
+		return coll_clause(j, t, r, code, c, q->arg, q->peer);
+	}
+	peer_words(c, q->peer, p, sizeof(p));
+	if (code == ES_OP_MPI_ISSEND || code == ES_OP_MPI_SSEND_INIT) {
+		snprintf(what, len, "%s to %s %s%s", es_op_name(code), p, tg, oc);
+		return send_clause(j, r, q->peer, q->arg, c);
+	}
+	/* a send that may have gone out already, or one-sided: holds nothing up */
+	snprintf(what, len, "%s to %s%s", es_op_name(code), p, oc);
+	return clause_new(j, CL_SAT, false) ? 0 : 0;
+}
+
+static bool waits_any(unsigned code)
+{
+	return code == ES_OP_MPI_WAITANY || code == ES_OP_MPI_WAITSOME || code == ES_OP_MPI_TESTANY ||
+	       code == ES_OP_MPI_TESTSOME;
+}
+
+/* A wait or test: the requests marked with its start, on its rank's boards. */
+static int requests_clauses(struct job *j, int t, int r, const struct es_flight *f, char *what, size_t len)
+{
+	size_t used = strlen(what);
+	int found = 0;
+	for (int k = j->rank_first[r]; k < j->rank_first[r + 1]; k++) {
+		const struct es_req_rec *q;
+		int nq = es_mpi_requests(j->mpi, j->by_rank[k], &q);
+		for (int i = 0; i < nq; i++) {
+			if (q[i].waiter != f->start)
+				continue;
+			char w[300];
+			int rc = request_clause(j, t, r, &q[i], w, sizeof(w));
+			if (rc)
+				return rc;
+			if (found < 4 && used < len)
+				used += (size_t)snprintf(what + used, len - used, "%s%s", found ? ", " : ": ", w);
+			else if (found == 4 && used < len)
+				used += (size_t)snprintf(what + used, len - used, ", ...");
+			found++;
+		}
+	}
+	uint32_t unknown = f->element == ES_NONE ? 0 : f->element;
+	if (unknown && used < len)
+		snprintf(what + used, len - used, "%s%u not followed", found ? "; " : ": ", unknown);
+	if (unknown || !found)
+		clause_new(j, CL_UNKNOWN, false);
+	return 0;
+}
+
+/* What an MPI thread inside a call waits for: its clauses, and its words. */
+static int mpi_clauses(struct job *j, int t, char *what, size_t len, bool *any)
+{
+	const struct es_flight *f = &j->fl[t];
+	int r = j->rank[t];
+	unsigned code = es_op_code(f->op);
+	const struct es_op_info *info = es_op_info(code);
+	const char *in = info && info->kind == ES_KIND_POLL ? "polling" : "in";
+	uint32_t serial = (uint32_t)f->comm, second = (uint32_t)(f->comm >> 32);
+	uint32_t tag = (uint32_t)f->arg, tag2 = (uint32_t)(f->arg >> 32);
+	int side = 0;
+	const struct es_mpi_comm *c = serial != ES_NONE ? es_mpi_comm_of(j->mpi, r, serial, UINT32_MAX, UINT64_MAX, &side) : NULL;
+	char p[64], p2[64], tg[32], tg2[32], oc[240];
+	on_comm(c, oc, sizeof(oc));
+	tag_words(tag, tg, sizeof(tg));
+	tag_words(tag2, tg2, sizeof(tg2));
+	peer_words(c, f->element, p, sizeof(p));
+	*any = false;
+	int rc;
+	switch (code) {
+	case ES_OP_MPI_RECV: case ES_OP_MPI_PROBE: case ES_OP_MPI_MPROBE: case ES_OP_MPI_IPROBE: case ES_OP_MPI_IMPROBE:
+		snprintf(what, len, "%s %s from %s %s%s", in, es_op_name(code), p, tg, oc);
+		return recv_clause(j, r, f->element, tag, c, side,
+				   1 + (c ? open_receives(j, r, f->element, tag, c->id) : 0));
+	case ES_OP_MPI_SEND: case ES_OP_MPI_SSEND: case ES_OP_MPI_RSEND:
+		snprintf(what, len, "%s %s to %s %s%s", in, es_op_name(code), p, tg, oc);
+		return send_clause(j, r, f->element, tag, c);
+	case ES_OP_MPI_SENDRECV: case ES_OP_MPI_SENDRECV_REPLACE:
+		peer_words(c, second, p2, sizeof(p2));
+		snprintf(what, len, "%s %s to %s %s, from %s %s%s", in, es_op_name(code), p2, tg2, p, tg, oc);
+		/* its send may have gone out already (an eager one does): it waits
+		 * for what it receives; once that has come, still inside, for its
+		 * send's receiver */
+		rc = recv_clause(j, r, f->element, tag, c, side,
+				 1 + (c ? open_receives(j, r, f->element, tag, c->id) : 0));
+		if (rc || !j->ncl || j->cl[j->ncl - 1].kind != CL_SAT)
+			return rc;
+		j->ncl--;
+		return send_clause(j, r, second, tag2, c);
+	case ES_OP_MPI_WAIT: case ES_OP_MPI_WAITALL: case ES_OP_MPI_WAITANY: case ES_OP_MPI_WAITSOME:
+	case ES_OP_MPI_TEST: case ES_OP_MPI_TESTALL: case ES_OP_MPI_TESTANY: case ES_OP_MPI_TESTSOME:
+		snprintf(what, len, "%s %s", in, es_op_name(code));
+		*any = waits_any(code);
+		return requests_clauses(j, t, r, f, what, len);
+	case ES_OP_MPI_WIN_LOCK: case ES_OP_MPI_WIN_UNLOCK: case ES_OP_MPI_WIN_FLUSH:
+	case ES_OP_MPI_WIN_FLUSH_LOCAL: {
+		snprintf(what, len, "%s %s on %s%s", in, es_op_name(code), p, oc);
+		struct clause *cl = clause_new(j, f->element == ES_NONE ? CL_UNKNOWN : CL_WAIT, false);
+		return cl && f->element != ES_NONE ? target_add(j, cl, (int)f->element, -1) : 0;
+	}
+	default:
+		break;
+	}
+	if (is_coll_code(code)) {
+		char root[80] = "";
+		if (f->element != ES_NONE)
+			snprintf(root, sizeof(root), " root %s", p);
+		char cw[200];
+		comm_words(c, cw, sizeof(cw));
+		snprintf(what, len, "%s %s #%u%s on %s", in, es_op_name(code), tag, root, cw);
+		return coll_clause(j, t, r, code, c, tag, f->element);
+	}
+	snprintf(what, len, "%s %s (whom it waits for is not recorded)", in, es_op_name(code));
+	clause_new(j, CL_UNKNOWN, false);
+	return 0;
+}
+
+/* The thread's clauses, into the graph: READY or BLIND when none holds it
+ * up, WAIT on the rest otherwise. */
+static int emit_mpi(struct job *j, struct wf_thread *w, bool any)
+{
+	int wait = 0, sat = 0, unknown = 0;
+	for (int i = 0; i < j->ncl; i++) {
+		wait += j->cl[i].kind == CL_WAIT;
+		sat += j->cl[i].kind == CL_SAT;
+		unknown += j->cl[i].kind == CL_UNKNOWN;
+	}
+	if (any ? sat || unknown || !wait : !wait) {
+		w->state = unknown ? WF_BLIND : WF_READY;
+		return wf_add(j->g, w) < 0 ? PS_ENOMEM : 0;
+	}
+	w->state = WF_WAIT;
+	w->all = !any;
+	int k = wf_add(j->g, w), rc = k < 0 ? k : 0;
+	for (int i = 0; i < j->ncolls && !rc; i++)
+		rc = wf_coll(j->g, k, j->colls[i].comm, j->colls[i].op, j->colls[i].num, j->colls[i].root,
+			     j->colls[i].name);
+	for (int i = 0; i < j->ncl && !rc; i++) {
+		const struct clause *cl = &j->cl[i];
+		if (cl->kind != CL_WAIT)
+			continue;
+		if (cl->n == 1) {
+			const struct target *x = &j->tg[cl->first];
+			rc = x->gate >= 0 ? wf_wait_gate(j->g, k, x->gate) : wf_wait(j->g, k, x->unit);
+			continue;
+		}
+		int gate = wf_gate(j->g, cl->all, cl->all ? "all of" : "any of");
+		if (gate < 0)
+			return gate;
+		for (int x = 0; x < cl->n && !rc; x++) {
+			const struct target *tt = &j->tg[cl->first + x];
+			rc = tt->gate >= 0 ? wf_gate_gate(j->g, gate, tt->gate) : wf_gate_wait(j->g, gate, tt->unit);
+		}
+		if (!rc)
+			rc = wf_wait_gate(j->g, k, gate);
+	}
+	return rc;
+}
+
+/* --- PATHS threads ---------------------------------------------------------------------------- */
 
 /* A PATHS thread inside a PastSet operation: the other threads with a
  * path to the element that may write it (a take or read waits for them),
  * or read it (a write to a full flow element waits for them). */
-static int paths_waits(struct job *j, int t, struct wf_thread *w, int *on, int *non)
+static int paths_waits(struct job *j, int t, struct wf_thread *w)
 {
 	const struct es_flight *f = &j->fl[t];
 	unsigned code = es_op_code(f->op);
-	static char what[200], nobody[160];
+	char what[200], nobody[160];
 	const struct es_leaf *me = es_scope_leaf(j->s, f->leaf);
 	bool for_writers = code != ES_OP_WRITE;
 	snprintf(what, sizeof(what), "in %s on %s", es_op_name(code),
@@ -251,25 +682,23 @@ static int paths_waits(struct job *j, int t, struct wf_thread *w, int *on, int *
 	w->nobody = nobody;
 	w->state = WF_WAIT;
 	w->all = false;
-	for (int i = 0; i < es_scope_leaves(j->s); i++) {
+	int k = wf_add(j->g, w), rc = k < 0 ? k : 0;
+	for (int i = 0; i < es_scope_leaves(j->s) && !rc; i++) {
 		const struct es_leaf *l = es_scope_leaf(j->s, i);
-		if (l->thread == t || l->meta.element != me->meta.element || mon_rank_of(l->segment) >= 0)
+		if (l->thread == t || l->meta.element != me->meta.element || l->rank >= 0)
 			continue;
 		struct es_trace last;
 		unsigned lc = ps_read_latest(l->elem, &last, NULL) == 0 ? es_op_code(last.op) : 0;
 		/* never used yet: it may do either */
 		bool writes = lc == 0 || lc == ES_OP_WRITE;
 		bool reads = lc == 0 || lc == ES_OP_READ || lc == ES_OP_READ_LATEST || lc == ES_OP_TAKE;
-		if (for_writers ? writes : reads) {
-			bool dup = false;
-			for (int k = 0; k < *non && !dup; k++)
-				dup = on[k] == UNIT_PATHS + l->thread;
-			if (!dup)
-				on[(*non)++] = UNIT_PATHS + l->thread;
-		}
+		if (for_writers ? writes : reads)
+			rc = wf_wait(j->g, k, UNIT_PATHS + l->thread);
 	}
-	return 0;
+	return rc;
 }
+
+/* --- the job ------------------------------------------------------------------------------------ */
 
 static int by_rank_cmp(const void *a, const void *b, void *rank)
 {
@@ -279,16 +708,13 @@ static int by_rank_cmp(const void *a, const void *b, void *rank)
 
 static void free_job(struct job *j)
 {
-	for (int i = 0; i < j->ncomms; i++)
-		free(j->comms[i].members);
-	free(j->comms);
-	free(j->handles);
 	free(j->rank);
 	free(j->first_leaf);
-	free(j->nthreads_of_rank);
 	free(j->rank_first);
 	free(j->by_rank);
 	free(j->ended);
+	free(j->hubs);
+	free(j->tg);
 }
 
 /* Which threads have ended: a rank's all, when one of them is inside or
@@ -327,103 +753,106 @@ static void find_ended(struct job *j)
 	}
 }
 
+static int job_init(struct job *j)
+{
+	j->rank = calloc((size_t)j->n + 1, sizeof(int));
+	j->first_leaf = calloc((size_t)j->n + 1, sizeof(int));
+	if (!j->rank || !j->first_leaf)
+		return PS_ENOMEM;
+	for (int t = 0; t < j->n; t++)
+		j->first_leaf[t] = j->rank[t] = -1;
+	for (int i = 0; i < es_scope_leaves(j->s); i++) {
+		const struct es_leaf *l = es_scope_leaf(j->s, i);
+		if (j->first_leaf[l->thread] < 0) {
+			j->first_leaf[l->thread] = i;
+			j->rank[l->thread] = l->rank;
+			if (l->rank > j->maxrank)
+				j->maxrank = l->rank;
+		}
+	}
+	j->ended = calloc((size_t)j->n + 1, sizeof(char *));
+	j->rank_first = calloc((size_t)j->maxrank + 3, sizeof(int));
+	j->by_rank = calloc((size_t)j->n + 1, sizeof(int));
+	if (!j->ended || !j->rank_first || !j->by_rank)
+		return PS_ENOMEM;
+	for (int t = 0; t < j->n; t++)
+		if (j->rank[t] >= 0)
+			j->rank_first[j->rank[t] + 1]++;
+	/* each rank's threads together, for the look at every thread of a rank */
+	for (int r = 0; r <= j->maxrank; r++)
+		j->rank_first[r + 1] += j->rank_first[r];
+	for (int t = 0, k = 0; t < j->n; t++)
+		if (j->rank[t] >= 0)
+			j->by_rank[k++] = t;
+	qsort_r(j->by_rank, (size_t)(j->rank_first[j->maxrank + 1]), sizeof(int), by_rank_cmp, j->rank);
+	return 0;
+}
+
+static int one_thread(struct job *j, int t)
+{
+	const struct wf_look *look = j->look;
+	int r = j->rank[t];
+	char label[PS_NAME_MAX + 16], what[600];
+	if (r >= 0 && j->rank_first[r + 1] - j->rank_first[r] == 1)
+		snprintf(label, sizeof(label), "rank%d", r);
+	else
+		snprintf(label, sizeof(label), "%s", es_scope_thread(j->s, t));
+	struct wf_thread w = { .name = es_scope_thread(j->s, t), .label = label,
+			       .unit = r >= 0 ? r : UNIT_PATHS + t, .coll = -1 };
+	const struct es_trace *b = &look->beat[t];
+	if (look->lost[t] || j->first_leaf[t] < 0) {
+		w.state = WF_UNSEEN;
+		w.what = "(its tuple server did not answer)";
+	} else if (j->ended[t]) {
+		w.state = WF_ENDED;
+		w.what = j->ended[t];
+		w.secs = j->in[t] ? j->fl[t].since_ns / 1e9 : look->idle_s[t];
+	} else if (look->progressed[t]) {
+		w.state = WF_PROGRESS;
+		w.what = "progresses";
+	} else if (j->in[t]) {
+		w.secs = j->fl[t].since_ns / 1e9;
+		if (es_op_code(j->fl[t].op) < ES_OP_MPI_INIT)
+			return paths_waits(j, t, &w);
+		bool any;
+		clauses_start(j);
+		what[0] = 0;
+		int rc = j->mpi && r >= 0 ? mpi_clauses(j, t, what, sizeof(what), &any) : 0;
+		if (rc)
+			return rc;
+		if (!j->mpi || r < 0) {
+			snprintf(what, sizeof(what), "in %s (whom it waits for is not recorded)",
+				 es_op_name(j->fl[t].op));
+			clause_new(j, CL_UNKNOWN, false);
+			any = false;
+		}
+		w.what = what;
+		return emit_mpi(j, &w, any);
+	} else if (es_trace_empty(b)) {
+		w.state = WF_UNSEEN;
+		w.what = "(no event yet)";
+	} else {
+		w.state = WF_COMPUTE;
+		w.what = r >= 0 ? "computes (not in MPI)" : "computes (between operations)";
+		w.secs = look->idle_s[t];
+	}
+	int k = wf_add(j->g, &w);
+	return k < 0 ? k : 0;
+}
+
 int wf_from_scope(wf_graph *g, const es_scope *s, const struct wf_look *look)
 {
 	if (!g || !s || !look)
 		return PS_EINVAL;
-	struct job j = { .s = s, .look = look, .n = es_scope_threads(s), .world = -1, .fl = look->fl,
-			 .in = look->in };
-	int rc = PS_ENOMEM;
-	j.rank = calloc((size_t)j.n + 1, sizeof(int));
-	j.first_leaf = calloc((size_t)j.n + 1, sizeof(int));
-	int *on = NULL;
-	if (!j.rank || !j.first_leaf)
-		goto out;
-	for (int t = 0; t < j.n; t++)
-		j.first_leaf[t] = -1;
-	for (int i = 0; i < es_scope_leaves(s); i++) {
-		const struct es_leaf *l = es_scope_leaf(s, i);
-		if (j.first_leaf[l->thread] < 0) {
-			j.first_leaf[l->thread] = i;
-			j.rank[l->thread] = mon_rank_of(l->segment);
-			if (j.rank[l->thread] > j.maxrank)
-				j.maxrank = j.rank[l->thread];
-		}
+	struct job j = { .s = s, .look = look, .mpi = look->mpi, .g = g, .n = es_scope_threads(s),
+			 .fl = look->fl, .in = look->in };
+	int rc = job_init(&j);
+	if (!rc) {
+		find_ended(&j);
+		/* every thread, in the scope's order: graph index = scope thread */
+		for (int t = 0; t < j.n && !rc; t++)
+			rc = one_thread(&j, t);
 	}
-	j.nthreads_of_rank = calloc((size_t)j.maxrank + 2, sizeof(int));
-	j.ended = calloc((size_t)j.n + 1, sizeof(char *));
-	j.rank_first = calloc((size_t)j.maxrank + 3, sizeof(int));
-	j.by_rank = calloc((size_t)j.n + 1, sizeof(int));
-	if (!j.nthreads_of_rank || !j.ended || !j.rank_first || !j.by_rank)
-		goto out;
-	for (int t = 0; t < j.n; t++)
-		if (j.rank[t] >= 0)
-			j.nthreads_of_rank[j.rank[t]]++;
-	/* each rank's threads together, for the collectives' look at every member */
-	for (int r = 0; r <= j.maxrank; r++)
-		j.rank_first[r + 1] = j.rank_first[r] + j.nthreads_of_rank[r];
-	for (int t = 0, k = 0; t < j.n; t++)
-		if (j.rank[t] >= 0)
-			j.by_rank[k++] = t;
-	qsort_r(j.by_rank, (size_t)(j.rank_first[j.maxrank + 1]), sizeof(int), by_rank_cmp, j.rank);
-	if ((rc = mon_comms(s, comm_rec, &j)))
-		goto out;
-	size_t most = (size_t)j.n + (size_t)j.maxrank + 2; /* units one thread may wait for */
-	for (int i = 0; i < j.ncomms; i++)
-		most += j.comms[i].size;
-	rc = PS_ENOMEM;
-	if (!(on = malloc(sizeof(int) * most)))
-		goto out;
-	rc = 0;
-	find_ended(&j);
-	/* every thread, in the scope's order: graph index = scope thread */
-	for (int t = 0; t < j.n && !rc; t++) {
-		int r = j.rank[t], non = 0;
-		char label[PS_NAME_MAX + 16];
-		if (r >= 0 && j.nthreads_of_rank[r] == 1)
-			snprintf(label, sizeof(label), "rank%d", r);
-		else
-			snprintf(label, sizeof(label), "%s", es_scope_thread(s, t));
-		struct wf_thread w = { .name = es_scope_thread(s, t), .label = label,
-				       .unit = r >= 0 ? r : UNIT_PATHS + t, .coll = -1 };
-		const char *ended = j.ended[t];
-		const struct es_trace *b = &look->beat[t];
-		if (look->lost[t] || j.first_leaf[t] < 0) {
-			w.state = WF_UNSEEN;
-			w.what = "(its tuple server did not answer)";
-		} else if (ended) {
-			w.state = WF_ENDED;
-			w.what = ended;
-			w.secs = j.in[t] ? j.fl[t].since_ns / 1e9 : look->idle_s[t];
-		} else if (look->progressed[t]) {
-			w.state = WF_PROGRESS;
-			w.what = "progresses";
-		} else if (j.in[t]) {
-			w.secs = j.fl[t].since_ns / 1e9;
-			if (es_op_code(j.fl[t].op) >= ES_OP_MPI_INIT)
-				rc = mpi_waits(&j, t, &w, on, &non);
-			else
-				rc = paths_waits(&j, t, &w, on, &non);
-		} else if (es_trace_empty(b)) {
-			w.state = WF_UNSEEN;
-			w.what = "(no event yet)";
-		} else {
-			w.state = WF_COMPUTE;
-			w.what = r >= 0 ? "computes (not in MPI)" : "computes (between operations)";
-			w.secs = look->idle_s[t];
-		}
-		if (rc)
-			break;
-		int k = wf_add(g, &w);
-		if (k < 0) {
-			rc = k;
-			break;
-		}
-		for (int i = 0; i < non && !rc && w.state == WF_WAIT; i++)
-			rc = wf_wait(g, k, on[i]);
-	}
-out:
-	free(on);
 	free_job(&j);
 	return rc;
 }

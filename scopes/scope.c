@@ -211,6 +211,7 @@ static int attach(es_scope *s)
 			ps_elem_set_layout(l->elem, ES_TRACE_LAYOUT);
 			l->segment = s->segs[i];
 			l->clock = es_space_clock(s->spaces[i]);
+			l->rank = es_space_rank(s->spaces[i], NULL);
 			char key[PS_NAME_MAX + 1];
 			snprintf(key, sizeof(key), "%.*s", PS_NAME_MAX,
 				 l->meta.thread[0] ? l->meta.thread : l->meta.trace);
@@ -752,8 +753,9 @@ int es_scope_in_flight(const es_scope *s, int thread, struct es_flight *f)
 		best = start;
 		f->op = (unsigned)(w[ES_NOTE_WHAT] & 0xffff);
 		f->element = (uint32_t)(w[ES_NOTE_WHAT] >> 32);
-		f->arg = (uint32_t)w[ES_NOTE_ARG];
+		f->arg = w[ES_NOTE_ARG];
 		f->comm = w[ES_NOTE_COMM];
+		f->start = start;
 		uint64_t now_ns = ps_now_ns(), at = es_clock_ns(l->clock, start);
 		f->since_ns = now_ns > at ? now_ns - at : 0;
 		f->leaf = i;

@@ -109,6 +109,7 @@ struct es_leaf {
 	ps_elem *elem;         /* read-only */
 	const struct es_clock *clock;
 	int thread;            /* index into es_scope_thread() */
+	int rank;              /* the MPI rank its space says it is (es_space_rank), or -1 */
 };
 int es_scope_leaves(const es_scope *s);
 const struct es_leaf *es_scope_leaf(const es_scope *s, int i);
@@ -143,14 +144,61 @@ int es_scope_consumed_leaf(const es_scope *s, size_t i);
 struct es_flight {
 	unsigned op;       /* with its flags */
 	uint32_t element;  /* as in the tuples: a path's element, or the peer rank (ES_NONE: none) */
-	uint32_t arg;      /* MPI: the tag it waits for, or a collective's id << 20 | number */
-	uint64_t comm;     /* MPI: the communicator's handle in its process (0: none) */
+	uint64_t arg;      /* MPI: the tag it waits for, or a collective's number (collectors.h) */
+	uint64_t comm;     /* MPI: the communicator's serial (ES_NONE: none) | a second peer << 32 */
+	uint64_t start;    /* its start stamp, raw, as its notes hold it: names this call */
 	uint64_t since_ns; /* how long it has been inside */
 	int leaf;          /* its leaf: meta.where names the path */
 };
 /* 1 and *f filled in, or 0 when it is between operations (or its notes
  * cannot be read). */
 int es_scope_in_flight(const es_scope *s, int thread, struct es_flight *f);
+
+/* --- the MPI side of a job ------------------------------------------------------------ */
+
+/*
+ * What libescollect keeps beside each rank's trace elements (collectors.h:
+ * mpi.comms, mpi.calls, mpi.reqsK, mpi.chansK), read as data: a rank is
+ * what its trace space says, a communicator what its members listed.  The
+ * view reads each rank's mpi.comms once and then only what follows
+ * (es_mpi_refresh); boards when asked, at most once per refresh.
+ */
+typedef struct es_mpi es_mpi;
+int es_mpi_open(const es_scope *s, const struct ps_remote_attr *ra, es_mpi **out);
+void es_mpi_close(es_mpi *m);
+/* Communicators made or freed since, and the boards read anew when next asked. */
+int es_mpi_refresh(es_mpi *m);
+int es_mpi_ranks(const es_mpi *m);                /* the highest rank seen + 1 */
+int es_mpi_rank_of(const es_mpi *m, int thread);  /* a scope thread's rank, or -1 */
+/* The scope threads of a rank (up to max); how many. */
+int es_mpi_rank_threads(const es_mpi *m, int rank, int *threads, int max);
+
+/* A communicator or window as its members listed it.  An intercommunicator
+ * has two groups: [0] the one whose rank 0 has the lower world rank. */
+struct es_mpi_comm {
+	uint64_t id;
+	uint32_t flags;         /* ES_COMMS_WINDOW, ES_COMMS_INTER, ES_COMMS_WORLD */
+	uint32_t size[2];
+	const int *members[2];  /* world rank of each rank of each group; -1 where none said */
+};
+int es_mpi_ncomms(const es_mpi *m);
+const struct es_mpi_comm *es_mpi_comm_at(const es_mpi *m, int i);
+const struct es_mpi_comm *es_mpi_comm(const es_mpi *m, uint64_t id);
+/* What a rank's serial names (the bits in mask: UINT32_MAX for a note's or
+ * board's, 0xffff for a tuple's), as made no later than at_ns (UINT64_MAX:
+ * now, NULL if freed), and which of its groups is the rank's (*side). */
+const struct es_mpi_comm *es_mpi_comm_of(const es_mpi *m, int rank, uint32_t serial, uint32_t mask,
+					 uint64_t at_ns, int *side);
+/* How many collectives rank has begun on communicator id: its next one's
+ * number; -1 if not known. */
+int64_t es_mpi_calls(es_mpi *m, int rank, uint64_t id);
+/* A scope thread's open requests, whole (*out valid until the next refresh); how many. */
+int es_mpi_requests(es_mpi *m, int thread, const struct es_req_rec **out);
+/* Messages rank from sent to rank to on communicator id with tag (ES_NONE:
+ * any tag), and those `to` received from `from`; false when a board too
+ * full to count them all leaves them unknown. */
+bool es_mpi_messages(es_mpi *m, int from, int to, uint64_t id, uint32_t tag, uint64_t *sent,
+		     uint64_t *recvd);
 
 /* Whether leaf i's tuple server could not be reached at the last pull or
  * consume: its slot came up empty for that reason, not for want of events.

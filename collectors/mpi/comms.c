@@ -1,174 +1,472 @@
-/* comms.c - communicators and windows as monitors see them (ids, sizes, call numbers), and the sizes calls.def asks for. */
+/* comms.c - communicators and windows as monitors see them: ids the same on every member, serials, world ranks, mpi.comms; and the sizes calls.def asks for. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
 
 #include "collectors/mpi/record.h"
 
-/* Our attribute on a communicator or window. */
-struct info {
-	uint32_t seq, id;
-	uint32_t size, me, kind; /* for the record saying it was freed */
-	uint64_t handle;
-};
+/*
+ * A communicator's id is made where it is made, from what every member
+ * knows alike, with no message of ours: MPI_COMM_WORLD's is fixed; a child
+ * of a collective call over a parent (dup, split, create, cart and graph
+ * topologies, merge, windows) mixes the parent's id, how many the parent
+ * had made before (every member counts alike: collectives on a
+ * communicator come in the same order on all its members) and the world
+ * rank of its own rank 0, which tells apart the children of one split.
+ * MPI_Comm_create_group, collective over the group only, mixes the parent,
+ * the members, the tag and how many such this process made; an
+ * intercommunicator its two groups' first members, the tag and how many
+ * such; one met without being seen made (MPI_COMM_SELF, or one a call we
+ * do not wrap made) its members and how many with those members this
+ * process met.  64 bits: two communicators of a job share an id with odds
+ * of about n^2 / 2^65.
+ */
 
-/* FNV-1a over the members' world ranks: the same on every member. */
-static uint32_t member_hash(MPI_Group grp, int *size, int *me)
+struct es_comm es_world_comm;
+
+/* mpi.comms holds every record for a while; a live communicator's is
+ * written again once this many newer ones followed it, so a reader that
+ * starts late finds every one in force within the ring. */
+#define COMMS_AGAIN (ES_COMMS_HELD / 2)
+
+static uint64_t mix(uint64_t a, uint64_t b)
+{
+	uint64_t z = a ^ (b + 0x9e3779b97f4a7c15ull + (a << 6) + (a >> 2));
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* World ranks of a group's members, in its order; NULL with *identity when
+ * member i is world rank i (MPI_COMM_WORLD and its duplicates). */
+static int *world_of(MPI_Group grp, int *n, bool *identity)
 {
 	MPI_Group world;
-	int n = 0;
-	uint32_t h = 2166136261u;
-	PMPI_Comm_group(MPI_COMM_WORLD, &world);
-	PMPI_Group_size(grp, &n);
-	PMPI_Group_rank(grp, me);
-	int *in = malloc(sizeof(int) * (size_t)(n + 1)), *out = malloc(sizeof(int) * (size_t)(n + 1));
-	if (in && out) {
-		for (int i = 0; i < n; i++)
-			in[i] = i;
-		PMPI_Group_translate_ranks(grp, n, in, world, out);
-		for (int i = 0; i < n; i++)
-			h = (h ^ (uint32_t)out[i]) * 16777619u;
+	*n = 0;
+	*identity = false;
+	PMPI_Group_size(grp, n);
+	int *in = malloc(sizeof(int) * (size_t)(*n + 1)), *out = malloc(sizeof(int) * (size_t)(*n + 1));
+	if (!in || !out || PMPI_Comm_group(MPI_COMM_WORLD, &world) != MPI_SUCCESS) {
+		free(in);
+		free(out);
+		return NULL;
 	}
-	h = (h ^ (uint32_t)n) * 16777619u;
-	free(in);
-	free(out);
+	for (int i = 0; i < *n; i++)
+		in[i] = i;
+	PMPI_Group_translate_ranks(grp, *n, in, world, out);
 	PMPI_Group_free(&world);
-	*size = n;
+	free(in);
+	bool same = true;
+	for (int i = 0; i < *n && same; i++)
+		same = out[i] == i;
+	if (same) {
+		free(out);
+		*identity = true;
+		return NULL;
+	}
+	return out;
+}
+
+static uint64_t members_hash(const int *world, int n)
+{
+	uint64_t h = mix(0x6d656d62ull, (uint64_t)n);
+	for (int i = 0; i < n; i++)
+		h = mix(h, world ? (uint64_t)world[i] : (uint64_t)i);
 	return h;
 }
 
-/* A new id for a group met now, written to mpi.comms with its handle. */
-static struct info *new_info(MPI_Group grp, uint32_t salt, uint32_t kind, uint64_t handle)
+/* How many times this process asked with key before: 0, 1, ... */
+static uint32_t occurrence(uint64_t key)
 {
-	int size = 0, me = 0;
-	uint32_t h = member_hash(grp, &size, &me) ^ salt;
+	static uint64_t *keys;
+	static uint32_t *counts;
+	static size_t n, cap;
+	uint32_t got = 0;
 	pthread_mutex_lock(&es_g.lock);
-	/* the k-th group of these members this process met */
-	uint32_t k = 0;
-	for (int i = 0; i < es_g.ncomms; i++)
-		k += es_g.comm_hash[i] == h;
-	if (es_g.ncomms < (int)(sizeof(es_g.comm_hash) / sizeof(es_g.comm_hash[0])))
-		es_g.comm_hash[es_g.ncomms++] = h;
+	size_t i = 0;
+	while (i < n && keys[i] != key)
+		i++;
+	if (i < n) {
+		got = counts[i]++;
+	} else {
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 16;
+			uint64_t *k = realloc(keys, nc * sizeof(*k));
+			if (k)
+				keys = k;
+			uint32_t *c = k ? realloc(counts, nc * sizeof(*c)) : NULL;
+			if (c)
+				counts = c;
+			cap = k && c ? nc : cap;
+		}
+		if (n < cap) {
+			keys[n] = key;
+			counts[n++] = 1;
+		}
+	}
 	pthread_mutex_unlock(&es_g.lock);
-	struct info *ci = calloc(1, sizeof(*ci));
-	if (!ci)
-		return NULL;
-	ci->id = ((h ^ (k * 0x9e3779b9u)) * 2654435761u) >> 20; /* 12 bits */
-	ci->size = (uint32_t)size;
-	ci->me = (uint32_t)me;
-	ci->kind = kind;
-	ci->handle = handle;
-	struct es_comm_rec rec = { ci->id, (uint32_t)size, (uint32_t)me, k | kind, handle };
-	if (es_g.comms)
-		ps_write(es_g.comms, &rec, 0, NULL);
-	return ci;
+	return got;
 }
 
-static struct info *comm_info(MPI_Comm comm)
+/* --- records ------------------------------------------------------------------------- */
+
+static void live_unlink(struct es_comm *c)
 {
-	struct info *ci;
-	int flag = 0;
-	if (es_g.keyval == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL ||
-	    PMPI_Comm_get_attr(comm, es_g.keyval, &ci, &flag) != MPI_SUCCESS)
+	if (c->prev)
+		c->prev->next = c->next;
+	else if (es_g.live == c)
+		es_g.live = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	else if (es_g.live_tail == c)
+		es_g.live_tail = c->prev;
+	c->prev = c->next = NULL;
+}
+
+static void live_append(struct es_comm *c)
+{
+	c->prev = es_g.live_tail;
+	c->next = NULL;
+	if (es_g.live_tail)
+		es_g.live_tail->next = c;
+	else
+		es_g.live = c;
+	es_g.live_tail = c;
+}
+
+static uint64_t put_rec(const struct es_comm *c, uint32_t flags)
+{
+	struct es_comm_rec r = { .id = c->id, .stamp = es_now(), .serial = c->serial, .size = c->size,
+				 .me = c->me, .flags = c->flags | flags };
+	uint64_t idx = 0;
+	if (es_g.comms)
+		ps_write(es_g.comms, &r, 0, &idx);
+	return idx;
+}
+
+/* Under es_g.lock: c's record, and again those of live ones it would
+ * otherwise leave behind. */
+static void publish(struct es_comm *c, uint32_t flags)
+{
+	uint64_t idx = put_rec(c, flags);
+	if (flags & ES_COMMS_FREED)
+		return;
+	c->last_written = idx;
+	live_unlink(c);
+	live_append(c);
+	struct es_comm *old;
+	while ((old = es_g.live) != c && idx - old->last_written > COMMS_AGAIN) {
+		old->last_written = idx = put_rec(old, ES_COMMS_AGAIN);
+		live_unlink(old);
+		live_append(old);
+	}
+}
+
+/* A new attribute for a communicator or window of these groups. */
+static struct es_comm *make(uint64_t id, MPI_Group grp, MPI_Group remote, uint32_t flags, uint64_t handle)
+{
+	struct es_comm *c = calloc(1, sizeof(*c));
+	if (!c)
 		return NULL;
-	if (flag)
-		return ci;
-	MPI_Group grp;
-	if (PMPI_Comm_group(comm, &grp) != MPI_SUCCESS)
-		return NULL;
-	ci = new_info(grp, 0, 0, es_handle(comm));
-	PMPI_Group_free(&grp);
-	if (ci && PMPI_Comm_set_attr(comm, es_g.keyval, ci) != MPI_SUCCESS) {
-		free(ci);
+	int n = 0, me = 0, rn = 0;
+	bool ident = false, rident = false;
+	c->world = world_of(grp, &n, &ident);
+	PMPI_Group_rank(grp, &me);
+	if (remote != MPI_GROUP_NULL) {
+		c->rworld = world_of(remote, &rn, &rident);
+		if (!c->rworld && rident && rn > 0 && (c->rworld = malloc(sizeof(int) * (size_t)rn)))
+			for (int i = 0; i < rn; i++)
+				c->rworld[i] = i;
+		flags |= ES_COMMS_INTER;
+	}
+	if ((!c->world && !ident && n > 0) || (remote != MPI_GROUP_NULL && !c->rworld && rn > 0)) {
+		free(c->world);
+		free(c->rworld);
+		free(c);
 		return NULL;
 	}
-	return ci;
+	atomic_init(&c->refs, 1);
+	c->id = id;
+	c->size = (uint32_t)n;
+	c->me = (uint32_t)me;
+	c->rsize = (uint32_t)rn;
+	c->flags = flags;
+	c->handle = handle;
+	pthread_mutex_lock(&es_g.lock);
+	c->serial = ++es_g.next_serial; /* 0 is MPI_COMM_WORLD's */
+	c->calls = es_g.calls ? &es_g.calls[c->serial % ES_CALLS_SLOTS] : NULL;
+	if (c->calls)
+		atomic_store_explicit(c->calls, 0, memory_order_relaxed);
+	publish(c, 0);
+	pthread_mutex_unlock(&es_g.lock);
+	return c;
 }
 
-#define WIN_SALT 0x57494e00u   /* "WIN": a window and its communicator get different ids */
-
-static struct info *win_info(MPI_Win win)
+void es_comm_hold(struct es_comm *c)
 {
-	struct info *ci;
-	int flag = 0;
-	if (es_g.win_keyval == MPI_KEYVAL_INVALID || win == MPI_WIN_NULL ||
-	    PMPI_Win_get_attr(win, es_g.win_keyval, &ci, &flag) != MPI_SUCCESS)
-		return NULL;
-	if (flag)
-		return ci;
-	MPI_Group grp;
-	if (PMPI_Win_get_group(win, &grp) != MPI_SUCCESS)
-		return NULL;
-	ci = new_info(grp, WIN_SALT, ES_COMMS_WINDOW, es_handle(win));
-	PMPI_Group_free(&grp);
-	if (ci && PMPI_Win_set_attr(win, es_g.win_keyval, ci) != MPI_SUCCESS) {
-		free(ci);
-		return NULL;
+	if (c && c != &es_world_comm)
+		atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
+}
+
+void es_comm_release(struct es_comm *c)
+{
+	if (c && c != &es_world_comm && atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1) {
+		free(c->world);
+		free(c->rworld);
+		free(c);
 	}
-	return ci;
 }
 
-uint32_t es_coll(MPI_Comm comm)
+static void drop(struct es_comm *c)
 {
-	struct info *ci = comm_info(comm);
-	return ci ? ci->id << 20 | (ci->seq++ & 0xfffff) : 0;
-}
-
-uint32_t es_win_coll(MPI_Win win)
-{
-	struct info *ci = win_info(win);
-	return ci ? ci->id << 20 | (ci->seq++ & 0xfffff) : 0;
-}
-
-void es_comm_met(MPI_Comm comm)
-{
-	comm_info(comm);
-}
-
-void es_win_met(MPI_Win win)
-{
-	win_info(win);
-}
-
-uint32_t es_win_id(MPI_Win win)
-{
-	struct info *ci = win_info(win);
-	return ci ? ci->id : ES_NONE;
-}
-
-/* The handle may come back for another communicator: monitors must not
- * take its peers' ranks for this one's. */
-static void freed(struct info *ci)
-{
-	struct es_comm_rec rec = { ci->id, ci->size, ci->me, ci->kind | ES_COMMS_FREED, ci->handle };
-	if (es_g.comms)
-		ps_write(es_g.comms, &rec, 0, NULL);
-	free(ci);
+	pthread_mutex_lock(&es_g.lock);
+	/* caches drop their pointers before the memory goes */
+	atomic_fetch_add_explicit(&es_g.comm_gen, 1, memory_order_acq_rel);
+	publish(c, ES_COMMS_FREED);
+	live_unlink(c);
+	pthread_mutex_unlock(&es_g.lock);
+	es_comm_release(c);
 }
 
 static int free_comm_info(MPI_Comm comm, int keyval, void *value, void *extra)
 {
-	(void)comm;
-	(void)keyval;
-	(void)extra;
-	freed(value);
+	(void)comm, (void)keyval, (void)extra;
+	drop(value);
 	return MPI_SUCCESS;
 }
 
 static int free_win_info(MPI_Win win, int keyval, void *value, void *extra)
 {
-	(void)win;
-	(void)keyval;
-	(void)extra;
-	freed(value);
+	(void)win, (void)keyval, (void)extra;
+	drop(value);
 	return MPI_SUCCESS;
 }
+
+/* --- communicators ----------------------------------------------------------------------- */
+
+static struct es_comm *attach(MPI_Comm comm, uint64_t id)
+{
+	MPI_Group grp, remote = MPI_GROUP_NULL;
+	int inter = 0;
+	if (PMPI_Comm_group(comm, &grp) != MPI_SUCCESS)
+		return NULL;
+	PMPI_Comm_test_inter(comm, &inter);
+	if (inter && PMPI_Comm_remote_group(comm, &remote) != MPI_SUCCESS)
+		remote = MPI_GROUP_NULL;
+	struct es_comm *c = make(id, grp, remote, 0, es_handle_of(comm));
+	PMPI_Group_free(&grp);
+	if (remote != MPI_GROUP_NULL)
+		PMPI_Group_free(&remote);
+	if (c && PMPI_Comm_set_attr(comm, es_g.keyval, c) != MPI_SUCCESS) {
+		drop(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* Which of an intercommunicator's groups this rank's is: the first has the
+ * lower world rank at its rank 0. */
+static void side_of(struct es_comm *c)
+{
+	if (!(c->flags & ES_COMMS_INTER) || !c->rworld || !c->rsize)
+		return;
+	uint32_t mine = c->world ? (uint32_t)c->world[0] : 0, theirs = (uint32_t)c->rworld[0];
+	if (mine > theirs)
+		c->flags |= ES_COMMS_SIDE1;
+}
+
+/* The id of a communicator met, not seen made: from its members. */
+static uint64_t met_id(MPI_Comm comm)
+{
+	MPI_Group grp, remote = MPI_GROUP_NULL;
+	int n = 0, rn = 0, inter = 0;
+	bool ident;
+	if (PMPI_Comm_group(comm, &grp) != MPI_SUCCESS)
+		return 0;
+	int *w = world_of(grp, &n, &ident);
+	uint64_t h = members_hash(w, n);
+	free(w);
+	PMPI_Group_free(&grp);
+	PMPI_Comm_test_inter(comm, &inter);
+	if (inter && PMPI_Comm_remote_group(comm, &remote) == MPI_SUCCESS) {
+		int *r = world_of(remote, &rn, &ident);
+		uint64_t rh = members_hash(r, rn);
+		free(r);
+		PMPI_Group_free(&remote);
+		h = h < rh ? mix(h, rh) : mix(rh, h); /* the same from either side */
+	}
+	uint64_t key = mix(0x6d6574ull, h);
+	return mix(key, occurrence(key));
+}
+
+struct es_comm *es__comm_info(MPI_Comm comm)
+{
+	struct es_comm *c;
+	int flag = 0;
+	if (es_g.keyval == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL ||
+	    PMPI_Comm_get_attr(comm, es_g.keyval, &c, &flag) != MPI_SUCCESS)
+		return NULL;
+	if (flag)
+		return c;
+	c = attach(comm, met_id(comm));
+	if (c)
+		side_of(c);
+	return c;
+}
+
+uint32_t es_comm_seed(struct es_comm *parent)
+{
+	return parent ? parent->made++ : 0;
+}
+
+/* The world rank of a communicator's rank 0, and of its remote group's. */
+static void leaders(MPI_Comm comm, uint64_t *local, uint64_t *remote)
+{
+	MPI_Group g, wg;
+	int zero = 0, w = MPI_UNDEFINED, inter = 0;
+	*local = *remote = UINT64_MAX;
+	if (PMPI_Comm_group(MPI_COMM_WORLD, &wg) != MPI_SUCCESS)
+		return;
+	if (PMPI_Comm_group(comm, &g) == MPI_SUCCESS) {
+		PMPI_Group_translate_ranks(g, 1, &zero, wg, &w);
+		*local = (uint64_t)(uint32_t)w;
+		PMPI_Group_free(&g);
+	}
+	PMPI_Comm_test_inter(comm, &inter);
+	if (inter && PMPI_Comm_remote_group(comm, &g) == MPI_SUCCESS) {
+		PMPI_Group_translate_ranks(g, 1, &zero, wg, &w);
+		*remote = (uint64_t)(uint32_t)w;
+		PMPI_Group_free(&g);
+	}
+	PMPI_Group_free(&wg);
+}
+
+void es_comm_made(struct es_comm *parent, uint32_t seed, MPI_Comm newcomm, enum es_made how, int tag)
+{
+	if (newcomm == MPI_COMM_NULL || es_g.keyval == MPI_KEYVAL_INVALID)
+		return;
+	uint64_t a, b, id;
+	leaders(newcomm, &a, &b);
+	switch (how) {
+	case ES_MADE_GROUP: {
+		MPI_Group grp;
+		int n = 0;
+		bool ident;
+		uint64_t h = 0;
+		if (PMPI_Comm_group(newcomm, &grp) == MPI_SUCCESS) {
+			int *w = world_of(grp, &n, &ident);
+			h = members_hash(w, n);
+			free(w);
+			PMPI_Group_free(&grp);
+		}
+		uint64_t key = mix(mix(parent ? parent->id : 0, h), (uint64_t)(uint32_t)tag);
+		id = mix(key, occurrence(key));
+		break;
+	}
+	case ES_MADE_INTER: {
+		uint64_t key = mix(mix(0x696e746572ull, a < b ? a : b), mix(a < b ? b : a, (uint64_t)(uint32_t)tag));
+		id = mix(key, occurrence(key));
+		break;
+	}
+	default:
+		id = mix(mix(parent ? parent->id : 0, seed), a);
+		break;
+	}
+	int flag = 0;
+	struct es_comm *old;
+	if (PMPI_Comm_get_attr(newcomm, es_g.keyval, &old, &flag) == MPI_SUCCESS && flag)
+		return; /* already met (a communicator given back twice) */
+	struct es_comm *c = attach(newcomm, id ? id : 2);
+	if (c)
+		side_of(c);
+}
+
+/* --- windows ------------------------------------------------------------------------------ */
+
+static struct es_comm *win_attach(MPI_Win win, uint64_t id)
+{
+	MPI_Group grp;
+	if (PMPI_Win_get_group(win, &grp) != MPI_SUCCESS)
+		return NULL;
+	struct es_comm *c = make(id, grp, MPI_GROUP_NULL, ES_COMMS_WINDOW, es_handle_of(win));
+	PMPI_Group_free(&grp);
+	if (c && PMPI_Win_set_attr(win, es_g.win_keyval, c) != MPI_SUCCESS) {
+		drop(c);
+		return NULL;
+	}
+	return c;
+}
+
+void es_win_made(struct es_comm *parent, uint32_t seed, MPI_Win win)
+{
+	if (win == MPI_WIN_NULL || es_g.win_keyval == MPI_KEYVAL_INVALID)
+		return;
+	win_attach(win, mix(mix(parent ? parent->id : 0, seed), 0x77696eull));
+}
+
+struct es_comm *es_win_of(MPI_Win win)
+{
+	struct es_comm *c;
+	int flag = 0;
+	if (es_g.win_keyval == MPI_KEYVAL_INVALID || win == MPI_WIN_NULL ||
+	    PMPI_Win_get_attr(win, es_g.win_keyval, &c, &flag) != MPI_SUCCESS)
+		return NULL;
+	if (flag)
+		return c;
+	MPI_Group grp;
+	int n = 0;
+	bool ident;
+	uint64_t h = 0;
+	if (PMPI_Win_get_group(win, &grp) == MPI_SUCCESS) {
+		int *w = world_of(grp, &n, &ident);
+		h = members_hash(w, n);
+		free(w);
+		PMPI_Group_free(&grp);
+	}
+	uint64_t key = mix(0x6d657477ull, h);
+	return win_attach(win, mix(key, occurrence(key)));
+}
+
+/* --- matched probes ------------------------------------------------------------------------ */
+
+void es_msg_probed(MPI_Message m, const struct es_comm *c)
+{
+	if (m == MPI_MESSAGE_NULL || m == MPI_MESSAGE_NO_PROC || !c)
+		return;
+	unsigned k = es_t.msg_next++ % 4;
+	es_t.msg[k] = es_handle_of(m);
+	es_t.msg_serial[k] = (uint64_t)(uintptr_t)c;
+}
+
+struct es_comm *es_msg_comm(MPI_Message m)
+{
+	/* a pointer kept for as long as the message: a communicator is not
+	 * freed while a message on it is unreceived */
+	for (unsigned k = 0; k < 4; k++)
+		if (es_t.msg[k] == es_handle_of(m) && es_t.msg_serial[k])
+			return (struct es_comm *)(uintptr_t)es_t.msg_serial[k];
+	return NULL;
+}
+
+/* --- set-up ------------------------------------------------------------------------------ */
 
 void es_comms_setup(void)
 {
 	PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_comm_info, &es_g.keyval, NULL);
 	PMPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, free_win_info, &es_g.win_keyval, NULL);
-	es_comm_met(MPI_COMM_WORLD);
+	struct es_comm *w = &es_world_comm;
+	memset(w, 0, sizeof(*w));
+	w->id = ES_COMM_WORLD_ID;
+	w->serial = 0;
+	w->size = (uint32_t)es_g.size;
+	w->me = (uint32_t)es_g.rank;
+	w->flags = ES_COMMS_WORLD;
+	w->handle = es_handle_of(MPI_COMM_WORLD);
+	w->calls = es_g.calls;
+	pthread_mutex_lock(&es_g.lock);
+	es_g.next_serial = 0;
+	publish(w, 0);
+	pthread_mutex_unlock(&es_g.lock);
 }
 
 void es_comms_finalize(void)
@@ -177,6 +475,10 @@ void es_comms_finalize(void)
 		PMPI_Comm_free_keyval(&es_g.keyval);
 	if (es_g.win_keyval != MPI_KEYVAL_INVALID)
 		PMPI_Win_free_keyval(&es_g.win_keyval);
+	pthread_mutex_lock(&es_g.lock);
+	live_unlink(&es_world_comm);
+	es_g.live = es_g.live_tail = NULL; /* their attributes go with MPI */
+	pthread_mutex_unlock(&es_g.lock);
 }
 
 /* --- sizes --------------------------------------------------------------------------- */

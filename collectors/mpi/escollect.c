@@ -41,11 +41,25 @@
  */
 
 #define ES_TRACE_DEFAULT (4u << 20)
-#define ES_MAX_THREADS 64 /* the segment has room for this many threads' elements */
 
 struct es_proc es_g = { .lock = PTHREAD_MUTEX_INITIALIZER, .keyval = MPI_KEYVAL_INVALID,
 			.win_keyval = MPI_KEYVAL_INVALID };
 __thread struct es_thread es_t __attribute__((tls_model("initial-exec")));
+
+/* A board of the thread's (mpi.reqsK, mpi.chansK): its slots, or NULL. */
+static void *board(const char *trace, const char *what, size_t slot, uint32_t slots, const char *layout)
+{
+	char name[PS_NAME_MAX + 1];
+	struct ps_elem_attr a = { .tuple_size = slot, .threshold = slots, .mode = PS_BOARD };
+	ps_elem *b;
+	es_mpi_board_name(name, sizeof(name), trace, what);
+	if (es_g.nelems >= (int)(sizeof(es_g.elems) / sizeof(es_g.elems[0])) ||
+	    ps_elem_create(es_space_server(es_g.sp), name, &a, &b))
+		return NULL;
+	ps_elem_set_layout(b, layout);
+	es_g.elems[es_g.nelems++] = b;
+	return ps_board(b);
+}
 
 ps_elem *es_thread_elem(void)
 {
@@ -53,7 +67,7 @@ ps_elem *es_thread_elem(void)
 		return NULL;
 	es_t.tried = true;
 	pthread_mutex_lock(&es_g.lock);
-	int k = es_g.nthreads++;
+	int k = es_g.nthreads;
 	struct es_meta m;
 	memset(&m, 0, sizeof(m));
 	m.element = (uint32_t)es_g.rank;
@@ -61,10 +75,20 @@ ps_elem *es_thread_elem(void)
 	snprintf(m.thread, sizeof(m.thread), "rank%d.thread%d", es_g.rank, k);
 	snprintf(m.where, sizeof(m.where), "MPI rank %d of %d", es_g.rank, es_g.size);
 	int rc = PS_ENOSPC;
-	if (es_g.sp && es_g.nelems < (int)(sizeof(es_g.elems) / sizeof(es_g.elems[0])) &&
+	if (es_g.sp && k < ES_MAX_THREADS &&
+	    es_g.nelems < (int)(sizeof(es_g.elems) / sizeof(es_g.elems[0])) &&
 	    (rc = es_space_add(es_g.sp, &m, es_g.threshold, false, &es_t.id, &es_t.elem)) == 0) {
 		es_g.elems[es_g.nelems++] = es_t.elem;
 		es_t.notes = ps_elem_notes(es_t.elem);
+		es_t.k = k;
+		/* without its boards a thread is still traced: its requests are
+		 * then followed privately, its channels not counted */
+		es_t.reqs = board(m.trace, ES_REQS_ELEMENT, sizeof(struct es_req_rec), ES_REQS_SLOTS,
+				  ES_REQS_LAYOUT);
+		es_t.chans = board(m.trace, ES_CHANS_ELEMENT, sizeof(struct es_chan_rec), ES_CHANS_SLOTS,
+				   ES_CHANS_LAYOUT);
+		atomic_store_explicit(&es_g.boards[k], es_t.reqs, memory_order_release);
+		__atomic_store_n(&es_g.nthreads, k + 1, __ATOMIC_RELEASE);
 	}
 	static bool said; /* once per process: a full /dev/shm fails every later thread too */
 	bool say = rc && !said;
@@ -77,9 +101,9 @@ ps_elem *es_thread_elem(void)
 	return es_t.elem;
 }
 
-void es_poll_done(int slot, unsigned op, uint32_t element, uint64_t bytes, int rc)
+void es_poll_done(int slot, unsigned op, uint32_t element, uint64_t bytes, uint16_t comm, int rc)
 {
-	es_poll_end(slot, op, es_t.streak[slot].start, element, bytes, rc);
+	es_poll_end(slot, op, es_t.streak[slot].start, element, bytes, comm, rc);
 }
 
 /* The first rank of each node serves the node's trace spaces; all ranks
@@ -278,22 +302,34 @@ static void setup(void)
 	char seg[PS_NAME_MAX + 1]; /* job_name_ok made sure it fits */
 	pm_space_name(seg, sizeof(seg), es_g.job, PM_SPACE_RANK, es_g.rank);
 	es_clock_init();
-	size_t per_thread = ps_elem_footprint(sizeof(struct es_trace), es_g.threshold);
+	size_t per_thread = ps_elem_footprint(sizeof(struct es_trace), es_g.threshold) +
+			    ps_elem_footprint(sizeof(struct es_req_rec), ES_REQS_SLOTS) +
+			    ps_elem_footprint(sizeof(struct es_chan_rec), ES_CHANS_SLOTS);
+	size_t per_rank = ps_elem_footprint(sizeof(struct es_comm_rec), ES_COMMS_HELD) +
+			  ps_elem_footprint(sizeof(uint64_t), ES_CALLS_SLOTS) + (1u << 20);
 	/* a trace an earlier run of this name left is replaced: said once */
 	struct ps_shm_info old;
 	if (ok && es_g.rank == 0 && !ps_shm_info(seg, &old) && old.state != PS_SHM_LIVE)
 		fprintf(stderr, "escollect: job %s: replacing the trace an earlier run of it left "
 			"(ES_JOB gives a run another name)\n", es_g.job);
 	/* a rank that alone could not read the pathmap has said so */
-	int rc = ok ? es_space_create(seg, per_thread * ES_MAX_THREADS + (1u << 20), &es_g.sp) :
-		      PS_EINVAL;
+	int rc = ok ? es_space_create_rank(seg, per_thread * ES_MAX_THREADS + per_rank, es_g.rank, es_g.size,
+					   &es_g.sp) : PS_EINVAL;
 	if (!all_ranks_ok(rc, seg, ok ? "" : err))
 		return;
-	struct ps_elem_attr ca = { .tuple_size = sizeof(struct es_comm_rec), .threshold = 4095, .flags = PS_MULTI_WRITER };
-	if (!ps_elem_create(es_space_server(es_g.sp), ES_COMMS_ELEMENT, &ca, &es_g.comms))
+	ps_server *srv = es_space_server(es_g.sp);
+	struct ps_elem_attr ca = { .tuple_size = sizeof(struct es_comm_rec), .threshold = ES_COMMS_HELD,
+				   .flags = PS_MULTI_WRITER };
+	if (!ps_elem_create(srv, ES_COMMS_ELEMENT, &ca, &es_g.comms))
 		ps_elem_set_layout(es_g.comms, ES_COMMS_LAYOUT); /* for readers of the other byte order */
+	struct ps_elem_attr la = { .tuple_size = sizeof(uint64_t), .threshold = ES_CALLS_SLOTS, .mode = PS_BOARD };
+	if (!ps_elem_create(srv, ES_CALLS_ELEMENT, &la, &es_g.calls_elem)) {
+		ps_elem_set_layout(es_g.calls_elem, "q");
+		es_g.calls = ps_board(es_g.calls_elem);
+	}
 	es_comms_setup();
 	memcpy(es_route.collect, collect, sizeof(collect));
+	es_route.tracing = 1;
 	if (es_g.rank == 0 && getenv("ES_VERBOSE") && !strcmp(getenv("ES_VERBOSE"), "1"))
 		fprintf(stderr, "escollect: job %s: %d ranks traced (segments %s.r0..r%d); watch it with "
 			"heartbeat %s, geteventmon %s or colopmon %s\n", es_g.job, es_g.size, es_g.job,
@@ -309,7 +345,7 @@ static void inited(uint64_t t0, int rc, int provided)
 		return;
 	setup();
 	if (es_want(ES_OP_MPI_INIT))
-		es_write(ES_OP_MPI_INIT, t0, es_now(), (uint32_t)es_g.rank, 0, (uint32_t)provided, rc);
+		es_write(ES_OP_MPI_INIT, t0, es_now(), (uint32_t)es_g.rank, 0, (uint32_t)provided, ES_COMM_NONE, rc);
 }
 
 /* MPI_Finalize, from C or Fortran: no MPI call may follow, in any thread. */
@@ -319,7 +355,7 @@ static uint64_t finalizing(void)
 	/* a rank that finalizes before its peers may wait here for them (Open
 	 * MPI's fence): monitors must see it has ended, not that it waits */
 	if (es_t.notes)
-		es_note_call(es_t.notes, t0, ES_OP_MPI_FINALIZE, (uint32_t)es_g.rank, 0, 0);
+		es_note_call(es_t.notes, t0, ES_OP_MPI_FINALIZE, (uint32_t)es_g.rank, 0, ES_NONE);
 	es_comms_finalize();
 	/* the server goes before MPI does: it is a thread of ours */
 	ps_tcp_stop(es_g.tcp);
@@ -330,22 +366,30 @@ static uint64_t finalizing(void)
 static void finalized(uint64_t t0, int rc)
 {
 	if (es_want(ES_OP_MPI_FINALIZE))
-		es_write(ES_OP_MPI_FINALIZE, t0, es_now(), (uint32_t)es_g.rank, 0, 0, rc);
+		es_write(ES_OP_MPI_FINALIZE, t0, es_now(), (uint32_t)es_g.rank, 0, 0, ES_COMM_NONE, rc);
 	if (!es_g.sp)
 		return;
 	/* Close everything.  The segment stays, for monitors that read after the job. */
 	memset(es_route.collect, 0, sizeof(es_route.collect));
+	es_route.tracing = 0;
+	es_requests_reset();
 	pthread_mutex_lock(&es_g.lock);
 	for (int i = 0; i < es_g.nelems; i++)
 		ps_elem_close(es_g.elems[i]);
 	es_g.nelems = 0;
+	for (int k = 0; k < ES_MAX_THREADS; k++)
+		atomic_store_explicit(&es_g.boards[k], NULL, memory_order_relaxed);
+	es_t.reqs = NULL;
+	es_t.chans = NULL;
 	ps_elem_close(es_g.comms);
 	es_g.comms = NULL;
+	ps_elem_close(es_g.calls_elem);
+	es_g.calls_elem = NULL;
+	es_g.calls = NULL;
 	es_space_destroy(es_g.sp);
 	es_g.sp = NULL;
 	pthread_mutex_unlock(&es_g.lock);
 	es_t.elem = NULL;
-	es_requests_reset();
 }
 
 int MPI_Init(int *argc, char ***argv)

@@ -1,4 +1,4 @@
-/* record.h - what libescollect's wrappers call: a recorded call as a trace tuple, poll streaks, requests, communicators. */
+/* record.h - what libescollect's wrappers call: a recorded call as a trace tuple, poll streaks, requests, communicators, channels. */
 #ifndef ES_MPI_RECORD_H
 #define ES_MPI_RECORD_H
 
@@ -14,8 +14,9 @@
  * library exports MPI's names and nothing of its own.
  *
  * The common path of a recorded call takes no lock and makes no system
- * call: a load of es_route.collect[op], two clock reads, two stores into the
- * thread's notes and one write into the thread's own trace element.
+ * call: a load of es_route.collect[op], two clock reads, a few stores into
+ * the thread's notes and boards and one write into the thread's own trace
+ * element.  Locks are taken only where communicators are made or freed.
  */
 
 #define ES_HIDDEN __attribute__((visibility("hidden")))
@@ -24,8 +25,8 @@
 
 /*
  * What an entry point reads to decide, in one page: whether to record the
- * call, whether nonblocking collectives are waiting for a wait or test to
- * complete them, and where the MPI library's own routine is.  Programs like
+ * call, whether requests are followed (so that waits and tests must look
+ * at theirs), and where the MPI library's own routine is.  Programs like
  * hpcc's RandomAccess call MPI between random accesses that evict the TLB,
  * and each further page on the pass-through path (our GOT, a global
  * elsewhere) is a further page walk per call.  The entry points themselves
@@ -33,10 +34,16 @@
  */
 struct es_route {
 	unsigned char collect[256]; /* by op code: record it; all zero while not tracing */
-	atomic_int nbc_outstanding; /* nonblocking collectives not yet completed */
+	unsigned char tracing;      /* the job is traced: communicators are followed */
+	unsigned char reqs;         /* some request has been followed: waits and tests look */
 	void (*pmpi[256])(void);    /* by op code: PMPI_NAME, for the pass-through */
 } __attribute__((aligned(4096)));
 extern struct es_route es_route ES_HIDDEN; /* in wrappers.c, which knows every PMPI name */
+
+#define ES_MAX_THREADS 64 /* the segment has room for this many threads' elements and boards */
+#define ES_COMMS_HELD 16383u /* records mpi.comms holds (comms.c writes the live ones again) */
+
+struct es_comm;
 
 struct es_proc {
 	int rank, size;
@@ -44,22 +51,44 @@ struct es_proc {
 	es_space *sp;
 	char job[PS_NAME_MAX + 1];
 	int keyval, win_keyval;     /* our attribute on communicators and windows */
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;       /* threads joining; communicators made and freed */
 	int nthreads;
-	ps_elem *elems[4096];       /* one per thread that ever called MPI */
+	ps_elem *elems[3 * ES_MAX_THREADS]; /* every thread's trace element and boards */
 	int nelems;
+	/* the threads' request boards, for a wait in one thread on another's request */
+	struct es_req_rec *_Atomic boards[ES_MAX_THREADS];
 	ps_elem *comms;             /* "mpi.comms": the communicators met, for monitors */
-	uint32_t comm_hash[4096];
-	int ncomms;
+	ps_elem *calls_elem;        /* "mpi.calls" */
+	_Atomic uint64_t *calls;    /* its slots */
+	uint32_t next_serial;
+	struct es_comm *live, *live_tail; /* in force, the least recently written first */
+	_Atomic uint32_t comm_gen;  /* bumped when one is freed: threads' caches start over */
 	ps_tcp *tcp;                /* this node's tuple server, on its first rank */
 };
 extern struct es_proc es_g ES_HIDDEN;
 
-/* A thread's run of fruitless polls of one kind: when it began, how many. */
+/* A thread's run of fruitless polls of one kind: when it began, how many,
+ * and for the polls that take requests, those its first poll was given
+ * (handles as they were then: a completing poll finds its NULL in place of
+ * the one that completed). */
 struct es_streak {
 	uint64_t start;
 	uint64_t polls; /* wide enough never to saturate: a fruitless poll only adds one */
+	const void *array;       /* the caller's array of requests, as given */
+	int n;
+	bool recv;               /* some followed receive among them: statuses are needed */
+	MPI_Request *held;       /* their handles at the streak's first poll */
+	MPI_Request held_small[4];
+	int held_cap;
 };
+
+struct es_comm_cache {
+	MPI_Comm handle;
+	struct es_comm *c;
+	uint32_t gen;
+};
+
+struct es_rindex; /* requests.c: a thread's requests by handle */
 
 struct es_thread {
 	ps_elem *elem; /* its trace element, made at its first recorded call */
@@ -67,6 +96,10 @@ struct es_thread {
 	uint32_t seq;
 	uint16_t id;
 	bool tried;
+	int k;                        /* its number: mpi.threadK */
+	struct es_req_rec *reqs;      /* its request board (ES_REQS_SLOTS), or NULL */
+	struct es_chan_rec *chans;    /* its channel board (ES_CHANS_SLOTS), or NULL */
+	struct es_rindex *ri;
 	struct es_streak streak[ES_MPI_NPOLLS];
 	/* the status a poll inside a streak passed MPI (poll_NAME in wrappers.c):
 	 * kept here, not in a register saved across the call, for the one poll
@@ -75,11 +108,15 @@ struct es_thread {
 	 * records that one's source and size, nothing worse */
 	MPI_Status *poll_st;
 	MPI_Status poll_status; /* when the program passed MPI_STATUS_IGNORE */
+	MPI_Request poll_req;   /* MPI_Test's request before the call */
+	struct es_comm_cache cc[4];
+	uint64_t msg[4], msg_serial[4]; /* matched probes' messages, for Mrecv: their communicators */
+	unsigned msg_next;
 };
 /* initial-exec: a preloaded library's TLS is a fixed offset, no call */
 extern __thread struct es_thread es_t ES_HIDDEN __attribute__((tls_model("initial-exec")));
 
-ps_elem *es_thread_elem(void) ES_HIDDEN; /* makes it; NULL if it cannot */
+ps_elem *es_thread_elem(void) ES_HIDDEN; /* makes it and the boards; NULL if it cannot */
 
 static inline ps_elem *es_elem(void)
 {
@@ -91,27 +128,27 @@ static inline int es_want(unsigned op)
 	return es_route.collect[op];
 }
 
+static inline int es_tracing(void)
+{
+	return es_route.tracing;
+}
+
 static inline void es_write(unsigned op, uint64_t t0, uint64_t t1, uint32_t element, uint64_t bytes,
-			    uint32_t arg, int rc)
+			    uint32_t arg, uint16_t comm, int rc)
 {
 	ps_elem *e = es_elem();
 	if (!e)
 		return;
 	struct es_trace t = { .start = t0, .end = t1, .seq = es_t.seq++,
 			      .op = (uint16_t)(op | (rc != MPI_SUCCESS ? ES_OP_FAILED : 0)),
-			      .collector = es_t.id, .element = element,
+			      .comm = comm, .element = element,
 			      .size = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes, .arg = arg };
 	ps_write(e, &t, 0, NULL);
 }
 
-/* A communicator or window as the notes and mpi.comms hold it (a pointer
- * in Open MPI, an int in MPICH). */
-#define es_handle(h) ((uint64_t)(uintptr_t)(h))
-
 /* The call starts: its stamp, and the notes say what the thread is inside
- * and whom it waits for (note: a rank of comm; arg: the tag, or a
- * collective's id and number). */
-static inline __attribute__((always_inline)) uint64_t es_begin(unsigned op, uint32_t note, uint32_t arg,
+ * and whom it waits for (collectors.h: ES_NOTE_*). */
+static inline __attribute__((always_inline)) uint64_t es_begin(unsigned op, uint32_t note, uint64_t arg,
 								uint64_t comm)
 {
 	uint64_t t0 = es_now();
@@ -121,20 +158,137 @@ static inline __attribute__((always_inline)) uint64_t es_begin(unsigned op, uint
 }
 
 static inline void es_end(unsigned op, uint64_t t0, uint32_t element, uint64_t bytes, uint32_t arg,
-			  int rc)
+			  uint16_t comm, int rc)
 {
-	es_write(op, t0, es_now(), element, bytes, arg, rc);
+	es_write(op, t0, es_now(), element, bytes, arg, comm, rc);
+}
+
+/* --- communicators and windows (comms.c) ---------------------------------------- */
+
+/*
+ * Invariants:
+ *  - A communicator or window the wrappers saw carries our attribute, a
+ *    struct es_comm, from when it is made (or first met) until it is freed;
+ *    its record is in mpi.comms before any tuple names its serial.
+ *  - id is the same on every member (collectors.h says how it is made);
+ *    `made` counts the communicators and windows made collectively over it,
+ *    and moves on every member alike, whether it got one or MPI_COMM_NULL.
+ *  - A thread's cache holds pointers to attributes; es_g.comm_gen moves
+ *    before an attribute is freed, and a cache entry of an older gen is
+ *    never used.
+ *  - world[i] is the world rank of local rank i (NULL: i itself);
+ *    rworld[i] of remote rank i, on an intercommunicator.
+ */
+struct es_comm {
+	_Atomic int refs;        /* the attribute's, and open wildcard receives' (comms.c) */
+	uint64_t id;
+	uint32_t serial, size, me, rsize, flags; /* flags: enum es_comms_flags */
+	uint32_t made;
+	int *world, *rworld;
+	_Atomic uint64_t *calls; /* its slot on mpi.calls: collectives begun */
+	uint64_t handle;
+	uint64_t last_written;   /* its latest record's index in mpi.comms */
+	struct es_comm *prev, *next; /* es_g.live */
+};
+
+/* A handle as a number: a pointer in Open MPI, an int in MPICH. */
+#define es_handle_of(h) ((uint64_t)(uintptr_t)(h))
+
+struct es_comm *es__comm_info(MPI_Comm comm) ES_HIDDEN; /* finds, or meets, it; NULL: none */
+/* A request that must map a source it does not know yet (any source)
+ * keeps the communicator's translation alive past its freeing. */
+void es_comm_hold(struct es_comm *c) ES_HIDDEN;
+void es_comm_release(struct es_comm *c) ES_HIDDEN;
+extern struct es_comm es_world_comm ES_HIDDEN;
+
+/* The communicator's attribute, through the thread's cache. */
+static inline struct es_comm *es_comm_of(MPI_Comm comm)
+{
+	if (comm == MPI_COMM_WORLD)
+		return &es_world_comm;
+	uint32_t gen = atomic_load_explicit(&es_g.comm_gen, memory_order_acquire);
+	struct es_comm_cache *e = &es_t.cc[((uintptr_t)comm >> 4) & 3];
+	if (e->handle == comm && e->gen == gen && e->c)
+		return e->c;
+	struct es_comm *c = es__comm_info(comm);
+	*e = (struct es_comm_cache){ comm, c, gen };
+	return c;
+}
+struct es_comm *es_win_of(MPI_Win win) ES_HIDDEN;
+
+/* World rank of rank r of c (the remote group's, on an intercommunicator);
+ * ES_NONE for MPI_ANY_SOURCE, MPI_PROC_NULL or a rank c does not have. */
+static inline uint32_t es_world(const struct es_comm *c, int r)
+{
+	if (!c || r < 0)
+		return ES_NONE;
+	if (c->flags & ES_COMMS_INTER)
+		return (uint32_t)r < c->rsize && c->rworld ? (uint32_t)c->rworld[r] : ES_NONE;
+	if ((uint32_t)r >= c->size)
+		return ES_NONE;
+	return c->world ? (uint32_t)c->world[r] : (uint32_t)r;
+}
+/* A collective's root as a world rank: MPI_ROOT (this rank is the root of
+ * an intercommunicator's collective) is this rank itself. */
+static inline uint32_t es_root(const struct es_comm *c, int root)
+{
+	return root == MPI_ROOT ? (uint32_t)es_g.rank : es_world(c, root);
+}
+static inline uint16_t es_serial16(const struct es_comm *c)
+{
+	return c ? (uint16_t)c->serial : ES_COMM_NONE;
+}
+static inline uint64_t es_note_comm(const struct es_comm *c, uint32_t second)
+{
+	return (c ? c->serial : ES_NONE) | (uint64_t)second << 32;
+}
+/* A collective begins on c: its number there. */
+static inline uint32_t es_coll(struct es_comm *c)
+{
+	if (!c || !c->calls)
+		return 0;
+	uint64_t n = atomic_load_explicit(c->calls, memory_order_relaxed);
+	atomic_store_explicit(c->calls, n + 1, memory_order_release);
+	return (uint32_t)n;
+}
+
+/* What made a communicator, for its id. */
+enum es_made { ES_MADE_CHILD = 1, ES_MADE_GROUP, ES_MADE_INTER, ES_MADE_WINDOW };
+/* After a call that makes a communicator (collectively over parent): made
+ * is set on every member, the new one gets its id and record (newcomm may
+ * be MPI_COMM_NULL on members that got none).  seed: the parent's count
+ * as the call began (es_comm_seed), for a call that completes later. */
+uint32_t es_comm_seed(struct es_comm *parent) ES_HIDDEN;
+void es_comm_made(struct es_comm *parent, uint32_t seed, MPI_Comm newcomm, enum es_made how,
+		  int tag) ES_HIDDEN;
+void es_win_made(struct es_comm *parent, uint32_t seed, MPI_Win win) ES_HIDDEN;
+void es_comms_setup(void) ES_HIDDEN;
+void es_comms_finalize(void) ES_HIDDEN;
+
+/* Matched probes: the message's communicator, for MPI_Mrecv and Imrecv. */
+void es_msg_probed(MPI_Message m, const struct es_comm *c) ES_HIDDEN;
+struct es_comm *es_msg_comm(MPI_Message m) ES_HIDDEN;
+
+/* --- channels (requests.c) --------------------------------------------------------------- */
+
+/* A message to or from peer (a world rank) on c with tag: counted on the
+ * thread's channel board (collectors.h, es_chan_rec). */
+void es__chan_add(uint32_t peer, uint32_t tag, uint32_t serial, uint32_t dir) ES_HIDDEN;
+static inline void es_chan(const struct es_comm *c, uint32_t peer, uint32_t tag, uint32_t dir)
+{
+	if (c && peer != ES_NONE && es_t.chans)
+		es__chan_add(peer, tag, c->serial, dir);
 }
 
 /*
  * Polls.  A poll that completes nothing reads no clock and writes
  * nothing: it counts itself in its thread's streak for that call.  The
  * first poll of a streak takes the streak's one stamp (before the call,
- * as it cannot know whether it will complete).  The poll that completes
- * writes the streak as one tuple: from its first poll to now, arg = the
- * polls it took.  The first fruitless poll of a streak notes it: until a
- * poll completes, or another recorded call begins, the thread is inside
- * the streak (in a loop of MPI_Test, it waits as much as in MPI_Wait).
+ * as it cannot know whether it will complete), notes it and, for a poll
+ * on requests, keeps the handles it was given and marks them waited for.
+ * The poll that completes writes the streak as one tuple (from its first
+ * poll to now, arg = the polls it took), if polls are recorded, and the
+ * completions of the requests it completed, always.
  */
 static inline int es_poll_begin(int slot, uint64_t *t0)
 {
@@ -147,14 +301,16 @@ static inline int es_poll_begin(int slot, uint64_t *t0)
 	return 1;
 }
 
-static inline void es_poll_miss(int slot, uint64_t t0, int fresh, unsigned op, uint32_t note,
-				uint32_t arg, uint64_t comm)
+/* note: polls are recorded, so the notes say so (a poll followed only
+ * for its requests leaves them alone) */
+static inline void es_poll_miss(int slot, uint64_t t0, int fresh, int note_it, unsigned op, uint32_t note,
+				uint64_t arg, uint64_t comm)
 {
 	struct es_streak *s = &es_t.streak[slot];
 	if (fresh) {
 		s->start = t0;
 		s->polls = 1;
-		if (es_t.notes)
+		if (note_it && es_elem())
 			es_note_call(es_t.notes, t0, op, note, arg, comm);
 	} else {
 		s->polls++;
@@ -162,94 +318,112 @@ static inline void es_poll_miss(int slot, uint64_t t0, int fresh, unsigned op, u
 }
 
 static inline void es_poll_end(int slot, unsigned op, uint64_t t0, uint32_t element, uint64_t bytes,
-			       int rc)
+			       uint16_t comm, int rc)
 {
 	struct es_streak *s = &es_t.streak[slot];
 	uint32_t polls = s->polls < UINT32_MAX ? (uint32_t)s->polls + 1 : UINT32_MAX;
 	s->polls = 0;
-	es_write(op, t0, es_now(), element, bytes, polls, rc);
+	if (es_want(op))
+		es_write(op, t0, es_now(), element, bytes, polls, comm, rc);
 }
 
 /* es_poll_end, out of line: the completing poll of a streak, from poll_NAME */
-void es_poll_done(int slot, unsigned op, uint32_t element, uint64_t bytes, int rc) ES_HIDDEN
+void es_poll_done(int slot, unsigned op, uint32_t element, uint64_t bytes, uint16_t comm, int rc) ES_HIDDEN
 	__attribute__((cold, noinline));
 
-/* --- requests: nonblocking collectives and persistent requests ----------------- */
+/* --- requests (requests.c) ------------------------------------------------------------ */
 
 /*
- * A nonblocking collective's request is remembered from its call until a
- * wait or test completes it, which then writes the collective's second
- * tuple (op | ES_OP_DONE).  Waits and tests look only while some are
- * outstanding.  Requests come as C handles (c) or Fortran ones (f): one
- * of the two is NULL.
+ * Invariants (the request's life, as SQLite's pager writes its states):
+ *  - A request a recorded call made (Isend..., Irecv, a nonblocking
+ *    collective, an init call, MPI_Rput..., MPI_Comm_idup) is followed by
+ *    the thread that made it, its owner: an entry in the owner's index,
+ *    by handle, and a slot on its board (or, when the board is full, a
+ *    record kept privately, which monitors do not see).
+ *  - Only the owner writes its index and its board's slots, except the
+ *    words waiter and done.  A slot's ver is odd while the owner rewrites
+ *    it and moves on with every change.
+ *  - The call that completes a request writes its completion tuple once,
+ *    in its own thread: a nonpersistent request then leaves index and
+ *    board (its handle is MPI_REQUEST_NULL, and MPI may give it to the
+ *    next request); a persistent one stays, inactive, until
+ *    MPI_Request_free.  A thread that completes another's request marks
+ *    the slot done; its owner drops it when it meets the handle again or
+ *    needs the room.
+ *  - A wait or test marks the slots of the requests it was given with its
+ *    start stamp (waiter) before it calls MPI, after its notes; its notes'
+ *    element counts the requests it was given that nobody follows.
  */
-struct es_req_entry {
-	MPI_Request req;
-	uint64_t t0, size;
-	uint32_t element, arg;
-	uint16_t op;
+void es_req_made(MPI_Request req, unsigned op, const struct es_comm *c, uint32_t peer, uint32_t arg,
+		 uint64_t size, uint64_t start, unsigned state) ES_HIDDEN;
+/* MPI_Comm_idup: the communicator it makes over parent is met when the
+ * request completes (C only: a Fortran one is met at its first use). */
+void es_req_idup(MPI_Request req, struct es_comm *parent, MPI_Comm *newcomm, uint32_t seed) ES_HIDDEN;
+
+/* Where a request given to a wait is followed: in this thread's index, on
+ * another thread's board (at slot, as it was at ver), or nowhere. */
+enum es_ref_kind { ES_REF_NONE = 0, ES_REF_MINE, ES_REF_OTHER };
+struct es_ref {
+	int kind, owner, slot;
+	uint64_t ver;
 };
-struct es_reqs {
-	int n, cap;
-	int *idx;
-	struct es_req_entry *e;
-	int idx_small[4];
-	struct es_req_entry e_small[4];
+
+/* A wait's or test's requests, from before the call to after it. */
+struct es_wait {
+	int n;                  /* requests given */
+	int followed;           /* how many of them are followed */
+	bool recv;              /* some receive among them: statuses are needed */
+	const MPI_Request *c;   /* the caller's array: C handles, or */
+	MPI_Fint *f;            /* Fortran ones */
+	MPI_Request *held;      /* their handles before the call */
+	struct es_ref *ref;     /* where each is followed */
+	MPI_Status *st;         /* ours, when the caller ignores statuses */
+	MPI_Fint *fst;          /* Fortran statuses, likewise */
+	/* room for a few, in place (es_wait_begin clears what is above) */
+	MPI_Request held_small[8];
+	struct es_ref ref_small[8];
+	MPI_Status st_small[8];
+	MPI_Fint fst_small[8 * (sizeof(MPI_Status) / sizeof(MPI_Fint))];
 };
-static inline int es_nbc_pending(void)
-{
-	return atomic_load_explicit(&es_route.nbc_outstanding, memory_order_relaxed) != 0;
-}
+/* how es_wait_end learns which completed */
+enum es_which { ES_WHICH_ALL = 1, ES_WHICH_INDEX, ES_WHICH_SOME };
 
-void es__reqs_find(struct es_reqs *r, const MPI_Request *c, const MPI_Fint *f, int n) ES_HIDDEN;
-void es__reqs_done(struct es_reqs *r, const MPI_Request *c, const MPI_Fint *f) ES_HIDDEN;
+/* Before the call: the handles, each one's record found and marked as
+ * waited for at t0 (0: no stamp, nothing noted).  Returns how many given
+ * requests are not followed. */
+int es_wait_begin(struct es_wait *w, const MPI_Request *c, MPI_Fint *f, int n, uint64_t t0) ES_HIDDEN;
+/* Statuses to pass MPI: the caller's, or ours when the caller ignores them
+ * but a followed receive needs its source, tag and size. */
+MPI_Status *es_wait_statuses(struct es_wait *w, MPI_Status *given, int n) ES_HIDDEN;
+MPI_Fint *es_wait_fstatuses(struct es_wait *w, MPI_Fint *given, int n) ES_HIDDEN;
+/* After the call: the completions, from what MPI said: every request
+ * (ES_WHICH_ALL: statuses[i] for request i; count 0 when none completed),
+ * the one at index (ES_WHICH_INDEX, count 1: *status), or count of them
+ * at indices (ES_WHICH_SOME, statuses[k] for indices[k]).  Fortran indices
+ * are 1-based.  Frees what es_wait_begin took. */
+void es_wait_end(struct es_wait *w, int rc, enum es_which which, int count, const int *indices,
+		 const MPI_Status *sts, const MPI_Fint *fsts) ES_HIDDEN;
 
-static inline void es_reqs_before(struct es_reqs *r, const MPI_Request *c, const MPI_Fint *f, int n)
-{
-	r->n = 0;
-	if (es_nbc_pending())
-		es__reqs_find(r, c, f, n);
-}
-
-static inline void es_reqs_after(struct es_reqs *r, const MPI_Request *c, const MPI_Fint *f)
-{
-	if (r->n)
-		es__reqs_done(r, c, f);
-}
-
-void es_nbc_started(MPI_Request req, unsigned op, uint64_t t0, uint32_t element, uint64_t size,
-		    uint32_t arg) ES_HIDDEN;
-
-/* Persistent requests: what each init call said, for the starts. */
-static inline int es_persist_wanted(void)
-{
-	return es_want(ES_OP_MPI_START) || es_want(ES_OP_MPI_STARTALL);
-}
-void es_persist(MPI_Request req, unsigned op, uint32_t element, uint64_t size, uint32_t arg) ES_HIDDEN;
+/* Persistent requests started: a tuple per request, with what its init
+ * call said, each marked active. */
 void es_started(unsigned op, uint64_t t0, const MPI_Request *c, const MPI_Fint *f, int n,
 		int rc) ES_HIDDEN;
+/* MPI_Request_free, MPI_Cancel: before the call, the request as it was */
+void es_req_freed(MPI_Request req) ES_HIDDEN;
+void es_req_cancelled(MPI_Request req) ES_HIDDEN;
+
+/* Polls on requests: the streak's first poll keeps the handles and marks
+ * them (es_wait_begin's work, kept in the streak), and returns how many
+ * nobody follows; the completing poll writes the completions.  MPI_Test's
+ * one request is es_t.poll_req, set before each call.  Fortran indices are
+ * 1-based. */
+int es_poll_hold(int slot, const MPI_Request *c, MPI_Fint *f, int n, uint64_t t0) ES_HIDDEN;
+/* The thread's own statuses for n requests, when the caller ignores them */
+MPI_Status *es_poll_statuses(int n) ES_HIDDEN;
+MPI_Fint *es_poll_fstatuses(int n) ES_HIDDEN;
+void es_poll_completed(int slot, const MPI_Request *c, MPI_Fint *f, int n, enum es_which which,
+		       int count, const int *indices, const MPI_Status *sts, const MPI_Fint *fsts) ES_HIDDEN;
 void es_requests_reset(void) ES_HIDDEN;
-
-/* --- communicators and windows --------------------------------------------------- */
-
-/*
- * A collective's tuple says which communicator and which call on it:
- * arg = id << 20 | number.  The id (12 bits) hashes the communicator's
- * members, as world ranks, and how many communicators with those members
- * this process had met before: every member computes the same.  The
- * number counts the recorded collectives on it (it wraps at 2^20).  Each
- * rank's element "mpi.comms" lists the ids it met, with their sizes and
- * its rank in each, so that a monitor knows who takes part.  Windows are
- * numbered the same way (their fences, creation and freeing) and listed
- * with the top bit of the fourth word set.
- */
-uint32_t es_coll(MPI_Comm comm) ES_HIDDEN;
-uint32_t es_win_coll(MPI_Win win) ES_HIDDEN;
-void es_comm_met(MPI_Comm comm) ES_HIDDEN;
-void es_win_met(MPI_Win win) ES_HIDDEN;
-uint32_t es_win_id(MPI_Win win) ES_HIDDEN;
-void es_comms_setup(void) ES_HIDDEN;
-void es_comms_finalize(void) ES_HIDDEN;
 
 /* --- what the expressions in calls.def use ------------------------------------- */
 
@@ -266,9 +440,10 @@ int es_comm_size(MPI_Comm comm) ES_HIDDEN;
 uint64_t es_root_share(int root, MPI_Comm comm, uint64_t bytes) ES_HIDDEN;
 int es_outdeg(MPI_Comm comm) ES_HIDDEN;
 
-static inline uint32_t es_src(const MPI_Status *st, int rc, int fallback)
+/* The source a status names, as a world rank of c (ES_NONE: none). */
+static inline uint32_t es_src(const struct es_comm *c, const MPI_Status *st, int rc, int fallback)
 {
-	return rc == MPI_SUCCESS && st->MPI_SOURCE >= 0 ? (uint32_t)st->MPI_SOURCE : peer(fallback);
+	return rc == MPI_SUCCESS && st->MPI_SOURCE >= 0 ? es_world(c, st->MPI_SOURCE) : es_world(c, fallback);
 }
 
 static inline uint32_t es_tagof(const MPI_Status *st, int rc, int fallback)
@@ -277,16 +452,18 @@ static inline uint32_t es_tagof(const MPI_Status *st, int rc, int fallback)
 									      : peer(fallback);
 }
 
+/* the expressions' words: c_ is the call's communicator or window */
+#define W(r) es_world(c_, (r))
+#define ROOT(r) es_root(c_, (r))
 #define bytes(c, t) es_bytes((c), (t))
 #define got(s) es_got((s), rc)
-#define src(s, fb) es_src((s), rc, (fb))
+#define src(s, fb) es_src(c_, (s), rc, (fb))
 #define tagof(s, fb) es_tagof((s), rc, (fb))
 #define sum(c, n, t) es_sum((c), (n), (t))
 #define sumw es_sumw
 #define size_of(c) es_comm_size(c)
 #define root_share(r, c, b) es_root_share((r), (c), (b))
 #define outdeg(c) es_outdeg(c)
-#define win_id(w) es_win_id(w)
 
 #define ES_STATUS_INIT { .MPI_SOURCE = MPI_ANY_SOURCE, .MPI_TAG = MPI_ANY_TAG, .MPI_ERROR = MPI_SUCCESS }
 
@@ -305,8 +482,9 @@ static inline void *es_f_real(void **cache, const char *lower)
 int es_f_in_place(const void *buf) ES_HIDDEN;
 
 _Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER arrays are read as int arrays");
-/* A Fortran status, with room to spare */
-#define ES_F_STATUS_SIZE (sizeof(MPI_Status) / sizeof(MPI_Fint) + 2)
+/* A Fortran status: the C one's words (MPI_STATUS_SIZE), with room to spare */
+#define ES_F_STATUS_INTS (sizeof(MPI_Status) / sizeof(MPI_Fint))
+#define ES_F_STATUS_SIZE (ES_F_STATUS_INTS + 2)
 #define ES_F_ALIAS(fn) __attribute__((alias(#fn), visibility("default")))
 
 #endif

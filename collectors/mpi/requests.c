@@ -1,228 +1,716 @@
-/* requests.c - the requests libescollect follows: nonblocking collectives until they complete, persistent requests' init calls. */
+/* requests.c - the requests libescollect follows from the call that makes them to the wait or test that completes them; the channels' message counts. */
 #define _GNU_SOURCE
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "collectors/mpi/record.h"
 
 /*
- * Two tables keyed by the request handle, each behind its own lock: they
- * are touched only by programs that use nonblocking collectives or
- * persistent requests, and then once per such call (the common path of a
- * wait asks es_route.nbc_outstanding, one relaxed load, and goes on).  A handle
- * is a slot MPI reuses once the request is freed, so an entry leaves when
- * its request completes (nonblocking collectives) or is replaced when the
- * handle comes back from another init call (persistent requests).
+ * Each thread follows the requests it made (record.h says the invariants):
+ * its index maps a handle to a slot on its board, where monitors see the
+ * request, or to a record of its own when the board is full.  Nothing here
+ * takes a lock: a thread writes only its own index and board, and of
+ * another's board only the words waiter and done.
  */
-struct table {
-	pthread_mutex_t lock;
-	struct es_req_entry *slot; /* open addressing; req == MPI_REQUEST_NULL: free */
-	size_t cap, n;
+
+/* What the board cannot show: the communicator a wildcard receive's source
+ * is translated through, a new communicator that MPI_Comm_idup makes. */
+struct extra {
+	struct es_comm *c; /* held (es_comm_hold) while the request is open */
+	void *newcomm;     /* MPI_Comm_idup's */
+	uint32_t seed;
 };
 
-static struct table nbc = { .lock = PTHREAD_MUTEX_INITIALIZER };
-static struct table persist = { .lock = PTHREAD_MUTEX_INITIALIZER };
+struct rentry {
+	MPI_Request handle; /* MPI_REQUEST_NULL: free */
+	int slot;           /* >= 0: on the board; < 0: private record -1 - slot */
+};
+
+struct es_rindex {
+	struct rentry *tab;
+	size_t cap, n;
+	int free_slots[ES_REQS_SLOTS], nfree;
+	struct extra extra[ES_REQS_SLOTS];
+	struct es_req_rec *priv; /* when the board is full */
+	struct extra *priv_extra;
+	int npriv, cap_priv, *priv_free, npriv_free;
+};
+
+/* --- a slot's words ---------------------------------------------------------------- */
+
+static inline uint64_t *words(struct es_req_rec *r)
+{
+	return (uint64_t *)r;
+}
+
+/* The owner rewrites words 1 to 5 of a slot (handle to size): ver odd while
+ * it does, so a reader's copy is whole when ver is even and unchanged. */
+static void slot_put(struct es_req_rec *r, const struct es_req_rec *v)
+{
+	uint64_t ver = __atomic_load_n(&r->ver, __ATOMIC_RELAXED) | 1;
+	__atomic_store_n(&r->ver, ver, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	const uint64_t *src = (const uint64_t *)v;
+	for (int i = 1; i <= 5; i++)
+		__atomic_store_n(&words(r)[i], src[i], __ATOMIC_RELAXED);
+	__atomic_store_n(&r->ver, ver + 1, __ATOMIC_RELEASE);
+}
+
+/* Another thread's slot as it is, if whole; its ver in *ver. */
+static bool slot_get(const struct es_req_rec *r, struct es_req_rec *out)
+{
+	uint64_t v1 = __atomic_load_n(&r->ver, __ATOMIC_ACQUIRE);
+	for (int i = 1; i < 8; i++)
+		words(out)[i] = __atomic_load_n(&((const uint64_t *)r)[i], __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	out->ver = v1;
+	return !(v1 & 1) && __atomic_load_n(&r->ver, __ATOMIC_RELAXED) == v1;
+}
+
+/* --- the index ---------------------------------------------------------------------- */
 
 static size_t hash(MPI_Request r, size_t cap)
 {
-	return (size_t)(((uintptr_t)r >> 4) * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+	return (size_t)((es_handle_of(r) >> 3) * 0x9e3779b97f4a7c15ull >> 32) & (cap - 1);
 }
 
-static struct es_req_entry *find(struct table *t, MPI_Request r)
+static struct es_rindex *index_of_thread(void)
 {
-	for (size_t i = t->cap ? hash(r, t->cap) : 0, k = 0; k < t->cap; k++, i = (i + 1) & (t->cap - 1)) {
-		if (t->slot[i].req == r)
-			return &t->slot[i];
-		if (t->slot[i].req == MPI_REQUEST_NULL)
+	struct es_rindex *ri = es_t.ri;
+	if (ri || !es_elem())
+		return ri;
+	if (!(ri = calloc(1, sizeof(*ri))) || !(ri->tab = calloc(1024, sizeof(*ri->tab)))) {
+		free(ri);
+		return NULL;
+	}
+	ri->cap = 1024;
+	for (size_t i = 0; i < ri->cap; i++)
+		ri->tab[i].handle = MPI_REQUEST_NULL;
+	for (int s = 0; s < (int)ES_REQS_SLOTS; s++)
+		ri->free_slots[s] = (int)ES_REQS_SLOTS - 1 - s; /* slot 0 first */
+	ri->nfree = es_t.reqs ? (int)ES_REQS_SLOTS : 0;
+	es_t.ri = ri;
+	return ri;
+}
+
+static struct rentry *find(struct es_rindex *ri, MPI_Request r)
+{
+	for (size_t i = hash(r, ri->cap), k = 0; k < ri->cap; k++, i = (i + 1) & (ri->cap - 1)) {
+		if (ri->tab[i].handle == r)
+			return &ri->tab[i];
+		if (ri->tab[i].handle == MPI_REQUEST_NULL)
 			return NULL;
 	}
 	return NULL;
 }
 
-static int put(struct table *t, const struct es_req_entry *e);
+static int insert(struct es_rindex *ri, MPI_Request r, int slot);
 
-static int grow(struct table *t)
+static int grow(struct es_rindex *ri)
 {
-	size_t cap = t->cap ? t->cap * 2 : 64;
-	struct es_req_entry *old = t->slot, *s = malloc(cap * sizeof(*s));
-	if (!s)
+	size_t cap = ri->cap * 2, oldcap = ri->cap;
+	struct rentry *old = ri->tab, *t = malloc(cap * sizeof(*t));
+	if (!t)
 		return -1;
 	for (size_t i = 0; i < cap; i++)
-		s[i].req = MPI_REQUEST_NULL;
-	size_t oldcap = t->cap;
-	t->slot = s;
-	t->cap = cap;
-	t->n = 0;
+		t[i].handle = MPI_REQUEST_NULL;
+	ri->tab = t;
+	ri->cap = cap;
+	ri->n = 0;
 	for (size_t i = 0; i < oldcap; i++)
-		if (old[i].req != MPI_REQUEST_NULL)
-			put(t, &old[i]);
+		if (old[i].handle != MPI_REQUEST_NULL)
+			insert(ri, old[i].handle, old[i].slot);
 	free(old);
 	return 0;
 }
 
-/* Inserts or replaces; -1 if there is no memory (the request is then not followed). */
-static int put(struct table *t, const struct es_req_entry *e)
+static int insert(struct es_rindex *ri, MPI_Request r, int slot)
 {
-	struct es_req_entry *have = find(t, e->req);
-	if (have) {
-		*have = *e;
-		return 0;
-	}
-	if ((t->n + 1) * 2 > t->cap && grow(t))
+	if ((ri->n + 1) * 2 > ri->cap && grow(ri))
 		return -1;
-	size_t i = hash(e->req, t->cap);
-	while (t->slot[i].req != MPI_REQUEST_NULL)
-		i = (i + 1) & (t->cap - 1);
-	t->slot[i] = *e;
-	t->n++;
+	size_t i = hash(r, ri->cap);
+	while (ri->tab[i].handle != MPI_REQUEST_NULL)
+		i = (i + 1) & (ri->cap - 1);
+	ri->tab[i] = (struct rentry){ r, slot };
+	ri->n++;
 	return 0;
 }
 
 /* Removes e, keeping every other entry findable (backward-shift deletion). */
-static void drop(struct table *t, struct es_req_entry *e)
+static void erase(struct es_rindex *ri, struct rentry *e)
 {
-	size_t i = (size_t)(e - t->slot);
-	t->n--;
+	size_t i = (size_t)(e - ri->tab);
+	ri->n--;
 	for (;;) {
-		t->slot[i].req = MPI_REQUEST_NULL;
+		ri->tab[i].handle = MPI_REQUEST_NULL;
 		size_t j = i;
 		for (;;) {
-			j = (j + 1) & (t->cap - 1);
-			if (t->slot[j].req == MPI_REQUEST_NULL)
+			j = (j + 1) & (ri->cap - 1);
+			if (ri->tab[j].handle == MPI_REQUEST_NULL)
 				return;
-			size_t h = hash(t->slot[j].req, t->cap);
-			/* can the entry at j move to the hole at i? */
+			size_t h = hash(ri->tab[j].handle, ri->cap);
 			if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j))
 				break;
 		}
-		t->slot[i] = t->slot[j];
+		ri->tab[i] = ri->tab[j];
 		i = j;
 	}
 }
 
-static void clear(struct table *t)
+static struct es_req_rec *rec_of(struct es_rindex *ri, int slot)
 {
-	pthread_mutex_lock(&t->lock);
-	free(t->slot);
-	t->slot = NULL;
-	t->cap = t->n = 0;
-	pthread_mutex_unlock(&t->lock);
+	return slot >= 0 ? &es_t.reqs[slot] : &ri->priv[-1 - slot];
 }
 
-void es_requests_reset(void)
+static struct extra *extra_of(struct es_rindex *ri, int slot)
 {
-	clear(&nbc);
-	clear(&persist);
-	atomic_store(&es_route.nbc_outstanding, 0);
+	return slot >= 0 ? &ri->extra[slot] : &ri->priv_extra[-1 - slot];
 }
 
-/* --- nonblocking collectives ----------------------------------------------------- */
-
-void es_nbc_started(MPI_Request req, unsigned op, uint64_t t0, uint32_t element, uint64_t size,
-		    uint32_t arg)
+/* A slot or private record free again. */
+static void release(struct es_rindex *ri, int slot)
 {
-	struct es_req_entry e = { .req = req, .t0 = t0, .size = size, .element = element, .arg = arg,
-				  .op = (uint16_t)op };
-	if (req == MPI_REQUEST_NULL)
+	struct extra *x = extra_of(ri, slot);
+	es_comm_release(x->c);
+	*x = (struct extra){ 0 };
+	if (slot >= 0) {
+		struct es_req_rec none = { 0 };
+		slot_put(&es_t.reqs[slot], &none);
+		ri->free_slots[ri->nfree++] = slot;
+	} else {
+		ri->priv[-1 - slot].handle = 0;
+		ri->priv_free[ri->npriv_free++] = -1 - slot;
+	}
+}
+
+/* Forgets the entry: its slot is free again. */
+static void forget(struct es_rindex *ri, struct rentry *e)
+{
+	release(ri, e->slot);
+	erase(ri, e);
+}
+
+/* A board slot whose request another thread completed, freed; -1 if none. */
+static int reclaim(struct es_rindex *ri)
+{
+	for (int s = 0; s < (int)ES_REQS_SLOTS; s++) {
+		struct es_req_rec *r = &es_t.reqs[s];
+		uint64_t done = __atomic_load_n(&r->done, __ATOMIC_ACQUIRE);
+		struct rentry *e;
+		if (r->handle && done && done == r->ver && (e = find(ri, (MPI_Request)(uintptr_t)r->handle))) {
+			forget(ri, e);
+			return ri->free_slots[--ri->nfree];
+		}
+	}
+	return -1;
+}
+
+/* A private record, when the board is full: not seen by monitors. */
+static int priv_slot(struct es_rindex *ri)
+{
+	if (ri->npriv_free)
+		return -1 - ri->priv_free[--ri->npriv_free];
+	if (ri->npriv == ri->cap_priv) {
+		int cap = ri->cap_priv ? ri->cap_priv * 2 : 64;
+		struct es_req_rec *p = realloc(ri->priv, sizeof(*p) * (size_t)cap);
+		if (p)
+			ri->priv = p;
+		struct extra *x = p ? realloc(ri->priv_extra, sizeof(*x) * (size_t)cap) : NULL;
+		if (x)
+			ri->priv_extra = x;
+		int *f = x ? realloc(ri->priv_free, sizeof(*f) * (size_t)cap) : NULL;
+		if (!f)
+			return INT32_MIN;
+		ri->priv_free = f;
+		ri->cap_priv = cap;
+	}
+	ri->priv_extra[ri->npriv] = (struct extra){ 0 };
+	return -1 - ri->npriv++;
+}
+
+/* --- making ----------------------------------------------------------------------------- */
+
+static struct rentry *follow(MPI_Request req, struct es_req_rec *v, struct es_comm *hold)
+{
+	struct es_rindex *ri = index_of_thread();
+	if (!ri || req == MPI_REQUEST_NULL)
+		return NULL;
+	struct rentry *e = find(ri, req);
+	if (e)
+		forget(ri, e); /* MPI gave the handle again: what it was is done */
+	int slot = ri->nfree ? ri->free_slots[--ri->nfree] : es_t.reqs ? reclaim(ri) : -1;
+	if (slot < 0 && (slot = priv_slot(ri)) == INT32_MIN)
+		return NULL; /* no memory: this one goes unfollowed */
+	v->handle = es_handle_of(req);
+	if (slot >= 0) {
+		slot_put(&es_t.reqs[slot], v);
+		__atomic_store_n(&es_t.reqs[slot].done, 0, __ATOMIC_RELAXED);
+	} else {
+		ri->priv[-1 - slot] = *v;
+	}
+	if (insert(ri, req, slot)) {
+		release(ri, slot);
+		return NULL;
+	}
+	if (hold) {
+		es_comm_hold(hold);
+		extra_of(ri, slot)->c = hold;
+	}
+	if (!es_route.reqs)
+		es_route.reqs = 1;
+	return find(ri, req);
+}
+
+static bool is_recv(unsigned op)
+{
+	op = es_op_code(op);
+	return op == ES_OP_MPI_IRECV || op == ES_OP_MPI_RECV_INIT || op == ES_OP_MPI_IMRECV;
+}
+
+void es_req_made(MPI_Request req, unsigned op, const struct es_comm *c, uint32_t peer, uint32_t arg,
+		 uint64_t size, uint64_t start, unsigned state)
+{
+	struct es_req_rec v = { .start = start, .op = (uint16_t)op, .state = (uint16_t)state,
+				.serial = c ? c->serial : ES_NONE, .peer = peer, .arg = arg,
+				.size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size };
+	/* a receive from any source learns its source's world rank through c at its completion */
+	follow(req, &v, is_recv(op) && peer == ES_NONE ? (struct es_comm *)c : NULL);
+}
+
+void es_req_idup(MPI_Request req, struct es_comm *parent, MPI_Comm *newcomm, uint32_t seed)
+{
+	struct es_rindex *ri = es_t.ri;
+	struct rentry *e = ri && req != MPI_REQUEST_NULL ? find(ri, req) : NULL;
+	if (!e)
 		return;
-	pthread_mutex_lock(&nbc.lock);
-	if (!put(&nbc, &e))
-		atomic_store_explicit(&es_route.nbc_outstanding, (int)nbc.n, memory_order_relaxed);
-	pthread_mutex_unlock(&nbc.lock);
+	struct extra *x = extra_of(ri, e->slot);
+	es_comm_release(x->c);
+	es_comm_hold(parent);
+	*x = (struct extra){ parent, newcomm, seed };
 }
 
-static MPI_Request handle(const MPI_Request *c, const MPI_Fint *f, int i)
+/* --- finding what a wait was given ---------------------------------------------------------- */
+
+static MPI_Request handle_at(const MPI_Request *c, const MPI_Fint *f, int i)
 {
 	return c ? c[i] : PMPI_Request_f2c(f[i]);
 }
 
-void es__reqs_find(struct es_reqs *r, const MPI_Request *c, const MPI_Fint *f, int n)
+/* Another thread's board slot holding req, whole. */
+static bool find_other(MPI_Request req, struct es_ref *ref, struct es_req_rec *copy)
 {
-	r->idx = r->idx_small;
-	r->e = r->e_small;
-	r->cap = 4;
-	if ((!c && !f) || n <= 0)
-		return;
-	pthread_mutex_lock(&nbc.lock);
-	for (int i = 0; i < n && nbc.n; i++) {
-		MPI_Request q = handle(c, f, i);
-		struct es_req_entry *e = q != MPI_REQUEST_NULL ? find(&nbc, q) : NULL;
-		if (!e)
+	int n = __atomic_load_n(&es_g.nthreads, __ATOMIC_ACQUIRE);
+	for (int k = 0; k < n && k < ES_MAX_THREADS; k++) {
+		struct es_req_rec *b = atomic_load_explicit(&es_g.boards[k], memory_order_acquire);
+		if (!b || b == es_t.reqs)
 			continue;
-		if (r->n == r->cap) {
-			int cap = r->cap * 2;
-			int *idx = malloc(sizeof(int) * (size_t)cap);
-			struct es_req_entry *ee = malloc(sizeof(*ee) * (size_t)cap);
-			if (!idx || !ee) {
-				free(idx);
-				free(ee);
-				break; /* the rest go unfollowed: their completions are not written */
+		for (int s = 0; s < (int)ES_REQS_SLOTS; s++)
+			if (__atomic_load_n(&b[s].handle, __ATOMIC_RELAXED) == es_handle_of(req) &&
+			    slot_get(&b[s], copy) && copy->handle == es_handle_of(req) &&
+			    !(copy->done && copy->done == copy->ver)) {
+				*ref = (struct es_ref){ ES_REF_OTHER, k, s, copy->ver };
+				return true;
 			}
-			memcpy(idx, r->idx, sizeof(int) * (size_t)r->n);
-			memcpy(ee, r->e, sizeof(*ee) * (size_t)r->n);
-			if (r->idx != r->idx_small) {
-				free(r->idx);
-				free(r->e);
-			}
-			r->idx = idx;
-			r->e = ee;
-			r->cap = cap;
+	}
+	return false;
+}
+
+/* Finds each request and marks it waited for at t0; the number not followed. */
+static int find_refs(const MPI_Request *held, int n, struct es_ref *ref, uint64_t t0, bool *recv, int *followed)
+{
+	struct es_rindex *ri = es_t.ri;
+	int unknown = 0;
+	*followed = 0;
+	for (int i = 0; i < n; i++) {
+		struct rentry *e;
+		struct es_req_rec copy;
+		ref[i].kind = ES_REF_NONE;
+		if (held[i] == MPI_REQUEST_NULL)
+			continue;
+		if (ri && (e = find(ri, held[i]))) {
+			struct es_req_rec *r = rec_of(ri, e->slot);
+			ref[i] = (struct es_ref){ ES_REF_MINE, -1, e->slot, 0 };
+			if (t0 && e->slot >= 0)
+				__atomic_store_n(&r->waiter, t0, __ATOMIC_RELAXED);
+			*recv |= is_recv(r->op);
+		} else if (es_g.nthreads > 1 && find_other(held[i], &ref[i], &copy)) {
+			struct es_req_rec *b = atomic_load_explicit(&es_g.boards[ref[i].owner], memory_order_relaxed);
+			if (t0)
+				__atomic_store_n(&b[ref[i].slot].waiter, t0, __ATOMIC_RELAXED);
+			*recv |= is_recv(copy.op);
+		} else {
+			unknown++;
+			continue;
 		}
-		r->idx[r->n] = i;
-		r->e[r->n++] = *e;
+		++*followed;
 	}
-	pthread_mutex_unlock(&nbc.lock);
+	return unknown;
 }
 
-/* A completed request is MPI_REQUEST_NULL in its caller's array now. */
-void es__reqs_done(struct es_reqs *r, const MPI_Request *c, const MPI_Fint *f)
+static bool hold_handles(MPI_Request **held, MPI_Request *small, int cap_small, int *cap, const MPI_Request *c,
+			 const MPI_Fint *f, int n)
 {
-	uint64_t now = es_now();
-	for (int k = 0; k < r->n; k++) {
-		if (handle(c, f, r->idx[k]) != MPI_REQUEST_NULL)
-			continue;
-		const struct es_req_entry *e = &r->e[k];
-		pthread_mutex_lock(&nbc.lock);
-		struct es_req_entry *in = find(&nbc, e->req);
-		if (in)
-			drop(&nbc, in);
-		atomic_store_explicit(&es_route.nbc_outstanding, (int)nbc.n, memory_order_relaxed);
-		pthread_mutex_unlock(&nbc.lock);
-		if (in && es_want(e->op))
-			es_write(e->op | ES_OP_DONE, e->t0, now, e->element, e->size, e->arg, MPI_SUCCESS);
+	if (n > cap_small && n > *cap) {
+		MPI_Request *h = *held != small ? realloc(*held, sizeof(*h) * (size_t)n) : malloc(sizeof(*h) * (size_t)n);
+		if (!h)
+			return false;
+		*held = h;
+		*cap = n;
+	} else if (n <= cap_small && *held != small) {
+		free(*held);
+		*held = small;
+		*cap = 0;
 	}
-	if (r->idx != r->idx_small) {
-		free(r->idx);
-		free(r->e);
-	}
-	r->n = 0;
+	for (int i = 0; i < n; i++)
+		(*held)[i] = handle_at(c, f, i);
+	return true;
 }
 
-/* --- persistent requests ------------------------------------------------------------ */
-
-void es_persist(MPI_Request req, unsigned op, uint32_t element, uint64_t size, uint32_t arg)
+int es_wait_begin(struct es_wait *w, const MPI_Request *c, MPI_Fint *f, int n, uint64_t t0)
 {
-	struct es_req_entry e = { .req = req, .size = size, .element = element, .arg = arg,
-				  .op = (uint16_t)op };
-	if (req == MPI_REQUEST_NULL)
+	memset(w, 0, offsetof(struct es_wait, held_small));
+	w->c = c;
+	w->f = f;
+	w->held = w->held_small;
+	w->ref = w->ref_small;
+	int cap = 0;
+	if ((!c && !f) || n <= 0 || !hold_handles(&w->held, w->held_small, 8, &cap, c, f, n))
+		return 0;
+	if (n > 8 && !(w->ref = malloc(sizeof(*w->ref) * (size_t)n))) {
+		w->ref = w->ref_small;
+		return n;
+	}
+	w->n = n;
+	return find_refs(w->held, n, w->ref, t0, &w->recv, &w->followed);
+}
+
+MPI_Status *es_wait_statuses(struct es_wait *w, MPI_Status *given, int n)
+{
+	if (given != MPI_STATUSES_IGNORE || !w->recv || n <= 0)
+		return given;
+	w->st = n <= 8 ? w->st_small : malloc(sizeof(MPI_Status) * (size_t)n);
+	return w->st ? w->st : given;
+}
+
+MPI_Fint *es_wait_fstatuses(struct es_wait *w, MPI_Fint *given, int n)
+{
+	if (given != MPI_F_STATUSES_IGNORE || !w->recv || n <= 0)
+		return given;
+	w->fst = n <= 8 ? w->fst_small : malloc(sizeof(MPI_Fint) * ES_F_STATUS_INTS * (size_t)n);
+	return w->fst ? w->fst : given;
+}
+
+/* --- completing ----------------------------------------------------------------------------- */
+
+/* One request completed, with its status (NULL: not known): its tuple,
+ * its channel, and it leaves (or, persistent, goes inactive). */
+static void completed(const struct es_ref *ref, const MPI_Status *st, uint64_t now)
+{
+	struct es_rindex *ri = es_t.ri;
+	struct es_req_rec v, *mine = NULL;
+	struct extra *x = NULL;
+	struct rentry *e = NULL;
+	if (ref->kind == ES_REF_MINE) {
+		mine = rec_of(ri, ref->slot);
+		v = *mine;
+		x = extra_of(ri, ref->slot);
+		e = find(ri, (MPI_Request)(uintptr_t)v.handle);
+	} else {
+		struct es_req_rec *b = atomic_load_explicit(&es_g.boards[ref->owner], memory_order_relaxed);
+		if (!slot_get(&b[ref->slot], &v) || v.ver != ref->ver)
+			return; /* its owner moved on meanwhile */
+		__atomic_store_n(&b[ref->slot].done, v.ver, __ATOMIC_RELEASE);
+	}
+	unsigned op = v.op, flags = ES_OP_DONE;
+	uint32_t peer = v.peer, arg = v.arg;
+	uint64_t size = v.size;
+	int cancelled = 0;
+	if (st && is_recv(op)) {
+		PMPI_Test_cancelled(st, &cancelled);
+		if (st->MPI_ERROR != MPI_SUCCESS && st->MPI_ERROR != MPI_ERR_PENDING)
+			cancelled = 1;
+		if (!cancelled && st->MPI_SOURCE >= 0) {
+			peer = x && x->c ? es_world(x->c, st->MPI_SOURCE) : v.peer;
+			arg = st->MPI_TAG >= 0 ? (uint32_t)st->MPI_TAG : arg;
+			size = es_got(st, MPI_SUCCESS);
+		} else if (!cancelled) {
+			peer = ES_NONE; /* MPI_PROC_NULL: nothing came */
+		}
+	} else if (v.state & ES_REQ_CANCELLED) {
+		cancelled = 1;
+	}
+	if (is_recv(op) && !cancelled && peer != ES_NONE && es_t.chans && v.serial != ES_NONE)
+		es__chan_add(peer, arg, v.serial, ES_CHAN_RECVD);
+	/* followed because the call that made it is recorded: its end is too */
+	es_write(op | flags | (cancelled ? ES_OP_FAILED : 0), v.start, now, peer, size, arg,
+		 (uint16_t)v.serial, MPI_SUCCESS);
+	if (x && x->newcomm) /* MPI_Comm_idup: its communicator is whole now */
+		es_comm_made(x->c, x->seed, *(MPI_Comm *)x->newcomm, ES_MADE_CHILD, 0);
+	if (!mine || !e)
 		return;
-	pthread_mutex_lock(&persist.lock);
-	put(&persist, &e);
-	pthread_mutex_unlock(&persist.lock);
+	if (v.state & ES_REQ_PERSISTENT) {
+		v.state &= (uint16_t)~(ES_REQ_ACTIVE | ES_REQ_CANCELLED);
+		if (ref->slot >= 0)
+			slot_put(mine, &v);
+		else
+			*mine = v;
+	} else {
+		forget(ri, e);
+	}
 }
+
+/* Whether request i of the wait completed, and its status. */
+static bool which_done(const struct es_wait *w, int i, int rc, enum es_which which, int count,
+		       const int *indices, bool fortran, const MPI_Status *sts, const MPI_Fint *fsts,
+		       MPI_Status *st_out, const MPI_Status **st)
+{
+	int k = -1;
+	bool persistent = false;
+	if (w->ref[i].kind == ES_REF_MINE)
+		persistent = rec_of(es_t.ri, w->ref[i].slot)->state & ES_REQ_PERSISTENT;
+	if (which == ES_WHICH_ALL) {
+		k = count > 0 ? i : -1;
+	} else {
+		for (int j = 0; j < count && k < 0; j++)
+			if (indices[j] - (fortran ? 1 : 0) == i)
+				k = which == ES_WHICH_SOME ? j : 0;
+	}
+	/* a nonpersistent request that completed is MPI_REQUEST_NULL now, even
+	 * when MPI said so only in a status's error */
+	bool now_null = handle_at(w->c, w->f, i) == MPI_REQUEST_NULL;
+	if (k < 0 && !(now_null && !persistent && rc != MPI_SUCCESS))
+		return false;
+	*st = NULL;
+	if (k >= 0 && sts && sts != MPI_STATUSES_IGNORE)
+		*st = &sts[k];
+	else if (k >= 0 && fsts && fsts != MPI_F_STATUSES_IGNORE &&
+		 PMPI_Status_f2c(fsts + (size_t)k * ES_F_STATUS_INTS, st_out) == MPI_SUCCESS)
+		*st = st_out;
+	if (*st && (*st)->MPI_ERROR == MPI_ERR_PENDING)
+		return false;
+	return !persistent ? now_null || k >= 0 : true;
+}
+
+static void complete_all(struct es_wait *w, int rc, enum es_which which, int count, const int *indices,
+			 const MPI_Status *sts, const MPI_Fint *fsts)
+{
+	if (!w->followed || (count <= 0 && rc == MPI_SUCCESS))
+		return;
+	uint64_t now = es_now();
+	bool fortran = w->c == NULL;
+	for (int i = 0; i < w->n; i++) {
+		MPI_Status tmp;
+		const MPI_Status *st;
+		if (w->ref[i].kind != ES_REF_NONE &&
+		    which_done(w, i, rc, which, count, indices, fortran, sts, fsts, &tmp, &st))
+			completed(&w->ref[i], st, now);
+	}
+}
+
+static void wait_free(struct es_wait *w)
+{
+	if (w->held != w->held_small)
+		free(w->held);
+	if (w->ref != w->ref_small)
+		free(w->ref);
+	if (w->st && w->st != w->st_small)
+		free(w->st);
+	if (w->fst && w->fst != w->fst_small)
+		free(w->fst);
+}
+
+void es_wait_end(struct es_wait *w, int rc, enum es_which which, int count, const int *indices,
+		 const MPI_Status *sts, const MPI_Fint *fsts)
+{
+	complete_all(w, rc, which, count, indices, sts, fsts);
+	wait_free(w);
+}
+
+/* --- polls ----------------------------------------------------------------------------------- */
+
+int es_poll_hold(int slot, const MPI_Request *c, MPI_Fint *f, int n, uint64_t t0)
+{
+	struct es_streak *s = &es_t.streak[slot];
+	s->array = c ? (const void *)c : (const void *)f;
+	s->n = 0;
+	s->recv = false;
+	if (!s->held)
+		s->held = s->held_small;
+	if ((!c && !f) || n <= 0 || !hold_handles(&s->held, s->held_small, 4, &s->held_cap, c, f, n))
+		return 0;
+	s->n = n;
+	/* marks them waited for: the refs themselves are found again at completion */
+	struct es_ref small[8], *ref = n <= 8 ? small : malloc(sizeof(*ref) * (size_t)n);
+	int followed, unknown = n;
+	if (ref) {
+		unknown = find_refs(s->held, n, ref, t0, &s->recv, &followed);
+		if (ref != small)
+			free(ref);
+	}
+	return unknown;
+}
+
+static __thread void *poll_sts;
+static __thread size_t poll_sts_bytes;
+
+static void *poll_room(size_t bytes)
+{
+	if (bytes > poll_sts_bytes) {
+		void *p = realloc(poll_sts, bytes);
+		if (!p)
+			return NULL;
+		poll_sts = p;
+		poll_sts_bytes = bytes;
+	}
+	return poll_sts;
+}
+
+MPI_Status *es_poll_statuses(int n)
+{
+	MPI_Status *s = n > 0 ? poll_room(sizeof(MPI_Status) * (size_t)n) : NULL;
+	return s ? s : MPI_STATUSES_IGNORE;
+}
+
+MPI_Fint *es_poll_fstatuses(int n)
+{
+	MPI_Fint *s = n > 0 ? poll_room(sizeof(MPI_Fint) * ES_F_STATUS_INTS * (size_t)n) : NULL;
+	return s ? s : MPI_F_STATUSES_IGNORE;
+}
+
+void es_poll_completed(int slot, const MPI_Request *c, MPI_Fint *f, int n, enum es_which which, int count,
+		       const int *indices, const MPI_Status *sts, const MPI_Fint *fsts)
+{
+	struct es_streak *s = &es_t.streak[slot];
+	const void *array = c ? (const void *)c : (const void *)f;
+	struct es_wait w;
+	memset(&w, 0, offsetof(struct es_wait, held_small));
+	w.c = c;
+	w.f = f;
+	w.ref = w.ref_small;
+	w.held = s->held;
+	if (n == 1) {
+		w.held = &es_t.poll_req; /* MPI_Test's, as it was before this call */
+	} else {
+		if (n <= 0 || array != s->array || n != s->n || !s->held)
+			return; /* given other requests than the streak's first poll: not followed */
+		/* those that did not complete must be what the first poll was given */
+		for (int i = 0; i < n; i++) {
+			MPI_Request now = handle_at(c, f, i);
+			if (now != MPI_REQUEST_NULL && now != s->held[i])
+				return;
+		}
+	}
+	if (n > 8 && !(w.ref = malloc(sizeof(*w.ref) * (size_t)n)))
+		return;
+	w.n = n;
+	find_refs(w.held, n, w.ref, 0, &w.recv, &w.followed);
+	complete_all(&w, MPI_SUCCESS, which, count, indices, sts, fsts);
+	if (w.ref != w.ref_small)
+		free(w.ref);
+}
+
+/* --- persistent requests, freeing, cancelling ---------------------------------------------------- */
 
 void es_started(unsigned op, uint64_t t0, const MPI_Request *c, const MPI_Fint *f, int n, int rc)
 {
 	uint64_t t1 = es_now();
+	struct es_rindex *ri = es_t.ri;
 	for (int i = 0; i < n && (c || f); i++) {
-		MPI_Request q = handle(c, f, i);
-		struct es_req_entry e = { .element = ES_NONE };
-		pthread_mutex_lock(&persist.lock);
-		const struct es_req_entry *in = find(&persist, q);
-		if (in)
-			e = *in;
-		pthread_mutex_unlock(&persist.lock);
-		unsigned flags = e.op == ES_OP_MPI_RECV_INIT ? ES_OP_RECV : 0;
-		es_write(op | flags, t0, t1, e.element, e.size, e.arg, rc);
+		MPI_Request q = handle_at(c, f, i);
+		struct rentry *e = ri && q != MPI_REQUEST_NULL ? find(ri, q) : NULL;
+		struct es_req_rec v = { .peer = ES_NONE, .serial = ES_NONE, .op = 0 };
+		if (e) {
+			struct es_req_rec *r = rec_of(ri, e->slot);
+			v = *r;
+			if (rc == MPI_SUCCESS) {
+				v.state = (uint16_t)((v.state | ES_REQ_ACTIVE) & ~ES_REQ_CANCELLED);
+				v.start = t0;
+				if (e->slot >= 0)
+					slot_put(r, &v);
+				else
+					*r = v;
+				if (!is_recv(v.op) && v.peer != ES_NONE && es_t.chans)
+					es__chan_add(v.peer, v.arg, v.serial, 0);
+			}
+		}
+		if (es_want(op))
+			es_write(op | (is_recv(v.op) ? ES_OP_RECV : 0), t0, t1, v.peer, v.size, v.arg,
+				 (uint16_t)v.serial, rc);
 	}
+}
+
+void es_req_freed(MPI_Request req)
+{
+	struct es_rindex *ri = es_t.ri;
+	struct rentry *e = ri && req != MPI_REQUEST_NULL ? find(ri, req) : NULL;
+	if (e)
+		forget(ri, e);
+}
+
+void es_req_cancelled(MPI_Request req)
+{
+	struct es_rindex *ri = es_t.ri;
+	struct rentry *e = ri && req != MPI_REQUEST_NULL ? find(ri, req) : NULL;
+	if (!e)
+		return;
+	struct es_req_rec *r = rec_of(ri, e->slot), v = *r;
+	v.state |= ES_REQ_CANCELLED;
+	if (e->slot >= 0)
+		slot_put(r, &v);
+	else
+		*r = v;
+}
+
+void es_requests_reset(void)
+{
+	struct es_rindex *ri = es_t.ri;
+	if (!ri)
+		return;
+	for (size_t i = 0; i < ri->cap; i++)
+		if (ri->tab[i].handle != MPI_REQUEST_NULL)
+			es_comm_release(extra_of(ri, ri->tab[i].slot)->c);
+	free(ri->tab);
+	free(ri->priv);
+	free(ri->priv_extra);
+	free(ri->priv_free);
+	free(ri);
+	es_t.ri = NULL;
+	es_route.reqs = 0;
+}
+
+/* --- channels -------------------------------------------------------------------------------- */
+
+/* A key's slot on the board: open addressing over slots 1.., the board's
+ * own in slot 0.  Keys are never removed; a full board counts only the
+ * keys it has, and says so. */
+void es__chan_add(uint32_t peer, uint32_t tag, uint32_t serial, uint32_t dir)
+{
+	struct es_chan_rec *b = es_t.chans;
+	uint64_t h = ((uint64_t)peer * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)tag * 0xc2b2ae3d27d4eb4full) ^
+		     ((uint64_t)serial * 0x165667b19e3779f9ull) ^ dir;
+	h ^= h >> 29;
+	uint32_t want = ES_CHAN_USED | dir;
+	for (uint32_t k = 0, i = (uint32_t)(h % (ES_CHANS_SLOTS - 1)) + 1; k < ES_CHANS_SLOTS - 1;
+	     k++, i = i + 1 < ES_CHANS_SLOTS ? i + 1 : 1) {
+		struct es_chan_rec *r = &b[i];
+		uint32_t flags = __atomic_load_n(&r->flags, __ATOMIC_RELAXED);
+		if (flags == want && r->peer == peer && r->tag == tag && r->serial == serial) {
+			__atomic_store_n(&r->count, r->count + 1, __ATOMIC_RELEASE);
+			return;
+		}
+		if (flags)
+			continue;
+		/* a new key, while three quarters of the board are left */
+		if (b[0].count >= (ES_CHANS_SLOTS - 1) * 3 / 4)
+			break;
+		r->peer = peer;
+		r->tag = tag;
+		r->serial = serial;
+		__atomic_store_n(&r->count, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&r->flags, want, __ATOMIC_RELEASE);
+		__atomic_store_n(&b[0].count, b[0].count + 1, __ATOMIC_RELAXED);
+		return;
+	}
+	__atomic_store_n(&b[0].flags, ES_CHAN_FULL, __ATOMIC_RELEASE);
 }

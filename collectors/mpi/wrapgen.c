@@ -34,8 +34,10 @@ struct call {
 	int np;
 	struct param p[MAXP];
 	/* the expressions, "" when not given */
-	char note[200], notetag[80], element[200], size[300], arg[200], done[200];
-	char comm[80], win[80], new_[80], newwin[80], reqs[80], n[80], f08[16];
+	char note[200], notetag[80], notedest[80], notesendtag[80], element[200], size[300], arg[200];
+	char done[200], comm[80], win[80], cinfo[80], new_[80], newwin[80], made[16], madetag[40];
+	char reqs[80], n[80], f08[16], chan[16], rsrc[80], rsize[80], rtag[80], req[40];
+	char which[16], wcount[120], windex[80], hold[80], after[120], idup[40];
 };
 
 static struct call calls[MAXC];
@@ -105,14 +107,17 @@ static void parse_param(struct call *c, char *text)
 
 static void parse_fields(struct call *c, char *text)
 {
+#define KEY(k, f) { k, c->f, sizeof(c->f) }
 	struct { const char *key; char *dst; size_t len; } keys[] = {
-		{ "note", c->note, sizeof(c->note) }, { "notetag", c->notetag, sizeof(c->notetag) },
-		{ "element", c->element, sizeof(c->element) },
-		{ "size", c->size, sizeof(c->size) }, { "arg", c->arg, sizeof(c->arg) },
-		{ "done", c->done, sizeof(c->done) }, { "comm", c->comm, sizeof(c->comm) },
-		{ "win", c->win, sizeof(c->win) }, { "new", c->new_, sizeof(c->new_) },
-		{ "newwin", c->newwin, sizeof(c->newwin) }, { "reqs", c->reqs, sizeof(c->reqs) },
-		{ "n", c->n, sizeof(c->n) }, { "f08", c->f08, sizeof(c->f08) } };
+		KEY("note", note), KEY("notetag", notetag), KEY("notedest", notedest),
+		KEY("notesendtag", notesendtag), KEY("element", element), KEY("size", size),
+		KEY("arg", arg), KEY("done", done), KEY("comm", comm), KEY("win", win),
+		KEY("cinfo", cinfo), KEY("new", new_), KEY("newwin", newwin), KEY("made", made),
+		KEY("madetag", madetag), KEY("reqs", reqs), KEY("n", n), KEY("f08", f08), KEY("chan", chan),
+		KEY("rsrc", rsrc), KEY("rsize", rsize), KEY("rtag", rtag), KEY("req", req),
+		KEY("which", which), KEY("wcount", wcount), KEY("windex", windex), KEY("hold", hold),
+		KEY("after", after), KEY("idup", idup) };
+#undef KEY
 	char *save, *f;
 	for (f = strtok_r(text, ";", &save); f; f = strtok_r(NULL, ";", &save)) {
 		f = trim(f);
@@ -128,8 +133,10 @@ static void parse_fields(struct call *c, char *text)
 			if (!strcmp(k, keys[i].key))
 				break;
 		if (i == sizeof(keys) / sizeof(keys[0]))
-			die(c->line, "%s: unknown key '%s' (expected note, notetag, element, size, arg, done, "
-			    "comm, win, new, newwin, reqs, n or f08)", c->name, k);
+			die(c->line, "%s: unknown key '%s' (expected note, notetag, notedest, notesendtag, "
+			    "element, size, arg, done, comm, win, cinfo, new, newwin, made, madetag, reqs, n, "
+			    "f08, chan, rsrc, rsize, rtag, req, which, wcount, windex, hold, after or idup)",
+			    c->name, k);
 		copy(keys[i].dst, keys[i].len, v, c->line, k);
 	}
 }
@@ -208,6 +215,19 @@ static void parse_entry(char *text, int line)
 		die(line, "%s: a poll needs done=", name);
 	if (*c->f08 && strcmp(c->f08, "pmpi"))
 		die(line, "%s: f08=%s: expected f08=pmpi", name, c->f08);
+	if ((!strcmp(kind, "wait") || (!strcmp(kind, "poll") && *c->reqs)) &&
+	    (strcmp(c->which, "all") && strcmp(c->which, "index") && strcmp(c->which, "some")))
+		die(line, "%s: which=%s: expected all, index or some", name, c->which);
+	if (*c->which && !*c->wcount)
+		die(line, "%s: which= needs wcount=", name);
+	if (*c->chan && strcmp(c->chan, "send") && strcmp(c->chan, "recv"))
+		die(line, "%s: chan=%s: expected send or recv", name, c->chan);
+	if (*c->made && strcmp(c->made, "child") && strcmp(c->made, "group") && strcmp(c->made, "inter"))
+		die(line, "%s: made=%s: expected child, group or inter", name, c->made);
+	if ((*c->rsrc || *c->rsize || *c->rtag) && !(*c->rsrc && *c->rsize && *c->rtag))
+		die(line, "%s: rsrc=, rsize= and rtag= go together", name);
+	if (*c->after && strstr(c->after, "held_") && !*c->hold)
+		die(line, "%s: after= uses held_ without hold=", name);
 }
 
 static void read_def(const char *file)
@@ -312,10 +332,14 @@ static void c_params(const struct call *c)
 		emit("void");
 }
 
+static int is_statuses(const struct param *p);
+
+/* subst: the call's own status (st) and statuses (sts_) for the caller's */
 static void c_args(const struct call *c, int subst)
 {
 	for (int i = 0; i < c->np; i++)
-		emit("%s%s", i ? ", " : "", subst && is_status(&c->p[i]) ? "st" : c->p[i].name);
+		emit("%s%s", i ? ", " : "", subst && is_status(&c->p[i]) ? "st"
+					    : subst && is_statuses(&c->p[i]) && *c->reqs ? "sts_" : c->p[i].name);
 }
 
 static const char *f_type(const struct param *p)
@@ -343,9 +367,15 @@ static void f_types(const struct call *c)
 
 static void f_args(const struct call *c, int subst)
 {
-	for (int i = 0; i < c->np; i++)
-		emit("%s%s, ", subst && is_status(&c->p[i]) ? "" : "f_", subst && is_status(&c->p[i]) ?
-		     "fst" : c->p[i].name);
+	for (int i = 0; i < c->np; i++) {
+		const struct param *p = &c->p[i];
+		if (subst && is_status(p))
+			emit("fst, ");
+		else if (subst && is_statuses(p) && *c->reqs)
+			emit("fsts_, ");
+		else
+			emit("f_%s, ", p->name);
+	}
 	emit("ierr");
 }
 
@@ -359,30 +389,93 @@ static int has_param(const struct call *c, const char *name)
 	return 0;
 }
 
-/* The communicator or window the notes name while the call waits: a
- * collective's, or the one a noted peer's rank is in. */
-static const char *note_comm(const struct call *c)
+static int is(const struct call *c, const char *kind)
 {
-	static char buf[100];
-	if (!strcmp(c->kind, "coll") || !strcmp(c->kind, "icoll"))
-		snprintf(buf, sizeof(buf), "es_handle(%s)", *c->win ? c->win : or_default(c->comm, "comm"));
-	else if (*c->note && has_param(c, "comm"))
-		snprintf(buf, sizeof(buf), "es_handle(comm)");
-	else if (*c->note && has_param(c, "win"))
-		snprintf(buf, sizeof(buf), "es_handle(win)");
+	return !strcmp(c->kind, kind);
+}
+
+static int is_coll(const struct call *c)
+{
+	return is(c, "coll") || is(c, "icoll");
+}
+
+/* The call's communicator or window as the expressions' c_, or "". */
+static const char *cinfo_of(const struct call *c)
+{
+	static char buf[128];
+	if (*c->cinfo)
+		snprintf(buf, sizeof(buf), "%s", c->cinfo);
+	else if (*c->win)
+		snprintf(buf, sizeof(buf), "es_win_of(%s)", c->win);
+	else if (*c->comm)
+		snprintf(buf, sizeof(buf), "es_comm_of(%s)", c->comm);
+	else if (has_param(c, "comm"))
+		snprintf(buf, sizeof(buf), "es_comm_of(comm)");
 	else
-		snprintf(buf, sizeof(buf), "0");
+		buf[0] = 0;
 	return buf;
+}
+
+/* How the made communicator's id is made: ES_MADE_*. */
+static const char *made_of(const struct call *c)
+{
+	return !strcmp(c->made, "group") ? "ES_MADE_GROUP" : !strcmp(c->made, "inter") ? "ES_MADE_INTER"
+											   : "ES_MADE_CHILD";
+}
+
+/* The parent's count moves on every member: calls collective over it. */
+static int seeds(const struct call *c)
+{
+	return (*c->new_ && strcmp(c->made, "group") && strcmp(c->made, "inter")) || *c->newwin || *c->idup;
+}
+
+static const char *which_of(const struct call *c)
+{
+	return !strcmp(c->which, "index") ? "ES_WHICH_INDEX" : !strcmp(c->which, "some") ? "ES_WHICH_SOME"
+											      : "ES_WHICH_ALL";
+}
+
+static int is_statuses(const struct param *p)
+{
+	return !strcmp(p->base, "MPI_Status") && !strcmp(p->name, "array_of_statuses");
+}
+
+static int has_statuses(const struct call *c)
+{
+	for (int i = 0; i < c->np; i++)
+		if (is_statuses(&c->p[i]))
+			return 1;
+	return 0;
+}
+
+/* The notes' words besides the op: element, arg, comm. */
+static void note_args(const struct call *c, char *buf, size_t len)
+{
+	const char *ci = cinfo_of(c);
+	char comm[32];
+	snprintf(comm, sizeof(comm), "%s", *ci ? "es_note_comm(c_, " : "es_note_comm(NULL, ");
+	if (is_coll(c)) {
+		snprintf(buf, len, "%s, n_ | (uint64_t)(uint32_t)sz_ << 32, %sES_NONE)",
+			 or_default(c->note, "ES_NONE"), comm);
+		return;
+	}
+	snprintf(buf, len, "%s, (uint32_t)(%s) | (uint64_t)(uint32_t)(%s) << 32, %s%s)",
+		 is(c, "start") ? "ES_NONE" : is(c, "poll") && *c->reqs ? "(uint32_t)unk_"
+					 : or_default(c->note, "ES_NONE"),
+		 *c->notetag ? c->notetag : "0", *c->notesendtag ? c->notesendtag : "ES_NONE", comm,
+		 *c->notedest ? c->notedest : "ES_NONE");
 }
 
 /* Everything the call's expressions read before the call, and after it. */
 static void expr_text(const struct call *c, char *before, size_t bl, char *after, size_t al)
 {
-	snprintf(before, bl, "%s %s %s %s %s %s %s", c->note, c->notetag, note_comm(c), c->comm, c->win,
-		 c->n,
-		 !strcmp(c->kind, "coll") || !strcmp(c->kind, "icoll") ? *c->comm || *c->win ? "" : "comm" : "");
-	snprintf(after, al, "%s %s %s %s %s %s %s %s", c->element, c->size, c->arg, c->done, c->new_,
-		 c->newwin, c->n, !strcmp(c->kind, "icoll") || !strcmp(c->kind, "pinit") ? "request" : "");
+	snprintf(before, bl, "%s %s %s %s %s %s %s %s %s %s %s %s", c->note, c->notetag, c->notedest,
+		 c->notesendtag, cinfo_of(c), c->n, c->hold, c->madetag,
+		 is_coll(c) ? c->size : "", *c->chan && !strcmp(c->chan, "send") ? c->element : "",
+		 *c->chan && !strcmp(c->chan, "send") ? c->arg : "", c->win);
+	snprintf(after, al, "%s %s %s %s %s %s %s %s %s %s %s %s %s %s", c->element, c->size, c->arg,
+		 c->done, c->new_, c->newwin, c->n, c->req, c->rsrc, c->rsize, c->rtag, c->wcount,
+		 c->windex, c->after);
 }
 
 /* Fortran: the C value of every parameter an expression reads, by the
@@ -392,7 +485,7 @@ static void f_locals(const struct call *c, const char *used, int after)
 	for (int i = 0; i < c->np; i++) {
 		const struct param *p = &c->p[i];
 		const char *f2c = f2c_of(p->base);
-		if (is_status(p) || !mentions(used, p->name))
+		if (is_status(p) || is_statuses(p) || !mentions(used, p->name))
 			continue;
 		if (p->array && f2c)
 			continue; /* arrays of handles: TYPES() and REQS() pass the Fortran ones */
@@ -422,33 +515,101 @@ static void f_locals(const struct call *c, const char *used, int after)
 	}
 }
 
+/* The statuses a wait or test passes MPI (its own, when the caller
+ * ignores them but a followed receive needs them), and those
+ * es_wait_end/es_poll_completed read: "sts_, NULL" or "NULL, fsts_". */
+static const char *status_args(const struct call *c, int fortran)
+{
+	if (has_statuses(c))
+		return fortran ? "NULL, fsts_" : "sts_, NULL";
+	if (has_status(c))
+		return "st, NULL";
+	return "NULL, NULL";
+}
+
+/* The tuple, and what follows from the call's success: channels, requests, communicators. */
+static void body_after(const struct call *c, int fortran)
+{
+	const char *k = c->kind, *element = or_default(c->element, "ES_NONE");
+	const char *size = or_default(c->size, "0"), *arg = is_coll(c) ? "n_" : or_default(c->arg, "0");
+	const char *ci = cinfo_of(c), *serial = *ci ? "es_serial16(c_)" : "ES_COMM_NONE";
+	int wait = is(c, "wait");
+	if (!strcmp(c->chan, "recv"))
+		emit("\tif (want_ && rc == MPI_SUCCESS)\n\t\tes_chan(c_, %s, %s, ES_CHAN_RECVD);\n", element, arg);
+	if (wait)
+		emit("\tes_wait_end(&w_, rc, %s, rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS ? (%s) : 0, %s, %s);\n",
+		     which_of(c), c->wcount, or_default(c->windex, "NULL"), status_args(c, fortran));
+	if (is(c, "start"))
+		emit("\tes_started(%s, t0, REQS(%s), %s, rc);\n", c->op, c->reqs, c->n);
+	else if (wait)
+		emit("\tif (want_)\n\t\tes_end(%s, t0, unk_, 0, %s, ES_COMM_NONE, rc);\n", c->op, arg);
+	else if (*c->rsrc) /* the send and the receive end together, in the call */
+		emit("\tif (want_) {\n\t\tuint64_t t1_ = es_now();\n"
+		     "\t\tes_write(%s, t0, t1_, %s, %s, %s, %s, rc);\n"
+		     "\t\tes_write(%s | ES_OP_DONE, t0, t1_, %s, %s, %s, %s, rc);\n"
+		     "\t\tif (rc == MPI_SUCCESS)\n\t\t\tes_chan(c_, %s, %s, ES_CHAN_RECVD);\n\t}\n", c->op,
+		     element, size, arg, serial, c->op, c->rsrc, c->rsize, c->rtag, serial, c->rsrc, c->rtag);
+	else
+		emit("\tif (want_)\n\t\tes_end(%s, t0, %s, %s, %s, %s, rc);\n", c->op, element, size, arg, serial);
+	if (*c->req)
+		emit("\tif (want_ && rc == MPI_SUCCESS)\n\t\tes_req_made(%s, %s, %s, %s, %s, %s, %s, %s);\n",
+		     c->req, c->op, *ci ? "c_" : "NULL", element, arg, size, is(c, "pinit") ? "0" : "t0",
+		     is(c, "pinit") ? "ES_REQ_PERSISTENT" : "ES_REQ_ACTIVE");
+	if (*c->idup && !fortran)
+		emit("\tif (want_ && rc == MPI_SUCCESS)\n\t\tes_req_idup(%s, c_, %s, seed_);\n", c->req, c->idup);
+	if (*c->new_)
+		emit("\tif (rc == MPI_SUCCESS)\n\t\tes_comm_made(c_, %s, %s, %s, %s);\n", seeds(c) ? "seed_" : "0",
+		     c->new_, made_of(c), or_default(c->madetag, "0"));
+	if (*c->newwin)
+		emit("\tif (rc == MPI_SUCCESS)\n\t\tes_win_made(c_, seed_, %s);\n", c->newwin);
+	if (*c->after)
+		emit("\tif (rc == MPI_SUCCESS)\n\t\t%s;\n", c->after);
+	(void)k;
+}
+
+/* A poll: a fruitless one counts in its streak, the one that completes
+ * writes it and the completions of the requests it completed. */
+static void poll_after(const struct call *c, int fortran, const char *begin_args)
+{
+	const char *ci = cinfo_of(c), *serial = *ci ? "es_serial16(c_)" : "ES_COMM_NONE";
+	emit("\tif (rc != MPI_SUCCESS || (%s)) {\n", c->done);
+	if (fortran) {
+		char all[2300], before[800];
+		expr_text(c, before, sizeof(before), all, sizeof(all));
+		f_locals(c, all, 1);
+		if (has_status(c))
+			emit("\t\tif (rc == MPI_SUCCESS)\n\t\t\tPMPI_Status_f2c(fst, st);\n");
+	}
+	if (*c->reqs)
+		emit("\t\tes_poll_completed(%d, REQS(%s), %s, %s, rc == MPI_SUCCESS ? (%s) : 0, %s, %s);\n",
+		     c->slot, c->reqs, c->n, which_of(c), c->wcount, or_default(c->windex, "NULL"),
+		     status_args(c, fortran));
+	if (*c->after)
+		emit("\t\tif (rc == MPI_SUCCESS)\n\t\t\t%s;\n", c->after);
+	emit("\t\tes_poll_end(%d, %s, t0, %s, %s, %s, rc);\n\t} else {\n"
+	     "\t\tes_poll_miss(%d, t0, fresh_, want_, %s, %s);\n\t}\n", c->slot, c->op,
+	     or_default(c->element, "ES_NONE"), or_default(c->size, "0"), serial, c->slot, c->op,
+	     begin_args);
+}
+
 /* The body shared by both languages; call is the expression that makes
  * the call and yields its return code. */
 static void body(const struct call *c, int fortran, const char *call)
 {
-	char before[800], after[1400];
+	char before[800], after[1400], begin_args[1200];
 	expr_text(c, before, sizeof(before), after, sizeof(after));
-	char begin_args[400]; /* what the notes say besides the op */
-	const char *k = c->kind, *note = or_default(c->note, "ES_NONE");
-	const char *element = or_default(c->element, "ES_NONE"), *size = or_default(c->size, "0");
-	const char *arg = or_default(c->arg, "0");
-	int st = has_status(c);
-	int reqs = *c->reqs != 0;
-	int wait = !strcmp(k, "wait"), poll = !strcmp(k, "poll"), pinit = !strcmp(k, "pinit");
-	int coll = !strcmp(k, "coll") || !strcmp(k, "icoll");
+	const char *ci = cinfo_of(c);
+	int poll = is(c, "poll"), wait = is(c, "wait"), coll = is_coll(c);
 	if (!*c->note && *c->notetag)
 		die(c->line, "%s: notetag without note", c->name);
-	snprintf(begin_args, sizeof(begin_args), "%s, %s%s%s, %s",
-		 !strcmp(k, "start") ? "ES_NONE" : note, coll ? "n_" : *c->notetag ? "(uint32_t)(" : "0",
-		 coll ? "" : c->notetag, !coll && *c->notetag ? ")" : "", note_comm(c));
-
+	note_args(c, begin_args, sizeof(begin_args));
 	emit("\tint rc;\n");
 	/* a poll's status is read only after MPI filled it (rc == MPI_SUCCESS
 	 * and it completed): not worth initialising on every fruitless poll */
-	if (st && !fortran)
+	if (has_status(c) && !fortran)
 		emit("\tMPI_Status st_%s, *st = status == MPI_STATUS_IGNORE ? &st_ : status;\n",
 		     poll ? "" : " = ES_STATUS_INIT");
-	if (st && fortran)
+	if (has_status(c) && fortran)
 		emit("\tMPI_Fint fst_[ES_F_STATUS_SIZE], *fst = f_status == MPI_F_STATUS_IGNORE ? fst_ : f_status;\n"
 		     "\tMPI_Status st_%s, *st = &st_;\n", poll ? "" : " = ES_STATUS_INIT");
 	if (fortran) {
@@ -456,79 +617,83 @@ static void body(const struct call *c, int fortran, const char *call)
 		snprintf(all, sizeof(all), "%s %s", before, after);
 		f_locals(c, all, 0);
 	}
+	if (*ci)
+		emit("\tstruct es_comm *c_ = %s;\n\t(void)c_;\n", ci);
+	if (*c->hold)
+		emit("\t__typeof__(%s) held_ = %s;\n", c->hold, c->hold);
+	emit("\tint want_ = es_want(%s);\n", c->op);
+	if (poll && fortran && *c->reqs && !strcmp(c->n, "1"))
+		emit("\tes_t.poll_req = PMPI_Request_f2c(*f_%s);\n", c->reqs);
 	if (poll && fortran) {
-		/* inside a streak, with no nonblocking collective to look for: a
-		 * fruitless poll only counts itself (C: poll_NAME, see c_wrapper) */
+		/* inside a streak: a fruitless poll only counts itself (C: poll_NAME) */
 		emit("\tstruct es_streak *s_ = &es_t.streak[%d];\n"
-		     "\tif (__builtin_expect(s_->polls && !es_nbc_pending() && es_want(%s), 1)) {\n"
-		     "\t\trc = %s;\n"
-		     "\t\tif (__builtin_expect(rc == MPI_SUCCESS && !(%s), 1)) {\n"
-		     "\t\t\ts_->polls++;\n"
-		     "\t\t\treturn%s;\n\t\t}\n", c->slot, c->op, call, c->done, fortran ? "" : " rc");
-		f_locals(c, after, 1);
-		if (st)
-			emit("\t\tif (rc == MPI_SUCCESS)\n\t\t\tPMPI_Status_f2c(fst, st);\n");
-		emit("\t\tes_poll_end(%d, %s, s_->start, %s, %s, rc);\n\t\treturn;\n\t}\n", c->slot, c->op,
-		     element, size);
+		     "\tif (__builtin_expect(s_->polls != 0, 1)) {\n", c->slot);
+		if (has_statuses(c))
+			emit("\t\tMPI_Fint *fsts_ = f_array_of_statuses == MPI_F_STATUSES_IGNORE && s_->recv ? "
+			     "es_poll_fstatuses(%s) : f_array_of_statuses;\n", c->n);
+		emit("\t\tuint64_t t0 = s_->start;\n\t\tint fresh_ = 0%s;\n\t\trc = %s;\n",
+		     *c->reqs ? ", unk_ = 0" : "", call);
+		poll_after(c, fortran, begin_args);
+		emit("\t\treturn;\n\t}\n");
 	}
-	if (reqs)
-		emit("\tstruct es_reqs rq_;\n\tes_reqs_before(&rq_, REQS(%s), %s);\n", c->reqs, c->n);
 	if (coll)
-		emit("\tuint32_t n_ = %s(%s);\n", *c->win ? "es_win_coll" : "es_coll",
-		     *c->win ? c->win : or_default(c->comm, "comm"));
-	if (wait || pinit)
-		emit("\tint want_ = es_want(%s);\n\tuint64_t t0 = want_ ? es_begin(%s, %s) : 0;\n", c->op,
-		     c->op, begin_args);
-	else if (poll)
-		emit("\tint want_ = es_want(%s);\n\tuint64_t t0 = 0;\n"
-		     "\tint fresh_ = want_ ? es_poll_begin(%d, &t0) : 0;\n", c->op, c->slot);
-	else
-		emit("\tuint64_t t0 = es_begin(%s, %s);\n", c->op, begin_args);
+		emit("\tuint32_t n_ = want_ ? es_coll(c_) : 0;\n\tuint64_t sz_ = want_ ? (uint64_t)(%s) : 0;\n",
+		     or_default(c->size, "0"));
+	if (seeds(c))
+		emit("\tuint32_t seed_ = es_comm_seed(c_);\n\t(void)seed_;\n");
+	if (wait) {
+		emit("\tstruct es_wait w_;\n\tuint64_t t0 = es_now();\n"
+		     "\tint unk_ = es_wait_begin(&w_, REQS(%s), %s, want_ ? t0 : 0);\n"
+		     "\tif (want_ && es_elem())\n\t\tes_note_call(es_t.notes, t0, %s, (uint32_t)unk_, %s, ES_NONE);\n",
+		     c->reqs, c->n, c->op, or_default(c->arg, "0"));
+		if (has_statuses(c))
+			emit(fortran ? "\tMPI_Fint *fsts_ = es_wait_fstatuses(&w_, f_array_of_statuses, %s);\n"
+				     : "\tMPI_Status *sts_ = es_wait_statuses(&w_, array_of_statuses, %s);\n", c->n);
+	} else if (poll) {
+		emit("\tuint64_t t0 = 0;\n\tint fresh_ = es_poll_begin(%d, &t0);\n", c->slot);
+		if (*c->reqs && !strcmp(c->n, "1") && !fortran)
+			emit("\tes_t.poll_req = *%s;\n", c->reqs);
+		if (*c->reqs)
+			emit("\tint unk_ = fresh_ ? es_poll_hold(%d, REQS(%s), %s, t0) : 0;\n\t(void)unk_;\n",
+			     c->slot, c->reqs, c->n);
+		if (has_statuses(c))
+			emit(fortran ? "\tMPI_Fint *fsts_ = f_array_of_statuses == MPI_F_STATUSES_IGNORE && "
+				       "es_t.streak[%d].recv ? es_poll_fstatuses(%s) : f_array_of_statuses;\n"
+				     : "\tMPI_Status *sts_ = array_of_statuses == MPI_STATUSES_IGNORE && "
+				       "es_t.streak[%d].recv ? es_poll_statuses(%s) : array_of_statuses;\n",
+			     c->slot, c->n);
+	} else if (is(c, "start")) {
+		emit("\tuint64_t t0 = want_ ? es_begin(%s, %s) : es_now();\n", c->op, begin_args);
+	} else {
+		emit("\tuint64_t t0 = want_ ? es_begin(%s, %s) : 0;\n", c->op, begin_args);
+	}
+	if (!strcmp(c->chan, "send"))
+		emit("\tif (want_)\n\t\tes_chan(c_, %s, %s, 0);\n", c->element, or_default(c->arg, "0"));
 	emit("\trc = %s;\n", call);
-	if (reqs)
-		emit("\tes_reqs_after(&rq_, REQS(%s));\n", c->reqs);
-	if (fortran && !poll) {
+	if (poll) {
+		poll_after(c, fortran, begin_args);
+		return;
+	}
+	if (fortran) {
 		f_locals(c, after, 1);
-		if (st)
+		if (has_status(c))
 			emit("\tif (rc == MPI_SUCCESS)\n\t\tPMPI_Status_f2c(fst, st);\n");
 	}
-	if (poll) {
-		emit("\tif (want_ && (rc != MPI_SUCCESS || (%s))) {\n", c->done);
-		if (fortran) {
-			f_locals(c, after, 1);
-			if (st)
-				emit("\t\tif (rc == MPI_SUCCESS)\n\t\t\tPMPI_Status_f2c(fst, st);\n");
-		}
-		emit("\t\tes_poll_end(%d, %s, t0, %s, %s, rc);\n\t} else if (want_) {\n"
-		     "\t\tes_poll_miss(%d, t0, fresh_, %s, %s);\n\t}\n", c->slot, c->op, element, size, c->slot,
-		     c->op, begin_args);
-	} else if (!strcmp(k, "start")) {
-		emit("\tes_started(%s, t0, REQS(%s), %s, rc);\n", c->op, c->reqs, c->n);
-	} else {
-		emit("%ses_end(%s, t0, %s, %s, %s, rc);\n", wait || pinit ? "\tif (want_)\n\t\t" : "\t",
-		     c->op, element, size, coll ? "n_" : arg);
-	}
-	if (pinit)
-		emit("\tif (rc == MPI_SUCCESS)\n\t\tes_persist(*request, %s, %s, %s, %s);\n", c->op,
-		     element, size, arg);
-	if (!strcmp(k, "icoll"))
-		emit("\tif (rc == MPI_SUCCESS)\n\t\tes_nbc_started(*request, %s, t0, %s, %s, n_);\n", c->op,
-		     element, size);
-	if (*c->new_)
-		emit("\tif (rc == MPI_SUCCESS)\n\t\tes_comm_met(%s);\n", c->new_);
-	if (*c->newwin)
-		emit("\tif (rc == MPI_SUCCESS)\n\t\tes_win_met(%s);\n", c->newwin);
+	body_after(c, fortran);
 }
 
-/* When the call is not recorded: straight through (waits and tests still
- * look for nonblocking collectives they complete, while there are any). */
+/* When the call is not recorded: straight through, unless requests or
+ * communicators must be followed all the same. */
 static const char *pass_test(const struct call *c)
 {
-	static char buf[128];
-	if (*c->reqs && strcmp(c->kind, "start"))
-		snprintf(buf, sizeof(buf), "!es_want(%s) && !es_nbc_pending()", c->op);
-	else if (!strcmp(c->kind, "pinit"))
-		snprintf(buf, sizeof(buf), "!es_want(%s) && !es_persist_wanted()", c->op);
+	static char buf[160];
+	if (*c->new_ || *c->newwin || *c->idup)
+		snprintf(buf, sizeof(buf), "!es_tracing()");
+	else if (*c->reqs || *c->hold)
+		snprintf(buf, sizeof(buf), "!es_want(%s) && !es_route.reqs", c->op);
+	else if (is(c, "pinit"))
+		snprintf(buf, sizeof(buf), "!es_want(%s) && !es_want(ES_OP_MPI_START) && !es_want(ES_OP_MPI_STARTALL)",
+			 c->op);
 	else
 		snprintf(buf, sizeof(buf), "!es_want(%s)", c->op);
 	return buf;
@@ -552,18 +717,19 @@ static void call_text(char *buf, size_t len, const char *pre, void (*args)(const
 }
 
 /*
- * A recorded poll inside a streak, with no nonblocking collective to look
- * for: a fruitless one only counts itself.  Programs like hpcc's
- * RandomAccess spin on MPI_Testany at 30 ns a turn, so this is its own
- * small function, not the fast branch of rec_NAME, whose frame holds the
- * request bookkeeping: it keeps only what the fruitless poll reads live
- * across MPI's call (the status goes through es_t.poll_st), and returns
+ * A recorded poll inside a streak: a fruitless one only counts itself.
+ * Programs like hpcc's RandomAccess spin on MPI_Testany at 30 ns a turn,
+ * so this is its own small function, not the fast branch of rec_NAME,
+ * whose frame holds the request bookkeeping: it keeps only what the
+ * fruitless poll reads live across MPI's call (the status goes through
+ * es_t.poll_st, MPI_Test's request through es_t.poll_req), and returns
  * MPI_SUCCESS as a constant.  tests/bench/mpi_cost times it: a fruitless
- * MPI_Testany on four receives, 14.3 ns bare, 16.3 ns recorded.
+ * MPI_Testany on four receives.
  */
 static void c_streak(const struct call *c)
 {
 	char call[1024], pre[160];
+	const char *ci = cinfo_of(c);
 	emit("\nstatic __attribute__((noinline)) int poll_%s(", c->name);
 	c_params(c);
 	emit(")\n{\n\tif (__builtin_expect(!es_t.streak[%d].polls, 0))\n\t\treturn rec_%s(", c->slot,
@@ -572,17 +738,30 @@ static void c_streak(const struct call *c)
 	emit(");\n");
 	if (has_status(c))
 		emit("\tMPI_Status *st = es_t.poll_st = status == MPI_STATUS_IGNORE ? &es_t.poll_status : status;\n");
+	if (*c->reqs && !strcmp(c->n, "1"))
+		emit("\tes_t.poll_req = *%s;\n", c->reqs);
+	if (has_statuses(c))
+		emit("\tMPI_Status *sts_ = array_of_statuses == MPI_STATUSES_IGNORE && es_t.streak[%d].recv ? "
+		     "es_poll_statuses(%s) : array_of_statuses;\n", c->slot, c->n);
 	snprintf(pre, sizeof(pre), "((__typeof__(&P%s))es_route.pmpi[%s])(", c->name, c->op);
 	call_text(call, sizeof(call), pre, c_args, c, ")");
 	emit("\tint rc = %s;\n\tif (__builtin_expect(rc != MPI_SUCCESS, 0))\n\t\tgoto done;\n"
 	     "\tif (__builtin_expect(!(%s), 1)) {\n"
 	     "\t\tes_t.streak[%d].polls++;\n\t\treturn MPI_SUCCESS;\n\t}\n"
-	     "\trc = MPI_SUCCESS; /* known, and then not kept in a register */\ndone:\n", call, c->done,
+	     "\trc = MPI_SUCCESS; /* known, and then not kept in a register */\ndone:;\n", call, c->done,
 	     c->slot);
 	if (has_status(c))
 		emit("\tst = es_t.poll_st;\n");
-	emit("\tes_poll_done(%d, %s, %s, %s, rc);\n\treturn rc;\n}\n", c->slot, c->op,
-	     or_default(c->element, "ES_NONE"), or_default(c->size, "0"));
+	if (*ci)
+		emit("\tstruct es_comm *c_ = %s;\n\t(void)c_;\n", ci);
+	if (*c->reqs)
+		emit("\tes_poll_completed(%d, REQS(%s), %s, %s, rc == MPI_SUCCESS ? (%s) : 0, %s, %s);\n",
+		     c->slot, c->reqs, c->n, which_of(c), c->wcount, or_default(c->windex, "NULL"),
+		     status_args(c, 0));
+	if (*c->after)
+		emit("\tif (rc == MPI_SUCCESS)\n\t\t%s;\n", c->after);
+	emit("\tes_poll_done(%d, %s, %s, %s, %s, rc);\n\treturn rc;\n}\n", c->slot, c->op,
+	     or_default(c->element, "ES_NONE"), or_default(c->size, "0"), *ci ? "es_serial16(c_)" : "ES_COMM_NONE");
 }
 
 /*
@@ -596,7 +775,7 @@ static void c_streak(const struct call *c)
 static void c_wrapper(const struct call *c)
 {
 	char call[1024], pre[64];
-	int poll = !strcmp(c->kind, "poll");
+	int poll = is(c, "poll");
 	emit("\nstatic __attribute__((noinline)) int rec_%s(", c->name);
 	c_params(c);
 	emit(")\n{\n");
@@ -610,12 +789,9 @@ static void c_wrapper(const struct call *c)
 	c_params(c);
 	emit(")\n{\n");
 	if (poll) {
-		/* no nonblocking collective to look for: counted in its streak, or straight through */
-		emit("\tif (!es_nbc_pending()) {\n\t\tif (es_want(%s))\n\t\t\treturn poll_%s(", c->op, c->name);
+		emit("\tif (%s)\n\t\treturn ((__typeof__(&P%s))es_route.pmpi[%s])(", pass_test(c), c->name, c->op);
 		c_args(c, 0);
-		emit(");\n\t\treturn ((__typeof__(&P%s))es_route.pmpi[%s])(", c->name, c->op);
-		c_args(c, 0);
-		emit(");\n\t}\n\treturn rec_%s(", c->name);
+		emit(");\n\treturn poll_%s(", c->name);
 		c_args(c, 0);
 		emit(");\n}\n");
 		return;

@@ -29,10 +29,19 @@ static void teardown(void)
 static struct es_trace tuple(uint64_t start, uint64_t end, unsigned op, uint32_t element, uint32_t arg)
 {
 	return (struct es_trace){ .start = start, .end = end, .op = (uint16_t)op, .element = element,
-				  .size = 16, .arg = arg };
+				  .size = 16, .arg = arg, .comm = 0 };
 }
 
-/* an archive of two ranks: WORLD, and a communicator rank 1's record of is missing */
+/* communicator n of the archive: one group (or two, for an intercommunicator) */
+static void set_comm(ar_writer *w, int n, uint64_t id, unsigned flags, uint32_t s0, const int *m0, uint32_t s1,
+		     const int *m1)
+{
+	const uint32_t size[2] = { s0, s1 };
+	const int *const members[2] = { m0, m1 };
+	ck_assert_int_eq(ar_set_comm(w, n, id, flags, size, members), 0);
+}
+
+/* an archive of two ranks: WORLD, and a communicator whose rank 1 nobody named */
 static void write_two_ranks(const char *where)
 {
 	char err[512] = "";
@@ -40,10 +49,9 @@ static void write_two_ranks(const char *where)
 	ck_assert_int_eq(ar_create(where, "job7", &w, err, sizeof(err)), 0);
 	ck_assert_int_eq(ar_set_thread(w, 1, "job7.r1", "rank1.thread0"), 0);
 	ck_assert_int_eq(ar_set_thread(w, 0, "job7.r0", "rank0.thread0"), 0);
-	ck_assert_int_eq(ar_set_member(w, 900, 2, 1, 1), 0);
-	ck_assert_int_eq(ar_set_member(w, 900, 2, 0, 0), 0);
-	ck_assert_int_eq(ar_set_member(w, 900, 2, 0, 0), 0); /* again: once */
-	ck_assert_int_eq(ar_set_member(w, 17, 2, 0, 1), 0);
+	const int world[] = { 0, 1 }, half[] = { 1, -1 };
+	set_comm(w, 1, 0x900abc, 0, 2, half, 0, NULL);
+	set_comm(w, 0, ES_COMM_WORLD_ID, ES_COMMS_WORLD, 2, world, 0, NULL);
 	struct es_trace t = tuple(100, 200, ES_OP_MPI_SEND, 1, 5);
 	ck_assert_int_eq(ar_write(w, &t, 0), 0);
 	t = tuple(150, 250, ES_OP_MPI_RECV, 0, 5);
@@ -68,15 +76,19 @@ START_TEST(archive_round_trip)
 	ck_assert_int_eq(ar_nthreads(a), 2);
 	ck_assert_str_eq(ar_thread(a, 0)->name, "rank0.thread0");
 	ck_assert_int_eq(ar_thread(a, 1)->rank, 1);
-	/* in the order met: 900 first, then 17 with its rank 1 missing */
+	/* by number: the world, then the one whose rank 1 nobody named */
 	ck_assert_int_eq(ar_ncomms(a), 2);
-	ck_assert_uint_eq(ar_comm(a, 0)->id, 900);
-	ck_assert_int_eq(ar_comm(a, 0)->members[1], 1);
-	const struct ar_comm *c = ar_comm_by_id(a, 17);
+	ck_assert_uint_eq(ar_comm(a, 0)->id, ES_COMM_WORLD_ID);
+	ck_assert(ar_comm(a, 0)->flags & ES_COMMS_WORLD);
+	ck_assert_int_eq(ar_comm(a, 0)->members[0][1], 1);
+	const struct ar_comm *c = ar_comm(a, 1);
 	ck_assert_ptr_nonnull(c);
-	ck_assert_int_eq(c->members[0], 1);
-	ck_assert_int_eq(c->members[1], -1);
-	ck_assert_ptr_null(ar_comm_by_id(a, 18));
+	ck_assert_uint_eq(c->id, 0x900abc);
+	ck_assert_int_eq(c->members[0][0], 1);
+	ck_assert_int_eq(c->members[0][1], -1);
+	ck_assert_int_eq(ar_comm_rank(c, 1), 0); /* world rank 1 is its rank 0 */
+	ck_assert_int_eq(ar_comm_rank(c, 0), -1);
+	ck_assert_ptr_null(ar_comm(a, 2));
 	ar_close(a);
 	/* a second archive in the same place is refused, the first untouched */
 	ar_writer *w;
@@ -113,16 +125,19 @@ START_TEST(archive_refused_when_not_whole)
 	snprintf(sub, sizeof(sub), "%s/c", dir);
 	write_two_ranks(sub);
 	snprintf(p, sizeof(p), "%s/INFO", sub);
-	put(p, "archive: 1\njob: job7\nevents: 2\nthis line\n");
+	put(p, "archive: 2\njob: job7\nevents: 2\nthis line\n");
 	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
 	ck_assert_msg(strstr(err, "/INFO:4: expected KEY: VALUE"), "%s", err);
-	put(p, "archive: 2\njob: job7\nevents: 2\n");
+	put(p, "archive: 3\njob: job7\nevents: 2\n");
 	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
-	ck_assert_msg(strstr(err, "/INFO:1: expected archive: 1, got version 2"), "%s", err);
-	put(p, "archive: 1\njob: job7\nevents: 3\n");
+	ck_assert_msg(strstr(err, "/INFO:1: expected archive: 2, got version 3"), "%s", err);
+	put(p, "archive: 1\njob: job7\nevents: 2\n"); /* before communicators were numbered */
+	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "/INFO:1: archive: 1, from EventSpace before 0.14"), "%s", err);
+	put(p, "archive: 2\njob: job7\nevents: 3\n");
 	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
 	ck_assert_msg(strstr(err, "/events: 2 events, INFO says 3"), "%s", err);
-	put(p, "archive: 1\njob: job7\nevents: 2\n");
+	put(p, "archive: 2\njob: job7\nevents: 2\n");
 	snprintf(p, sizeof(p), "%s/threads", sub);
 	put(p, "0\tjob7.r0\trank0.thread0\n2\tjob7.r1\trank1.thread0\n");
 	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
@@ -132,11 +147,17 @@ START_TEST(archive_refused_when_not_whole)
 	ck_assert_msg(strstr(err, "event 1 is on thread 1 of 1"), "%s", err);
 	put(p, "0\tjob7.r0\trank0.thread0\n1\tjob7.r1\trank1.thread0\n");
 	snprintf(p, sizeof(p), "%s/comms", sub);
-	put(p, "900 2 0 1\n17 2 x\n");
+	put(p, "0 1 world 2 0 1\n1 abc comm 2 x\n");
 	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
-	ck_assert_msg(strstr(err, "/comms:2: expected 2 ranks"), "%s", err);
-	put(p, "900 2 0 1\n");
+	ck_assert_msg(strstr(err, "/comms:2: expected NUMBER ID world|comm|window|inter"), "%s", err);
+	put(p, "0 1 world 2 0 1\n2 abc comm 1 0\n"); /* numbers in order */
+	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
+	put(p, "0 1 world 2 0 1\n1 abc inter 1 0\n"); /* an intercommunicator has two groups */
+	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
+	put(p, "0 1 world 2 0 1\n1 abc inter 1 0 | 1 -\n");
 	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), 0);
+	ck_assert_uint_eq(ar_comm(a, 1)->size[1], 1);
+	ck_assert_int_eq(ar_comm(a, 1)->members[1][0], -1);
 	ar_close(a);
 	/* an op no collector writes */
 	snprintf(sub, sizeof(sub), "%s/d", dir);
@@ -148,6 +169,18 @@ START_TEST(archive_refused_when_not_whole)
 	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
 	ck_assert_msg(strstr(err, "/events: event 0 has op 8191, which no collector writes"), "%s", err);
 	ck_assert_int_eq(ar_message(0x1fff), 0);
+	/* what tuples say of messages (collectors.h) */
+	ck_assert_int_eq(ar_message(ES_OP_MPI_SENDRECV), 1);
+	ck_assert_int_eq(ar_message(ES_OP_MPI_SENDRECV | ES_OP_DONE), -1);
+	ck_assert_int_eq(ar_message(ES_OP_MPI_IRECV), 0); /* posted, not received */
+	ck_assert_int_eq(ar_message(ES_OP_MPI_IRECV | ES_OP_DONE), -1);
+	ck_assert_int_eq(ar_message(ES_OP_MPI_IRECV | ES_OP_DONE | ES_OP_FAILED), 0); /* cancelled */
+	ck_assert_int_eq(ar_message(ES_OP_MPI_ISEND), 1);
+	ck_assert_int_eq(ar_message(ES_OP_MPI_ISEND | ES_OP_DONE), 0);
+	ck_assert_int_eq(ar_msg_kind(ES_OP_MPI_ISEND | ES_OP_DONE), AR_MSG_ISEND_DONE);
+	ck_assert_int_eq(ar_message(ES_OP_MPI_START | ES_OP_RECV), 0);
+	ck_assert_int_eq(ar_msg_kind(ES_OP_MPI_START | ES_OP_RECV), AR_MSG_IRECV_REQ);
+	ck_assert_int_eq(ar_message(ES_OP_MPI_RECV_INIT | ES_OP_DONE), -1);
 	/* no directory can be made */
 	ck_assert_int_eq(ar_create("/proc/no/such", "j", &w, err, sizeof(err)), -ENOENT);
 	ck_assert_str_eq(err, "/proc/no/such: No such file or directory");
@@ -221,16 +254,29 @@ START_TEST(converters_write_an_archive)
 		snprintf(proc, sizeof(proc), "job9.r%d", r);
 		snprintf(name, sizeof(name), "rank%d.thread0", r);
 		ck_assert_int_eq(ar_set_thread(w, r, proc, name), 0);
-		ck_assert_int_eq(ar_set_member(w, 5, 2, (uint32_t)r, (uint32_t)r), 0);
 	}
+	const int world[] = { 0, 1 }, reversed[] = { 1, 0 };
+	set_comm(w, 0, ES_COMM_WORLD_ID, ES_COMMS_WORLD, 2, world, 0, NULL);
+	set_comm(w, 1, 0x5e7, 0, 2, reversed, 0, NULL);
+	/* a send and receive on the world; a Sendrecv each way on the split
+	 * with reversed ranks; an Isend to an Irecv completed in a wait; two
+	 * collectives */
 	struct es_trace t[] = {
 		tuple(100, 200, ES_OP_MPI_SEND, 1, 7), tuple(120, 260, ES_OP_MPI_RECV, 0, 7),
-		tuple(300, 400, ES_OP_MPI_ALLREDUCE, 0xffffffffu, 5u << 20 | 1),
-		tuple(310, 400, ES_OP_MPI_ALLREDUCE, 0xffffffffu, 5u << 20 | 1),
-		tuple(500, 510, ES_OP_MPI_IBCAST, 0, 5u << 20 | 2), tuple(520, 600, ES_OP_MPI_WAIT, 0xffffffffu, 0),
-		tuple(500, 590, ES_OP_MPI_IBCAST | ES_OP_DONE, 0, 5u << 20 | 2),
+		tuple(300, 400, ES_OP_MPI_ALLREDUCE, 0xffffffffu, 1),
+		tuple(310, 400, ES_OP_MPI_ALLREDUCE, 0xffffffffu, 1),
+		tuple(500, 510, ES_OP_MPI_IBCAST, 0, 2), tuple(520, 600, ES_OP_MPI_WAIT, 0xffffffffu, 0),
+		tuple(500, 590, ES_OP_MPI_IBCAST | ES_OP_DONE, 0, 2),
+		tuple(700, 800, ES_OP_MPI_SENDRECV, 1, 3), tuple(700, 800, ES_OP_MPI_SENDRECV | ES_OP_DONE, 1, 3),
+		tuple(705, 790, ES_OP_MPI_SENDRECV, 0, 3), tuple(705, 790, ES_OP_MPI_SENDRECV | ES_OP_DONE, 0, 3),
+		tuple(900, 910, ES_OP_MPI_ISEND, 1, 4), tuple(920, 950, ES_OP_MPI_WAIT, 0xffffffffu, 1),
+		tuple(900, 940, ES_OP_MPI_ISEND | ES_OP_DONE, 1, 4),
+		tuple(880, 890, ES_OP_MPI_IRECV, 0xffffffffu, 0xffffffffu), tuple(930, 990, ES_OP_MPI_WAITALL, 0, 1),
+		tuple(880, 980, ES_OP_MPI_IRECV | ES_OP_DONE, 0, 4),
 	};
-	uint32_t thread[] = { 0, 1, 0, 1, 0, 0, 0 };
+	uint32_t thread[] = { 0, 1, 0, 1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 1 };
+	for (size_t i = 7; i < 11; i++)
+		t[i].comm = 1;
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		ck_assert_int_eq(ar_write(w, &t[i], thread[i]), 0);
 	ck_assert_int_eq(ar_finish(w, 0, 0, "-", err, sizeof(err)), 0);
@@ -239,15 +285,16 @@ START_TEST(converters_write_an_archive)
 	struct ar_out_stats st;
 	snprintf(out, sizeof(out), "%s/otf2", dir);
 	ck_assert_msg(ar_to_otf2(a, out, "traces", &st, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_uint_eq(st.regions, 6);
-	ck_assert_uint_eq(st.messages, 2);
+	ck_assert_uint_eq(st.regions, 12);
+	ck_assert_uint_eq(st.messages, 8); /* every send and every receive, once */
 	ck_assert_uint_eq(st.colls, 2);
-	ck_assert_uint_eq(st.completes, 1);
+	ck_assert_uint_eq(st.completes, 2); /* the Ibcast's, the Isend's */
 	ck_assert_int_eq(ar_to_otf2(a, out, "traces", &st, err, sizeof(err)), -EEXIST);
 	snprintf(out, sizeof(out), "%s/t.json", dir);
 	ck_assert_msg(ar_to_json(a, out, 0, UINT64_MAX, &st, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_uint_eq(st.regions, 6);
-	ck_assert_uint_eq(st.messages, 1);
+	ck_assert_uint_eq(st.regions, 12);
+	ck_assert_uint_eq(st.messages, 4); /* the world's, two on the split, the Isend's */
+	ck_assert_uint_eq(st.backwards, 0);
 	ck_assert_uint_eq(st.colls, 1);
 	ck_assert_int_eq(ar_to_json(a, out, 0, UINT64_MAX, &st, err, sizeof(err)), -EEXIST);
 	snprintf(out, sizeof(out), "%s/profile.txt", dir);
@@ -256,14 +303,17 @@ START_TEST(converters_write_an_archive)
 	ck_assert_int_eq(ar_profile(a, f, 5, err, sizeof(err)), 0);
 	rewind(f);
 	char line[256];
-	bool send = false, last_in = false;
+	bool send = false, last_in = false, both_ways = false;
 	while (fgets(line, sizeof(line), f)) {
 		send |= !strncmp(line, "MPI_Send ", 9) && strstr(line, " 1 ") != NULL; /* count 1 */
-		last_in |= !strncmp(line, "MPI_Allreduce ", 14) && strstr(line, "5 WORLD") && strstr(line, " 1 ");
+		last_in |= !strncmp(line, "MPI_Allreduce ", 14) && strstr(line, "WORLD") && strstr(line, " 1 ");
+		/* traffic: the Send, a Sendrecv and the Isend from 0 to 1, a Sendrecv from 1 to 0 */
+		both_ways |= !strcmp(line, "     0      1          3             48\n");
 	}
 	fclose(f);
 	ck_assert(send);
 	ck_assert(last_in);
+	ck_assert(both_ways);
 	ar_close(a);
 }
 END_TEST

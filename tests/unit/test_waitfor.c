@@ -184,14 +184,96 @@ START_TEST(collective_mismatch)
 }
 END_TEST
 
-START_TEST(different_call_numbers_mismatch)
+/* Members at different numbers of one communicator: one has gone past the
+ * other's collective (a rooted one lets the others run ahead), which is no
+ * mismatch; only their waits can make a deadlock. */
+START_TEST(different_call_numbers_are_no_mismatch)
 {
 	int one[] = { 1 }, zero[] = { 0 };
-	coll(0, ES_OP_MPI_BARRIER, 3, one, 1, "in MPI_Barrier #3");
-	coll(1, ES_OP_MPI_BARRIER, 4, zero, 1, "in MPI_Barrier #4");
+	coll(0, ES_OP_MPI_GATHERV, 1, one, 1, "in MPI_Gatherv #1");
+	coll(1, ES_OP_MPI_BCAST, 2, zero, 1, "in MPI_Bcast #2");
 	ck_assert_int_eq(wf_analyze(g), 0);
 	ck_assert_int_eq(wf_deadlocks(g), 1);
-	ck_assert_ptr_nonnull(strstr(report(), "rank0 in MPI_Barrier #3, rank1 in MPI_Barrier #4"));
+	ck_assert_ptr_null(strstr(report(), "mismatch"));
+	ck_assert_ptr_nonnull(strstr(report(), "deadlock for 3.0 s: rank0 in MPI_Gatherv #1 <- rank1 in MPI_Bcast #2"));
+}
+END_TEST
+
+/* One call with two roots: a mismatch, named with the roots. */
+START_TEST(roots_differ)
+{
+	struct wf_thread t = { .name = "rank0.thread0", .label = "rank0", .unit = 0, .state = WF_WAIT, .secs = 2,
+			       .what = "in MPI_Reduce #0 root 0", .all = true, .coll = -1 };
+	int a = wf_add(g, &t);
+	t.name = "rank1.thread0", t.label = "rank1", t.unit = 1, t.what = "in MPI_Reduce #0 root 1";
+	int b = wf_add(g, &t);
+	ck_assert_int_eq(wf_wait(g, a, 1), 0);
+	ck_assert_int_eq(wf_wait(g, b, 0), 0);
+	ck_assert_int_eq(wf_coll(g, a, 7, ES_OP_MPI_REDUCE, 0, 0, "MPI_COMM_WORLD"), 0);
+	ck_assert_int_eq(wf_coll(g, b, 7, ES_OP_MPI_REDUCE, 0, 1, "MPI_COMM_WORLD"), 0);
+	ck_assert_int_eq(wf_analyze(g), 0);
+	ck_assert_int_eq(wf_deadlocks(g), 1);
+	ck_assert_str_eq(report(), "deadlock for 2.0 s: collective mismatch on MPI_COMM_WORLD: rank0 in "
+				   "MPI_Reduce #0 root 0, rank1 in MPI_Reduce #0 root 1\n");
+}
+END_TEST
+
+/* A collective's late members behind one gate every member waits for:
+ * all of them can go on once the one that computes comes. */
+START_TEST(collective_gate)
+{
+	int gate = wf_gate(g, true, "MPI_Barrier #0: those not there yet");
+	ck_assert_int_ge(gate, 0);
+	ck_assert_int_eq(wf_gate_wait(g, gate, 3), 0);
+	for (int r = 0; r < 3; r++) {
+		int i = rank(r, WF_WAIT, 1, "in MPI_Barrier #0");
+		ck_assert_int_eq(wf_wait_gate(g, i, gate), 0);
+	}
+	rank(3, WF_COMPUTE, 2, "computes (not in MPI)");
+	ck_assert_int_eq(wf_analyze(g), 0);
+	ck_assert_int_eq(wf_deadlocks(g), 0);
+	ck_assert_str_eq(report(), "stall: rank3.thread0 computes (not in MPI) for 2.0 s; 3 threads wait "
+				   "for it: rank0, rank1 and rank2 directly\n");
+	/* ... and when the late one waits for one of those inside: a deadlock */
+	wf_clear(g);
+	gate = wf_gate(g, true, "MPI_Barrier #0: those not there yet");
+	wf_gate_wait(g, gate, 3);
+	for (int r = 0; r < 3; r++)
+		wf_wait_gate(g, rank(r, WF_WAIT, 1, "in MPI_Barrier #0"), gate);
+	recv_from(3, 0, 1, "in MPI_Recv from 0 tag 1");
+	ck_assert_int_eq(wf_analyze(g), 0);
+	ck_assert_int_eq(wf_deadlocks(g), 1);
+	ck_assert_str_eq(report(), "deadlock for 1.0 s: rank0 in MPI_Barrier #0 <- rank3 in MPI_Recv from 0 "
+				   "tag 1; 2 more threads wait for it: rank1 and rank2\n");
+}
+END_TEST
+
+/* MPI_Waitall over an any-source receive and a send: all of [any of 1, 2]
+ * and [3]; 2 computes, 3 is blocked on it: blocked. */
+START_TEST(all_of_any)
+{
+	int t0 = add_rank(0, (struct wf_thread){ .state = WF_WAIT, .secs = 1, .what = "in MPI_Waitall",
+						  .all = true, .coll = -1 });
+	int any = wf_gate(g, false, "any of");
+	wf_gate_wait(g, any, 1);
+	wf_gate_wait(g, any, 2);
+	ck_assert_int_eq(wf_wait_gate(g, t0, any), 0);
+	ck_assert_int_eq(wf_wait(g, t0, 3), 0);
+	rank(1, WF_ENDED, 1, "has ended (past MPI_Finalize)");
+	rank(2, WF_COMPUTE, 1, "computes (not in MPI)");
+	recv_from(3, 0, 1, "in MPI_Recv from 0 tag 2");
+	ck_assert_int_eq(wf_analyze(g), 0);
+	ck_assert_int_eq(wf_deadlocks(g), 1);
+	ck_assert(wf_blocked(g, t0));
+	ck_assert_ptr_nonnull(strstr(report(), "rank0 in MPI_Waitall <- rank3 in MPI_Recv from 0 tag 2"));
+	/* a thread that nothing holds up: ready, not waiting */
+	wf_clear(g);
+	add_rank(0, (struct wf_thread){ .state = WF_READY, .secs = 1, .what = "in MPI_Recv from 1 tag 0",
+					.coll = -1 });
+	recv_from(1, 0, 1, "in MPI_Recv from 0 tag 0");
+	ck_assert_int_eq(wf_analyze(g), 0);
+	ck_assert_int_eq(wf_deadlocks(g), 0);
+	ck_assert_int_eq(wf_stalls(g), 1);
 }
 END_TEST
 
@@ -365,7 +447,10 @@ Suite *waitfor_suite(void)
 	tcase_add_test(tc, collective_needs_every_member);
 	tcase_add_test(tc, collective_blocked_by_one_of_two);
 	tcase_add_test(tc, collective_mismatch);
-	tcase_add_test(tc, different_call_numbers_mismatch);
+	tcase_add_test(tc, different_call_numbers_are_no_mismatch);
+	tcase_add_test(tc, roots_differ);
+	tcase_add_test(tc, collective_gate);
+	tcase_add_test(tc, all_of_any);
 	tcase_add_test(tc, waiting_for_an_ended_rank);
 	tcase_add_test(tc, element_nobody_writes);
 	tcase_add_test(tc, another_thread_of_the_rank_can_answer);

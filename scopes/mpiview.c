@@ -1,0 +1,544 @@
+/* mpiview.c - what an MPI job's ranks say of themselves, read once and then as it grows: their communicators, collectives begun, open requests, messages counted. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "scopes/scopes.h"
+
+/*
+ * The view reads each rank's mpi.comms from where it last stopped (the
+ * live records come round again in the ring, so a reader that fell behind
+ * starts from the oldest held and misses none in force), and the boards
+ * (mpi.calls, mpi.reqsK, mpi.chansK) when asked, once per refresh.
+ */
+
+/* A rank's record of a serial: what it named from `at` on. */
+struct naming {
+	uint32_t serial;
+	uint32_t flags;
+	int comm;         /* index into the view's comms */
+	uint64_t at;      /* ns: when it was made or met */
+	uint64_t freed;   /* ns: when freed; UINT64_MAX while in force */
+};
+
+struct thread_boards {
+	int thread;       /* the scope's */
+	ps_elem *reqs, *chans;
+	struct es_req_rec *req_cache;
+	int nreq;
+	struct es_chan_rec *chan_cache;
+	int nchan;
+	bool chan_full;
+	uint64_t read_at; /* the view's epoch when the caches were read */
+};
+
+struct rank {
+	int rank;
+	char segment[ES_WHERE_MAX];
+	es_space *sp;
+	ps_elem *comms, *calls;
+	uint64_t cursor;  /* the next mpi.comms record to read */
+	struct naming *names;
+	int nnames, capnames;
+	struct thread_boards *tb;
+	int ntb;
+};
+
+struct comm {
+	struct es_mpi_comm pub;
+	int *members[2];
+};
+
+struct es_mpi {
+	struct rank **by_rank; /* [rank], NULL where no space was found */
+	int nranks;
+	struct comm *comms;
+	int ncomms, capcomms;
+	int *comm_ix;          /* open addressing on id: index + 1 */
+	size_t ix_cap;
+	int nthreads;
+	int *thread_rank, *thread_tb; /* per scope thread: its rank, its boards' index there */
+	uint64_t epoch;
+};
+
+/* --- communicators ---------------------------------------------------------------- */
+
+static size_t id_slot(uint64_t id, size_t cap)
+{
+	return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+}
+
+static int comm_find(const es_mpi *m, uint64_t id)
+{
+	for (size_t i = id_slot(id, m->ix_cap), k = 0; m->ix_cap && k < m->ix_cap; k++, i = (i + 1) & (m->ix_cap - 1)) {
+		int x = m->comm_ix[i];
+		if (!x)
+			return -1;
+		if (m->comms[x - 1].pub.id == id)
+			return x - 1;
+	}
+	return -1;
+}
+
+static int ix_grow(es_mpi *m)
+{
+	size_t cap = m->ix_cap ? m->ix_cap * 2 : 64;
+	int *ix = calloc(cap, sizeof(*ix));
+	if (!ix)
+		return PS_ENOMEM;
+	for (int c = 0; c < m->ncomms; c++) {
+		size_t i = id_slot(m->comms[c].pub.id, cap);
+		while (ix[i])
+			i = (i + 1) & (cap - 1);
+		ix[i] = c + 1;
+	}
+	free(m->comm_ix);
+	m->comm_ix = ix;
+	m->ix_cap = cap;
+	return 0;
+}
+
+static int group_room(struct comm *c, int side, uint32_t size)
+{
+	if (c->pub.size[side] >= size && c->members[side])
+		return 0;
+	int *mm = realloc(c->members[side], sizeof(int) * (size_t)(size + 1));
+	if (!mm)
+		return PS_ENOMEM;
+	for (uint32_t i = c->members[side] ? c->pub.size[side] : 0; i <= size; i++)
+		mm[i] = -1;
+	c->members[side] = mm;
+	c->pub.size[side] = size;
+	c->pub.members[side] = mm;
+	return 0;
+}
+
+/* The communicator with this id, made if new. */
+static int comm_get(es_mpi *m, uint64_t id, uint32_t flags)
+{
+	int c = comm_find(m, id);
+	if (c >= 0)
+		return c;
+	if (m->ncomms == m->capcomms) {
+		int cap = m->capcomms ? m->capcomms * 2 : 16;
+		struct comm *cc = realloc(m->comms, sizeof(*cc) * (size_t)cap);
+		if (!cc)
+			return PS_ENOMEM;
+		m->comms = cc;
+		m->capcomms = cap;
+		for (int i = 0; i < m->ncomms; i++) /* the members moved with them */
+			for (int s = 0; s < 2; s++)
+				cc[i].pub.members[s] = cc[i].members[s];
+	}
+	if ((size_t)(m->ncomms + 1) * 2 > m->ix_cap && ix_grow(m))
+		return PS_ENOMEM;
+	struct comm *n = &m->comms[m->ncomms];
+	memset(n, 0, sizeof(*n));
+	n->pub.id = id;
+	n->pub.flags = flags & (ES_COMMS_WINDOW | ES_COMMS_INTER | ES_COMMS_WORLD);
+	size_t i = id_slot(id, m->ix_cap);
+	while (m->comm_ix[i])
+		i = (i + 1) & (m->ix_cap - 1);
+	m->comm_ix[i] = ++m->ncomms;
+	return m->ncomms - 1;
+}
+
+static int take_record(es_mpi *m, struct rank *r, const struct es_comm_rec *rec)
+{
+	uint64_t at = es_clock_ns(es_space_clock(r->sp), rec->stamp);
+	if (rec->flags & ES_COMMS_FREED) {
+		for (int i = r->nnames; i-- > 0;)
+			if (r->names[i].serial == rec->serial && r->names[i].freed == UINT64_MAX) {
+				r->names[i].freed = at;
+				break;
+			}
+		return 0;
+	}
+	if (rec->flags & ES_COMMS_AGAIN) /* known already, unless the first record rotated out */
+		for (int i = r->nnames; i-- > 0;)
+			if (r->names[i].serial == rec->serial && r->names[i].freed == UINT64_MAX)
+				return 0;
+	int c = comm_get(m, rec->id, rec->flags);
+	if (c < 0)
+		return c;
+	int side = (rec->flags & ES_COMMS_SIDE1) ? 1 : 0;
+	struct comm *cm = &m->comms[c];
+	cm->pub.flags |= rec->flags & (ES_COMMS_INTER | ES_COMMS_WINDOW | ES_COMMS_WORLD);
+	if (rec->size > (1u << 24) || group_room(cm, side, rec->size))
+		return PS_ENOMEM;
+	if (rec->me < rec->size)
+		cm->members[side][rec->me] = r->rank;
+	if (r->nnames == r->capnames) {
+		int cap = r->capnames ? r->capnames * 2 : 16;
+		struct naming *nn = realloc(r->names, sizeof(*nn) * (size_t)cap);
+		if (!nn)
+			return PS_ENOMEM;
+		r->names = nn;
+		r->capnames = cap;
+	}
+	r->names[r->nnames++] = (struct naming){ rec->serial, rec->flags, c, at, UINT64_MAX };
+	return 0;
+}
+
+/* The rank's records written since the last read. */
+static int read_comms(es_mpi *m, struct rank *r)
+{
+	if (!r->comms)
+		return 0;
+	struct es_comm_rec buf[64];
+	for (;;) {
+		uint64_t oldest = 0;
+		int k = ps_read_range(r->comms, r->cursor, 64, buf, &oldest);
+		if (k == PS_EDISCARDED) {
+			r->cursor = oldest; /* behind the ring: what is in force comes round again */
+			continue;
+		}
+		if (k <= 0)
+			return 0; /* all read; or a lost server: next time */
+		for (int i = 0; i < k; i++) {
+			int rc = take_record(m, r, &buf[i]);
+			if (rc)
+				return rc;
+		}
+		r->cursor += (uint64_t)k;
+	}
+}
+
+/* --- opening ---------------------------------------------------------------------- */
+
+static int open_boards(struct rank *r, const es_scope *s, int thread_of_leaf, const char *trace)
+{
+	char name[PS_NAME_MAX + 1];
+	struct thread_boards *tb = realloc(r->tb, sizeof(*tb) * (size_t)(r->ntb + 1));
+	if (!tb)
+		return PS_ENOMEM;
+	r->tb = tb;
+	tb = &tb[r->ntb++];
+	memset(tb, 0, sizeof(*tb));
+	tb->thread = thread_of_leaf;
+	tb->read_at = UINT64_MAX;
+	ps_server *srv = es_space_server(r->sp);
+	es_mpi_board_name(name, sizeof(name), trace, ES_REQS_ELEMENT);
+	if (*name && !ps_elem_open(srv, name, sizeof(struct es_req_rec), &tb->reqs))
+		ps_elem_set_layout(tb->reqs, ES_REQS_LAYOUT);
+	es_mpi_board_name(name, sizeof(name), trace, ES_CHANS_ELEMENT);
+	if (*name && !ps_elem_open(srv, name, sizeof(struct es_chan_rec), &tb->chans))
+		ps_elem_set_layout(tb->chans, ES_CHANS_LAYOUT);
+	(void)s;
+	return 0;
+}
+
+static int open_rank(es_mpi *m, const es_scope *s, const struct es_leaf *l, const struct ps_remote_attr *ra)
+{
+	if (l->rank >= m->nranks) {
+		struct rank **br = realloc(m->by_rank, sizeof(*br) * (size_t)(l->rank + 1));
+		if (!br)
+			return PS_ENOMEM;
+		for (int i = m->nranks; i <= l->rank; i++)
+			br[i] = NULL;
+		m->by_rank = br;
+		m->nranks = l->rank + 1;
+	}
+	if (m->by_rank[l->rank])
+		return 0;
+	struct rank *r = calloc(1, sizeof(*r));
+	if (!r)
+		return PS_ENOMEM;
+	r->rank = l->rank;
+	snprintf(r->segment, sizeof(r->segment), "%s", l->segment);
+	int rc = es_space_open_at(l->segment, ra, &r->sp);
+	if (rc) {
+		free(r);
+		return rc == PS_ENOMEM ? rc : 0; /* gone: the rank is known by its leaves only */
+	}
+	ps_server *srv = es_space_server(r->sp);
+	if (!ps_elem_open(srv, ES_COMMS_ELEMENT, sizeof(struct es_comm_rec), &r->comms))
+		ps_elem_set_layout(r->comms, ES_COMMS_LAYOUT);
+	if (!ps_elem_open(srv, ES_CALLS_ELEMENT, sizeof(uint64_t), &r->calls))
+		ps_elem_set_layout(r->calls, "q");
+	m->by_rank[l->rank] = r;
+	(void)s;
+	return 0;
+}
+
+int es_mpi_open(const es_scope *s, const struct ps_remote_attr *ra, es_mpi **out)
+{
+	if (!s || !out)
+		return PS_EINVAL;
+	es_mpi *m = calloc(1, sizeof(*m));
+	if (!m)
+		return PS_ENOMEM;
+	m->nthreads = es_scope_threads(s);
+	m->thread_rank = malloc(sizeof(int) * (size_t)(m->nthreads + 1));
+	m->thread_tb = malloc(sizeof(int) * (size_t)(m->nthreads + 1));
+	int rc = m->thread_rank && m->thread_tb ? 0 : PS_ENOMEM;
+	for (int t = 0; t < m->nthreads && !rc; t++)
+		m->thread_rank[t] = m->thread_tb[t] = -1;
+	for (int i = 0; i < es_scope_leaves(s) && !rc; i++) {
+		const struct es_leaf *l = es_scope_leaf(s, i);
+		if (l->rank < 0 || m->thread_rank[l->thread] >= 0)
+			continue;
+		if ((rc = open_rank(m, s, l, ra)) || !m->by_rank[l->rank])
+			continue;
+		struct rank *r = m->by_rank[l->rank];
+		m->thread_rank[l->thread] = l->rank;
+		m->thread_tb[l->thread] = r->ntb;
+		rc = open_boards(r, s, l->thread, l->meta.trace);
+	}
+	if (!rc)
+		rc = es_mpi_refresh(m);
+	if (rc) {
+		es_mpi_close(m);
+		return rc;
+	}
+	*out = m;
+	return 0;
+}
+
+void es_mpi_close(es_mpi *m)
+{
+	if (!m)
+		return;
+	for (int i = 0; i < m->nranks; i++) {
+		struct rank *r = m->by_rank[i];
+		if (!r)
+			continue;
+		for (int k = 0; k < r->ntb; k++) {
+			ps_elem_close(r->tb[k].reqs);
+			ps_elem_close(r->tb[k].chans);
+			free(r->tb[k].req_cache);
+			free(r->tb[k].chan_cache);
+		}
+		free(r->tb);
+		free(r->names);
+		ps_elem_close(r->comms);
+		ps_elem_close(r->calls);
+		es_space_destroy(r->sp);
+		free(r);
+	}
+	for (int c = 0; c < m->ncomms; c++)
+		free(m->comms[c].members[0]), free(m->comms[c].members[1]);
+	free(m->comms);
+	free(m->comm_ix);
+	free(m->by_rank);
+	free(m->thread_rank);
+	free(m->thread_tb);
+	free(m);
+}
+
+int es_mpi_refresh(es_mpi *m)
+{
+	if (!m)
+		return PS_EINVAL;
+	m->epoch++;
+	for (int i = 0; i < m->nranks; i++) {
+		int rc = m->by_rank[i] ? read_comms(m, m->by_rank[i]) : 0;
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* --- asking ------------------------------------------------------------------------ */
+
+int es_mpi_ranks(const es_mpi *m)
+{
+	return m ? m->nranks : 0;
+}
+
+int es_mpi_rank_of(const es_mpi *m, int thread)
+{
+	return m && thread >= 0 && thread < m->nthreads ? m->thread_rank[thread] : -1;
+}
+
+int es_mpi_ncomms(const es_mpi *m)
+{
+	return m ? m->ncomms : 0;
+}
+
+const struct es_mpi_comm *es_mpi_comm_at(const es_mpi *m, int i)
+{
+	return m && i >= 0 && i < m->ncomms ? &m->comms[i].pub : NULL;
+}
+
+const struct es_mpi_comm *es_mpi_comm(const es_mpi *m, uint64_t id)
+{
+	int c = m ? comm_find(m, id) : -1;
+	return c >= 0 ? &m->comms[c].pub : NULL;
+}
+
+const struct es_mpi_comm *es_mpi_comm_of(const es_mpi *m, int rank, uint32_t serial, uint32_t mask,
+					 uint64_t at_ns, int *side)
+{
+	struct rank *r = m && rank >= 0 && rank < m->nranks ? m->by_rank[rank] : NULL;
+	if (!r || serial == ES_NONE)
+		return NULL;
+	/* the latest naming of those bits made no later than at_ns; failing
+	 * that the first made after it (met by the very call: a poll's
+	 * communicator is looked up once it completes) */
+	const struct naming *after = NULL;
+	for (int i = r->nnames; i-- > 0;) {
+		const struct naming *n = &r->names[i];
+		if ((n->serial & mask) != (serial & mask))
+			continue;
+		if (at_ns != UINT64_MAX && n->at > at_ns) {
+			after = n;
+			continue;
+		}
+		if (at_ns == UINT64_MAX && n->freed != UINT64_MAX)
+			return NULL; /* freed: names nothing now */
+		after = n;
+		break;
+	}
+	if (!after)
+		return NULL;
+	if (side)
+		*side = (after->flags & ES_COMMS_SIDE1) ? 1 : 0;
+	return &m->comms[after->comm].pub;
+}
+
+int64_t es_mpi_calls(es_mpi *m, int rank, uint64_t id)
+{
+	struct rank *r = m && rank >= 0 && rank < m->nranks ? m->by_rank[rank] : NULL;
+	if (!r || !r->calls)
+		return -1;
+	for (int i = r->nnames; i-- > 0;) {
+		const struct naming *n = &r->names[i];
+		if (m->comms[n->comm].pub.id != id || n->freed != UINT64_MAX)
+			continue;
+		uint64_t v;
+		if (ps_read_range(r->calls, n->serial % ES_CALLS_SLOTS, 1, &v, NULL) != 1)
+			return -1;
+		return (int64_t)v;
+	}
+	return -1;
+}
+
+static struct thread_boards *boards_of(es_mpi *m, int thread)
+{
+	int rank = es_mpi_rank_of(m, thread);
+	if (rank < 0 || !m->by_rank[rank] || m->thread_tb[thread] < 0)
+		return NULL;
+	return &m->by_rank[rank]->tb[m->thread_tb[thread]];
+}
+
+/* A board's slots whole, read once per refresh. */
+static int read_reqs(struct thread_boards *tb)
+{
+	if (!tb->reqs)
+		return 0;
+	if (!tb->req_cache && !(tb->req_cache = malloc(sizeof(struct es_req_rec) * ES_REQS_SLOTS)))
+		return PS_ENOMEM;
+	struct es_req_rec *raw = malloc(sizeof(*raw) * ES_REQS_SLOTS);
+	if (!raw)
+		return PS_ENOMEM;
+	int got = 0, n = 0;
+	while (got < (int)ES_REQS_SLOTS) {
+		int k = ps_read_range(tb->reqs, (uint64_t)got, ES_REQS_SLOTS - (size_t)got, raw + got, NULL);
+		if (k <= 0)
+			break;
+		got += k;
+	}
+	for (int i = 0; i < got; i++)
+		/* a slot its owner was rewriting as we copied it is left out: the
+		 * request was being made, started or completed just then */
+		if (raw[i].handle && !(raw[i].ver & 1) && !(raw[i].done && raw[i].done == raw[i].ver))
+			tb->req_cache[n++] = raw[i];
+	free(raw);
+	tb->nreq = n;
+	return 0;
+}
+
+static int read_chans(struct thread_boards *tb)
+{
+	if (!tb->chans)
+		return 0;
+	if (!tb->chan_cache && !(tb->chan_cache = malloc(sizeof(struct es_chan_rec) * ES_CHANS_SLOTS)))
+		return PS_ENOMEM;
+	int got = 0;
+	while (got < (int)ES_CHANS_SLOTS) {
+		int k = ps_read_range(tb->chans, (uint64_t)got, ES_CHANS_SLOTS - (size_t)got, tb->chan_cache + got, NULL);
+		if (k <= 0)
+			break;
+		got += k;
+	}
+	tb->chan_full = got == 0 || (tb->chan_cache[0].flags & ES_CHAN_FULL) || got < (int)ES_CHANS_SLOTS;
+	tb->nchan = got;
+	return 0;
+}
+
+static int refresh_boards(es_mpi *m, struct thread_boards *tb)
+{
+	if (tb->read_at == m->epoch)
+		return 0;
+	int rc = read_reqs(tb);
+	if (!rc)
+		rc = read_chans(tb);
+	tb->read_at = m->epoch;
+	return rc;
+}
+
+int es_mpi_requests(es_mpi *m, int thread, const struct es_req_rec **out)
+{
+	struct thread_boards *tb = m ? boards_of(m, thread) : NULL;
+	*out = NULL;
+	if (!tb)
+		return 0;
+	int rc = refresh_boards(m, tb);
+	if (rc)
+		return rc;
+	*out = tb->req_cache;
+	return tb->nreq;
+}
+
+int es_mpi_rank_threads(const es_mpi *m, int rank, int *threads, int max)
+{
+	struct rank *r = m && rank >= 0 && rank < m->nranks ? m->by_rank[rank] : NULL;
+	int n = 0;
+	for (int k = 0; r && k < r->ntb; k++)
+		if (n < max)
+			threads[n++] = r->tb[k].thread;
+	return n;
+}
+
+/* A rank's messages on a channel (its threads' counts added), with the
+ * other end `peer`, on communicator id, tag (ES_NONE: any); dir sent or
+ * ES_CHAN_RECVD.  False when some board was full and had no such key. */
+static bool count(es_mpi *m, int rank, int peer, uint64_t id, uint32_t tag, uint32_t dir, uint64_t *n)
+{
+	struct rank *r = m->by_rank[rank];
+	bool known = true;
+	*n = 0;
+	for (int k = 0; r && k < r->ntb; k++) {
+		struct thread_boards *tb = &r->tb[k];
+		bool found = false;
+		if (refresh_boards(m, tb) || !tb->chans)
+			continue;
+		for (int i = 1; i < tb->nchan; i++) {
+			const struct es_chan_rec *c = &tb->chan_cache[i];
+			uint32_t f = c->flags;
+			if (!(f & ES_CHAN_USED) || (f & ES_CHAN_RECVD) != dir || c->peer != (uint32_t)peer ||
+			    (tag != ES_NONE && c->tag != tag))
+				continue;
+			const struct es_mpi_comm *cm = es_mpi_comm_of(m, rank, c->serial, UINT32_MAX, UINT64_MAX, NULL);
+			if (!cm || cm->id != id)
+				continue;
+			*n += c->count;
+			found = true;
+		}
+		if (tb->chan_full && !found)
+			known = false;
+	}
+	return known;
+}
+
+bool es_mpi_messages(es_mpi *m, int from, int to, uint64_t id, uint32_t tag, uint64_t *sent,
+		     uint64_t *recvd)
+{
+	*sent = *recvd = 0;
+	if (!m || from < 0 || to < 0 || from >= m->nranks || to >= m->nranks || !m->by_rank[from] ||
+	    !m->by_rank[to])
+		return false;
+	bool a = count(m, from, to, id, tag, 0, sent), b = count(m, to, from, id, tag, ES_CHAN_RECVD, recvd);
+	return a && b;
+}
