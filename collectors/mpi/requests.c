@@ -403,9 +403,9 @@ MPI_Fint *es_wait_fstatuses(struct es_wait *w, MPI_Fint *given, int n)
 
 /* --- completing ----------------------------------------------------------------------------- */
 
-/* One request completed, with its status (NULL: not known): its tuple,
- * its channel, and it leaves (or, persistent, goes inactive). */
-static void completed(const struct es_ref *ref, const MPI_Status *st, uint64_t now)
+/* One request completed, with its status (NULL: not known), or failed:
+ * its tuple, its channel, and it leaves (or, persistent, goes inactive). */
+static void completed(const struct es_ref *ref, const MPI_Status *st, bool failed, uint64_t now)
 {
 	struct es_rindex *ri = es_t.ri;
 	struct es_req_rec v, *mine = NULL;
@@ -425,11 +425,9 @@ static void completed(const struct es_ref *ref, const MPI_Status *st, uint64_t n
 	unsigned op = v.op, flags = ES_OP_DONE;
 	uint32_t peer = v.peer, arg = v.arg;
 	uint64_t size = v.size;
-	int cancelled = 0;
-	if (st && is_recv(op)) {
+	int cancelled = failed;
+	if (st && is_recv(op) && !cancelled) {
 		PMPI_Test_cancelled(st, &cancelled);
-		if (st->MPI_ERROR != MPI_SUCCESS && st->MPI_ERROR != MPI_ERR_PENDING)
-			cancelled = 1;
 		if (!cancelled && st->MPI_SOURCE >= 0) {
 			peer = x && x->c ? es_world(x->c, st->MPI_SOURCE) : v.peer;
 			arg = st->MPI_TAG >= 0 ? (uint32_t)st->MPI_TAG : arg;
@@ -460,10 +458,11 @@ static void completed(const struct es_ref *ref, const MPI_Status *st, uint64_t n
 	}
 }
 
-/* Whether request i of the wait completed, and its status. */
+/* Whether request i of the wait completed, its status, and whether it
+ * failed (a status's MPI_ERROR counts only when MPI said to look there). */
 static bool which_done(const struct es_wait *w, int i, int rc, enum es_which which, int count,
 		       const int *indices, bool fortran, const MPI_Status *sts, const MPI_Fint *fsts,
-		       MPI_Status *st_out, const MPI_Status **st)
+		       MPI_Status *st_out, const MPI_Status **st, bool *failed)
 {
 	int k = -1;
 	bool persistent = false;
@@ -487,7 +486,8 @@ static bool which_done(const struct es_wait *w, int i, int rc, enum es_which whi
 	else if (k >= 0 && fsts && fsts != MPI_F_STATUSES_IGNORE &&
 		 PMPI_Status_f2c(fsts + (size_t)k * ES_F_STATUS_INTS, st_out) == MPI_SUCCESS)
 		*st = st_out;
-	if (*st && (*st)->MPI_ERROR == MPI_ERR_PENDING)
+	*failed = rc != MPI_SUCCESS && (rc != MPI_ERR_IN_STATUS || !*st || (*st)->MPI_ERROR != MPI_SUCCESS);
+	if (rc == MPI_ERR_IN_STATUS && *st && (*st)->MPI_ERROR == MPI_ERR_PENDING)
 		return false;
 	return !persistent ? now_null || k >= 0 : true;
 }
@@ -502,9 +502,10 @@ static void complete_all(struct es_wait *w, int rc, enum es_which which, int cou
 	for (int i = 0; i < w->n; i++) {
 		MPI_Status tmp;
 		const MPI_Status *st;
+		bool failed;
 		if (w->ref[i].kind != ES_REF_NONE &&
-		    which_done(w, i, rc, which, count, indices, fortran, sts, fsts, &tmp, &st))
-			completed(&w->ref[i], st, now);
+		    which_done(w, i, rc, which, count, indices, fortran, sts, fsts, &tmp, &st, &failed))
+			completed(&w->ref[i], st, failed, now);
 	}
 }
 

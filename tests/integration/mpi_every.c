@@ -44,6 +44,17 @@ static void check(int ok, const char *what)
 	}
 }
 
+/* A request completed by a wait: its completion's tuple (with what came,
+ * for a receive), then the wait's (element: how many of the requests it
+ * was given nobody follows; arg: how many it was given). */
+static void done_wait(const char *name, long element, long size, long arg, const char *wait, long given)
+{
+	char done[64];
+	snprintf(done, sizeof(done), "%s/done", name);
+	E(done, element, size, arg);
+	E(wait, 0, 0, given);
+}
+
 /* A nonblocking collective on WORLD, completed by MPI_Wait. */
 static void icoll_wait(const char *name, long element, long size, MPI_Request *rq)
 {
@@ -52,7 +63,7 @@ static void icoll_wait(const char *name, long element, long size, MPI_Request *r
 	E(name, element, size, cw);
 	MPI_Wait(rq, MPI_STATUS_IGNORE);
 	E(done, element, size, cw);
-	E("MPI_Wait", ANYV, ANYV, ANYV);
+	E("MPI_Wait", 0, 0, 1);
 	cw++;
 }
 
@@ -91,14 +102,16 @@ static void streak(const int *a, int tag, int polls, int any)
 	E("MPI_Send", 0, 0, tag + 1);
 	MPI_Recv(NULL, 0, MPI_INT, 0, tag + 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	E("MPI_Recv", 0, 0, tag + 2);
+	/* the receive's completion, with what came, then the streak */
+	E("MPI_Irecv/done", 0, 16, tag);
 	if (any) {
 		MPI_Testany(2, rq, &idx, &flag, MPI_STATUS_IGNORE);
 		check(flag && idx == 1, "MPI_Testany after the send");
-		E("MPI_Testany", 0, 16, polls);
+		E("MPI_Testany", NO, 0, polls);
 	} else {
 		MPI_Test(&rq[1], &flag, &st);
 		check(flag && st.MPI_SOURCE == 0 && st.MPI_TAG == tag, "MPI_Test's status after the send");
-		E("MPI_Test", 0, 16, polls);
+		E("MPI_Test", NO, 0, polls);
 	}
 	check(c[0] == 0 && rq[1] == MPI_REQUEST_NULL, "the streak's receive"); /* rank 0's a */
 }
@@ -143,10 +156,12 @@ static void point_to_point(void)
 		MPI_Issend(a, 4, MPI_INT, 1, 5, MPI_COMM_WORLD, &rq[1]);
 		E("MPI_Issend", 1, 16, 5);
 		MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
-		E("MPI_Waitall", NO, 0, 2);
+		E("MPI_Ibsend/done", 1, 16, 4);
+		E("MPI_Issend/done", 1, 16, 5);
+		E("MPI_Waitall", 0, 0, 2);
 	} else {
 		MPI_Wait(&rq[0], &st);
-		E("MPI_Wait", 0, 16, 3);
+		done_wait("MPI_Irecv", 0, 16, 3, "MPI_Wait", 1);
 		MPI_Recv(b, 4, MPI_INT, 0, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 		E("MPI_Recv", 0, 16, 4);
 		MPI_Recv(b, 4, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -161,13 +176,14 @@ static void point_to_point(void)
 		E("MPI_Irsend", 1, 16, 6);
 	}
 	MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
-	E("MPI_Wait", me == 1 ? 0 : ANYV, me == 1 ? 16 : ANYV, me == 1 ? 6 : ANYV);
+	done_wait(me == 1 ? "MPI_Irecv" : "MPI_Irsend", me == 1 ? 0 : 1, 16, 6, "MPI_Wait", 1);
 	check(me == 0 || b[0] == 0, "MPI_Irsend's data");
 
-	/* both directions at once, in one buffer */
+	/* both directions at once, in one buffer: the send, then what came */
 	int r[4] = { me, me, me, me };
 	MPI_Sendrecv_replace(r, 4, MPI_INT, peer, 7, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-	E("MPI_Sendrecv_replace", peer, 32, peer);
+	E("MPI_Sendrecv_replace", peer, 16, 7);
+	E("MPI_Sendrecv_replace/done", peer, 16, 7);
 	check(r[3] == peer, "MPI_Sendrecv_replace's data");
 
 	/* matched probes */
@@ -187,9 +203,9 @@ static void point_to_point(void)
 			MPI_Improbe(0, 9, MPI_COMM_WORLD, &flag, &msg, MPI_STATUS_IGNORE);
 		E("MPI_Improbe", 0, 16, ANYV); /* arg: the polls it took */
 		MPI_Imrecv(b, 4, MPI_INT, &msg, &rq[0]);
-		E("MPI_Imrecv", NO, 16, 0);
+		E("MPI_Imrecv", NO, 16, NO);
 		MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
-		E("MPI_Wait", 0, 16, 9);
+		done_wait("MPI_Imrecv", 0, 16, 9, "MPI_Wait", 1);
 	}
 	/* a poll that does not free its request */
 	if (me == 0) {
@@ -200,7 +216,7 @@ static void point_to_point(void)
 			MPI_Request_get_status(rq[0], &flag, MPI_STATUS_IGNORE);
 		E("MPI_Request_get_status", ANYV, ANYV, ANYV);
 		MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
-		E("MPI_Wait", ANYV, ANYV, ANYV);
+		done_wait("MPI_Isend", 1, 16, 10, "MPI_Wait", 1);
 	} else {
 		MPI_Recv(b, 4, MPI_INT, 0, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 		E("MPI_Recv", 0, 16, 10);
@@ -219,7 +235,7 @@ static void point_to_point(void)
 	/* MPI_REQUEST_NULL: nothing to wait for */
 	rq[0] = rq[1] = MPI_REQUEST_NULL;
 	MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
-	E("MPI_Waitall", NO, 0, 2);
+	E("MPI_Waitall", 0, 0, 2);
 	int flag = 0;
 	MPI_Test(&rq[0], &flag, &st);
 	E("MPI_Test", NO, 0, 1);
@@ -228,7 +244,7 @@ static void point_to_point(void)
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 	int rc = MPI_Send(a, 4, MPI_INT, 99, 21, MPI_COMM_WORLD);
 	check(rc != MPI_SUCCESS, "MPI_Send to rank 99 returned an error");
-	E("MPI_Send/failed", 99, 16, 21);
+	E("MPI_Send/failed", NO, 16, 21); /* no world rank is that */
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
@@ -245,17 +261,23 @@ static void persistent(void)
 		E("MPI_Startall", peer, 16, 11);
 		E("MPI_Startall/recv", peer, 16, 11);
 		MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
-		E("MPI_Waitall", NO, 0, 2);
+		E("MPI_Send_init/done", peer, 16, 11);
+		E("MPI_Recv_init/done", peer, 16, 11);
+		E("MPI_Waitall", 0, 0, 2);
 	}
 	MPI_Start(&rq[1]);
 	E("MPI_Start/recv", peer, 16, 11);
 	MPI_Start(&rq[0]);
 	E("MPI_Start", peer, 16, 11);
 	MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
-	E("MPI_Waitall", NO, 0, 2);
+	E("MPI_Send_init/done", peer, 16, 11);
+	E("MPI_Recv_init/done", peer, 16, 11);
+	E("MPI_Waitall", 0, 0, 2);
 	check(b[0] == 7, "persistent requests' data");
 	MPI_Request_free(&rq[0]);
+	E("MPI_Request_free", NO, 0, 0);
 	MPI_Request_free(&rq[1]);
+	E("MPI_Request_free", NO, 0, 0);
 	/* the other sending modes, rank 0 to 1 */
 	char buf[256];
 	MPI_Buffer_attach(buf, sizeof(buf));
@@ -268,9 +290,13 @@ static void persistent(void)
 		E("MPI_Startall", 1, 8, 12);
 		E("MPI_Startall", 1, 4, 13);
 		MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
-		E("MPI_Waitall", NO, 0, 2);
+		E("MPI_Ssend_init/done", 1, 8, 12);
+		E("MPI_Bsend_init/done", 1, 4, 13);
+		E("MPI_Waitall", 0, 0, 2);
 		MPI_Request_free(&rq[0]);
+		E("MPI_Request_free", NO, 0, 0);
 		MPI_Request_free(&rq[1]);
+		E("MPI_Request_free", NO, 0, 0);
 	} else {
 		MPI_Recv(b, 2, MPI_INT, 0, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 		E("MPI_Recv", 0, 8, 12);
@@ -288,9 +314,11 @@ static void persistent(void)
 		E("MPI_Start", 1, 4, 14);
 	}
 	MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
-	E("MPI_Wait", me == 1 ? 0 : ANYV, me == 1 ? 4 : ANYV, me == 1 ? 14 : ANYV);
-	if (me == 0)
+	done_wait(me == 1 ? "MPI_Irecv" : "MPI_Rsend_init", me == 1 ? 0 : 1, 4, 14, "MPI_Wait", 1);
+	if (me == 0) {
 		MPI_Request_free(&rq[0]);
+		E("MPI_Request_free", NO, 0, 0);
+	}
 	void *old;
 	int oldsize;
 	MPI_Buffer_detach(&old, &oldsize);
@@ -359,7 +387,7 @@ static void collectives(void)
 	MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
 	E("MPI_Iallreduce/done", NO, 4, cw);
 	E("MPI_Ibcast/done", 1, 4, cw + 1);
-	E("MPI_Waitall", NO, 0, 2);
+	E("MPI_Waitall", 0, 0, 2);
 	cw += 2;
 	check(out[0] == 2, "MPI_Iallreduce's max");
 	/* completed by a poll: the poll that completes it closes it */
@@ -369,7 +397,7 @@ static void collectives(void)
 	while (!flag)
 		MPI_Test(&rq[0], &flag, MPI_STATUS_IGNORE);
 	E("MPI_Ibarrier/done", NO, 0, cw++);
-	E("MPI_Test", ANYV, ANYV, ANYV);
+	E("MPI_Test", NO, 0, ANYV);
 }
 
 /* Communicators: made collectively over the old one (which numbers them),
@@ -398,7 +426,7 @@ static void communicators(void)
 	MPI_Comm_split(MPI_COMM_WORLD, me, 0, &self);
 	E("MPI_Comm_split", NO, 0, cw++);
 	MPI_Intercomm_create(self, 0, MPI_COMM_WORLD, peer, 6, &inter);
-	E("MPI_Intercomm_create", peer, 0, 0); /* the first on self */
+	E("MPI_Intercomm_create", NO, 0, 0); /* the first on self */
 	MPI_Intercomm_merge(inter, me, &merged);
 	E("MPI_Intercomm_merge", NO, 0, 0);    /* the first on inter */
 	int n = 0;
@@ -456,7 +484,7 @@ static void neighbours(void)
 		MPI_Wait(&rq, MPI_STATUS_IGNORE);
 		snprintf(done, sizeof(done), "%s/done", inames[i]);
 		E(done, NO, 8, c++);
-		E("MPI_Wait", ANYV, ANYV, ANYV);
+		E("MPI_Wait", 0, 0, 1);
 	}
 	MPI_Cart_sub(cart, (int[]){ 1 }, &sub);
 	E("MPI_Cart_sub", NO, 0, c++);
@@ -486,7 +514,7 @@ static void neighbours(void)
 	E("MPI_Comm_free", NO, 0, 0);
 }
 
-/* One-sided: element is the target, arg the window's id (not known here);
+/* One-sided: element is the target, comm the window;
  * fences, creation and freeing are numbered on the window or communicator. */
 static void one_sided(void)
 {
@@ -532,19 +560,19 @@ static void one_sided(void)
 	MPI_Rput(two, 1, MPI_INT, peer, 0, 1, MPI_INT, win, &rq);
 	E("MPI_Rput", peer, 4, ANYV);
 	MPI_Wait(&rq, MPI_STATUS_IGNORE);
-	E("MPI_Wait", ANYV, ANYV, ANYV);
+	done_wait("MPI_Rput", peer, 4, 0, "MPI_Wait", 1);
 	MPI_Rget(got, 1, MPI_INT, peer, 1, 1, MPI_INT, win, &rq);
 	E("MPI_Rget", peer, 4, ANYV);
 	MPI_Wait(&rq, MPI_STATUS_IGNORE);
-	E("MPI_Wait", ANYV, ANYV, ANYV);
+	done_wait("MPI_Rget", peer, 4, 0, "MPI_Wait", 1);
 	MPI_Raccumulate(two, 1, MPI_INT, peer, 3, 1, MPI_INT, MPI_SUM, win, &rq);
 	E("MPI_Raccumulate", peer, 4, ANYV);
 	MPI_Wait(&rq, MPI_STATUS_IGNORE);
-	E("MPI_Wait", ANYV, ANYV, ANYV);
+	done_wait("MPI_Raccumulate", peer, 4, 0, "MPI_Wait", 1);
 	MPI_Rget_accumulate(two, 1, MPI_INT, res, 1, MPI_INT, peer, 3, 1, MPI_INT, MPI_SUM, win, &rq);
 	E("MPI_Rget_accumulate", peer, 4, ANYV);
 	MPI_Wait(&rq, MPI_STATUS_IGNORE);
-	E("MPI_Wait", ANYV, ANYV, ANYV);
+	done_wait("MPI_Rget_accumulate", peer, 4, 0, "MPI_Wait", 1);
 	MPI_Win_flush(peer, win);
 	E("MPI_Win_flush", peer, 0, ANYV);
 	MPI_Win_flush_local(peer, win);

@@ -106,10 +106,15 @@ program mpi_fortran
   call MPI_Isend(a, 4, MPI_INTEGER, peer, 7, MPI_COMM_WORLD, rq(2), ierr)
   call expect('MPI_Isend', peer, 16, 7)
   call MPI_Waitall(2, rq, MPI_STATUSES_IGNORE, ierr)
-  call expect('MPI_Waitall', -1, 0, 2)
+  ! each request's completion (the receive's with what came), then the wait
+  call expect('MPI_Irecv/done', peer, 16, 7)
+  call expect('MPI_Isend/done', peer, 16, 7)
+  call expect('MPI_Waitall', 0, 0, 2)
   call MPI_Sendrecv(a, 1, MPI_INTEGER, peer, 8, b, 1, MPI_INTEGER, peer, 8, MPI_COMM_WORLD, &
                     MPI_STATUS_IGNORE, ierr)
-  call expect('MPI_Sendrecv', peer, 8, peer)
+  ! the send, then what came
+  call expect('MPI_Sendrecv', peer, 4, 8)
+  call expect('MPI_Sendrecv/done', peer, 4, 8)
   ! a poll loop: one tuple for the test that completes, arg = polls
   call MPI_Irecv(b, 1, MPI_INTEGER, peer, 9, MPI_COMM_WORLD, rq(1), ierr)
   call expect('MPI_Irecv', peer, 4, 9)
@@ -121,7 +126,8 @@ program mpi_fortran
     call MPI_Test(rq(1), flag, MPI_STATUS_IGNORE, ierr)
     flag_count = flag_count + 1
   end do
-  call expect('MPI_Test', peer, 4, flag_count)
+  call expect('MPI_Irecv/done', peer, 4, 9)
+  call expect('MPI_Test', -1, 0, flag_count)
 
   ! a nonblocking collective: its call, its completion, the wait
   one = me + 1
@@ -151,9 +157,13 @@ program mpi_fortran
   call expect('MPI_Startall', peer, 8, 10)
   call expect('MPI_Startall/recv', peer, 8, 10)
   call MPI_Waitall(2, rq, MPI_STATUSES_IGNORE, ierr)
-  call expect('MPI_Waitall', -1, 0, 2)
+  call expect('MPI_Send_init/done', peer, 8, 10)
+  call expect('MPI_Recv_init/done', peer, 8, 10)
+  call expect('MPI_Waitall', 0, 0, 2)
   call MPI_Request_free(rq(1), ierr)
+  call expect('MPI_Request_free', -1, 0, 0)
   call MPI_Request_free(rq(2), ierr)
+  call expect('MPI_Request_free', -1, 0, 0)
 
   ! one-sided
   wbuf = me
