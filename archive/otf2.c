@@ -158,34 +158,50 @@ static uint32_t rank_in(const struct otf2_out *o, uint16_t comm, uint32_t world)
 	return r < 0 ? OTF2_UNDEFINED_UINT32 : (uint32_t)r;
 }
 
-/* Request ids by the request's start, within one thread: a request's
- * completion has its call's start. */
+/* Request ids by the request's start and direction, within one thread: a
+ * request's completion has its call's start.  MPI_Startall starts several
+ * at one stamp: each gets its own id, and each completion takes one of
+ * those still open (which one matters not: the completion carries what
+ * came). */
 struct reqids {
-	uint64_t *start, *id;
+	uint64_t *key, *id;
 	size_t cap, next;
 };
+#define REQ_GONE UINT64_MAX /* a completed request's slot: probes go past it */
 
-static uint64_t *reqid_slot(struct reqids *r, uint64_t start)
+static uint64_t reqid_key(uint64_t start, bool recv)
 {
-	size_t i = (size_t)((start * 0x9e3779b97f4a7c15ull) >> 17) & (r->cap - 1);
-	while (r->start[i] && r->start[i] != start + 1)
-		i = (i + 1) & (r->cap - 1);
-	return &r->start[i];
+	return (start << 1 | recv) + 1; /* never 0, a free slot */
 }
 
-/* A new id for the request begun at start (0 if none can be kept). */
-static uint64_t reqid_new(struct reqids *r, uint64_t start)
+static size_t reqid_home(const struct reqids *r, uint64_t key)
 {
-	uint64_t *slot = reqid_slot(r, start);
-	*slot = start + 1;
-	r->id[slot - r->start] = ++r->next;
+	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (r->cap - 1);
+}
+
+/* A new id for the request begun at start (the table holds twice the
+ * thread's items, so a free slot is always found). */
+static uint64_t reqid_new(struct reqids *r, uint64_t start, bool recv)
+{
+	size_t i = reqid_home(r, reqid_key(start, recv));
+	while (r->key[i] && r->key[i] != REQ_GONE)
+		i = (i + 1) & (r->cap - 1);
+	r->key[i] = reqid_key(start, recv);
+	r->id[i] = ++r->next;
 	return r->next;
 }
 
-static uint64_t reqid_of(struct reqids *r, uint64_t start)
+/* The id of a request begun at start and still open, which it no longer
+ * is (0: none). */
+static uint64_t reqid_done(struct reqids *r, uint64_t start, bool recv)
 {
-	uint64_t *slot = reqid_slot(r, start);
-	return *slot ? r->id[slot - r->start] : 0;
+	uint64_t key = reqid_key(start, recv);
+	for (size_t i = reqid_home(r, key); r->key[i]; i = (i + 1) & (r->cap - 1))
+		if (r->key[i] == key) {
+			r->key[i] = REQ_GONE;
+			return r->id[i];
+		}
+	return 0;
 }
 
 /* One point-to-point item of a message, or of its request. */
@@ -203,18 +219,19 @@ static OTF2_ErrorCode message(struct otf2_out *o, OTF2_EvtWriter *w, const struc
 			return st->messages++, OTF2_EvtWriter_MpiSend(w, NULL, t, peer, comm, tr->arg, tr->size);
 		if (m == AR_MSG_ISEND && ok)
 			return st->messages++, OTF2_EvtWriter_MpiIsend(w, NULL, t, peer, comm, tr->arg, tr->size,
-								       reqid_new(ids, tr->start));
+								       reqid_new(ids, tr->start, false));
 		if (m == AR_MSG_IRECV_REQ)
-			return OTF2_EvtWriter_MpiIrecvRequest(w, NULL, t, reqid_new(ids, tr->start));
+			return OTF2_EvtWriter_MpiIrecvRequest(w, NULL, t, reqid_new(ids, tr->start, true));
 		return OTF2_SUCCESS;
 	case AR_LEAVE:
 		if (m == AR_MSG_RECV && !(tr->op & ES_OP_DONE) && ok)
 			return st->messages++, OTF2_EvtWriter_MpiRecv(w, NULL, t, peer, comm, tr->arg, tr->size);
 		return OTF2_SUCCESS;
 	case AR_COMPLETE: {
-		uint64_t id = reqid_of(ids, tr->start);
 		if (m == AR_MSG_RECV && ok) /* Sendrecv's receive, inside it */
 			return st->messages++, OTF2_EvtWriter_MpiRecv(w, NULL, t, peer, comm, tr->arg, tr->size);
+		uint64_t id = m == AR_MSG_ISEND_DONE || m == AR_MSG_IRECV
+			      ? reqid_done(ids, tr->start, m == AR_MSG_IRECV) : 0;
 		if ((m == AR_MSG_ISEND_DONE || m == AR_MSG_IRECV) && id && (tr->op & ES_OP_FAILED))
 			return OTF2_EvtWriter_MpiRequestCancelled(w, NULL, t, id);
 		if (m == AR_MSG_ISEND_DONE && id)
@@ -269,11 +286,11 @@ static int write_thread(struct otf2_out *o, int t, struct ar_out_stats *st)
 	struct reqids ids = { .cap = 64 };
 	while (ids.cap < 2 * n + 2)
 		ids.cap *= 2;
-	ids.start = calloc(ids.cap, sizeof(uint64_t));
+	ids.key = calloc(ids.cap, sizeof(uint64_t));
 	ids.id = calloc(ids.cap, sizeof(uint64_t));
-	OTF2_EvtWriter *w = ids.start && ids.id ? OTF2_Archive_GetEvtWriter(o->ar, (OTF2_LocationRef)t) : NULL;
+	OTF2_EvtWriter *w = ids.key && ids.id ? OTF2_Archive_GetEvtWriter(o->ar, (OTF2_LocationRef)t) : NULL;
 	if (!w) {
-		free(items), free(ids.start), free(ids.id);
+		free(items), free(ids.key), free(ids.id);
 		snprintf(o->err, sizeof(o->err), "no event writer for thread %d", t);
 		return -EIO;
 	}
@@ -298,7 +315,7 @@ static int write_thread(struct otf2_out *o, int t, struct ar_out_stats *st)
 		if (e == OTF2_SUCCESS && items[i].kind == AR_LEAVE)
 			e = OTF2_EvtWriter_Leave(w, NULL, items[i].time, reg);
 	}
-	free(items), free(ids.start), free(ids.id);
+	free(items), free(ids.key), free(ids.id);
 	if (e != OTF2_SUCCESS)
 		return otf2_fail(o, e, "writing events");
 	OTF2_EvtWriter_GetNumberOfEvents(w, &o->events[t]);
@@ -398,7 +415,9 @@ static int write_defs(struct otf2_out *o, uint64_t t0, uint64_t t1)
 							    OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE,
 							    (uint32_t)o->nranks, members);
 		free(members);
-		/* communicator number c is OTF2's comm c, its groups 1 + 2c and 2 + 2c */
+		/* communicator number c is OTF2's comm c; its groups are
+		 * numbered as they come, for readers want them in order */
+		OTF2_GroupRef next_group = 1;
 		for (int c = 0; c < ar_ncomms(a) && e == OTF2_SUCCESS; c++) {
 			const struct ar_comm *cm = ar_comm(a, c);
 			if (cm->flags & ES_COMMS_WINDOW)
@@ -411,7 +430,8 @@ static int write_defs(struct otf2_out *o, uint64_t t0, uint64_t t1)
 					 cm->flags & ES_COMMS_INTER ? "inter" : "", (unsigned long long)cm->id,
 					 cm->size[0] + cm->size[1]);
 			uint32_t name = STRING(label);
-			OTF2_GroupRef ga = (OTF2_GroupRef)(1 + 2 * c), gb = (OTF2_GroupRef)(2 + 2 * c);
+			OTF2_GroupRef ga = next_group++;
+			OTF2_GroupRef gb = cm->flags & ES_COMMS_INTER ? next_group++ : OTF2_UNDEFINED_GROUP;
 			if (e == OTF2_SUCCESS)
 				e = comm_group(d, cm, 0, ga, name);
 			if (e == OTF2_SUCCESS && (cm->flags & ES_COMMS_INTER))

@@ -71,7 +71,7 @@ enum es_op_group { ES_GROUP_PASTSET = 0, ES_GROUP_SETUP, ES_GROUP_P2P, ES_GROUP_
 		   ES_GROUP_ONE_SIDED, ES_GROUP_PERSISTENT, ES_GROUP_COMMUNICATORS };
 enum es_op_kind {
 	ES_KIND_TIMED = 1, /* one tuple over the call */
-	ES_KIND_COLL,      /* a collective: arg = communicator id << 20 | its number there */
+	ES_KIND_COLL,      /* a collective: arg = its number on its communicator (comm) */
 	ES_KIND_ICOLL,     /* the same, nonblocking: a second tuple, | ES_OP_DONE, at completion */
 	ES_KIND_POLL,      /* recorded when it completes something: arg = polls in its streak */
 	ES_KIND_WAIT,      /* completes requests */

@@ -43,39 +43,6 @@ FILE *mon_fopen_private(const char *path)
 	return ps_fopen_out(path, 0600);
 }
 
-int mon_rank_of(const char *segment)
-{
-	const char *seg = strrchr(segment, '/'); /* after HOST:PORT/, if any */
-	enum pm_space_kind kind;
-	int n;
-	return pm_space_of(seg ? seg + 1 : segment, NULL, &kind, &n) && kind == PM_SPACE_RANK ? n : -1;
-}
-
-int mon_comms(const es_scope *s,
-	      int (*fn)(void *arg, const char *segment, const struct es_comm_rec *rec), void *arg)
-{
-	const char *prev = NULL;
-	int rc = 0;
-	for (int i = 0; i < es_scope_leaves(s) && !rc; i++) {
-		const char *seg = es_scope_leaf(s, i)->segment;
-		if (prev && !strcmp(prev, seg))
-			continue; /* a space's leaves are next to each other */
-		prev = seg;
-		es_space *sp;
-		ps_elem *e;
-		if (mon_space_open(seg, &sp))
-			continue;
-		if (!ps_elem_open(es_space_server(sp), ES_COMMS_ELEMENT, sizeof(struct es_comm_rec), &e)) {
-			struct es_comm_rec rec;
-			for (uint64_t k = 0; !rc && ps_read(e, k, &rec, 0, NULL) == 0; k++)
-				rc = fn(arg, seg, &rec);
-			ps_elem_close(e);
-		}
-		es_space_destroy(sp);
-	}
-	return rc;
-}
-
 static void on_signal(int sig)
 {
 	(void)sig;

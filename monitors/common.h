@@ -61,14 +61,6 @@ extern const char *mon_servers, *mon_secret_file;
 void mon_remote(const char *prog, struct es_scope_spec *spec);
 /* A trace space of the scope's, wherever it is. */
 int mon_space_open(const char *segment, es_space **out);
-/* Each record of every trace space's ES_COMMS_ELEMENT (the communicators
- * and windows an MPI rank met, and their freeing), in order, once per
- * space: fn(arg, segment, record); a nonzero return stops and is returned.
- * Spaces without one (PATHS jobs) or out of reach are passed over. */
-int mon_comms(const es_scope *s,
-	      int (*fn)(void *arg, const char *segment, const struct es_comm_rec *rec), void *arg);
-/* The MPI rank whose trace space a segment is (JOB.rN, HOST:PORT/JOB.rN), or -1. */
-int mon_rank_of(const char *segment);
 /* Opens path for writing, truncated, readable by its owner only (0600,
  * also when it existed): a copy of a trace is as private as the trace. */
 FILE *mon_fopen_private(const char *path);

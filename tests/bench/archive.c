@@ -34,18 +34,21 @@ int main(int argc, char **argv)
 		snprintf(proc, sizeof(proc), "bench.r%d", r);
 		snprintf(name, sizeof(name), "rank%d.thread0", r);
 		ar_set_thread(w, r, proc, name);
-		ar_set_member(w, 7, RANKS, (uint32_t)r, (uint32_t)r);
 	}
+	static const int world[RANKS] = { 0, 1, 2, 3 };
+	const uint32_t size[2] = { RANKS, 0 };
+	const int *const members[2] = { world, NULL };
+	ar_set_comm(w, 0, ES_COMM_WORLD_ID, ES_COMMS_WORLD, size, members);
 	uint64_t t = 1000;
 	for (size_t i = 0; i < n; i++) {
 		int r = (int)(i % RANKS);
 		size_t k = i / RANKS;
 		struct es_trace e = { .start = t, .end = t + 500, .seq = (uint32_t)k, .element = (uint32_t)((r + 1) % RANKS),
-				      .size = 4096, .arg = 5 };
+				      .size = 4096, .arg = 5, .comm = 0 };
 		if (k % 10 == 9) {
 			e.op = ES_OP_MPI_ALLREDUCE;
 			e.element = 0xffffffffu;
-			e.arg = 7u << 20 | (uint32_t)(k / 10);
+			e.arg = (uint32_t)(k / 10);
 		} else if (k % 2) {
 			e.op = ES_OP_MPI_RECV;
 			e.element = (uint32_t)((r + RANKS - 1) % RANKS);

@@ -9,8 +9,8 @@
 #define ANY 0xfffffffeu /* a field the check does not look at */
 #define NONE 0xffffffffu
 
-/* some: this op may come as several tuples whose args (counts) add up to
- * arg (1), or as one or two tuples, whatever their args (2) */
+/* some: this op may come as one tuple or two (1), whose args add up to
+ * arg (2) */
 struct want { unsigned op; uint32_t element, size, arg; int some; };
 
 static int nw;
@@ -39,38 +39,44 @@ static void expected(int r, int n, int collectives_only)
 			add(ES_OP_MPI_SEND, 1, 400, 7);
 		if (r == 1)
 			add(ES_OP_MPI_RECV, 0, 400, 7);
+		/* each request's completion has its own tuple, checked apart
+		 * (done_ok); here the waits and tests that completed them:
+		 * a wait's element counts the requests it was given that nobody
+		 * follows, its arg how many it was given; a test's arg counts
+		 * the polls of its streak */
 		add(ES_OP_MPI_IRECV, left, 400, 9);
 		add(ES_OP_MPI_ISEND, right, 400, 9);
-		add(ES_OP_MPI_WAIT, left, 400, 9);
-		add(ES_OP_MPI_WAIT, ANY, ANY, ANY); /* a send: whatever the library put in its status */
+		add(ES_OP_MPI_WAIT, 0, 0, 1);
+		add(ES_OP_MPI_WAIT, 0, 0, 1);
 		add(ES_OP_MPI_IRECV, left, 400, 10);
 		add(ES_OP_MPI_ISEND, right, 400, 10);
-		add(ES_OP_MPI_WAITALL, NONE, 0, 2);
+		add(ES_OP_MPI_WAITALL, 0, 0, 2);
 		add(ES_OP_MPI_IRECV, left, 400, 11);
 		add(ES_OP_MPI_ISEND, right, 400, 11);
-		add(ES_OP_MPI_WAITANY, ANY, ANY, ANY);
-		add(ES_OP_MPI_WAITANY, ANY, ANY, ANY);
+		add(ES_OP_MPI_WAITANY, 0, 0, 2);
+		add(ES_OP_MPI_WAITANY, 0, 0, 2);
 		add(ES_OP_MPI_IRECV, left, 400, 12);
 		add(ES_OP_MPI_ISEND, right, 400, 12);
-		/* polls: only the one that completed, arg = polls in its streak */
 		add(ES_OP_MPI_TESTALL, NONE, 0, ANY);
 		add(ES_OP_MPI_IRECV, left, 400, 16);
 		add(ES_OP_MPI_ISEND, right, 400, 16);
-		add(ES_OP_MPI_TEST, left, 400, ANY);
-		add(ES_OP_MPI_TEST, ANY, ANY, ANY);
+		add(ES_OP_MPI_TEST, NONE, 0, ANY);
+		add(ES_OP_MPI_TEST, NONE, 0, ANY);
 		add(ES_OP_MPI_IRECV, left, 400, 17);
 		add(ES_OP_MPI_ISEND, right, 400, 17);
-		add(ES_OP_MPI_TESTANY, ANY, ANY, ANY);
-		add(ES_OP_MPI_TESTANY, ANY, ANY, ANY);
+		add(ES_OP_MPI_TESTANY, NONE, 0, ANY);
+		add(ES_OP_MPI_TESTANY, NONE, 0, ANY);
 		add(ES_OP_MPI_IRECV, left, 400, 18);
 		add(ES_OP_MPI_ISEND, right, 400, 18);
-		add(ES_OP_MPI_TESTSOME, NONE, 0, ANY); /* one or two that completed */
-		w[nw - 1].some = 2;
+		add(ES_OP_MPI_TESTSOME, NONE, 0, ANY); /* one call completing both, or two */
+		w[nw - 1].some = 1;
 		add(ES_OP_MPI_IRECV, left, 400, 19);
 		add(ES_OP_MPI_ISEND, right, 400, 19);
-		add(ES_OP_MPI_WAITSOME, NONE, 0, 2);
-		w[nw - 1].some = 1;
-		add(ES_OP_MPI_SENDRECV, right, 16, left);
+		add(ES_OP_MPI_WAITSOME, 0, 0, 2); /* arg: how many it completed, 2 in all */
+		w[nw - 1].some = 2;
+		/* the send, then the receive's completion */
+		add(ES_OP_MPI_SENDRECV, right, 8, 13);
+		add(ES_OP_MPI_SENDRECV | ES_OP_DONE, left, 8, 13);
 		if (r == 0) {
 			add(ES_OP_MPI_SEND, 1, 12, 14);
 			add(ES_OP_MPI_SEND, 1, 12, 15);
@@ -111,7 +117,9 @@ static int field_ok(uint32_t got, uint32_t want)
 	return want == ANY || got == want;
 }
 
-/* All tuples of one trace element, checked for order and accounting. */
+/* All tuples of one trace element, checked for order and accounting.  A
+ * completion (| ES_OP_DONE) starts when its request did: only its end
+ * keeps order. */
 static int read_all(es_space *sp, const char *trace, struct es_trace *t, int max)
 {
 	ps_elem *e;
@@ -126,17 +134,114 @@ static int read_all(es_space *sp, const char *trace, struct es_trace *t, int max
 		FAIL("%s: %llu tuples discarded", trace, (unsigned long long)st.discarded);
 	int n = ps_read_range(e, 0, (size_t)max, t, NULL);
 	ps_elem_close(e);
+	uint64_t last_end = 0; /* of the last call, completions aside */
 	for (int i = 0; i < n; i++) {
 		if (t[i].seq != (uint32_t)i)
 			FAIL("%s: tuple %d has seq %u", trace, i, t[i].seq);
 		if (t[i].start > t[i].end)
 			FAIL("%s: tuple %d ends before it starts", trace, i);
-		if (i && t[i - 1].end > t[i].start)
-			FAIL("%s: tuple %d starts before %d ended", trace, i, i - 1);
+		if (last_end > (t[i].op & ES_OP_DONE ? t[i].end : t[i].start))
+			FAIL("%s: tuple %d starts before the call before it ended", trace, i);
+		if (!(t[i].op & ES_OP_DONE))
+			last_end = t[i].end;
+		else if (i + 1 < n && t[i].end > t[i + 1].end)
+			FAIL("%s: completion %d ends after the call after it", trace, i);
 		if (t[i].op & ES_OP_FAILED)
 			FAIL("%s: tuple %d records a failed %s", trace, i, es_op_name(t[i].op));
 	}
 	return n;
+}
+
+/* The communicators rank r recorded: every tuple's comm must name one. */
+static int ncomms;
+static struct es_comm_rec comms[64];
+
+static void read_comms(es_space *sp, const char *seg)
+{
+	ps_elem *e;
+	ncomms = 0;
+	int rc = ps_elem_open(es_space_server(sp), ES_COMMS_ELEMENT, sizeof(struct es_comm_rec), &e);
+	if (rc) {
+		FAIL("%s: %s: %s", seg, ES_COMMS_ELEMENT, ps_strerror(rc));
+		return;
+	}
+	int n = ps_read_range(e, 0, 64, comms, NULL);
+	ps_elem_close(e);
+	ncomms = n > 0 ? n : 0;
+}
+
+static const struct es_comm_rec *comm_named(uint16_t comm)
+{
+	for (int i = 0; i < ncomms; i++)
+		if ((comms[i].serial & 0xffff) == comm && !(comms[i].flags & ES_COMMS_FREED))
+			return &comms[i];
+	return NULL;
+}
+
+/* Every tuple on a communicator names one of its rank's, of the right
+ * size and with this rank where it is: WORLD for the main thread (but the
+ * free), the communicator it duplicated for the second thread. */
+static void comms_ok(const char *seg, const struct es_trace *t, int got, int r, int n, int thread)
+{
+	for (int i = 0; i < got; i++) {
+		unsigned op = t[i].op & (unsigned)~ES_OP_FLAGS;
+		if (op == ES_OP_MPI_INIT || op == ES_OP_MPI_FINALIZE)
+			continue;
+		unsigned kind = es_op_info(t[i].op)->kind;
+		if ((kind == ES_KIND_WAIT || kind == ES_KIND_POLL) && t[i].comm == ES_COMM_NONE)
+			continue; /* a wait has no communicator: its requests do */
+		const struct es_comm_rec *c = comm_named(t[i].comm);
+		bool world = thread == 0 && op != ES_OP_MPI_COMM_FREE;
+		if (!c)
+			FAIL("%s: tuple %d (%s) names communicator %u, not among mpi.comms", seg, i,
+			     es_op_name(t[i].op), t[i].comm);
+		else if (c->size != (uint32_t)n || c->me != (uint32_t)r ||
+			 world != (c->id == ES_COMM_WORLD_ID))
+			FAIL("%s: tuple %d (%s) on communicator id %llx size %u me %u", seg, i,
+			     es_op_name(t[i].op), (unsigned long long)c->id, c->size, c->me);
+	}
+}
+
+/* Each request's completion follows the call that made it (the same op,
+ * peer, bytes and tag, from its very start), once, and comes just before
+ * the wait or test that completed it (or another completion; the tests
+ * themselves may be left out, their completions never are).  Returns
+ * the tuples without them. */
+static int done_ok(const char *seg, struct es_trace *t, int got, bool polls)
+{
+	bool used[128] = { 0 };
+	struct es_trace kept_t[128];
+	int kept = 0;
+	for (int i = 0; i < got; i++) {
+		unsigned base = t[i].op & (unsigned)~ES_OP_FLAGS;
+		if (!(t[i].op & ES_OP_DONE) || base == ES_OP_MPI_SENDRECV) {
+			kept_t[kept++] = t[i];
+			continue;
+		}
+		int j = i - 1;
+		while (j >= 0 && (used[j] || t[j].op != base || t[j].start != t[i].start))
+			j--;
+		if (j < 0)
+			FAIL("%s: tuple %d (%s) completes no request made before it", seg, i,
+			     es_op_name(t[i].op));
+		else if (t[j].element != t[i].element || t[j].size != t[i].size || t[j].arg != t[i].arg)
+			FAIL("%s: tuple %d (%s) peer %u bytes %u tag %u; its request's %u %u %u", seg, i,
+			     es_op_name(t[i].op), t[i].element, t[i].size, t[i].arg, t[j].element,
+			     t[j].size, t[j].arg);
+		else
+			used[j] = true;
+		int k = i + 1;
+		while (k < got && t[k].op & ES_OP_DONE)
+			k++;
+		unsigned kind = k < got ? es_op_info(t[k].op)->kind : 0;
+		if (polls && kind != ES_KIND_WAIT && kind != ES_KIND_POLL)
+			FAIL("%s: tuple %d (%s) is followed by no wait or test", seg, i, es_op_name(t[i].op));
+	}
+	for (int j = 0; j < got; j++)
+		if ((t[j].op == ES_OP_MPI_IRECV || t[j].op == ES_OP_MPI_ISEND) && !used[j])
+			FAIL("%s: tuple %d (%s tag %u) never completed", seg, j, es_op_name(t[j].op), t[j].arg);
+	memcpy(t, kept_t, sizeof(*t) * (size_t)kept);
+	return kept;
 }
 
 int main(int argc, char **argv)
@@ -150,7 +255,6 @@ int main(int argc, char **argv)
 	int nopolls = !strcmp(argv[3], "nopolls"); /* all but the polls: [all, -polls] */
 	int threads = !strcmp(argv[3], "all") || nopolls ? 2 : 1; /* single: MPI_Init, one thread */
 	uint64_t barrier_last_start = 0, barrier_first_end = UINT64_MAX;
-	uint32_t world_id = 0; /* every rank's WORLD collectives carry one id */
 	for (int r = 0; r < n; r++) {
 		char seg[64];
 		snprintf(seg, sizeof(seg), "%s.r%d", job, r);
@@ -160,6 +264,7 @@ int main(int argc, char **argv)
 			FAIL("%s: %s", seg, ps_strerror(rc));
 			continue;
 		}
+		read_comms(sp, seg);
 		int nc = es_space_collectors(sp);
 		if (nc != threads)
 			FAIL("%s: %d collectors, expected %d", seg, nc, threads);
@@ -172,13 +277,18 @@ int main(int argc, char **argv)
 			snprintf(want_thread, sizeof(want_thread), "rank%d.thread%d", r, c);
 			if (strcmp(m.thread, want_thread))
 				FAIL("%s: collector %d is thread '%s'", seg, c, m.thread);
+			comms_ok(seg, t, got, r, n, c);
 			if (c == 1) { /* the second thread: one sendrecv on its own communicator */
-				if (got != 1 || t[0].op != ES_OP_MPI_SENDRECV ||
-				    t[0].element != (uint32_t)((r + 1) % n) || t[0].size != 16)
+				uint32_t right = (uint32_t)((r + 1) % n), left = (uint32_t)((r - 1 + n) % n);
+				if (got != 2 || t[0].op != ES_OP_MPI_SENDRECV || t[0].element != right ||
+				    t[0].size != 8 || t[0].arg != 21 ||
+				    t[1].op != (ES_OP_MPI_SENDRECV | ES_OP_DONE) || t[1].element != left ||
+				    t[1].size != 8 || t[1].arg != 21 || t[1].end != t[0].end)
 					FAIL("%s: second thread recorded %d tuples, first %s", seg, got,
 					     got ? es_op_name(t[0].op) : "-");
 				continue;
 			}
+			got = done_ok(seg, t, got, !nopolls);
 			expected(r, n, coll);
 			for (int j = 0, o = nw; nopolls && j < o; j++) {
 				if (j == 0)
@@ -188,30 +298,11 @@ int main(int argc, char **argv)
 			}
 			int i = 0, k = 0;
 			for (; i < got && k < nw; i++, k++) {
-				if (w[k].some == 2 && t[i].op == w[k].op) {
-					if (i + 1 < got && t[i + 1].op == w[k].op)
-						i++;
-					continue;
-				}
-				if (w[k].some && t[i].op == w[k].op) {
-					/* completions may come one at a time or together */
-					uint32_t sum = t[i].arg;
-					while (sum < w[k].arg && i + 1 < got && t[i + 1].op == w[k].op)
-						sum += t[++i].arg;
-					if (sum != w[k].arg)
-						FAIL("%s: %s completed %u of %u", seg, es_op_name(w[k].op), sum,
-						     w[k].arg);
-					continue;
-				}
-				/* a collective's arg: its communicator's id << 20 | its number */
-				bool matched = es_op_matched(t[i].op);
-				uint32_t arg = matched ? t[i].arg & 0xfffff : t[i].arg;
-				if (matched && t[i].op != ES_OP_MPI_COMM_FREE) {
-					if (!world_id)
-						world_id = t[i].arg >> 20 | 0x1000;
-					else if ((t[i].arg >> 20 | 0x1000) != world_id)
-						FAIL("%s: tuple %d: a collective on WORLD with another id", seg, i);
-				}
+				uint32_t arg = t[i].arg;
+				if (w[k].some && t[i].op == w[k].op && i + 1 < got && t[i + 1].op == w[k].op)
+					arg += t[++i].arg; /* both completed by one call, or by two */
+				if (w[k].some == 1)
+					arg = w[k].arg;
 				if (t[i].op != w[k].op || !field_ok(t[i].element, w[k].element) ||
 				    !field_ok(t[i].size, w[k].size) || !field_ok(arg, w[k].arg))
 					FAIL("%s: tuple %d is %s element %u size %u arg %u; expected %s "

@@ -14,7 +14,7 @@ trap cleanup EXIT
 wait $apid || die "the application failed"
 cat "$out"
 [ $hb -eq 3 ] || die "heartbeat exit status $hb, expected 3 (a thread waits for what nobody writes)"
-grep -q "1 stalled: t2 (inside take on t2->never" "$out" || die "the stalled thread or where it waits not reported"
+grep -q "1 stalled: t2 (in take on t2->never" "$out" || die "the stalled thread or where it waits not reported"
 grep -q "^  deadlock for [0-9.]* s: t2 in take on t2->never, which no other thread writes$" "$out" ||
 	die "the wait on an element nobody writes not named"
 grep -q "0 stalled" "$out" || die "no period before the stall"
@@ -28,7 +28,7 @@ sleep 2
 "$BIN/heartbeat" -p 400 -n 1 "$job.b" >"$out"; hb=$?
 wait $apid || die "the application failed"
 [ $hb -eq 3 ] || die "heartbeat's first period missed an earlier stall (exit $hb): $(cat "$out")"
-grep -q "heartbeat 0.4s: 3 threads: 2 progressing, 1 stalled: t2 (inside take" "$out" ||
+grep -q "heartbeat 0.4s: 3 threads: 2 progressing, 1 stalled: t2 (in take" "$out" ||
 	die "first period: $(cat "$out")"
 
 # Watching through a node daemon that restarts: heartbeat says it cannot reach
@@ -58,7 +58,7 @@ tail -n +2 "$out" | grep "heartbeat [0-9.]*s: 3 threads" | tail -1 | grep -q "1 
 "$BIN/heartbeat" -p 400 -w 5 "$job.f" >"$out"; hb=$?
 wait $apid || die "the application failed"
 [ $hb -eq 3 ] || die "heartbeat missed a stall in a first operation (exit $hb)"
-grep -q "stalled: t2 (inside take on t2->never" "$out" || die "first-operation stall not described: $(cat "$out")"
+grep -q "stalled: t2 (in take on t2->never" "$out" || die "first-operation stall not described: $(cat "$out")"
 
 # When another thread has a path to the element and may yet write it, t2
 # waits for that thread: a stall whose root progresses, not a deadlock.

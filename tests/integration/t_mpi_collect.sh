@@ -65,5 +65,5 @@ hb=$("$BIN/heartbeat" -p 400 -n 8 -w 10 --servers "$(cat "$srv")" "$job.n")
 wait "$app" || die "ring_demo failed while served"
 echo "$hb" | tail -4
 echo "$hb" | grep -q "watching 3 threads" || die "the served job's threads not seen: $hb"
-echo "$hb" | grep -q "inside MPI_" || die "no thread seen waiting inside an MPI call: $hb"
+echo "$hb" | grep -q "last seen in MPI_Sendrecv to" || die "no thread seen waiting in an MPI call: $hb"
 exit 0
