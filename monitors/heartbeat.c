@@ -25,6 +25,8 @@ static const char *usage =
 	"      --pathmap FILE   take the scope's shape (fan-out, placement, rate)\n"
 	"      --scope NAME     from this scope of the pathmap\n"
 	"  -q, --quiet          no status line per period, only the summary\n"
+	"  -x, --exit-on-deadlock  stop at the first deadlock named (status 3): a job\n"
+	"                       script can then end the hung job, not wait for its limit\n"
 	"  -g, --graph FILE     write the wait-for graph as Graphviz DOT each period, and\n"
 	"                       FILE's .png beside it when dot (Debian graphviz) is there\n"
 	MON_REMOTE_USAGE
@@ -150,7 +152,7 @@ static void picture_write(struct picture *p, const wf_graph *g, const char *titl
 struct opts {
 	double period, wait; /* s */
 	long count;          /* periods; -1: until the job ends */
-	int quiet;
+	int quiet, exit_on_deadlock;
 	const char *pathmap, *scope, *graph, *job;
 };
 
@@ -161,11 +163,11 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "period", required_argument, NULL, 'p' }, { "count", required_argument, NULL, 'n' },
 		{ "wait", required_argument, NULL, 'w' }, { "pathmap", required_argument, NULL, 'P' },
 		{ "scope", required_argument, NULL, 'S' }, { "quiet", no_argument, NULL, 'q' },
-		{ "graph", required_argument, NULL, 'g' },
+		{ "graph", required_argument, NULL, 'g' }, { "exit-on-deadlock", no_argument, NULL, 'x' },
 		{ "help", no_argument, NULL, 'h' }, MON_REMOTE_OPTS, { 0 } };
 	*o = (struct opts){ .period = 1.0, .wait = 10, .count = -1 };
 	int c;
-	while ((c = getopt_long(argc, argv, "p:n:w:qg:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:n:w:qg:xh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p': o->period = mon_number("heartbeat", "--period", optarg, 1) / 1000; break;
 		case 'n': o->count = (long)mon_number("heartbeat", "--count", optarg, 1); break;
@@ -173,6 +175,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'P': o->pathmap = optarg; break;
 		case 'S': o->scope = optarg; break;
 		case 'q': o->quiet = 1; break;
+		case 'x': o->exit_on_deadlock = 1; break;
 		case 'g': o->graph = optarg; break;
 		case 'R': mon_servers = optarg; break;
 		case 'K': mon_secret_file = optarg; break;
@@ -437,7 +440,9 @@ static void report(struct watch *h, const struct period *p)
 
 static void summary(struct watch *h, long periods, const struct mon_watch *w)
 {
-	printf("heartbeat: summary after %ld periods%s\n", periods, mon_watch_end(w));
+	bool at_deadlock = h->o->exit_on_deadlock && h->deadlocked && w->now != MON_ENDED;
+	printf("heartbeat: summary after %ld periods%s\n", periods,
+	       at_deadlock ? " (at the first deadlock)" : mon_watch_end(w));
 	for (int t = 0; t < h->n; t++) {
 		const struct thr *x = &h->th[t];
 		printf("  %-24s %s: progressed in %d periods, stalled in %d%s%s\n", es_scope_thread(h->s, t),
@@ -521,6 +526,8 @@ int main(int argc, char **argv)
 		tally(&h, &p);
 		report(&h, &p);
 		period_free(&p);
+		if (o.exit_on_deadlock && h.deadlocked)
+			break;
 	}
 	summary(&h, periods, &w);
 	free(h.last_findings);

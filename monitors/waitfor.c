@@ -496,7 +496,8 @@ static int by_coll(const void *a, const void *b)
  * called different operations there, or gave different roots. */
 static int find_mismatches(wf_graph *g)
 {
-	qsort(g->colls, (size_t)g->nc, sizeof(*g->colls), by_coll);
+	if (g->nc > 1)
+		qsort(g->colls, (size_t)g->nc, sizeof(*g->colls), by_coll);
 	for (int i = 0; i < g->nc;) {
 		int j = i + 1;
 		while (j < g->nc && g->colls[j].comm == g->colls[i].comm && g->colls[j].num == g->colls[i].num)

@@ -147,8 +147,11 @@ START_TEST(boards)
 	uint64_t (*slot)[2] = ps_board(b);
 	ck_assert_ptr_nonnull(slot);
 	ck_assert_ptr_null(ps_board(x.d)); /* no board */
-	for (uint64_t i = 0; i < 5000; i++)
-		slot[i][0] = i, slot[i][1] = ~i;
+	/* its writer stores words whole, as readers in other threads load them */
+	for (uint64_t i = 0; i < 5000; i++) {
+		__atomic_store_n(&slot[i][0], i, __ATOMIC_RELAXED);
+		__atomic_store_n(&slot[i][1], ~i, __ATOMIC_RELAXED);
+	}
 	uint64_t got[5000][2], one[2];
 	ck_assert_int_eq(ps_read_range(b, 4990, 100, got, NULL), 10);
 	ck_assert_uint_eq(got[3][0], 4993);
@@ -177,7 +180,7 @@ START_TEST(boards)
 	}
 	for (int i = 0; i < 5000; i++)
 		ck_assert(got[i][0] == (uint64_t)i && got[i][1] == ~(uint64_t)i);
-	slot[42][0] = 4242;
+	__atomic_store_n(&slot[42][0], 4242, __ATOMIC_RELAXED);
 	ck_assert_int_eq(ps_read_range(rb, 42, 1, one, NULL), 1);
 	ck_assert_uint_eq(one[0], 4242);
 	ps_elem_close(rb);

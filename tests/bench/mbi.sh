@@ -1,0 +1,109 @@
+#!/bin/sh
+# mbi.sh - heartbeat judged on the MPI Bugs Initiative: each program run under esrun and watched from its start; which hung, which heartbeat named a deadlock, which it named wrongly.
+#
+# usage: mbi.sh BUILDDIR [LIST]
+# LIST: a file of program names (labels.txt's first column) to run, one a
+# line; default: every program of $MBI/labels.txt (MBI=../shared/mbi).
+# Each program runs with heartbeat -p $PERIOD ms watching from before it
+# starts and stopping at the first deadlock it names. Then:
+#   named, and the program still runs 1 s later: a deadlock named (hung);
+#   named, and the program ended within that second: a false alarm;
+#   not named, the program ended: ended (by itself, or aborting);
+#   not named, still running after $HANG s: hung, not named.
+# A program that ends is never hung; one that still runs HANG seconds in,
+# every rank inside MPI (MBI programs compute nothing), has hung.
+# Prints a line per program, a table by the kind of bug MBI says it has,
+# how long after the hang each deadlock was named (MBI's own header gives
+# no hang time: heartbeat's "deadlock for X s" at naming is the age of the
+# knot, the last of its threads to block), and ends with
+#   mbi: programs=P hung=H named=N false_alarms=F
+set -u
+build=$(cd "${1:?usage: mbi.sh BUILDDIR [LIST]}" && pwd)
+list=${2:-}
+mbi=${MBI:-$(cd "$(dirname "$0")/../../.." && pwd)/shared/mbi}
+period=${PERIOD:-250}
+hang=${HANG:-5}
+bench_job=mbi
+. "$(dirname "$0")/lib.sh"
+[ -f "$mbi/labels.txt" ] || { echo "mbi: no $mbi/labels.txt (set MBI=)"; exit 2; }
+bins="$build/mbi"
+mkdir -p "$bins"
+
+# The programs, compiled once into build/mbi (two at a time).
+if [ -n "$list" ]; then
+	awk 'NR == FNR { want[$1] = 1; next } ($1 in want) || ($1 ".c" in want)' "$list" "$mbi/labels.txt"
+else
+	cat "$mbi/labels.txt"
+fi >"$dir/labels"
+awk '{ print $1 }' "$dir/labels" | xargs -P 2 -I{} sh -c '
+	src="$1/codes/$2"; exe="$3/${2%.c}"
+	[ "$exe" -nt "$src" ] || mpicc -w -o "$exe" "$src" -lm 2>"$exe.err" || rm -f "$exe"' sh "$mbi" {} "$bins"
+
+# stop PGID: the program's whole process group, TERM then KILL.
+stop() {
+	kill -TERM -"$1" 2>/dev/null
+	n=40
+	while kill -0 -"$1" 2>/dev/null && [ "$n" -gt 0 ]; do sleep 0.05; n=$((n - 1)); done
+	kill -KILL -"$1" 2>/dev/null
+}
+
+# run NAME NP: one program; prints NAME OUTCOME AGE (AGE: the named knot's age, or -)
+run() {
+	name=$1 np=$2 j="$job.$3"
+	exe="$bins/${name%.c}"
+	[ -x "$exe" ] || { echo "$name unbuilt -"; return; }
+	setsid mpirun --oversubscribe --allow-run-as-root -np "$np" "$bin/esrun" -q -j "$j" "$exe" \
+		>"$dir/app.out" 2>&1 </dev/null &
+	app=$!
+	"$bin/heartbeat" -p "$period" -n $((hang * 1000 / period)) -w 10 --exit-on-deadlock "$j" \
+		>"$dir/hb.out" 2>&1
+	hb=$?
+	age=$(sed -n 's/^  deadlock for \([0-9.]*\) s: .*/\1/p' "$dir/hb.out" | head -1)
+	if [ "$hb" -eq 3 ]; then
+		sleep 1
+		if kill -0 "$app" 2>/dev/null; then out=named; else out=false_alarm; fi
+	elif kill -0 "$app" 2>/dev/null; then
+		out=missed
+	else
+		out=ended
+	fi
+	stop "$app"
+	wait "$app" 2>/dev/null
+	rm_segments "$j."
+	[ "$out" = false_alarm ] || [ "$out" = named ] || age=-
+	echo "$name $out ${age:--}"
+	cp "$dir/hb.out" "$bins/${name%.c}.heartbeat"
+}
+
+echo "mbi: $(wc -l <"$dir/labels") programs of $mbi, each under esrun, heartbeat every $period ms from the start, hung if running after $hang s"
+i=0
+: >"$dir/results"
+while read -r name expect np; do
+	i=$((i + 1))
+	r=$(run "$name" "$np" "$i")
+	echo "$r ${expect#ERROR:} $np" >>"$dir/results"
+	echo "  $r"
+done <"$dir/labels"
+
+cp "$dir/results" "$bins/results.txt"
+ages=$(awk '$2 == "named" { print $3 }' "$dir/results" | sort -g)
+[ -n "$ages" ] && echo "  the knot's age when named: median $(echo "$ages" | median) s, worst $(echo "$ages" | tail -1) s"
+
+# The table: per kind of bug, and in all.
+awk -v p="$period" '
+	{ kind = $4; prog[kind]++; P++
+	  if ($2 == "named" || $2 == "missed") { hung[kind]++; H++ }
+	  if ($2 == "named") { named[kind]++; N++; if ($3 * 1000 > 2 * p) late++ }
+	  if ($2 == "false_alarm") { fa[kind]++; F++ }
+	  if ($2 == "unbuilt") { ub[kind]++; U++ } }
+	END {
+		printf "  %-22s %8s %5s %6s %12s %8s\n", "kind", "programs", "hung", "named", "false alarms", "unbuilt"
+		for (k in prog)
+			printf "  %-22s %8d %5d %6d %12d %8d\n", k, prog[k], hung[k], named[k], fa[k], ub[k] | "sort"
+		close("sort")
+		printf "  %-22s %8d %5d %6d %12d %8d\n", "all", P, H, N, F, U
+		if (N)
+			printf "  named later than two periods (%.1f s) after the hang: %d of %d\n", 2 * p / 1000, late, N
+		printf "mbi: programs=%d hung=%d named=%d false_alarms=%d\n", P, H, N, F
+	}' "$dir/results"
+
