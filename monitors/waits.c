@@ -524,11 +524,14 @@ static bool waits_any(unsigned code)
 	       code == ES_OP_MPI_TESTSOME;
 }
 
-/* A wait or test: the requests marked with its start, on its rank's boards. */
+/* A wait or test: the requests marked with its start, on its rank's
+ * boards.  Its words name the requests it waits for; those that can
+ * complete are only counted (all are named when none waits). */
 static int requests_clauses(struct job *j, int t, int r, const struct es_flight *f, char *what, size_t len)
 {
-	size_t used = strlen(what);
-	int found = 0;
+	char waiting[600] = "", ready[600] = "";
+	size_t wused = 0, rused = 0;
+	int found = 0, nwait = 0, nready = 0;
 	for (int k = j->rank_first[r]; k < j->rank_first[r + 1]; k++) {
 		const struct es_req_rec *q;
 		int nq = es_mpi_requests(j->mpi, j->by_rank[k], &q);
@@ -536,16 +539,29 @@ static int requests_clauses(struct job *j, int t, int r, const struct es_flight 
 			if (q[i].waiter != f->start)
 				continue;
 			char w[300];
+			int before = j->ncl;
 			int rc = request_clause(j, t, r, &q[i], w, sizeof(w));
 			if (rc)
 				return rc;
-			if (found < 4 && used < len)
-				used += (size_t)snprintf(what + used, len - used, "%s%s", found ? ", " : ": ", w);
-			else if (found == 4 && used < len)
-				used += (size_t)snprintf(what + used, len - used, ", ...");
+			bool waits = j->ncl > before && j->cl[j->ncl - 1].kind != CL_SAT;
+			char *buf = waits ? waiting : ready;
+			size_t *used = waits ? &wused : &rused;
+			int *n = waits ? &nwait : &nready;
+			if (*n < 4 && *used < sizeof(waiting))
+				*used += (size_t)snprintf(buf + *used, sizeof(waiting) - *used, "%s%s", *n ? ", " : "", w);
+			else if (*n == 4 && *used < sizeof(waiting))
+				*used += (size_t)snprintf(buf + *used, sizeof(waiting) - *used, ", ...");
+			(*n)++;
 			found++;
 		}
 	}
+	size_t used = strlen(what);
+	if (nwait && used < len)
+		used += (size_t)snprintf(what + used, len - used, ": %s", waiting);
+	if (nwait && nready && used < len)
+		used += (size_t)snprintf(what + used, len - used, "; %d more that can complete", nready);
+	else if (nready && used < len)
+		used += (size_t)snprintf(what + used, len - used, ": %s", ready);
 	uint32_t unknown = f->element == ES_NONE ? 0 : f->element;
 	if (unknown && used < len)
 		snprintf(what + used, len - used, "%s%u not followed", found ? "; " : ": ", unknown);

@@ -340,6 +340,9 @@ void es_poll_done(int slot, unsigned op, uint32_t element, uint64_t bytes, uint1
  *    the thread that made it, its owner: an entry in the owner's index,
  *    by handle, and a slot on its board (or, when the board is full, a
  *    record kept privately, which monitors do not see).
+ *  - One handle may stand for several live requests: Open MPI gives
+ *    every send it completed within the call the same one.  Its entries
+ *    keep their order, and a wait given it k times takes its k oldest.
  *  - Only the owner writes its index and its board's slots, except the
  *    words waiter and done.  A slot's ver is odd while the owner rewrites
  *    it and moves on with every change.

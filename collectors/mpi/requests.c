@@ -35,7 +35,9 @@ struct es_rindex {
 	struct es_req_rec *priv; /* when the board is full */
 	struct extra *priv_extra;
 	int npriv, cap_priv, *priv_free, npriv_free;
+	bool dups; /* two live requests have had one handle */
 };
+#define MAX_SAME 64 /* live requests one handle may stand for: past that, the oldest is dropped */
 
 /* --- a slot's words ---------------------------------------------------------------- */
 
@@ -94,10 +96,30 @@ static struct es_rindex *index_of_thread(void)
 	return ri;
 }
 
+/* The k-th entry for r (from 0), oldest first: one handle may stand for
+ * several live requests (Open MPI gives every send it completed at once
+ * the same one), and probing keeps their order (so does erase). */
+static struct rentry *find_nth(struct es_rindex *ri, MPI_Request r, int k)
+{
+	for (size_t i = hash(r, ri->cap), n = 0; n < ri->cap; n++, i = (i + 1) & (ri->cap - 1)) {
+		if (ri->tab[i].handle == r && k-- == 0)
+			return &ri->tab[i];
+		if (ri->tab[i].handle == MPI_REQUEST_NULL)
+			return NULL;
+	}
+	return NULL;
+}
+
 static struct rentry *find(struct es_rindex *ri, MPI_Request r)
 {
-	for (size_t i = hash(r, ri->cap), k = 0; k < ri->cap; k++, i = (i + 1) & (ri->cap - 1)) {
-		if (ri->tab[i].handle == r)
+	return find_nth(ri, r, 0);
+}
+
+/* The entry for r on slot. */
+static struct rentry *find_slot(struct es_rindex *ri, MPI_Request r, int slot)
+{
+	for (size_t i = hash(r, ri->cap), n = 0; n < ri->cap; n++, i = (i + 1) & (ri->cap - 1)) {
+		if (ri->tab[i].handle == r && ri->tab[i].slot == slot)
 			return &ri->tab[i];
 		if (ri->tab[i].handle == MPI_REQUEST_NULL)
 			return NULL;
@@ -198,7 +220,8 @@ static int reclaim(struct es_rindex *ri)
 		struct es_req_rec *r = &es_t.reqs[s];
 		uint64_t done = __atomic_load_n(&r->done, __ATOMIC_ACQUIRE);
 		struct rentry *e;
-		if (r->handle && done && done == r->ver && (e = find(ri, (MPI_Request)(uintptr_t)r->handle))) {
+		if (r->handle && done && done == r->ver &&
+		    (e = find_slot(ri, (MPI_Request)(uintptr_t)r->handle, s))) {
 			forget(ri, e);
 			return ri->free_slots[--ri->nfree];
 		}
@@ -236,9 +259,19 @@ static struct rentry *follow(MPI_Request req, struct es_req_rec *v, struct es_co
 	struct es_rindex *ri = index_of_thread();
 	if (!ri || req == MPI_REQUEST_NULL)
 		return NULL;
-	struct rentry *e = find(ri, req);
-	if (e)
-		forget(ri, e); /* MPI gave the handle again: what it was is done */
+	/* MPI gave the handle again: the requests it stood for that another
+	 * thread completed are done; the others live on beside this one */
+	struct rentry *e;
+	for (int k = 0; (e = find_nth(ri, req, k));) {
+		struct es_req_rec *r = rec_of(ri, e->slot);
+		uint64_t done = e->slot >= 0 ? __atomic_load_n(&r->done, __ATOMIC_ACQUIRE) : 0;
+		if ((done && done == r->ver) || k == MAX_SAME - 1) {
+			forget(ri, e);
+		} else {
+			ri->dups = true;
+			k++;
+		}
+	}
 	int slot = ri->nfree ? ri->free_slots[--ri->nfree] : es_t.reqs ? reclaim(ri) : -1;
 	if (slot < 0 && (slot = priv_slot(ri)) == INT32_MIN)
 		return NULL; /* no memory: this one goes unfollowed */
@@ -316,6 +349,15 @@ static bool find_other(MPI_Request req, struct es_ref *ref, struct es_req_rec *c
 	return false;
 }
 
+/* How many times held[i] comes before i. */
+static int same_before(const MPI_Request *held, int i)
+{
+	int k = 0;
+	for (int j = 0; j < i; j++)
+		k += held[j] == held[i];
+	return k;
+}
+
 /* Finds each request and marks it waited for at t0; the number not followed. */
 static int find_refs(const MPI_Request *held, int n, struct es_ref *ref, uint64_t t0, bool *recv, int *followed)
 {
@@ -323,12 +365,14 @@ static int find_refs(const MPI_Request *held, int n, struct es_ref *ref, uint64_
 	int unknown = 0;
 	*followed = 0;
 	for (int i = 0; i < n; i++) {
-		struct rentry *e;
 		struct es_req_rec copy;
 		ref[i].kind = ES_REF_NONE;
 		if (held[i] == MPI_REQUEST_NULL)
 			continue;
-		if (ri && (e = find(ri, held[i]))) {
+		struct rentry *e = ri ? find(ri, held[i]) : NULL;
+		if (e && ri->dups && find_nth(ri, held[i], 1))
+			e = find_nth(ri, held[i], same_before(held, i)); /* the k-th time given: the k-th request */
+		if (e) {
 			struct es_req_rec *r = rec_of(ri, e->slot);
 			ref[i] = (struct es_ref){ ES_REF_MINE, -1, e->slot, 0 };
 			if (t0 && e->slot >= 0)
@@ -415,7 +459,7 @@ static void completed(const struct es_ref *ref, const MPI_Status *st, bool faile
 		mine = rec_of(ri, ref->slot);
 		v = *mine;
 		x = extra_of(ri, ref->slot);
-		e = find(ri, (MPI_Request)(uintptr_t)v.handle);
+		e = find_slot(ri, (MPI_Request)(uintptr_t)v.handle, ref->slot);
 	} else {
 		struct es_req_rec *b = atomic_load_explicit(&es_g.boards[ref->owner], memory_order_relaxed);
 		if (!slot_get(&b[ref->slot], &v) || v.ver != ref->ver)

@@ -99,6 +99,16 @@ int main(int argc, char **argv)
 		MPI_Waitsome(2, rq, &outn, ids, MPI_STATUSES_IGNORE);
 		done += outn == MPI_UNDEFINED ? 0 : outn;
 	}
+	/* two sends at once, both done within their calls: Open MPI gives
+	 * them one handle, and each must still complete once */
+	double x = rank, from_l, from_r;
+	MPI_Request r4[4];
+	MPI_Irecv(&from_l, 1, MPI_DOUBLE, left, 20, MPI_COMM_WORLD, &r4[0]);
+	MPI_Irecv(&from_r, 1, MPI_DOUBLE, right, 22, MPI_COMM_WORLD, &r4[1]);
+	MPI_Isend(&x, 1, MPI_DOUBLE, right, 20, MPI_COMM_WORLD, &r4[2]);
+	MPI_Isend(&x, 1, MPI_DOUBLE, left, 22, MPI_COMM_WORLD, &r4[3]);
+	MPI_Waitall(4, r4, MPI_STATUSES_IGNORE);
+	CHECK(from_l == left && from_r == right);
 	int two[2] = { rank, rank }, back[2];
 	MPI_Sendrecv(two, 2, MPI_INT, right, 13, back, 2, MPI_INT, left, 13, MPI_COMM_WORLD, &st);
 	CHECK(back[0] == left);

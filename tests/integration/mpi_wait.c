@@ -113,6 +113,42 @@ static void progress(void)
 	}
 }
 
+/* The same steps on every rank, about 4 ms each, through requests,
+ * persistent requests, a split numbered backwards, a nonblocking
+ * collective, rooted collectives and a poll: nothing stalls. */
+static void progressreq(void)
+{
+	MPI_Comm back;
+	MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &back);
+	int me, out = rank, in[2], sum, flag, idx, steps = (int)(seconds * 250) + 1;
+	MPI_Comm_rank(back, &me);
+	int l = left_of(me, size), r = right_of(me, size);
+	MPI_Request pr[2], rq[4];
+	MPI_Recv_init(&in[0], 1, MPI_INT, l, 8, back, &pr[0]);
+	MPI_Send_init(&out, 1, MPI_INT, r, 8, back, &pr[1]);
+	for (int s = 0; s < steps; s++) {
+		compute(0.002);
+		MPI_Irecv(&in[0], 1, MPI_INT, MPI_ANY_SOURCE, 1, back, &rq[0]);
+		MPI_Irecv(&in[1], 1, MPI_INT, r, 2, back, &rq[1]);
+		MPI_Isend(&out, 1, MPI_INT, r, 1, back, &rq[2]);
+		MPI_Isend(&out, 1, MPI_INT, l, 2, back, &rq[3]);
+		MPI_Waitall(4, rq, MPI_STATUSES_IGNORE);
+		MPI_Startall(2, pr);
+		MPI_Waitall(2, pr, MPI_STATUSES_IGNORE);
+		MPI_Iallreduce(&out, &sum, 1, MPI_INT, MPI_SUM, back, &rq[0]);
+		MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+		MPI_Reduce(&out, &sum, 1, MPI_INT, MPI_SUM, s % size, MPI_COMM_WORLD);
+		MPI_Bcast(&sum, 1, MPI_INT, (s + 1) % size, back);
+		MPI_Irecv(&in[0], 1, MPI_INT, l, 3, back, &rq[0]);
+		MPI_Send(&out, 1, MPI_INT, r, 3, back);
+		for (flag = 0; !flag;)
+			MPI_Testany(1, rq, &idx, &flag, MPI_STATUS_IGNORE);
+	}
+	MPI_Request_free(&pr[0]);
+	MPI_Request_free(&pr[1]);
+	MPI_Comm_free(&back);
+}
+
 /* --- correct programs whose last world rank is slow: a stall, never a deadlock ----------- */
 
 /* Each rank exchanges with both neighbours on c through requests; the
@@ -366,6 +402,8 @@ static const struct scenario {
 	{ "probe", probe, "rank 0 polls MPI_Iprobe for a message from rank 1, which receives from\n"
 			  "\t\trank 0: a deadlock through a loop of polls (-np 2)" },
 	{ "progress", progress, "a ring and an allreduce, for SECONDS: nothing stalls" },
+	{ "progressreq", progressreq, "halos, persistent requests, collectives blocking and not,\n"
+				      "\t\ta poll, on a split numbered backwards, for SECONDS" },
 	/* correct, the last rank computing SECONDS */
 	{ "halo", halo, "Irecv, Isend both ways, Waitall on a split numbered backwards" },
 	{ "anyhalo", anyhalo, "the same on WORLD, receiving from any source" },

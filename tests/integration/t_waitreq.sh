@@ -1,0 +1,88 @@
+#!/bin/sh
+# t_waitreq.sh - heartbeat tells the truth through requests and sub-communicators: correct programs with a slow rank are stalls with their root, never deadlocks; deadlocks through waits, persistent requests, roots and nonblocking collectives are named with each rank's call.
+set -u
+. "$(dirname "$0")/lib.sh"
+lib="$(cd "$BUILD/lib" && pwd)/libescollect.so"
+[ -f "$lib" ] || { echo "no $lib (sanitizer build): skipped"; exit 0; }
+job="itwr$$"
+dir=$(mktemp -d)
+app=""
+cleanup() { [ -n "$app" ] && end_job "$app"; rm -rf "$dir"; rm_segments "$job"; }
+trap cleanup EXIT
+
+# watch NP SCENARIO SECONDS [heartbeat options]: mpi_wait under the
+# collectors, heartbeat watching from before it starts; its output in
+# $dir/SCENARIO, its status in $hb.
+runs=0
+watch() {
+	np=$1 sc=$2 secs=$3; shift 3
+	runs=$((runs + 1))
+	mpirun --oversubscribe --allow-run-as-root -np "$np" -x LD_PRELOAD="$lib" -x ES_JOB="$job.$sc$runs" \
+		"$BUILD/tests/mpi_wait" "$sc" "$secs" >"$dir/$sc.app" 2>&1 &
+	app=$!
+	"$BIN/heartbeat" -p 400 -w 30 "$@" "$job.$sc$runs" >"$dir/$sc" 2>&1
+	hb=$?
+	cat "$dir/$sc"
+}
+says() { grep -q "^  $1\$" "$dir/$sc" || die "$sc: heartbeat did not say: $1"; }
+
+# A correct program whose last rank computes: heartbeat follows it to its
+# end, names that rank the root of the stall and never a deadlock.
+correct() {
+	np=$1 sc=$2
+	watch "$np" "$sc" 2
+	wait "$app" || die "mpi_wait $sc failed: $(cat "$dir/$sc.app")"
+	app=""
+	[ $hb -eq 1 ] || die "$sc: exit status $hb, expected 1 (a stall)"
+	grep -q "deadlock" "$dir/$sc" && die "$sc: a deadlock named in a correct program"
+	grep -q "^  stall: rank$((np - 1)).thread0 computes (not in MPI) for [0-9.]* s; [0-9] threads\? waits\? for it" \
+		"$dir/$sc" || die "$sc: rank $((np - 1)) not named the root"
+}
+
+# On a split numbered backwards: each rank named by its world rank, and
+# by its rank there.
+correct 4 halo
+grep -q "rank0.thread0 .*last seen in MPI_Waitall: MPI_Irecv from 3 (rank 0 there) tag 1 on communicator [0-9a-f]* (ranks 3, 2, 1, 0)" \
+	"$dir/$sc" || die "halo: rank 0's wait not named in world and communicator ranks"
+correct 4 anyhalo
+correct 4 persist
+correct 4 ring
+correct 4 dups
+correct 4 splits
+correct 4 intercomm
+grep -q "rank1.thread0 .*last seen in MPI_Recv from 3 (rank 1 there) tag 3 on intercommunicator" "$dir/$sc" ||
+	die "intercomm: the receive's peer not in the remote group"
+correct 4 gatherv
+grep -q "rank1.thread0 .*last seen in MPI_Bcast #1 root 0 on MPI_COMM_WORLD" "$dir/$sc" ||
+	die "gatherv: a rank ahead in the Bcast not seen there"
+correct 4 testany
+
+# A job that progresses through all of these: nothing reported.
+watch 4 progressreq 3
+wait "$app" || die "mpi_wait progressreq failed: $(cat "$dir/$sc.app")"
+app=""
+[ $hb -eq 0 ] || die "progressreq: exit status $hb, expected 0"
+
+# Deadlocks, each named with every rank's call; heartbeat stops at the
+# first (-x), and the job is ended.
+deadlock() {
+	np=$1 sc=$2
+	watch "$np" "$sc" 0 -x
+	end_job "$app"; app=""
+	[ $hb -eq 3 ] || die "$sc: exit status $hb, expected 3 (deadlock)"
+	grep -q "^heartbeat: summary after [0-9]* periods (at the first deadlock)$" "$dir/$sc" ||
+		die "$sc: -x did not stop at the deadlock"
+}
+deadlock 3 nbc
+says "deadlock for [0-9.]* s: collective mismatch on MPI_COMM_WORLD: rank0 in MPI_Ibarrier #0, rank1 in MPI_Barrier #0, rank2 in MPI_Barrier #0"
+deadlock 3 waitcycle
+says "deadlock for [0-9.]* s: rank0 in MPI_Wait: MPI_Irecv from 1 tag 5 <- rank2 in MPI_Wait: MPI_Irecv from 0 tag 5 <- rank1 in MPI_Wait: MPI_Irecv from 2 tag 5"
+deadlock 3 ptag
+says "deadlock for [0-9.]* s: rank0 in MPI_Wait: MPI_Recv_init from 1 tag 1 <- rank1 in MPI_Barrier #0 on MPI_COMM_WORLD; 1 more thread waits for it: rank2"
+deadlock 3 root
+says "deadlock for [0-9.]* s: collective mismatch on MPI_COMM_WORLD: rank0 in MPI_Reduce #0 root 0, rank1 in MPI_Reduce #0 root 1"
+deadlock 3 halonobody
+says "deadlock for [0-9.]* s: rank0 in MPI_Waitall: MPI_Irecv from 2 tag 1; 2 more that can complete <- rank2 in MPI_Barrier #0 on MPI_COMM_WORLD; 1 more thread waits for it: rank1"
+deadlock 3 forgot
+says "deadlock for [0-9.]* s: rank0 has ended (inside MPI_Finalize); 1 thread waits for it: rank1 in MPI_Wait: MPI_Irecv from 0 tag 3"
+exit 0
