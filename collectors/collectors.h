@@ -106,7 +106,8 @@ const char *es_op_group_name(enum es_op_group g);
  *               starts late still finds every one in force
  *   mpi.calls   a board: slot (serial & 0xffff) counts the collectives the
  *               rank has begun on that communicator or window, which is
- *               also the number its next one gets
+ *               also the number its next one gets, and keeps its latest
+ *               few (es_calls_rec)
  *   mpi.reqsK   a board per thread: the requests it has open (es_req_rec)
  *   mpi.chansK  a board per thread: how many messages it sent to and
  *               received from each (peer, tag, communicator) (es_chan_rec)
@@ -161,7 +162,24 @@ _Static_assert(sizeof(struct es_comm_rec) == 32, "mpi.comms records have a fixed
 #define ES_COMMS_LAYOUT "qqiiii"
 
 #define ES_CALLS_ELEMENT "mpi.calls"
-#define ES_CALLS_SLOTS 65536u /* one 64-bit count per serial & 0xffff */
+#define ES_CALLS_SLOTS 65536u /* one record per serial & 0xffff */
+/* A communicator's or window's collectives on its rank: how many it has
+ * begun, and what the latest ES_CALLS_HISTORY were (number n in
+ * last[n % ES_CALLS_HISTORY]): a member that has gone past a collective
+ * still says which call it made there, against one still inside it. */
+#define ES_CALLS_HISTORY 6
+struct es_calls_rec {
+	uint64_t begun;
+	uint32_t last[ES_CALLS_HISTORY]; /* ES_CALLS_ENTRY(op, root) */
+};
+_Static_assert(sizeof(struct es_calls_rec) == 32, "mpi.calls records have a fixed size");
+#define ES_CALLS_LAYOUT "qiiiiii"
+/* op's code (12 bits) and its root's world rank (20 bits; all ones: none or past them) */
+#define ES_CALLS_ROOT_NONE 0xfffffu
+#define ES_CALLS_ENTRY(op, root) \
+	((uint32_t)((op) & 0xfffu) | (uint32_t)((root) < ES_CALLS_ROOT_NONE ? (root) : ES_CALLS_ROOT_NONE) << 12)
+#define ES_CALLS_OP(e) ((e) & 0xfffu)
+#define ES_CALLS_ROOT(e) ((e) >> 12 == ES_CALLS_ROOT_NONE ? ES_NONE : (e) >> 12)
 
 /* A request a thread has open, on its board mpi.reqsK.  Its thread rewrites
  * it in place: ver is odd while it does, and moves on with every change,

@@ -44,12 +44,14 @@ struct coll {
 	unsigned op;
 	uint32_t num, root;
 	char *name;
+	bool past; /* the thread's rank made it and went on (wf_coll_past) */
 };
 
 struct finding {
 	enum cause_kind kind;
 	int *members, n;    /* the cycle in order (each waits for the next), the mismatched, or the waiters */
 	int ended_unit;     /* C_ENDED: its vertex */
+	int coll;           /* C_MISMATCH: one of its collective's records */
 	double secs;
 	bool dropped;
 };
@@ -169,17 +171,31 @@ static int room(void **a, int n, int *cap, size_t sz)
 	return 0;
 }
 
-int wf_coll(wf_graph *g, int t, int64_t comm, unsigned op, uint32_t num, uint32_t root, const char *name)
+static int add_coll(wf_graph *g, int t, int64_t comm, unsigned op, uint32_t num, uint32_t root,
+		    const char *name, bool past)
 {
 	if (!g || t < 0 || t >= g->n || g->analyzed)
 		return PS_EINVAL;
+	for (int k = 0; past && k < g->nc; k++)
+		if (g->colls[k].thread == t && g->colls[k].comm == comm && g->colls[k].num == num)
+			return 0; /* said already, by another member waiting there */
 	if (room((void **)&g->colls, g->nc, &g->capc, sizeof(*g->colls)))
 		return PS_ENOMEM;
 	char *nm = dup_or_empty(name);
 	if (!nm)
 		return PS_ENOMEM;
-	g->colls[g->nc++] = (struct coll){ t, comm, op, num, root, nm };
+	g->colls[g->nc++] = (struct coll){ t, comm, op, num, root, nm, past };
 	return 0;
+}
+
+int wf_coll(wf_graph *g, int t, int64_t comm, unsigned op, uint32_t num, uint32_t root, const char *name)
+{
+	return add_coll(g, t, comm, op, num, root, name, false);
+}
+
+int wf_coll_past(wf_graph *g, int t, int64_t comm, unsigned op, uint32_t num, uint32_t root, const char *name)
+{
+	return add_coll(g, t, comm, op, num, root, name, true);
 }
 
 int wf_add(wf_graph *g, const struct wf_thread *t)
@@ -502,21 +518,23 @@ static int find_mismatches(wf_graph *g)
 		int j = i + 1;
 		while (j < g->nc && g->colls[j].comm == g->colls[i].comm && g->colls[j].num == g->colls[i].num)
 			j++;
-		bool differ = false;
+		bool differ = false, inside = false;
 		int first = -1;
 		for (int k = i; k < j; k++) {
 			const struct coll *c = &g->colls[k];
 			if (!blocked(g, c->thread))
 				continue;
+			inside |= !c->past;
 			if (first < 0)
 				first = k;
 			else
 				differ |= c->op != g->colls[first].op || c->root != g->colls[first].root;
 		}
-		if (differ) {
+		if (differ && inside) { /* a member still waits in it */
 			struct finding *f = new_finding(g, C_MISMATCH);
 			if (!f)
 				return PS_ENOMEM;
+			f->coll = first;
 			for (int k = i; k < j; k++)
 				if (blocked(g, g->colls[k].thread) && g->nodes[g->colls[k].thread].cause < 0 &&
 				    add_member(g, f, g->colls[k].thread))
@@ -919,21 +937,19 @@ static void report_finding(const wf_graph *g, int fi, FILE *out, const char *ind
 		}
 		break;
 	case C_MISMATCH: {
-		const struct coll *c0 = NULL;
-		for (int k = 0; k < g->nc && !c0; k++)
-			if (g->colls[k].thread == f->members[0])
-				c0 = &g->colls[k];
-		fprintf(out, "collective mismatch on %s: ", c0 ? c0->name : "a communicator");
+		const struct coll *c0 = &g->colls[f->coll];
+		fprintf(out, "collective mismatch on %s: ", c0->name);
 		for (int i = 0; i < f->n; i++) {
 			const struct node *x = &g->nodes[f->members[i]];
 			const struct coll *c = NULL;
 			for (int k = 0; k < g->nc && !c; k++)
-				if (g->colls[k].thread == f->members[i] && (!c0 || (g->colls[k].comm == c0->comm &&
-										     g->colls[k].num == c0->num)))
+				if (g->colls[k].thread == f->members[i] && g->colls[k].comm == c0->comm &&
+				    g->colls[k].num == c0->num)
 					c = &g->colls[k];
 			if (!c)
 				continue;
-			fprintf(out, "%s%s in %s #%u", i ? ", " : "", x->t.label, es_op_name(c->op), (unsigned)c->num);
+			fprintf(out, "%s%s %s %s #%u", i ? ", " : "", x->t.label, c->past ? "went past" : "in",
+				es_op_name(c->op), (unsigned)c->num);
 			if (c->root != ES_NONE)
 				fprintf(out, " root %u", c->root);
 		}

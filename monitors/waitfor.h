@@ -84,6 +84,9 @@ int wf_wait_gate(wf_graph *g, int t, int k);
  * several, for a wait on nonblocking ones): op and root, for the mismatch
  * of members that called different ones there. */
 int wf_coll(wf_graph *g, int t, int64_t comm, unsigned op, uint32_t num, uint32_t root, const char *name);
+/* Thread t's rank made op as number num there and went on (t now blocked
+ * elsewhere): against a member still inside a different one, a mismatch. */
+int wf_coll_past(wf_graph *g, int t, int64_t comm, unsigned op, uint32_t num, uint32_t root, const char *name);
 
 /* Finds who can go on, the roots of stalls and the deadlocks. */
 int wf_analyze(wf_graph *g);

@@ -24,7 +24,8 @@
  *    of them, or for a rooted one's others only the root, and for a
  *    reduction's or gather's others any one of them; members at the same
  *    number that called different operations, or gave different roots,
- *    are a mismatch;
+ *    are a mismatch, and so is a member that has gone past that number
+ *    having made another call there (its mpi.calls history says which);
  *  - a wait on requests waits for all (MPI_Wait, Waitall, Test, Testall)
  *    or any (Waitany, Waitsome, Testany, Testsome) of the requests it was
  *    given, each judged as the call that made it.
@@ -75,6 +76,10 @@ struct job {
 	int ncolls;
 	struct target *tg;
 	int ntg, captg;
+	/* members gone past a collective with another call, for
+	 * wf_coll_past once every thread is added */
+	struct past { int rank; int64_t comm; unsigned op; uint32_t num, root; char name[200]; } *past;
+	int npast, cappast;
 };
 
 /* --- words -------------------------------------------------------------------------------- */
@@ -364,9 +369,29 @@ static bool inside_coll(struct job *j, int m, uint64_t id, uint32_t num, unsigne
 	return false;
 }
 
+/* Member m went past collective num on c having called op there. */
+static void went_past(struct job *j, int m, const struct es_mpi_comm *c, uint32_t num, unsigned op, uint32_t root)
+{
+	for (int i = 0; i < j->npast; i++)
+		if (j->past[i].rank == m && j->past[i].comm == (int64_t)(c->id & INT64_MAX) && j->past[i].num == num)
+			return;
+	if (j->npast == j->cappast) {
+		int cap = j->cappast ? j->cappast * 2 : 8;
+		struct past *p = realloc(j->past, sizeof(*p) * (size_t)cap);
+		if (!p)
+			return; /* then only the wait is known, not why */
+		j->past = p;
+		j->cappast = cap;
+	}
+	struct past *p = &j->past[j->npast++];
+	*p = (struct past){ m, (int64_t)(c->id & INT64_MAX), op, num, root, "" };
+	comm_words(c, p->name, sizeof(p->name));
+}
+
 /* Whether member m is not in this collective (number num on c, op code,
- * root) for this rank's purpose: it has not begun it, or began something
- * else as that number (a mismatch: it never comes). */
+ * root) for this rank's purpose: it has not begun it, or made something
+ * else as that number (a mismatch: it never comes), inside it still or
+ * gone past it. */
 static bool not_there(struct job *j, int m, const struct es_mpi_comm *c, uint32_t num, unsigned code, uint32_t root)
 {
 	int64_t begun = es_mpi_calls(j->mpi, m, c->id);
@@ -376,10 +401,35 @@ static bool not_there(struct job *j, int m, const struct es_mpi_comm *c, uint32_
 		return true;
 	unsigned op;
 	uint32_t r;
-	if (!inside_coll(j, m, c->id, num, &op, &r))
+	bool inside = inside_coll(j, m, c->id, num, &op, &r);
+	if (!inside && !es_mpi_coll_at(j->mpi, m, c->id, num, &op, &r))
 		return false;
 	bool roots = !(c->flags & ES_COMMS_INTER) && root != ES_NONE && r != ES_NONE;
-	return op != code || (roots && r != root);
+	bool other = op != code || (roots && r != root);
+	if (other && !inside)
+		went_past(j, m, c, num, op, roots ? r : ES_NONE);
+	return other;
+}
+
+/* The members gone past, as one of their ranks' threads (one inside MPI
+ * if any), now that every thread is in the graph. */
+static int add_past(struct job *j)
+{
+	for (int i = 0; i < j->npast; i++) {
+		const struct past *p = &j->past[i];
+		if (p->rank < 0 || p->rank > j->maxrank)
+			continue;
+		int first = j->rank_first[p->rank], t = -1;
+		for (int k = first; k < j->rank_first[p->rank + 1] && t < 0; k++)
+			if (j->in[j->by_rank[k]])
+				t = j->by_rank[k];
+		if (t < 0 && first < j->rank_first[p->rank + 1])
+			t = j->by_rank[first];
+		int rc = t >= 0 ? wf_coll_past(j->g, t, p->comm, p->op, p->num, p->root, p->name) : 0;
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 /* The gate of collective number num on c: every member not there yet. */
@@ -731,6 +781,7 @@ static void free_job(struct job *j)
 	free(j->ended);
 	free(j->hubs);
 	free(j->tg);
+	free(j->past);
 }
 
 /* Which threads have ended: a rank's all, when one of them is inside or
@@ -868,6 +919,8 @@ int wf_from_scope(wf_graph *g, const es_scope *s, const struct wf_look *look)
 		/* every thread, in the scope's order: graph index = scope thread */
 		for (int t = 0; t < j.n && !rc; t++)
 			rc = one_thread(&j, t);
+		if (!rc)
+			rc = add_past(&j);
 	}
 	free_job(&j);
 	return rc;

@@ -254,8 +254,8 @@ static int open_rank(es_mpi *m, const es_scope *s, const struct es_leaf *l, cons
 	ps_server *srv = es_space_server(r->sp);
 	if (!ps_elem_open(srv, ES_COMMS_ELEMENT, sizeof(struct es_comm_rec), &r->comms))
 		ps_elem_set_layout(r->comms, ES_COMMS_LAYOUT);
-	if (!ps_elem_open(srv, ES_CALLS_ELEMENT, sizeof(uint64_t), &r->calls))
-		ps_elem_set_layout(r->calls, "q");
+	if (!ps_elem_open(srv, ES_CALLS_ELEMENT, sizeof(struct es_calls_rec), &r->calls))
+		ps_elem_set_layout(r->calls, ES_CALLS_LAYOUT);
 	m->by_rank[l->rank] = r;
 	(void)s;
 	return 0;
@@ -397,21 +397,42 @@ const struct es_mpi_comm *es_mpi_comm_of(const es_mpi *m, int rank, uint32_t ser
 	return &m->comms[after->comm].pub;
 }
 
-int64_t es_mpi_calls(es_mpi *m, int rank, uint64_t id)
+/* Rank's record of communicator id's collectives on mpi.calls (of its
+ * serial in force now); false if none. */
+static bool calls_rec(es_mpi *m, int rank, uint64_t id, struct es_calls_rec *out)
 {
 	struct rank *r = m && rank >= 0 && rank < m->nranks ? m->by_rank[rank] : NULL;
 	if (!r || !r->calls)
-		return -1;
+		return false;
 	for (int i = r->nnames; i-- > 0;) {
 		const struct naming *n = &r->names[i];
 		if (m->comms[n->comm].pub.id != id || n->freed != UINT64_MAX)
 			continue;
-		uint64_t v;
-		if (ps_read_range(r->calls, n->serial % ES_CALLS_SLOTS, 1, &v, NULL) != 1)
-			return -1;
-		return (int64_t)v;
+		return ps_read_range(r->calls, n->serial % ES_CALLS_SLOTS, 1, out, NULL) == 1;
 	}
-	return -1;
+	return false;
+}
+
+int64_t es_mpi_calls(es_mpi *m, int rank, uint64_t id)
+{
+	struct es_calls_rec c;
+	return calls_rec(m, rank, id, &c) ? (int64_t)c.begun : -1;
+}
+
+bool es_mpi_coll_at(es_mpi *m, int rank, uint64_t id, uint32_t num, unsigned *op, uint32_t *root)
+{
+	struct es_calls_rec a, b;
+	/* its rank writes the entry, then the count: an entry is whole when
+	 * the count read after it is still short of overwriting it */
+	if (!calls_rec(m, rank, id, &a) || num >= a.begun || !calls_rec(m, rank, id, &b) ||
+	    b.begun > (uint64_t)num + ES_CALLS_HISTORY)
+		return false;
+	uint32_t e = a.last[num % ES_CALLS_HISTORY];
+	if (!e)
+		return false; /* not written: a rank from before the history was kept */
+	*op = ES_CALLS_OP(e);
+	*root = ES_CALLS_ROOT(e);
+	return true;
 }
 
 static struct thread_boards *boards_of(es_mpi *m, int thread)

@@ -192,6 +192,10 @@ const struct es_mpi_comm *es_mpi_comm_of(const es_mpi *m, int rank, uint32_t ser
 /* How many collectives rank has begun on communicator id: its next one's
  * number; -1 if not known. */
 int64_t es_mpi_calls(es_mpi *m, int rank, uint64_t id);
+/* The collective rank began as number num on communicator id (its op code
+ * and root's world rank, ES_NONE: none); false if not known (not begun,
+ * or too many since: it keeps the latest ES_CALLS_HISTORY). */
+bool es_mpi_coll_at(es_mpi *m, int rank, uint64_t id, uint32_t num, unsigned *op, uint32_t *root);
 /* A scope thread's open requests, whole (*out valid until the next refresh); how many. */
 int es_mpi_requests(es_mpi *m, int thread, const struct es_req_rec **out);
 /* Messages rank from sent to rank to on communicator id with tag (ES_NONE:

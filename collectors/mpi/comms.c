@@ -196,7 +196,7 @@ static struct es_comm *make(uint64_t id, MPI_Group grp, MPI_Group remote, uint32
 	c->serial = ++es_g.next_serial; /* 0 is MPI_COMM_WORLD's */
 	c->calls = es_g.calls ? &es_g.calls[c->serial % ES_CALLS_SLOTS] : NULL;
 	if (c->calls)
-		atomic_store_explicit(c->calls, 0, memory_order_relaxed);
+		__atomic_store_n(&c->calls->begun, 0, __ATOMIC_RELAXED);
 	publish(c, 0);
 	pthread_mutex_unlock(&es_g.lock);
 	return c;

@@ -306,7 +306,7 @@ static void setup(void)
 			    ps_elem_footprint(sizeof(struct es_req_rec), ES_REQS_SLOTS) +
 			    ps_elem_footprint(sizeof(struct es_chan_rec), ES_CHANS_SLOTS);
 	size_t per_rank = ps_elem_footprint(sizeof(struct es_comm_rec), ES_COMMS_HELD) +
-			  ps_elem_footprint(sizeof(uint64_t), ES_CALLS_SLOTS) + (1u << 20);
+			  ps_elem_footprint(sizeof(struct es_calls_rec), ES_CALLS_SLOTS) + (1u << 20);
 	/* a trace an earlier run of this name left is replaced: said once */
 	struct ps_shm_info old;
 	if (ok && es_g.rank == 0 && !ps_shm_info(seg, &old) && old.state != PS_SHM_LIVE)
@@ -322,9 +322,10 @@ static void setup(void)
 				   .flags = PS_MULTI_WRITER };
 	if (!ps_elem_create(srv, ES_COMMS_ELEMENT, &ca, &es_g.comms))
 		ps_elem_set_layout(es_g.comms, ES_COMMS_LAYOUT); /* for readers of the other byte order */
-	struct ps_elem_attr la = { .tuple_size = sizeof(uint64_t), .threshold = ES_CALLS_SLOTS, .mode = PS_BOARD };
+	struct ps_elem_attr la = { .tuple_size = sizeof(struct es_calls_rec), .threshold = ES_CALLS_SLOTS,
+				   .mode = PS_BOARD };
 	if (!ps_elem_create(srv, ES_CALLS_ELEMENT, &la, &es_g.calls_elem)) {
-		ps_elem_set_layout(es_g.calls_elem, "q");
+		ps_elem_set_layout(es_g.calls_elem, ES_CALLS_LAYOUT);
 		es_g.calls = ps_board(es_g.calls_elem);
 	}
 	es_comms_setup();

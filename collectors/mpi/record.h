@@ -59,7 +59,7 @@ struct es_proc {
 	struct es_req_rec *_Atomic boards[ES_MAX_THREADS];
 	ps_elem *comms;             /* "mpi.comms": the communicators met, for monitors */
 	ps_elem *calls_elem;        /* "mpi.calls" */
-	_Atomic uint64_t *calls;    /* its slots */
+	struct es_calls_rec *calls; /* its slots */
 	uint32_t next_serial;
 	struct es_comm *live, *live_tail; /* in force, the least recently written first */
 	_Atomic uint32_t comm_gen;  /* bumped when one is freed: threads' caches start over */
@@ -185,7 +185,7 @@ struct es_comm {
 	uint32_t serial, size, me, rsize, flags; /* flags: enum es_comms_flags */
 	uint32_t made;
 	int *world, *rworld;
-	_Atomic uint64_t *calls; /* its slot on mpi.calls: collectives begun */
+	struct es_calls_rec *calls; /* its slot on mpi.calls: collectives begun */
 	uint64_t handle;
 	uint64_t last_written;   /* its latest record's index in mpi.comms */
 	struct es_comm *prev, *next; /* es_g.live */
@@ -242,13 +242,16 @@ static inline uint64_t es_note_comm(const struct es_comm *c, uint32_t second)
 {
 	return (c ? c->serial : ES_NONE) | (uint64_t)second << 32;
 }
-/* A collective begins on c: its number there. */
-static inline uint32_t es_coll(struct es_comm *c)
+/* Collective op begins on c, with root (a world rank, or ES_NONE): its
+ * number there.  The history entry first, then the count that makes it
+ * current (a reader takes last[n % ES_CALLS_HISTORY] for n < begun). */
+static inline uint32_t es_coll(struct es_comm *c, unsigned op, uint32_t root)
 {
 	if (!c || !c->calls)
 		return 0;
-	uint64_t n = atomic_load_explicit(c->calls, memory_order_relaxed);
-	atomic_store_explicit(c->calls, n + 1, memory_order_release);
+	uint64_t n = __atomic_load_n(&c->calls->begun, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->calls->last[n % ES_CALLS_HISTORY], ES_CALLS_ENTRY(op, root), __ATOMIC_RELAXED);
+	__atomic_store_n(&c->calls->begun, n + 1, __ATOMIC_RELEASE);
 	return (uint32_t)n;
 }
 

@@ -637,8 +637,8 @@ static void body(const struct call *c, int fortran, const char *call)
 		emit("\t\treturn;\n\t}\n");
 	}
 	if (coll)
-		emit("\tuint32_t n_ = want_ ? es_coll(c_) : 0;\n\tuint64_t sz_ = want_ ? (uint64_t)(%s) : 0;\n",
-		     or_default(c->size, "0"));
+		emit("\tuint32_t n_ = want_ ? es_coll(c_, %s, %s) : 0;\n\tuint64_t sz_ = want_ ? (uint64_t)(%s) : 0;\n",
+		     c->op, or_default(c->element, "ES_NONE"), or_default(c->size, "0"));
 	if (seeds(c))
 		emit("\tuint32_t seed_ = es_comm_seed(c_);\n\t(void)seed_;\n");
 	if (wait) {

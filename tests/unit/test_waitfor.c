@@ -218,6 +218,41 @@ START_TEST(roots_differ)
 }
 END_TEST
 
+/* A member that went past the number with another call, now waiting in
+ * the next one, against a member still inside the first: a mismatch;
+ * members gone past alone, with nobody inside, are none. */
+START_TEST(gone_past_with_another_call)
+{
+	struct wf_thread t = { .name = "rank0.thread0", .label = "rank0", .unit = 0, .state = WF_WAIT, .secs = 2,
+			       .what = "in MPI_Wait: MPI_Ialltoall #0", .all = true, .coll = -1 };
+	int a = wf_add(g, &t);
+	t.name = "rank1.thread0", t.label = "rank1", t.unit = 1, t.what = "in MPI_Wait: MPI_Ialltoall #1";
+	int b = wf_add(g, &t);
+	ck_assert_int_eq(wf_wait(g, a, 1), 0);
+	ck_assert_int_eq(wf_wait(g, b, 0), 0);
+	ck_assert_int_eq(wf_coll(g, a, 7, ES_OP_MPI_IALLTOALL, 0, ES_NONE, "MPI_COMM_WORLD"), 0);
+	ck_assert_int_eq(wf_coll(g, b, 7, ES_OP_MPI_IALLTOALL, 1, ES_NONE, "MPI_COMM_WORLD"), 0);
+	ck_assert_int_eq(wf_coll_past(g, b, 7, ES_OP_MPI_ISCAN, 0, ES_NONE, "MPI_COMM_WORLD"), 0);
+	ck_assert_int_eq(wf_coll_past(g, b, 7, ES_OP_MPI_ISCAN, 0, ES_NONE, "MPI_COMM_WORLD"), 0); /* said twice */
+	ck_assert_int_eq(wf_coll_past(g, 9, 7, ES_OP_MPI_ISCAN, 0, ES_NONE, "x"), PS_EINVAL);
+	ck_assert_int_eq(wf_analyze(g), 0);
+	ck_assert_int_eq(wf_deadlocks(g), 1);
+	ck_assert_str_eq(report(), "deadlock for 2.0 s: collective mismatch on MPI_COMM_WORLD: rank0 in "
+				   "MPI_Ialltoall #0, rank1 went past MPI_Iscan #0\n");
+	wf_clear(g);
+	a = wf_add(g, &t);
+	t.name = "rank0.thread0", t.label = "rank0", t.unit = 0;
+	b = wf_add(g, &t);
+	ck_assert_int_eq(wf_wait(g, a, 0), 0);
+	ck_assert_int_eq(wf_wait(g, b, 1), 0);
+	ck_assert_int_eq(wf_coll_past(g, a, 7, ES_OP_MPI_ISCAN, 0, ES_NONE, "MPI_COMM_WORLD"), 0);
+	ck_assert_int_eq(wf_coll_past(g, b, 7, ES_OP_MPI_IALLTOALL, 0, ES_NONE, "MPI_COMM_WORLD"), 0);
+	ck_assert_int_eq(wf_analyze(g), 0);
+	ck_assert_int_eq(wf_deadlocks(g), 1); /* the cycle, not a mismatch */
+	ck_assert_ptr_null(strstr(report(), "mismatch"));
+}
+END_TEST
+
 /* A collective's late members behind one gate every member waits for:
  * all of them can go on once the one that computes comes. */
 START_TEST(collective_gate)
@@ -449,6 +484,7 @@ Suite *waitfor_suite(void)
 	tcase_add_test(tc, collective_mismatch);
 	tcase_add_test(tc, different_call_numbers_are_no_mismatch);
 	tcase_add_test(tc, roots_differ);
+	tcase_add_test(tc, gone_past_with_another_call);
 	tcase_add_test(tc, collective_gate);
 	tcase_add_test(tc, all_of_any);
 	tcase_add_test(tc, waiting_for_an_ended_rank);
