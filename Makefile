@@ -253,6 +253,10 @@ $(BUILD)/bench/archive: $(BUILD)/obj/tests/bench/archive.o $(BUILD)/obj/archive/
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(OTF2_LIBS) $(EXT_LIBS) $(LDLIBS)
 
+$(BUILD)/bench/waitfor: $(BUILD)/obj/tests/bench/waitfor.o $(BUILD)/obj/monitors/waitfor.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
+
 # --- tests -------------------------------------------------------------------
 
 UNIT_SRC := tests/unit/check_main.c tests/unit/test_pastset.c \
@@ -283,7 +287,8 @@ $(BUILD)/tests/kill: $(BUILD)/obj/tests/fuzz/kill.o $(PASTSET_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
-BENCH_BINS := $(BUILD)/bench/pastset $(BUILD)/bench/paths $(BUILD)/bench/scopes $(BUILD)/bench/remote
+BENCH_BINS := $(BUILD)/bench/pastset $(BUILD)/bench/paths $(BUILD)/bench/scopes $(BUILD)/bench/remote \
+	      $(BUILD)/bench/waitfor
 OBSERVE := $(BUILD)/bench/observe $(BUILD)/bench/nested $(BUILD)/bench/interval
 
 $(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(LIBS)
@@ -421,6 +426,7 @@ run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost $(BUILD)/bench
 	@for b in $(BENCH_BINS) $(BUILD)/bench/collector; do $$b || exit 1; done
 	@sh tests/bench/apps.sh $(BUILD)
 	@sh tests/bench/record.sh $(BUILD)
+	@if [ -f ../shared/mbi/labels.txt ]; then sh tests/bench/mbi.sh $(BUILD); else echo "mbi: ../shared/mbi not here: skipped"; fi
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 .SECONDARY:

@@ -74,6 +74,7 @@ struct wf_graph {
 	int nv, nunits;          /* vertices: threads, then units, then gates, then ALWAYS */
 	uint8_t *vk;             /* vertex kinds */
 	int *unit_id;            /* by unit vertex: its id */
+	int *dense, ndense;      /* by id: its unit's index, when ids are few enough for a table */
 	int *unit_of;            /* by thread: its unit vertex */
 	bool *all;               /* by vertex: needs all its kids */
 	bool *can;
@@ -85,7 +86,18 @@ struct wf_graph {
 	struct root *roots;
 	int nroots;
 	bool analyzed;
+	/* the strings of threads, gates and collectives: blocks that never
+	 * move, emptied (not freed) by wf_clear, so a period mallocs nothing
+	 * once the graph has been this big before */
+	struct strblock *strs, *cur;
 };
+
+struct strblock {
+	struct strblock *next;
+	size_t used, cap;
+	char data[];
+};
+#define STRBLOCK 65536
 
 int wf_create(wf_graph **out)
 {
@@ -97,7 +109,8 @@ int wf_create(wf_graph **out)
 
 static void drop_analysis(wf_graph *g)
 {
-	free(g->vk), free(g->unit_id), free(g->unit_of), free(g->all), free(g->can);
+	free(g->vk), free(g->unit_id), free(g->unit_of), free(g->all), free(g->can), free(g->dense);
+	g->dense = NULL, g->ndense = 0;
 	free(g->kid_at), free(g->kids), free(g->par_at), free(g->pars), free(g->ended);
 	g->vk = NULL, g->unit_id = g->unit_of = NULL, g->all = g->can = g->ended = NULL;
 	g->kid_at = g->kids = g->par_at = g->pars = NULL;
@@ -116,26 +129,14 @@ static void drop_analysis(wf_graph *g)
 	g->analyzed = false;
 }
 
-static void free_thread(struct wf_thread *t)
-{
-	free((char *)t->name);
-	free((char *)t->label);
-	free((char *)t->what);
-	free((char *)t->nobody);
-	free((char *)t->coll_name);
-}
-
 void wf_clear(wf_graph *g)
 {
 	if (!g)
 		return;
 	drop_analysis(g);
-	for (int i = 0; i < g->n; i++)
-		free_thread(&g->nodes[i].t);
-	for (int i = 0; i < g->ng; i++)
-		free(g->gates[i].label);
-	for (int i = 0; i < g->nc; i++)
-		free(g->colls[i].name);
+	for (struct strblock *b = g->strs; b; b = b->next)
+		b->used = 0;
+	g->cur = g->strs;
 	g->n = g->ng = g->nc = 0;
 	g->ne = 0;
 }
@@ -149,12 +150,38 @@ void wf_destroy(wf_graph *g)
 	free(g->gates);
 	free(g->edges);
 	free(g->colls);
+	for (struct strblock *b = g->strs, *next; b; b = next) {
+		next = b->next;
+		free(b);
+	}
 	free(g);
 }
 
-static char *dup_or_empty(const char *s)
+/* A copy of s (NULL: "") among the graph's strings; NULL if no memory. */
+static char *keep(wf_graph *g, const char *s)
 {
-	return strdup(s ? s : "");
+	static char empty[] = "";
+	if (!s || !*s)
+		return empty;
+	size_t n = strlen(s) + 1;
+	while (g->cur && g->cur->cap - g->cur->used < n && g->cur->next)
+		g->cur = g->cur->next; /* emptied blocks of earlier periods first */
+	if (!g->cur || g->cur->cap - g->cur->used < n) {
+		size_t cap = n > STRBLOCK ? n : STRBLOCK;
+		struct strblock *b = malloc(sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		*b = (struct strblock){ NULL, 0, cap };
+		if (g->cur) /* at the end of the list: the blocks after cur are all full */
+			b->next = g->cur->next, g->cur->next = b;
+		else
+			g->strs = b;
+		g->cur = b;
+	}
+	char *p = g->cur->data + g->cur->used;
+	memcpy(p, s, n);
+	g->cur->used += n;
+	return p;
 }
 
 /* Room for one more in an array of elements of size sz. */
@@ -181,7 +208,7 @@ static int add_coll(wf_graph *g, int t, int64_t comm, unsigned op, uint32_t num,
 			return 0; /* said already, by another member waiting there */
 	if (room((void **)&g->colls, g->nc, &g->capc, sizeof(*g->colls)))
 		return PS_ENOMEM;
-	char *nm = dup_or_empty(name);
+	char *nm = keep(g, name);
 	if (!nm)
 		return PS_ENOMEM;
 	g->colls[g->nc++] = (struct coll){ t, comm, op, num, root, nm, past };
@@ -207,19 +234,16 @@ int wf_add(wf_graph *g, const struct wf_thread *t)
 	struct node *x = &g->nodes[g->n];
 	memset(x, 0, sizeof(*x));
 	x->t = *t;
-	x->t.name = strdup(t->name);
-	x->t.label = dup_or_empty(t->label && *t->label ? t->label : t->name);
-	x->t.what = dup_or_empty(t->what);
-	x->t.nobody = dup_or_empty(t->nobody);
-	x->t.coll_name = dup_or_empty(t->coll_name);
-	if (!x->t.name || !x->t.label || !x->t.what || !x->t.nobody || !x->t.coll_name) {
-		free_thread(&x->t);
-		return PS_ENOMEM;
-	}
+	x->t.name = keep(g, t->name);
+	x->t.label = keep(g, t->label && *t->label ? t->label : t->name);
+	x->t.what = keep(g, t->what);
+	x->t.nobody = keep(g, t->nobody);
+	x->t.coll_name = keep(g, t->coll_name);
+	if (!x->t.name || !x->t.label || !x->t.what || !x->t.nobody || !x->t.coll_name)
+		return PS_ENOMEM; /* what it kept stays until wf_clear */
 	int i = g->n++;
 	if (t->coll >= 0 && wf_coll(g, i, t->coll, t->coll_op, t->coll_num,
 				    t->coll_root ? t->coll_root : ES_NONE, t->coll_name)) {
-		free_thread(&x->t);
 		g->n--;
 		return PS_ENOMEM;
 	}
@@ -261,7 +285,7 @@ int wf_gate(wf_graph *g, bool all, const char *label)
 		return PS_EINVAL;
 	if (room((void **)&g->gates, g->ng, &g->capg, sizeof(*g->gates)))
 		return PS_ENOMEM;
-	char *l = dup_or_empty(label);
+	char *l = keep(g, label);
 	if (!l)
 		return PS_ENOMEM;
 	g->gates[g->ng] = (struct gate){ all, l };
@@ -299,6 +323,8 @@ static int cmp_int(const void *a, const void *b)
 
 static int unit_vertex(const wf_graph *g, int id)
 {
+	if (g->dense)
+		return id >= 0 && id < g->ndense && g->dense[id] >= 0 ? g->n + g->dense[id] : -1;
 	int lo = 0, hi = g->nunits - 1;
 	while (lo <= hi) {
 		int mid = (lo + hi) / 2;
@@ -319,13 +345,28 @@ static int make_vertices(wf_graph *g)
 	int *ids = malloc(sizeof(int) * (size_t)(g->n + 1));
 	if (!ids)
 		return PS_ENOMEM;
-	for (int i = 0; i < g->n; i++)
+	int lo = INT32_MAX, hi = -1, nu = 0;
+	for (int i = 0; i < g->n; i++) {
 		ids[i] = g->nodes[i].t.unit;
-	qsort(ids, (size_t)g->n, sizeof(int), cmp_int);
-	int nu = 0;
-	for (int i = 0; i < g->n; i++)
-		if (!nu || ids[nu - 1] != ids[i])
-			ids[nu++] = ids[i];
+		lo = ids[i] < lo ? ids[i] : lo;
+		hi = ids[i] > hi ? ids[i] : hi;
+	}
+	/* ranks 0..n-1, the usual case: a table by id, no sort, no search */
+	if (lo >= 0 && hi < 4 * g->n + 1024 && (g->dense = malloc(sizeof(int) * ((size_t)hi + 1)))) {
+		g->ndense = hi + 1;
+		for (int u = 0; u <= hi; u++)
+			g->dense[u] = -1;
+		for (int i = 0; i < g->n; i++)
+			g->dense[ids[i]] = 0;
+		for (int u = 0; u <= hi; u++)
+			if (!g->dense[u])
+				g->dense[u] = nu, ids[nu++] = u;
+	} else {
+		qsort(ids, (size_t)g->n, sizeof(int), cmp_int);
+		for (int i = 0; i < g->n; i++)
+			if (!nu || ids[nu - 1] != ids[i])
+				ids[nu++] = ids[i];
+	}
 	g->unit_id = ids;
 	g->nunits = nu;
 	g->nv = g->n + nu + g->ng + 1;
@@ -366,32 +407,25 @@ static int make_edges(wf_graph *g)
 	int rc = from && to && g->kid_at && g->par_at && g->kids && g->pars && fill ? 0 : PS_ENOMEM;
 	size_t m = 0;
 	int always = g->nv - 1, gate0 = g->n + g->nunits;
-	bool *known = rc ? NULL : calloc((size_t)g->n + 1, sizeof(bool));
-	if (!rc && !known)
+	/* per thread: it waits on something (1), on a unit in the graph (2), on a gate (4) */
+	uint8_t *on = rc ? NULL : calloc((size_t)g->n + 1, 1);
+	if (!rc && !on)
 		rc = PS_ENOMEM;
 	for (size_t i = 0; i < g->ne && !rc; i++) {
 		const struct edge *e = &g->edges[i];
 		int f = e->from_gate ? gate0 + e->from : e->from;
 		int t = e->to_gate ? gate0 + e->to : unit_vertex(g, e->to);
+		if (!e->from_gate)
+			on[e->from] |= (uint8_t)(1 | (t >= 0 ? 2 : 0) | (e->to_gate ? 4 : 0));
 		if (t < 0)
 			t = always;
-		else if (!e->from_gate)
-			known[e->from] = true;
 		from[m] = f, to[m++] = t;
 	}
 	for (int i = 0; i < g->n && !rc; i++) { /* a unit waits for any of its threads */
 		from[m] = g->unit_of[i], to[m++] = i;
 		struct node *x = &g->nodes[i];
-		bool has = false;
-		for (size_t k = 0; k < g->ne && !has; k++)
-			has = !g->edges[k].from_gate && g->edges[k].from == i;
-		if (x->t.state == WF_WAIT && has && !known[i]) {
-			bool gates = false;
-			for (size_t k = 0; k < g->ne && !gates; k++)
-				gates = !g->edges[k].from_gate && g->edges[k].from == i && g->edges[k].to_gate;
-			if (!gates)
-				x->t.state = WF_BLIND; /* waits only for what the graph does not hold */
-		}
+		if (x->t.state == WF_WAIT && on[i] == 1)
+			x->t.state = WF_BLIND; /* waits only for what the graph does not hold */
 	}
 	for (size_t i = 0; i < m && !rc; i++)
 		g->kid_at[from[i] + 1]++, g->par_at[to[i] + 1]++;
@@ -402,7 +436,7 @@ static int make_edges(wf_graph *g)
 	memset(fill, 0, sizeof(int) * (nv + 1));
 	for (size_t i = 0; i < m && !rc; i++)
 		g->pars[g->par_at[to[i]] + fill[to[i]]++] = from[i];
-	free(from), free(to), free(fill), free(known);
+	free(from), free(to), free(fill), free(on);
 	return rc;
 }
 
@@ -892,20 +926,22 @@ static void names(FILE *out, const wf_graph *g, const int *t, int n, bool with_w
 		fprintf(out, " and %d more", n - shown);
 }
 
+#define CYCLE_SHOWN 16 /* a longer cycle is named by its first threads and counted */
+
+/* Threads blocked for finding f that are not in it. */
 static int waiters_of(const wf_graph *g, int f, int **out)
 {
 	int n = 0;
-	*out = malloc(sizeof(int) * (size_t)(g->n + 1));
+	*out = calloc((size_t)g->n + 1, sizeof(int));
 	if (!*out)
 		return PS_ENOMEM;
+	/* members marked for the moment: what is written over them at n <= i
+	 * has been read already */
+	for (int k = 0; k < g->finds[f].n; k++)
+		(*out)[g->finds[f].members[k]] = -1;
 	for (int i = 0; i < g->n; i++)
-		if (blocked(g, i) && g->nodes[i].cause == f) {
-			bool member = false;
-			for (int k = 0; k < g->finds[f].n && !member; k++)
-				member = g->finds[f].members[k] == i;
-			if (!member)
-				(*out)[n++] = i;
-		}
+		if (blocked(g, i) && g->nodes[i].cause == f && (*out)[i] != -1)
+			(*out)[n++] = i;
 	return n;
 }
 
@@ -930,11 +966,13 @@ static void report_finding(const wf_graph *g, int fi, FILE *out, const char *ind
 	fprintf(out, "%sdeadlock for %.1f s: ", indent, secs);
 	switch (f->kind) {
 	case C_CYCLE:
-		for (int i = 0; i < f->n; i++) {
+		for (int i = 0; i < f->n && i < CYCLE_SHOWN; i++) {
 			/* members[i] waits for members[i + 1]: print against the arrows */
 			const struct node *x = &g->nodes[f->members[i == 0 ? 0 : f->n - i]];
 			fprintf(out, "%s%s %s", i ? " <- " : "", x->t.label, x->t.what);
 		}
+		if (f->n > CYCLE_SHOWN)
+			fprintf(out, " <- ... %d more in the cycle", f->n - CYCLE_SHOWN);
 		break;
 	case C_MISMATCH: {
 		const struct coll *c0 = &g->colls[f->coll];

@@ -398,7 +398,7 @@ const struct es_mpi_comm *es_mpi_comm_of(const es_mpi *m, int rank, uint32_t ser
 }
 
 /* Rank's record of communicator id's collectives on mpi.calls (of its
- * serial in force now); false if none. */
+ * latest serial for it, in force or freed); false if none. */
 static bool calls_rec(es_mpi *m, int rank, uint64_t id, struct es_calls_rec *out)
 {
 	struct rank *r = m && rank >= 0 && rank < m->nranks ? m->by_rank[rank] : NULL;
@@ -406,8 +406,12 @@ static bool calls_rec(es_mpi *m, int rank, uint64_t id, struct es_calls_rec *out
 		return false;
 	for (int i = r->nnames; i-- > 0;) {
 		const struct naming *n = &r->names[i];
-		if (m->comms[n->comm].pub.id != id || n->freed != UINT64_MAX)
+		if (m->comms[n->comm].pub.id != id)
 			continue;
+		/* freed, its slot says what it had begun until another took it */
+		for (int k = i + 1; n->freed != UINT64_MAX && k < r->nnames; k++)
+			if (r->names[k].serial % ES_CALLS_SLOTS == n->serial % ES_CALLS_SLOTS)
+				return false;
 		return ps_read_range(r->calls, n->serial % ES_CALLS_SLOTS, 1, out, NULL) == 1;
 	}
 	return false;

@@ -189,8 +189,8 @@ const struct es_mpi_comm *es_mpi_comm(const es_mpi *m, uint64_t id);
  * now, NULL if freed), and which of its groups is the rank's (*side). */
 const struct es_mpi_comm *es_mpi_comm_of(const es_mpi *m, int rank, uint32_t serial, uint32_t mask,
 					 uint64_t at_ns, int *side);
-/* How many collectives rank has begun on communicator id: its next one's
- * number; -1 if not known. */
+/* How many collectives rank has begun on communicator id (freed too, until
+ * its slot is taken): its next one's number; -1 if not known. */
 int64_t es_mpi_calls(es_mpi *m, int rank, uint64_t id);
 /* The collective rank began as number num on communicator id (its op code
  * and root's world rank, ES_NONE: none); false if not known (not begun,

@@ -4,14 +4,16 @@
 # usage: mbi.sh BUILDDIR [LIST]
 # LIST: a file of program names (labels.txt's first column) to run, one a
 # line; default: every program of $MBI/labels.txt (MBI=../shared/mbi).
-# Each program runs with heartbeat -p $PERIOD ms watching from before it
-# starts and stopping at the first deadlock it names. Then:
+# Each program runs (with the arguments of its header's first command)
+# with heartbeat -p $PERIOD ms watching from before it starts and stopping
+# at the first deadlock it names. Then:
 #   named, and the program still runs 1 s later: a deadlock named (hung);
 #   named, and the program ended within that second: a false alarm;
 #   not named, the program ended: ended (by itself, or aborting);
 #   not named, still running after $HANG s: hung, not named.
-# A program that ends is never hung; one that still runs HANG seconds in,
-# every rank inside MPI (MBI programs compute nothing), has hung.
+# A program whose ranks end is never hung (its mpirun may linger after an
+# abort); one whose ranks still run HANG seconds in (MBI programs compute
+# nothing: they are inside MPI) has hung.
 # Prints a line per program, a table by the kind of bug MBI says it has,
 # how long after the hang each deadlock was named (MBI's own header gives
 # no hang time: heartbeat's "deadlock for X s" at naming is the age of the
@@ -47,23 +49,42 @@ stop() {
 	kill -KILL -"$1" 2>/dev/null
 }
 
-# run NAME NP: one program; prints NAME OUTCOME AGE (AGE: the named knot's age, or -)
+# ranks PGID: whether any process of the program's session but mpirun
+# itself runs (an aborted program's mpirun may linger after its ranks, not
+# even reaping them)
+ranks() {
+	ps -o pid=,stat= -s "$1" 2>/dev/null | awk -v m="$1" '$1 != m && $2 !~ /^Z/ { n++ } END { exit !n }'
+}
+
+# alive PGID SECONDS: whether the program's ranks still run SECONDS from
+# now (they may end sooner)
+alive() {
+	n=$(awk -v s="$2" 'BEGIN { printf "%d", s * 10 }')
+	while [ "$n" -gt 0 ] && ranks "$1"; do sleep 0.1; n=$((n - 1)); done
+	ranks "$1"
+}
+
+# run NAME NP: one program, with the arguments its header's first command
+# gives; prints NAME OUTCOME AGE (AGE: the named knot's age, or -)
 run() {
 	name=$1 np=$2 j="$job.$3"
 	exe="$bins/${name%.c}"
 	[ -x "$exe" ] || { echo "$name unbuilt -"; return; }
-	setsid mpirun --oversubscribe --allow-run-as-root -np "$np" "$bin/esrun" -q -j "$j" "$exe" \
+	args=$(sed -n 's/^ *\$ mpirun -np [0-9]* ${EXE} *//p' "$mbi/codes/$name" | head -1)
+	t0=$(date +%s.%N)
+	# shellcheck disable=SC2086 # the header's arguments, split as a shell would
+	setsid mpirun --oversubscribe --allow-run-as-root -np "$np" "$bin/esrun" -q -j "$j" "$exe" $args \
 		>"$dir/app.out" 2>&1 </dev/null &
 	app=$!
 	"$bin/heartbeat" -p "$period" -n $((hang * 1000 / period)) -w 10 --exit-on-deadlock "$j" \
 		>"$dir/hb.out" 2>&1
 	hb=$?
 	age=$(sed -n 's/^  deadlock for \([0-9.]*\) s: .*/\1/p' "$dir/hb.out" | head -1)
+	left=$(awk -v t0="$t0" -v now="$(date +%s.%N)" -v h="$hang" 'BEGIN { l = h - (now - t0); print l > 0 ? l : 0 }')
 	if [ "$hb" -eq 3 ]; then
-		sleep 1
-		if kill -0 "$app" 2>/dev/null; then out=named; else out=false_alarm; fi
-	elif kill -0 "$app" 2>/dev/null; then
-		out=missed
+		if alive "$app" 1; then out=named; else out=false_alarm; fi
+	elif alive "$app" "$left"; then
+		out=missed # still running $hang s in: hung, and not named
 	else
 		out=ended
 	fi
