@@ -2,7 +2,8 @@
 """json_check.py FILE SLICES MESSAGES: a trace-event JSON file as Perfetto would read it.
 
 Checks that it parses, has SLICES complete events and MESSAGES message flows,
-that every flow has both ends on existing tracks, and that slices on each
+that every flow has both ends on existing tracks, that no message arrow
+points back in time (its receive before its send), and that slices on each
 track nest (none ends inside another it does not contain)."""
 import json
 import sys
@@ -16,15 +17,18 @@ x = [e for e in ev if e["ph"] == "X"]
 bad = []
 if len(x) != want_slices:
     bad.append("%d slices, expected %d" % (len(x), want_slices))
-ends = {}
+ends, at = {}, {}
 for e in ev:
     if e["ph"] in ("s", "f"):
         if (e["pid"], e["tid"]) not in tracks:
             bad.append("a flow on no track: %r" % e)
         ends.setdefault((e["cat"], e["id"]), []).append(e["ph"])
+        at[(e["cat"], e["id"], e["ph"])] = e["ts"]
 for k, v in ends.items():
     if sorted(v) != ["f", "s"]:
         bad.append("flow %r has ends %r" % (k, v))
+    elif k[0] == "message" and at[k + ("f",)] < at[k + ("s",)]:
+        bad.append("message %r arrives at %s, before it was sent at %s" % (k[1], at[k + ("f",)], at[k + ("s",)]))
 msgs = sum(1 for k in ends if k[0] == "message")
 if msgs != want_msgs:
     bad.append("%d message flows, expected %d" % (msgs, want_msgs))

@@ -105,8 +105,39 @@ static int ok(uint32_t got, uint32_t want)
 
 static int matches(const struct es_trace *t, const struct want *w)
 {
-	uint32_t arg = es_op_matched(t->op) ? t->arg & 0xfffff : t->arg;
-	return t->op == w->op && ok(t->element, w->element) && ok(t->size, w->size) && ok(arg, w->arg);
+	return t->op == w->op && ok(t->element, w->element) && ok(t->size, w->size) && ok(t->arg, w->arg);
+}
+
+/* Every tuple's communicator is one its rank listed in mpi.comms by then
+ * (a collective's always has one). */
+static void comms_named(const char *seg, es_space *sp, const struct es_trace *t, int n)
+{
+	ps_elem *e;
+	struct ps_stats st;
+	if (ps_elem_open(es_space_server(sp), ES_COMMS_ELEMENT, sizeof(struct es_comm_rec), &e)) {
+		FAIL("%s: no %s", seg, ES_COMMS_ELEMENT);
+		return;
+	}
+	ps_elem_stats(e, &st);
+	struct es_comm_rec *c = calloc(st.written + 1, sizeof(*c));
+	int nc = c ? ps_read_range(e, 0, st.written, c, NULL) : 0;
+	ps_elem_close(e);
+	for (int j = 0; j < n; j++) {
+		char label[64];
+		if (t[j].comm == ES_COMM_NONE) {
+			if (es_op_matched(t[j].op))
+				FAIL("%s: tuple %d (%s) is a collective on no communicator", seg, j,
+				     es_op_label(t[j].op, label, sizeof(label)));
+			continue;
+		}
+		bool named = false;
+		for (int k = 0; k < nc && !named; k++)
+			named = (c[k].serial & 0xffff) == t[j].comm && c[k].stamp <= t[j].start;
+		if (!named)
+			FAIL("%s: tuple %d (%s) on communicator %u, which mpi.comms does not list by then", seg, j,
+			     es_op_label(t[j].op, label, sizeof(label)), t[j].comm);
+	}
+	free(c);
 }
 
 static void show(char *buf, size_t len, uint32_t v)
@@ -155,14 +186,14 @@ static int check_rank(const char *job, int r, const char *dir)
 			show(c, sizeof(c), w[k].arg);
 			FAIL("%s:%d: expected %s %s %s %s; tuple %d is %s %u %u %u", file, w[k].line,
 			     es_op_label(w[k].op, label, sizeof(label)), a, b, c, i,
-			     es_op_label(t[i].op, label2, sizeof(label2)), t[i].element, t[i].size,
-			     es_op_matched(t[i].op) ? t[i].arg & 0xfffff : t[i].arg);
+			     es_op_label(t[i].op, label2, sizeof(label2)), t[i].element, t[i].size, t[i].arg);
 			break;
 		}
 		i++;
 		while (w[k].more && i < n && matches(&t[i], &w[k]))
 			i++;
 	}
+	comms_named(seg, sp, t, n);
 	for (int j = 1; j < n; j++)
 		if (t[j].seq != t[j - 1].seq + 1)
 			FAIL("%s: tuple %d has seq %u after %u", seg, j, t[j].seq, t[j - 1].seq);

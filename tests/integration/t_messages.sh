@@ -1,0 +1,50 @@
+#!/bin/sh
+# t_messages.sh - every message of a program whose messages are easy to get wrong (a split numbered backwards, Sendrecv rings, any-source requests, persistent requests) has one send and one receive between the right world ranks on the right communicator: in OTF2 (otf2-print), in the JSON (never backwards) and in esprofile's traffic.
+set -u
+. "$(dirname "$0")/lib.sh"
+[ -f "$BUILD/lib/libescollect.so" ] || { echo "no libescollect.so (sanitizer build): skipped"; exit 0; }
+job="itmsg$$"
+dir=$(mktemp -d)
+cleanup() { rm_segments "$job"; rm -rf "$dir"; }
+trap cleanup EXIT
+
+"$BIN/esrecord" -w 30 -o "$dir/a" "$job" 2>"$dir/rec.err" &
+rec=$!
+mpirun --oversubscribe --allow-run-as-root -np 4 "$BIN/esrun" -q -j "$job" "$BUILD/tests/mpi_msgs" "$dir" ||
+	die "mpi_msgs failed"
+wait $rec || die "esrecord failed: $(cat "$dir/rec.err")"
+cat "$dir/rec.err"
+# what the program sent: FROM TO TAG BYTES world|sub, in world ranks
+cat "$dir"/msgs.r* | sort >"$dir/want"
+[ "$(wc -l <"$dir/want")" -eq 31 ] || die "mpi_msgs listed $(wc -l <"$dir/want") messages, not 31"
+
+# OTF2: each send and each receive once, their ends named through the
+# communicator's group (otf2-print gives the location it resolves to)
+"$BIN/esconvert" --otf2 "$dir/o" "$dir/a" 2>"$dir/conv.err" || die "esconvert: $(cat "$dir/conv.err")"
+otf2-print "$dir/o/traces.otf2" >"$dir/p.txt" 2>"$dir/p.err" || die "otf2-print failed: $(cat "$dir/p.err")"
+[ -s "$dir/p.err" ] && die "otf2-print warned: $(cat "$dir/p.err")"
+kind='{ c = ($0 ~ /Communicator: "MPI_COMM_WORLD"/) ? "world" : "sub" }'
+sed -n 's/^MPI_I*SEND  *\([0-9]*\) .*Receiver: [0-9]* ("rank\([0-9]*\)\.thread0" <[0-9]*>).*Tag: \([0-9]*\), Length: \([0-9]*\).*$/\1 \2 \3 \4 &/p' \
+	"$dir/p.txt" | awk "$kind"' { print $1, $2, $3, $4, c }' | sort >"$dir/sends"
+sed -n 's/^MPI_I*RECV  *\([0-9]*\) .*Sender: [0-9]* ("rank\([0-9]*\)\.thread0" <[0-9]*>).*Tag: \([0-9]*\), Length: \([0-9]*\).*$/\2 \1 \3 \4 &/p' \
+	"$dir/p.txt" | awk "$kind"' { print $1, $2, $3, $4, c }' | sort >"$dir/recvs"
+printf '0\t%s.r0\trank0.thread0\n1\t%s.r1\trank1.thread0\n2\t%s.r2\trank2.thread0\n3\t%s.r3\trank3.thread0\n' \
+	"$job" "$job" "$job" "$job" | cmp -s - "$dir/a/threads" || die "threads: $(cat "$dir/a/threads")"
+diff "$dir/want" "$dir/sends" >"$dir/d1" || die "OTF2's sends differ from the program's: $(cat "$dir/d1")"
+diff "$dir/want" "$dir/recvs" >"$dir/d2" || die "OTF2's receives differ from the program's sends: $(cat "$dir/d2")"
+# the split's first message, by name: world rank 0 to the split's rank 0, world rank 3
+grep -q '^MPI_SEND  *0 .*Receiver: 0 ("rank3.thread0" <3>), Communicator: "communicator [0-9a-f]* (4 ranks)" <[0-9]*>, Tag: 1, Length: 8$' \
+	"$dir/p.txt" || die "rank 0's send on the split not to its rank 0, world rank 3"
+
+# JSON: an arrow per message, none backwards
+"$BIN/esconvert" --json "$dir/t.json" "$dir/a" 2>"$dir/json.err" || die "esconvert --json: $(cat "$dir/json.err")"
+regions=$(sed -n 's/.*threads: \([0-9]*\) regions.*/\1/p' "$dir/conv.err")
+python3 "$(dirname "$0")/json_check.py" "$dir/t.json" "$regions" 31 || die "the JSON is wrong"
+
+# esprofile: each pair's messages and bytes, Sendrecv's among them
+"$BIN/esprofile" -o "$dir/prof.txt" "$dir/a" || die "esprofile failed"
+awk '{ n[$1 " " $2]++; b[$1 " " $2] += $4 } END { for (k in n) print k, n[k], b[k] }' "$dir/want" | sort >"$dir/pairs"
+awk '/^@--- Heaviest/ { on = 1; getline; next } /^@---/ { on = 0 } on && NF >= 4 { print $1, $2, $3, $4 }' \
+	"$dir/prof.txt" | sort >"$dir/traffic"
+diff "$dir/pairs" "$dir/traffic" >"$dir/d3" || die "esprofile's traffic differs from the program's: $(cat "$dir/d3")"
+exit 0
