@@ -4,7 +4,8 @@ set -u
 build=$1
 bin=$build/bin
 job="wt$$"
-cleanup() { for s in $("$bin/psadm" list | awk '{print $1}' | grep "^$job\|^ring$$\|^dead$$\|^far$$"); do "$bin/psadm" rm "$s" >/dev/null; done; rm -f "${srv:-}"; }
+tmp_hb=$(mktemp)
+cleanup() { for s in $("$bin/psadm" list | awk '{print $1}' | grep "^$job\|^ring$$\|^dead$$\|^far$$"); do "$bin/psadm" rm "$s" >/dev/null; done; rm -f "${srv:-}" "$tmp_hb"; }
 trap cleanup EXIT
 echo "== 1. The wind tunnel: 8 matrices of 1920 x 960 sites, 4 slices each, 32 threads in 2 MPI"
 echo "==    processes, border rows through PastSet elements, a collector on every path and tree edge."
@@ -44,8 +45,12 @@ echo
 mpirun --oversubscribe --allow-run-as-root -np 4 -x LD_PRELOAD="$lib" -x ES_JOB="dead$$" \
 	"$build/tests/ring_demo" 3 deadlock >/dev/null 2>&1 &
 app=$!
-"$bin/heartbeat" -p 500 -n 5 -w 10 "dead$$" | grep -v "^  rank[0-9].thread"
+# until heartbeat names the deadlock (-x), however loaded the machine; 30 s at most
+"$bin/heartbeat" -p 500 -n 60 -w 10 -x "dead$$" >"$tmp_hb" 2>&1
+hb=$?
+grep -v "^  rank[0-9].thread" "$tmp_hb"
 kill $app 2>/dev/null; wait $app 2>/dev/null
+[ $hb -eq 3 ] || { echo "demo: heartbeat named no deadlock (status $hb)" >&2; exit 1; }
 echo
 echo
 echo "== 4. Across hosts: the same wind tunnel with its 2 ranks on 2 (pathmap) hosts; rows and totals"

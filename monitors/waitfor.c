@@ -44,7 +44,8 @@ struct coll {
 	unsigned op;
 	uint32_t num, root;
 	char *name;
-	bool past; /* the thread's rank made it and went on (wf_coll_past) */
+	bool past;      /* the thread's rank made it and went on (wf_coll_past) */
+	uint32_t bytes; /* this member's bytes, ES_NONE: not known */
 };
 
 struct finding {
@@ -199,7 +200,7 @@ static int room(void **a, int n, int *cap, size_t sz)
 }
 
 static int add_coll(wf_graph *g, int t, int64_t comm, unsigned op, uint32_t num, uint32_t root,
-		    const char *name, bool past)
+		    uint32_t bytes, const char *name, bool past)
 {
 	if (!g || t < 0 || t >= g->n || g->analyzed)
 		return PS_EINVAL;
@@ -211,18 +212,46 @@ static int add_coll(wf_graph *g, int t, int64_t comm, unsigned op, uint32_t num,
 	char *nm = keep(g, name);
 	if (!nm)
 		return PS_ENOMEM;
-	g->colls[g->nc++] = (struct coll){ t, comm, op, num, root, nm, past };
+	g->colls[g->nc++] = (struct coll){ t, comm, op, num, root, nm, past, bytes };
 	return 0;
 }
 
 int wf_coll(wf_graph *g, int t, int64_t comm, unsigned op, uint32_t num, uint32_t root, const char *name)
 {
-	return add_coll(g, t, comm, op, num, root, name, false);
+	return add_coll(g, t, comm, op, num, root, ES_NONE, name, false);
+}
+
+int wf_coll_bytes(wf_graph *g, int t, int64_t comm, unsigned op, uint32_t num, uint32_t root, uint32_t bytes,
+		  const char *name)
+{
+	return add_coll(g, t, comm, op, num, root, bytes, name, false);
 }
 
 int wf_coll_past(wf_graph *g, int t, int64_t comm, unsigned op, uint32_t num, uint32_t root, const char *name)
 {
-	return add_coll(g, t, comm, op, num, root, name, true);
+	return add_coll(g, t, comm, op, num, root, ES_NONE, name, true);
+}
+
+/* Collectives whose members must each give the same bytes (equal type
+ * signatures): a difference is a mismatch as a different call is. */
+static bool same_bytes(unsigned op)
+{
+	switch (op) {
+	case ES_OP_MPI_BCAST: case ES_OP_MPI_IBCAST: case ES_OP_MPI_REDUCE: case ES_OP_MPI_IREDUCE:
+	case ES_OP_MPI_ALLREDUCE: case ES_OP_MPI_IALLREDUCE: case ES_OP_MPI_SCAN: case ES_OP_MPI_ISCAN:
+	case ES_OP_MPI_EXSCAN: case ES_OP_MPI_IEXSCAN: case ES_OP_MPI_ALLTOALL: case ES_OP_MPI_IALLTOALL:
+	case ES_OP_MPI_ALLGATHER: case ES_OP_MPI_IALLGATHER: case ES_OP_MPI_REDUCE_SCATTER_BLOCK:
+	case ES_OP_MPI_IREDUCE_SCATTER_BLOCK:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool bytes_differ(const struct coll *a, const struct coll *b)
+{
+	return a->op == b->op && same_bytes(a->op) && a->bytes != ES_NONE && b->bytes != ES_NONE &&
+	       a->bytes != b->bytes;
 }
 
 int wf_add(wf_graph *g, const struct wf_thread *t)
@@ -562,7 +591,8 @@ static int find_mismatches(wf_graph *g)
 			if (first < 0)
 				first = k;
 			else
-				differ |= c->op != g->colls[first].op || c->root != g->colls[first].root;
+				differ |= c->op != g->colls[first].op || c->root != g->colls[first].root ||
+					  bytes_differ(c, &g->colls[first]);
 		}
 		if (differ && inside) { /* a member still waits in it */
 			struct finding *f = new_finding(g, C_MISMATCH);
@@ -977,20 +1007,31 @@ static void report_finding(const wf_graph *g, int fi, FILE *out, const char *ind
 	case C_MISMATCH: {
 		const struct coll *c0 = &g->colls[f->coll];
 		fprintf(out, "collective mismatch on %s: ", c0->name);
-		for (int i = 0; i < f->n; i++) {
-			const struct node *x = &g->nodes[f->members[i]];
-			const struct coll *c = NULL;
-			for (int k = 0; k < g->nc && !c; k++)
+		const struct coll *c[CYCLE_SHOWN];
+		int nc = 0;
+		bool by_bytes = false;
+		for (int i = 0; i < f->n && nc < CYCLE_SHOWN; i++) {
+			const struct coll *ci = NULL;
+			for (int k = 0; k < g->nc && !ci; k++)
 				if (g->colls[k].thread == f->members[i] && g->colls[k].comm == c0->comm &&
 				    g->colls[k].num == c0->num)
-					c = &g->colls[k];
-			if (!c)
+					ci = &g->colls[k];
+			if (!ci)
 				continue;
-			fprintf(out, "%s%s %s %s #%u", i ? ", " : "", x->t.label, c->past ? "went past" : "in",
-				es_op_name(c->op), (unsigned)c->num);
-			if (c->root != ES_NONE)
-				fprintf(out, " root %u", c->root);
+			for (int k = 0; k < nc; k++)
+				by_bytes |= bytes_differ(ci, c[k]);
+			c[nc++] = ci;
 		}
+		for (int i = 0; i < nc; i++) {
+			fprintf(out, "%s%s %s %s #%u", i ? ", " : "", g->nodes[c[i]->thread].t.label,
+				c[i]->past ? "went past" : "in", es_op_name(c[i]->op), (unsigned)c[i]->num);
+			if (c[i]->root != ES_NONE)
+				fprintf(out, " root %u", c[i]->root);
+			if (by_bytes && c[i]->bytes != ES_NONE)
+				fprintf(out, " with %u bytes", c[i]->bytes);
+		}
+		if (f->n > CYCLE_SHOWN)
+			fprintf(out, " and %d more", f->n - CYCLE_SHOWN);
 		break;
 	}
 	case C_ENDED:

@@ -84,6 +84,11 @@ int wf_wait_gate(wf_graph *g, int t, int k);
  * several, for a wait on nonblocking ones): op and root, for the mismatch
  * of members that called different ones there. */
 int wf_coll(wf_graph *g, int t, int64_t comm, unsigned op, uint32_t num, uint32_t root, const char *name);
+/* ... with this member's bytes: members of a collective that must give
+ * equal bytes (MPI_Bcast, the reductions, Allgather, Alltoall) and did not
+ * are a mismatch too. */
+int wf_coll_bytes(wf_graph *g, int t, int64_t comm, unsigned op, uint32_t num, uint32_t root, uint32_t bytes,
+		  const char *name);
 /* Thread t's rank made op as number num there and went on (t now blocked
  * elsewhere): against a member still inside a different one, a mismatch. */
 int wf_coll_past(wf_graph *g, int t, int64_t comm, unsigned op, uint32_t num, uint32_t root, const char *name);

@@ -72,7 +72,7 @@ struct job {
 	struct clause cl[64];
 	int ncl;
 	/* the collectives the thread is in, for wf_coll once it is added */
-	struct { int64_t comm; unsigned op; uint32_t num, root; char name[200]; } colls[16];
+	struct { int64_t comm; unsigned op; uint32_t num, root, bytes; char name[200]; } colls[16];
 	int ncolls;
 	struct target *tg;
 	int ntg, captg;
@@ -471,7 +471,7 @@ static int hub_of(struct job *j, const struct es_mpi_comm *c, uint32_t num, unsi
 /* A member (rank r, thread t) inside collective num on c: it waits for
  * those not there yet, as the operation needs them. */
 static int coll_clause(struct job *j, int t, int r, unsigned code, const struct es_mpi_comm *c, uint32_t num,
-		       uint32_t root)
+		       uint32_t root, uint32_t bytes)
 {
 	if (!c)
 		return clause_new(j, CL_UNKNOWN, false) ? 0 : 0;
@@ -480,6 +480,7 @@ static int coll_clause(struct job *j, int t, int r, unsigned code, const struct 
 		j->colls[j->ncolls].op = code;
 		j->colls[j->ncolls].num = num;
 		j->colls[j->ncolls].root = (c->flags & ES_COMMS_INTER) ? ES_NONE : root;
+		j->colls[j->ncolls].bytes = (c->flags & ES_COMMS_INTER) ? ES_NONE : bytes;
 		comm_words(c, j->colls[j->ncolls].name, sizeof(j->colls[j->ncolls].name));
 		j->ncolls++;
 	}
@@ -556,7 +557,7 @@ static int request_clause(struct job *j, int t, int r, const struct es_req_rec *
 	}
 	if (is_coll_code(code)) {
 		snprintf(what, len, "%s #%u%s", es_op_name(code), q->arg, oc);
-		return coll_clause(j, t, r, code, c, q->arg, q->peer);
+		return coll_clause(j, t, r, code, c, q->arg, q->peer, q->size);
 	}
 	peer_words(c, q->peer, p, sizeof(p));
 	if (code == ES_OP_MPI_ISSEND || code == ES_OP_MPI_SSEND_INIT) {
@@ -680,7 +681,7 @@ static int mpi_clauses(struct job *j, int t, char *what, size_t len, bool *any)
 		char cw[200];
 		comm_words(c, cw, sizeof(cw));
 		snprintf(what, len, "%s %s #%u%s on %s", in, es_op_name(code), tag, root, cw);
-		return coll_clause(j, t, r, code, c, tag, f->element);
+		return coll_clause(j, t, r, code, c, tag, f->element, tag2);
 	}
 	snprintf(what, len, "%s %s (whom it waits for is not recorded)", in, es_op_name(code));
 	clause_new(j, CL_UNKNOWN, false);
@@ -705,8 +706,8 @@ static int emit_mpi(struct job *j, struct wf_thread *w, bool any)
 	w->all = !any;
 	int k = wf_add(j->g, w), rc = k < 0 ? k : 0;
 	for (int i = 0; i < j->ncolls && !rc; i++)
-		rc = wf_coll(j->g, k, j->colls[i].comm, j->colls[i].op, j->colls[i].num, j->colls[i].root,
-			     j->colls[i].name);
+		rc = wf_coll_bytes(j->g, k, j->colls[i].comm, j->colls[i].op, j->colls[i].num, j->colls[i].root,
+				   j->colls[i].bytes, j->colls[i].name);
 	for (int i = 0; i < j->ncl && !rc; i++) {
 		const struct clause *cl = &j->cl[i];
 		if (cl->kind != CL_WAIT)

@@ -218,6 +218,38 @@ START_TEST(roots_differ)
 }
 END_TEST
 
+/* Members of one MPI_Bcast that give different bytes are a mismatch;
+ * where the bytes are not known, or may differ (MPI_Gatherv), none. */
+START_TEST(bytes_differ_in_a_bcast)
+{
+	struct wf_thread t = { .name = "rank0.thread0", .label = "rank0", .unit = 0, .state = WF_WAIT, .secs = 2,
+			       .what = "in MPI_Bcast #3 root 0", .all = true, .coll = -1 };
+	int a = wf_add(g, &t);
+	t.name = "rank1.thread0", t.label = "rank1", t.unit = 1;
+	int b = wf_add(g, &t);
+	ck_assert_int_eq(wf_wait(g, a, 1), 0);
+	ck_assert_int_eq(wf_wait(g, b, 0), 0);
+	ck_assert_int_eq(wf_coll_bytes(g, a, 7, ES_OP_MPI_BCAST, 3, 0, 40, "MPI_COMM_WORLD"), 0);
+	ck_assert_int_eq(wf_coll_bytes(g, b, 7, ES_OP_MPI_BCAST, 3, 0, 80, "MPI_COMM_WORLD"), 0);
+	ck_assert_int_eq(wf_analyze(g), 0);
+	ck_assert_int_eq(wf_deadlocks(g), 1);
+	ck_assert_str_eq(report(), "deadlock for 2.0 s: collective mismatch on MPI_COMM_WORLD: rank0 in "
+				   "MPI_Bcast #3 root 0 with 40 bytes, rank1 in MPI_Bcast #3 root 0 with 80 bytes\n");
+	for (int k = 0; k < 2; k++) {
+		wf_clear(g);
+		t.name = "rank0.thread0", t.label = "rank0", t.unit = 0;
+		a = wf_add(g, &t);
+		t.name = "rank1.thread0", t.label = "rank1", t.unit = 1;
+		b = wf_add(g, &t);
+		unsigned op = k ? ES_OP_MPI_GATHERV : ES_OP_MPI_BCAST;
+		ck_assert_int_eq(wf_coll_bytes(g, a, 7, op, 3, 0, k ? 40 : ES_NONE, "MPI_COMM_WORLD"), 0);
+		ck_assert_int_eq(wf_coll_bytes(g, b, 7, op, 3, 0, 80, "MPI_COMM_WORLD"), 0);
+		ck_assert_int_eq(wf_analyze(g), 0);
+		ck_assert_ptr_null(strstr(report(), "mismatch"));
+	}
+}
+END_TEST
+
 /* A member that went past the number with another call, now waiting in
  * the next one, against a member still inside the first: a mismatch;
  * members gone past alone, with nobody inside, are none. */
@@ -485,6 +517,7 @@ Suite *waitfor_suite(void)
 	tcase_add_test(tc, different_call_numbers_are_no_mismatch);
 	tcase_add_test(tc, roots_differ);
 	tcase_add_test(tc, gone_past_with_another_call);
+	tcase_add_test(tc, bytes_differ_in_a_bcast);
 	tcase_add_test(tc, collective_gate);
 	tcase_add_test(tc, all_of_any);
 	tcase_add_test(tc, waiting_for_an_ended_rank);
