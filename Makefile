@@ -4,7 +4,7 @@
 #   make check      ... and run every test, plain and under ASan+UBSan and TSan
 #                   (SAN=1, TSAN=1 or FAST=1: just that one flavour)
 #   make demo       ... and run the demonstration
-#   make bench      ... and run the benchmarks
+#   make bench      ... and run the benchmarks (BASE=an older build dir: it against this one)
 #   make fuzz       ... and run the fuzzer and the kill test longer (COUNT=N cases)
 #   make layers     ... and check that every include and library points down
 #   make install    ... and install it (PREFIX=/usr/local, DESTDIR)
@@ -427,6 +427,7 @@ run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost $(BUILD)/bench
 	@sh tests/bench/apps.sh $(BUILD)
 	@sh tests/bench/record.sh $(BUILD)
 	@if [ -f ../shared/mbi/labels.txt ]; then sh tests/bench/mbi.sh $(BUILD); else echo "mbi: ../shared/mbi not here: skipped"; fi
+	@if [ -n "$(BASE)" ]; then sh tests/bench/versus.sh $(BASE) $(BUILD); fi
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 .SECONDARY:

@@ -1,0 +1,18 @@
+#!/bin/sh
+# t_mbi.sh - heartbeat on a subset of the MPI Bugs Initiative (../shared/mbi, when it is there): every program that hangs is named a deadlock, no program that ends is.
+set -u
+. "$(dirname "$0")/lib.sh"
+mbi=${MBI:-$(cd "$(dirname "$0")/../../.." && pwd)/shared/mbi}
+[ -f "$mbi/labels.txt" ] || { echo "no $mbi/labels.txt: skipped"; exit 0; }
+[ -f "$BUILD/lib/libescollect.so" ] || { echo "no libescollect.so (sanitizer build): skipped"; exit 0; }
+out=$(MBI="$mbi" sh "$(dirname "$0")/../bench/mbi.sh" "$BUILD" "$(dirname "$0")/mbi_subset.txt" 2>&1) ||
+	die "mbi.sh failed: $out"
+echo "$out" | grep -v "^  [A-Z][A-Za-z_0-9]*\.c "
+last=$(echo "$out" | tail -1)
+echo "$last" | grep -q "^mbi: programs=[0-9]* hung=[0-9]* named=[0-9]* false_alarms=[0-9]*$" || die "no summary: $last"
+eval "$(echo "$last" | sed 's/^mbi: //')"
+[ "$false_alarms" -eq 0 ] || die "deadlocks named in programs that ended: $(echo "$out" | grep ' false_alarm ')"
+[ "$named" -eq "$hung" ] || die "hung programs not named: $(echo "$out" | grep ' missed ')"
+# the subset's hangs are deterministic under Open MPI: fewer means the yardstick moved
+[ "$hung" -ge 35 ] || die "only $hung of the subset's programs hung: $(echo "$out" | grep ' ended ')"
+exit 0
