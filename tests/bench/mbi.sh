@@ -41,11 +41,10 @@ awk '{ print $1 }' "$dir/labels" | xargs -P 2 -I{} sh -c '
 	src="$1/codes/$2"; exe="$3/${2%.c}"
 	[ "$exe" -nt "$src" ] || mpicc -w -o "$exe" "$src" -lm 2>"$exe.err" || rm -f "$exe"' sh "$mbi" {} "$bins"
 
-# stop PGID: the program's whole process group, TERM then KILL.
+# stop PGID: the program's whole process group (mpirun and its ranks), at
+# once: a hung MPI program has nothing to save, and mpirun's own shutdown
+# of spinning ranks takes seconds
 stop() {
-	kill -TERM -"$1" 2>/dev/null
-	n=40
-	while kill -0 -"$1" 2>/dev/null && [ "$n" -gt 0 ]; do sleep 0.05; n=$((n - 1)); done
 	kill -KILL -"$1" 2>/dev/null
 }
 

@@ -258,6 +258,21 @@ static void splits(void)
 		MPI_Comm_free(&keep[i]);
 }
 
+/* One communicator made first and kept, 20,000 made and freed after it
+ * (mpi.comms holds 16,383): a ring on the first. */
+static void manycomms(void)
+{
+	MPI_Comm keep;
+	MPI_Comm_dup(MPI_COMM_WORLD, &keep);
+	for (int i = 0; i < 20000; i++) {
+		MPI_Comm c;
+		MPI_Comm_dup(MPI_COMM_WORLD, &c);
+		MPI_Comm_free(&c);
+	}
+	ring_on(keep);
+	MPI_Comm_free(&keep);
+}
+
 /* Two halves joined by an intercommunicator: each rank of the first
  * receives from its partner in the second, the slow rank among them. */
 static void intercomm(void)
@@ -411,6 +426,7 @@ static const struct scenario {
 	{ "ring", ring, "a ring of MPI_Sendrecv" },
 	{ "dups", dups, "55 live duplicates: rings on the 47th and 55th" },
 	{ "splits", splits, "682 splits, then a ring on one more" },
+	{ "manycomms", manycomms, "a ring on a duplicate made before 20,000 others made and freed" },
 	{ "intercomm", intercomm, "the first half receives from the second through an\n"
 				  "\t\tintercommunicator (-np 4)" },
 	{ "gatherv", gatherv, "MPI_Gatherv to rank 0, then MPI_Bcast from it" },
