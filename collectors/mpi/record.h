@@ -63,6 +63,7 @@ struct es_proc {
 	uint32_t next_serial;
 	struct es_comm *live, *live_tail; /* in force, the least recently written first */
 	_Atomic uint32_t comm_gen;  /* bumped when one is freed: threads' caches start over */
+	_Atomic int cancels;        /* MPI_Cancel was called: a completion must ask if it was cancelled */
 	ps_tcp *tcp;                /* this node's tuple server, on its first rank */
 };
 extern struct es_proc es_g ES_HIDDEN;

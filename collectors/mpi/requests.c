@@ -59,6 +59,16 @@ static void slot_put(struct es_req_rec *r, const struct es_req_rec *v)
 	__atomic_store_n(&r->ver, ver + 1, __ATOMIC_RELEASE);
 }
 
+/* A slot no request holds: its handle 0 (readers pass over it). */
+static void slot_free(struct es_req_rec *r)
+{
+	uint64_t ver = __atomic_load_n(&r->ver, __ATOMIC_RELAXED) | 1;
+	__atomic_store_n(&r->ver, ver, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&r->handle, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->ver, ver + 1, __ATOMIC_RELEASE);
+}
+
 /* Another thread's slot as it is, if whole; its ver in *ver. */
 static bool slot_get(const struct es_req_rec *r, struct es_req_rec *out)
 {
@@ -127,7 +137,7 @@ static struct rentry *find_slot(struct es_rindex *ri, MPI_Request r, int slot)
 	return NULL;
 }
 
-static int insert(struct es_rindex *ri, MPI_Request r, int slot);
+static struct rentry *insert(struct es_rindex *ri, MPI_Request r, int slot);
 
 static int grow(struct es_rindex *ri)
 {
@@ -140,23 +150,31 @@ static int grow(struct es_rindex *ri)
 	ri->tab = t;
 	ri->cap = cap;
 	ri->n = 0;
-	for (size_t i = 0; i < oldcap; i++)
-		if (old[i].handle != MPI_REQUEST_NULL)
-			insert(ri, old[i].handle, old[i].slot);
+	/* from just after a free slot, so that each cluster's entries, and
+	 * those of one handle, go in in their order (the table is never full) */
+	size_t z = 0;
+	while (old[z].handle != MPI_REQUEST_NULL)
+		z++;
+	for (size_t k = 1; k <= oldcap; k++) {
+		const struct rentry *o = &old[(z + k) & (oldcap - 1)];
+		if (o->handle != MPI_REQUEST_NULL)
+			insert(ri, o->handle, o->slot);
+	}
 	free(old);
 	return 0;
 }
 
-static int insert(struct es_rindex *ri, MPI_Request r, int slot)
+/* Its entry, or NULL if the index could not grow. */
+static struct rentry *insert(struct es_rindex *ri, MPI_Request r, int slot)
 {
 	if ((ri->n + 1) * 2 > ri->cap && grow(ri))
-		return -1;
+		return NULL;
 	size_t i = hash(r, ri->cap);
 	while (ri->tab[i].handle != MPI_REQUEST_NULL)
 		i = (i + 1) & (ri->cap - 1);
 	ri->tab[i] = (struct rentry){ r, slot };
 	ri->n++;
-	return 0;
+	return &ri->tab[i];
 }
 
 /* Removes e, keeping every other entry findable (backward-shift deletion). */
@@ -197,8 +215,7 @@ static void release(struct es_rindex *ri, int slot)
 	es_comm_release(x->c);
 	*x = (struct extra){ 0 };
 	if (slot >= 0) {
-		struct es_req_rec none = { 0 };
-		slot_put(&es_t.reqs[slot], &none);
+		slot_free(&es_t.reqs[slot]);
 		ri->free_slots[ri->nfree++] = slot;
 	} else {
 		ri->priv[-1 - slot].handle = 0;
@@ -282,7 +299,8 @@ static struct rentry *follow(MPI_Request req, struct es_req_rec *v, struct es_co
 	} else {
 		ri->priv[-1 - slot] = *v;
 	}
-	if (insert(ri, req, slot)) {
+	struct rentry *in = insert(ri, req, slot);
+	if (!in) {
 		release(ri, slot);
 		return NULL;
 	}
@@ -292,7 +310,7 @@ static struct rentry *follow(MPI_Request req, struct es_req_rec *v, struct es_co
 	}
 	if (!es_route.reqs)
 		es_route.reqs = 1;
-	return find(ri, req);
+	return in;
 }
 
 static bool is_recv(unsigned op)
@@ -471,7 +489,9 @@ static void completed(const struct es_ref *ref, const MPI_Status *st, bool faile
 	uint64_t size = v.size;
 	int cancelled = failed;
 	if (st && is_recv(op) && !cancelled) {
-		PMPI_Test_cancelled(st, &cancelled);
+		/* only a request MPI_Cancel was called on can have been cancelled */
+		if (atomic_load_explicit(&es_g.cancels, memory_order_relaxed))
+			PMPI_Test_cancelled(st, &cancelled);
 		if (!cancelled && st->MPI_SOURCE >= 0) {
 			peer = x && x->c ? es_world(x->c, st->MPI_SOURCE) : v.peer;
 			arg = st->MPI_TAG >= 0 ? (uint32_t)st->MPI_TAG : arg;
@@ -508,6 +528,12 @@ static bool which_done(const struct es_wait *w, int i, int rc, enum es_which whi
 		       const int *indices, bool fortran, const MPI_Status *sts, const MPI_Fint *fsts,
 		       MPI_Status *st_out, const MPI_Status **st, bool *failed)
 {
+	if (which == ES_WHICH_ALL && rc == MPI_SUCCESS && count > 0 && !fsts) {
+		/* the common case, a wait on all that succeeded: every one completed */
+		*st = sts && sts != MPI_STATUSES_IGNORE ? &sts[i] : NULL;
+		*failed = false;
+		return true;
+	}
 	int k = -1;
 	bool persistent = false;
 	if (w->ref[i].kind == ES_REF_MINE)
@@ -695,6 +721,7 @@ void es_req_freed(MPI_Request req)
 
 void es_req_cancelled(MPI_Request req)
 {
+	atomic_store_explicit(&es_g.cancels, 1, memory_order_relaxed);
 	struct es_rindex *ri = es_t.ri;
 	struct rentry *e = ri && req != MPI_REQUEST_NULL ? find(ri, req) : NULL;
 	if (!e)
