@@ -265,12 +265,14 @@ UNIT_SRC := tests/unit/check_main.c tests/unit/test_pastset.c \
 	    tests/unit/test_pathmaps.c tests/unit/test_collectors.c tests/unit/test_scopes.c \
 	    tests/unit/test_windtunnel.c tests/unit/test_wire.c \
 	    tests/unit/test_tcp_server.c tests/unit/test_remote.c tests/unit/tcp_fixture.c \
-	    tests/unit/test_archive.c tests/unit/test_waitfor.c tests/unit/test_bench.c
+	    tests/unit/test_archive.c tests/unit/test_waitfor.c tests/unit/test_waits.c \
+	    tests/unit/test_bench.c
 UNIT_BIN := $(BUILD)/tests/unit
 
-# the converters too (OTF2, JSON, the profile), so that they run under the sanitizers
+# the converters too (OTF2, JSON, the profile) and heartbeat's judgement, so
+# that they run under the sanitizers
 CONVERTERS := $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/json.o $(BUILD)/obj/archive/profile.o \
-	      $(BUILD)/obj/monitors/waitfor.o
+	      $(BUILD)/obj/monitors/waitfor.o $(BUILD)/obj/monitors/waits.o $(BUILD)/obj/monitors/common.o
 
 $(UNIT_BIN): $(call obj,$(UNIT_SRC)) $(CONVERTERS) $(LIBS)
 	@mkdir -p $(dir $@)

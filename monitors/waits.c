@@ -508,7 +508,10 @@ static int coll_clause(struct job *j, int t, int r, unsigned code, const struct 
 	struct clause *cl = clause_new(j, CL_WAIT, how != CW_ANY);
 	if (!cl)
 		return 0;
-	if (how == CW_ALL && total > 1) { /* one gate shared by every member inside it */
+	/* one gate shared by every member inside it, when all wait alike: a
+	 * rooted one's root alone waits for all, and for those that gave
+	 * another root too, which a shared gate would not see */
+	if (how == CW_ALL && total > 1 && root == ES_NONE) {
 		int gate;
 		if ((rc = hub_of(j, c, num, code, &gate)))
 			return rc;

@@ -18,6 +18,7 @@ Suite *remote_suite(void);
 Suite *tcp_server_suite(void);
 Suite *archive_suite(void);
 Suite *waitfor_suite(void);
+Suite *waits_suite(void);
 Suite *bench_suite(void);
 
 /* A segment name unique to this test process, so parallel runs never meet. */

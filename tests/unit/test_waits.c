@@ -1,0 +1,351 @@
+/* test_waits.c - what heartbeat reads of an MPI job, on trace spaces made here (no mpirun): the communicator reader, and waits.c's judgement of receives, requests and collectives against the ranks' boards. */
+#define _GNU_SOURCE
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collectors/collectors.h"
+#include "monitors/waitfor.h"
+#include "scopes/scopes.h"
+#include "tests/unit/suites.h"
+
+/*
+ * A fake rank is what libescollect would have made for it: a trace space
+ * JOB.rR that says its rank, a trace element with notes for its one
+ * thread, its boards (requests, channels), mpi.comms and mpi.calls.  The
+ * tests write into them as a rank's calls would, then read them as
+ * heartbeat does: a scope, es_mpi, wf_from_scope.
+ */
+
+enum { MAXR = 4 };
+struct fake {
+	es_space *sp;
+	ps_elem *trace, *reqs_e, *chans_e, *comms, *calls_e;
+	_Atomic uint64_t *notes;
+	struct es_req_rec *reqs;
+	struct es_chan_rec *chans;
+	struct es_calls_rec *calls;
+	int nchan;
+};
+
+static char job[32];
+static struct fake rk[MAXR];
+static int nranks;
+
+static ps_elem *board(es_space *sp, const char *name, size_t size, uint32_t slots, void **slots_out)
+{
+	struct ps_elem_attr a = { .tuple_size = (uint32_t)size, .threshold = slots, .mode = PS_BOARD };
+	ps_elem *e;
+	ck_assert_int_eq(ps_elem_create(es_space_server(sp), name, &a, &e), 0);
+	*slots_out = ps_board(e);
+	ck_assert_ptr_nonnull(*slots_out);
+	return e;
+}
+
+static void comm_rec(int r, uint64_t id, uint32_t serial, uint32_t size, uint32_t me, uint32_t flags)
+{
+	struct es_comm_rec c = { .id = id, .stamp = es_now(), .serial = serial, .size = size, .me = me,
+				 .flags = flags };
+	ck_assert_int_eq(ps_write(rk[r].comms, &c, 0, NULL), 0);
+}
+
+static void make_job(int n)
+{
+	static int runs;
+	snprintf(job, sizeof(job), "utw%d-%d", (int)getpid(), runs++);
+	nranks = n;
+	ck_assert_ptr_nonnull(es_clock_init());
+	for (int r = 0; r < n; r++) {
+		struct fake *f = &rk[r];
+		char seg[64], name[PS_NAME_MAX + 1];
+		memset(f, 0, sizeof(*f));
+		snprintf(seg, sizeof(seg), "%s.r%d", job, r);
+		ck_assert_int_eq(es_space_create_rank(seg, 8u << 20, r, n, &f->sp), 0);
+		struct es_meta m = { .element = (uint32_t)r };
+		snprintf(m.trace, sizeof(m.trace), "mpi.thread0");
+		snprintf(m.thread, sizeof(m.thread), "rank%d.thread0", r);
+		snprintf(m.where, sizeof(m.where), "MPI rank %d of %d", r, n);
+		uint16_t id;
+		ck_assert_int_eq(es_space_add(f->sp, &m, 64, false, &id, &f->trace), 0);
+		f->notes = ps_elem_notes(f->trace);
+		es_mpi_board_name(name, sizeof(name), m.trace, ES_REQS_ELEMENT);
+		f->reqs_e = board(f->sp, name, sizeof(struct es_req_rec), ES_REQS_SLOTS, (void **)&f->reqs);
+		es_mpi_board_name(name, sizeof(name), m.trace, ES_CHANS_ELEMENT);
+		f->chans_e = board(f->sp, name, sizeof(struct es_chan_rec), ES_CHANS_SLOTS, (void **)&f->chans);
+		f->nchan = 1; /* slot 0 is the board's header */
+		f->calls_e = board(f->sp, ES_CALLS_ELEMENT, sizeof(struct es_calls_rec), ES_CALLS_SLOTS,
+				   (void **)&f->calls);
+		struct ps_elem_attr ca = { .tuple_size = sizeof(struct es_comm_rec), .threshold = 64,
+					   .flags = PS_MULTI_WRITER };
+		ck_assert_int_eq(ps_elem_create(es_space_server(f->sp), ES_COMMS_ELEMENT, &ca, &f->comms), 0);
+		comm_rec(r, ES_COMM_WORLD_ID, 0, (uint32_t)n, (uint32_t)r, ES_COMMS_WORLD);
+		/* MPI_Init, done: the thread has an event */
+		struct es_trace t = { .start = es_now(), .op = ES_OP_MPI_INIT, .element = (uint32_t)r,
+				      .comm = ES_COMM_NONE };
+		t.end = t.start + 1;
+		ck_assert_int_eq(ps_write(f->trace, &t, 0, NULL), 0);
+	}
+}
+
+static void drop_job(void)
+{
+	for (int r = 0; r < nranks; r++) {
+		char seg[64];
+		snprintf(seg, sizeof(seg), "%s.r%d", job, r);
+		es_space_destroy(rk[r].sp);
+		ps_shm_unlink(seg);
+	}
+}
+
+/* Rank r is inside op now (its notes). */
+static uint64_t inside(int r, unsigned op, uint32_t element, uint64_t arg, uint64_t comm)
+{
+	uint64_t t0 = es_now();
+	es_note_call(rk[r].notes, t0, op, element, arg, comm);
+	return t0;
+}
+
+/* Rank r sent (or received) n messages to (from) peer with tag on serial. */
+static void chan(int r, uint32_t peer, uint32_t tag, uint32_t serial, bool recvd, uint64_t n)
+{
+	struct es_chan_rec *c = &rk[r].chans[rk[r].nchan++];
+	*c = (struct es_chan_rec){ peer, tag, serial, ES_CHAN_USED | (recvd ? ES_CHAN_RECVD : 0), n };
+}
+
+/* A request on rank r's board, waited for by the call that started at waiter. */
+static void request(int r, int slot, unsigned op, uint32_t peer, uint32_t arg, uint32_t serial, uint64_t waiter)
+{
+	rk[r].reqs[slot] = (struct es_req_rec){ .ver = 2, .handle = 0x1000u + (unsigned)slot, .start = es_now(),
+						.op = (uint16_t)op, .state = ES_REQ_ACTIVE, .serial = serial,
+						.peer = peer, .arg = arg, .size = 4, .waiter = waiter };
+}
+
+/* Rank r began collectives on serial: ops[0..n) as numbers 0..n-1. */
+static void began(int r, uint32_t serial, const unsigned *ops, int n)
+{
+	struct es_calls_rec *c = &rk[r].calls[serial % ES_CALLS_SLOTS];
+	for (int k = 0; k < n; k++)
+		c->last[k % ES_CALLS_HISTORY] = ES_CALLS_ENTRY(ops[k], ES_NONE);
+	c->begun = (uint64_t)n;
+}
+
+/* heartbeat's look at the job now: its report, and how many deadlocks. */
+static char text[4096];
+static int judge(void)
+{
+	es_scope *s;
+	es_mpi *m;
+	wf_graph *g;
+	struct es_scope_spec spec;
+	es_scope_spec_default(&spec, job);
+	spec.reduce = ES_REDUCE_LATEST;
+	ck_assert_int_eq(es_scope_create(&spec, &s), 0);
+	ck_assert_int_eq(es_mpi_open(s, NULL, &m), 0);
+	ck_assert_int_eq(es_mpi_refresh(m), 0);
+	ck_assert_int_eq(wf_create(&g), 0);
+	int n = es_scope_threads(s);
+	ck_assert_int_eq(n, nranks);
+	struct es_trace beat[MAXR];
+	bool progressed[MAXR] = { 0 }, lost[MAXR] = { 0 }, in[MAXR];
+	double idle[MAXR] = { 0 };
+	struct es_flight fl[MAXR];
+	ck_assert_int_le(es_scope_width(s), MAXR);
+	ck_assert_int_eq(es_scope_pull(s, beat), 0);
+	for (int t = 0; t < n; t++) {
+		ck_assert_int_eq(es_mpi_rank_of(m, t), t);
+		in[t] = es_scope_in_flight(s, t, &fl[t]);
+	}
+	struct wf_look lk = { beat, progressed, lost, idle, in, fl, m };
+	ck_assert_int_eq(wf_from_scope(g, s, &lk), 0);
+	ck_assert_int_eq(wf_analyze(g), 0);
+	FILE *out = fmemopen(text, sizeof(text), "w");
+	ck_assert_ptr_nonnull(out);
+	ck_assert_int_eq(wf_report(g, out, ""), 0);
+	fclose(out);
+	int d = wf_deadlocks(g);
+	wf_destroy(g);
+	es_mpi_close(m);
+	es_scope_destroy(s);
+	return d;
+}
+
+static bool says(const char *what)
+{
+	if (strstr(text, what))
+		return true;
+	fprintf(stderr, "expected \"%s\" in:\n%s", what, text);
+	return false;
+}
+
+/* Two receives from each other: a deadlock; once a message one of them
+ * could take is counted on its way (sent, not yet received), none. */
+START_TEST(receives_against_messages_on_their_way)
+{
+	make_job(2);
+	inside(0, ES_OP_MPI_RECV, 1, 5, 0);
+	inside(1, ES_OP_MPI_RECV, 0, 5, 0);
+	ck_assert_int_eq(judge(), 1);
+	ck_assert(says("deadlock for"));
+	ck_assert(says("rank0 in MPI_Recv from 1 tag 5 <- rank1 in MPI_Recv from 0 tag 5"));
+	chan(1, 0, 5, 0, false, 3); /* rank 1 sent three to rank 0 ... */
+	chan(0, 1, 5, 0, true, 2);  /* ... of which rank 0 received two */
+	ck_assert_int_eq(judge(), 0);
+	chan(0, 1, 5, 0, true, 1);  /* the third as well: none on its way */
+	ck_assert_int_eq(judge(), 1);
+	drop_job();
+}
+END_TEST
+
+/* A Waitall on an Irecv and an Isend against a barrier the receiver's
+ * sender is in: the wait names the receive it waits for and counts the
+ * send that can complete; the barrier waits for the rank not in it. */
+START_TEST(requests_and_a_collective)
+{
+	make_job(2);
+	uint64_t w = inside(0, ES_OP_MPI_WAITALL, 0, 2, ES_NONE);
+	request(0, 0, ES_OP_MPI_IRECV, 1, 7, 0, w);
+	request(0, 1, ES_OP_MPI_ISEND, 1, 7, 0, w);
+	request(0, 2, ES_OP_MPI_IRECV, 1, 9, 0, 0); /* open, but not this wait's */
+	static const unsigned barrier[] = { ES_OP_MPI_BARRIER };
+	began(1, 0, barrier, 1);
+	inside(1, ES_OP_MPI_BARRIER, ES_NONE, 0, 0);
+	ck_assert_int_eq(judge(), 1);
+	ck_assert(says("rank0 in MPI_Waitall: MPI_Irecv from 1 tag 7; 1 more that can complete <- "
+		       "rank1 in MPI_Barrier #0 on MPI_COMM_WORLD"));
+	/* rank 0 began the barrier too (it is somewhere else in MPI now):
+	 * rank 1 waits for nobody, and rank 0 for a rank that can go on */
+	began(0, 0, barrier, 1);
+	ck_assert_int_eq(judge(), 0);
+	drop_job();
+}
+END_TEST
+
+/* A member gone past number 0 with another call (its history says
+ * MPI_Iscan) against one inside MPI_Ialltoall #0: a mismatch; with the
+ * same call there, none. */
+START_TEST(gone_past_with_another_call)
+{
+	make_job(2);
+	uint64_t w0 = inside(0, ES_OP_MPI_WAIT, 0, 1, ES_NONE);
+	request(0, 0, ES_OP_MPI_IALLTOALL, ES_NONE, 0, 0, w0);
+	static const unsigned mine[] = { ES_OP_MPI_IALLTOALL };
+	began(0, 0, mine, 1);
+	uint64_t w1 = inside(1, ES_OP_MPI_WAIT, 0, 1, ES_NONE);
+	request(1, 0, ES_OP_MPI_IALLTOALL, ES_NONE, 1, 0, w1);
+	static const unsigned theirs[] = { ES_OP_MPI_ISCAN, ES_OP_MPI_IALLTOALL };
+	began(1, 0, theirs, 2);
+	ck_assert_int_eq(judge(), 1);
+	ck_assert(says("collective mismatch on MPI_COMM_WORLD: rank0 in MPI_Ialltoall #0, rank1 went past "
+		       "MPI_Iscan #0"));
+	static const unsigned same[] = { ES_OP_MPI_IALLTOALL, ES_OP_MPI_IALLTOALL };
+	began(1, 0, same, 2);
+	judge();
+	ck_assert_ptr_null(strstr(text, "mismatch"));
+	drop_job();
+}
+END_TEST
+
+/* MPI_Reduce with root 0 on rank 0, root 1 on the others, one of which
+ * has gone past it and ended: rank 0 waits for the others (roots differ),
+ * rank 1 for rank 0: a mismatch, whoever went past. */
+START_TEST(roots_differ_one_member_gone)
+{
+	make_job(3);
+	static const unsigned reduce[] = { ES_OP_MPI_REDUCE };
+	for (int r = 0; r < 3; r++)
+		began(r, 0, reduce, 1);
+	rk[0].calls[0].last[0] = ES_CALLS_ENTRY(ES_OP_MPI_REDUCE, 0);
+	rk[1].calls[0].last[0] = ES_CALLS_ENTRY(ES_OP_MPI_REDUCE, 1);
+	rk[2].calls[0].last[0] = ES_CALLS_ENTRY(ES_OP_MPI_REDUCE, 1);
+	inside(0, ES_OP_MPI_REDUCE, 0, 0, 0);
+	inside(1, ES_OP_MPI_REDUCE, 1, 0, 0);
+	inside(2, ES_OP_MPI_FINALIZE, 2, 0, ES_NONE);
+	ck_assert_int_eq(judge(), 1);
+	ck_assert(says("collective mismatch on MPI_COMM_WORLD: rank0 in MPI_Reduce #0 root 0, rank1 in "
+		       "MPI_Reduce #0 root 1"));
+	drop_job();
+}
+END_TEST
+
+/* The communicator reader: a split numbered backwards, a serial whose
+ * low 16 bits come again after its freeing, an intercommunicator's
+ * sides, counts of collectives, messages. */
+START_TEST(communicators_as_the_ranks_listed_them)
+{
+	make_job(2);
+	const uint64_t back = 0xb0b, later = 0xc0c, inter = 0x1e1;
+	comm_rec(0, back, 3, 2, 1, 0); /* world rank 0 is rank 1 there */
+	comm_rec(1, back, 7, 2, 0, 0);
+	comm_rec(0, inter, 4, 1, 0, ES_COMMS_INTER);
+	comm_rec(1, inter, 4, 1, 0, ES_COMMS_INTER | ES_COMMS_SIDE1);
+	uint64_t before_free = es_now();
+	comm_rec(0, back, 3, 2, 1, ES_COMMS_FREED);
+	comm_rec(0, later, 3 + 65536, 2, 0, 0); /* the same low bits, after */
+	comm_rec(1, later, 8, 2, 1, 0);
+	static const unsigned three[] = { ES_OP_MPI_BARRIER, ES_OP_MPI_BCAST, ES_OP_MPI_BARRIER };
+	began(1, 7, three, 3);
+	chan(0, 1, 4, 3 + 65536, false, 5);
+	chan(1, 0, 4, 8, true, 2);
+	es_scope *s;
+	es_mpi *m;
+	struct es_scope_spec spec;
+	es_scope_spec_default(&spec, job);
+	ck_assert_int_eq(es_scope_create(&spec, &s), 0);
+	ck_assert_int_eq(es_mpi_open(s, NULL, &m), 0);
+	ck_assert_int_eq(es_mpi_ranks(m), 2);
+	const struct es_mpi_comm *c = es_mpi_comm(m, back);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->size[0], 2);
+	ck_assert_int_eq(c->members[0][0], 1); /* its rank 0 is world rank 1 */
+	ck_assert_int_eq(c->members[0][1], 0);
+	/* serial 3 now names nothing; its low bits name the later one now and
+	 * the split before it was freed */
+	ck_assert_ptr_null(es_mpi_comm_of(m, 0, 3, UINT32_MAX, UINT64_MAX, NULL));
+	c = es_mpi_comm_of(m, 0, 3, 0xffff, UINT64_MAX, NULL);
+	ck_assert(c && c->id == later);
+	uint64_t at = es_clock_ns(es_space_clock(rk[0].sp), before_free);
+	c = es_mpi_comm_of(m, 0, 3, 0xffff, at, NULL);
+	ck_assert(c && c->id == back);
+	int side = -1;
+	c = es_mpi_comm_of(m, 1, 4, UINT32_MAX, UINT64_MAX, &side);
+	ck_assert(c && c->id == inter && (c->flags & ES_COMMS_INTER) && side == 1);
+	ck_assert_int_eq(c->members[0][0], 0);
+	ck_assert_int_eq(c->members[1][0], 1);
+	ck_assert_int_eq(es_mpi_calls(m, 1, back), 3);
+	unsigned op;
+	uint32_t root;
+	ck_assert(es_mpi_coll_at(m, 1, back, 1, &op, &root) && op == ES_OP_MPI_BCAST && root == ES_NONE);
+	ck_assert(!es_mpi_coll_at(m, 1, back, 3, &op, &root)); /* not begun */
+	ck_assert_int_eq(es_mpi_calls(m, 0, 0xdead), -1);
+	uint64_t sent, recvd;
+	ck_assert(es_mpi_messages(m, 0, 1, later, 4, &sent, &recvd));
+	ck_assert_uint_eq(sent, 5);
+	ck_assert_uint_eq(recvd, 2);
+	ck_assert(es_mpi_messages(m, 0, 1, back, 4, &sent, &recvd) && sent == 0);
+	ck_assert(!es_mpi_messages(m, 0, 9, later, 4, &sent, &recvd)); /* no such rank */
+	/* what is written after the attach comes in with a refresh */
+	comm_rec(1, 0x5ee, 9, 2, 1, 0);
+	ck_assert_ptr_null(es_mpi_comm(m, 0x5ee));
+	ck_assert_int_eq(es_mpi_refresh(m), 0);
+	ck_assert_ptr_nonnull(es_mpi_comm(m, 0x5ee));
+	es_mpi_close(m);
+	es_scope_destroy(s);
+	drop_job();
+}
+END_TEST
+
+Suite *waits_suite(void)
+{
+	Suite *s = suite_create("waits");
+	TCase *tc = tcase_create("boards");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, receives_against_messages_on_their_way);
+	tcase_add_test(tc, requests_and_a_collective);
+	tcase_add_test(tc, gone_past_with_another_call);
+	tcase_add_test(tc, roots_differ_one_member_gone);
+	tcase_add_test(tc, communicators_as_the_ranks_listed_them);
+	suite_add_tcase(s, tc);
+	return s;
+}
