@@ -79,7 +79,7 @@ run() {
 		>"$dir/hb.out" 2>&1
 	hb=$?
 	age=$(sed -n 's/^  deadlock for \([0-9.]*\) s: .*/\1/p' "$dir/hb.out" | head -1)
-	left=$(awk -v t0="$t0" -v now="$(date +%s.%N)" -v h="$hang" 'BEGIN { l = h - (now - t0); print l > 0 ? l : 0 }')
+	left=$(awk -v t0="$t0" -v now="$(date +%s.%N)" -v h="$hang" 'BEGIN { l = h - (now - t0); print (l > 0 ? l : 0) }')
 	if [ "$hb" -eq 3 ]; then
 		if alive "$app" 1; then out=named; else out=false_alarm; fi
 	elif alive "$app" "$left"; then
