@@ -131,7 +131,7 @@ WINDTUNNEL_LIB := $(BUILD)/lib/libwindtunnel.a
 
 # --- archive/ ---------------------------------------------------------------
 
-ARCHIVE_SRC := archive/archive.c archive/items.c
+ARCHIVE_SRC := archive/archive.c archive/items.c archive/sites.c
 ARCHIVE_LIB := $(BUILD)/lib/libesarchive.a
 
 # Libraries in link order: each layer before the ones it depends on.
@@ -230,15 +230,17 @@ $(BUILD)/bin/heartbeat: $(BUILD)/obj/monitors/heartbeat.o $(BUILD)/obj/monitors/
 OTF2_CFLAGS = $(shell pkg-config --cflags otf2)
 OTF2_LIBS = $(shell pkg-config --libs otf2)
 
-$(BUILD)/bin/esrecord: $(BUILD)/obj/archive/esrecord.o $(BUILD)/obj/archive/record.o \
-		       $(BUILD)/obj/monitors/common.o $(LIBS)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
+# The recorder names call sites' frames through elfutils' libdw (libdw-dev).
+DW_LIBS = $(shell pkg-config --libs libdw)
+RECORDER := $(BUILD)/obj/archive/record.o $(BUILD)/obj/archive/symbols.o $(BUILD)/obj/monitors/common.o
 
-$(BUILD)/bin/esprofile: $(BUILD)/obj/archive/esprofile.o $(BUILD)/obj/archive/profile.o \
-			$(BUILD)/obj/archive/record.o $(BUILD)/obj/monitors/common.o $(LIBS)
+$(BUILD)/bin/esrecord: $(BUILD)/obj/archive/esrecord.o $(RECORDER) $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(DW_LIBS) $(LDLIBS)
+
+$(BUILD)/bin/esprofile: $(BUILD)/obj/archive/esprofile.o $(BUILD)/obj/archive/profile.o $(RECORDER) $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(DW_LIBS) $(LDLIBS)
 
 $(BUILD)/obj/archive/otf2.o: archive/otf2.c | $(GEN)/stamp
 	@mkdir -p $(dir $@)
@@ -272,11 +274,12 @@ UNIT_BIN := $(BUILD)/tests/unit
 # the converters too (OTF2, JSON, the profile) and heartbeat's judgement, so
 # that they run under the sanitizers
 CONVERTERS := $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/json.o $(BUILD)/obj/archive/profile.o \
+	      $(BUILD)/obj/archive/symbols.o \
 	      $(BUILD)/obj/monitors/waitfor.o $(BUILD)/obj/monitors/waits.o $(BUILD)/obj/monitors/common.o
 
 $(UNIT_BIN): $(call obj,$(UNIT_SRC)) $(CONVERTERS) $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) $(OTF2_LIBS) $(EXT_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) $(OTF2_LIBS) $(DW_LIBS) $(EXT_LIBS) $(LDLIBS)
 
 # What EventSpace must survive (tests/fuzz): mutated pathmaps, hostile wire
 # frames, damaged segments; and SIGKILL at random points.  make check runs a
@@ -305,10 +308,10 @@ MPICC ?= mpicc
 ESCOLLECT := $(BUILD)/lib/libescollect.so
 MPI_TESTS := $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_check $(BUILD)/tests/mpi_late \
 	     $(BUILD)/tests/mpi_split $(BUILD)/tests/mpi_every $(BUILD)/tests/mpi_expect \
-	     $(BUILD)/tests/mpi_wait $(BUILD)/tests/mpi_msgs $(BUILD)/tests/ring_demo
+	     $(BUILD)/tests/mpi_wait $(BUILD)/tests/mpi_msgs $(BUILD)/tests/mpi_sites $(BUILD)/tests/ring_demo
 
 ESCOLLECT_SRC := collectors/mpi/escollect.c collectors/mpi/comms.c collectors/mpi/requests.c \
-		 collectors/mpi/fortran.c
+		 collectors/mpi/fortran.c collectors/mpi/sites.c
 
 $(BUILD)/obj/collectors/mpi/%.o: collectors/mpi/%.c | $(GEN)/stamp
 	@mkdir -p $(dir $@)
@@ -331,7 +334,7 @@ $(BUILD)/obj/tests/integration/mpi_%.o: tests/integration/mpi_%.c | $(GEN)/stamp
 	$(MPICC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_late $(BUILD)/tests/mpi_split $(BUILD)/tests/mpi_every \
-$(BUILD)/tests/mpi_wait $(BUILD)/tests/mpi_msgs: $(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/integration/mpi_%.o
+$(BUILD)/tests/mpi_wait $(BUILD)/tests/mpi_msgs $(BUILD)/tests/mpi_sites: $(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/integration/mpi_%.o
 	$(MPICC) $^ -o $@ $(LDLIBS)
 
 # Readers of what the MPI programs left: plain C, no MPI.

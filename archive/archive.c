@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "archive/archive.h"
+#include "archive/sites.h"
 
 /* Records are written and mapped as they lie in memory. */
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "archives are little-endian");
@@ -67,6 +68,7 @@ struct ar_writer {
 	int nthreads;
 	struct ar_comm *comms; /* by number */
 	int ncomms;
+	struct ar_sites *sites; /* made at the first ar_set_site */
 };
 
 int ar_create(const char *dir, const char *job, ar_writer **out, char *err, size_t errlen)
@@ -230,8 +232,26 @@ static void free_comms(struct ar_comm *c, int n)
 	free(c);
 }
 
+int ar_set_site(ar_writer *w, int thread, int site, const struct ar_frame *frames, int n)
+{
+	if (!w->sites && !(w->sites = ar_sites_create()))
+		return -ENOMEM;
+	return ar_sites_add(w->sites, thread, site, frames, n);
+}
+
+static int write_sites(ar_writer *w, char *err, size_t errlen)
+{
+	char p[4200];
+	path_of(p, sizeof(p), w->dir, "sites");
+	int rc = w->sites ? ar_sites_write(w->sites, p) : 0;
+	if (rc == -EINVAL)
+		return fail(err, errlen, rc, "%s: a site was given twice", p);
+	return rc ? sys_fail(err, errlen, rc, "%s", p) : 0;
+}
+
 static void free_writer(ar_writer *w)
 {
+	ar_sites_destroy(w->sites);
 	free(w->threads);
 	free_comms(w->comms, w->ncomms);
 	free(w);
@@ -249,7 +269,8 @@ int ar_finish(ar_writer *w, uint64_t lost, uint64_t before, const char *why, cha
 		free_writer(w);
 		return rc;
 	}
-	if ((rc = write_threads(w, err, errlen)) || (rc = write_comms(w, err, errlen))) {
+	if ((rc = write_threads(w, err, errlen)) || (rc = write_comms(w, err, errlen)) ||
+	    (rc = write_sites(w, err, errlen))) {
 		free_writer(w);
 		return rc;
 	}
@@ -296,6 +317,8 @@ struct ar_archive {
 	int nthreads;
 	struct ar_comm *comms;
 	int ncomms;
+	struct ar_sites *sites;
+	int version;
 };
 
 /* A file of the archive, to read: only a regular file (a FIFO put there
@@ -352,9 +375,10 @@ static int read_info(ar_archive *a, const char *dir, char *err, size_t errlen)
 	if (version == 1)
 		return fail(err, errlen, -EINVAL, "%s:1: archive: 1, from EventSpace before 0.14, whose "
 			    "tuples named communicators otherwise: read it with that version", p);
-	if (version != AR_VERSION)
+	if (version != AR_VERSION && version != 2) /* 2 has no sites: none is found */
 		return fail(err, errlen, -EINVAL, "%s:1: expected archive: %d, got version %d", p,
 			    AR_VERSION, version);
+	a->version = version;
 	if (!have_events)
 		return fail(err, errlen, -EINVAL, "%s: expected an events: line", p);
 	return 0;
@@ -389,9 +413,9 @@ static int map_events(ar_archive *a, const char *dir, char *err, size_t errlen)
 		return sys_fail(err, errlen, -errno, "%s", p);
 	uint32_t v;
 	memcpy(&v, (char *)m + 4, 4);
-	if (memcmp(m, "ESAR", 4) || v != AR_VERSION) {
+	if (memcmp(m, "ESAR", 4) || v != (uint32_t)a->version) {
 		munmap(m, len);
-		return fail(err, errlen, -EINVAL, "%s: expected ESAR version %d", p, AR_VERSION);
+		return fail(err, errlen, -EINVAL, "%s: expected ESAR version %d, as INFO says", p, a->version);
 	}
 	a->map = m;
 	a->maplen = len;
@@ -528,6 +552,15 @@ static int read_comms(ar_archive *a, const char *dir, char *err, size_t errlen)
 	return rc;
 }
 
+static int read_sites(ar_archive *a, const char *dir, char *err, size_t errlen)
+{
+	char p[4200];
+	path_of(p, sizeof(p), dir, "sites");
+	if (!(a->sites = ar_sites_create()))
+		return sys_fail(err, errlen, -ENOMEM, "%s", p);
+	return a->version >= 3 ? ar_sites_read(a->sites, p, err, errlen) : 0;
+}
+
 int ar_open(const char *dir, ar_archive **out, char *err, size_t errlen)
 {
 	*out = NULL;
@@ -536,7 +569,8 @@ int ar_open(const char *dir, ar_archive **out, char *err, size_t errlen)
 		return sys_fail(err, errlen, -ENOMEM, "%s", dir);
 	int rc;
 	if ((rc = read_info(a, dir, err, errlen)) || (rc = map_events(a, dir, err, errlen)) ||
-	    (rc = read_threads(a, dir, err, errlen)) || (rc = read_comms(a, dir, err, errlen))) {
+	    (rc = read_threads(a, dir, err, errlen)) || (rc = read_comms(a, dir, err, errlen)) ||
+	    (rc = read_sites(a, dir, err, errlen))) {
 		ar_close(a);
 		return rc;
 	}
@@ -566,8 +600,19 @@ void ar_close(ar_archive *a)
 	if (a->map)
 		munmap(a->map, a->maplen);
 	free_comms(a->comms, a->ncomms);
+	ar_sites_destroy(a->sites);
 	free(a->threads);
 	free(a);
+}
+
+const struct ar_site *ar_site(const ar_archive *a, int thread, int site)
+{
+	return site ? ar_sites_find(a->sites, thread, site) : NULL;
+}
+
+int ar_nsites(const ar_archive *a)
+{
+	return ar_sites_count(a->sites);
 }
 
 const char *ar_job(const ar_archive *a) { return a->job; }

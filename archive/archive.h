@@ -9,7 +9,7 @@
 
 /*
  * An archive is a directory:
- *   events   "ESAR", u32 version (2), then one record per event: the 36-byte
+ *   events   "ESAR", u32 version (3), then one record per event: the 36-byte
  *            trace tuple (struct es_trace, stamps in ns, little-endian)
  *            and a u32 thread index; an MPI tuple's comm is the number of
  *            its communicator in comms (ES_COMM_NONE: none)
@@ -18,13 +18,14 @@
  *            NUMBER ID KIND SIZE WORLD-RANKS... [| SIZE WORLD-RANKS...],
  *            ID in hex, KIND comm, world, window or inter (whose two groups
  *            the | parts), a rank - where no rank said who it was
+ *   sites    the call sites, a line per frame (sites.h); absent: none known
  *   INFO     key: value lines (job, events, lost, ...), written last
  * An archive without INFO is not whole (its recorder did not finish) and
  * ar_open refuses it.  The events are in the recorder's order: merged by
  * start time within each pull, so each thread's own are in order.
  */
 
-#define AR_VERSION 2
+#define AR_VERSION 3 /* 2: the same, but an MPI tuple's seq is a count only (no site) */
 #define AR_RECORD 40 /* bytes per event record */
 
 /* --- writing ------------------------------------------------------------------ */
@@ -42,6 +43,23 @@ int ar_set_thread(ar_writer *w, int index, const char *process, const char *name
 int ar_set_comm(ar_writer *w, int n, uint64_t id, unsigned flags, const uint32_t size[2],
 		const int *const members[2]);
 int ar_write(ar_writer *w, const struct es_trace *t, uint32_t thread);
+
+/* Where a recorded MPI call was made: its site (a tuple's ES_TRACE_SITE,
+ * numbered per thread), innermost frame first. */
+struct ar_frame {
+	const char *function; /* "-" where not known */
+	const char *file;     /* the source file, "-" where not known */
+	int line;             /* 0 where not known */
+	const char *module;   /* the program or library, as loaded */
+	uint64_t offset;      /* the return address's offset in it */
+};
+struct ar_site {
+	int thread, site;
+	int nframes;
+	struct ar_frame *frames;
+};
+/* Site number site (from 1) of thread is these frames: each set once. */
+int ar_set_site(ar_writer *w, int thread, int site, const struct ar_frame *frames, int n);
 /* Writes threads, comms and INFO (lost: discarded before they could be
  * read; before: rotated out before the recorder attached; why: how it
  * ended); then frees w.  On an error the archive stays incomplete. */
@@ -82,6 +100,9 @@ const struct ar_thread *ar_thread(const ar_archive *a, int i);
 int ar_ncomms(const ar_archive *a);
 /* Communicator number i (a tuple's comm), or NULL. */
 const struct ar_comm *ar_comm(const ar_archive *a, int i);
+/* Site number site of thread (a tuple's ES_TRACE_SITE), or NULL when not known. */
+const struct ar_site *ar_site(const ar_archive *a, int thread, int site);
+int ar_nsites(const ar_archive *a);
 /* The rank a world rank is in a communicator (its group with it), or -1. */
 int ar_comm_rank(const struct ar_comm *c, int world);
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "archive/record.h"
+#include "archive/symbols.h"
 #include "monitors/common.h"
 
 /*
@@ -49,6 +50,52 @@ static void renumber(es_mpi *m, struct numbering *nb, int rank, struct es_trace 
 	t->comm = c ? (uint16_t)number_of(nb, c->id) : ES_COMM_NONE;
 }
 
+/* A frame of a rank's: the module it lies in, and what DWARF says of it there. */
+static struct ar_frame frame_of(ar_symbols *sym, const struct es_module_rec *mods, int nmods, uint64_t pc)
+{
+	struct ar_frame f = { .offset = pc };
+	for (int i = 0; i < nmods; i++)
+		if (pc >= mods[i].base && pc < mods[i].end) {
+			f.module = mods[i].path;
+			f.offset = pc - mods[i].base;
+			break;
+		}
+	struct ar_symbol s;
+	if (f.module && !ar_symbols_lookup(sym, f.module, f.offset, &s)) {
+		f.function = s.function;
+		f.file = s.file;
+		f.line = s.line;
+	}
+	return f;
+}
+
+/* Each MPI thread's call sites, their frames named where the files still are. */
+static int describe_sites(ar_writer *w, const es_scope *s, es_mpi *m)
+{
+	ar_symbols *sym;
+	if (!m || ar_symbols_create(&sym))
+		return 0; /* no site is known: the archive says nothing of them */
+	int rc = 0;
+	for (int t = 0; t < es_scope_threads(s) && !rc; t++) {
+		int rank = es_mpi_rank_of(m, t);
+		const struct es_site_rec *sites;
+		const struct es_module_rec *mods;
+		int n = rank < 0 ? 0 : es_mpi_sites(m, t, &sites);
+		int nmods = n > 0 ? es_mpi_modules(m, rank, &mods) : 0;
+		for (int id = 1; id < n && !rc; id++) {
+			uint32_t k = sites[id].frames;
+			if (k == 0 || k > ES_SITE_FRAMES)
+				continue;
+			struct ar_frame fr[ES_SITE_FRAMES];
+			for (uint32_t i = 0; i < k; i++)
+				fr[i] = frame_of(sym, mods, nmods > 0 ? nmods : 0, sites[id].pc[i]);
+			rc = ar_set_site(w, t, id, fr, (int)k);
+		}
+	}
+	ar_symbols_destroy(sym);
+	return rc;
+}
+
 /* Thread names and communicators as the scope and the ranks know them now. */
 static int describe(ar_writer *w, const es_scope *s, es_mpi *m, const struct numbering *nb)
 {
@@ -66,7 +113,7 @@ static int describe(ar_writer *w, const es_scope *s, es_mpi *m, const struct num
 		rc = c ? ar_set_comm(w, n, c->id, c->flags, c->size, c->members)
 		       : ar_set_comm(w, n, nb->ids[n], 0, none, nomembers);
 	}
-	return rc;
+	return rc ? rc : describe_sites(w, s, m);
 }
 
 /*

@@ -227,6 +227,40 @@ struct es_chan_rec {
 _Static_assert(sizeof(struct es_chan_rec) == 24, "channel records have a fixed size");
 #define ES_CHANS_LAYOUT "iiiiq"
 
+/*
+ * Call sites.  An MPI call's tuple says where the program called it: its
+ * seq holds the thread's number for that site in its high 16 bits
+ * (ES_TRACE_SITE; 0: not known) and the count of the thread's calls in
+ * the low 16.  Site s of a thread is slot s of its board mpi.sitesK: the
+ * return addresses into the program, innermost first (one, or up to
+ * ES_SITE_FRAMES when the call path is asked for), written once, frames
+ * before their count.  Which file each address lies in is on the rank's
+ * board mpi.modules: the modules the sites' addresses lie in, each once,
+ * its path and load address before its end.  The reader maps addresses to
+ * function, file and line; the application never does.
+ */
+#define ES_SITES_ELEMENT "mpi.sites"
+#define ES_SITES_SLOTS 4096u /* site 0 means "not known": a thread names up to 4095 */
+#define ES_SITE_FRAMES 7
+struct es_site_rec {
+	uint32_t frames; /* how many of pc[] are set; 0: a free slot */
+	uint32_t spare;
+	uint64_t pc[ES_SITE_FRAMES];
+};
+_Static_assert(sizeof(struct es_site_rec) == 64, "a site is a cache line");
+#define ES_SITES_LAYOUT "iiqqqqqqq"
+#define ES_TRACE_SITE(t) ((uint16_t)((t)->seq >> 16))
+
+#define ES_MODULES_ELEMENT "mpi.modules"
+#define ES_MODULES_SLOTS 512u
+struct es_module_rec {
+	uint64_t base; /* where it is loaded: an address minus base is its offset in the file */
+	uint64_t end;  /* its last mapped byte + 1; 0: a free slot */
+	char path[240];
+};
+_Static_assert(sizeof(struct es_module_rec) == 256, "module records have a fixed size");
+#define ES_MODULES_LAYOUT "qq240b"
+
 /* A thread's boards are named for its trace element: mpi.thread3 has
  * mpi.reqs3 and mpi.chans3.  buf gets the name, "" if trace is no MPI
  * thread's element. */

@@ -23,7 +23,8 @@ struct naming {
 
 struct thread_boards {
 	int thread;       /* the scope's */
-	ps_elem *reqs, *chans;
+	ps_elem *reqs, *chans, *sites;
+	struct es_site_rec *site_cache;
 	struct es_req_rec *req_cache;
 	int nreq;
 	struct es_chan_rec *chan_cache;
@@ -36,7 +37,8 @@ struct rank {
 	int rank;
 	char segment[ES_WHERE_MAX];
 	es_space *sp;
-	ps_elem *comms, *calls;
+	ps_elem *comms, *calls, *modules;
+	struct es_module_rec *module_cache;
 	uint64_t cursor;  /* the next mpi.comms record to read */
 	struct naming *names;
 	int nnames, capnames;
@@ -224,6 +226,9 @@ static int open_boards(struct rank *r, const es_scope *s, int thread_of_leaf, co
 	es_mpi_board_name(name, sizeof(name), trace, ES_CHANS_ELEMENT);
 	if (*name && !ps_elem_open(srv, name, sizeof(struct es_chan_rec), &tb->chans))
 		ps_elem_set_layout(tb->chans, ES_CHANS_LAYOUT);
+	es_mpi_board_name(name, sizeof(name), trace, ES_SITES_ELEMENT);
+	if (*name && !ps_elem_open(srv, name, sizeof(struct es_site_rec), &tb->sites))
+		ps_elem_set_layout(tb->sites, ES_SITES_LAYOUT);
 	(void)s;
 	return 0;
 }
@@ -256,6 +261,8 @@ static int open_rank(es_mpi *m, const es_scope *s, const struct es_leaf *l, cons
 		ps_elem_set_layout(r->comms, ES_COMMS_LAYOUT);
 	if (!ps_elem_open(srv, ES_CALLS_ELEMENT, sizeof(struct es_calls_rec), &r->calls))
 		ps_elem_set_layout(r->calls, ES_CALLS_LAYOUT);
+	if (!ps_elem_open(srv, ES_MODULES_ELEMENT, sizeof(struct es_module_rec), &r->modules))
+		ps_elem_set_layout(r->modules, ES_MODULES_LAYOUT);
 	m->by_rank[l->rank] = r;
 	(void)s;
 	return 0;
@@ -306,6 +313,8 @@ void es_mpi_close(es_mpi *m)
 		for (int k = 0; k < r->ntb; k++) {
 			ps_elem_close(r->tb[k].reqs);
 			ps_elem_close(r->tb[k].chans);
+			ps_elem_close(r->tb[k].sites);
+			free(r->tb[k].site_cache);
 			free(r->tb[k].req_cache);
 			free(r->tb[k].chan_cache);
 		}
@@ -313,6 +322,8 @@ void es_mpi_close(es_mpi *m)
 		free(r->names);
 		ps_elem_close(r->comms);
 		ps_elem_close(r->calls);
+		ps_elem_close(r->modules);
+		free(r->module_cache);
 		es_space_destroy(r->sp);
 		free(r);
 	}
@@ -514,6 +525,51 @@ int es_mpi_requests(es_mpi *m, int thread, const struct es_req_rec **out)
 		return rc;
 	*out = tb->req_cache;
 	return tb->nreq;
+}
+
+/* Up to slots records of a board, read whole into *cache (made at the
+ * first read); how many. */
+static int read_board(ps_elem *e, void **cache, size_t rec, uint32_t slots)
+{
+	if (!e)
+		return 0;
+	if (!*cache && !(*cache = malloc(rec * slots)))
+		return PS_ENOMEM;
+	int got = 0;
+	while (got < (int)slots) {
+		int k = ps_read_range(e, (uint64_t)got, slots - (size_t)got, (char *)*cache + rec * (size_t)got, NULL);
+		if (k <= 0)
+			break;
+		got += k;
+	}
+	return got;
+}
+
+int es_mpi_sites(es_mpi *m, int thread, const struct es_site_rec **out)
+{
+	struct thread_boards *tb = m ? boards_of(m, thread) : NULL;
+	*out = NULL;
+	if (!tb)
+		return 0;
+	int n = read_board(tb->sites, (void **)&tb->site_cache, sizeof(struct es_site_rec), ES_SITES_SLOTS);
+	if (n > 0)
+		*out = tb->site_cache;
+	return n;
+}
+
+int es_mpi_modules(es_mpi *m, int rank, const struct es_module_rec **out)
+{
+	struct rank *r = m && rank >= 0 && rank < m->nranks ? m->by_rank[rank] : NULL;
+	*out = NULL;
+	if (!r)
+		return 0;
+	int n = read_board(r->modules, (void **)&r->module_cache, sizeof(struct es_module_rec), ES_MODULES_SLOTS);
+	int k = 0;
+	while (k < n && r->module_cache[k].end) /* slots are taken in order */
+		k++;
+	if (k > 0)
+		*out = r->module_cache;
+	return n < 0 ? n : k;
 }
 
 int es_mpi_rank_threads(const es_mpi *m, int rank, int *threads, int max)

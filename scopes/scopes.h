@@ -198,6 +198,11 @@ int64_t es_mpi_calls(es_mpi *m, int rank, uint64_t id);
 bool es_mpi_coll_at(es_mpi *m, int rank, uint64_t id, uint32_t num, unsigned *op, uint32_t *root);
 /* A scope thread's open requests, whole (*out valid until the next refresh); how many. */
 int es_mpi_requests(es_mpi *m, int thread, const struct es_req_rec **out);
+/* A scope thread's call sites, read now: (*out)[s] is site s (frames 0:
+ * none); how many slots were read, or a negative code. */
+int es_mpi_sites(es_mpi *m, int thread, const struct es_site_rec **out);
+/* The modules a rank's call sites lie in, read now; how many. */
+int es_mpi_modules(es_mpi *m, int rank, const struct es_module_rec **out);
 /* Messages rank from sent to rank to on communicator id with tag (ES_NONE:
  * any tag), and those `to` received from `from`; false when a board too
  * full to count them all leaves them unknown. */

@@ -87,6 +87,8 @@ ps_elem *es_thread_elem(void)
 				  ES_REQS_LAYOUT);
 		es_t.chans = board(m.trace, ES_CHANS_ELEMENT, sizeof(struct es_chan_rec), ES_CHANS_SLOTS,
 				   ES_CHANS_LAYOUT);
+		es_sites_thread(board(m.trace, ES_SITES_ELEMENT, sizeof(struct es_site_rec), ES_SITES_SLOTS,
+				      ES_SITES_LAYOUT));
 		atomic_store_explicit(&es_g.boards[k], es_t.reqs, memory_order_release);
 		__atomic_store_n(&es_g.nthreads, k + 1, __ATOMIC_RELEASE);
 	}
@@ -304,9 +306,11 @@ static void setup(void)
 	es_clock_init();
 	size_t per_thread = ps_elem_footprint(sizeof(struct es_trace), es_g.threshold) +
 			    ps_elem_footprint(sizeof(struct es_req_rec), ES_REQS_SLOTS) +
-			    ps_elem_footprint(sizeof(struct es_chan_rec), ES_CHANS_SLOTS);
+			    ps_elem_footprint(sizeof(struct es_chan_rec), ES_CHANS_SLOTS) +
+			    ps_elem_footprint(sizeof(struct es_site_rec), ES_SITES_SLOTS);
 	size_t per_rank = ps_elem_footprint(sizeof(struct es_comm_rec), ES_COMMS_HELD) +
-			  ps_elem_footprint(sizeof(struct es_calls_rec), ES_CALLS_SLOTS) + (1u << 20);
+			  ps_elem_footprint(sizeof(struct es_calls_rec), ES_CALLS_SLOTS) +
+			  ps_elem_footprint(sizeof(struct es_module_rec), ES_MODULES_SLOTS) + (1u << 20);
 	/* a trace an earlier run of this name left is replaced: said once */
 	struct ps_shm_info old;
 	if (ok && es_g.rank == 0 && !ps_shm_info(seg, &old) && old.state != PS_SHM_LIVE)
@@ -328,6 +332,7 @@ static void setup(void)
 		ps_elem_set_layout(es_g.calls_elem, ES_CALLS_LAYOUT);
 		es_g.calls = ps_board(es_g.calls_elem);
 	}
+	es_sites_setup(srv);
 	es_comms_setup();
 	memcpy(es_route.collect, collect, sizeof(collect));
 	es_route.tracing = 1;
@@ -387,6 +392,7 @@ static void finalized(uint64_t t0, int rc)
 	ps_elem_close(es_g.calls_elem);
 	es_g.calls_elem = NULL;
 	es_g.calls = NULL;
+	es_sites_finalize();
 	es_space_destroy(es_g.sp);
 	es_g.sp = NULL;
 	pthread_mutex_unlock(&es_g.lock);
@@ -395,6 +401,7 @@ static void finalized(uint64_t t0, int rc)
 
 int MPI_Init(int *argc, char ***argv)
 {
+	es_t.ra = __builtin_return_address(0);
 	es_clock_init(); /* before the first stamp, so both stamps share a clock */
 	uint64_t t0 = es_now();
 	int rc = PMPI_Init(argc, argv);
@@ -404,6 +411,7 @@ int MPI_Init(int *argc, char ***argv)
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+	es_t.ra = __builtin_return_address(0);
 	es_clock_init();
 	uint64_t t0 = es_now();
 	int rc = PMPI_Init_thread(argc, argv, required, provided);
@@ -413,6 +421,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 
 int MPI_Finalize(void)
 {
+	es_t.ra = __builtin_return_address(0);
 	uint64_t t0 = finalizing();
 	int rc = PMPI_Finalize();
 	finalized(t0, rc);
@@ -428,6 +437,7 @@ static void *f_init_real, *f_init_thread_real, *f_finalize_real;
 
 static void f_init(MPI_Fint *ierr)
 {
+	es_t.ra = __builtin_return_address(0);
 	f_init_t *real = (f_init_t *)es_f_real(&f_init_real, "init");
 	if (!real) {
 		*ierr = MPI_ERR_INTERN;
@@ -441,6 +451,7 @@ static void f_init(MPI_Fint *ierr)
 
 static void f_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
 {
+	es_t.ra = __builtin_return_address(0);
 	f_init_thread_t *real = (f_init_thread_t *)es_f_real(&f_init_thread_real, "init_thread");
 	if (!real) {
 		*ierr = MPI_ERR_INTERN;
@@ -454,6 +465,7 @@ static void f_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr
 
 static void f_finalize(MPI_Fint *ierr)
 {
+	es_t.ra = __builtin_return_address(0);
 	f_init_t *real = (f_init_t *)es_f_real(&f_finalize_real, "finalize");
 	if (!real) {
 		*ierr = MPI_ERR_INTERN;

@@ -23,6 +23,9 @@ static const char *usage =
 	"                        much each thread keeps (trace:), servers for monitors\n"
 	"                        on other hosts (servers:)\n"
 	"  -s, --trace-size B    bytes of tuples each thread keeps (4M by default)\n"
+	"  -k, --callpath N      a call site is the N innermost frames of the call path\n"
+	"                        (1 to 7; 1 by default, the cheapest: more unwinds the\n"
+	"                        stack at every call, as mpiP's -k does)\n"
 	"      --serve WHERE     loopback or any: serve each node's trace spaces over TCP\n"
 	"                        for monitors on other hosts (any needs --secret-file)\n"
 	"      --secret-file F   the servers' shared secret (a file only you can read)\n"
@@ -78,15 +81,17 @@ int main(int argc, char **argv)
 		{ "job", required_argument, NULL, 'j' }, { "pathmap", required_argument, NULL, 'p' },
 		{ "trace-size", required_argument, NULL, 's' }, { "serve", required_argument, NULL, 'S' },
 		{ "secret-file", required_argument, NULL, 'K' }, { "quiet", no_argument, NULL, 'q' },
+		{ "callpath", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' }, { 0 } };
-	const char *job = NULL, *pathmap = NULL, *size = NULL, *serve = NULL, *secret = NULL;
+	const char *job = NULL, *pathmap = NULL, *size = NULL, *serve = NULL, *secret = NULL, *depth = NULL;
 	int quiet = 0, c;
 	/* "+": options end at the program, whose own options are its own */
-	while ((c = getopt_long(argc, argv, "+j:p:s:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+j:p:s:k:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': job = optarg; break;
 		case 'p': pathmap = optarg; break;
 		case 's': size = optarg; break;
+		case 'k': depth = optarg; break;
 		case 'S': serve = optarg; break;
 		case 'K': secret = optarg; break;
 		case 'q': quiet = 1; break;
@@ -114,6 +119,13 @@ int main(int argc, char **argv)
 			return fail("--trace-size '%s': expected bytes, as a number with K, M or G if you "
 				    "like (8M)%s", size, "");
 		setenv("ES_TRACE_SIZE", size, 1);
+	}
+	if (depth) {
+		char *end;
+		long k = strtol(depth, &end, 10);
+		if (*end || end == depth || k < 1 || k > ES_SITE_FRAMES)
+			return fail("--callpath '%s': expected frames, 1 to %s", depth, "7");
+		setenv("ES_CALLPATH", depth, 1);
 	}
 	if (serve) {
 		if (strcmp(serve, "loopback") && strcmp(serve, "any"))

@@ -36,6 +36,7 @@ struct es_route {
 	unsigned char collect[256]; /* by op code: record it; all zero while not tracing */
 	unsigned char tracing;      /* the job is traced: communicators are followed */
 	unsigned char reqs;         /* some request has been followed: waits and tests look */
+	unsigned char depth;        /* frames of a call site: 1, or a call path (ES_CALLPATH) */
 	void (*pmpi[256])(void);    /* by op code: PMPI_NAME, for the pass-through */
 } __attribute__((aligned(4096)));
 extern struct es_route es_route ES_HIDDEN; /* in wrappers.c, which knows every PMPI name */
@@ -53,7 +54,7 @@ struct es_proc {
 	int keyval, win_keyval;     /* our attribute on communicators and windows */
 	pthread_mutex_t lock;       /* threads joining; communicators made and freed */
 	int nthreads;
-	ps_elem *elems[3 * ES_MAX_THREADS]; /* every thread's trace element and boards */
+	ps_elem *elems[4 * ES_MAX_THREADS]; /* every thread's trace element and boards */
 	int nelems;
 	/* the threads' request boards, for a wait in one thread on another's request */
 	struct es_req_rec *_Atomic boards[ES_MAX_THREADS];
@@ -65,6 +66,9 @@ struct es_proc {
 	_Atomic uint32_t comm_gen;  /* bumped when one is freed: threads' caches start over */
 	_Atomic int cancels;        /* MPI_Cancel was called: a completion must ask if it was cancelled */
 	ps_tcp *tcp;                /* this node's tuple server, on its first rank */
+	struct es_module_rec *modules; /* mpi.modules' slots (sites.c), or NULL */
+	int nmodules;               /* slots taken, under lock */
+	ps_elem *modules_elem;
 };
 extern struct es_proc es_g ES_HIDDEN;
 
@@ -90,6 +94,7 @@ struct es_comm_cache {
 };
 
 struct es_rindex; /* requests.c: a thread's requests by handle */
+struct es_sites;  /* below: a thread's call sites by return address */
 
 struct es_thread {
 	ps_elem *elem; /* its trace element, made at its first recorded call */
@@ -113,6 +118,12 @@ struct es_thread {
 	struct es_comm_cache cc[4];
 	uint64_t msg[4], msg_serial[4]; /* matched probes' messages, for Mrecv: their communicators */
 	unsigned msg_next;
+	/* where the program called the recorded call under way: its entry
+	 * point's return address, set before the body runs; the body keeps a
+	 * copy and puts it back after MPI's call, which may have run a
+	 * callback that made a recorded call of its own */
+	const void *ra;
+	struct es_sites *sites;
 };
 /* initial-exec: a preloaded library's TLS is a fixed offset, no call */
 extern __thread struct es_thread es_t ES_HIDDEN __attribute__((tls_model("initial-exec")));
@@ -134,13 +145,59 @@ static inline int es_tracing(void)
 	return es_route.tracing;
 }
 
+/* --- call sites (sites.c) -------------------------------------------------------------- */
+
+/*
+ * Invariants:
+ *  - A thread's site numbers are given by the thread alone, in order from
+ *    1; number s is slot s of its board, written whole (frames last,
+ *    released) before any tuple names it, and never rewritten.
+ *  - key[h] / id[h] is an open-addressed table of the numbers given: key
+ *    the return address (one frame), or a hash of the frames (a call
+ *    path), never 0.  ES_SITE_UNWIND as an id says that the address is
+ *    inside an MPI library's Fortran binding, whose caller must be found
+ *    by unwinding on every call.
+ *  - Every module a site's frames lie in is on mpi.modules before the
+ *    site is on the board.
+ */
+#define ES_SITES_HASH 8192u /* twice the board's slots */
+#define ES_SITE_UNWIND 0xffffu
+struct es_sites {
+	uintptr_t key[ES_SITES_HASH];
+	uint16_t id[ES_SITES_HASH];
+	struct es_site_rec *board;
+	uint32_t next; /* the number the next new site gets */
+};
+uint16_t es__site(const void *ra) ES_HIDDEN; /* the slow path: a site not met, or a call path */
+void es_sites_thread(struct es_site_rec *board) ES_HIDDEN; /* the thread's table and its board mpi.sitesK */
+void es_sites_setup(ps_server *srv) ES_HIDDEN;  /* the rank's mpi.modules */
+void es_sites_finalize(void) ES_HIDDEN;
+
+static inline uint32_t es_site_hash(uintptr_t k)
+{
+	return (uint32_t)((k * 0x9e3779b97f4a7c15ull) >> 40) & (ES_SITES_HASH - 1);
+}
+
+/* The thread's number for the site its recorded call came from: 0 if not known. */
+static inline uint16_t es_site(const void *ra)
+{
+	struct es_sites *s = es_t.sites;
+	if (__builtin_expect(s != NULL && es_route.depth <= 1, 1)) {
+		uint32_t h = es_site_hash((uintptr_t)ra);
+		if (__builtin_expect(s->key[h] == (uintptr_t)ra && s->id[h] != ES_SITE_UNWIND, 1))
+			return s->id[h];
+	}
+	return es__site(ra);
+}
+
 static inline void es_write(unsigned op, uint64_t t0, uint64_t t1, uint32_t element, uint64_t bytes,
 			    uint32_t arg, uint16_t comm, int rc)
 {
 	ps_elem *e = es_elem();
 	if (!e)
 		return;
-	struct es_trace t = { .start = t0, .end = t1, .seq = es_t.seq++,
+	struct es_trace t = { .start = t0, .end = t1,
+			      .seq = (uint32_t)es_site(es_t.ra) << 16 | (uint16_t)es_t.seq++,
 			      .op = (uint16_t)(op | (rc != MPI_SUCCESS ? ES_OP_FAILED : 0)),
 			      .comm = comm, .element = element,
 			      .size = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes, .arg = arg };

@@ -603,7 +603,7 @@ static void body(const struct call *c, int fortran, const char *call)
 	if (!*c->note && *c->notetag)
 		die(c->line, "%s: notetag without note", c->name);
 	note_args(c, begin_args, sizeof(begin_args));
-	emit("\tint rc;\n");
+	emit("\tint rc;\n\tconst void *ra_ = es_t.ra;\n");
 	/* a poll's status is read only after MPI filled it (rc == MPI_SUCCESS
 	 * and it completed): not worth initialising on every fruitless poll */
 	if (has_status(c) && !fortran)
@@ -631,7 +631,7 @@ static void body(const struct call *c, int fortran, const char *call)
 		if (has_statuses(c))
 			emit("\t\tMPI_Fint *fsts_ = f_array_of_statuses == MPI_F_STATUSES_IGNORE && s_->recv ? "
 			     "es_poll_fstatuses(%s) : f_array_of_statuses;\n", c->n);
-		emit("\t\tuint64_t t0 = s_->start;\n\t\tint fresh_ = 0%s;\n\t\trc = %s;\n",
+		emit("\t\tuint64_t t0 = s_->start;\n\t\tint fresh_ = 0%s;\n\t\trc = %s;\n\t\tes_t.ra = ra_;\n",
 		     *c->reqs ? ", unk_ = 0" : "", call);
 		poll_after(c, fortran, begin_args);
 		emit("\t\treturn;\n\t}\n");
@@ -669,7 +669,7 @@ static void body(const struct call *c, int fortran, const char *call)
 	}
 	if (!strcmp(c->chan, "send"))
 		emit("\tif (want_)\n\t\tes_chan(c_, %s, %s, 0);\n", c->element, or_default(c->arg, "0"));
-	emit("\trc = %s;\n", call);
+	emit("\trc = %s;\n\tes_t.ra = ra_;\n", call);
 	if (poll) {
 		poll_after(c, fortran, begin_args);
 		return;
@@ -723,7 +723,10 @@ static void call_text(char *buf, size_t len, const char *pre, void (*args)(const
  * whose frame holds the request bookkeeping: it keeps only what the
  * fruitless poll reads live across MPI's call (the status goes through
  * es_t.poll_st, MPI_Test's request through es_t.poll_req), and returns
- * MPI_SUCCESS as a constant.  tests/bench/mpi_cost times it: a fruitless
+ * MPI_SUCCESS as a constant; nor does it keep es_t.ra (the call site)
+ * across the call, so a completing poll whose callback (a generalized
+ * request's) made a recorded call is put at that call's site.
+ * tests/bench/mpi_cost times it: a fruitless
  * MPI_Testany on four receives.
  */
 static void c_streak(const struct call *c)
@@ -791,14 +794,14 @@ static void c_wrapper(const struct call *c)
 	if (poll) {
 		emit("\tif (%s)\n\t\treturn ((__typeof__(&P%s))es_route.pmpi[%s])(", pass_test(c), c->name, c->op);
 		c_args(c, 0);
-		emit(");\n\treturn poll_%s(", c->name);
+		emit(");\n\tes_t.ra = __builtin_return_address(0);\n\treturn poll_%s(", c->name);
 		c_args(c, 0);
 		emit(");\n}\n");
 		return;
 	}
 	emit("\tif (%s)\n\t\treturn ((__typeof__(&P%s))es_route.pmpi[%s])(", pass_test(c), c->name, c->op);
 	c_args(c, 0);
-	emit(");\n\treturn rec_%s(", c->name);
+	emit(");\n\tes_t.ra = __builtin_return_address(0);\n\treturn rec_%s(", c->name);
 	c_args(c, 0);
 	emit(");\n}\n");
 }
@@ -821,7 +824,7 @@ static void f_wrapper(const struct call *c)
 	     c->lower);
 	emit("\tif (%s) {\n\t\treal(", pass_test(c));
 	f_args(c, 0);
-	emit(");\n\t\treturn;\n\t}\n\trec_f_%s(real, ", c->name);
+	emit(");\n\t\treturn;\n\t}\n\tes_t.ra = __builtin_return_address(0);\n\trec_f_%s(real, ", c->name);
 	f_args(c, 0);
 	emit(");\n}\n");
 	/* every spelling compilers give the Fortran name, and Open MPI's

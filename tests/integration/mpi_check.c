@@ -148,7 +148,7 @@ static int read_all(es_space *sp, const char *trace, struct es_trace *t, int max
 	ps_elem_close(e);
 	uint64_t last_end = 0; /* of the last call, completions aside */
 	for (int i = 0; i < n; i++) {
-		if (t[i].seq != (uint32_t)i)
+		if ((uint16_t)t[i].seq != (uint16_t)i)
 			FAIL("%s: tuple %d has seq %u", trace, i, t[i].seq);
 		if (t[i].start > t[i].end)
 			FAIL("%s: tuple %d ends before it starts", trace, i);

@@ -195,7 +195,7 @@ static int check_rank(const char *job, int r, const char *dir)
 	}
 	comms_named(seg, sp, t, n);
 	for (int j = 1; j < n; j++)
-		if (t[j].seq != t[j - 1].seq + 1)
+		if ((uint16_t)(t[j].seq - t[j - 1].seq) != 1)
 			FAIL("%s: tuple %d has seq %u after %u", seg, j, t[j].seq, t[j - 1].seq);
 	for (int j = 0; j < n; j++)
 		if (t[j].start > t[j].end)

@@ -55,8 +55,14 @@ static void write_two_ranks(const char *where)
 	struct es_trace t = tuple(100, 200, ES_OP_MPI_SEND, 1, 5);
 	ck_assert_int_eq(ar_write(w, &t, 0), 0);
 	t = tuple(150, 250, ES_OP_MPI_RECV, 0, 5);
+	t.seq = 3u << 16 | 1; /* site 3 */
 	ck_assert_int_eq(ar_write(w, &t, 1), 0);
 	ck_assert_uint_eq(ar_written(w), 2);
+	/* thread 1's site 3: a frame of two with a tab-free odd name, one not known */
+	const struct ar_frame fr[2] = { { "recv_it", "/src/a b.c", 12, "/bin/app", 0x1234 },
+					{ NULL, NULL, 0, "/lib/libx.so", 0x99 } };
+	ck_assert_int_eq(ar_set_site(w, 1, 3, fr, 2), 0);
+	ck_assert_int_eq(ar_set_site(w, 1, 0, fr, 1), -EINVAL); /* 0 is "not known" */
 	ck_assert_int_eq(ar_finish(w, 3, 4, "the job ended", err, sizeof(err)), 0);
 }
 
@@ -89,6 +95,16 @@ START_TEST(archive_round_trip)
 	ck_assert_int_eq(ar_comm_rank(c, 1), 0); /* world rank 1 is its rank 0 */
 	ck_assert_int_eq(ar_comm_rank(c, 0), -1);
 	ck_assert_ptr_null(ar_comm(a, 2));
+	const struct ar_site *s = ar_site(a, ar_events(a)[1].thread, ES_TRACE_SITE(&ar_events(a)[1].t));
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(s->nframes, 2);
+	ck_assert_str_eq(s->frames[0].function, "recv_it");
+	ck_assert_str_eq(s->frames[0].file, "/src/a b.c");
+	ck_assert_int_eq(s->frames[0].line, 12);
+	ck_assert_uint_eq(s->frames[0].offset, 0x1234);
+	ck_assert_str_eq(s->frames[1].function, "-");
+	ck_assert_str_eq(s->frames[1].module, "/lib/libx.so");
+	ck_assert_ptr_null(ar_site(a, 0, 3));
 	ar_close(a);
 	/* a second archive in the same place is refused, the first untouched */
 	ar_writer *w;
@@ -125,19 +141,22 @@ START_TEST(archive_refused_when_not_whole)
 	snprintf(sub, sizeof(sub), "%s/c", dir);
 	write_two_ranks(sub);
 	snprintf(p, sizeof(p), "%s/INFO", sub);
-	put(p, "archive: 2\njob: job7\nevents: 2\nthis line\n");
+	put(p, "archive: 3\njob: job7\nevents: 2\nthis line\n");
 	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
 	ck_assert_msg(strstr(err, "/INFO:4: expected KEY: VALUE"), "%s", err);
-	put(p, "archive: 3\njob: job7\nevents: 2\n");
+	put(p, "archive: 4\njob: job7\nevents: 2\n");
 	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
-	ck_assert_msg(strstr(err, "/INFO:1: expected archive: 2, got version 3"), "%s", err);
+	ck_assert_msg(strstr(err, "/INFO:1: expected archive: 3, got version 4"), "%s", err);
+	put(p, "archive: 2\njob: job7\nevents: 2\n"); /* INFO and events of two versions */
+	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "/events: expected ESAR version 2, as INFO says"), "%s", err);
 	put(p, "archive: 1\njob: job7\nevents: 2\n"); /* before communicators were numbered */
 	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
 	ck_assert_msg(strstr(err, "/INFO:1: archive: 1, from EventSpace before 0.14"), "%s", err);
-	put(p, "archive: 2\njob: job7\nevents: 3\n");
+	put(p, "archive: 3\njob: job7\nevents: 3\n");
 	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
 	ck_assert_msg(strstr(err, "/events: 2 events, INFO says 3"), "%s", err);
-	put(p, "archive: 2\njob: job7\nevents: 2\n");
+	put(p, "archive: 3\njob: job7\nevents: 2\n");
 	snprintf(p, sizeof(p), "%s/threads", sub);
 	put(p, "0\tjob7.r0\trank0.thread0\n2\tjob7.r1\trank1.thread0\n");
 	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
@@ -159,6 +178,36 @@ START_TEST(archive_refused_when_not_whole)
 	ck_assert_uint_eq(ar_comm(a, 1)->size[1], 1);
 	ck_assert_int_eq(ar_comm(a, 1)->members[1][0], -1);
 	ar_close(a);
+	/* call sites: each line whole, frames in order, no site twice */
+	snprintf(p, sizeof(p), "%s/sites", sub);
+	static const struct { const char *text, *says; } bad_sites[] = {
+		{ "0\t1\t0\tm\t1f\tf\tx.c\n", "/sites:1: expected THREAD SITE FRAME MODULE OFFSET" },
+		{ "0\t0\t0\tm\t1f\tf\tx.c\t3\n", "/sites:1: expected THREAD SITE FRAME" }, /* site 0 */
+		{ "0\t1\t0\tm\tzz\tf\tx.c\t3\n", "/sites:1: expected THREAD SITE FRAME" }, /* no hex */
+		{ "0\t1\t1\tm\t1f\tf\tx.c\t3\n", "/sites:1: expected frame 0 of site 1 of thread 0, got frame 1" },
+		{ "0\t1\t0\tm\t1f\tf\tx.c\t3\n0\t2\t0\tm\t2f\tg\tx.c\t4\n0\t1\t0\tm\t1f\tf\tx.c\t3\n",
+		  "/sites: a site is given twice" },
+	};
+	for (size_t i = 0; i < sizeof(bad_sites) / sizeof(bad_sites[0]); i++) {
+		put(p, bad_sites[i].text);
+		ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
+		ck_assert_msg(strstr(err, bad_sites[i].says), "%zu: %s", i, err);
+	}
+	put(p, "0\t1\t0\t/bin/app\t1f\tf\tx.c\t3\n0\t1\t1\t/bin/app\t4a\tmain\tx.c\t9\n"
+	       "1\t1\t0\t/bin/app\t2f\t-\t-\t0\n");
+	ck_assert_msg(ar_open(sub, &a, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(ar_nsites(a), 2);
+	const struct ar_site *site = ar_site(a, 0, 1);
+	ck_assert_ptr_nonnull(site);
+	ck_assert_int_eq(site->nframes, 2);
+	ck_assert_str_eq(site->frames[1].function, "main");
+	ck_assert_int_eq(site->frames[1].line, 9);
+	ck_assert_uint_eq(site->frames[1].offset, 0x4a);
+	ck_assert_str_eq(ar_site(a, 1, 1)->frames[0].file, "-");
+	ck_assert_ptr_null(ar_site(a, 1, 2));
+	ck_assert_ptr_null(ar_site(a, 0, 0));
+	ar_close(a);
+	unlink(p);
 	/* an op no collector writes */
 	snprintf(sub, sizeof(sub), "%s/d", dir);
 	ck_assert_int_eq(ar_create(sub, "j", &w, err, sizeof(err)), 0);

@@ -1,0 +1,122 @@
+#!/bin/sh
+# t_sites.sh - esprofile's call sites against programs whose calls sit on known lines: C (one frame and call paths) and Fortran (each binding), with counts, bytes and polls as the program made them.
+set -u
+. "$(dirname "$0")/lib.sh"
+[ -f "$BUILD/lib/libescollect.so" ] || { echo "no libescollect.so (sanitizer build): skipped"; exit 0; }
+job="itsite$$"
+dir=$(mktemp -d)
+cleanup() {
+	rm_segments "$job"
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+src=tests/integration/mpi_sites.c
+
+# profile NAME ESRUN-ARGS... PROGRAM: esprofile of a 2-rank run, in $dir/NAME
+profile() {
+	name=$1
+	shift
+	"$BIN/esprofile" -w 30 -o "$dir/$name" "$job.$name" 2>"$dir/$name.err" &
+	prof=$!
+	mpirun --oversubscribe --allow-run-as-root -np 2 -x MPI_SITES_POLLS="$dir/polls" \
+		"$BIN/esrun" -q -j "$job.$name" "$@" >"$dir/$name.app" 2>&1 || die "$name: the program failed: $(cat "$dir/$name.app")"
+	wait $prof || die "$name: esprofile failed: $(cat "$dir/$name.err")"
+}
+
+# The call sites table: "ID LEV FILE LINE FUNCTION [CALL]" rows
+sites() { awk '/^@--- Call sites/ { on = 1; getline; next } /^$/ { on = 0 } on' "$dir/$1"; }
+# The line of a marker in the source
+line_of() { grep -n "$1 \*/" "$src" | cut -d: -f1; }
+# The site whose first frame is FILE:LINE calling CALL, from FUNCTION
+site_at() { # NAME LINE CALL FUNCTION
+	sites "$1" | awk -v l="$2" -v c="$3" -v f="$4" '$2 == 0 && $3 == "mpi_sites.c" && $4 == l && $6 == c && $5 == f { print $1 }'
+}
+# A site's count on a rank (or *), from the time statistics
+count_of() { # NAME SITE RANK
+	awk -v s="$2" -v r="$3" '/^@--- Call site time statistics/ { on = 1; getline; next } /^$/ { on = 0 }
+		on && $2 == s && $3 == r { print $4 }' "$dir/$1"
+}
+
+profile one "$BUILD/tests/mpi_sites"
+polls=$(cat "$dir/polls")
+# marker call function count-rank0 count-rank1 (- none)
+while read -r marker call fn c0 c1; do
+	l=$(line_of "site:$marker")
+	[ -n "$l" ] || die "no marker site:$marker in $src"
+	id=$(site_at one "$l" "$call" "$fn")
+	[ "$(echo "$id" | wc -w)" -eq 1 ] || die "site:$marker: not one site at $src:$l calling $call from $fn: '$id'
+$(sites one)"
+	[ "$c1" = POLLS ] && c1=$polls
+	for r in 0 1; do
+		eval want=\$c$r
+		got=$(count_of one "$id" $r)
+		[ "${got:--}" = "$want" ] || die "site:$marker (site $id) on rank $r: count ${got:-none}, expected $want"
+	done
+done <<EOF
+sendrecv Sendrecv exchange 6 6
+allreduce_a Allreduce reduce_twice 3 3
+allreduce_b Allreduce reduce_twice 3 3
+barrier_fn Barrier barrier_from 4 4
+barrier_main Barrier main 1 1
+send Send main 1 -
+send_small Send main 1 -
+recv Recv main - 2
+irecv Irecv main - 1
+barrier_poll0 Barrier main 1 -
+barrier_poll1 Barrier main - 1
+test Test main - POLLS
+send_poll Send main 1 -
+EOF
+[ "$(sites one | awk '$2 == 0' | wc -l)" -eq 13 ] || die "not 13 call sites: $(sites one)"
+# bytes sent from each site, as the program sent them
+sent() { # SITE RANK: count max mean min sum
+	awk -v s="$1" -v r="$2" '/^@--- Call site message sent/ { on = 1; getline; next } /^$/ { on = 0 }
+		on && $2 == s && $3 == r { print $4, $5, $6, $7, $8 }' "$dir/one"
+}
+id=$(site_at one "$(line_of site:sendrecv)" Sendrecv exchange)
+[ "$(sent "$id" '*')" = "12 512 512.0 512 6144" ] || die "Sendrecv's bytes: $(sent "$id" '*')"
+id=$(site_at one "$(line_of site:send)" Send main)
+[ "$(sent "$id" 0)" = "1 400 400.0 400 400" ] || die "the first Send's bytes: $(sent "$id" 0)"
+id=$(site_at one "$(line_of site:send_small)" Send main)
+[ "$(sent "$id" 0)" = "1 40 40.0 40 40" ] || die "the second Send's bytes: $(sent "$id" 0)"
+grep -q "^@--- Aggregate time by call site" "$dir/one" || die "no aggregate time by call site"
+
+# Call paths of two frames: exchange's Sendrecv from each of its two callers
+profile two -k 2 "$BUILD/tests/mpi_sites"
+for caller in exchange_loop:5 exchange_once:1; do
+	l=$(line_of "caller:${caller%:*}")
+	id=$(sites two | awk -v l="$l" '$2 == 1 && $3 == "mpi_sites.c" && $4 == l && $5 == "main" { print $1 }')
+	[ "$(echo "$id" | wc -w)" -eq 1 ] || die "-k 2: no one path through $src:$l: '$id'
+$(sites two)"
+	sites two | awk -v id="$id" -v l="$(line_of site:sendrecv)" '$1 == id && $2 == 0 && $4 == l && $6 == "Sendrecv" { ok = 1 } END { exit !ok }' ||
+		die "-k 2: the path through $src:$l does not start at the Sendrecv"
+	[ "$(count_of two "$id" 0)" = "${caller#*:}" ] || die "-k 2: ${caller%:*}: count $(count_of two "$id" 0)"
+done
+out=$(mpirun --oversubscribe --allow-run-as-root -np 1 "$BIN/esrun" -k 8 true 2>&1) && die "esrun -k 8 ran"
+echo "$out" | grep -q "^esrun: --callpath '8': expected frames, 1 to 7$" || die "esrun -k 8: $out"
+
+# Fortran: every binding's calls at their lines of mpi_fortran.F90 (mpi_f08
+# through Open MPI's own binding library, unwound past it)
+for b in 77 90 08; do
+	mpirun --oversubscribe --allow-run-as-root -np 2 -x ES_EXPECT_DIR="$dir" "$BIN/esrun" -q -j "$job.f$b" \
+		"$BUILD/tests/mpi_fortran$b" >"$dir/f$b.app" 2>&1 &
+	app=$!
+	"$BIN/esprofile" -w 30 -o "$dir/f$b" "$job.f$b" 2>"$dir/f$b.err" || die "f$b: esprofile failed: $(cat "$dir/f$b.err")"
+	wait $app || die "mpi_fortran$b failed: $(cat "$dir/f$b.app")"
+	n=$(sites "f$b" | awk '$2 == 0' | wc -l)
+	[ "$n" -ge 30 ] || die "f$b: $n call sites: $(sites "f$b")"
+	sites "f$b" | awk '$2 == 0 && ($3 != "mpi_fortran.F90" || $5 != "MAIN__") { print; bad = 1 } END { exit bad }' ||
+		die "f$b: a call site outside the program's MAIN__"
+	# with the mpi and mpi_f08 modules gfortran's line table puts some
+	# calls at the program's last lines (addr2line reads them the same):
+	# the lines are held to the program's own only with mpif.h
+	[ "$b" = 77 ] || continue
+	# (a call continued on a second line is at either; gfortran's line
+	# table puts a call at the end of a DO WHILE body at the loop's line)
+	sites "f$b" | awk '$2 == 0 { print $4, $6 }' >"$dir/f$b.lines"
+	while read -r l call; do
+		sed -n "$((l - 1)),$((l + 1))p" tests/integration/mpi_fortran.F90 | grep -qi "call MPI_$call(" ||
+			die "f$b: site at mpi_fortran.F90:$l is not a call of MPI_$call: $(sed -n "${l}p" tests/integration/mpi_fortran.F90)"
+	done <"$dir/f$b.lines"
+done
+exit 0
