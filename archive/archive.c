@@ -69,6 +69,8 @@ struct ar_writer {
 	struct ar_comm *comms; /* by number */
 	int ncomms;
 	struct ar_sites *sites; /* made at the first ar_set_site */
+	struct ar_rank *ranks;  /* by rank; rank -1 where none said */
+	int nranks;
 };
 
 int ar_create(const char *dir, const char *job, ar_writer **out, char *err, size_t errlen)
@@ -239,6 +241,57 @@ int ar_set_site(ar_writer *w, int thread, int site, const struct ar_frame *frame
 	return ar_sites_add(w->sites, thread, site, frames, n);
 }
 
+/* ranks grown to hold r, new ones marked unsaid */
+static int hold_rank(struct ar_rank **ranks, int *n, int r)
+{
+	if (r < 0 || r > 1 << 24)
+		return -EINVAL;
+	if (r < *n)
+		return 0;
+	struct ar_rank *v = realloc(*ranks, sizeof(*v) * (size_t)(r + 1));
+	if (!v)
+		return -ENOMEM;
+	for (int i = *n; i <= r; i++)
+		v[i] = (struct ar_rank){ .rank = -1 };
+	*ranks = v;
+	*n = r + 1;
+	return 0;
+}
+
+int ar_set_rank(ar_writer *w, const struct ar_rank *r)
+{
+	int rc = hold_rank(&w->ranks, &w->nranks, r->rank);
+	if (rc)
+		return rc;
+	struct ar_rank *t = &w->ranks[r->rank];
+	*t = *r;
+	/* a field holds no tab or newline: the file is a line per rank */
+	for (char *c = t->host; *c; c++)
+		*c = *c == '\t' || *c == '\n' ? ' ' : *c;
+	for (char *c = t->cmd; *c; c++)
+		*c = *c == '\t' || *c == '\n' ? ' ' : *c;
+	return 0;
+}
+
+static int write_ranks(ar_writer *w, char *err, size_t errlen)
+{
+	if (!w->nranks)
+		return 0;
+	char p[4200];
+	path_of(p, sizeof(p), w->dir, "ranks");
+	FILE *f = ps_fopen_out(p, 0600);
+	if (!f)
+		return sys_fail(err, errlen, -errno, "%s", p);
+	for (int i = 0; i < w->nranks; i++) {
+		const struct ar_rank *r = &w->ranks[i];
+		if (r->rank >= 0)
+			fprintf(f, "%d\t%s\t%d\t%llu\t%llu\t%s\n", r->rank, r->host[0] ? r->host : "-", r->pid,
+				(unsigned long long)r->wall_ns, (unsigned long long)r->ns, r->cmd[0] ? r->cmd : "-");
+	}
+	int rc = close_file(f);
+	return rc ? sys_fail(err, errlen, rc, "%s", p) : 0;
+}
+
 static int write_sites(ar_writer *w, char *err, size_t errlen)
 {
 	char p[4200];
@@ -252,6 +305,7 @@ static int write_sites(ar_writer *w, char *err, size_t errlen)
 static void free_writer(ar_writer *w)
 {
 	ar_sites_destroy(w->sites);
+	free(w->ranks);
 	free(w->threads);
 	free_comms(w->comms, w->ncomms);
 	free(w);
@@ -270,7 +324,7 @@ int ar_finish(ar_writer *w, uint64_t lost, uint64_t before, const char *why, cha
 		return rc;
 	}
 	if ((rc = write_threads(w, err, errlen)) || (rc = write_comms(w, err, errlen)) ||
-	    (rc = write_sites(w, err, errlen))) {
+	    (rc = write_sites(w, err, errlen)) || (rc = write_ranks(w, err, errlen))) {
 		free_writer(w);
 		return rc;
 	}
@@ -319,6 +373,8 @@ struct ar_archive {
 	int ncomms;
 	struct ar_sites *sites;
 	int version;
+	struct ar_rank *ranks;
+	int nranks;
 };
 
 /* A file of the archive, to read: only a regular file (a FIFO put there
@@ -552,6 +608,53 @@ static int read_comms(ar_archive *a, const char *dir, char *err, size_t errlen)
 	return rc;
 }
 
+static int read_rank_line(ar_archive *a, char *line)
+{
+	char *f[6], *p = line;
+	line[strcspn(line, "\n")] = 0;
+	for (int i = 0; i < 6; i++) {
+		f[i] = p;
+		p = i < 5 ? strchr(p, '\t') : NULL;
+		if (i < 5 && !p)
+			return -EINVAL;
+		if (p)
+			*p++ = 0;
+	}
+	char *end[4];
+	long r = strtol(f[0], &end[0], 10), pid = strtol(f[2], &end[1], 10);
+	unsigned long long wall = strtoull(f[3], &end[2], 10), ns = strtoull(f[4], &end[3], 10);
+	if (*end[0] || *end[1] || *end[2] || *end[3] || end[0] == f[0] || r < 0 || r >= a->nthreads + (1 << 20) ||
+	    hold_rank(&a->ranks, &a->nranks, (int)r))
+		return -EINVAL;
+	struct ar_rank *t = &a->ranks[r];
+	*t = (struct ar_rank){ .rank = (int)r, .pid = (int)pid, .wall_ns = wall, .ns = ns };
+	snprintf(t->host, sizeof(t->host), "%s", f[1]);
+	snprintf(t->cmd, sizeof(t->cmd), "%s", f[5]);
+	return 0;
+}
+
+/* ranks: optional (an archive of no MPI job has none) */
+static int read_ranks(ar_archive *a, const char *dir, char *err, size_t errlen)
+{
+	char p[4200], line[1024];
+	path_of(p, sizeof(p), dir, "ranks");
+	int rc = 0;
+	FILE *f = ps_fopen_in(p);
+	if (!f && errno == ENOENT)
+		return 0;
+	if (!f)
+		return errno == EINVAL ? fail(err, errlen, -EINVAL, "%s: not a regular file", p)
+				       : sys_fail(err, errlen, -errno, "%s", p);
+	for (int lineno = 1; fgets(line, sizeof(line), f); lineno++)
+		if (read_rank_line(a, line)) {
+			rc = fail(err, errlen, -EINVAL, "%s:%d: expected RANK HOST PID WALL_NS NS COMMAND, "
+				  "tab-separated", p, lineno);
+			break;
+		}
+	fclose(f);
+	return rc;
+}
+
 static int read_sites(ar_archive *a, const char *dir, char *err, size_t errlen)
 {
 	char p[4200];
@@ -570,7 +673,7 @@ int ar_open(const char *dir, ar_archive **out, char *err, size_t errlen)
 	int rc;
 	if ((rc = read_info(a, dir, err, errlen)) || (rc = map_events(a, dir, err, errlen)) ||
 	    (rc = read_threads(a, dir, err, errlen)) || (rc = read_comms(a, dir, err, errlen)) ||
-	    (rc = read_sites(a, dir, err, errlen))) {
+	    (rc = read_sites(a, dir, err, errlen)) || (rc = read_ranks(a, dir, err, errlen))) {
 		ar_close(a);
 		return rc;
 	}
@@ -601,8 +704,14 @@ void ar_close(ar_archive *a)
 		munmap(a->map, a->maplen);
 	free_comms(a->comms, a->ncomms);
 	ar_sites_destroy(a->sites);
+	free(a->ranks);
 	free(a->threads);
 	free(a);
+}
+
+const struct ar_rank *ar_rank(const ar_archive *a, int r)
+{
+	return r >= 0 && r < a->nranks && a->ranks[r].rank == r ? &a->ranks[r] : NULL;
 }
 
 const struct ar_site *ar_site(const ar_archive *a, int thread, int site)

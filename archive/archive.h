@@ -19,6 +19,9 @@
  *            ID in hex, KIND comm, world, window or inter (whose two groups
  *            the | parts), a rank - where no rank said who it was
  *   sites    the call sites, a line per frame (sites.h); absent: none known
+ *   ranks    a line per MPI rank that said who it was:
+ *            RANK HOST PID WALL_NS NS COMMAND (tab-separated), WALL_NS the
+ *            wall-clock time (ns since 1970) at the archive's time NS
  *   INFO     key: value lines (job, events, lost, ...), written last
  * An archive without INFO is not whole (its recorder did not finish) and
  * ar_open refuses it.  The events are in the recorder's order: merged by
@@ -43,6 +46,16 @@ int ar_set_thread(ar_writer *w, int index, const char *process, const char *name
 int ar_set_comm(ar_writer *w, int n, uint64_t id, unsigned flags, const uint32_t size[2],
 		const int *const members[2]);
 int ar_write(ar_writer *w, const struct es_trace *t, uint32_t thread);
+
+/* An MPI rank's process: where and what it ran, and the wall-clock time
+ * at one of the archive's stamps (wall = at + wall_ns - ns). */
+struct ar_rank {
+	int rank, pid;
+	char host[64];
+	char cmd[416];
+	uint64_t wall_ns, ns;
+};
+int ar_set_rank(ar_writer *w, const struct ar_rank *r);
 
 /* Where a recorded MPI call was made: its site (a tuple's ES_TRACE_SITE,
  * numbered per thread), innermost frame first. */
@@ -100,6 +113,8 @@ const struct ar_thread *ar_thread(const ar_archive *a, int i);
 int ar_ncomms(const ar_archive *a);
 /* Communicator number i (a tuple's comm), or NULL. */
 const struct ar_comm *ar_comm(const ar_archive *a, int i);
+/* Rank r's process, or NULL when it did not say. */
+const struct ar_rank *ar_rank(const ar_archive *a, int r);
 /* Site number site of thread (a tuple's ES_TRACE_SITE), or NULL when not known. */
 const struct ar_site *ar_site(const ar_archive *a, int thread, int site);
 int ar_nsites(const ar_archive *a);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "archive/convert.h"
 
@@ -515,6 +516,72 @@ static const char *base_name(const char *path)
 	return b ? b + 1 : path;
 }
 
+/* "2026-11-24 21:50:01" of the wall-clock time at an archive stamp, by rank 0's word */
+static void wall_time(const struct ar_rank *r, uint64_t ns, char *buf, size_t len)
+{
+	time_t t = (time_t)((ns + r->wall_ns - r->ns) / 1000000000ull);
+	struct tm tm;
+	if (!localtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, len, "-");
+}
+
+/* The hosts the ranks ran on, each once: how many, and the first few named. */
+static int hosts(const struct prof *p, char *buf, size_t len)
+{
+	int n = 0;
+	size_t used = 0;
+	buf[0] = 0;
+	for (int r = 0; r < p->groups; r++) {
+		const struct ar_rank *x = ar_rank(p->a, r);
+		bool seen = !x;
+		for (int q = 0; q < r && !seen; q++)
+			seen = ar_rank(p->a, q) && !strcmp(ar_rank(p->a, q)->host, x->host);
+		if (seen)
+			continue;
+		if (n++ < 8 && used < len)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s", n > 1 ? ", " : "", x->host);
+	}
+	return n;
+}
+
+/* mpiP's header: what ran, where, when, and what measured it */
+static void print_header(const struct prof *p, FILE *out)
+{
+	const ar_archive *a = p->a;
+	const struct ar_rank *r0 = p->mpi ? ar_rank(a, 0) : NULL;
+	fprintf(out, "@ esprofile (EventSpace %s): job %s, %zu events", ES_VERSION, ar_job(a), ar_nevents(a));
+	if (ar_lost(a))
+		fprintf(out, " (%llu more were lost: the figures are short of them)", (unsigned long long)ar_lost(a));
+	fputc('\n', out);
+	if (r0)
+		fprintf(out, "@ Command      : %s\n", r0->cmd);
+	if (p->mpi) {
+		char names[512];
+		int n = hosts(p, names, sizeof(names));
+		fprintf(out, "@ Ranks        : %d on %d host%s%s%s%s\n", p->groups, n, n == 1 ? "" : "s",
+			n ? " (" : "", names, n > 8 ? ", ...)" : n ? ")" : "");
+	}
+	uint64_t first = UINT64_MAX, last = 0;
+	for (size_t i = 0; i < ar_nevents(a); i++) {
+		const struct es_trace *t = &ar_events(a)[i].t;
+		first = t->start < first ? t->start : first;
+		last = t->end > last ? t->end : last;
+	}
+	if (r0 && first <= last) {
+		char from[32], to[32];
+		wall_time(r0, first, from, sizeof(from));
+		wall_time(r0, last, to, sizeof(to));
+		fprintf(out, "@ Start time   : %s\n@ Stop time    : %s\n", from, to);
+	}
+	for (int r = 0; p->mpi && r < p->groups && r < 64; r++) {
+		const struct ar_rank *x = ar_rank(a, r);
+		if (x)
+			fprintf(out, "@ Rank %-7d: %s, pid %d\n", r, x->host, x->pid);
+	}
+	fprintf(out, "@ time: a call from its start to its end; a poll streak from its first poll, "
+		"counted as the polls it made\n");
+}
+
 static void print_runs(struct prof *p, FILE *out)
 {
 	fprintf(out, "\n@--- %s time (ms): the run, and in %s ---\n", p->mpi ? "MPI" : "Operation",
@@ -748,12 +815,7 @@ int ar_profile(const ar_archive *a, FILE *out, int top, char *err, size_t errlen
 	if (!rc)
 		rc = number_sites(&p);
 	if (!rc) {
-		fprintf(out, "@ esprofile: job %s, %zu events", ar_job(a), ar_nevents(a));
-		if (ar_lost(a))
-			fprintf(out, " (%llu more were lost: the figures are short of them)",
-				(unsigned long long)ar_lost(a));
-		fprintf(out, "\n@ time: a call from its start to its end; a poll streak from its first poll, "
-			"counted as the polls it made\n");
+		print_header(&p, out);
 		print_runs(&p, out);
 		if (p.mpi && p.sites.n) {
 			print_sites(&p, out);

@@ -96,6 +96,23 @@ static int describe_sites(ar_writer *w, const es_scope *s, es_mpi *m)
 	return rc;
 }
 
+/* Each rank's process, as it described itself at MPI_Init. */
+static int describe_ranks(ar_writer *w, es_mpi *m)
+{
+	int rc = 0;
+	for (int r = 0; m && r < es_mpi_ranks(m) && !rc; r++) {
+		struct es_proc_rec p;
+		uint64_t at;
+		if (es_mpi_process(m, r, &p, &at))
+			continue;
+		struct ar_rank a = { .rank = r, .pid = p.pid, .wall_ns = p.wall_ns, .ns = at };
+		snprintf(a.host, sizeof(a.host), "%s", p.host);
+		snprintf(a.cmd, sizeof(a.cmd), "%s", p.cmd);
+		rc = ar_set_rank(w, &a);
+	}
+	return rc;
+}
+
 /* Thread names and communicators as the scope and the ranks know them now. */
 static int describe(ar_writer *w, const es_scope *s, es_mpi *m, const struct numbering *nb)
 {
@@ -113,6 +130,8 @@ static int describe(ar_writer *w, const es_scope *s, es_mpi *m, const struct num
 		rc = c ? ar_set_comm(w, n, c->id, c->flags, c->size, c->members)
 		       : ar_set_comm(w, n, nb->ids[n], 0, none, nomembers);
 	}
+	if (!rc)
+		rc = describe_ranks(w, m);
 	return rc ? rc : describe_sites(w, s, m);
 }
 

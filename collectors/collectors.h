@@ -261,6 +261,20 @@ struct es_module_rec {
 _Static_assert(sizeof(struct es_module_rec) == 256, "module records have a fixed size");
 #define ES_MODULES_LAYOUT "qq240b"
 
+/* The rank's process, on its board mpi.proc (one slot, written once at
+ * MPI_Init): for a profile's header, and to put wall-clock time on its
+ * stamps. */
+#define ES_PROC_ELEMENT "mpi.proc"
+struct es_proc_rec {
+	uint64_t raw;     /* the raw clock (the tuples') ... */
+	uint64_t wall_ns; /* ... and CLOCK_REALTIME, read together; 0: a free slot */
+	int32_t pid, rank, size, spare;
+	char host[64];
+	char cmd[416];    /* the command line, arguments space-separated (cut at 415) */
+};
+_Static_assert(sizeof(struct es_proc_rec) == 512, "the process record has a fixed size");
+#define ES_PROC_LAYOUT "qqiiii480b"
+
 /* A thread's boards are named for its trace element: mpi.thread3 has
  * mpi.reqs3 and mpi.chans3.  buf gets the name, "" if trace is no MPI
  * thread's element. */

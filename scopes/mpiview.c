@@ -557,6 +557,25 @@ int es_mpi_sites(es_mpi *m, int thread, const struct es_site_rec **out)
 	return n;
 }
 
+int es_mpi_process(es_mpi *m, int rank, struct es_proc_rec *out, uint64_t *at_ns)
+{
+	struct rank *r = m && rank >= 0 && rank < m->nranks ? m->by_rank[rank] : NULL;
+	if (!r)
+		return PS_ENOENT;
+	ps_elem *e;
+	int rc = ps_elem_open(es_space_server(r->sp), ES_PROC_ELEMENT, sizeof(*out), &e);
+	if (rc)
+		return rc;
+	ps_elem_set_layout(e, ES_PROC_LAYOUT);
+	rc = ps_read_range(e, 0, 1, out, NULL) == 1 && out->wall_ns ? 0 : PS_ENOENT;
+	ps_elem_close(e);
+	if (!rc) {
+		out->host[sizeof(out->host) - 1] = out->cmd[sizeof(out->cmd) - 1] = 0;
+		*at_ns = es_clock_ns(es_space_clock(r->sp), out->raw);
+	}
+	return rc;
+}
+
 int es_mpi_modules(es_mpi *m, int rank, const struct es_module_rec **out)
 {
 	struct rank *r = m && rank >= 0 && rank < m->nranks ? m->by_rank[rank] : NULL;

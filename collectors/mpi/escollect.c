@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "collectors/mpi/record.h"
@@ -251,6 +252,37 @@ static bool all_ranks_ok(int rc, const char *seg, const char *why)
 	return false;
 }
 
+/* mpi.proc: who this rank is, for a profile's header. */
+static void describe_process(ps_server *srv)
+{
+	struct ps_elem_attr a = { .tuple_size = sizeof(struct es_proc_rec), .threshold = 1, .mode = PS_BOARD };
+	ps_elem *e;
+	if (ps_elem_create(srv, ES_PROC_ELEMENT, &a, &e))
+		return;
+	ps_elem_set_layout(e, ES_PROC_LAYOUT);
+	struct es_proc_rec *r = ps_board(e);
+	r->pid = (int32_t)getpid();
+	r->rank = es_g.rank;
+	r->size = es_g.size;
+	gethostname(r->host, sizeof(r->host) - 1);
+	FILE *f = fopen("/proc/self/cmdline", "r");
+	size_t n = f ? fread(r->cmd, 1, sizeof(r->cmd) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	for (size_t i = 0; i + 1 < n; i++)
+		if (!r->cmd[i])
+			r->cmd[i] = ' ';
+	r->cmd[n] = 0;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	r->raw = es_now();
+	__atomic_store_n(&r->wall_ns, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec, __ATOMIC_RELEASE);
+	if (es_g.nelems < (int)(sizeof(es_g.elems) / sizeof(es_g.elems[0])))
+		es_g.elems[es_g.nelems++] = e; /* closed with the others at MPI_Finalize */
+	else
+		ps_elem_close(e);
+}
+
 /* Decides, on every rank alike, whether and where to record. */
 static void setup(void)
 {
@@ -333,6 +365,7 @@ static void setup(void)
 		es_g.calls = ps_board(es_g.calls_elem);
 	}
 	es_sites_setup(srv);
+	describe_process(srv);
 	es_comms_setup();
 	memcpy(es_route.collect, collect, sizeof(collect));
 	es_route.tracing = 1;

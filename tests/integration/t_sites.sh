@@ -80,6 +80,12 @@ id=$(site_at one "$(line_of site:send)" Send main)
 id=$(site_at one "$(line_of site:send_small)" Send main)
 [ "$(sent "$id" 0)" = "1 40 40.0 40 40" ] || die "the second Send's bytes: $(sent "$id" 0)"
 grep -q "^@--- Aggregate time by call site" "$dir/one" || die "no aggregate time by call site"
+# the header: what ran, where and when
+grep -q "^@ Command      : .*/tests/mpi_sites$" "$dir/one" || die "header: no command: $(head -8 "$dir/one")"
+grep -q "^@ Ranks        : 2 on 1 host ($(hostname))$" "$dir/one" || die "header: ranks: $(head -8 "$dir/one")"
+grep -q "^@ Start time   : 20[0-9][0-9]-[01][0-9]-[0-3][0-9] [0-9:]*$" "$dir/one" || die "header: start: $(head -8 "$dir/one")"
+grep -q "^@ Stop time    : [0-9-]* [0-9:]*$" "$dir/one" || die "header: stop: $(head -8 "$dir/one")"
+grep -q "^@ Rank 1      : $(hostname), pid [0-9]*$" "$dir/one" || die "header: rank 1: $(head -8 "$dir/one")"
 
 # Call paths of two frames: exchange's Sendrecv from each of its two callers
 profile two -k 2 "$BUILD/tests/mpi_sites"

@@ -63,6 +63,8 @@ static void write_two_ranks(const char *where)
 					{ NULL, NULL, 0, "/lib/libx.so", 0x99 } };
 	ck_assert_int_eq(ar_set_site(w, 1, 3, fr, 2), 0);
 	ck_assert_int_eq(ar_set_site(w, 1, 0, fr, 1), -EINVAL); /* 0 is "not known" */
+	struct ar_rank rk = { .rank = 1, .pid = 77, .host = "h\tx", .cmd = "./app\targ", .wall_ns = 9, .ns = 3 };
+	ck_assert_int_eq(ar_set_rank(w, &rk), 0);
 	ck_assert_int_eq(ar_finish(w, 3, 4, "the job ended", err, sizeof(err)), 0);
 }
 
@@ -105,6 +107,10 @@ START_TEST(archive_round_trip)
 	ck_assert_str_eq(s->frames[1].function, "-");
 	ck_assert_str_eq(s->frames[1].module, "/lib/libx.so");
 	ck_assert_ptr_null(ar_site(a, 0, 3));
+	ck_assert_ptr_null(ar_rank(a, 0));
+	ck_assert_str_eq(ar_rank(a, 1)->host, "h x"); /* a tab would break its line */
+	ck_assert_str_eq(ar_rank(a, 1)->cmd, "./app arg");
+	ck_assert_uint_eq(ar_rank(a, 1)->wall_ns, 9);
 	ar_close(a);
 	/* a second archive in the same place is refused, the first untouched */
 	ar_writer *w;
@@ -206,6 +212,19 @@ START_TEST(archive_refused_when_not_whole)
 	ck_assert_str_eq(ar_site(a, 1, 1)->frames[0].file, "-");
 	ck_assert_ptr_null(ar_site(a, 1, 2));
 	ck_assert_ptr_null(ar_site(a, 0, 0));
+	ar_close(a);
+	unlink(p);
+	/* ranks: each line whole */
+	snprintf(p, sizeof(p), "%s/ranks", sub);
+	put(p, "0\thost\t12\t1700000000000000000\t5\t./app -x\n1\thost\tpid\t1\t2\tapp\n");
+	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "/ranks:2: expected RANK HOST PID WALL_NS NS COMMAND"), "%s", err);
+	put(p, "1\th1\t12\t1700000000000000000\t5\t./app -x\n");
+	ck_assert_msg(ar_open(sub, &a, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_ptr_null(ar_rank(a, 0));
+	ck_assert_str_eq(ar_rank(a, 1)->cmd, "./app -x");
+	ck_assert_int_eq(ar_rank(a, 1)->pid, 12);
+	ck_assert_uint_eq(ar_rank(a, 1)->ns, 5);
 	ar_close(a);
 	unlink(p);
 	/* an op no collector writes */
