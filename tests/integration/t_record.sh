@@ -134,7 +134,7 @@ echo "$out" | grep -q "cannot have quotes" || die "quote in plot directory: $out
 prof=$!
 mkdir -p "$dir/live" && mpi -x ES_EXPECT_DIR="$dir/live" "$BIN/esrun" -q -j "$job.live" "$BUILD/tests/mpi_every" >/dev/null 2>&1 || die "mpi_every (live) failed"
 wait $prof || die "esprofile of a live job failed: $(cat "$dir/live.err")"
-grep -q "^@ esprofile: job $job.live, $events events$" "$dir/live.txt" || die "live profile: $(head -3 "$dir/live.txt")"
+grep -q "^@ esprofile (EventSpace [0-9.]*): job $job.live, $events events$" "$dir/live.txt" || die "live profile: $(head -3 "$dir/live.txt")"
 
 # A PATHS job: the wind tunnel with collectors
 wt="$BUILD/bin/windtunnel"
