@@ -52,6 +52,54 @@ static void name_json(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* A slice's arguments, named as its call's fields mean them (collectors.h):
+ * a message's peer (world rank), tag, communicator; a collective's number
+ * and root; a poll streak's polls; bytes; and where the program called it. */
+static void slice_args(FILE *f, const ar_archive *a, int thread, const struct es_trace *e)
+{
+	const struct es_op_info *o = es_op_info(e->op);
+	int dir = ar_message(e->op);
+	bool mpi = ar_thread(a, thread)->rank >= 0 && es_op_code(e->op) >= ES_OP_MPI_INIT;
+	fprintf(f, ",\"args\":{\"bytes\":%u", e->size);
+	if (!mpi) {
+		if (e->element != NONE)
+			fprintf(f, ",\"element\":%u", e->element);
+		fprintf(f, ",\"arg\":%u}}", e->arg);
+		return;
+	}
+	if (dir || ar_msg_kind(e->op) != AR_MSG_NONE) {
+		const char *peer = dir > 0 || ar_msg_kind(e->op) == AR_MSG_ISEND ? "to" : "from";
+		if (e->element != NONE)
+			fprintf(f, ",\"%s\":%u", peer, e->element);
+		else
+			fprintf(f, ",\"%s\":\"any\"", peer);
+		if (e->arg != NONE)
+			fprintf(f, ",\"tag\":%u", e->arg);
+	} else if (es_op_matched(e->op)) {
+		fprintf(f, ",\"number\":%u", e->arg);
+		if (e->element != NONE)
+			fprintf(f, ",\"root\":%u", e->element);
+	} else if (o && o->kind == ES_KIND_POLL) {
+		fprintf(f, ",\"polls\":%u", e->arg);
+	}
+	const struct ar_comm *c = e->comm != ES_COMM_NONE ? ar_comm(a, e->comm) : NULL;
+	if (c && (c->flags & ES_COMMS_WORLD))
+		fputs(",\"comm\":\"MPI_COMM_WORLD\"", f);
+	else if (c)
+		fprintf(f, ",\"comm\":\"%s %u (id %llx)\"", c->flags & ES_COMMS_WINDOW ? "window" : "comm", e->comm,
+			(unsigned long long)c->id);
+	const struct ar_site *site = ar_site(a, thread, ES_TRACE_SITE(e));
+	if (site && site->frames[0].line) {
+		char where[600];
+		snprintf(where, sizeof(where), "%s:%d", site->frames[0].file, site->frames[0].line);
+		fputs(",\"site\":", f);
+		name_json(f, where);
+		fputs(",\"function\":", f);
+		name_json(f, site->frames[0].function);
+	}
+	fputs("}}", f);
+}
+
 static void us(FILE *f, uint64_t ns)
 {
 	fprintf(f, "%llu.%03llu", (unsigned long long)(ns / 1000), (unsigned long long)(ns % 1000));
@@ -224,10 +272,7 @@ int ar_to_json(const ar_archive *a, const char *path, uint64_t from, uint64_t to
 		us(f, s->start);
 		fputs(",\"dur\":", f);
 		us(f, s->end - s->start);
-		fputs(",\"args\":{", f);
-		if (e->element != NONE)
-			fprintf(f, "\"element\":%u,", e->element);
-		fprintf(f, "\"bytes\":%u,\"arg\":%u,\"seq\":%u}}", e->size, e->arg, e->seq);
+		slice_args(f, a, s->thread, e);
 	}
 	st->regions = shown;
 	/* messages: the k-th send from a to b on a communicator with tag t is

@@ -12,15 +12,16 @@ cleanup() {
 trap cleanup EXIT
 src=tests/integration/mpi_sites.c
 
-# profile NAME ESRUN-ARGS... PROGRAM: esprofile of a 2-rank run, in $dir/NAME
+# profile NAME ESRUN-ARGS... PROGRAM: a 2-rank run recorded in $dir/NAME.ar, its profile in $dir/NAME
 profile() {
 	name=$1
 	shift
-	"$BIN/esprofile" -w 30 -o "$dir/$name" "$job.$name" 2>"$dir/$name.err" &
-	prof=$!
+	"$BIN/esrecord" -w 30 -o "$dir/$name.ar" "$job.$name" 2>"$dir/$name.err" &
+	rec=$!
 	mpirun --oversubscribe --allow-run-as-root -np 2 -x MPI_SITES_POLLS="$dir/polls" \
 		"$BIN/esrun" -q -j "$job.$name" "$@" >"$dir/$name.app" 2>&1 || die "$name: the program failed: $(cat "$dir/$name.app")"
-	wait $prof || die "$name: esprofile failed: $(cat "$dir/$name.err")"
+	wait $rec || die "$name: esrecord failed: $(cat "$dir/$name.err")"
+	"$BIN/esprofile" -o "$dir/$name" "$dir/$name.ar" || die "$name: esprofile failed"
 }
 
 # The call sites table: "ID LEV FILE LINE FUNCTION [CALL]" rows
@@ -80,6 +81,21 @@ id=$(site_at one "$(line_of site:send)" Send main)
 id=$(site_at one "$(line_of site:send_small)" Send main)
 [ "$(sent "$id" 0)" = "1 40 40.0 40 40" ] || die "the second Send's bytes: $(sent "$id" 0)"
 grep -q "^@--- Aggregate time by call site" "$dir/one" || die "no aggregate time by call site"
+# the JSON's slices name their arguments: rank 0's first Send
+"$BIN/esconvert" -q --json "$dir/one.json" "$dir/one.ar" || die "esconvert --json failed"
+python3 - "$dir/one.json" "tests/integration/mpi_sites.c:$(line_of site:send)" <<'PY' || die "the JSON's MPI_Send slice: see above"
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+sends = [e for e in ev if e.get("ph") == "X" and e["name"] == "MPI_Send" and e["args"].get("site") == sys.argv[2]]
+want = {"bytes": 400, "to": 1, "tag": 7, "comm": "MPI_COMM_WORLD", "site": sys.argv[2], "function": "main"}
+if len(sends) != 1 or sends[0]["args"] != want:
+    print("MPI_Send slices at %s: %s, expected one with %s" % (sys.argv[2], [s["args"] for s in sends], want))
+    sys.exit(1)
+colls = [e for e in ev if e.get("ph") == "X" and e["name"] == "MPI_Allreduce"]
+if not colls or any(set(c["args"]) != {"bytes", "number", "comm", "site", "function"} for c in colls):
+    print("MPI_Allreduce slices' arguments: %s" % [c["args"] for c in colls])
+    sys.exit(1)
+PY
 # the header: what ran, where and when
 grep -q "^@ Command      : .*/tests/mpi_sites$" "$dir/one" || die "header: no command: $(head -8 "$dir/one")"
 grep -q "^@ Ranks        : 2 on 1 host ($(hostname))$" "$dir/one" || die "header: ranks: $(head -8 "$dir/one")"
