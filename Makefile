@@ -274,7 +274,7 @@ UNIT_BIN := $(BUILD)/tests/unit
 # the converters too (OTF2, JSON, the profile) and heartbeat's judgement, so
 # that they run under the sanitizers
 CONVERTERS := $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/json.o $(BUILD)/obj/archive/profile.o \
-	      $(BUILD)/obj/archive/symbols.o \
+	      $(BUILD)/obj/archive/symbols.o $(BUILD)/obj/archive/plot.o \
 	      $(BUILD)/obj/monitors/waitfor.o $(BUILD)/obj/monitors/waits.o $(BUILD)/obj/monitors/common.o
 
 $(UNIT_BIN): $(call obj,$(UNIT_SRC)) $(CONVERTERS) $(LIBS)

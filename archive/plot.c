@@ -12,12 +12,12 @@
 /*
  * The timeline cuts the run into BINS slices of time; in each, a rank's
  * row is stacked by the share of that slice its outermost calls spent in
- * each class (computing is what is left).  The longest single waits are
- * labelled where they happened.  Data and gnuplot script stay in the
+ * each class (computing is what is left).  The longest calls of each class
+ * are labelled where they happened.  Data and gnuplot script stay in the
  * directory beside the PNG, for whoever wants to redraw them.
  */
 
-enum { BINS = 400, NCLASS = 5, NLONG = 5 };
+enum { BINS = 400, NCLASS = 5, NLONG = 2 }; /* NLONG: the longest calls labelled, per class */
 static const char *const class_name[NCLASS] = { "point-to-point", "waits and polls", "collectives",
 						"one-sided", "other MPI" };
 static const char *const class_colour[NCLASS] = { "#1f77b4", "#d62728", "#ff7f0e", "#2ca02c", "#9467bd" };
@@ -44,6 +44,21 @@ struct longest {
 	unsigned op;
 };
 
+/* What the timeline draws: each row's share of each bin by class, and the
+ * longest calls of each class. */
+struct timeline {
+	const ar_archive *a;
+	bool mpi;
+	int rows;
+	uint64_t t0, t1;
+	double width;
+	double *share;   /* [row][bin][class] */
+	int *threads;    /* per row: its threads that made calls */
+	struct longest lg[NCLASS][NLONG];
+};
+
+#define SHARE(tl, r, b, c) ((tl)->share[((size_t)(r) * BINS + (size_t)(b)) * NCLASS + (size_t)(c)])
+
 static int run_gnuplot(const char *script, char *err, size_t errlen)
 {
 	char cmd[4400];
@@ -67,160 +82,211 @@ static int run_gnuplot(const char *script, char *err, size_t errlen)
 	return 0;
 }
 
-int ar_plot(const ar_archive *a, const char *dir, int *pictures, char *err, size_t errlen)
+/* The run: from the first call after MPI_Init to the last before MPI_Finalize. */
+static int span(struct timeline *tl)
 {
-	*pictures = 0;
-	if (strpbrk(dir, "'\"\n")) {
-		snprintf(err, errlen, "%s: a directory for pictures cannot have quotes in its name (gnuplot's "
-			 "scripts name it)", dir);
-		return -EINVAL;
+	const struct ar_event *ev = ar_events(tl->a);
+	tl->t0 = UINT64_MAX;
+	tl->t1 = 0;
+	for (size_t i = 0; i < ar_nevents(tl->a); i++) {
+		unsigned c = es_op_code(ev[i].t.op);
+		if (c == ES_OP_MPI_INIT || c == ES_OP_MPI_FINALIZE)
+			continue;
+		tl->t0 = ev[i].t.start < tl->t0 ? ev[i].t.start : tl->t0;
+		tl->t1 = ev[i].t.end > tl->t1 ? ev[i].t.end : tl->t1;
 	}
-	int made = ps_mkdir_out(dir, 0755); /* gnuplot writes into it: nobody else may */
-	if (made) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(-made));
-		return made;
+	return tl->t0 < tl->t1 ? 0 : -ENODATA;
+}
+
+static void keep_longest(struct longest *lg, uint64_t d, uint64_t at, int row, unsigned op)
+{
+	int k = NLONG - 1;
+	if (d <= lg[k].d)
+		return;
+	for (; k > 0 && d > lg[k - 1].d; k--)
+		lg[k] = lg[k - 1];
+	lg[k] = (struct longest){ d, at, row, op };
+}
+
+/* One outermost call of row from s to f, spread over the bins it covers. */
+static void add_span(struct timeline *tl, int row, int cls, uint64_t s, uint64_t f)
+{
+	for (uint64_t x = s; x < f;) {
+		size_t b = (size_t)((double)(x - tl->t0) / tl->width);
+		b = b >= BINS ? BINS - 1 : b;
+		uint64_t edge = tl->t0 + (uint64_t)((double)(b + 1) * tl->width);
+		uint64_t y = edge < f && edge > x ? edge : f;
+		SHARE(tl, row, b, cls) += (double)(y - x) / tl->width;
+		x = y;
 	}
-	const struct ar_event *ev = ar_events(a);
-	size_t ne = ar_nevents(a);
+}
+
+static int gather_thread(struct timeline *tl, int t, int row)
+{
+	const struct ar_event *ev = ar_events(tl->a);
+	struct ar_item *items;
+	size_t n;
+	int rc = ar_thread_items(tl->a, t, &items, &n, NULL);
+	if (rc)
+		return rc;
+	uint64_t enter = 0;
+	size_t depth = 0, calls = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (items[i].kind == AR_ENTER && depth++ == 0)
+			enter = items[i].time;
+		if (items[i].kind != AR_LEAVE || !depth || --depth)
+			continue; /* the outermost calls only */
+		const struct es_trace *e = &ev[items[i].event].t;
+		unsigned code = es_op_code(e->op);
+		if (code == ES_OP_MPI_INIT || code == ES_OP_MPI_FINALIZE)
+			continue;
+		uint64_t s = enter < tl->t0 ? tl->t0 : enter, f = items[i].time > tl->t1 ? tl->t1 : items[i].time;
+		int cls = tl->mpi ? class_of(e->op) : NCLASS - 1;
+		add_span(tl, row, cls, s, f);
+		calls++;
+		keep_longest(tl->lg[cls], f > s ? f - s : 0, s + (f > s ? f - s : 0) / 2, row, code);
+	}
+	tl->threads[row] += calls > 0;
+	free(items);
+	return 0;
+}
+
+/*
+ * A rank of several threads has several threads' time in each bin: its
+ * lane shows the share of its threads' time (what it spent in each class
+ * over its threads), so that a stack never passes the lane's top.
+ */
+static int gather(struct timeline *tl)
+{
+	int nt = ar_nthreads(tl->a);
+	tl->width = (double)(tl->t1 - tl->t0) / BINS;
+	tl->share = calloc((size_t)tl->rows * BINS * NCLASS, sizeof(double));
+	tl->threads = calloc((size_t)tl->rows, sizeof(int));
+	if (!tl->share || !tl->threads)
+		return -ENOMEM;
+	int rc = 0;
+	for (int t = 0; t < nt && !rc; t++) {
+		int row = tl->mpi ? ar_thread(tl->a, t)->rank : t;
+		if (row >= 0)
+			rc = gather_thread(tl, t, row);
+	}
+	for (int r = 0; r < tl->rows; r++)
+		for (int b = 0; b < BINS && tl->threads[r] > 1; b++)
+			for (int c = 0; c < NCLASS; c++)
+				SHARE(tl, r, b, c) /= tl->threads[r];
+	return rc;
+}
+
+/*
+ * A block per class, x y xlow xhigh ylow yhigh (boxxyerror), each opened
+ * by a box outside the plot: gnuplot's `index` counts blocks, and a class
+ * with no box would leave an empty block that shifts every later class's
+ * index (and drops it from the key).
+ */
+static int write_timeline_data(const struct timeline *tl, const char *path)
+{
+	FILE *f = ps_fopen_out(path, 0644);
+	if (!f)
+		return -errno;
+	for (int c = 0; c < NCLASS; c++) {
+		fprintf(f, "# %s\n-1 -10 -1 -1 -10 -10\n", class_name[c]);
+		for (int r = 0; r < tl->rows; r++)
+			for (int b = 0; b < BINS; b++) {
+				double below = 0;
+				for (int k = 0; k < c; k++)
+					below += SHARE(tl, r, b, k);
+				double h = SHARE(tl, r, b, c);
+				if (h <= 0 || below >= 1)
+					continue;
+				h = below + h > 1 ? 1 - below : h; /* rounding: never past the lane */
+				double x0 = (double)b * tl->width / 1e9, x1 = (double)(b + 1) * tl->width / 1e9;
+				double y0 = r - 0.4 + 0.8 * below, y1 = y0 + 0.8 * h;
+				fprintf(f, "%.9f %.4f %.9f %.9f %.4f %.4f\n", (x0 + x1) / 2, (y0 + y1) / 2, x0, x1, y0, y1);
+			}
+		fputs("\n\n", f);
+	}
+	return fclose(f) ? -errno : 0;
+}
+
+/* The script: a key entry per class, and the longest calls of each class
+ * labelled in their lanes, each class at its own height so that labels
+ * of one moment do not overlap. */
+static int write_timeline_script(const struct timeline *tl, const char *dir, const char *path)
+{
+	FILE *f = ps_fopen_out(path, 0644);
+	if (!f)
+		return -errno;
+	const char *job = ar_job(tl->a), *what = tl->mpi ? "MPI" : "operations", *row = tl->mpi ? "rank" : "thread";
+	fprintf(f, "# timeline.gp - %s: each %s's time inside %s, by class; white is computing\n"
+		"set terminal pngcairo size 1400,%d font ',10'\nset output '%s/timeline.png'\n"
+		"set title \"%s: time inside %s per %s (white: computing)\" noenhanced\n"
+		"set xlabel 'seconds since the first call after MPI_Init' noenhanced\nset ylabel '%s'\n"
+		"set yrange [-0.6:%d.6]\nset ytics 1\nset xrange [0:%.9f]\nset key outside right\n"
+		"set style fill solid noborder\n", job, row, what, 200 + 40 * tl->rows, dir, job, what, row, row,
+		tl->rows - 1, (double)(tl->t1 - tl->t0) / 1e9);
+	int label = 1;
+	for (int c = 0; c < NCLASS; c++)
+		for (int k = 0; k < NLONG && tl->lg[c][k].d; k++) {
+			const struct longest *l = &tl->lg[c][k];
+			fprintf(f, "set label %d \"%s %.3g ms\" at %.9f,%.2f center front noenhanced font ',8'\n", label++,
+				es_op_name(l->op), (double)l->d / 1e6, (double)(l->at - tl->t0) / 1e9,
+				l->row - 0.3 + 0.15 * c);
+		}
+	fputs("plot ", f);
+	for (int c = 0; c < NCLASS; c++)
+		fprintf(f, "%s'%s/timeline.dat' index %d using 1:2:3:4:5:6 with boxxyerror lc rgb '%s' title '%s'",
+			c ? ", \\\n     " : "", dir, c, class_colour[c], class_name[c]);
+	fputc('\n', f);
+	return fclose(f) ? -errno : 0;
+}
+
+static int timeline(const ar_archive *a, const char *dir, char *err, size_t errlen)
+{
+	struct timeline tl = { .a = a };
 	int nt = ar_nthreads(a), nranks = 0;
 	for (int t = 0; t < nt; t++)
 		nranks = ar_thread(a, t)->rank + 1 > nranks ? ar_thread(a, t)->rank + 1 : nranks;
-	bool mpi = nranks > 0;
-	int rows = mpi ? nranks : nt;
-	uint64_t t0 = UINT64_MAX, t1 = 0;
-	for (size_t i = 0; i < ne; i++) {
-		unsigned c = es_op_code(ev[i].t.op);
-		if (c == ES_OP_MPI_INIT || c == ES_OP_MPI_FINALIZE)
-			continue; /* the run is between them */
-		t0 = ev[i].t.start < t0 ? ev[i].t.start : t0;
-		t1 = ev[i].t.end > t1 ? ev[i].t.end : t1;
-	}
-	if (t0 >= t1) {
+	tl.mpi = nranks > 0;
+	tl.rows = tl.mpi ? nranks : nt;
+	if (span(&tl)) {
 		snprintf(err, errlen, "%s: nothing to draw: no events between MPI_Init and MPI_Finalize", dir);
 		return -ENODATA;
 	}
-	double *share = calloc((size_t)rows * BINS * NCLASS, sizeof(double));
-	struct longest lg[NLONG] = { 0 };
-	if (!share)
-		return -ENOMEM;
-	double width = (double)(t1 - t0) / BINS;
-	int rc = 0;
-	for (int t = 0; t < nt && !rc; t++) {
-		int row = mpi ? ar_thread(a, t)->rank : t;
-		if (row < 0)
-			continue;
-		struct ar_item *items;
-		size_t n;
-		if ((rc = ar_thread_items(a, t, &items, &n, NULL)))
-			break;
-		uint64_t enter = 0;
-		size_t depth = 0;
-		for (size_t i = 0; i < n; i++) {
-			if (items[i].kind == AR_ENTER && depth++ == 0)
-				enter = items[i].time;
-			if (items[i].kind != AR_LEAVE || !depth || --depth)
-				continue; /* the outermost calls only */
-			const struct es_trace *e = &ev[items[i].event].t;
-			unsigned code = es_op_code(e->op);
-			if (code == ES_OP_MPI_INIT || code == ES_OP_MPI_FINALIZE)
-				continue;
-			uint64_t s = enter < t0 ? t0 : enter, f = items[i].time > t1 ? t1 : items[i].time;
-			int cls = mpi ? class_of(e->op) : NCLASS - 1;
-			for (uint64_t x = s; x < f;) {
-				size_t b = (size_t)((double)(x - t0) / width);
-				b = b >= BINS ? BINS - 1 : b;
-				uint64_t edge = t0 + (uint64_t)((double)(b + 1) * width);
-				uint64_t y = edge < f && edge > x ? edge : f;
-				share[((size_t)row * BINS + b) * NCLASS + (size_t)cls] += (double)(y - x) / width;
-				x = y;
-			}
-			uint64_t d = f > s ? f - s : 0;
-			int k = NLONG - 1;
-			if (cls == 1 && d > lg[k].d) {
-				for (; k > 0 && d > lg[k - 1].d; k--)
-					lg[k] = lg[k - 1];
-				lg[k] = (struct longest){ d, s + d / 2, row, code };
-			}
-		}
-		free(items);
-	}
 	char p[4400];
+	int rc = gather(&tl);
 	snprintf(p, sizeof(p), "%s/timeline.dat", dir);
-	FILE *f = rc ? NULL : ps_fopen_out(p, 0644);
-	if (!rc && !f)
-		rc = -errno;
-	if (f) {
-		/* per class a block: x y xlow xhigh ylow yhigh (boxxyerror) */
-		for (int c = 0; c < NCLASS; c++) {
-			fprintf(f, "# %s\n", class_name[c]);
-			for (int r = 0; r < rows; r++)
-				for (int b = 0; b < BINS; b++) {
-					double below = 0;
-					for (int k = 0; k < c; k++)
-						below += share[((size_t)r * BINS + (size_t)b) * NCLASS + (size_t)k];
-					double h = share[((size_t)r * BINS + (size_t)b) * NCLASS + (size_t)c];
-					if (h <= 0)
-						continue;
-					double x0 = (double)b * width / 1e9, x1 = (double)(b + 1) * width / 1e9;
-					double y0 = r - 0.4 + 0.8 * below, y1 = y0 + 0.8 * (h > 1 ? 1 : h);
-					fprintf(f, "%.9f %.4f %.9f %.9f %.4f %.4f\n", (x0 + x1) / 2, (y0 + y1) / 2, x0, x1, y0, y1);
-				}
-			fputs("\n\n", f);
-		}
-		if (fclose(f))
-			rc = -errno;
+	if (!rc)
+		rc = write_timeline_data(&tl, p);
+	if (!rc) {
+		snprintf(p, sizeof(p), "%s/timeline.gp", dir);
+		rc = write_timeline_script(&tl, dir, p);
 	}
-	snprintf(p, sizeof(p), "%s/timeline.gp", dir);
-	f = rc ? NULL : ps_fopen_out(p, 0644);
-	if (!rc && !f)
-		rc = -errno;
-	if (f) {
-		fprintf(f, "# timeline.gp - %s: each %s's time inside %s, by class; white is computing\n"
-			"set terminal pngcairo size 1400,%d font ',10'\nset output '%s/timeline.png'\n"
-			"set title \"%s: time inside %s per %s (white: computing)\" noenhanced\n"
-			"set xlabel 'seconds since the first call after MPI_Init' noenhanced\nset ylabel '%s'\n"
-			"set yrange [-0.6:%d.6]\nset ytics 1\nset xrange [0:%.9f]\nset key outside right\n"
-			"set style fill solid noborder\n", ar_job(a), mpi ? "rank" : "thread", mpi ? "MPI" : "operations",
-			200 + 40 * rows, dir, ar_job(a), mpi ? "MPI" : "operations", mpi ? "rank" : "thread",
-			mpi ? "rank" : "thread", rows - 1, (double)(t1 - t0) / 1e9);
-		for (int k = 0; k < NLONG && lg[k].d; k++)
-			fprintf(f, "set label %d \"%s %.3g ms\" at %.9f,%.2f center front noenhanced font ',8'\n", k + 1,
-				es_op_name(lg[k].op), (double)lg[k].d / 1e6, (double)(lg[k].at - t0) / 1e9,
-				lg[k].row + 0.5);
-		fputs("plot ", f);
-		for (int c = 0; c < NCLASS; c++)
-			fprintf(f, "%s'%s/timeline.dat' index %d using 1:2:3:4:5:6 with boxxyerror lc rgb '%s' title '%s'",
-				c ? ", \\\n     " : "", dir, c, class_colour[c], class_name[c]);
-		fputc('\n', f);
-		if (fclose(f))
-			rc = -errno;
-	}
+	free(tl.share), free(tl.threads);
 	if (rc) {
 		snprintf(err, errlen, "%s: %s", p, strerror(-rc));
-		free(share);
 		return rc;
 	}
-	if ((rc = run_gnuplot(p, err, errlen))) {
-		free(share);
-		return rc;
-	}
-	++*pictures;
-	free(share);
-	if (!mpi)
-		return 0;
-	/* who sent how much to whom */
+	return run_gnuplot(p, err, errlen);
+}
+
+/* who sent how much to whom */
+static int matrix(const ar_archive *a, int nranks, const char *dir, char *err, size_t errlen)
+{
+	const struct ar_event *ev = ar_events(a);
 	double *bytes = calloc((size_t)nranks * (size_t)nranks, sizeof(double));
 	if (!bytes)
 		return -ENOMEM;
-	for (size_t i = 0; i < ne; i++) {
+	for (size_t i = 0; i < ar_nevents(a); i++) {
 		const struct es_trace *e = &ev[i].t;
 		int from = ar_thread(a, (int)ev[i].thread)->rank;
 		bool send = ar_message(e->op) > 0;
 		if (send && from >= 0 && e->element < (uint32_t)nranks && !(e->op & ES_OP_FAILED))
 			bytes[(size_t)from * (size_t)nranks + e->element] += e->size;
 	}
+	char p[4400];
+	int rc = 0;
 	snprintf(p, sizeof(p), "%s/matrix.dat", dir);
-	f = ps_fopen_out(p, 0644);
+	FILE *f = ps_fopen_out(p, 0644);
 	if (!f)
 		rc = -errno;
 	for (int r = 0; f && r < nranks; r++)
@@ -248,7 +314,32 @@ int ar_plot(const ar_archive *a, const char *dir, int *pictures, char *err, size
 		snprintf(err, errlen, "%s: %s", p, strerror(-rc));
 		return rc;
 	}
-	if ((rc = run_gnuplot(p, err, errlen)))
+	return run_gnuplot(p, err, errlen);
+}
+
+int ar_plot(const ar_archive *a, const char *dir, int *pictures, char *err, size_t errlen)
+{
+	*pictures = 0;
+	if (strpbrk(dir, "'\"\n")) {
+		snprintf(err, errlen, "%s: a directory for pictures cannot have quotes in its name (gnuplot's "
+			 "scripts name it)", dir);
+		return -EINVAL;
+	}
+	int made = ps_mkdir_out(dir, 0755); /* gnuplot writes into it: nobody else may */
+	if (made) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(-made));
+		return made;
+	}
+	int rc = timeline(a, dir, err, errlen);
+	if (rc)
+		return rc;
+	++*pictures;
+	int nranks = 0;
+	for (int t = 0; t < ar_nthreads(a); t++)
+		nranks = ar_thread(a, t)->rank + 1 > nranks ? ar_thread(a, t)->rank + 1 : nranks;
+	if (!nranks)
+		return 0;
+	if ((rc = matrix(a, nranks, dir, err, errlen)))
 		return rc;
 	++*pictures;
 	return 0;

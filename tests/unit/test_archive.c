@@ -386,6 +386,80 @@ START_TEST(converters_write_an_archive)
 }
 END_TEST
 
+/* The timeline of a rank whose two threads are both in a collective the
+ * whole run, and which calls nothing of the other classes: no box leaves
+ * its lane, every class keeps its block (and key entry), and the longest
+ * call of each class present is labelled. */
+START_TEST(plot_lanes_and_key)
+{
+	char err[512] = "", sub[4200], p[4400];
+	snprintf(sub, sizeof(sub), "%s/plot", dir);
+	ar_writer *w;
+	ck_assert_int_eq(ar_create(sub, "plot", &w, err, sizeof(err)), 0);
+	ck_assert_int_eq(ar_set_thread(w, 0, "plot.r0", "rank0.thread0"), 0);
+	ck_assert_int_eq(ar_set_thread(w, 1, "plot.r0", "rank0.thread1"), 0);
+	ck_assert_int_eq(ar_set_thread(w, 2, "plot.r1", "rank1.thread0"), 0);
+	const int world[] = { 0, 1 };
+	set_comm(w, 0, ES_COMM_WORLD_ID, ES_COMMS_WORLD, 2, world, 0, NULL);
+	for (uint32_t th = 0; th < 3; th++) {
+		struct es_trace t = tuple(1000, 9000000, ES_OP_MPI_ALLREDUCE, ES_NONE, th);
+		ck_assert_int_eq(ar_write(w, &t, th), 0);
+	}
+	struct es_trace t = tuple(9000000, 9500000, ES_OP_MPI_SEND, 1, 3);
+	ck_assert_int_eq(ar_write(w, &t, 2), 0);
+	ck_assert_int_eq(ar_finish(w, 0, 0, "-", err, sizeof(err)), 0);
+	ar_archive *a;
+	ck_assert_msg(ar_open(sub, &a, err, sizeof(err)) == 0, "%s", err);
+	int pics = 0;
+	snprintf(p, sizeof(p), "%s/pics", dir);
+	ck_assert_msg(ar_plot(a, p, &pics, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(pics, 2);
+	ar_close(a);
+	snprintf(p, sizeof(p), "%s/pics/timeline.dat", dir);
+	FILE *f = fopen(p, "r");
+	ck_assert_ptr_nonnull(f);
+	char line[256];
+	int blocks = 0, boxes = 0, blank = 0;
+	while (fgets(line, sizeof(line), f)) {
+		double x, y, x0, x1, y0, y1;
+		if (line[0] == '#') {
+			blocks++;
+			ck_assert_int_eq(blank, blocks > 1 ? 2 : 0); /* blocks apart by two blank lines, never more */
+			blank = 0;
+			continue;
+		}
+		if (line[0] == '\n') {
+			blank++;
+			continue;
+		}
+		ck_assert_int_eq(sscanf(line, "%lf %lf %lf %lf %lf %lf", &x, &y, &x0, &x1, &y0, &y1), 6);
+		if (x < 0)
+			continue; /* each block's box outside the picture */
+		boxes++;
+		int lane = (int)(y + 0.5);
+		ck_assert_msg(y0 >= lane - 0.4001 && y1 <= lane + 0.4001, "a box of lane %d from %g to %g", lane, y0, y1);
+	}
+	fclose(f);
+	ck_assert_int_eq(blocks, 5);
+	ck_assert_int_gt(boxes, 0);
+	snprintf(p, sizeof(p), "%s/pics/timeline.gp", dir);
+	f = fopen(p, "r");
+	ck_assert_ptr_nonnull(f);
+	bool coll_label = false, send_label = false;
+	int titles = 0;
+	while (fgets(line, sizeof(line), f)) {
+		coll_label |= !strncmp(line, "set label", 9) && strstr(line, "MPI_Allreduce 9 ms") != NULL;
+		send_label |= !strncmp(line, "set label", 9) && strstr(line, "MPI_Send 0.5 ms") != NULL;
+		for (char *q = line; (q = strstr(q, " title '")); q++)
+			titles++;
+	}
+	fclose(f);
+	ck_assert(coll_label);
+	ck_assert(send_label);
+	ck_assert_int_eq(titles, 5);
+}
+END_TEST
+
 Suite *archive_suite(void)
 {
 	Suite *s = suite_create("archive");
@@ -395,6 +469,7 @@ Suite *archive_suite(void)
 	tcase_add_test(tc, archive_refused_when_not_whole);
 	tcase_add_test(tc, items_nest_and_clip);
 	tcase_add_test(tc, converters_write_an_archive);
+	tcase_add_test(tc, plot_lanes_and_key);
 	suite_add_tcase(s, tc);
 	return s;
 }
