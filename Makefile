@@ -308,10 +308,11 @@ MPICC ?= mpicc
 ESCOLLECT := $(BUILD)/lib/libescollect.so
 MPI_TESTS := $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_check $(BUILD)/tests/mpi_late \
 	     $(BUILD)/tests/mpi_split $(BUILD)/tests/mpi_every $(BUILD)/tests/mpi_expect \
-	     $(BUILD)/tests/mpi_wait $(BUILD)/tests/mpi_msgs $(BUILD)/tests/mpi_sites $(BUILD)/tests/ring_demo
+	     $(BUILD)/tests/mpi_wait $(BUILD)/tests/mpi_msgs $(BUILD)/tests/mpi_sites $(BUILD)/tests/mpi_phases \
+	     $(BUILD)/tests/mpi_phases_f $(BUILD)/tests/ring_demo
 
 ESCOLLECT_SRC := collectors/mpi/escollect.c collectors/mpi/comms.c collectors/mpi/requests.c \
-		 collectors/mpi/fortran.c collectors/mpi/sites.c
+		 collectors/mpi/fortran.c collectors/mpi/sites.c collectors/mpi/phases.c
 
 $(BUILD)/obj/collectors/mpi/%.o: collectors/mpi/%.c | $(GEN)/stamp
 	@mkdir -p $(dir $@)
@@ -325,6 +326,13 @@ $(ESCOLLECT): $(call obj,$(ESCOLLECT_SRC)) $(BUILD)/obj/gen/wrappers.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(MPICC) -shared -Wl,-z,defs $^ -o $@ $(EXT_LIBS) $(LDLIBS) -ldl
 
+# What a program links to name its phases (es_region.h): calls that do
+# nothing, which libescollect.so, preloaded, takes instead.
+ESREGION := $(BUILD)/lib/libesregion.so
+$(ESREGION): collectors/mpi/region_stub.c collectors/mpi/es_region.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -shared $< -o $@
+
 $(BUILD)/tests/ring_demo: collectors/mpi/ring_demo.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) $< -o $@
@@ -336,6 +344,14 @@ $(BUILD)/obj/tests/integration/mpi_%.o: tests/integration/mpi_%.c | $(GEN)/stamp
 $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_late $(BUILD)/tests/mpi_split $(BUILD)/tests/mpi_every \
 $(BUILD)/tests/mpi_wait $(BUILD)/tests/mpi_msgs $(BUILD)/tests/mpi_sites: $(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/integration/mpi_%.o
 	$(MPICC) $^ -o $@ $(LDLIBS)
+
+# Programs that name phases link the library that does nothing (es_region.h).
+$(BUILD)/tests/mpi_phases: $(BUILD)/obj/tests/integration/mpi_phases.o $(ESREGION)
+	$(MPICC) $< -o $@ -L$(BUILD)/lib -lesregion -Wl,-rpath,$(abspath $(BUILD)/lib) $(LDLIBS)
+$(BUILD)/tests/mpi_phases_f: tests/integration/mpi_phases_f.F90 $(ESREGION)
+	@mkdir -p $(dir $@) $(BUILD)/obj/phases_f
+	$(MPIFC) -O1 -g -Wall -Werror -J $(BUILD)/obj/phases_f $< -o $@ -L$(BUILD)/lib -lesregion \
+		-Wl,-rpath,$(abspath $(BUILD)/lib)
 
 # Readers of what the MPI programs left: plain C, no MPI.
 $(BUILD)/tests/mpi_check $(BUILD)/tests/mpi_expect: $(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/integration/mpi_%.o $(LIBS)
@@ -372,7 +388,7 @@ $(BUILD)/tests/mpi_fortran%: tests/integration/mpi_fortran.F90
 	$(MPIFC) -cpp -DBINDING=$(patsubst 0%,%,$*) -O1 -g -Wall -Werror -J $(BUILD)/obj/fortran$* $< -o $@
 
 ifeq ($(SAN)$(TSAN),)
-MPI_PARTS := $(ESCOLLECT) $(BUILD)/bin/esrun $(MPI_TESTS) $(FORTRAN_TESTS) $(BUILD)/bin/windtunnel \
+MPI_PARTS := $(ESCOLLECT) $(ESREGION) $(BUILD)/bin/esrun $(MPI_TESTS) $(FORTRAN_TESTS) $(BUILD)/bin/windtunnel \
 	     $(BUILD)/lib/libnetns_shim.so
 endif
 

@@ -58,6 +58,38 @@ static void path_of(char *buf, size_t len, const char *dir, const char *name)
 
 /* --- writing ------------------------------------------------------------------ */
 
+/* A phase's name, by rank and number; sorted so when read. */
+struct region {
+	int rank;
+	uint32_t id;
+	char name[64];
+};
+
+static int add_region(struct region **v, int *n, int rank, uint32_t id, const char *name)
+{
+	if (rank < 0 || !id || !name)
+		return -EINVAL;
+	struct region *g = realloc(*v, sizeof(*g) * (size_t)(*n + 1));
+	if (!g)
+		return -ENOMEM;
+	*v = g;
+	g = &g[(*n)++];
+	g->rank = rank;
+	g->id = id;
+	snprintf(g->name, sizeof(g->name), "%s", name);
+	for (char *c = g->name; *c; c++)
+		*c = *c == '\t' || *c == '\n' ? ' ' : *c; /* a line each */
+	return 0;
+}
+
+static int by_rank_id(const void *x, const void *y)
+{
+	const struct region *a = x, *b = y;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
 
 struct ar_writer {
 	char dir[4096];
@@ -71,6 +103,8 @@ struct ar_writer {
 	struct ar_sites *sites; /* made at the first ar_set_site */
 	struct ar_rank *ranks;  /* by rank; rank -1 where none said */
 	int nranks;
+	struct region *regions;
+	int nregions;
 };
 
 int ar_create(const char *dir, const char *job, ar_writer **out, char *err, size_t errlen)
@@ -258,6 +292,26 @@ static int hold_rank(struct ar_rank **ranks, int *n, int r)
 	return 0;
 }
 
+int ar_set_region(ar_writer *w, int rank, uint32_t id, const char *name)
+{
+	return add_region(&w->regions, &w->nregions, rank, id, name);
+}
+
+static int write_regions(ar_writer *w, char *err, size_t errlen)
+{
+	if (!w->nregions)
+		return 0;
+	char p[4200];
+	path_of(p, sizeof(p), w->dir, "regions");
+	FILE *f = ps_fopen_out(p, 0600);
+	if (!f)
+		return sys_fail(err, errlen, -errno, "%s", p);
+	for (int i = 0; i < w->nregions; i++)
+		fprintf(f, "%d\t%u\t%s\n", w->regions[i].rank, w->regions[i].id, w->regions[i].name);
+	int rc = close_file(f);
+	return rc ? sys_fail(err, errlen, rc, "%s", p) : 0;
+}
+
 int ar_set_rank(ar_writer *w, const struct ar_rank *r)
 {
 	int rc = hold_rank(&w->ranks, &w->nranks, r->rank);
@@ -306,6 +360,7 @@ static void free_writer(ar_writer *w)
 {
 	ar_sites_destroy(w->sites);
 	free(w->ranks);
+	free(w->regions);
 	free(w->threads);
 	free_comms(w->comms, w->ncomms);
 	free(w);
@@ -324,7 +379,8 @@ int ar_finish(ar_writer *w, uint64_t lost, uint64_t before, const char *why, cha
 		return rc;
 	}
 	if ((rc = write_threads(w, err, errlen)) || (rc = write_comms(w, err, errlen)) ||
-	    (rc = write_sites(w, err, errlen)) || (rc = write_ranks(w, err, errlen))) {
+	    (rc = write_sites(w, err, errlen)) || (rc = write_ranks(w, err, errlen)) ||
+	    (rc = write_regions(w, err, errlen))) {
 		free_writer(w);
 		return rc;
 	}
@@ -375,6 +431,8 @@ struct ar_archive {
 	int version;
 	struct ar_rank *ranks;
 	int nranks;
+	struct region *regions;
+	int nregions;
 };
 
 /* A file of the archive, to read: only a regular file (a FIFO put there
@@ -655,6 +713,35 @@ static int read_ranks(ar_archive *a, const char *dir, char *err, size_t errlen)
 	return rc;
 }
 
+/* regions: optional, RANK NUMBER NAME */
+static int read_regions(ar_archive *a, const char *dir, char *err, size_t errlen)
+{
+	char p[4200], line[256];
+	path_of(p, sizeof(p), dir, "regions");
+	FILE *f = ps_fopen_in(p);
+	if (!f && errno == ENOENT)
+		return 0;
+	if (!f)
+		return errno == EINVAL ? fail(err, errlen, -EINVAL, "%s: not a regular file", p)
+				       : sys_fail(err, errlen, -errno, "%s", p);
+	int rc = 0;
+	for (int lineno = 1; !rc && fgets(line, sizeof(line), f); lineno++) {
+		line[strcspn(line, "\n")] = 0;
+		char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL, *e1, *e2;
+		long r = strtol(line, &e1, 10);
+		unsigned long id = t1 ? strtoul(t1 + 1, &e2, 10) : 0;
+		if (!t2 || e1 != t1 || e2 != t2 || r < 0 || r > 1 << 24 || !id || id > UINT32_MAX || !t2[1])
+			rc = fail(err, errlen, -EINVAL, "%s:%d: expected RANK NUMBER NAME, tab-separated (NUMBER from 1)",
+				  p, lineno);
+		else
+			rc = add_region(&a->regions, &a->nregions, (int)r, (uint32_t)id, t2 + 1);
+	}
+	fclose(f);
+	if (!rc && a->nregions)
+		qsort(a->regions, (size_t)a->nregions, sizeof(*a->regions), by_rank_id);
+	return rc;
+}
+
 static int read_sites(ar_archive *a, const char *dir, char *err, size_t errlen)
 {
 	char p[4200];
@@ -673,7 +760,8 @@ int ar_open(const char *dir, ar_archive **out, char *err, size_t errlen)
 	int rc;
 	if ((rc = read_info(a, dir, err, errlen)) || (rc = map_events(a, dir, err, errlen)) ||
 	    (rc = read_threads(a, dir, err, errlen)) || (rc = read_comms(a, dir, err, errlen)) ||
-	    (rc = read_sites(a, dir, err, errlen)) || (rc = read_ranks(a, dir, err, errlen))) {
+	    (rc = read_sites(a, dir, err, errlen)) || (rc = read_ranks(a, dir, err, errlen)) ||
+	    (rc = read_regions(a, dir, err, errlen))) {
 		ar_close(a);
 		return rc;
 	}
@@ -705,8 +793,17 @@ void ar_close(ar_archive *a)
 	free_comms(a->comms, a->ncomms);
 	ar_sites_destroy(a->sites);
 	free(a->ranks);
+	free(a->regions);
 	free(a->threads);
 	free(a);
+}
+
+const char *ar_region_name(const ar_archive *a, int rank, uint32_t id)
+{
+	struct region key = { .rank = rank, .id = id };
+	const struct region *g = a->nregions ? bsearch(&key, a->regions, (size_t)a->nregions, sizeof(key), by_rank_id)
+					     : NULL;
+	return g ? g->name : NULL;
 }
 
 const struct ar_rank *ar_rank(const ar_archive *a, int r)

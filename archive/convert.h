@@ -49,6 +49,13 @@ enum ar_msg {
 	AR_MSG_IRECV,      /* ... completed, with what came: MpiIrecv */
 };
 enum ar_msg ar_msg_kind(unsigned op);
+/* A phase (MPI_Pcontrol's, es_region_begin's): a region around calls, not a call. */
+static inline bool ar_is_phase(const struct es_trace *t)
+{
+	return es_op_code(t->op) == ES_OP_MPI_PCONTROL;
+}
+/* A phase's name as its rank named it ("phase N" when it did not). */
+const char *ar_phase_name(const ar_archive *a, int thread, const struct es_trace *t, char *buf, size_t len);
 /* 1: a message's send (element its receiver), -1: its receive (element
  * its sender), 0: neither (a cancelled or failed one is neither). */
 int ar_message(unsigned op);

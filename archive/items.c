@@ -172,3 +172,12 @@ int ar_message(unsigned op)
 	default: return 0;
 	}
 }
+
+const char *ar_phase_name(const ar_archive *a, int thread, const struct es_trace *t, char *buf, size_t len)
+{
+	const char *n = ar_region_name(a, ar_thread(a, thread)->rank, t->arg);
+	if (n)
+		return n;
+	snprintf(buf, len, "phase %u", t->arg);
+	return buf;
+}

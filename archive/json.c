@@ -60,6 +60,10 @@ static void slice_args(FILE *f, const ar_archive *a, int thread, const struct es
 	const struct es_op_info *o = es_op_info(e->op);
 	int dir = ar_message(e->op);
 	bool mpi = ar_thread(a, thread)->rank >= 0 && es_op_code(e->op) >= ES_OP_MPI_INIT;
+	if (ar_is_phase(e)) {
+		fprintf(f, ",\"args\":{\"within\":%u}}", e->element);
+		return;
+	}
 	fprintf(f, ",\"args\":{\"bytes\":%u", e->size);
 	if (!mpi) {
 		if (e->element != NONE)
@@ -265,10 +269,13 @@ int ar_to_json(const ar_archive *a, const char *path, uint64_t from, uint64_t to
 			continue;
 		shown++;
 		fputs(",\n{\"ph\":\"X\",\"name\":", f);
-		name_json(f, es_op_label(e->op, label, sizeof(label)));
+		bool phase = ar_is_phase(e);
+		name_json(f, phase ? ar_phase_name(a, s->thread, e, label, sizeof(label))
+				   : es_op_label(e->op, label, sizeof(label)));
 		const struct es_op_info *o = es_op_info(e->op);
 		fprintf(f, ",\"cat\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":",
-			o ? es_op_group_name((enum es_op_group)o->group) : "other", pid[s->thread], s->thread);
+			phase ? "phase" : o ? es_op_group_name((enum es_op_group)o->group) : "other", pid[s->thread],
+			s->thread);
 		us(f, s->start);
 		fputs(",\"dur\":", f);
 		us(f, s->end - s->start);

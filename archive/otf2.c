@@ -43,8 +43,9 @@ struct otf2_out {
 	const ar_archive *a;
 	char err[512];
 	uint32_t region_of[256]; /* by op code (below 256, flags cleared) + 1; 0: not yet defined */
-	uint16_t region_op[256]; /* by region: its op code */
-	uint32_t nregions;
+	uint16_t *region_op;     /* by region: its op code (a phase's: ES_OP_MPI_PCONTROL) */
+	const char **phase;      /* by region: a phase's name (the archive's), or NULL */
+	uint32_t nregions, capregions;
 	/* by op code, worked out once: what the names say */
 	struct { bool known; int coll; } code[256];
 	int nranks;
@@ -132,12 +133,41 @@ static OTF2_RegionRole role_of(const char *name, unsigned code)
 	return i->group == ES_GROUP_P2P ? OTF2_REGION_ROLE_POINT2POINT : OTF2_REGION_ROLE_FUNCTION;
 }
 
-static uint32_t region(struct otf2_out *o, unsigned op)
+static uint32_t new_region(struct otf2_out *o, unsigned code, const char *phase)
 {
-	unsigned code = es_op_code(op);
+	if (o->nregions == o->capregions) {
+		uint32_t cap = o->capregions ? o->capregions * 2 : 64;
+		uint16_t *op = realloc(o->region_op, sizeof(*op) * cap);
+		if (op)
+			o->region_op = op;
+		const char **ph = op ? realloc(o->phase, sizeof(*ph) * cap) : NULL;
+		if (!ph)
+			return UINT32_MAX;
+		o->phase = ph;
+		o->capregions = cap;
+	}
+	o->region_op[o->nregions] = (uint16_t)code;
+	o->phase[o->nregions] = phase;
+	return o->nregions++;
+}
+
+/* A call's region, one per op; a phase's, one per name. */
+static uint32_t region(struct otf2_out *o, int thread, const struct es_trace *t)
+{
+	unsigned code = es_op_code(t->op);
+	if (ar_is_phase(t)) {
+		const char *name = ar_region_name(o->a, ar_thread(o->a, thread)->rank, t->arg);
+		name = name ? name : "(unnamed phase)";
+		for (uint32_t r = 0; r < o->nregions; r++) /* phases are few */
+			if (o->phase[r] && !strcmp(o->phase[r], name))
+				return r;
+		return new_region(o, code, name);
+	}
 	if (!o->region_of[code]) {
-		o->region_op[o->nregions] = (uint16_t)code;
-		o->region_of[code] = ++o->nregions;
+		uint32_t r = new_region(o, code, NULL);
+		if (r == UINT32_MAX)
+			return r;
+		o->region_of[code] = r + 1;
 	}
 	return o->region_of[code] - 1;
 }
@@ -304,7 +334,11 @@ static int write_thread(struct otf2_out *o, int t, struct ar_out_stats *st)
 			o->code[code].known = true;
 			o->code[code].coll = es_op_matched(code) ? coll_op(nm) : -1;
 		}
-		uint32_t reg = region(o, tr->op);
+		uint32_t reg = region(o, t, tr);
+		if (reg == UINT32_MAX) {
+			e = OTF2_ERROR_MEM_ALLOC_FAILED;
+			break;
+		}
 		int cop = o->code[code].coll;
 		if (items[i].kind == AR_ENTER) {
 			e = OTF2_EvtWriter_Enter(w, NULL, items[i].time, reg);
@@ -355,13 +389,14 @@ static int write_defs(struct otf2_out *o, uint64_t t0, uint64_t t1)
 	if (e == OTF2_SUCCESS)
 		e = OTF2_GlobalDefWriter_WriteSystemTreeNode(d, 0, host, node, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
 	for (uint32_t r = 0; r < o->nregions && e == OTF2_SUCCESS; r++) {
-		const char *name = es_op_name(o->region_op[r]);
+		const char *name = o->phase[r] ? o->phase[r] : es_op_name(o->region_op[r]);
 		const struct es_op_info *i = es_op_info(o->region_op[r]);
 		uint32_t str = STRING(name);
-		if (e == OTF2_SUCCESS)
-			e = OTF2_GlobalDefWriter_WriteRegion(d, r, str, str, empty, role_of(name, o->region_op[r]),
-							     i && i->group != ES_GROUP_PASTSET ? OTF2_PARADIGM_MPI
-											       : OTF2_PARADIGM_USER,
+		bool mpi = !o->phase[r] && i && i->group != ES_GROUP_PASTSET;
+		if (e == OTF2_SUCCESS) /* a phase is the user's: a code region */
+			e = OTF2_GlobalDefWriter_WriteRegion(d, r, str, str, empty,
+							     o->phase[r] ? OTF2_REGION_ROLE_CODE : role_of(name, o->region_op[r]),
+							     mpi ? OTF2_PARADIGM_MPI : OTF2_PARADIGM_USER,
 							     OTF2_REGION_FLAG_NONE, empty, 0, 0);
 	}
 	/* a location group per process (trace space), a location per thread */
@@ -471,7 +506,7 @@ int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar
 				 OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
 	if (!o.ar) {
 		snprintf(err, errlen, "%s: OTF2 cannot make an archive there", dir);
-		free(o.events);
+		free(o.events), free(o.region_op), free(o.phase);
 		return -EIO;
 	}
 	if ((e = OTF2_Archive_SetFlushCallbacks(o.ar, &flush_callbacks, NULL)) != OTF2_SUCCESS ||
@@ -508,6 +543,6 @@ int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar
 		rc = otf2_fail(&o, e, "closing the archive");
 	if (rc)
 		snprintf(err, errlen, "%s: %s", dir, o.err[0] ? o.err : strerror(-rc));
-	free(o.events);
+	free(o.events), free(o.region_op), free(o.phase);
 	return rc;
 }

@@ -44,8 +44,16 @@ struct longest {
 	unsigned op;
 };
 
-/* What the timeline draws: each row's share of each bin by class, and the
- * longest calls of each class. */
+/* A phase that began on the first lane: marked across the picture. */
+struct mark {
+	uint64_t at;
+	uint32_t event;
+	int thread;
+};
+enum { NMARKS = 40 };
+
+/* What the timeline draws: each row's share of each bin by class, the
+ * longest calls of each class, and where the first lane's phases began. */
 struct timeline {
 	const ar_archive *a;
 	bool mpi;
@@ -55,6 +63,8 @@ struct timeline {
 	double *share;   /* [row][bin][class] */
 	int *threads;    /* per row: its threads that made calls */
 	struct longest lg[NCLASS][NLONG];
+	struct mark marks[NMARKS];
+	int nmarks;
 };
 
 #define SHARE(tl, r, b, c) ((tl)->share[((size_t)(r) * BINS + (size_t)(b)) * NCLASS + (size_t)(c)])
@@ -132,6 +142,11 @@ static int gather_thread(struct timeline *tl, int t, int row)
 	uint64_t enter = 0;
 	size_t depth = 0, calls = 0;
 	for (size_t i = 0; i < n; i++) {
+		if (ar_is_phase(&ev[items[i].event].t)) {
+			if (items[i].kind == AR_ENTER && row == 0 && tl->nmarks < NMARKS)
+				tl->marks[tl->nmarks++] = (struct mark){ items[i].time, items[i].event, t };
+			continue; /* phases are marked, not drawn as calls */
+		}
 		if (items[i].kind == AR_ENTER && depth++ == 0)
 			enter = items[i].time;
 		if (items[i].kind != AR_LEAVE || !depth || --depth)
@@ -232,6 +247,17 @@ static int write_timeline_script(const struct timeline *tl, const char *dir, con
 				es_op_name(l->op), (double)l->d / 1e6, (double)(l->at - tl->t0) / 1e9,
 				l->row - 0.3 + 0.15 * c);
 		}
+	for (int k = 0; k < tl->nmarks; k++) {
+		const struct mark *m = &tl->marks[k];
+		char buf[32];
+		double x = (double)(m->at > tl->t0 ? m->at - tl->t0 : 0) / 1e9;
+		fprintf(f, "set arrow from %.9f,graph 0 to %.9f,graph 1 nohead dt 2 lc rgb '#808080' back\n"
+			"set label %d \"", x, x, label++);
+		for (const char *c = ar_phase_name(tl->a, m->thread, &ar_events(tl->a)[m->event].t, buf, sizeof(buf)); *c; c++)
+			if (*c != '"' && *c != '\\')
+				fputc(*c, f);
+		fprintf(f, "\" at %.9f,graph 1.01 left rotate by 20 noenhanced font ',8'\n", x);
+	}
 	fputs("plot ", f);
 	for (int c = 0; c < NCLASS; c++)
 		fprintf(f, "%s'%s/timeline.dat' index %d using 1:2:3:4:5:6 with boxxyerror lc rgb '%s' title '%s'",

@@ -78,13 +78,20 @@ struct map {
 	size_t n, cap;
 };
 
+/* A phase on a rank (ALL: every rank): its time, and its calls' */
+struct phase_row {
+	const char *name; /* the archive's */
+	int rank;
+	uint64_t count, time, mpi, calls;
+};
+
 struct prof {
 	const ar_archive *a;
 	bool mpi;
 	int groups; /* ranks, or threads when no MPI */
 	struct rank_run *run;
-	struct vec rows, colls, pairs, sites;
-	struct map row_ix, coll_ix, pair_ix;
+	struct vec rows, colls, pairs, sites, phases;
+	struct map row_ix, coll_ix, pair_ix, phase_ix;
 	uint64_t app_all, mpi_all;
 };
 
@@ -356,6 +363,54 @@ static int add_call(struct prof *p, int t, int g, const struct es_trace *e, uint
 	return rc;
 }
 
+/* The row of phase name on rank, made if new; its index + 1, 0: no memory. */
+static uint32_t phase_row(struct prof *p, const char *name, int rank)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (const char *c = name; *c; c++)
+		h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+	for (uint64_t key = (h << 24) ^ (uint32_t)(rank + 1);; key++) { /* a name's hash taken: the next key */
+		bool fresh;
+		struct phase_row *r = find(&p->phases, &p->phase_ix, key, &fresh);
+		if (!r)
+			return 0;
+		if (fresh)
+			*r = (struct phase_row){ .name = name, .rank = rank };
+		if (fresh || (!strcmp(r->name, name) && r->rank == rank))
+			return (uint32_t)(r - AT(p->phases, struct phase_row, 0)) + 1;
+	}
+}
+
+/* A thread's phases open around its calls: their rows. */
+struct open_phases {
+	uint32_t *row;
+	uint64_t *start;
+	size_t n;
+};
+
+static int phase_item(struct prof *p, int t, int g, const struct ar_item *it, struct open_phases *op)
+{
+	if (it->kind == AR_ENTER) {
+		char buf[32];
+		const char *name = ar_phase_name(p->a, t, &ar_events(p->a)[it->event].t, buf, sizeof(buf));
+		if (name == buf) /* not the archive's: the page outlives buf */
+			name = "(unnamed)";
+		uint32_t r = phase_row(p, name, g);
+		if (!r)
+			return -ENOMEM;
+		op->row[op->n] = r;
+		op->start[op->n++] = it->time;
+		return 0;
+	}
+	if (it->kind != AR_LEAVE || !op->n)
+		return 0;
+	op->n--;
+	struct phase_row *r = AT(p->phases, struct phase_row, op->row[op->n] - 1);
+	r->count++;
+	r->time += it->time - op->start[op->n];
+	return 0;
+}
+
 static int add_thread(struct prof *p, int t, int g, uint32_t *cache)
 {
 	const struct ar_event *ev = ar_events(p->a);
@@ -365,19 +420,31 @@ static int add_thread(struct prof *p, int t, int g, uint32_t *cache)
 	if (rc)
 		return rc;
 	uint64_t *enter = malloc(sizeof(uint64_t) * (n + 1));
+	struct open_phases op = { malloc(sizeof(uint32_t) * (n + 1)), malloc(sizeof(uint64_t) * (n + 1)), 0 };
 	size_t depth = 0;
-	if (!enter)
+	if (!enter || !op.row || !op.start)
 		rc = -ENOMEM;
 	memset(cache, 0, sizeof(uint32_t) * ES_SITES_SLOTS * 4);
 	for (size_t i = 0; i < n && !rc; i++) {
+		const struct es_trace *e = &ev[items[i].event].t;
+		if (ar_is_phase(e)) {
+			rc = phase_item(p, t, g, &items[i], &op);
+			continue;
+		}
 		if (items[i].kind == AR_ENTER)
 			enter[depth++] = items[i].time;
 		if (items[i].kind != AR_LEAVE || !depth)
 			continue;
 		uint64_t t0 = enter[--depth];
-		rc = add_call(p, t, g, &ev[items[i].event].t, t0, items[i].time, depth, cache);
+		rc = add_call(p, t, g, e, t0, items[i].time, depth, cache);
+		unsigned code = es_op_code(e->op);
+		if (!rc && op.n && depth == 0 && code != ES_OP_MPI_INIT && code != ES_OP_MPI_FINALIZE) {
+			struct phase_row *r = AT(p->phases, struct phase_row, op.row[op.n - 1] - 1);
+			r->mpi += items[i].time - t0;
+			r->calls++;
+		}
 	}
-	free(enter);
+	free(enter), free(op.row), free(op.start);
 	free(items);
 	return rc;
 }
@@ -793,6 +860,44 @@ static void print_colls(struct prof *p, FILE *out, int top)
 	}
 }
 
+static int by_phase(const void *a, const void *b)
+{
+	const struct phase_row *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	if ((x->rank == ALL) != (y->rank == ALL))
+		return x->rank == ALL ? 1 : -1;
+	return x->rank - y->rank;
+}
+
+/* Each phase per rank and over all, its calls' time counted in the innermost phase around them. */
+static int print_phases(struct prof *p, FILE *out)
+{
+	size_t n = p->phases.n;
+	for (size_t i = 0; i < n; i++) { /* the * rows */
+		struct phase_row r = *AT(p->phases, struct phase_row, i);
+		uint32_t x = phase_row(p, r.name, ALL);
+		if (!x)
+			return -ENOMEM;
+		struct phase_row *all = AT(p->phases, struct phase_row, x - 1);
+		all->count += r.count, all->time += r.time, all->mpi += r.mpi, all->calls += r.calls;
+	}
+	qsort(p->phases.v, p->phases.n, sizeof(struct phase_row), by_phase);
+	fprintf(out, "\n@--- Phases: their time, and the time of the MPI calls made inside each (its "
+		"innermost phase) ---\n");
+	fprintf(out, "%-28s %5s %8s %14s %14s %8s %10s\n", "Phase", "Rank", "Count", "Time (ms)", "MPI (ms)", "MPI%",
+		"Calls");
+	for (size_t i = 0; i < p->phases.n; i++) {
+		const struct phase_row *r = AT(p->phases, struct phase_row, i);
+		char rank[12];
+		snprintf(rank, sizeof(rank), r->rank == ALL ? "*" : "%d", r->rank);
+		fprintf(out, "%-28s %5s %8llu %14.3f %14.3f %8.2f %10llu\n", r->name, rank, (unsigned long long)r->count,
+			ms(r->time), ms(r->mpi), pct(r->mpi, r->time), (unsigned long long)r->calls);
+	}
+	return 0;
+}
+
 static void print_traffic(struct prof *p, FILE *out, int top)
 {
 	struct pair *pairs = p->pairs.v;
@@ -811,6 +916,7 @@ int ar_profile(const ar_archive *a, FILE *out, int top, char *err, size_t errlen
 	p.colls.size = sizeof(struct coll);
 	p.pairs.size = sizeof(struct pair);
 	p.sites.size = sizeof(struct psite);
+	p.phases.size = sizeof(struct phase_row);
 	int rc = gather(&p);
 	if (!rc)
 		rc = number_sites(&p);
@@ -824,13 +930,15 @@ int ar_profile(const ar_archive *a, FILE *out, int top, char *err, size_t errlen
 		print_calls(&p, out, top);
 		if (p.mpi && p.sites.n)
 			print_site_stats(&p, out);
+		if (p.phases.n)
+			rc = print_phases(&p, out);
 		if (p.mpi) {
 			print_colls(&p, out, top);
 			print_traffic(&p, out, top);
 		}
 	}
-	free(p.run), free(p.rows.v), free(p.colls.v), free(p.pairs.v), free(p.sites.v);
-	map_free(&p.row_ix), map_free(&p.coll_ix), map_free(&p.pair_ix);
+	free(p.run), free(p.rows.v), free(p.colls.v), free(p.pairs.v), free(p.sites.v), free(p.phases.v);
+	map_free(&p.row_ix), map_free(&p.coll_ix), map_free(&p.pair_ix), map_free(&p.phase_ix);
 	if (rc) {
 		snprintf(err, errlen, "%s", strerror(-rc));
 		return rc;

@@ -96,7 +96,7 @@ static int describe_sites(ar_writer *w, const es_scope *s, es_mpi *m)
 	return rc;
 }
 
-/* Each rank's process, as it described itself at MPI_Init. */
+/* Each rank's process, as it described itself at MPI_Init, and its phases' names. */
 static int describe_ranks(ar_writer *w, es_mpi *m)
 {
 	int rc = 0;
@@ -109,6 +109,11 @@ static int describe_ranks(ar_writer *w, es_mpi *m)
 		snprintf(a.host, sizeof(a.host), "%s", p.host);
 		snprintf(a.cmd, sizeof(a.cmd), "%s", p.cmd);
 		rc = ar_set_rank(w, &a);
+		struct es_region_rec *names;
+		int n = rc ? 0 : es_mpi_regions(m, r, &names);
+		for (int id = 1; id < n && !rc; id++)
+			if (names[id].used)
+				rc = ar_set_region(w, r, (uint32_t)id, names[id].name);
 	}
 	return rc;
 }

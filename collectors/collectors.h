@@ -261,6 +261,18 @@ struct es_module_rec {
 _Static_assert(sizeof(struct es_module_rec) == 256, "module records have a fixed size");
 #define ES_MODULES_LAYOUT "qq240b"
 
+/* Phases' names, on the rank's board mpi.regions: slot n names the phases
+ * whose tuples (ES_OP_MPI_PCONTROL) have arg n, from 1; each written once,
+ * its name before used. */
+#define ES_REGIONS_ELEMENT "mpi.regions"
+#define ES_REGIONS_SLOTS 1024u
+struct es_region_rec {
+	uint32_t used;
+	char name[60];
+};
+_Static_assert(sizeof(struct es_region_rec) == 64, "region names have a fixed size");
+#define ES_REGIONS_LAYOUT "i60b"
+
 /* The rank's process, on its board mpi.proc (one slot, written once at
  * MPI_Init): for a profile's header, and to put wall-clock time on its
  * stamps. */

@@ -26,6 +26,9 @@ echo "$programs" | while IFS='|' read -r p summary; do
 	sh "$src/mk/man.sh" "$build/bin/$p" "$summary" >"$root/share/man/man1/$p.1"
 done
 [ -f "$build/lib/libescollect.so" ] && install -m 755 "$build/lib/libescollect.so" "$root/lib/libescollect.so"
+# what a program links to name its phases: es_region.h and a library that does nothing
+[ -f "$build/lib/libesregion.so" ] && install -m 755 "$build/lib/libesregion.so" "$root/lib/libesregion.so"
+install -m 644 "$src/collectors/mpi/es_region.h" "$root/include/es_region.h"
 for l in $libs; do
 	install -m 644 "$build/lib/$l.a" "$root/lib/$l.a"
 done

@@ -37,8 +37,9 @@ struct rank {
 	int rank;
 	char segment[ES_WHERE_MAX];
 	es_space *sp;
-	ps_elem *comms, *calls, *modules;
+	ps_elem *comms, *calls, *modules, *regions;
 	struct es_module_rec *module_cache;
+	struct es_region_rec *region_cache;
 	uint64_t cursor;  /* the next mpi.comms record to read */
 	struct naming *names;
 	int nnames, capnames;
@@ -324,6 +325,8 @@ void es_mpi_close(es_mpi *m)
 		ps_elem_close(r->calls);
 		ps_elem_close(r->modules);
 		free(r->module_cache);
+		ps_elem_close(r->regions);
+		free(r->region_cache);
 		es_space_destroy(r->sp);
 		free(r);
 	}
@@ -574,6 +577,23 @@ int es_mpi_process(es_mpi *m, int rank, struct es_proc_rec *out, uint64_t *at_ns
 		*at_ns = es_clock_ns(es_space_clock(r->sp), out->raw);
 	}
 	return rc;
+}
+
+int es_mpi_regions(es_mpi *m, int rank, struct es_region_rec **out)
+{
+	struct rank *r = m && rank >= 0 && rank < m->nranks ? m->by_rank[rank] : NULL;
+	*out = NULL;
+	if (!r)
+		return 0;
+	if (!r->regions && !ps_elem_open(es_space_server(r->sp), ES_REGIONS_ELEMENT, sizeof(struct es_region_rec),
+					  &r->regions))
+		ps_elem_set_layout(r->regions, ES_REGIONS_LAYOUT);
+	int n = read_board(r->regions, (void **)&r->region_cache, sizeof(struct es_region_rec), ES_REGIONS_SLOTS);
+	for (int i = 0; i < n; i++)
+		r->region_cache[i].name[sizeof(r->region_cache[i].name) - 1] = 0;
+	if (n > 0)
+		*out = r->region_cache;
+	return n;
 }
 
 int es_mpi_modules(es_mpi *m, int rank, const struct es_module_rec **out)

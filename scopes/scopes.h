@@ -204,6 +204,9 @@ int es_mpi_sites(es_mpi *m, int thread, const struct es_site_rec **out);
 /* A rank's process (collectors.h: es_proc_rec), *at_ns its raw stamp as
  * the rank's tuples' ns; PS_ENOENT when it did not say. */
 int es_mpi_process(es_mpi *m, int rank, struct es_proc_rec *out, uint64_t *at_ns);
+/* A rank's phase names, read now: (*out)[n] names arg n of its phases'
+ * tuples where used; how many slots were read. */
+int es_mpi_regions(es_mpi *m, int rank, struct es_region_rec **out);
 /* The modules a rank's call sites lie in, read now; how many. */
 int es_mpi_modules(es_mpi *m, int rank, const struct es_module_rec **out);
 /* Messages rank from sent to rank to on communicator id with tag (ES_NONE:

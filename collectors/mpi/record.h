@@ -96,6 +96,12 @@ struct es_comm_cache {
 struct es_rindex; /* requests.c: a thread's requests by handle */
 struct es_sites;  /* below: a thread's call sites by return address */
 
+#define ES_PHASE_DEPTH 16 /* phases open at once in a thread that are recorded */
+struct es_phase {
+	uint32_t id; /* its name's number; 0: none left */
+	uint64_t start;
+};
+
 struct es_thread {
 	ps_elem *elem; /* its trace element, made at its first recorded call */
 	_Atomic uint64_t *notes;
@@ -124,6 +130,9 @@ struct es_thread {
 	 * callback that made a recorded call of its own */
 	const void *ra;
 	struct es_sites *sites;
+	struct es_phase phases[ES_PHASE_DEPTH]; /* phases.c: those open, outermost first */
+	int nphases;                  /* open (beyond ES_PHASE_DEPTH: counted only) */
+	int pcontrol;                 /* the phase MPI_Pcontrol began: its index + 1; 0: none */
 };
 /* initial-exec: a preloaded library's TLS is a fixed offset, no call */
 extern __thread struct es_thread es_t ES_HIDDEN __attribute__((tls_model("initial-exec")));
@@ -172,6 +181,8 @@ uint16_t es__site(const void *ra) ES_HIDDEN; /* the slow path: a site not met, o
 void es_sites_thread(struct es_site_rec *board) ES_HIDDEN; /* the thread's table and its board mpi.sitesK */
 void es_sites_setup(ps_server *srv) ES_HIDDEN;  /* the rank's mpi.modules */
 void es_sites_finalize(void) ES_HIDDEN;
+void es_phases_setup(ps_server *srv) ES_HIDDEN;
+void es_phases_finalize(void) ES_HIDDEN; /* the calling thread's open phases end */
 
 static inline uint32_t es_site_hash(uintptr_t k)
 {
