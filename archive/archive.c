@@ -62,7 +62,7 @@ static void path_of(char *buf, size_t len, const char *dir, const char *name)
 struct region {
 	int rank;
 	uint32_t id;
-	char name[64];
+	char name[256];
 };
 
 static int add_region(struct region **v, int *n, int rank, uint32_t id, const char *name)
@@ -103,8 +103,8 @@ struct ar_writer {
 	struct ar_sites *sites; /* made at the first ar_set_site */
 	struct ar_rank *ranks;  /* by rank; rank -1 where none said */
 	int nranks;
-	struct region *regions;
-	int nregions;
+	struct region *regions, *files;
+	int nregions, nfiles;
 };
 
 int ar_create(const char *dir, const char *job, ar_writer **out, char *err, size_t errlen)
@@ -297,17 +297,23 @@ int ar_set_region(ar_writer *w, int rank, uint32_t id, const char *name)
 	return add_region(&w->regions, &w->nregions, rank, id, name);
 }
 
-static int write_regions(ar_writer *w, char *err, size_t errlen)
+int ar_set_file(ar_writer *w, int rank, uint32_t id, const char *name)
 {
-	if (!w->nregions)
+	return add_region(&w->files, &w->nfiles, rank, id, name);
+}
+
+/* regions or files: RANK NUMBER NAME lines */
+static int write_names(ar_writer *w, const char *file, const struct region *v, int n, char *err, size_t errlen)
+{
+	if (!n)
 		return 0;
 	char p[4200];
-	path_of(p, sizeof(p), w->dir, "regions");
+	path_of(p, sizeof(p), w->dir, file);
 	FILE *f = ps_fopen_out(p, 0600);
 	if (!f)
 		return sys_fail(err, errlen, -errno, "%s", p);
-	for (int i = 0; i < w->nregions; i++)
-		fprintf(f, "%d\t%u\t%s\n", w->regions[i].rank, w->regions[i].id, w->regions[i].name);
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%d\t%u\t%s\n", v[i].rank, v[i].id, v[i].name);
 	int rc = close_file(f);
 	return rc ? sys_fail(err, errlen, rc, "%s", p) : 0;
 }
@@ -360,7 +366,7 @@ static void free_writer(ar_writer *w)
 {
 	ar_sites_destroy(w->sites);
 	free(w->ranks);
-	free(w->regions);
+	free(w->regions), free(w->files);
 	free(w->threads);
 	free_comms(w->comms, w->ncomms);
 	free(w);
@@ -380,7 +386,8 @@ int ar_finish(ar_writer *w, uint64_t lost, uint64_t before, const char *why, cha
 	}
 	if ((rc = write_threads(w, err, errlen)) || (rc = write_comms(w, err, errlen)) ||
 	    (rc = write_sites(w, err, errlen)) || (rc = write_ranks(w, err, errlen)) ||
-	    (rc = write_regions(w, err, errlen))) {
+	    (rc = write_names(w, "regions", w->regions, w->nregions, err, errlen)) ||
+	    (rc = write_names(w, "files", w->files, w->nfiles, err, errlen))) {
 		free_writer(w);
 		return rc;
 	}
@@ -431,8 +438,8 @@ struct ar_archive {
 	int version;
 	struct ar_rank *ranks;
 	int nranks;
-	struct region *regions;
-	int nregions;
+	struct region *regions, *files;
+	int nregions, nfiles;
 };
 
 /* A file of the archive, to read: only a regular file (a FIFO put there
@@ -713,11 +720,11 @@ static int read_ranks(ar_archive *a, const char *dir, char *err, size_t errlen)
 	return rc;
 }
 
-/* regions: optional, RANK NUMBER NAME */
-static int read_regions(ar_archive *a, const char *dir, char *err, size_t errlen)
+/* regions or files: optional, RANK NUMBER NAME */
+static int read_names(const char *dir, const char *file, struct region **v, int *nv, char *err, size_t errlen)
 {
-	char p[4200], line[256];
-	path_of(p, sizeof(p), dir, "regions");
+	char p[4200], line[400];
+	path_of(p, sizeof(p), dir, file);
 	FILE *f = ps_fopen_in(p);
 	if (!f && errno == ENOENT)
 		return 0;
@@ -734,11 +741,11 @@ static int read_regions(ar_archive *a, const char *dir, char *err, size_t errlen
 			rc = fail(err, errlen, -EINVAL, "%s:%d: expected RANK NUMBER NAME, tab-separated (NUMBER from 1)",
 				  p, lineno);
 		else
-			rc = add_region(&a->regions, &a->nregions, (int)r, (uint32_t)id, t2 + 1);
+			rc = add_region(v, nv, (int)r, (uint32_t)id, t2 + 1);
 	}
 	fclose(f);
-	if (!rc && a->nregions)
-		qsort(a->regions, (size_t)a->nregions, sizeof(*a->regions), by_rank_id);
+	if (!rc && *nv)
+		qsort(*v, (size_t)*nv, sizeof(**v), by_rank_id);
 	return rc;
 }
 
@@ -761,7 +768,8 @@ int ar_open(const char *dir, ar_archive **out, char *err, size_t errlen)
 	if ((rc = read_info(a, dir, err, errlen)) || (rc = map_events(a, dir, err, errlen)) ||
 	    (rc = read_threads(a, dir, err, errlen)) || (rc = read_comms(a, dir, err, errlen)) ||
 	    (rc = read_sites(a, dir, err, errlen)) || (rc = read_ranks(a, dir, err, errlen)) ||
-	    (rc = read_regions(a, dir, err, errlen))) {
+	    (rc = read_names(dir, "regions", &a->regions, &a->nregions, err, errlen)) ||
+	    (rc = read_names(dir, "files", &a->files, &a->nfiles, err, errlen))) {
 		ar_close(a);
 		return rc;
 	}
@@ -793,17 +801,26 @@ void ar_close(ar_archive *a)
 	free_comms(a->comms, a->ncomms);
 	ar_sites_destroy(a->sites);
 	free(a->ranks);
-	free(a->regions);
+	free(a->regions), free(a->files);
 	free(a->threads);
 	free(a);
 }
 
-const char *ar_region_name(const ar_archive *a, int rank, uint32_t id)
+static const char *name_of(const struct region *v, int n, int rank, uint32_t id)
 {
 	struct region key = { .rank = rank, .id = id };
-	const struct region *g = a->nregions ? bsearch(&key, a->regions, (size_t)a->nregions, sizeof(key), by_rank_id)
-					     : NULL;
+	const struct region *g = n ? bsearch(&key, v, (size_t)n, sizeof(key), by_rank_id) : NULL;
 	return g ? g->name : NULL;
+}
+
+const char *ar_region_name(const ar_archive *a, int rank, uint32_t id)
+{
+	return name_of(a->regions, a->nregions, rank, id);
+}
+
+const char *ar_file_name(const ar_archive *a, int rank, uint32_t id)
+{
+	return name_of(a->files, a->nfiles, rank, id);
 }
 
 const struct ar_rank *ar_rank(const ar_archive *a, int r)

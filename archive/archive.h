@@ -21,6 +21,8 @@
  *   sites    the call sites, a line per frame (sites.h); absent: none known
  *   regions  the phases' names: RANK NUMBER NAME (tab-separated), NUMBER a
  *            phase tuple's arg (ES_OP_MPI_PCONTROL) on that rank
+ *   files    the files MPI-IO opened: RANK NUMBER NAME, NUMBER an I/O
+ *            tuple's element on that rank
  *   ranks    a line per MPI rank that said who it was:
  *            RANK HOST PID WALL_NS NS COMMAND (tab-separated), WALL_NS the
  *            wall-clock time (ns since 1970) at the archive's time NS
@@ -60,6 +62,8 @@ struct ar_rank {
 int ar_set_rank(ar_writer *w, const struct ar_rank *r);
 /* Rank's phase number id (a phase tuple's arg) is called name. */
 int ar_set_region(ar_writer *w, int rank, uint32_t id, const char *name);
+/* Rank's file number id (an I/O tuple's element) is the file name. */
+int ar_set_file(ar_writer *w, int rank, uint32_t id, const char *name);
 
 /* Where a recorded MPI call was made: its site (a tuple's ES_TRACE_SITE,
  * numbered per thread), innermost frame first. */
@@ -119,6 +123,8 @@ int ar_ncomms(const ar_archive *a);
 const struct ar_comm *ar_comm(const ar_archive *a, int i);
 /* The name of rank's phase number id, or NULL. */
 const char *ar_region_name(const ar_archive *a, int rank, uint32_t id);
+/* The name of rank's file number id, or NULL. */
+const char *ar_file_name(const ar_archive *a, int rank, uint32_t id);
 /* Rank r's process, or NULL when it did not say. */
 const struct ar_rank *ar_rank(const ar_archive *a, int r);
 /* Site number site of thread (a tuple's ES_TRACE_SITE), or NULL when not known. */

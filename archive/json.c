@@ -85,6 +85,12 @@ static void slice_args(FILE *f, const ar_archive *a, int thread, const struct es
 			fprintf(f, ",\"root\":%u", e->element);
 	} else if (o && o->kind == ES_KIND_POLL) {
 		fprintf(f, ",\"polls\":%u", e->arg);
+	} else if (o && o->group == ES_GROUP_IO) {
+		const char *file = e->element != NONE ? ar_file_name(a, ar_thread(a, thread)->rank, e->element) : NULL;
+		if (file) {
+			fputs(",\"file\":", f);
+			name_json(f, file);
+		}
 	}
 	const struct ar_comm *c = e->comm != ES_COMM_NONE ? ar_comm(a, e->comm) : NULL;
 	if (c && (c->flags & ES_COMMS_WORLD))

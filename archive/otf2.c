@@ -46,6 +46,8 @@ struct otf2_out {
 	uint16_t *region_op;     /* by region: its op code (a phase's: ES_OP_MPI_PCONTROL) */
 	const char **phase;      /* by region: a phase's name (the archive's), or NULL */
 	uint32_t nregions, capregions;
+	const char **files;      /* by I/O handle: its file's name (the archive's) */
+	uint32_t nfiles, capfiles;
 	/* by op code, worked out once: what the names say */
 	struct { bool known; int coll; } code[256];
 	int nranks;
@@ -149,6 +151,49 @@ static uint32_t new_region(struct otf2_out *o, unsigned code, const char *phase)
 	o->region_op[o->nregions] = (uint16_t)code;
 	o->phase[o->nregions] = phase;
 	return o->nregions++;
+}
+
+/* An I/O tuple's handle: one per file name, over all ranks (UINT32_MAX: no memory). */
+static uint32_t io_handle(struct otf2_out *o, int thread, const struct es_trace *t)
+{
+	const char *name = ar_file_name(o->a, ar_thread(o->a, thread)->rank, t->element);
+	name = name ? name : "(a file opened before recording)";
+	for (uint32_t f = 0; f < o->nfiles; f++)
+		if (!strcmp(o->files[f], name))
+			return f;
+	if (o->nfiles == o->capfiles) {
+		uint32_t cap = o->capfiles ? o->capfiles * 2 : 16;
+		const char **v = realloc(o->files, sizeof(*v) * cap);
+		if (!v)
+			return UINT32_MAX;
+		o->files = v;
+		o->capfiles = cap;
+	}
+	o->files[o->nfiles] = name;
+	return o->nfiles++;
+}
+
+/* A read or write: IoOperationBegin at its enter, IoOperationComplete
+ * before its leave (a split operation's at its begin call). */
+static OTF2_ErrorCode io(struct otf2_out *o, OTF2_EvtWriter *w, int thread, const struct ar_item *it,
+			 const struct es_trace *t)
+{
+	const struct es_op_info *i = es_op_info(t->op);
+	const char *name = i ? i->name : "";
+	bool rd = strstr(name, "read") != NULL, wr = strstr(name, "write") != NULL;
+	if (!i || i->group != ES_GROUP_IO || (!rd && !wr) || strstr(name, "_end") ||
+	    (it->kind != AR_ENTER && it->kind != AR_LEAVE))
+		return OTF2_SUCCESS;
+	uint32_t h = io_handle(o, thread, t);
+	if (h == UINT32_MAX)
+		return OTF2_ERROR_MEM_ALLOC_FAILED;
+	if (it->kind == AR_LEAVE)
+		return OTF2_EvtWriter_IoOperationComplete(w, NULL, it->time, h, t->size, it->event);
+	bool coll = strstr(name, "_all") || strstr(name, "_ordered");
+	return OTF2_EvtWriter_IoOperationBegin(w, NULL, it->time, h, rd ? OTF2_IO_OPERATION_MODE_READ
+									   : OTF2_IO_OPERATION_MODE_WRITE,
+					       coll ? OTF2_IO_OPERATION_FLAG_COLLECTIVE : OTF2_IO_OPERATION_FLAG_NONE,
+					       t->size, it->event);
 }
 
 /* A call's region, one per op; a phase's, one per name. */
@@ -346,6 +391,8 @@ static int write_thread(struct otf2_out *o, int t, struct ar_out_stats *st)
 		}
 		if (e == OTF2_SUCCESS)
 			e = cop >= 0 ? collective(o, w, &items[i], tr, cop, st) : message(o, w, &items[i], tr, &ids, st);
+		if (e == OTF2_SUCCESS)
+			e = io(o, w, t, &items[i], tr);
 		if (e == OTF2_SUCCESS && items[i].kind == AR_LEAVE)
 			e = OTF2_EvtWriter_Leave(w, NULL, items[i].time, reg);
 	}
@@ -398,6 +445,21 @@ static int write_defs(struct otf2_out *o, uint64_t t0, uint64_t t1)
 							     o->phase[r] ? OTF2_REGION_ROLE_CODE : role_of(name, o->region_op[r]),
 							     mpi ? OTF2_PARADIGM_MPI : OTF2_PARADIGM_USER,
 							     OTF2_REGION_FLAG_NONE, empty, 0, 0);
+	}
+	/* MPI-IO: a file and a handle per file name */
+	if (o->nfiles && e == OTF2_SUCCESS) {
+		uint32_t mpiio = STRING("MPI-IO");
+		if (e == OTF2_SUCCESS)
+			e = OTF2_GlobalDefWriter_WriteIoParadigm(d, 0, mpiio, mpiio, OTF2_IO_PARADIGM_CLASS_PARALLEL,
+								 OTF2_IO_PARADIGM_FLAG_NONE, 0, NULL, NULL, NULL);
+	}
+	for (uint32_t f = 0; f < o->nfiles && e == OTF2_SUCCESS; f++) {
+		uint32_t str = STRING(o->files[f]);
+		if (e == OTF2_SUCCESS)
+			e = OTF2_GlobalDefWriter_WriteIoRegularFile(d, f, str, 0);
+		if (e == OTF2_SUCCESS)
+			e = OTF2_GlobalDefWriter_WriteIoHandle(d, f, str, f, 0, OTF2_IO_HANDLE_FLAG_NONE, OTF2_UNDEFINED_COMM,
+								OTF2_UNDEFINED_IO_HANDLE);
 	}
 	/* a location group per process (trace space), a location per thread */
 	int nt = ar_nthreads(a);
@@ -506,7 +568,7 @@ int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar
 				 OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
 	if (!o.ar) {
 		snprintf(err, errlen, "%s: OTF2 cannot make an archive there", dir);
-		free(o.events), free(o.region_op), free(o.phase);
+		free(o.events), free(o.region_op), free(o.phase), free(o.files);
 		return -EIO;
 	}
 	if ((e = OTF2_Archive_SetFlushCallbacks(o.ar, &flush_callbacks, NULL)) != OTF2_SUCCESS ||
@@ -543,6 +605,6 @@ int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar
 		rc = otf2_fail(&o, e, "closing the archive");
 	if (rc)
 		snprintf(err, errlen, "%s: %s", dir, o.err[0] ? o.err : strerror(-rc));
-	free(o.events), free(o.region_op), free(o.phase);
+	free(o.events), free(o.region_op), free(o.phase), free(o.files);
 	return rc;
 }

@@ -85,13 +85,20 @@ struct phase_row {
 	uint64_t count, time, mpi, calls;
 };
 
+/* MPI-IO on a file by a rank (ALL: every rank) */
+struct io_row {
+	const char *file; /* the archive's */
+	int rank;
+	uint64_t reads, read_bytes, writes, written, calls, time;
+};
+
 struct prof {
 	const ar_archive *a;
 	bool mpi;
 	int groups; /* ranks, or threads when no MPI */
 	struct rank_run *run;
-	struct vec rows, colls, pairs, sites, phases;
-	struct map row_ix, coll_ix, pair_ix, phase_ix;
+	struct vec rows, colls, pairs, sites, phases, io;
+	struct map row_ix, coll_ix, pair_ix, phase_ix, io_ix;
 	uint64_t app_all, mpi_all;
 };
 
@@ -326,6 +333,36 @@ static int add_pair(struct prof *p, const struct es_trace *e, int g)
 	return 0;
 }
 
+/* An I/O call of rank g: its file's row, a read or a write by the call's name. */
+static int add_io(struct prof *p, const struct es_trace *e, int g, uint64_t d)
+{
+	const char *file = e->element != NONE ? ar_file_name(p->a, g, e->element) : NULL;
+	file = file ? file : "(a file opened before recording)";
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (const char *c = file; *c; c++)
+		h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+	for (uint64_t key = (h << 24) ^ (uint32_t)(g + 1);; key++) { /* a name's hash taken: the next key */
+		bool fresh;
+		struct io_row *r = find(&p->io, &p->io_ix, key, &fresh);
+		if (!r)
+			return -ENOMEM;
+		if (fresh)
+			*r = (struct io_row){ .file = file, .rank = g };
+		else if (strcmp(r->file, file) || r->rank != g)
+			continue;
+		const char *name = es_op_name(e->op);
+		r->calls++;
+		r->time += d;
+		if (strstr(name, "_end")) /* a split operation counts at its begin */
+			;
+		else if (strstr(name, "read")) /* MPI_File_read..., _iread... */
+			r->reads++, r->read_bytes += e->size;
+		else if (strstr(name, "write"))
+			r->writes++, r->written += e->size;
+		return 0;
+	}
+}
+
 /* A region of thread t (group g) from t0 to t1, depth the regions around it. */
 static int add_call(struct prof *p, int t, int g, const struct es_trace *e, uint64_t t0, uint64_t t1,
 		    size_t depth, uint32_t *cache)
@@ -355,7 +392,10 @@ static int add_call(struct prof *p, int t, int g, const struct es_trace *e, uint
 		count(s, e, t1 - t0);
 	}
 	int rc = 0;
-	if (p->mpi && es_op_matched(e->op))
+	const struct es_op_info *info = es_op_info(e->op);
+	if (p->mpi && info && info->group == ES_GROUP_IO)
+		rc = add_io(p, e, g, t1 - t0);
+	if (!rc && p->mpi && es_op_matched(e->op))
 		rc = add_coll(p, e, g, t0, t1);
 	if (!rc && p->mpi && e->element != NONE && !(e->op & ES_OP_FAILED) && ar_message(e->op) > 0 &&
 	    e->element < (uint32_t)p->groups)
@@ -898,6 +938,49 @@ static int print_phases(struct prof *p, FILE *out)
 	return 0;
 }
 
+static int by_file(const void *a, const void *b)
+{
+	const struct io_row *x = a, *y = b;
+	int c = strcmp(x->file, y->file);
+	if (c)
+		return c;
+	if ((x->rank == ALL) != (y->rank == ALL))
+		return x->rank == ALL ? 1 : -1;
+	return x->rank - y->rank;
+}
+
+/* Each file's reads and writes per rank and over all (Darshan's first page). */
+static void print_io(struct prof *p, FILE *out)
+{
+	size_t n = p->io.n;
+	for (size_t i = 0; i < n; i++) { /* the * rows: one per file, after the ranks' */
+		struct io_row r = *AT(p->io, struct io_row, i);
+		struct io_row *all = NULL;
+		for (size_t k = n; k < p->io.n && !all; k++)
+			if (!strcmp(AT(p->io, struct io_row, k)->file, r.file))
+				all = AT(p->io, struct io_row, k);
+		if (!all && (all = push(&p->io)))
+			*all = (struct io_row){ .file = r.file, .rank = ALL };
+		if (!all)
+			return;
+		all->reads += r.reads, all->read_bytes += r.read_bytes, all->writes += r.writes;
+		all->written += r.written, all->calls += r.calls, all->time += r.time;
+	}
+	qsort(p->io.v, p->io.n, sizeof(struct io_row), by_file);
+	fprintf(out, "\n@--- I/O (MPI-IO): per file and rank, reads and writes as asked (a blocking read's as "
+		"read) ---\n");
+	fprintf(out, "%-40s %5s %8s %14s %8s %14s %8s %12s\n", "File", "Rank", "Reads", "Bytes read", "Writes",
+		"Bytes written", "Calls", "Time (ms)");
+	for (size_t i = 0; i < p->io.n; i++) {
+		const struct io_row *r = AT(p->io, struct io_row, i);
+		char rank[12];
+		snprintf(rank, sizeof(rank), r->rank == ALL ? "*" : "%d", r->rank);
+		fprintf(out, "%-40s %5s %8llu %14llu %8llu %14llu %8llu %12.3f\n", r->file, rank,
+			(unsigned long long)r->reads, (unsigned long long)r->read_bytes, (unsigned long long)r->writes,
+			(unsigned long long)r->written, (unsigned long long)r->calls, ms(r->time));
+	}
+}
+
 static void print_traffic(struct prof *p, FILE *out, int top)
 {
 	struct pair *pairs = p->pairs.v;
@@ -917,6 +1000,7 @@ int ar_profile(const ar_archive *a, FILE *out, int top, char *err, size_t errlen
 	p.pairs.size = sizeof(struct pair);
 	p.sites.size = sizeof(struct psite);
 	p.phases.size = sizeof(struct phase_row);
+	p.io.size = sizeof(struct io_row);
 	int rc = gather(&p);
 	if (!rc)
 		rc = number_sites(&p);
@@ -932,13 +1016,15 @@ int ar_profile(const ar_archive *a, FILE *out, int top, char *err, size_t errlen
 			print_site_stats(&p, out);
 		if (p.phases.n)
 			rc = print_phases(&p, out);
+		if (p.io.n)
+			print_io(&p, out);
 		if (p.mpi) {
 			print_colls(&p, out, top);
 			print_traffic(&p, out, top);
 		}
 	}
-	free(p.run), free(p.rows.v), free(p.colls.v), free(p.pairs.v), free(p.sites.v), free(p.phases.v);
-	map_free(&p.row_ix), map_free(&p.coll_ix), map_free(&p.pair_ix), map_free(&p.phase_ix);
+	free(p.run), free(p.rows.v), free(p.colls.v), free(p.pairs.v), free(p.sites.v), free(p.phases.v), free(p.io.v);
+	map_free(&p.row_ix), map_free(&p.coll_ix), map_free(&p.pair_ix), map_free(&p.phase_ix), map_free(&p.io_ix);
 	if (rc) {
 		snprintf(err, errlen, "%s", strerror(-rc));
 		return rc;

@@ -96,7 +96,7 @@ static int describe_sites(ar_writer *w, const es_scope *s, es_mpi *m)
 	return rc;
 }
 
-/* Each rank's process, as it described itself at MPI_Init, and its phases' names. */
+/* Each rank's process, as it described itself at MPI_Init, its phases' and files' names. */
 static int describe_ranks(ar_writer *w, es_mpi *m)
 {
 	int rc = 0;
@@ -114,6 +114,11 @@ static int describe_ranks(ar_writer *w, es_mpi *m)
 		for (int id = 1; id < n && !rc; id++)
 			if (names[id].used)
 				rc = ar_set_region(w, r, (uint32_t)id, names[id].name);
+		struct es_file_rec *files;
+		n = rc ? 0 : es_mpi_files(m, r, &files);
+		for (int id = 1; id < n && !rc; id++)
+			if (files[id].used)
+				rc = ar_set_file(w, r, (uint32_t)id, files[id].name);
 	}
 	return rc;
 }

@@ -68,7 +68,7 @@ static inline unsigned es_op_code(unsigned op)
 
 /* What kind of operation a code is (see calls.def for the MPI ones). */
 enum es_op_group { ES_GROUP_PASTSET = 0, ES_GROUP_SETUP, ES_GROUP_P2P, ES_GROUP_COLLECTIVES,
-		   ES_GROUP_ONE_SIDED, ES_GROUP_PERSISTENT, ES_GROUP_COMMUNICATORS };
+		   ES_GROUP_ONE_SIDED, ES_GROUP_PERSISTENT, ES_GROUP_COMMUNICATORS, ES_GROUP_IO };
 enum es_op_kind {
 	ES_KIND_TIMED = 1, /* one tuple over the call */
 	ES_KIND_COLL,      /* a collective: arg = its number on its communicator (comm) */
@@ -260,6 +260,20 @@ struct es_module_rec {
 };
 _Static_assert(sizeof(struct es_module_rec) == 256, "module records have a fixed size");
 #define ES_MODULES_LAYOUT "qq240b"
+
+/* MPI-IO: the files a rank opened, on its board mpi.files; slot n is the
+ * file whose I/O tuples have element n (from 1), written once, its name
+ * before used.  An I/O tuple's size is the bytes read or written (a
+ * blocking read's as its status says, others' as asked; a split
+ * operation's at its begin, none at its end), arg 0. */
+#define ES_FILES_ELEMENT "mpi.files"
+#define ES_FILES_SLOTS 1024u
+struct es_file_rec {
+	uint32_t used;
+	char name[252];
+};
+_Static_assert(sizeof(struct es_file_rec) == 256, "file names have a fixed size");
+#define ES_FILES_LAYOUT "i252b"
 
 /* Phases' names, on the rank's board mpi.regions: slot n names the phases
  * whose tuples (ES_OP_MPI_PCONTROL) have arg n, from 1; each written once,

@@ -58,7 +58,7 @@ unsigned es_op_from_name(const char *name)
 }
 
 static const char *const group_names[] = { "pastset", "setup", "point-to-point", "collectives",
-					   "one-sided", "persistent", "communicators" };
+					   "one-sided", "persistent", "communicators", "io" };
 
 const char *es_op_group_name(enum es_op_group g)
 {

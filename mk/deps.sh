@@ -23,6 +23,7 @@ need hpcc           command -v hpcc    # real MPI programs the tests run under t
 need lammps         command -v lmp
 need libotf2-trace-dev have_pc otf2    # esconvert writes OTF2 through it
 need libdw-dev      have_pc libdw   # the readers map call sites to function, file and line
+need libhdf5-openmpi-dev have_pc hdf5-openmpi # a real program writing through MPI-IO (tests)
 need otf2-tools     command -v otf2-print # the tests read what it wrote
 need python3        command -v python3 # the tests parse the JSON it writes
 need gnuplot-nox    command -v gnuplot # esconvert --plot draws through it

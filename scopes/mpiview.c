@@ -37,9 +37,10 @@ struct rank {
 	int rank;
 	char segment[ES_WHERE_MAX];
 	es_space *sp;
-	ps_elem *comms, *calls, *modules, *regions;
+	ps_elem *comms, *calls, *modules, *regions, *files;
 	struct es_module_rec *module_cache;
 	struct es_region_rec *region_cache;
+	struct es_file_rec *file_cache;
 	uint64_t cursor;  /* the next mpi.comms record to read */
 	struct naming *names;
 	int nnames, capnames;
@@ -327,6 +328,8 @@ void es_mpi_close(es_mpi *m)
 		free(r->module_cache);
 		ps_elem_close(r->regions);
 		free(r->region_cache);
+		ps_elem_close(r->files);
+		free(r->file_cache);
 		es_space_destroy(r->sp);
 		free(r);
 	}
@@ -593,6 +596,22 @@ int es_mpi_regions(es_mpi *m, int rank, struct es_region_rec **out)
 		r->region_cache[i].name[sizeof(r->region_cache[i].name) - 1] = 0;
 	if (n > 0)
 		*out = r->region_cache;
+	return n;
+}
+
+int es_mpi_files(es_mpi *m, int rank, struct es_file_rec **out)
+{
+	struct rank *r = m && rank >= 0 && rank < m->nranks ? m->by_rank[rank] : NULL;
+	*out = NULL;
+	if (!r)
+		return 0;
+	if (!r->files && !ps_elem_open(es_space_server(r->sp), ES_FILES_ELEMENT, sizeof(struct es_file_rec), &r->files))
+		ps_elem_set_layout(r->files, ES_FILES_LAYOUT);
+	int n = read_board(r->files, (void **)&r->file_cache, sizeof(struct es_file_rec), ES_FILES_SLOTS);
+	for (int i = 0; i < n; i++)
+		r->file_cache[i].name[sizeof(r->file_cache[i].name) - 1] = 0;
+	if (n > 0)
+		*out = r->file_cache;
 	return n;
 }
 

@@ -207,6 +207,9 @@ int es_mpi_process(es_mpi *m, int rank, struct es_proc_rec *out, uint64_t *at_ns
 /* A rank's phase names, read now: (*out)[n] names arg n of its phases'
  * tuples where used; how many slots were read. */
 int es_mpi_regions(es_mpi *m, int rank, struct es_region_rec **out);
+/* The files a rank opened through MPI-IO, read now: (*out)[n] names the
+ * file of its I/O tuples with element n where used; how many slots read. */
+int es_mpi_files(es_mpi *m, int rank, struct es_file_rec **out);
 /* The modules a rank's call sites lie in, read now; how many. */
 int es_mpi_modules(es_mpi *m, int rank, const struct es_module_rec **out);
 /* Messages rank from sent to rank to on communicator id with tag (ES_NONE:

@@ -514,6 +514,14 @@ uint64_t es_got(const MPI_Status *st, int rc)
 {
 	if (rc != MPI_SUCCESS || st->MPI_SOURCE < 0)
 		return 0;
+	return es_io_got(st, rc);
+}
+
+/* An I/O call's status says no source: its bytes all the same */
+uint64_t es_io_got(const MPI_Status *st, int rc)
+{
+	if (rc != MPI_SUCCESS)
+		return 0;
 #if defined(OPEN_MPI) && OPEN_MPI
 	/* Open MPI's status keeps the bytes received (what MPI_Get_count
 	 * divides): two calls fewer on every completed receive */

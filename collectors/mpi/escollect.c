@@ -366,6 +366,7 @@ static void setup(void)
 	}
 	es_sites_setup(srv);
 	es_phases_setup(srv);
+	es_files_setup(srv);
 	describe_process(srv);
 	es_comms_setup();
 	memcpy(es_route.collect, collect, sizeof(collect));
@@ -397,6 +398,7 @@ static uint64_t finalizing(void)
 	if (es_t.notes)
 		es_note_call(es_t.notes, t0, ES_OP_MPI_FINALIZE, (uint32_t)es_g.rank, 0, ES_NONE);
 	es_phases_finalize();
+	es_files_finalize();
 	es_comms_finalize();
 	/* the server goes before MPI does: it is a thread of ours */
 	ps_tcp_stop(es_g.tcp);

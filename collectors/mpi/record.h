@@ -182,6 +182,16 @@ void es_sites_thread(struct es_site_rec *board) ES_HIDDEN; /* the thread's table
 void es_sites_setup(ps_server *srv) ES_HIDDEN;  /* the rank's mpi.modules */
 void es_sites_finalize(void) ES_HIDDEN;
 void es_phases_setup(ps_server *srv) ES_HIDDEN;
+/* MPI-IO (io.c): an open file's number on mpi.files, ES_NONE if not known */
+uint32_t es__file_id(MPI_File fh) ES_HIDDEN;
+static inline uint32_t es_file_id(MPI_File fh)
+{
+	return es__file_id(fh);
+}
+uint32_t es_file_opened(MPI_File fh, const char *filename) ES_HIDDEN; /* its number, or ES_NONE */
+void es_file_closed(MPI_File fh) ES_HIDDEN;
+void es_files_setup(ps_server *srv) ES_HIDDEN;
+void es_files_finalize(void) ES_HIDDEN;
 void es_phases_finalize(void) ES_HIDDEN; /* the calling thread's open phases end */
 
 static inline uint32_t es_site_hash(uintptr_t k)
@@ -511,6 +521,7 @@ uint64_t es_bytes(int count, MPI_Datatype type) ES_HIDDEN;
 uint64_t es_sum(const int counts[], int n, MPI_Datatype type) ES_HIDDEN;
 uint64_t es_sumw(const int counts[], const MPI_Datatype *ct, const MPI_Fint *ft, int n) ES_HIDDEN;
 uint64_t es_got(const MPI_Status *st, int rc) ES_HIDDEN;
+uint64_t es_io_got(const MPI_Status *st, int rc) ES_HIDDEN;
 int es_comm_size(MPI_Comm comm) ES_HIDDEN;
 uint64_t es_root_share(int root, MPI_Comm comm, uint64_t bytes) ES_HIDDEN;
 int es_outdeg(MPI_Comm comm) ES_HIDDEN;
@@ -532,6 +543,7 @@ static inline uint32_t es_tagof(const MPI_Status *st, int rc, int fallback)
 #define ROOT(r) es_root(c_, (r))
 #define bytes(c, t) es_bytes((c), (t))
 #define got(s) es_got((s), rc)
+#define iogot(s) es_io_got((s), rc)
 #define src(s, fb) es_src(c_, (s), rc, (fb))
 #define tagof(s, fb) es_tagof((s), rc, (fb))
 #define sum(c, n, t) es_sum((c), (n), (t))

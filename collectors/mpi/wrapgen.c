@@ -36,7 +36,7 @@ struct call {
 	/* the expressions, "" when not given */
 	char note[200], notetag[80], notedest[80], notesendtag[80], element[200], size[300], arg[200];
 	char done[200], comm[80], win[80], cinfo[80], new_[80], newwin[80], made[16], madetag[40];
-	char reqs[80], n[80], f08[16], chan[16], rsrc[80], rsize[80], rtag[80], req[40];
+	char reqs[80], n[80], f08[16], fortran[16], chan[16], rsrc[80], rsize[80], rtag[80], req[40];
 	char which[16], wcount[120], windex[80], hold[80], after[120], idup[40];
 };
 
@@ -113,7 +113,7 @@ static void parse_fields(struct call *c, char *text)
 		KEY("notesendtag", notesendtag), KEY("element", element), KEY("size", size),
 		KEY("arg", arg), KEY("done", done), KEY("comm", comm), KEY("win", win),
 		KEY("cinfo", cinfo), KEY("new", new_), KEY("newwin", newwin), KEY("made", made),
-		KEY("madetag", madetag), KEY("reqs", reqs), KEY("n", n), KEY("f08", f08), KEY("chan", chan),
+		KEY("madetag", madetag), KEY("reqs", reqs), KEY("n", n), KEY("f08", f08), KEY("fortran", fortran), KEY("chan", chan),
 		KEY("rsrc", rsrc), KEY("rsize", rsize), KEY("rtag", rtag), KEY("req", req),
 		KEY("which", which), KEY("wcount", wcount), KEY("windex", windex), KEY("hold", hold),
 		KEY("after", after), KEY("idup", idup) };
@@ -135,7 +135,7 @@ static void parse_fields(struct call *c, char *text)
 		if (i == sizeof(keys) / sizeof(keys[0]))
 			die(c->line, "%s: unknown key '%s' (expected note, notetag, notedest, notesendtag, "
 			    "element, size, arg, done, comm, win, cinfo, new, newwin, made, madetag, reqs, n, "
-			    "f08, chan, rsrc, rsize, rtag, req, which, wcount, windex, hold, after or idup)",
+			    "f08, fortran, chan, rsrc, rsize, rtag, req, which, wcount, windex, hold, after or idup)",
 			    c->name, k);
 		copy(keys[i].dst, keys[i].len, v, c->line, k);
 	}
@@ -144,10 +144,10 @@ static void parse_fields(struct call *c, char *text)
 static const char *const kinds[] = { "timed", "coll", "icoll", "poll", "wait", "pinit", "start",
 				     "manual", NULL };
 static const char *const groups[] = { "setup", "point-to-point", "collectives", "one-sided",
-				      "persistent", "communicators", NULL };
+				      "persistent", "communicators", "io", NULL };
 static const char *const group_enums[] = { "ES_GROUP_SETUP", "ES_GROUP_P2P", "ES_GROUP_COLLECTIVES",
 					    "ES_GROUP_ONE_SIDED", "ES_GROUP_PERSISTENT",
-					    "ES_GROUP_COMMUNICATORS" };
+					    "ES_GROUP_COMMUNICATORS", "ES_GROUP_IO" };
 
 static int index_of(const char *const *list, const char *w)
 {
@@ -188,7 +188,7 @@ static void parse_entry(char *text, int line)
 	c->code = code;
 	if (index_of(groups, group) < 0)
 		die(line, "%s: group '%s': expected setup, point-to-point, collectives, one-sided, "
-		    "persistent or communicators", name, group);
+		    "persistent, communicators or io", name, group);
 	if (index_of(kinds, kind) < 0)
 		die(line, "%s: kind '%s': expected timed, coll, icoll, poll, wait, pinit, start or "
 		    "manual", name, kind);
@@ -215,6 +215,8 @@ static void parse_entry(char *text, int line)
 		die(line, "%s: a poll needs done=", name);
 	if (*c->f08 && strcmp(c->f08, "pmpi"))
 		die(line, "%s: f08=%s: expected f08=pmpi", name, c->f08);
+	if (*c->fortran && strcmp(c->fortran, "none"))
+		die(line, "%s: fortran=%s: expected fortran=none", name, c->fortran);
 	if ((!strcmp(kind, "wait") || (!strcmp(kind, "poll") && *c->reqs)) &&
 	    (strcmp(c->which, "all") && strcmp(c->which, "index") && strcmp(c->which, "some")))
 		die(line, "%s: which=%s: expected all, index or some", name, c->which);
@@ -313,7 +315,8 @@ static const char *f2c_of(const char *base)
 		{ "MPI_Comm", "PMPI_Comm_f2c" }, { "MPI_Datatype", "PMPI_Type_f2c" },
 		{ "MPI_Win", "PMPI_Win_f2c" }, { "MPI_Group", "PMPI_Group_f2c" },
 		{ "MPI_Op", "PMPI_Op_f2c" }, { "MPI_Info", "PMPI_Info_f2c" },
-		{ "MPI_Request", "PMPI_Request_f2c" }, { "MPI_Message", "PMPI_Message_f2c" } };
+		{ "MPI_Request", "PMPI_Request_f2c" }, { "MPI_Message", "PMPI_Message_f2c" },
+		{ "MPI_File", "PMPI_File_f2c" } };
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		if (!strcmp(base, map[i][0]))
 			return map[i][1];
@@ -942,7 +945,7 @@ static void write_wrappers(const char *dir)
 	     "#define IN_PLACE(b) es_f_in_place(b)\n"
 	     "#define TYPES(t) NULL, (f_##t)\n#define REQS(r) NULL, (f_##r)\n");
 	for (int i = 0; i < ncalls; i++)
-		if (strcmp(calls[i].kind, "manual"))
+		if (strcmp(calls[i].kind, "manual") && strcmp(calls[i].fortran, "none"))
 			f_wrapper(&calls[i]);
 	finish(out, dir, "wrappers.c");
 }
