@@ -264,7 +264,7 @@ static int write_comms(ar_writer *w, char *err, size_t errlen)
 static void free_comms(struct ar_comm *c, int n)
 {
 	for (int i = 0; i < n; i++)
-		free(c[i].members[0]), free(c[i].members[1]);
+		free(c[i].members[0]), free(c[i].members[1]), free(c[i].rank_of);
 	free(c);
 }
 
@@ -440,6 +440,8 @@ struct ar_archive {
 	int nranks;
 	struct region *regions, *files;
 	int nregions, nfiles;
+	uint32_t *by_thread;  /* event indices, each thread's together, in the file's order */
+	size_t *first;        /* thread t's are by_thread[first[t] .. first[t + 1]) */
 };
 
 /* A file of the archive, to read: only a regular file (a FIFO put there
@@ -616,6 +618,8 @@ static int read_group(char **s, uint32_t *size, int32_t **members)
 	return 0;
 }
 
+static int index_comm(struct ar_comm *c);
+
 static int read_comm_line(ar_archive *a, char *line)
 {
 	char *s = line, *end, kind[16];
@@ -648,7 +652,9 @@ static int read_comm_line(ar_archive *a, char *line)
 		rc = -ENOMEM;
 	while (!rc && (*s == ' ' || *s == '\n'))
 		s++;
-	return rc ? rc : *s ? -EINVAL : 0;
+	if (!rc && *s)
+		rc = -EINVAL;
+	return rc ? rc : index_comm(c);
 }
 
 static int read_comms(ar_archive *a, const char *dir, char *err, size_t errlen)
@@ -758,6 +764,8 @@ static int read_sites(ar_archive *a, const char *dir, char *err, size_t errlen)
 	return a->version >= 3 ? ar_sites_read(a->sites, p, err, errlen) : 0;
 }
 
+static int index_threads(ar_archive *a);
+
 int ar_open(const char *dir, ar_archive **out, char *err, size_t errlen)
 {
 	*out = NULL;
@@ -788,8 +796,42 @@ int ar_open(const char *dir, ar_archive **out, char *err, size_t errlen)
 			return -EINVAL;
 		}
 	}
+	if (index_threads(a)) {
+		ar_close(a);
+		return sys_fail(err, errlen, -ENOMEM, "%s", dir);
+	}
 	*out = a;
 	return 0;
+}
+
+/* Each thread's events found at once (a counting sort by thread): every
+ * reader then goes through a thread's events alone, in time linear in
+ * them however many threads there are. */
+static int index_threads(ar_archive *a)
+{
+	const struct ar_event *ev = ar_events(a);
+	a->first = calloc((size_t)a->nthreads + 2, sizeof(*a->first));
+	a->by_thread = malloc(sizeof(*a->by_thread) * (a->nevents + 1));
+	if (!a->first || !a->by_thread)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->nevents; i++)
+		a->first[ev[i].thread + 1]++;
+	for (int t = 0; t < a->nthreads; t++)
+		a->first[t + 1] += a->first[t];
+	size_t *next = malloc(sizeof(*next) * ((size_t)a->nthreads + 1));
+	if (!next)
+		return -ENOMEM;
+	memcpy(next, a->first, sizeof(*next) * ((size_t)a->nthreads + 1));
+	for (size_t i = 0; i < a->nevents; i++)
+		a->by_thread[next[ev[i].thread]++] = (uint32_t)i;
+	free(next);
+	return 0;
+}
+
+size_t ar_thread_events(const ar_archive *a, int t, const uint32_t **idx)
+{
+	*idx = a->by_thread + a->first[t];
+	return a->first[t + 1] - a->first[t];
 }
 
 void ar_close(ar_archive *a)
@@ -802,6 +844,7 @@ void ar_close(ar_archive *a)
 	ar_sites_destroy(a->sites);
 	free(a->ranks);
 	free(a->regions), free(a->files);
+	free(a->by_thread), free(a->first);
 	free(a->threads);
 	free(a);
 }
@@ -851,11 +894,33 @@ const struct ar_comm *ar_comm(const ar_archive *a, int i)
 
 int ar_comm_rank(const struct ar_comm *c, int world)
 {
+	if (c && c->rank_of)
+		return world >= 0 && (uint32_t)world < c->span ? c->rank_of[world] : -1;
 	for (int s = 0; c && s < 2; s++)
 		for (uint32_t i = 0; i < c->size[s]; i++)
 			if (c->members[s][i] == world)
 				return (int)i;
 	return -1;
+}
+
+/* A communicator's ranks by world rank, so that a message's peer is found
+ * at once (the first group's rank first, as the scan above finds it). */
+static int index_comm(struct ar_comm *c)
+{
+	int32_t top = -1;
+	for (int s = 0; s < 2; s++)
+		for (uint32_t i = 0; i < c->size[s]; i++)
+			top = c->members[s][i] > top ? c->members[s][i] : top;
+	c->span = (uint32_t)(top + 1);
+	if (!(c->rank_of = malloc(sizeof(int32_t) * (c->span + 1))))
+		return -ENOMEM;
+	for (uint32_t w = 0; w < c->span; w++)
+		c->rank_of[w] = -1;
+	for (int s = 1; s >= 0; s--) /* the first group wins where both hold a rank */
+		for (uint32_t i = c->size[s]; i-- > 0;)
+			if (c->members[s][i] >= 0)
+				c->rank_of[c->members[s][i]] = (int32_t)i;
+	return 0;
 }
 
 const struct ar_event *ar_events(const ar_archive *a)

@@ -28,8 +28,9 @@
  *            wall-clock time (ns since 1970) at the archive's time NS
  *   INFO     key: value lines (job, events, lost, ...), written last
  * An archive without INFO is not whole (its recorder did not finish) and
- * ar_open refuses it.  The events are in the recorder's order: merged by
- * start time within each pull, so each thread's own are in order.
+ * ar_open refuses it.  The events are in the recorder's order: each
+ * pull's a thread's at a time, so each thread's own are in the order it
+ * wrote them; readers find a thread's through ar_thread_events.
  */
 
 #define AR_VERSION 3 /* 2: the same, but an MPI tuple's seq is a count only (no site) */
@@ -108,6 +109,9 @@ struct ar_comm {
 	unsigned flags;      /* ES_COMMS_WORLD, _WINDOW, _INTER */
 	uint32_t size[2];    /* its groups: an intercommunicator has two */
 	int32_t *members[2]; /* world rank of each rank in each; -1 where unknown */
+	/* the reader's: each world rank's rank in it (-1: none), below span */
+	int32_t *rank_of;
+	uint32_t span;
 };
 
 int ar_open(const char *dir, ar_archive **out, char *err, size_t errlen);
@@ -115,6 +119,9 @@ void ar_close(ar_archive *a);
 const char *ar_job(const ar_archive *a);
 size_t ar_nevents(const ar_archive *a);
 const struct ar_event *ar_events(const ar_archive *a);
+/* Thread t's events: *idx lists their indices into ar_events(), in the
+ * file's order; how many. */
+size_t ar_thread_events(const ar_archive *a, int t, const uint32_t **idx);
 uint64_t ar_lost(const ar_archive *a);
 int ar_nthreads(const ar_archive *a);
 const struct ar_thread *ar_thread(const ar_archive *a, int i);

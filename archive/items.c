@@ -53,12 +53,12 @@ int ar_thread_items(const ar_archive *a, int t, struct ar_item **out, size_t *n,
 		    struct ar_out_stats *st)
 {
 	const struct ar_event *ev = ar_events(a);
-	size_t ne = ar_nevents(a), nr = 0, np = 0;
+	const uint32_t *idx;
+	size_t ne = ar_thread_events(a, t, &idx), nr = 0, np = 0;
 	*out = NULL;
 	*n = 0;
-	for (size_t i = 0; i < ne; i++)
-		if (ev[i].thread == (uint32_t)t)
-			*(ev[i].t.op & ES_OP_DONE ? &np : &nr) += 1;
+	for (size_t j = 0; j < ne; j++)
+		*(ev[idx[j]].t.op & ES_OP_DONE ? &np : &nr) += 1;
 	struct span *r = malloc(sizeof(*r) * (nr + 1)), **stack = malloc(sizeof(*stack) * (nr + 1));
 	struct ar_item *p = malloc(sizeof(*p) * (2 * np + 1));
 	struct ar_item *items = malloc(sizeof(*items) * (2 * nr + 2 * np + 1));
@@ -67,9 +67,8 @@ int ar_thread_items(const ar_archive *a, int t, struct ar_item **out, size_t *n,
 		return -ENOMEM;
 	}
 	nr = np = 0;
-	for (size_t i = 0; i < ne; i++) {
-		if (ev[i].thread != (uint32_t)t)
-			continue;
+	for (size_t j = 0; j < ne; j++) {
+		uint32_t i = idx[j];
 		const struct es_trace *e = &ev[i].t;
 		uint64_t end = e->end < e->start ? e->start : e->end;
 		if (e->op & ES_OP_DONE) {

@@ -47,6 +47,7 @@ struct otf2_out {
 	const char **phase;      /* by region: a phase's name (the archive's), or NULL */
 	uint32_t nregions, capregions;
 	const char **files;      /* by I/O handle: its file's name (the archive's) */
+	OTF2_CommRef *comm_ref;  /* by the archive's communicator number: OTF2's, dense (windows have none) */
 	uint32_t nfiles, capfiles;
 	/* by op code, worked out once: what the names say */
 	struct { bool known; int coll; } code[256];
@@ -221,8 +222,20 @@ static uint32_t region(struct otf2_out *o, int thread, const struct es_trace *t)
  * and OTF2's), or OTF2_UNDEFINED_COMM. */
 static OTF2_CommRef comm_of(const struct otf2_out *o, uint16_t comm)
 {
-	const struct ar_comm *c = ar_comm(o->a, comm);
-	return c && !(c->flags & ES_COMMS_WINDOW) ? (OTF2_CommRef)comm : OTF2_UNDEFINED_COMM;
+	return comm < ar_ncomms(o->a) ? o->comm_ref[comm] : OTF2_UNDEFINED_COMM;
+}
+
+/* OTF2's numbers for the communicators, in the archive's order without
+ * its windows: a reader takes definitions numbered 0, 1, 2... */
+static int number_comms(struct otf2_out *o)
+{
+	int n = ar_ncomms(o->a);
+	if (!(o->comm_ref = malloc(sizeof(*o->comm_ref) * ((size_t)n + 1))))
+		return -ENOMEM;
+	OTF2_CommRef next = 0;
+	for (int c = 0; c < n; c++)
+		o->comm_ref[c] = ar_comm(o->a, c)->flags & ES_COMMS_WINDOW ? OTF2_UNDEFINED_COMM : next++;
+	return 0;
 }
 
 /* A world rank as a rank of the tuple's communicator: the peer of a
@@ -512,7 +525,7 @@ static int write_defs(struct otf2_out *o, uint64_t t0, uint64_t t1)
 							    OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE,
 							    (uint32_t)o->nranks, members);
 		free(members);
-		/* communicator number c is OTF2's comm c; its groups are
+		/* communicator number c is OTF2's comm_ref[c]; its groups are
 		 * numbered as they come, for readers want them in order */
 		OTF2_GroupRef next_group = 1;
 		for (int c = 0; c < ar_ncomms(a) && e == OTF2_SUCCESS; c++) {
@@ -534,10 +547,10 @@ static int write_defs(struct otf2_out *o, uint64_t t0, uint64_t t1)
 			if (e == OTF2_SUCCESS && (cm->flags & ES_COMMS_INTER))
 				e = comm_group(d, cm, 1, gb, name);
 			if (e == OTF2_SUCCESS && (cm->flags & ES_COMMS_INTER))
-				e = OTF2_GlobalDefWriter_WriteInterComm(d, (OTF2_CommRef)c, name, ga, gb,
+				e = OTF2_GlobalDefWriter_WriteInterComm(d, o->comm_ref[c], name, ga, gb,
 									 OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
 			else if (e == OTF2_SUCCESS)
-				e = OTF2_GlobalDefWriter_WriteComm(d, (OTF2_CommRef)c, name, ga, OTF2_UNDEFINED_COMM,
+				e = OTF2_GlobalDefWriter_WriteComm(d, o->comm_ref[c], name, ga, OTF2_UNDEFINED_COMM,
 								   OTF2_COMM_FLAG_NONE);
 		}
 	}
@@ -560,15 +573,23 @@ int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar
 		if (ar_thread(a, t)->rank >= o.nranks)
 			o.nranks = ar_thread(a, t)->rank + 1;
 	o.events = calloc((size_t)ar_nthreads(a) + 1, sizeof(*o.events));
-	if (!o.events)
+	if (!o.events || number_comms(&o)) {
+		free(o.events), free(o.comm_ref);
 		return -ENOMEM;
+	}
 	int rc = 0;
 	OTF2_ErrorCode e;
-	o.ar = OTF2_Archive_Open(dir, name, OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
-				 OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+	/* a buffer chunk per location, for its events and for its local
+	 * definitions (which OTF2 clears whole when it closes them): 1 MB
+	 * each, less when there are many (1,024 locations spent most of
+	 * their time clearing 4 MB definition chunks); OTF2's least is 256 KB */
+	uint64_t chunk = ar_nthreads(a) > 64 ? (64u << 20) / (uint64_t)ar_nthreads(a) : 1u << 20;
+	chunk = chunk < (256u << 10) ? 256u << 10 : chunk;
+	o.ar = OTF2_Archive_Open(dir, name, OTF2_FILEMODE_WRITE, chunk, chunk, OTF2_SUBSTRATE_POSIX,
+				 OTF2_COMPRESSION_NONE);
 	if (!o.ar) {
 		snprintf(err, errlen, "%s: OTF2 cannot make an archive there", dir);
-		free(o.events), free(o.region_op), free(o.phase), free(o.files);
+		free(o.events), free(o.region_op), free(o.phase), free(o.files), free(o.comm_ref);
 		return -EIO;
 	}
 	if ((e = OTF2_Archive_SetFlushCallbacks(o.ar, &flush_callbacks, NULL)) != OTF2_SUCCESS ||
@@ -605,6 +626,6 @@ int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar
 		rc = otf2_fail(&o, e, "closing the archive");
 	if (rc)
 		snprintf(err, errlen, "%s: %s", dir, o.err[0] ? o.err : strerror(-rc));
-	free(o.events), free(o.region_op), free(o.phase), free(o.files);
+	free(o.events), free(o.region_op), free(o.phase), free(o.files), free(o.comm_ref);
 	return rc;
 }

@@ -171,6 +171,7 @@ int ar_record_job(const char *prog, const char *job, const char *dir, double per
 	struct es_scope_spec spec;
 	es_scope_spec_default(&spec, job);
 	spec.reduce = ES_REDUCE_NONE;
+	spec.by_leaf = true; /* readers index the archive by thread: no merge by time */
 	mon_remote(prog, &spec);
 	mon_signals();
 	es_scope *s;

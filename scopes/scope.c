@@ -705,7 +705,8 @@ int es_scope_consume(es_scope *s, struct es_trace *out, size_t max, uint64_t *mi
 		s->headroom = lost ? 0 : headroom;
 		s->last_consume = now;
 	}
-	qsort(ev, n, sizeof(*ev), by_start);
+	if (!s->spec.by_leaf)
+		qsort(ev, n, sizeof(*ev), by_start);
 	for (size_t i = 0; i < n; i++) {
 		out[i] = ev[i].t;
 		s->got_leaf[i] = ev[i].leaf;

@@ -68,6 +68,9 @@ struct es_scope_spec {
 	double rate_hz;      /* pulls at most this often; 0 = no limit */
 	enum es_reduce reduce; /* per thread: one tuple each; NONE: one per leaf */
 	bool convert;        /* stamps to ns (on by default through es_scope_spec_default) */
+	bool by_leaf;        /* es_scope_consume leaves each leaf's tuples together, in
+				their order, unmerged: for a recorder, whose readers index
+				by thread (merging cost it most of its time) */
 	/* Where the job's trace spaces are: NULL for this host's shared
 	 * segments; else "HOST:PORT[,HOST:PORT...]", tuple servers (psadm serve,
 	 * or the job's own) whose segments JOB.tN and JOB.rN the scope takes.
@@ -126,7 +129,7 @@ int es_scope_pull(es_scope *s, struct es_trace *out);
 
 /* Every tuple written since the last consume (the first call starts from
  * the backlog: what the elements still hold), merged in order of start
- * time, stamps in ns.  Fills up to max; *missed gets the number of tuples
+ * time (by leaf, unmerged, when the spec said by_leaf), stamps in ns.  Fills up to max; *missed gets the number of tuples
  * discarded before they could be read since the last call. */
 int es_scope_consume(es_scope *s, struct es_trace *out, size_t max, uint64_t *missed);
 /* Seconds until the leaf that writes fastest would overwrite tuples not

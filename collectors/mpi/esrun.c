@@ -25,7 +25,7 @@ static const char *usage =
 	"  -s, --trace-size B    bytes of tuples each thread keeps (4M by default)\n"
 	"  -k, --callpath N      a call site is the N innermost frames of the call path\n"
 	"                        (1 to 7; 1 by default, the cheapest: more unwinds the\n"
-	"                        stack at every call, as mpiP's -k does)\n"
+	"                        stack at every call, as mpiP's -k does; 0 keeps none)\n"
 	"      --serve WHERE     loopback or any: serve each node's trace spaces over TCP\n"
 	"                        for monitors on other hosts (any needs --secret-file)\n"
 	"      --secret-file F   the servers' shared secret (a file only you can read)\n"
@@ -123,8 +123,8 @@ int main(int argc, char **argv)
 	if (depth) {
 		char *end;
 		long k = strtol(depth, &end, 10);
-		if (*end || end == depth || k < 1 || k > ES_SITE_FRAMES)
-			return fail("--callpath '%s': expected frames, 1 to %s", depth, "7");
+		if (*end || end == depth || k < 0 || k > ES_SITE_FRAMES)
+			return fail("--callpath '%s': expected frames, 0 to %s", depth, "7");
 		setenv("ES_CALLPATH", depth, 1);
 	}
 	if (serve) {

@@ -36,7 +36,7 @@ struct es_route {
 	unsigned char collect[256]; /* by op code: record it; all zero while not tracing */
 	unsigned char tracing;      /* the job is traced: communicators are followed */
 	unsigned char reqs;         /* some request has been followed: waits and tests look */
-	unsigned char depth;        /* frames of a call site: 1, or a call path (ES_CALLPATH) */
+	unsigned char depth;        /* frames of a call site: 1, a call path (ES_CALLPATH), 0: none */
 	void (*pmpi[256])(void);    /* by op code: PMPI_NAME, for the pass-through */
 } __attribute__((aligned(4096)));
 extern struct es_route es_route ES_HIDDEN; /* in wrappers.c, which knows every PMPI name */
@@ -203,12 +203,12 @@ static inline uint32_t es_site_hash(uintptr_t k)
 static inline uint16_t es_site(const void *ra)
 {
 	struct es_sites *s = es_t.sites;
-	if (__builtin_expect(s != NULL && es_route.depth <= 1, 1)) {
+	if (__builtin_expect(s != NULL && es_route.depth == 1, 1)) {
 		uint32_t h = es_site_hash((uintptr_t)ra);
 		if (__builtin_expect(s->key[h] == (uintptr_t)ra && s->id[h] != ES_SITE_UNWIND, 1))
 			return s->id[h];
 	}
-	return es__site(ra);
+	return es_route.depth ? es__site(ra) : 0; /* 0: sites not kept (ES_CALLPATH=0) */
 }
 
 static inline void es_write(unsigned op, uint64_t t0, uint64_t t1, uint32_t element, uint64_t bytes,

@@ -14,7 +14,7 @@
  * record.h gives the invariants.  The common path (record.h: es_site) is
  * one multiply and one load in the thread's table; this file is the rest,
  * taken once per site and thread, or on every call when a call path is
- * asked for (ES_CALLPATH=N frames): glibc's backtrace() then walks the
+ * asked for (ES_CALLPATH=N frames; 0 keeps no site): glibc's backtrace() then walks the
  * stack through the unwind tables, which costs what tests/bench/mpi_cost
  * shows, and which is why one frame is the default.
  *
@@ -201,8 +201,8 @@ void es_sites_thread(struct es_site_rec *board)
 void es_sites_setup(ps_server *srv)
 {
 	const char *env = getenv("ES_CALLPATH");
-	int depth = env ? atoi(env) : 1;
-	es_route.depth = (unsigned char)(depth < 1 ? 1 : depth > ES_SITE_FRAMES ? ES_SITE_FRAMES : depth);
+	int depth = env && *env ? atoi(env) : 1;
+	es_route.depth = (unsigned char)(depth < 0 ? 1 : depth > ES_SITE_FRAMES ? ES_SITE_FRAMES : depth);
 	struct ps_elem_attr a = { .tuple_size = sizeof(struct es_module_rec), .threshold = ES_MODULES_SLOTS,
 				  .mode = PS_BOARD };
 	if (!ps_elem_create(srv, ES_MODULES_ELEMENT, &a, &es_g.modules_elem)) {

@@ -1,4 +1,4 @@
-/* archive.c - how fast an archive of a million MPI events becomes OTF2 (and JSON): prints otf2_events_per_s and json_events_per_s. */
+/* archive.c - how fast an archive of a million MPI events (over 4 ranks, or as many as asked) becomes OTF2, JSON and a profile: prints each's events per second. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +17,11 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	size_t n = argc > 1 ? strtoul(argv[1], NULL, 10) : 1000000;
+	int RANKS = argc > 2 ? atoi(argv[2]) : 4; /* a thread each */
+	if (RANKS < 2 || RANKS > 65536 || n < (size_t)RANKS) {
+		fprintf(stderr, "usage: archive [EVENTS [RANKS (2 to 65536)]]\n");
+		return 2;
+	}
 	char dir[4096], err[4400], p[4200];
 	snprintf(dir, sizeof(dir), "%s/esbarch.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(dir))
@@ -27,16 +32,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench archive: %s\n", err);
 		return 1;
 	}
-	/* four ranks: sends to the next, receives from the last, an allreduce every tenth */
-	enum { RANKS = 4 };
+	/* ranks that send to the next, receive from the last, an allreduce every tenth */
 	for (int r = 0; r < RANKS; r++) {
 		char proc[32], name[32];
 		snprintf(proc, sizeof(proc), "bench.r%d", r);
 		snprintf(name, sizeof(name), "rank%d.thread0", r);
 		ar_set_thread(w, r, proc, name);
 	}
-	static const int world[RANKS] = { 0, 1, 2, 3 };
-	const uint32_t size[2] = { RANKS, 0 };
+	int *world = malloc(sizeof(int) * (size_t)RANKS);
+	if (!world)
+		return 1;
+	for (int r = 0; r < RANKS; r++)
+		world[r] = r;
+	const uint32_t size[2] = { (uint32_t)RANKS, 0 };
 	const int *const members[2] = { world, NULL };
 	ar_set_comm(w, 0, ES_COMM_WORLD_ID, ES_COMMS_WORLD, size, members);
 	uint64_t t = 1000;
@@ -83,12 +91,23 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	double t2 = now();
+	snprintf(p, sizeof(p), "%s/profile.txt", dir);
+	FILE *pf = fopen(p, "w");
+	if (!pf || ar_profile(a, pf, 20, err, sizeof(err))) {
+		fprintf(stderr, "bench archive: profile: %s\n", err);
+		return 1;
+	}
+	fclose(pf);
+	double t3 = now();
 	ar_close(a);
+	free(world);
 	char cmd[4200];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
 		return 1;
-	printf("archive: %zu events: OTF2 in %.3f s, JSON in %.3f s\n", n, t1 - t0, t2 - t1);
-	printf("otf2_events_per_s=%.0f json_events_per_s=%.0f\n", (double)n / (t1 - t0), (double)n / (t2 - t1));
+	printf("archive: %zu events of %d threads: OTF2 in %.3f s, JSON in %.3f s, profile in %.3f s\n", n, RANKS,
+	       t1 - t0, t2 - t1, t3 - t2);
+	printf("otf2_events_per_s=%.0f json_events_per_s=%.0f profile_events_per_s=%.0f otf2_s=%.3f profile_s=%.3f\n",
+	       (double)n / (t1 - t0), (double)n / (t2 - t1), (double)n / (t3 - t2), t1 - t0, t3 - t2);
 	return 0;
 }

@@ -114,8 +114,12 @@ $(sites two)"
 		die "-k 2: the path through $src:$l does not start at the Sendrecv"
 	[ "$(count_of two "$id" 0)" = "${caller#*:}" ] || die "-k 2: ${caller%:*}: count $(count_of two "$id" 0)"
 done
+# -k 0: no call site kept, none on the page
+profile zero -k 0 "$BUILD/tests/mpi_sites"
+grep -q "^@--- Call sites" "$dir/zero" && die "-k 0: call sites on the page"
+grep -q "^MPI_Sendrecv  *0  *6 " "$dir/zero" || die "-k 0: the calls not counted: $(cat "$dir/zero")"
 out=$(mpirun --oversubscribe --allow-run-as-root -np 1 "$BIN/esrun" -k 8 true 2>&1) && die "esrun -k 8 ran"
-echo "$out" | grep -q "^esrun: --callpath '8': expected frames, 1 to 7$" || die "esrun -k 8: $out"
+echo "$out" | grep -q "^esrun: --callpath '8': expected frames, 0 to 7$" || die "esrun -k 8: $out"
 
 # Fortran: every binding's calls at their lines of mpi_fortran.F90 (mpi_f08
 # through Open MPI's own binding library, unwound past it)
