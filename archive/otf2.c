@@ -48,6 +48,11 @@ struct otf2_out {
 	uint32_t nregions, capregions;
 	const char **files;      /* by I/O handle: its file's name (the archive's) */
 	OTF2_CommRef *comm_ref;  /* by the archive's communicator number: OTF2's, dense (windows have none) */
+	/* call sites: a SourceCodeLocation per (file, line), given as the
+	 * attribute "callsite" of each call's Enter */
+	struct { const char *file; int line; } *places;
+	uint32_t nplaces, capplaces;
+	OTF2_AttributeList *attrs;
 	uint32_t nfiles, capfiles;
 	/* by op code, worked out once: what the names say */
 	struct { bool known; int coll; } code[256];
@@ -195,6 +200,30 @@ static OTF2_ErrorCode io(struct otf2_out *o, OTF2_EvtWriter *w, int thread, cons
 									   : OTF2_IO_OPERATION_MODE_WRITE,
 					       coll ? OTF2_IO_OPERATION_FLAG_COLLECTIVE : OTF2_IO_OPERATION_FLAG_NONE,
 					       t->size, it->event);
+}
+
+/* The source code location of a call's site (its innermost frame), made if
+ * new: UINT32_MAX when the site or its line is not known, or no memory. */
+static uint32_t place_of(struct otf2_out *o, int thread, const struct es_trace *t)
+{
+	const struct ar_site *s = ar_site(o->a, thread, ES_TRACE_SITE(t));
+	if (!s || !s->frames[0].line)
+		return UINT32_MAX;
+	const struct ar_frame *f = &s->frames[0];
+	for (uint32_t i = o->nplaces; i-- > 0;) /* a thread's calls come from few places */
+		if (o->places[i].line == f->line && !strcmp(o->places[i].file, f->file))
+			return i;
+	if (o->nplaces == o->capplaces) {
+		uint32_t cap = o->capplaces ? o->capplaces * 2 : 64;
+		void *v = realloc(o->places, sizeof(*o->places) * cap);
+		if (!v)
+			return UINT32_MAX;
+		o->places = v;
+		o->capplaces = cap;
+	}
+	o->places[o->nplaces].file = f->file;
+	o->places[o->nplaces].line = f->line;
+	return o->nplaces++;
 }
 
 /* A call's region, one per op; a phase's, one per name. */
@@ -399,7 +428,12 @@ static int write_thread(struct otf2_out *o, int t, struct ar_out_stats *st)
 		}
 		int cop = o->code[code].coll;
 		if (items[i].kind == AR_ENTER) {
-			e = OTF2_EvtWriter_Enter(w, NULL, items[i].time, reg);
+			uint32_t place = ar_is_phase(tr) ? UINT32_MAX : place_of(o, t, tr);
+			OTF2_AttributeList *at = NULL;
+			if (place != UINT32_MAX && o->attrs &&
+			    OTF2_AttributeList_AddSourceCodeLocationRef(o->attrs, 0, place) == OTF2_SUCCESS)
+				at = o->attrs; /* Enter takes the attributes and empties the list */
+			e = OTF2_EvtWriter_Enter(w, at, items[i].time, reg);
 			st->regions++;
 		}
 		if (e == OTF2_SUCCESS)
@@ -458,6 +492,17 @@ static int write_defs(struct otf2_out *o, uint64_t t0, uint64_t t1)
 							     o->phase[r] ? OTF2_REGION_ROLE_CODE : role_of(name, o->region_op[r]),
 							     mpi ? OTF2_PARADIGM_MPI : OTF2_PARADIGM_USER,
 							     OTF2_REGION_FLAG_NONE, empty, 0, 0);
+	}
+	/* call sites: the attribute, and each place */
+	if (o->nplaces && e == OTF2_SUCCESS) {
+		uint32_t an = STRING("callsite"), ad = STRING("where the program made the call (its innermost frame)");
+		if (e == OTF2_SUCCESS)
+			e = OTF2_GlobalDefWriter_WriteAttribute(d, 0, an, ad, OTF2_TYPE_SOURCE_CODE_LOCATION);
+	}
+	for (uint32_t i = 0; i < o->nplaces && e == OTF2_SUCCESS; i++) {
+		uint32_t file = STRING(o->places[i].file);
+		if (e == OTF2_SUCCESS)
+			e = OTF2_GlobalDefWriter_WriteSourceCodeLocation(d, i, file, (uint32_t)o->places[i].line);
 	}
 	/* MPI-IO: a file and a handle per file name */
 	if (o->nfiles && e == OTF2_SUCCESS) {
@@ -573,8 +618,11 @@ int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar
 		if (ar_thread(a, t)->rank >= o.nranks)
 			o.nranks = ar_thread(a, t)->rank + 1;
 	o.events = calloc((size_t)ar_nthreads(a) + 1, sizeof(*o.events));
-	if (!o.events || number_comms(&o)) {
+	o.attrs = OTF2_AttributeList_New();
+	if (!o.events || !o.attrs || number_comms(&o)) {
 		free(o.events), free(o.comm_ref);
+		if (o.attrs)
+			OTF2_AttributeList_Delete(o.attrs);
 		return -ENOMEM;
 	}
 	int rc = 0;
@@ -589,7 +637,8 @@ int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar
 				 OTF2_COMPRESSION_NONE);
 	if (!o.ar) {
 		snprintf(err, errlen, "%s: OTF2 cannot make an archive there", dir);
-		free(o.events), free(o.region_op), free(o.phase), free(o.files), free(o.comm_ref);
+		free(o.events), free(o.region_op), free(o.phase), free(o.files), free(o.comm_ref), free(o.places);
+	OTF2_AttributeList_Delete(o.attrs);
 		return -EIO;
 	}
 	if ((e = OTF2_Archive_SetFlushCallbacks(o.ar, &flush_callbacks, NULL)) != OTF2_SUCCESS ||
@@ -626,6 +675,7 @@ int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar
 		rc = otf2_fail(&o, e, "closing the archive");
 	if (rc)
 		snprintf(err, errlen, "%s: %s", dir, o.err[0] ? o.err : strerror(-rc));
-	free(o.events), free(o.region_op), free(o.phase), free(o.files), free(o.comm_ref);
+	free(o.events), free(o.region_op), free(o.phase), free(o.files), free(o.comm_ref), free(o.places);
+	OTF2_AttributeList_Delete(o.attrs);
 	return rc;
 }

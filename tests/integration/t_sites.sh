@@ -96,6 +96,13 @@ if not colls or any(set(c["args"]) != {"bytes", "number", "comm", "site", "funct
     print("MPI_Allreduce slices' arguments: %s" % [c["args"] for c in colls])
     sys.exit(1)
 PY
+# OTF2: each call's Enter names its call site as a source code location
+"$BIN/esconvert" -q --otf2 "$dir/o" "$dir/one.ar" || die "esconvert --otf2 failed"
+otf2-print "$dir/o/traces.otf2" >"$dir/p.txt" 2>"$dir/p.err" || die "otf2-print: $(cat "$dir/p.err")"
+[ -s "$dir/p.err" ] && die "otf2-print warned: $(cat "$dir/p.err")"
+n=$(grep -A1 '^ENTER .*Region: "MPI_Sendrecv"' "$dir/p.txt" |
+	grep -c "\"callsite\" <0>; SOURCE_CODE_LOCATION; \"tests/integration/mpi_sites.c:$(line_of site:sendrecv)\"")
+[ "$n" -eq 12 ] || die "OTF2: $n of 12 MPI_Sendrecv enters name their call site"
 # the header: what ran, where and when
 grep -q "^@ Command      : .*/tests/mpi_sites$" "$dir/one" || die "header: no command: $(head -8 "$dir/one")"
 grep -q "^@ Ranks        : 2 on 1 host ($(hostname))$" "$dir/one" || die "header: ranks: $(head -8 "$dir/one")"
