@@ -20,6 +20,13 @@
 struct numbering {
 	uint64_t *ids; /* by number */
 	int n, cap;
+	/* the last tuple's: a thread's tuples come in order, mostly on one
+	 * communicator, and the same serial bits later name the same one
+	 * (a serial's low 16 bits come round only after 65,536 more) */
+	int rank;
+	uint16_t serial;
+	uint16_t number;
+	uint64_t start;
 };
 
 static int number_of(struct numbering *nb, uint64_t id)
@@ -46,8 +53,15 @@ static void renumber(es_mpi *m, struct numbering *nb, int rank, struct es_trace 
 {
 	if (rank < 0 || es_op_code(t->op) < ES_OP_MPI_INIT || t->comm == ES_COMM_NONE)
 		return;
+	if (rank == nb->rank && t->comm == nb->serial && t->start >= nb->start) {
+		nb->start = t->start;
+		t->comm = nb->number;
+		return;
+	}
 	const struct es_mpi_comm *c = es_mpi_comm_of(m, rank, t->comm, 0xffff, t->start, NULL);
+	uint16_t serial = t->comm;
 	t->comm = c ? (uint16_t)number_of(nb, c->id) : ES_COMM_NONE;
+	*nb = (struct numbering){ nb->ids, nb->n, nb->cap, rank, serial, t->comm, t->start };
 }
 
 /* A frame of a rank's: the module it lies in, and what DWARF says of it there. */
@@ -186,7 +200,7 @@ int ar_record_job(const char *prog, const char *job, const char *dir, double per
 		es_scope_destroy(s);
 		return 1;
 	}
-	enum { MAX = 65536 };
+	enum { MAX = 4096 }; /* a pull that stays in cache: its tuples are copied twice more */
 	struct es_trace *ev = malloc(MAX * sizeof(*ev));
 	if (!ev) {
 		ar_abandon(w);
@@ -199,7 +213,7 @@ int ar_record_job(const char *prog, const char *job, const char *dir, double per
 	int werr = 0;
 	struct ps_remote_attr ra = { .secret_file = mon_secret_file };
 	es_mpi *m = NULL;
-	struct numbering nb = { 0 };
+	struct numbering nb = { .rank = -1 };
 	if (es_mpi_open(s, &ra, &m))
 		m = NULL;
 	for (;;) {
@@ -221,6 +235,7 @@ int ar_record_job(const char *prog, const char *job, const char *dir, double per
 			missed += lost;
 			if (m) /* the communicators these tuples name are listed by now */
 				es_mpi_refresh(m);
+			nb.rank = -1; /* what the refresh made known may name the serial anew */
 			for (int i = 0; i < n && !werr; i++) {
 				const struct es_leaf *l = es_scope_leaf(s, es_scope_consumed_leaf(s, (size_t)i));
 				if (m)

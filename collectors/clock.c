@@ -183,13 +183,18 @@ const struct es_clock *es_clock_init(void)
 	return &clk;
 }
 
-uint64_t es_clock_ns(const struct es_clock *c, uint64_t raw)
+static inline uint64_t clock_ns(const struct es_clock *c, uint64_t raw)
 {
 	if (c->source != ES_CLOCK_TSC)
 		return raw;
 	if (raw >= c->raw0)
 		return c->ns0 + (uint64_t)(((unsigned __int128)(raw - c->raw0) * c->mult) >> 32);
 	return c->ns0 - (uint64_t)(((unsigned __int128)(c->raw0 - raw) * c->mult) >> 32);
+}
+
+uint64_t es_clock_ns(const struct es_clock *c, uint64_t raw)
+{
+	return clock_ns(c, raw);
 }
 
 void es_clock_shift(struct es_clock *c, int64_t ns)
@@ -206,11 +211,17 @@ void es_clock_shift(struct es_clock *c, int64_t ns)
 	c->ns0 += (uint64_t)ns; /* two's complement: a negative shift subtracts */
 }
 
+void es_trace_portable_n(const struct es_clock *c, const struct es_trace *in, struct es_trace *out, size_t n)
+{
+	for (size_t i = 0; i < n; i++) /* one call for a batch: a recorder's every tuple comes here */
+		es_trace_portable(c, &in[i], &out[i]);
+}
+
 void es_trace_portable(const struct es_clock *c, const struct es_trace *in, struct es_trace *out)
 {
 	struct es_trace t = *in;
-	t.start = es_clock_ns(c, in->start);
-	t.end = es_clock_ns(c, in->end);
+	t.start = clock_ns(c, in->start);
+	t.end = clock_ns(c, in->end);
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 	t.start = __builtin_bswap64(t.start);
 	t.end = __builtin_bswap64(t.end);

@@ -409,6 +409,8 @@ static inline uint64_t es_now(void)
 /* The fixed form a reader on any machine can use: ns timestamps,
  * little-endian fields, same layout. */
 void es_trace_portable(const struct es_clock *c, const struct es_trace *in, struct es_trace *out);
+/* The same for n tuples (in and out may be the same). */
+void es_trace_portable_n(const struct es_clock *c, const struct es_trace *in, struct es_trace *out, size_t n);
 
 /* --- trace spaces ----------------------------------------------------------- */
 

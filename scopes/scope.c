@@ -685,9 +685,15 @@ int es_scope_consume(es_scope *s, struct es_trace *out, size_t max, uint64_t *mi
 			s->lost[i] = unreachable(k);
 			if (k <= 0)
 				break;
-			for (int j = 0; j < k; j++) {
-				es_trace_portable(l->clock, &buf[j], &ev[n].t);
-				ev[n++].leaf = i;
+			if (s->spec.by_leaf) { /* straight into out: nothing to merge */
+				es_trace_portable_n(l->clock, buf, &out[n], (size_t)k);
+				for (int j = 0; j < k; j++)
+					s->got_leaf[n++] = i;
+			} else {
+				for (int j = 0; j < k; j++) {
+					es_trace_portable(l->clock, &buf[j], &ev[n].t);
+					ev[n++].leaf = i;
+				}
 			}
 			s->cursor[i] += (uint64_t)k;
 			if (n == max)
@@ -705,11 +711,12 @@ int es_scope_consume(es_scope *s, struct es_trace *out, size_t max, uint64_t *mi
 		s->headroom = lost ? 0 : headroom;
 		s->last_consume = now;
 	}
-	if (!s->spec.by_leaf)
+	if (!s->spec.by_leaf) {
 		qsort(ev, n, sizeof(*ev), by_start);
-	for (size_t i = 0; i < n; i++) {
-		out[i] = ev[i].t;
-		s->got_leaf[i] = ev[i].leaf;
+		for (size_t i = 0; i < n; i++) {
+			out[i] = ev[i].t;
+			s->got_leaf[i] = ev[i].leaf;
+		}
 	}
 	if (missed)
 		*missed = lost;

@@ -1,0 +1,104 @@
+/* profile.h - inside archive/: a profile's rows, counted in one pass over an archive (profile.c), for the page (page.c) and its JSON (profile_json.c). */
+#ifndef ES_ARCHIVE_PROFILE_H
+#define ES_ARCHIVE_PROFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "archive/convert.h"
+
+#define NONE 0xffffffffu
+#define ALL (-1) /* a row of every rank */
+
+/* What a row counts: an op's calls (site 0) or a call site's (site > 0) on a rank. */
+struct stat_row {
+	unsigned op;
+	uint32_t site; /* 0, or a call site's number on the page */
+	int rank;      /* ALL: every rank */
+	uint64_t count, total, min, max, bytes;
+	uint64_t sent_n, sent_min, sent_max; /* messages sent from the site: bytes is their sum */
+};
+
+struct rank_run {
+	uint64_t first, last, init_end, fin_start, mpi;
+	bool init, fin;
+};
+
+struct coll {
+	unsigned op;
+	uint16_t comm;
+	uint32_t arg;
+	uint64_t first_in, last_in, last_out, time;
+	int last_rank, n;
+};
+
+struct pair {
+	int from, to;
+	uint64_t bytes, count;
+};
+
+/* A call site on the page: its call and the frames of the first thread seen there. */
+struct psite {
+	unsigned op;
+	const struct ar_site *where;
+	uint64_t hash;
+	uint32_t number; /* as printed, from 1, in the order of file and line */
+};
+
+struct vec {
+	void *v;
+	size_t n, cap, size;
+};
+
+/* Exact keys to indices + 1 (0: none yet), by open addressing. */
+struct map {
+	uint64_t *keys;
+	uint32_t *vals;
+	size_t n, cap;
+};
+
+/* A phase on a rank (ALL: every rank): its time, and its calls' */
+struct phase_row {
+	const char *name; /* the archive's */
+	int rank;
+	uint64_t count, time, mpi, calls;
+};
+
+/* MPI-IO on a file by a rank (ALL: every rank) */
+struct io_row {
+	const char *file; /* the archive's */
+	int rank;
+	uint64_t reads, read_bytes, writes, written, calls, time;
+};
+
+struct prof {
+	const ar_archive *a;
+	bool mpi;
+	int groups; /* ranks, or threads when no MPI */
+	struct rank_run *run;
+	struct vec rows, colls, pairs, sites, phases, io;
+	struct map row_ix, coll_ix, pair_ix, phase_ix, io_ix;
+	uint64_t app_all, mpi_all;
+};
+
+#define AT(vec, type, i) (&((type *)(vec).v)[i])
+
+static inline double ms(uint64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+static inline double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* Counts everything into *p (sites numbered, the * rows of phases and
+ * files added, the totals made); 0 or -ENOMEM.  prof_free either way. */
+int prof_build(struct prof *p, const ar_archive *a);
+void prof_free(struct prof *p);
+uint64_t prof_app(const struct prof *p, int g); /* group g's run: from MPI_Init's end to MPI_Finalize's start */
+const struct psite *prof_site(const struct prof *p, uint32_t number);
+double prof_cov(const struct prof *p, const struct stat_row *all); /* across the ranks that called the site */
+
+#endif
