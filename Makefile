@@ -238,7 +238,7 @@ $(BUILD)/bin/esrecord: $(BUILD)/obj/archive/esrecord.o $(RECORDER) $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(DW_LIBS) $(LDLIBS)
 
-$(BUILD)/bin/esprofile: $(BUILD)/obj/archive/esprofile.o $(BUILD)/obj/archive/profile.o $(BUILD)/obj/archive/page.o $(RECORDER) $(LIBS)
+$(BUILD)/bin/esprofile: $(BUILD)/obj/archive/esprofile.o $(BUILD)/obj/archive/profile.o $(BUILD)/obj/archive/page.o $(BUILD)/obj/archive/profile_json.o $(RECORDER) $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(DW_LIBS) $(LDLIBS)
 
@@ -252,7 +252,7 @@ $(BUILD)/bin/esconvert: $(BUILD)/obj/archive/esconvert.o $(BUILD)/obj/archive/ot
 	$(CC) $(LDFLAGS) $^ -o $@ $(OTF2_LIBS) $(EXT_LIBS) $(LDLIBS)
 
 $(BUILD)/bench/archive: $(BUILD)/obj/tests/bench/archive.o $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/json.o \
-		       $(BUILD)/obj/archive/profile.o $(BUILD)/obj/archive/page.o $(LIBS)
+		       $(BUILD)/obj/archive/profile.o $(BUILD)/obj/archive/page.o $(BUILD)/obj/archive/profile_json.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(OTF2_LIBS) $(EXT_LIBS) $(LDLIBS)
 
@@ -274,7 +274,7 @@ UNIT_BIN := $(BUILD)/tests/unit
 
 # the converters too (OTF2, JSON, the profile) and heartbeat's judgement, so
 # that they run under the sanitizers
-CONVERTERS := $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/json.o $(BUILD)/obj/archive/profile.o $(BUILD)/obj/archive/page.o \
+CONVERTERS := $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/json.o $(BUILD)/obj/archive/profile.o $(BUILD)/obj/archive/page.o $(BUILD)/obj/archive/profile_json.o \
 	      $(BUILD)/obj/archive/symbols.o $(BUILD)/obj/archive/plot.o \
 	      $(BUILD)/obj/monitors/waitfor.o $(BUILD)/obj/monitors/waits.o $(BUILD)/obj/monitors/common.o
 

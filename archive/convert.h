@@ -75,5 +75,7 @@ int ar_plot(const ar_archive *a, const char *dir, int *pictures, char *err, size
 
 /* The profile page (profile.c says what it counts): top rows in each list. */
 int ar_profile(const ar_archive *a, FILE *out, int top, char *err, size_t errlen);
+/* The same rows, every one, as one JSON object (profile_json.c says how). */
+int ar_profile_json(const ar_archive *a, FILE *out, char *err, size_t errlen);
 
 #endif

@@ -1,5 +1,6 @@
 /* esprofile.c - an mpiP-style profile of a job, live (recorded to its end) or from an archive esrecord wrote. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,19 +21,25 @@ static const char *usage =
 	"wrote, or of a running job, recorded until it ends (or Ctrl-C).\n"
 	"  -o, --output FILE    write there instead of standard output\n"
 	"  -n, --top N          rows in the top lists (default 20)\n"
+	"      --json           every row as one JSON object instead, for scripts\n"
 	"  -w, --wait S         a live job: wait up to S seconds for it (default 10)\n"
 	MON_REMOTE_USAGE
 	"  -h, --help\n"
 	"      --version\n";
 
+/* The scratch archive: its files (whatever the archive holds now) and itself. */
 static void remove_dir(const char *dir)
 {
-	static const char *const files[] = { "events", "threads", "comms", "INFO", "INFO.tmp" };
+	DIR *d = opendir(dir);
 	char p[4200];
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
+	for (struct dirent *e; d && (e = readdir(d));) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
 		unlink(p);
 	}
+	if (d)
+		closedir(d);
 	rmdir(dir);
 }
 
@@ -40,15 +47,18 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' }, { "top", required_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'J' },
 		{ "wait", required_argument, NULL, 'w' }, { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' }, MON_REMOTE_OPTS, { 0 } };
 	const char *outfile = NULL;
 	int top = 20, c;
+	bool json = false;
 	double wait = 10;
 	while ((c = getopt_long(argc, argv, "o:n:w:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': outfile = optarg; break;
 		case 'n': top = (int)mon_number("esprofile", "--top", optarg, 1); break;
+		case 'J': json = true; break;
 		case 'w': wait = mon_number("esprofile", "--wait", optarg, 0); break;
 		case 'R': mon_servers = optarg; break;
 		case 'K': mon_secret_file = optarg; break;
@@ -96,7 +106,7 @@ int main(int argc, char **argv)
 			remove_dir(tmp);
 		return 1;
 	}
-	rc = ar_profile(a, out, top, err, sizeof(err));
+	rc = json ? ar_profile_json(a, out, err, sizeof(err)) : ar_profile(a, out, top, err, sizeof(err));
 	if (rc)
 		fprintf(stderr, "esprofile: %s\n", err);
 	if (out != stdout && fclose(out) && !rc) {

@@ -130,10 +130,12 @@ out=$("$BIN/esconvert" --plot "$dir/it's" "$dir/a" 2>&1) && die "a plot director
 echo "$out" | grep -q "cannot have quotes" || die "quote in plot directory: $out"
 
 # and of a live job, recorded to its end
-"$BIN/esprofile" -w 30 -o "$dir/live.txt" "$job.live" 2>"$dir/live.err" &
+mkdir "$dir/tmp"
+TMPDIR="$dir/tmp" "$BIN/esprofile" -w 30 -o "$dir/live.txt" "$job.live" 2>"$dir/live.err" &
 prof=$!
 mkdir -p "$dir/live" && mpi -x ES_EXPECT_DIR="$dir/live" "$BIN/esrun" -q -j "$job.live" "$BUILD/tests/mpi_every" >/dev/null 2>&1 || die "mpi_every (live) failed"
 wait $prof || die "esprofile of a live job failed: $(cat "$dir/live.err")"
+[ -z "$(ls "$dir/tmp")" ] || die "esprofile left its scratch archive: $(ls -R "$dir/tmp")"
 grep -q "^@ esprofile (EventSpace [0-9.]*): job $job.live, $events events$" "$dir/live.txt" || die "live profile: $(head -3 "$dir/live.txt")"
 
 # A PATHS job: the wind tunnel with collectors

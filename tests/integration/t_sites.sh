@@ -96,6 +96,25 @@ if not colls or any(set(c["args"]) != {"bytes", "number", "comm", "site", "funct
     print("MPI_Allreduce slices' arguments: %s" % [c["args"] for c in colls])
     sys.exit(1)
 PY
+# esprofile --json: the same rows, for scripts
+"$BIN/esprofile" --json -o "$dir/one.json" "$dir/one.ar" || die "esprofile --json failed"
+python3 - "$dir/one.json" "$(line_of site:sendrecv)" "$(sites one | wc -l)" <<'PY' || die "esprofile --json: see above"
+import json, sys
+p = json.load(open(sys.argv[1]))
+line, nsites = int(sys.argv[2]), int(sys.argv[3])
+sr = [s for s in p["sites"] if s["call"] == "MPI_Sendrecv" and s["frames"][0]["line"] == line]
+def bad(why): print(why); sys.exit(1)
+if len(p["sites"]) != nsites or len(sr) != 1 or sr[0]["frames"][0]["function"] != "exchange":
+    bad("sites: %s" % p["sites"])
+st = {(r["site"], r["rank"]): r for r in p["site_stats"]}
+if st[(sr[0]["site"], 0)]["count"] != 6 or st[(sr[0]["site"], -1)]["sent"] != {"count": 12, "bytes": 6144, "min": 512, "max": 512}:
+    bad("Sendrecv's site rows: %s" % [r for k, r in st.items() if k[0] == sr[0]["site"]])
+if any(k[0] not in {s["site"] for s in p["sites"]} for k in st):
+    bad("a site row of no site")
+calls = {(c["call"], c["rank"]): c["count"] for c in p["calls"]}
+if calls[("MPI_Sendrecv", -1)] != 12 or len(p["ranks"]) != 2 or p["ranks"][1]["host"] == "":
+    bad("calls or ranks: %s %s" % (calls, p["ranks"]))
+PY
 # OTF2: each call's Enter names its call site as a source code location
 "$BIN/esconvert" -q --otf2 "$dir/o" "$dir/one.ar" || die "esconvert --otf2 failed"
 otf2-print "$dir/o/traces.otf2" >"$dir/p.txt" 2>"$dir/p.err" || die "otf2-print: $(cat "$dir/p.err")"
