@@ -175,6 +175,166 @@ static int by_coll(const void *a, const void *b, void *arg)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* What ar_to_json carries from one part to the next. */
+struct jout {
+	FILE *f;
+	const ar_archive *a;
+	const struct ar_event *ev;
+	uint64_t t0, from, to, id;
+	int *pid;                 /* by thread: its process's */
+	struct slice *sl;
+	size_t ns, nsend, nrecv;
+	struct msg *sends, *recvs;
+	struct ar_out_stats *st;
+};
+
+/* A process per trace space (an MPI rank), a track per thread. */
+static void tracks(struct jout *j)
+{
+	const ar_archive *a = j->a;
+	int nproc = 0;
+	for (int t = 0; t < ar_nthreads(a); t++) {
+		j->pid[t] = -1;
+		for (int u = 0; u < t && j->pid[t] < 0; u++)
+			if (!strcmp(ar_thread(a, u)->process, ar_thread(a, t)->process))
+				j->pid[t] = j->pid[u];
+		if (j->pid[t] < 0) {
+			j->pid[t] = ar_thread(a, t)->rank >= 0 ? ar_thread(a, t)->rank : 1000 + nproc;
+			nproc++;
+			char label[PS_NAME_MAX + 16];
+			if (ar_thread(a, t)->rank >= 0)
+				snprintf(label, sizeof(label), "MPI rank %d", ar_thread(a, t)->rank);
+			else
+				snprintf(label, sizeof(label), "%s", ar_thread(a, t)->process);
+			fprintf(j->f, ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":", j->pid[t]);
+			name_json(j->f, label);
+			fputs("}}", j->f);
+		}
+		fprintf(j->f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":",
+			j->pid[t], t);
+		name_json(j->f, ar_thread(a, t)->name);
+		fputs("}}", j->f);
+	}
+}
+
+/* Thread t's slices, nested, and its messages' ends. */
+static int thread_slices(struct jout *j, int t)
+{
+	struct ar_item *items;
+	size_t n;
+	int rc = ar_thread_items(j->a, t, &items, &n, j->st);
+	if (rc)
+		return rc;
+	struct slice *stack = malloc(sizeof(*stack) * (n + 1));
+	size_t depth = 0;
+	if (!stack) {
+		free(items);
+		return -ENOMEM;
+	}
+	int rank = ar_thread(j->a, t)->rank;
+	for (size_t i = 0; i < n; i++) {
+		const struct es_trace *e = &j->ev[items[i].event].t;
+		uint64_t at = items[i].time - j->t0;
+		int dir = rank >= 0 && e->element != NONE ? ar_message(e->op) : 0;
+		if (items[i].kind == AR_ENTER) {
+			stack[depth++] = (struct slice){ at, 0, items[i].event, t };
+			if (dir > 0)
+				j->sends[j->nsend++] = (struct msg){ (uint32_t)rank, e->element, e->arg, e->size, e->comm,
+								     at, at, t };
+		}
+		/* a receive completes inside its slice: a blocking one before it
+		 * ends, a request's where its wait or test has it */
+		if (dir < 0 && ((items[i].kind == AR_LEAVE && !(e->op & ES_OP_DONE)) || items[i].kind == AR_COMPLETE))
+			j->recvs[j->nrecv++] = (struct msg){ e->element, (uint32_t)rank, e->arg, e->size, e->comm,
+							     at > 0 ? at - 1 : at, e->start - j->t0, t };
+		if (items[i].kind != AR_LEAVE || !depth)
+			continue;
+		struct slice sl = stack[--depth];
+		sl.end = at;
+		j->sl[j->ns++] = sl;
+	}
+	free(stack);
+	free(items);
+	return 0;
+}
+
+/* The slices within the window. */
+static void slices(struct jout *j)
+{
+	size_t shown = 0;
+	for (size_t i = 0; i < j->ns; i++) {
+		const struct slice *s = &j->sl[i];
+		const struct es_trace *e = &j->ev[s->event].t;
+		char label[64];
+		if (s->end < j->from || s->start > j->to)
+			continue;
+		shown++;
+		fputs(",\n{\"ph\":\"X\",\"name\":", j->f);
+		bool phase = ar_is_phase(e);
+		name_json(j->f, phase ? ar_phase_name(j->a, s->thread, e, label, sizeof(label))
+				      : es_op_label(e->op, label, sizeof(label)));
+		const struct es_op_info *o = es_op_info(e->op);
+		fprintf(j->f, ",\"cat\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":",
+			phase ? "phase" : o ? es_op_group_name((enum es_op_group)o->group) : "other", j->pid[s->thread],
+			s->thread);
+		us(j->f, s->start);
+		fputs(",\"dur\":", j->f);
+		us(j->f, s->end - s->start);
+		slice_args(j->f, j->a, s->thread, e);
+	}
+	j->st->regions = shown;
+}
+
+/* Messages: the k-th send from a to b on a communicator with tag t is the
+ * k-th receive of it; both sorted by (from, to, comm, tag, when sent or
+ * posted), then walked together. */
+static void messages(struct jout *j)
+{
+	qsort(j->sends, j->nsend, sizeof(*j->sends), by_msg);
+	qsort(j->recvs, j->nrecv, sizeof(*j->recvs), by_msg);
+	for (size_t i = 0, k = 0; i < j->nsend && k < j->nrecv;) {
+		int c = key_cmp(&j->sends[i], &j->recvs[k]);
+		if (c < 0) {
+			i++;
+		} else if (c > 0) {
+			k++;
+		} else {
+			if (j->recvs[k].time < j->sends[i].time) /* hosts' clocks apart: never an arrow back in time */
+				j->st->backwards++;
+			else if (j->sends[i].time <= j->to && j->recvs[k].time >= j->from) {
+				msg_flow(j->f, j->id++, &j->sends[i], &j->recvs[k], j->pid);
+				j->st->messages++;
+			}
+			i++, k++;
+		}
+	}
+}
+
+/* Collectives: from the last rank in to every other (reorders the slices). */
+static void collectives(struct jout *j)
+{
+	const struct ar_event *ev = j->ev;
+	struct slice *sl = j->sl;
+	size_t nc = 0;
+	for (size_t i = 0; i < j->ns; i++)
+		if (es_op_matched(ev[sl[i].event].t.op) && !(ev[sl[i].event].t.op & ES_OP_DONE))
+			sl[nc++] = sl[i];
+	qsort_r(sl, nc, sizeof(*sl), by_coll, (void *)ev);
+	for (size_t i = 0; i < nc;) {
+		size_t k = i + 1;
+		while (k < nc && ev[sl[k].event].t.arg == ev[sl[i].event].t.arg &&
+		       es_op_code(ev[sl[k].event].t.op) == es_op_code(ev[sl[i].event].t.op))
+			k++;
+		const struct slice *last = &sl[k - 1]; /* sorted by start: the last in */
+		if (k - i > 1 && last->start <= j->to && sl[i].end >= j->from) {
+			for (size_t m = i; m < k - 1; m++)
+				flow(j->f, j->id++, "collective", last, &sl[m], j->pid);
+			j->st->colls++;
+		}
+		i = k;
+	}
+}
+
 int ar_to_json(const ar_archive *a, const char *path, uint64_t from, uint64_t to,
 	       struct ar_out_stats *st, char *err, size_t errlen)
 {
@@ -184,152 +344,31 @@ int ar_to_json(const ar_archive *a, const char *path, uint64_t from, uint64_t to
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -errno;
 	}
-	const struct ar_event *ev = ar_events(a);
 	size_t ne = ar_nevents(a);
-	int nt = ar_nthreads(a);
-	uint64_t t0 = UINT64_MAX;
+	struct jout j = { .f = f, .a = a, .ev = ar_events(a), .t0 = UINT64_MAX, .from = from, .to = to, .id = 1,
+			  .st = st };
 	for (size_t i = 0; i < ne; i++)
-		t0 = ev[i].t.start < t0 ? ev[i].t.start : t0;
-	int *pid = calloc((size_t)nt + 1, sizeof(int));
-	struct slice *sl = malloc(sizeof(*sl) * (ne + 1));
-	struct msg *sends = malloc(sizeof(*sends) * (ne + 1)), *recvs = malloc(sizeof(*recvs) * (ne + 1));
-	if (!pid || !sl || !sends || !recvs) {
-		free(pid), free(sl), free(sends), free(recvs);
-		fclose(f);
-		unlink(path);
-		return -ENOMEM;
+		j.t0 = j.ev[i].t.start < j.t0 ? j.ev[i].t.start : j.t0;
+	j.pid = calloc((size_t)ar_nthreads(a) + 1, sizeof(int));
+	j.sl = malloc(sizeof(*j.sl) * (ne + 1));
+	j.sends = malloc(sizeof(*j.sends) * (ne + 1));
+	j.recvs = malloc(sizeof(*j.recvs) * (ne + 1));
+	int rc = j.pid && j.sl && j.sends && j.recvs ? 0 : -ENOMEM;
+	if (!rc) {
+		fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"job\":", f);
+		name_json(f, ar_job(a));
+		fputs("},\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":0,"
+		      "\"args\":{\"sort_index\":0}}", f);
+		tracks(&j);
 	}
-	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"job\":", f);
-	name_json(f, ar_job(a));
-	fputs("},\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":0,\"args\":{\"sort_index\":0}}", f);
-	/* a process per trace space (an MPI rank), a track per thread */
-	int nproc = 0;
-	for (int t = 0; t < nt; t++) {
-		pid[t] = -1;
-		for (int u = 0; u < t && pid[t] < 0; u++)
-			if (!strcmp(ar_thread(a, u)->process, ar_thread(a, t)->process))
-				pid[t] = pid[u];
-		if (pid[t] < 0) {
-			pid[t] = ar_thread(a, t)->rank >= 0 ? ar_thread(a, t)->rank : 1000 + nproc;
-			nproc++;
-			char label[PS_NAME_MAX + 16];
-			if (ar_thread(a, t)->rank >= 0)
-				snprintf(label, sizeof(label), "MPI rank %d", ar_thread(a, t)->rank);
-			else
-				snprintf(label, sizeof(label), "%s", ar_thread(a, t)->process);
-			fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":", pid[t]);
-			name_json(f, label);
-			fputs("}}", f);
-		}
-		fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", pid[t], t);
-		name_json(f, ar_thread(a, t)->name);
-		fputs("}}", f);
+	for (int t = 0; t < ar_nthreads(a) && !rc; t++)
+		rc = thread_slices(&j, t);
+	if (!rc) {
+		slices(&j);
+		messages(&j);
+		collectives(&j);
+		fputs("\n]}\n", f);
 	}
-	/* slices, each thread's nested */
-	size_t ns = 0, nsend = 0, nrecv = 0;
-	int rc = 0;
-	for (int t = 0; t < nt && !rc; t++) {
-		struct ar_item *items;
-		size_t n;
-		if ((rc = ar_thread_items(a, t, &items, &n, st)))
-			break;
-		struct slice *stack = malloc(sizeof(*stack) * (n + 1));
-		size_t depth = 0;
-		if (!stack) {
-			free(items);
-			rc = -ENOMEM;
-			break;
-		}
-		int rank = ar_thread(a, t)->rank;
-		for (size_t i = 0; i < n; i++) {
-			const struct es_trace *e = &ev[items[i].event].t;
-			uint64_t at = items[i].time - t0;
-			int dir = rank >= 0 && e->element != NONE ? ar_message(e->op) : 0;
-			if (items[i].kind == AR_ENTER) {
-				stack[depth++] = (struct slice){ at, 0, items[i].event, t };
-				if (dir > 0)
-					sends[nsend++] = (struct msg){ (uint32_t)rank, e->element, e->arg, e->size,
-								       e->comm, at, at, t };
-			}
-			/* a receive completes inside its slice: a blocking one before it
-			 * ends, a request's where its wait or test has it */
-			if (dir < 0 && ((items[i].kind == AR_LEAVE && !(e->op & ES_OP_DONE)) ||
-					items[i].kind == AR_COMPLETE))
-				recvs[nrecv++] = (struct msg){ e->element, (uint32_t)rank, e->arg, e->size, e->comm,
-							       at > 0 ? at - 1 : at, e->start - t0, t };
-			if (items[i].kind != AR_LEAVE || !depth)
-				continue;
-			struct slice s = stack[--depth];
-			s.end = at;
-			sl[ns++] = s;
-		}
-		free(stack);
-		free(items);
-	}
-	size_t shown = 0;
-	for (size_t i = 0; i < ns && !rc; i++) {
-		const struct slice *s = &sl[i];
-		const struct es_trace *e = &ev[s->event].t;
-		char label[64];
-		if (s->end < from || s->start > to)
-			continue;
-		shown++;
-		fputs(",\n{\"ph\":\"X\",\"name\":", f);
-		bool phase = ar_is_phase(e);
-		name_json(f, phase ? ar_phase_name(a, s->thread, e, label, sizeof(label))
-				   : es_op_label(e->op, label, sizeof(label)));
-		const struct es_op_info *o = es_op_info(e->op);
-		fprintf(f, ",\"cat\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":",
-			phase ? "phase" : o ? es_op_group_name((enum es_op_group)o->group) : "other", pid[s->thread],
-			s->thread);
-		us(f, s->start);
-		fputs(",\"dur\":", f);
-		us(f, s->end - s->start);
-		slice_args(f, a, s->thread, e);
-	}
-	st->regions = shown;
-	/* messages: the k-th send from a to b on a communicator with tag t is
-	 * the k-th receive of it; both sorted by (from, to, comm, tag, when
-	 * sent or posted), then walked together */
-	uint64_t id = 1;
-	qsort(sends, nsend, sizeof(*sends), by_msg);
-	qsort(recvs, nrecv, sizeof(*recvs), by_msg);
-	for (size_t i = 0, j = 0; i < nsend && j < nrecv && !rc;) {
-		int c = key_cmp(&sends[i], &recvs[j]);
-		if (c < 0) {
-			i++;
-		} else if (c > 0) {
-			j++;
-		} else {
-			if (recvs[j].time < sends[i].time) /* hosts' clocks apart: never an arrow back in time */
-				st->backwards++;
-			else if (sends[i].time <= to && recvs[j].time >= from) {
-				msg_flow(f, id++, &sends[i], &recvs[j], pid);
-				st->messages++;
-			}
-			i++, j++;
-		}
-	}
-	/* collectives: from the last rank in to every other */
-	size_t nc = 0;
-	for (size_t i = 0; i < ns; i++)
-		if (es_op_matched(ev[sl[i].event].t.op) && !(ev[sl[i].event].t.op & ES_OP_DONE))
-			sl[nc++] = sl[i];
-	qsort_r(sl, nc, sizeof(*sl), by_coll, (void *)ev);
-	for (size_t i = 0; i < nc && !rc;) {
-		size_t j = i + 1;
-		while (j < nc && ev[sl[j].event].t.arg == ev[sl[i].event].t.arg &&
-		       es_op_code(ev[sl[j].event].t.op) == es_op_code(ev[sl[i].event].t.op))
-			j++;
-		const struct slice *last = &sl[j - 1]; /* sorted by start: the last in */
-		if (j - i > 1 && last->start <= to && sl[i].end >= from) {
-			for (size_t k = i; k < j - 1; k++)
-				flow(f, id++, "collective", last, &sl[k], pid);
-			st->colls++;
-		}
-		i = j;
-	}
-	fputs("\n]}\n", f);
 	if (!rc && (ferror(f) || fflush(f)))
 		rc = errno ? -errno : -EIO;
 	if (fclose(f) && !rc)
@@ -338,6 +377,6 @@ int ar_to_json(const ar_archive *a, const char *path, uint64_t from, uint64_t to
 		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
 		unlink(path);
 	}
-	free(pid), free(sl), free(sends), free(recvs);
+	free(j.pid), free(j.sl), free(j.sends), free(j.recvs);
 	return rc;
 }
