@@ -544,6 +544,8 @@ static inline uint32_t es_tagof(const MPI_Status *st, int rc, int fallback)
 #define bytes(c, t) es_bytes((c), (t))
 #define got(s) es_got((s), rc)
 #define iogot(s) es_io_got((s), rc)
+/* this rank's entry of a per-rank array (counts) of the call's communicator */
+#define MINE(counts) (c_ && c_->me < c_->size ? (counts)[c_->me] : 0)
 #define src(s, fb) es_src(c_, (s), rc, (fb))
 #define tagof(s, fb) es_tagof((s), rc, (fb))
 #define sum(c, n, t) es_sum((c), (n), (t))

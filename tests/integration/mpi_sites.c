@@ -56,6 +56,9 @@ int main(int argc, char **argv)
 	if (fine != 4)
 		MPI_Abort(MPI_COMM_WORLD, 3);
 	MPI_Barrier(MPI_COMM_WORLD); /* site:barrier_main */
+	/* a gather whose root's share is in place: 3 ints of its own, 5 from rank 1 */
+	int gbuf[8] = { 0 }, counts[2] = { 3, 5 }, displs[2] = { 0, 3 };
+	MPI_Gatherv(me == 0 ? MPI_IN_PLACE : gbuf, me == 0 ? 0 : 5, MPI_INT, gbuf, counts, displs, MPI_INT, 0, MPI_COMM_WORLD); /* site:gatherv */
 	int buf[100] = { 0 };
 	if (me == 0) {
 		MPI_Send(buf, 100, MPI_INT, 1, 7, MPI_COMM_WORLD); /* site:send */

@@ -59,6 +59,7 @@ allreduce_a Allreduce reduce_twice 3 3
 allreduce_b Allreduce reduce_twice 3 3
 barrier_fn Barrier barrier_from 4 4
 barrier_main Barrier main 1 1
+gatherv Gatherv main 1 1
 send Send main 1 -
 send_small Send main 1 -
 recv Recv main - 2
@@ -68,7 +69,7 @@ barrier_poll1 Barrier main - 1
 test Test main - POLLS
 send_poll Send main 1 -
 EOF
-[ "$(sites one | awk '$2 == 0' | wc -l)" -eq 13 ] || die "not 13 call sites: $(sites one)"
+[ "$(sites one | awk '$2 == 0' | wc -l)" -eq 14 ] || die "not 14 call sites: $(sites one)"
 # bytes sent from each site, as the program sent them
 sent() { # SITE RANK: count max mean min sum
 	awk -v s="$1" -v r="$2" '/^@--- Call site message sent/ { on = 1; getline; next } /^$/ { on = 0 }
@@ -80,6 +81,10 @@ id=$(site_at one "$(line_of site:send)" Send main)
 [ "$(sent "$id" 0)" = "1 400 400.0 400 400" ] || die "the first Send's bytes: $(sent "$id" 0)"
 id=$(site_at one "$(line_of site:send_small)" Send main)
 [ "$(sent "$id" 0)" = "1 40 40.0 40 40" ] || die "the second Send's bytes: $(sent "$id" 0)"
+# an in-place gather: the root's own share (3 ints), rank 1's 5
+id=$(site_at one "$(line_of site:gatherv)" Gatherv main)
+[ "$(sent "$id" 0)" = "1 12 12.0 12 12" ] || die "the in-place Gatherv's root: $(sent "$id" 0)"
+[ "$(sent "$id" 1)" = "1 20 20.0 20 20" ] || die "the Gatherv's rank 1: $(sent "$id" 1)"
 grep -q "^@--- Aggregate time by call site" "$dir/one" || die "no aggregate time by call site"
 # the JSON's slices name their arguments: rank 0's first Send
 "$BIN/esconvert" -q --json "$dir/one.json" "$dir/one.ar" || die "esconvert --json failed"
