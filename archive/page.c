@@ -310,19 +310,19 @@ static void print_colls(struct prof *p, FILE *out, int top)
 		fprintf(out, "%-30s %6u %12s %10d %14.3f %7d of %u\n", es_op_name(c->op), c->arg, comm, c->last_rank,
 			(double)(c->last_in - c->first_in) / 1e3, c->n, cm ? cm->size[0] + cm->size[1] : 0);
 	}
-	fprintf(out, "\n@--- Communicators: their collectives ---\n");
-	fprintf(out, "%-12s %6s %12s %14s  %s\n", "Communicator", "Size", "Collectives", "Time (ms)", "World ranks");
+	fprintf(out, "\n@--- Communicators: their collectives, and the messages sent on them ---\n");
+	fprintf(out, "%-12s %6s %12s %14s %14s %10s %14s  %s\n", "Communicator", "Size", "Collectives", "Time (ms)",
+		"Coll. bytes", "Messages", "Msg. bytes", "World ranks");
 	for (int k = 0; k < ar_ncomms(p->a); k++) {
 		const struct ar_comm *cm = ar_comm(p->a, k);
-		uint64_t n = 0, time = 0;
-		for (size_t i = 0; i < p->colls.n; i++)
-			if (colls[i].comm == k)
-				n++, time += colls[i].time;
-		if (!n)
+		const struct comm_tot *t = &p->comms[k];
+		if (!t->colls && !t->msgs)
 			continue;
 		char name[32];
 		comm_label(cm, k, name, sizeof(name));
-		fprintf(out, "%-12s %6u %12llu %14.3f ", name, cm->size[0] + cm->size[1], (unsigned long long)n, ms(time));
+		fprintf(out, "%-12s %6u %12llu %14.3f %14llu %10llu %14llu ", name, cm->size[0] + cm->size[1],
+			(unsigned long long)t->colls, ms(t->coll_time), (unsigned long long)t->coll_bytes,
+			(unsigned long long)t->msgs, (unsigned long long)t->msg_bytes);
 		for (int side = 0; side < 2; side++)
 			for (uint32_t r = 0; r < cm->size[side] && r < 16; r++)
 				fprintf(out, "%s %d", side && !r ? " |" : "", cm->members[side][r]);

@@ -223,6 +223,12 @@ static int add_coll(struct prof *p, const struct es_trace *e, int g, uint64_t t0
 		return -ENOMEM;
 	if (fresh)
 		*c = (struct coll){ code, e->comm, e->arg, t0, t0, t1, 0, g, 0 };
+	if (e->comm < ar_ncomms(p->a)) {
+		struct comm_tot *k = &p->comms[e->comm];
+		k->colls += fresh;
+		k->coll_time += t1 - t0;
+		k->coll_bytes += e->size;
+	}
 	c->n++;
 	c->time += t1 - t0;
 	c->first_in = t0 < c->first_in ? t0 : c->first_in;
@@ -242,6 +248,8 @@ static int add_pair(struct prof *p, const struct es_trace *e, int g)
 		return -ENOMEM;
 	if (fresh)
 		*q = (struct pair){ g, (int)e->element, 0, 0 };
+	if (e->comm < ar_ncomms(p->a))
+		p->comms[e->comm].msgs++, p->comms[e->comm].msg_bytes += e->size;
 	q->bytes += e->size;
 	q->count++;
 	return 0;
@@ -412,8 +420,9 @@ static int gather(struct prof *p)
 	p->mpi = nranks > 0;
 	p->groups = p->mpi ? nranks : nt; /* rows per rank, or per thread when no MPI */
 	p->run = calloc((size_t)p->groups + 1, sizeof(*p->run));
+	p->comms = calloc((size_t)ar_ncomms(a) + 1, sizeof(*p->comms));
 	uint32_t *cache = malloc(sizeof(uint32_t) * ES_SITES_SLOTS * 4);
-	int rc = p->run && cache ? 0 : -ENOMEM;
+	int rc = p->run && p->comms && cache ? 0 : -ENOMEM;
 	for (int g = 0; g < p->groups && !rc; g++)
 		p->run[g].first = UINT64_MAX;
 	for (int t = 0; t < nt && !rc; t++) {
@@ -556,7 +565,7 @@ int prof_build(struct prof *p, const ar_archive *a)
 
 void prof_free(struct prof *p)
 {
-	free(p->run), free(p->rows.v), free(p->colls.v), free(p->pairs.v), free(p->sites.v), free(p->phases.v);
+	free(p->run), free(p->comms), free(p->rows.v), free(p->colls.v), free(p->pairs.v), free(p->sites.v), free(p->phases.v);
 	free(p->io.v);
 	map_free(&p->row_ix), map_free(&p->coll_ix), map_free(&p->pair_ix), map_free(&p->phase_ix), map_free(&p->io_ix);
 }

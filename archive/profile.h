@@ -71,8 +71,15 @@ struct io_row {
 	uint64_t reads, read_bytes, writes, written, calls, time;
 };
 
+/* A communicator's totals: its collectives (calls, and every member's time
+ * and bytes in them) and the messages sent on it. */
+struct comm_tot {
+	uint64_t colls, coll_time, coll_bytes, msgs, msg_bytes;
+};
+
 struct prof {
 	const ar_archive *a;
+	struct comm_tot *comms; /* by the archive's number */
 	bool mpi;
 	int groups; /* ranks, or threads when no MPI */
 	struct rank_run *run;

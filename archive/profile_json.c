@@ -120,6 +120,18 @@ static void colls_and_traffic(const struct prof *p, FILE *f)
 			c->comm, cm && (cm->flags & ES_COMMS_WORLD) ? "true" : "false", c->last_rank,
 			(unsigned long long)(c->last_in - c->first_in), c->n, (unsigned long long)c->time);
 	}
+	fputs("],\n\"communicators\":[", f);
+	for (int k = 0, n = 0; k < ar_ncomms(p->a); k++) {
+		const struct comm_tot *t = &p->comms[k];
+		const struct ar_comm *cm = ar_comm(p->a, k);
+		if (!t->colls && !t->msgs)
+			continue;
+		fprintf(f, "%s{\"comm\":%d,\"id\":\"%llx\",\"size\":%u,\"collectives\":%llu,\"coll_time_ns\":%llu,"
+			"\"coll_bytes\":%llu,\"messages\":%llu,\"msg_bytes\":%llu}", n++ ? ",\n" : "", k,
+			(unsigned long long)cm->id, cm->size[0] + cm->size[1], (unsigned long long)t->colls,
+			(unsigned long long)t->coll_time, (unsigned long long)t->coll_bytes, (unsigned long long)t->msgs,
+			(unsigned long long)t->msg_bytes);
+	}
 	fputs("],\n\"traffic\":[", f);
 	for (size_t i = 0; i < p->pairs.n; i++) {
 		const struct pair *q = AT(p->pairs, struct pair, i);

@@ -86,6 +86,11 @@ id=$(site_at one "$(line_of site:gatherv)" Gatherv main)
 [ "$(sent "$id" 0)" = "1 12 12.0 12 12" ] || die "the in-place Gatherv's root: $(sent "$id" 0)"
 [ "$(sent "$id" 1)" = "1 20 20.0 20 20" ] || die "the Gatherv's rank 1: $(sent "$id" 1)"
 grep -q "^@--- Aggregate time by call site" "$dir/one" || die "no aggregate time by call site"
+# the communicator's totals: 13 collectives of 80 bytes (12 Allreduces' 4,
+# the Gatherv's 12 and 20), 15 messages of 6,588 bytes (12 Sendrecvs' 512,
+# 400, 40 and 4)
+awk '/^@--- Communicators/ { on = 1; getline; next } on && $1 == "WORLD" { print $2, $3, $5, $6, $7; exit }' \
+	"$dir/one" | grep -q "^2 13 80 15 6588$" || die "WORLD's totals: $(grep -A2 '^@--- Communicators' "$dir/one")"
 # the JSON's slices name their arguments: rank 0's first Send
 "$BIN/esconvert" -q --json "$dir/one.json" "$dir/one.ar" || die "esconvert --json failed"
 python3 - "$dir/one.json" "tests/integration/mpi_sites.c:$(line_of site:send)" <<'PY' || die "the JSON's MPI_Send slice: see above"
