@@ -460,6 +460,74 @@ START_TEST(plot_lanes_and_key)
 }
 END_TEST
 
+/* Every reader on an archive of 1,024 threads (ranks), each with its own
+ * events interleaved in the file as a recorder of many leaves writes them:
+ * each thread's found whole, every reader's counts right. */
+START_TEST(readers_on_1024_threads)
+{
+	enum { T = 1024, PER = 6 };
+	char err[512] = "", sub[4200], p[4400];
+	snprintf(sub, sizeof(sub), "%s/many", dir);
+	ar_writer *w;
+	ck_assert_int_eq(ar_create(sub, "many", &w, err, sizeof(err)), 0);
+	int *world = malloc(sizeof(int) * T);
+	ck_assert_ptr_nonnull(world);
+	for (int t = 0; t < T; t++) {
+		char proc[32], name[32];
+		snprintf(proc, sizeof(proc), "many.r%d", t);
+		snprintf(name, sizeof(name), "rank%d.thread0", t);
+		ck_assert_int_eq(ar_set_thread(w, t, proc, name), 0);
+		world[t] = t;
+	}
+	set_comm(w, 0, ES_COMM_WORLD_ID, ES_COMMS_WORLD, T, world, 0, NULL);
+	for (int k = 0; k < PER; k++) /* round robin: thread t's k-th event, for every t */
+		for (int t = 0; t < T; t++) {
+			uint64_t at = 1000 + (uint64_t)k * 1000;
+			struct es_trace e = k % 2 ? tuple(at, at + 100, ES_OP_MPI_RECV, (uint32_t)((t + T - 1) % T), 7)
+						  : tuple(at, at + 100, ES_OP_MPI_SEND, (uint32_t)((t + 1) % T), 7);
+			ck_assert_int_eq(ar_write(w, &e, (uint32_t)t), 0);
+		}
+	ck_assert_int_eq(ar_finish(w, 0, 0, "-", err, sizeof(err)), 0);
+	ar_archive *a;
+	ck_assert_msg(ar_open(sub, &a, err, sizeof(err)) == 0, "%s", err);
+	for (int t = 0; t < T; t++) {
+		const uint32_t *idx;
+		ck_assert_uint_eq(ar_thread_events(a, t, &idx), PER);
+		for (int k = 0; k < PER; k++)
+			ck_assert_uint_eq(ar_events(a)[idx[k]].thread, (uint32_t)t);
+	}
+	struct ar_out_stats st;
+	snprintf(p, sizeof(p), "%s/many-otf2", dir);
+	ck_assert_msg(ar_to_otf2(a, p, "traces", &st, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(st.regions, T * PER);
+	ck_assert_uint_eq(st.messages, T * PER); /* each send and receive once */
+	snprintf(p, sizeof(p), "%s/many.json", dir);
+	ck_assert_msg(ar_to_json(a, p, 0, UINT64_MAX, &st, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(st.regions, T * PER);
+	ck_assert_uint_eq(st.messages, T * PER / 2); /* an arrow per message */
+	snprintf(p, sizeof(p), "%s/many.prof", dir);
+	FILE *f = fopen(p, "w+");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(ar_profile(a, f, 5, err, sizeof(err)), 0);
+	rewind(f);
+	char line[256];
+	int ranks = 0, on = 0;
+	bool sends = false;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "@---", 4))
+			on = strstr(line, "the run, and in MPI") != NULL;
+		else if (on && line[0] >= '0' && line[0] <= '9')
+			ranks++;
+		sends |= !strncmp(line, "MPI_Send ", 9) && strstr(line, " 3072 ") != NULL; /* 3 x 1,024 */
+	}
+	fclose(f);
+	ck_assert_int_eq(ranks, T);
+	ck_assert(sends);
+	ar_close(a);
+	free(world);
+}
+END_TEST
+
 Suite *archive_suite(void)
 {
 	Suite *s = suite_create("archive");
@@ -470,6 +538,7 @@ Suite *archive_suite(void)
 	tcase_add_test(tc, items_nest_and_clip);
 	tcase_add_test(tc, converters_write_an_archive);
 	tcase_add_test(tc, plot_lanes_and_key);
+	tcase_add_test(tc, readers_on_1024_threads);
 	suite_add_tcase(s, tc);
 	return s;
 }
