@@ -33,6 +33,10 @@
  * wrote them; readers find a thread's through ar_thread_events.
  */
 
+/* Every function returns 0 or a negative errno: the codes of the layers
+ * below (pastset.h's PS_E* for system errors are these same -errno values,
+ * and ps_strerror names both); messages go to the caller's err buffer. */
+
 #define AR_VERSION 3 /* 2: the same, but an MPI tuple's seq is a count only (no site) */
 #define AR_RECORD 40 /* bytes per event record */
 

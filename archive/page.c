@@ -8,6 +8,13 @@
 
 #include "archive/profile.h"
 
+/* qsort, which must not be given a NULL array even of no element */
+static void sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(v, n, size, cmp);
+}
+
 static int by_total(const void *a, const void *b)
 {
 	const struct stat_row *x = a, *y = b;
@@ -186,7 +193,7 @@ static void print_sites(const struct prof *p, FILE *out)
 static void print_site_tops(struct prof *p, FILE *out, int top)
 {
 	struct stat_row *rows = p->rows.v;
-	qsort(rows, p->rows.n, sizeof(*rows), by_total);
+	sort(rows, p->rows.n, sizeof(*rows), by_total);
 	fprintf(out, "\n@--- Aggregate time by call site (top %d, descending) ---\n", top);
 	fprintf(out, "%-24s %5s %12s %8s %8s %10s %8s\n", "Call", "Site", "Time (ms)", "App%", "MPI%", "Count", "COV");
 	for (size_t i = 0, shown = 0; i < p->rows.n && (int)shown < top; i++)
@@ -196,7 +203,7 @@ static void print_site_tops(struct prof *p, FILE *out, int top)
 				ms(rows[i].total), pct(rows[i].total, p->app_all), pct(rows[i].total, p->mpi_all),
 				(unsigned long long)rows[i].count, prof_cov(p, &rows[i]));
 		}
-	qsort(rows, p->rows.n, sizeof(*rows), by_bytes_sent);
+	sort(rows, p->rows.n, sizeof(*rows), by_bytes_sent);
 	uint64_t sent_all = 0;
 	for (size_t i = 0; i < p->rows.n; i++)
 		if (rows[i].site && rows[i].rank == ALL)
@@ -215,7 +222,7 @@ static void print_site_tops(struct prof *p, FILE *out, int top)
 static void print_site_stats(struct prof *p, FILE *out)
 {
 	struct stat_row *rows = p->rows.v;
-	qsort(rows, p->rows.n, sizeof(*rows), by_site_rank);
+	sort(rows, p->rows.n, sizeof(*rows), by_site_rank);
 	size_t n = 0;
 	for (size_t i = 0; i < p->rows.n; i++)
 		n += rows[i].site != 0;
@@ -259,7 +266,7 @@ static void print_site_stats(struct prof *p, FILE *out)
 static void print_calls(struct prof *p, FILE *out, int top)
 {
 	struct stat_row *rows = p->rows.v;
-	qsort(rows, p->rows.n, sizeof(*rows), by_total);
+	sort(rows, p->rows.n, sizeof(*rows), by_total);
 	fprintf(out, "\n@--- Aggregate time, every %s (top %d, descending) ---\n", p->mpi ? "rank" : "thread", top);
 	fprintf(out, "%-30s %12s %8s %8s %10s %12s %12s %14s\n", "Call", "Time (ms)", "App%", "MPI%", "Count",
 		"Mean (us)", "Max (us)", "Bytes");
@@ -297,7 +304,7 @@ static void comm_label(const struct ar_comm *cm, int number, char *buf, size_t l
 static void print_colls(struct prof *p, FILE *out, int top)
 {
 	struct coll *colls = p->colls.v;
-	qsort(colls, p->colls.n, sizeof(*colls), by_imbalance);
+	sort(colls, p->colls.n, sizeof(*colls), by_imbalance);
 	fprintf(out, "\n@--- Collectives with the worst imbalance (top %d): from the first rank in "
 		"to the last ---\n", top);
 	fprintf(out, "%-30s %6s %12s %10s %14s %12s\n", "Call", "Number", "Communicator", "Last in",
@@ -344,7 +351,7 @@ static int by_phase(const void *a, const void *b)
 /* Each phase per rank and over all, its calls' time counted in the innermost phase around them. */
 static int print_phases(struct prof *p, FILE *out)
 {
-	qsort(p->phases.v, p->phases.n, sizeof(struct phase_row), by_phase);
+	sort(p->phases.v, p->phases.n, sizeof(struct phase_row), by_phase);
 	fprintf(out, "\n@--- Phases: their time, and the time of the MPI calls made inside each (its "
 		"innermost phase) ---\n");
 	fprintf(out, "%-28s %5s %8s %14s %14s %8s %10s\n", "Phase", "Rank", "Count", "Time (ms)", "MPI (ms)", "MPI%",
@@ -373,7 +380,7 @@ static int by_file(const void *a, const void *b)
 /* Each file's reads and writes per rank and over all (Darshan's first page). */
 static void print_io(struct prof *p, FILE *out)
 {
-	qsort(p->io.v, p->io.n, sizeof(struct io_row), by_file);
+	sort(p->io.v, p->io.n, sizeof(struct io_row), by_file);
 	fprintf(out, "\n@--- I/O (MPI-IO): per file and rank, reads and writes as asked (a blocking read's as "
 		"read) ---\n");
 	fprintf(out, "%-40s %5s %8s %14s %8s %14s %8s %12s\n", "File", "Rank", "Reads", "Bytes read", "Writes",
@@ -391,7 +398,7 @@ static void print_io(struct prof *p, FILE *out)
 static void print_traffic(struct prof *p, FILE *out, int top)
 {
 	struct pair *pairs = p->pairs.v;
-	qsort(pairs, p->pairs.n, sizeof(*pairs), by_pair_bytes);
+	sort(pairs, p->pairs.n, sizeof(*pairs), by_pair_bytes);
 	fprintf(out, "\n@--- Heaviest point-to-point traffic (top %d): sent from rank to rank ---\n", top);
 	fprintf(out, "%6s %6s %10s %14s\n", "From", "To", "Messages", "Bytes");
 	for (size_t i = 0; i < p->pairs.n && (int)i < top; i++)
