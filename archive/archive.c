@@ -480,6 +480,18 @@ static FILE *open_in(const char *p, char *err, size_t errlen, int *rc)
 	return NULL;
 }
 
+/* A file an archive may lack (an older one, or one of no MPI job): NULL
+ * with *rc 0 when it is not there, or the error naming it. */
+static FILE *open_optional(const char *p, char *err, size_t errlen, int *rc)
+{
+	FILE *f = ps_fopen_in(p);
+	*rc = 0;
+	if (!f && errno != ENOENT)
+		*rc = errno == EINVAL ? fail(err, errlen, -EINVAL, "%s: not a regular file", p)
+				      : sys_fail(err, errlen, -errno, "%s", p);
+	return f;
+}
+
 /* INFO: the whole archive's word on itself */
 static int read_info(ar_archive *a, const char *dir, char *err, size_t errlen)
 {
@@ -734,12 +746,9 @@ static int read_ranks(ar_archive *a, const char *dir, char *err, size_t errlen)
 	char p[4200], line[1024];
 	path_of(p, sizeof(p), dir, "ranks");
 	int rc = 0;
-	FILE *f = ps_fopen_in(p);
-	if (!f && errno == ENOENT)
-		return 0;
+	FILE *f = open_optional(p, err, errlen, &rc);
 	if (!f)
-		return errno == EINVAL ? fail(err, errlen, -EINVAL, "%s: not a regular file", p)
-				       : sys_fail(err, errlen, -errno, "%s", p);
+		return rc;
 	for (int lineno = 1; fgets(line, sizeof(line), f); lineno++)
 		if (read_rank_line(a, line)) {
 			rc = fail(err, errlen, -EINVAL, "%s:%d: expected RANK HOST PID WALL_NS NS COMMAND, "
@@ -755,13 +764,10 @@ static int read_names(const char *dir, const char *file, struct region **v, int 
 {
 	char p[4200], line[400];
 	path_of(p, sizeof(p), dir, file);
-	FILE *f = ps_fopen_in(p);
-	if (!f && errno == ENOENT)
-		return 0;
-	if (!f)
-		return errno == EINVAL ? fail(err, errlen, -EINVAL, "%s: not a regular file", p)
-				       : sys_fail(err, errlen, -errno, "%s", p);
 	int rc = 0;
+	FILE *f = open_optional(p, err, errlen, &rc);
+	if (!f)
+		return rc;
 	for (int lineno = 1; !rc && fgets(line, sizeof(line), f); lineno++) {
 		line[strcspn(line, "\n")] = 0;
 		char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL, *e1, *e2;

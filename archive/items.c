@@ -1,5 +1,6 @@
 /* items.c - a thread's events as properly nested regions and points, in time order, for the converters (convert.h says how). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,4 +180,18 @@ const char *ar_phase_name(const ar_archive *a, int thread, const struct es_trace
 		return n;
 	snprintf(buf, len, "phase %u", t->arg);
 	return buf;
+}
+
+void ar_json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', f);
+		if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
 }

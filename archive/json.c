@@ -38,19 +38,6 @@ struct msg {
 	int thread;
 };
 
-static void name_json(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', f);
-		if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
 
 /* A slice's arguments, named as its call's fields mean them (collectors.h):
  * a message's peer (world rank), tag, communicator; a collective's number
@@ -89,7 +76,7 @@ static void slice_args(FILE *f, const ar_archive *a, int thread, const struct es
 		const char *file = e->element != NONE ? ar_file_name(a, ar_thread(a, thread)->rank, e->element) : NULL;
 		if (file) {
 			fputs(",\"file\":", f);
-			name_json(f, file);
+			ar_json_string(f, file);
 		}
 	}
 	const struct ar_comm *c = e->comm != ES_COMM_NONE ? ar_comm(a, e->comm) : NULL;
@@ -103,9 +90,9 @@ static void slice_args(FILE *f, const ar_archive *a, int thread, const struct es
 		char where[600];
 		snprintf(where, sizeof(where), "%s:%d", site->frames[0].file, site->frames[0].line);
 		fputs(",\"site\":", f);
-		name_json(f, where);
+		ar_json_string(f, where);
 		fputs(",\"function\":", f);
-		name_json(f, site->frames[0].function);
+		ar_json_string(f, site->frames[0].function);
 	}
 	fputs("}}", f);
 }
@@ -207,12 +194,12 @@ static void tracks(struct jout *j)
 			else
 				snprintf(label, sizeof(label), "%s", ar_thread(a, t)->process);
 			fprintf(j->f, ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":", j->pid[t]);
-			name_json(j->f, label);
+			ar_json_string(j->f, label);
 			fputs("}}", j->f);
 		}
 		fprintf(j->f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":",
 			j->pid[t], t);
-		name_json(j->f, ar_thread(a, t)->name);
+		ar_json_string(j->f, ar_thread(a, t)->name);
 		fputs("}}", j->f);
 	}
 }
@@ -271,7 +258,7 @@ static void slices(struct jout *j)
 		shown++;
 		fputs(",\n{\"ph\":\"X\",\"name\":", j->f);
 		bool phase = ar_is_phase(e);
-		name_json(j->f, phase ? ar_phase_name(j->a, s->thread, e, label, sizeof(label))
+		ar_json_string(j->f, phase ? ar_phase_name(j->a, s->thread, e, label, sizeof(label))
 				      : es_op_label(e->op, label, sizeof(label)));
 		const struct es_op_info *o = es_op_info(e->op);
 		fprintf(j->f, ",\"cat\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":",
@@ -356,7 +343,7 @@ int ar_to_json(const ar_archive *a, const char *path, uint64_t from, uint64_t to
 	int rc = j.pid && j.sl && j.sends && j.recvs ? 0 : -ENOMEM;
 	if (!rc) {
 		fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"job\":", f);
-		name_json(f, ar_job(a));
+		ar_json_string(f, ar_job(a));
 		fputs("},\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":0,"
 		      "\"args\":{\"sort_index\":0}}", f);
 		tracks(&j);

@@ -429,14 +429,5 @@ int ar_profile(const ar_archive *a, FILE *out, int top, char *err, size_t errlen
 			print_traffic(&p, out, top);
 		}
 	}
-	prof_free(&p);
-	if (rc) {
-		snprintf(err, errlen, "%s", strerror(-rc));
-		return rc;
-	}
-	if (ferror(out)) {
-		snprintf(err, errlen, "writing the profile: %s", strerror(errno));
-		return -EIO;
-	}
-	return 0;
+	return prof_end(&p, rc, out, err, errlen);
 }

@@ -260,9 +260,7 @@ static int add_io(struct prof *p, const struct es_trace *e, int g, uint64_t d)
 {
 	const char *file = e->element != NONE ? ar_file_name(p->a, g, e->element) : NULL;
 	file = file ? file : "(a file opened before recording)";
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (const char *c = file; *c; c++)
-		h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+	uint64_t h = text_hash(0xcbf29ce484222325ull, file);
 	for (uint64_t key = (h << 24) ^ (uint32_t)(g + 1);; key++) { /* a name's hash taken: the next key */
 		bool fresh;
 		struct io_row *r = find(&p->io, &p->io_ix, key, &fresh);
@@ -328,9 +326,7 @@ static int add_call(struct prof *p, int t, int g, const struct es_trace *e, uint
 /* The row of phase name on rank, made if new; its index + 1, 0: no memory. */
 static uint32_t phase_row(struct prof *p, const char *name, int rank)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (const char *c = name; *c; c++)
-		h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+	uint64_t h = text_hash(0xcbf29ce484222325ull, name);
 	for (uint64_t key = (h << 24) ^ (uint32_t)(rank + 1);; key++) { /* a name's hash taken: the next key */
 		bool fresh;
 		struct phase_row *r = find(&p->phases, &p->phase_ix, key, &fresh);
@@ -568,4 +564,18 @@ void prof_free(struct prof *p)
 	free(p->run), free(p->comms), free(p->rows.v), free(p->colls.v), free(p->pairs.v), free(p->sites.v), free(p->phases.v);
 	free(p->io.v);
 	map_free(&p->row_ix), map_free(&p->coll_ix), map_free(&p->pair_ix), map_free(&p->phase_ix), map_free(&p->io_ix);
+}
+
+int prof_end(struct prof *p, int rc, FILE *out, char *err, size_t errlen)
+{
+	prof_free(p);
+	if (rc) {
+		snprintf(err, errlen, "%s", strerror(-rc));
+		return rc;
+	}
+	if (ferror(out)) {
+		snprintf(err, errlen, "writing the profile: %s", strerror(errno));
+		return -EIO;
+	}
+	return 0;
 }

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "archive/convert.h"
 
@@ -104,6 +105,8 @@ static inline double pct(uint64_t part, uint64_t whole)
  * files added, the totals made); 0 or -ENOMEM.  prof_free either way. */
 int prof_build(struct prof *p, const ar_archive *a);
 void prof_free(struct prof *p);
+/* prof_free, and the profile's outcome: rc, or -EIO if out could not be written (err says why). */
+int prof_end(struct prof *p, int rc, FILE *out, char *err, size_t errlen);
 uint64_t prof_app(const struct prof *p, int g); /* group g's run: from MPI_Init's end to MPI_Finalize's start */
 const struct psite *prof_site(const struct prof *p, uint32_t number);
 double prof_cov(const struct prof *p, const struct stat_row *all); /* across the ranks that called the site */

@@ -13,30 +13,17 @@
  * it likes.
  */
 
-static void jstr(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', f);
-		if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
 
 static void head(const struct prof *p, FILE *f)
 {
 	const ar_archive *a = p->a;
 	fprintf(f, "{\"tool\":\"esprofile\",\"version\":\"%s\",\"job\":", ES_VERSION);
-	jstr(f, ar_job(a));
+	ar_json_string(f, ar_job(a));
 	fprintf(f, ",\"events\":%zu,\"lost\":%llu", ar_nevents(a), (unsigned long long)ar_lost(a));
 	const struct ar_rank *r0 = p->mpi ? ar_rank(a, 0) : NULL;
 	if (r0) {
 		fputs(",\"command\":", f);
-		jstr(f, r0->cmd);
+		ar_json_string(f, r0->cmd);
 	}
 	fprintf(f, ",\"app_ns\":%llu,\"mpi_ns\":%llu,\n\"ranks\":[", (unsigned long long)p->app_all,
 		(unsigned long long)p->mpi_all);
@@ -48,7 +35,7 @@ static void head(const struct prof *p, FILE *f)
 			(unsigned long long)prof_app(p, g), (unsigned long long)p->run[g].mpi);
 		if (r) {
 			fputs(",\"host\":", f);
-			jstr(f, r->host);
+			ar_json_string(f, r->host);
 			fprintf(f, ",\"pid\":%d", r->pid);
 		}
 		fputc('}', f);
@@ -81,11 +68,11 @@ static void sites(const struct prof *p, FILE *f)
 		for (int k = 0; k < s->where->nframes; k++) {
 			const struct ar_frame *fr = &s->where->frames[k];
 			fputs(k ? ",{\"function\":" : "{\"function\":", f);
-			jstr(f, fr->function);
+			ar_json_string(f, fr->function);
 			fputs(",\"file\":", f);
-			jstr(f, fr->file);
+			ar_json_string(f, fr->file);
 			fprintf(f, ",\"line\":%d,\"module\":", fr->line);
-			jstr(f, fr->module);
+			ar_json_string(f, fr->module);
 			fprintf(f, ",\"offset\":%llu}", (unsigned long long)fr->offset);
 		}
 		fputs("]}", f);
@@ -147,7 +134,7 @@ static void phases_and_io(const struct prof *p, FILE *f)
 	for (size_t i = 0; i < p->phases.n; i++) {
 		const struct phase_row *r = AT(p->phases, struct phase_row, i);
 		fputs(i ? ",\n{\"phase\":" : "{\"phase\":", f);
-		jstr(f, r->name);
+		ar_json_string(f, r->name);
 		fprintf(f, ",\"rank\":%d,\"count\":%llu,\"time_ns\":%llu,\"mpi_ns\":%llu,\"calls\":%llu}", r->rank,
 			(unsigned long long)r->count, (unsigned long long)r->time, (unsigned long long)r->mpi,
 			(unsigned long long)r->calls);
@@ -156,7 +143,7 @@ static void phases_and_io(const struct prof *p, FILE *f)
 	for (size_t i = 0; i < p->io.n; i++) {
 		const struct io_row *r = AT(p->io, struct io_row, i);
 		fputs(i ? ",\n{\"file\":" : "{\"file\":", f);
-		jstr(f, r->file);
+		ar_json_string(f, r->file);
 		fprintf(f, ",\"rank\":%d,\"reads\":%llu,\"bytes_read\":%llu,\"writes\":%llu,\"bytes_written\":%llu,"
 			"\"calls\":%llu,\"time_ns\":%llu}", r->rank, (unsigned long long)r->reads,
 			(unsigned long long)r->read_bytes, (unsigned long long)r->writes, (unsigned long long)r->written,
@@ -176,14 +163,5 @@ int ar_profile_json(const ar_archive *a, FILE *out, char *err, size_t errlen)
 		colls_and_traffic(&p, out);
 		phases_and_io(&p, out);
 	}
-	prof_free(&p);
-	if (rc) {
-		snprintf(err, errlen, "%s", strerror(-rc));
-		return rc;
-	}
-	if (ferror(out)) {
-		snprintf(err, errlen, "writing the profile: %s", strerror(errno));
-		return -EIO;
-	}
-	return 0;
+	return prof_end(&p, rc, out, err, errlen);
 }
