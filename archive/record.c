@@ -236,8 +236,11 @@ int ar_record_job(const char *prog, const char *job, const char *dir, double per
 			if (m) /* the communicators these tuples name are listed by now */
 				es_mpi_refresh(m);
 			nb.rank = -1; /* what the refresh made known may name the serial anew */
-			for (int i = 0; i < n && !werr; i++) {
-				const struct es_leaf *l = es_scope_leaf(s, es_scope_consumed_leaf(s, (size_t)i));
+			const struct es_leaf *l = NULL;
+			for (int i = 0, at = -1; i < n && !werr; i++) {
+				int leaf = es_scope_consumed_leaf(s, (size_t)i);
+				if (leaf != at) /* a leaf's tuples come together: look it up once */
+					l = es_scope_leaf(s, at = leaf);
 				if (m)
 					renumber(m, &nb, l->rank, &ev[i]);
 				else if (l->rank >= 0 && es_op_code(ev[i].op) >= ES_OP_MPI_INIT)
