@@ -309,7 +309,7 @@ MPICC ?= mpicc
 ESCOLLECT := $(BUILD)/lib/libescollect.so
 MPI_TESTS := $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_check $(BUILD)/tests/mpi_late \
 	     $(BUILD)/tests/mpi_split $(BUILD)/tests/mpi_every $(BUILD)/tests/mpi_expect \
-	     $(BUILD)/tests/mpi_wait $(BUILD)/tests/mpi_msgs $(BUILD)/tests/mpi_sites $(BUILD)/tests/mpi_io $(BUILD)/tests/mpi_hdf5 $(BUILD)/tests/mpi_phases \
+	     $(BUILD)/tests/mpi_wait $(BUILD)/tests/mpi_msgs $(BUILD)/tests/mpi_sites $(BUILD)/tests/mpi_io $(BUILD)/tests/mpi_io_f $(BUILD)/tests/mpi_hdf5 $(BUILD)/tests/mpi_phases \
 	     $(BUILD)/tests/mpi_phases_f $(BUILD)/tests/ring_demo
 
 ESCOLLECT_SRC := collectors/mpi/escollect.c collectors/mpi/comms.c collectors/mpi/requests.c \
@@ -353,6 +353,10 @@ HDF5_LIBS = $(shell pkg-config --libs hdf5-openmpi)
 $(BUILD)/tests/mpi_hdf5: tests/integration/mpi_hdf5.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) $(HDF5_CFLAGS) $< -o $@ $(HDF5_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/mpi_io_f: tests/integration/mpi_io_f.F90
+	@mkdir -p $(dir $@) $(BUILD)/obj/io_f
+	$(MPIFC) -O1 -g -Wall -Werror -J $(BUILD)/obj/io_f $< -o $@
 
 # Programs that name phases link the library that does nothing (es_region.h).
 $(BUILD)/tests/mpi_phases: $(BUILD)/obj/tests/integration/mpi_phases.o $(ESREGION)

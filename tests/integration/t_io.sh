@@ -48,6 +48,11 @@ if len(w) != 1 or w[0]["args"].get("file") != sys.argv[2] or w[0]["args"]["bytes
     print("rank 1's MPI_File_write_at: %s" % w); sys.exit(1)
 PY
 
+# Fortran: the file's name without its blanks, each rank's 160 bytes out and in
+record iof "$BUILD/tests/mpi_io_f" "$dir/files"
+printf '%s\n' "$dir/files/fdata 0 1 160 1 160 5" "$dir/files/fdata 1 1 160 1 160 5" "$dir/files/fdata * 2 320 2 320 10" |
+	cmp -s - "$dir/iof.io" || die "Fortran's I/O table: $(cat "$dir/iof.io")"
+
 # parallel HDF5: the file it made, with at least the dataset's bytes
 # written (2 x 65536 doubles) and read back
 record h5 "$BUILD/tests/mpi_hdf5" "$dir/files/t.h5"
