@@ -213,6 +213,28 @@ static int flush_events(ar_writer *w)
 	return 0;
 }
 
+int ar_write_run(ar_writer *w, const struct es_trace *t, size_t n, uint32_t thread)
+{
+	while (n) {
+		if (w->nbuf == WBUF) {
+			int rc = flush_events(w);
+			if (rc)
+				return rc;
+		}
+		size_t k = WBUF - w->nbuf < n ? WBUF - w->nbuf : n;
+		struct ar_event *e = &w->buf[w->nbuf];
+		for (size_t i = 0; i < k; i++) {
+			e[i].t = t[i];
+			e[i].thread = thread;
+		}
+		w->nbuf += k;
+		w->written += k;
+		t += k;
+		n -= k;
+	}
+	return 0;
+}
+
 int ar_write(ar_writer *w, const struct es_trace *t, uint32_t thread)
 {
 	if (w->nbuf == WBUF) {

@@ -55,6 +55,8 @@ int ar_set_thread(ar_writer *w, int index, const char *process, const char *name
 int ar_set_comm(ar_writer *w, int n, uint64_t id, unsigned flags, const uint32_t size[2],
 		const int *const members[2]);
 int ar_write(ar_writer *w, const struct es_trace *t, uint32_t thread);
+/* n events of one thread at once: ar_write's, a recorder's runs of a thread's tuples. */
+int ar_write_run(ar_writer *w, const struct es_trace *t, size_t n, uint32_t thread);
 
 /* An MPI rank's process: where and what it ran, and the wall-clock time
  * at one of the archive's stamps (wall = at + wall_ns - ns). */

@@ -236,16 +236,17 @@ int ar_record_job(const char *prog, const char *job, const char *dir, double per
 			if (m) /* the communicators these tuples name are listed by now */
 				es_mpi_refresh(m);
 			nb.rank = -1; /* what the refresh made known may name the serial anew */
-			const struct es_leaf *l = NULL;
-			for (int i = 0, at = -1; i < n && !werr; i++) {
+			/* a leaf's tuples come together (by_leaf): a run at a time */
+			for (int i = 0, j; i < n && !werr; i = j) {
 				int leaf = es_scope_consumed_leaf(s, (size_t)i);
-				if (leaf != at) /* a leaf's tuples come together: look it up once */
-					l = es_scope_leaf(s, at = leaf);
-				if (m)
-					renumber(m, &nb, l->rank, &ev[i]);
-				else if (l->rank >= 0 && es_op_code(ev[i].op) >= ES_OP_MPI_INIT)
-					ev[i].comm = ES_COMM_NONE;
-				werr = ar_write(w, &ev[i], (uint32_t)l->thread);
+				const struct es_leaf *l = es_scope_leaf(s, leaf);
+				for (j = i; j < n && es_scope_consumed_leaf(s, (size_t)j) == leaf; j++) {
+					if (m)
+						renumber(m, &nb, l->rank, &ev[j]);
+					else if (l->rank >= 0 && es_op_code(ev[j].op) >= ES_OP_MPI_INIT)
+						ev[j].comm = ES_COMM_NONE;
+				}
+				werr = ar_write_run(w, &ev[i], (size_t)(j - i), (uint32_t)l->thread);
 			}
 		} while (n == MAX && !mon_stop && !werr);
 		mon_note_lost(prog, s, &was_lost);

@@ -675,8 +675,10 @@ int es_scope_consume(es_scope *s, struct es_trace *out, size_t max, uint64_t *mi
 		for (;;) {
 			uint64_t oldest;
 			struct es_trace buf[64];
-			size_t want = max - n < 64 ? max - n : 64;
-			int k = ps_read_range(l->elem, s->cursor[i], want, buf, &oldest);
+			/* by leaf: read straight into out, as much as it takes, and
+			 * convert in place (one copy of each tuple, not two) */
+			size_t want = s->spec.by_leaf ? max - n : max - n < 64 ? max - n : 64;
+			int k = ps_read_range(l->elem, s->cursor[i], want, s->spec.by_leaf ? &out[n] : buf, &oldest);
 			if (k == PS_EDISCARDED) {
 				lost += oldest - s->cursor[i]; /* dropped before we came */
 				s->cursor[i] = oldest;
@@ -685,8 +687,8 @@ int es_scope_consume(es_scope *s, struct es_trace *out, size_t max, uint64_t *mi
 			s->lost[i] = unreachable(k);
 			if (k <= 0)
 				break;
-			if (s->spec.by_leaf) { /* straight into out: nothing to merge */
-				es_trace_portable_n(l->clock, buf, &out[n], (size_t)k);
+			if (s->spec.by_leaf) { /* nothing to merge */
+				es_trace_portable_n(l->clock, &out[n], &out[n], (size_t)k);
 				for (int j = 0; j < k; j++)
 					s->got_leaf[n++] = i;
 			} else {
