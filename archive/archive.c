@@ -91,17 +91,25 @@ static int by_rank_id(const void *x, const void *y)
 }
 
 
-enum { WBUF = 8192 }; /* events a writer gathers before one fwrite: 320 KB */
+enum { WBYTES = 80 * 4096 }; /* what a writer gathers before one write: 320 KB */
 
+/*
+ * Invariants of the events file: buf holds the bytes after the first off
+ * written out (the header first, then 40-byte records); a write takes
+ * whole 4 KB blocks when the file is O_DIRECT (no page-cache copy: the
+ * recorder's largest cost in the kernel), and the last write pads its
+ * block, the file then cut to off.  Where the file system refuses O_DIRECT
+ * (tmpfs) the file is written through the page cache.
+ */
 struct ar_writer {
 	char dir[4096];
 	char job[PS_NAME_MAX + 1];
-	FILE *events;
+	int fd;                /* the events file; -1 once closed */
+	bool direct;
+	unsigned char *buf;    /* WBYTES, 4 KB aligned */
+	size_t len;            /* bytes in buf */
+	uint64_t off;          /* bytes written out */
 	uint64_t written;
-	/* the next events, written in one go: a fwrite per event cost the
-	 * recorder a tenth of its time */
-	struct ar_event *buf;
-	size_t nbuf;
 	struct ar_thread *threads;
 	int nthreads;
 	struct ar_comm *comms; /* by number */
@@ -127,9 +135,14 @@ int ar_create(const char *dir, const char *job, ar_writer **out, char *err, size
 	if (stat(p, &st) == 0)
 		return fail(err, errlen, -EEXIST, "%s: already holds an archive (events)", dir);
 	ar_writer *w = calloc(1, sizeof(*w));
-	if (w && !(w->buf = malloc(sizeof(*w->buf) * WBUF))) {
+	void *buf = NULL;
+	if (w && posix_memalign(&buf, 4096, WBYTES)) {
 		free(w);
 		w = NULL;
+	}
+	if (w) {
+		w->buf = buf;
+		w->fd = -1;
 	}
 	if (!w)
 		return sys_fail(err, errlen, -ENOMEM, "%s", dir);
@@ -143,21 +156,18 @@ int ar_create(const char *dir, const char *job, ar_writer **out, char *err, size
 		return sys_fail(err, errlen, rc, "%s", p);
 	}
 	path_of(p, sizeof(p), dir, "events");
-	int efd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600); /* never an old file, nor a link */
-	w->events = efd < 0 ? NULL : fdopen(efd, "wb");
-	if (efd >= 0 && !w->events)
-		close(efd);
-	if (!w->events) {
+	w->fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600); /* never an old file, nor a link */
+	if (w->fd < 0) {
 		int rc = -errno;
 		free(w->buf), free(w);
 		return sys_fail(err, errlen, rc, "%s", p);
 	}
+	int fl = fcntl(w->fd, F_GETFL);
+	w->direct = fl >= 0 && fcntl(w->fd, F_SETFL, fl | O_DIRECT) == 0;
 	uint32_t v = AR_VERSION;
-	if (fwrite("ESAR", 1, 4, w->events) != 4 || fwrite(&v, 4, 1, w->events) != 1) {
-		int rc = -errno;
-		ar_abandon(w);
-		return sys_fail(err, errlen, rc ? rc : -EIO, "%s", p);
-	}
+	memcpy(w->buf, "ESAR", 4);
+	memcpy(w->buf + 4, &v, 4);
+	w->len = 8;
 	*out = w;
 	return 0;
 }
@@ -204,47 +214,70 @@ int ar_set_comm(ar_writer *w, int n, uint64_t id, unsigned flags, const uint32_t
 	return 0;
 }
 
-static int flush_events(ar_writer *w)
+static int write_all(int fd, const unsigned char *p, size_t n)
 {
-	size_t n = w->nbuf;
-	w->nbuf = 0;
-	if (n && fwrite(w->buf, sizeof(*w->buf), n, w->events) != n)
-		return errno ? -errno : -EIO;
+	while (n) {
+		ssize_t k = write(fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? -errno : -EIO;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* Writes out what buf holds (O_DIRECT: its whole blocks, or at the end all
+ * of it, its last block padded and the file cut back). */
+static int flush_events(ar_writer *w, bool last)
+{
+	size_t n = w->direct && !last ? w->len & ~(size_t)4095 : w->len;
+	size_t out = w->direct ? (n + 4095) & ~(size_t)4095 : n;
+	memset(w->buf + n, 0, out - n);
+	int rc = out ? write_all(w->fd, w->buf, out) : 0;
+	if (rc)
+		return rc;
+	w->off += n;
+	memmove(w->buf, w->buf + n, w->len - n);
+	w->len -= n;
+	if (last && out > n && ftruncate(w->fd, (off_t)w->off))
+		return -errno;
 	return 0;
 }
 
 int ar_write_run(ar_writer *w, const struct es_trace *t, size_t n, uint32_t thread)
 {
-	while (n) {
-		if (w->nbuf == WBUF) {
-			int rc = flush_events(w);
+	for (size_t i = 0; i < n; i++) {
+		if (w->len + AR_RECORD > WBYTES) {
+			int rc = flush_events(w, false);
 			if (rc)
 				return rc;
 		}
-		size_t k = WBUF - w->nbuf < n ? WBUF - w->nbuf : n;
-		struct ar_event *e = &w->buf[w->nbuf];
-		for (size_t i = 0; i < k; i++) {
-			e[i].t = t[i];
-			e[i].thread = thread;
-		}
-		w->nbuf += k;
-		w->written += k;
-		t += k;
-		n -= k;
+		unsigned char *e = w->buf + w->len;
+		memcpy(e, &t[i], sizeof(t[i]));
+		memcpy(e + sizeof(t[i]), &thread, sizeof(thread));
+		w->len += AR_RECORD;
 	}
+	w->written += n;
 	return 0;
 }
 
 int ar_write(ar_writer *w, const struct es_trace *t, uint32_t thread)
 {
-	if (w->nbuf == WBUF) {
-		int rc = flush_events(w);
-		if (rc)
-			return rc;
-	}
-	w->buf[w->nbuf++] = (struct ar_event){ .t = *t, .thread = thread };
-	w->written++;
-	return 0;
+	return ar_write_run(w, t, 1, thread);
+}
+
+/* The events file written out whole and closed: 0 or -errno. */
+static int close_events(ar_writer *w)
+{
+	int rc = flush_events(w, true);
+	if (!rc && fsync(w->fd))
+		rc = -errno;
+	if (close(w->fd) && !rc)
+		rc = -errno;
+	w->fd = -1;
+	return rc;
 }
 
 uint64_t ar_written(const ar_writer *w)
@@ -421,9 +454,7 @@ int ar_finish(ar_writer *w, uint64_t lost, uint64_t before, const char *why, cha
 	      size_t errlen)
 {
 	char p[4200], tmp[4200];
-	int rc = flush_events(w), rc2 = close_file(w->events);
-	rc = rc ? rc : rc2;
-	w->events = NULL;
+	int rc = close_events(w);
 	if (rc) {
 		path_of(p, sizeof(p), w->dir, "events");
 		sys_fail(err, errlen, rc, "%s", p);
@@ -464,8 +495,8 @@ void ar_abandon(ar_writer *w)
 {
 	if (!w)
 		return;
-	if (w->events)
-		fclose(w->events);
+	if (w->fd >= 0)
+		close(w->fd);
 	free_writer(w);
 }
 

@@ -528,6 +528,46 @@ START_TEST(readers_on_1024_threads)
 }
 END_TEST
 
+/* Events enough for several of the writer's blocks, written one by one and
+ * in runs: read back whole and in order (the file written in whole blocks
+ * where the file system takes O_DIRECT, its end cut back). */
+START_TEST(many_events_round_trip)
+{
+	enum { N = 20011 }; /* 800 KB: several flushes, and an odd tail */
+	char err[512] = "", sub[4200];
+	snprintf(sub, sizeof(sub), "%s/big", dir);
+	ar_writer *w;
+	ck_assert_int_eq(ar_create(sub, "big", &w, err, sizeof(err)), 0);
+	ck_assert_int_eq(ar_set_thread(w, 0, "big.t0", "t0"), 0);
+	ck_assert_int_eq(ar_set_thread(w, 1, "big.t1", "t1"), 0);
+	struct es_trace run[7];
+	for (uint32_t i = 0; i < N;) {
+		if (i % 3 == 0 && i + 7 <= N) { /* a run of thread 1's */
+			for (int k = 0; k < 7; k++)
+				run[k] = tuple(i + k, i + k + 1, ES_OP_WRITE, i + (uint32_t)k, 0);
+			ck_assert_int_eq(ar_write_run(w, run, 7, 1), 0);
+			i += 7;
+		} else {
+			struct es_trace t = tuple(i, i + 1, ES_OP_READ, i, 0);
+			ck_assert_int_eq(ar_write(w, &t, 0), 0);
+			i++;
+		}
+	}
+	ck_assert_uint_eq(ar_written(w), N);
+	ck_assert_int_eq(ar_finish(w, 0, 0, "-", err, sizeof(err)), 0);
+	ar_archive *a;
+	ck_assert_msg(ar_open(sub, &a, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(ar_nevents(a), N);
+	for (uint32_t i = 0; i < N; i++) {
+		const struct ar_event *e = &ar_events(a)[i];
+		ck_assert_uint_eq(e->t.element, i);
+		ck_assert_uint_eq(e->t.start, i);
+		ck_assert_uint_eq(e->thread, e->t.op == ES_OP_WRITE ? 1u : 0u);
+	}
+	ar_close(a);
+}
+END_TEST
+
 Suite *archive_suite(void)
 {
 	Suite *s = suite_create("archive");
@@ -539,6 +579,7 @@ Suite *archive_suite(void)
 	tcase_add_test(tc, converters_write_an_archive);
 	tcase_add_test(tc, plot_lanes_and_key);
 	tcase_add_test(tc, readers_on_1024_threads);
+	tcase_add_test(tc, many_events_round_trip);
 	suite_add_tcase(s, tc);
 	return s;
 }
