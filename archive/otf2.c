@@ -52,6 +52,7 @@ struct otf2_out {
 	 * attribute "callsite" of each call's Enter */
 	struct { const char *file; int line; } *places;
 	uint32_t nplaces, capplaces;
+	uint32_t place_of[ES_SITES_SLOTS]; /* the thread being written: its site's place + 1; 0 not looked up */
 	OTF2_AttributeList *attrs;
 	uint32_t nfiles, capfiles;
 	/* by op code, worked out once: what the names say */
@@ -204,9 +205,9 @@ static OTF2_ErrorCode io(struct otf2_out *o, OTF2_EvtWriter *w, int thread, cons
 
 /* The source code location of a call's site (its innermost frame), made if
  * new: UINT32_MAX when the site or its line is not known, or no memory. */
-static uint32_t place_of(struct otf2_out *o, int thread, const struct es_trace *t)
+static uint32_t new_place(struct otf2_out *o, int thread, uint16_t site)
 {
-	const struct ar_site *s = ar_site(o->a, thread, ES_TRACE_SITE(t));
+	const struct ar_site *s = ar_site(o->a, thread, site);
 	if (!s || !s->frames[0].line)
 		return UINT32_MAX;
 	const struct ar_frame *f = &s->frames[0];
@@ -224,6 +225,19 @@ static uint32_t place_of(struct otf2_out *o, int thread, const struct es_trace *
 	o->places[o->nplaces].file = f->file;
 	o->places[o->nplaces].line = f->line;
 	return o->nplaces++;
+}
+
+/* ... looked up once per site of the thread being written */
+static uint32_t place_of(struct otf2_out *o, int thread, const struct es_trace *t)
+{
+	uint16_t site = ES_TRACE_SITE(t);
+	if (!site || site >= ES_SITES_SLOTS)
+		return UINT32_MAX;
+	if (!o->place_of[site]) {
+		uint32_t p = new_place(o, thread, site);
+		o->place_of[site] = p == UINT32_MAX ? UINT32_MAX : p + 1;
+	}
+	return o->place_of[site] == UINT32_MAX ? UINT32_MAX : o->place_of[site] - 1;
 }
 
 /* A call's region, one per op; a phase's, one per name. */
@@ -412,6 +426,7 @@ static int write_thread(struct otf2_out *o, int t, struct ar_out_stats *st)
 		return -EIO;
 	}
 	const struct ar_event *ev = ar_events(o->a);
+	memset(o->place_of, 0, sizeof(o->place_of)); /* site numbers are the thread's */
 	OTF2_ErrorCode e = OTF2_SUCCESS;
 	for (size_t i = 0; i < n && e == OTF2_SUCCESS; i++) {
 		const struct es_trace *tr = &ev[items[i].event].t;

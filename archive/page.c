@@ -340,12 +340,12 @@ static void print_colls(struct prof *p, FILE *out, int top)
 static int by_phase(const void *a, const void *b)
 {
 	const struct phase_row *x = a, *y = b;
-	int c = strcmp(x->name, y->name);
+	int c = strcmp(x->key.name, y->key.name);
 	if (c)
 		return c;
-	if ((x->rank == ALL) != (y->rank == ALL))
-		return x->rank == ALL ? 1 : -1;
-	return x->rank - y->rank;
+	if ((x->key.rank == ALL) != (y->key.rank == ALL))
+		return x->key.rank == ALL ? 1 : -1;
+	return x->key.rank - y->key.rank;
 }
 
 /* Each phase per rank and over all, its calls' time counted in the innermost phase around them. */
@@ -359,8 +359,8 @@ static int print_phases(struct prof *p, FILE *out)
 	for (size_t i = 0; i < p->phases.n; i++) {
 		const struct phase_row *r = AT(p->phases, struct phase_row, i);
 		char rank[12];
-		snprintf(rank, sizeof(rank), r->rank == ALL ? "*" : "%d", r->rank);
-		fprintf(out, "%-28s %5s %8llu %14.3f %14.3f %8.2f %10llu\n", r->name, rank, (unsigned long long)r->count,
+		snprintf(rank, sizeof(rank), r->key.rank == ALL ? "*" : "%d", r->key.rank);
+		fprintf(out, "%-28s %5s %8llu %14.3f %14.3f %8.2f %10llu\n", r->key.name, rank, (unsigned long long)r->count,
 			ms(r->time), ms(r->mpi), pct(r->mpi, r->time), (unsigned long long)r->calls);
 	}
 	return 0;
@@ -369,12 +369,12 @@ static int print_phases(struct prof *p, FILE *out)
 static int by_file(const void *a, const void *b)
 {
 	const struct io_row *x = a, *y = b;
-	int c = strcmp(x->file, y->file);
+	int c = strcmp(x->key.name, y->key.name);
 	if (c)
 		return c;
-	if ((x->rank == ALL) != (y->rank == ALL))
-		return x->rank == ALL ? 1 : -1;
-	return x->rank - y->rank;
+	if ((x->key.rank == ALL) != (y->key.rank == ALL))
+		return x->key.rank == ALL ? 1 : -1;
+	return x->key.rank - y->key.rank;
 }
 
 /* Each file's reads and writes per rank and over all (Darshan's first page). */
@@ -388,8 +388,8 @@ static void print_io(struct prof *p, FILE *out)
 	for (size_t i = 0; i < p->io.n; i++) {
 		const struct io_row *r = AT(p->io, struct io_row, i);
 		char rank[12];
-		snprintf(rank, sizeof(rank), r->rank == ALL ? "*" : "%d", r->rank);
-		fprintf(out, "%-40s %5s %8llu %14llu %8llu %14llu %8llu %12.3f\n", r->file, rank,
+		snprintf(rank, sizeof(rank), r->key.rank == ALL ? "*" : "%d", r->key.rank);
+		fprintf(out, "%-40s %5s %8llu %14llu %8llu %14llu %8llu %12.3f\n", r->key.name, rank,
 			(unsigned long long)r->reads, (unsigned long long)r->read_bytes, (unsigned long long)r->writes,
 			(unsigned long long)r->written, (unsigned long long)r->calls, ms(r->time));
 	}

@@ -255,32 +255,42 @@ static int add_pair(struct prof *p, const struct es_trace *e, int g)
 	return 0;
 }
 
+/* The row of (name, rank) in v (rows that begin with their struct named),
+ * made if new: its index + 1, 0 when out of memory.  Keyed by the name's
+ * hash and the rank; a key another name took moves on to the next. */
+static uint32_t named_row(struct vec *v, struct map *m, const char *name, int rank)
+{
+	uint64_t h = text_hash(0xcbf29ce484222325ull, name);
+	for (uint64_t key = (h << 24) ^ (uint32_t)(rank + 1);; key++) {
+		bool fresh;
+		struct named *r = find(v, m, key, &fresh);
+		if (!r)
+			return 0;
+		if (fresh)
+			*r = (struct named){ name, rank };
+		if (fresh || (!strcmp(r->name, name) && r->rank == rank))
+			return (uint32_t)(((char *)r - (char *)v->v) / v->size) + 1;
+	}
+}
+
 /* An I/O call of rank g: its file's row, a read or a write by the call's name. */
 static int add_io(struct prof *p, const struct es_trace *e, int g, uint64_t d)
 {
 	const char *file = e->element != NONE ? ar_file_name(p->a, g, e->element) : NULL;
-	file = file ? file : "(a file opened before recording)";
-	uint64_t h = text_hash(0xcbf29ce484222325ull, file);
-	for (uint64_t key = (h << 24) ^ (uint32_t)(g + 1);; key++) { /* a name's hash taken: the next key */
-		bool fresh;
-		struct io_row *r = find(&p->io, &p->io_ix, key, &fresh);
-		if (!r)
-			return -ENOMEM;
-		if (fresh)
-			*r = (struct io_row){ .file = file, .rank = g };
-		else if (strcmp(r->file, file) || r->rank != g)
-			continue;
-		const char *name = es_op_name(e->op);
-		r->calls++;
-		r->time += d;
-		if (strstr(name, "_end")) /* a split operation counts at its begin */
-			;
-		else if (strstr(name, "read")) /* MPI_File_read..., _iread... */
-			r->reads++, r->read_bytes += e->size;
-		else if (strstr(name, "write"))
-			r->writes++, r->written += e->size;
-		return 0;
-	}
+	uint32_t x = named_row(&p->io, &p->io_ix, file ? file : "(a file opened before recording)", g);
+	if (!x)
+		return -ENOMEM;
+	struct io_row *r = AT(p->io, struct io_row, x - 1);
+	const char *name = es_op_name(e->op);
+	r->calls++;
+	r->time += d;
+	if (strstr(name, "_end")) /* a split operation counts at its begin */
+		;
+	else if (strstr(name, "read")) /* MPI_File_read..., _iread... */
+		r->reads++, r->read_bytes += e->size;
+	else if (strstr(name, "write"))
+		r->writes++, r->written += e->size;
+	return 0;
 }
 
 /* A region of thread t (group g) from t0 to t1, depth the regions around it. */
@@ -323,22 +333,6 @@ static int add_call(struct prof *p, int t, int g, const struct es_trace *e, uint
 	return rc;
 }
 
-/* The row of phase name on rank, made if new; its index + 1, 0: no memory. */
-static uint32_t phase_row(struct prof *p, const char *name, int rank)
-{
-	uint64_t h = text_hash(0xcbf29ce484222325ull, name);
-	for (uint64_t key = (h << 24) ^ (uint32_t)(rank + 1);; key++) { /* a name's hash taken: the next key */
-		bool fresh;
-		struct phase_row *r = find(&p->phases, &p->phase_ix, key, &fresh);
-		if (!r)
-			return 0;
-		if (fresh)
-			*r = (struct phase_row){ .name = name, .rank = rank };
-		if (fresh || (!strcmp(r->name, name) && r->rank == rank))
-			return (uint32_t)(r - AT(p->phases, struct phase_row, 0)) + 1;
-	}
-}
-
 /* A thread's phases open around its calls: their rows. */
 struct open_phases {
 	uint32_t *row;
@@ -353,7 +347,7 @@ static int phase_item(struct prof *p, int t, int g, const struct ar_item *it, st
 		const char *name = ar_phase_name(p->a, t, &ar_events(p->a)[it->event].t, buf, sizeof(buf));
 		if (name == buf) /* not the archive's: the page outlives buf */
 			name = "(unnamed)";
-		uint32_t r = phase_row(p, name, g);
+		uint32_t r = named_row(&p->phases, &p->phase_ix, name, g);
 		if (!r)
 			return -ENOMEM;
 		op->row[op->n] = r;
@@ -506,7 +500,7 @@ static int add_all_rows(struct prof *p)
 	size_t n = p->phases.n;
 	for (size_t i = 0; i < n; i++) {
 		struct phase_row r = *AT(p->phases, struct phase_row, i);
-		uint32_t x = phase_row(p, r.name, ALL);
+		uint32_t x = named_row(&p->phases, &p->phase_ix, r.key.name, ALL);
 		if (!x)
 			return -ENOMEM;
 		struct phase_row *all = AT(p->phases, struct phase_row, x - 1);
@@ -515,14 +509,10 @@ static int add_all_rows(struct prof *p)
 	n = p->io.n;
 	for (size_t i = 0; i < n; i++) {
 		struct io_row r = *AT(p->io, struct io_row, i);
-		struct io_row *all = NULL;
-		for (size_t k = n; k < p->io.n && !all; k++)
-			if (!strcmp(AT(p->io, struct io_row, k)->file, r.file))
-				all = AT(p->io, struct io_row, k);
-		if (!all && !(all = push(&p->io)))
+		uint32_t x = named_row(&p->io, &p->io_ix, r.key.name, ALL);
+		if (!x)
 			return -ENOMEM;
-		if (!all->file)
-			*all = (struct io_row){ .file = r.file, .rank = ALL };
+		struct io_row *all = AT(p->io, struct io_row, x - 1);
 		all->reads += r.reads, all->read_bytes += r.read_bytes, all->writes += r.writes;
 		all->written += r.written, all->calls += r.calls, all->time += r.time;
 	}

@@ -59,16 +59,20 @@ struct map {
 };
 
 /* A phase on a rank (ALL: every rank): its time, and its calls' */
-struct phase_row {
-	const char *name; /* the archive's */
+/* What a phase's or a file's row is of: a name (the archive's) on a rank (ALL: every rank). */
+struct named {
+	const char *name;
 	int rank;
+};
+
+struct phase_row {
+	struct named key;
 	uint64_t count, time, mpi, calls;
 };
 
 /* MPI-IO on a file by a rank (ALL: every rank) */
 struct io_row {
-	const char *file; /* the archive's */
-	int rank;
+	struct named key; /* the file */
 	uint64_t reads, read_bytes, writes, written, calls, time;
 };
 

@@ -134,8 +134,8 @@ static void phases_and_io(const struct prof *p, FILE *f)
 	for (size_t i = 0; i < p->phases.n; i++) {
 		const struct phase_row *r = AT(p->phases, struct phase_row, i);
 		fputs(i ? ",\n{\"phase\":" : "{\"phase\":", f);
-		ar_json_string(f, r->name);
-		fprintf(f, ",\"rank\":%d,\"count\":%llu,\"time_ns\":%llu,\"mpi_ns\":%llu,\"calls\":%llu}", r->rank,
+		ar_json_string(f, r->key.name);
+		fprintf(f, ",\"rank\":%d,\"count\":%llu,\"time_ns\":%llu,\"mpi_ns\":%llu,\"calls\":%llu}", r->key.rank,
 			(unsigned long long)r->count, (unsigned long long)r->time, (unsigned long long)r->mpi,
 			(unsigned long long)r->calls);
 	}
@@ -143,9 +143,9 @@ static void phases_and_io(const struct prof *p, FILE *f)
 	for (size_t i = 0; i < p->io.n; i++) {
 		const struct io_row *r = AT(p->io, struct io_row, i);
 		fputs(i ? ",\n{\"file\":" : "{\"file\":", f);
-		ar_json_string(f, r->file);
+		ar_json_string(f, r->key.name);
 		fprintf(f, ",\"rank\":%d,\"reads\":%llu,\"bytes_read\":%llu,\"writes\":%llu,\"bytes_written\":%llu,"
-			"\"calls\":%llu,\"time_ns\":%llu}", r->rank, (unsigned long long)r->reads,
+			"\"calls\":%llu,\"time_ns\":%llu}", r->key.rank, (unsigned long long)r->reads,
 			(unsigned long long)r->read_bytes, (unsigned long long)r->writes, (unsigned long long)r->written,
 			(unsigned long long)r->calls, (unsigned long long)r->time);
 	}

@@ -65,6 +65,12 @@ struct es_mpi {
 	uint64_t epoch;
 };
 
+/* Rank rank's, or NULL where no space was found for it. */
+static struct rank *rank_at(const es_mpi *m, int rank)
+{
+	return m && rank >= 0 && rank < m->nranks ? m->by_rank[rank] : NULL;
+}
+
 /* --- communicators ---------------------------------------------------------------- */
 
 static size_t id_slot(uint64_t id, size_t cap)
@@ -387,7 +393,7 @@ const struct es_mpi_comm *es_mpi_comm(const es_mpi *m, uint64_t id)
 const struct es_mpi_comm *es_mpi_comm_of(const es_mpi *m, int rank, uint32_t serial, uint32_t mask,
 					 uint64_t at_ns, int *side)
 {
-	struct rank *r = m && rank >= 0 && rank < m->nranks ? m->by_rank[rank] : NULL;
+	struct rank *r = rank_at(m, rank);
 	if (!r || serial == ES_NONE)
 		return NULL;
 	/* the latest naming of those bits made no later than at_ns; failing
@@ -418,7 +424,7 @@ const struct es_mpi_comm *es_mpi_comm_of(const es_mpi *m, int rank, uint32_t ser
  * latest serial for it, in force or freed); false if none. */
 static bool calls_rec(es_mpi *m, int rank, uint64_t id, struct es_calls_rec *out)
 {
-	struct rank *r = m && rank >= 0 && rank < m->nranks ? m->by_rank[rank] : NULL;
+	struct rank *r = rank_at(m, rank);
 	if (!r || !r->calls)
 		return false;
 	for (int i = r->nnames; i-- > 0;) {
@@ -464,6 +470,24 @@ static struct thread_boards *boards_of(es_mpi *m, int thread)
 	return &m->by_rank[rank]->tb[m->thread_tb[thread]];
 }
 
+/* Up to slots records of a board, read whole into *cache (made at the
+ * first read); how many. */
+static int read_board(ps_elem *e, void **cache, size_t rec, uint32_t slots)
+{
+	if (!e)
+		return 0;
+	if (!*cache && !(*cache = malloc(rec * slots)))
+		return PS_ENOMEM;
+	int got = 0;
+	while (got < (int)slots) {
+		int k = ps_read_range(e, (uint64_t)got, slots - (size_t)got, (char *)*cache + rec * (size_t)got, NULL);
+		if (k <= 0)
+			break;
+		got += k;
+	}
+	return got;
+}
+
 /* A board's slots whole, read once per refresh. */
 static int read_reqs(struct thread_boards *tb)
 {
@@ -495,15 +519,9 @@ static int read_chans(struct thread_boards *tb)
 {
 	if (!tb->chans)
 		return 0;
-	if (!tb->chan_cache && !(tb->chan_cache = malloc(sizeof(struct es_chan_rec) * ES_CHANS_SLOTS)))
-		return PS_ENOMEM;
-	int got = 0;
-	while (got < (int)ES_CHANS_SLOTS) {
-		int k = ps_read_range(tb->chans, (uint64_t)got, ES_CHANS_SLOTS - (size_t)got, tb->chan_cache + got, NULL);
-		if (k <= 0)
-			break;
-		got += k;
-	}
+	int got = read_board(tb->chans, (void **)&tb->chan_cache, sizeof(struct es_chan_rec), ES_CHANS_SLOTS);
+	if (got < 0)
+		return got;
 	tb->chan_full = got == 0 || (tb->chan_cache[0].flags & ES_CHAN_FULL) || got < (int)ES_CHANS_SLOTS;
 	tb->nchan = got;
 	return 0;
@@ -533,23 +551,6 @@ int es_mpi_requests(es_mpi *m, int thread, const struct es_req_rec **out)
 	return tb->nreq;
 }
 
-/* Up to slots records of a board, read whole into *cache (made at the
- * first read); how many. */
-static int read_board(ps_elem *e, void **cache, size_t rec, uint32_t slots)
-{
-	if (!e)
-		return 0;
-	if (!*cache && !(*cache = malloc(rec * slots)))
-		return PS_ENOMEM;
-	int got = 0;
-	while (got < (int)slots) {
-		int k = ps_read_range(e, (uint64_t)got, slots - (size_t)got, (char *)*cache + rec * (size_t)got, NULL);
-		if (k <= 0)
-			break;
-		got += k;
-	}
-	return got;
-}
 
 int es_mpi_sites(es_mpi *m, int thread, const struct es_site_rec **out)
 {
@@ -565,7 +566,7 @@ int es_mpi_sites(es_mpi *m, int thread, const struct es_site_rec **out)
 
 int es_mpi_process(es_mpi *m, int rank, struct es_proc_rec *out, uint64_t *at_ns)
 {
-	struct rank *r = m && rank >= 0 && rank < m->nranks ? m->by_rank[rank] : NULL;
+	struct rank *r = rank_at(m, rank);
 	if (!r)
 		return PS_ENOENT;
 	ps_elem *e;
@@ -582,42 +583,41 @@ int es_mpi_process(es_mpi *m, int rank, struct es_proc_rec *out, uint64_t *at_ns
 	return rc;
 }
 
+/* A rank's board of names (mpi.regions, mpi.files: a used word, then the
+ * name to the record's end), opened at the first look and read whole; each
+ * name is cut to end within its record, whatever the writer left there. */
+static int read_names(struct rank *r, ps_elem **e, const char *elem, const char *layout, void **cache,
+		      size_t rec, uint32_t slots)
+{
+	if (!*e && !ps_elem_open(es_space_server(r->sp), elem, rec, e))
+		ps_elem_set_layout(*e, layout);
+	int n = read_board(*e, cache, rec, slots);
+	for (int i = 0; i < n; i++)
+		((char *)*cache)[(size_t)i * rec + rec - 1] = 0;
+	return n;
+}
+
 int es_mpi_regions(es_mpi *m, int rank, struct es_region_rec **out)
 {
-	struct rank *r = m && rank >= 0 && rank < m->nranks ? m->by_rank[rank] : NULL;
-	*out = NULL;
-	if (!r)
-		return 0;
-	if (!r->regions && !ps_elem_open(es_space_server(r->sp), ES_REGIONS_ELEMENT, sizeof(struct es_region_rec),
-					  &r->regions))
-		ps_elem_set_layout(r->regions, ES_REGIONS_LAYOUT);
-	int n = read_board(r->regions, (void **)&r->region_cache, sizeof(struct es_region_rec), ES_REGIONS_SLOTS);
-	for (int i = 0; i < n; i++)
-		r->region_cache[i].name[sizeof(r->region_cache[i].name) - 1] = 0;
-	if (n > 0)
-		*out = r->region_cache;
+	struct rank *r = rank_at(m, rank);
+	int n = r ? read_names(r, &r->regions, ES_REGIONS_ELEMENT, ES_REGIONS_LAYOUT, (void **)&r->region_cache,
+			       sizeof(struct es_region_rec), ES_REGIONS_SLOTS) : 0;
+	*out = n > 0 ? r->region_cache : NULL;
 	return n;
 }
 
 int es_mpi_files(es_mpi *m, int rank, struct es_file_rec **out)
 {
-	struct rank *r = m && rank >= 0 && rank < m->nranks ? m->by_rank[rank] : NULL;
-	*out = NULL;
-	if (!r)
-		return 0;
-	if (!r->files && !ps_elem_open(es_space_server(r->sp), ES_FILES_ELEMENT, sizeof(struct es_file_rec), &r->files))
-		ps_elem_set_layout(r->files, ES_FILES_LAYOUT);
-	int n = read_board(r->files, (void **)&r->file_cache, sizeof(struct es_file_rec), ES_FILES_SLOTS);
-	for (int i = 0; i < n; i++)
-		r->file_cache[i].name[sizeof(r->file_cache[i].name) - 1] = 0;
-	if (n > 0)
-		*out = r->file_cache;
+	struct rank *r = rank_at(m, rank);
+	int n = r ? read_names(r, &r->files, ES_FILES_ELEMENT, ES_FILES_LAYOUT, (void **)&r->file_cache,
+			       sizeof(struct es_file_rec), ES_FILES_SLOTS) : 0;
+	*out = n > 0 ? r->file_cache : NULL;
 	return n;
 }
 
 int es_mpi_modules(es_mpi *m, int rank, const struct es_module_rec **out)
 {
-	struct rank *r = m && rank >= 0 && rank < m->nranks ? m->by_rank[rank] : NULL;
+	struct rank *r = rank_at(m, rank);
 	*out = NULL;
 	if (!r)
 		return 0;
@@ -632,7 +632,7 @@ int es_mpi_modules(es_mpi *m, int rank, const struct es_module_rec **out)
 
 int es_mpi_rank_threads(const es_mpi *m, int rank, int *threads, int max)
 {
-	struct rank *r = m && rank >= 0 && rank < m->nranks ? m->by_rank[rank] : NULL;
+	struct rank *r = rank_at(m, rank);
 	int n = 0;
 	for (int k = 0; r && k < r->ntb; k++)
 		if (n < max)

@@ -252,15 +252,24 @@ static bool all_ranks_ok(int rc, const char *seg, const char *why)
 	return false;
 }
 
+void *es_rank_board(ps_server *srv, const char *name, size_t rec, uint32_t slots, const char *layout, ps_elem **out)
+{
+	struct ps_elem_attr a = { .tuple_size = rec, .threshold = slots, .mode = PS_BOARD };
+	if (ps_elem_create(srv, name, &a, out)) {
+		*out = NULL;
+		return NULL;
+	}
+	ps_elem_set_layout(*out, layout); /* for readers of the other byte order */
+	return ps_board(*out);
+}
+
 /* mpi.proc: who this rank is, for a profile's header. */
 static void describe_process(ps_server *srv)
 {
-	struct ps_elem_attr a = { .tuple_size = sizeof(struct es_proc_rec), .threshold = 1, .mode = PS_BOARD };
 	ps_elem *e;
-	if (ps_elem_create(srv, ES_PROC_ELEMENT, &a, &e))
+	struct es_proc_rec *r = es_rank_board(srv, ES_PROC_ELEMENT, sizeof(*r), 1, ES_PROC_LAYOUT, &e);
+	if (!r)
 		return;
-	ps_elem_set_layout(e, ES_PROC_LAYOUT);
-	struct es_proc_rec *r = ps_board(e);
 	r->pid = (int32_t)getpid();
 	r->rank = es_g.rank;
 	r->size = es_g.size;
@@ -358,12 +367,8 @@ static void setup(void)
 				   .flags = PS_MULTI_WRITER };
 	if (!ps_elem_create(srv, ES_COMMS_ELEMENT, &ca, &es_g.comms))
 		ps_elem_set_layout(es_g.comms, ES_COMMS_LAYOUT); /* for readers of the other byte order */
-	struct ps_elem_attr la = { .tuple_size = sizeof(struct es_calls_rec), .threshold = ES_CALLS_SLOTS,
-				   .mode = PS_BOARD };
-	if (!ps_elem_create(srv, ES_CALLS_ELEMENT, &la, &es_g.calls_elem)) {
-		ps_elem_set_layout(es_g.calls_elem, ES_CALLS_LAYOUT);
-		es_g.calls = ps_board(es_g.calls_elem);
-	}
+	es_g.calls = es_rank_board(srv, ES_CALLS_ELEMENT, sizeof(struct es_calls_rec), ES_CALLS_SLOTS, ES_CALLS_LAYOUT,
+				   &es_g.calls_elem);
 	es_sites_setup(srv);
 	es_phases_setup(srv);
 	es_files_setup(srv);

@@ -54,12 +54,8 @@ uint32_t es__file_id(MPI_File fh)
 
 void es_files_setup(ps_server *srv)
 {
-	struct ps_elem_attr a = { .tuple_size = sizeof(struct es_file_rec), .threshold = ES_FILES_SLOTS,
-				  .mode = PS_BOARD };
-	if (ps_elem_create(srv, ES_FILES_ELEMENT, &a, &files.elem))
-		return;
-	ps_elem_set_layout(files.elem, ES_FILES_LAYOUT);
-	files.board = ps_board(files.elem);
+	files.board = es_rank_board(srv, ES_FILES_ELEMENT, sizeof(struct es_file_rec), ES_FILES_SLOTS, ES_FILES_LAYOUT,
+				    &files.elem);
 }
 
 /* The name's number, made if new; 0 when none is left.  Under es_g.lock. */

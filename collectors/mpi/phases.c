@@ -32,12 +32,8 @@ static struct {
 
 void es_phases_setup(ps_server *srv)
 {
-	struct ps_elem_attr a = { .tuple_size = sizeof(struct es_region_rec), .threshold = ES_REGIONS_SLOTS,
-				  .mode = PS_BOARD };
-	if (ps_elem_create(srv, ES_REGIONS_ELEMENT, &a, &regions.elem))
-		return;
-	ps_elem_set_layout(regions.elem, ES_REGIONS_LAYOUT);
-	regions.board = ps_board(regions.elem);
+	regions.board = es_rank_board(srv, ES_REGIONS_ELEMENT, sizeof(struct es_region_rec), ES_REGIONS_SLOTS,
+				      ES_REGIONS_LAYOUT, &regions.elem);
 }
 
 /* The number of a phase's name (made at its first use), 0 when none is left. */

@@ -138,6 +138,10 @@ struct es_thread {
 extern __thread struct es_thread es_t ES_HIDDEN __attribute__((tls_model("initial-exec")));
 
 ps_elem *es_thread_elem(void) ES_HIDDEN; /* makes it and the boards; NULL if it cannot */
+/* A board of the rank's (mpi.calls, mpi.modules...): its slots, *out its
+ * element; NULL (and *out NULL) when it cannot be made. */
+void *es_rank_board(ps_server *srv, const char *name, size_t rec, uint32_t slots, const char *layout,
+		    ps_elem **out) ES_HIDDEN;
 
 static inline ps_elem *es_elem(void)
 {

@@ -203,12 +203,8 @@ void es_sites_setup(ps_server *srv)
 	const char *env = getenv("ES_CALLPATH");
 	int depth = env && *env ? atoi(env) : 1;
 	es_route.depth = (unsigned char)(depth < 0 ? 1 : depth > ES_SITE_FRAMES ? ES_SITE_FRAMES : depth);
-	struct ps_elem_attr a = { .tuple_size = sizeof(struct es_module_rec), .threshold = ES_MODULES_SLOTS,
-				  .mode = PS_BOARD };
-	if (!ps_elem_create(srv, ES_MODULES_ELEMENT, &a, &es_g.modules_elem)) {
-		ps_elem_set_layout(es_g.modules_elem, ES_MODULES_LAYOUT);
-		es_g.modules = ps_board(es_g.modules_elem);
-	}
+	es_g.modules = es_rank_board(srv, ES_MODULES_ELEMENT, sizeof(struct es_module_rec), ES_MODULES_SLOTS,
+				     ES_MODULES_LAYOUT, &es_g.modules_elem);
 }
 
 void es_sites_finalize(void)
