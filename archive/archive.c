@@ -119,6 +119,9 @@ struct ar_writer {
 	int nranks;
 	struct region *regions, *files;
 	int nregions, nfiles;
+	struct ar_death *died;
+	int ndied;
+	bool sync;             /* the files synced as written: at the end, not at checkpoints */
 };
 
 int ar_create(const char *dir, const char *job, ar_writer **out, char *err, size_t errlen)
@@ -214,15 +217,16 @@ int ar_set_comm(ar_writer *w, int n, uint64_t id, unsigned flags, const uint32_t
 	return 0;
 }
 
-static int write_all(int fd, const unsigned char *p, size_t n)
+static int write_all(int fd, const unsigned char *p, size_t n, uint64_t off)
 {
 	while (n) {
-		ssize_t k = write(fd, p, n);
+		ssize_t k = pwrite(fd, p, n, (off_t)off);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
 			return k < 0 ? -errno : -EIO;
 		p += k;
+		off += (uint64_t)k;
 		n -= (size_t)k;
 	}
 	return 0;
@@ -235,7 +239,7 @@ static int flush_events(ar_writer *w, bool last)
 	size_t n = w->direct && !last ? w->len & ~(size_t)4095 : w->len;
 	size_t out = w->direct ? (n + 4095) & ~(size_t)4095 : n;
 	memset(w->buf + n, 0, out - n);
-	int rc = out ? write_all(w->fd, w->buf, out) : 0;
+	int rc = out ? write_all(w->fd, w->buf, out, w->off) : 0;
 	if (rc)
 		return rc;
 	w->off += n;
@@ -244,6 +248,16 @@ static int flush_events(ar_writer *w, bool last)
 	if (last && out > n && ftruncate(w->fd, (off_t)w->off))
 		return -errno;
 	return 0;
+}
+
+/* The tail too, kept in buf: the next flush writes its block again, over
+ * the same bytes and more (a checkpoint's events are on disk as whole
+ * records whatever happens after it). */
+static int write_tail(ar_writer *w)
+{
+	size_t out = w->direct ? (w->len + 4095) & ~(size_t)4095 : w->len;
+	memset(w->buf + w->len, 0, out - w->len);
+	return out ? write_all(w->fd, w->buf, out, w->off) : 0;
 }
 
 int ar_write_run(ar_writer *w, const struct es_trace *t, size_t n, uint32_t thread)
@@ -285,11 +299,11 @@ uint64_t ar_written(const ar_writer *w)
 	return w->written;
 }
 
-/* Closes f, written to path; 0 or a negative errno. */
-static int close_file(FILE *f)
+/* Closes f (synced first when sync); 0 or a negative errno. */
+static int close_file(FILE *f, bool sync)
 {
 	int bad = ferror(f);
-	if (fflush(f) || fsync(fileno(f)))
+	if (fflush(f) || (sync && fsync(fileno(f))))
 		bad = 1;
 	int rc = bad ? (errno ? -errno : -EIO) : 0;
 	if (fclose(f) && !rc)
@@ -297,27 +311,53 @@ static int close_file(FILE *f)
 	return rc;
 }
 
+/* A file of the archive is written whole beside it (NAME.tmp) and renamed
+ * over it: a reader, at any moment, finds the last whole one. */
+struct part {
+	FILE *f;
+	char tmp[4210], path[4200];
+};
+
+static int part_open(ar_writer *w, const char *name, struct part *pt, char *err, size_t errlen)
+{
+	path_of(pt->path, sizeof(pt->path), w->dir, name);
+	snprintf(pt->tmp, sizeof(pt->tmp), "%s.tmp", pt->path);
+	pt->f = ps_fopen_out(pt->tmp, 0600);
+	return pt->f ? 0 : sys_fail(err, errlen, -errno, "%s", pt->tmp);
+}
+
+static int part_close(ar_writer *w, struct part *pt, char *err, size_t errlen)
+{
+	int rc = close_file(pt->f, w->sync);
+	if (!rc && rename(pt->tmp, pt->path))
+		rc = -errno;
+	if (rc) {
+		unlink(pt->tmp);
+		return sys_fail(err, errlen, rc, "%s", pt->path);
+	}
+	return 0;
+}
+
 static int write_threads(ar_writer *w, char *err, size_t errlen)
 {
-	char p[4200];
-	path_of(p, sizeof(p), w->dir, "threads");
-	FILE *f = ps_fopen_out(p, 0600);
-	if (!f)
-		return sys_fail(err, errlen, -errno, "%s", p);
+	struct part pt;
+	int rc = part_open(w, "threads", &pt, err, errlen);
+	if (rc)
+		return rc;
+	FILE *f = pt.f;
 	for (int i = 0; i < w->nthreads; i++)
 		fprintf(f, "%d\t%s\t%s\n", i, w->threads[i].process[0] ? w->threads[i].process : "-",
 			w->threads[i].name[0] ? w->threads[i].name : "-");
-	int rc = close_file(f);
-	return rc ? sys_fail(err, errlen, rc, "%s", p) : 0;
+	return part_close(w, &pt, err, errlen);
 }
 
 static int write_comms(ar_writer *w, char *err, size_t errlen)
 {
-	char p[4200];
-	path_of(p, sizeof(p), w->dir, "comms");
-	FILE *f = ps_fopen_out(p, 0600);
-	if (!f)
-		return sys_fail(err, errlen, -errno, "%s", p);
+	struct part pt;
+	int rc = part_open(w, "comms", &pt, err, errlen);
+	if (rc)
+		return rc;
+	FILE *f = pt.f;
 	for (int i = 0; i < w->ncomms; i++) {
 		const struct ar_comm *c = &w->comms[i];
 		unsigned fl = c->flags;
@@ -334,8 +374,7 @@ static int write_comms(ar_writer *w, char *err, size_t errlen)
 		}
 		fputc('\n', f);
 	}
-	int rc = close_file(f);
-	return rc ? sys_fail(err, errlen, rc, "%s", p) : 0;
+	return part_close(w, &pt, err, errlen);
 }
 
 static void free_comms(struct ar_comm *c, int n)
@@ -384,15 +423,14 @@ static int write_names(ar_writer *w, const char *file, const struct region *v, i
 {
 	if (!n)
 		return 0;
-	char p[4200];
-	path_of(p, sizeof(p), w->dir, file);
-	FILE *f = ps_fopen_out(p, 0600);
-	if (!f)
-		return sys_fail(err, errlen, -errno, "%s", p);
+	struct part pt;
+	int rc = part_open(w, file, &pt, err, errlen);
+	if (rc)
+		return rc;
+	FILE *f = pt.f;
 	for (int i = 0; i < n; i++)
 		fprintf(f, "%d\t%u\t%s\n", v[i].rank, v[i].id, v[i].name);
-	int rc = close_file(f);
-	return rc ? sys_fail(err, errlen, rc, "%s", p) : 0;
+	return part_close(w, &pt, err, errlen);
 }
 
 int ar_set_rank(ar_writer *w, const struct ar_rank *r)
@@ -414,29 +452,49 @@ static int write_ranks(ar_writer *w, char *err, size_t errlen)
 {
 	if (!w->nranks)
 		return 0;
-	char p[4200];
-	path_of(p, sizeof(p), w->dir, "ranks");
-	FILE *f = ps_fopen_out(p, 0600);
-	if (!f)
-		return sys_fail(err, errlen, -errno, "%s", p);
+	struct part pt;
+	int rc = part_open(w, "ranks", &pt, err, errlen);
+	if (rc)
+		return rc;
+	FILE *f = pt.f;
 	for (int i = 0; i < w->nranks; i++) {
 		const struct ar_rank *r = &w->ranks[i];
 		if (r->rank >= 0)
 			fprintf(f, "%d\t%s\t%d\t%llu\t%llu\t%s\n", r->rank, r->host[0] ? r->host : "-", r->pid,
 				(unsigned long long)r->wall_ns, (unsigned long long)r->ns, r->cmd[0] ? r->cmd : "-");
 	}
-	int rc = close_file(f);
-	return rc ? sys_fail(err, errlen, rc, "%s", p) : 0;
+	return part_close(w, &pt, err, errlen);
 }
 
 static int write_sites(ar_writer *w, char *err, size_t errlen)
 {
-	char p[4200];
-	path_of(p, sizeof(p), w->dir, "sites");
-	int rc = w->sites ? ar_sites_write(w->sites, p) : 0;
-	if (rc == -EINVAL)
-		return fail(err, errlen, rc, "%s: a site was given twice", p);
-	return rc ? sys_fail(err, errlen, rc, "%s", p) : 0;
+	if (!ar_sites_count(w->sites))
+		return 0; /* no file: no site known */
+	struct part pt;
+	int rc = part_open(w, "sites", &pt, err, errlen);
+	if (rc)
+		return rc;
+	if ((rc = ar_sites_print(w->sites, pt.f))) {
+		fclose(pt.f);
+		unlink(pt.tmp);
+		return fail(err, errlen, rc, "%s: a site was given twice", pt.path);
+	}
+	return part_close(w, &pt, err, errlen);
+}
+
+int ar_set_died(ar_writer *w, const struct ar_death *d)
+{
+	if (d->rank < 0)
+		return -EINVAL;
+	for (int i = 0; i < w->ndied; i++)
+		if (w->died[i].rank == d->rank)
+			return 0; /* a rank dies once */
+	struct ar_death *v = realloc(w->died, sizeof(*v) * (size_t)(w->ndied + 1));
+	if (!v)
+		return -ENOMEM;
+	w->died = v;
+	w->died[w->ndied++] = *d;
+	return 0;
 }
 
 static void free_writer(ar_writer *w)
@@ -446,47 +504,74 @@ static void free_writer(ar_writer *w)
 	free(w->ranks);
 	free(w->regions), free(w->files);
 	free(w->threads);
+	free(w->died);
 	free_comms(w->comms, w->ncomms);
 	free(w);
 }
 
-int ar_finish(ar_writer *w, uint64_t lost, uint64_t before, const char *why, char *err,
-	      size_t errlen)
+/* Every file but events and INFO, as the writer knows them now. */
+static int write_parts(ar_writer *w, char *err, size_t errlen)
 {
-	char p[4200], tmp[4200];
+	int rc;
+	if ((rc = write_threads(w, err, errlen)) || (rc = write_comms(w, err, errlen)) ||
+	    (rc = write_sites(w, err, errlen)) || (rc = write_ranks(w, err, errlen)) ||
+	    (rc = write_names(w, "regions", w->regions, w->nregions, err, errlen)) ||
+	    (rc = write_names(w, "files", w->files, w->nfiles, err, errlen)))
+		return rc;
+	return 0;
+}
+
+/* INFO, last: whole, or a checkpoint's (whole: no, until: when) */
+static int write_info(ar_writer *w, bool whole, const struct ar_end *end, char *err, size_t errlen)
+{
+	struct part pt;
+	int rc = part_open(w, "INFO", &pt, err, errlen);
+	if (rc)
+		return rc;
+	fprintf(pt.f, "archive: %d\njob: %s\nevents: %llu\nlost: %llu\nbefore_attach: %llu\n"
+		"threads: %d\nclock: ns, CLOCK_MONOTONIC\n", AR_VERSION, w->job,
+		(unsigned long long)w->written, (unsigned long long)end->lost,
+		(unsigned long long)end->before, w->nthreads);
+	if (whole)
+		fprintf(pt.f, "ended: %s\n", end->why ? end->why : "-");
+	else
+		fprintf(pt.f, "whole: no\nuntil: %llu\n", (unsigned long long)end->until_ns);
+	for (int i = 0; i < w->ndied; i++)
+		fprintf(pt.f, "died: %d %d %llu %llu %d\n", w->died[i].rank, w->died[i].pid,
+			(unsigned long long)w->died[i].last_ns, (unsigned long long)w->died[i].seen_ns,
+			w->died[i].signal);
+	return part_close(w, &pt, err, errlen);
+}
+
+int ar_checkpoint(ar_writer *w, const struct ar_end *end, char *err, size_t errlen)
+{
+	int rc = flush_events(w, false);
+	if (!rc)
+		rc = write_tail(w);
+	if (rc) {
+		char p[4200];
+		path_of(p, sizeof(p), w->dir, "events");
+		return sys_fail(err, errlen, rc, "%s", p);
+	}
+	w->sync = false; /* a kill leaves the page cache: only the end is synced */
+	if ((rc = write_parts(w, err, errlen)))
+		return rc;
+	return write_info(w, false, end, err, errlen);
+}
+
+int ar_finish(ar_writer *w, const struct ar_end *end, char *err, size_t errlen)
+{
 	int rc = close_events(w);
 	if (rc) {
+		char p[4200];
 		path_of(p, sizeof(p), w->dir, "events");
 		sys_fail(err, errlen, rc, "%s", p);
 		free_writer(w);
 		return rc;
 	}
-	if ((rc = write_threads(w, err, errlen)) || (rc = write_comms(w, err, errlen)) ||
-	    (rc = write_sites(w, err, errlen)) || (rc = write_ranks(w, err, errlen)) ||
-	    (rc = write_names(w, "regions", w->regions, w->nregions, err, errlen)) ||
-	    (rc = write_names(w, "files", w->files, w->nfiles, err, errlen))) {
-		free_writer(w);
-		return rc;
-	}
-	path_of(tmp, sizeof(tmp), w->dir, "INFO.tmp");
-	path_of(p, sizeof(p), w->dir, "INFO");
-	FILE *f = ps_fopen_out(tmp, 0600);
-	if (!f) {
-		rc = sys_fail(err, errlen, -errno, "%s", tmp);
-		free_writer(w);
-		return rc;
-	}
-	fprintf(f, "archive: %d\njob: %s\nevents: %llu\nlost: %llu\nbefore_attach: %llu\n"
-		"threads: %d\nclock: ns, CLOCK_MONOTONIC\nended: %s\n", AR_VERSION, w->job,
-		(unsigned long long)w->written, (unsigned long long)lost, (unsigned long long)before,
-		w->nthreads, why ? why : "-");
-	rc = close_file(f);
-	if (!rc && rename(tmp, p))
-		rc = -errno;
-	if (rc) {
-		unlink(tmp);
-		sys_fail(err, errlen, rc, "%s", p);
-	}
+	w->sync = true;
+	if (!(rc = write_parts(w, err, errlen)))
+		rc = write_info(w, true, end, err, errlen);
 	free_writer(w);
 	return rc;
 }
@@ -517,6 +602,10 @@ struct ar_archive {
 	int nranks;
 	struct region *regions, *files;
 	int nregions, nfiles;
+	bool partial;         /* INFO said "whole: no": a checkpoint's, its recorder stopped */
+	uint64_t until_ns;
+	struct ar_death *died;
+	int ndied;
 	uint32_t *by_thread;  /* event indices, each thread's together, in the file's order */
 	size_t *first;        /* thread t's are by_thread[first[t] .. first[t + 1]) */
 };
@@ -545,6 +634,22 @@ static FILE *open_optional(const char *p, char *err, size_t errlen, int *rc)
 	return f;
 }
 
+static int read_death(ar_archive *a, const char *s)
+{
+	struct ar_death d = { .signal = 0 };
+	unsigned long long last, seen;
+	int n = sscanf(s, "%d %d %llu %llu %d", &d.rank, &d.pid, &last, &seen, &d.signal);
+	if (n < 4 || d.rank < 0 || d.rank > 1 << 24 || d.signal < 0 || d.signal > 64)
+		return -EINVAL;
+	d.last_ns = last, d.seen_ns = seen;
+	struct ar_death *v = realloc(a->died, sizeof(*v) * (size_t)(a->ndied + 1));
+	if (!v)
+		return -ENOMEM;
+	a->died = v;
+	v[a->ndied++] = d;
+	return 0;
+}
+
 /* INFO: the whole archive's word on itself */
 static int read_info(ar_archive *a, const char *dir, char *err, size_t errlen)
 {
@@ -560,6 +665,7 @@ static int read_info(ar_archive *a, const char *dir, char *err, size_t errlen)
 	}
 	int version = 0, lineno = 0;
 	bool have_events = false;
+	rc = 0;
 	while (fgets(line, sizeof(line), f)) {
 		lineno++;
 		unsigned long long v;
@@ -578,6 +684,18 @@ static int read_info(ar_archive *a, const char *dir, char *err, size_t errlen)
 			a->declared = v, have_events = true;
 		else if (sscanf(line, "lost: %llu", &v) == 1)
 			a->lost = v;
+		else if (sscanf(line, "whole: %255s", word) == 1)
+			a->partial = !strcmp(word, "no");
+		else if (sscanf(line, "until: %llu", &v) == 1)
+			a->until_ns = v;
+		else if (!strncmp(line, "died:", 5)) {
+			if ((rc = read_death(a, line + 5))) {
+				fclose(f);
+				return rc == -ENOMEM ? sys_fail(err, errlen, rc, "%s", p)
+						     : fail(err, errlen, rc, "%s:%d: expected died: RANK PID "
+							    "LAST_NS SEEN_NS", p, lineno);
+			}
+		}
 		else if (!strchr(line, ':')) {
 			fclose(f);
 			return fail(err, errlen, -EINVAL, "%s:%d: expected KEY: VALUE", p, lineno);
@@ -614,6 +732,15 @@ static int map_events(ar_archive *a, const char *dir, char *err, size_t errlen)
 		return fail(err, errlen, -EINVAL, "%s: not a regular file", p);
 	}
 	size_t len = (size_t)st.st_size;
+	/* a checkpoint's file may go on past its events (the recorder's next
+	 * writes, a block's padding): only the records INFO counts are read */
+	if (a->partial && len >= 8 && len - 8 >= a->declared * AR_RECORD)
+		len = 8 + (size_t)a->declared * AR_RECORD;
+	else if (a->partial) {
+		close(fd);
+		return fail(err, errlen, -EINVAL, "%s: %zu bytes: fewer than the %llu events its INFO "
+			    "counts", p, len, (unsigned long long)a->declared);
+	}
 	if (len < 8 || (len - 8) % AR_RECORD) {
 		close(fd);
 		return fail(err, errlen, -EINVAL, "%s: %zu bytes: expected the 8-byte header and "
@@ -929,6 +1056,7 @@ void ar_close(ar_archive *a)
 	free(a->regions), free(a->files);
 	free(a->by_thread), free(a->first);
 	free(a->threads);
+	free(a->died);
 	free(a);
 }
 
@@ -1006,8 +1134,164 @@ static int index_comm(struct ar_comm *c)
 	return 0;
 }
 
+/* Seconds from the archive's first stamp to ns. */
+static double into(const ar_archive *a, uint64_t ns)
+{
+	uint64_t first = UINT64_MAX;
+	for (size_t i = 0; i < a->nevents; i++)
+		if (ar_events(a)[i].t.start < first)
+			first = ar_events(a)[i].t.start;
+	return first == UINT64_MAX || ns < first ? 0 : (double)(ns - first) / 1e9;
+}
+
+size_t ar_partial_note(const ar_archive *a, const char *dir, char *buf, size_t len)
+{
+	if (!a->partial)
+		return (size_t)snprintf(buf, len, "%s", "");
+	return (size_t)snprintf(buf, len, "%s is incomplete: its recorder stopped without finishing "
+				"it (killed, or its disk filled); read as its last checkpoint left it, "
+				"%zu events to %.1f s into the run (esrecord --repair %s finishes it)",
+				dir, a->nevents, into(a, a->until_ns), dir);
+}
+
+size_t ar_deaths_note(const ar_archive *a, char *buf, size_t len)
+{
+	size_t n = 0;
+	if (len)
+		*buf = 0;
+	for (int i = 0; i < a->ndied && n < len; i++) {
+		const struct ar_death *d = &a->died[i];
+		char sig[64] = "";
+		if (d->signal)
+			snprintf(sig, sizeof(sig), " of signal %d (SIG%s)", d->signal, sigabbrev_np(d->signal) ?
+				 sigabbrev_np(d->signal) : "?");
+		n += (size_t)snprintf(buf + n, len - n, "%srank %d (pid %d) died%s: its last event ended "
+				      "%.3f s into the run, found gone at %.3f s", n ? "; " : "",
+				      d->rank, d->pid, sig, into(a, d->last_ns), into(a, d->seen_ns));
+	}
+	return n;
+}
+
+void ar_print_state(const ar_archive *a, const char *prog, const char *dir, FILE *f)
+{
+	char buf[4800];
+	if (ar_partial_note(a, dir, buf, sizeof(buf)))
+		fprintf(f, "%s: %s\n", prog, buf);
+	if (ar_deaths_note(a, buf, sizeof(buf)))
+		fprintf(f, "%s: %s: %s\n", prog, dir, buf);
+}
+
+bool ar_partial(const ar_archive *a, uint64_t *until_ns)
+{
+	if (until_ns)
+		*until_ns = a->until_ns;
+	return a->partial;
+}
+
+int ar_ndied(const ar_archive *a)
+{
+	return a->ndied;
+}
+
+const struct ar_death *ar_died(const ar_archive *a, int i)
+{
+	return i >= 0 && i < a->ndied ? &a->died[i] : NULL;
+}
+
 const struct ar_event *ar_events(const ar_archive *a)
 {
 	return (const struct ar_event *)((const char *)a->map + 8);
 }
 
+
+/* --- repairing ----------------------------------------------------------------- */
+
+/* A record past the checkpoint that the recorder wrote whole: on a thread
+ * and (an MPI call's) communicator the checkpoint knew, stamps in order.
+ * The block padding after the last is zeros, and fails. */
+static bool salvageable(const ar_archive *a, const unsigned char *r)
+{
+	struct ar_event e;
+	memcpy(&e.t, r, sizeof(e.t));
+	memcpy(&e.thread, r + sizeof(e.t), sizeof(e.thread));
+	unsigned code = es_op_code(e.t.op);
+	if (!e.t.start || e.t.end < e.t.start || !code || code >= 256 || e.thread >= (uint32_t)a->nthreads)
+		return false;
+	return a->threads[e.thread].rank < 0 || code < ES_OP_MPI_INIT || e.t.comm == ES_COMM_NONE ||
+	       e.t.comm < a->ncomms;
+}
+
+/* The records after the checkpoint's that can be kept. */
+static int count_after(const ar_archive *a, const char *p, uint64_t *after)
+{
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	unsigned char r[AR_RECORD];
+	off_t off = 8 + (off_t)a->nevents * AR_RECORD;
+	*after = 0;
+	while (pread(fd, r, AR_RECORD, off) == AR_RECORD && salvageable(a, r)) {
+		(*after)++;
+		off += AR_RECORD;
+	}
+	close(fd);
+	return 0;
+}
+
+/* INFO again, whole: its lines but events, whole and until, then ended. */
+static int rewrite_info(const char *dir, uint64_t events, const char *ended, char *err, size_t errlen)
+{
+	char p[4200], tmp[4210], line[512];
+	path_of(p, sizeof(p), dir, "INFO");
+	snprintf(tmp, sizeof(tmp), "%s.tmp", p);
+	int rc = 0;
+	FILE *in = open_in(p, err, errlen, &rc);
+	if (!in)
+		return rc;
+	FILE *out = ps_fopen_out(tmp, 0600);
+	if (!out) {
+		rc = sys_fail(err, errlen, -errno, "%s", tmp);
+		fclose(in);
+		return rc;
+	}
+	while (fgets(line, sizeof(line), in))
+		if (strncmp(line, "events:", 7) && strncmp(line, "whole:", 6) &&
+		    strncmp(line, "until:", 6) && strncmp(line, "ended:", 6))
+			fputs(line, out);
+	fclose(in);
+	fprintf(out, "events: %llu\nended: %s\n", (unsigned long long)events, ended);
+	rc = close_file(out, true);
+	if (!rc && rename(tmp, p))
+		rc = -errno;
+	if (rc) {
+		unlink(tmp);
+		return sys_fail(err, errlen, rc, "%s", p);
+	}
+	return 0;
+}
+
+int ar_repair(const char *dir, uint64_t *kept, uint64_t *after, char *err, size_t errlen)
+{
+	ar_archive *a;
+	int rc = ar_open(dir, &a, err, errlen);
+	if (rc)
+		return rc;
+	if (!a->partial) {
+		ar_close(a);
+		return fail(err, errlen, -EALREADY, "%s: whole already: nothing to repair", dir);
+	}
+	char p[4200], ended[400];
+	path_of(p, sizeof(p), dir, "events");
+	if ((rc = count_after(a, p, after))) {
+		ar_close(a);
+		return sys_fail(err, errlen, rc, "%s", p);
+	}
+	*kept = a->nevents + *after;
+	snprintf(ended, sizeof(ended), "its recorder stopped without finishing it (killed, or its "
+		 "disk filled); repaired: %zu events to its last checkpoint, %.1f s into the run, and %llu "
+		 "written after it", a->nevents, into(a, a->until_ns), (unsigned long long)*after);
+	ar_close(a);
+	if (truncate(p, 8 + (off_t)*kept * AR_RECORD))
+		return sys_fail(err, errlen, -errno, "%s", p);
+	return rewrite_info(dir, *kept, ended, err, errlen);
+}

@@ -2,8 +2,10 @@
 #ifndef ES_ARCHIVE_H
 #define ES_ARCHIVE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "collectors/collectors.h"
 
@@ -27,8 +29,13 @@
  *            RANK HOST PID WALL_NS NS COMMAND (tab-separated), WALL_NS the
  *            wall-clock time (ns since 1970) at the archive's time NS
  *   INFO     key: value lines (job, events, lost, ...), written last
- * An archive without INFO is not whole (its recorder did not finish) and
- * ar_open refuses it.  The events are in the recorder's order: each
+ * INFO is written last, by rename, each file before it whole (written
+ * beside it and renamed): what INFO counts is on disk.  A recorder
+ * checkpoints every fraction of a second (INFO "whole: no", "until: NS");
+ * a recorder killed, or whose disk filled, leaves its last checkpoint,
+ * which ar_open reads as it stands (ar_partial) and ar_repair finishes.
+ * A directory without INFO is no archive (or one killed before its first
+ * checkpoint) and ar_open refuses it.  The events are in the recorder's order: each
  * pull's a thread's at a time, so each thread's own are in the order it
  * wrote them; readers find a thread's through ar_thread_events.
  */
@@ -88,11 +95,31 @@ struct ar_site {
 };
 /* Site number site (from 1) of thread is these frames: each set once. */
 int ar_set_site(ar_writer *w, int thread, int site, const struct ar_frame *frames, int n);
-/* Writes threads, comms and INFO (lost: discarded before they could be
- * read; before: rotated out before the recorder attached; why: how it
- * ended); then frees w.  On an error the archive stays incomplete. */
-int ar_finish(ar_writer *w, uint64_t lost, uint64_t before, const char *why, char *err,
-	      size_t errlen);
+/* How a recording stands: lost (discarded before they could be read),
+ * before (rotated out before the recorder attached), why it ended (at
+ * ar_finish), until_ns (a checkpoint's time, on the archive's clock). */
+struct ar_end {
+	uint64_t lost, before, until_ns;
+	const char *why;
+};
+/* Writes every event given so far and the other files as known now, then
+ * INFO with "whole: no": readers open the archive as it stands, and a kill
+ * or a full disk after it loses nothing before it.  Not synced (a killed
+ * recorder leaves the page cache).  On an error the last checkpoint stands. */
+int ar_checkpoint(ar_writer *w, const struct ar_end *end, char *err, size_t errlen);
+/* Writes everything, synced, INFO last (whole); then frees w.  On an error
+ * the archive stays as its last checkpoint left it. */
+int ar_finish(ar_writer *w, const struct ar_end *end, char *err, size_t errlen);
+/* A rank whose process died while it was recorded (its segment left
+ * unclosed): last_ns its last event's end (0: none), seen_ns when the
+ * recorder found it gone.  Said once per rank; INFO lists them
+ * ("died: RANK PID LAST_NS SEEN_NS SIGNAL"). */
+struct ar_death {
+	int rank, pid;
+	int signal; /* the signal that ended it, when its collector saw one; 0: not known */
+	uint64_t last_ns, seen_ns;
+};
+int ar_set_died(ar_writer *w, const struct ar_death *d);
 /* Gives up: closes and frees, leaving no INFO. */
 void ar_abandon(ar_writer *w);
 uint64_t ar_written(const ar_writer *w);
@@ -129,6 +156,24 @@ const struct ar_event *ar_events(const ar_archive *a);
  * file's order; how many. */
 size_t ar_thread_events(const ar_archive *a, int t, const uint32_t **idx);
 uint64_t ar_lost(const ar_archive *a);
+/* Whether the archive is a checkpoint's (its recorder was killed, or its
+ * disk filled): it holds the events up to *until_ns (the recorder's time). */
+bool ar_partial(const ar_archive *a, uint64_t *until_ns);
+/* Ranks that died while recorded: ar_died(a, 0 .. ar_ndied(a) - 1). */
+int ar_ndied(const ar_archive *a);
+const struct ar_death *ar_died(const ar_archive *a, int i);
+/* What a reader says of a partial archive, "" of a whole one; the ranks
+ * that died, "" when none: into buf, as snprintf. */
+size_t ar_partial_note(const ar_archive *a, const char *dir, char *buf, size_t len);
+size_t ar_deaths_note(const ar_archive *a, char *buf, size_t len);
+/* Both, when there is something to say, as lines "PROG: ..." on f. */
+void ar_print_state(const ar_archive *a, const char *prog, const char *dir, FILE *f);
+/* Finishes the partial archive DIR (ar_partial): its events cut to the
+ * whole records of known threads and communicators (the checkpoint's, and
+ * those written after it), INFO rewritten whole, saying so.  *kept: the
+ * events it holds, *after: how many of them came after the checkpoint.
+ * -EALREADY when it is whole. */
+int ar_repair(const char *dir, uint64_t *kept, uint64_t *after, char *err, size_t errlen);
 int ar_nthreads(const ar_archive *a);
 const struct ar_thread *ar_thread(const ar_archive *a, int i);
 int ar_ncomms(const ar_archive *a);

@@ -91,6 +91,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "esconvert: %s\n", err);
 		return 1;
 	}
+	ar_print_state(a, "esconvert", argv[optind], stderr);
 	int rc = 0;
 	struct ar_out_stats st;
 	if (otf2) {

@@ -83,7 +83,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		rmdir(tmp); /* ar_create makes it */
-		int rc = ar_record_job("esprofile", what, tmp, 1, wait, true);
+		int rc = ar_record_job("esprofile", what, &(struct ar_record_opts){ .dir = tmp, .period = 1, .wait = wait, .quiet = true });
 		if (rc) {
 			remove_dir(tmp);
 			return rc;
@@ -98,8 +98,9 @@ int main(int argc, char **argv)
 			remove_dir(tmp);
 		return 1;
 	}
+	ar_print_state(a, "esprofile", dir, stderr);
 	FILE *out = stdout;
-	if (outfile && !(out = ps_fopen_out(outfile, 0644))) {
+	if (outfile && !(out = ps_fopen_out(outfile, 0600))) {
 		perror(outfile);
 		ar_close(a);
 		if (*tmp)

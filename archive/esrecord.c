@@ -1,4 +1,4 @@
-/* esrecord.c - the archive consumer: drains every trace element of a running job into an archive, with an exact count of what was lost. */
+/* esrecord.c - the archive consumer: drains every trace element of a running job into an archive, with an exact count of what was lost; keeps a dead or hung job's remains; finishes an archive its recorder left. */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <stdio.h>
@@ -10,36 +10,65 @@
 
 static const char *usage =
 	"usage: esrecord [options] -o DIR JOB\n"
+	"       esrecord --remains [options] -o DIR JOB\n"
+	"       esrecord --repair DIR\n"
 	"Records every event of a running job into the archive DIR, from what its\n"
 	"trace elements still hold when it attaches until the job ends (or Ctrl-C),\n"
 	"pulling as often as the job's rate needs.  Then: esconvert DIR (OTF2,\n"
-	"trace-event JSON).\n"
+	"trace-event JSON), esprofile DIR.\n"
 	"  -o, --output DIR     the archive (made; must not hold one already)\n"
-	"  -p, --period MS      longest time between pulls (default 1000: a recorder need\n"
-	"                       not pull often; it pulls sooner when the job writes faster\n"
-	"                       than its trace elements hold that long)\n"
+	"  -p, --period MS      longest time between pulls (default 500, the most it\n"
+	"                       uses: it pulls sooner when the job writes faster than\n"
+	"                       its trace elements hold that long)\n"
 	"  -w, --wait S         wait up to S seconds for the job to appear (default 10)\n"
+	"      --remains        the black box: one pull of what a dead, hung or running\n"
+	"                       job's elements still hold, and the calls each thread was\n"
+	"                       inside (marked unfinished), with the exact count of what\n"
+	"                       they no longer hold; then the archive is finished\n"
+	"      --repair DIR     finish an archive whose recorder was killed or whose\n"
+	"                       disk filled: its events up to the last checkpoint and\n"
+	"                       the whole ones written after it\n"
 	MON_REMOTE_USAGE
 	"  -h, --help\n"
 	"      --version\n"
-	"At the end it says how many events it wrote and exactly how many were\n"
-	"discarded before it could read them.  An archive it could not finish has\n"
-	"no INFO file, and the converters refuse it.\n";
+	"The archive is on disk as it goes: every quarter second a checkpoint makes\n"
+	"what was recorded so far readable, so a recorder killed (even with SIGKILL)\n"
+	"or stopped by a full disk leaves an archive the readers open as it stands\n"
+	"(they say it is incomplete).  At the end it says how many events it wrote\n"
+	"and exactly how many were discarded before it could read them, and which\n"
+	"ranks died (INFO: died: RANK PID LAST_NS SEEN_NS).\n";
+
+static int repair(const char *dir)
+{
+	char err[4400];
+	uint64_t kept, after;
+	int rc = ar_repair(dir, &kept, &after, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "esrecord: %s\n", err);
+		return rc == -EALREADY ? 0 : 1;
+	}
+	printf("esrecord: %s repaired: %llu events (%llu of them written after its last "
+	       "checkpoint)\n", dir, (unsigned long long)kept, (unsigned long long)after);
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' }, { "period", required_argument, NULL, 'p' },
 		{ "wait", required_argument, NULL, 'w' }, { "help", no_argument, NULL, 'h' },
+		{ "remains", no_argument, NULL, 'M' }, { "repair", required_argument, NULL, 'F' },
 		{ "version", no_argument, NULL, 'V' }, MON_REMOTE_OPTS, { 0 } };
-	double period = 1, wait = 10;
-	const char *dir = NULL;
+	struct ar_record_opts o = { .period = 0.5, .wait = 10 };
+	const char *fix = NULL;
 	int c;
 	while ((c = getopt_long(argc, argv, "o:p:w:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'o': dir = optarg; break;
-		case 'p': period = mon_number("esrecord", "--period", optarg, 1) / 1000; break;
-		case 'w': wait = mon_number("esrecord", "--wait", optarg, 0); break;
+		case 'o': o.dir = optarg; break;
+		case 'p': o.period = mon_number("esrecord", "--period", optarg, 1) / 1000; break;
+		case 'w': o.wait = mon_number("esrecord", "--wait", optarg, 0); break;
+		case 'M': o.remains = true; break;
+		case 'F': fix = optarg; break;
 		case 'R': mon_servers = optarg; break;
 		case 'K': mon_secret_file = optarg; break;
 		case 'h': fputs(usage, stdout); return 0;
@@ -47,9 +76,16 @@ int main(int argc, char **argv)
 		default: fputs(usage, stderr); return 2;
 		}
 	}
-	if (optind != argc - 1 || !dir) {
+	if (fix) {
+		if (optind != argc || o.dir || o.remains) {
+			fprintf(stderr, "esrecord: --repair takes one DIR and nothing else\n%s", usage);
+			return 2;
+		}
+		return repair(fix);
+	}
+	if (optind != argc - 1 || !o.dir) {
 		fprintf(stderr, "esrecord: expected -o DIR and one JOB name\n%s", usage);
 		return 2;
 	}
-	return ar_record_job("esrecord", argv[optind], dir, period, wait, false);
+	return ar_record_job("esrecord", argv[optind], &o);
 }

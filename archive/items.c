@@ -154,8 +154,8 @@ enum ar_msg ar_msg_kind(unsigned op)
 	static signed char kind[4][256]; /* by done, recv and code, + 1; 0: not worked out yet */
 	unsigned code = es_op_code(op);
 	bool done = op & ES_OP_DONE, recv = op & ES_OP_RECV;
-	if (code >= 256)
-		return AR_MSG_NONE; /* no collector writes it */
+	if (code >= 256 || (op & ES_OP_UNFINISHED))
+		return AR_MSG_NONE; /* no collector writes it; a call not returned moved no message yet */
 	signed char *k = &kind[done * 2 + recv][code];
 	if (!*k)
 		*k = (signed char)(classify(code, done, recv) + 1);

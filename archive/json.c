@@ -52,6 +52,8 @@ static void slice_args(FILE *f, const ar_archive *a, int thread, const struct es
 		return;
 	}
 	fprintf(f, ",\"args\":{\"bytes\":%u", e->size);
+	if (e->op & ES_OP_UNFINISHED)
+		fputs(",\"unfinished\":true", f); /* inside it when the archive was made */
 	if (!mpi) {
 		if (e->element != NONE)
 			fprintf(f, ",\"element\":%u", e->element);
@@ -304,7 +306,7 @@ static void collectives(struct jout *j)
 	struct slice *sl = j->sl;
 	size_t nc = 0;
 	for (size_t i = 0; i < j->ns; i++)
-		if (es_op_matched(ev[sl[i].event].t.op) && !(ev[sl[i].event].t.op & ES_OP_DONE))
+		if (es_op_matched(ev[sl[i].event].t.op) && !(ev[sl[i].event].t.op & (ES_OP_DONE | ES_OP_UNFINISHED)))
 			sl[nc++] = sl[i];
 	qsort_r(sl, nc, sizeof(*sl), by_coll, (void *)ev);
 	for (size_t i = 0; i < nc;) {

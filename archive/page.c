@@ -137,6 +137,13 @@ static void print_header(const struct prof *p, FILE *out)
 		wall_time(r0, last, to, sizeof(to));
 		fprintf(out, "@ Start time   : %s\n@ Stop time    : %s\n", from, to);
 	}
+	if (ar_partial(a, NULL))
+		fprintf(out, "@ Incomplete   : as its recorder's last checkpoint left it (the recorder "
+			"was killed, or its disk filled)\n");
+	for (int i = 0; i < ar_ndied(a); i++)
+		fprintf(out, "@ Died         : rank %d (pid %d)%s%s\n", ar_died(a, i)->rank, ar_died(a, i)->pid,
+			ar_died(a, i)->signal ? ", signal " : "",
+			ar_died(a, i)->signal ? sigabbrev_np(ar_died(a, i)->signal) : "");
 	for (int r = 0; p->mpi && r < p->groups && r < 64; r++) {
 		const struct ar_rank *x = ar_rank(a, r);
 		if (x)

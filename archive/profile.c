@@ -325,7 +325,7 @@ static int add_call(struct prof *p, int t, int g, const struct es_trace *e, uint
 	const struct es_op_info *info = es_op_info(e->op);
 	if (p->mpi && info && info->group == ES_GROUP_IO)
 		rc = add_io(p, e, g, t1 - t0);
-	if (!rc && p->mpi && es_op_matched(e->op))
+	if (!rc && p->mpi && es_op_matched(e->op) && !(e->op & ES_OP_UNFINISHED))
 		rc = add_coll(p, e, g, t0, t1);
 	if (!rc && p->mpi && e->element != NONE && !(e->op & ES_OP_FAILED) && ar_message(e->op) > 0 &&
 	    e->element < (uint32_t)p->groups)

@@ -83,80 +83,206 @@ static struct ar_frame frame_of(ar_symbols *sym, const struct es_module_rec *mod
 	return f;
 }
 
-/* Each MPI thread's call sites, their frames named where the files still are. */
-static int describe_sites(ar_writer *w, const es_scope *s, es_mpi *m)
+/*
+ * A recording's state.  Invariants: every event consumed is given to w in
+ * the order consumed (a thread's in its order); what describe has said
+ * (sites, phases' and files' names, by number) is never said again, as
+ * the writer takes each once; a death is said once.
+ */
+struct rec {
+	const char *prog;
+	es_scope *s;
+	es_mpi *m;
+	ar_writer *w;
+	struct numbering nb;
+	ar_symbols *sym;        /* NULL: no call site is named */
+	int *sites_said;        /* by thread: sites below it described */
+	int nsaid_threads;
+	/* by rank, nranks of each: */
+	int *regions_said, *files_said; /* phases and files below it described */
+	uint64_t *last_end;     /* its latest event's end */
+	bool *dead;             /* said to have died */
+	int nranks;
+	uint64_t missed;
+	double checkpointed;    /* mon_now() of the last checkpoint */
+};
+
+/* *v (of *n ints, or bytes) grown to hold i, zeroed */
+static int hold(void **v, int *n, int i, size_t each)
 {
-	ar_symbols *sym;
-	if (!m || ar_symbols_create(&sym))
-		return 0; /* no site is known: the archive says nothing of them */
+	if (i < *n)
+		return 0;
+	int cap = i + 16;
+	char *g = realloc(*v, each * (size_t)cap);
+	if (!g)
+		return -ENOMEM;
+	memset(g + each * (size_t)*n, 0, each * (size_t)(cap - *n));
+	*v = g;
+	*n = cap;
+	return 0;
+}
+
+/* The by-rank arrays grown to hold rank. */
+static int hold_ranks(struct rec *r, int rank)
+{
+	if (rank < r->nranks)
+		return 0;
+	int n[4] = { r->nranks, r->nranks, r->nranks, r->nranks };
+	int rc = hold((void **)&r->dead, &n[0], rank, 1);
+	if (!rc)
+		rc = hold((void **)&r->last_end, &n[1], rank, sizeof(uint64_t));
+	if (!rc)
+		rc = hold((void **)&r->regions_said, &n[2], rank, sizeof(int));
+	if (!rc)
+		rc = hold((void **)&r->files_said, &n[3], rank, sizeof(int));
+	if (!rc)
+		r->nranks = n[0]; /* each grew from nranks to the same cap */
+	return rc;
+}
+
+/* Each MPI thread's call sites not said yet, their frames named where the files still are. */
+static int describe_sites(struct rec *r)
+{
 	int rc = 0;
-	for (int t = 0; t < es_scope_threads(s) && !rc; t++) {
-		int rank = es_mpi_rank_of(m, t);
+	for (int t = 0; r->m && r->sym && t < es_scope_threads(r->s) && !rc; t++) {
+		int rank = es_mpi_rank_of(r->m, t);
 		const struct es_site_rec *sites;
 		const struct es_module_rec *mods;
-		int n = rank < 0 ? 0 : es_mpi_sites(m, t, &sites);
-		int nmods = n > 0 ? es_mpi_modules(m, rank, &mods) : 0;
-		for (int id = 1; id < n && !rc; id++) {
+		int n = rank < 0 ? 0 : es_mpi_sites(r->m, t, &sites);
+		if (n <= 1 || (rc = hold((void **)&r->sites_said, &r->nsaid_threads, t, sizeof(int))))
+			continue;
+		int nmods = es_mpi_modules(r->m, rank, &mods);
+		for (int id = r->sites_said[t] ? r->sites_said[t] : 1; id < n && !rc; id++) {
 			uint32_t k = sites[id].frames;
 			if (k == 0 || k > ES_SITE_FRAMES)
-				continue;
+				break; /* not written whole yet: said at a later checkpoint */
 			struct ar_frame fr[ES_SITE_FRAMES];
 			for (uint32_t i = 0; i < k; i++)
-				fr[i] = frame_of(sym, mods, nmods > 0 ? nmods : 0, sites[id].pc[i]);
-			rc = ar_set_site(w, t, id, fr, (int)k);
+				fr[i] = frame_of(r->sym, mods, nmods > 0 ? nmods : 0, sites[id].pc[i]);
+			if (!(rc = ar_set_site(r->w, t, id, fr, (int)k)))
+				r->sites_said[t] = id + 1;
 		}
 	}
-	ar_symbols_destroy(sym);
+	return rc;
+}
+
+/* A rank's phases' or files' names from *said on (numbers given in order). */
+static int describe_names(struct rec *r, int rank, bool files)
+{
+	struct es_region_rec *names;
+	struct es_file_rec *fnames;
+	int *said = files ? &r->files_said[rank] : &r->regions_said[rank];
+	int n = files ? es_mpi_files(r->m, rank, &fnames) : es_mpi_regions(r->m, rank, &names);
+	int rc = 0;
+	for (int id = *said ? *said : 1; id < n && !rc; id++) {
+		if (files ? !fnames[id].used : !names[id].used)
+			break;
+		rc = files ? ar_set_file(r->w, rank, (uint32_t)id, fnames[id].name)
+			   : ar_set_region(r->w, rank, (uint32_t)id, names[id].name);
+		*said = id + 1;
+	}
 	return rc;
 }
 
 /* Each rank's process, as it described itself at MPI_Init, its phases' and files' names. */
-static int describe_ranks(ar_writer *w, es_mpi *m)
+static int describe_ranks(struct rec *r)
 {
 	int rc = 0;
-	for (int r = 0; m && r < es_mpi_ranks(m) && !rc; r++) {
+	for (int k = 0; r->m && k < es_mpi_ranks(r->m) && !rc; k++) {
 		struct es_proc_rec p;
 		uint64_t at;
-		if (es_mpi_process(m, r, &p, &at))
+		if ((rc = hold_ranks(r, k)))
+			break;
+		if (es_mpi_process(r->m, k, &p, &at))
 			continue;
-		struct ar_rank a = { .rank = r, .pid = p.pid, .wall_ns = p.wall_ns, .ns = at };
+		struct ar_rank a = { .rank = k, .pid = p.pid, .wall_ns = p.wall_ns, .ns = at };
 		snprintf(a.host, sizeof(a.host), "%s", p.host);
 		snprintf(a.cmd, sizeof(a.cmd), "%s", p.cmd);
-		rc = ar_set_rank(w, &a);
-		struct es_region_rec *names;
-		int n = rc ? 0 : es_mpi_regions(m, r, &names);
-		for (int id = 1; id < n && !rc; id++)
-			if (names[id].used)
-				rc = ar_set_region(w, r, (uint32_t)id, names[id].name);
-		struct es_file_rec *files;
-		n = rc ? 0 : es_mpi_files(m, r, &files);
-		for (int id = 1; id < n && !rc; id++)
-			if (files[id].used)
-				rc = ar_set_file(w, r, (uint32_t)id, files[id].name);
+		if (!(rc = ar_set_rank(r->w, &a)))
+			rc = describe_names(r, k, false);
+		if (!rc)
+			rc = describe_names(r, k, true);
 	}
 	return rc;
 }
 
 /* Thread names and communicators as the scope and the ranks know them now. */
-static int describe(ar_writer *w, const es_scope *s, es_mpi *m, const struct numbering *nb)
+static int describe(struct rec *r)
 {
 	int rc = 0;
-	for (int i = 0; i < es_scope_leaves(s) && !rc; i++) {
-		const struct es_leaf *l = es_scope_leaf(s, i);
-		rc = ar_set_thread(w, l->thread, l->segment, es_scope_thread(s, l->thread));
+	for (int i = 0; i < es_scope_leaves(r->s) && !rc; i++) {
+		const struct es_leaf *l = es_scope_leaf(r->s, i);
+		rc = ar_set_thread(r->w, l->thread, l->segment, es_scope_thread(r->s, l->thread));
 	}
-	if (m)
-		es_mpi_refresh(m);
-	for (int n = 0; n < nb->n && !rc; n++) {
-		const struct es_mpi_comm *c = es_mpi_comm(m, nb->ids[n]);
+	if (r->m)
+		es_mpi_refresh(r->m);
+	for (int n = 0; n < r->nb.n && !rc; n++) {
+		const struct es_mpi_comm *c = r->m ? es_mpi_comm(r->m, r->nb.ids[n]) : NULL;
 		uint32_t none[2] = { 0, 0 };
 		const int *const nomembers[2] = { NULL, NULL };
-		rc = c ? ar_set_comm(w, n, c->id, c->flags, c->size, c->members)
-		       : ar_set_comm(w, n, nb->ids[n], 0, none, nomembers);
+		rc = c ? ar_set_comm(r->w, n, c->id, c->flags, c->size, c->members)
+		       : ar_set_comm(r->w, n, r->nb.ids[n], 0, none, nomembers);
 	}
 	if (!rc)
-		rc = describe_ranks(w, m);
-	return rc ? rc : describe_sites(w, s, m);
+		rc = describe_ranks(r);
+	return rc ? rc : describe_sites(r);
+}
+
+/* The ranks whose processes died (their segments left unclosed), each said once. */
+static int watch_deaths(struct rec *r)
+{
+	const char *seen = NULL;
+	int rc = 0;
+	for (int i = 0; i < es_scope_leaves(r->s) && !rc; i++) {
+		const struct es_leaf *l = es_scope_leaf(r->s, i);
+		if (l->rank < 0 || (seen && !strcmp(seen, l->segment)))
+			continue;
+		seen = l->segment;
+		if ((rc = hold_ranks(r, l->rank)))
+			break;
+		struct ps_remote_attr ra = { .secret_file = mon_secret_file };
+		if (r->dead[l->rank] || ps_state_at(l->segment, &ra) != PS_SHM_STALE)
+			continue;
+		struct es_proc_rec p;
+		uint64_t at;
+		struct ar_death d = { .rank = l->rank, .pid = -1, .last_ns = r->last_end[l->rank],
+				      .seen_ns = ps_now_ns() };
+		if (r->m && !es_mpi_process(r->m, l->rank, &p, &at))
+			d.pid = p.pid, d.signal = p.fatal;
+		r->dead[l->rank] = true;
+		fprintf(stderr, "%s: rank %d (pid %d) died", r->prog, d.rank, d.pid);
+		if (d.signal)
+			fprintf(stderr, " of signal %d (SIG%s)", d.signal, sigabbrev_np(d.signal) ?
+				sigabbrev_np(d.signal) : "?");
+		fprintf(stderr, "; its events up to then are kept\n");
+		rc = ar_set_died(r->w, &d);
+	}
+	return rc;
+}
+
+/* The calls threads were inside and had not returned from (every thread's,
+ * or only dead ranks'): an event each, ES_OP_UNFINISHED, ending now. */
+static int add_unfinished(struct rec *r, bool all)
+{
+	int rc = 0;
+	uint64_t now = ps_now_ns();
+	for (int t = 0; t < es_scope_threads(r->s) && !rc; t++) {
+		struct es_flight f;
+		if (!es_scope_in_flight(r->s, t, &f))
+			continue;
+		const struct es_leaf *l = es_scope_leaf(r->s, f.leaf);
+		if (!all && (l->rank < 0 || l->rank >= r->nranks || !r->dead[l->rank]))
+			continue;
+		struct es_trace e = { .start = now > f.since_ns ? now - f.since_ns : 0, .end = now,
+				      .op = (uint16_t)(f.op | ES_OP_UNFINISHED), .element = f.element,
+				      .arg = (uint32_t)f.arg, .comm = (uint16_t)f.comm };
+		if (r->m)
+			renumber(r->m, &r->nb, l->rank, &e);
+		else if (l->rank >= 0 && es_op_code(e.op) >= ES_OP_MPI_INIT)
+			e.comm = ES_COMM_NONE;
+		rc = ar_write(r->w, &e, (uint32_t)t);
+	}
+	return rc;
 }
 
 /*
@@ -179,8 +305,131 @@ static void be_nice(const char *prog, const es_scope *s)
 		fprintf(stderr, "%s: cannot lower its priority: %s\n", prog, strerror(errno));
 }
 
-int ar_record_job(const char *prog, const char *job, const char *dir, double period, double wait,
-		  bool quiet)
+/* What the job's elements hold now, into the archive; 0, or -errno of the
+ * write (an error reading was said, and ends it as well: *n < 0). */
+static int drain(struct rec *r, struct es_trace *ev, int max, int *n)
+{
+	int werr = 0;
+	do { /* when behind, pull again at once */
+		uint64_t lost;
+		*n = es_scope_consume(r->s, ev, (size_t)max, &lost);
+		if (*n < 0) {
+			fprintf(stderr, "%s: %s\n", r->prog, ps_strerror(*n));
+			break;
+		}
+		r->missed += lost;
+		if (r->m) /* the communicators these tuples name are listed by now */
+			es_mpi_refresh(r->m);
+		r->nb.rank = -1; /* what the refresh made known may name the serial anew */
+		/* a leaf's tuples come together (by_leaf): a run at a time */
+		for (int i = 0, j; i < *n && !werr; i = j) {
+			const struct es_leaf *l = es_scope_leaf(r->s, es_scope_consumed_leaf(r->s, (size_t)i));
+			for (j = i; j < *n && es_scope_consumed_leaf(r->s, (size_t)j) ==
+					       es_scope_consumed_leaf(r->s, (size_t)i); j++) {
+				if (r->m)
+					renumber(r->m, &r->nb, l->rank, &ev[j]);
+				else if (l->rank >= 0 && es_op_code(ev[j].op) >= ES_OP_MPI_INIT)
+					ev[j].comm = ES_COMM_NONE;
+			}
+			if (l->rank >= 0 && !(werr = hold_ranks(r, l->rank)) &&
+			    ev[j - 1].end > r->last_end[l->rank])
+				r->last_end[l->rank] = ev[j - 1].end;
+			if (!werr)
+				werr = ar_write_run(r->w, &ev[i], (size_t)(j - i), (uint32_t)l->thread);
+		}
+	} while (*n == max && !mon_stop && !werr);
+	return werr;
+}
+
+/* A checkpoint: what is known now said, and on disk (ar_checkpoint). */
+static int checkpoint(struct rec *r, char *err, size_t errlen)
+{
+	int rc = watch_deaths(r);
+	if (!rc)
+		rc = describe(r);
+	if (rc)
+		return snprintf(err, errlen, "%s", strerror(-rc)), rc;
+	struct ar_end end = { .lost = r->missed, .before = es_scope_before_attach(r->s),
+			      .until_ns = ps_now_ns() };
+	r->checkpointed = mon_now();
+	return ar_checkpoint(r->w, &end, err, errlen);
+}
+
+static void rec_free(struct rec *r)
+{
+	es_mpi_close(r->m);
+	ar_symbols_destroy(r->sym);
+	free(r->nb.ids);
+	free(r->sites_said), free(r->regions_said), free(r->files_said);
+	free(r->last_end), free(r->dead);
+	es_scope_destroy(r->s);
+}
+
+/* How often a recorder checkpoints, and the longest it sleeps: an event
+ * is in the archive on disk within a second of being written. */
+#define CHECKPOINT_S 0.25
+#define LONGEST_SLEEP_S 0.5
+
+/* Pulls until the job ends (or a signal, or an error); remains: once. */
+static int record_loop(struct rec *r, const struct ar_record_opts *o, struct mon_watch *watch,
+		       char *err, size_t errlen)
+{
+	enum { MAX = 4096 }; /* a pull that stays in cache: its tuples are copied twice more */
+	struct es_trace *ev = malloc(MAX * sizeof(*ev));
+	if (!ev)
+		return snprintf(err, errlen, "%s", strerror(ENOMEM)), -ENOMEM;
+	struct ps_remote_attr ra = { .secret_file = mon_secret_file };
+	bool was_lost = false;
+	int rc = 0;
+	for (;;) {
+		bool alive = o->remains || mon_watch(r->prog, r->s, watch);
+		/* ranks that started late, threads' first calls */
+		if (es_scope_refresh(r->s) > 0) {
+			es_mpi_close(r->m);
+			if (es_mpi_open(r->s, &ra, &r->m))
+				r->m = NULL;
+		}
+		int n;
+		if ((rc = drain(r, ev, MAX, &n))) {
+			snprintf(err, errlen, "%s/events: %s", o->dir, strerror(-rc));
+			break;
+		}
+		mon_note_lost(r->prog, r->s, &was_lost);
+		if (n < 0 || mon_stop || !alive || o->remains)
+			break; /* a job that ended was drained once more above */
+		if (mon_now() - r->checkpointed >= CHECKPOINT_S && (rc = checkpoint(r, err, errlen)))
+			break;
+		/* until the job's rate is known (no events yet, or the first
+		 * pull), look again soon: elements of a few hundred tuples fill
+		 * in milliseconds */
+		double pace = mon_pace(r->s, o->period);
+		if (isinf(es_scope_headroom(r->s)) && pace > 0.05)
+			pace = 0.05;
+		mon_sleep(pace < LONGEST_SLEEP_S ? pace : LONGEST_SLEEP_S);
+	}
+	free(ev);
+	if (!rc && !(rc = watch_deaths(r)))
+		rc = add_unfinished(r, o->remains);
+	if (rc && !*err)
+		snprintf(err, errlen, "%s/events: %s", o->dir, strerror(-rc));
+	return rc;
+}
+
+/* What the recorder says at the end. */
+static void summary(const struct rec *r, const struct ar_record_opts *o, uint64_t written, const char *why)
+{
+	uint64_t before = es_scope_before_attach(r->s);
+	if (o->quiet && !r->missed && !before)
+		return;
+	fprintf(stderr, "%s: %llu events written to %s, %llu discarded before they could be read",
+		r->prog, (unsigned long long)written, o->dir, (unsigned long long)r->missed);
+	if (before)
+		fprintf(stderr, "; %llu earlier events had rotated out %s", (unsigned long long)before,
+			o->remains ? "before it read them" : "before it attached");
+	fprintf(stderr, "%s\n", why);
+}
+
+int ar_record_job(const char *prog, const char *job, const struct ar_record_opts *o)
 {
 	struct es_scope_spec spec;
 	es_scope_spec_default(&spec, job);
@@ -188,107 +437,46 @@ int ar_record_job(const char *prog, const char *job, const char *dir, double per
 	spec.by_leaf = true; /* readers index the archive by thread: no merge by time */
 	mon_remote(prog, &spec);
 	mon_signals();
-	es_scope *s;
-	int rc = mon_attach(prog, &spec, wait, &s);
+	struct rec r = { .prog = prog, .nb = { .rank = -1 } };
+	int rc = mon_attach(prog, &spec, o->wait, &r.s);
 	if (rc)
 		return rc;
-	be_nice(prog, s);
-	char err[4400];
-	ar_writer *w;
-	if ((rc = ar_create(dir, job, &w, err, sizeof(err)))) {
+	if (!o->remains)
+		be_nice(prog, r.s);
+	char err[4400] = "";
+	if ((rc = ar_create(o->dir, job, &r.w, err, sizeof(err)))) {
 		fprintf(stderr, "%s: %s\n", prog, err);
-		es_scope_destroy(s);
+		rec_free(&r);
 		return 1;
 	}
-	enum { MAX = 4096 }; /* a pull that stays in cache: its tuples are copied twice more */
-	struct es_trace *ev = malloc(MAX * sizeof(*ev));
-	if (!ev) {
-		ar_abandon(w);
-		es_scope_destroy(s);
-		return 1;
-	}
-	uint64_t missed = 0;
-	struct mon_watch watch = { .grace = period * 3 > 3 ? period * 3 : 3 };
-	bool was_lost = false;
-	int werr = 0;
 	struct ps_remote_attr ra = { .secret_file = mon_secret_file };
-	es_mpi *m = NULL;
-	struct numbering nb = { .rank = -1 };
-	if (es_mpi_open(s, &ra, &m))
-		m = NULL;
-	for (;;) {
-		bool alive = mon_watch(prog, s, &watch);
-		/* ranks that started late, threads' first calls */
-		if (es_scope_refresh(s) > 0) {
-			es_mpi_close(m);
-			if (es_mpi_open(s, &ra, &m))
-				m = NULL;
-		}
-		int n;
-		do { /* when behind, pull again at once */
-			uint64_t lost;
-			n = es_scope_consume(s, ev, MAX, &lost);
-			if (n < 0) {
-				fprintf(stderr, "%s: %s\n", prog, ps_strerror(n));
-				break;
-			}
-			missed += lost;
-			if (m) /* the communicators these tuples name are listed by now */
-				es_mpi_refresh(m);
-			nb.rank = -1; /* what the refresh made known may name the serial anew */
-			/* a leaf's tuples come together (by_leaf): a run at a time */
-			for (int i = 0, j; i < n && !werr; i = j) {
-				int leaf = es_scope_consumed_leaf(s, (size_t)i);
-				const struct es_leaf *l = es_scope_leaf(s, leaf);
-				for (j = i; j < n && es_scope_consumed_leaf(s, (size_t)j) == leaf; j++) {
-					if (m)
-						renumber(m, &nb, l->rank, &ev[j]);
-					else if (l->rank >= 0 && es_op_code(ev[j].op) >= ES_OP_MPI_INIT)
-						ev[j].comm = ES_COMM_NONE;
-				}
-				werr = ar_write_run(w, &ev[i], (size_t)(j - i), (uint32_t)l->thread);
-			}
-		} while (n == MAX && !mon_stop && !werr);
-		mon_note_lost(prog, s, &was_lost);
-		if (werr || n < 0 || mon_stop || !alive)
-			break; /* a job that ended was drained once more above */
-		/* until the job's rate is known (no events yet, or the first
-		 * pull), look again soon: elements of a few hundred tuples fill
-		 * in milliseconds */
-		double pace = mon_pace(s, period);
-		mon_sleep(isinf(es_scope_headroom(s)) && pace > 0.05 ? 0.05 : pace);
+	if (es_mpi_open(r.s, &ra, &r.m))
+		r.m = NULL;
+	if (ar_symbols_create(&r.sym))
+		r.sym = NULL; /* no site is named: the archive says nothing of them */
+	struct mon_watch watch = { .grace = o->period * 3 > 3 ? o->period * 3 : 3 };
+	/* the first checkpoint at once: from now on the directory is an archive */
+	if (!(rc = o->remains ? 0 : checkpoint(&r, err, sizeof(err))))
+		rc = record_loop(&r, o, &watch, err, sizeof(err));
+	if (!rc && !(rc = describe(&r)) && r.w) {
+		const char *why = mon_watch_end(&watch); /* " (why)", or "" */
+		char ended[320];
+		snprintf(ended, sizeof(ended), "%s", o->remains ? "remains: what the job's elements held"
+			 : *why ? why + 2 : "the job ended");
+		if (*why && !o->remains)
+			ended[strlen(ended) - 1] = 0;
+		uint64_t written = ar_written(r.w);
+		struct ar_end end = { .lost = r.missed, .before = es_scope_before_attach(r.s), .why = ended };
+		rc = ar_finish(r.w, &end, err, sizeof(err));
+		r.w = NULL;
+		if (!rc)
+			summary(&r, o, written, o->remains ? "" : why);
 	}
-	free(ev);
-	if (!werr)
-		werr = describe(w, s, m, &nb);
-	es_mpi_close(m);
-	free(nb.ids);
-	uint64_t written = ar_written(w), before = es_scope_before_attach(s);
-	const char *why = mon_watch_end(&watch); /* " (why)", or "" */
-	char ended[320];
-	snprintf(ended, sizeof(ended), "%s", *why ? why + 2 : "the job ended");
-	if (*why)
-		ended[strlen(ended) - 1] = 0;
-	if (werr) {
-		fprintf(stderr, "%s: %s/events: %s; the archive is incomplete (no INFO)\n", prog, dir,
-			strerror(-werr));
-		ar_abandon(w);
-		es_scope_destroy(s);
-		return 1;
+	if (rc) {
+		fprintf(stderr, "%s: %s; the archive stands as its last checkpoint left it (read as it "
+			"is, or esrecord --repair %s)\n", prog, *err ? err : strerror(-rc), o->dir);
+		ar_abandon(r.w);
 	}
-	if ((rc = ar_finish(w, missed, before, ended, err, sizeof(err)))) {
-		fprintf(stderr, "%s: %s; the archive is incomplete (no INFO)\n", prog, err);
-		es_scope_destroy(s);
-		return 1;
-	}
-	if (!quiet || missed || before) {
-		fprintf(stderr, "%s: %llu events written to %s, %llu discarded before they could be read",
-			prog, (unsigned long long)written, dir, (unsigned long long)missed);
-		if (before)
-			fprintf(stderr, "; %llu earlier events had rotated out before it attached",
-				(unsigned long long)before);
-		fprintf(stderr, "%s\n", why);
-	}
-	es_scope_destroy(s);
-	return 0;
+	rec_free(&r);
+	return rc ? 1 : 0;
 }

@@ -124,16 +124,11 @@ int ar_sites_count(const struct ar_sites *s)
 	return s ? s->n : 0;
 }
 
-int ar_sites_write(const struct ar_sites *s, const char *path)
+int ar_sites_print(const struct ar_sites *s, FILE *f)
 {
-	if (!s->n)
-		return 0; /* no file: no site known */
 	int rc = settle((struct ar_sites *)s);
 	if (rc)
 		return rc;
-	FILE *f = ps_fopen_out(path, 0600);
-	if (!f)
-		return -errno;
 	for (int i = 0; i < s->n; i++) {
 		const struct ar_site *t = &s->sites[i];
 		for (int k = 0; k < t->nframes; k++) {
@@ -142,13 +137,7 @@ int ar_sites_write(const struct ar_sites *s, const char *path)
 				fr->offset, fr->function, fr->file, fr->line);
 		}
 	}
-	int bad = ferror(f);
-	if (fflush(f) || fsync(fileno(f)))
-		bad = 1;
-	rc = bad ? (errno ? -errno : -EIO) : 0;
-	if (fclose(f) && !rc)
-		rc = errno ? -errno : -EIO;
-	return rc;
+	return 0;
 }
 
 /* Splits line at tabs into up to max fields; how many. */

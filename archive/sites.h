@@ -3,6 +3,7 @@
 #define ES_ARCHIVE_SITES_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "archive/archive.h"
 
@@ -23,8 +24,8 @@ void ar_sites_destroy(struct ar_sites *s);
 int ar_sites_add(struct ar_sites *s, int thread, int site, const struct ar_frame *frames, int n);
 const struct ar_site *ar_sites_find(const struct ar_sites *s, int thread, int site);
 int ar_sites_count(const struct ar_sites *s);
-/* Writes the file (made owner-only; rc from ps_fopen_out and the writes). */
-int ar_sites_write(const struct ar_sites *s, const char *path);
+/* Prints the file's lines to f: 0, or -EINVAL when a site was given twice. */
+int ar_sites_print(const struct ar_sites *s, FILE *f);
 /* Reads it (a missing file is no site); errors say "PATH:LINE: expected ...". */
 int ar_sites_read(struct ar_sites *s, const char *path, char *err, size_t errlen);
 

@@ -60,7 +60,11 @@ enum es_op { ES_OP_WRITE = 1, ES_OP_READ, ES_OP_READ_LATEST, ES_OP_TAKE };
 #define ES_OP_FAILED 0x8000u /* the operation returned an error (or was cancelled) */
 #define ES_OP_DONE   0x4000u /* completes a request, or Sendrecv's receive: start is when it began */
 #define ES_OP_RECV   0x2000u /* MPI_Start(all): the request it started receives */
-#define ES_OP_FLAGS  (ES_OP_FAILED | ES_OP_DONE | ES_OP_RECV)
+/* Never written by a collector: an archive's record of a call its thread
+ * was inside when the archive was made (a snapshot, a dead or hung job's
+ * remains); its end is that moment. */
+#define ES_OP_UNFINISHED 0x1000u
+#define ES_OP_FLAGS  (ES_OP_FAILED | ES_OP_DONE | ES_OP_RECV | ES_OP_UNFINISHED)
 static inline unsigned es_op_code(unsigned op)
 {
 	return op & ~ES_OP_FLAGS;
@@ -294,7 +298,8 @@ _Static_assert(sizeof(struct es_region_rec) == 64, "region names have a fixed si
 struct es_proc_rec {
 	uint64_t raw;     /* the raw clock (the tuples') ... */
 	uint64_t wall_ns; /* ... and CLOCK_REALTIME, read together; 0: a free slot */
-	int32_t pid, rank, size, spare;
+	int32_t pid, rank, size;
+	int32_t fatal;    /* the signal that ended it, when the collector saw one (ending.c) */
 	char host[64];
 	char cmd[416];    /* the command line, arguments space-separated (cut at 415) */
 };

@@ -286,6 +286,7 @@ static void describe_process(ps_server *srv)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	r->raw = es_now();
 	__atomic_store_n(&r->wall_ns, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec, __ATOMIC_RELEASE);
+	es_ending_setup(&r->fatal);
 	if (es_g.nelems < (int)(sizeof(es_g.elems) / sizeof(es_g.elems[0])))
 		es_g.elems[es_g.nelems++] = e; /* closed with the others at MPI_Finalize */
 	else

@@ -197,6 +197,8 @@ void es_file_closed(MPI_File fh) ES_HIDDEN;
 void es_files_setup(ps_server *srv) ES_HIDDEN;
 void es_files_finalize(void) ES_HIDDEN;
 void es_phases_finalize(void) ES_HIDDEN; /* the calling thread's open phases end */
+/* ending.c: fatal signals noted in *fatal (mpi.proc's), then passed on */
+void es_ending_setup(int32_t *fatal) ES_HIDDEN;
 
 static inline uint32_t es_site_hash(uintptr_t k)
 {

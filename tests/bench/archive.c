@@ -68,7 +68,7 @@ int main(int argc, char **argv)
 		if (r == RANKS - 1)
 			t += 1000;
 	}
-	if (ar_finish(w, 0, 0, "bench", err, sizeof(err))) {
+	if (ar_finish(w, &(struct ar_end){ .lost = 0, .before = 0, .why = "bench" }, err, sizeof(err))) {
 		fprintf(stderr, "bench archive: %s\n", err);
 		return 1;
 	}

@@ -170,17 +170,25 @@ mv "$dir/INFO.saved" "$dir/a/INFO"
 sed -i "s/^events: $events\$/events: $((events + 1))/" "$dir/a/INFO"
 out=$("$BIN/esconvert" --otf2 "$dir/o2" "$dir/a" 2>&1) && die "esconvert of a short archive succeeded"
 echo "$out" | grep -q "^esconvert: $dir/a/events: $events events, INFO says $((events + 1))$" || die "short archive: $out"
-# a full disk: a small tmpfs, where the recorder can mount one
+# a full disk: a small tmpfs, where the recorder can mount one, that the
+# wind tunnel's MPI messages fill in seconds
 mkdir "$dir/small"
-if mount -t tmpfs -o size=8k tmpfs "$dir/small" 2>/dev/null; then
+if mount -t tmpfs -o size=512k tmpfs "$dir/small" 2>/dev/null; then
 	mnt="$dir/small"
-	"$BIN/esrecord" -w 30 -o "$dir/small/a" "$job.full" 2>"$dir/full.err" &
-	rec=$!
-	mkdir -p "$dir/fullx" && mpi -x ES_EXPECT_DIR="$dir/fullx" "$BIN/esrun" -q -j "$job.full" "$BUILD/tests/mpi_every" >/dev/null 2>&1
-	wait $rec && die "esrecord on a full disk succeeded: $(cat "$dir/full.err")"
-	grep -q "^esrecord: $dir/small/a/events: No space left on device; the archive is incomplete (no INFO)$" \
+	mpi "$BIN/esrun" -q -j "$job.full" "$BIN/windtunnel" -q -N 256 -m 2 -l 2 -t 1000000 --transport mpi \
+		>/dev/null 2>&1 &
+	app=$!
+	"$BIN/esrecord" -w 30 -o "$dir/small/a" "$job.full" 2>"$dir/full.err"
+	rc=$?
+	end_job $app
+	[ $rc -ne 0 ] || die "esrecord on a full disk succeeded: $(cat "$dir/full.err")"
+	grep -q "^esrecord: $dir/small/a/[a-zA-Z.]*: No space left on device; the archive stands as its last checkpoint left it (read as it is, or esrecord --repair $dir/small/a)$" \
 		"$dir/full.err" || die "full disk: $(cat "$dir/full.err")"
-	[ -e "$dir/small/a/INFO" ] && die "an incomplete archive has an INFO"
+	# what the last checkpoint counted is readable, and said to be incomplete
+	grep -q "^whole: no$" "$dir/small/a/INFO" || die "full disk: INFO: $(cat "$dir/small/a/INFO")"
+	"$BIN/esprofile" "$dir/small/a" 2>&1 >/dev/null | grep -q "is incomplete: its recorder stopped" ||
+		die "full disk: the archive does not open as incomplete"
+	[ "$(sed -n 's/^events: //p' "$dir/small/a/INFO")" -gt 100 ] || die "full disk: few events kept"
 else
 	echo "cannot mount a tmpfs here: the full-disk case not run"
 fi

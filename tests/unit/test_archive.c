@@ -65,7 +65,7 @@ static void write_two_ranks(const char *where)
 	ck_assert_int_eq(ar_set_site(w, 1, 0, fr, 1), -EINVAL); /* 0 is "not known" */
 	struct ar_rank rk = { .rank = 1, .pid = 77, .host = "h\tx", .cmd = "./app\targ", .wall_ns = 9, .ns = 3 };
 	ck_assert_int_eq(ar_set_rank(w, &rk), 0);
-	ck_assert_int_eq(ar_finish(w, 3, 4, "the job ended", err, sizeof(err)), 0);
+	ck_assert_int_eq(ar_finish(w, &(struct ar_end){ .lost = 3, .before = 4, .why = "the job ended" }, err, sizeof(err)), 0);
 }
 
 START_TEST(archive_round_trip)
@@ -233,7 +233,7 @@ START_TEST(archive_refused_when_not_whole)
 	ck_assert_int_eq(ar_set_thread(w, 0, "j.r0", "rank0.thread0"), 0);
 	t = tuple(1, 2, 0x1fff, 1, 5);
 	ck_assert_int_eq(ar_write(w, &t, 0), 0);
-	ck_assert_int_eq(ar_finish(w, 0, 0, "-", err, sizeof(err)), 0);
+	ck_assert_int_eq(ar_finish(w, &(struct ar_end){ .lost = 0, .before = 0, .why = "-" }, err, sizeof(err)), 0);
 	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
 	ck_assert_msg(strstr(err, "/events: event 0 has op 8191, which no collector writes"), "%s", err);
 	ck_assert_int_eq(ar_message(0x1fff), 0);
@@ -266,7 +266,7 @@ static void items_of(const struct es_trace *t, int n, char *out, size_t len, str
 	ck_assert_int_eq(ar_set_thread(w, 0, "j.r0", "rank0.thread0"), 0);
 	for (int i = 0; i < n; i++)
 		ck_assert_int_eq(ar_write(w, &t[i], 0), 0);
-	ck_assert_int_eq(ar_finish(w, 0, 0, "-", err, sizeof(err)), 0);
+	ck_assert_int_eq(ar_finish(w, &(struct ar_end){ .lost = 0, .before = 0, .why = "-" }, err, sizeof(err)), 0);
 	ar_archive *a;
 	ck_assert_msg(ar_open(sub, &a, err, sizeof(err)) == 0, "%s", err);
 	struct ar_item *items;
@@ -347,7 +347,7 @@ START_TEST(converters_write_an_archive)
 		t[i].comm = 1;
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		ck_assert_int_eq(ar_write(w, &t[i], thread[i]), 0);
-	ck_assert_int_eq(ar_finish(w, 0, 0, "-", err, sizeof(err)), 0);
+	ck_assert_int_eq(ar_finish(w, &(struct ar_end){ .lost = 0, .before = 0, .why = "-" }, err, sizeof(err)), 0);
 	ar_archive *a;
 	ck_assert_msg(ar_open(sub, &a, err, sizeof(err)) == 0, "%s", err);
 	struct ar_out_stats st;
@@ -407,7 +407,7 @@ START_TEST(plot_lanes_and_key)
 	}
 	struct es_trace t = tuple(9000000, 9500000, ES_OP_MPI_SEND, 1, 3);
 	ck_assert_int_eq(ar_write(w, &t, 2), 0);
-	ck_assert_int_eq(ar_finish(w, 0, 0, "-", err, sizeof(err)), 0);
+	ck_assert_int_eq(ar_finish(w, &(struct ar_end){ .lost = 0, .before = 0, .why = "-" }, err, sizeof(err)), 0);
 	ar_archive *a;
 	ck_assert_msg(ar_open(sub, &a, err, sizeof(err)) == 0, "%s", err);
 	int pics = 0;
@@ -487,7 +487,7 @@ START_TEST(readers_on_1024_threads)
 						  : tuple(at, at + 100, ES_OP_MPI_SEND, (uint32_t)((t + 1) % T), 7);
 			ck_assert_int_eq(ar_write(w, &e, (uint32_t)t), 0);
 		}
-	ck_assert_int_eq(ar_finish(w, 0, 0, "-", err, sizeof(err)), 0);
+	ck_assert_int_eq(ar_finish(w, &(struct ar_end){ .lost = 0, .before = 0, .why = "-" }, err, sizeof(err)), 0);
 	ar_archive *a;
 	ck_assert_msg(ar_open(sub, &a, err, sizeof(err)) == 0, "%s", err);
 	for (int t = 0; t < T; t++) {
@@ -554,7 +554,7 @@ START_TEST(many_events_round_trip)
 		}
 	}
 	ck_assert_uint_eq(ar_written(w), N);
-	ck_assert_int_eq(ar_finish(w, 0, 0, "-", err, sizeof(err)), 0);
+	ck_assert_int_eq(ar_finish(w, &(struct ar_end){ .lost = 0, .before = 0, .why = "-" }, err, sizeof(err)), 0);
 	ar_archive *a;
 	ck_assert_msg(ar_open(sub, &a, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_eq(ar_nevents(a), N);
@@ -565,6 +565,75 @@ START_TEST(many_events_round_trip)
 		ck_assert_uint_eq(e->thread, e->t.op == ES_OP_WRITE ? 1u : 0u);
 	}
 	ar_close(a);
+}
+END_TEST
+
+/* A recorder killed after a checkpoint: the archive opens as the
+ * checkpoint left it, says so, and --repair keeps the whole records written
+ * after it too; deaths are read back; a bad died line is refused. */
+START_TEST(checkpoint_kill_and_repair)
+{
+	char err[512] = "", sub[4200], p[4300];
+	snprintf(sub, sizeof(sub), "%s/k", dir);
+	ar_writer *w;
+	ck_assert_int_eq(ar_create(sub, "jk", &w, err, sizeof(err)), 0);
+	ck_assert_int_eq(ar_set_thread(w, 0, "jk.r0", "rank0.thread0"), 0);
+	const int world[] = { 0 };
+	set_comm(w, 0, ES_COMM_WORLD_ID, ES_COMMS_WORLD, 1, world, 0, NULL);
+	for (uint64_t i = 1; i <= 10; i++) {
+		struct es_trace t = tuple(i * 10, i * 10 + 5, ES_OP_MPI_SEND, 0, (uint32_t)i);
+		ck_assert_int_eq(ar_write(w, &t, 0), 0);
+	}
+	struct ar_death d = { .rank = 0, .pid = 42, .signal = 11, .last_ns = 105, .seen_ns = 200 };
+	ck_assert_int_eq(ar_set_died(w, &d), 0);
+	ck_assert_int_eq(ar_set_died(w, &d), 0); /* once */
+	ck_assert_int_eq(ar_checkpoint(w, &(struct ar_end){ .until_ns = 150 }, err, sizeof(err)), 0);
+	/* then 20,000 more, of which the whole blocks reach the file: a kill */
+	for (uint64_t i = 11; i <= 20010; i++) {
+		struct es_trace t = tuple(i * 10, i * 10 + 5, ES_OP_MPI_SEND, 0, (uint32_t)i);
+		ck_assert_int_eq(ar_write(w, &t, 0), 0);
+	}
+	ar_abandon(w);
+	ar_archive *a;
+	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), 0);
+	uint64_t until;
+	ck_assert(ar_partial(a, &until));
+	ck_assert_uint_eq(until, 150);
+	ck_assert_uint_eq(ar_nevents(a), 10);
+	ck_assert_uint_eq(ar_events(a)[9].t.arg, 10);
+	ck_assert_int_eq(ar_ndied(a), 1);
+	ck_assert_int_eq(ar_died(a, 0)->signal, 11);
+	ck_assert_uint_eq(ar_died(a, 0)->last_ns, 105);
+	char note[600];
+	ck_assert_uint_gt(ar_partial_note(a, sub, note, sizeof(note)), 0);
+	ck_assert_msg(strstr(note, "is incomplete") && strstr(note, "10 events to 0.0 s"), "%s", note);
+	ck_assert_uint_gt(ar_deaths_note(a, note, sizeof(note)), 0);
+	ck_assert_msg(strstr(note, "rank 0 (pid 42) died of signal 11 (SIGSEGV)"), "%s", note);
+	ar_close(a);
+	uint64_t kept, after;
+	ck_assert_int_eq(ar_repair(sub, &kept, &after, err, sizeof(err)), 0);
+	ck_assert_uint_gt(after, 10000); /* the blocks written: all but the last buffer's */
+	ck_assert_uint_lt(after, 20000);
+	ck_assert_uint_eq(kept, 10 + after);
+	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), 0);
+	ck_assert(!ar_partial(a, NULL));
+	ck_assert_uint_eq(ar_nevents(a), kept);
+	for (size_t i = 0; i < kept; i++) /* in order, none torn */
+		ck_assert_uint_eq(ar_events(a)[i].t.arg, i + 1);
+	ck_assert_int_eq(ar_ndied(a), 1);
+	ar_close(a);
+	ck_assert_int_eq(ar_repair(sub, &kept, &after, err, sizeof(err)), -EALREADY);
+	snprintf(p, sizeof(p), "%s/INFO", sub);
+	FILE *f = fopen(p, "a");
+	fputs("died: 1 2 x\n", f);
+	fclose(f);
+	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "/INFO:") && strstr(err, "expected died: RANK PID LAST_NS SEEN_NS"), "%s", err);
+	/* killed before its first checkpoint: no INFO, no archive */
+	snprintf(sub, sizeof(sub), "%s/k0", dir);
+	ck_assert_int_eq(ar_create(sub, "jk", &w, err, sizeof(err)), 0);
+	ar_abandon(w);
+	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -ENOENT);
 }
 END_TEST
 
@@ -580,6 +649,7 @@ Suite *archive_suite(void)
 	tcase_add_test(tc, plot_lanes_and_key);
 	tcase_add_test(tc, readers_on_1024_threads);
 	tcase_add_test(tc, many_events_round_trip);
+	tcase_add_test(tc, checkpoint_kill_and_repair);
 	suite_add_tcase(s, tc);
 	return s;
 }
