@@ -22,6 +22,11 @@ static const char *usage =
 	"                       job writes faster than its trace elements hold that long\n"
 	"  -w, --wait S         wait up to S seconds for the job to appear (default 10)\n"
 	"  -q, --quiet          no line per operation, only the summary\n"
+	"      --snapshot DIR   keep an archive of what every trace element holds, the\n"
+	"                       first time a trigger below holds (the last seconds\n"
+	"                       before it, for esprofile and esconvert)\n"
+	"      --imbalance MS   trigger: a collective whose imbalance passes MS\n"
+	"      --mpi-above PCT  trigger: a rank inside MPI more than PCT% of a second\n"
 	MON_REMOTE_USAGE
 	"  -h, --help\n"
 	"      --version\n";
@@ -57,6 +62,48 @@ struct kind_sum {
 	int nlast;
 };
 static struct kind_sum kinds[256];
+
+/* The snapshot and its triggers (--imbalance, --mpi-above); per rank, its
+ * time inside MPI calls in the current second of its events. */
+static struct mon_snapshot snap;
+static double imbalance_ms = -1, mpi_above = -1;
+struct share {
+	uint64_t from, in_mpi; /* ns */
+};
+static struct share *shares;
+static int nshares;
+
+/* A rank's MPI call (not a completion, phase or set-up) counted in its
+ * second; at the second's end, the trigger if it spent more than the bound. */
+static void count_share(const struct es_trace *t, int rank)
+{
+	unsigned code = es_op_code(t->op);
+	if (mpi_above < 0 || (t->op & (ES_OP_DONE | ES_OP_UNFINISHED)) || code == ES_OP_MPI_INIT ||
+	    code == ES_OP_MPI_FINALIZE || code == ES_OP_MPI_PCONTROL || code < ES_OP_MPI_INIT)
+		return;
+	if (rank >= nshares) {
+		struct share *v = realloc(shares, sizeof(*v) * (size_t)(rank + 1));
+		if (!v)
+			return;
+		memset(v + nshares, 0, sizeof(*v) * (size_t)(rank + 1 - nshares));
+		shares = v;
+		nshares = rank + 1;
+	}
+	struct share *sh = &shares[rank];
+	if (!sh->from)
+		sh->from = t->start;
+	sh->in_mpi += t->end - t->start;
+	if (t->end < sh->from + 1000000000ull)
+		return;
+	double pct = 100.0 * (double)sh->in_mpi / (double)(t->end - sh->from);
+	if (pct > mpi_above) {
+		char why[200];
+		snprintf(why, sizeof(why), "rank %d was inside MPI %.1f%% of %.2f s (--mpi-above %g)", rank,
+			 pct, (double)(t->end - sh->from) / 1e9, mpi_above);
+		mon_snapshot("colopmon", &snap, why, NULL, NULL);
+	}
+	*sh = (struct share){ 0 };
+}
 
 static uint32_t op_hash(unsigned code, uint64_t comm, uint32_t arg)
 {
@@ -107,6 +154,7 @@ static void drop_op(struct op *o)
 static void mpi_event(const struct es_trace *t, int rank, bool quiet)
 {
 	unsigned code = es_op_code(t->op);
+	count_share(t, rank);
 	/* a nonblocking collective is matched by the tuple of its completion,
 	 * which runs from its call to the wait or test that completed it */
 	if (!es_op_matched(code) ||
@@ -145,6 +193,12 @@ static void mpi_event(const struct es_trace *t, int rank, bool quiet)
 	k->imb_max = imb > k->imb_max ? imb : k->imb_max;
 	if (o->last_rank < k->nlast)
 		k->last_counts[o->last_rank]++;
+	if (imbalance_ms >= 0 && imb > imbalance_ms) {
+		char why[300];
+		snprintf(why, sizeof(why), "%s #%u: imbalance %.3f ms (--imbalance %g), last in: rank %d",
+			 es_op_name(code), o->arg, imb, imbalance_ms, o->last_rank);
+		mon_snapshot("colopmon", &snap, why, NULL, NULL);
+	}
 	if (!quiet) {
 		char root[32] = "";
 		if (o->root != 0xffffffffu)
@@ -287,7 +341,9 @@ static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option opts[] = {
 		{ "period", required_argument, NULL, 'p' }, { "wait", required_argument, NULL, 'w' },
-		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' }, MON_REMOTE_OPTS, { 0 } };
+		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' },
+		{ "snapshot", required_argument, NULL, 'A' }, { "imbalance", required_argument, NULL, 'I' },
+		{ "mpi-above", required_argument, NULL, 'M' }, MON_REMOTE_OPTS, { 0 } };
 	*o = (struct opts){ .period = 0.2, .wait = 10 };
 	int c;
 	while ((c = getopt_long(argc, argv, "p:w:qh", opts, NULL)) != -1) {
@@ -295,6 +351,9 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'p': o->period = mon_number("colopmon", "--period", optarg, 1) / 1000; break;
 		case 'w': o->wait = mon_number("colopmon", "--wait", optarg, 0); break;
 		case 'q': o->quiet = true; break;
+		case 'A': snap.dir = optarg; break;
+		case 'I': imbalance_ms = mon_number("colopmon", "--imbalance", optarg, 0); break;
+		case 'M': mpi_above = mon_number("colopmon", "--mpi-above", optarg, 0); break;
 		case 'R': mon_servers = optarg; break;
 		case 'K': mon_secret_file = optarg; break;
 		case 'h': fputs(usage, stdout); return 0;
@@ -306,6 +365,12 @@ static int parse(int argc, char **argv, struct opts *o)
 		return 2;
 	}
 	o->job = argv[optind];
+	snap.job = o->job;
+	if ((imbalance_ms >= 0 || mpi_above >= 0) != (snap.dir != NULL)) {
+		fprintf(stderr, "colopmon: --snapshot DIR goes with a trigger (--imbalance MS, "
+			"--mpi-above PCT), and they with it\n");
+		return 2;
+	}
 	return -1;
 }
 
@@ -399,6 +464,7 @@ int main(int argc, char **argv)
 	free(ev);
 	free(rank);
 	free(table);
+	free(shares);
 	es_mpi_close(view);
 	es_scope_destroy(s);
 	return 0;

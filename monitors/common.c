@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -315,4 +316,80 @@ double mon_number(const char *prog, const char *opt, const char *arg, double min
 		exit(2);
 	}
 	return v;
+}
+
+/* --- snapshots on a trigger ----------------------------------------------------- */
+
+/* esrecord beside this program: BIN/esrecord, as built and installed. */
+static int recorder_path(char *out, size_t len)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return -1;
+	self[n] = 0;
+	char *slash = strrchr(self, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	snprintf(out, len, "%s/esrecord", self);
+	return access(out, X_OK) ? -1 : 0;
+}
+
+/* A file of the snapshot beside the archive, owner-only as the archive is. */
+static void snapshot_file(const char *prog, const char *dir, const char *name, const char *text)
+{
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	FILE *f = ps_fopen_out(p, 0600);
+	if (!f || fputs(text, f) < 0 || fclose(f)) {
+		fprintf(stderr, "%s: %s: %s\n", prog, p, strerror(errno));
+		if (f)
+			fclose(f);
+	}
+}
+
+int mon_snapshot(const char *prog, struct mon_snapshot *sn, const char *why, const char *file,
+		 const char *text)
+{
+	if (!sn->dir || sn->taken)
+		return 0;
+	sn->taken = true; /* the first time only: the moment it went wrong */
+	char rec[4200];
+	if (recorder_path(rec, sizeof(rec))) {
+		fprintf(stderr, "%s: no snapshot: esrecord is not beside %s\n", prog, prog);
+		return -ENOENT;
+	}
+	const char *argv[16];
+	int k = 0;
+	argv[k++] = "esrecord", argv[k++] = "--remains", argv[k++] = "-w", argv[k++] = "0";
+	argv[k++] = "-o", argv[k++] = sn->dir;
+	if (mon_servers)
+		argv[k++] = "--servers", argv[k++] = mon_servers;
+	if (mon_secret_file)
+		argv[k++] = "--secret-file", argv[k++] = mon_secret_file;
+	argv[k++] = sn->job, argv[k] = NULL;
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		execv(rec, (char *const *)argv);
+		_exit(127);
+	}
+	int st = 0;
+	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (pid < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "%s: the snapshot of job %s in %s failed (esrecord above)\n", prog, sn->job,
+			sn->dir);
+		return -EIO;
+	}
+	char line[600];
+	snprintf(line, sizeof(line), "%s: %s\n", prog, why);
+	snapshot_file(prog, sn->dir, "TRIGGER", line);
+	if (file && text)
+		snapshot_file(prog, sn->dir, file, text);
+	printf("%s: snapshot of job %s in %s: %s (esprofile %s; esconvert --otf2 DIR %s)\n", prog,
+	       sn->job, sn->dir, why, sn->dir, sn->dir);
+	fflush(stdout);
+	return 0;
 }

@@ -56,6 +56,23 @@ int mon_spec(const char *prog, const char *pathmap, const char *scope, const cha
 	"                       the job's own), when it runs on other hosts\n" \
 	"      --secret-file F  their shared secret (a file only you can read)\n"
 extern const char *mon_servers, *mon_secret_file;
+
+/*
+ * A snapshot on a trigger, as a flight recorder keeps one: the first time
+ * a monitor's condition holds (a deadlock, a stall too long, an
+ * imbalance, a rank's MPI share), the archive DIR of what every trace
+ * element of the job holds at that moment, with the calls each thread is
+ * inside (esrecord --remains, run beside the monitor, through the same
+ * --servers), its TRIGGER file saying why, and FILE holding TEXT (what the
+ * monitor saw: the wait-for graph...).  Later calls do nothing.
+ */
+struct mon_snapshot {
+	const char *dir; /* NULL: no snapshot asked for */
+	const char *job;
+	bool taken;
+};
+int mon_snapshot(const char *prog, struct mon_snapshot *sn, const char *why, const char *file,
+		 const char *text);
 /* Puts --servers and --secret-file into spec; exits 2 naming the secret
  * file if it cannot be one. */
 void mon_remote(const char *prog, struct es_scope_spec *spec);

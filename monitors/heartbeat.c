@@ -29,6 +29,13 @@ static const char *usage =
 	"                       script can then end the hung job, not wait for its limit\n"
 	"  -g, --graph FILE     write the wait-for graph as Graphviz DOT each period, and\n"
 	"                       FILE's .png beside it when dot (Debian graphviz) is there\n"
+	"      --snapshot DIR   the first time a deadlock is named (or, with --stall, a\n"
+	"                       thread is stalled that long), keep an archive of what\n"
+	"                       every trace element holds then, the calls each thread is\n"
+	"                       inside and the wait-for graph (DIR/waitfor): the last\n"
+	"                       seconds before the hang, for esprofile and esconvert\n"
+	"      --stall S        with --snapshot: also when a thread has made no progress\n"
+	"                       for S seconds\n"
 	MON_REMOTE_USAGE
 	"  -h, --help\n"
 	"      --version\n"
@@ -153,7 +160,8 @@ struct opts {
 	double period, wait; /* s */
 	long count;          /* periods; -1: until the job ends */
 	int quiet, exit_on_deadlock;
-	const char *pathmap, *scope, *graph, *job;
+	const char *pathmap, *scope, *graph, *job, *snapshot;
+	double stall;        /* s; 0: no trigger on stalls */
 };
 
 /* -1 to go on, else the exit status. */
@@ -164,6 +172,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "wait", required_argument, NULL, 'w' }, { "pathmap", required_argument, NULL, 'P' },
 		{ "scope", required_argument, NULL, 'S' }, { "quiet", no_argument, NULL, 'q' },
 		{ "graph", required_argument, NULL, 'g' }, { "exit-on-deadlock", no_argument, NULL, 'x' },
+		{ "snapshot", required_argument, NULL, 'A' }, { "stall", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' }, MON_REMOTE_OPTS, { 0 } };
 	*o = (struct opts){ .period = 1.0, .wait = 10, .count = -1 };
 	int c;
@@ -177,6 +186,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'q': o->quiet = 1; break;
 		case 'x': o->exit_on_deadlock = 1; break;
 		case 'g': o->graph = optarg; break;
+		case 'A': o->snapshot = optarg; break;
+		case 'T': o->stall = mon_number("heartbeat", "--stall", optarg, 0.001); break;
 		case 'R': mon_servers = optarg; break;
 		case 'K': mon_secret_file = optarg; break;
 		case 'h': fputs(usage, stdout); return 0;
@@ -188,6 +199,10 @@ static int parse(int argc, char **argv, struct opts *o)
 		return 2;
 	}
 	o->job = argv[optind];
+	if (o->stall && !o->snapshot) {
+		fprintf(stderr, "heartbeat: --stall S goes with --snapshot DIR (what to do then)\n");
+		return 2;
+	}
 	return -1;
 }
 
@@ -196,6 +211,7 @@ struct watch {
 	const struct opts *o;
 	es_scope *s;
 	es_mpi *mpi;            /* the MPI side: read once, then what is new each period */
+	struct mon_snapshot snap;
 	int n;                  /* threads */
 	struct thr *th;         /* per thread */
 	struct es_trace *beat;  /* per thread: its latest event */
@@ -398,6 +414,24 @@ static void tally(struct watch *h, struct period *p)
 	h->any_stalled |= p->stalled > 0;
 }
 
+/* The snapshot's trigger: the first deadlock named, or a stall of --stall. */
+static void trigger(struct watch *h, const char *findings)
+{
+	char why[400] = "";
+	if (!h->o->snapshot || h->snap.taken)
+		return;
+	if (h->deadlocked)
+		snprintf(why, sizeof(why), "a deadlock named at %.1f s", mon_now() - h->t0);
+	for (int t = 0; t < h->n && !*why && h->o->stall; t++)
+		if (h->th[t].stalled_now && h->th[t].stalled_periods * h->o->period >= h->o->stall)
+			snprintf(why, sizeof(why), "%s stalled for %.1f s (--stall %g), %s",
+				 es_scope_thread(h->s, t), h->th[t].stalled_periods * h->o->period, h->o->stall,
+				 h->th[t].where);
+	if (*why)
+		mon_snapshot("heartbeat", &h->snap, why, "waitfor", findings && *findings ? findings :
+			     "(the wait-for graph named nothing)\n");
+}
+
 /* The period's line, the roots of its stalls and deadlocks, its picture. */
 static void report(struct watch *h, const struct period *p)
 {
@@ -435,6 +469,7 @@ static void report(struct watch *h, const struct period *p)
 			fputs(findings, stdout);
 		fflush(stdout);
 	}
+	trigger(h, findings);
 	free(findings);
 }
 
@@ -465,7 +500,7 @@ int main(int argc, char **argv)
 	int rc = parse(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
-	struct watch h = { .o = &o };
+	struct watch h = { .o = &o, .snap = { .dir = o.snapshot, .job = o.job } };
 	if (o.graph && picture_open(&h.pic, o.graph))
 		return 2;
 	struct es_scope_spec spec;

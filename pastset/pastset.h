@@ -122,10 +122,19 @@ int ps_server_create_local(ps_server **out);
  * mode 0600, that outlives its creator until ps_shm_unlink() (or the psadm
  * command) removes it, so monitors can read it after a crash.  Names follow
  * the element rules ([A-Za-z0-9._-], at most PS_NAME_MAX). */
+/* When a job's segments are removed (the README states it; psadm list
+ * shows it; ps_shm_release and psadm clean honour it). */
+enum ps_keep {
+	PS_KEEP_FAILED = 0, /* default: removed when its job ended cleanly (every
+			       segment of the group closed); kept when a process died */
+	PS_KEEP_ALWAYS = 1, /* kept until removed by hand (psadm rm, psadm clean --all) */
+	PS_KEEP_NEVER = 2,  /* removed at a clean end, and by psadm clean even when one died */
+};
 struct ps_shm_attr {
 	size_t size;          /* bytes for element data; 0 = 64 MiB (sparse) */
 	uint32_t max_elems;   /* elements the directory holds; 0 = 1024 */
 	unsigned flags;       /* enum ps_shm_flags */
+	enum ps_keep keep;    /* stored in the segment for whoever removes it */
 };
 enum ps_shm_flags {
 	/* A segment of that name whose creator is gone (closed or stale) is
@@ -166,8 +175,23 @@ struct ps_shm_info {
 	int32_t creator_pid;
 	enum ps_shm_state state;
 	uint64_t creator_start; /* when its creator started, as ps_proc_start says */
+	uint64_t used;      /* bytes of memory it really takes (pages written or reserved) */
+	enum ps_keep keep;
 };
 int ps_shm_info(const char *name, struct ps_shm_info *info);
+/* The segments `names` are one job's, on this host (one missing: on another
+ * host, or gone).  Called by each of its processes as it ends cleanly,
+ * after destroying its own server: once none is live and none was left by
+ * a process that died, those whose keep is not PS_KEEP_ALWAYS are removed
+ * (the last to end removes them all).  How many it removed. */
+int ps_shm_release(const char *const *names, int n);
+/* The policy of a segment this user owns, set after it was made (by the
+ * job that decides it, for segments its layers made). */
+int ps_shm_set_keep(const char *name, enum ps_keep keep);
+/* "failed", "always", "never": PS_EINVAL for anything else. */
+int ps_keep_parse(const char *s, enum ps_keep *out);
+const char *ps_keep_name(enum ps_keep k);
+#define PS_KEEP_RULE "failed (removed when the job ends cleanly, kept when a process died), always or never"
 /* When process pid (0: this one) started: clock ticks after boot
  * (sysconf(_SC_CLK_TCK) a second, /proc/PID/stat); 0 if it is gone or a
  * zombie.  A pid and its start name one process for good. */

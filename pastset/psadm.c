@@ -18,8 +18,11 @@ static const char *usage =
 	"       psadm show NAME...       a segment's elements and their counts\n"
 	"                                (HOST:PORT/NAME: one a tuple server serves)\n"
 	"       psadm rm NAME...         remove segments\n"
-	"       psadm clean [--dry-run]  remove segments whose creator is gone, and\n"
-	"                                ones left incomplete for over 10 s\n"
+	"       psadm clean [--dry-run] [--all]  remove what the keep policy lets go:\n"
+	"                                ended jobs' segments (unless keep: always), those\n"
+	"                                of jobs that died only with keep: never, and ones\n"
+	"                                left incomplete for over 10 s; --all: every one\n"
+	"                                whose creator is gone\n"
 	"       psadm serve PREFIX [--addr A] [--port P] [--secret-file F] [--writable]\n"
 	"                  [--port-file F]  the node daemon: serves this host's segments\n"
 	"                                whose names start with PREFIX over TCP, on\n"
@@ -28,7 +31,9 @@ static const char *usage =
 	"Remote commands read the shared secret from $PS_SECRET_FILE if set.\n"
 	"A segment is live while its creator runs, closed once it exited cleanly,\n"
 	"and stale if it died without closing; closed and stale ones stay readable\n"
-	"until removed.\n";
+	"until removed.  The keep policy (ES_KEEP, esrun --keep, a pathmap's trace:\n"
+	"keep:) is " PS_KEEP_RULE ":\n"
+	"a job's last process to end cleanly removes its segments unless kept always.\n";
 
 static const char *state_name(enum ps_shm_state s)
 {
@@ -40,16 +45,118 @@ static const char *state_name(enum ps_shm_state s)
 	return "?";
 }
 
+static void print_segment(const char *name, int rc, const struct ps_shm_info *in)
+{
+	if (rc)
+		printf("%-40s  (%s)\n", name, ps_strerror(rc));
+	else
+		printf("%-40s %10.1f MiB %9.1f MiB used %6u elems  pid %-7d %-6s keep: %s\n", name,
+		       in->size / 1048576.0, in->used / 1048576.0, in->elems, in->creator_pid,
+		       state_name(in->state), ps_keep_name(in->keep));
+}
+
 static int list_one(const char *name, void *arg)
 {
 	(void)arg;
 	struct ps_shm_info in;
-	int rc = ps_shm_info(name, &in);
-	if (rc)
-		printf("%-40s  (%s)\n", name, ps_strerror(rc));
+	print_segment(name, ps_shm_info(name, &in), &in);
+	return 0;
+}
+
+/* --- psadm list: this host's segments, by job ------------------------------------ */
+
+struct seg {
+	char name[PS_NAME_MAX + 1];
+	int rc;
+	struct ps_shm_info in;
+};
+struct segs {
+	struct seg *v;
+	int n, cap;
+};
+
+static int gather(const char *name, void *arg)
+{
+	struct segs *g = arg;
+	if (g->n == g->cap) {
+		int cap = g->cap ? 2 * g->cap : 64;
+		struct seg *v = realloc(g->v, sizeof(*v) * (size_t)cap);
+		if (!v)
+			return PS_ENOMEM;
+		g->v = v;
+		g->cap = cap;
+	}
+	struct seg *s = &g->v[g->n++];
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->rc = ps_shm_info(name, &s->in);
+	return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct seg *)a)->name, ((const struct seg *)b)->name);
+}
+
+/* A segment's job: its name up to the last dot (JOB.r3, JOB.t0, JOB.HOST). */
+static size_t job_len(const char *name)
+{
+	const char *dot = strrchr(name, '.');
+	return dot ? (size_t)(dot - name) : strlen(name);
+}
+
+/* The job's line: live while a process of it runs; died when one left its
+ * segment without closing it (its remains kept or not, by policy); ended. */
+static void print_job(const struct seg *v, int n)
+{
+	int live = 0, stale = 0, other = 0;
+	uint64_t size = 0, used = 0;
+	for (int i = 0; i < n; i++) {
+		if (v[i].rc) {
+			other++;
+			continue;
+		}
+		live += v[i].in.state == PS_SHM_LIVE;
+		stale += v[i].in.state == PS_SHM_STALE;
+		size += v[i].in.size;
+		used += v[i].in.used;
+	}
+	printf("job %.*s: ", (int)job_len(v[0].name), v[0].name);
+	if (live)
+		printf("live, %d of %d segments' processes running", live, n);
+	else if (stale) {
+		printf("died: ");
+		for (int i = 0, k = 0; i < n; i++)
+			if (!v[i].rc && v[i].in.state == PS_SHM_STALE)
+				printf("%s%s (pid %d)", k++ ? ", " : "", v[i].name, v[i].in.creator_pid);
+		printf(" gone without closing; its remains are kept%s",
+		       v[0].in.keep == PS_KEEP_NEVER ? " until psadm clean" : " (psadm clean --all removes them)");
+	} else if (other == n)
+		printf("not readable");
 	else
-		printf("%-40s %10.1f MiB %6u elems  pid %-7d %s\n", name,
-		       in.size / 1048576.0, in.elems, in.creator_pid, state_name(in.state));
+		printf("ended%s", v[0].in.keep == PS_KEEP_ALWAYS ? ", kept (keep: always)" :
+		       " (psadm clean removes it)");
+	printf("; %.1f MiB in memory of %.1f MiB\n", used / 1048576.0, size / 1048576.0);
+}
+
+static int list_local(void)
+{
+	struct segs g = { 0 };
+	int rc = ps_shm_list(gather, &g);
+	if (rc) {
+		fprintf(stderr, "psadm: listing /dev/shm: %s\n", ps_strerror(rc));
+		free(g.v);
+		return 1;
+	}
+	qsort(g.v, (size_t)g.n, sizeof(*g.v), by_name);
+	for (int i = 0, j; i < g.n; i = j) {
+		size_t jl = job_len(g.v[i].name);
+		for (j = i + 1; j < g.n && job_len(g.v[j].name) == jl && !strncmp(g.v[i].name, g.v[j].name, jl); j++)
+			;
+		print_job(&g.v[i], j - i);
+		for (int k = i; k < j; k++)
+			print_segment(g.v[k].name, g.v[k].rc, &g.v[k].in);
+	}
+	free(g.v);
 	return 0;
 }
 
@@ -113,9 +220,16 @@ static bool broken_and_old(const char *name)
 	return !stat(path, &st) && time(NULL) - st.st_mtime > 10;
 }
 
+struct clean {
+	bool dry, all;
+};
+
+/* What psadm clean does with a segment: removed, or why it stays (the keep
+ * policy: closed ones go unless kept always; a dead job's remains stay
+ * unless keep: never, or --all). */
 static int clean_one(const char *name, void *arg)
 {
-	int dry = *(int *)arg;
+	const struct clean *c = arg;
 	struct ps_shm_info in;
 	int rc = ps_shm_info(name, &in);
 	const char *why;
@@ -123,9 +237,15 @@ static int clean_one(const char *name, void *arg)
 		why = "incomplete";
 	else if (rc || in.state == PS_SHM_LIVE)
 		return 0;
-	else
+	else if (in.state == PS_SHM_STALE && in.keep != PS_KEEP_NEVER && !c->all) {
+		printf("kept %s: its process died; the job's remains (psadm clean --all removes them)\n", name);
+		return 0;
+	} else if (in.state == PS_SHM_CLOSED && in.keep == PS_KEEP_ALWAYS && !c->all) {
+		printf("kept %s: keep: always (psadm clean --all removes it)\n", name);
+		return 0;
+	} else
 		why = state_name(in.state);
-	if (dry)
+	if (c->dry)
 		printf("would remove %s (%s)\n", name, why);
 	else
 		rm(name);
@@ -239,11 +359,7 @@ int main(int argc, char **argv)
 	const char *cmd = argv[1];
 	int status = 0;
 	if (!strcmp(cmd, "list") && argc == 2) {
-		int rc = ps_shm_list(list_one, NULL);
-		if (rc) {
-			fprintf(stderr, "psadm: listing /dev/shm: %s\n", ps_strerror(rc));
-			return 1;
-		}
+		status = list_local();
 	} else if (!strcmp(cmd, "list") && (argc == 3 || argc == 4)) {
 		status = remote_list(argv[2], argc == 4 ? argv[3] : NULL);
 	} else if (!strcmp(cmd, "serve") && argc > 2) {
@@ -254,10 +370,20 @@ int main(int argc, char **argv)
 	} else if (!strcmp(cmd, "rm") && argc > 2) {
 		for (int i = 2; i < argc; i++)
 			status |= rm(argv[i]);
-	} else if (!strcmp(cmd, "clean") && (argc == 2 ||
-		   (argc == 3 && !strcmp(argv[2], "--dry-run")))) {
-		int dry = argc == 3;
-		ps_shm_list(clean_one, &dry);
+	} else if (!strcmp(cmd, "clean")) {
+		struct clean c = { 0 };
+		for (int i = 2; i < argc; i++) {
+			if (!strcmp(argv[i], "--dry-run"))
+				c.dry = true;
+			else if (!strcmp(argv[i], "--all"))
+				c.all = true;
+			else {
+				fprintf(stderr, "psadm: clean: unknown option '%s' (expected --dry-run, --all)\n%s",
+					argv[i], usage);
+				return 2;
+			}
+		}
+		ps_shm_list(clean_one, &c);
 	} else {
 		fprintf(stderr, "psadm: bad command line\n%s", usage);
 		return 2;

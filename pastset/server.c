@@ -41,6 +41,8 @@ struct ps_seg_hdr {
 	char name[PS_NAME_MAX + 1];
 	pthread_mutex_t lock;      /* robust, process-shared: directory changes */
 	_Alignas(16) unsigned char user[PS_USER_AREA];
+	/* after the rest, so that segments made before it read as 0, the default */
+	uint32_t keep;             /* enum ps_keep */
 };
 _Static_assert(sizeof(struct ps_seg_hdr) <= PS_PAGE, "segment header fits a page");
 
@@ -310,6 +312,7 @@ int ps_server_create_shm(const char *name, const struct ps_shm_attr *attr,
 	h->max_elems = max;
 	h->creator_pid = (int32_t)getpid();
 	h->creator_start = ps_proc_start(0);
+	h->keep = attr && attr->keep <= PS_KEEP_NEVER ? (uint32_t)attr->keep : PS_KEEP_FAILED;
 	atomic_store(&h->state, PS_SHM_LIVE);
 	snprintf(h->name, sizeof(h->name), "%s", name);
 	if ((rc = ps__mutex_init(&h->lock, true))) {
@@ -364,7 +367,7 @@ static int read_header(int fd, struct ps_seg_hdr *copy, bool may_wait)
 			struct ps_seg_hdr *h = p;
 			uint64_t magic = __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE);
 			if (magic == PS_SEG_MAGIC) {
-				memcpy(copy, h, offsetof(struct ps_seg_hdr, lock));
+				memcpy(copy, h, sizeof(*h)); /* the lock's bytes as data: never used */
 				munmap(p, PS_PAGE);
 				if (copy->version != PS_SEG_VERSION ||
 				    copy->byte_order != 0x01020304 ||
@@ -712,6 +715,68 @@ int ps_shm_unlink(const char *name)
 	return shm_unlink(obj) ? neg_errno(errno) : 0;
 }
 
+static const char *const keep_names[] = { "failed", "always", "never" };
+
+const char *ps_keep_name(enum ps_keep k)
+{
+	return (unsigned)k <= PS_KEEP_NEVER ? keep_names[k] : "?";
+}
+
+int ps_keep_parse(const char *s, enum ps_keep *out)
+{
+	for (unsigned k = 0; s && k <= PS_KEEP_NEVER; k++)
+		if (!strcmp(s, keep_names[k])) {
+			*out = (enum ps_keep)k;
+			return 0;
+		}
+	return PS_EINVAL;
+}
+
+int ps_shm_set_keep(const char *name, enum ps_keep keep)
+{
+	int rc = ps__check_name(name);
+	if (rc || (unsigned)keep > PS_KEEP_NEVER)
+		return rc ? rc : PS_EINVAL;
+	bool w;
+	int fd = open_fd(name, true, &w);
+	if (fd < 0)
+		return fd;
+	struct ps_seg_hdr hc;
+	if ((rc = read_header(fd, &hc, true))) {
+		close(fd);
+		return rc;
+	}
+	void *p = mmap(NULL, PS_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return neg_errno(errno);
+	__atomic_store_n(&((struct ps_seg_hdr *)p)->keep, (uint32_t)keep, __ATOMIC_RELAXED);
+	munmap(p, PS_PAGE);
+	return 0;
+}
+
+int ps_shm_release(const char *const *names, int n)
+{
+	struct ps_shm_info in;
+	int there = 0;
+	/* the last of the group to end removes it: each one closed its own
+	 * first, so at least the last to look sees every one closed */
+	for (int i = 0; i < n; i++) {
+		int rc = ps_shm_info(names[i], &in);
+		if (rc == PS_ENOENT)
+			continue; /* on another host, or removed already */
+		if (rc || in.state != PS_SHM_CLOSED)
+			return 0;
+		there++;
+	}
+	int removed = 0;
+	for (int i = 0; i < n; i++)
+		if (!ps_shm_info(names[i], &in) && in.state == PS_SHM_CLOSED && in.keep != PS_KEEP_ALWAYS &&
+		    !ps_shm_unlink(names[i]))
+			removed++;
+	return there ? removed : 0;
+}
+
 int ps_shm_info(const char *name, struct ps_shm_info *info)
 {
 	return ps__shm_info(name, info, true);
@@ -729,11 +794,16 @@ int ps__shm_info(const char *name, struct ps_shm_info *info, bool may_wait)
 	if (fd < 0)
 		return fd;
 	struct ps_seg_hdr hc;
+	struct stat st;
 	rc = read_header(fd, &hc, may_wait);
+	if (!rc && fstat(fd, &st))
+		rc = neg_errno(errno);
 	close(fd);
 	if (rc)
 		return rc;
 	memset(info, 0, sizeof(*info));
+	info->used = (uint64_t)st.st_blocks * 512; /* the pages written, or reserved at creation */
+	info->keep = hc.keep <= PS_KEEP_NEVER ? (enum ps_keep)hc.keep : PS_KEEP_FAILED;
 	snprintf(info->name, sizeof(info->name), "%s", name);
 	info->size = hc.total_size;
 	info->elems = atomic_load(&hc.nelems);

@@ -453,6 +453,46 @@ int pm_job_create(const pm_map *m, const char *process, pm_job **out, char *err,
 	return pm_job_start(m, process, NULL, out, err, errlen);
 }
 
+/* The keep policy on the segments this process made (its trace space,
+ * its host's segment if it made it): pm_keep's. */
+static int set_keep(pm_job *j, bool made_node, char *err, size_t errlen)
+{
+	enum ps_keep keep;
+	char why[256];
+	if (pm_keep(j->m, &keep, why, sizeof(why)))
+		return jfail(err, errlen, PS_EINVAL, "%s", why);
+	char name[PS_NAME_MAX + 8];
+	if (made_node) {
+		seg_name(j->m, j->m->pr[j->proc].host, name, sizeof(name));
+		ps_shm_set_keep(name, keep);
+	}
+	if (*j->trace_space)
+		ps_shm_set_keep(j->trace_space, keep); /* made by its collectors, if it has any */
+	return 0;
+}
+
+/* After a clean end: the job's segments on this host, every process's
+ * trace space and every host's segment (those of other hosts are not
+ * here), removed by the last process to end as their policy says. */
+static void release(const pm_map *m)
+{
+	int n = m->model.nprocesses + m->model.nhosts;
+	char (*names)[PS_NAME_MAX + 8] = calloc((size_t)n, sizeof(*names));
+	const char **v = calloc((size_t)n, sizeof(*v));
+	int k = 0;
+	for (int p = 0; names && v && p < m->model.nprocesses && m->model.trace.shared; p++)
+		if (pm_space_name(names[k], sizeof(names[k]), m->model.name, PM_SPACE_PROCESS, p) == 0)
+			v[k] = names[k], k++;
+	for (int h = 0; names && v && h < m->model.nhosts; h++) {
+		seg_name(m, h, names[k], sizeof(names[k]));
+		v[k] = names[k], k++;
+	}
+	if (k)
+		ps_shm_release(v, k);
+	free(names);
+	free(v);
+}
+
 int pm_job_start(const pm_map *m, const char *process, const struct pm_job_attr *attr,
 		 pm_job **out, char *err, size_t errlen)
 {
@@ -505,6 +545,8 @@ int pm_job_start(const pm_map *m, const char *process, const struct pm_job_attr 
 		if (here && (rc = make_tree(j, i, err, errlen)))
 			goto fail;
 	}
+	if ((rc = set_keep(j, need_node && first, err, errlen)))
+		goto fail;
 	*out = j;
 	return 0;
 fail:
@@ -541,6 +583,7 @@ void pm_job_destroy(pm_job *j)
 	ps_server_destroy(j->node);
 	if (j->topo_loaded)
 		hwloc_topology_destroy(j->topo);
+	release(m);
 	free(j);
 }
 

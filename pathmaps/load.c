@@ -1001,8 +1001,9 @@ static int trace(struct ld *ld, yaml_node_t *t)
 	m->model.trace.shared = true;
 	if (!t)
 		return 0;
-	static const char *const keys[] = { "threshold", "size", "placement", NULL };
+	static const char *const keys[] = { "threshold", "size", "placement", "keep", NULL };
 	static const char *const places[] = { "process", "node", NULL };
+	static const char *const keeps[] = { "failed", "always", "never", NULL }; /* enum ps_keep's order */
 	int rc = check_map(ld, t, "trace", keys, NULL);
 	yaml_node_t *v, *sz;
 	long lv;
@@ -1032,6 +1033,23 @@ static int trace(struct ld *ld, yaml_node_t *t)
 		if ((rc = as_choice(ld, v, "trace placement", places, &pl)))
 			return rc;
 		m->model.trace.shared = pl == 1;
+	}
+	int kp;
+	if ((v = get(ld, t, "keep"))) {
+		if ((rc = as_choice(ld, v, "trace keep", keeps, &kp)))
+			return rc;
+		m->model.trace.keep = (enum ps_keep)kp;
+	}
+	return 0;
+}
+
+int pm_keep(const pm_map *m, enum ps_keep *out, char *err, size_t errlen)
+{
+	const char *env = getenv("ES_KEEP");
+	*out = m ? m->model.trace.keep : PS_KEEP_FAILED;
+	if (env && *env && ps_keep_parse(env, out)) {
+		snprintf(err, errlen, "ES_KEEP=%s: expected %s", env, PS_KEEP_RULE);
+		return PS_EINVAL;
 	}
 	return 0;
 }

@@ -119,6 +119,7 @@ struct pm_trace {
 	uint32_t threshold;  /* tuples per trace element (default 200; `size:` gives it in bytes) */
 	bool given;          /* the pathmap says (threshold or size) */
 	bool shared;         /* node: in a shared segment monitors attach to (default) */
+	enum ps_keep keep;   /* when its segments are removed (default failed; ES_KEEP wins) */
 };
 
 /* What libescollect.so records of an unmodified MPI program. */
@@ -196,6 +197,10 @@ int pm_space_name(char *buf, size_t len, const char *job, enum pm_space_kind kin
 bool pm_space_of(const char *name, const char *job, enum pm_space_kind *kind, int *n);
 /* "4194304", "4M", "4MiB", "512K", "1G": bytes; PS_EINVAL if it is not one. */
 int pm_parse_bytes(const char *s, uint64_t *out);
+/* The keep policy a job's segments get: $ES_KEEP if set, else the
+ * pathmap's (m may be NULL), else failed; PS_EINVAL with the reason in
+ * err when ES_KEEP is none of the three. */
+int pm_keep(const pm_map *m, enum ps_keep *out, char *err, size_t errlen);
 int pm_find_thread(const pm_map *m, const char *name);  /* index or PS_ENOENT */
 int pm_find_element(const pm_map *m, const char *name);
 int pm_find_process(const pm_map *m, const char *name);

@@ -307,9 +307,13 @@ static void setup(void)
 		 !trace_threshold(m, &es_g.threshold, err, sizeof(err));
 	/* Rank 0's word decides the job's name and whether it is watched, so
 	 * that all ranks agree even if their environments differ. */
-	struct { int ok, serve, any, port; char job[PS_NAME_MAX + 1]; char err[512]; char secret[256]; } d;
+	struct { int ok, serve, any, port, keep; char job[PS_NAME_MAX + 1]; char err[512]; char secret[256]; } d;
 	memset(&d, 0, sizeof(d));
+	enum ps_keep keep = PS_KEEP_FAILED;
+	if (ok && pm_keep(m, &keep, err, sizeof(err)))
+		ok = 0;
 	d.ok = ok;
+	d.keep = (int)keep;
 	const char *serve = getenv("ES_SERVE"), *sf = getenv("ES_SECRET_FILE"), *port = getenv("ES_PORT");
 	const struct pm_servers *sv = m ? &pm_model(m)->servers : NULL;
 	if (serve && *serve) {
@@ -363,6 +367,7 @@ static void setup(void)
 					   &es_g.sp) : PS_EINVAL;
 	if (!all_ranks_ok(rc, seg, ok ? "" : err))
 		return;
+	ps_shm_set_keep(seg, (enum ps_keep)d.keep); /* rank 0's word, as for the name */
 	ps_server *srv = es_space_server(es_g.sp);
 	struct ps_elem_attr ca = { .tuple_size = sizeof(struct es_comm_rec), .threshold = ES_COMMS_HELD,
 				   .flags = PS_MULTI_WRITER };
@@ -412,6 +417,22 @@ static uint64_t finalizing(void)
 	return t0;
 }
 
+/* A clean end: the last rank on this host to end removes the job's
+ * segments here, as their keep policy says (pastset.h: ps_shm_release). */
+static void release_job(void)
+{
+	char (*names)[PS_NAME_MAX + 1] = calloc((size_t)es_g.size, sizeof(*names));
+	const char **v = calloc((size_t)es_g.size, sizeof(*v));
+	for (int r = 0; names && v && r < es_g.size; r++) {
+		pm_space_name(names[r], sizeof(names[r]), es_g.job, PM_SPACE_RANK, r);
+		v[r] = names[r];
+	}
+	if (names && v)
+		ps_shm_release(v, es_g.size);
+	free(names);
+	free(v);
+}
+
 static void finalized(uint64_t t0, int rc)
 {
 	if (es_want(ES_OP_MPI_FINALIZE))
@@ -440,6 +461,7 @@ static void finalized(uint64_t t0, int rc)
 	es_g.sp = NULL;
 	pthread_mutex_unlock(&es_g.lock);
 	es_t.elem = NULL;
+	release_job();
 }
 
 int MPI_Init(int *argc, char ***argv)

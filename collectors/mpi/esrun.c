@@ -29,6 +29,11 @@ static const char *usage =
 	"      --serve WHERE     loopback or any: serve each node's trace spaces over TCP\n"
 	"                        for monitors on other hosts (any needs --secret-file)\n"
 	"      --secret-file F   the servers' shared secret (a file only you can read)\n"
+	"      --keep WHEN       when the job's trace spaces are removed: failed (the\n"
+	"                        default: at a clean end; kept when a rank died, for\n"
+	"                        esrecord --remains), always (kept until psadm rm or\n"
+	"                        psadm clean --all) or never (psadm clean removes even\n"
+	"                        a dead job's); sets ES_KEEP\n"
 	"  -q, --quiet           rank 0 does not say where the job's traces are\n"
 	"  -h, --help\n"
 	"      --version\n"
@@ -81,9 +86,10 @@ int main(int argc, char **argv)
 		{ "job", required_argument, NULL, 'j' }, { "pathmap", required_argument, NULL, 'p' },
 		{ "trace-size", required_argument, NULL, 's' }, { "serve", required_argument, NULL, 'S' },
 		{ "secret-file", required_argument, NULL, 'K' }, { "quiet", no_argument, NULL, 'q' },
-		{ "callpath", required_argument, NULL, 'k' },
+		{ "callpath", required_argument, NULL, 'k' }, { "keep", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' }, { 0 } };
-	const char *job = NULL, *pathmap = NULL, *size = NULL, *serve = NULL, *secret = NULL, *depth = NULL;
+	const char *job = NULL, *pathmap = NULL, *size = NULL, *serve = NULL, *secret = NULL, *depth = NULL,
+		   *keep = NULL;
 	int quiet = 0, c;
 	/* "+": options end at the program, whose own options are its own */
 	while ((c = getopt_long(argc, argv, "+j:p:s:k:qh", opts, NULL)) != -1) {
@@ -94,6 +100,7 @@ int main(int argc, char **argv)
 		case 'k': depth = optarg; break;
 		case 'S': serve = optarg; break;
 		case 'K': secret = optarg; break;
+		case 'E': keep = optarg; break;
 		case 'q': quiet = 1; break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: fputs(usage, stderr); return 2;
@@ -115,9 +122,12 @@ int main(int argc, char **argv)
 	}
 	if (size) {
 		uint64_t b;
-		if (pm_parse_bytes(size, &b) || b < sizeof(struct es_trace))
+		if (pm_parse_bytes(size, &b))
 			return fail("--trace-size '%s': expected bytes, as a number with K, M or G if you "
 				    "like (8M)%s", size, "");
+		if (b < sizeof(struct es_trace))
+			return fail("--trace-size '%s': %s", size, "expected at least 36 bytes, one tuple "
+				    "(4M keeps about 116,000)");
 		setenv("ES_TRACE_SIZE", size, 1);
 	}
 	if (depth) {
@@ -126,6 +136,12 @@ int main(int argc, char **argv)
 		if (*end || end == depth || k < 0 || k > ES_SITE_FRAMES)
 			return fail("--callpath '%s': expected frames, 0 to %s", depth, "7");
 		setenv("ES_CALLPATH", depth, 1);
+	}
+	if (keep) {
+		enum ps_keep k;
+		if (ps_keep_parse(keep, &k))
+			return fail("--keep '%s': expected %s", keep, PS_KEEP_RULE);
+		setenv("ES_KEEP", keep, 1);
 	}
 	if (serve) {
 		if (strcmp(serve, "loopback") && strcmp(serve, "any"))

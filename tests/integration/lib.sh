@@ -1,5 +1,9 @@
 # lib.sh - helpers the integration tests share: failing with a reason, waiting with a bound.
 die() { echo "FAILED: $*" >&2; exit 1; }
+# The tests read jobs' trace spaces after the jobs end (psadm show, monitors
+# that come later): kept, whatever the default keep policy; each test
+# removes its own.  t_blackbox tests the default (unset there).
+export ES_KEEP=always
 # wait_for SECONDS COMMAND...: retries COMMAND every 50 ms until it succeeds.
 wait_for() {
 	n=$(($1 * 20)); shift

@@ -90,4 +90,91 @@ for how in segv abort; do
 done
 grep -q "^esrecord: rank 1 (pid [0-9]*) died of signal 11 (SIGSEGV)" "$dir/segv.err" ||
 	die "the SIGSEGV not named: $(cat "$dir/segv.err")"
+
+# 3. The keep policy (its default: lib.sh keeps every job for the others).
+unset ES_KEEP
+mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q -j "$job.ok" "$BUILD/tests/mpi_late" ||
+	die "mpi_late failed"
+"$BIN/psadm" list | grep -q "$job.ok" && die "a job that ended cleanly left its segments: $("$BIN/psadm" list)"
+mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q --keep always -j "$job.ka" \
+	"$BUILD/tests/mpi_late" || die "mpi_late --keep always failed"
+"$BIN/psadm" list | grep -q "^job $job.ka: ended, kept (keep: always)" || die "keep always: $("$BIN/psadm" list)"
+"$BIN/psadm" clean | grep -q "^kept $job.ka.r0: keep: always" || die "psadm clean removed a job kept always"
+rm_segments "$job.ka"
+
+# 4. A job killed with SIGKILL: its remains stay, psadm list says it died,
+# esrecord --remains keeps what its elements hold and counts exactly what
+# they no longer hold; psadm clean keeps it, --all removes it.
+timeout 120 mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q -j "$job.k" \
+	"$BUILD/tests/mpi_crash" kill 200 >/dev/null 2>&1 && die "mpi_crash kill ended well"
+"$BIN/psadm" list >"$dir/list"
+grep -q "^job $job.k: died: $job.k.r[01] (pid [0-9]*)" "$dir/list" || die "psadm list: $(cat "$dir/list")"
+grep -q "^$job.k.r1 .* MiB used .* stale  keep: failed$" "$dir/list" || die "psadm list: $(cat "$dir/list")"
+"$BIN/esrecord" --remains -o "$dir/rem" "$job.k" 2>"$dir/rem.err" || die "--remains: $(cat "$dir/rem.err")"
+written=$(for r in 0 1; do "$BIN/psadm" show "$job.k.r$r"; done | awk '$1 ~ /^mpi\.thread/ { n += $5 } END { print n }')
+held=$(events list "$dir/rem" | awk '$3 < 4096' | wc -l)
+before=$(sed -n 's/^before_attach: //p' "$dir/rem/INFO")
+[ "$held" -gt 0 ] && [ $((held + before)) -eq "$written" ] ||
+	die "--remains: $held held + $before no longer held, but the elements were written $written times"
+[ "$(events list "$dir/rem" | awk '$1 ~ /\.r1$/ && $3 == 34' | wc -l)" -eq 200 ] || die "--remains: not every send kept"
+"$BIN/psadm" clean | grep -q "^kept $job.k.r1: its process died" || die "psadm clean did not keep the remains"
+"$BIN/psadm" clean --all | grep -q "^removed $job.k.r1" || die "psadm clean --all did not remove them"
+
+# 5. A hung job, live: --remains keeps the calls each rank is inside as
+# its last events, unfinished; keep: never lets psadm clean remove it once killed.
+mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q --keep never -j "$job.h" \
+	"$BUILD/tests/mpi_crash" hang 20 >/dev/null 2>&1 &
+app=$!
+wait_for 30 sh -c "'$BIN/psadm' list | grep -q '^job $job.h: live'" || die "the hung job is not listed live"
+sleep 1
+"$BIN/esrecord" --remains -o "$dir/hang" "$job.h" 2>"$dir/hang.err" || die "--remains (hung): $(cat "$dir/hang.err")"
+for r in 0 1; do
+	last=$(events list "$dir/hang" | awk -v r="$job.h.r$r" '$1 == r' | tail -1 | awk '{print $3}')
+	[ "$last" = $((4096 + 35)) ] || die "--remains (hung): rank $r's last event is not its unfinished MPI_Recv: $last"
+done
+end_job "$app"; app=""
+"$BIN/psadm" clean | grep -q "^removed $job.h.r0" || die "psadm clean kept a dead job's segments despite keep: never"
+
+# 6. Snapshots on a trigger.  heartbeat --snapshot on two deadlocks: each
+# rank's last events in the archive are the calls heartbeat names (peer
+# and tag), unfinished; the wait-for graph beside them.
+export ES_KEEP=always
+for prog in "ring_demo 3 deadlock" "mpi_crash hang 20"; do
+	name=${prog%% *}
+	mpirun --oversubscribe --allow-run-as-root -np 4 "$BIN/esrun" -q -j "$job.$name" \
+		$BUILD/tests/$prog >/dev/null 2>&1 &
+	app=$!
+	"$BIN/heartbeat" -q -p 300 -n 100 -w 30 -x --snapshot "$dir/snap.$name" "$job.$name" >"$dir/hb.$name" 2>&1
+	[ $? -eq 3 ] || die "$name: heartbeat named no deadlock: $(cat "$dir/hb.$name")"
+	end_job "$app"; app=""
+	grep -q "^heartbeat: snapshot of job $job.$name in $dir/snap.$name: a deadlock named at" "$dir/hb.$name" ||
+		die "$name: no snapshot: $(cat "$dir/hb.$name")"
+	grep -q "^heartbeat: a deadlock named at" "$dir/snap.$name/TRIGGER" || die "$name: TRIGGER"
+	grep "deadlock for" "$dir/snap.$name/waitfor" | tr '<' '\n' |
+		sed -n 's/.*rank\([0-9]*\) in MPI_[A-Za-z]* \(to\|from\) \([0-9]*\) tag \([0-9]*\).*/\1 \3 \4/p' >"$dir/named.$name"
+	[ -s "$dir/named.$name" ] || die "$name: the wait-for graph names no call: $(cat "$dir/snap.$name/waitfor")"
+	while read -r r peer tag; do
+		last=$(events list "$dir/snap.$name" | awk -v p="$job.$name.r$r" '$1 == p' | tail -1)
+		echo "$last" | awk -v peer="$peer" -v tag="$tag" '$3 >= 4096 && $6 == peer && $8 == tag { ok = 1 } END { exit !ok }' ||
+			die "$name: rank $r's last event is not its unfinished call to/from $peer tag $tag: $last"
+	done <"$dir/named.$name"
+	"$BIN/esprofile" "$dir/snap.$name" >/dev/null 2>&1 || die "$name: esprofile cannot read the snapshot"
+	rm_segments "$job.$name"
+done
+# colopmon: a collective's imbalance, and a rank's share inside MPI (ring_demo's
+# stuck rank keeps the others waiting for two seconds)
+"$BIN/colopmon" -q -w 30 --snapshot "$dir/snap.imb" --imbalance 20 "$job.late" >"$dir/co.imb" 2>&1 &
+co=$!
+mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q -j "$job.late" "$BUILD/tests/mpi_late" ||
+	die "mpi_late failed"
+wait $co
+grep -q "^colopmon: MPI_Allreduce #3: imbalance [0-9.]* ms (--imbalance 20), last in: rank 1$" \
+	"$dir/snap.imb/TRIGGER" || die "colopmon --imbalance: $(cat "$dir/co.imb")"
+"$BIN/colopmon" -q -w 30 --snapshot "$dir/snap.mpi" --mpi-above 80 "$job.ring" >"$dir/co.mpi" 2>&1 &
+co=$!
+mpirun --oversubscribe --allow-run-as-root -np 4 "$BIN/esrun" -q -j "$job.ring" "$BUILD/tests/ring_demo" 5 \
+	>/dev/null 2>&1 || die "ring_demo failed"
+wait $co
+grep -q "^colopmon: rank [0-9] was inside MPI [0-9.]*% of [0-9.]* s (--mpi-above 80)$" "$dir/snap.mpi/TRIGGER" ||
+	die "colopmon --mpi-above: $(cat "$dir/co.mpi")"
 echo "t_blackbox: ok"

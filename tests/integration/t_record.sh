@@ -6,7 +6,9 @@ set -u
 job="itrec$$"
 dir=$(mktemp -d)
 mnt=""
+app=""
 cleanup() {
+	[ -n "$app" ] && end_job "$app"
 	[ -n "$mnt" ] && umount "$mnt" 2>/dev/null
 	rm_segments "$job"
 	rm -rf "$dir"
@@ -175,12 +177,12 @@ echo "$out" | grep -q "^esconvert: $dir/a/events: $events events, INFO says $((e
 mkdir "$dir/small"
 if mount -t tmpfs -o size=512k tmpfs "$dir/small" 2>/dev/null; then
 	mnt="$dir/small"
-	mpi "$BIN/esrun" -q -j "$job.full" "$BIN/windtunnel" -q -N 256 -m 2 -l 2 -t 1000000 --transport mpi \
+	mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q -j "$job.full" "$BIN/windtunnel" -q -N 256 -m 2 -l 2 -t 1000000 --transport mpi \
 		>/dev/null 2>&1 &
 	app=$!
 	"$BIN/esrecord" -w 30 -o "$dir/small/a" "$job.full" 2>"$dir/full.err"
 	rc=$?
-	end_job $app
+	end_job $app; app=""
 	[ $rc -ne 0 ] || die "esrecord on a full disk succeeded: $(cat "$dir/full.err")"
 	grep -q "^esrecord: $dir/small/a/[a-zA-Z.]*: No space left on device; the archive stands as its last checkpoint left it (read as it is, or esrecord --repair $dir/small/a)$" \
 		"$dir/full.err" || die "full disk: $(cat "$dir/full.err")"
