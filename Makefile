@@ -204,7 +204,7 @@ $(ARCHIVE_LIB): $(call obj,$(ARCHIVE_SRC))
 # --- binaries ----------------------------------------------------------------
 
 BINS := $(BUILD)/bin/psadm $(BUILD)/bin/psdemo $(BUILD)/bin/pathmap \
-	$(BUILD)/bin/heartbeat $(BUILD)/bin/geteventmon $(BUILD)/bin/colopmon \
+	$(BUILD)/bin/heartbeat $(BUILD)/bin/geteventmon $(BUILD)/bin/colopmon $(BUILD)/bin/esctl \
 	$(BUILD)/bin/esrecord $(BUILD)/bin/esconvert $(BUILD)/bin/esprofile
 
 $(BUILD)/bin/%: $(BUILD)/obj/pastset/%.o $(PASTSET_LIB)
@@ -314,7 +314,7 @@ MPI_TESTS := $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_check $(BUILD)/tests/mp
 
 ESCOLLECT_SRC := collectors/mpi/escollect.c collectors/mpi/comms.c collectors/mpi/requests.c \
 		 collectors/mpi/fortran.c collectors/mpi/sites.c collectors/mpi/phases.c \
-		 collectors/mpi/io.c collectors/mpi/ending.c
+		 collectors/mpi/io.c collectors/mpi/ending.c collectors/mpi/control.c
 
 $(BUILD)/obj/collectors/mpi/%.o: collectors/mpi/%.c | $(GEN)/stamp
 	@mkdir -p $(dir $@)
@@ -453,14 +453,24 @@ $(BUILD)/obj/tests/bench/mpi_cost.o: tests/bench/mpi_cost.c | $(GEN)/stamp
 $(BUILD)/bench/mpi_cost: $(BUILD)/obj/tests/bench/mpi_cost.o
 	$(MPICC) $^ -o $@
 
+# libescollect.so without live control's check, for tests/bench/control.sh's
+# side-by-side cost of that check: every object built again with ES_NO_CONTROL
+NOCTL := $(BUILD)/bench/noctl
+$(NOCTL)/libescollect.so: $(ESCOLLECT_SRC) $(GEN)/wrappers.c collectors/mpi/record.h collectors/collectors.h $(LIBS) | $(GEN)/stamp
+	@mkdir -p $(NOCTL)
+	for f in $(ESCOLLECT_SRC) $(GEN)/wrappers.c; do \
+		$(MPICC) $(CFLAGS) -DES_NO_CONTROL -c $$f -o $(NOCTL)/$$(basename $$f .c).o || exit 1; done
+	$(MPICC) -shared -Wl,-z,defs $(NOCTL)/*.o $(LIBS) -o $@ $(EXT_LIBS) $(LDLIBS) -ldl
+
 run-experiments: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost
 	@sh tests/bench/experiments.sh $(BUILD)
 
-run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost $(BUILD)/bench/archive
+run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost $(BUILD)/bench/archive $(NOCTL)/libescollect.so
 	@for b in $(BENCH_BINS) $(BUILD)/bench/collector; do $$b || exit 1; done
 	@sh tests/bench/apps.sh $(BUILD)
 	@sh tests/bench/record.sh $(BUILD)
 	@sh tests/bench/profile.sh $(BUILD)
+	@sh tests/bench/control.sh $(BUILD)
 	@if [ -f ../shared/mbi/labels.txt ]; then sh tests/bench/mbi.sh $(BUILD); else echo "mbi: ../shared/mbi not here: skipped"; fi
 	@if [ -n "$(BASE)" ]; then sh tests/bench/versus.sh $(BASE) $(BUILD); fi
 

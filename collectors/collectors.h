@@ -306,6 +306,25 @@ struct es_proc_rec {
 _Static_assert(sizeof(struct es_proc_rec) == 512, "the process record has a fixed size");
 #define ES_PROC_LAYOUT "qqiiii480b"
 
+/*
+ * Live control (esctl): a rank's element "es.ctl" holds the latest order,
+ * written by esctl (here, or through a tuple server with the access that
+ * reading takes); the rank notices a new one with one load on the path
+ * every MPI call takes (ps_elem_watch_word) and applies it there, then
+ * writes what it records now to "es.ctl.now".
+ */
+struct es_ctl_rec {
+	uint64_t gen;               /* the order's number: 0 is the pathmap's choice at MPI_Init */
+	uint32_t paused;            /* record nothing until resumed */
+	uint32_t spare;
+	unsigned char collect[256]; /* by op code, as es_mpi_select made it from list */
+	char list[240];             /* the list as given ([all] ...), for esctl status */
+};
+_Static_assert(sizeof(struct es_ctl_rec) == 512, "the control record has a fixed size");
+#define ES_CTL_LAYOUT "qii256b240b"
+#define ES_CTL_ELEMENT "es.ctl"
+#define ES_CTL_NOW_ELEMENT "es.ctl.now"
+
 /* A thread's boards are named for its trace element: mpi.thread3 has
  * mpi.reqs3 and mpi.chans3.  buf gets the name, "" if trace is no MPI
  * thread's element. */

@@ -54,7 +54,7 @@ int ps__check_attr(const struct ps_elem_attr *a)
 		return PS_ETHRESHOLD;
 	if (a->mode != PS_DISCARD && a->mode != PS_FLOW && a->mode != PS_BOARD)
 		return PS_EINVAL;
-	if (a->flags & ~(unsigned)(PS_MULTI_WRITER | PS_EXACT_WAKE))
+	if (a->flags & ~(unsigned)(PS_MULTI_WRITER | PS_EXACT_WAKE | PS_CONTROL))
 		return PS_EINVAL;
 	/* a board's one writer stores in place: its slots are arrays of words */
 	if (a->mode == PS_BOARD && (a->flags || a->tuple_size % 8))
@@ -525,6 +525,11 @@ int ps_notes_get(const ps_elem *e, uint64_t out[PS_NOTE_WORDS])
 	for (unsigned w = 0; w < PS_NOTE_WORDS; w++)
 		out[w] = atomic_load_explicit(&e->h->note[w], memory_order_acquire);
 	return 0;
+}
+
+const uint64_t *ps_elem_watch_word(ps_elem *e)
+{
+	return e && !e->ops ? (const uint64_t *)&e->h->head : NULL;
 }
 
 int ps_elem_stats(ps_elem *e, struct ps_stats *st)

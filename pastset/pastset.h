@@ -89,6 +89,11 @@ enum ps_elem_flags {
 	 * results, say).  Costs each write a full fence; without it a reader
 	 * may sleep up to 2 ms past a write (trace elements don't care). */
 	PS_EXACT_WAKE = 1u << 1,
+	/* A control element: written by whoever may read its segment, here or
+	 * through a tuple server that serves the segment read-only (esctl
+	 * steers a job with the access watching it takes).  Give it
+	 * PS_MULTI_WRITER too: its writers are other processes. */
+	PS_CONTROL = 1u << 2,
 };
 
 struct ps_elem_attr {
@@ -233,6 +238,11 @@ size_t ps_elem_footprint(size_t tuple_size, uint32_t threshold);
 int ps_name_check(const char *name);
 const char *ps_elem_name(const ps_elem *e);
 int ps_elem_stats(ps_elem *e, struct ps_stats *st);
+/* A word that changes whenever a tuple is written to e (its count of
+ * tuples written), for a reader that must notice a write on a hot path
+ * with one load: __atomic_load_n(w, __ATOMIC_ACQUIRE) != what it saw last.
+ * NULL for an element behind a tuple server.  Valid while e is open. */
+const uint64_t *ps_elem_watch_word(ps_elem *e);
 
 /* Appends one tuple.  A PS_DISCARD element never waits for room (a
  * multi-writer one waits only its turn among writers, each copying one

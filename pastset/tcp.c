@@ -45,7 +45,7 @@ static void reap(struct ps_tcp *t, int i)
 	close(c->fd);
 	for (int k = 0; k < c->nh; k++)
 		if (c->h[k].e)
-			ps__seg_put(t, c->h[k].seg, c->h[k].e);
+			ps__seg_put(t, &c->h[k]);
 	free(c->h);
 	psw_reader_fini(&c->rd);
 	free(c->out);

@@ -53,6 +53,7 @@ struct handle {
 	ps_elem *e;
 	bool writable; /* what the client asked for, not only what the handle can */
 	int seg;       /* the segment it came from: kept while the handle lives */
+	ps_server *own; /* a control element's writable mapping of a read-only segment, or NULL */
 };
 
 struct conn {
@@ -120,7 +121,7 @@ bool ps__serves_shm(const struct ps_tcp *t, const char *name);
 int ps__find_seg(struct ps_tcp *t, const char *name, ps_server **srv, int *slot);
 bool ps__is_added(struct ps_tcp *t, const char *name);
 /* A handle of segment slot i closes. */
-void ps__seg_put(struct ps_tcp *t, int i, ps_elem *e);
+void ps__seg_put(struct ps_tcp *t, struct handle *h); /* closes it, and its segment when retired and unused */
 /* Unmaps segments no client has used for SEG_IDLE_MS. */
 void ps__segs_sweep(struct ps_tcp *t);
 /* LIST: names of segments, a page at a time */

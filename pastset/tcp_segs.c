@@ -19,9 +19,12 @@ static ps_server *seg_release(struct seg *g)
 
 /* Closes an element handle; its segment goes when retired and unused.
  * Only the loop thread calls this. */
-void ps__seg_put(struct ps_tcp *t, int i, ps_elem *e)
+void ps__seg_put(struct ps_tcp *t, struct handle *h)
 {
-	ps_elem_close(e);
+	ps_elem_close(h->e);
+	ps_server_destroy(h->own);
+	int i = h->seg;
+	*h = (struct handle){ .e = NULL };
 	pthread_mutex_lock(&t->lock);
 	struct seg *g = &t->segs[i];
 	ps_server *gone = NULL;

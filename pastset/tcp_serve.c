@@ -18,11 +18,11 @@ static ps_elem *handle(struct conn *c, const unsigned char *p, bool *writable)
 	return c->h[k].e;
 }
 
-static int new_handle(struct conn *c, ps_elem *e, bool writable, int seg, uint32_t *k)
+static int new_handle(struct conn *c, ps_elem *e, bool writable, int seg, ps_server *own, uint32_t *k)
 {
 	for (int i = 0; i < c->nh; i++)
 		if (!c->h[i].e) {
-			c->h[i] = (struct handle){ e, writable, seg };
+			c->h[i] = (struct handle){ e, writable, seg, own };
 			*k = (uint32_t)i;
 			return 0;
 		}
@@ -36,7 +36,7 @@ static int new_handle(struct conn *c, ps_elem *e, bool writable, int seg, uint32
 		c->h = h;
 		c->caph = cap;
 	}
-	c->h[c->nh] = (struct handle){ e, writable, seg };
+	c->h[c->nh] = (struct handle){ e, writable, seg, own };
 	*k = (uint32_t)c->nh++;
 	return 0;
 }
@@ -165,6 +165,30 @@ static bool on_list(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
 	return o != NULL;
 }
 
+/* A write asked of a segment served read-only: allowed to a control
+ * element (PS_CONTROL: whoever may watch the job may steer it), through a
+ * writable mapping of the segment that goes with the handle. */
+static int open_control(struct ps_tcp *t, const struct psw_open_req *q, ps_server *srv, ps_server **own,
+			ps_elem **e)
+{
+	ps_elem *ro;
+	struct ps_stats st;
+	int rc = ps_elem_open(srv, q->element, q->tuple_size, &ro);
+	if (rc)
+		return rc;
+	rc = ps_elem_stats(ro, &st);
+	ps_elem_close(ro);
+	if (rc || !(st.flags & PS_CONTROL) || !ps__serves_shm(t, q->segment))
+		return rc ? rc : PS_EROFS;
+	if ((rc = ps_server_open_shm(q->segment, PS_RDWR | PS_NOWAIT, own)))
+		return rc;
+	if ((rc = ps_elem_open(*own, q->element, q->tuple_size, e))) {
+		ps_server_destroy(*own);
+		*own = NULL;
+	}
+	return rc;
+}
+
 static bool on_open(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
 		    const unsigned char *in)
 {
@@ -174,17 +198,21 @@ static bool on_open(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
 	ps_server *srv = NULL;
 	ps_elem *e = NULL;
 	struct psw_open_rep r = { 0 };
+	ps_server *own = NULL;
+	bool ro = false;
 	int slot, rc = ps__find_seg(t, q.segment, &srv, &slot);
 	if (!rc && wr) {
 		pthread_mutex_lock(&t->lock);
-		if (!t->segs[slot].writable)
-			rc = PS_EROFS; /* said at once, not at the first write */
+		ro = !t->segs[slot].writable;
 		pthread_mutex_unlock(&t->lock);
 	}
-	if (!rc)
+	if (!rc && ro)
+		rc = open_control(t, &q, srv, &own, &e); /* else PS_EROFS, said at once */
+	else if (!rc)
 		rc = ps_elem_open(srv, q.element, q.tuple_size, &e);
-	if (!rc && (rc = new_handle(c, e, wr, slot, &r.handle))) {
+	if (!rc && (rc = new_handle(c, e, wr, slot, own, &r.handle))) {
 		ps_elem_close(e);
+		ps_server_destroy(own);
 		e = NULL;
 	}
 	if (!rc) {
@@ -223,8 +251,7 @@ static bool on_close(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
 	psw_handle_get(in, h->length, &k);
 	int rc = PSW_EBADH;
 	if (k < (uint32_t)c->nh && c->h[k].e) {
-		ps__seg_put(t, c->h[k].seg, c->h[k].e);
-		c->h[k].e = NULL;
+		ps__seg_put(t, &c->h[k]);
 		rc = 0;
 	}
 	unsigned char *o = ps__tcp_reply(c, h->op, h->tag, PSW_STATUS_LEN);

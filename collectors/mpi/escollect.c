@@ -302,6 +302,7 @@ static void setup(void)
 	char err[512] = "";
 	pm_map *m = NULL;
 	unsigned char collect[256];
+	char list[240] = "[all]"; /* what esctl status shows before any order */
 	int ok = !(file && *file && pm_load(file, &m, err, sizeof(err))) &&
 		 !es_mpi_select(m ? &pm_model(m)->mpi : NULL, file, collect, err, sizeof(err)) &&
 		 !trace_threshold(m, &es_g.threshold, err, sizeof(err));
@@ -340,6 +341,10 @@ static void setup(void)
 	snprintf(d.job, sizeof(d.job), "%.*s", PS_NAME_MAX, name); /* whole when d.ok */
 	snprintf(d.err, sizeof(d.err), "%s", err);
 	PMPI_Bcast(&d, sizeof(d), MPI_BYTE, 0, MPI_COMM_WORLD);
+	const struct pm_mpi *pmm = m ? &pm_model(m)->mpi : NULL;
+	for (int k = 0, n = 0; pmm && pmm->given && k < pmm->ncalls && n < (int)sizeof(list); k++)
+		n += snprintf(list + n, sizeof(list) - (size_t)n, "%s%s%s", k ? ", " : "[", pmm->calls[k],
+			      k + 1 == pmm->ncalls ? "]" : "");
 	pm_destroy(m);
 	if (!d.ok) {
 		if (es_g.rank == 0)
@@ -382,6 +387,7 @@ static void setup(void)
 	es_comms_setup();
 	memcpy(es_route.collect, collect, sizeof(collect));
 	es_route.tracing = 1;
+	es_control_setup(srv, collect, list);
 	if (es_g.rank == 0 && getenv("ES_VERBOSE") && !strcmp(getenv("ES_VERBOSE"), "1"))
 		fprintf(stderr, "escollect: job %s: %d ranks traced (segments %s.r0..r%d); watch it with "
 			"heartbeat %s, geteventmon %s or colopmon %s\n", es_g.job, es_g.size, es_g.job,
@@ -440,6 +446,7 @@ static void finalized(uint64_t t0, int rc)
 	if (!es_g.sp)
 		return;
 	/* Close everything.  The segment stays, for monitors that read after the job. */
+	es_control_finalize();
 	memset(es_route.collect, 0, sizeof(es_route.collect));
 	es_route.tracing = 0;
 	es_requests_reset();

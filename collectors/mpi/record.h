@@ -37,6 +37,10 @@ struct es_route {
 	unsigned char tracing;      /* the job is traced: communicators are followed */
 	unsigned char reqs;         /* some request has been followed: waits and tests look */
 	unsigned char depth;        /* frames of a call site: 1, a call path (ES_CALLPATH), 0: none */
+	/* es.ctl's count of orders written (ps_elem_watch_word), or ctl_seen
+	 * itself while there is none: a new order is a count not seen yet */
+	const uint64_t *ctl;
+	uint64_t ctl_seen;
 	void (*pmpi[256])(void);    /* by op code: PMPI_NAME, for the pass-through */
 } __attribute__((aligned(4096)));
 extern struct es_route es_route ES_HIDDEN; /* in wrappers.c, which knows every PMPI name */
@@ -148,7 +152,24 @@ static inline ps_elem *es_elem(void)
 	return __builtin_expect(es_t.elem != NULL, 1) ? es_t.elem : es_thread_elem();
 }
 
+void es__ctl_apply(void) ES_HIDDEN; /* control.c: a new order from esctl */
+void es_control_setup(ps_server *srv, const unsigned char collect[256], const char *list) ES_HIDDEN;
+void es_control_finalize(void) ES_HIDDEN;
+
 static inline int es_want(unsigned op)
+{
+#ifndef ES_NO_CONTROL /* defined only for tests/bench/control.sh's library without it */
+	/* one load of a line esctl alone writes: shared in every core's cache */
+	if (__builtin_expect(__atomic_load_n(es_route.ctl, __ATOMIC_RELAXED) !=
+			     __atomic_load_n(&es_route.ctl_seen, __ATOMIC_RELAXED), 0))
+		es__ctl_apply();
+#endif
+	return es_route.collect[op];
+}
+
+/* collect[op] without looking for an order: for code an entry point's
+ * es_want has already run before (one look a call is enough) */
+static inline int es_collects(unsigned op)
 {
 	return es_route.collect[op];
 }

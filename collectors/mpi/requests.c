@@ -705,7 +705,7 @@ void es_started(unsigned op, uint64_t t0, const MPI_Request *c, const MPI_Fint *
 					es__chan_add(v.peer, v.arg, v.serial, 0);
 			}
 		}
-		if (es_want(op))
+		if (es_collects(op))
 			es_write(op | (is_recv(v.op) ? ES_OP_RECV : 0), t0, t1, v.peer, v.size, v.arg,
 				 (uint16_t)v.serial, rc);
 	}

@@ -624,7 +624,7 @@ static void body(const struct call *c, int fortran, const char *call)
 		emit("\tstruct es_comm *c_ = %s;\n\t(void)c_;\n", ci);
 	if (*c->hold)
 		emit("\t__typeof__(%s) held_ = %s;\n", c->hold, c->hold);
-	emit("\tint want_ = es_want(%s);\n", c->op);
+	emit("\tint want_ = es_collects(%s);\n", c->op); /* the entry point looked for an order */
 	if (poll && fortran && *c->reqs && !strcmp(c->n, "1"))
 		emit("\tes_t.poll_req = PMPI_Request_f2c(*f_%s);\n", c->reqs);
 	if (poll && fortran) {
@@ -695,7 +695,7 @@ static const char *pass_test(const struct call *c)
 	else if (*c->reqs || *c->hold)
 		snprintf(buf, sizeof(buf), "!es_want(%s) && !es_route.reqs", c->op);
 	else if (is(c, "pinit"))
-		snprintf(buf, sizeof(buf), "!es_want(%s) && !es_want(ES_OP_MPI_START) && !es_want(ES_OP_MPI_STARTALL)",
+		snprintf(buf, sizeof(buf), "!es_want(%s) && !es_collects(ES_OP_MPI_START) && !es_collects(ES_OP_MPI_STARTALL)",
 			 c->op);
 	else
 		snprintf(buf, sizeof(buf), "!es_want(%s)", c->op);
@@ -934,7 +934,7 @@ static void write_wrappers(const char *dir)
 	for (int i = 0; i < ncalls; i++)
 		if (strcmp(calls[i].kind, "manual"))
 			c_wrapper(&calls[i]);
-	emit("\nstruct es_route es_route = { .pmpi = {\n");
+	emit("\nstruct es_route es_route = { .ctl = &es_route.ctl_seen, .pmpi = {\n");
 	for (int i = 0; i < ncalls; i++)
 		if (strcmp(calls[i].kind, "manual"))
 			emit("\t[%s] = (void (*)(void))P%s,\n", calls[i].op, calls[i].name);

@@ -1,6 +1,7 @@
 # lib.sh - what the benchmark scripts share: a scratch directory and job prefix, segment clean-up, medians and ratios.
 # Sourced with $build set; sets bin, dir and job (PREFIX$$), and removes both at exit.
 bin=$build/bin
+export ES_KEEP=always # benchmarks read jobs' trace spaces after they end, and remove their own
 dir=$(mktemp -d)
 job="${bench_job:-bench}$$"
 rm_segments() { # rm_segments PREFIX: this host's segments whose names start with PREFIX

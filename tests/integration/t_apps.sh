@@ -40,6 +40,39 @@ made=$(grep -c " rank0.thread0 MPI_Allreduce " "$dir/ev.txt")
 seen=$(awk '$1 == "MPI_Allreduce" { print $2 }' "$dir/col.txt")
 [ "$made" -gt 100 ] && [ "$seen" = "$made" ] || die "LAMMPS made $made allreduces, colopmon reported ${seen:-none}"
 
+# esctl on a running LAMMPS: after collect [-all, MPI_Allreduce] only its
+# allreduces are recorded, after collect all everything again; esrecord
+# keeps the whole run, and the calls are judged by when they started
+# against when every rank had applied the order.
+mono_ns() { python3 -c 'import time; print(time.monotonic_ns())'; }
+"$BIN/esrecord" -w 60 -o "$dir/ctl" "$job.c" 2>"$dir/ctl.err" &
+rec=$!
+(lammps_melt "$dir" 12000 "$BIN/esrun" -q -j "$job.c" >"$dir/ctl.rate") &
+lmp=$!
+wait_for 60 "$BIN/esctl" -w 0 "$job.c" status || die "esctl status never answered"
+sleep 2
+"$BIN/esctl" "$job.c" collect '[-all, MPI_Allreduce]' >"$dir/ctl.out" || die "esctl collect: $(cat "$dir/ctl.out")"
+t1=$(mono_ns)
+"$BIN/esctl" "$job.c" status >"$dir/ctl.status"
+sleep 3
+t2=$(mono_ns)
+"$BIN/esctl" "$job.c" collect all >>"$dir/ctl.out" || die "esctl collect all: $(cat "$dir/ctl.out")"
+t3=$(mono_ns)
+wait $lmp || die "LAMMPS under esctl failed"
+wait $rec || die "esrecord: $(cat "$dir/ctl.err")"
+cat "$dir/ctl.out"
+grep -q "^esctl: collect \[-all, MPI_Allreduce\]: applied by 2 of 2 ranks$" "$dir/ctl.out" || die "collect not applied"
+grep -q "^esctl: collect all: applied by 2 of 2 ranks$" "$dir/ctl.out" || die "collect all not applied"
+[ "$(grep -c "^rank [01]: records \[-all, MPI_Allreduce\] (order 1)$" "$dir/ctl.status")" -eq 2 ] ||
+	die "esctl status: $(cat "$dir/ctl.status")"
+allreduce=$(sed -n 's/^[[:space:]]*ES_OP_MPI_ALLREDUCE = \([0-9]*\),/\1/p' "$BUILD/gen/es_mpi_ops.h")
+python3 "$(dirname "$0")/ar_events.py" list "$dir/ctl" | awk -v t1="$t1" -v t2="$t2" -v t3="$t3" -v a="$allreduce" '
+	$4 < t1 && $3 != a { before++ }
+	$4 > t1 && $4 < t2 { if ($3 == a) only++; else { other++; if (other < 4) print "recorded while only MPI_Allreduce was asked for: " $0 } }
+	$4 > t3 && $3 != a { after++ }
+	END { printf "esctl: %d other calls before, %d allreduces and %d others while collect [-all, MPI_Allreduce], %d others after collect all\n", before, only, other, after
+	      exit !(before > 0 && only > 0 && other == 0 && after > 0) }' || die "what was recorded did not follow esctl"
+
 # hpcc (Debian's example input on 2 ranks), heartbeat watching: both ranks seen progressing
 hpcc_input "$dir"
 "$BIN/heartbeat" -p 100 -w 60 "$job.h" >"$dir/hb.txt" 2>&1 &

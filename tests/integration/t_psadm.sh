@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_psadm.sh - a writer killed mid-run leaves a stale segment that psadm shows, reads and cleans.
+# t_psadm.sh - a writer killed mid-run leaves a stale segment that psadm shows (its job died), reads, keeps by the default policy and cleans with --all.
 set -u
 . "$(dirname "$0")/lib.sh"
 seg="it-psadm-$$"
@@ -15,9 +15,13 @@ out=$("$BIN/psadm" show "$seg") || die "show failed"
 echo "$out"
 written=$(echo "$out" | awk '$1 == "thread0.trace" { print $5 }')
 [ "${written:-0}" -gt 0 ] || die "no tuples shown for the killed writer"
-"$BIN/psadm" clean --dry-run | grep -q "would remove $seg" || die "dry run did not name it"
+"$BIN/psadm" list | grep -q "^job $seg: died: $seg (pid $pid) gone without closing; its remains are kept" ||
+	die "the job's line does not say it died: $("$BIN/psadm" list)"
+# the keep policy (failed, the default): a dead job's remains stay until --all
+"$BIN/psadm" clean --dry-run | grep -q "^kept $seg: its process died" || die "clean would not keep the remains"
+"$BIN/psadm" clean --all --dry-run | grep -q "would remove $seg" || die "dry run did not name it"
 "$BIN/psadm" list | grep -q "^$seg " || die "dry run removed it"
-"$BIN/psadm" clean | grep -q "removed $seg" || die "clean did not remove it"
+"$BIN/psadm" clean --all | grep -q "removed $seg" || die "clean --all did not remove it"
 "$BIN/psadm" list | grep -q "^$seg " && die "still listed after clean"
 # a creator that died before finishing the header leaves debris clean removes once old
 junk="it-junk-$$"
@@ -29,5 +33,7 @@ touch -d '1 minute ago' "/dev/shm/pastset.$junk"
 "$BIN/psadm" show "$seg" 2>&1 | grep -q "no such segment" || die "show of a removed segment"
 "$BIN/psadm" show "bad/name" 2>&1 | grep -q "bad name" || die "bad name not reported"
 "$BIN/psadm" frobnicate >/dev/null 2>&1; [ $? -eq 2 ] || die "bad command not exit 2"
+"$BIN/psadm" clean --bogus 2>&1 | grep -q "clean: unknown option '--bogus' (expected --dry-run, --all)" ||
+	die "bad clean option not named"
 "$BIN/psadm" >/dev/null 2>&1; [ $? -eq 2 ] || die "no command not exit 2"
 exit 0

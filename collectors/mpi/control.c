@@ -1,0 +1,81 @@
+/* control.c - live control: a rank applies esctl's orders (what to record, pause, resume), noticed with one load on the path every MPI call takes. */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "record.h"
+
+/*
+ * State, and who may change it:
+ *  - es.ctl is written by esctl (other processes; PS_MULTI_WRITER);
+ *    es_route.ctl points at its count of tuples written, or at ctl_seen
+ *    while there is no es.ctl (before MPI_Init, after MPI_Finalize), so
+ *    that the hot path's comparison is always false then.
+ *  - Under lock only: ctl_seen (stored last, after collect[]), collect[]
+ *    and es.ctl.now.  A thread that finds the counts differ takes the lock
+ *    and looks again; another thread may record a call or two by the old
+ *    collect[] meanwhile, as it would had the order come a moment later.
+ */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static ps_elem *ctl, *now;
+
+/* What the rank records now, for esctl status. */
+static void say_now(const struct es_ctl_rec *c)
+{
+	if (now)
+		ps_write(now, c, 0, NULL);
+}
+
+void es_control_setup(ps_server *srv, const unsigned char collect[256], const char *list)
+{
+	struct ps_elem_attr a = { .tuple_size = sizeof(struct es_ctl_rec), .threshold = 1,
+				  .mode = PS_DISCARD, .flags = PS_MULTI_WRITER | PS_CONTROL };
+	struct ps_elem_attr b = { .tuple_size = sizeof(struct es_ctl_rec), .threshold = 1,
+				  .mode = PS_DISCARD, .flags = PS_MULTI_WRITER };
+	if (ps_elem_create(srv, ES_CTL_ELEMENT, &a, &ctl)) {
+		ctl = NULL;
+		return; /* not steerable; recorded as MPI_Init decided */
+	}
+	ps_elem_set_layout(ctl, ES_CTL_LAYOUT);
+	if (!ps_elem_create(srv, ES_CTL_NOW_ELEMENT, &b, &now))
+		ps_elem_set_layout(now, ES_CTL_LAYOUT);
+	else
+		now = NULL;
+	struct es_ctl_rec c = { .gen = 0 };
+	memcpy(c.collect, collect, sizeof(c.collect));
+	snprintf(c.list, sizeof(c.list), "%s", list);
+	say_now(&c);
+	pthread_mutex_lock(&lock);
+	const uint64_t *w = ps_elem_watch_word(ctl);
+	__atomic_store_n(&es_route.ctl_seen, __atomic_load_n(w, __ATOMIC_ACQUIRE), __ATOMIC_RELAXED);
+	__atomic_store_n(&es_route.ctl, w, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&lock);
+}
+
+void es__ctl_apply(void)
+{
+	pthread_mutex_lock(&lock);
+	const uint64_t *w = es_route.ctl;
+	uint64_t n = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+	struct es_ctl_rec c;
+	/* the order is read after its count: a later one is seen next time */
+	if (ctl && n != es_route.ctl_seen && ps_read_latest(ctl, &c, NULL) == 0) {
+		for (int op = 0; op < 256; op++)
+			es_route.collect[op] = c.paused ? 0 : c.collect[op];
+		c.list[sizeof(c.list) - 1] = 0;
+		say_now(&c);
+	}
+	__atomic_store_n(&es_route.ctl_seen, n, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&lock);
+}
+
+void es_control_finalize(void)
+{
+	pthread_mutex_lock(&lock);
+	/* no pointer into the segment outlives it */
+	__atomic_store_n(&es_route.ctl, &es_route.ctl_seen, __ATOMIC_RELEASE);
+	ps_elem_close(ctl);
+	ps_elem_close(now);
+	ctl = now = NULL;
+	pthread_mutex_unlock(&lock);
+}

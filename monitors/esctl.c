@@ -1,0 +1,261 @@
+/* esctl.c - live control of a running job: what its ranks record (collect LIST), pause, resume, and what each records now. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+static const char *usage =
+	"usage: esctl [options] JOB collect LIST\n"
+	"       esctl [options] JOB pause | resume | status\n"
+	"Changes what a running job's ranks record, without a restart, as the\n"
+	"pathmap's `mpi: collect:` would have at MPI_Init:\n"
+	"  collect LIST   the calls to record from now on, in the same words:\n"
+	"                 all, a group (point-to-point, collectives, one-sided,\n"
+	"                 persistent, communicators), polls, or an MPI function,\n"
+	"                 each with a - to leave it out, in order:\n"
+	"                   esctl run1 collect '[-all, MPI_Allreduce]'\n"
+	"                   esctl run1 collect all\n"
+	"  pause, resume  record nothing for now; record again what was chosen\n"
+	"  status         what each rank records now, and an order it has not\n"
+	"                 applied yet\n"
+	"A rank applies an order at its next MPI call (one load on the path every\n"
+	"call takes); esctl waits for each rank to say so, up to --wait seconds.\n"
+	"  -w, --wait S         for the job to appear and the ranks to apply the\n"
+	"                       order (default 10)\n"
+	MON_REMOTE_USAGE
+	"  -h, --help\n"
+	"      --version\n"
+	"Across hosts, through the job's tuple servers (--servers): whoever may read\n"
+	"the job may steer it, with the same secret; nobody else.\n";
+
+/* A rank's control: its segment's two elements. */
+struct rank {
+	int rank;
+	const char *where;
+	ps_server *srv, *ro; /* es.ctl is written; es.ctl.now, the rank's own word, only read */
+	ps_elem *ctl, *now;
+};
+
+static int open_rank(struct rank *r, const struct ps_remote_attr *ra)
+{
+	int st = ps_state_at(r->where, ra);
+	if (st == PS_SHM_CLOSED || st == PS_SHM_STALE) {
+		fprintf(stderr, "esctl: rank %d (%s) has %s: nothing to steer\n", r->rank, r->where,
+			st == PS_SHM_CLOSED ? "ended" : "died");
+		return PS_ENOENT;
+	}
+	int rc = ps_server_open_at(r->where, PS_RDWR, ra, &r->srv);
+	if (!rc)
+		rc = ps_server_open_at(r->where, PS_RDONLY, ra, &r->ro);
+	if (!rc && !(rc = ps_elem_open(r->srv, ES_CTL_ELEMENT, sizeof(struct es_ctl_rec), &r->ctl)))
+		rc = ps_elem_open(r->ro, ES_CTL_NOW_ELEMENT, sizeof(struct es_ctl_rec), &r->now);
+	if (rc == PS_ENOENT && r->srv)
+		fprintf(stderr, "esctl: %s: no control element: a job recorded by an EventSpace before "
+			"live control, or by a PATHS collector\n", r->where);
+	else if (rc)
+		fprintf(stderr, "esctl: %s: %s\n", r->where, ps_strerror(rc));
+	return rc;
+}
+
+static void close_rank(struct rank *r)
+{
+	ps_elem_close(r->ctl);
+	ps_elem_close(r->now);
+	ps_server_destroy(r->ro);
+	ps_server_destroy(r->srv);
+}
+
+/* The order in force: the latest written, else what the rank said at MPI_Init. */
+static int current(const struct rank *r, struct es_ctl_rec *c)
+{
+	if (ps_read_latest(r->ctl, c, NULL) == 0 || ps_read_latest(r->now, c, NULL) == 0) {
+		c->list[sizeof(c->list) - 1] = 0;
+		return 0;
+	}
+	return PS_ENOENT;
+}
+
+/* LIST as es_mpi_select takes it: words split at commas and blanks, the
+ * brackets of a YAML flow list dropped.  0, or 2 with the reason said. */
+static int parse_list(const char *list, struct es_ctl_rec *c)
+{
+	char buf[sizeof(c->list)], *words[64];
+	int lines[64], cols[64], n = 0;
+	if (strlen(list) >= sizeof(buf)) {
+		fprintf(stderr, "esctl: collect: a list of at most %zu characters\n", sizeof(buf) - 1);
+		return 2;
+	}
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *p = buf; *p && n < 64;) {
+		p += strspn(p, "[], \t");
+		if (!*p)
+			break;
+		size_t k = strcspn(p, "[], \t");
+		words[n] = p, lines[n] = 1, cols[n] = (int)(p - buf) + 1;
+		n++;
+		p += k;
+		if (*p)
+			*p++ = 0;
+	}
+	if (!n) {
+		fprintf(stderr, "esctl: collect: expected a list of calls ([all], [-all, MPI_Allreduce]...)\n");
+		return 2;
+	}
+	struct pm_mpi m = { .given = true, .ncalls = n, .calls = (const char **)words, .lines = lines,
+			    .cols = cols };
+	char err[600];
+	if (es_mpi_select(&m, "collect", c->collect, err, sizeof(err))) {
+		fprintf(stderr, "esctl: %s\n", err);
+		return 2;
+	}
+	snprintf(c->list, sizeof(c->list), "%s", list);
+	return 0;
+}
+
+/* Writes the order to every rank, then waits for each to apply it. */
+static int order(struct rank *r, int n, const char *cmd, const char *list, double wait)
+{
+	struct es_ctl_rec want = { 0 };
+	if (!strcmp(cmd, "collect") && parse_list(list, &want))
+		return 2;
+	uint64_t gen[n + 1];
+	for (int i = 0; i < n; i++) {
+		struct es_ctl_rec c;
+		if (current(&r[i], &c)) {
+			fprintf(stderr, "esctl: rank %d has said nothing of what it records\n", r[i].rank);
+			return 1;
+		}
+		if (!strcmp(cmd, "collect")) {
+			memcpy(c.collect, want.collect, sizeof(c.collect));
+			memcpy(c.list, want.list, sizeof(c.list));
+		}
+		c.paused = !strcmp(cmd, "pause") ? 1 : !strcmp(cmd, "resume") ? 0 : c.paused;
+		c.gen = gen[i] = c.gen + 1;
+		int rc = ps_write(r[i].ctl, &c, 0, NULL);
+		if (rc) {
+			fprintf(stderr, "esctl: rank %d (%s): %s\n", r[i].rank, r[i].where, ps_strerror(rc));
+			return 1;
+		}
+	}
+	int applied = 0;
+	double until = mon_now() + wait;
+	for (bool done = false; !done && !mon_stop;) {
+		applied = 0;
+		for (int i = 0; i < n; i++) {
+			struct es_ctl_rec c;
+			applied += ps_read_latest(r[i].now, &c, NULL) == 0 && c.gen >= gen[i];
+		}
+		done = applied == n || mon_now() >= until;
+		if (!done)
+			mon_sleep(0.02);
+	}
+	printf("esctl: %s%s%s: applied by %d of %d ranks", cmd, *list ? " " : "", list, applied, n);
+	if (applied < n)
+		printf(" within %.0f s (a rank applies it at its next MPI call)", wait);
+	putchar('\n');
+	return applied == n ? 0 : 1;
+}
+
+static int status(struct rank *r, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct es_ctl_rec now, ord;
+		if (ps_read_latest(r[i].now, &now, NULL)) {
+			printf("rank %d: said nothing yet\n", r[i].rank);
+			continue;
+		}
+		now.list[sizeof(now.list) - 1] = 0;
+		printf("rank %d: records %s%s (order %llu)", r[i].rank, now.list, now.paused ? ", paused" : "",
+		       (unsigned long long)now.gen);
+		if (ps_read_latest(r[i].ctl, &ord, NULL) == 0 && ord.gen > now.gen) {
+			ord.list[sizeof(ord.list) - 1] = 0;
+			printf("; order %llu (%s%s) not applied yet: no MPI call since", (unsigned long long)ord.gen,
+			       ord.list, ord.paused ? ", paused" : "");
+		}
+		putchar('\n');
+	}
+	return 0;
+}
+
+/* The job's ranks, one per segment, in rank order. */
+static int find_ranks(const es_scope *s, struct rank **out)
+{
+	int n = 0;
+	struct rank *r = calloc((size_t)es_scope_leaves(s) + 1, sizeof(*r));
+	if (!r)
+		return -1;
+	for (int i = 0; i < es_scope_leaves(s); i++) {
+		const struct es_leaf *l = es_scope_leaf(s, i);
+		bool seen = l->rank < 0;
+		for (int k = 0; k < n && !seen; k++)
+			seen = r[k].rank == l->rank;
+		if (!seen)
+			r[n++] = (struct rank){ .rank = l->rank, .where = l->segment };
+	}
+	for (int i = 1; i < n; i++) /* few: by insertion */
+		for (int k = i; k > 0 && r[k - 1].rank > r[k].rank; k--) {
+			struct rank t = r[k];
+			r[k] = r[k - 1], r[k - 1] = t;
+		}
+	*out = r;
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "wait", required_argument, NULL, 'w' }, { "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' }, MON_REMOTE_OPTS, { 0 } };
+	double wait = 10;
+	int c;
+	while ((c = getopt_long(argc, argv, "+w:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'w': wait = mon_number("esctl", "--wait", optarg, 0); break;
+		case 'R': mon_servers = optarg; break;
+		case 'K': mon_secret_file = optarg; break;
+		case 'h': fputs(usage, stdout); return 0;
+		case 'V': printf("esctl (EventSpace) %s\n", ES_VERSION); return 0;
+		default: fputs(usage, stderr); return 2;
+		}
+	}
+	const char *cmd = optind + 1 < argc ? argv[optind + 1] : "";
+	bool collect = !strcmp(cmd, "collect");
+	if ((collect && optind + 2 >= argc) || (!collect && optind + 2 != argc) ||
+	    (!collect && strcmp(cmd, "pause") && strcmp(cmd, "resume") && strcmp(cmd, "status"))) {
+		fprintf(stderr, "esctl: expected JOB and collect LIST, pause, resume or status, got '%s'\n%s",
+			optind < argc ? cmd : "", usage);
+		return 2;
+	}
+	char list[1024] = "";
+	for (int i = optind + 2, k = 0; i < argc && k < (int)sizeof(list); i++) /* the list's words, however quoted */
+		k += snprintf(list + k, sizeof(list) - (size_t)k, "%s%s", i > optind + 2 ? " " : "", argv[i]);
+	struct es_scope_spec spec;
+	es_scope_spec_default(&spec, argv[optind]);
+	spec.reduce = ES_REDUCE_NONE;
+	mon_remote("esctl", &spec);
+	mon_signals();
+	es_scope *s;
+	int rc = mon_attach("esctl", &spec, wait, &s);
+	if (rc)
+		return rc;
+	struct rank *r = NULL;
+	int n = find_ranks(s, &r);
+	struct ps_remote_attr ra = { .secret_file = mon_secret_file };
+	if (n <= 0) {
+		fprintf(stderr, "esctl: job '%s' has no MPI ranks recorded by libescollect\n", argv[optind]);
+		rc = 1;
+	}
+	for (int i = 0; i < n && !rc; i++)
+		if (open_rank(&r[i], &ra))
+			rc = 1;
+	if (!rc)
+		rc = collect || strcmp(cmd, "status") ? order(r, n, cmd, list, wait) : status(r, n);
+	for (int i = 0; i < n; i++)
+		close_rank(&r[i]);
+	free(r);
+	es_scope_destroy(s);
+	return rc;
+}
