@@ -603,6 +603,7 @@ struct ar_archive {
 	struct region *regions, *files;
 	int nregions, nfiles;
 	bool partial;         /* INFO said "whole: no": a checkpoint's, its recorder stopped */
+	int rank_bound;       /* every rank it names is below (check_ranks) */
 	uint64_t until_ns;
 	struct ar_death *died;
 	int ndied;
@@ -910,7 +911,7 @@ static int read_rank_line(ar_archive *a, char *line)
 	char *end[4];
 	long r = strtol(f[0], &end[0], 10), pid = strtol(f[2], &end[1], 10);
 	unsigned long long wall = strtoull(f[3], &end[2], 10), ns = strtoull(f[4], &end[3], 10);
-	if (*end[0] || *end[1] || *end[2] || *end[3] || end[0] == f[0] || r < 0 || r >= a->nthreads + (1 << 20) ||
+	if (*end[0] || *end[1] || *end[2] || *end[3] || end[0] == f[0] || r < 0 || r >= a->rank_bound ||
 	    hold_rank(&a->ranks, &a->nranks, (int)r))
 		return -EINVAL;
 	struct ar_rank *t = &a->ranks[r];
@@ -932,7 +933,8 @@ static int read_ranks(ar_archive *a, const char *dir, char *err, size_t errlen)
 	for (int lineno = 1; fgets(line, sizeof(line), f); lineno++)
 		if (read_rank_line(a, line)) {
 			rc = fail(err, errlen, -EINVAL, "%s:%d: expected RANK HOST PID WALL_NS NS COMMAND, "
-				  "tab-separated", p, lineno);
+				  "tab-separated, RANK below %d (the archive's threads and MPI_COMM_WORLD's "
+				  "ranks)", p, lineno, a->rank_bound);
 			break;
 		}
 	fclose(f);
@@ -940,7 +942,8 @@ static int read_ranks(ar_archive *a, const char *dir, char *err, size_t errlen)
 }
 
 /* regions or files: optional, RANK NUMBER NAME */
-static int read_names(const char *dir, const char *file, struct region **v, int *nv, char *err, size_t errlen)
+static int read_names(const char *dir, const char *file, int bound, struct region **v, int *nv, char *err,
+		      size_t errlen)
 {
 	char p[4200], line[400];
 	path_of(p, sizeof(p), dir, file);
@@ -953,9 +956,9 @@ static int read_names(const char *dir, const char *file, struct region **v, int 
 		char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL, *e1, *e2;
 		long r = strtol(line, &e1, 10);
 		unsigned long id = t1 ? strtoul(t1 + 1, &e2, 10) : 0;
-		if (!t2 || e1 != t1 || e2 != t2 || r < 0 || r > 1 << 24 || !id || id > UINT32_MAX || !t2[1])
-			rc = fail(err, errlen, -EINVAL, "%s:%d: expected RANK NUMBER NAME, tab-separated (NUMBER from 1)",
-				  p, lineno);
+		if (!t2 || e1 != t1 || e2 != t2 || r < 0 || r >= bound || !id || id > UINT32_MAX || !t2[1])
+			rc = fail(err, errlen, -EINVAL, "%s:%d: expected RANK NUMBER NAME, tab-separated (RANK "
+				  "below %d, NUMBER from 1)", p, lineno, bound);
 		else
 			rc = add_region(v, nv, (int)r, (uint32_t)id, t2 + 1);
 	}
@@ -971,10 +974,39 @@ static int read_sites(ar_archive *a, const char *dir, char *err, size_t errlen)
 	path_of(p, sizeof(p), dir, "sites");
 	if (!(a->sites = ar_sites_create()))
 		return sys_fail(err, errlen, -ENOMEM, "%s", p);
-	return a->version >= 3 ? ar_sites_read(a->sites, p, err, errlen) : 0;
+	return a->version >= 3 ? ar_sites_read(a->sites, p, a->nthreads, err, errlen) : 0;
 }
 
 static int index_threads(ar_archive *a);
+
+/*
+ * What a reader may allocate by rank is bounded by what the archive
+ * holds: a rank is below the number of its threads or of MPI_COMM_WORLD's
+ * members (a recording of some hosts' ranks has fewer threads than the
+ * job has ranks), each of which the files spell out.  A rank beyond is
+ * refused with its line, before anything is sized by it.
+ */
+static int check_ranks(ar_archive *a, const char *dir, char *err, size_t errlen)
+{
+	uint32_t world = 0;
+	for (int i = 0; i < a->ncomms; i++)
+		if (a->comms[i].flags & ES_COMMS_WORLD)
+			world = a->comms[i].size[0] > world ? a->comms[i].size[0] : world;
+	a->rank_bound = (int)world > a->nthreads ? (int)world : a->nthreads;
+	char p[4200];
+	path_of(p, sizeof(p), dir, "threads");
+	for (int t = 0; t < a->nthreads; t++)
+		if (a->threads[t].rank >= a->rank_bound)
+			return fail(err, errlen, -EINVAL, "%s:%d: rank %d (%s), but the archive holds %d threads "
+				    "and MPI_COMM_WORLD %u ranks: expected a rank below %d", p, t + 1,
+				    a->threads[t].rank, a->threads[t].process, a->nthreads, world, a->rank_bound);
+	path_of(p, sizeof(p), dir, "INFO");
+	for (int i = 0; i < a->ndied; i++)
+		if (a->died[i].rank >= a->rank_bound)
+			return fail(err, errlen, -EINVAL, "%s: died: rank %d, but the archive's ranks are below %d",
+				    p, a->died[i].rank, a->rank_bound);
+	return 0;
+}
 
 int ar_open(const char *dir, ar_archive **out, char *err, size_t errlen)
 {
@@ -985,9 +1017,10 @@ int ar_open(const char *dir, ar_archive **out, char *err, size_t errlen)
 	int rc;
 	if ((rc = read_info(a, dir, err, errlen)) || (rc = map_events(a, dir, err, errlen)) ||
 	    (rc = read_threads(a, dir, err, errlen)) || (rc = read_comms(a, dir, err, errlen)) ||
+	    (rc = check_ranks(a, dir, err, errlen)) ||
 	    (rc = read_sites(a, dir, err, errlen)) || (rc = read_ranks(a, dir, err, errlen)) ||
-	    (rc = read_names(dir, "regions", &a->regions, &a->nregions, err, errlen)) ||
-	    (rc = read_names(dir, "files", &a->files, &a->nfiles, err, errlen))) {
+	    (rc = read_names(dir, "regions", a->rank_bound, &a->regions, &a->nregions, err, errlen)) ||
+	    (rc = read_names(dir, "files", a->rank_bound, &a->files, &a->nfiles, err, errlen))) {
 		ar_close(a);
 		return rc;
 	}

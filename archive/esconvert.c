@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +51,7 @@ static int window(const char *w, uint64_t *from, uint64_t *to)
 
 int main(int argc, char **argv)
 {
+	umask(077); /* what libotf2 and gnuplot make is the trace's owner's, as the archive is */
 	static const struct option opts[] = {
 		{ "otf2", required_argument, NULL, 'O' }, { "json", required_argument, NULL, 'J' },
 		{ "window", required_argument, NULL, 'W' }, { "plot", required_argument, NULL, 'P' },

@@ -1,6 +1,7 @@
 /* json.c - an archive as trace-event JSON (Perfetto, chrome://tracing): a track per thread, a slice per operation, messages and collectives as flow arrows. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -328,7 +329,11 @@ int ar_to_json(const ar_archive *a, const char *path, uint64_t from, uint64_t to
 	       struct ar_out_stats *st, char *err, size_t errlen)
 {
 	memset(st, 0, sizeof(*st));
-	FILE *f = fopen(path, "wx");
+	/* the trace's owner's, as the archive is; never over another file */
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f && fd >= 0)
+		close(fd);
 	if (!f) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -errno;

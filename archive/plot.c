@@ -200,7 +200,7 @@ static int gather(struct timeline *tl)
  */
 static int write_timeline_data(const struct timeline *tl, const char *path)
 {
-	FILE *f = ps_fopen_out(path, 0644);
+	FILE *f = ps_fopen_out(path, 0600);
 	if (!f)
 		return -errno;
 	for (int c = 0; c < NCLASS; c++) {
@@ -228,7 +228,7 @@ static int write_timeline_data(const struct timeline *tl, const char *path)
  * of one moment do not overlap. */
 static int write_timeline_script(const struct timeline *tl, const char *dir, const char *path)
 {
-	FILE *f = ps_fopen_out(path, 0644);
+	FILE *f = ps_fopen_out(path, 0600);
 	if (!f)
 		return -errno;
 	const char *job = ar_job(tl->a), *what = tl->mpi ? "MPI" : "operations", *row = tl->mpi ? "rank" : "thread";
@@ -312,7 +312,7 @@ static int matrix(const ar_archive *a, int nranks, const char *dir, char *err, s
 	char p[4400];
 	int rc = 0;
 	snprintf(p, sizeof(p), "%s/matrix.dat", dir);
-	FILE *f = ps_fopen_out(p, 0644);
+	FILE *f = ps_fopen_out(p, 0600);
 	if (!f)
 		rc = -errno;
 	for (int r = 0; f && r < nranks; r++)
@@ -322,7 +322,7 @@ static int matrix(const ar_archive *a, int nranks, const char *dir, char *err, s
 		rc = -errno;
 	free(bytes);
 	snprintf(p, sizeof(p), "%s/matrix.gp", dir);
-	f = rc ? NULL : ps_fopen_out(p, 0644);
+	f = rc ? NULL : ps_fopen_out(p, 0600);
 	if (!rc && !f)
 		rc = -errno;
 	if (f) {
@@ -351,7 +351,7 @@ int ar_plot(const ar_archive *a, const char *dir, int *pictures, char *err, size
 			 "scripts name it)", dir);
 		return -EINVAL;
 	}
-	int made = ps_mkdir_out(dir, 0755); /* gnuplot writes into it: nobody else may */
+	int made = ps_mkdir_out(dir, 0700); /* a trace's pictures are its owner's, as the archive is */
 	if (made) {
 		snprintf(err, errlen, "%s: %s", dir, strerror(-made));
 		return made;

@@ -181,7 +181,7 @@ static int read_line(char *line, int *thread, int *site, int *k, struct ar_frame
 	return 0;
 }
 
-int ar_sites_read(struct ar_sites *s, const char *path, char *err, size_t errlen)
+int ar_sites_read(struct ar_sites *s, const char *path, int nthreads, char *err, size_t errlen)
 {
 	FILE *f = ps_fopen_in(path);
 	if (!f) {
@@ -204,6 +204,12 @@ int ar_sites_read(struct ar_sites *s, const char *path, char *err, size_t errlen
 		if (more && read_line(line, &t, &st, &k, &fr)) {
 			snprintf(err, errlen, "%s:%d: expected THREAD SITE FRAME MODULE OFFSET FUNCTION FILE LINE, "
 				 "tab-separated (SITE from 1, OFFSET in hex)", path, lineno);
+			rc = -EINVAL;
+			break;
+		}
+		if (more && t >= nthreads) {
+			snprintf(err, errlen, "%s:%d: thread %d, but the archive holds %d threads", path, lineno, t,
+				 nthreads);
 			rc = -EINVAL;
 			break;
 		}

@@ -26,7 +26,8 @@ const struct ar_site *ar_sites_find(const struct ar_sites *s, int thread, int si
 int ar_sites_count(const struct ar_sites *s);
 /* Prints the file's lines to f: 0, or -EINVAL when a site was given twice. */
 int ar_sites_print(const struct ar_sites *s, FILE *f);
-/* Reads it (a missing file is no site); errors say "PATH:LINE: expected ...". */
-int ar_sites_read(struct ar_sites *s, const char *path, char *err, size_t errlen);
+/* Reads it (a missing file is no site), its threads below nthreads;
+ * errors say "PATH:LINE: expected ...". */
+int ar_sites_read(struct ar_sites *s, const char *path, int nthreads, char *err, size_t errlen);
 
 #endif

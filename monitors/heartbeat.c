@@ -99,7 +99,7 @@ static int picture_open(struct picture *p, const char *file)
 		snprintf(png, sizeof(png), "%s.png", file);
 	p->png = png;
 	snprintf(p->tmp, sizeof(p->tmp), "%s.tmp", file);
-	FILE *f = ps_fopen_out(p->tmp, 0644); /* say now, not after the first period, that it cannot be */
+	FILE *f = ps_fopen_out(p->tmp, 0600); /* say now, not after the first period, that it cannot be */
 	if (!f) {
 		fprintf(stderr, "heartbeat: --graph %s: %s\n", file, strerror(errno));
 		return 2;
@@ -111,7 +111,7 @@ static int picture_open(struct picture *p, const char *file)
 
 static void picture_write(struct picture *p, const wf_graph *g, const char *title)
 {
-	FILE *f = ps_fopen_out(p->tmp, 0644);
+	FILE *f = ps_fopen_out(p->tmp, 0600);
 	if (!f || wf_dot(g, f, title) || fclose(f)) {
 		if (f)
 			fclose(f);
@@ -128,7 +128,7 @@ static void picture_write(struct picture *p, const wf_graph *g, const char *titl
 	/* dot draws to its stdout, a file we opened the safe way, which takes
 	 * the picture's name once whole */
 	char *argv[] = { "dot", "-Tpng", (char *)p->dot, NULL };
-	FILE *png = ps_fopen_out(p->tmp, 0644);
+	FILE *png = ps_fopen_out(p->tmp, 0600);
 	if (!png) {
 		fprintf(stderr, "heartbeat: --graph %s: %s\n", p->png, strerror(errno));
 		return;

@@ -333,14 +333,17 @@ struct ps_tcp_counts {
 	uint64_t bad;       /* dropped: a malformed, oversized or unknown frame */
 	uint64_t refused;   /* dropped: wrong secret or version, or no room */
 	uint64_t slow;      /* dropped: stalled mid-frame, or not reading replies */
+	uint64_t throttled; /* refused at once: from a source that keeps failing the secret */
 };
 void ps_tcp_counts(const ps_tcp *t, struct ps_tcp_counts *c);
 void ps_tcp_stop(ps_tcp *t);
 
 #define PS_SECRET_MAX 256
+#define PS_SECRET_MIN 16
 /* Whether file can hold a shared secret: a regular file of yours that only
- * you can read, of 1 to PS_SECRET_MAX bytes (a final newline aside).  0, or
- * an error and, in why (may be NULL), the reason in words. */
+ * you can read, of PS_SECRET_MIN to PS_SECRET_MAX bytes (a final newline
+ * aside: a shorter one is guessed).  0, or an error and, in why (may be
+ * NULL), the reason in words. */
 int ps_secret_check(const char *file, char *why, size_t len);
 struct ps_remote_attr {
 	const char *secret_file; /* needed by servers off loopback */

@@ -341,8 +341,9 @@ static int serve(int argc, char **argv)
 	ps_tcp_counts(t, &c);
 	ps_tcp_stop(t);
 	printf("psadm: served %llu requests on %llu connections; dropped %llu malformed, %llu "
-	       "refused, %llu slow\n", (unsigned long long)c.frames, (unsigned long long)c.accepted,
-	       (unsigned long long)c.bad, (unsigned long long)c.refused, (unsigned long long)c.slow);
+	       "refused, %llu slow; shut out %llu from sources that kept failing the secret\n",
+	       (unsigned long long)c.frames, (unsigned long long)c.accepted, (unsigned long long)c.bad,
+	       (unsigned long long)c.refused, (unsigned long long)c.slow, (unsigned long long)c.throttled);
 	return 0;
 }
 

@@ -38,10 +38,28 @@ static int secret_open(const char *file, char *why, size_t len, int *fd_out)
 	return rc;
 }
 
+/* The secret, its final newlines cut: 0, or PS_EINVAL with why when it is
+ * shorter than PS_SECRET_MIN or longer than PS_SECRET_MAX. */
+static int secret_take(int fd, char *out, size_t *len, char *why, size_t wlen)
+{
+	ssize_t n = read(fd, out, PS_SECRET_MAX + 1);
+	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r'))
+		n--;
+	if (n < PS_SECRET_MIN || n > PS_SECRET_MAX) {
+		snprintf(why, wlen, n > PS_SECRET_MAX ? "longer than %d bytes" : "shorter than %d bytes, "
+			 "which can be guessed (make one with: head -c 24 /dev/urandom | base64 > FILE)",
+			 n > PS_SECRET_MAX ? PS_SECRET_MAX : PS_SECRET_MIN);
+		return PS_EINVAL;
+	}
+	*len = (size_t)n;
+	return 0;
+}
+
 int ps_secret_check(const char *file, char *why, size_t len)
 {
-	char scratch[8];
+	char scratch[8], buf[PS_SECRET_MAX + 1];
 	int fd;
+	size_t n;
 	if (!why)
 		why = scratch, len = sizeof(scratch);
 	if (!file || !*file) {
@@ -49,23 +67,20 @@ int ps_secret_check(const char *file, char *why, size_t len)
 		return PS_EINVAL;
 	}
 	int rc = secret_open(file, why, len, &fd);
-	if (!rc)
+	if (!rc) {
+		rc = secret_take(fd, buf, &n, why, len);
 		close(fd);
+	}
 	return rc;
 }
 
 int ps__secret_read(const char *file, char *out, size_t *len)
 {
-	char why[80];
+	char why[160];
 	int fd, rc = secret_open(file, why, sizeof(why), &fd);
 	if (rc)
 		return rc;
-	ssize_t n = read(fd, out, PS_SECRET_MAX + 1);
+	rc = secret_take(fd, out, len, why, sizeof(why));
 	close(fd);
-	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r'))
-		n--;
-	if (n <= 0 || n > PS_SECRET_MAX)
-		return PS_EINVAL;
-	*len = (size_t)n;
-	return 0;
+	return rc;
 }

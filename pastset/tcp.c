@@ -262,10 +262,67 @@ static void evict_idle(struct ps_tcp *t)
 		drop(t, quietest, &t->slow);
 }
 
+/* The source address of connection fd, as one number (IPv4, or IPv6 folded). */
+static uint64_t peer_of(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	if (getpeername(fd, (struct sockaddr *)&ss, &len))
+		return 0;
+	if (ss.ss_family == AF_INET)
+		return 1ull << 32 | ((struct sockaddr_in *)&ss)->sin_addr.s_addr;
+	uint64_t h = 1469598103934665603ull; /* FNV-1a over the 16 bytes */
+	const unsigned char *a = ((struct sockaddr_in6 *)&ss)->sin6_addr.s6_addr;
+	for (int i = 0; i < 16; i++)
+		h = (h ^ a[i]) * 1099511628211ull;
+	return h | 1;
+}
+
+enum { STRIKES_FREE = 3 };
+
+static struct strike *strike_of(struct ps_tcp *t, uint64_t peer, bool make)
+{
+	struct strike *oldest = &t->strikes[0];
+	for (size_t i = 0; i < sizeof(t->strikes) / sizeof(t->strikes[0]); i++) {
+		struct strike *k = &t->strikes[i];
+		if (k->peer == peer)
+			return k;
+		if (k->until_ms < oldest->until_ms)
+			oldest = k;
+	}
+	if (!make)
+		return NULL;
+	*oldest = (struct strike){ .peer = peer }; /* the table forgets the longest free */
+	return oldest;
+}
+
+void ps__strike(struct ps_tcp *t, const struct conn *c, bool failed)
+{
+	struct strike *k = strike_of(t, c->peer, failed);
+	if (!k)
+		return;
+	if (!failed) {
+		*k = (struct strike){ 0 };
+		return;
+	}
+	if (++k->fails > STRIKES_FREE) {
+		uint32_t n = k->fails - STRIKES_FREE - 1;
+		int64_t wait = n >= 10 ? 60000 : 100ll << n;
+		k->until_ms = ps__tcp_now_ms() + (wait > 60000 ? 60000 : wait);
+	}
+}
+
 static void on_accept(struct ps_tcp *t, int res)
 {
 	if (res < 0)
 		return;
+	uint64_t peer = peer_of(res);
+	const struct strike *sk = t->secret_len ? strike_of(t, peer, false) : NULL;
+	if (sk && sk->until_ms > ps__tcp_now_ms()) {
+		close(res); /* shut out a while: it kept failing the secret */
+		atomic_fetch_add(&t->throttled, 1);
+		return;
+	}
 	int k = MAX_CONNS, strangers = 0, oldest = -1;
 	for (int j = MAX_CONNS - 1; j >= 0; j--) {
 		struct conn *o = &t->conns[j];
@@ -297,6 +354,7 @@ static void on_accept(struct ps_tcp *t, int res)
 	memset(c, 0, sizeof(*c));
 	c->gen = gen;
 	c->fd = res;
+	c->peer = peer;
 	c->used = true;
 	c->since_ms = c->last_ms = ps__tcp_now_ms();
 	psw_reader_init(&c->rd);
@@ -504,6 +562,7 @@ void ps_tcp_counts(const ps_tcp *t, struct ps_tcp_counts *c)
 	c->bad = atomic_load(&t->bad);
 	c->refused = atomic_load(&t->refused);
 	c->slow = atomic_load(&t->slow);
+	c->throttled = atomic_load(&t->throttled);
 }
 
 void ps_tcp_stop(ps_tcp *t)

@@ -58,6 +58,7 @@ struct handle {
 
 struct conn {
 	int fd;
+	uint64_t peer;    /* its source address, as a key of strikes */
 	bool used, authed, closing, sending, dead;
 	bool paused;      /* its requests wait until its replies drain (OUT_AHEAD) */
 	int inflight;     /* submissions not yet completed: the slot stays until 0 */
@@ -106,8 +107,21 @@ struct ps_tcp {
 	int nsegs;
 	struct __kernel_timespec tick;
 	unsigned ticks;
-	_Atomic uint64_t accepted, frames, bad, refused, slow;
+	_Atomic uint64_t accepted, frames, bad, refused, slow, throttled;
+	/* Sources that failed the secret, the loop thread's alone: after
+	 * STRIKES_FREE failures in a row, each further one shuts the source
+	 * out twice as long (from 100 ms, at most a minute); a success clears
+	 * it.  A guesser gets a try a minute, not thousands a second; a client
+	 * with the secret from the same address is let in after the wait (the
+	 * remote client tries again while its timeout lasts). */
+	struct strike {
+		uint64_t peer;
+		uint32_t fails;
+		int64_t until_ms;
+	} strikes[64];
 };
+/* tcp.c: a failed or passed HELLO from c's source */
+void ps__strike(struct ps_tcp *t, const struct conn *c, bool failed);
 
 /* tcp.c */
 int64_t ps__tcp_now_ms(void);

@@ -63,6 +63,8 @@ static bool hello(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 	for (size_t i = 0; i < t->secret_len; i++)
 		diff |= (unsigned char)(t->secret[i] ^ (i < q.secret_len ? q.secret[i] : 0));
 	ok = ok && !diff;
+	if (t->secret_len)
+		ps__strike(t, c, !ok);
 	/* Without a secret, only on loopback, and only for our own user (or
 	 * root): a segment is 0600, and so is what serves it.  Looked at
 	 * here, not at accept, so that the one refused is told why. */

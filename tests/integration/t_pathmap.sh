@@ -27,7 +27,7 @@ msg=$("$BIN/pathmap" check "$bad" 2>&1); rc=$?
 "$BIN/pathmap" frob >/dev/null 2>&1; [ $? -eq 2 ] || die "bad command not exit 2"
 "$BIN/pathmap" --help | grep -q "pathmap check" || die "no help"
 # across hosts: show says who serves where, and the daemon command each host needs
-sec=$(mktemp); echo s3cret >"$sec"; chmod 640 "$sec"
+sec=$(mktemp); echo s3cret >"$sec"; chmod 640 "$sec" # short, and others may read it: both said in turn
 srv=$(mktemp --suffix=.yaml)
 trap 'rm -f "$bad" "$srv" "$sec"' EXIT
 printf 'pathmap: 1\nname: far\napplication:\n  elements:\n    - { name: a, tuple_size: 8 }\n  threads:\n    - { name: t0, uses: [a] }\n    - { name: t1, uses: [a] }\ncluster:\n  hosts:\n    - { name: h0, cores: 1, address: 10.0.0.1 }\n    - { name: h1, cores: 1, address: 10.0.0.2 }\nmapping:\n  processes:\n    - { name: p0, host: h0, threads: [t0] }\n    - { name: p1, host: h1, threads: [t1] }\nservers: { runs: daemon, listen: host, port: 7000, secret_file: %s }\n' "$sec" >"$srv"
@@ -39,6 +39,10 @@ echo "$out" | grep -q "t1: \[h0's tuple server\] -> a" || die "remote hop not sh
 msg=$("$BIN/pathmap" check "$srv" 2>&1) && die "check accepted a secret others can read"
 echo "$msg" | grep -qx "$srv:17:65: servers secret_file '$sec': group or others may read or write it (chmod 600 it)" || die "secret message: $msg"
 chmod 600 "$sec"
+msg=$("$BIN/pathmap" check "$srv" 2>&1) && die "check accepted a secret of 6 bytes"
+echo "$msg" | grep -q "servers secret_file '$sec': shorter than 16 bytes, which can be guessed" ||
+	die "short secret message: $msg"
+echo "s3cret-of-sixteen-letters" >"$sec"
 "$BIN/pathmap" check "$srv" >/dev/null || die "check refused a good secret"
 # the MPI calls a pathmap names are checked too, where they are written
 mpi=$(mktemp --suffix=.yaml)

@@ -38,7 +38,7 @@ for i in 0 1 2; do
 done
 chmod 600 "$secret" "$wrong"
 echo "secret-$id-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')" >"$secret"
-echo "not-the-secret" >"$wrong"
+echo "not-the-secret-of-this-job" >"$wrong"
 
 # mpirun talks to its ranks before they move; MPI itself over the bridge
 mpi() {

@@ -169,7 +169,12 @@ START_TEST(archive_refused_when_not_whole)
 	ck_assert_msg(strstr(err, "/threads:2: expected 1 TAB PROCESS TAB NAME"), "%s", err);
 	put(p, "0\tjob7.r0\trank0.thread0\n");
 	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
-	ck_assert_msg(strstr(err, "event 1 is on thread 1 of 1"), "%s", err);
+	ck_assert_msg(strstr(err, "/sites:1: thread 1, but the archive holds 1 threads"), "%s", err);
+	/* a rank beyond the threads and MPI_COMM_WORLD: refused before anything is sized by it */
+	put(p, "0\tjob7.r0\trank0.thread0\n1\tjob7.r2147483647\trank1.thread0\n");
+	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "/threads:2: rank ") && strstr(err, " (job7.r2147483647), but the archive "
+			     "holds 2 threads and MPI_COMM_WORLD 2 ranks: expected a rank below 2"), "%s", err);
 	put(p, "0\tjob7.r0\trank0.thread0\n1\tjob7.r1\trank1.thread0\n");
 	snprintf(p, sizeof(p), "%s/comms", sub);
 	put(p, "0 1 world 2 0 1\n1 abc comm 2 x\n");

@@ -517,7 +517,7 @@ START_TEST(servers_section)
 	char path[64], e2[256];
 	snprintf(path, sizeof(path), "/tmp/es-pm-sec-%d", (int)getpid());
 	FILE *f = fopen(path, "w");
-	fputs("s3cret\n", f);
+	fputs("s3cret-of-sixteen-letters\n", f);
 	fclose(f);
 	chmod(path, 0640);
 	char text[256];
@@ -881,6 +881,7 @@ START_TEST(job_across_daemons)
 		 "    - { name: p1, host: h1, threads: [t1] }\n"
 		 "trees:\n  - { name: sum, threads: [t0, t1] }\n"
 		 "servers: { runs: daemon, listen: host, port: %d, secret_file: %s }\n"
+		 "trace: { keep: always }\n" /* h0's segment outlives p0: the read-only daemon below */
 		 "scopes:\n  - { name: all, view: cluster, runs: process }\n", (int)getpid(), port, secret);
 	pm_map *m;
 	ck_assert_msg(load(buf, &m) == 0, "%s", err);

@@ -334,9 +334,9 @@ END_TEST
 START_TEST(secrets)
 {
 	char good[128], wrong[128], open_[128];
-	secret_file(good, sizeof(good), "good", "right-one", 0600);
-	secret_file(wrong, sizeof(wrong), "wrong", "wrong-one", 0600);
-	secret_file(open_, sizeof(open_), "open", "right-one", 0644);
+	secret_file(good, sizeof(good), "good", "right-one-of-sixteen", 0600);
+	secret_file(wrong, sizeof(wrong), "wrong", "wrong-one-of-sixteen", 0600);
+	secret_file(open_, sizeof(open_), "open", "right-one-of-sixteen", 0644);
 	ps_tcp *t;
 	struct ps_tcp_attr bad = { .addr = "0.0.0.0" };
 	ck_assert_int_eq(ps_tcp_start(&bad, &t), PS_EACCES); /* off loopback without a secret */
@@ -380,10 +380,58 @@ START_TEST(secrets)
 	ck_assert_int_eq(ps_secret_check(path, why, sizeof(why)), PS_EINVAL);
 	ck_assert_str_eq(why, "empty");
 	unlink(path);
+	secret_file(path, sizeof(path), "short", "fifteen-letters", 0600);
+	ck_assert_int_eq(ps_secret_check(path, why, sizeof(why)), PS_EINVAL);
+	ck_assert_msg(strstr(why, "shorter than 16 bytes, which can be guessed"), "%s", why);
+	struct ps_tcp_attr shortone = { .secret_file = path };
+	ck_assert_int_eq(ps_tcp_start(&shortone, &t), PS_EINVAL); /* a server refuses it too */
+	unlink(path);
 	ck_assert_int_eq(ps_secret_check(NULL, NULL, 0), PS_EINVAL);
 	unlink(good);
 	unlink(wrong);
 	unlink(open_);
+}
+END_TEST
+
+/* A source that keeps failing the secret is shut out, twice as long each
+ * time, and let in again afterwards; the right secret clears its strikes. */
+START_TEST(guessing_is_slowed)
+{
+	char good[128], wrong[128];
+	secret_file(good, sizeof(good), "good2", "right-one-of-sixteen", 0600);
+	secret_file(wrong, sizeof(wrong), "wrong2", "wrong-one-of-sixteen", 0600);
+	struct fixture x;
+	struct ps_tcp_attr ta = { .secret_file = good };
+	fx_up(&x, &ta);
+	ps_server *r;
+	struct ps_remote_attr bad = { .secret_file = wrong };
+	struct ps_remote_attr ra = { .secret_file = good };
+	/* three free; then shut out 100, 200, 400, 800 and 1600 ms (the client
+	 * waits them out) */
+	for (int i = 0; i < 8; i++)
+		ck_assert_int_eq(ps_server_open_remote("127.0.0.1", x.port, "seg", 0, &bad, &r), PS_EACCES);
+	struct ps_tcp_counts c;
+	ps_tcp_counts(x.t, &c);
+	ck_assert_uint_eq(c.refused, 8); /* every guess was heard once, no more */
+	/* within the 1600 ms: a connection is closed before a word */
+	int fd = raw_connect(x.port);
+	char byte;
+	ck_assert_int_le(recv(fd, &byte, 1, 0), 0);
+	close(fd);
+	ps_tcp_counts(x.t, &c);
+	ck_assert_uint_ge(c.throttled, 1);
+	/* the secret's holder gets in once the wait is over, and clears it */
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", x.port, "seg", 0, &ra, &r), 0);
+	ps_server_destroy(r);
+	ps_tcp_counts(x.t, &c);
+	uint64_t before = c.throttled;
+	for (int i = 0; i < 3; i++) /* free again */
+		ck_assert_int_eq(ps_server_open_remote("127.0.0.1", x.port, "seg", 0, &bad, &r), PS_EACCES);
+	ps_tcp_counts(x.t, &c);
+	ck_assert_uint_eq(c.throttled, before);
+	fx_down(&x);
+	unlink(good);
+	unlink(wrong);
 }
 END_TEST
 
@@ -815,6 +863,7 @@ Suite *remote_suite(void)
 	tcase_add_test(tc, waits_poll_the_server);
 	tcase_add_test(tc, batches_and_lists);
 	tcase_add_test(tc, secrets);
+	tcase_add_test(tc, guessing_is_slowed);
 	tcase_add_test(tc, other_byte_order);
 	tcase_add_test(tc, locators);
 	tcase_add_test(tc, slow_server_deadline);

@@ -555,7 +555,7 @@ static void *flood(void *arg)
 START_TEST(flood_cannot_lock_out)
 {
 	char good[128];
-	secret_file(good, sizeof(good), "flood", "flood-secret", 0600);
+	secret_file(good, sizeof(good), "flood", "flood-secret-of-the-test", 0600);
 	struct fixture x;
 	struct ps_tcp_attr ta = { .secret_file = good };
 	fx_up(&x, &ta);
