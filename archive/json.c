@@ -46,7 +46,8 @@ struct msg {
 static void slice_args(FILE *f, const ar_archive *a, int thread, const struct es_trace *e)
 {
 	const struct es_op_info *o = es_op_info(e->op);
-	int dir = ar_message(e->op);
+	unsigned op = e->op & ~ES_OP_UNFINISHED; /* an unfinished call's peer and tag, as its notes said */
+	int dir = ar_message(op);
 	bool mpi = ar_thread(a, thread)->rank >= 0 && es_op_code(e->op) >= ES_OP_MPI_INIT;
 	if (ar_is_phase(e)) {
 		fprintf(f, ",\"args\":{\"within\":%u}}", e->element);
@@ -61,8 +62,8 @@ static void slice_args(FILE *f, const ar_archive *a, int thread, const struct es
 		fprintf(f, ",\"arg\":%u}}", e->arg);
 		return;
 	}
-	if (dir || ar_msg_kind(e->op) != AR_MSG_NONE) {
-		const char *peer = dir > 0 || ar_msg_kind(e->op) == AR_MSG_ISEND ? "to" : "from";
+	if (dir || ar_msg_kind(op) != AR_MSG_NONE) {
+		const char *peer = dir > 0 || ar_msg_kind(op) == AR_MSG_ISEND ? "to" : "from";
 		if (e->element != NONE)
 			fprintf(f, ",\"%s\":%u", peer, e->element);
 		else

@@ -5,14 +5,15 @@ build=$1
 bin=$build/bin
 job="wt$$"
 tmp_hb=$(mktemp)
-cleanup() { for s in $("$bin/psadm" list | awk '{print $1}' | grep "^$job\|^ring$$\|^dead$$\|^far$$"); do "$bin/psadm" rm "$s" >/dev/null; done; rm -f "${srv:-}" "$tmp_hb"; }
+snap=$(mktemp -u)
+cleanup() { for s in $("$bin/psadm" list | awk '{print $1}' | grep "^$job\|^ring$$\|^dead$$\|^far$$"); do "$bin/psadm" rm "$s" >/dev/null; done; rm -f "${srv:-}" "$tmp_hb"; rm -rf "$snap"; }
 trap cleanup EXIT
 echo "== 1. The wind tunnel: 8 matrices of 1920 x 960 sites, 4 slices each, 32 threads in 2 MPI"
 echo "==    processes, border rows through PastSet elements, a collector on every path and tree edge."
 echo "==    heartbeat and colopmon watch it from other processes while it runs."
 echo
-mpirun --oversubscribe --allow-run-as-root -np 2 "$bin/windtunnel" -s small -t 400 -c -j "$job" \
-	--stats-every 50 &
+ES_KEEP=always mpirun --oversubscribe --allow-run-as-root -np 2 -x ES_KEEP "$bin/windtunnel" -s small -t 400 \
+	-c -j "$job" --stats-every 50 &
 app=$!
 colop=$(mktemp)
 "$bin/colopmon" -q -w 10 "$job" >"$colop" &
@@ -23,7 +24,8 @@ echo
 echo "== What colopmon saw of the totals' allreduce tree (contributions arriving at each node):"
 tail -n 2 "$colop"; rm -f "$colop"
 echo
-echo "== The trace spaces stay after the job, for monitors that come later:"
+echo "== Its trace spaces stay after the job (ES_KEEP=always; by default a job that ends cleanly"
+echo "== removes them, and one whose process died keeps them for esrecord --remains):"
 "$bin/psadm" list | grep "^$job"
 echo "   e.g. $bin/geteventmon $job | head   (every event, and exactly how many were lost)"
 echo
@@ -46,11 +48,16 @@ mpirun --oversubscribe --allow-run-as-root -np 4 -x LD_PRELOAD="$lib" -x ES_JOB=
 	"$build/tests/ring_demo" 3 deadlock >/dev/null 2>&1 &
 app=$!
 # until heartbeat names the deadlock (-x), however loaded the machine; 30 s at most
-"$bin/heartbeat" -p 500 -n 60 -w 10 -x "dead$$" >"$tmp_hb" 2>&1
+"$bin/heartbeat" -p 500 -n 60 -w 10 -x --snapshot "$snap" "dead$$" >"$tmp_hb" 2>&1
 hb=$?
 grep -v "^  rank[0-9].thread" "$tmp_hb"
 kill $app 2>/dev/null; wait $app 2>/dev/null
 [ $hb -eq 3 ] || { echo "demo: heartbeat named no deadlock (status $hb)" >&2; exit 1; }
+echo
+echo "== heartbeat --snapshot kept the moment as an archive: each rank's last call, unfinished:"
+"$bin/esconvert" -q --json "$snap.json" "$snap" && grep -o '"name":"MPI_Ssend"[^}]*"unfinished":true[^}]*' "$snap.json" |
+	sed 's/^/   /' | head -4
+rm -f "$snap.json"
 echo
 echo
 echo "== 4. Across hosts: the same wind tunnel with its 2 ranks on 2 (pathmap) hosts; rows and totals"

@@ -287,8 +287,16 @@ static int serve(int argc, char **argv)
 		bool more = i + 1 < argc;
 		if (!strcmp(argv[i], "--addr") && more)
 			a.addr = argv[++i];
-		else if (!strcmp(argv[i], "--port") && more)
-			a.port = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--port") && more) {
+			char *end;
+			long v = strtol(argv[++i], &end, 10);
+			if (*end || end == argv[i] || v < 0 || v > 65535) {
+				fprintf(stderr, "psadm: serve: --port '%s': expected a port number, 1 to 65535 "
+					"(0: any free one)\n", argv[i]);
+				return 2;
+			}
+			a.port = (int)v;
+		}
 		else if (!strcmp(argv[i], "--secret-file") && more)
 			a.secret_file = argv[++i];
 		else if (!strcmp(argv[i], "--port-file") && more)
@@ -386,7 +394,8 @@ int main(int argc, char **argv)
 		}
 		ps_shm_list(clean_one, &c);
 	} else {
-		fprintf(stderr, "psadm: bad command line\n%s", usage);
+		fprintf(stderr, "psadm: expected list, show NAME..., rm NAME..., clean or serve PREFIX, got '%s'\n%s",
+			cmd, usage);
 		return 2;
 	}
 	return status;

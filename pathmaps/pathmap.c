@@ -25,7 +25,8 @@ int main(int argc, char **argv)
 	bool check = argc >= 3 && !strcmp(argv[1], "check");
 	bool show = argc == 3 && !strcmp(argv[1], "show");
 	if (!check && !show) {
-		fprintf(stderr, "pathmap: bad command line\n%s", usage);
+		fprintf(stderr, "pathmap: expected check FILE... or show FILE, got '%s%s%s'\n%s",
+			argc > 1 ? argv[1] : "", argc > 2 ? " " : "", argc > 2 ? argv[2] : "", usage);
 		return 2;
 	}
 	/* The tool knows every wrapper type a job may use, so that it checks

@@ -445,7 +445,8 @@ static void finalized(uint64_t t0, int rc)
 		es_write(ES_OP_MPI_FINALIZE, t0, es_now(), (uint32_t)es_g.rank, 0, 0, ES_COMM_NONE, rc);
 	if (!es_g.sp)
 		return;
-	/* Close everything.  The segment stays, for monitors that read after the job. */
+	/* Close everything; then the segments go or stay as the keep policy says
+	 * (release_job: the last rank here to end removes them). */
 	es_control_finalize();
 	memset(es_route.collect, 0, sizeof(es_route.collect));
 	es_route.tracing = 0;

@@ -10,7 +10,7 @@ cleanup() { rm_segments "$job"; rm -rf "$dir"; }
 trap cleanup EXIT
 pfx="$dir/prefix"
 sh "$src/mk/install.sh" "$BUILD" "$pfx" || die "install.sh failed"
-for p in psadm pathmap heartbeat geteventmon colopmon esrun esrecord esconvert esprofile; do
+for p in psadm pathmap heartbeat geteventmon colopmon esctl esrun esrecord esconvert esprofile; do
 	[ -x "$pfx/bin/$p" ] || die "$p not installed"
 	[ "$("$pfx/bin/$p" --version)" = "$p (EventSpace) $("$BIN/esrecord" --version | awk '{ print $NF }')" ] ||
 		die "$p --version: $("$pfx/bin/$p" --version)"
@@ -21,6 +21,9 @@ for p in psadm pathmap heartbeat geteventmon colopmon esrun esrecord esconvert e
 		grep -qxF -- "$line" "$page" || { echo "$p.1 lacks: $line"; exit 1; }
 	done || die "$p's man page differs from its --help"
 	grep -q "^\.TH $(echo "$p" | tr a-z A-Z) 1 " "$page" || die "$p.1 has no .TH"
+	# the environment every program reads, and how it is used
+	grep -q "^\.SH ENVIRONMENT" "$page" && grep -q "^\.B ES_KEEP" "$page" || die "$p.1 has no ENVIRONMENT"
+	grep -q "^\.SH EXAMPLES" "$page" || die "$p.1 has no EXAMPLES"
 done
 [ -f "$pfx/lib/libescollect.so" ] || die "libescollect.so not installed"
 

@@ -782,6 +782,92 @@ END_TEST
 
 /* Several processes write one multi-writer flow element; this one takes:
  * every tuple arrives exactly once and each writer's in its order. */
+/* The keep policy: stored in the segment, set after, read back; a job's
+ * group released by its last process to end cleanly, kept while one runs
+ * or when one died, and never when kept always. */
+START_TEST(keep_policy_and_release)
+{
+	char a[64], b[64];
+	TEST_SEG(a, "keepa");
+	TEST_SEG(b, "keepb");
+	ps_shm_unlink(a);
+	ps_shm_unlink(b);
+	const char *group[3] = { a, b, "no-such-segment-here" };
+	struct ps_shm_attr at = { .keep = PS_KEEP_ALWAYS };
+	ps_server *sa, *sb;
+	ck_assert_int_eq(ps_server_create_shm(a, &at, &sa), 0);
+	ck_assert_int_eq(ps_server_create_shm(b, NULL, &sb), 0);
+	struct ps_shm_info in;
+	ck_assert_int_eq(ps_shm_info(a, &in), 0);
+	ck_assert_int_eq(in.keep, PS_KEEP_ALWAYS);
+	ck_assert_uint_gt(in.used, 0);
+	ck_assert_uint_le(in.used, in.size);
+	ck_assert_int_eq(ps_shm_set_keep(a, PS_KEEP_FAILED), 0);
+	ck_assert_int_eq(ps_shm_info(a, &in), 0);
+	ck_assert_int_eq(in.keep, PS_KEEP_FAILED);
+	ck_assert_int_eq(ps_shm_set_keep(a, (enum ps_keep)7), PS_EINVAL);
+	ck_assert_int_eq(ps_shm_set_keep("no-such-segment-here", PS_KEEP_NEVER), PS_ENOENT);
+	/* one still live: nothing goes */
+	ps_server_destroy(sa);
+	ck_assert_int_eq(ps_shm_release(group, 3), 0);
+	ck_assert_int_eq(ps_shm_info(a, &in), 0);
+	/* the last one ends: both go */
+	ps_server_destroy(sb);
+	ck_assert_int_eq(ps_shm_release(group, 3), 2);
+	ck_assert_int_eq(ps_shm_info(a, &in), PS_ENOENT);
+	ck_assert_int_eq(ps_shm_info(b, &in), PS_ENOENT);
+	/* kept always: stays; one that died (a child killed): nothing goes */
+	ck_assert_int_eq(ps_server_create_shm(a, &at, &sa), 0);
+	ps_server_destroy(sa);
+	ck_assert_int_eq(ps_shm_release(group, 1), 0);
+	ck_assert_int_eq(ps_shm_info(a, &in), 0);
+	ck_assert_int_eq(ps_shm_unlink(a), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		ps_server *x;
+		_exit(ps_server_create_shm(b, NULL, &x) ? 1 : (raise(SIGKILL), 0));
+	}
+	ck_assert_int_eq(child_status(pid), 128 + SIGKILL);
+	ck_assert_int_eq(ps_server_create_shm(a, NULL, &sa), 0);
+	ps_server_destroy(sa);
+	ck_assert_int_eq(ps_shm_release(group, 2), 0);
+	ck_assert_int_eq(ps_shm_info(b, &in), 0);
+	ck_assert_int_eq(in.state, PS_SHM_STALE);
+	ps_shm_unlink(a);
+	ps_shm_unlink(b);
+	enum ps_keep k;
+	ck_assert_int_eq(ps_keep_parse("never", &k), 0);
+	ck_assert_int_eq(k, PS_KEEP_NEVER);
+	ck_assert_int_eq(ps_keep_parse("sometimes", &k), PS_EINVAL);
+	ck_assert_str_eq(ps_keep_name(PS_KEEP_FAILED), "failed");
+}
+END_TEST
+
+/* The watch word moves with every write, and only then. */
+START_TEST(watch_word_moves_with_writes)
+{
+	fresh("watch");
+	ps_server *s;
+	ck_assert_int_eq(ps_server_create_shm(seg, NULL, &s), 0);
+	ps_elem *e = mk(s, "ctl", 1, PS_DISCARD, PS_MULTI_WRITER | PS_CONTROL);
+	const uint64_t *w = ps_elem_watch_word(e);
+	ck_assert_ptr_nonnull(w);
+	uint64_t seen = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+	uint8_t t[TT_SIZE];
+	tuple_make(t, 0, 1, 0);
+	ck_assert_uint_eq(__atomic_load_n(w, __ATOMIC_ACQUIRE), seen);
+	ck_assert_int_eq(ps_write(e, t, 0, NULL), 0);
+	ck_assert_uint_eq(__atomic_load_n(w, __ATOMIC_ACQUIRE), seen + 1);
+	struct ps_stats st;
+	ck_assert_int_eq(ps_elem_stats(e, &st), 0);
+	ck_assert_uint_eq(st.flags & PS_CONTROL, PS_CONTROL);
+	ck_assert_ptr_null(ps_elem_watch_word(NULL));
+	ps_elem_close(e);
+	ps_server_destroy(s);
+	ps_shm_unlink(seg);
+}
+END_TEST
+
 START_TEST(multi_writer_processes)
 {
 	fresh("mw");
@@ -854,6 +940,8 @@ Suite *pastset_shm_suite(void)
 	tcase_add_test(tc, dead_lock_holders);
 #endif
 	tcase_add_test(tc, multi_writer_processes);
+	tcase_add_test(tc, keep_policy_and_release);
+	tcase_add_test(tc, watch_word_moves_with_writes);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -463,6 +463,30 @@ START_TEST(job_in_two_processes)
 }
 END_TEST
 
+/* The keep policy: the pathmap's, ES_KEEP over it, a bad ES_KEEP said in words. */
+START_TEST(keep_policy)
+{
+	pm_map *m;
+	ck_assert_msg(load(HEAD "trace: { keep: never }\n", &m) == 0, "%s", err);
+	enum ps_keep k;
+	char e[256];
+	unsetenv("ES_KEEP");
+	ck_assert_int_eq(pm_keep(m, &k, e, sizeof(e)), 0);
+	ck_assert_int_eq(k, PS_KEEP_NEVER);
+	setenv("ES_KEEP", "always", 1);
+	ck_assert_int_eq(pm_keep(m, &k, e, sizeof(e)), 0);
+	ck_assert_int_eq(k, PS_KEEP_ALWAYS);
+	setenv("ES_KEEP", "sometimes", 1);
+	ck_assert_int_eq(pm_keep(m, &k, e, sizeof(e)), PS_EINVAL);
+	ck_assert_str_eq(e, "ES_KEEP=sometimes: expected " PS_KEEP_RULE);
+	unsetenv("ES_KEEP");
+	ck_assert_int_eq(pm_keep(NULL, &k, e, sizeof(e)), 0);
+	ck_assert_int_eq(k, PS_KEEP_FAILED);
+	pm_destroy(m);
+	bad(HEAD "trace: { keep: sometimes }\n", "t.yaml:3:16: trace keep: expected failed, always or never, got 'sometimes'");
+}
+END_TEST
+
 START_TEST(servers_section)
 {
 	pm_map *m;
@@ -1075,6 +1099,7 @@ Suite *pathmaps_suite(void)
 	tcase_add_test(tc, job_in_one_process);
 	tcase_add_test(tc, job_in_two_processes);
 	tcase_add_test(tc, servers_section);
+	tcase_add_test(tc, keep_policy);
 	tcase_add_test(tc, job_across_two_hosts);
 	tcase_add_test(tc, job_across_daemons);
 	tcase_add_test(tc, runs_of_one_job_never_mix);

@@ -694,6 +694,42 @@ START_TEST(list_pages)
 }
 END_TEST
 
+/* A server that serves segments read-only lets a client write a control
+ * element (PS_CONTROL) and nothing else; the write reaches the segment. */
+START_TEST(control_elements_through_a_read_only_server)
+{
+	char prefix[32], seg[PS_NAME_MAX + 1];
+	snprintf(prefix, sizeof(prefix), "t%d-ctl-", (int)getpid());
+	snprintf(seg, sizeof(seg), "%s0", prefix);
+	ps_shm_unlink(seg);
+	ps_server *s;
+	ck_assert_int_eq(ps_server_create_shm(seg, NULL, &s), 0);
+	struct ps_elem_attr ca = { .tuple_size = 8, .threshold = 1, .flags = PS_MULTI_WRITER | PS_CONTROL };
+	struct ps_elem_attr pa = { .tuple_size = 8, .threshold = 4 };
+	ps_elem *ctl, *plain, *rc_, *rp;
+	ck_assert_int_eq(ps_elem_create(s, "ctl", &ca, &ctl), 0);
+	ck_assert_int_eq(ps_elem_create(s, "plain", &pa, &plain), 0);
+	struct ps_tcp_attr ta = { .shm_prefix = prefix }; /* not writable */
+	ps_tcp *tcp;
+	ck_assert_int_eq(ps_tcp_start(&ta, &tcp), 0);
+	ps_server *r;
+	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", ps_tcp_port(tcp), seg, PS_RDWR, NULL, &r), 0);
+	ck_assert_int_eq(ps_elem_open(r, "plain", 8, &rp), PS_EROFS);
+	ck_assert_int_eq(ps_elem_open(r, "ctl", 8, &rc_), 0);
+	uint64_t v = 42, got = 0;
+	ck_assert_int_eq(ps_write(rc_, &v, 0, NULL), 0);
+	ck_assert_int_eq(ps_read_latest(ctl, &got, NULL), 0);
+	ck_assert_uint_eq(got, 42);
+	ps_elem_close(rc_);
+	ps_server_destroy(r);
+	ps_tcp_stop(tcp);
+	ps_elem_close(ctl);
+	ps_elem_close(plain);
+	ps_server_destroy(s);
+	ps_shm_unlink(seg);
+}
+END_TEST
+
 /* A server that answers every step of opening (HELLO, the clock's round
  * trips, ATTACH) promptly enough for each, but not for all of them. */
 static void *dawdle_server(void *arg)
@@ -864,6 +900,7 @@ Suite *remote_suite(void)
 	tcase_add_test(tc, batches_and_lists);
 	tcase_add_test(tc, secrets);
 	tcase_add_test(tc, guessing_is_slowed);
+	tcase_add_test(tc, control_elements_through_a_read_only_server);
 	tcase_add_test(tc, other_byte_order);
 	tcase_add_test(tc, locators);
 	tcase_add_test(tc, slow_server_deadline);
