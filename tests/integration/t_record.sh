@@ -122,6 +122,9 @@ awk '/^@--- Heaviest/ { on = 1; next } on && $1 == 0 && $2 == 1 { found = $3 > 0
 for png in timeline matrix; do
 	[ "$(head -c 8 "$dir/pics/$png.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ] || die "$png.png is no PNG"
 done
+# the trace's owner's alone, as the archive is: pictures, their data and scripts, OTF2, JSON
+open=$(find "$dir/pics" "$dir/o" "$dir/t.json" -perm /077 | head -3)
+[ -z "$open" ] || die "outputs others may read: $open $(ls -l $open)"
 sent=$(awk '/^@--- Heaviest/ { on = 1; next } on && $1 == 0 && $2 == 1 { print $4 }' "$dir/prof.txt")
 [ "$(awk 'NR == 1 { print $2 }' "$dir/pics/matrix.dat")" = "$sent" ] || die "matrix.dat: $(cat "$dir/pics/matrix.dat"), profile: $sent"
 for r in 0 1; do
