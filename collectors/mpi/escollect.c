@@ -293,6 +293,15 @@ static void describe_process(ps_server *srv)
 		ps_elem_close(e);
 }
 
+/* The pathmap's collect: list as written, for esctl status ([all] without one). */
+static void collect_words(const pm_map *m, char *list, size_t len)
+{
+	const struct pm_mpi *pmm = m ? &pm_model(m)->mpi : NULL;
+	for (int k = 0, n = 0; pmm && pmm->given && k < pmm->ncalls && n < (int)len; k++)
+		n += snprintf(list + n, len - (size_t)n, "%s%s%s", k ? ", " : "[", pmm->calls[k],
+			      k + 1 == pmm->ncalls ? "]" : "");
+}
+
 /* Decides, on every rank alike, whether and where to record. */
 static void setup(void)
 {
@@ -341,10 +350,7 @@ static void setup(void)
 	snprintf(d.job, sizeof(d.job), "%.*s", PS_NAME_MAX, name); /* whole when d.ok */
 	snprintf(d.err, sizeof(d.err), "%s", err);
 	PMPI_Bcast(&d, sizeof(d), MPI_BYTE, 0, MPI_COMM_WORLD);
-	const struct pm_mpi *pmm = m ? &pm_model(m)->mpi : NULL;
-	for (int k = 0, n = 0; pmm && pmm->given && k < pmm->ncalls && n < (int)sizeof(list); k++)
-		n += snprintf(list + n, sizeof(list) - (size_t)n, "%s%s%s", k ? ", " : "[", pmm->calls[k],
-			      k + 1 == pmm->ncalls ? "]" : "");
+	collect_words(m, list, sizeof(list));
 	pm_destroy(m);
 	if (!d.ok) {
 		if (es_g.rank == 0)
