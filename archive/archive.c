@@ -122,7 +122,11 @@ struct ar_writer {
 	struct ar_death *died;
 	int ndied;
 	bool sync;             /* the files synced as written: at the end, not at checkpoints */
+	unsigned dirty;        /* the files changed since last written (enum part_bit) */
 };
+
+/* A checkpoint writes again only the files whose contents changed. */
+enum part_bit { P_THREADS = 1, P_COMMS = 2, P_SITES = 4, P_RANKS = 8, P_REGIONS = 16, P_FILES = 32 };
 
 int ar_create(const char *dir, const char *job, ar_writer **out, char *err, size_t errlen)
 {
@@ -187,9 +191,24 @@ int ar_set_thread(ar_writer *w, int index, const char *process, const char *name
 		w->threads = t;
 		w->nthreads = index + 1;
 	}
-	snprintf(w->threads[index].process, sizeof(w->threads[index].process), "%s", process);
-	snprintf(w->threads[index].name, sizeof(w->threads[index].name), "%s", name);
+	struct ar_thread *t = &w->threads[index], was = *t;
+	snprintf(t->process, sizeof(t->process), "%s", process);
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	if (strcmp(was.process, t->process) || strcmp(was.name, t->name))
+		w->dirty |= P_THREADS;
 	return 0;
+}
+
+static bool same_comm(const struct ar_comm *c, uint64_t id, unsigned flags, const uint32_t size[2],
+		      const int *const members[2])
+{
+	if (!c->members[0] || c->id != id || c->flags != flags || c->size[0] != size[0] || c->size[1] != size[1])
+		return false;
+	for (int s = 0; s < 2; s++)
+		for (uint32_t i = 0; i < size[s]; i++)
+			if (c->members[s][i] != (members[s] ? members[s][i] : -1))
+				return false;
+	return true;
 }
 
 int ar_set_comm(ar_writer *w, int n, uint64_t id, unsigned flags, const uint32_t size[2],
@@ -206,6 +225,9 @@ int ar_set_comm(ar_writer *w, int n, uint64_t id, unsigned flags, const uint32_t
 		w->ncomms = n + 1;
 	}
 	struct ar_comm *c = &w->comms[n];
+	if (same_comm(c, id, flags, size, members))
+		return 0; /* said again at a checkpoint: nothing to write */
+	w->dirty |= P_COMMS;
 	free(c->members[0]), free(c->members[1]);
 	*c = (struct ar_comm){ .id = id, .flags = flags, .size = { size[0], size[1] } };
 	for (int s = 0; s < 2; s++) {
@@ -388,6 +410,7 @@ int ar_set_site(ar_writer *w, int thread, int site, const struct ar_frame *frame
 {
 	if (!w->sites && !(w->sites = ar_sites_create()))
 		return -ENOMEM;
+	w->dirty |= P_SITES;
 	return ar_sites_add(w->sites, thread, site, frames, n);
 }
 
@@ -410,11 +433,13 @@ static int hold_rank(struct ar_rank **ranks, int *n, int r)
 
 int ar_set_region(ar_writer *w, int rank, uint32_t id, const char *name)
 {
+	w->dirty |= P_REGIONS;
 	return add_region(&w->regions, &w->nregions, rank, id, name);
 }
 
 int ar_set_file(ar_writer *w, int rank, uint32_t id, const char *name)
 {
+	w->dirty |= P_FILES;
 	return add_region(&w->files, &w->nfiles, rank, id, name);
 }
 
@@ -438,13 +463,16 @@ int ar_set_rank(ar_writer *w, const struct ar_rank *r)
 	int rc = hold_rank(&w->ranks, &w->nranks, r->rank);
 	if (rc)
 		return rc;
-	struct ar_rank *t = &w->ranks[r->rank];
+	struct ar_rank *t = &w->ranks[r->rank], was = *t;
 	*t = *r;
 	/* a field holds no tab or newline: the file is a line per rank */
 	for (char *c = t->host; *c; c++)
 		*c = *c == '\t' || *c == '\n' ? ' ' : *c;
 	for (char *c = t->cmd; *c; c++)
 		*c = *c == '\t' || *c == '\n' ? ' ' : *c;
+	if (was.rank != t->rank || was.pid != t->pid || was.wall_ns != t->wall_ns || was.ns != t->ns ||
+	    strcmp(was.host, t->host) || strcmp(was.cmd, t->cmd))
+		w->dirty |= P_RANKS;
 	return 0;
 }
 
@@ -509,15 +537,20 @@ static void free_writer(ar_writer *w)
 	free(w);
 }
 
-/* Every file but events and INFO, as the writer knows them now. */
-static int write_parts(ar_writer *w, char *err, size_t errlen)
+/* Every file but events and INFO that changed since written (all of them
+ * at the end), as the writer knows them now. */
+static int write_parts(ar_writer *w, bool all, char *err, size_t errlen)
 {
-	int rc;
-	if ((rc = write_threads(w, err, errlen)) || (rc = write_comms(w, err, errlen)) ||
-	    (rc = write_sites(w, err, errlen)) || (rc = write_ranks(w, err, errlen)) ||
-	    (rc = write_names(w, "regions", w->regions, w->nregions, err, errlen)) ||
-	    (rc = write_names(w, "files", w->files, w->nfiles, err, errlen)))
+	unsigned d = all ? ~0u : w->dirty;
+	int rc = 0;
+	if ((d & P_THREADS && (rc = write_threads(w, err, errlen))) ||
+	    (d & P_COMMS && (rc = write_comms(w, err, errlen))) ||
+	    (d & P_SITES && (rc = write_sites(w, err, errlen))) ||
+	    (d & P_RANKS && (rc = write_ranks(w, err, errlen))) ||
+	    (d & P_REGIONS && (rc = write_names(w, "regions", w->regions, w->nregions, err, errlen))) ||
+	    (d & P_FILES && (rc = write_names(w, "files", w->files, w->nfiles, err, errlen))))
 		return rc;
+	w->dirty = 0;
 	return 0;
 }
 
@@ -554,7 +587,7 @@ int ar_checkpoint(ar_writer *w, const struct ar_end *end, char *err, size_t errl
 		return sys_fail(err, errlen, rc, "%s", p);
 	}
 	w->sync = false; /* a kill leaves the page cache: only the end is synced */
-	if ((rc = write_parts(w, err, errlen)))
+	if ((rc = write_parts(w, false, err, errlen)))
 		return rc;
 	return write_info(w, false, end, err, errlen);
 }
@@ -570,7 +603,7 @@ int ar_finish(ar_writer *w, const struct ar_end *end, char *err, size_t errlen)
 		return rc;
 	}
 	w->sync = true;
-	if (!(rc = write_parts(w, err, errlen)))
+	if (!(rc = write_parts(w, true, err, errlen)))
 		rc = write_info(w, true, end, err, errlen);
 	free_writer(w);
 	return rc;

@@ -31,6 +31,10 @@ struct es_scope {
 	int nleaves, nthreads;
 	struct es_leaf *leaves;
 	char (*threads)[PS_NAME_MAX + 1];
+	/* a refresh's: the threads the scope before knew, which keep their
+	 * numbers (a consumer's records carry them), new ones after */
+	const char (*seed)[PS_NAME_MAX + 1];
+	int nseed;
 	paths_path *root;
 	int width;
 	/* consume */
@@ -193,9 +197,11 @@ static int attach(es_scope *s)
 		s->nspaces++;
 	}
 	s->leaves = calloc((size_t)total + 1, sizeof(*s->leaves));
-	s->threads = calloc((size_t)total + 1, sizeof(*s->threads));
+	s->threads = calloc((size_t)total + (size_t)s->nseed + 1, sizeof(*s->threads));
 	if (!s->leaves || !s->threads)
 		return PS_ENOMEM;
+	for (; s->nthreads < s->nseed; s->nthreads++)
+		memcpy(s->threads[s->nthreads], s->seed[s->nthreads], sizeof(s->threads[0]));
 	for (int i = 0; i < s->nspaces; i++) {
 		/* collectors may have been added since they were counted */
 		int n = es_space_collectors(s->spaces[i]);
@@ -381,7 +387,27 @@ static int start_helper(es_scope *s)
 	return 0;
 }
 
+static int create(const struct es_scope_spec *spec, const es_scope *before, es_scope **out);
+
 int es_scope_create(const struct es_scope_spec *spec, es_scope **out)
+{
+	return create(spec, NULL, out);
+}
+
+/* Every thread the scope before knew has leaves here too (so keeps its number). */
+static bool keeps_threads(const es_scope *n, int nseed)
+{
+	for (int t = 0; t < nseed; t++) {
+		bool found = false;
+		for (int i = 0; i < n->nleaves && !found; i++)
+			found = n->leaves[i].thread == t;
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+static int create(const struct es_scope_spec *spec, const es_scope *before, es_scope **out)
 {
 	if (!spec || !spec->job || !out || spec->fanout < 2 ||
 	    (spec->view == PM_VIEW_THREAD && !spec->of) ||
@@ -409,7 +435,11 @@ int es_scope_create(const struct es_scope_spec *spec, es_scope **out)
 	snprintf(s->secret_file, sizeof(s->secret_file), "%s", spec->secret_file ? spec->secret_file : "");
 	s->spec.servers = spec->servers ? s->servers : NULL;
 	s->spec.secret_file = spec->secret_file ? s->secret_file : NULL;
-	if ((rc = attach(s)) || (rc = build(s)) ||
+	if (before) {
+		s->seed = (const char (*)[PS_NAME_MAX + 1])before->threads;
+		s->nseed = before->nthreads;
+	}
+	if ((rc = attach(s)) || (before && !keeps_threads(s, s->nseed) && (rc = PS_ENOENT)) || (rc = build(s)) ||
 	    (spec->runs == PM_RUNS_PROCESS && (rc = start_helper(s)))) {
 		es_scope_destroy(s);
 		return rc;
@@ -485,7 +515,9 @@ int es_scope_refresh(es_scope *s)
 	if (spec.runs == PM_RUNS_PROCESS)
 		spec.runs = PM_RUNS_MONITOR; /* the helper is restarted below, not twice */
 	es_scope *n;
-	int rc = es_scope_create(&spec, &n);
+	/* threads keep their numbers; a scope where one is gone (its segment
+	 * removed) is not taken: the one before, with its leaves, stays */
+	int rc = create(&spec, s, &n);
 	if (rc)
 		return rc == PS_ENOENT ? 0 : rc;
 	int added = n->nleaves - s->nleaves;

@@ -483,13 +483,36 @@ START_TEST(refresh_takes_in_late_leaves)
 		ck_assert_int_eq(ps_write(far, &t, 0, NULL), 0);
 	}
 	put(0, base + 20, base + 21, ES_OP_WRITE);
+	char known[8][PS_NAME_MAX + 1];
+	int nknown = es_scope_threads(s);
+	for (int i = 0; i < nknown; i++)
+		snprintf(known[i], sizeof(known[i]), "%s", es_scope_thread(s, i));
 	ck_assert_int_eq(es_scope_refresh(s), 2);
 	ck_assert_int_eq(es_scope_threads(s), 5);
 	ck_assert_int_eq(es_scope_width(s), 5);
+	/* the threads known keep their numbers (a recorder's events carry
+	 * them), though "late" sorts before the second space's */
+	for (int i = 0; i < nknown; i++)
+		ck_assert_str_eq(es_scope_thread(s, i), known[i]);
+	ck_assert_str_eq(es_scope_thread(s, 3), "late");
+	ck_assert_str_eq(es_scope_thread(s, 4), "other");
+	/* a third, in the first space again: "other" stays 4 */
+	snprintf(m.thread, sizeof(m.thread), "later");
+	ps_elem *later;
+	ck_assert_int_eq(es_space_add(sp, &m, 100, false, &id, &later), 0);
+	ck_assert_int_eq(ps_write(later, &t, 0, NULL), 0);
+	ck_assert_int_eq(es_scope_refresh(s), 1);
+	ck_assert_str_eq(es_scope_thread(s, 4), "other");
+	ck_assert_str_eq(es_scope_thread(s, 5), "later");
+	for (int i = 0; i < es_scope_leaves(s); i++) /* each leaf under its own thread's number */
+		ck_assert_str_eq(es_scope_thread(s, es_scope_leaf(s, i)->thread), es_scope_leaf(s, i)->meta.thread[0] ?
+				 es_scope_leaf(s, i)->meta.thread : es_scope_leaf(s, i)->meta.trace);
 	/* the old leaf goes on from where it was; the new ones from their start */
-	ck_assert_int_eq(es_scope_consume(s, out, 16, &missed), 1 + 3 + 3);
+	ck_assert_int_eq(es_scope_consume(s, out, 16, &missed), 1 + 3 + 3 + 1);
 	ck_assert_uint_eq(missed, 0);
-	struct es_trace beat[5];
+	ps_elem_close(later);
+	/* the old leaf goes on from where it was; the new ones from their start */
+	struct es_trace beat[6];
 	ck_assert_int_eq(es_scope_pull(s, beat), 0);
 	es_scope_destroy(s);
 	ps_elem_close(late);
