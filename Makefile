@@ -204,7 +204,7 @@ $(ARCHIVE_LIB): $(call obj,$(ARCHIVE_SRC))
 # --- binaries ----------------------------------------------------------------
 
 BINS := $(BUILD)/bin/psadm $(BUILD)/bin/psdemo $(BUILD)/bin/pathmap \
-	$(BUILD)/bin/heartbeat $(BUILD)/bin/geteventmon $(BUILD)/bin/colopmon $(BUILD)/bin/esctl \
+	$(BUILD)/bin/heartbeat $(BUILD)/bin/geteventmon $(BUILD)/bin/colopmon $(BUILD)/bin/esctl $(BUILD)/bin/esview \
 	$(BUILD)/bin/esrecord $(BUILD)/bin/esconvert $(BUILD)/bin/esprofile
 
 $(BUILD)/bin/%: $(BUILD)/obj/pastset/%.o $(PASTSET_LIB)
@@ -218,6 +218,20 @@ $(BUILD)/bin/%: $(BUILD)/obj/pathmaps/%.o $(LIBS)
 $(BUILD)/bin/%: $(BUILD)/obj/monitors/%.o $(BUILD)/obj/monitors/common.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
+
+# esview serves the live view through GNU libmicrohttpd (libmicrohttpd-dev);
+# its page is plain HTML and JavaScript, embedded at build time.
+MHD_LIBS = $(shell pkg-config --libs libmicrohttpd)
+$(GEN)/view_page.c: monitors/view/index.html mk/embed.sh
+	@mkdir -p $(dir $@)
+	sh mk/embed.sh es_view_page $< >$@
+$(BUILD)/obj/gen/view_page.o: $(GEN)/view_page.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+$(BUILD)/bin/esview: $(BUILD)/obj/monitors/esview.o $(BUILD)/obj/monitors/view.o $(BUILD)/obj/gen/view_page.o \
+		     $(BUILD)/obj/monitors/common.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(MHD_LIBS) $(LDLIBS)
 
 # heartbeat works out who waits for whom (monitors/waitfor.c, waits.c).
 $(BUILD)/bin/heartbeat: $(BUILD)/obj/monitors/heartbeat.o $(BUILD)/obj/monitors/waitfor.o \
@@ -268,7 +282,7 @@ UNIT_SRC := tests/unit/check_main.c tests/unit/test_pastset.c \
 	    tests/unit/test_pathmaps.c tests/unit/test_collectors.c tests/unit/test_scopes.c \
 	    tests/unit/test_windtunnel.c tests/unit/test_wire.c \
 	    tests/unit/test_tcp_server.c tests/unit/test_remote.c tests/unit/tcp_fixture.c \
-	    tests/unit/test_archive.c tests/unit/test_waitfor.c tests/unit/test_waits.c \
+	    tests/unit/test_archive.c tests/unit/test_waitfor.c tests/unit/test_waits.c tests/unit/test_view.c \
 	    tests/unit/test_bench.c
 UNIT_BIN := $(BUILD)/tests/unit
 
@@ -276,7 +290,8 @@ UNIT_BIN := $(BUILD)/tests/unit
 # that they run under the sanitizers
 CONVERTERS := $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/json.o $(BUILD)/obj/archive/profile.o $(BUILD)/obj/archive/page.o $(BUILD)/obj/archive/profile_json.o \
 	      $(BUILD)/obj/archive/symbols.o $(BUILD)/obj/archive/plot.o \
-	      $(BUILD)/obj/monitors/waitfor.o $(BUILD)/obj/monitors/waits.o $(BUILD)/obj/monitors/common.o
+	      $(BUILD)/obj/monitors/waitfor.o $(BUILD)/obj/monitors/waits.o $(BUILD)/obj/monitors/common.o \
+	      $(BUILD)/obj/monitors/view.o
 
 $(UNIT_BIN): $(call obj,$(UNIT_SRC)) $(CONVERTERS) $(LIBS)
 	@mkdir -p $(dir $@)

@@ -28,6 +28,9 @@ need otf2-tools     command -v otf2-print # the tests read what it wrote
 need python3        command -v python3 # the tests parse the JSON it writes
 need gnuplot-nox    command -v gnuplot # esconvert --plot draws through it
 need graphviz       command -v dot     # heartbeat --graph draws the wait-for graph through it
+need libmicrohttpd-dev have_pc libmicrohttpd # esview serves the live view through it
+need chromium       command -v chromium # the live view's tests run it headless
+need curl           command -v curl     # ... and ask esview for its data
 if [ "${1:-}" = bench ]; then # the collector benchmark compares with LTTng-UST
 	need liblttng-ust-dev have_pc lttng-ust
 	need lttng-tools      command -v lttng-sessiond

@@ -90,6 +90,8 @@ esctl --servers node1:7000 --secret-file ~/.es-secret run1 status' ;;
 psadm) ex='psadm list                              # jobs: live, ended, died; memory used
 psadm clean                             # what the keep policy lets go
 psadm serve run1. --addr 0.0.0.0 --secret-file ~/.es-secret' ;;
+esview) ex='esview run1                             # then open the URL it prints
+esview --addr 0.0.0.0 --view-secret ~/.es-view run1   # from other hosts: URL?key=SECRET' ;;
 pathmap) ex='pathmap check job.yaml
 pathmap show job.yaml' ;;
 *) ex='' ;;

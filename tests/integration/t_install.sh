@@ -10,7 +10,7 @@ cleanup() { rm_segments "$job"; rm -rf "$dir"; }
 trap cleanup EXIT
 pfx="$dir/prefix"
 sh "$src/mk/install.sh" "$BUILD" "$pfx" || die "install.sh failed"
-for p in psadm pathmap heartbeat geteventmon colopmon esctl esrun esrecord esconvert esprofile; do
+for p in psadm pathmap heartbeat geteventmon colopmon esctl esview esrun esrecord esconvert esprofile; do
 	[ -x "$pfx/bin/$p" ] || die "$p not installed"
 	[ "$("$pfx/bin/$p" --version)" = "$p (EventSpace) $("$BIN/esrecord" --version | awk '{ print $NF }')" ] ||
 		die "$p --version: $("$pfx/bin/$p" --version)"
