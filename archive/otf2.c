@@ -483,6 +483,17 @@ static OTF2_ErrorCode comm_group(OTF2_GlobalDefWriter *d, const struct ar_comm *
 	return e;
 }
 
+/* Threads in rank order, then by process and name (qsort_r's, over archive arg). */
+static int by_rank_then_name(const void *x, const void *y, void *arg)
+{
+	const struct ar_thread *a = ar_thread(arg, *(const int *)x), *b = ar_thread(arg, *(const int *)y);
+	unsigned ra = (unsigned)a->rank, rb = (unsigned)b->rank; /* -1 last */
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	int c = strcmp(a->process, b->process);
+	return c ? c : strcmp(a->name, b->name);
+}
+
 static int write_defs(struct otf2_out *o, uint64_t t0, uint64_t t1)
 {
 	OTF2_GlobalDefWriter *d = OTF2_Archive_GetGlobalDefWriter(o->ar);
@@ -534,17 +545,25 @@ static int write_defs(struct otf2_out *o, uint64_t t0, uint64_t t1)
 			e = OTF2_GlobalDefWriter_WriteIoHandle(d, f, str, f, 0, OTF2_IO_HANDLE_FLAG_NONE, OTF2_UNDEFINED_COMM,
 								OTF2_UNDEFINED_IO_HANDLE);
 	}
-	/* a location group per process (trace space), a location per thread */
+	/* a location group per process (trace space), a location per thread,
+	 * defined in rank order (then by process and name): the recorder
+	 * numbers threads as it meets them, a viewer lists them as defined */
 	int nt = ar_nthreads(a);
-	int *group = malloc(sizeof(int) * (size_t)(nt + 1));
-	if (!group)
+	int *group = malloc(sizeof(int) * (size_t)(nt + 1)), *order = malloc(sizeof(int) * (size_t)(nt + 1));
+	if (!group || !order) {
+		free(group), free(order);
 		return -ENOMEM;
+	}
+	for (int t = 0; t < nt; t++)
+		order[t] = t;
+	qsort_r(order, (size_t)nt, sizeof(*order), by_rank_then_name, (void *)a);
 	int ngroups = 0;
-	for (int t = 0; t < nt && e == OTF2_SUCCESS; t++) {
+	for (int k = 0; k < nt && e == OTF2_SUCCESS; k++) {
+		int t = order[k];
 		group[t] = -1;
-		for (int u = 0; u < t && group[t] < 0; u++)
-			if (!strcmp(ar_thread(a, u)->process, ar_thread(a, t)->process))
-				group[t] = group[u];
+		for (int j = 0; j < k && group[t] < 0; j++)
+			if (!strcmp(ar_thread(a, order[j])->process, ar_thread(a, t)->process))
+				group[t] = group[order[j]];
 		if (group[t] >= 0)
 			continue;
 		group[t] = ngroups++;
@@ -559,13 +578,15 @@ static int write_defs(struct otf2_out *o, uint64_t t0, uint64_t t1)
 								    OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
 								    OTF2_UNDEFINED_LOCATION_GROUP);
 	}
-	for (int t = 0; t < nt && e == OTF2_SUCCESS; t++) {
+	for (int k = 0; k < nt && e == OTF2_SUCCESS; k++) {
+		int t = order[k];
 		uint32_t str = STRING(ar_thread(a, t)->name);
 		if (e == OTF2_SUCCESS)
 			e = OTF2_GlobalDefWriter_WriteLocation(d, (OTF2_LocationRef)t, str,
 							       OTF2_LOCATION_TYPE_CPU_THREAD, o->events[t],
 							       (OTF2_LocationGroupRef)group[t]);
 	}
+	free(order);
 	/* MPI: the ranks' locations, and each communicator as a group of ranks */
 	if (o->nranks > 0 && e == OTF2_SUCCESS) {
 		uint64_t *members = malloc(sizeof(uint64_t) * (size_t)o->nranks);

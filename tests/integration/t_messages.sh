@@ -28,8 +28,11 @@ sed -n 's/^MPI_I*SEND  *\([0-9]*\) .*Receiver: [0-9]* ("rank\([0-9]*\)\.thread0"
 	"$dir/p.txt" | awk "$kind"' { print $1, $2, $3, $4, c }' | sort >"$dir/sends"
 sed -n 's/^MPI_I*RECV  *\([0-9]*\) .*Sender: [0-9]* ("rank\([0-9]*\)\.thread0" <[0-9]*>).*Tag: \([0-9]*\), Length: \([0-9]*\).*$/\2 \1 \3 \4 &/p' \
 	"$dir/p.txt" | awk "$kind"' { print $1, $2, $3, $4, c }' | sort >"$dir/recvs"
-printf '0\t%s.r0\trank0.thread0\n1\t%s.r1\trank1.thread0\n2\t%s.r2\trank2.thread0\n3\t%s.r3\trank3.thread0\n' \
-	"$job" "$job" "$job" "$job" | cmp -s - "$dir/a/threads" || die "threads: $(cat "$dir/a/threads")"
+# each rank's thread, numbered in the order the recorder met them (a
+# number, once given, stays: the events carry it)
+printf '%s.r0\trank0.thread0\n%s.r1\trank1.thread0\n%s.r2\trank2.thread0\n%s.r3\trank3.thread0\n' \
+	"$job" "$job" "$job" "$job" | cmp -s - "$(cut -f2,3 "$dir/a/threads" | sort >"$dir/named"; echo "$dir/named")" ||
+	die "threads: $(cat "$dir/a/threads")"
 diff "$dir/want" "$dir/sends" >"$dir/d1" || die "OTF2's sends differ from the program's: $(cat "$dir/d1")"
 diff "$dir/want" "$dir/recvs" >"$dir/d2" || die "OTF2's receives differ from the program's sends: $(cat "$dir/d2")"
 # the split's first message, by name: world rank 0 to the split's rank 0, world rank 3

@@ -26,7 +26,9 @@ events=$(cat "$dir/expect.r0" "$dir/expect.r1" | wc -l) # a tuple each
 grep -q "^esrecord: $events events written to $dir/a, 0 discarded before they could be read (the job ended)$" \
 	"$dir/rec.err" || die "not every call recorded: $(cat "$dir/rec.err")"
 grep -q "^events: $events$" "$dir/a/INFO" || die "INFO: $(cat "$dir/a/INFO")"
-printf '0\t%s.r0\trank0.thread0\n1\t%s.r1\trank1.thread0\n' "$job.c" "$job.c" | cmp -s - "$dir/a/threads" ||
+# each rank's thread, numbered in the order the recorder met them
+cut -f2,3 "$dir/a/threads" | sort >"$dir/named"
+printf '%s.r0\trank0.thread0\n%s.r1\trank1.thread0\n' "$job.c" "$job.c" | cmp -s - "$dir/named" ||
 	die "threads: $(cat "$dir/a/threads")"
 head -1 "$dir/a/comms" | grep -q "^0 1 world 2 0 1$" || die "MPI_COMM_WORLD is not the first communicator"
 
@@ -49,9 +51,11 @@ awk '$1 == "ENTER" || $1 == "LEAVE" || $1 ~ /^MPI_/ {
 } END { for (l in depth) if (depth[l]) { print "location " l " left open"; bad = 1 }; exit bad }' "$dir/p.txt" ||
 	die "regions do not nest"
 # the first calls, as mpi_every makes them
-grep '^MPI_SEND  *0 ' "$dir/p.txt" | head -2 | sed 's/.*Receiver: //' >"$dir/first"
-printf '%s\n' '1 ("rank1.thread0" <1>), Communicator: "MPI_COMM_WORLD" <0>, Tag: 1, Length: 16' \
-	'1 ("rank1.thread0" <1>), Communicator: "MPI_COMM_WORLD" <0>, Tag: 2, Length: 16' | cmp -s - "$dir/first" ||
+loc0=$(awk -F'\t' '$3 == "rank0.thread0" { print $1 }' "$dir/a/threads") # a location per thread, as numbered
+loc1=$(awk -F'\t' '$3 == "rank1.thread0" { print $1 }' "$dir/a/threads")
+grep "^MPI_SEND  *$loc0 " "$dir/p.txt" | head -2 | sed 's/.*Receiver: //' >"$dir/first"
+printf '%s\n' "1 (\"rank1.thread0\" <$loc1>), Communicator: \"MPI_COMM_WORLD\" <0>, Tag: 1, Length: 16" \
+	"1 (\"rank1.thread0\" <$loc1>), Communicator: \"MPI_COMM_WORLD\" <0>, Tag: 2, Length: 16" | cmp -s - "$dir/first" ||
 	die "rank 0's first sends: $(cat "$dir/first")"
 # every message has both ends: as many sends (MPI_SEND, MPI_ISEND) from
 # rank a to rank b with a tag and length as receives (MPI_RECV, MPI_IRECV)
