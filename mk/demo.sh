@@ -15,10 +15,15 @@ echo
 ES_KEEP=always mpirun --oversubscribe --allow-run-as-root -np 2 -x ES_KEEP "$bin/windtunnel" -s small -t 400 \
 	-c -j "$job" --stats-every 50 &
 app=$!
-colop=$(mktemp)
+colop=$(mktemp) viewout=$(mktemp)
 "$bin/colopmon" -q -w 10 "$job" >"$colop" &
+"$bin/esview" -w 10 "$job" >"$viewout" 2>&1 &
+view=$!
+n=0; while ! grep -q "http://" "$viewout" && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
+echo "==    In a browser, while it runs: $(sed -n 's/^esview: job [^ ]* at //p' "$viewout") (esview: every thread a lane)"
 "$bin/heartbeat" -p 1000 -w 10 "$job" | grep --line-buffered -v "^  m[0-9]"
 wait $app || { echo "demo: the wind tunnel failed" >&2; exit 1; }
+kill $view 2>/dev/null; wait $view 2>/dev/null; rm -f "$viewout"
 wait
 echo
 echo "== What colopmon saw of the totals' allreduce tree (contributions arriving at each node):"
