@@ -52,6 +52,12 @@ dom "$url" >"$dir/dom3"
 wait $b2
 [ "$(added <"$dir/dom2")" -gt "$(added <"$dir/dom1")" ] || die "the lanes did not advance: $(added <"$dir/dom1") then $(added <"$dir/dom2")"
 [ "$(frames <"$dir/dom3")" -gt 3 ] || die "a second browser drew $(frames <"$dir/dom3") frames"
+# a picture of it, as a browser draws it (VIEW_SHOT=FILE keeps it: the README's)
+profile=$(mktemp -d -p "$dir")
+(cd "$dir" && timeout 60 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$profile" \
+	--window-size=1100,330 --virtual-time-budget=3000 --screenshot="$dir/view.png" "$url" >/dev/null 2>&1)
+[ "$(head -c 8 "$dir/view.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ] || die "no screenshot"
+[ -n "${VIEW_SHOT:-}" ] && cp "$dir/view.png" "$VIEW_SHOT"
 kill "$view"; wait "$view" 2>/dev/null; view=""
 
 # off loopback: the key is needed, a wrong one gets nothing
