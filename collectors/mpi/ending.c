@@ -58,6 +58,13 @@ void es_ending_setup(int32_t *fatal)
 			memset(&before[i], 0, sizeof(before[i])); /* SIG_DFL */
 }
 
+void es_ending_finalize(void)
+{
+	/* the record goes with the segment: a fault after MPI_Finalize must
+	 * not store into memory no longer mapped (the handler passes it on) */
+	fatal_at = NULL;
+}
+
 /* MPI_Abort does not return: its tuple is written before the library
  * ends the job (start and end the moment it was called, arg the error
  * code), so the rank's last event says how it ended. */

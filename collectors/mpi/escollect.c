@@ -454,6 +454,7 @@ static void finalized(uint64_t t0, int rc)
 	/* Close everything; then the segments go or stay as the keep policy says
 	 * (release_job: the last rank here to end removes them). */
 	es_control_finalize();
+	es_ending_finalize();
 	memset(es_route.collect, 0, sizeof(es_route.collect));
 	es_route.tracing = 0;
 	es_requests_reset();

@@ -220,6 +220,7 @@ void es_files_finalize(void) ES_HIDDEN;
 void es_phases_finalize(void) ES_HIDDEN; /* the calling thread's open phases end */
 /* ending.c: fatal signals noted in *fatal (mpi.proc's), then passed on */
 void es_ending_setup(int32_t *fatal) ES_HIDDEN;
+void es_ending_finalize(void) ES_HIDDEN; /* before the segment is unmapped */
 
 static inline uint32_t es_site_hash(uintptr_t k)
 {
