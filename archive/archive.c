@@ -340,17 +340,17 @@ struct part {
 	char tmp[4210], path[4200];
 };
 
-static int part_open(ar_writer *w, const char *name, struct part *pt, char *err, size_t errlen)
+static int part_open(const char *dir, const char *name, struct part *pt, char *err, size_t errlen)
 {
-	path_of(pt->path, sizeof(pt->path), w->dir, name);
+	path_of(pt->path, sizeof(pt->path), dir, name);
 	snprintf(pt->tmp, sizeof(pt->tmp), "%s.tmp", pt->path);
 	pt->f = ps_fopen_out(pt->tmp, 0600);
 	return pt->f ? 0 : sys_fail(err, errlen, -errno, "%s", pt->tmp);
 }
 
-static int part_close(ar_writer *w, struct part *pt, char *err, size_t errlen)
+static int part_close(struct part *pt, bool sync, char *err, size_t errlen)
 {
-	int rc = close_file(pt->f, w->sync);
+	int rc = close_file(pt->f, sync);
 	if (!rc && rename(pt->tmp, pt->path))
 		rc = -errno;
 	if (rc) {
@@ -363,20 +363,20 @@ static int part_close(ar_writer *w, struct part *pt, char *err, size_t errlen)
 static int write_threads(ar_writer *w, char *err, size_t errlen)
 {
 	struct part pt;
-	int rc = part_open(w, "threads", &pt, err, errlen);
+	int rc = part_open(w->dir, "threads", &pt, err, errlen);
 	if (rc)
 		return rc;
 	FILE *f = pt.f;
 	for (int i = 0; i < w->nthreads; i++)
 		fprintf(f, "%d\t%s\t%s\n", i, w->threads[i].process[0] ? w->threads[i].process : "-",
 			w->threads[i].name[0] ? w->threads[i].name : "-");
-	return part_close(w, &pt, err, errlen);
+	return part_close(&pt, w->sync, err, errlen);
 }
 
 static int write_comms(ar_writer *w, char *err, size_t errlen)
 {
 	struct part pt;
-	int rc = part_open(w, "comms", &pt, err, errlen);
+	int rc = part_open(w->dir, "comms", &pt, err, errlen);
 	if (rc)
 		return rc;
 	FILE *f = pt.f;
@@ -396,7 +396,7 @@ static int write_comms(ar_writer *w, char *err, size_t errlen)
 		}
 		fputc('\n', f);
 	}
-	return part_close(w, &pt, err, errlen);
+	return part_close(&pt, w->sync, err, errlen);
 }
 
 static void free_comms(struct ar_comm *c, int n)
@@ -449,13 +449,13 @@ static int write_names(ar_writer *w, const char *file, const struct region *v, i
 	if (!n)
 		return 0;
 	struct part pt;
-	int rc = part_open(w, file, &pt, err, errlen);
+	int rc = part_open(w->dir, file, &pt, err, errlen);
 	if (rc)
 		return rc;
 	FILE *f = pt.f;
 	for (int i = 0; i < n; i++)
 		fprintf(f, "%d\t%u\t%s\n", v[i].rank, v[i].id, v[i].name);
-	return part_close(w, &pt, err, errlen);
+	return part_close(&pt, w->sync, err, errlen);
 }
 
 int ar_set_rank(ar_writer *w, const struct ar_rank *r)
@@ -481,7 +481,7 @@ static int write_ranks(ar_writer *w, char *err, size_t errlen)
 	if (!w->nranks)
 		return 0;
 	struct part pt;
-	int rc = part_open(w, "ranks", &pt, err, errlen);
+	int rc = part_open(w->dir, "ranks", &pt, err, errlen);
 	if (rc)
 		return rc;
 	FILE *f = pt.f;
@@ -491,7 +491,7 @@ static int write_ranks(ar_writer *w, char *err, size_t errlen)
 			fprintf(f, "%d\t%s\t%d\t%llu\t%llu\t%s\n", r->rank, r->host[0] ? r->host : "-", r->pid,
 				(unsigned long long)r->wall_ns, (unsigned long long)r->ns, r->cmd[0] ? r->cmd : "-");
 	}
-	return part_close(w, &pt, err, errlen);
+	return part_close(&pt, w->sync, err, errlen);
 }
 
 static int write_sites(ar_writer *w, char *err, size_t errlen)
@@ -499,7 +499,7 @@ static int write_sites(ar_writer *w, char *err, size_t errlen)
 	if (!ar_sites_count(w->sites))
 		return 0; /* no file: no site known */
 	struct part pt;
-	int rc = part_open(w, "sites", &pt, err, errlen);
+	int rc = part_open(w->dir, "sites", &pt, err, errlen);
 	if (rc)
 		return rc;
 	if ((rc = ar_sites_print(w->sites, pt.f))) {
@@ -507,7 +507,7 @@ static int write_sites(ar_writer *w, char *err, size_t errlen)
 		unlink(pt.tmp);
 		return fail(err, errlen, rc, "%s: a site was given twice", pt.path);
 	}
-	return part_close(w, &pt, err, errlen);
+	return part_close(&pt, w->sync, err, errlen);
 }
 
 int ar_set_died(ar_writer *w, const struct ar_death *d)
@@ -558,7 +558,7 @@ static int write_parts(ar_writer *w, bool all, char *err, size_t errlen)
 static int write_info(ar_writer *w, bool whole, const struct ar_end *end, char *err, size_t errlen)
 {
 	struct part pt;
-	int rc = part_open(w, "INFO", &pt, err, errlen);
+	int rc = part_open(w->dir, "INFO", &pt, err, errlen);
 	if (rc)
 		return rc;
 	fprintf(pt.f, "archive: %d\njob: %s\nevents: %llu\nlost: %llu\nbefore_attach: %llu\n"
@@ -573,7 +573,7 @@ static int write_info(ar_writer *w, bool whole, const struct ar_end *end, char *
 		fprintf(pt.f, "died: %d %d %llu %llu %d\n", w->died[i].rank, w->died[i].pid,
 			(unsigned long long)w->died[i].last_ns, (unsigned long long)w->died[i].seen_ns,
 			w->died[i].signal);
-	return part_close(w, &pt, err, errlen);
+	return part_close(&pt, w->sync, err, errlen);
 }
 
 int ar_checkpoint(ar_writer *w, const struct ar_end *end, char *err, size_t errlen)
@@ -637,6 +637,7 @@ struct ar_archive {
 	int nregions, nfiles;
 	bool partial;         /* INFO said "whole: no": a checkpoint's, its recorder stopped */
 	int rank_bound;       /* every rank it names is below (check_ranks) */
+	uint64_t first_ns;    /* the earliest start (UINT64_MAX: no event), found at open */
 	uint64_t until_ns;
 	struct ar_death *died;
 	int ndied;
@@ -1057,7 +1058,10 @@ int ar_open(const char *dir, ar_archive **out, char *err, size_t errlen)
 		ar_close(a);
 		return rc;
 	}
+	a->first_ns = UINT64_MAX;
 	for (size_t i = 0; i < a->nevents; i++) {
+		if (ar_events(a)[i].t.start < a->first_ns)
+			a->first_ns = ar_events(a)[i].t.start;
 		/* the converters index tables by op code: below 256, as collectors.h's are */
 		if (es_op_code(ar_events(a)[i].t.op) >= 256) {
 			fail(err, errlen, -EINVAL, "%s/events: event %zu has op %u, which no collector writes", dir,
@@ -1203,11 +1207,7 @@ static int index_comm(struct ar_comm *c)
 /* Seconds from the archive's first stamp to ns. */
 static double into(const ar_archive *a, uint64_t ns)
 {
-	uint64_t first = UINT64_MAX;
-	for (size_t i = 0; i < a->nevents; i++)
-		if (ar_events(a)[i].t.start < first)
-			first = ar_events(a)[i].t.start;
-	return first == UINT64_MAX || ns < first ? 0 : (double)(ns - first) / 1e9;
+	return a->first_ns == UINT64_MAX || ns < a->first_ns ? 0 : (double)(ns - a->first_ns) / 1e9;
 }
 
 size_t ar_partial_note(const ar_archive *a, const char *dir, char *buf, size_t len)
@@ -1307,33 +1307,24 @@ static int count_after(const ar_archive *a, const char *p, uint64_t *after)
 /* INFO again, whole: its lines but events, whole and until, then ended. */
 static int rewrite_info(const char *dir, uint64_t events, const char *ended, char *err, size_t errlen)
 {
-	char p[4200], tmp[4210], line[512];
+	char p[4200], line[512];
 	path_of(p, sizeof(p), dir, "INFO");
-	snprintf(tmp, sizeof(tmp), "%s.tmp", p);
 	int rc = 0;
 	FILE *in = open_in(p, err, errlen, &rc);
 	if (!in)
 		return rc;
-	FILE *out = ps_fopen_out(tmp, 0600);
-	if (!out) {
-		rc = sys_fail(err, errlen, -errno, "%s", tmp);
+	struct part pt;
+	if ((rc = part_open(dir, "INFO", &pt, err, errlen))) {
 		fclose(in);
 		return rc;
 	}
 	while (fgets(line, sizeof(line), in))
 		if (strncmp(line, "events:", 7) && strncmp(line, "whole:", 6) &&
 		    strncmp(line, "until:", 6) && strncmp(line, "ended:", 6))
-			fputs(line, out);
+			fputs(line, pt.f);
 	fclose(in);
-	fprintf(out, "events: %llu\nended: %s\n", (unsigned long long)events, ended);
-	rc = close_file(out, true);
-	if (!rc && rename(tmp, p))
-		rc = -errno;
-	if (rc) {
-		unlink(tmp);
-		return sys_fail(err, errlen, rc, "%s", p);
-	}
-	return 0;
+	fprintf(pt.f, "events: %llu\nended: %s\n", (unsigned long long)events, ended);
+	return part_close(&pt, true, err, errlen);
 }
 
 int ar_repair(const char *dir, uint64_t *kept, uint64_t *after, char *err, size_t errlen)

@@ -344,21 +344,23 @@ static void print_colls(struct prof *p, FILE *out, int top)
 	}
 }
 
-static int by_phase(const void *a, const void *b)
+/* Rows keyed by a name and a rank (phases, files: struct named first):
+ * by name, each name's ranks in order and its total (ALL) last. */
+static int by_named(const void *a, const void *b)
 {
-	const struct phase_row *x = a, *y = b;
-	int c = strcmp(x->key.name, y->key.name);
+	const struct named *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
 	if (c)
 		return c;
-	if ((x->key.rank == ALL) != (y->key.rank == ALL))
-		return x->key.rank == ALL ? 1 : -1;
-	return x->key.rank - y->key.rank;
+	if ((x->rank == ALL) != (y->rank == ALL))
+		return x->rank == ALL ? 1 : -1;
+	return x->rank - y->rank;
 }
 
 /* Each phase per rank and over all, its calls' time counted in the innermost phase around them. */
 static int print_phases(struct prof *p, FILE *out)
 {
-	sort(p->phases.v, p->phases.n, sizeof(struct phase_row), by_phase);
+	sort(p->phases.v, p->phases.n, sizeof(struct phase_row), by_named);
 	fprintf(out, "\n@--- Phases: their time, and the time of the MPI calls made inside each (its "
 		"innermost phase) ---\n");
 	fprintf(out, "%-28s %5s %8s %14s %14s %8s %10s\n", "Phase", "Rank", "Count", "Time (ms)", "MPI (ms)", "MPI%",
@@ -373,21 +375,10 @@ static int print_phases(struct prof *p, FILE *out)
 	return 0;
 }
 
-static int by_file(const void *a, const void *b)
-{
-	const struct io_row *x = a, *y = b;
-	int c = strcmp(x->key.name, y->key.name);
-	if (c)
-		return c;
-	if ((x->key.rank == ALL) != (y->key.rank == ALL))
-		return x->key.rank == ALL ? 1 : -1;
-	return x->key.rank - y->key.rank;
-}
-
 /* Each file's reads and writes per rank and over all (Darshan's first page). */
 static void print_io(struct prof *p, FILE *out)
 {
-	sort(p->io.v, p->io.n, sizeof(struct io_row), by_file);
+	sort(p->io.v, p->io.n, sizeof(struct io_row), by_named);
 	fprintf(out, "\n@--- I/O (MPI-IO): per file and rank, reads and writes as asked (a blocking read's as "
 		"read) ---\n");
 	fprintf(out, "%-40s %5s %8s %14s %8s %14s %8s %12s\n", "File", "Rank", "Reads", "Bytes read", "Writes",

@@ -58,13 +58,14 @@ struct map {
 	size_t n, cap;
 };
 
-/* A phase on a rank (ALL: every rank): its time, and its calls' */
-/* What a phase's or a file's row is of: a name (the archive's) on a rank (ALL: every rank). */
+/* What a phase's or a file's row is of: a name (the archive's) on a rank
+ * (ALL: every rank); its rows' first member, so that one comparison sorts both. */
 struct named {
 	const char *name;
 	int rank;
 };
 
+/* A phase on a rank (ALL: every rank): its time, and its calls' */
 struct phase_row {
 	struct named key;
 	uint64_t count, time, mpi, calls;

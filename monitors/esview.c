@@ -151,19 +151,10 @@ static struct MHD_Daemon *listen_on(const struct opts *o, struct served *sv, int
 		fprintf(stderr, "esview: --addr %s: a listener off loopback needs --view-secret FILE\n", o->addr);
 		return NULL;
 	}
-	if (o->secret_file) {
-		char why[200];
-		FILE *f = ps_secret_check(o->secret_file, why, sizeof(why)) ? NULL : fopen(o->secret_file, "r");
-		size_t n = f ? fread(sv->secret, 1, PS_SECRET_MAX, f) : 0;
-		if (f)
-			fclose(f);
-		while (n && (sv->secret[n - 1] == '\n' || sv->secret[n - 1] == '\r'))
-			n--;
-		if (!n) {
-			fprintf(stderr, "esview: --view-secret %s: %s\n", o->secret_file, f ? "unreadable" : why);
-			return NULL;
-		}
-		sv->secret_len = n;
+	char why[200];
+	if (o->secret_file && ps_secret_read(o->secret_file, sv->secret, &sv->secret_len, why, sizeof(why))) {
+		fprintf(stderr, "esview: --view-secret %s: %s\n", o->secret_file, why);
+		return NULL;
 	}
 	struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
 						on_request, sv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin,

@@ -197,7 +197,7 @@ static int conn_open(struct ps__rconn *c)
 		return rc;
 	char secret[PS_SECRET_MAX + 1];
 	size_t sl = 0;
-	if (c->secret_file[0] && (rc = ps__secret_read(c->secret_file, secret, &sl)))
+	if (c->secret_file[0] && (rc = ps_secret_read(c->secret_file, secret, &sl, NULL, 0)))
 		return rc;
 	unsigned char hello[PSW_HELLO_REQ_LEN + PS_SECRET_MAX];
 	struct psw_hello_req hq = { PSW_VERSION, PSW_BOM, (const unsigned char *)secret, sl };

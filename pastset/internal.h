@@ -149,10 +149,9 @@ int ps__check_name(const char *name);
 /* server.c: which file a segment of that name is now (it may be replaced) */
 int ps__shm_id(const char *name, uint64_t *dev, uint64_t *ino);
 
-/* layout.c: tuples in another byte order; secret.c: secret files */
+/* layout.c: tuples in another byte order */
 int ps__layout_check(const char *layout, size_t tuple_size);
 void ps__layout_swap(const char *layout, unsigned char *tuple);
-int ps__secret_read(const char *file, char *out, size_t *len);
 
 /* wait.c */
 struct ps_deadline {

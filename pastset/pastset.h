@@ -345,6 +345,10 @@ void ps_tcp_stop(ps_tcp *t);
  * aside: a shorter one is guessed).  0, or an error and, in why (may be
  * NULL), the reason in words. */
 int ps_secret_check(const char *file, char *why, size_t len);
+/* The secret itself, its final newlines cut, into out (PS_SECRET_MAX + 1
+ * bytes): for a program that checks what others send (esview); the same
+ * refusals as ps_secret_check, the reason in why (may be NULL). */
+int ps_secret_read(const char *file, char *out, size_t *len, char *why, size_t wlen);
 struct ps_remote_attr {
 	const char *secret_file; /* needed by servers off loopback */
 	int timeout_ms;          /* a server silent this long is an error; 0: 10000 */

@@ -74,13 +74,15 @@ int ps_secret_check(const char *file, char *why, size_t len)
 	return rc;
 }
 
-int ps__secret_read(const char *file, char *out, size_t *len)
+int ps_secret_read(const char *file, char *out, size_t *len, char *why, size_t wlen)
 {
-	char why[160];
-	int fd, rc = secret_open(file, why, sizeof(why), &fd);
+	char scratch[8];
+	if (!why)
+		why = scratch, wlen = sizeof(scratch);
+	int fd, rc = secret_open(file, why, wlen, &fd);
 	if (rc)
 		return rc;
-	rc = secret_take(fd, out, len, why, sizeof(why));
+	rc = secret_take(fd, out, len, why, wlen);
 	close(fd);
 	return rc;
 }

@@ -496,7 +496,7 @@ int ps_tcp_start(const struct ps_tcp_attr *a, ps_tcp **out)
 	}
 	pthread_mutex_init(&t->lock, NULL);
 	int rc = 0;
-	if (a && a->secret_file && (rc = ps__secret_read(a->secret_file, t->secret, &t->secret_len)))
+	if (a && a->secret_file && (rc = ps_secret_read(a->secret_file, t->secret, &t->secret_len, NULL, 0)))
 		goto fail;
 	if (!loopback && !t->secret_len) {
 		rc = PS_EACCES; /* beyond this host, only with a shared secret */
