@@ -229,12 +229,13 @@ $(BUILD)/obj/gen/view_page.o: $(GEN)/view_page.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 $(BUILD)/bin/esview: $(BUILD)/obj/monitors/esview.o $(BUILD)/obj/monitors/view.o $(BUILD)/obj/gen/view_page.o \
+		     $(BUILD)/obj/monitors/beat.o $(BUILD)/obj/monitors/waitfor.o $(BUILD)/obj/monitors/waits.o \
 		     $(BUILD)/obj/monitors/common.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(MHD_LIBS) $(LDLIBS)
 
 # heartbeat works out who waits for whom (monitors/waitfor.c, waits.c).
-$(BUILD)/bin/heartbeat: $(BUILD)/obj/monitors/heartbeat.o $(BUILD)/obj/monitors/waitfor.o \
+$(BUILD)/bin/heartbeat: $(BUILD)/obj/monitors/heartbeat.o $(BUILD)/obj/monitors/beat.o $(BUILD)/obj/monitors/waitfor.o \
 			$(BUILD)/obj/monitors/waits.o $(BUILD)/obj/monitors/common.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
