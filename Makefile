@@ -230,9 +230,16 @@ $(BUILD)/obj/gen/view_page.o: $(GEN)/view_page.c
 	$(CC) $(CFLAGS) -c $< -o $@
 $(BUILD)/bin/esview: $(BUILD)/obj/monitors/esview.o $(BUILD)/obj/monitors/view.o $(BUILD)/obj/gen/view_page.o \
 		     $(BUILD)/obj/monitors/beat.o $(BUILD)/obj/monitors/waitfor.o $(BUILD)/obj/monitors/waits.o \
+		     $(BUILD)/obj/monitors/colls.o \
 		     $(BUILD)/obj/monitors/common.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(MHD_LIBS) $(LDLIBS)
+
+# colopmon matches collectives across ranks (monitors/colls.c).
+$(BUILD)/bin/colopmon: $(BUILD)/obj/monitors/colopmon.o $(BUILD)/obj/monitors/colls.o \
+		       $(BUILD)/obj/monitors/common.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
 
 # heartbeat works out who waits for whom (monitors/waitfor.c, waits.c).
 $(BUILD)/bin/heartbeat: $(BUILD)/obj/monitors/heartbeat.o $(BUILD)/obj/monitors/beat.o $(BUILD)/obj/monitors/waitfor.o \

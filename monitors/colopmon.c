@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "colls.h"
 #include "common.h"
 
 static const char *usage =
@@ -31,27 +32,9 @@ static const char *usage =
 	"  -h, --help\n"
 	"      --version\n";
 
-/* --- MPI collectives: matched across ranks by (operation, communicator, number) --- */
+/* --- MPI collectives: matched across ranks (colls.c) ------------------------- */
 
-/*
- * A collective is complete when every rank of its communicator reported
- * it; what each rank's tuple names is read from the ranks' own lists
- * (es_mpi).  Operations in progress sit in an open-addressing table and
- * leave it when complete, so the cost per event stays constant however
- * long the job runs.
- */
-struct op {
-	unsigned code;
-	uint64_t comm;  /* the communicator's id */
-	uint32_t arg, root, size;
-	int nranks;
-	uint64_t first_in, last_in, last_out;
-	int last_rank;
-	bool used;
-};
-
-#define TABLE (1 << 16)
-static struct op *table;
+static cm *colls;
 static int mpi_ranks, max_rank = -1;
 static es_mpi *view;
 
@@ -105,79 +88,14 @@ static void count_share(const struct es_trace *t, int rank)
 	*sh = (struct share){ 0 };
 }
 
-static uint32_t op_hash(unsigned code, uint64_t comm, uint32_t arg)
-{
-	return (uint32_t)((comm * 0x9e3779b97f4a7c15ull) >> 32) ^ (arg * 2654435761u) ^ (code * 40503u);
-}
-
-static struct op *find_op(unsigned code, uint64_t comm, uint32_t arg)
-{
-	uint32_t h = op_hash(code, comm, arg);
-	for (uint32_t i = 0; i < TABLE; i++) {
-		struct op *o = &table[(h + i) & (TABLE - 1)];
-		if (!o->used) {
-			memset(o, 0, sizeof(*o));
-			o->used = true;
-			o->code = code;
-			o->comm = comm;
-			o->arg = arg;
-			o->first_in = UINT64_MAX;
-			return o;
-		}
-		if (o->code == code && o->comm == comm && o->arg == arg)
-			return o;
-	}
-	return NULL; /* 65536 collectives in flight at once: give up on this one */
-}
-
-/* Removes o, keeping every other entry findable (backward-shift deletion). */
-static void drop_op(struct op *o)
-{
-	size_t i = (size_t)(o - table);
-	for (;;) {
-		table[i].used = false;
-		size_t j = i;
-		for (;;) {
-			j = (j + 1) & (TABLE - 1);
-			if (!table[j].used)
-				return;
-			uint32_t h = op_hash(table[j].code, table[j].comm, table[j].arg) & (TABLE - 1);
-			/* can the entry at j move to the hole at i? */
-			if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j))
-				break;
-		}
-		table[i] = table[j];
-		i = j;
-	}
-}
-
 static void mpi_event(const struct es_trace *t, int rank, bool quiet)
 {
-	unsigned code = es_op_code(t->op);
 	count_share(t, rank);
-	/* a nonblocking collective is matched by the tuple of its completion,
-	 * which runs from its call to the wait or test that completed it */
-	if (!es_op_matched(code) ||
-	    (es_op_info(code)->kind == ES_KIND_ICOLL && !(t->op & ES_OP_DONE)))
+	struct cm_done d;
+	if (!view || !cm_event(colls, view, t, rank, &d))
 		return;
-	const struct es_mpi_comm *c = es_mpi_comm_of(view, rank, t->comm, 0xffff, t->start, NULL);
-	struct op *o = c ? find_op(code, c->id, t->arg) : NULL;
-	if (!o)
-		return;
-	o->size = c->size[0] + c->size[1];
-	o->root = t->element;
-	o->nranks++;
-	if (t->start < o->first_in)
-		o->first_in = t->start;
-	if (t->start >= o->last_in) {
-		o->last_in = t->start;
-		o->last_rank = rank;
-	}
-	if (t->end > o->last_out)
-		o->last_out = t->end;
-	if (o->nranks < (int)o->size)
-		return;
-	double lat = (double)(o->last_out - o->first_in) / 1e6, imb = (double)(o->last_in - o->first_in) / 1e6;
+	unsigned code = d.code;
+	double lat = d.lat_ms, imb = d.imb_ms;
 	struct kind_sum *k = &kinds[code & 255];
 	if (k->nlast <= max_rank) {
 		int *p = realloc(k->last_counts, sizeof(int) * (size_t)(max_rank + 1));
@@ -191,23 +109,22 @@ static void mpi_event(const struct es_trace *t, int rank, bool quiet)
 	k->lat_sum += lat;
 	k->lat_max = lat > k->lat_max ? lat : k->lat_max;
 	k->imb_max = imb > k->imb_max ? imb : k->imb_max;
-	if (o->last_rank < k->nlast)
-		k->last_counts[o->last_rank]++;
+	if (d.last_rank < k->nlast)
+		k->last_counts[d.last_rank]++;
 	if (imbalance_ms >= 0 && imb > imbalance_ms) {
 		char why[300];
 		snprintf(why, sizeof(why), "%s #%u: imbalance %.3f ms (--imbalance %g), last in: rank %d",
-			 es_op_name(code), o->arg, imb, imbalance_ms, o->last_rank);
+			 es_op_name(code), d.num, imb, imbalance_ms, d.last_rank);
 		mon_snapshot("colopmon", &snap, why, NULL, NULL);
 	}
 	if (!quiet) {
 		char root[32] = "";
-		if (o->root != 0xffffffffu)
-			snprintf(root, sizeof(root), ", root %u", o->root);
+		if (d.root != 0xffffffffu)
+			snprintf(root, sizeof(root), ", root %u", d.root);
 		printf("%-18s #%-5u latency %9.3f ms, last in: rank %d, imbalance %9.3f ms%s%s\n",
-		       es_op_name(code), o->arg, lat, o->last_rank, imb, root,
-		       (int)o->size != mpi_ranks ? " (a smaller communicator)" : "");
+		       es_op_name(code), d.num, lat, d.last_rank, imb, root,
+		       d.members != mpi_ranks ? " (a smaller communicator)" : "");
 	}
-	drop_op(o);
 }
 
 
@@ -422,8 +339,7 @@ int main(int argc, char **argv)
 	if ((rc = mon_attach("colopmon", &spec, o.wait, &s)))
 		return rc;
 	int *rank = NULL;
-	table = calloc(TABLE, sizeof(*table));
-	if (!table || identify(s, &rank))
+	if (cm_create(&colls) || identify(s, &rank))
 		return 2;
 	printf("colopmon: job '%s': %d MPI ranks, %d tree edges with collectors\n", o.job, mpi_ranks,
 	       nedges);
@@ -463,7 +379,7 @@ int main(int argc, char **argv)
 	summary(&w, missed, es_scope_before_attach(s));
 	free(ev);
 	free(rank);
-	free(table);
+	cm_destroy(colls);
 	free(shares);
 	es_mpi_close(view);
 	es_scope_destroy(s);

@@ -1,6 +1,7 @@
 /* common.c - attaching to a job, pacing and stopping, shared by the monitors. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -392,4 +393,35 @@ int mon_snapshot(const char *prog, struct mon_snapshot *sn, const char *why, con
 	       sn->job, sn->dir, why, sn->dir, sn->dir);
 	fflush(stdout);
 	return 0;
+}
+
+extern char **environ;
+
+int mon_dot(const char *in, const char *fmt, const char *out)
+{
+	char tmp[4096], opt[16];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", out);
+	snprintf(opt, sizeof(opt), "-T%s", fmt);
+	/* dot draws to its stdout, a file opened the safe way, which takes
+	 * the picture's name once whole */
+	FILE *f = ps_fopen_out(tmp, 0600);
+	if (!f)
+		return -errno;
+	char *argv[] = { "dot", opt, (char *)in, NULL };
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fileno(f), STDOUT_FILENO);
+	pid_t pid;
+	int st = 0;
+	int spawned = posix_spawnp(&pid, "dot", &fa, NULL, argv, environ);
+	fclose(f);
+	posix_spawn_file_actions_destroy(&fa);
+	int rc = 127;
+	if (!spawned && waitpid(pid, &st, 0) == pid && WIFEXITED(st))
+		rc = WEXITSTATUS(st);
+	if (!rc && rename(tmp, out))
+		rc = -errno;
+	if (rc)
+		unlink(tmp);
+	return rc;
 }

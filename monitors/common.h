@@ -81,6 +81,10 @@ int mon_space_open(const char *segment, es_space **out);
 /* Opens path for writing, truncated, readable by its owner only (0600,
  * also when it existed): a copy of a trace is as private as the trace. */
 FILE *mon_fopen_private(const char *path);
+/* Graphviz's dot draws the DOT file in as fmt ("png", "svg") into out,
+ * 0600, renamed into place once whole.  0; 127 when dot is not
+ * installed; else dot's exit status, or a negative errno. */
+int mon_dot(const char *in, const char *fmt, const char *out);
 /* A number from the command line, or exits 2 naming the option. */
 double mon_number(const char *prog, const char *opt, const char *arg, double min);
 

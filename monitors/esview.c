@@ -1,6 +1,9 @@
 /* esview.c - the live view: watches a job and serves its page and data to browsers over HTTP (GNU libmicrohttpd). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <getopt.h>
 #include <microhttpd.h>
 #include <pthread.h>
@@ -8,22 +11,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "beat.h"
+#include "colls.h"
 #include "common.h"
 #include "view.h"
 
 static const char *usage =
 	"usage: esview [options] JOB\n"
 	"Watches JOB (this host's trace spaces, or --servers) and serves it to browsers:\n"
-	"a page of its threads as lanes over the last seconds, calls coloured by class.\n"
-	"It prints the URL to open.\n"
+	"its ranks as lanes over the last seconds (calls coloured by class, messages\n"
+	"as lines), who waits for whom, the balance of its ranks, and triggers that\n"
+	"freeze the view and keep an archive.  It prints the URL to open.\n"
 	"  -p, --port P         the HTTP port (default 0: any free one)\n"
 	"      --addr A         listen on A (default 127.0.0.1); any other address\n"
 	"                       needs --view-secret: the page is then opened with\n"
 	"                       ?key=SECRET, and a request without it gets nothing\n"
 	"      --view-secret F  the secret browsers give (a file only you can read,\n"
 	"                       16 to 256 bytes, as the tuple servers')\n"
-	"  -r, --rate HZ        pulls a second (default 10): the perturbation trade-off\n"
+	"  -r, --rate HZ        pulls a second (default 10): the perturbation trade-off;\n"
+	"                       the page's slider sets it too\n"
+	"      --period MS      heartbeat's judgement: a thread with no event for MS is\n"
+	"                       stalled, and who waits for whom is worked out (default 1000)\n"
 	"      --window S       seconds of events kept (default 10)\n"
+	"      --trigger LIST   armed at start: deadlock, stall=S, imbalance=MS\n"
+	"                       (a collective's last rank in MS after its first)\n"
+	"      --snapshot DIR   where triggers keep their archives: DIR/1, DIR/2...\n"
+	"                       (default esview-JOB in the current directory)\n"
 	"  -w, --wait S         wait up to S seconds for the job to appear (default 10)\n"
 	MON_REMOTE_USAGE
 	"  -h, --help\n"
@@ -33,11 +46,44 @@ static const char *usage =
 extern const unsigned char es_view_page[];
 extern const size_t es_view_page_len;
 
-/* What the HTTP threads serve: the latest JSON, swapped in under lock. */
+/* A trigger, as on an oscilloscope: armed conditions; when one holds the
+ * view freezes at that moment and an archive of it is kept. */
+struct arm {
+	bool deadlock;
+	double stall_s;      /* 0: not armed */
+	double imbalance_ms; /* 0: not armed */
+};
+
+/*
+ * What the watch loop and the HTTP threads share, under lock.
+ * Invariants: v is written by the watch loop only; now_ns is the moment
+ * the page is shown up to: the latest pull's, or the trigger's while
+ * frozen (v then takes no events, so that moment stays whole); gen
+ * changes whenever an answer would, and a cached answer of the same gen
+ * and question is served again, so that ten browsers cost what one does.
+ */
+enum { CACHED = 8 };
 struct served {
 	pthread_mutex_t lock;
-	char *json;
-	size_t len;
+	lv *v;
+	const char *job;
+	uint64_t now_ns, window_ns, gen;
+	char *extra;           /* ,"waits":...,"colls":[...] as of now_ns */
+	char *svg;             /* the wait-for graph's picture, or NULL */
+	size_t svg_len;
+	unsigned svg_gen;
+	double rate;           /* pulls a second */
+	struct arm arm;
+	bool frozen;
+	int fired;             /* triggers fired so far */
+	char why[400], archive[4400];
+	struct {
+		char ask[160];
+		uint64_t gen;
+		char *json;
+		size_t len;
+	} cache[CACHED];
+	unsigned next_cache;
 	char secret[PS_SECRET_MAX + 1];
 	size_t secret_len;
 };
@@ -67,40 +113,161 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
 	return ok;
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-				  const char *version, const char *data, size_t *data_size, void **state)
+static double arg_number(struct MHD_Connection *c, const char *name, double dflt, double lo, double hi)
 {
-	(void)version, (void)data, (void)data_size, (void)state;
+	const char *a = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
+	char *end;
+	double x = a ? strtod(a, &end) : dflt;
+	if (!a || end == a || *end || x != x)
+		x = dflt;
+	return x < lo ? lo : x > hi ? hi : x;
+}
+
+/* The trigger's state, for the page. */
+static void say_trigger(FILE *f, const struct served *sv)
+{
+	fprintf(f, ",\"rate\":%g,\"trigger\":{\"deadlock\":%s,\"stall_s\":%g,\"imbalance_ms\":%g,\"frozen\":%s,"
+		   "\"fired\":%d,\"why\":", sv->rate, sv->arm.deadlock ? "true" : "false", sv->arm.stall_s,
+		sv->arm.imbalance_ms, sv->frozen ? "true" : "false", sv->fired);
+	lv_string(f, sv->why);
+	fputs(",\"archive\":", f);
+	lv_string(f, sv->archive);
+	fputc('}', f);
+}
+
+/* /data?shown=MS&bins=N&open=LANES: the lanes as asked, from the cache
+ * when another browser asked the same since the last pull. */
+static enum MHD_Result data(struct served *sv, struct MHD_Connection *c)
+{
+	const char *open = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "open");
+	char ask[160];
+	double shown = arg_number(c, "shown", 5000, 1, (double)sv->window_ns / 1e6);
+	int bins = (int)arg_number(c, "bins", 400, 1, 4000);
+	snprintf(ask, sizeof(ask), "%.0f/%d/%.100s", shown, bins, open ? open : "");
+	char *json = NULL, *extra = NULL;
+	size_t len = 0, elen = 0;
+	pthread_mutex_lock(&sv->lock);
+	for (int i = 0; i < CACHED; i++)
+		if (sv->cache[i].json && sv->cache[i].gen == sv->gen && !strcmp(sv->cache[i].ask, ask) &&
+		    (json = malloc(sv->cache[i].len)))
+			memcpy(json, sv->cache[i].json, len = sv->cache[i].len);
+	FILE *f = json ? NULL : open_memstream(&extra, &elen);
+	if (f) {
+		fputs(sv->extra ? sv->extra : "", f);
+		say_trigger(f, sv);
+		fclose(f);
+		struct lv_ask a = { sv->now_ns, (uint64_t)(shown * 1e6), bins, open ? open : "", 256, 400 };
+		if (extra && !lv_json(sv->v, sv->job, &a, extra, &json, &len)) {
+			unsigned k = sv->next_cache++ % CACHED;
+			free(sv->cache[k].json);
+			sv->cache[k].json = malloc(len);
+			if (sv->cache[k].json)
+				memcpy(sv->cache[k].json, json, len);
+			sv->cache[k].len = len, sv->cache[k].gen = sv->gen;
+			snprintf(sv->cache[k].ask, sizeof(sv->cache[k].ask), "%s", ask);
+		}
+	}
+	pthread_mutex_unlock(&sv->lock);
+	free(extra);
+	if (!json)
+		return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", "no memory\n", 10, MHD_RESPMEM_PERSISTENT);
+	return reply(c, MHD_HTTP_OK, "application/json", json, len, MHD_RESPMEM_MUST_FREE);
+}
+
+static enum MHD_Result picture(struct served *sv, struct MHD_Connection *c)
+{
+	pthread_mutex_lock(&sv->lock);
+	char *svg = sv->svg ? malloc(sv->svg_len) : NULL;
+	size_t len = svg ? sv->svg_len : 0;
+	if (svg)
+		memcpy(svg, sv->svg, len);
+	pthread_mutex_unlock(&sv->lock);
+	if (!svg)
+		return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", "no graph\n", 9, MHD_RESPMEM_PERSISTENT);
+	return reply(c, MHD_HTTP_OK, "image/svg+xml", svg, len, MHD_RESPMEM_MUST_FREE);
+}
+
+/* POST /arm?deadlock=1&stall=S&imbalance=MS: arms the trigger and runs
+ * the view again; POST /rate?hz=H: the pull rate. */
+static enum MHD_Result control(struct served *sv, struct MHD_Connection *c, const char *url)
+{
+	pthread_mutex_lock(&sv->lock);
+	if (!strcmp(url, "/arm")) {
+		sv->arm = (struct arm){ arg_number(c, "deadlock", 0, 0, 1) > 0, arg_number(c, "stall", 0, 0, 86400),
+					arg_number(c, "imbalance", 0, 0, 86400000) };
+		sv->frozen = false;
+	} else {
+		sv->rate = arg_number(c, "hz", sv->rate, 0.1, 100);
+	}
+	sv->gen++;
+	pthread_mutex_unlock(&sv->lock);
+	return reply(c, MHD_HTTP_OK, "text/plain", "ok\n", 3, MHD_RESPMEM_PERSISTENT);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+				  const char *version, const char *body, size_t *body_size, void **state)
+{
+	(void)version, (void)body;
 	struct served *sv = cls;
 	static const char nope[] = "not found\n", denied[] = "a key is needed\n";
-	if (strcmp(method, "GET"))
+	static int begun;
+	bool post = !strcmp(method, "POST");
+	if (post && !*state) { /* the first call only announces the request */
+		*state = &begun;
+		return MHD_YES;
+	}
+	if (post && *body_size) { /* a body is not asked for: read and dropped */
+		*body_size = 0;
+		return MHD_YES;
+	}
+	if (strcmp(method, "GET") && !post)
 		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", nope, sizeof(nope) - 1,
 			     MHD_RESPMEM_PERSISTENT);
 	if (!key_ok(sv, c))
 		return reply(c, MHD_HTTP_FORBIDDEN, "text/plain", denied, sizeof(denied) - 1,
 			     MHD_RESPMEM_PERSISTENT);
-	if (!strcmp(url, "/"))
+	if (post && (!strcmp(url, "/arm") || !strcmp(url, "/rate")))
+		return control(sv, c, url);
+	if (!post && !strcmp(url, "/"))
 		return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", es_view_page, es_view_page_len,
 			     MHD_RESPMEM_PERSISTENT);
-	if (strcmp(url, "/data"))
-		return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", nope, sizeof(nope) - 1, MHD_RESPMEM_PERSISTENT);
-	pthread_mutex_lock(&sv->lock);
-	char *copy = sv->json ? malloc(sv->len) : NULL;
-	size_t len = copy ? sv->len : 0;
-	if (copy)
-		memcpy(copy, sv->json, len);
-	pthread_mutex_unlock(&sv->lock);
-	if (!copy)
-		return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", nope, sizeof(nope) - 1,
-			     MHD_RESPMEM_PERSISTENT);
-	return reply(c, MHD_HTTP_OK, "application/json", copy, len, MHD_RESPMEM_MUST_FREE);
+	if (!post && !strcmp(url, "/data"))
+		return data(sv, c);
+	if (!post && !strcmp(url, "/waitfor.svg"))
+		return picture(sv, c);
+	return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", nope, sizeof(nope) - 1, MHD_RESPMEM_PERSISTENT);
 }
 
 struct opts {
 	int port;
-	const char *addr, *secret_file, *job;
-	double rate, window, wait;
+	const char *addr, *secret_file, *job, *snapshot;
+	double rate, window, wait, period;
+	struct arm arm;
 };
+
+/* --trigger deadlock,stall=S,imbalance=MS; 0 or says what was expected. */
+static int parse_trigger(const char *list, struct arm *arm)
+{
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(w, '='), *end = NULL;
+		double x = eq ? strtod(eq + 1, &end) : 0;
+		bool number = eq && end != eq + 1 && !*end && x > 0;
+		if (!strcmp(w, "deadlock"))
+			arm->deadlock = true;
+		else if (number && !strncmp(w, "stall=", 6))
+			arm->stall_s = x;
+		else if (number && !strncmp(w, "imbalance=", 10))
+			arm->imbalance_ms = x;
+		else {
+			fprintf(stderr, "esview: --trigger %s: at '%s': expected deadlock, stall=SECONDS or "
+					"imbalance=MS (numbers above 0)\n", list, w);
+			return 2;
+		}
+	}
+	return 0;
+}
 
 static int parse(int argc, char **argv, struct opts *o)
 {
@@ -108,8 +275,10 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "port", required_argument, NULL, 'p' }, { "addr", required_argument, NULL, 'A' },
 		{ "view-secret", required_argument, NULL, 'S' }, { "rate", required_argument, NULL, 'r' },
 		{ "window", required_argument, NULL, 'W' }, { "wait", required_argument, NULL, 'w' },
+		{ "period", required_argument, NULL, 'P' }, { "trigger", required_argument, NULL, 'T' },
+		{ "snapshot", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' }, { "version", no_argument, NULL, 'V' }, MON_REMOTE_OPTS, { 0 } };
-	*o = (struct opts){ .addr = "127.0.0.1", .rate = 10, .window = 10, .wait = 10 };
+	*o = (struct opts){ .addr = "127.0.0.1", .rate = 10, .window = 10, .wait = 10, .period = 1 };
 	int c;
 	while ((c = getopt_long(argc, argv, "p:r:w:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -119,6 +288,9 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'r': o->rate = mon_number("esview", "--rate", optarg, 0.1); break;
 		case 'W': o->window = mon_number("esview", "--window", optarg, 1); break;
 		case 'w': o->wait = mon_number("esview", "--wait", optarg, 0); break;
+		case 'P': o->period = mon_number("esview", "--period", optarg, 10) / 1000; break;
+		case 'T': if (parse_trigger(optarg, &o->arm)) return 2; break;
+		case 'N': o->snapshot = optarg; break;
 		case 'R': mon_servers = optarg; break;
 		case 'K': mon_secret_file = optarg; break;
 		case 'h': fputs(usage, stdout); return 0;
@@ -169,55 +341,338 @@ static struct MHD_Daemon *listen_on(const struct opts *o, struct served *sv, int
 	return d;
 }
 
+/* What the watch loop keeps besides what it shares. */
+struct watcher {
+	const struct opts *o;
+	struct served *sv;
+	es_scope *s;            /* every event, by leaf */
+	es_scope *latest;       /* each thread's latest: heartbeat's judgement */
+	hb *hb;
+	cm *cm;
+	es_mpi *mpi;            /* the ranks' communicators, for the collectives */
+	struct cm_done recent[16]; /* the latest collectives, newest last */
+	int nrecent;
+	double next_beat;
+	char *waits;            /* ,"waits":{...} as of the last judgement */
+	char *findings;         /* its deadlocks and stalls in words */
+	char pending[400];      /* a trigger that held during the pull */
+	char dir[4096];         /* private: the graph's DOT and SVG */
+	struct arm arm;         /* the served one's, as of this pull */
+};
+
 /* The threads as the page lists them, from the scope. */
-static struct lv_thread *threads_of(const es_scope *s, int *n)
+static int set_threads(struct watcher *w)
 {
-	*n = es_scope_threads(s);
-	struct lv_thread *t = calloc((size_t)*n + 1, sizeof(*t));
-	for (int i = 0; t && i < *n; i++)
-		t[i] = (struct lv_thread){ es_scope_thread(s, i), -1 };
-	for (int i = 0; t && i < es_scope_leaves(s); i++)
-		t[es_scope_leaf(s, i)->thread].rank = es_scope_leaf(s, i)->rank;
-	return t;
+	int n = es_scope_threads(w->s);
+	struct lv_thread *t = calloc((size_t)n + 1, sizeof(*t));
+	char (*node)[128] = calloc((size_t)n + 1, sizeof(*node));
+	int rc = -ENOMEM;
+	if (t && node) {
+		for (int i = 0; i < n; i++)
+			t[i] = (struct lv_thread){ es_scope_thread(w->s, i), -1, node[i] };
+		for (int i = 0; i < es_scope_leaves(w->s); i++) {
+			const struct es_leaf *l = es_scope_leaf(w->s, i);
+			t[l->thread].rank = l->rank;
+			mon_server_of(w->s, i, node[l->thread], sizeof(node[0]));
+		}
+		pthread_mutex_lock(&w->sv->lock);
+		rc = lv_set_threads(w->sv->v, t, n);
+		pthread_mutex_unlock(&w->sv->lock);
+	}
+	free(t);
+	free(node);
+	return rc;
 }
 
-/* Pulls at the rate, keeps the window, and swaps in the JSON for the browsers. */
-static void watch(es_scope *s, const struct opts *o, lv *v, struct served *sv)
+/* A collective complete: kept for the page, and the imbalance trigger. */
+static void collective(struct watcher *w, const struct cm_done *d)
+{
+	if (w->nrecent == (int)(sizeof(w->recent) / sizeof(w->recent[0])))
+		memmove(w->recent, w->recent + 1, sizeof(w->recent) - sizeof(w->recent[0]));
+	else
+		w->nrecent++;
+	w->recent[w->nrecent - 1] = *d;
+	double bound = w->arm.imbalance_ms;
+	if (bound > 0 && d->imb_ms > bound && !*w->pending)
+		snprintf(w->pending, sizeof(w->pending),
+			 "%s #%u: imbalance %.3f ms (trigger above %g ms), last in: rank %d", es_op_name(d->code),
+			 d->num, d->imb_ms, bound, d->last_rank);
+}
+
+/* Every event since the last pull into the view (only numbered while it
+ * is frozen), and the collectives they complete. */
+static void pull(struct watcher *w, struct es_trace *ev, int max)
+{
+	int n;
+	uint64_t lost;
+	if (es_scope_refresh(w->s) > 0) {
+		set_threads(w);
+		es_mpi_close(w->mpi);
+		struct ps_remote_attr ra = { .secret_file = mon_secret_file };
+		if (es_mpi_open(w->s, &ra, &w->mpi))
+			w->mpi = NULL;
+	}
+	if (w->mpi)
+		es_mpi_refresh(w->mpi);
+	while ((n = es_scope_consume(w->s, ev, (size_t)max, &lost)) > 0) {
+		pthread_mutex_lock(&w->sv->lock);
+		if (lost || es_scope_before_attach(w->s))
+			lv_unpaired(w->sv->v, lost ? "some calls were overwritten before esview read them"
+						   : "esview came after the job's first calls had rotated out");
+		for (int i = 0; i < n; i++) {
+			const struct es_trace *t = &ev[i];
+			const struct es_leaf *l = es_scope_leaf(w->s, es_scope_consumed_leaf(w->s, (size_t)i));
+			struct lv_event e = { t->start, t->end, (uint32_t)l->thread, t->element, t->size, t->arg, 0,
+					      t->op, t->comm };
+			if (w->sv->frozen)
+				lv_count(w->sv->v, &e);
+			else
+				lv_add(w->sv->v, &e);
+		}
+		pthread_mutex_unlock(&w->sv->lock);
+		for (int i = 0; i < n && w->mpi; i++) {
+			const struct es_leaf *l = es_scope_leaf(w->s, es_scope_consumed_leaf(w->s, (size_t)i));
+			struct cm_done d;
+			if (l->rank >= 0 && cm_event(w->cm, w->mpi, &ev[i], l->rank, &d))
+				collective(w, &d);
+		}
+		if (n < max)
+			break;
+	}
+}
+
+/* The wait-for graph's picture, by dot, when something waits. */
+static void draw_graph(struct watcher *w, const char *title)
+{
+	char dot[4200], svg[4200];
+	snprintf(dot, sizeof(dot), "%s/waitfor.dot", w->dir);
+	snprintf(svg, sizeof(svg), "%s/waitfor.svg", w->dir);
+	FILE *f = ps_fopen_out(dot, 0600);
+	if (!f)
+		return;
+	int rc = wf_dot(hb_graph(w->hb), f, title);
+	if (fclose(f) || rc || mon_dot(dot, "svg", svg))
+		return;
+	FILE *in = fopen(svg, "r");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = in ? open_memstream(&buf, &len) : NULL;
+	char chunk[8192];
+	size_t k;
+	while (out && (k = fread(chunk, 1, sizeof(chunk), in)) > 0)
+		fwrite(chunk, 1, k, out);
+	if (in)
+		fclose(in);
+	if (!out || fclose(out))
+		return;
+	pthread_mutex_lock(&w->sv->lock);
+	free(w->sv->svg);
+	w->sv->svg = buf, w->sv->svg_len = len;
+	w->sv->svg_gen++;
+	pthread_mutex_unlock(&w->sv->lock);
+}
+
+/* The findings, a line each: [kind, text]. */
+static void say_findings(FILE *f, const char *text)
+{
+	fputs(",\"findings\":[", f);
+	char line[2048];
+	int k = 0;
+	for (const char *p = text; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		snprintf(line, sizeof(line), "%.*s", (int)n, p);
+		const char *l = line + strspn(line, " ");
+		const char *kind = !strncmp(l, "deadlock", 8) ? "deadlock" : !strncmp(l, "stall", 5) ? "stall" : "note";
+		fprintf(f, "%s[\"%s\",", k++ ? "," : "", kind);
+		lv_string(f, l);
+		fputc(']', f);
+		p = nl ? nl + 1 : p + n;
+	}
+	fputc(']', f);
+}
+
+/* heartbeat's judgement, once a period: who progressed, who waits for
+ * whom, and the deadlock and stall triggers. */
+static void judge(struct watcher *w)
+{
+	struct hb_period p;
+	if (hb_step(w->hb, "esview", &p))
+		return;
+	const wf_graph *g = hb_graph(w->hb);
+	char *text = NULL, *json = NULL;
+	size_t tlen = 0, jlen = 0;
+	FILE *t = open_memstream(&text, &tlen);
+	if (t && p.looked)
+		wf_report(g, t, "");
+	if (t)
+		fclose(t);
+	if (p.looked && p.stalled)
+		draw_graph(w, w->o->job);
+	FILE *f = open_memstream(&json, &jlen);
+	if (f) {
+		fprintf(f, ",\"waits\":{\"period_ms\":%.0f,\"threads\":%d,\"progressing\":%d,\"stalled\":%d,"
+			   "\"ended\":%d,\"unreachable\":%d,\"graph\":%u,\"line\":",
+			w->o->period * 1000, hb_threads(w->hb), p.progressing, p.stalled, p.ended, p.unreachable,
+			p.looked && p.stalled ? w->sv->svg_gen : 0);
+		lv_string(f, p.line);
+		say_findings(f, text);
+		fputc('}', f);
+		fclose(f);
+	}
+	free(w->waits);
+	w->waits = json;
+	free(w->findings);
+	w->findings = text;
+	const struct arm arm = w->arm;
+	if (arm.deadlock && p.looked && wf_deadlocks(g) > 0 && !*w->pending)
+		snprintf(w->pending, sizeof(w->pending), "a deadlock named");
+	for (int i = 0; i < hb_threads(w->hb) && arm.stall_s > 0 && !*w->pending; i++) {
+		const struct hb_thread *x = hb_thread(w->hb, i);
+		if (x->stalled_now && x->stalled_periods * w->o->period >= arm.stall_s)
+			snprintf(w->pending, sizeof(w->pending), "%s stalled for %.1f s (trigger above %g s), %s",
+				 es_scope_thread(w->latest, i), x->stalled_periods * w->o->period, arm.stall_s,
+				 x->where);
+	}
+}
+
+/* What the page shows now: the judgement's and the collectives'. */
+static void publish(struct watcher *w)
+{
+	char *extra = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&extra, &len);
+	if (!f)
+		return;
+	fputs(w->waits ? w->waits : "", f);
+	fputs(",\"colls\":[", f);
+	for (int i = w->nrecent; i-- > 0;) {
+		const struct cm_done *d = &w->recent[i];
+		fprintf(f, "%s{\"name\":\"%s\",\"num\":%u,\"members\":%d,\"last\":%d,\"imb_ms\":%.3f,\"lat_ms\":%.3f}",
+			i < w->nrecent - 1 ? "," : "", es_op_name(d->code), d->num, d->members, d->last_rank, d->imb_ms,
+			d->lat_ms);
+	}
+	fputc(']', f);
+	if (fclose(f))
+		return;
+	pthread_mutex_lock(&w->sv->lock);
+	if (!w->sv->frozen) {
+		free(w->sv->extra);
+		w->sv->extra = extra;
+		extra = NULL;
+		w->sv->now_ns = ps_now_ns();
+		w->sv->gen++;
+	}
+	pthread_mutex_unlock(&w->sv->lock);
+	free(extra);
+}
+
+/* A trigger held: the view freezes at the moment just published, and an
+ * archive of that moment is kept (DIR/N). */
+static void fire(struct watcher *w)
+{
+	struct served *sv = w->sv;
+	char dir[4200];
+	pthread_mutex_lock(&sv->lock);
+	bool armed = !sv->frozen && (sv->arm.deadlock || sv->arm.stall_s > 0 || sv->arm.imbalance_ms > 0);
+	if (armed) {
+		sv->frozen = true;
+		sv->fired++;
+		snprintf(sv->why, sizeof(sv->why), "%s", w->pending);
+		snprintf(dir, sizeof(dir), "%s/%d", w->o->snapshot, sv->fired);
+		snprintf(sv->archive, sizeof(sv->archive), "(being written: %s)", dir);
+		sv->gen++;
+	}
+	pthread_mutex_unlock(&sv->lock);
+	*w->pending = 0;
+	if (!armed)
+		return;
+	printf("esview: trigger: %s; the view is frozen\n", sv->why);
+	fflush(stdout);
+	struct mon_snapshot sn = { .dir = dir, .job = w->o->job };
+	mkdir(w->o->snapshot, 0700);
+	int rc = mon_snapshot("esview", &sn, sv->why, "waitfor", w->findings && *w->findings ? w->findings
+											: "(the wait-for graph named nothing)\n");
+	pthread_mutex_lock(&sv->lock);
+	if (rc)
+		snprintf(sv->archive, sizeof(sv->archive), "none: the snapshot failed (%s)", ps_strerror(rc));
+	else
+		snprintf(sv->archive, sizeof(sv->archive), "%s", dir);
+	sv->gen++;
+	pthread_mutex_unlock(&sv->lock);
+}
+
+/* Pulls at the rate, judges once a period, fires the triggers. */
+static void watch(struct watcher *w)
 {
 	enum { MAX = 65536 };
 	struct es_trace *ev = malloc(MAX * sizeof(*ev));
-	struct mon_watch w = { .grace = 3 };
+	struct mon_watch mw = { .grace = 3 };
 	while (ev && !mon_stop) {
-		bool alive = mon_watch("esview", s, &w);
-		es_scope_refresh(s);
-		int n;
-		uint64_t lost;
-		while ((n = es_scope_consume(s, ev, MAX, &lost)) > 0) {
-			for (int i = 0; i < n; i++) {
-				const struct es_leaf *l = es_scope_leaf(s, es_scope_consumed_leaf(s, (size_t)i));
-				struct lv_event e = { ev[i].start, ev[i].end, (uint32_t)l->thread, ev[i].element,
-						      ev[i].op };
-				lv_add(v, &e);
-			}
-			if (n < MAX)
-				break;
+		bool alive = mon_watch("esview", w->s, &mw);
+		pthread_mutex_lock(&w->sv->lock);
+		w->arm = w->sv->arm;
+		pthread_mutex_unlock(&w->sv->lock);
+		pull(w, ev, MAX);
+		if (mon_now() >= w->next_beat) {
+			w->next_beat = mon_now() + w->o->period;
+			judge(w);
 		}
-		int nt;
-		struct lv_thread *t = threads_of(s, &nt);
-		char *json = NULL;
-		size_t len = 0;
-		if (t && !lv_json(v, o->job, t, nt, ps_now_ns(), (uint64_t)(o->window * 1e9), 20000, &json, &len)) {
-			pthread_mutex_lock(&sv->lock);
-			free(sv->json);
-			sv->json = json, sv->len = len;
-			pthread_mutex_unlock(&sv->lock);
-		}
-		free(t);
+		publish(w);
+		if (*w->pending)
+			fire(w);
 		if (!alive)
 			break;
-		mon_sleep(1 / o->rate);
+		pthread_mutex_lock(&w->sv->lock);
+		double rate = w->sv->rate;
+		pthread_mutex_unlock(&w->sv->lock);
+		mon_sleep(1 / rate);
 	}
 	free(ev);
+}
+
+/* The two scopes: every event, and each thread's latest (heartbeat's). */
+static int attach(const struct opts *o, struct watcher *w)
+{
+	struct es_scope_spec spec;
+	es_scope_spec_default(&spec, o->job);
+	spec.reduce = ES_REDUCE_NONE;
+	spec.by_leaf = true;
+	mon_remote("esview", &spec);
+	int rc = mon_attach("esview", &spec, o->wait, &w->s);
+	if (rc)
+		return rc;
+	es_scope_spec_default(&spec, o->job);
+	spec.reduce = ES_REDUCE_LATEST;
+	mon_remote("esview", &spec);
+	if ((rc = mon_attach("esview", &spec, 0, &w->latest)))
+		return rc;
+	struct ps_remote_attr ra = { .secret_file = mon_secret_file };
+	if (es_mpi_open(w->s, &ra, &w->mpi))
+		w->mpi = NULL;
+	if (hb_create(w->latest, o->period, false, &w->hb) || cm_create(&w->cm) || set_threads(w))
+		return 1;
+	return 0;
+}
+
+static void detach(struct watcher *w)
+{
+	char f[4200];
+	snprintf(f, sizeof(f), "%s/waitfor.dot", w->dir);
+	unlink(f);
+	snprintf(f, sizeof(f), "%s/waitfor.svg", w->dir);
+	unlink(f);
+	if (*w->dir)
+		rmdir(w->dir);
+	hb_destroy(w->hb);
+	cm_destroy(w->cm);
+	es_mpi_close(w->mpi);
+	if (w->latest)
+		es_scope_destroy(w->latest);
+	if (w->s)
+		es_scope_destroy(w->s);
+	free(w->waits);
+	free(w->findings);
 }
 
 int main(int argc, char **argv)
@@ -226,38 +681,47 @@ int main(int argc, char **argv)
 	int rc = parse(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
-	struct served sv = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	char snapdir[4096];
+	if (!o.snapshot) {
+		snprintf(snapdir, sizeof(snapdir), "esview-%s", o.job);
+		o.snapshot = snapdir;
+	}
+	struct served sv = { .lock = PTHREAD_MUTEX_INITIALIZER, .job = o.job, .rate = o.rate, .arm = o.arm,
+			     .window_ns = (uint64_t)(o.window * 1e9) };
+	struct watcher w = { .o = &o, .sv = &sv };
+	const char *tmp = getenv("TMPDIR");
+	snprintf(w.dir, sizeof(w.dir), "%s/esview.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(w.dir)) {
+		fprintf(stderr, "esview: %s: %s\n", w.dir, strerror(errno));
+		return 1;
+	}
+	if (lv_create((size_t)(o.window * 50000), &sv.v)) { /* 50,000 calls a second, 2.4 MB a second */
+		rmdir(w.dir);
+		return 1;
+	}
 	int port = 0;
 	struct MHD_Daemon *d = listen_on(&o, &sv, &port);
-	if (!d)
+	if (!d) {
+		rmdir(w.dir);
+		lv_destroy(sv.v);
 		return 2;
-	struct es_scope_spec spec;
-	es_scope_spec_default(&spec, o.job);
-	spec.reduce = ES_REDUCE_NONE;
-	spec.by_leaf = true;
-	mon_remote("esview", &spec);
+	}
 	mon_signals();
 	printf("esview: job %s at http://%s:%d/%s\n", o.job, o.addr, port, sv.secret_len ? "?key=SECRET" : "");
 	fflush(stdout);
-	es_scope *s;
-	lv *v;
-	if ((rc = mon_attach("esview", &spec, o.wait, &s))) {
-		MHD_stop_daemon(d);
-		return rc;
+	if (!(rc = attach(&o, &w))) {
+		watch(&w);
+		printf("esview: the job ended; the page shows its last %.0f s until esview is stopped\n", o.window);
+		fflush(stdout);
+		while (!mon_stop)
+			mon_sleep(1);
 	}
-	if (lv_create((size_t)(o.window * 50000), &v)) { /* 50,000 calls a second, 1.6 MB */
-		es_scope_destroy(s);
-		MHD_stop_daemon(d);
-		return 1;
-	}
-	watch(s, &o, v, &sv);
-	printf("esview: the job ended; the page shows its last %.0f s until esview is stopped\n", o.window);
-	fflush(stdout);
-	while (!mon_stop)
-		mon_sleep(1);
 	MHD_stop_daemon(d);
-	free(sv.json);
-	lv_destroy(v);
-	es_scope_destroy(s);
-	return 0;
+	detach(&w);
+	free(sv.extra);
+	free(sv.svg);
+	for (int i = 0; i < CACHED; i++)
+		free(sv.cache[i].json);
+	lv_destroy(sv.v);
+	return rc;
 }

@@ -1,8 +1,6 @@
 /* heartbeat.c - the heartbeat monitor: which threads of a running job stopped making progress, and where they wait. */
 #define _GNU_SOURCE
 #include <getopt.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -44,8 +42,6 @@ static const char *usage =
 	"(threads waiting in a cycle, a collective mismatch, a wait for a rank that\n"
 	"ended or for an element no thread writes), 2 on a usage error or if the job\n"
 	"never appeared.\n";
-
-extern char **environ;
 
 /* --graph: the DOT file, replaced whole, and its picture when dot is there. */
 struct picture {
@@ -91,35 +87,15 @@ static void picture_write(struct picture *p, const wf_graph *g, const char *titl
 	}
 	if (p->no_dot)
 		return;
-	/* dot draws to its stdout, a file we opened the safe way, which takes
-	 * the picture's name once whole */
-	char *argv[] = { "dot", "-Tpng", (char *)p->dot, NULL };
-	FILE *png = ps_fopen_out(p->tmp, 0600);
-	if (!png) {
-		fprintf(stderr, "heartbeat: --graph %s: %s\n", p->png, strerror(errno));
-		return;
-	}
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, fileno(png), STDOUT_FILENO);
-	pid_t pid;
-	int st = 0;
-	int spawned = posix_spawnp(&pid, "dot", &fa, NULL, argv, environ);
-	fclose(png);
-	bool ran = !spawned && waitpid(pid, &st, 0) == pid && WIFEXITED(st);
-	if (ran && !WEXITSTATUS(st)) {
-		if (rename(p->tmp, p->png))
-			fprintf(stderr, "heartbeat: --graph %s: %s\n", p->png, strerror(errno));
-	} else {
-		unlink(p->tmp);
-	}
-	if (!ran || WEXITSTATUS(st) == 127) {
+	int rc = mon_dot(p->dot, "png", p->png);
+	if (rc < 0) {
+		fprintf(stderr, "heartbeat: --graph %s: %s\n", p->png, strerror(-rc));
+	} else if (rc == 127) {
 		fprintf(stderr, "heartbeat: no picture of the graph: dot (Debian graphviz) is not installed\n");
 		p->no_dot = true;
-	} else if (WEXITSTATUS(st)) {
-		fprintf(stderr, "heartbeat: dot could not draw %s (exit %d)\n", p->dot, WEXITSTATUS(st));
+	} else if (rc) {
+		fprintf(stderr, "heartbeat: dot could not draw %s (exit %d)\n", p->dot, rc);
 	}
-	posix_spawn_file_actions_destroy(&fa);
 }
 
 struct opts {

@@ -1,22 +1,29 @@
-/* view.h - the live view's data (esview): the last seconds of a job's events, kept in a ring and said as JSON for the page. */
+/* view.h - the live view's data (esview): the last seconds of a job's events, kept in a ring and said as JSON for the page at the detail it asks. */
 #ifndef ES_MONITORS_VIEW_H
 #define ES_MONITORS_VIEW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* One call as the page draws it: stamps in ns (the monitor's clock). */
 struct lv_event {
 	uint64_t start, end;
 	uint32_t thread; /* the scope's number */
-	uint32_t peer;   /* a message's other end (world rank), or ES_NONE */
+	uint32_t peer;   /* a message's other end or a collective's root (world rank), or ES_NONE */
+	uint32_t bytes, tag;
+	uint32_t ord;    /* a message's number between its two ends, on its communicator with its tag (lv_add) */
 	uint16_t op;     /* with its flags */
+	uint16_t comm;   /* the rank's serial of its communicator */
 };
 
-/* A thread as the page lists it: its name, and its rank (-1: none). */
+/* A thread as the page lists it: its name, its rank (-1: none) and the
+ * node it runs on (its tuple server, or "" for this host). */
 struct lv_thread {
 	const char *name;
 	int rank;
+	const char *node;
 };
 
 typedef struct lv lv;
@@ -24,18 +31,48 @@ typedef struct lv lv;
 /* Keeps up to max events, the oldest dropped first.  0 or -ENOMEM. */
 int lv_create(size_t max, lv **out);
 void lv_destroy(lv *v);
-void lv_add(lv *v, const struct lv_event *e);
-/* Events added and dropped since created (the page says what it missed). */
+/* The job's threads, by the scope's numbers (copied): before the events
+ * that name them are added.  0 or -ENOMEM. */
+int lv_set_threads(lv *v, const struct lv_thread *t, int n);
+/* Adds e, numbering it if it is a message (e->ord). */
+void lv_add(lv *v, struct lv_event *e);
+/* Numbers e as lv_add does, without keeping it (a frozen view goes on
+ * counting, so that messages pair when it runs again). */
+void lv_count(lv *v, struct lv_event *e);
+/* Messages are numbered from the first each end sent or received: when
+ * the view did not see a job's history from its start (it had rotated
+ * out, or a pull came too late), numbers do not pair them, and none is
+ * drawn.  Says why, for the page. */
+void lv_unpaired(lv *v, const char *why);
+/* Events added since created (the page says what it missed). */
 uint64_t lv_added(const lv *v);
 
 /*
- * The page's data, as one JSON object: the job, now, the threads, the ops
- * met (name and class), and every event that ended within window_ns
- * before now as [thread, op, start, end, peer] (stamps in ms after
- * now - window_ns), the newest max of them, in the order added.  *out is
+ * What a page asks for: the time shown (shown_ns up to now_ns, at most the
+ * window kept), in bins (its width in pixels, over two); open lists the
+ * lanes unfolded ("n:0,r:3"): by default one lane per rank (a thread
+ * without a rank is its own), or per node when there are more than 64
+ * ranks; an open node shows its ranks, an open rank its threads.
+ */
+struct lv_ask {
+	uint64_t now_ns, shown_ns;
+	int bins;
+	const char *open;
+	int max_lanes;   /* lanes shown at most (the rest are said folded) */
+	int max_msgs;    /* messages drawn at most: the newest */
+};
+
+/*
+ * The page's data, as one JSON object: the job, the lanes as asked, in
+ * each lane's bins the class of call that took most of its time and the
+ * share of the lane's time in calls, messages as [from lane, sent ms,
+ * to lane, received ms] (paired as MPI pairs them), each rank's share of
+ * time inside MPI and the bytes each rank sent each other, over the time
+ * shown; then the members in extra (",\"waits\":{...}" or "").  *out is
  * malloc'd; 0 or -ENOMEM.
  */
-int lv_json(const lv *v, const char *job, const struct lv_thread *threads, int nthreads, uint64_t now_ns,
-	    uint64_t window_ns, size_t max, char **out, size_t *len);
+int lv_json(const lv *v, const char *job, const struct lv_ask *a, const char *extra, char **out, size_t *len);
+/* s as a JSON string, quoted and escaped. */
+void lv_string(FILE *f, const char *s);
 
 #endif

@@ -1,13 +1,73 @@
-/* test_view.c - the live view's data: a ring of the last events, said as JSON for the page within a window and a cap. */
+/* test_view.c - the live view's data: lanes folded by node and rank, calls binned at the detail asked, messages paired by number, the balance, and JSON that names cannot break. */
 #define _GNU_SOURCE
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "collectors/collectors.h"
 #include "monitors/view.h"
 #include "tests/unit/suites.h"
+
+static const uint64_t ms = 1000000;
+
+static char *ask(lv *v, uint64_t now, uint64_t shown, int bins, const char *open)
+{
+	struct lv_ask a = { now, shown, bins, open, 256, 400 };
+	char *j = NULL;
+	size_t len;
+	ck_assert_int_eq(lv_json(v, "job1", &a, ",\"x\":1", &j, &len), 0);
+	ck_assert_uint_eq(len, strlen(j));
+	return j;
+}
+
+static void add(lv *v, uint32_t thread, uint64_t start, uint64_t end, unsigned op, uint32_t peer, uint32_t bytes)
+{
+	struct lv_event e = { .start = start, .end = end, .thread = thread, .peer = peer, .bytes = bytes, .tag = 7,
+			      .op = (uint16_t)op };
+	lv_add(v, &e);
+}
+
+/* Calls binned: each bin the class that took most of it and the share of
+ * the lane's time; only what lies within the time shown; the oldest
+ * dropped when the ring is full. */
+START_TEST(bins_and_ring)
+{
+	lv *v;
+	ck_assert_int_eq(lv_create(4, &v), 0);
+	const struct lv_thread th[2] = { { "rank0.thread0", 0, "" }, { "rank1.thread0", 1, "" } };
+	ck_assert_int_eq(lv_set_threads(v, th, 2), 0);
+	/* rank 0: an allreduce over 0-4 ms (dropped: the ring keeps four) */
+	add(v, 0, 0, 4 * ms, ES_OP_MPI_ALLREDUCE, ES_NONE, 0);
+	/* rank 0: a barrier 5-7 ms; rank 1: a send 5-6 ms, a recv 8-10 ms */
+	add(v, 0, 5 * ms, 7 * ms, ES_OP_MPI_BARRIER, ES_NONE, 0);
+	add(v, 1, 5 * ms, 6 * ms, ES_OP_MPI_SEND, 0, 100);
+	add(v, 1, 8 * ms, 10 * ms, ES_OP_MPI_RECV, 0, 100);
+	add(v, 0, 9 * ms, 10 * ms, ES_OP_MPI_BARRIER, ES_NONE, 0);
+	ck_assert_uint_eq(lv_added(v), 5);
+	/* shown: 4 to 10 ms, in three bins of 2 ms */
+	char *j = ask(v, 10 * ms, 6 * ms, 3, "");
+	ck_assert_msg(strstr(j, "{\"job\":\"job1\",\"shown_ms\":6.000,"), "%s", j);
+	ck_assert_msg(strstr(j, "\"lanes\":[{\"id\":\"r:0\",\"label\":\"rank 0\",\"threads\":1,\"depth\":0,\"parent\":\"\"},"
+				"{\"id\":\"r:1\",\"label\":\"rank 1\",\"threads\":1,\"depth\":0,\"parent\":\"\"}]"), "%s", j);
+	/* lane 0: bin 0 (4-6 ms) 1 ms of barrier = 500 permille, bin 1 1 ms, bin 2 1 ms;
+	 * lane 1: bin 0 the send, 1 ms; bin 2 the recv, 2 ms; a call that ends
+	 * where a bin begins is not in it */
+	ck_assert_msg(strstr(j, "\"bins\":[[0,0,3,500],[0,1,3,500],[0,2,3,500],[1,0,2,500],[1,2,2,1000]]"), "%s", j);
+	ck_assert_msg(strstr(j, ",\"x\":1}"), "extra members, last: %s", j);
+	/* each rank inside MPI 3 of the 6 ms; 100 bytes 1 -> 0 */
+	ck_assert_msg(strstr(j, "\"mpi\":[[0,50.0],[1,50.0]]"), "%s", j);
+	ck_assert_msg(strstr(j, "\"traffic\":{\"ranks\":2,\"bytes\":[[1,0,100]]}"), "%s", j);
+	free(j);
+	/* a call that had not returned by now is not shown */
+	j = ask(v, 9500 * 1000, 6 * ms, 3, "");
+	ck_assert_msg(!strstr(j, "[1,2,2,"), "%s", j);
+	free(j);
+	lv_destroy(v);
+	ck_assert_int_eq(lv_create(0, &v), -ENOMEM);
+}
+END_TEST
 
 static int count(const char *s, const char *what)
 {
@@ -17,45 +77,105 @@ static int count(const char *s, const char *what)
 	return n;
 }
 
-/* The window, the cap and the ring: only what ended within the window,
- * the newest when capped, the oldest dropped when full; each op once. */
-START_TEST(window_cap_and_ring)
+/* 2,000 threads: 200 ranks of 10 threads on two nodes fold into a lane
+ * per node; an open node shows its ranks, an open rank its threads, and
+ * each unfolded lane names where it folds back into. */
+START_TEST(folding)
+{
+	lv *v;
+	ck_assert_int_eq(lv_create(16, &v), 0);
+	enum { N = 2000 };
+	struct lv_thread *th = calloc(N, sizeof(*th));
+	char (*names)[32] = calloc(N, sizeof(*names));
+	for (int t = 0; t < N; t++) {
+		int rank = t / 10;
+		snprintf(names[t], sizeof(names[t]), "rank%d.thread%d", rank, t % 10);
+		th[t] = (struct lv_thread){ names[t], rank, rank < 100 ? "hostA:7000" : "hostB:7000" };
+	}
+	ck_assert_int_eq(lv_set_threads(v, th, N), 0);
+	add(v, 1234, 1 * ms, 2 * ms, ES_OP_MPI_BARRIER, ES_NONE, 0); /* rank 123, on hostB */
+	char *j = ask(v, 10 * ms, 10 * ms, 10, "");
+	ck_assert_int_eq(count(j, "\"id\":"), 2);
+	ck_assert_msg(strstr(j, "{\"id\":\"n:0\",\"label\":\"hostA:7000\",\"threads\":1000,\"depth\":0,\"parent\":\"\"}"), "%s", j);
+	ck_assert_msg(strstr(j, "\"bins\":[[1,1,3,1]]"), "a thousandth of node B's time: %.300s", strstr(j, "\"bins\""));
+	ck_assert_msg(strstr(j, "\"mpi\":[[123,10.0]]"), "%.300s", strstr(j, "\"mpi\""));
+	free(j);
+	j = ask(v, 10 * ms, 10 * ms, 10, "n:1,r:123");
+	/* node A folded; node B: 99 rank lanes and rank 123's ten threads */
+	ck_assert_int_eq(count(j, "\"id\":"), 1 + 99 + 10);
+	ck_assert_msg(strstr(j, "{\"id\":\"r:101\",\"label\":\"rank 101\",\"threads\":10,\"depth\":1,\"parent\":\"n:1\"}"),
+		      "%.400s", strstr(j, "\"lanes\""));
+	ck_assert_msg(strstr(j, "{\"id\":\"t:1234\",\"label\":\"rank123.thread4\",\"threads\":1,\"depth\":2,\"parent\":\"r:123\"}"),
+		      "%.400s", strstr(j, "\"lanes\""));
+	free(j);
+	/* more lanes than asked for: the rest said hidden, not drawn */
+	struct lv_ask a = { 10 * ms, 10 * ms, 10, "n:0,n:1", 50, 10 };
+	size_t len;
+	ck_assert_int_eq(lv_json(v, "j", &a, "", &j, &len), 0);
+	ck_assert_int_eq(count(j, "\"id\":"), 50);
+	ck_assert_msg(strstr(j, "\"hidden\":1500"), "%s", strstr(j, "\"hidden\""));
+	free(j);
+	free(th);
+	free(names);
+	lv_destroy(v);
+}
+END_TEST
+
+/* The k-th message sent from one rank to another with a tag is the k-th
+ * received there: a line from the send's start to the receive's end;
+ * none when the view did not see the job's history from its start. */
+START_TEST(messages)
+{
+	lv *v;
+	ck_assert_int_eq(lv_create(64, &v), 0);
+	const struct lv_thread th[3] = { { "rank0.thread0", 0, "" }, { "rank1.thread0", 1, "" }, { "t2", -1, "" } };
+	ck_assert_int_eq(lv_set_threads(v, th, 3), 0);
+	/* two sends 0 -> 1, the first received in ms 3-4, the second in 5-6;
+	 * a receive on 1 from 0 with another tag pairs with nothing */
+	add(v, 0, 1 * ms, 2 * ms, ES_OP_MPI_SEND, 1, 8);
+	add(v, 0, 2 * ms, 3 * ms, ES_OP_MPI_SEND, 1, 8);
+	add(v, 1, 3 * ms, 4 * ms, ES_OP_MPI_RECV, 0, 8);
+	struct lv_event other = { .start = 4 * ms, .end = 5 * ms, .thread = 1, .peer = 0, .tag = 9, .op = ES_OP_MPI_RECV };
+	lv_add(v, &other);
+	add(v, 1, 5 * ms, 6 * ms, ES_OP_MPI_RECV, 0, 8);
+	char *j = ask(v, 10 * ms, 10 * ms, 10, "");
+	ck_assert_msg(strstr(j, "\"msgs\":[[0,1.000,1,4.000],[0,2.000,1,6.000]]"), "%s", j);
+	free(j);
+	/* only the newest asked for */
+	struct lv_ask a = { 10 * ms, 10 * ms, 10, "", 256, 1 };
+	size_t len;
+	ck_assert_int_eq(lv_json(v, "j", &a, "", &j, &len), 0);
+	ck_assert_msg(strstr(j, "\"msgs\":[[0,2.000,1,6.000]]"), "%s", j);
+	free(j);
+	lv_unpaired(v, "esview came late");
+	j = ask(v, 10 * ms, 10 * ms, 10, "");
+	ck_assert_msg(strstr(j, "\"msgs\":[],\"msgs_note\":\"esview came late\""), "%s", j);
+	free(j);
+	/* counted while frozen: numbers go on, the events are not kept */
+	uint64_t added = lv_added(v);
+	struct lv_event e = { .start = 7 * ms, .end = 8 * ms, .thread = 0, .peer = 1, .tag = 7, .op = ES_OP_MPI_SEND };
+	lv_count(v, &e);
+	ck_assert_uint_eq(e.ord, 2);
+	ck_assert_uint_eq(lv_added(v), added);
+	lv_destroy(v);
+}
+END_TEST
+
+/* Names with quotes, backslashes and control characters cannot break the JSON. */
+START_TEST(escaping)
 {
 	lv *v;
 	ck_assert_int_eq(lv_create(4, &v), 0);
-	const struct lv_thread th[2] = { { "rank0.thread0", 0 }, { "rank1.thread0", 1 } };
-	uint64_t ms = 1000000;
-	for (uint32_t i = 1; i <= 6; i++) { /* ends at 1..6 ms; the ring keeps 3..6 */
-		struct lv_event e = { (i - 1) * ms, i * ms, i % 2, i == 4 ? ES_NONE : 1,
-				      (uint16_t)(i % 2 ? ES_OP_MPI_SEND : ES_OP_MPI_ALLREDUCE) };
-		lv_add(v, &e);
-	}
-	ck_assert_uint_eq(lv_added(v), 6);
+	const struct lv_thread odd[1] = { { "a\"b\\c\n", -1, "h\"" } };
+	ck_assert_int_eq(lv_set_threads(v, odd, 1), 0);
+	struct lv_ask a = { 10 * ms, 10 * ms, 10, "", 256, 10 };
 	char *j;
 	size_t len;
-	/* now 6 ms, a window of 2.5 ms (from 3.5 ms): those ending at 4, 5, 6 ms,
-	 * a start before the window at its edge */
-	ck_assert_int_eq(lv_json(v, "job1", th, 2, 6 * ms, 2500000, 100, &j, &len), 0);
-	ck_assert_uint_eq(len, strlen(j));
-	ck_assert_msg(strstr(j, "\"job\":\"job1\",\"window_ms\":2.500,\"added\":6,"), "%s", j);
-	ck_assert_msg(strstr(j, "\"threads\":[{\"name\":\"rank0.thread0\",\"rank\":0},{\"name\":\"rank1.thread0\",\"rank\":1}]"),
-		      "%s", j);
-	ck_assert_msg(strstr(j, "\"events\":[[0,67,0.000,0.500,-1],[1,34,0.500,1.500,1],[0,67,1.500,2.500,1]]"), "%s", j);
-	ck_assert_int_eq(count(j, "[\"MPI_Send\",\"point-to-point\"]"), 1);
-	ck_assert_int_eq(count(j, "[\"MPI_Allreduce\",\"collectives\"]"), 1);
-	free(j);
-	/* capped at the newest two */
-	ck_assert_int_eq(lv_json(v, "job1", th, 2, 6 * ms, 10 * ms, 2, &j, &len), 0);
-	ck_assert_msg(strstr(j, "\"events\":[[1,34,4.000,5.000,1],[0,67,5.000,6.000,1]]"), "%s", j);
-	free(j);
-	/* a name with a quote cannot break the JSON */
-	const struct lv_thread odd[1] = { { "a\"b\\c", -1 } };
-	ck_assert_int_eq(lv_json(v, "j\"x", odd, 1, 6 * ms, 10 * ms, 10, &j, &len), 0);
-	ck_assert_msg(strstr(j, "\"job\":\"j?x\"") && strstr(j, "\"name\":\"a?b?c\""), "%s", j);
-	ck_assert_msg(!strstr(j, "[1,"), "an event of a thread the page does not know: %s", j);
+	ck_assert_int_eq(lv_json(v, "j\"x", &a, "", &j, &len), 0);
+	ck_assert_msg(strstr(j, "\"job\":\"j\\\"x\"") && strstr(j, "\"name\":\"a\\\"b\\\\c\\u000a\""), "%s", j);
+	ck_assert_msg(strstr(j, "\"label\":\"a\\\"b\\\\c\\u000a\""), "%s", j);
 	free(j);
 	lv_destroy(v);
-	ck_assert_int_eq(lv_create(0, &v), -ENOMEM);
 }
 END_TEST
 
@@ -63,7 +183,10 @@ Suite *view_suite(void)
 {
 	Suite *s = suite_create("view");
 	TCase *tc = tcase_create("core");
-	tcase_add_test(tc, window_cap_and_ring);
+	tcase_add_test(tc, bins_and_ring);
+	tcase_add_test(tc, folding);
+	tcase_add_test(tc, messages);
+	tcase_add_test(tc, escaping);
 	suite_add_tcase(s, tc);
 	return s;
 }
