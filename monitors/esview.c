@@ -69,6 +69,8 @@ struct served {
 	const char *job;
 	uint64_t now_ns, window_ns, gen;
 	char *extra;           /* ,"waits":...,"colls":[...] as of now_ns */
+	struct lv_event *inside; /* the calls threads are inside at now_ns */
+	int ninside;
 	char *svg;             /* the wait-for graph's picture, or NULL */
 	size_t svg_len;
 	unsigned svg_gen;
@@ -156,7 +158,8 @@ static enum MHD_Result data(struct served *sv, struct MHD_Connection *c)
 		fputs(sv->extra ? sv->extra : "", f);
 		say_trigger(f, sv);
 		fclose(f);
-		struct lv_ask a = { sv->now_ns, (uint64_t)(shown * 1e6), bins, open ? open : "", 256, 400 };
+		struct lv_ask a = { sv->now_ns, (uint64_t)(shown * 1e6), bins, open ? open : "", 256, 400,
+				    sv->inside, sv->ninside };
 		if (extra && !lv_json(sv->v, sv->job, &a, extra, &json, &len)) {
 			unsigned k = sv->next_cache++ % CACHED;
 			free(sv->cache[k].json);
@@ -536,7 +539,25 @@ static void judge(struct watcher *w)
 	}
 }
 
-/* What the page shows now: the judgement's and the collectives'. */
+/* The calls the threads are inside now, as if they ended now; NULL when
+ * there are none (or no memory: then none are drawn). */
+static struct lv_event *inside_now(struct watcher *w, uint64_t now, int *n)
+{
+	int nt = es_scope_threads(w->s);
+	struct lv_event *in = calloc((size_t)nt + 1, sizeof(*in));
+	*n = 0;
+	for (int t = 0; in && t < nt; t++) {
+		struct es_flight fl;
+		if (!es_scope_in_flight(w->s, t, &fl) || fl.since_ns > now)
+			continue;
+		in[(*n)++] = (struct lv_event){ now - fl.since_ns, now, (uint32_t)t, fl.element, 0, (uint32_t)fl.arg,
+						0, (uint16_t)fl.op, 0 };
+	}
+	return in;
+}
+
+/* What the page shows now: the judgement's, the collectives', the calls
+ * threads are inside. */
 static void publish(struct watcher *w)
 {
 	char *extra = NULL;
@@ -544,6 +565,9 @@ static void publish(struct watcher *w)
 	FILE *f = open_memstream(&extra, &len);
 	if (!f)
 		return;
+	uint64_t now = ps_now_ns();
+	int nin;
+	struct lv_event *in = inside_now(w, now, &nin);
 	fputs(w->waits ? w->waits : "", f);
 	fputs(",\"colls\":[", f);
 	for (int i = w->nrecent; i-- > 0;) {
@@ -553,18 +577,24 @@ static void publish(struct watcher *w)
 			d->lat_ms);
 	}
 	fputc(']', f);
-	if (fclose(f))
+	if (fclose(f)) {
+		free(in);
 		return;
+	}
 	pthread_mutex_lock(&w->sv->lock);
 	if (!w->sv->frozen) {
 		free(w->sv->extra);
 		w->sv->extra = extra;
 		extra = NULL;
-		w->sv->now_ns = ps_now_ns();
+		free(w->sv->inside);
+		w->sv->inside = in, w->sv->ninside = nin;
+		in = NULL;
+		w->sv->now_ns = now;
 		w->sv->gen++;
 	}
 	pthread_mutex_unlock(&w->sv->lock);
 	free(extra);
+	free(in);
 }
 
 /* A trigger held: the view freezes at the moment just published, and an
@@ -719,6 +749,7 @@ int main(int argc, char **argv)
 	MHD_stop_daemon(d);
 	detach(&w);
 	free(sv.extra);
+	free(sv.inside);
 	free(sv.svg);
 	for (int i = 0; i < CACHED; i++)
 		free(sv.cache[i].json);

@@ -472,6 +472,22 @@ static void say_balance(FILE *f, const lv *v, const struct pass *p)
 	fputs("]}", f);
 }
 
+/* The calls threads are inside now: a stall or a deadlock, on its lane. */
+static void say_inside(FILE *f, const lv *v, const struct lv_ask *a, const struct lanes *l, const struct pass *p)
+{
+	fputs(",\"inside\":[", f);
+	int k = 0;
+	for (int i = 0; i < a->ninside; i++) {
+		const struct lv_event *e = &a->inside[i];
+		if ((int)e->thread >= v->nth || l->lane[e->thread] < 0)
+			continue;
+		uint64_t s = e->start > p->from ? e->start : p->from;
+		fprintf(f, "%s[%d,%.3f,\"%s\"]", k++ ? "," : "", l->lane[e->thread], (double)(s - p->from) / 1e6,
+			es_op_name(es_op_code(e->op)));
+	}
+	fputc(']', f);
+}
+
 static void pass_free(struct pass *p)
 {
 	free(p->acc), free(p->mpi_ns), free(p->active), free(p->traffic), free(p->sends), free(p->recvs);
@@ -546,6 +562,8 @@ int lv_json(const lv *v, const char *job, const struct lv_ask *a, const char *ex
 		if (e->end >= p.from && e->start <= p.to && e->end <= p.to)
 			take(v, &l, bins, &p, e);
 	}
+	for (int i = 0; i < a->ninside; i++)
+		take(v, &l, bins, &p, &a->inside[i]);
 	FILE *f = open_memstream(out, len);
 	if (f) {
 		fputs("{\"job\":", f);
@@ -557,6 +575,7 @@ int lv_json(const lv *v, const char *job, const struct lv_ask *a, const char *ex
 		say_lanes(f, &l);
 		say_bins(f, &l, bins, &p);
 		say_messages(f, v, a, &p);
+		say_inside(f, v, a, &l, &p);
 		say_balance(f, v, &p);
 		fputs(extra ? extra : "", f);
 		fputc('}', f);

@@ -60,13 +60,16 @@ struct lv_ask {
 	const char *open;
 	int max_lanes;   /* lanes shown at most (the rest are said folded) */
 	int max_msgs;    /* messages drawn at most: the newest */
+	const struct lv_event *inside; /* calls threads are inside at now_ns (their end) */
+	int ninside;
 };
 
 /*
  * The page's data, as one JSON object: the job, the lanes as asked, in
  * each lane's bins the class of call that took most of its time and the
  * share of the lane's time in calls, messages as [from lane, sent ms,
- * to lane, received ms] (paired as MPI pairs them), each rank's share of
+ * to lane, received ms] (paired as MPI pairs them), the calls threads are
+ * inside as [lane, start ms, call], each rank's share of
  * time inside MPI and the bytes each rank sent each other, over the time
  * shown; then the members in extra (",\"waits\":{...}" or "").  *out is
  * malloc'd; 0 or -ENOMEM.

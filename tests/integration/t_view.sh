@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_view.sh - esview in a real browser (Debian's chromium, headless): the page of a running wind tunnel shows its ranks and its lanes advance; a second browser changes nothing for the first; off loopback, a wrong key gets no data.
+# t_view.sh - esview in a real browser (Debian's chromium, headless): the page of a running wind tunnel shows its ranks and its lanes advance, unfolds a rank, takes its pull rate from the page; a second and a slow browser do not disturb the first; a deadlock shows in red and its trigger freezes the view and keeps an archive; off loopback, a wrong key gets no data.
 set -u
 . "$(dirname "$0")/lib.sh"
 [ -f "$BUILD/lib/libescollect.so" ] || { echo "no libescollect.so (sanitizer build): skipped"; exit 0; }
@@ -37,21 +37,53 @@ python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
 ranks = {t["rank"] for t in d["threads"]}
 assert ranks == {0, 1}, ranks
-assert d["events"] and all(len(e) == 5 for e in d["events"]), "no calls"
-assert any(o[1] == "point-to-point" for o in d["ops"].values()), d["ops"]' "$dir/data.json" || die "the data is wrong"
+assert [l["id"] for l in d["lanes"]] == ["r:0", "r:1"], d["lanes"]
+assert d["bins"] and all(len(b) == 4 and 0 < b[3] <= 1000 for b in d["bins"]), "no calls"
+p2p = d["classes"].index("point-to-point")
+assert any(b[2] == p2p for b in d["bins"]), "no point-to-point calls"
+assert {r for r, pct in d["mpi"]} == {0, 1} and all(0 < pct <= 100 for r, pct in d["mpi"]), d["mpi"]
+assert d["traffic"]["bytes"], "no bytes sent"
+assert d["colls"] and d["colls"][0]["name"] == "MPI_Allreduce" and d["colls"][0]["members"] == 2, d["colls"]
+assert "msgs_note" in d or d["msgs"], "neither messages nor why not"
+assert d["waits"]["threads"] == 6, d["waits"]' "$dir/data.json" || die "the data is wrong"
 # the page, in a browser: both ranks listed, frames drawn, and the lanes advance
 dom "$url" >"$dir/dom1" || die "chromium failed"
 for r in 0 1; do
 	grep -q "<li class=\"rank\" data-rank=\"$r\">rank $r: 3 thread(s)</li>" "$dir/dom1" || die "rank $r not shown: $(grep -o 'id="status">[^<]*' "$dir/dom1")"
 done
 [ "$(frames <"$dir/dom1")" -gt 3 ] || die "the page drew $(frames <"$dir/dom1") frames"
-sleep 1
-# two browsers at once: both see the job move on
+grep -q 'data-lanes="r:0 r:1"' "$dir/dom1" || die "lanes: $(grep -o 'data-lanes="[^"]*"' "$dir/dom1")"
+# a rank unfolded (as a click on its name does): its three threads, each its own lane
+dom "${url}?open=r:1" >"$dir/dom-open" || die "chromium failed"
+grep -q 'data-lanes="r:0 t:[0-9]* t:[0-9]* t:[0-9]*"' "$dir/dom-open" || die "unfolded: $(grep -o 'data-lanes="[^"]*"' "$dir/dom-open")"
+# the pull rate, from the page's slider
+curl -sf -X POST "${url}rate?hz=5" >/dev/null || die "POST /rate failed"
+curl -sf "${url}data" | grep -q '"rate":5,' || die "the rate was not taken"
+curl -sf -X POST "${url}rate?hz=10" >/dev/null
+# two browsers at once, and a slow one that asks for the biggest answer and
+# reads 64 bytes every 0.2 s through a 4 KB socket buffer: the first still
+# draws, and the job moves on
+port=$(echo "$url" | sed 's/.*:\([0-9]*\)\/$/\1/')
+python3 -c 'import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.connect(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"GET /data?shown=10000&bins=4000 HTTP/1.1\r\nHost: x\r\n\r\n")
+got = 0
+while got < 10**6:
+    b = s.recv(64)
+    if not b:
+        sys.exit(1)
+    got += len(b)
+    time.sleep(0.2)' "$port" & slow=$!
 dom "$url" >"$dir/dom2" & b2=$!
 dom "$url" >"$dir/dom3"
 wait $b2
 [ "$(added <"$dir/dom2")" -gt "$(added <"$dir/dom1")" ] || die "the lanes did not advance: $(added <"$dir/dom1") then $(added <"$dir/dom2")"
 [ "$(frames <"$dir/dom3")" -gt 3 ] || die "a second browser drew $(frames <"$dir/dom3") frames"
+[ "$(frames <"$dir/dom2")" -gt 3 ] || die "beside a slow browser, one drew $(frames <"$dir/dom2") frames"
+kill -0 $slow 2>/dev/null || die "the slow browser was not slow: the test proves nothing"
+kill $slow; wait $slow 2>/dev/null
 # a picture of it, as a browser draws it (VIEW_SHOT=FILE keeps it: the README's)
 profile=$(mktemp -d -p "$dir")
 (cd "$dir" && timeout 60 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$profile" \
@@ -59,6 +91,55 @@ profile=$(mktemp -d -p "$dir")
 [ "$(head -c 8 "$dir/view.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ] || die "no screenshot"
 [ -n "${VIEW_SHOT:-}" ] && cp "$dir/view.png" "$VIEW_SHOT"
 kill "$view"; wait "$view" 2>/dev/null; view=""
+end_job "$app"; app=""
+
+# A deadlock (ring_demo's unsafe ring of MPI_Ssend): the trigger, armed from
+# the page, freezes the view with the cycle in red and keeps an archive.
+lib="$BUILD/lib/libescollect.so"
+mpirun --oversubscribe --allow-run-as-root -np 4 -x LD_PRELOAD="$lib" -x ES_JOB="$job.dead" \
+	"$BUILD/tests/ring_demo" 3 deadlock >/dev/null 2>&1 &
+app=$!
+"$BIN/esview" -w 30 --period 500 --snapshot "$dir/snap" "$job.dead" >"$dir/view3.out" 2>&1 &
+view=$!
+wait_for 30 grep -q "^esview: job $job.dead at http" "$dir/view3.out" || die "$(cat "$dir/view3.out")"
+url=$(sed -n "s/^esview: job $job.dead at \(http:[^ ]*\)$/\1/p" "$dir/view3.out")
+curl -sf -X POST "${url}arm?deadlock=1" >/dev/null || die "POST /arm failed"
+wait_for 60 grep -q "^esview: trigger: a deadlock named; the view is frozen$" "$dir/view3.out" ||
+	die "no trigger: $(cat "$dir/view3.out")"
+wait_for 60 grep -q "^esview: snapshot of job $job.dead in $dir/snap/1: a deadlock named" "$dir/view3.out" ||
+	die "no snapshot: $(cat "$dir/view3.out")"
+dom "$url" >"$dir/dom-dead" || die "chromium failed"
+cycle="rank0 in MPI_Ssend to 1 tag 2 &lt;- rank3 in MPI_Ssend to 0 tag 2 &lt;- rank2 in MPI_Ssend to 3 tag 2 &lt;- rank1 in MPI_Ssend to 2 tag 2"
+grep -q "<li class=\"deadlock\">deadlock for [0-9.]* s: $cycle</li>" "$dir/dom-dead" ||
+	die "the deadlock not named in red: $(grep -o '<ul id="findings">.*</ul>' "$dir/dom-dead")"
+grep -q '<svg' "$dir/dom-dead" && grep -q 'stroke="#cc0000"' "$dir/dom-dead" || die "no graph with the cycle in red"
+grep -q 'data-frozen="true"' "$dir/dom-dead" || die "the view is not frozen"
+grep -q 'data-inside="MPI_Ssend MPI_Ssend MPI_Ssend MPI_Ssend"' "$dir/dom-dead" ||
+	die "each rank's call not on its lane: $(grep -o 'data-inside="[^"]*"' "$dir/dom-dead")"
+grep -q "archive: $dir/snap/1" "$dir/dom-dead" || die "the page does not say where the archive is"
+grep -q "^esview: a deadlock named$" "$dir/snap/1/TRIGGER" || die "TRIGGER: $(cat "$dir/snap/1/TRIGGER")"
+grep -q "^deadlock for [0-9.]* s: rank0 in MPI_Ssend to 1 tag 2 <- " "$dir/snap/1/waitfor" || die "waitfor: $(cat "$dir/snap/1/waitfor")"
+"$BIN/esprofile" "$dir/snap/1" >"$dir/profile" 2>&1 || die "esprofile cannot read the archive: $(cat "$dir/profile")"
+grep -q "MPI_Ssend" "$dir/profile" || die "the archive has not the calls: $(head "$dir/profile")"
+# armed again (nothing): it runs again
+curl -sf -X POST "${url}arm" >/dev/null && curl -sf "${url}data" | grep -q '"frozen":false' || die "not running again"
+kill "$view"; wait "$view" 2>/dev/null; view=""
+end_job "$app"; app=""
+
+# The imbalance trigger, armed at start: mpi_late's last rank comes 50 ms late to allreduce #3.
+mpirun --oversubscribe --allow-run-as-root -np 4 -x LD_PRELOAD="$lib" -x ES_JOB="$job.late" \
+	"$BUILD/tests/mpi_late" >/dev/null 2>&1 &
+app=$!
+"$BIN/esview" -w 30 --trigger imbalance=20 --snapshot "$dir/late" "$job.late" >"$dir/view4.out" 2>&1 &
+view=$!
+wait_for 60 grep -q "^esview: snapshot of job $job.late in $dir/late/1: " "$dir/view4.out" || die "no snapshot: $(cat "$dir/view4.out")"
+grep -q "^esview: MPI_Allreduce #3: imbalance [0-9.]* ms (trigger above 20 ms), last in: rank 3$" "$dir/late/1/TRIGGER" ||
+	die "TRIGGER: $(cat "$dir/late/1/TRIGGER")"
+kill "$view"; wait "$view" 2>/dev/null; view=""
+wait "$app"; app=""
+"$BIN/esview" --trigger stall=x "$job" >"$dir/bad" 2>&1 && die "a bad trigger was taken"
+grep -q "^esview: --trigger stall=x: at 'stall=x': expected deadlock, stall=SECONDS or imbalance=MS (numbers above 0)$" "$dir/bad" ||
+	die "bad trigger: $(cat "$dir/bad")"
 
 # off loopback: the key is needed, a wrong one gets nothing
 echo "view-secret-$$-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')" >"$dir/key"

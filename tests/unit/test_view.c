@@ -14,7 +14,8 @@ static const uint64_t ms = 1000000;
 
 static char *ask(lv *v, uint64_t now, uint64_t shown, int bins, const char *open)
 {
-	struct lv_ask a = { now, shown, bins, open, 256, 400 };
+	struct lv_ask a = { .now_ns = now, .shown_ns = shown, .bins = bins, .open = open, .max_lanes = 256,
+			    .max_msgs = 400 };
 	char *j = NULL;
 	size_t len;
 	ck_assert_int_eq(lv_json(v, "job1", &a, ",\"x\":1", &j, &len), 0);
@@ -64,6 +65,14 @@ START_TEST(bins_and_ring)
 	j = ask(v, 9500 * 1000, 6 * ms, 3, "");
 	ck_assert_msg(!strstr(j, "[1,2,2,"), "%s", j);
 	free(j);
+	/* ... unless it is said to be inside it: up to now, and named */
+	struct lv_event in = { .start = 8 * ms, .end = 9500 * 1000, .thread = 1, .peer = 0, .op = ES_OP_MPI_RECV };
+	struct lv_ask a = { .now_ns = 9500 * 1000, .shown_ns = 6 * ms, .bins = 3, .open = "", .max_lanes = 256,
+			    .max_msgs = 10, .inside = &in, .ninside = 1 };
+	size_t len;
+	ck_assert_int_eq(lv_json(v, "j", &a, "", &j, &len), 0);
+	ck_assert_msg(strstr(j, "[1,2,2,750]") && strstr(j, "\"inside\":[[1,4.500,\"MPI_Recv\"]]"), "%s", j);
+	free(j);
 	lv_destroy(v);
 	ck_assert_int_eq(lv_create(0, &v), -ENOMEM);
 }
@@ -109,7 +118,8 @@ START_TEST(folding)
 		      "%.400s", strstr(j, "\"lanes\""));
 	free(j);
 	/* more lanes than asked for: the rest said hidden, not drawn */
-	struct lv_ask a = { 10 * ms, 10 * ms, 10, "n:0,n:1", 50, 10 };
+	struct lv_ask a = { .now_ns = 10 * ms, .shown_ns = 10 * ms, .bins = 10, .open = "n:0,n:1", .max_lanes = 50,
+			    .max_msgs = 10 };
 	size_t len;
 	ck_assert_int_eq(lv_json(v, "j", &a, "", &j, &len), 0);
 	ck_assert_int_eq(count(j, "\"id\":"), 50);
@@ -142,7 +152,8 @@ START_TEST(messages)
 	ck_assert_msg(strstr(j, "\"msgs\":[[0,1.000,1,4.000],[0,2.000,1,6.000]]"), "%s", j);
 	free(j);
 	/* only the newest asked for */
-	struct lv_ask a = { 10 * ms, 10 * ms, 10, "", 256, 1 };
+	struct lv_ask a = { .now_ns = 10 * ms, .shown_ns = 10 * ms, .bins = 10, .open = "", .max_lanes = 256,
+			    .max_msgs = 1 };
 	size_t len;
 	ck_assert_int_eq(lv_json(v, "j", &a, "", &j, &len), 0);
 	ck_assert_msg(strstr(j, "\"msgs\":[[0,2.000,1,6.000]]"), "%s", j);
@@ -168,7 +179,8 @@ START_TEST(escaping)
 	ck_assert_int_eq(lv_create(4, &v), 0);
 	const struct lv_thread odd[1] = { { "a\"b\\c\n", -1, "h\"" } };
 	ck_assert_int_eq(lv_set_threads(v, odd, 1), 0);
-	struct lv_ask a = { 10 * ms, 10 * ms, 10, "", 256, 10 };
+	struct lv_ask a = { .now_ns = 10 * ms, .shown_ns = 10 * ms, .bins = 10, .open = "", .max_lanes = 256,
+			    .max_msgs = 10 };
 	char *j;
 	size_t len;
 	ck_assert_int_eq(lv_json(v, "j\"x", &a, "", &j, &len), 0);
