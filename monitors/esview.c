@@ -426,12 +426,13 @@ static void pull(struct watcher *w, struct es_trace *ev, int max)
 			const struct es_trace *t = &ev[i];
 			const struct es_leaf *l = es_scope_leaf(w->s, es_scope_consumed_leaf(w->s, (size_t)i));
 			struct lv_event e = { t->start, t->end, (uint32_t)l->thread, t->element, t->size, t->arg, 0,
-					      t->op, t->comm };
+					      t->op, t->comm, 0 };
 			if (w->sv->frozen)
 				lv_count(w->sv->v, &e);
 			else
 				lv_add(w->sv->v, &e);
 		}
+		lv_mark(w->sv->v, ps_now_ns()); /* what was consumed ended by now */
 		pthread_mutex_unlock(&w->sv->lock);
 		for (int i = 0; i < n && w->mpi; i++) {
 			const struct es_leaf *l = es_scope_leaf(w->s, es_scope_consumed_leaf(w->s, (size_t)i));
@@ -551,7 +552,7 @@ static struct lv_event *inside_now(struct watcher *w, uint64_t now, int *n)
 		if (!es_scope_in_flight(w->s, t, &fl) || fl.since_ns > now)
 			continue;
 		in[(*n)++] = (struct lv_event){ now - fl.since_ns, now, (uint32_t)t, fl.element, 0, (uint32_t)fl.arg,
-						0, (uint16_t)fl.op, 0 };
+						0, (uint16_t)fl.op, 0, 0 };
 	}
 	return in;
 }

@@ -30,18 +30,57 @@ struct slot {
  * added, the oldest at (next - n) mod cap; th holds the threads the
  * events name (a thread beyond nth is not drawn); ords counts every
  * message end added, so an event's ord is its number since the view
- * began, and pairs only when *unpaired is empty.
+ * began, and pairs only when *unpaired is empty.  Each mark says that the
+ * events added before it (its added) ended by its time: an event that
+ * ends at t or later was added after the last mark before t.
  */
+#define MARKS 1024
+struct mark {
+	uint64_t t, added;
+};
 struct lv {
 	struct lv_event *ev;
 	size_t cap, n, next;
 	uint64_t added;
 	struct lv_thread *th;
-	int nth;
+	struct place *at;    /* by thread: its node and unit, computed once */
+	int nth, units;
 	struct slot *ords;
 	size_t ocap, oused;
 	char unpaired[200];
+	struct mark marks[MARKS]; /* a ring, the newest at (nmarks - 1) % MARKS */
+	uint64_t nmarks;
 };
+
+void lv_mark(lv *v, uint64_t now_ns)
+{
+	v->marks[v->nmarks++ % MARKS] = (struct mark){ now_ns, v->added };
+}
+
+/* The ring's slot of the i-th oldest event, and the slot after at. */
+static size_t slot(const lv *v, size_t i)
+{
+	return (v->next + v->cap - v->n + i) % v->cap;
+}
+
+static size_t after(const lv *v, size_t at)
+{
+	return at + 1 == v->cap ? 0 : at + 1;
+}
+
+/* The first event (0..n) that can end at from or later: the events
+ * added before the last mark made before from ended before it. */
+static size_t first_after(const lv *v, uint64_t from)
+{
+	uint64_t lo = v->nmarks > MARKS ? v->nmarks - MARKS : 0, s = 0;
+	for (uint64_t k = v->nmarks; k > lo; k--)
+		if (v->marks[(k - 1) % MARKS].t < from) {
+			s = v->marks[(k - 1) % MARKS].added;
+			break;
+		}
+	uint64_t oldest = v->added - v->n;
+	return s > oldest ? (size_t)(s - oldest) : 0;
+}
 
 int lv_create(size_t max, lv **out)
 {
@@ -55,6 +94,69 @@ int lv_create(size_t max, lv **out)
 	v->cap = max;
 	v->ocap = 1024;
 	*out = v;
+	return 0;
+}
+
+/* Where a thread's lane goes: its node (an index), its unit (a rank, or
+ * for a thread without one, the first thread whose name has the same
+ * part before the last dot: "m3.s1" with "m3.s0"; a name without a dot is
+ * a unit of its own) and its number. */
+struct place {
+	int node;
+	long unit;  /* rank, or (1 << 40) + the group's first thread */
+	int t;
+};
+
+static int by_place(const void *a, const void *b)
+{
+	const struct place *x = a, *y = b;
+	if (x->node != y->node)
+		return x->node - y->node;
+	return x->unit != y->unit ? (x->unit < y->unit ? -1 : 1) : x->t - y->t;
+}
+
+static size_t stem(const char *name)
+{
+	const char *dot = strrchr(name, '.');
+	return dot ? (size_t)(dot - name) : 0;
+}
+
+/* v->at and v->units from v->th: nodes and groups by first appearance. */
+static int place_threads(lv *v)
+{
+	int n = v->nth, nodes = 0;
+	struct place *p = calloc((size_t)n + 1, sizeof(*p));
+	int *first = calloc((size_t)n + 1, sizeof(int)); /* each node's first thread */
+	if (!p || !first) {
+		free(p), free(first);
+		return -ENOMEM;
+	}
+	v->units = 0;
+	for (int t = 0; t < n; t++) {
+		int k = 0;
+		while (k < nodes && strcmp(v->th[first[k]].node, v->th[t].node))
+			k++;
+		if (k == nodes)
+			first[nodes++] = t;
+		long unit = v->th[t].rank;
+		size_t len = stem(v->th[t].name);
+		if (unit < 0) {
+			int g = t;
+			for (int u = 0; u < t && len && g == t; u++) /* thousands of threads: once, not per answer */
+				if (v->th[u].rank < 0 && stem(v->th[u].name) == len && !strncmp(v->th[u].name, v->th[t].name, len))
+					g = (int)(p[u].unit - (1L << 40));
+			unit = (1L << 40) + g;
+		}
+		p[t] = (struct place){ k, unit, t };
+		bool new_unit = true;
+		for (int u = 0; u < t && new_unit; u++)
+			new_unit = p[u].unit != unit || p[u].node != k;
+		v->units += new_unit;
+	}
+	qsort(p, (size_t)n, sizeof(*p), by_place);
+	free(first);
+	free(v->at);
+	v->at = p;
 	return 0;
 }
 
@@ -74,6 +176,7 @@ void lv_destroy(lv *v)
 	if (!v)
 		return;
 	free_threads(v);
+	free(v->at);
 	free(v->ords);
 	free(v->ev);
 	free(v);
@@ -97,7 +200,7 @@ int lv_set_threads(lv *v, const struct lv_thread *t, int n)
 	free_threads(v);
 	v->th = th;
 	v->nth = n;
-	return 0;
+	return place_threads(v);
 }
 
 void lv_unpaired(lv *v, const char *why)
@@ -156,8 +259,8 @@ static bool number(lv *v, const struct key *k, uint32_t *ord)
 /* Numbers e if it is a message. */
 static void number_end(lv *v, struct lv_event *e)
 {
-	int dir = ar_message(e->op);
 	int rank = (int)e->thread < v->nth ? v->th[e->thread].rank : -1;
+	int dir = e->dir = rank >= 0 && e->peer != ES_NONE ? (int8_t)ar_message(e->op) : 0;
 	e->ord = 0;
 	if (dir && rank >= 0 && e->peer != ES_NONE) {
 		struct key k = { dir > 0 ? (uint32_t)rank : e->peer, dir > 0 ? e->peer : (uint32_t)rank, e->tag, e->comm,
@@ -216,45 +319,17 @@ static bool is_open(const char *open, const char *id)
 	return false;
 }
 
-/* Threads in the order lanes go: by node, then rank (threads without
- * one after the ranks), then number. */
-struct place {
-	int node;
-	long rank;
-	int t;
-};
-static int by_place(const void *a, const void *b)
+/* A unit's lane: "r:3" for rank 3, "g:12" for the threads named as thread 12 is. */
+static void unit_lane(const lv *v, const struct place *p, char id[24], char label[80])
 {
-	const struct place *x = a, *y = b;
-	if (x->node != y->node)
-		return x->node - y->node;
-	return x->rank != y->rank ? (x->rank < y->rank ? -1 : 1) : x->t - y->t;
-}
-
-/* order[i]: the threads sorted by place; *ranks: how many ranks. */
-static struct place *places(const lv *v, int *ranks)
-{
-	int n = v->nth, nodes = 0;
-	struct place *p = calloc((size_t)n + 1, sizeof(*p));
-	int *first = calloc((size_t)n + 1, sizeof(int)); /* each node's first thread */
-	if (!p || !first) {
-		free(p), free(first);
-		return NULL;
+	if (p->unit < 1L << 40) {
+		snprintf(id, 24, "r:%ld", p->unit);
+		snprintf(label, 80, "rank %ld", p->unit);
+	} else {
+		int g = (int)(p->unit - (1L << 40));
+		snprintf(id, 24, "g:%d", g);
+		snprintf(label, 80, "%.*s.*", (int)stem(v->th[g].name), v->th[g].name);
 	}
-	*ranks = 0;
-	for (int t = 0; t < n; t++) {
-		int k = 0;
-		while (k < nodes && strcmp(v->th[first[k]].node, v->th[t].node))
-			k++;
-		if (k == nodes)
-			first[nodes++] = t;
-		p[t] = (struct place){ k, v->th[t].rank >= 0 ? v->th[t].rank : 1L << 40, t };
-	}
-	qsort(p, (size_t)n, sizeof(*p), by_place);
-	for (int i = 0; i < n; i++)
-		*ranks += v->th[p[i].t].rank >= 0 && (!i || p[i - 1].rank != p[i].rank || p[i - 1].node != p[i].node);
-	free(first);
-	return p;
 }
 
 static void lanes_free(struct lanes *l)
@@ -264,17 +339,16 @@ static void lanes_free(struct lanes *l)
 
 static int lanes_make(const lv *v, const struct lv_ask *a, struct lanes *l)
 {
-	int n = v->nth, ranks = 0;
+	int n = v->nth;
 	size_t k = (size_t)n + 1;
 	*l = (struct lanes){ .lane = calloc(k, sizeof(int)), .id = calloc(k, 24), .label = calloc(k, 80),
 			     .parent = calloc(k, 24), .threads = calloc(k, sizeof(int)), .depth = calloc(k, sizeof(int)) };
-	struct place *order = places(v, &ranks);
-	if (!l->lane || !l->id || !l->label || !l->parent || !l->threads || !l->depth || !order) {
-		free(order);
+	const struct place *order = v->at;
+	if (!l->lane || !l->id || !l->label || !l->parent || !l->threads || !l->depth || (n && !order)) {
 		lanes_free(l);
 		return -ENOMEM;
 	}
-	bool by_node = ranks > 64;
+	bool by_node = v->units > 64;
 	for (int i = 0; i < n; i++) {
 		int t = order[i].t, node = order[i].node, depth = 0;
 		char id[24], label[80], parent[24] = "";
@@ -285,11 +359,11 @@ static int lanes_make(const lv *v, const struct lv_ask *a, struct lanes *l)
 			depth = by_node;
 			if (by_node)
 				memcpy(parent, id, sizeof(id));
-			snprintf(id, sizeof(id), "r:%d", v->th[t].rank);
-			snprintf(label, sizeof(label), "rank %d", v->th[t].rank);
-			if (v->th[t].rank < 0 || is_open(a->open, id)) {
-				depth += v->th[t].rank >= 0;
-				if (v->th[t].rank >= 0)
+			unit_lane(v, &order[i], id, label);
+			bool alone = order[i].unit >= 1L << 40 && !stem(v->th[t].name);
+			if (alone || is_open(a->open, id)) {
+				depth += !alone;
+				if (!alone)
 					memcpy(parent, id, sizeof(id));
 				snprintf(id, sizeof(id), "t:%d", t);
 				snprintf(label, sizeof(label), "%s", v->th[t].name);
@@ -309,7 +383,6 @@ static int lanes_make(const lv *v, const struct lv_ask *a, struct lanes *l)
 		l->lane[t] = l->n - 1;
 		l->threads[l->n - 1]++;
 	}
-	free(order);
 	return 0;
 }
 
@@ -324,8 +397,10 @@ struct end {
 static int by_end(const void *a, const void *b)
 {
 	const struct end *x = a, *y = b;
-	int c = memcmp(&x->k, &y->k, sizeof(x->k));
-	return c ? c : x->ord < y->ord ? -1 : x->ord > y->ord;
+#define CMP(f) if (x->f != y->f) return x->f < y->f ? -1 : 1
+	CMP(ord); CMP(k.from); CMP(k.to); CMP(k.tag); CMP(k.comm);
+#undef CMP
+	return 0;
 }
 
 static int by_received(const void *a, const void *b)
@@ -343,8 +418,8 @@ struct pass {
 	bool *active;        /* by thread: made a call within the time shown */
 	uint64_t *traffic;   /* [rank][rank]: bytes sent, ranks < nr */
 	int nr;
-	struct end *sends, *recvs;
-	size_t ns, nrv;
+	struct end *recvs;   /* a ring of the newest receives, rcap of them */
+	size_t nrv, rcap;    /* receives seen */
 };
 
 static bool counts_as_mpi(unsigned op)
@@ -358,17 +433,12 @@ static void take(const lv *v, const struct lanes *l, int bins, struct pass *p, c
 {
 	int lane = (int)e->thread < v->nth ? l->lane[e->thread] : -1;
 	uint64_t s = e->start > p->from ? e->start : p->from, t = e->end < p->to ? e->end : p->to;
-	int dir = ar_message(e->op), rank = (int)e->thread < v->nth ? v->th[e->thread].rank : -1;
+	int dir = e->dir, rank = (int)e->thread < v->nth ? v->th[e->thread].rank : -1;
 	if (dir > 0 && rank >= 0 && rank < p->nr && e->peer < (uint32_t)p->nr && e->start >= p->from)
 		p->traffic[(size_t)rank * (size_t)p->nr + e->peer] += e->bytes;
-	if (dir && lane >= 0 && rank >= 0 && e->peer != ES_NONE && p->sends) {
-		struct end x = { { dir > 0 ? (uint32_t)rank : e->peer, dir > 0 ? e->peer : (uint32_t)rank, e->tag,
-				   e->comm, 0 }, e->ord, lane, dir > 0 ? e->start : e->end };
-		if (dir > 0)
-			p->sends[p->ns++] = x;
-		else
-			p->recvs[p->nrv++] = x;
-	}
+	if (dir < 0 && lane >= 0 && rank >= 0 && e->peer != ES_NONE && p->rcap)
+		p->recvs[p->nrv++ % p->rcap] = (struct end){ { e->peer, (uint32_t)rank, e->tag, e->comm, 0 }, e->ord,
+							     lane, e->end };
 	if ((e->op & ES_OP_DONE) || (int)e->thread >= v->nth || t < s)
 		return; /* a completion's tuple spans its request, not time in a call */
 	p->active[e->thread] = true;
@@ -409,35 +479,41 @@ static void say_bins(FILE *f, const struct lanes *l, int bins, const struct pass
 	fputc(']', f);
 }
 
-/* Messages paired by number, the newest max drawn. */
-static void say_messages(FILE *f, const lv *v, const struct lv_ask *a, struct pass *p)
+/* The send of the receives kept: their lines, as [from lane, sent, to
+ * lane, received]; how many.  A line never goes back in time. */
+static size_t pair_sends(const lv *v, const struct lanes *l, size_t first, const struct pass *p, size_t nr,
+			 uint64_t (*m)[4])
+{
+	size_t k = 0;
+	for (size_t i = first, at = slot(v, first); i < v->n && k < nr; i++, at = after(v, at)) {
+		const struct lv_event *e = &v->ev[at];
+		int rank = (int)e->thread < v->nth ? v->th[e->thread].rank : -1;
+		if (e->dir <= 0 || rank < 0 || l->lane[e->thread] < 0)
+			continue;
+		struct end x = { { (uint32_t)rank, e->peer, e->tag, e->comm, 0 }, e->ord, 0, 0 };
+		const struct end *r = bsearch(&x, p->recvs, nr, sizeof(x), by_end);
+		if (r && r->at >= e->start && r->at <= p->to)
+			memcpy(m[k++], (uint64_t[4]){ (uint64_t)l->lane[e->thread], e->start > p->from ? e->start : p->from,
+						      (uint64_t)r->lane, r->at }, sizeof(*m));
+	}
+	return k;
+}
+
+/* Messages paired by number: the newest receives within the time shown
+ * (a.max_msgs of them) and the sends that made them. */
+static void say_messages(FILE *f, const lv *v, const struct lanes *l, size_t first, struct pass *p)
 {
 	fputs(",\"msgs\":[", f);
-	size_t k = 0;
-	uint64_t (*m)[4] = p->sends ? calloc(p->ns + 1, sizeof(*m)) : NULL;
+	size_t nr = p->nrv < p->rcap ? p->nrv : p->rcap, k = 0;
+	uint64_t (*m)[4] = calloc(nr + 1, sizeof(*m));
 	if (m && !*v->unpaired) {
-		qsort(p->sends, p->ns, sizeof(*p->sends), by_end);
-		qsort(p->recvs, p->nrv, sizeof(*p->recvs), by_end);
-		for (size_t i = 0, j = 0; i < p->ns && j < p->nrv;) {
-			int c = by_end(&p->sends[i], &p->recvs[j]);
-			if (c < 0) {
-				i++;
-			} else if (c > 0) {
-				j++;
-			} else {
-				if (p->recvs[j].at >= p->sends[i].at) /* never a line back in time */
-					memcpy(m[k++], (uint64_t[4]){ (uint64_t)p->sends[i].lane, p->sends[i].at,
-								      (uint64_t)p->recvs[j].lane, p->recvs[j].at },
-					       sizeof(*m));
-				i++, j++;
-			}
-		}
+		qsort(p->recvs, nr, sizeof(*p->recvs), by_end);
+		k = pair_sends(v, l, first, p, nr, m);
 		qsort(m, k, sizeof(*m), by_received);
 	}
-	size_t first = k > (size_t)a->max_msgs ? k - (size_t)a->max_msgs : 0;
-	for (size_t i = first; i < k; i++)
-		fprintf(f, "%s[%d,%.3f,%d,%.3f]", i > first ? "," : "", (int)m[i][0], (double)(m[i][1] - p->from) / 1e6,
-			(int)m[i][2], (double)(m[i][3] > p->to ? p->to - p->from : m[i][3] - p->from) / 1e6);
+	for (size_t i = 0; i < k; i++)
+		fprintf(f, "%s[%d,%.3f,%d,%.3f]", i ? "," : "", (int)m[i][0], (double)(m[i][1] - p->from) / 1e6,
+			(int)m[i][2], (double)(m[i][3] - p->from) / 1e6);
 	fputc(']', f);
 	if (*v->unpaired) {
 		fputs(",\"msgs_note\":", f);
@@ -490,12 +566,12 @@ static void say_inside(FILE *f, const lv *v, const struct lv_ask *a, const struc
 
 static void pass_free(struct pass *p)
 {
-	free(p->acc), free(p->mpi_ns), free(p->active), free(p->traffic), free(p->sends), free(p->recvs);
+	free(p->acc), free(p->mpi_ns), free(p->active), free(p->traffic), free(p->recvs);
 }
 
 enum { MAX_TRAFFIC_RANKS = 256 }; /* a matrix a page can draw; beyond, by node would be needed */
 
-static int pass_alloc(const lv *v, const struct lanes *l, int bins, struct pass *p)
+static int pass_alloc(const lv *v, const struct lanes *l, int bins, int max_msgs, struct pass *p)
 {
 	int nr = 0;
 	for (int t = 0; t < v->nth; t++)
@@ -505,10 +581,9 @@ static int pass_alloc(const lv *v, const struct lanes *l, int bins, struct pass 
 	p->mpi_ns = calloc((size_t)v->nth + 1, sizeof(uint64_t));
 	p->active = calloc((size_t)v->nth + 1, sizeof(bool));
 	p->traffic = calloc((size_t)p->nr * (size_t)p->nr + 1, sizeof(uint64_t));
-	/* message ends: at most every event held */
-	p->sends = malloc((v->n + 1) * sizeof(struct end));
-	p->recvs = malloc((v->n + 1) * sizeof(struct end));
-	if (p->acc && p->mpi_ns && p->active && p->traffic)
+	p->rcap = max_msgs > 0 ? (size_t)max_msgs : 0;
+	p->recvs = calloc(p->rcap + 1, sizeof(struct end));
+	if (p->acc && p->mpi_ns && p->active && p->traffic && p->recvs)
 		return 0;
 	pass_free(p);
 	return -ENOMEM;
@@ -551,14 +626,14 @@ int lv_json(const lv *v, const char *job, const struct lv_ask *a, const char *ex
 	p.bin_ns = (double)(p.to - p.from) / bins;
 	if (lanes_make(v, a, &l))
 		return -ENOMEM;
-	if (pass_alloc(v, &l, bins, &p)) {
+	if (pass_alloc(v, &l, bins, a->max_msgs, &p)) {
 		lanes_free(&l);
 		return -ENOMEM;
 	}
-	uint64_t oldest = a->now_ns;
-	for (size_t i = 0; i < v->n; i++) {
-		const struct lv_event *e = &v->ev[(v->next + v->cap - v->n + i) % v->cap];
-		oldest = e->start < oldest ? e->start : oldest;
+	uint64_t oldest = v->n ? v->ev[(v->next + v->cap - v->n) % v->cap].start : a->now_ns;
+	size_t first = first_after(v, p.from);
+	for (size_t i = first, at = slot(v, first); i < v->n; i++, at = after(v, at)) {
+		const struct lv_event *e = &v->ev[at];
 		if (e->end >= p.from && e->start <= p.to && e->end <= p.to)
 			take(v, &l, bins, &p, e);
 	}
@@ -574,7 +649,7 @@ int lv_json(const lv *v, const char *job, const struct lv_ask *a, const char *ex
 		say_threads(f, v);
 		say_lanes(f, &l);
 		say_bins(f, &l, bins, &p);
-		say_messages(f, v, a, &p);
+		say_messages(f, v, &l, first, &p);
 		say_inside(f, v, a, &l, &p);
 		say_balance(f, v, &p);
 		fputs(extra ? extra : "", f);

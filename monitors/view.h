@@ -16,6 +16,7 @@ struct lv_event {
 	uint32_t ord;    /* a message's number between its two ends, on its communicator with its tag (lv_add) */
 	uint16_t op;     /* with its flags */
 	uint16_t comm;   /* the rank's serial of its communicator */
+	int8_t dir;      /* a message's send (1) or receive (-1), else 0 (lv_add) */
 };
 
 /* A thread as the page lists it: its name, its rank (-1: none) and the
@@ -44,6 +45,9 @@ void lv_count(lv *v, struct lv_event *e);
  * out, or a pull came too late), numbers do not pair them, and none is
  * drawn.  Says why, for the page. */
 void lv_unpaired(lv *v, const char *why);
+/* After a pull: every event added since the last mark ended by now_ns,
+ * so that an answer reads only the pulls that can hold what it shows. */
+void lv_mark(lv *v, uint64_t now_ns);
 /* Events added since created (the page says what it missed). */
 uint64_t lv_added(const lv *v);
 

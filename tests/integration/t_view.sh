@@ -93,9 +93,29 @@ profile=$(mktemp -d -p "$dir")
 kill "$view"; wait "$view" 2>/dev/null; view=""
 end_job "$app"; app=""
 
+# Many ranks (72, more than the 64 a page lists): one lane per node, opened
+# into its ranks; the page still draws ten frames a second of its time.
+lib="$BUILD/lib/libescollect.so"
+mpirun --oversubscribe --allow-run-as-root -np 72 -x LD_PRELOAD="$lib" -x ES_JOB="$job.many" \
+	"$BUILD/tests/ring_demo" 20 >/dev/null 2>&1 &
+app=$!
+"$BIN/esview" -w 60 "$job.many" >"$dir/view5.out" 2>&1 &
+view=$!
+wait_for 60 grep -q "^esview: job $job.many at http" "$dir/view5.out" || die "$(cat "$dir/view5.out")"
+url=$(sed -n "s/^esview: job $job.many at \(http:[^ ]*\)$/\1/p" "$dir/view5.out")
+wait_for 60 sh -c "curl -sf '${url}data' | grep -q '\"name\":\"rank71.thread0\"'" || die "not all 72 ranks"
+dom "$url" >"$dir/dom-many" || die "chromium failed"
+grep -q 'data-lanes="n:0"' "$dir/dom-many" || die "not folded by node: $(grep -o 'data-lanes="[^"]*"' "$dir/dom-many")"
+grep -q '<ul id="ranks">72 ranks</ul>' "$dir/dom-many" || die "ranks: $(grep -o '<ul id="ranks">[^/]*' "$dir/dom-many")"
+[ "$(frames <"$dir/dom-many")" -ge 20 ] || die "72 ranks: $(frames <"$dir/dom-many") frames in 3 s"
+dom "${url}?open=n:0" >"$dir/dom-many2" || die "chromium failed"
+lanes=$(sed -n 's/.*data-lanes="\([^"]*\)".*/\1/p' "$dir/dom-many2" | head -1)
+[ "$lanes" = "$(seq 0 71 | sed 's/^/r:/' | tr '\n' ' ' | sed 's/ $//')" ] || die "the node unfolded: $lanes"
+kill "$view"; wait "$view" 2>/dev/null; view=""
+end_job "$app"; app=""
+
 # A deadlock (ring_demo's unsafe ring of MPI_Ssend): the trigger, armed from
 # the page, freezes the view with the cycle in red and keeps an archive.
-lib="$BUILD/lib/libescollect.so"
 mpirun --oversubscribe --allow-run-as-root -np 4 -x LD_PRELOAD="$lib" -x ES_JOB="$job.dead" \
 	"$BUILD/tests/ring_demo" 3 deadlock >/dev/null 2>&1 &
 app=$!

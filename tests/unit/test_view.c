@@ -88,7 +88,8 @@ static int count(const char *s, const char *what)
 
 /* 2,000 threads: 200 ranks of 10 threads on two nodes fold into a lane
  * per node; an open node shows its ranks, an open rank its threads, and
- * each unfolded lane names where it folds back into. */
+ * each unfolded lane names where it folds back into; threads without
+ * ranks fold by name. */
 START_TEST(folding)
 {
 	lv *v;
@@ -124,6 +125,25 @@ START_TEST(folding)
 	ck_assert_int_eq(lv_json(v, "j", &a, "", &j, &len), 0);
 	ck_assert_int_eq(count(j, "\"id\":"), 50);
 	ck_assert_msg(strstr(j, "\"hidden\":1500"), "%s", strstr(j, "\"hidden\""));
+	free(j);
+	/* threads without ranks (a PATHS job's "m12.s3"): grouped by the name
+	 * before the last dot, 250 groups of 8 on one node */
+	for (int t = 0; t < N; t++) {
+		snprintf(names[t], sizeof(names[t]), "m%d.s%d", t / 8, t % 8);
+		th[t] = (struct lv_thread){ names[t], -1, "" };
+	}
+	ck_assert_int_eq(lv_set_threads(v, th, N), 0);
+	j = ask(v, 10 * ms, 10 * ms, 10, "");
+	ck_assert_msg(strstr(j, "\"lanes\":[{\"id\":\"n:0\",\"label\":\"this host\",\"threads\":2000,"), "%.300s",
+		      strstr(j, "\"lanes\""));
+	free(j);
+	j = ask(v, 10 * ms, 10 * ms, 10, "n:0,g:16");
+	ck_assert_int_eq(count(j, "\"id\":"), 256); /* 249 groups, 8 threads: the last group beyond the cap */
+	ck_assert_msg(strstr(j, "\"hidden\":8,"), "%.100s", strstr(j, "\"hidden\""));
+	ck_assert_msg(strstr(j, "{\"id\":\"g:8\",\"label\":\"m1.*\",\"threads\":8,\"depth\":1,\"parent\":\"n:0\"}"), "%.300s",
+		      strstr(j, "\"lanes\""));
+	ck_assert_msg(strstr(j, "{\"id\":\"t:17\",\"label\":\"m2.s1\",\"threads\":1,\"depth\":2,\"parent\":\"g:16\"}"),
+		      "%.300s", strstr(j, "\"lanes\""));
 	free(j);
 	free(th);
 	free(names);
@@ -191,6 +211,31 @@ START_TEST(escaping)
 }
 END_TEST
 
+/* Marks after each pull let an answer skip the pulls that ended before
+ * the time shown, and never an event that lies in it. */
+START_TEST(marks)
+{
+	lv *v;
+	ck_assert_int_eq(lv_create(64, &v), 0);
+	const struct lv_thread th[1] = { { "rank0.thread0", 0, "" } };
+	ck_assert_int_eq(lv_set_threads(v, th, 1), 0);
+	for (int pull = 1; pull <= 10; pull++) { /* a pull every 10 ms: a call of 1 ms before each */
+		add(v, 0, (uint64_t)(pull * 10 - 2) * ms, (uint64_t)(pull * 10 - 1) * ms, ES_OP_MPI_BARRIER, ES_NONE, 0);
+		lv_mark(v, (uint64_t)pull * 10 * ms);
+	}
+	/* a long call that began before the time shown and was read after it began */
+	add(v, 0, 75 * ms, 101 * ms, ES_OP_MPI_RECV, 0, 0);
+	lv_mark(v, 102 * ms);
+	/* shown: 85 to 105 ms in 20 bins of 1 ms: the calls at 88, 98, and 85-101 */
+	char *j = ask(v, 105 * ms, 20 * ms, 20, "");
+	ck_assert_msg(strstr(j, "\"bins\":[[0,0,2,1000],"), "%s", j);
+	ck_assert_msg(strstr(j, "[0,3,2,1000]") && strstr(j, "[0,15,2,1000]") && !strstr(j, "[0,16,"), "%s", j);
+	ck_assert_msg(strstr(j, "\"mpi\":[[0,90.0]]"), "18 of 20 ms inside MPI: %s", j);
+	free(j);
+	lv_destroy(v);
+}
+END_TEST
+
 Suite *view_suite(void)
 {
 	Suite *s = suite_create("view");
@@ -199,6 +244,7 @@ Suite *view_suite(void)
 	tcase_add_test(tc, folding);
 	tcase_add_test(tc, messages);
 	tcase_add_test(tc, escaping);
+	tcase_add_test(tc, marks);
 	suite_add_tcase(s, tc);
 	return s;
 }
