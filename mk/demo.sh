@@ -20,7 +20,7 @@ colop=$(mktemp) viewout=$(mktemp)
 "$bin/esview" -w 10 "$job" >"$viewout" 2>&1 &
 view=$!
 n=0; while ! grep -q "http://" "$viewout" && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
-echo "==    In a browser, while it runs: $(sed -n 's/^esview: job [^ ]* at //p' "$viewout") (esview: every thread a lane)"
+echo "==    In a browser, while it runs: $(sed -n 's/^esview: job [^ ]* at //p' "$viewout") (esview: the job as lanes, who waits for whom, its balance)"
 "$bin/heartbeat" -p 1000 -w 10 "$job" | grep --line-buffered -v "^  m[0-9]"
 wait $app || { echo "demo: the wind tunnel failed" >&2; exit 1; }
 kill $view 2>/dev/null; wait $view 2>/dev/null; rm -f "$viewout"

@@ -14,7 +14,7 @@ heartbeat|which threads of a job progress, and where the stalled ones wait
 geteventmon|every event of a job, with an exact count of what was lost
 colopmon|MPI collectives and PATHS tree operations matched across ranks
 esctl|change what a running job records, pause and resume it
-esview|a running job in the browser: its threads as lanes over the last seconds
+esview|a running job in the browser: lanes of its ranks, who waits for whom, its balance, triggers
 esrun|run an MPI program with EventSpace collectors on its MPI calls
 esrecord|record a running job into an archive
 esconvert|turn an archive into OTF2, trace-event JSON and pictures

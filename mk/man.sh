@@ -91,6 +91,7 @@ psadm) ex='psadm list                              # jobs: live, ended, died; me
 psadm clean                             # what the keep policy lets go
 psadm serve run1. --addr 0.0.0.0 --secret-file ~/.es-secret' ;;
 esview) ex='esview run1                             # then open the URL it prints
+esview --trigger deadlock,stall=5 --snapshot hang run1   # freeze at a hang, keep hang/1
 esview --addr 0.0.0.0 --view-secret ~/.es-view run1   # from other hosts: URL?key=SECRET' ;;
 pathmap) ex='pathmap check job.yaml
 pathmap show job.yaml' ;;

@@ -1,8 +1,7 @@
 #!/bin/sh
-# t_view.sh - esview in a real browser (Debian's chromium, headless): the page of a running wind tunnel shows its ranks and its lanes advance, unfolds a rank, takes its pull rate from the page; a second and a slow browser do not disturb the first; a deadlock shows in red and its trigger freezes the view and keeps an archive; off loopback, a wrong key gets no data.
+# t_view.sh - esview on a PATHS job's lanes folded by name, then in a real browser (Debian's chromium, headless): the page of a running wind tunnel shows its ranks and its lanes advance, unfolds a rank, takes its pull rate from the page; a second and a slow browser do not disturb the first; a deadlock shows in red and its trigger freezes the view and keeps an archive; off loopback, a wrong key gets no data.
 set -u
 . "$(dirname "$0")/lib.sh"
-[ -f "$BUILD/lib/libescollect.so" ] || { echo "no libescollect.so (sanitizer build): skipped"; exit 0; }
 command -v chromium >/dev/null || die "no chromium (mk/deps.sh installs it)"
 job="itview$$"
 dir=$(mktemp -d)
@@ -22,6 +21,34 @@ dom() { # a profile of its own each: two browsers at once must not share one
 }
 frames() { sed -n 's/.*data-frames="\([0-9]*\)".*/\1/p' | head -1; }
 added() { sed -n 's/.*data-added="\([0-9]*\)".*/\1/p' | head -1; }
+
+# A PATHS job (the wind tunnel through PastSet, a collector on every path):
+# threads without ranks, folded by name; also what the sanitizer builds run.
+mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/windtunnel" -q -N 64 -m 2 -l 2 -c -t 100000000 \
+	-j "$job.paths" >/dev/null 2>&1 &
+app=$!
+"$BIN/esview" -w 30 "$job.paths" >"$dir/view0.out" 2>&1 &
+view=$!
+wait_for 30 grep -q "^esview: job $job.paths at http" "$dir/view0.out" || die "$(cat "$dir/view0.out")"
+url=$(sed -n "s/^esview: job $job.paths at \(http:[^ ]*\)$/\1/p" "$dir/view0.out")
+wait_for 30 sh -c "curl -sf '${url}data' | grep -q '\"label\":\"m1.\*\"'" || die "no lanes m0.*, m1.*: $(curl -s "${url}data" | head -c 600)"
+curl -sf "${url}data?open=g:0" >"$dir/paths.json" || die "GET /data failed"
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+ids = [l["id"] for l in d["lanes"]]
+assert len(ids) >= 3 and all(i.startswith("t:") for i in ids[:2]) and ids[2].startswith("g:"), ids
+assert d["lanes"][0]["parent"] == "g:0", d["lanes"][0]
+assert d["bins"], "no calls drawn"' "$dir/paths.json" || die "the PATHS job's lanes are wrong"
+for i in 1 2 3 4 5; do curl -sf "${url}data?shown=1000&bins=$((i * 100))" >/dev/null || die "GET /data $i failed"; done
+curl -sf -X POST "${url}arm?stall=30" >/dev/null && curl -sf -X POST "${url}rate?hz=20" >/dev/null || die "POST failed"
+curl -sf "${url}data" | grep -q '"rate":20,"trigger":{"deadlock":false,"stall_s":30,' || die "not armed: $(curl -s "${url}data" | tail -c 300)"
+kill "$view"; wait "$view"; rc=$?
+[ $rc = 0 ] || die "esview ended with status $rc"
+view=""
+end_job "$app"; app=""
+
+# The rest watches MPI programs through libescollect.so, which a sanitizer build has not.
+[ -f "$BUILD/lib/libescollect.so" ] || { echo "t_view: ok (the PATHS job only: no libescollect.so in a sanitizer build)"; exit 0; }
 
 mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q -j "$job" "$BIN/windtunnel" -q -N 128 -m 2 -l 2 \
 	-t 100000000 --transport mpi >/dev/null 2>&1 &
@@ -84,12 +111,6 @@ wait $b2
 [ "$(frames <"$dir/dom2")" -gt 3 ] || die "beside a slow browser, one drew $(frames <"$dir/dom2") frames"
 kill -0 $slow 2>/dev/null || die "the slow browser was not slow: the test proves nothing"
 kill $slow; wait $slow 2>/dev/null
-# a picture of it, as a browser draws it (VIEW_SHOT=FILE keeps it: the README's)
-profile=$(mktemp -d -p "$dir")
-(cd "$dir" && timeout 60 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$profile" \
-	--window-size=1100,330 --virtual-time-budget=3000 --screenshot="$dir/view.png" "$url" >/dev/null 2>&1)
-[ "$(head -c 8 "$dir/view.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ] || die "no screenshot"
-[ -n "${VIEW_SHOT:-}" ] && cp "$dir/view.png" "$VIEW_SHOT"
 kill "$view"; wait "$view" 2>/dev/null; view=""
 end_job "$app"; app=""
 
@@ -137,6 +158,12 @@ grep -q 'data-frozen="true"' "$dir/dom-dead" || die "the view is not frozen"
 grep -q 'data-inside="MPI_Ssend MPI_Ssend MPI_Ssend MPI_Ssend"' "$dir/dom-dead" ||
 	die "each rank's call not on its lane: $(grep -o 'data-inside="[^"]*"' "$dir/dom-dead")"
 grep -q "archive: $dir/snap/1" "$dir/dom-dead" || die "the page does not say where the archive is"
+# a picture of it, as a browser draws it (VIEW_SHOT=FILE keeps it: the README's)
+profile=$(mktemp -d -p "$dir")
+(cd "$dir" && timeout 60 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$profile" \
+	--window-size=1100,760 --virtual-time-budget=3000 --screenshot="$dir/view.png" "$url" >/dev/null 2>&1)
+[ "$(head -c 8 "$dir/view.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ] || die "no screenshot"
+[ -n "${VIEW_SHOT:-}" ] && cp "$dir/view.png" "$VIEW_SHOT"
 grep -q "^esview: a deadlock named$" "$dir/snap/1/TRIGGER" || die "TRIGGER: $(cat "$dir/snap/1/TRIGGER")"
 grep -q "^deadlock for [0-9.]* s: rank0 in MPI_Ssend to 1 tag 2 <- " "$dir/snap/1/waitfor" || die "waitfor: $(cat "$dir/snap/1/waitfor")"
 "$BIN/esprofile" "$dir/snap/1" >"$dir/profile" 2>&1 || die "esprofile cannot read the archive: $(cat "$dir/profile")"
