@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_view.sh - esview on a PATHS job's lanes folded by name, then in a real browser (Debian's chromium, headless): the page of a running wind tunnel shows its ranks and its lanes advance, unfolds a rank, takes its pull rate from the page; a second and a slow browser do not disturb the first; a deadlock shows in red and its trigger freezes the view and keeps an archive; off loopback, a wrong key gets no data.
+# t_view.sh - esview on a PATHS job's stalled thread, then in a real browser (Debian's chromium, headless): the page of a running wind tunnel shows its ranks and its lanes advance, unfolds a rank, takes its pull rate from the page; a second and a slow browser do not disturb the first; a deadlock shows in red and its trigger freezes the view and keeps an archive; off loopback, a wrong key gets no data.
 set -u
 . "$(dirname "$0")/lib.sh"
 command -v chromium >/dev/null || die "no chromium (mk/deps.sh installs it)"
@@ -22,28 +22,31 @@ dom() { # a profile of its own each: two browsers at once must not share one
 frames() { sed -n 's/.*data-frames="\([0-9]*\)".*/\1/p' | head -1; }
 added() { sed -n 's/.*data-added="\([0-9]*\)".*/\1/p' | head -1; }
 
-# A PATHS job (the wind tunnel through PastSet, a collector on every path):
-# threads without ranks, folded by name; also what the sanitizer builds run.
-mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/windtunnel" -q -N 64 -m 2 -l 2 -c -t 100000000 \
-	-j "$job.paths" >/dev/null 2>&1 &
+# A PATHS job (app_stall: threads t0 and t1 work, t2 takes from an element
+# no thread writes): a lane each, its deadlock named; the sanitizer builds
+# run this part too.
+"$BUILD/tests/app_stall" "$job.paths" 30 >/dev/null 2>&1 &
 app=$!
-"$BIN/esview" -w 30 "$job.paths" >"$dir/view0.out" 2>&1 &
+"$BIN/esview" -w 30 --period 300 "$job.paths" >"$dir/view0.out" 2>&1 &
 view=$!
 wait_for 30 grep -q "^esview: job $job.paths at http" "$dir/view0.out" || die "$(cat "$dir/view0.out")"
 url=$(sed -n "s/^esview: job $job.paths at \(http:[^ ]*\)$/\1/p" "$dir/view0.out")
-wait_for 30 sh -c "curl -sf '${url}data' | grep -q '\"label\":\"m1.\*\"'" || die "no lanes m0.*, m1.*: $(curl -s "${url}data" | head -c 600)"
-curl -sf "${url}data?open=g:0" >"$dir/paths.json" || die "GET /data failed"
+wait_for 30 sh -c "curl -sf '${url}data' | grep -q 'deadlock for [0-9.]* s: t2 in take on t2->never'" ||
+	die "no deadlock named: $(curl -s "${url}data" | tail -c 600)"
+curl -sf "${url}data" >"$dir/paths.json" || die "GET /data failed"
 python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
-ids = [l["id"] for l in d["lanes"]]
-assert len(ids) >= 3 and all(i.startswith("t:") for i in ids[:2]) and ids[2].startswith("g:"), ids
-assert d["lanes"][0]["parent"] == "g:0", d["lanes"][0]
-assert d["bins"], "no calls drawn"' "$dir/paths.json" || die "the PATHS job's lanes are wrong"
-for i in 1 2 3 4 5; do curl -sf "${url}data?shown=1000&bins=$((i * 100))" >/dev/null || die "GET /data $i failed"; done
+assert [l["label"] for l in d["lanes"]] == ["t0", "t1", "t2"], d["lanes"]
+assert all(l["id"].startswith("t:") and not l["parent"] for l in d["lanes"]), d["lanes"]
+assert d["bins"] and {b[0] for b in d["bins"]} >= {0, 1}, "t0 and t1 draw nothing"
+assert [i[2] for i in d["inside"] if i[0] == 2] == ["take"], d["inside"]
+assert d["waits"]["stalled"] >= 1 and d["waits"]["graph"] > 0, d["waits"]' "$dir/paths.json" || die "the PATHS job's data is wrong"
+curl -sf "${url}waitfor.svg" | grep -q '<svg' || die "no graph"
+for i in 1 2 3 4 5; do curl -sf "${url}data?shown=$((i * 300))&bins=$((i * 100))" >/dev/null || die "GET /data $i failed"; done
 curl -sf -X POST "${url}arm?stall=30" >/dev/null && curl -sf -X POST "${url}rate?hz=20" >/dev/null || die "POST failed"
 curl -sf "${url}data" | grep -q '"rate":20,"trigger":{"deadlock":false,"stall_s":30,' || die "not armed: $(curl -s "${url}data" | tail -c 300)"
 kill "$view"; wait "$view"; rc=$?
-[ $rc = 0 ] || die "esview ended with status $rc"
+[ $rc = 0 ] || die "esview ended with status $rc: $(cat "$dir/view0.out")"
 view=""
 end_job "$app"; app=""
 
