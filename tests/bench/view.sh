@@ -105,7 +105,13 @@ alternate() {
 			else
 				x=$(watched "$w" "$j" "$work" "$j") || exit 1
 			fi
-			[ "$w" = "$a" ] && { xa=$x; cat "$dir/cpu" >>"$dir/$name.cpu_a" 2>/dev/null; } || { xb=$x; cat "$dir/cpu" >>"$dir/$name.cpu_b" 2>/dev/null; }
+			if [ "$w" = "$a" ]; then
+				xa=$x
+				[ -f "$dir/cpu" ] && cat "$dir/cpu" >>"$dir/$name.cpu_a"
+			else
+				xb=$x
+				[ -f "$dir/cpu" ] && cat "$dir/cpu" >>"$dir/$name.cpu_b"
+			fi
 			rm -f "$dir/cpu"
 			[ "$prevw" = "$w" ] && ratio "$x" "$prev" >>"$dir/$name.null"
 			prev=$x prevw=$w
