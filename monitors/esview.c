@@ -68,6 +68,7 @@ struct served {
 	lv *v;
 	const char *job;
 	uint64_t now_ns, window_ns, gen;
+	uint64_t upto;         /* the events added by now_ns (lv_added) */
 	char *extra;           /* ,"waits":...,"colls":[...] as of now_ns */
 	struct lv_event *inside; /* the calls threads are inside at now_ns */
 	int ninside;
@@ -159,7 +160,7 @@ static enum MHD_Result data(struct served *sv, struct MHD_Connection *c)
 		say_trigger(f, sv);
 		fclose(f);
 		struct lv_ask a = { sv->now_ns, (uint64_t)(shown * 1e6), bins, open ? open : "", 256, 400,
-				    sv->inside, sv->ninside };
+				    sv->inside, sv->ninside, sv->upto };
 		if (extra && !lv_json(sv->v, sv->job, &a, extra, &json, &len)) {
 			unsigned k = sv->next_cache++ % CACHED;
 			free(sv->cache[k].json);
@@ -432,7 +433,8 @@ static void pull(struct watcher *w, struct es_trace *ev, int max)
 			else
 				lv_add(w->sv->v, &e);
 		}
-		lv_mark(w->sv->v, ps_now_ns()); /* what was consumed ended by now */
+		if (!w->sv->frozen) /* the last second's balance stays as it was at the trigger */
+			lv_mark(w->sv->v, ps_now_ns()); /* what was consumed ended by now */
 		pthread_mutex_unlock(&w->sv->lock);
 		for (int i = 0; i < n && w->mpi; i++) {
 			const struct es_leaf *l = es_scope_leaf(w->s, es_scope_consumed_leaf(w->s, (size_t)i));
@@ -591,6 +593,7 @@ static void publish(struct watcher *w)
 		w->sv->inside = in, w->sv->ninside = nin;
 		in = NULL;
 		w->sv->now_ns = now;
+		w->sv->upto = lv_added(w->sv->v);
 		w->sv->gen++;
 	}
 	pthread_mutex_unlock(&w->sv->lock);

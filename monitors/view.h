@@ -66,19 +66,24 @@ struct lv_ask {
 	int max_msgs;    /* messages drawn at most: the newest */
 	const struct lv_event *inside; /* calls threads are inside at now_ns (their end) */
 	int ninside;
+	uint64_t upto;   /* the events added before this many (lv_added) ended by now_ns; 0: all */
 };
 
 /*
  * The page's data, as one JSON object: the job, the lanes as asked, in
- * each lane's bins the class of call that took most of its time and the
- * share of the lane's time in calls, messages as [from lane, sent ms,
- * to lane, received ms] (paired as MPI pairs them), the calls threads are
- * inside as [lane, start ms, call], each rank's share of
- * time inside MPI and the bytes each rank sent each other, over the time
- * shown; then the members in extra (",\"waits\":{...}" or "").  *out is
- * malloc'd; 0 or -ENOMEM.
+ * each lane's bins (aligned to multiples of their width, the first
+ * bin0_ms from the time shown's start) the class of call that took most
+ * of its time and the share of the lane's time in calls, messages as
+ * [from lane, sent ms, to lane, received ms] (paired as MPI pairs them:
+ * the newest max_msgs receives whose sends are still known), the calls
+ * threads are inside as [lane, start ms, call], and over the calls that
+ * ended in the last second each rank's share of time inside MPI and the
+ * bytes each rank sent each other; then the members in extra
+ * (",\"waits\":{...}" or "").  The bins are kept for the next question
+ * if it is the same (v changes only there).  *out is malloc'd; 0 or
+ * -ENOMEM.
  */
-int lv_json(const lv *v, const char *job, const struct lv_ask *a, const char *extra, char **out, size_t *len);
+int lv_json(lv *v, const char *job, const struct lv_ask *a, const char *extra, char **out, size_t *len);
 /* s as a JSON string, quoted and escaped. */
 void lv_string(FILE *f, const char *s);
 

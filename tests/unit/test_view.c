@@ -57,21 +57,23 @@ START_TEST(bins_and_ring)
 	 * where a bin begins is not in it */
 	ck_assert_msg(strstr(j, "\"bins\":[[0,0,3,500],[0,1,3,500],[0,2,3,500],[1,0,2,500],[1,2,2,1000]]"), "%s", j);
 	ck_assert_msg(strstr(j, ",\"x\":1}"), "extra members, last: %s", j);
-	/* each rank inside MPI 3 of the 6 ms; 100 bytes 1 -> 0 */
-	ck_assert_msg(strstr(j, "\"mpi\":[[0,50.0],[1,50.0]]"), "%s", j);
+	/* over the calls held (the last second's): each rank inside MPI 3 of
+	 * the 5 ms since the oldest began; 100 bytes 1 -> 0 */
+	ck_assert_msg(strstr(j, "\"mpi\":[[0,60.0],[1,60.0]]"), "%s", j);
 	ck_assert_msg(strstr(j, "\"traffic\":{\"ranks\":2,\"bytes\":[[1,0,100]]}"), "%s", j);
 	free(j);
-	/* a call that had not returned by now is not shown */
-	j = ask(v, 9500 * 1000, 6 * ms, 3, "");
-	ck_assert_msg(!strstr(j, "[1,2,2,"), "%s", j);
-	free(j);
-	/* ... unless it is said to be inside it: up to now, and named */
+	/* at 9.5 ms, when only the first three had been added (upto): the
+	 * recv not shown; a call threads are said to be inside, up to now */
 	struct lv_event in = { .start = 8 * ms, .end = 9500 * 1000, .thread = 1, .peer = 0, .op = ES_OP_MPI_RECV };
 	struct lv_ask a = { .now_ns = 9500 * 1000, .shown_ns = 6 * ms, .bins = 3, .open = "", .max_lanes = 256,
-			    .max_msgs = 10, .inside = &in, .ninside = 1 };
+			    .max_msgs = 10, .upto = 3 };
 	size_t len;
 	ck_assert_int_eq(lv_json(v, "j", &a, "", &j, &len), 0);
-	ck_assert_msg(strstr(j, "[1,2,2,750]") && strstr(j, "\"inside\":[[1,4.500,\"MPI_Recv\"]]"), "%s", j);
+	ck_assert_msg(strstr(j, "\"bin0_ms\":-1.500000,\"bins\":[[0,1,3,500],[0,2,3,500],[1,1,2,500]]"), "%s", j);
+	free(j);
+	a.inside = &in, a.ninside = 1;
+	ck_assert_int_eq(lv_json(v, "j", &a, "", &j, &len), 0);
+	ck_assert_msg(strstr(j, "[1,3,2,750]") && strstr(j, "\"inside\":[[1,4.500,\"MPI_Recv\"]]"), "%s", j);
 	free(j);
 	lv_destroy(v);
 	ck_assert_int_eq(lv_create(0, &v), -ENOMEM);
@@ -108,7 +110,7 @@ START_TEST(folding)
 	ck_assert_int_eq(count(j, "\"id\":"), 2);
 	ck_assert_msg(strstr(j, "{\"id\":\"n:0\",\"label\":\"hostA:7000\",\"threads\":1000,\"depth\":0,\"parent\":\"\"}"), "%s", j);
 	ck_assert_msg(strstr(j, "\"bins\":[[1,1,3,1]]"), "a thousandth of node B's time: %.300s", strstr(j, "\"bins\""));
-	ck_assert_msg(strstr(j, "\"mpi\":[[123,10.0]]"), "%.300s", strstr(j, "\"mpi\""));
+	ck_assert_msg(strstr(j, "\"mpi\":[[123,11.1]]"), "1 of 9 ms: %.300s", strstr(j, "\"mpi\""));
 	free(j);
 	j = ask(v, 10 * ms, 10 * ms, 10, "n:1,r:123");
 	/* node A folded; node B: 99 rank lanes and rank 123's ten threads */
@@ -230,9 +232,47 @@ START_TEST(marks)
 	char *j = ask(v, 105 * ms, 20 * ms, 20, "");
 	ck_assert_msg(strstr(j, "\"bins\":[[0,0,2,1000],"), "%s", j);
 	ck_assert_msg(strstr(j, "[0,3,2,1000]") && strstr(j, "[0,15,2,1000]") && !strstr(j, "[0,16,"), "%s", j);
-	ck_assert_msg(strstr(j, "\"mpi\":[[0,90.0]]"), "18 of 20 ms inside MPI: %s", j);
+	ck_assert_msg(strstr(j, "\"mpi\":[[0,37.1]]"), "36 of the 97 ms since the oldest began: %s", j);
 	free(j);
 	lv_destroy(v);
+}
+END_TEST
+
+/* The bins kept from one question to the same one again, as events come:
+ * the same answer as bins made at once from all of them; the last
+ * second's balance counts out what ended before it. */
+START_TEST(incremental)
+{
+	lv *a, *b;
+	ck_assert_int_eq(lv_create(1000, &a), 0);
+	ck_assert_int_eq(lv_create(1000, &b), 0);
+	const struct lv_thread th[2] = { { "rank0.thread0", 0, "" }, { "rank1.thread0", 1, "" } };
+	ck_assert_int_eq(lv_set_threads(a, th, 2), 0);
+	ck_assert_int_eq(lv_set_threads(b, th, 2), 0);
+	char *ja = NULL, *jb;
+	for (int pull = 1; pull <= 30; pull++) { /* every 100 ms, calls of 0.7 ms each 10 ms, messages 0 -> 1 */
+		for (int k = 0; k < 10; k++) {
+			uint64_t t = (uint64_t)(pull - 1) * 100 * ms + (uint64_t)k * 10 * ms;
+			add(a, 0, t, t + 700 * 1000, ES_OP_MPI_SEND, 1, 10);
+			add(a, 1, t + 300 * 1000, t + 1500 * 1000, ES_OP_MPI_RECV, 0, 10);
+			add(b, 0, t, t + 700 * 1000, ES_OP_MPI_SEND, 1, 10);
+			add(b, 1, t + 300 * 1000, t + 1500 * 1000, ES_OP_MPI_RECV, 0, 10);
+		}
+		lv_mark(a, (uint64_t)pull * 100 * ms);
+		lv_mark(b, (uint64_t)pull * 100 * ms);
+		free(ja);
+		ja = ask(a, (uint64_t)pull * 100 * ms, 1000 * ms, 250, ""); /* the same question each pull */
+	}
+	jb = ask(b, 3000 * ms, 1000 * ms, 250, "");
+	ck_assert_str_eq(ja, jb);
+	/* 100 sends of 10 bytes ended in the last second; 7% of it inside MPI on rank 0, 12% on 1 */
+	ck_assert_msg(strstr(ja, "\"mpi\":[[0,7.0],[1,12.0]],\"traffic\":{\"ranks\":2,\"bytes\":[[0,1,1000]]}"), "%s",
+		      strstr(ja, "\"mpi\""));
+	ck_assert_msg(strstr(ja, "\"msgs\":[[0,"), "lines from the sends: %.200s", strstr(ja, "\"msgs\""));
+	free(ja);
+	free(jb);
+	lv_destroy(a);
+	lv_destroy(b);
 }
 END_TEST
 
@@ -245,6 +285,7 @@ Suite *view_suite(void)
 	tcase_add_test(tc, messages);
 	tcase_add_test(tc, escaping);
 	tcase_add_test(tc, marks);
+	tcase_add_test(tc, incremental);
 	suite_add_tcase(s, tc);
 	return s;
 }

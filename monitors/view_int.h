@@ -1,0 +1,99 @@
+/* view_int.h - what the live view's ring (view.c) and its answers (view_json.c) share: the ring's state and its invariants. */
+#ifndef ES_MONITORS_VIEW_INT_H
+#define ES_MONITORS_VIEW_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "view.h"
+
+#define NCLASS 8           /* enum es_op_group */
+#define MARKS 1024
+#define SENT (1u << 16)    /* the latest sends, by number, for the lines */
+#define BALANCE_NS 1000000000ull /* the balance is of the calls that ended in the last second */
+#define LV_MAX_TRAFFIC_RANKS 256 /* a matrix a page can draw */
+
+/* A message's ends are numbered per (from, to, communicator, tag), sends
+ * and receives apart: the k-th sent is the k-th received, as MPI pairs
+ * them (non-overtaking), so equal numbers are one message. */
+struct key {
+	uint32_t from, to, tag;
+	uint16_t comm;
+	uint16_t recv;
+};
+struct slot {
+	struct key k;
+	uint32_t count;
+	bool used;
+};
+/* A send kept for the line to its receive. */
+struct sent {
+	struct key k;
+	uint32_t ord, thread;
+	uint64_t start;
+	bool used;
+};
+/* Each mark says that the events added before it ended by its time. */
+struct mark {
+	uint64_t t, added;
+};
+/* Where a thread's lane goes: its node (an index), its unit (a rank, or
+ * for a thread without one, the first thread whose name has the same
+ * part before the last dot: "m3.s1" with "m3.s0"; a name without a dot is
+ * a unit of its own) and its number. */
+struct place {
+	int node;
+	long unit;  /* rank, or (1 << 40) + the group's first thread */
+	int t;
+};
+struct binner;
+
+/*
+ * Invariants:
+ * - ev holds the last min(added, cap) events in the order added, the
+ *   oldest at (next - n) mod cap: global index i (0 .. added) is in the
+ *   ring when i >= added - n.
+ * - th holds the threads the events name (a thread beyond nth is not
+ *   drawn); at sorts them by place; tgen changes with them.
+ * - ords counts every message end numbered, so an event's ord is its
+ *   number since the view began, and pairs only when *unpaired is empty;
+ *   sent holds the latest sends by (key, ord) hash, a newer one taking an
+ *   older one's slot.
+ * - marks: an event that ends at t or later was added after the last mark
+ *   before t.
+ * - mpi_ns, calls and traffic sum the events from global index tail to
+ *   added: each event is counted in when added and out when it ended more
+ *   than BALANCE_NS before the last mark, or when the ring drops it.
+ * - bn, the answers' cache, is view_json.c's; it never changes an event.
+ */
+struct lv {
+	struct lv_event *ev;
+	size_t cap, n, next;
+	uint64_t added;
+	struct lv_thread *th;
+	struct place *at;
+	int nth, units;
+	uint64_t tgen;
+	struct slot *ords;
+	size_t ocap, oused;
+	char unpaired[200];
+	struct sent *sent;
+	struct mark marks[MARKS]; /* a ring, the newest at (nmarks - 1) % MARKS */
+	uint64_t nmarks;
+	uint64_t tail, *mpi_ns, *traffic;
+	uint32_t *calls;
+	int nr;                   /* traffic is nr x nr, ranks below nr */
+	struct binner *bn;
+};
+
+static inline const struct lv_event *lv__at(const lv *v, uint64_t i)
+{
+	return &v->ev[(v->next + v->cap - (size_t)(v->added - i)) % v->cap];
+}
+size_t lv__first_after(const lv *v, uint64_t from); /* an index 0 .. n into the ring */
+size_t lv__stem(const char *name);
+size_t lv__key_hash(const struct key *k);
+bool lv__counts_as_mpi(unsigned op);
+void lv__binner_free(struct binner *b);
+
+#endif
