@@ -513,7 +513,10 @@ static void judge(struct watcher *w)
 		wf_report(g, t, "");
 	if (t)
 		fclose(t);
-	if (p.looked && p.stalled)
+	pthread_mutex_lock(&w->sv->lock);
+	bool frozen = w->sv->frozen;
+	pthread_mutex_unlock(&w->sv->lock);
+	if (p.looked && p.stalled && !frozen) /* a frozen view keeps the graph of its moment */
 		draw_graph(w, w->o->job);
 	FILE *f = open_memstream(&json, &jlen);
 	if (f) {
