@@ -36,19 +36,6 @@ struct ar_item {
 int ar_thread_items(const ar_archive *a, int t, struct ar_item **out, size_t *n,
 		    struct ar_out_stats *st);
 
-/* What a tuple says of a message (collectors.h says which tuples are
- * which): its peer is the element (a world rank), its tag the arg, its
- * bytes the size, its communicator the comm. */
-enum ar_msg {
-	AR_MSG_NONE = 0,
-	AR_MSG_SEND,       /* sent by a blocking call (MPI_Send..., MPI_Sendrecv): MpiSend */
-	AR_MSG_ISEND,      /* a send request posted (MPI_Isend..., a persistent send's MPI_Start): MpiIsend */
-	AR_MSG_ISEND_DONE, /* ... completed: MpiIsendComplete */
-	AR_MSG_RECV,       /* received by a blocking call (MPI_Recv, Mrecv, MPI_Sendrecv/done): MpiRecv */
-	AR_MSG_IRECV_REQ,  /* a receive request posted (MPI_Irecv..., a persistent receive's start) */
-	AR_MSG_IRECV,      /* ... completed, with what came: MpiIrecv */
-};
-enum ar_msg ar_msg_kind(unsigned op);
 /* A phase (MPI_Pcontrol's, es_region_begin's): a region around calls, not a call. */
 static inline bool ar_is_phase(const struct es_trace *t)
 {
@@ -58,9 +45,6 @@ static inline bool ar_is_phase(const struct es_trace *t)
 void ar_json_string(FILE *f, const char *s);
 /* A phase's name as its rank named it ("phase N" when it did not). */
 const char *ar_phase_name(const ar_archive *a, int thread, const struct es_trace *t, char *buf, size_t len);
-/* 1: a message's send (element its receiver), -1: its receive (element
- * its sender), 0: neither (a cancelled or failed one is neither). */
-int ar_message(unsigned op);
 
 /* An OTF2 archive DIR/NAME.otf2 (and DIR/NAME/, DIR/NAME.def); DIR must not exist. */
 int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar_out_stats *st,

@@ -123,56 +123,6 @@ int ar_thread_items(const ar_archive *a, int t, struct ar_item **out, size_t *n,
 	return 0;
 }
 
-/* --- what a tuple says of a message ----------------------------------------------- */
-
-static enum ar_msg classify(unsigned code, bool done, bool recv_flag)
-{
-	switch (code) {
-	case ES_OP_MPI_SEND: case ES_OP_MPI_BSEND: case ES_OP_MPI_SSEND: case ES_OP_MPI_RSEND:
-		return done ? AR_MSG_NONE : AR_MSG_SEND;
-	case ES_OP_MPI_SENDRECV: case ES_OP_MPI_SENDRECV_REPLACE:
-		return done ? AR_MSG_RECV : AR_MSG_SEND;
-	case ES_OP_MPI_ISEND: case ES_OP_MPI_IBSEND: case ES_OP_MPI_ISSEND: case ES_OP_MPI_IRSEND:
-		return done ? AR_MSG_ISEND_DONE : AR_MSG_ISEND;
-	case ES_OP_MPI_SEND_INIT: case ES_OP_MPI_BSEND_INIT: case ES_OP_MPI_SSEND_INIT: case ES_OP_MPI_RSEND_INIT:
-		return done ? AR_MSG_ISEND_DONE : AR_MSG_NONE;
-	case ES_OP_MPI_START: case ES_OP_MPI_STARTALL:
-		return done ? AR_MSG_NONE : recv_flag ? AR_MSG_IRECV_REQ : AR_MSG_ISEND;
-	case ES_OP_MPI_RECV: case ES_OP_MPI_MRECV:
-		return done ? AR_MSG_NONE : AR_MSG_RECV;
-	case ES_OP_MPI_IRECV: case ES_OP_MPI_IMRECV:
-		return done ? AR_MSG_IRECV : AR_MSG_IRECV_REQ;
-	case ES_OP_MPI_RECV_INIT:
-		return done ? AR_MSG_IRECV : AR_MSG_NONE;
-	default:
-		return AR_MSG_NONE;
-	}
-}
-
-enum ar_msg ar_msg_kind(unsigned op)
-{
-	static signed char kind[4][256]; /* by done, recv and code, + 1; 0: not worked out yet */
-	unsigned code = es_op_code(op);
-	bool done = op & ES_OP_DONE, recv = op & ES_OP_RECV;
-	if (code >= 256 || (op & ES_OP_UNFINISHED))
-		return AR_MSG_NONE; /* no collector writes it; a call not returned moved no message yet */
-	signed char *k = &kind[done * 2 + recv][code];
-	if (!*k)
-		*k = (signed char)(classify(code, done, recv) + 1);
-	return (enum ar_msg)(*k - 1);
-}
-
-int ar_message(unsigned op)
-{
-	if (op & ES_OP_FAILED)
-		return 0;
-	switch (ar_msg_kind(op)) {
-	case AR_MSG_SEND: case AR_MSG_ISEND: return 1;
-	case AR_MSG_RECV: case AR_MSG_IRECV: return -1;
-	default: return 0;
-	}
-}
-
 const char *ar_phase_name(const ar_archive *a, int thread, const struct es_trace *t, char *buf, size_t len)
 {
 	const char *n = ar_region_name(a, ar_thread(a, thread)->rank, t->arg);

@@ -47,7 +47,7 @@ static void slice_args(FILE *f, const ar_archive *a, int thread, const struct es
 {
 	const struct es_op_info *o = es_op_info(e->op);
 	unsigned op = e->op & ~ES_OP_UNFINISHED; /* an unfinished call's peer and tag, as its notes said */
-	int dir = ar_message(op);
+	int dir = es_message(op);
 	bool mpi = ar_thread(a, thread)->rank >= 0 && es_op_code(e->op) >= ES_OP_MPI_INIT;
 	if (ar_is_phase(e)) {
 		fprintf(f, ",\"args\":{\"within\":%u}}", e->element);
@@ -62,8 +62,8 @@ static void slice_args(FILE *f, const ar_archive *a, int thread, const struct es
 		fprintf(f, ",\"arg\":%u}}", e->arg);
 		return;
 	}
-	if (dir || ar_msg_kind(op) != AR_MSG_NONE) {
-		const char *peer = dir > 0 || ar_msg_kind(op) == AR_MSG_ISEND ? "to" : "from";
+	if (dir || es_msg_kind(op) != ES_MSG_NONE) {
+		const char *peer = dir > 0 || es_msg_kind(op) == ES_MSG_ISEND ? "to" : "from";
 		if (e->element != NONE)
 			fprintf(f, ",\"%s\":%u", peer, e->element);
 		else
@@ -226,7 +226,7 @@ static int thread_slices(struct jout *j, int t)
 	for (size_t i = 0; i < n; i++) {
 		const struct es_trace *e = &j->ev[items[i].event].t;
 		uint64_t at = items[i].time - j->t0;
-		int dir = rank >= 0 && e->element != NONE ? ar_message(e->op) : 0;
+		int dir = rank >= 0 && e->element != NONE ? es_message(e->op) : 0;
 		if (items[i].kind == AR_ENTER) {
 			stack[depth++] = (struct slice){ at, 0, items[i].event, t };
 			if (dir > 0)

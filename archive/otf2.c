@@ -339,35 +339,35 @@ static uint64_t reqid_done(struct reqids *r, uint64_t start, bool recv)
 static OTF2_ErrorCode message(struct otf2_out *o, OTF2_EvtWriter *w, const struct ar_item *it,
 			      const struct es_trace *tr, struct reqids *ids, struct ar_out_stats *st)
 {
-	enum ar_msg m = ar_msg_kind(tr->op);
+	enum es_msg m = es_msg_kind(tr->op);
 	OTF2_CommRef comm = comm_of(o, tr->comm);
 	uint32_t peer = rank_in(o, tr->comm, tr->element);
 	bool ok = comm != OTF2_UNDEFINED_COMM && peer != OTF2_UNDEFINED_UINT32 && !(tr->op & ES_OP_FAILED);
 	uint64_t t = it->time;
 	switch (it->kind) {
 	case AR_ENTER:
-		if (m == AR_MSG_SEND && ok)
+		if (m == ES_MSG_SEND && ok)
 			return st->messages++, OTF2_EvtWriter_MpiSend(w, NULL, t, peer, comm, tr->arg, tr->size);
-		if (m == AR_MSG_ISEND && ok)
+		if (m == ES_MSG_ISEND && ok)
 			return st->messages++, OTF2_EvtWriter_MpiIsend(w, NULL, t, peer, comm, tr->arg, tr->size,
 								       reqid_new(ids, tr->start, false));
-		if (m == AR_MSG_IRECV_REQ)
+		if (m == ES_MSG_IRECV_REQ)
 			return OTF2_EvtWriter_MpiIrecvRequest(w, NULL, t, reqid_new(ids, tr->start, true));
 		return OTF2_SUCCESS;
 	case AR_LEAVE:
-		if (m == AR_MSG_RECV && !(tr->op & ES_OP_DONE) && ok)
+		if (m == ES_MSG_RECV && !(tr->op & ES_OP_DONE) && ok)
 			return st->messages++, OTF2_EvtWriter_MpiRecv(w, NULL, t, peer, comm, tr->arg, tr->size);
 		return OTF2_SUCCESS;
 	case AR_COMPLETE: {
-		if (m == AR_MSG_RECV && ok) /* Sendrecv's receive, inside it */
+		if (m == ES_MSG_RECV && ok) /* Sendrecv's receive, inside it */
 			return st->messages++, OTF2_EvtWriter_MpiRecv(w, NULL, t, peer, comm, tr->arg, tr->size);
-		uint64_t id = m == AR_MSG_ISEND_DONE || m == AR_MSG_IRECV
-			      ? reqid_done(ids, tr->start, m == AR_MSG_IRECV) : 0;
-		if ((m == AR_MSG_ISEND_DONE || m == AR_MSG_IRECV) && id && (tr->op & ES_OP_FAILED))
+		uint64_t id = m == ES_MSG_ISEND_DONE || m == ES_MSG_IRECV
+			      ? reqid_done(ids, tr->start, m == ES_MSG_IRECV) : 0;
+		if ((m == ES_MSG_ISEND_DONE || m == ES_MSG_IRECV) && id && (tr->op & ES_OP_FAILED))
 			return OTF2_EvtWriter_MpiRequestCancelled(w, NULL, t, id);
-		if (m == AR_MSG_ISEND_DONE && id)
+		if (m == ES_MSG_ISEND_DONE && id)
 			return st->completes++, OTF2_EvtWriter_MpiIsendComplete(w, NULL, t, id);
-		if (m == AR_MSG_IRECV && id && ok)
+		if (m == ES_MSG_IRECV && id && ok)
 			return st->messages++, OTF2_EvtWriter_MpiIrecv(w, NULL, t, peer, comm, tr->arg, tr->size, id);
 		return OTF2_SUCCESS;
 	}

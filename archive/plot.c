@@ -305,7 +305,7 @@ static int matrix(const ar_archive *a, int nranks, const char *dir, char *err, s
 	for (size_t i = 0; i < ar_nevents(a); i++) {
 		const struct es_trace *e = &ev[i].t;
 		int from = ar_thread(a, (int)ev[i].thread)->rank;
-		bool send = ar_message(e->op) > 0;
+		bool send = es_message(e->op) > 0;
 		if (send && from >= 0 && e->element < (uint32_t)nranks && !(e->op & ES_OP_FAILED))
 			bytes[(size_t)from * (size_t)nranks + e->element] += e->size;
 	}

@@ -118,7 +118,7 @@ static struct stat_row *row(struct prof *p, unsigned op, uint32_t site, int rank
 /* Whether the call sends what its size says: a send, or a collective (as mpiP counts them). */
 static bool sends(unsigned op)
 {
-	return ar_message(op) > 0 || es_op_matched(op);
+	return es_message(op) > 0 || es_op_matched(op);
 }
 
 /* A poll streak counts as the polls it made, its time spread over them
@@ -327,7 +327,7 @@ static int add_call(struct prof *p, int t, int g, const struct es_trace *e, uint
 		rc = add_io(p, e, g, t1 - t0);
 	if (!rc && p->mpi && es_op_matched(e->op) && !(e->op & ES_OP_UNFINISHED))
 		rc = add_coll(p, e, g, t0, t1);
-	if (!rc && p->mpi && e->element != NONE && !(e->op & ES_OP_FAILED) && ar_message(e->op) > 0 &&
+	if (!rc && p->mpi && e->element != NONE && !(e->op & ES_OP_FAILED) && es_message(e->op) > 0 &&
 	    e->element < (uint32_t)p->groups)
 		rc = add_pair(p, e, g);
 	return rc;

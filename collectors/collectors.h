@@ -89,6 +89,23 @@ struct es_op_info {
 	uint8_t kind;  /* enum es_op_kind */
 	const char *name;
 };
+/* What a tuple says of a message (the table above says which tuples are
+ * which): its peer is the element (a world rank), its tag the arg, its
+ * bytes the size, its communicator the comm.  Monitors and converters
+ * pair sends and receives by it. */
+enum es_msg {
+	ES_MSG_NONE = 0,
+	ES_MSG_SEND,       /* sent by a blocking call (MPI_Send..., MPI_Sendrecv): OTF2's MpiSend */
+	ES_MSG_ISEND,      /* a send request posted (MPI_Isend..., a persistent send's MPI_Start): MpiIsend */
+	ES_MSG_ISEND_DONE, /* ... completed: MpiIsendComplete */
+	ES_MSG_RECV,       /* received by a blocking call (MPI_Recv, Mrecv, MPI_Sendrecv/done): MpiRecv */
+	ES_MSG_IRECV_REQ,  /* a receive request posted (MPI_Irecv..., a persistent receive's start) */
+	ES_MSG_IRECV,      /* ... completed, with what came: MpiIrecv */
+};
+enum es_msg es_msg_kind(unsigned op);
+/* 1: a message's send (element its receiver), -1: its receive (element
+ * its sender), 0: neither (a cancelled or failed one is neither). */
+int es_message(unsigned op);
 /* The op's description (flags ignored), or NULL for a code no collector writes. */
 const struct es_op_info *es_op_info(unsigned op);
 const char *es_op_name(unsigned op); /* "write", "MPI_Send"...; "unknown" */

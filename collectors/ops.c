@@ -104,3 +104,47 @@ int es_mpi_select(const struct pm_mpi *mpi, const char *file, unsigned char coll
 	}
 	return 0;
 }
+
+/* --- what a tuple says of a message ----------------------------------------------- */
+
+static enum es_msg classify(unsigned code, bool done, bool recv_flag)
+{
+	switch (code) {
+	case ES_OP_MPI_SEND: case ES_OP_MPI_BSEND: case ES_OP_MPI_SSEND: case ES_OP_MPI_RSEND:
+		return done ? ES_MSG_NONE : ES_MSG_SEND;
+	case ES_OP_MPI_SENDRECV: case ES_OP_MPI_SENDRECV_REPLACE:
+		return done ? ES_MSG_RECV : ES_MSG_SEND;
+	case ES_OP_MPI_ISEND: case ES_OP_MPI_IBSEND: case ES_OP_MPI_ISSEND: case ES_OP_MPI_IRSEND:
+		return done ? ES_MSG_ISEND_DONE : ES_MSG_ISEND;
+	case ES_OP_MPI_SEND_INIT: case ES_OP_MPI_BSEND_INIT: case ES_OP_MPI_SSEND_INIT: case ES_OP_MPI_RSEND_INIT:
+		return done ? ES_MSG_ISEND_DONE : ES_MSG_NONE;
+	case ES_OP_MPI_START: case ES_OP_MPI_STARTALL:
+		return done ? ES_MSG_NONE : recv_flag ? ES_MSG_IRECV_REQ : ES_MSG_ISEND;
+	case ES_OP_MPI_RECV: case ES_OP_MPI_MRECV:
+		return done ? ES_MSG_NONE : ES_MSG_RECV;
+	case ES_OP_MPI_IRECV: case ES_OP_MPI_IMRECV:
+		return done ? ES_MSG_IRECV : ES_MSG_IRECV_REQ;
+	case ES_OP_MPI_RECV_INIT:
+		return done ? ES_MSG_IRECV : ES_MSG_NONE;
+	default:
+		return ES_MSG_NONE;
+	}
+}
+
+enum es_msg es_msg_kind(unsigned op)
+{
+	if (op & ES_OP_UNFINISHED)
+		return ES_MSG_NONE; /* a call not returned moved no message yet */
+	return classify(es_op_code(op), op & ES_OP_DONE, op & ES_OP_RECV);
+}
+
+int es_message(unsigned op)
+{
+	if (op & ES_OP_FAILED)
+		return 0;
+	switch (es_msg_kind(op)) {
+	case ES_MSG_SEND: case ES_MSG_ISEND: return 1;
+	case ES_MSG_RECV: case ES_MSG_IRECV: return -1;
+	default: return 0;
+	}
+}

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "archive/convert.h"
 #include "collectors/collectors.h"
 #include "view_int.h"
 
@@ -242,7 +241,7 @@ static bool number(lv *v, const struct key *k, uint32_t *ord)
 static void number_end(lv *v, struct lv_event *e)
 {
 	int rank = (int)e->thread < v->nth ? v->th[e->thread].rank : -1;
-	int dir = e->dir = rank >= 0 && e->peer != ES_NONE ? (int8_t)ar_message(e->op) : 0;
+	int dir = e->dir = rank >= 0 && e->peer != ES_NONE ? (int8_t)es_message(e->op) : 0;
 	e->ord = 0;
 	if (dir && rank >= 0 && e->peer != ES_NONE) {
 		struct key k = { dir > 0 ? (uint32_t)rank : e->peer, dir > 0 ? e->peer : (uint32_t)rank, e->tag, e->comm,

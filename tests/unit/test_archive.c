@@ -241,19 +241,19 @@ START_TEST(archive_refused_when_not_whole)
 	ck_assert_int_eq(ar_finish(w, &(struct ar_end){ .lost = 0, .before = 0, .why = "-" }, err, sizeof(err)), 0);
 	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
 	ck_assert_msg(strstr(err, "/events: event 0 has op 8191, which no collector writes"), "%s", err);
-	ck_assert_int_eq(ar_message(0x1fff), 0);
+	ck_assert_int_eq(es_message(0x1fff), 0);
 	/* what tuples say of messages (collectors.h) */
-	ck_assert_int_eq(ar_message(ES_OP_MPI_SENDRECV), 1);
-	ck_assert_int_eq(ar_message(ES_OP_MPI_SENDRECV | ES_OP_DONE), -1);
-	ck_assert_int_eq(ar_message(ES_OP_MPI_IRECV), 0); /* posted, not received */
-	ck_assert_int_eq(ar_message(ES_OP_MPI_IRECV | ES_OP_DONE), -1);
-	ck_assert_int_eq(ar_message(ES_OP_MPI_IRECV | ES_OP_DONE | ES_OP_FAILED), 0); /* cancelled */
-	ck_assert_int_eq(ar_message(ES_OP_MPI_ISEND), 1);
-	ck_assert_int_eq(ar_message(ES_OP_MPI_ISEND | ES_OP_DONE), 0);
-	ck_assert_int_eq(ar_msg_kind(ES_OP_MPI_ISEND | ES_OP_DONE), AR_MSG_ISEND_DONE);
-	ck_assert_int_eq(ar_message(ES_OP_MPI_START | ES_OP_RECV), 0);
-	ck_assert_int_eq(ar_msg_kind(ES_OP_MPI_START | ES_OP_RECV), AR_MSG_IRECV_REQ);
-	ck_assert_int_eq(ar_message(ES_OP_MPI_RECV_INIT | ES_OP_DONE), -1);
+	ck_assert_int_eq(es_message(ES_OP_MPI_SENDRECV), 1);
+	ck_assert_int_eq(es_message(ES_OP_MPI_SENDRECV | ES_OP_DONE), -1);
+	ck_assert_int_eq(es_message(ES_OP_MPI_IRECV), 0); /* posted, not received */
+	ck_assert_int_eq(es_message(ES_OP_MPI_IRECV | ES_OP_DONE), -1);
+	ck_assert_int_eq(es_message(ES_OP_MPI_IRECV | ES_OP_DONE | ES_OP_FAILED), 0); /* cancelled */
+	ck_assert_int_eq(es_message(ES_OP_MPI_ISEND), 1);
+	ck_assert_int_eq(es_message(ES_OP_MPI_ISEND | ES_OP_DONE), 0);
+	ck_assert_int_eq(es_msg_kind(ES_OP_MPI_ISEND | ES_OP_DONE), ES_MSG_ISEND_DONE);
+	ck_assert_int_eq(es_message(ES_OP_MPI_START | ES_OP_RECV), 0);
+	ck_assert_int_eq(es_msg_kind(ES_OP_MPI_START | ES_OP_RECV), ES_MSG_IRECV_REQ);
+	ck_assert_int_eq(es_message(ES_OP_MPI_RECV_INIT | ES_OP_DONE), -1);
 	/* no directory can be made */
 	ck_assert_int_eq(ar_create("/proc/no/such", "j", &w, err, sizeof(err)), -ENOENT);
 	ck_assert_str_eq(err, "/proc/no/such: No such file or directory");
