@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_view.sh - esview on a PATHS job's stalled thread, then in a real browser (Debian's chromium, headless): the page of a running wind tunnel shows its ranks and its lanes advance, unfolds a rank, takes its pull rate from the page; a second and a slow browser do not disturb the first; a deadlock shows in red and its trigger freezes the view and keeps an archive; off loopback, a wrong key gets no data.
+# t_view.sh - esview on a PATHS job's stalled thread, then in a real browser (Debian's chromium, headless): the page of a running wind tunnel shows its ranks and its lanes advance, unfolds a rank, takes its pull rate from the page; a second and a slow browser do not disturb the first; 72 ranks fold by node; deadlocks (MPI_Ssend, MPI_Wait) show in red and a trigger freezes the view and keeps an archive; off loopback, a wrong key gets no data.
 set -u
 . "$(dirname "$0")/lib.sh"
 command -v chromium >/dev/null || die "no chromium (mk/deps.sh installs it)"
@@ -173,6 +173,25 @@ grep -q "^deadlock for [0-9.]* s: rank0 in MPI_Ssend to 1 tag 2 <- " "$dir/snap/
 grep -q "MPI_Ssend" "$dir/profile" || die "the archive has not the calls: $(head "$dir/profile")"
 # armed again (nothing): it runs again
 curl -sf -X POST "${url}arm" >/dev/null && curl -sf "${url}data" | grep -q '"frozen":false' || die "not running again"
+kill "$view"; wait "$view" 2>/dev/null; view=""
+end_job "$app"; app=""
+
+# A deadlock through requests (mpi_wait's waitcycle: each rank in MPI_Wait on
+# an MPI_Irecv from the next): named in red, each rank's call on its lane.
+mpirun --oversubscribe --allow-run-as-root -np 3 -x LD_PRELOAD="$lib" -x ES_JOB="$job.wait" \
+	"$BUILD/tests/mpi_wait" waitcycle 0 >/dev/null 2>&1 &
+app=$!
+"$BIN/esview" -w 30 --period 500 --trigger deadlock --snapshot "$dir/wsnap" "$job.wait" >"$dir/view6.out" 2>&1 &
+view=$!
+wait_for 60 grep -q "^esview: snapshot of job $job.wait in $dir/wsnap/1: a deadlock named" "$dir/view6.out" ||
+	die "no snapshot: $(cat "$dir/view6.out")"
+url=$(sed -n "s/^esview: job $job.wait at \(http:[^ ]*\)$/\1/p" "$dir/view6.out")
+dom "$url" >"$dir/dom-wait" || die "chromium failed"
+cycle="rank0 in MPI_Wait: MPI_Irecv from 1 tag 5 &lt;- rank2 in MPI_Wait: MPI_Irecv from 0 tag 5 &lt;- rank1 in MPI_Wait: MPI_Irecv from 2 tag 5"
+grep -q "<li class=\"deadlock\">deadlock for [0-9.]* s: $cycle</li>" "$dir/dom-wait" ||
+	die "the wait cycle not named in red: $(grep -o '<ul id="findings">.*</ul>' "$dir/dom-wait")"
+grep -q 'data-inside="MPI_Wait MPI_Wait MPI_Wait"' "$dir/dom-wait" ||
+	die "each rank's MPI_Wait not on its lane: $(grep -o 'data-inside="[^"]*"' "$dir/dom-wait")"
 kill "$view"; wait "$view" 2>/dev/null; view=""
 end_job "$app"; app=""
 
