@@ -23,11 +23,14 @@ cat "$dir"/msgs.r* | sort >"$dir/want"
 "$BIN/esconvert" --otf2 "$dir/o" "$dir/a" 2>"$dir/conv.err" || die "esconvert: $(cat "$dir/conv.err")"
 otf2-print "$dir/o/traces.otf2" >"$dir/p.txt" 2>"$dir/p.err" || die "otf2-print failed: $(cat "$dir/p.err")"
 [ -s "$dir/p.err" ] && die "otf2-print warned: $(cat "$dir/p.err")"
-kind='{ c = ($0 ~ /Communicator: "MPI_COMM_WORLD"/) ? "world" : "sub" }'
+# an event's location is the archive's thread number, in the order the
+# recorder met the threads: its rank by the thread's name
+awk -F '\t' '{ r = $3; sub(/^rank/, "", r); sub(/\..*/, "", r); print $1, r }' "$dir/a/threads" >"$dir/rank_of"
+kind='NR == FNR { rank[$1] = $2; next } { c = ($0 ~ /Communicator: "MPI_COMM_WORLD"/) ? "world" : "sub" }'
 sed -n 's/^MPI_I*SEND  *\([0-9]*\) .*Receiver: [0-9]* ("rank\([0-9]*\)\.thread0" <[0-9]*>).*Tag: \([0-9]*\), Length: \([0-9]*\).*$/\1 \2 \3 \4 &/p' \
-	"$dir/p.txt" | awk "$kind"' { print $1, $2, $3, $4, c }' | sort >"$dir/sends"
+	"$dir/p.txt" | awk "$kind"' { print rank[$1], $2, $3, $4, c }' "$dir/rank_of" - | sort >"$dir/sends"
 sed -n 's/^MPI_I*RECV  *\([0-9]*\) .*Sender: [0-9]* ("rank\([0-9]*\)\.thread0" <[0-9]*>).*Tag: \([0-9]*\), Length: \([0-9]*\).*$/\2 \1 \3 \4 &/p' \
-	"$dir/p.txt" | awk "$kind"' { print $1, $2, $3, $4, c }' | sort >"$dir/recvs"
+	"$dir/p.txt" | awk "$kind"' { print $1, rank[$2], $3, $4, c }' "$dir/rank_of" - | sort >"$dir/recvs"
 # each rank's thread, numbered in the order the recorder met them (a
 # number, once given, stays: the events carry it)
 printf '%s.r0\trank0.thread0\n%s.r1\trank1.thread0\n%s.r2\trank2.thread0\n%s.r3\trank3.thread0\n' \
@@ -36,7 +39,8 @@ printf '%s.r0\trank0.thread0\n%s.r1\trank1.thread0\n%s.r2\trank2.thread0\n%s.r3\
 diff "$dir/want" "$dir/sends" >"$dir/d1" || die "OTF2's sends differ from the program's: $(cat "$dir/d1")"
 diff "$dir/want" "$dir/recvs" >"$dir/d2" || die "OTF2's receives differ from the program's sends: $(cat "$dir/d2")"
 # the split's first message, by name: world rank 0 to the split's rank 0, world rank 3
-grep -q '^MPI_SEND  *0 .*Receiver: 0 ("rank3.thread0" <3>), Communicator: "communicator [0-9a-f]* (4 ranks)" <[0-9]*>, Tag: 1, Length: 8$' \
+loc0=$(awk '$2 == 0 { print $1 }' "$dir/rank_of")
+grep -q "^MPI_SEND  *$loc0 "'.*Receiver: 0 ("rank3.thread0" <[0-9]*>), Communicator: "communicator [0-9a-f]* (4 ranks)" <[0-9]*>, Tag: 1, Length: 8$' \
 	"$dir/p.txt" || die "rank 0's send on the split not to its rank 0, world rank 3"
 
 # JSON: an arrow per message, none backwards
