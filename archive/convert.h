@@ -41,8 +41,6 @@ static inline bool ar_is_phase(const struct es_trace *t)
 {
 	return es_op_code(t->op) == ES_OP_MPI_PCONTROL;
 }
-/* s as a JSON string, quoted and escaped. */
-void ar_json_string(FILE *f, const char *s);
 /* A phase's name as its rank named it ("phase N" when it did not). */
 const char *ar_phase_name(const ar_archive *a, int thread, const struct es_trace *t, char *buf, size_t len);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "archive/profile.h"
+#include "monitors/common.h"
 
 /*
  * One object; times in ns, bytes as counted by the page (page.c says
@@ -18,12 +19,12 @@ static void head(const struct prof *p, FILE *f)
 {
 	const ar_archive *a = p->a;
 	fprintf(f, "{\"tool\":\"esprofile\",\"version\":\"%s\",\"job\":", ES_VERSION);
-	ar_json_string(f, ar_job(a));
+	mon_json_string(f, ar_job(a));
 	fprintf(f, ",\"events\":%zu,\"lost\":%llu", ar_nevents(a), (unsigned long long)ar_lost(a));
 	const struct ar_rank *r0 = p->mpi ? ar_rank(a, 0) : NULL;
 	if (r0) {
 		fputs(",\"command\":", f);
-		ar_json_string(f, r0->cmd);
+		mon_json_string(f, r0->cmd);
 	}
 	fprintf(f, ",\"app_ns\":%llu,\"mpi_ns\":%llu,\n\"ranks\":[", (unsigned long long)p->app_all,
 		(unsigned long long)p->mpi_all);
@@ -35,7 +36,7 @@ static void head(const struct prof *p, FILE *f)
 			(unsigned long long)prof_app(p, g), (unsigned long long)p->run[g].mpi);
 		if (r) {
 			fputs(",\"host\":", f);
-			ar_json_string(f, r->host);
+			mon_json_string(f, r->host);
 			fprintf(f, ",\"pid\":%d", r->pid);
 		}
 		fputc('}', f);
@@ -68,11 +69,11 @@ static void sites(const struct prof *p, FILE *f)
 		for (int k = 0; k < s->where->nframes; k++) {
 			const struct ar_frame *fr = &s->where->frames[k];
 			fputs(k ? ",{\"function\":" : "{\"function\":", f);
-			ar_json_string(f, fr->function);
+			mon_json_string(f, fr->function);
 			fputs(",\"file\":", f);
-			ar_json_string(f, fr->file);
+			mon_json_string(f, fr->file);
 			fprintf(f, ",\"line\":%d,\"module\":", fr->line);
-			ar_json_string(f, fr->module);
+			mon_json_string(f, fr->module);
 			fprintf(f, ",\"offset\":%llu}", (unsigned long long)fr->offset);
 		}
 		fputs("]}", f);
@@ -134,7 +135,7 @@ static void phases_and_io(const struct prof *p, FILE *f)
 	for (size_t i = 0; i < p->phases.n; i++) {
 		const struct phase_row *r = AT(p->phases, struct phase_row, i);
 		fputs(i ? ",\n{\"phase\":" : "{\"phase\":", f);
-		ar_json_string(f, r->key.name);
+		mon_json_string(f, r->key.name);
 		fprintf(f, ",\"rank\":%d,\"count\":%llu,\"time_ns\":%llu,\"mpi_ns\":%llu,\"calls\":%llu}", r->key.rank,
 			(unsigned long long)r->count, (unsigned long long)r->time, (unsigned long long)r->mpi,
 			(unsigned long long)r->calls);
@@ -143,7 +144,7 @@ static void phases_and_io(const struct prof *p, FILE *f)
 	for (size_t i = 0; i < p->io.n; i++) {
 		const struct io_row *r = AT(p->io, struct io_row, i);
 		fputs(i ? ",\n{\"file\":" : "{\"file\":", f);
-		ar_json_string(f, r->key.name);
+		mon_json_string(f, r->key.name);
 		fprintf(f, ",\"rank\":%d,\"reads\":%llu,\"bytes_read\":%llu,\"writes\":%llu,\"bytes_written\":%llu,"
 			"\"calls\":%llu,\"time_ns\":%llu}", r->key.rank, (unsigned long long)r->reads,
 			(unsigned long long)r->read_bytes, (unsigned long long)r->writes, (unsigned long long)r->written,

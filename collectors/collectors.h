@@ -106,6 +106,10 @@ enum es_msg es_msg_kind(unsigned op);
 /* 1: a message's send (element its receiver), -1: its receive (element
  * its sender), 0: neither (a cancelled or failed one is neither). */
 int es_message(unsigned op);
+/* Whether a tuple is time spent inside an MPI call (a rank's MPI share):
+ * not a completion's (it spans its request), a phase, MPI_Init or
+ * MPI_Finalize, nor a call that had not returned. */
+bool es_in_mpi_call(unsigned op);
 /* The op's description (flags ignored), or NULL for a code no collector writes. */
 const struct es_op_info *es_op_info(unsigned op);
 const char *es_op_name(unsigned op); /* "write", "MPI_Send"...; "unknown" */

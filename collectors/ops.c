@@ -148,3 +148,10 @@ int es_message(unsigned op)
 	default: return 0;
 	}
 }
+
+bool es_in_mpi_call(unsigned op)
+{
+	unsigned code = es_op_code(op);
+	return code > ES_OP_MPI_INIT && code != ES_OP_MPI_FINALIZE && code != ES_OP_MPI_PCONTROL &&
+	       !(op & (ES_OP_DONE | ES_OP_UNFINISHED));
+}

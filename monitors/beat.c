@@ -94,6 +94,14 @@ const struct hb_thread *hb_thread(const hb *h, int t) { return t >= 0 && t < h->
 const wf_graph *hb_graph(const hb *h) { return h->wfg; }
 bool hb_deadlocked(const hb *h) { return h->deadlocked; }
 
+int hb_stalled_for(const hb *h, double seconds, double *for_s)
+{
+	for (int t = 0; t < h->n; t++)
+		if (h->th[t].stalled_now && (*for_s = h->th[t].stalled_periods * h->period) >= seconds)
+			return t;
+	return -1;
+}
+
 /* What thread t is inside, in words: the operation, and the path or the
  * peer it waits on, as the graph said it when there is one (what it
  * waits for, with world ranks, tags, roots and communicators). */

@@ -46,6 +46,9 @@ const struct hb_thread *hb_thread(const hb *h, int t);
 /* The period's graph, analysed, when p->looked; deadlocks it names are
  * confirmed (every thread still inside the call it was read in). */
 const wf_graph *hb_graph(const hb *h);
+/* The first thread stalled now for seconds or more (its stalled periods
+ * times the period), how long in *for_s; -1 when none. */
+int hb_stalled_for(const hb *h, double seconds, double *for_s);
 /* Whether a deadlock was named in some period. */
 bool hb_deadlocked(const hb *h);
 

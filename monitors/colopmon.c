@@ -60,9 +60,7 @@ static int nshares;
  * second; at the second's end, the trigger if it spent more than the bound. */
 static void count_share(const struct es_trace *t, int rank)
 {
-	unsigned code = es_op_code(t->op);
-	if (mpi_above < 0 || (t->op & (ES_OP_DONE | ES_OP_UNFINISHED)) || code == ES_OP_MPI_INIT ||
-	    code == ES_OP_MPI_FINALIZE || code == ES_OP_MPI_PCONTROL || code < ES_OP_MPI_INIT)
+	if (mpi_above < 0 || !es_in_mpi_call(t->op))
 		return;
 	if (rank >= nshares) {
 		struct share *v = realloc(shares, sizeof(*v) * (size_t)(rank + 1));

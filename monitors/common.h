@@ -85,6 +85,8 @@ FILE *mon_fopen_private(const char *path);
  * 0600, renamed into place once whole.  0; 127 when dot is not
  * installed; else dot's exit status, or a negative errno. */
 int mon_dot(const char *in, const char *fmt, const char *out);
+/* s as a JSON string, quoted and escaped (esview's data, the converters'). */
+void mon_json_string(FILE *f, const char *s);
 /* A number from the command line, or exits 2 naming the option. */
 double mon_number(const char *prog, const char *opt, const char *arg, double min);
 

@@ -133,9 +133,9 @@ static void say_trigger(FILE *f, const struct served *sv)
 	fprintf(f, ",\"rate\":%g,\"trigger\":{\"deadlock\":%s,\"stall_s\":%g,\"imbalance_ms\":%g,\"frozen\":%s,"
 		   "\"fired\":%d,\"why\":", sv->rate, sv->arm.deadlock ? "true" : "false", sv->arm.stall_s,
 		sv->arm.imbalance_ms, sv->frozen ? "true" : "false", sv->fired);
-	lv_string(f, sv->why);
+	mon_json_string(f, sv->why);
 	fputs(",\"archive\":", f);
-	lv_string(f, sv->archive);
+	mon_json_string(f, sv->archive);
 	fputc('}', f);
 }
 
@@ -151,7 +151,7 @@ static enum MHD_Result data(struct served *sv, struct MHD_Connection *c)
 	char *json = NULL, *extra = NULL;
 	size_t len = 0, elen = 0;
 	pthread_mutex_lock(&sv->lock);
-	for (int i = 0; i < CACHED; i++)
+	for (int i = 0; i < CACHED && !json; i++)
 		if (sv->cache[i].json && sv->cache[i].gen == sv->gen && !strcmp(sv->cache[i].ask, ask) &&
 		    (json = malloc(sv->cache[i].len)))
 			memcpy(json, sv->cache[i].json, len = sv->cache[i].len);
@@ -492,7 +492,7 @@ static void say_findings(FILE *f, const char *text)
 		const char *l = line + strspn(line, " ");
 		const char *kind = !strncmp(l, "deadlock", 8) ? "deadlock" : !strncmp(l, "stall", 5) ? "stall" : "note";
 		fprintf(f, "%s[\"%s\",", k++ ? "," : "", kind);
-		lv_string(f, l);
+		mon_json_string(f, l);
 		fputc(']', f);
 		p = nl ? nl + 1 : p + n;
 	}
@@ -525,7 +525,7 @@ static void judge(struct watcher *w)
 			   "\"ended\":%d,\"unreachable\":%d,\"graph\":%u,\"line\":",
 			w->o->period * 1000, hb_threads(w->hb), p.progressing, p.stalled, p.ended, p.unreachable,
 			p.looked && p.stalled ? w->sv->svg_gen : 0);
-		lv_string(f, p.line);
+		mon_json_string(f, p.line);
 		say_findings(f, text);
 		fputc('}', f);
 		fclose(f);
@@ -537,13 +537,11 @@ static void judge(struct watcher *w)
 	const struct arm arm = w->arm;
 	if (arm.deadlock && p.looked && wf_deadlocks(g) > 0 && !*w->pending)
 		snprintf(w->pending, sizeof(w->pending), "a deadlock named");
-	for (int i = 0; i < hb_threads(w->hb) && arm.stall_s > 0 && !*w->pending; i++) {
-		const struct hb_thread *x = hb_thread(w->hb, i);
-		if (x->stalled_now && x->stalled_periods * w->o->period >= arm.stall_s)
-			snprintf(w->pending, sizeof(w->pending), "%s stalled for %.1f s (trigger above %g s), %s",
-				 es_scope_thread(w->latest, i), x->stalled_periods * w->o->period, arm.stall_s,
-				 x->where);
-	}
+	double secs;
+	int i = arm.stall_s > 0 && !*w->pending ? hb_stalled_for(w->hb, arm.stall_s, &secs) : -1;
+	if (i >= 0)
+		snprintf(w->pending, sizeof(w->pending), "%s stalled for %.1f s (trigger above %g s), %s",
+			 es_scope_thread(w->latest, i), secs, arm.stall_s, hb_thread(w->hb, i)->where);
 }
 
 /* The calls the threads are inside now, as if they ended now; NULL when

@@ -168,12 +168,11 @@ static void trigger(struct watch *h, const char *findings)
 		return;
 	if (hb_deadlocked(h->hb))
 		snprintf(why, sizeof(why), "a deadlock named at %.1f s", mon_now() - h->t0);
-	for (int t = 0; t < hb_threads(h->hb) && !*why && h->o->stall; t++) {
-		const struct hb_thread *x = hb_thread(h->hb, t);
-		if (x->stalled_now && x->stalled_periods * h->o->period >= h->o->stall)
-			snprintf(why, sizeof(why), "%s stalled for %.1f s (--stall %g), %s",
-				 es_scope_thread(h->s, t), x->stalled_periods * h->o->period, h->o->stall, x->where);
-	}
+	double secs;
+	int t = !*why && h->o->stall ? hb_stalled_for(h->hb, h->o->stall, &secs) : -1;
+	if (t >= 0)
+		snprintf(why, sizeof(why), "%s stalled for %.1f s (--stall %g), %s", es_scope_thread(h->s, t), secs,
+			 h->o->stall, hb_thread(h->hb, t)->where);
 	if (*why)
 		mon_snapshot("heartbeat", &h->snap, why, "waitfor", findings && *findings ? findings :
 			     "(the wait-for graph named nothing)\n");

@@ -8,20 +8,13 @@
 #include "collectors/collectors.h"
 #include "view_int.h"
 
-bool lv__counts_as_mpi(unsigned op)
-{
-	unsigned code = es_op_code(op);
-	return code >= ES_OP_MPI_INIT && code != ES_OP_MPI_INIT && code != ES_OP_MPI_FINALIZE &&
-	       code != ES_OP_MPI_PCONTROL && !(op & ES_OP_DONE);
-}
-
 /* Event e in the balance's sums (sign 1) or out of them (-1). */
 static void count(lv *v, const struct lv_event *e, int sign)
 {
 	if ((int)e->thread >= v->nth || (e->op & ES_OP_DONE))
 		return; /* a completion's tuple spans its request, not time in a call */
 	v->calls[e->thread] += (uint32_t)sign;
-	if (lv__counts_as_mpi(e->op))
+	if (es_in_mpi_call(e->op))
 		v->mpi_ns[e->thread] += (uint64_t)sign * (e->end - e->start);
 	int rank = v->th[e->thread].rank;
 	if (e->dir > 0 && rank >= 0 && rank < v->nr && e->peer < (uint32_t)v->nr)
@@ -271,18 +264,4 @@ void lv_add(lv *v, struct lv_event *e)
 	count(v, e, 1);
 }
 
-void lv_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
 

@@ -84,7 +84,5 @@ struct lv_ask {
  * -ENOMEM.
  */
 int lv_json(lv *v, const char *job, const struct lv_ask *a, const char *extra, char **out, size_t *len);
-/* s as a JSON string, quoted and escaped. */
-void lv_string(FILE *f, const char *s);
 
 #endif

@@ -93,7 +93,6 @@ static inline const struct lv_event *lv__at(const lv *v, uint64_t i)
 size_t lv__first_after(const lv *v, uint64_t from); /* an index 0 .. n into the ring */
 size_t lv__stem(const char *name);
 size_t lv__key_hash(const struct key *k);
-bool lv__counts_as_mpi(unsigned op);
 void lv__binner_free(struct binner *b);
 
 #endif

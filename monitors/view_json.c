@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "collectors/collectors.h"
+#include "common.h"
 #include "view_int.h"
 
 /* The lanes of one answer: lane[t] for thread t (-1: folded away). */
@@ -280,7 +281,7 @@ static void say_messages(FILE *f, const lv *v, const struct binner *b, uint64_t 
 	fputc(']', f);
 	if (*v->unpaired) {
 		fputs(",\"msgs_note\":", f);
-		lv_string(f, v->unpaired);
+		mon_json_string(f, v->unpaired);
 	}
 }
 
@@ -333,7 +334,7 @@ static void say_lanes(FILE *f, const struct lanes *l)
 	fputs(",\"lanes\":[", f);
 	for (int i = 0; i < l->n; i++) {
 		fprintf(f, "%s{\"id\":\"%s\",\"label\":", i ? "," : "", l->id[i]);
-		lv_string(f, l->label[i]);
+		mon_json_string(f, l->label[i]);
 		fprintf(f, ",\"threads\":%d,\"depth\":%d,\"parent\":\"%s\"}", l->threads[i], l->depth[i],
 			l->parent[i]);
 	}
@@ -345,9 +346,9 @@ static void say_threads(FILE *f, const lv *v)
 	fputs(",\"threads\":[", f);
 	for (int t = 0; t < v->nth; t++) {
 		fprintf(f, "%s{\"name\":", t ? "," : "");
-		lv_string(f, v->th[t].name);
+		mon_json_string(f, v->th[t].name);
 		fprintf(f, ",\"rank\":%d,\"node\":", v->th[t].rank);
-		lv_string(f, v->th[t].node);
+		mon_json_string(f, v->th[t].node);
 		fputc('}', f);
 	}
 	fputs("],\"classes\":[", f);
@@ -369,7 +370,7 @@ int lv_json(lv *v, const char *job, const struct lv_ask *a, const char *extra, c
 		return -ENOMEM;
 	uint64_t oldest = v->n ? lv__at(v, v->added - v->n)->start : a->now_ns;
 	fputs("{\"job\":", f);
-	lv_string(f, job);
+	mon_json_string(f, job);
 	fprintf(f, ",\"shown_ms\":%.3f,\"held_ms\":%.3f,\"added\":%llu", (double)(a->now_ns - from) / 1e6,
 		(double)(a->now_ns > oldest ? a->now_ns - oldest : 0) / 1e6, (unsigned long long)v->added);
 	say_threads(f, v);
