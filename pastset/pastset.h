@@ -333,7 +333,7 @@ struct ps_tcp_counts {
 	uint64_t bad;       /* dropped: a malformed, oversized or unknown frame */
 	uint64_t refused;   /* dropped: wrong secret or version, or no room */
 	uint64_t slow;      /* dropped: stalled mid-frame, or not reading replies */
-	uint64_t throttled; /* refused at once: from a source that keeps failing the secret */
+	uint64_t held;      /* handshakes held before the secret was looked at (guard.c) */
 };
 void ps_tcp_counts(const ps_tcp *t, struct ps_tcp_counts *c);
 void ps_tcp_stop(ps_tcp *t);
@@ -349,6 +349,37 @@ int ps_secret_check(const char *file, char *why, size_t len);
  * bytes): for a program that checks what others send (esview); the same
  * refusals as ps_secret_check, the reason in why (may be NULL). */
 int ps_secret_read(const char *file, char *out, size_t *len, char *why, size_t wlen);
+/* Whether given is the secret want, in a time that tells nothing of how
+ * much of it was right. */
+bool ps_secret_equal(const char *want, size_t want_len, const char *given, size_t given_len);
+
+/*
+ * Who is on the other end of a connection, and how fast those who do not
+ * know a secret may guess it (guard.c: the policy and its figures).  The
+ * tuple servers and esview keep one guard each.
+ *
+ * ps_peer_who: a key for the client of connection fd.  On loopback it is
+ * the user the kernel says owns the client's end (*uid gets it; any
+ * address of 127/8 is the same user), elsewhere the address (IPv6 by its
+ * /64; *uid -1).  0 with *uid -2: the client is already gone.
+ */
+#define PS_WHO_IPV4 (1ull << 62)
+#define PS_WHO_IPV6 (2ull << 62)
+#define PS_WHO_USER (3ull << 62)
+uint64_t ps_peer_who(int fd, long *uid);
+typedef struct ps_guard ps_guard;
+int ps_guard_create(ps_guard **out);
+void ps_guard_destroy(ps_guard *g);
+/* How long (ms) to hold a handshake of who before its secret is looked
+ * at; 0: at once.  Held, never refused: the caller looks at the secret
+ * when the hold is over and must bound how many handshakes it holds. */
+int64_t ps_guard_hold(ps_guard *g, uint64_t who, int64_t now_ms);
+/* A handshake of who passed or failed. */
+void ps_guard_note(ps_guard *g, uint64_t who, bool passed, int64_t now_ms);
+struct ps_guard_counts {
+	uint64_t failed, passed, held;
+};
+void ps_guard_counts(const ps_guard *g, struct ps_guard_counts *c);
 struct ps_remote_attr {
 	const char *secret_file; /* needed by servers off loopback */
 	int timeout_ms;          /* a server silent this long is an error; 0: 10000 */

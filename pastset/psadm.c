@@ -349,9 +349,9 @@ static int serve(int argc, char **argv)
 	ps_tcp_counts(t, &c);
 	ps_tcp_stop(t);
 	printf("psadm: served %llu requests on %llu connections; dropped %llu malformed, %llu "
-	       "refused, %llu slow; shut out %llu from sources that kept failing the secret\n",
+	       "refused, %llu slow; held %llu handshakes of clients guessing the secret\n",
 	       (unsigned long long)c.frames, (unsigned long long)c.accepted, (unsigned long long)c.bad,
-	       (unsigned long long)c.refused, (unsigned long long)c.slow, (unsigned long long)c.throttled);
+	       (unsigned long long)c.refused, (unsigned long long)c.slow, (unsigned long long)c.held);
 	return 0;
 }
 

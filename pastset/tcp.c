@@ -117,6 +117,21 @@ unsigned char *ps__tcp_reply(struct conn *c, uint16_t op, uint32_t tag, size_t l
 	return p;
 }
 
+/* Whether c's HELLO, whole in its reader, waits before its secret is
+ * looked at (the guard's policy: guard.c). */
+static bool hold_hello(struct ps_tcp *t, struct conn *c)
+{
+	if (c->authed || !t->secret_len || c->rd.h.op != PSW_HELLO)
+		return false;
+	int64_t now = ps__tcp_now_ms(), ms = ps_guard_hold(t->guard, c->who, now);
+	if (!ms)
+		return false;
+	c->held = true;
+	c->held_ms = now + ms;
+	atomic_fetch_add(&t->held, 1);
+	return true;
+}
+
 /* Part of a frame received, the rest not yet. */
 static bool partial(const struct psw_reader *r)
 {
@@ -143,6 +158,8 @@ static void pump(struct ps_tcp *t, int i)
 		size_t used;
 		int rc = psw_feed(&c->rd, c->in + c->in_off, c->in_len - c->in_off, &used);
 		c->in_off += used;
+		if (rc == 1 && hold_hello(t, c))
+			break; /* kept whole in the reader: the tick serves it */
 		if (rc < 0 || (rc == 1 && !ps__serve(t, c, &c->rd.h, c->rd.payload))) {
 			drop(t, i, &t->bad);
 			return;
@@ -160,8 +177,23 @@ static void pump(struct ps_tcp *t, int i)
 	if (partial(&c->rd) && (!was_partial || completed))
 		c->frame_ms = ps__tcp_now_ms();
 	arm_send(t, i);
-	if (!c->paused && !c->closing && !c->dead)
+	if (!c->paused && !c->held && !c->closing && !c->dead)
 		arm(t, i, EV_RECV);
+}
+
+/* The HELLO held is served now: its secret looked at, and what came after
+ * it read on. */
+static void release(struct ps_tcp *t, int i)
+{
+	struct conn *c = &t->conns[i];
+	c->held = false;
+	if (!ps__serve(t, c, &c->rd.h, c->rd.payload)) {
+		drop(t, i, &t->bad);
+		return;
+	}
+	atomic_fetch_add(&t->frames, 1);
+	c->rd.max = c->authed ? 0 : HELLO_MAX;
+	pump(t, i);
 }
 
 static void on_recv(struct ps_tcp *t, int i, int res)
@@ -214,6 +246,11 @@ static void on_tick(struct ps_tcp *t)
 		struct conn *c = &t->conns[i];
 		if (!c->used || c->dead)
 			continue;
+		if (c->held) {
+			if (now >= c->held_ms)
+				release(t, i);
+			continue;
+		}
 		if ((!c->authed && now - c->since_ms >= t->idle_ms) ||
 		    (partial(&c->rd) && !c->paused && now - c->frame_ms >= t->idle_ms) ||
 		    (c->sending && now - c->sent_ms >= t->idle_ms))
@@ -262,78 +299,42 @@ static void evict_idle(struct ps_tcp *t)
 		drop(t, quietest, &t->slow);
 }
 
-/* The source address of connection fd, as one number (IPv4, or IPv6 folded). */
-static uint64_t peer_of(int fd)
+/* The stranger to drop for a newcomer from who: the oldest of whoever
+ * has the most strangers, the newcomer counted; -1 if there are none. */
+static int crowd_victim(const struct ps_tcp *t, uint64_t who, int *strangers)
 {
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-	if (getpeername(fd, (struct sockaddr *)&ss, &len))
-		return 0;
-	if (ss.ss_family == AF_INET)
-		return 1ull << 32 | ((struct sockaddr_in *)&ss)->sin_addr.s_addr;
-	uint64_t h = 1469598103934665603ull; /* FNV-1a over the 16 bytes */
-	const unsigned char *a = ((struct sockaddr_in6 *)&ss)->sin6_addr.s6_addr;
-	for (int i = 0; i < 16; i++)
-		h = (h ^ a[i]) * 1099511628211ull;
-	return h | 1;
-}
-
-enum { STRIKES_FREE = 3 };
-
-static struct strike *strike_of(struct ps_tcp *t, uint64_t peer, bool make)
-{
-	struct strike *oldest = &t->strikes[0];
-	for (size_t i = 0; i < sizeof(t->strikes) / sizeof(t->strikes[0]); i++) {
-		struct strike *k = &t->strikes[i];
-		if (k->peer == peer)
-			return k;
-		if (k->until_ms < oldest->until_ms)
-			oldest = k;
+	int victim = -1, most = 0;
+	*strangers = 0;
+	for (int j = 0; j < MAX_CONNS; j++) {
+		const struct conn *o = &t->conns[j];
+		if (!o->used || o->authed || o->dead)
+			continue;
+		++*strangers;
+		int n = o->who == who;
+		for (int k = 0; k < MAX_CONNS; k++)
+			n += t->conns[k].used && !t->conns[k].authed && !t->conns[k].dead &&
+			     t->conns[k].who == o->who;
+		if (n > most || (n == most && o->seq < t->conns[victim].seq))
+			victim = j, most = n;
 	}
-	if (!make)
-		return NULL;
-	*oldest = (struct strike){ .peer = peer }; /* the table forgets the longest free */
-	return oldest;
-}
-
-void ps__strike(struct ps_tcp *t, const struct conn *c, bool failed)
-{
-	struct strike *k = strike_of(t, c->peer, failed);
-	if (!k)
-		return;
-	if (!failed) {
-		*k = (struct strike){ 0 };
-		return;
-	}
-	if (++k->fails > STRIKES_FREE) {
-		uint32_t n = k->fails - STRIKES_FREE - 1;
-		int64_t wait = n >= 10 ? 60000 : 100ll << n;
-		k->until_ms = ps__tcp_now_ms() + (wait > 60000 ? 60000 : wait);
-	}
+	return victim;
 }
 
 static void on_accept(struct ps_tcp *t, int res)
 {
 	if (res < 0)
 		return;
-	uint64_t peer = peer_of(res);
-	const struct strike *sk = t->secret_len ? strike_of(t, peer, false) : NULL;
-	if (sk && sk->until_ms > ps__tcp_now_ms()) {
-		close(res); /* shut out a while: it kept failing the secret */
-		atomic_fetch_add(&t->throttled, 1);
+	long uid;
+	uint64_t who = ps_peer_who(res, &uid);
+	if (uid == -2) {
+		close(res); /* gone before we looked */
 		return;
 	}
-	int k = MAX_CONNS, strangers = 0, oldest = -1;
-	for (int j = MAX_CONNS - 1; j >= 0; j--) {
-		struct conn *o = &t->conns[j];
-		if (!o->used) {
+	int k = MAX_CONNS, strangers;
+	for (int j = MAX_CONNS - 1; j >= 0; j--)
+		if (!t->conns[j].used)
 			k = j;
-		} else if (!o->authed && !o->dead) {
-			strangers++;
-			if (oldest < 0 || o->seq < t->conns[oldest].seq)
-				oldest = j;
-		}
-	}
+	int oldest = crowd_victim(t, who, &strangers);
 	if (oldest >= 0 && (strangers >= MAX_PREAUTH || k == MAX_CONNS))
 		drop(t, oldest, &t->slow); /* its slot is free once the kernel lets go */
 	else if (k == MAX_CONNS)
@@ -354,7 +355,7 @@ static void on_accept(struct ps_tcp *t, int res)
 	memset(c, 0, sizeof(*c));
 	c->gen = gen;
 	c->fd = res;
-	c->peer = peer;
+	c->who = who;
 	c->used = true;
 	c->since_ms = c->last_ms = ps__tcp_now_ms();
 	psw_reader_init(&c->rd);
@@ -495,7 +496,9 @@ int ps_tcp_start(const struct ps_tcp_attr *a, ps_tcp **out)
 		snprintf(t->shm_prefix, sizeof(t->shm_prefix), "%s", a->shm_prefix);
 	}
 	pthread_mutex_init(&t->lock, NULL);
-	int rc = 0;
+	int rc = ps_guard_create(&t->guard);
+	if (rc)
+		goto fail;
 	if (a && a->secret_file && (rc = ps_secret_read(a->secret_file, t->secret, &t->secret_len, NULL, 0)))
 		goto fail;
 	if (!loopback && !t->secret_len) {
@@ -541,6 +544,7 @@ fail:
 	if (t->efd >= 0)
 		close(t->efd);
 	pthread_mutex_destroy(&t->lock);
+	ps_guard_destroy(t->guard);
 	free(t);
 	return rc;
 }
@@ -562,7 +566,7 @@ void ps_tcp_counts(const ps_tcp *t, struct ps_tcp_counts *c)
 	c->bad = atomic_load(&t->bad);
 	c->refused = atomic_load(&t->refused);
 	c->slow = atomic_load(&t->slow);
-	c->throttled = atomic_load(&t->throttled);
+	c->held = atomic_load(&t->held);
 }
 
 void ps_tcp_stop(ps_tcp *t)
@@ -579,5 +583,6 @@ void ps_tcp_stop(ps_tcp *t)
 		if (t->segs[i].owned)
 			ps_server_destroy(t->segs[i].srv);
 	pthread_mutex_destroy(&t->lock);
+	ps_guard_destroy(t->guard);
 	free(t);
 }

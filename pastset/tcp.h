@@ -20,9 +20,10 @@
  */
 
 #define MAX_CONNS 64
-/* connections that have not said HELLO yet, at most: past that the oldest
- * goes, so strangers can never keep out a client that knows the secret
- * (which says HELLO as soon as it connects) */
+/* connections not yet let in (HELLO not said, or held), at most: past
+ * that the oldest of whoever has the most goes, so strangers can never
+ * keep out a client that knows the secret (which says HELLO as soon as it
+ * connects), nor one user's strangers another's */
 #define MAX_PREAUTH 16
 #define HELLO_MAX (8 + PS_SECRET_MAX)
 #define MAX_HANDLES 4096
@@ -58,8 +59,10 @@ struct handle {
 
 struct conn {
 	int fd;
-	uint64_t peer;    /* its source address, as a key of strikes */
+	uint64_t who;     /* who it is (ps_peer_who): the key of the guard and of fairness */
 	bool used, authed, closing, sending, dead;
+	bool held;        /* its HELLO waits, unread, until held_ms (the guard) */
+	int64_t held_ms;
 	bool paused;      /* its requests wait until its replies drain (OUT_AHEAD) */
 	int inflight;     /* submissions not yet completed: the slot stays until 0 */
 	uint32_t gen;
@@ -107,21 +110,12 @@ struct ps_tcp {
 	int nsegs;
 	struct __kernel_timespec tick;
 	unsigned ticks;
-	_Atomic uint64_t accepted, frames, bad, refused, slow, throttled;
-	/* Sources that failed the secret, the loop thread's alone: after
-	 * STRIKES_FREE failures in a row, each further one shuts the source
-	 * out twice as long (from 100 ms, at most a minute); a success clears
-	 * it.  A guesser gets a try a minute, not thousands a second; a client
-	 * with the secret from the same address is let in after the wait (the
-	 * remote client tries again while its timeout lasts). */
-	struct strike {
-		uint64_t peer;
-		uint32_t fails;
-		int64_t until_ms;
-	} strikes[64];
+	_Atomic uint64_t accepted, frames, bad, refused, slow, held;
+	/* Guessers of the secret slowed (guard.c), the loop thread's alone:
+	 * a HELLO it says to hold waits, its secret unread, until released
+	 * by the tick; at most MAX_PREAUTH connections are strangers. */
+	ps_guard *guard;
 };
-/* tcp.c: a failed or passed HELLO from c's source */
-void ps__strike(struct ps_tcp *t, const struct conn *c, bool failed);
 
 /* tcp.c */
 int64_t ps__tcp_now_ms(void);

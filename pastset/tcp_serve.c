@@ -58,13 +58,9 @@ static bool hello(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h, con
 		return false;
 	bool ok = q.version == PSW_VERSION &&
 		  (q.mark == PSW_BOM || q.mark == __builtin_bswap32(PSW_BOM));
-	/* compared in full whatever the length, so timing tells nothing */
-	unsigned char diff = q.secret_len != t->secret_len;
-	for (size_t i = 0; i < t->secret_len; i++)
-		diff |= (unsigned char)(t->secret[i] ^ (i < q.secret_len ? q.secret[i] : 0));
-	ok = ok && !diff;
+	ok = ok && ps_secret_equal(t->secret, t->secret_len, (const char *)q.secret, q.secret_len);
 	if (t->secret_len)
-		ps__strike(t, c, !ok);
+		ps_guard_note(t->guard, c->who, ok, ps__tcp_now_ms());
 	/* Without a secret, only on loopback, and only for our own user (or
 	 * root): a segment is 0600, and so is what serves it.  Looked at
 	 * here, not at accept, so that the one refused is told why. */
