@@ -430,7 +430,7 @@ MPI_PARTS := $(ESCOLLECT) $(ESREGION) $(BUILD)/bin/esrun $(MPI_TESTS) $(FORTRAN_
 	     $(BUILD)/lib/libnetns_shim.so
 endif
 
-APPS := $(BUILD)/tests/app_stall $(BUILD)/tests/app_tree $(BUILD)/tests/app_died
+APPS := $(BUILD)/tests/app_stall $(BUILD)/tests/app_tree $(BUILD)/tests/app_died $(BUILD)/tests/ctl_forge
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/integration/%.o $(LIBS)
 	@mkdir -p $(dir $@)

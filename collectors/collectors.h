@@ -337,7 +337,7 @@ _Static_assert(sizeof(struct es_proc_rec) == 512, "the process record has a fixe
 struct es_ctl_rec {
 	uint64_t gen;               /* the order's number: 0 is the pathmap's choice at MPI_Init */
 	uint32_t paused;            /* record nothing until resumed */
-	uint32_t spare;
+	uint32_t refused;           /* es.ctl.now: the orders this rank refused (es_ctl_check) */
 	unsigned char collect[256]; /* by op code, as es_mpi_select made it from list */
 	char list[240];             /* the list as given ([all] ...), for esctl status */
 };
@@ -345,6 +345,17 @@ _Static_assert(sizeof(struct es_ctl_rec) == 512, "the control record has a fixed
 #define ES_CTL_LAYOUT "qii256b240b"
 #define ES_CTL_ELEMENT "es.ctl"
 #define ES_CTL_NOW_ELEMENT "es.ctl.now"
+/* Why order c cannot be applied by a rank whose last applied order is
+ * numbered `applied`, with `orders` written to es.ctl since; NULL if it
+ * can.  Whoever may write es.ctl may steer the job, but not break it: an
+ * order is numbered after the one applied and no further than the orders
+ * written since (two esctl at once may give theirs the same number),
+ * says 0 or 1 in paused and in each collect byte, and holds a list of
+ * printable characters ended within its 240 bytes. */
+const char *es_ctl_check(const struct es_ctl_rec *c, uint64_t applied, uint64_t orders);
+/* An order's list as text to print: at most its 240 bytes, anything but
+ * printable ASCII as '?'. */
+void es_ctl_list(const struct es_ctl_rec *c, char out[241]);
 
 /* A thread's boards are named for its trace element: mpi.thread3 has
  * mpi.reqs3 and mpi.chans3.  buf gets the name, "" if trace is no MPI

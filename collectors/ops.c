@@ -1,4 +1,5 @@
 /* ops.c - what each op code in a trace tuple is: its name, group and kind, and the MPI calls a pathmap selects. */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
 
@@ -103,6 +104,34 @@ int es_mpi_select(const struct pm_mpi *mpi, const char *file, unsigned char coll
 		}
 	}
 	return 0;
+}
+
+/* --- live control's orders -------------------------------------------------------- */
+
+const char *es_ctl_check(const struct es_ctl_rec *c, uint64_t applied, uint64_t orders)
+{
+	if (c->gen <= applied || c->gen - applied > orders)
+		return "its number does not follow the order applied";
+	if (c->paused > 1 || c->refused)
+		return "not an order: paused is neither 0 nor 1";
+	for (int op = 0; op < 256; op++)
+		if (c->collect[op] > 1)
+			return "not an order: what to record is neither 0 nor 1";
+	size_t n = strnlen(c->list, sizeof(c->list));
+	if (n == sizeof(c->list))
+		return "not an order: its list does not end";
+	for (size_t i = 0; i < n; i++)
+		if (c->list[i] < 0x20 || c->list[i] > 0x7e)
+			return "not an order: its list holds what is not text";
+	return NULL;
+}
+
+void es_ctl_list(const struct es_ctl_rec *c, char out[241])
+{
+	size_t n = strnlen(c->list, sizeof(c->list));
+	for (size_t i = 0; i < n; i++)
+		out[i] = c->list[i] >= 0x20 && c->list[i] <= 0x7e ? c->list[i] : '?';
+	out[n] = 0;
 }
 
 /* --- what a tuple says of a message ----------------------------------------------- */

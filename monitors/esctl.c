@@ -68,14 +68,22 @@ static void close_rank(struct rank *r)
 	ps_server_destroy(r->srv);
 }
 
-/* The order in force: the latest written, else what the rank said at MPI_Init. */
-static int current(const struct rank *r, struct es_ctl_rec *c)
+/* What the rank applied (its word, es.ctl.now) in now, and in ord the
+ * order to build on: one written and not applied yet if es_ctl_check
+ * finds it one, else the applied one.  An order no rank would apply (its
+ * number out of turn, bytes that are not an order) is never built on, so
+ * that one written by someone else cannot wrap the numbers of ours. */
+static int current(const struct rank *r, struct es_ctl_rec *now, struct es_ctl_rec *ord)
 {
-	if (ps_read_latest(r->ctl, c, NULL) == 0 || ps_read_latest(r->now, c, NULL) == 0) {
-		c->list[sizeof(c->list) - 1] = 0;
-		return 0;
-	}
-	return PS_ENOENT;
+	struct ps_stats st;
+	if (ps_read_latest(r->now, now, NULL))
+		return PS_ENOENT;
+	*ord = *now;
+	if (ps_read_latest(r->ctl, ord, NULL) || ps_elem_stats(r->ctl, &st) ||
+	    es_ctl_check(ord, now->gen, st.written))
+		*ord = *now;
+	ord->refused = 0;
+	return 0;
 }
 
 /* LIST as es_mpi_select takes it: words split at commas and blanks, the
@@ -115,16 +123,18 @@ static int parse_list(const char *list, struct es_ctl_rec *c)
 	return 0;
 }
 
-/* Writes the order to every rank, then waits for each to apply it. */
+/* Writes the order to every rank, then waits for each to apply it or
+ * refuse it (a rank refuses the latest order if it is not one). */
 static int order(struct rank *r, int n, const char *cmd, const char *list, double wait)
 {
 	struct es_ctl_rec want = { 0 };
 	if (!strcmp(cmd, "collect") && parse_list(list, &want))
 		return 2;
 	uint64_t gen[n + 1];
+	uint32_t refused[n + 1];
 	for (int i = 0; i < n; i++) {
-		struct es_ctl_rec c;
-		if (current(&r[i], &c)) {
+		struct es_ctl_rec now, c;
+		if (current(&r[i], &now, &c)) {
 			fprintf(stderr, "esctl: rank %d has said nothing of what it records\n", r[i].rank);
 			return 1;
 		}
@@ -134,26 +144,32 @@ static int order(struct rank *r, int n, const char *cmd, const char *list, doubl
 		}
 		c.paused = !strcmp(cmd, "pause") ? 1 : !strcmp(cmd, "resume") ? 0 : c.paused;
 		c.gen = gen[i] = c.gen + 1;
+		refused[i] = now.refused;
 		int rc = ps_write(r[i].ctl, &c, 0, NULL);
 		if (rc) {
 			fprintf(stderr, "esctl: rank %d (%s): %s\n", r[i].rank, r[i].where, ps_strerror(rc));
 			return 1;
 		}
 	}
-	int applied = 0;
+	int applied = 0, nos = 0;
 	double until = mon_now() + wait;
 	for (bool done = false; !done && !mon_stop;) {
-		applied = 0;
+		applied = nos = 0;
 		for (int i = 0; i < n; i++) {
 			struct es_ctl_rec c;
-			applied += ps_read_latest(r[i].now, &c, NULL) == 0 && c.gen >= gen[i];
+			bool said = ps_read_latest(r[i].now, &c, NULL) == 0;
+			applied += said && c.gen >= gen[i];
+			nos += said && c.gen < gen[i] && c.refused != refused[i];
 		}
-		done = applied == n || mon_now() >= until;
+		done = applied + nos == n || mon_now() >= until;
 		if (!done)
 			mon_sleep(0.02);
 	}
 	printf("esctl: %s%s%s: applied by %d of %d ranks", cmd, *list ? " " : "", list, applied, n);
-	if (applied < n)
+	if (nos)
+		printf("; %d refused the latest order written to them (another was written after this one, "
+		       "numbered out of turn or not an order: esctl status says what they record)", nos);
+	else if (applied < n)
 		printf(" within %.0f s (a rank applies it at its next MPI call)", wait);
 	putchar('\n');
 	return applied == n ? 0 : 1;
@@ -163,17 +179,25 @@ static int status(struct rank *r, int n)
 {
 	for (int i = 0; i < n; i++) {
 		struct es_ctl_rec now, ord;
+		struct ps_stats st;
+		char list[241];
 		if (ps_read_latest(r[i].now, &now, NULL)) {
 			printf("rank %d: said nothing yet\n", r[i].rank);
 			continue;
 		}
-		now.list[sizeof(now.list) - 1] = 0;
-		printf("rank %d: records %s%s (order %llu)", r[i].rank, now.list, now.paused ? ", paused" : "",
+		es_ctl_list(&now, list);
+		printf("rank %d: records %s%s (order %llu)", r[i].rank, list, now.paused ? ", paused" : "",
 		       (unsigned long long)now.gen);
+		if (now.refused)
+			printf("; refused %u order%s", now.refused, now.refused == 1 ? "" : "s");
 		if (ps_read_latest(r[i].ctl, &ord, NULL) == 0 && ord.gen > now.gen) {
-			ord.list[sizeof(ord.list) - 1] = 0;
-			printf("; order %llu (%s%s) not applied yet: no MPI call since", (unsigned long long)ord.gen,
-			       ord.list, ord.paused ? ", paused" : "");
+			const char *why = ps_elem_stats(r[i].ctl, &st) ? "unreadable" : es_ctl_check(&ord, now.gen, st.written);
+			es_ctl_list(&ord, list);
+			if (why)
+				printf("; the latest written is no order it will apply (%s)", why);
+			else
+				printf("; order %llu (%s%s) not applied yet: no MPI call since", (unsigned long long)ord.gen,
+				       list, ord.paused ? ", paused" : "");
 		}
 		putchar('\n');
 	}

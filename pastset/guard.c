@@ -64,7 +64,7 @@ void ps_guard_destroy(ps_guard *g)
 
 /* who's slot; with make, the one it takes (the client seen longest ago,
  * one that never passed before one that did). */
-static struct gslot *slot_of(ps_guard *g, uint64_t who, bool make)
+static struct gslot *guard_slot(ps_guard *g, uint64_t who, bool make)
 {
 	struct gslot *victim = NULL;
 	for (int i = 0; i < GUARD_SLOTS; i++) {
@@ -98,7 +98,7 @@ static uint32_t failing(ps_guard *g, int64_t now_ms)
 
 int64_t ps_guard_hold(ps_guard *g, uint64_t who, int64_t now_ms)
 {
-	struct gslot *k = slot_of(g, who, false);
+	struct gslot *k = guard_slot(g, who, false);
 	int64_t hold = 0;
 	if (k && k->fails > GUARD_FREE) {
 		uint32_t n = k->fails - GUARD_FREE - 1;
@@ -116,7 +116,7 @@ int64_t ps_guard_hold(ps_guard *g, uint64_t who, int64_t now_ms)
 
 void ps_guard_note(ps_guard *g, uint64_t who, bool passed, int64_t now_ms)
 {
-	struct gslot *k = slot_of(g, who, true);
+	struct gslot *k = guard_slot(g, who, true);
 	k->seen_ms = now_ms;
 	if (passed) {
 		k->fails = 0;

@@ -11,13 +11,21 @@
  *    es_route.ctl points at its count of tuples written, or at ctl_seen
  *    while there is no es.ctl (before MPI_Init, after MPI_Finalize), so
  *    that the hot path's comparison is always false then.
- *  - Under lock only: ctl_seen (stored last, after collect[]), collect[]
- *    and es.ctl.now.  A thread that finds the counts differ takes the lock
- *    and looks again; another thread may record a call or two by the old
- *    collect[] meanwhile, as it would had the order come a moment later.
+ *  - Under lock only: ctl_seen (stored last, after collect[]), collect[],
+ *    cur, applied_at and es.ctl.now.  A thread that finds the counts
+ *    differ takes the lock and looks again; another thread may record a
+ *    call or two by the old collect[] meanwhile, as it would had the order
+ *    come a moment later.
+ *  - cur is the order in force (its gen the last applied) with the count
+ *    of orders refused; es.ctl.now always says cur.  An order is applied
+ *    only if es_ctl_check finds it one, numbered after cur.gen and no
+ *    further than the orders written since applied_at: whoever may write
+ *    es.ctl may steer the rank, never wrap its numbers or feed it bytes.
  */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static ps_elem *ctl, *now;
+static struct es_ctl_rec cur;
+static uint64_t applied_at; /* es.ctl's count of orders written when cur was applied */
 
 /* What the rank records now, for esctl status. */
 static void say_now(const struct es_ctl_rec *c)
@@ -41,13 +49,14 @@ void es_control_setup(ps_server *srv, const unsigned char collect[256], const ch
 		ps_elem_set_layout(now, ES_CTL_LAYOUT);
 	else
 		now = NULL;
-	struct es_ctl_rec c = { .gen = 0 };
-	memcpy(c.collect, collect, sizeof(c.collect));
-	snprintf(c.list, sizeof(c.list), "%s", list);
-	say_now(&c);
 	pthread_mutex_lock(&lock);
+	cur = (struct es_ctl_rec){ .gen = 0 };
+	memcpy(cur.collect, collect, sizeof(cur.collect));
+	snprintf(cur.list, sizeof(cur.list), "%s", list);
+	say_now(&cur);
 	const uint64_t *w = ps_elem_watch_word(ctl);
-	__atomic_store_n(&es_route.ctl_seen, __atomic_load_n(w, __ATOMIC_ACQUIRE), __ATOMIC_RELAXED);
+	applied_at = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&es_route.ctl_seen, applied_at, __ATOMIC_RELAXED);
 	__atomic_store_n(&es_route.ctl, w, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&lock);
 }
@@ -60,10 +69,16 @@ void es__ctl_apply(void)
 	struct es_ctl_rec c;
 	/* the order is read after its count: a later one is seen next time */
 	if (ctl && n != es_route.ctl_seen && ps_read_latest(ctl, &c, NULL) == 0) {
-		for (int op = 0; op < 256; op++)
-			es_route.collect[op] = c.paused ? 0 : c.collect[op];
-		c.list[sizeof(c.list) - 1] = 0;
-		say_now(&c);
+		if (!es_ctl_check(&c, cur.gen, n - applied_at)) {
+			for (int op = 0; op < 256; op++)
+				es_route.collect[op] = c.paused ? 0 : c.collect[op];
+			c.refused = cur.refused;
+			cur = c;
+			applied_at = n;
+		} else {
+			cur.refused++;
+		}
+		say_now(&cur);
 	}
 	__atomic_store_n(&es_route.ctl_seen, n, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&lock);

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_esctl.sh - live control of a running job: esctl changes what its ranks record, pauses and resumes them, here and through the job's tuple servers with its secret (a wrong one changes nothing); bad lists and ended jobs get clear errors.
+# t_esctl.sh - live control of a running job: esctl changes what its ranks record, pauses and resumes them, here and through the job's tuple servers with its secret (a wrong one changes nothing); hostile orders are refused; bad lists and ended jobs get clear errors.
 set -u
 . "$(dirname "$0")/lib.sh"
 [ -f "$BUILD/lib/libescollect.so" ] || { echo "no libescollect.so (sanitizer build): skipped"; exit 0; }
@@ -58,6 +58,24 @@ out=$("$BIN/esctl" "$job" frobnicate 2>&1); [ $? -eq 2 ] || die "a bad command d
 echo "$out" | grep -q "^esctl: expected JOB and collect LIST, pause, resume or status, got 'frobnicate'" ||
 	die "bad command: $out"
 "$BIN/esctl" "$job" status | grep -q "order 4)$" || die "a refused order was written"
+
+# hostile orders from whoever may write es.ctl: a number that would wrap the
+# next, and bytes that are no order; each rank refuses them, status says so
+# in text, and esctl's next order is numbered after the one applied
+"$BUILD/tests/ctl_forge" "$job.r0" 18446744073709551615 clean || die "ctl_forge failed"
+wait_for 30 sh -c "'$BIN/esctl' '$job' status | grep -q '^rank 0: records all (order 4); refused 1 order; the latest written is no order it will apply (its number does not follow the order applied)$'" ||
+	die "the order numbered 2^64-1 was not refused: $("$BIN/esctl" "$job" status)"
+"$BIN/esctl" "$job" collect '[-all, MPI_Allreduce]' >"$dir/out" || die "esctl after a hostile order: $(cat "$dir/out")"
+grep -q "^esctl: collect \[-all, MPI_Allreduce\]: applied by 2 of 2 ranks$" "$dir/out" || die "$(cat "$dir/out")"
+"$BIN/esctl" "$job" status >"$dir/st"
+grep -q "^rank 0: records \[-all, MPI_Allreduce\] (order 5); refused 1 order$" "$dir/st" || die "after: $(cat "$dir/st")"
+"$BUILD/tests/ctl_forge" "$job.r1" 6 list || die "ctl_forge failed"
+wait_for 30 sh -c "'$BIN/esctl' '$job' status | grep -q '^rank 1: .*refused 1 order; the latest written is no order it will apply (not an order: what to record is neither 0 nor 1)$'" ||
+	die "an order of bytes was not refused: $("$BIN/esctl" "$job" status)"
+"$BIN/esctl" "$job" status >"$dir/st"
+LC_ALL=C grep -q '[^ -~]' "$dir/st" && die "status printed what is not text: $(od -c "$dir/st" | head)"
+grep -q "^rank 1: records \[-all, MPI_Allreduce\] (order 5)" "$dir/st" || die "rank 1 changed: $(cat "$dir/st")"
+"$BIN/esctl" "$job" collect all | grep -q "^esctl: collect all: applied by 2 of 2 ranks$" || die "collect all after a refusal"
 
 # an ended job: nothing to steer
 end_job "$app"; app=""

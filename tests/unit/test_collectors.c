@@ -131,6 +131,43 @@ START_TEST(mpi_select)
 }
 END_TEST
 
+/* An order is applied only if it is one: numbered after the one applied
+ * and no further than the orders written since, 0 or 1 where a flag is,
+ * a list of text that ends. */
+START_TEST(ctl_orders_checked)
+{
+	struct es_ctl_rec c = { .gen = 6 };
+	memset(c.collect, 1, sizeof(c.collect));
+	snprintf(c.list, sizeof(c.list), "[-all, MPI_Send]");
+	ck_assert_ptr_null(es_ctl_check(&c, 5, 1));
+	ck_assert_ptr_null(es_ctl_check(&c, 4, 2)); /* two esctl at once */
+	ck_assert_str_eq(es_ctl_check(&c, 4, 1), "its number does not follow the order applied");
+	ck_assert_str_eq(es_ctl_check(&c, 6, 9), "its number does not follow the order applied");
+	c.gen = UINT64_MAX; /* would wrap the next */
+	ck_assert_ptr_nonnull(es_ctl_check(&c, 5, 1));
+	ck_assert_ptr_nonnull(es_ctl_check(&c, 5, 1000000));
+	c.gen = 6;
+	c.paused = 2;
+	ck_assert_ptr_nonnull(es_ctl_check(&c, 5, 1));
+	c.paused = 1;
+	c.refused = 3;
+	ck_assert_ptr_nonnull(es_ctl_check(&c, 5, 1));
+	c.refused = 0;
+	c.collect[ES_OP_MPI_SEND] = 0xff;
+	ck_assert_str_eq(es_ctl_check(&c, 5, 1), "not an order: what to record is neither 0 nor 1");
+	c.collect[ES_OP_MPI_SEND] = 1;
+	c.list[3] = 0x1b;
+	ck_assert_str_eq(es_ctl_check(&c, 5, 1), "not an order: its list holds what is not text");
+	char out[241];
+	es_ctl_list(&c, out);
+	ck_assert_str_eq(out, "[-a?l, MPI_Send]");
+	memset(c.list, 'x', sizeof(c.list));
+	ck_assert_str_eq(es_ctl_check(&c, 5, 1), "not an order: its list does not end");
+	es_ctl_list(&c, out);
+	ck_assert_uint_eq(strlen(out), 240);
+}
+END_TEST
+
 static uint64_t mono(void)
 {
 	struct timespec ts;
@@ -583,6 +620,7 @@ Suite *collectors_suite(void)
 	tcase_add_test(tc, tuple_layout);
 	tcase_add_test(tc, op_table);
 	tcase_add_test(tc, mpi_select);
+	tcase_add_test(tc, ctl_orders_checked);
 	tcase_add_test(tc, clock_converts_to_monotonic);
 	tcase_add_test(tc, clock_fallback_on_request);
 	tcase_add_test(tc, clock_check_refits_or_refuses);
