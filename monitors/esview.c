@@ -1,12 +1,14 @@
 /* esview.c - the live view: watches a job and serves its page and data to browsers over HTTP (GNU libmicrohttpd). */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <getopt.h>
 #include <microhttpd.h>
 #include <pthread.h>
+#include <sys/random.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include "colls.h"
 #include "common.h"
 #include "view.h"
+#include "view_door.h"
 
 static const char *usage =
 	"usage: esview [options] JOB\n"
@@ -24,20 +27,31 @@ static const char *usage =
 	"freeze the view and keep an archive.  It prints the URL to open.\n"
 	"  -p, --port P         the HTTP port (default 0: any free one)\n"
 	"      --addr A         listen on A (default 127.0.0.1); any other address\n"
-	"                       needs --view-secret: the page is then opened with\n"
-	"                       ?key=SECRET, and a request without it gets nothing\n"
-	"      --view-secret F  the secret browsers give (a file only you can read,\n"
-	"                       16 to 256 bytes, as the tuple servers')\n"
+	"                       needs --view-secret\n"
+	"      --view-secret F  a key in file F (as the tuple servers' secrets: only\n"
+	"                       you can read it, 16 to 256 bytes): the page is opened\n"
+	"                       with ?key=KEY and whoever gives it is served.  Without\n"
+	"                       it, esview serves only you (and root), on loopback\n"
+	"      --host NAME      a further name browsers may reach esview by (a tunnel's\n"
+	"                       or a proxy's): a request naming another is refused\n"
 	"  -r, --rate HZ        pulls a second (default 10): the perturbation trade-off;\n"
 	"                       the page's slider sets it too\n"
 	"      --period MS      heartbeat's judgement: a thread with no event for MS is\n"
 	"                       stalled, and who waits for whom is worked out (default 1000)\n"
-	"      --window S       seconds of events kept (default 10), up to 50,000 calls\n"
-	"                       a second of it: a busier job's page holds fewer seconds\n"
+	"      --window S       seconds of events kept (default 10, at most 3600), up to\n"
+	"                       50,000 calls a second of it (2.4 MB): a busier job's page\n"
+	"                       holds fewer seconds\n"
 	"      --trigger LIST   armed at start: deadlock, stall=S, imbalance=MS\n"
 	"                       (a collective's last rank in MS after its first)\n"
-	"      --snapshot DIR   where triggers keep their archives: DIR/1, DIR/2...\n"
-	"                       (default esview-JOB in the current directory)\n"
+	"      --snapshot DIR   where triggers keep their archives: DIR/1, DIR/2..., each\n"
+	"                       number taken by whoever makes it first, so that viewers\n"
+	"                       sharing DIR never write over each other (default\n"
+	"                       esview-JOB in the current directory)\n"
+	"      --snapshots N    archives kept at most (default 10), and\n"
+	"      --snapshot-bytes B  bytes at most in all (default 1G; K, M, G): the first\n"
+	"                       are kept; past either, a trigger freezes the view and\n"
+	"                       keeps none (one is begun only if it fits beside the\n"
+	"                       largest so far)\n"
 	"  -w, --wait S         wait up to S seconds for the job to appear (default 10)\n"
 	MON_REMOTE_USAGE
 	"  -h, --help\n"
@@ -82,40 +96,16 @@ struct served {
 	int fired;             /* triggers fired so far */
 	char why[400], archive[4400];
 	struct {
-		char ask[160];
+		char *ask;     /* the whole question */
 		uint64_t gen;
 		char *json;
 		size_t len;
 	} cache[CACHED];
 	unsigned next_cache;
-	char secret[PS_SECRET_MAX + 1];
-	size_t secret_len;
+	char *page;            /* the page with its token and nonce */
+	size_t page_len;
+	char csp[320];         /* its Content-Security-Policy: its script and nothing else */
 };
-
-static bool key_ok(const struct served *sv, struct MHD_Connection *c)
-{
-	if (!sv->secret_len)
-		return true;
-	const char *k = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "key");
-	size_t n = k ? strlen(k) : 0;
-	unsigned char diff = n != sv->secret_len;
-	for (size_t i = 0; i < sv->secret_len; i++) /* the whole secret, whatever was given */
-		diff |= (unsigned char)(sv->secret[i] ^ (i < n ? k[i] : 0));
-	return !diff;
-}
-
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, const void *body,
-			     size_t len, enum MHD_ResponseMemoryMode mode)
-{
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)body, mode);
-	if (!r)
-		return MHD_NO;
-	MHD_add_response_header(r, "Content-Type", type);
-	MHD_add_response_header(r, "Cache-Control", "no-store");
-	enum MHD_Result ok = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-	return ok;
-}
 
 static double arg_number(struct MHD_Connection *c, const char *name, double dflt, double lo, double hi)
 {
@@ -144,15 +134,17 @@ static void say_trigger(FILE *f, const struct served *sv)
 static enum MHD_Result data(struct served *sv, struct MHD_Connection *c)
 {
 	const char *open = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "open");
-	char ask[160];
+	char *ask = NULL;
 	double shown = arg_number(c, "shown", 5000, 1, (double)sv->window_ns / 1e6);
 	int bins = (int)arg_number(c, "bins", 400, 1, 4000);
-	snprintf(ask, sizeof(ask), "%.0f/%d/%.100s", shown, bins, open ? open : "");
+	if (asprintf(&ask, "%.0f/%d/%s", shown, bins, open ? open : "") < 0)
+		return vd_reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", "no memory\n", 10, MHD_RESPMEM_PERSISTENT,
+				NULL);
 	char *json = NULL, *extra = NULL;
 	size_t len = 0, elen = 0;
 	pthread_mutex_lock(&sv->lock);
 	for (int i = 0; i < CACHED && !json; i++)
-		if (sv->cache[i].json && sv->cache[i].gen == sv->gen && !strcmp(sv->cache[i].ask, ask) &&
+		if (sv->cache[i].json && sv->cache[i].gen == sv->gen && sv->cache[i].ask && !strcmp(sv->cache[i].ask, ask) &&
 		    (json = malloc(sv->cache[i].len)))
 			memcpy(json, sv->cache[i].json, len = sv->cache[i].len);
 	FILE *f = json ? NULL : open_memstream(&extra, &elen);
@@ -169,14 +161,18 @@ static enum MHD_Result data(struct served *sv, struct MHD_Connection *c)
 			if (sv->cache[k].json)
 				memcpy(sv->cache[k].json, json, len);
 			sv->cache[k].len = len, sv->cache[k].gen = sv->gen;
-			snprintf(sv->cache[k].ask, sizeof(sv->cache[k].ask), "%s", ask);
+			free(sv->cache[k].ask);
+			sv->cache[k].ask = ask;
+			ask = NULL;
 		}
 	}
 	pthread_mutex_unlock(&sv->lock);
 	free(extra);
+	free(ask);
 	if (!json)
-		return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", "no memory\n", 10, MHD_RESPMEM_PERSISTENT);
-	return reply(c, MHD_HTTP_OK, "application/json", json, len, MHD_RESPMEM_MUST_FREE);
+		return vd_reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", "no memory\n", 10, MHD_RESPMEM_PERSISTENT,
+				NULL);
+	return vd_reply(c, MHD_HTTP_OK, "application/json", json, len, MHD_RESPMEM_MUST_FREE, NULL);
 }
 
 static enum MHD_Result picture(struct served *sv, struct MHD_Connection *c)
@@ -188,8 +184,8 @@ static enum MHD_Result picture(struct served *sv, struct MHD_Connection *c)
 		memcpy(svg, sv->svg, len);
 	pthread_mutex_unlock(&sv->lock);
 	if (!svg)
-		return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", "no graph\n", 9, MHD_RESPMEM_PERSISTENT);
-	return reply(c, MHD_HTTP_OK, "image/svg+xml", svg, len, MHD_RESPMEM_MUST_FREE);
+		return vd_reply(c, MHD_HTTP_NOT_FOUND, "text/plain", "no graph\n", 9, MHD_RESPMEM_PERSISTENT, NULL);
+	return vd_reply(c, MHD_HTTP_OK, "image/svg+xml", svg, len, MHD_RESPMEM_MUST_FREE, NULL);
 }
 
 /* POST /arm?deadlock=1&stall=S&imbalance=MS: arms the trigger and runs
@@ -206,49 +202,52 @@ static enum MHD_Result control(struct served *sv, struct MHD_Connection *c, cons
 	}
 	sv->gen++;
 	pthread_mutex_unlock(&sv->lock);
-	return reply(c, MHD_HTTP_OK, "text/plain", "ok\n", 3, MHD_RESPMEM_PERSISTENT);
+	return vd_reply(c, MHD_HTTP_OK, "text/plain", "ok\n", 3, MHD_RESPMEM_PERSISTENT, NULL);
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-				  const char *version, const char *body, size_t *body_size, void **state)
+/* A request the door let through (view_door.c): GET reads, POST changes. */
+static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *url, bool post)
 {
-	(void)version, (void)body;
 	struct served *sv = cls;
-	static const char nope[] = "not found\n", denied[] = "a key is needed\n";
-	static int begun;
-	bool post = !strcmp(method, "POST");
-	if (post && !*state) { /* the first call only announces the request */
-		*state = &begun;
-		return MHD_YES;
-	}
-	if (post && *body_size) { /* a body is not asked for: read and dropped */
-		*body_size = 0;
-		return MHD_YES;
-	}
-	if (strcmp(method, "GET") && !post)
-		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", nope, sizeof(nope) - 1,
-			     MHD_RESPMEM_PERSISTENT);
-	if (!key_ok(sv, c))
-		return reply(c, MHD_HTTP_FORBIDDEN, "text/plain", denied, sizeof(denied) - 1,
-			     MHD_RESPMEM_PERSISTENT);
+	static const char nope[] = "not found\n";
 	if (post && (!strcmp(url, "/arm") || !strcmp(url, "/rate")))
 		return control(sv, c, url);
 	if (!post && !strcmp(url, "/"))
-		return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", es_view_page, es_view_page_len,
-			     MHD_RESPMEM_PERSISTENT);
+		return vd_reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", sv->page, sv->page_len, MHD_RESPMEM_PERSISTENT,
+				sv->csp);
 	if (!post && !strcmp(url, "/data"))
 		return data(sv, c);
 	if (!post && !strcmp(url, "/waitfor.svg"))
 		return picture(sv, c);
-	return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", nope, sizeof(nope) - 1, MHD_RESPMEM_PERSISTENT);
+	return vd_reply(c, MHD_HTTP_NOT_FOUND, "text/plain", nope, sizeof(nope) - 1, MHD_RESPMEM_PERSISTENT, NULL);
 }
 
+enum { MAX_HOSTS = 16 };
 struct opts {
 	int port;
 	const char *addr, *secret_file, *job, *snapshot;
 	double rate, window, wait, period;
 	struct arm arm;
+	const char *hosts[MAX_HOSTS];
+	int nhosts;
+	int snapshots;           /* archives kept at most */
+	double snapshot_bytes;   /* bytes in them at most */
 };
+
+/* A size: a number with K, M or G after it; exits 2 saying what was expected. */
+static double bytes_of(const char *opt, const char *arg)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(arg, &end);
+	double unit = !*end ? 1 : !strcmp(end, "K") ? 1024 : !strcmp(end, "M") ? 1048576 : !strcmp(end, "G") ? 1073741824 : 0;
+	if (errno || end == arg || !unit || !(v >= 0)) {
+		fprintf(stderr, "esview: %s: expected a number of bytes, with K, M or G after it if you like, not '%s'\n",
+			opt, arg);
+		exit(2);
+	}
+	return v * unit;
+}
 
 /* --trigger deadlock,stall=S,imbalance=MS; 0 or says what was expected. */
 static int parse_trigger(const char *list, struct arm *arm)
@@ -281,9 +280,11 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "view-secret", required_argument, NULL, 'S' }, { "rate", required_argument, NULL, 'r' },
 		{ "window", required_argument, NULL, 'W' }, { "wait", required_argument, NULL, 'w' },
 		{ "period", required_argument, NULL, 'P' }, { "trigger", required_argument, NULL, 'T' },
-		{ "snapshot", required_argument, NULL, 'N' },
+		{ "snapshot", required_argument, NULL, 'N' }, { "host", required_argument, NULL, 'H' },
+		{ "snapshots", required_argument, NULL, 'n' }, { "snapshot-bytes", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' }, { "version", no_argument, NULL, 'V' }, MON_REMOTE_OPTS, { 0 } };
-	*o = (struct opts){ .addr = "127.0.0.1", .rate = 10, .window = 10, .wait = 10, .period = 1 };
+	*o = (struct opts){ .addr = "127.0.0.1", .rate = 10, .window = 10, .wait = 10, .period = 1, .snapshots = 10,
+			    .snapshot_bytes = 1073741824.0 };
 	int c;
 	while ((c = getopt_long(argc, argv, "p:r:w:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -296,6 +297,16 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'P': o->period = mon_number("esview", "--period", optarg, 10) / 1000; break;
 		case 'T': if (parse_trigger(optarg, &o->arm)) return 2; break;
 		case 'N': o->snapshot = optarg; break;
+		case 'n': o->snapshots = (int)mon_number("esview", "--snapshots", optarg, 0); break;
+		case 'B': o->snapshot_bytes = bytes_of("--snapshot-bytes", optarg); break;
+		case 'H':
+			if (o->nhosts == MAX_HOSTS || !*optarg || strpbrk(optarg, ":/ ")) {
+				fprintf(stderr, "esview: --host %s: expected a host name or address, at most %d of them\n",
+					optarg, MAX_HOSTS);
+				return 2;
+			}
+			o->hosts[o->nhosts++] = optarg;
+			break;
 		case 'R': mon_servers = optarg; break;
 		case 'K': mon_secret_file = optarg; break;
 		case 'h': fputs(usage, stdout); return 0;
@@ -312,38 +323,43 @@ static int parse(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "esview: --port %d: expected a port number, 0 to 65535\n", o->port);
 		return 2;
 	}
+	if (o->window > 3600) {
+		fprintf(stderr, "esview: --window %g: expected at most 3600 seconds (50,000 calls a second of it, "
+				"2.4 MB, are kept)\n", o->window);
+		return 2;
+	}
 	return -1;
 }
 
-/* The listener: loopback without a secret; elsewhere only with one. */
-static struct MHD_Daemon *listen_on(const struct opts *o, struct served *sv, int *port)
+/* The page as served: its token (which its POSTs carry) and its script's
+ * nonce in place of the marks the file holds. */
+static int make_page(struct served *sv, const char *token)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)o->port) };
-	if (inet_pton(AF_INET, o->addr, &sin.sin_addr) != 1) {
-		fprintf(stderr, "esview: --addr %s: expected an IPv4 address\n", o->addr);
-		return NULL;
+	unsigned char r[16];
+	char nonce[33];
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return -EIO;
+	for (int i = 0; i < 16; i++)
+		snprintf(nonce + 2 * i, 3, "%02x", r[i]);
+	snprintf(sv->csp, sizeof(sv->csp), "default-src 'none'; script-src 'nonce-%s'; style-src 'unsafe-inline'; "
+		 "img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+		 nonce);
+	FILE *f = open_memstream(&sv->page, &sv->page_len);
+	if (!f)
+		return -ENOMEM;
+	const char *p = (const char *)es_view_page, *end = p + es_view_page_len;
+	while (p < end) {
+		const char *t = strstr(p, "{{TOKEN}}"), *n = strstr(p, "{{NONCE}}");
+		const char *mark = t && (!n || t < n) ? t : n;
+		if (!mark) {
+			fwrite(p, 1, (size_t)(end - p), f);
+			break;
+		}
+		fwrite(p, 1, (size_t)(mark - p), f);
+		fputs(mark == t ? token : nonce, f);
+		p = mark + 9;
 	}
-	bool loopback = (ntohl(sin.sin_addr.s_addr) >> 24) == 127;
-	if (!loopback && !o->secret_file) {
-		fprintf(stderr, "esview: --addr %s: a listener off loopback needs --view-secret FILE\n", o->addr);
-		return NULL;
-	}
-	char why[200];
-	if (o->secret_file && ps_secret_read(o->secret_file, sv->secret, &sv->secret_len, why, sizeof(why))) {
-		fprintf(stderr, "esview: --view-secret %s: %s\n", o->secret_file, why);
-		return NULL;
-	}
-	struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-						on_request, sv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin,
-						MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_CONNECTION_TIMEOUT, 10u,
-						MHD_OPTION_END);
-	if (!d) {
-		fprintf(stderr, "esview: cannot listen on %s:%d\n", o->addr, o->port);
-		return NULL;
-	}
-	const union MHD_DaemonInfo *i = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-	*port = i ? i->port : o->port;
-	return d;
+	return fclose(f) ? -ENOMEM : 0;
 }
 
 /* What the watch loop keeps besides what it shares. */
@@ -363,6 +379,8 @@ struct watcher {
 	char pending[400];      /* a trigger that held during the pull */
 	char dir[4096];         /* private: the graph's DOT and SVG */
 	struct arm arm;         /* the served one's, as of this pull */
+	int kept;               /* snapshots written ... */
+	double bytes, largest;  /* ... their bytes, and the largest one's */
 };
 
 /* The threads as the page lists them, from the scope. */
@@ -603,32 +621,84 @@ static void publish(struct watcher *w)
 	free(in);
 }
 
+/* DIR/N for the first N nobody has made: mkdir is the claim, so that two
+ * viewers of one DIR never take the same.  0, or an error. */
+static int claim(const char *top, char *dir, size_t len)
+{
+	int rc = ps_mkdir_out(top, 0700); /* ours, and nobody else may add names to it */
+	for (int n = 1; !rc && n < 1000000; n++) {
+		snprintf(dir, len, "%s/%d", top, n);
+		if (!mkdir(dir, 0700))
+			return 0;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return rc ? rc : -ENOSPC;
+}
+
+/* The bytes of the files in dir (an archive's are all in it). */
+static double dir_bytes(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	double sum = 0;
+	struct stat st;
+	while (d && (e = readdir(d)))
+		if (!fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode))
+			sum += (double)st.st_size;
+	if (d)
+		closedir(d);
+	return sum;
+}
+
+/* Where the trigger's archive goes, in dir, or why none is kept (in sv). */
+static bool snapshot_room(struct watcher *w, char *dir, size_t len)
+{
+	const struct opts *o = w->o;
+	int rc;
+	if (w->kept >= o->snapshots || w->bytes + w->largest > o->snapshot_bytes || o->snapshot_bytes <= 0)
+		snprintf(w->sv->archive, sizeof(w->sv->archive),
+			 "none: %d archive(s), %.0f MB, kept already: the most --snapshots %d and --snapshot-bytes "
+			 "%.0f MB allow (the first are kept)", w->kept, w->bytes / 1048576, o->snapshots,
+			 o->snapshot_bytes / 1048576);
+	else if ((rc = claim(o->snapshot, dir, len)))
+		snprintf(w->sv->archive, sizeof(w->sv->archive), "none: %s: %s", o->snapshot, ps_strerror(rc));
+	else
+		return true;
+	return false;
+}
+
 /* A trigger held: the view freezes at the moment just published, and an
- * archive of that moment is kept (DIR/N). */
+ * archive of that moment is kept (DIR/N), within the caps. */
 static void fire(struct watcher *w)
 {
 	struct served *sv = w->sv;
 	char dir[4200];
 	pthread_mutex_lock(&sv->lock);
-	bool armed = !sv->frozen && (sv->arm.deadlock || sv->arm.stall_s > 0 || sv->arm.imbalance_ms > 0);
+	bool armed = !sv->frozen && (sv->arm.deadlock || sv->arm.stall_s > 0 || sv->arm.imbalance_ms > 0), room = false;
 	if (armed) {
 		sv->frozen = true;
 		sv->fired++;
 		snprintf(sv->why, sizeof(sv->why), "%s", w->pending);
-		snprintf(dir, sizeof(dir), "%s/%d", w->o->snapshot, sv->fired);
-		snprintf(sv->archive, sizeof(sv->archive), "(being written: %s)", dir);
+		if ((room = snapshot_room(w, dir, sizeof(dir))))
+			snprintf(sv->archive, sizeof(sv->archive), "(being written: %s)", dir);
 		sv->gen++;
 	}
 	pthread_mutex_unlock(&sv->lock);
 	*w->pending = 0;
 	if (!armed)
 		return;
-	printf("esview: trigger: %s; the view is frozen\n", sv->why);
+	printf("esview: trigger: %s; the view is frozen%s%s\n", sv->why, room ? "" : "; archive: ", room ? "" : sv->archive);
 	fflush(stdout);
+	if (!room)
+		return;
 	struct mon_snapshot sn = { .dir = dir, .job = w->o->job };
-	mkdir(w->o->snapshot, 0700);
 	int rc = mon_snapshot("esview", &sn, sv->why, "waitfor", w->findings && *w->findings ? w->findings
 											: "(the wait-for graph named nothing)\n");
+	double b = dir_bytes(dir);
+	w->kept++;
+	w->bytes += b;
+	w->largest = b > w->largest ? b : w->largest;
 	pthread_mutex_lock(&sv->lock);
 	if (rc)
 		snprintf(sv->archive, sizeof(sv->archive), "none: the snapshot failed (%s)", ps_strerror(rc));
@@ -711,6 +781,31 @@ static void detach(struct watcher *w)
 	free(w->findings);
 }
 
+/* The door (view_door.c) with the key, if any, and the page it serves. */
+static vd *open_door(const struct opts *o, struct served *sv)
+{
+	char key[PS_SECRET_MAX + 1], why[400];
+	size_t klen = 0;
+	if (o->secret_file && ps_secret_read(o->secret_file, key, &klen, why, sizeof(why))) {
+		fprintf(stderr, "esview: --view-secret %s: %s\n", o->secret_file, why);
+		return NULL;
+	}
+	struct vd_attr a = { .addr = o->addr, .port = o->port, .secret = o->secret_file ? key : NULL,
+			     .secret_len = klen, .hosts = o->hosts, .nhosts = o->nhosts, .serve = serve, .cls = sv };
+	vd *d = NULL;
+	int rc = vd_open(&a, &d, why, sizeof(why));
+	memset(key, 0, sizeof(key));
+	if (rc)
+		fprintf(stderr, "esview: %s\n", why);
+	else if ((rc = make_page(sv, vd_token(d))))
+		fprintf(stderr, "esview: the page: %s\n", ps_strerror(rc));
+	if (rc) {
+		vd_close(d);
+		return NULL;
+	}
+	return d;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -731,19 +826,22 @@ int main(int argc, char **argv)
 		fprintf(stderr, "esview: %s: %s\n", w.dir, strerror(errno));
 		return 1;
 	}
-	if (lv_create((size_t)(o.window * 50000), &sv.v)) { /* 50,000 calls a second, 2.4 MB a second */
+	size_t calls = (size_t)(o.window * 50000); /* 50,000 calls a second, 2.4 MB a second */
+	if (lv_create(calls, &sv.v)) {
+		fprintf(stderr, "esview: --window %g: no memory for %zu calls (%.1f GB); a shorter window needs less\n",
+			o.window, calls, o.window * 2.4e6 / 1e9);
 		rmdir(w.dir);
 		return 1;
 	}
-	int port = 0;
-	struct MHD_Daemon *d = listen_on(&o, &sv, &port);
+	vd *d = open_door(&o, &sv);
 	if (!d) {
 		rmdir(w.dir);
 		lv_destroy(sv.v);
+		free(sv.page);
 		return 2;
 	}
 	mon_signals();
-	printf("esview: job %s at http://%s:%d/%s\n", o.job, o.addr, port, sv.secret_len ? "?key=SECRET" : "");
+	printf("esview: job %s at http://%s:%d/%s\n", o.job, o.addr, vd_port(d), o.secret_file ? "?key=KEY" : "");
 	fflush(stdout);
 	if (!(rc = attach(&o, &w))) {
 		watch(&w);
@@ -752,13 +850,14 @@ int main(int argc, char **argv)
 		while (!mon_stop)
 			mon_sleep(1);
 	}
-	MHD_stop_daemon(d);
+	vd_close(d);
 	detach(&w);
 	free(sv.extra);
 	free(sv.inside);
 	free(sv.svg);
+	free(sv.page);
 	for (int i = 0; i < CACHED; i++)
-		free(sv.cache[i].json);
+		free(sv.cache[i].json), free(sv.cache[i].ask);
 	lv_destroy(sv.v);
 	return rc;
 }

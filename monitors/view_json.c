@@ -113,7 +113,7 @@ struct end {
  * ring of the newest receives among them (nrv counted).
  */
 struct binner {
-	char key[200];
+	char *key;     /* the whole question, however long its open= list */
 	uint64_t tgen;
 	struct lanes l;
 	double bin_ns;
@@ -130,6 +130,7 @@ void lv__binner_free(struct binner *b)
 	if (!b)
 		return;
 	lanes_free(&b->l);
+	free(b->key);
 	free(b->acc);
 	free(b->recvs);
 	free(b);
@@ -148,14 +149,14 @@ static struct binner *binner_new(const lv *v, const struct lv_ask *a, const char
 		free(b);
 		return NULL;
 	}
-	snprintf(b->key, sizeof(b->key), "%s", key);
 	b->tgen = v->tgen;
 	b->bin_ns = (double)a->shown_ns / bins;
 	b->cap = bins + 2;
 	b->rcap = a->max_msgs > 0 ? (size_t)a->max_msgs : 1;
 	b->acc = calloc((size_t)(b->l.n ? b->l.n : 1) * (size_t)b->cap * NCLASS, sizeof(double));
 	b->recvs = calloc(b->rcap, sizeof(*b->recvs));
-	if (!b->acc || !b->recvs) {
+	b->key = strdup(key);
+	if (!b->acc || !b->recvs || !b->key) {
 		lv__binner_free(b);
 		return NULL;
 	}
@@ -211,9 +212,10 @@ static void advance(const lv *v, struct binner *b, const struct lv_ask *a, uint6
  * events dropped before it binned them, time gone back). */
 static struct binner *binner_for(lv *v, const struct lv_ask *a, int bins, uint64_t upto)
 {
-	char key[200];
-	snprintf(key, sizeof(key), "%llu/%d/%d/%d/%.150s", (unsigned long long)a->shown_ns, bins, a->max_lanes,
-		 a->max_msgs, a->open ? a->open : "");
+	char *key = NULL;
+	if (asprintf(&key, "%llu/%d/%d/%d/%s", (unsigned long long)a->shown_ns, bins, a->max_lanes, a->max_msgs,
+		     a->open ? a->open : "") < 0)
+		return NULL;
 	struct binner *b = v->bn;
 	uint64_t from = a->now_ns > a->shown_ns ? a->now_ns - a->shown_ns : 0;
 	if (b && (strcmp(b->key, key) || b->tgen != v->tgen || b->done < v->added - v->n || b->done > upto ||
@@ -221,9 +223,11 @@ static struct binner *binner_for(lv *v, const struct lv_ask *a, int bins, uint64
 		lv__binner_free(b);
 		b = v->bn = NULL;
 	}
-	if (!b && !(b = v->bn = binner_new(v, a, key, bins)))
-		return NULL;
-	advance(v, b, a, upto);
+	if (!b)
+		b = v->bn = binner_new(v, a, key, bins);
+	free(key);
+	if (b)
+		advance(v, b, a, upto);
 	return b;
 }
 

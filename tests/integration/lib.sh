@@ -25,3 +25,9 @@ end_job() {
 rm_segments() {
 	for s in $("$BIN/psadm" list | awk '{print $1}' | grep "^$1"); do "$BIN/psadm" rm "$s" >/dev/null; done
 }
+# view_post URL WHAT: a POST to esview at URL (http://HOST:PORT/) as its own
+# page makes one: with the page's token and its Origin.
+view_post() {
+	tok=$(curl -sf "$1" | sed -n 's/.*name="es-token" content="\([0-9a-f]*\)".*/\1/p')
+	curl -sf -X POST -H "X-ES-Token: $tok" -H "Origin: $(echo "$1" | sed 's,^\(http://[^/]*\)/.*,\1,')" "$1$2"
+}

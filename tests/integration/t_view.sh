@@ -43,7 +43,7 @@ assert [i[2] for i in d["inside"] if i[0] == 2] == ["take"], d["inside"]
 assert d["waits"]["stalled"] >= 1 and d["waits"]["graph"] > 0, d["waits"]' "$dir/paths.json" || die "the PATHS job's data is wrong"
 curl -sf "${url}waitfor.svg" | grep -q '<svg' || die "no graph"
 for i in 1 2 3 4 5; do curl -sf "${url}data?shown=$((i * 300))&bins=$((i * 100))" >/dev/null || die "GET /data $i failed"; done
-curl -sf -X POST "${url}arm?stall=30" >/dev/null && curl -sf -X POST "${url}rate?hz=20" >/dev/null || die "POST failed"
+view_post "$url" "arm?stall=30" >/dev/null && view_post "$url" "rate?hz=20" >/dev/null || die "POST failed"
 curl -sf "${url}data" | grep -q '"rate":20,"trigger":{"deadlock":false,"stall_s":30,' || die "not armed: $(curl -s "${url}data" | tail -c 300)"
 kill "$view"; wait "$view"; rc=$?
 [ $rc = 0 ] || die "esview ended with status $rc: $(cat "$dir/view0.out")"
@@ -87,9 +87,9 @@ grep -q 'data-lanes="r:0 r:1"' "$dir/dom1" || die "lanes: $(grep -o 'data-lanes=
 dom "${url}?open=r:1" >"$dir/dom-open" || die "chromium failed"
 grep -q 'data-lanes="r:0 t:[0-9]* t:[0-9]* t:[0-9]*"' "$dir/dom-open" || die "unfolded: $(grep -o 'data-lanes="[^"]*"' "$dir/dom-open")"
 # the pull rate, from the page's slider
-curl -sf -X POST "${url}rate?hz=5" >/dev/null || die "POST /rate failed"
+view_post "$url" "rate?hz=5" >/dev/null || die "POST /rate failed"
 curl -sf "${url}data" | grep -q '"rate":5,' || die "the rate was not taken"
-curl -sf -X POST "${url}rate?hz=10" >/dev/null
+view_post "$url" "rate?hz=10" >/dev/null
 # two browsers at once, and a slow one that asks for the biggest answer and
 # reads 64 bytes every 0.2 s through a 4 KB socket buffer: the first still
 # draws, and the job moves on
@@ -98,7 +98,7 @@ python3 -c 'import socket, sys, time
 s = socket.socket()
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
 s.connect(("127.0.0.1", int(sys.argv[1])))
-s.sendall(b"GET /data?shown=10000&bins=4000 HTTP/1.1\r\nHost: x\r\n\r\n")
+s.sendall(b"GET /data?shown=10000&bins=4000 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
 got = 0
 while got < 10**6:
     b = s.recv(64)
@@ -147,7 +147,7 @@ app=$!
 view=$!
 wait_for 30 grep -q "^esview: job $job.dead at http" "$dir/view3.out" || die "$(cat "$dir/view3.out")"
 url=$(sed -n "s/^esview: job $job.dead at \(http:[^ ]*\)$/\1/p" "$dir/view3.out")
-curl -sf -X POST "${url}arm?deadlock=1" >/dev/null || die "POST /arm failed"
+view_post "$url" "arm?deadlock=1" >/dev/null || die "POST /arm failed"
 wait_for 60 grep -q "^esview: trigger: a deadlock named; the view is frozen$" "$dir/view3.out" ||
 	die "no trigger: $(cat "$dir/view3.out")"
 wait_for 60 grep -q "^esview: snapshot of job $job.dead in $dir/snap/1: a deadlock named" "$dir/view3.out" ||
@@ -172,7 +172,7 @@ grep -q "^deadlock for [0-9.]* s: rank0 in MPI_Ssend to 1 tag 2 <- " "$dir/snap/
 "$BIN/esprofile" "$dir/snap/1" >"$dir/profile" 2>&1 || die "esprofile cannot read the archive: $(cat "$dir/profile")"
 grep -q "MPI_Ssend" "$dir/profile" || die "the archive has not the calls: $(head "$dir/profile")"
 # armed again (nothing): it runs again
-curl -sf -X POST "${url}arm" >/dev/null && curl -sf "${url}data" | grep -q '"frozen":false' || die "not running again"
+view_post "$url" "arm" >/dev/null && curl -sf "${url}data" | grep -q '"frozen":false' || die "not running again"
 kill "$view"; wait "$view" 2>/dev/null; view=""
 end_job "$app"; app=""
 
@@ -217,8 +217,8 @@ out=$("$BIN/esview" --addr 0.0.0.0 "$job" 2>&1) && die "esview listened off loop
 echo "$out" | grep -q "^esview: --addr 0.0.0.0: a listener off loopback needs --view-secret FILE$" || die "no-secret: $out"
 "$BIN/esview" --addr 0.0.0.0 --view-secret "$dir/key" -w 30 "$job" >"$dir/view2.out" 2>&1 &
 view=$!
-wait_for 30 grep -q "^esview: job $job at http://0.0.0.0:[0-9]*/?key=SECRET$" "$dir/view2.out" || die "$(cat "$dir/view2.out")"
-port=$(sed -n 's/.*:\([0-9]*\)\/?key=SECRET$/\1/p' "$dir/view2.out")
+wait_for 30 grep -q "^esview: job $job at http://0.0.0.0:[0-9]*/?key=KEY$" "$dir/view2.out" || die "$(cat "$dir/view2.out")"
+port=$(sed -n 's/.*:\([0-9]*\)\/?key=KEY$/\1/p' "$dir/view2.out")
 key=$(cat "$dir/key")
 wait_for 30 curl -sf "http://127.0.0.1:$port/data?key=$key" || die "the right key got nothing"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/data")" = 403 ] || die "no key got data"

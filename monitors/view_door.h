@@ -1,0 +1,79 @@
+/* view_door.h - esview's door: who may connect, which requests pass, how many at once and how fast a key is guessed (private to esview). */
+#ifndef MONITORS_VIEW_DOOR_H
+#define MONITORS_VIEW_DOOR_H
+
+#include <microhttpd.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The rules (README: "Who may see a job's live view"):
+ *  - Without a key, esview listens on loopback and serves only the user
+ *    who started it (or root): the kernel says who owns the other end of
+ *    each connection, as the tuple servers ask.  With a key (--view-secret),
+ *    whoever gives it; a wrong one is held before it is looked at, as the
+ *    tuple servers hold a wrong secret (pastset/guard.c).
+ *  - Every request names esview in Host (its address, localhost on
+ *    loopback, this host's names and addresses when it listens on all, and
+ *    --host names): a page of another site whose name was made to point
+ *    here (DNS rebinding) gets nothing.
+ *  - GET never changes anything.  A POST needs the token of the page
+ *    esview served (X-ES-Token) and an Origin that is esview's own: another
+ *    web page its user opens can neither read the view nor change it.
+ *  - Connections: at most VD_MAX_CONNS, of which VD_MAX_STRANGERS have not
+ *    yet passed a request and must within VD_HEADER_MS; past that the
+ *    oldest stranger of whoever has the most goes, so that slow or idle
+ *    clients, and a flood of them, never keep out a browser with the key.
+ */
+enum {
+	VD_MAX_CONNS = 128,
+	VD_MAX_STRANGERS = 32,
+	VD_HEADER_MS = 3000,
+	VD_IDLE_S = 10,
+	VD_URI_MAX = 8192,
+};
+
+/* Serves a request that passed the door: post tells a POST (state may
+ * change) from a GET; answered with vd_reply. */
+typedef enum MHD_Result vd_serve_fn(void *cls, struct MHD_Connection *c, const char *url, bool post);
+
+struct vd_attr {
+	const char *addr;                  /* IPv4 to listen on */
+	int port;                          /* 0: any free one */
+	const char *secret;                /* the key, or NULL: this user on loopback only */
+	size_t secret_len;
+	const char *const *hosts;          /* further names Host may give (--host) */
+	int nhosts;
+	vd_serve_fn *serve;
+	void *cls;
+};
+
+struct vd_counts {
+	uint64_t admitted;  /* connections handed to libmicrohttpd */
+	uint64_t passed;    /* requests served */
+	uint64_t user;      /* refused: another user, without a key */
+	uint64_t host;      /* refused: a Host that is not esview's */
+	uint64_t key;       /* refused: no key or a wrong one */
+	uint64_t forged;    /* refused: a POST without the page's token or Origin */
+	uint64_t held;      /* wrong keys held before they were looked at */
+	uint64_t evicted;   /* strangers closed: too slow, or crowded out */
+	uint64_t full;      /* connections refused: no room at all */
+};
+
+typedef struct vd vd;
+/* Listens and serves; 0, or an error said in err (the address, the port in use). */
+int vd_open(const struct vd_attr *a, vd **out, char *err, size_t errlen);
+int vd_port(const vd *d);
+/* The token of the page, for its POSTs: 64 hex digits, new each run. */
+const char *vd_token(const vd *d);
+void vd_counts(vd *d, struct vd_counts *c);
+void vd_close(vd *d);
+
+/* A reply with the headers every answer of esview carries (no caching,
+ * no sniffing, no framing, no use by another site, no referrer); csp: the
+ * page's Content-Security-Policy, or NULL. */
+enum MHD_Result vd_reply(struct MHD_Connection *c, unsigned status, const char *type, const void *body, size_t len,
+			 enum MHD_ResponseMemoryMode mode, const char *csp);
+
+#endif
