@@ -292,7 +292,7 @@ UNIT_SRC := tests/unit/check_main.c tests/unit/test_pastset.c \
 	    tests/unit/test_pathmaps.c tests/unit/test_collectors.c tests/unit/test_scopes.c \
 	    tests/unit/test_windtunnel.c tests/unit/test_wire.c \
 	    tests/unit/test_tcp_server.c tests/unit/test_remote.c tests/unit/tcp_fixture.c \
-	    tests/unit/test_archive.c tests/unit/test_waitfor.c tests/unit/test_waits.c tests/unit/test_view.c \
+	    tests/unit/test_archive.c tests/unit/test_waitfor.c tests/unit/test_waits.c tests/unit/test_view.c tests/unit/test_view_door.c \
 	    tests/unit/test_bench.c
 UNIT_BIN := $(BUILD)/tests/unit
 
@@ -301,11 +301,11 @@ UNIT_BIN := $(BUILD)/tests/unit
 CONVERTERS := $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/json.o $(BUILD)/obj/archive/profile.o $(BUILD)/obj/archive/page.o $(BUILD)/obj/archive/profile_json.o \
 	      $(BUILD)/obj/archive/symbols.o $(BUILD)/obj/archive/plot.o \
 	      $(BUILD)/obj/monitors/waitfor.o $(BUILD)/obj/monitors/waits.o $(BUILD)/obj/monitors/common.o \
-	      $(BUILD)/obj/monitors/view.o $(BUILD)/obj/monitors/view_json.o
+	      $(BUILD)/obj/monitors/view.o $(BUILD)/obj/monitors/view_json.o $(BUILD)/obj/monitors/view_door.o
 
 $(UNIT_BIN): $(call obj,$(UNIT_SRC)) $(CONVERTERS) $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) $(OTF2_LIBS) $(DW_LIBS) $(EXT_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) $(OTF2_LIBS) $(DW_LIBS) $(EXT_LIBS) $(MHD_LIBS) $(LDLIBS)
 
 # What EventSpace must survive (tests/fuzz): mutated pathmaps, hostile wire
 # frames, damaged segments; and SIGKILL at random points.  make check runs a

@@ -25,7 +25,7 @@ need libotf2-trace-dev have_pc otf2    # esconvert writes OTF2 through it
 need libdw-dev      have_pc libdw   # the readers map call sites to function, file and line
 need libhdf5-openmpi-dev have_pc hdf5-openmpi # a real program writing through MPI-IO (tests)
 need otf2-tools     command -v otf2-print # the tests read what it wrote
-need python3        command -v python3 # the tests parse the JSON it writes
+need python3        test -x /usr/bin/python3 # the tests parse the JSON it writes, and play another user (t_attack)
 need gnuplot-nox    command -v gnuplot # esconvert --plot draws through it
 need graphviz       command -v dot     # heartbeat --graph draws the wait-for graph through it
 need libmicrohttpd-dev have_pc libmicrohttpd # esview serves the live view through it

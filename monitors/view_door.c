@@ -7,6 +7,7 @@
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,7 @@ struct vd {
 	vd_serve_fn *serve;
 	void *cls;
 	struct vd_counts n;
+	int64_t logged_ms; /* libmicrohttpd's last line shown */
 };
 
 /* A request's own state (libmicrohttpd's req_cls): its URI as sent,
@@ -426,6 +428,26 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 /* --- opening and closing ------------------------------------------------------------ */
 
+/* libmicrohttpd's complaints: what clients the door turned away did (a
+ * slow one closed, a malformed request) would fill the user's terminal
+ * under attack, so at most one line in ten seconds reaches it. */
+static void on_log(void *cls, const char *fmt, va_list ap)
+{
+	vd *d = cls;
+	int64_t now = now_ms();
+	pthread_mutex_lock(&d->lock);
+	bool say = now - d->logged_ms >= 10000;
+	if (say)
+		d->logged_ms = now;
+	pthread_mutex_unlock(&d->lock);
+	if (!say)
+		return;
+	char line[400];
+	vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = 0;
+	fprintf(stderr, "esview: libmicrohttpd: %s (further lines within 10 s not shown)\n", line);
+}
+
 static int add_host(vd *d, const char *name)
 {
 	char **h = realloc(d->hosts, sizeof(*h) * (size_t)(d->nhosts + 1));
@@ -509,6 +531,7 @@ int vd_open(const struct vd_attr *a, vd **out, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	d->lfd = d->wake[0] = d->wake[1] = -1;
+	d->logged_ms = INT64_MIN / 2;
 	pthread_mutex_init(&d->lock, NULL);
 	d->euid = geteuid();
 	d->serve = a->serve, d->cls = a->cls;
@@ -523,7 +546,8 @@ int vd_open(const struct vd_attr *a, vd **out, char *err, size_t errlen)
 		rc = -errno, snprintf(err, errlen, "%s", strerror(errno));
 	if (!rc && !(d->mhd = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
 						       MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC | MHD_USE_ERROR_LOG,
-					       0, NULL, NULL, on_request, d, MHD_OPTION_CONNECTION_LIMIT,
+					       0, NULL, NULL, on_request, d, MHD_OPTION_EXTERNAL_LOGGER, on_log, d,
+					       MHD_OPTION_CONNECTION_LIMIT,
 					       (unsigned)VD_MAX_CONNS + 16, MHD_OPTION_CONNECTION_TIMEOUT,
 					       (unsigned)VD_IDLE_S, MHD_OPTION_URI_LOG_CALLBACK, log_uri, d,
 					       MHD_OPTION_NOTIFY_COMPLETED, on_done, d, MHD_OPTION_NOTIFY_CONNECTION,

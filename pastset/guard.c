@@ -100,8 +100,8 @@ int64_t ps_guard_hold(ps_guard *g, uint64_t who, int64_t now_ms)
 {
 	struct gslot *k = guard_slot(g, who, false);
 	int64_t hold = 0;
-	if (k && k->fails > GUARD_FREE) {
-		uint32_t n = k->fails - GUARD_FREE - 1;
+	if (k && k->fails >= GUARD_FREE) {
+		uint32_t n = k->fails - GUARD_FREE;
 		hold = n >= 5 ? GUARD_HOLD_MAX_MS : 100ll << n;
 		if (hold > GUARD_HOLD_MAX_MS)
 			hold = GUARD_HOLD_MAX_MS;
