@@ -5,9 +5,9 @@ set -u
 command -v chromium >/dev/null || die "no chromium (mk/deps.sh installs it)"
 job="itview$$"
 dir=$(mktemp -d)
-app="" view=""
+app="" view="" v1="" v2=""
 cleanup() {
-	[ -n "$view" ] && kill "$view" 2>/dev/null && wait "$view" 2>/dev/null
+	for v in "$view" "$v1" "$v2"; do [ -n "$v" ] && kill "$v" 2>/dev/null && wait "$v" 2>/dev/null; done
 	[ -n "$app" ] && end_job "$app"
 	rm_segments "$job"
 	rm -rf "$dir"
@@ -174,6 +174,26 @@ grep -q "MPI_Ssend" "$dir/profile" || die "the archive has not the calls: $(head
 # armed again (nothing): it runs again
 view_post "$url" "arm" >/dev/null && curl -sf "${url}data" | grep -q '"frozen":false' || die "not running again"
 kill "$view"; wait "$view" 2>/dev/null; view=""
+# two viewers keeping their archives in one directory: each its own number;
+# past --snapshots a trigger still freezes the view and keeps none
+for i in 1 2; do
+	"$BIN/esview" -w 30 --period 500 --trigger deadlock --snapshot "$dir/shared" --snapshots 1 "$job.dead" \
+		>"$dir/shared$i.out" 2>&1 &
+	eval "v$i=\$!"
+done
+for i in 1 2; do
+	wait_for 60 grep -q "^esview: snapshot of job $job.dead in $dir/shared/[12]: a deadlock named" "$dir/shared$i.out" ||
+		die "viewer $i kept no archive: $(cat "$dir/shared$i.out")"
+done
+[ "$(sed -n "s|^esview: snapshot of job $job.dead in $dir/shared/\([12]\):.*|\1|p" "$dir/shared1.out" "$dir/shared2.out" |
+	sort | tr '\n' ' ')" = "1 2 " ] || die "the viewers took the same number: $(cat "$dir/shared1.out" "$dir/shared2.out")"
+for n in 1 2; do grep -q "^esview: a deadlock named$" "$dir/shared/$n/TRIGGER" || die "archive $n: no TRIGGER"; done
+url=$(sed -n "s/^esview: job $job.dead at \(http:[^ ]*\)$/\1/p" "$dir/shared1.out")
+view_post "$url" "arm?deadlock=1" >/dev/null || die "POST /arm failed"
+wait_for 30 grep -q "^esview: trigger: a deadlock named; the view is frozen; archive: none: 1 archive(s), [0-9]* MB, kept already: the most --snapshots 1 and --snapshot-bytes 1024 MB allow (the first are kept)$" "$dir/shared1.out" ||
+	die "past --snapshots: $(cat "$dir/shared1.out")"
+[ ! -e "$dir/shared/3" ] || die "a third archive was kept"
+kill "$v1" "$v2"; wait "$v1" "$v2" 2>/dev/null; v1="" v2=""
 end_job "$app"; app=""
 
 # A deadlock through requests (mpi_wait's waitcycle: each rank in MPI_Wait on
