@@ -30,6 +30,10 @@ bench_job=mbi
 [ -f "$mbi/labels.txt" ] || { echo "mbi: no $mbi/labels.txt (set MBI=)"; exit 2; }
 bins="$build/mbi"
 mkdir -p "$bins"
+# Open MPI's shared-memory files (btl vader) of each program, in a folder of
+# ours: a hung program is killed whole, and cannot remove its own
+shm="$dir/shm"
+mkdir -p "$shm"
 
 # The programs, compiled once into build/mbi (two at a time).
 if [ -n "$list" ]; then
@@ -72,7 +76,8 @@ run() {
 	args=$(sed -n 's/^ *\$ mpirun -np [0-9]* ${EXE} *//p' "$mbi/codes/$name" | head -1)
 	t0=$(date +%s.%N)
 	# shellcheck disable=SC2086 # the header's arguments, split as a shell would
-	setsid mpirun --oversubscribe --allow-run-as-root -np "$np" "$bin/esrun" -q -j "$j" "$exe" $args \
+	setsid mpirun --oversubscribe --allow-run-as-root --mca btl_vader_backing_directory "$shm" -np "$np" \
+		"$bin/esrun" -q -j "$j" "$exe" $args \
 		>"$dir/app.out" 2>&1 </dev/null &
 	app=$!
 	"$bin/heartbeat" -p "$period" -n $((hang * 1000 / period)) -w 10 --exit-on-deadlock "$j" \
@@ -90,6 +95,7 @@ run() {
 	stop "$app"
 	wait "$app" 2>/dev/null
 	rm_segments "$j."
+	rm -f "$shm"/vader_segment.*
 	[ "$out" = false_alarm ] || [ "$out" = named ] || age=-
 	echo "$name $out ${age:--}"
 	cp "$dir/hb.out" "$bins/${name%.c}.heartbeat"

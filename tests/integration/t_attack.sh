@@ -36,7 +36,7 @@ bound() { echo $((16 * ($1 / 2 + 2) + 10)); }
 
 # the job: the wind tunnel's rows as MPI messages, its tuple servers on loopback with a secret
 mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" --serve loopback --secret-file "$secret" -j "$job" \
-	"$BIN/windtunnel" -q -N 128 -m 2 -l 2 -t 100000000 --transport mpi >/dev/null 2>"$dir/job.err" &
+	"$BIN/windtunnel" -j "${job}w" -q -N 128 -m 2 -l 2 -t 100000000 --transport mpi >/dev/null 2>"$dir/job.err" &
 app=$!
 wait_for 30 grep -q "monitors: --servers" "$dir/job.err" || die "the job did not say where it is served: $(cat "$dir/job.err")"
 servers=$(sed -n 's/.*monitors: --servers \([^ )]*\).*/\1/p' "$dir/job.err" | head -1)

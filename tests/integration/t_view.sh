@@ -53,7 +53,7 @@ end_job "$app"; app=""
 # The rest watches MPI programs through libescollect.so, which a sanitizer build has not.
 [ -f "$BUILD/lib/libescollect.so" ] || { echo "t_view: ok (the PATHS job only: no libescollect.so in a sanitizer build)"; exit 0; }
 
-mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q -j "$job" "$BIN/windtunnel" -q -N 128 -m 2 -l 2 \
+mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q -j "$job" "$BIN/windtunnel" -j "${job}w" -q -N 128 -m 2 -l 2 \
 	-t 100000000 --transport mpi >/dev/null 2>&1 &
 app=$!
 "$BIN/esview" -w 30 "$job" >"$dir/view.out" 2>&1 &

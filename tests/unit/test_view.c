@@ -112,6 +112,19 @@ START_TEST(folding)
 	ck_assert_msg(strstr(j, "\"bins\":[[1,1,3,1]]"), "a thousandth of node B's time: %.300s", strstr(j, "\"bins\""));
 	ck_assert_msg(strstr(j, "\"mpi\":[[123,11.1]]"), "1 of 9 ms: %.300s", strstr(j, "\"mpi\""));
 	free(j);
+	/* a question is the whole of it: two lists alike in their first 300
+	 * characters are two questions (the binner kept 150 of them) */
+	char open[700];
+	int k = 0;
+	for (int r = 0; r < 60; r++)
+		k += snprintf(open + k, sizeof(open) - (size_t)k, "%sr:%d", r ? "," : "", 1000 + r);
+	j = ask(v, 10 * ms, 10 * ms, 10, open);
+	ck_assert_int_eq(count(j, "\"id\":"), 2);
+	free(j);
+	snprintf(open + k, sizeof(open) - (size_t)k, ",n:1");
+	j = ask(v, 10 * ms, 10 * ms, 10, open);
+	ck_assert_int_eq(count(j, "\"id\":"), 1 + 100);
+	free(j);
 	j = ask(v, 10 * ms, 10 * ms, 10, "n:1,r:123");
 	/* node A folded; node B: 99 rank lanes and rank 123's ten threads */
 	ck_assert_int_eq(count(j, "\"id\":"), 1 + 99 + 10);
