@@ -11,6 +11,7 @@ chmod 755 "$dir" # another user runs attack.py from here
 app="" view=""
 cleanup() {
 	[ -n "$view" ] && kill "$view" 2>/dev/null && wait "$view" 2>/dev/null
+	ip netns del "esatk_$$" 2>/dev/null; ip link del "esak$$" 2>/dev/null
 	[ -n "$app" ] && end_job "$app"
 	rm_segments "$job"
 	rm -rf "$dir"
@@ -130,6 +131,41 @@ for f in hello1 hello2; do
 	[ "$refused" -le "$(bound 8)" ] || die "wrong secrets answered too fast: $(cat "$dir/$f.out") in 8 s"
 done
 echo "tuple server: wrong secrets from one address: $(cat "$dir/hello1.out"), from many: $(cat "$dir/hello2.out") in 8 s; esctl answered $n times"
+
+# another host (a network namespace of its own, on a veth pair): esview on
+# loopback is out of its reach; listening on every address, it needs the key
+id=$$
+net="10.$((100 + id % 100)).$((id / 100 % 250))"
+ns="esatk_$id" veth="esak$id"
+if ip netns add "$ns" 2>/dev/null; then
+	hostside() { ip netns exec "$ns" "$@"; }
+	ip link add "$veth" type veth peer name eth0 netns "$ns" && ip addr add "$net.254/24" dev "$veth" &&
+		ip link set "$veth" up && ip -n "$ns" addr add "$net.1/24" dev eth0 && ip -n "$ns" link set eth0 up ||
+		die "veth into $ns"
+	"$BIN/esview" -w 30 "$job" >"$dir/view3.out" 2>&1 &
+	view=$!
+	wait_for 30 grep -q "^esview: job $job at http://127.0.0.1:[0-9]*/$" "$dir/view3.out" || die "$(cat "$dir/view3.out")"
+	port=$(sed -n 's/.*:\([0-9]*\)\/$/\1/p' "$dir/view3.out")
+	hostside curl -s -m 5 "http://$net.254:$port/data" >/dev/null && die "another host reached esview on loopback"
+	kill "$view"; wait "$view" 2>/dev/null
+	"$BIN/esview" -w 30 --addr 0.0.0.0 --view-secret "$key" "$job" >"$dir/view4.out" 2>&1 &
+	view=$!
+	wait_for 30 grep -q "^esview: job $job at http://0.0.0.0:[0-9]*/?key=KEY$" "$dir/view4.out" || die "$(cat "$dir/view4.out")"
+	port=$(sed -n 's/.*:\([0-9]*\)\/?key=KEY$/\1/p' "$dir/view4.out")
+	there="http://$net.254:$port"
+	wait_for 30 sh -c "ip netns exec '$ns' curl -sf '$there/data?key=$k' | grep -q '\"rank\":1'" || die "the key from another host got nothing"
+	for ask in "/data" "/data?key=wrong$k" "/?key=wrong" "/waitfor.svg"; do
+		code=$(hostside curl -s -o "$dir/got" -w '%{http_code}' "$there$ask")
+		[ "$code" = 403 ] && ! grep -q '"threads"\|es-token\|<svg' "$dir/got" || die "another host without the key got $ask: $code"
+	done
+	code=$(hostside curl -s -o /dev/null -w '%{http_code}' -H "Host: evil.example:$port" "$there/data?key=$k")
+	[ "$code" = 403 ] || die "a foreign Host from another host, with the key: $code"
+	kill "$view"; wait "$view" 2>/dev/null; view=""
+	ip netns del "$ns"; ip link del "$veth" 2>/dev/null
+	echo "another host: esview on loopback unreachable; on every address, nothing without the key"
+else
+	echo "another host: skipped (this machine does not allow network namespaces)"
+fi
 
 # the job ran on throughout
 after=$(written)

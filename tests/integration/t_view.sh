@@ -132,6 +132,11 @@ dom "$url" >"$dir/dom-many" || die "chromium failed"
 grep -q 'data-lanes="n:0"' "$dir/dom-many" || die "not folded by node: $(grep -o 'data-lanes="[^"]*"' "$dir/dom-many")"
 grep -q '<ul id="ranks">72 ranks</ul>' "$dir/dom-many" || die "ranks: $(grep -o '<ul id="ranks">[^/]*' "$dir/dom-many")"
 [ "$(frames <"$dir/dom-many")" -ge 20 ] || die "72 ranks: $(frames <"$dir/dom-many") frames in 3 s"
+# questions alike in their first 300 characters are two questions (esview's cache kept 100 of them)
+pad=$(seq 1000 1060 | sed 's/^/r:/' | tr '\n' ',' | sed 's/,$//')
+n1=$(curl -sf "${url}data?open=$pad" | grep -o '"id":"r:[0-9]*"' | wc -l)
+n2=$(curl -sf "${url}data?open=$pad,n:0" | grep -o '"id":"r:[0-9]*"' | wc -l)
+[ "$n1" = 0 ] && [ "$n2" = 72 ] || die "a long open= list: $n1 then $n2 rank lanes"
 dom "${url}?open=n:0" >"$dir/dom-many2" || die "chromium failed"
 lanes=$(sed -n 's/.*data-lanes="\([^"]*\)".*/\1/p' "$dir/dom-many2" | head -1)
 [ "$lanes" = "$(seq 0 71 | sed 's/^/r:/' | tr '\n' ' ' | sed 's/ $//')" ] || die "the node unfolded: $lanes"
@@ -229,6 +234,11 @@ wait "$app"; app=""
 "$BIN/esview" --trigger stall=x "$job" >"$dir/bad" 2>&1 && die "a bad trigger was taken"
 grep -q "^esview: --trigger stall=x: at 'stall=x': expected deadlock, stall=SECONDS or imbalance=MS (numbers above 0)$" "$dir/bad" ||
 	die "bad trigger: $(cat "$dir/bad")"
+"$BIN/esview" --window 1e5 "$job" >"$dir/bad" 2>&1 && die "a window of 1e5 s was taken"
+grep -q "^esview: --window 100000: expected at most 3600 seconds" "$dir/bad" || die "--window 1e5: $(cat "$dir/bad")"
+"$BIN/esview" --snapshot-bytes 3T "$job" >"$dir/bad" 2>&1 && die "--snapshot-bytes 3T was taken"
+grep -q "^esview: --snapshot-bytes: expected a number of bytes, with K, M or G after it if you like, not '3T'$" "$dir/bad" ||
+	die "--snapshot-bytes 3T: $(cat "$dir/bad")"
 
 # off loopback: the key is needed, a wrong one gets nothing
 echo "view-secret-$$-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')" >"$dir/key"
@@ -244,4 +254,7 @@ wait_for 30 curl -sf "http://127.0.0.1:$port/data?key=$key" || die "the right ke
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/data")" = 403 ] || die "no key got data"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/data?key=wrong-$key")" = 403 ] || die "a wrong key got data"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/?key=wrong")" = 403 ] || die "a wrong key got the page"
+out=$("$BIN/esview" -p "$port" "$job" 2>&1) && die "a second esview took a port in use"
+echo "$out" | grep -q "^esview: --port $port: in use on 127.0.0.1 (another program listens there; --port 0 picks a free one)$" ||
+	die "port in use: $out"
 echo "t_view: ok"
