@@ -229,7 +229,7 @@ $(GEN)/view_page.c: monitors/view/index.html mk/embed.sh
 $(BUILD)/obj/gen/view_page.o: $(GEN)/view_page.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
-$(BUILD)/bin/esview: $(BUILD)/obj/monitors/esview.o $(BUILD)/obj/monitors/view_door.o $(BUILD)/obj/monitors/view.o $(BUILD)/obj/monitors/view_json.o $(BUILD)/obj/gen/view_page.o \
+$(BUILD)/bin/esview: $(BUILD)/obj/monitors/esview.o $(BUILD)/obj/monitors/view_serve.o $(BUILD)/obj/monitors/view_door.o $(BUILD)/obj/monitors/view.o $(BUILD)/obj/monitors/view_json.o $(BUILD)/obj/gen/view_page.o \
 		     $(BUILD)/obj/monitors/beat.o $(BUILD)/obj/monitors/waitfor.o $(BUILD)/obj/monitors/waits.o \
 		     $(BUILD)/obj/monitors/colls.o \
 		     $(BUILD)/obj/monitors/common.o $(LIBS)

@@ -8,7 +8,6 @@
 #include <getopt.h>
 #include <microhttpd.h>
 #include <pthread.h>
-#include <sys/random.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 #include "common.h"
 #include "view.h"
 #include "view_door.h"
+#include "view_serve.h"
 
 static const char *usage =
 	"usage: esview [options] JOB\n"
@@ -58,176 +58,12 @@ static const char *usage =
 	"      --version\n"
 	"Browsers read what esview pulled: ten of them cost the job what one does.\n";
 
-extern const unsigned char es_view_page[];
-extern const size_t es_view_page_len;
-
-/* A trigger, as on an oscilloscope: armed conditions; when one holds the
- * view freezes at that moment and an archive of it is kept. */
-struct arm {
-	bool deadlock;
-	double stall_s;      /* 0: not armed */
-	double imbalance_ms; /* 0: not armed */
-};
-
-/*
- * What the watch loop and the HTTP threads share, under lock.
- * Invariants: v is written by the watch loop only; now_ns is the moment
- * the page is shown up to: the latest pull's, or the trigger's while
- * frozen (v then takes no events, so that moment stays whole); gen
- * changes whenever an answer would, and a cached answer of the same gen
- * and question is served again, so that ten browsers cost what one does.
- */
-enum { CACHED = 8 };
-struct served {
-	pthread_mutex_t lock;
-	lv *v;
-	const char *job;
-	uint64_t now_ns, window_ns, gen;
-	uint64_t upto;         /* the events added by now_ns (lv_added) */
-	char *extra;           /* ,"waits":...,"colls":[...] as of now_ns */
-	struct lv_event *inside; /* the calls threads are inside at now_ns */
-	int ninside;
-	char *svg;             /* the wait-for graph's picture, or NULL */
-	size_t svg_len;
-	unsigned svg_gen;
-	double rate;           /* pulls a second */
-	struct arm arm;
-	bool frozen;
-	int fired;             /* triggers fired so far */
-	char why[400], archive[4400];
-	struct {
-		char *ask;     /* the whole question */
-		uint64_t gen;
-		char *json;
-		size_t len;
-	} cache[CACHED];
-	unsigned next_cache;
-	char *page;            /* the page with its token and nonce */
-	size_t page_len;
-	char csp[320];         /* its Content-Security-Policy: its script and nothing else */
-};
-
-static double arg_number(struct MHD_Connection *c, const char *name, double dflt, double lo, double hi)
-{
-	const char *a = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
-	char *end;
-	double x = a ? strtod(a, &end) : dflt;
-	if (!a || end == a || *end || x != x)
-		x = dflt;
-	return x < lo ? lo : x > hi ? hi : x;
-}
-
-/* The trigger's state, for the page. */
-static void say_trigger(FILE *f, const struct served *sv)
-{
-	fprintf(f, ",\"rate\":%g,\"trigger\":{\"deadlock\":%s,\"stall_s\":%g,\"imbalance_ms\":%g,\"frozen\":%s,"
-		   "\"fired\":%d,\"why\":", sv->rate, sv->arm.deadlock ? "true" : "false", sv->arm.stall_s,
-		sv->arm.imbalance_ms, sv->frozen ? "true" : "false", sv->fired);
-	mon_json_string(f, sv->why);
-	fputs(",\"archive\":", f);
-	mon_json_string(f, sv->archive);
-	fputc('}', f);
-}
-
-/* /data?shown=MS&bins=N&open=LANES: the lanes as asked, from the cache
- * when another browser asked the same since the last pull. */
-static enum MHD_Result data(struct served *sv, struct MHD_Connection *c)
-{
-	const char *open = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "open");
-	char *ask = NULL;
-	double shown = arg_number(c, "shown", 5000, 1, (double)sv->window_ns / 1e6);
-	int bins = (int)arg_number(c, "bins", 400, 1, 4000);
-	if (asprintf(&ask, "%.0f/%d/%s", shown, bins, open ? open : "") < 0)
-		return vd_reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", "no memory\n", 10, MHD_RESPMEM_PERSISTENT,
-				NULL);
-	char *json = NULL, *extra = NULL;
-	size_t len = 0, elen = 0;
-	pthread_mutex_lock(&sv->lock);
-	for (int i = 0; i < CACHED && !json; i++)
-		if (sv->cache[i].json && sv->cache[i].gen == sv->gen && sv->cache[i].ask && !strcmp(sv->cache[i].ask, ask) &&
-		    (json = malloc(sv->cache[i].len)))
-			memcpy(json, sv->cache[i].json, len = sv->cache[i].len);
-	FILE *f = json ? NULL : open_memstream(&extra, &elen);
-	if (f) {
-		fputs(sv->extra ? sv->extra : "", f);
-		say_trigger(f, sv);
-		fclose(f);
-		struct lv_ask a = { sv->now_ns, (uint64_t)(shown * 1e6), bins, open ? open : "", 256, 400,
-				    sv->inside, sv->ninside, sv->upto };
-		if (extra && !lv_json(sv->v, sv->job, &a, extra, &json, &len)) {
-			unsigned k = sv->next_cache++ % CACHED;
-			free(sv->cache[k].json);
-			sv->cache[k].json = malloc(len);
-			if (sv->cache[k].json)
-				memcpy(sv->cache[k].json, json, len);
-			sv->cache[k].len = len, sv->cache[k].gen = sv->gen;
-			free(sv->cache[k].ask);
-			sv->cache[k].ask = ask;
-			ask = NULL;
-		}
-	}
-	pthread_mutex_unlock(&sv->lock);
-	free(extra);
-	free(ask);
-	if (!json)
-		return vd_reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", "no memory\n", 10, MHD_RESPMEM_PERSISTENT,
-				NULL);
-	return vd_reply(c, MHD_HTTP_OK, "application/json", json, len, MHD_RESPMEM_MUST_FREE, NULL);
-}
-
-static enum MHD_Result picture(struct served *sv, struct MHD_Connection *c)
-{
-	pthread_mutex_lock(&sv->lock);
-	char *svg = sv->svg ? malloc(sv->svg_len) : NULL;
-	size_t len = svg ? sv->svg_len : 0;
-	if (svg)
-		memcpy(svg, sv->svg, len);
-	pthread_mutex_unlock(&sv->lock);
-	if (!svg)
-		return vd_reply(c, MHD_HTTP_NOT_FOUND, "text/plain", "no graph\n", 9, MHD_RESPMEM_PERSISTENT, NULL);
-	return vd_reply(c, MHD_HTTP_OK, "image/svg+xml", svg, len, MHD_RESPMEM_MUST_FREE, NULL);
-}
-
-/* POST /arm?deadlock=1&stall=S&imbalance=MS: arms the trigger and runs
- * the view again; POST /rate?hz=H: the pull rate. */
-static enum MHD_Result control(struct served *sv, struct MHD_Connection *c, const char *url)
-{
-	pthread_mutex_lock(&sv->lock);
-	if (!strcmp(url, "/arm")) {
-		sv->arm = (struct arm){ arg_number(c, "deadlock", 0, 0, 1) > 0, arg_number(c, "stall", 0, 0, 86400),
-					arg_number(c, "imbalance", 0, 0, 86400000) };
-		sv->frozen = false;
-	} else {
-		sv->rate = arg_number(c, "hz", sv->rate, 0.1, 100);
-	}
-	sv->gen++;
-	pthread_mutex_unlock(&sv->lock);
-	return vd_reply(c, MHD_HTTP_OK, "text/plain", "ok\n", 3, MHD_RESPMEM_PERSISTENT, NULL);
-}
-
-/* A request the door let through (view_door.c): GET reads, POST changes. */
-static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *url, bool post)
-{
-	struct served *sv = cls;
-	static const char nope[] = "not found\n";
-	if (post && (!strcmp(url, "/arm") || !strcmp(url, "/rate")))
-		return control(sv, c, url);
-	if (!post && !strcmp(url, "/"))
-		return vd_reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", sv->page, sv->page_len, MHD_RESPMEM_PERSISTENT,
-				sv->csp);
-	if (!post && !strcmp(url, "/data"))
-		return data(sv, c);
-	if (!post && !strcmp(url, "/waitfor.svg"))
-		return picture(sv, c);
-	return vd_reply(c, MHD_HTTP_NOT_FOUND, "text/plain", nope, sizeof(nope) - 1, MHD_RESPMEM_PERSISTENT, NULL);
-}
-
 enum { MAX_HOSTS = 16 };
 struct opts {
 	int port;
 	const char *addr, *secret_file, *job, *snapshot;
 	double rate, window, wait, period;
-	struct arm arm;
+	struct lv_arm arm;
 	const char *hosts[MAX_HOSTS];
 	int nhosts;
 	int snapshots;           /* archives kept at most */
@@ -250,7 +86,7 @@ static double bytes_of(const char *opt, const char *arg)
 }
 
 /* --trigger deadlock,stall=S,imbalance=MS; 0 or says what was expected. */
-static int parse_trigger(const char *list, struct arm *arm)
+static int parse_trigger(const char *list, struct lv_arm *arm)
 {
 	char buf[256];
 	snprintf(buf, sizeof(buf), "%s", list);
@@ -331,41 +167,10 @@ static int parse(int argc, char **argv, struct opts *o)
 	return -1;
 }
 
-/* The page as served: its token (which its POSTs carry) and its script's
- * nonce in place of the marks the file holds. */
-static int make_page(struct served *sv, const char *token)
-{
-	unsigned char r[16];
-	char nonce[33];
-	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
-		return -EIO;
-	for (int i = 0; i < 16; i++)
-		snprintf(nonce + 2 * i, 3, "%02x", r[i]);
-	snprintf(sv->csp, sizeof(sv->csp), "default-src 'none'; script-src 'nonce-%s'; style-src 'unsafe-inline'; "
-		 "img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
-		 nonce);
-	FILE *f = open_memstream(&sv->page, &sv->page_len);
-	if (!f)
-		return -ENOMEM;
-	const char *p = (const char *)es_view_page, *end = p + es_view_page_len;
-	while (p < end) {
-		const char *t = strstr(p, "{{TOKEN}}"), *n = strstr(p, "{{NONCE}}");
-		const char *mark = t && (!n || t < n) ? t : n;
-		if (!mark) {
-			fwrite(p, 1, (size_t)(end - p), f);
-			break;
-		}
-		fwrite(p, 1, (size_t)(mark - p), f);
-		fputs(mark == t ? token : nonce, f);
-		p = mark + 9;
-	}
-	return fclose(f) ? -ENOMEM : 0;
-}
-
 /* What the watch loop keeps besides what it shares. */
 struct watcher {
 	const struct opts *o;
-	struct served *sv;
+	struct lv_served *sv;
 	es_scope *s;            /* every event, by leaf */
 	es_scope *latest;       /* each thread's latest: heartbeat's judgement */
 	hb *hb;
@@ -378,7 +183,7 @@ struct watcher {
 	char *findings;         /* its deadlocks and stalls in words */
 	char pending[400];      /* a trigger that held during the pull */
 	char dir[4096];         /* private: the graph's DOT and SVG */
-	struct arm arm;         /* the served one's, as of this pull */
+	struct lv_arm arm;         /* the served one's, as of this pull */
 	int kept;               /* snapshots written ... */
 	double bytes, largest;  /* ... their bytes, and the largest one's */
 };
@@ -552,7 +357,7 @@ static void judge(struct watcher *w)
 	w->waits = json;
 	free(w->findings);
 	w->findings = text;
-	const struct arm arm = w->arm;
+	const struct lv_arm arm = w->arm;
 	if (arm.deadlock && p.looked && wf_deadlocks(g) > 0 && !*w->pending)
 		snprintf(w->pending, sizeof(w->pending), "a deadlock named");
 	double secs;
@@ -672,7 +477,7 @@ static bool snapshot_room(struct watcher *w, char *dir, size_t len)
  * archive of that moment is kept (DIR/N), within the caps. */
 static void fire(struct watcher *w)
 {
-	struct served *sv = w->sv;
+	struct lv_served *sv = w->sv;
 	char dir[4200];
 	pthread_mutex_lock(&sv->lock);
 	bool armed = !sv->frozen && (sv->arm.deadlock || sv->arm.stall_s > 0 || sv->arm.imbalance_ms > 0), room = false;
@@ -782,7 +587,7 @@ static void detach(struct watcher *w)
 }
 
 /* The door (view_door.c) with the key, if any, and the page it serves. */
-static vd *open_door(const struct opts *o, struct served *sv)
+static vd *open_door(const struct opts *o, struct lv_served *sv)
 {
 	char key[PS_SECRET_MAX + 1], why[400];
 	size_t klen = 0;
@@ -791,13 +596,13 @@ static vd *open_door(const struct opts *o, struct served *sv)
 		return NULL;
 	}
 	struct vd_attr a = { .addr = o->addr, .port = o->port, .secret = o->secret_file ? key : NULL,
-			     .secret_len = klen, .hosts = o->hosts, .nhosts = o->nhosts, .serve = serve, .cls = sv };
+			     .secret_len = klen, .hosts = o->hosts, .nhosts = o->nhosts, .serve = lv_serve, .cls = sv };
 	vd *d = NULL;
 	int rc = vd_open(&a, &d, why, sizeof(why));
 	memset(key, 0, sizeof(key));
 	if (rc)
 		fprintf(stderr, "esview: %s\n", why);
-	else if ((rc = make_page(sv, vd_token(d))))
+	else if ((rc = lv_serve_page(sv, vd_token(d))))
 		fprintf(stderr, "esview: the page: %s\n", ps_strerror(rc));
 	if (rc) {
 		vd_close(d);
@@ -817,7 +622,7 @@ int main(int argc, char **argv)
 		snprintf(snapdir, sizeof(snapdir), "esview-%s", o.job);
 		o.snapshot = snapdir;
 	}
-	struct served sv = { .lock = PTHREAD_MUTEX_INITIALIZER, .job = o.job, .rate = o.rate, .arm = o.arm,
+	struct lv_served sv = { .lock = PTHREAD_MUTEX_INITIALIZER, .job = o.job, .rate = o.rate, .arm = o.arm,
 			     .window_ns = (uint64_t)(o.window * 1e9) };
 	struct watcher w = { .o = &o, .sv = &sv };
 	const char *tmp = getenv("TMPDIR");
@@ -852,12 +657,7 @@ int main(int argc, char **argv)
 	}
 	vd_close(d);
 	detach(&w);
-	free(sv.extra);
-	free(sv.inside);
-	free(sv.svg);
-	free(sv.page);
-	for (int i = 0; i < CACHED; i++)
-		free(sv.cache[i].json), free(sv.cache[i].ask);
+	lv_served_fini(&sv);
 	lv_destroy(sv.v);
 	return rc;
 }

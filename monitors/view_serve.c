@@ -1,0 +1,170 @@
+/* view_serve.c - esview's answers to browsers, from what its watch loop published: the page, its data (cached per question), the graph, the trigger armed and the pull rate. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "common.h"
+#include "view_door.h"
+#include "view_serve.h"
+
+extern const unsigned char es_view_page[];
+extern const size_t es_view_page_len;
+
+static double arg_number(struct MHD_Connection *c, const char *name, double dflt, double lo, double hi)
+{
+	const char *a = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
+	char *end;
+	double x = a ? strtod(a, &end) : dflt;
+	if (!a || end == a || *end || x != x)
+		x = dflt;
+	return x < lo ? lo : x > hi ? hi : x;
+}
+
+/* The trigger's state, for the page. */
+static void say_trigger(FILE *f, const struct lv_served *sv)
+{
+	fprintf(f, ",\"rate\":%g,\"trigger\":{\"deadlock\":%s,\"stall_s\":%g,\"imbalance_ms\":%g,\"frozen\":%s,"
+		   "\"fired\":%d,\"why\":", sv->rate, sv->arm.deadlock ? "true" : "false", sv->arm.stall_s,
+		sv->arm.imbalance_ms, sv->frozen ? "true" : "false", sv->fired);
+	mon_json_string(f, sv->why);
+	fputs(",\"archive\":", f);
+	mon_json_string(f, sv->archive);
+	fputc('}', f);
+}
+
+/* /data?shown=MS&bins=N&open=LANES: the lanes as asked, from the cache
+ * when another browser asked the same since the last pull. */
+static enum MHD_Result data(struct lv_served *sv, struct MHD_Connection *c)
+{
+	const char *open = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "open");
+	char *ask = NULL;
+	double shown = arg_number(c, "shown", 5000, 1, (double)sv->window_ns / 1e6);
+	int bins = (int)arg_number(c, "bins", 400, 1, 4000);
+	if (asprintf(&ask, "%.0f/%d/%s", shown, bins, open ? open : "") < 0)
+		return vd_reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", "no memory\n", 10, MHD_RESPMEM_PERSISTENT,
+				NULL);
+	char *json = NULL, *extra = NULL;
+	size_t len = 0, elen = 0;
+	pthread_mutex_lock(&sv->lock);
+	for (int i = 0; i < LV_CACHED && !json; i++)
+		if (sv->cache[i].json && sv->cache[i].gen == sv->gen && sv->cache[i].ask && !strcmp(sv->cache[i].ask, ask) &&
+		    (json = malloc(sv->cache[i].len)))
+			memcpy(json, sv->cache[i].json, len = sv->cache[i].len);
+	FILE *f = json ? NULL : open_memstream(&extra, &elen);
+	if (f) {
+		fputs(sv->extra ? sv->extra : "", f);
+		say_trigger(f, sv);
+		fclose(f);
+		struct lv_ask a = { sv->now_ns, (uint64_t)(shown * 1e6), bins, open ? open : "", 256, 400,
+				    sv->inside, sv->ninside, sv->upto };
+		if (extra && !lv_json(sv->v, sv->job, &a, extra, &json, &len)) {
+			unsigned k = sv->next_cache++ % LV_CACHED;
+			free(sv->cache[k].json);
+			sv->cache[k].json = malloc(len);
+			if (sv->cache[k].json)
+				memcpy(sv->cache[k].json, json, len);
+			sv->cache[k].len = len, sv->cache[k].gen = sv->gen;
+			free(sv->cache[k].ask);
+			sv->cache[k].ask = ask;
+			ask = NULL;
+		}
+	}
+	pthread_mutex_unlock(&sv->lock);
+	free(extra);
+	free(ask);
+	if (!json)
+		return vd_reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", "no memory\n", 10, MHD_RESPMEM_PERSISTENT,
+				NULL);
+	return vd_reply(c, MHD_HTTP_OK, "application/json", json, len, MHD_RESPMEM_MUST_FREE, NULL);
+}
+
+static enum MHD_Result picture(struct lv_served *sv, struct MHD_Connection *c)
+{
+	pthread_mutex_lock(&sv->lock);
+	char *svg = sv->svg ? malloc(sv->svg_len) : NULL;
+	size_t len = svg ? sv->svg_len : 0;
+	if (svg)
+		memcpy(svg, sv->svg, len);
+	pthread_mutex_unlock(&sv->lock);
+	if (!svg)
+		return vd_reply(c, MHD_HTTP_NOT_FOUND, "text/plain", "no graph\n", 9, MHD_RESPMEM_PERSISTENT, NULL);
+	return vd_reply(c, MHD_HTTP_OK, "image/svg+xml", svg, len, MHD_RESPMEM_MUST_FREE, NULL);
+}
+
+/* POST /arm?deadlock=1&stall=S&imbalance=MS: arms the trigger and runs
+ * the view again; POST /rate?hz=H: the pull rate. */
+static enum MHD_Result control(struct lv_served *sv, struct MHD_Connection *c, const char *url)
+{
+	pthread_mutex_lock(&sv->lock);
+	if (!strcmp(url, "/arm")) {
+		sv->arm = (struct lv_arm){ arg_number(c, "deadlock", 0, 0, 1) > 0, arg_number(c, "stall", 0, 0, 86400),
+					arg_number(c, "imbalance", 0, 0, 86400000) };
+		sv->frozen = false;
+	} else {
+		sv->rate = arg_number(c, "hz", sv->rate, 0.1, 100);
+	}
+	sv->gen++;
+	pthread_mutex_unlock(&sv->lock);
+	return vd_reply(c, MHD_HTTP_OK, "text/plain", "ok\n", 3, MHD_RESPMEM_PERSISTENT, NULL);
+}
+
+/* A request the door let through (view_door.c): GET reads, POST changes. */
+enum MHD_Result lv_serve(void *cls, struct MHD_Connection *c, const char *url, bool post)
+{
+	struct lv_served *sv = cls;
+	static const char nope[] = "not found\n";
+	if (post && (!strcmp(url, "/arm") || !strcmp(url, "/rate")))
+		return control(sv, c, url);
+	if (!post && !strcmp(url, "/"))
+		return vd_reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", sv->page, sv->page_len, MHD_RESPMEM_PERSISTENT,
+				sv->csp);
+	if (!post && !strcmp(url, "/data"))
+		return data(sv, c);
+	if (!post && !strcmp(url, "/waitfor.svg"))
+		return picture(sv, c);
+	return vd_reply(c, MHD_HTTP_NOT_FOUND, "text/plain", nope, sizeof(nope) - 1, MHD_RESPMEM_PERSISTENT, NULL);
+}
+
+/* The page as served: its token (which its POSTs carry) and its script's
+ * nonce in place of the marks the file holds. */
+int lv_serve_page(struct lv_served *sv, const char *token)
+{
+	unsigned char r[16];
+	char nonce[33];
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return -EIO;
+	for (int i = 0; i < 16; i++)
+		snprintf(nonce + 2 * i, 3, "%02x", r[i]);
+	snprintf(sv->csp, sizeof(sv->csp), "default-src 'none'; script-src 'nonce-%s'; style-src 'unsafe-inline'; "
+		 "img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+		 nonce);
+	FILE *f = open_memstream(&sv->page, &sv->page_len);
+	if (!f)
+		return -ENOMEM;
+	const char *p = (const char *)es_view_page, *end = p + es_view_page_len;
+	while (p < end) {
+		const char *t = strstr(p, "{{TOKEN}}"), *n = strstr(p, "{{NONCE}}");
+		const char *mark = t && (!n || t < n) ? t : n;
+		if (!mark) {
+			fwrite(p, 1, (size_t)(end - p), f);
+			break;
+		}
+		fwrite(p, 1, (size_t)(mark - p), f);
+		fputs(mark == t ? token : nonce, f);
+		p = mark + 9;
+	}
+	return fclose(f) ? -ENOMEM : 0;
+}
+
+void lv_served_fini(struct lv_served *sv)
+{
+	free(sv->extra);
+	free(sv->inside);
+	free(sv->svg);
+	free(sv->page);
+	for (int i = 0; i < LV_CACHED; i++)
+		free(sv->cache[i].json), free(sv->cache[i].ask);
+}
