@@ -101,8 +101,9 @@ START_TEST(door_rules)
 			 "Content-Length: 0", port, tok, origins[i]);
 		ck_assert_int_eq(ask(port, h, NULL, 0), 403);
 	}
-	snprintf(h, sizeof(h), "POST /arm HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nX-ES-Token: %.63s0\r\nOrigin: http://127.0.0.1:%d\r\n"
-		 "Content-Length: 0", port, tok, port);
+	/* a token one digit off (the last, made another than it is) */
+	snprintf(h, sizeof(h), "POST /arm HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nX-ES-Token: %.63s%c\r\nOrigin: http://127.0.0.1:%d\r\n"
+		 "Content-Length: 0", port, tok, tok[63] == '0' ? '1' : '0', port);
 	ck_assert_int_eq(ask(port, h, NULL, 0), 403);
 	snprintf(h, sizeof(h), "PUT /arm HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Length: 0", port);
 	ck_assert_int_eq(ask(port, h, NULL, 0), 405);
