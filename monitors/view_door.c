@@ -23,28 +23,34 @@
 
 /*
  * Who owns what:
- *  - The doorman thread accepts, looks up who each client is, makes room
- *    (evicting a stranger) and hands the socket to libmicrohttpd, which
- *    serves each connection in a thread of its own.  It keeps a dup of
- *    every socket it handed over: a shutdown() through it ends a stranger
- *    libmicrohttpd is still waiting on, and no fd number is ever reused
- *    under it (the dup is closed when libmicrohttpd says the connection
- *    closed).
- *  - Under lock: c[] (a slot is used from before the hand-over until the
- *    close notice), seq, guard, n.  A slot's who, uid_ok and dup never
- *    change while it is used.
+ *  - The doorman thread accepts, looks up who each client is and makes
+ *    room (evicting a stranger).  It keeps each newcomer waiting, in its
+ *    own poll, until the head of its first request is whole (peeked, not
+ *    read; SO_RCVLOWAT wakes it only when more has come): a slow or idle
+ *    client costs a slot and an fd, never a thread.  Then it hands the
+ *    socket to libmicrohttpd, which serves each connection in a thread of
+ *    its own, and keeps a dup of it: a shutdown() through the dup ends a
+ *    stranger libmicrohttpd is still serving, and no fd number is ever
+ *    reused under it (the dup is closed when libmicrohttpd says the
+ *    connection closed).
+ *  - Under lock: c[] (a slot is used from its accept until it is closed:
+ *    by the doorman while it waits, by libmicrohttpd's close notice once
+ *    handed), seq, guard, n.  A slot's who, uid_ok, fd and dup never
+ *    change while it is used, nor handed once set.
  *  - A connection is a stranger until one of its requests passes; only
  *    strangers are evicted, and only strangers have a deadline.
  */
 struct vconn {
 	bool used, trusted, evicted;
+	bool handed;      /* to libmicrohttpd; else it waits for its request's head */
 	bool uid_ok;      /* its user may be served without a key */
-	int fd;           /* libmicrohttpd's socket */
-	int dup;          /* ours, for shutdown() */
+	int fd;           /* the socket (libmicrohttpd's once handed) */
+	int dup;          /* ours, for shutdown(), once handed */
 	long uid;
 	uint64_t who;     /* ps_peer_who: the key of fairness and of the guard */
 	uint64_t seq;
 	int64_t since_ms;
+	int peeked;       /* bytes of the head seen while it waits */
 };
 
 struct vd {
@@ -53,8 +59,17 @@ struct vd {
 	bool loopback;
 	pthread_t doorman;
 	pthread_mutex_t lock;
+	pthread_cond_t woken;  /* a held key's wait ends early: its connection was evicted */
 	struct vconn c[VD_MAX_CONNS];
 	uint64_t seq;
+	/* connections refused, kept a while before they are closed (the
+	 * doorman's alone): a client refused at once would only come again
+	 * at once, as often as it can; kept, it waits */
+	struct {
+		int fd;
+		int64_t until_ms;
+	} lingering[VD_LINGER];
+	int next_linger;
 	ps_guard *guard;
 	char secret[PS_SECRET_MAX + 1];
 	size_t secret_len;
@@ -109,44 +124,59 @@ static enum MHD_Result refuse(struct MHD_Connection *c, unsigned status, const c
 /* --- the doorman ------------------------------------------------------------------ */
 
 /* The stranger to close for a newcomer from who: the oldest of whoever has
- * the most strangers, the newcomer counted; -1 if there are none. */
-static int crowd_victim(const vd *d, uint64_t who, int *strangers)
+ * the most, a waiting one first (it costs a close; one handed over costs
+ * its thread's end); -1 if there are none.  *strangers: how many there
+ * are; *mine: how many are who's. */
+static int crowd_victim(const vd *d, uint64_t who, int *strangers, int *mine)
 {
 	int victim = -1, most = 0;
-	*strangers = 0;
+	*strangers = *mine = 0;
 	for (int j = 0; j < VD_MAX_CONNS; j++) {
 		const struct vconn *o = &d->c[j];
 		if (!o->used || o->trusted || o->evicted)
 			continue;
 		++*strangers;
+		*mine += o->who == who;
 		int k = o->who == who;
 		for (int i = 0; i < VD_MAX_CONNS; i++)
 			k += d->c[i].used && !d->c[i].trusted && !d->c[i].evicted && d->c[i].who == o->who;
-		if (k > most || (k == most && o->seq < d->c[victim].seq))
+		const struct vconn *v = victim >= 0 ? &d->c[victim] : NULL;
+		if (k > most || (k == most && (v->handed > o->handed || (v->handed == o->handed && o->seq < v->seq))))
 			victim = j, most = k;
 	}
 	return victim;
 }
 
+/* Closes a stranger: one waiting is the doorman's to close (under lock,
+ * from the doorman); one handed over ends when libmicrohttpd sees it shut. */
 static void evict(vd *d, struct vconn *v)
 {
-	v->evicted = true;
-	shutdown(v->dup, SHUT_RDWR); /* libmicrohttpd sees the end, closes, and tells us */
 	d->n.evicted++;
+	if (!v->handed) {
+		close(v->fd);
+		*v = (struct vconn){ 0 };
+		return;
+	}
+	v->evicted = true;
+	shutdown(v->dup, SHUT_RDWR);
+	pthread_cond_broadcast(&d->woken); /* one held ends its wait */
 }
 
 /* A slot for a newcomer from who, making room among the strangers; -1 if
- * every slot is taken by a connection that passed. */
+ * there is none: who has its share of strangers already, or every slot is
+ * taken by a connection that passed. */
 static int make_room(vd *d, uint64_t who)
 {
-	int strangers, victim = crowd_victim(d, who, &strangers), free_slot = -1, used = 0;
-	for (int j = VD_MAX_CONNS - 1; j >= 0; j--) {
+	int strangers, mine, victim = crowd_victim(d, who, &strangers, &mine), free_slot = -1, used = 0;
+	if (mine >= VD_WHO_STRANGERS)
+		return -1;
+	for (int j = 0; j < VD_MAX_CONNS; j++)
+		used += d->c[j].used && !d->c[j].evicted;
+	if (victim >= 0 && (strangers >= VD_MAX_STRANGERS || used >= VD_MAX_CONNS))
+		evict(d, &d->c[victim]); /* a waiting one's slot is free now; a handed one's soon */
+	for (int j = VD_MAX_CONNS - 1; j >= 0; j--)
 		if (!d->c[j].used)
 			free_slot = j;
-		used += d->c[j].used && !d->c[j].evicted;
-	}
-	if (victim >= 0 && (strangers >= VD_MAX_STRANGERS || used >= VD_MAX_CONNS))
-		evict(d, &d->c[victim]); /* its slot is free when libmicrohttpd lets go */
 	return free_slot;
 }
 
@@ -169,57 +199,133 @@ static int expire(vd *d)
 	return (int)next;
 }
 
+/* Keeps refused connection fd for VD_LINGER_MS, the oldest kept closed if
+ * there is no room. */
+static void linger(vd *d, int fd)
+{
+	int k = d->next_linger++ % VD_LINGER;
+	if (d->lingering[k].until_ms)
+		close(d->lingering[k].fd);
+	d->lingering[k].fd = fd;
+	d->lingering[k].until_ms = now_ms() + VD_LINGER_MS;
+}
+
+/* Closes the refused connections kept long enough. */
+static void let_go(vd *d, bool all)
+{
+	int64_t now = now_ms();
+	for (int k = 0; k < VD_LINGER; k++)
+		if (d->lingering[k].until_ms && (all || d->lingering[k].until_ms <= now)) {
+			close(d->lingering[k].fd);
+			d->lingering[k].until_ms = 0;
+		}
+}
+
 static void admit(vd *d)
 {
-	struct sockaddr_in sa;
-	socklen_t sl = sizeof(sa);
-	int fd = accept4(d->lfd, (struct sockaddr *)&sa, &sl, SOCK_CLOEXEC);
+	int fd = accept4(d->lfd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
 	long uid;
 	uint64_t who = ps_peer_who(fd, &uid);
-	int dup = uid == -2 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	pthread_mutex_lock(&d->lock);
-	int k = dup < 0 ? -1 : make_room(d, who);
+	int k = uid == -2 ? -1 : make_room(d, who);
 	if (k >= 0) {
 		bool uid_ok = d->secret_len || (uid >= 0 && ((uid_t)uid == d->euid || uid == 0));
-		d->c[k] = (struct vconn){ .used = true, .uid_ok = uid_ok, .fd = fd, .dup = dup, .uid = uid,
-					  .who = who, .seq = d->seq++, .since_ms = now_ms() };
+		d->c[k] = (struct vconn){ .used = true, .uid_ok = uid_ok, .fd = fd, .dup = -1, .uid = uid, .who = who,
+					  .seq = d->seq++, .since_ms = now_ms() };
 		d->n.admitted++;
-	} else if (dup >= 0) {
+	} else if (uid != -2) {
 		d->n.full++;
 	}
 	pthread_mutex_unlock(&d->lock);
-	if (k < 0) {
+	if (k < 0 && uid == -2)
+		close(fd);
+	else if (k < 0)
+		linger(d, fd);
+}
+
+/* Gives slot k, whose request's head is whole, to libmicrohttpd. */
+static void hand_over(vd *d, int k)
+{
+	struct vconn *v = &d->c[k];
+	struct sockaddr_storage sa;
+	socklen_t sl = sizeof(sa);
+	int one = 1, dup = fcntl(v->fd, F_DUPFD_CLOEXEC, 0);
+	if (dup < 0 || getpeername(v->fd, (struct sockaddr *)&sa, &sl)) {
 		if (dup >= 0)
 			close(dup);
-		close(fd);
+		pthread_mutex_lock(&d->lock);
+		evict(d, v);
+		pthread_mutex_unlock(&d->lock);
 		return;
 	}
-	uint64_t seq = d->c[k].seq;
+	setsockopt(v->fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
+	pthread_mutex_lock(&d->lock);
+	v->dup = dup, v->handed = true;
+	uint64_t seq = v->seq;
+	int fd = v->fd;
+	pthread_mutex_unlock(&d->lock);
 	if (MHD_add_connection(d->mhd, fd, (struct sockaddr *)&sa, sl) != MHD_YES) {
 		/* it closed the socket; unless its close notice came (and freed
 		 * the slot with the dup), the slot is ours to free */
 		pthread_mutex_lock(&d->lock);
-		bool ours = d->c[k].used && d->c[k].seq == seq;
+		bool ours = v->used && v->seq == seq;
 		if (ours)
-			d->c[k].used = false;
+			*v = (struct vconn){ 0 };
 		pthread_mutex_unlock(&d->lock);
 		if (ours)
 			close(dup);
 	}
 }
 
+/* A waiting newcomer sent more: handed over once its request's head is
+ * whole, closed if it ended or its head is longer than any browser's. */
+static void look(vd *d, int k)
+{
+	static char buf[VD_HEAD_MAX]; /* the doorman's alone */
+	struct vconn *v = &d->c[k];
+	/* readable with nothing new (n == peeked, below): its end closed */
+	ssize_t n = recv(v->fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n > 0 && memmem(buf, (size_t)n, "\r\n\r\n", 4)) {
+		hand_over(d, k);
+		return;
+	}
+	if (n > 0 && n > v->peeked && n < (ssize_t)sizeof(buf)) { /* wake again when more has come */
+		int more = (int)n + 1;
+		setsockopt(v->fd, SOL_SOCKET, SO_RCVLOWAT, &more, sizeof(more));
+		v->peeked = (int)n;
+		return;
+	}
+	pthread_mutex_lock(&d->lock);
+	evict(d, v);
+	pthread_mutex_unlock(&d->lock);
+}
+
 static void *doorman(void *arg)
 {
 	vd *d = arg;
+	struct pollfd p[2 + VD_MAX_CONNS];
+	int slot[2 + VD_MAX_CONNS];
 	for (;;) {
-		struct pollfd p[2] = { { d->lfd, POLLIN, 0 }, { d->wake[0], POLLIN, 0 } };
-		int wait = expire(d);
-		if (poll(p, 2, wait) < 0 && errno != EINTR)
+		let_go(d, false);
+		int wait = expire(d), n = 2; /* expire's wait is at most a second: lingering ends on time enough */
+		p[0] = (struct pollfd){ d->lfd, POLLIN, 0 };
+		p[1] = (struct pollfd){ d->wake[0], POLLIN, 0 };
+		pthread_mutex_lock(&d->lock);
+		for (int j = 0; j < VD_MAX_CONNS; j++)
+			if (d->c[j].used && !d->c[j].handed)
+				p[n] = (struct pollfd){ d->c[j].fd, POLLIN, 0 }, slot[n++] = j;
+		pthread_mutex_unlock(&d->lock);
+		if (poll(p, (nfds_t)n, wait) < 0 && errno != EINTR)
 			break;
 		if (p[1].revents)
 			break;
+		for (int i = 2; i < n; i++) /* waiting slots change only here: still the same */
+			if (p[i].revents)
+				look(d, slot[i]);
 		if (p[0].revents & POLLIN)
 			admit(d);
 	}
@@ -235,12 +341,12 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **ctx, enum 
 	if (what == MHD_CONNECTION_NOTIFY_STARTED) {
 		const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 		for (int j = 0; i && j < VD_MAX_CONNS && !*ctx; j++)
-			if (d->c[j].used && d->c[j].fd == i->connect_fd)
+			if (d->c[j].used && d->c[j].handed && d->c[j].fd == i->connect_fd)
 				*ctx = &d->c[j];
 	} else if (*ctx) {
 		struct vconn *v = *ctx;
 		close(v->dup);
-		v->used = false;
+		*v = (struct vconn){ 0 };
 		*ctx = NULL;
 	}
 	pthread_mutex_unlock(&d->lock);
@@ -328,13 +434,17 @@ static int key_given(vd *d, struct vconn *v, const struct vreq *q)
 	pthread_mutex_lock(&d->lock);
 	int64_t hold = ps_guard_hold(d->guard, v->who, now_ms());
 	d->n.held += hold > 0;
-	pthread_mutex_unlock(&d->lock);
-	if (hold) { /* this connection's own thread waits: nobody else does */
-		struct timespec ts = { hold / 1000, (long)(hold % 1000) * 1000000L };
-		while (nanosleep(&ts, &ts) && errno == EINTR)
-			;
-	}
-	pthread_mutex_lock(&d->lock);
+	/* this connection's own thread waits, nobody else's; an eviction ends
+	 * the wait at once, so that a flood never fills the table with
+	 * connections closed but still held */
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += hold / 1000;
+	until.tv_nsec += (long)(hold % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L)
+		until.tv_sec++, until.tv_nsec -= 1000000000L;
+	while (hold && !v->evicted && pthread_cond_timedwait(&d->woken, &d->lock, &until) != ETIMEDOUT)
+		;
 	bool gone = v->evicted, ok = false;
 	if (!gone) {
 		ok = ps_secret_equal(d->secret, d->secret_len, k, (size_t)n);
@@ -533,6 +643,11 @@ int vd_open(const struct vd_attr *a, vd **out, char *err, size_t errlen)
 	d->lfd = d->wake[0] = d->wake[1] = -1;
 	d->logged_ms = INT64_MIN / 2;
 	pthread_mutex_init(&d->lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&d->woken, &ca);
+	pthread_condattr_destroy(&ca);
 	d->euid = geteuid();
 	d->serve = a->serve, d->cls = a->cls;
 	for (int i = 0; i < 32; i++)
@@ -594,6 +709,10 @@ void vd_close(vd *d)
 			pthread_join(d->doorman, NULL);
 		MHD_stop_daemon(d->mhd);
 	}
+	for (int j = 0; j < VD_MAX_CONNS; j++) /* those that never got past the door */
+		if (d->c[j].used && !d->c[j].handed)
+			close(d->c[j].fd);
+	let_go(d, true);
 	for (int i = 0; i < 2; i++)
 		if (d->wake[i] >= 0)
 			close(d->wake[i]);
@@ -603,6 +722,7 @@ void vd_close(vd *d)
 		free(d->hosts[i]);
 	free(d->hosts);
 	ps_guard_destroy(d->guard);
+	pthread_cond_destroy(&d->woken);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
 }

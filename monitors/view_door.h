@@ -22,16 +22,26 @@
  *    esview served (X-ES-Token) and an Origin that is esview's own: another
  *    web page its user opens can neither read the view nor change it.
  *  - Connections: at most VD_MAX_CONNS, of which VD_MAX_STRANGERS have not
- *    yet passed a request and must within VD_HEADER_MS; past that the
- *    oldest stranger of whoever has the most goes, so that slow or idle
- *    clients, and a flood of them, never keep out a browser with the key.
+ *    yet passed a request and must within VD_HEADER_MS, and of one client
+ *    (a user on loopback, an address elsewhere) at most VD_WHO_STRANGERS,
+ *    past which its newcomers are refused; past VD_MAX_STRANGERS a
+ *    newcomer closes the oldest stranger of whoever has the most (one
+ *    still sending its request first).  A connection gets a thread only
+ *    once the head of its request is whole.  So slow or idle clients, and
+ *    a flood of them, never keep out a browser with the key, nor make
+ *    threads.  A newcomer refused is kept VD_LINGER_MS before it is
+ *    closed: refused at once, a flood would come again as fast as it can.
  */
 enum {
 	VD_MAX_CONNS = 128,
 	VD_MAX_STRANGERS = 32,
+	VD_WHO_STRANGERS = 8,
 	VD_HEADER_MS = 3000,
 	VD_IDLE_S = 10,
 	VD_URI_MAX = 8192,
+	VD_HEAD_MAX = 16384, /* a request's head, at most (a browser's is 1 or 2 KB) */
+	VD_LINGER = 256,     /* connections refused, kept ... */
+	VD_LINGER_MS = 1000, /* ... this long before they are closed */
 };
 
 /* Serves a request that passed the door: post tells a POST (state may
@@ -57,8 +67,8 @@ struct vd_counts {
 	uint64_t key;       /* refused: no key or a wrong one */
 	uint64_t forged;    /* refused: a POST without the page's token or Origin */
 	uint64_t held;      /* wrong keys held before they were looked at */
-	uint64_t evicted;   /* strangers closed: too slow, or crowded out */
-	uint64_t full;      /* connections refused: no room at all */
+	uint64_t evicted;   /* strangers closed: too slow, crowded out, or a head too long */
+	uint64_t full;      /* connections refused: their client had its share of strangers, or no room at all */
 };
 
 typedef struct vd vd;

@@ -67,6 +67,28 @@ static void drop(struct ps_tcp *t, int i, _Atomic uint64_t *why)
 	reap(t, i);
 }
 
+/* Keeps refused connection fd for LINGER_MS before it is closed, the
+ * oldest kept closed if there is no room: refused at once, a flood would
+ * only come again at once, as often as it can; kept, it waits. */
+static void linger(struct ps_tcp *t, int fd)
+{
+	int k = t->next_linger++ % LINGER;
+	if (t->lingering[k].until_ms)
+		close(t->lingering[k].fd);
+	t->lingering[k].fd = fd;
+	t->lingering[k].until_ms = ps__tcp_now_ms() + LINGER_MS;
+}
+
+static void let_go(struct ps_tcp *t, bool all)
+{
+	int64_t now = ps__tcp_now_ms();
+	for (int k = 0; k < LINGER; k++)
+		if (t->lingering[k].until_ms && (all || t->lingering[k].until_ms <= now)) {
+			close(t->lingering[k].fd);
+			t->lingering[k].until_ms = 0;
+		}
+}
+
 static bool arm(struct ps_tcp *t, int i, int ev)
 {
 	struct conn *c = &t->conns[i];
@@ -256,6 +278,7 @@ static void on_tick(struct ps_tcp *t)
 		    (c->sending && now - c->sent_ms >= t->idle_ms))
 			drop(t, i, &t->slow);
 	}
+	let_go(t, false);
 	if (t->serve_shm && ++t->ticks % 8 == 0)
 		ps__segs_sweep(t);
 }
@@ -300,16 +323,18 @@ static void evict_idle(struct ps_tcp *t)
 }
 
 /* The stranger to drop for a newcomer from who: the oldest of whoever
- * has the most strangers, the newcomer counted; -1 if there are none. */
-static int crowd_victim(const struct ps_tcp *t, uint64_t who, int *strangers)
+ * has the most strangers, the newcomer counted; -1 if there are none.
+ * *strangers: how many there are; *mine: how many are who's. */
+static int crowd_victim(const struct ps_tcp *t, uint64_t who, int *strangers, int *mine)
 {
 	int victim = -1, most = 0;
-	*strangers = 0;
+	*strangers = *mine = 0;
 	for (int j = 0; j < MAX_CONNS; j++) {
 		const struct conn *o = &t->conns[j];
 		if (!o->used || o->authed || o->dead)
 			continue;
 		++*strangers;
+		*mine += o->who == who;
 		int n = o->who == who;
 		for (int k = 0; k < MAX_CONNS; k++)
 			n += t->conns[k].used && !t->conns[k].authed && !t->conns[k].dead &&
@@ -330,11 +355,16 @@ static void on_accept(struct ps_tcp *t, int res)
 		close(res); /* gone before we looked */
 		return;
 	}
-	int k = MAX_CONNS, strangers;
+	int k = MAX_CONNS, strangers, mine;
 	for (int j = MAX_CONNS - 1; j >= 0; j--)
 		if (!t->conns[j].used)
 			k = j;
-	int oldest = crowd_victim(t, who, &strangers);
+	int oldest = crowd_victim(t, who, &strangers, &mine);
+	if (mine >= MAX_PREAUTH_WHO) { /* its share taken by its own: nobody else's is */
+		linger(t, res);
+		atomic_fetch_add(&t->refused, 1);
+		return;
+	}
 	if (oldest >= 0 && (strangers >= MAX_PREAUTH || k == MAX_CONNS))
 		drop(t, oldest, &t->slow); /* its slot is free once the kernel lets go */
 	else if (k == MAX_CONNS)
@@ -421,6 +451,7 @@ static void *loop(void *arg)
 	 * teardown is lazy, and until then the port would stay taken. */
 	for (int i = 0; i < MAX_CONNS; i++)
 		drop(t, i, NULL);
+	let_go(t, true);
 	sqe = io_uring_get_sqe(&t->ring);
 	if (sqe) {
 		io_uring_prep_cancel64(sqe, ud(EV_ACCEPT, 0, 0), 0);

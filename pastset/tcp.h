@@ -23,8 +23,15 @@
 /* connections not yet let in (HELLO not said, or held), at most: past
  * that the oldest of whoever has the most goes, so strangers can never
  * keep out a client that knows the secret (which says HELLO as soon as it
- * connects), nor one user's strangers another's */
+ * connects), nor one user's strangers another's; and of one client (a
+ * user on loopback, an address elsewhere) at most MAX_PREAUTH_WHO, past
+ * which its newcomers are refused: kept LINGER_MS, then closed, so that a
+ * flood from one client takes nobody else's room and waits for its
+ * answers instead of coming again as fast as it can */
 #define MAX_PREAUTH 16
+#define MAX_PREAUTH_WHO 8
+#define LINGER 64
+#define LINGER_MS 1000
 #define HELLO_MAX (8 + PS_SECRET_MAX)
 #define MAX_HANDLES 4096
 #define MAX_SEGS 1024
@@ -115,6 +122,11 @@ struct ps_tcp {
 	 * a HELLO it says to hold waits, its secret unread, until released
 	 * by the tick; at most MAX_PREAUTH connections are strangers. */
 	ps_guard *guard;
+	struct {
+		int fd;
+		int64_t until_ms; /* 0: a free place */
+	} lingering[LINGER]; /* refused connections, kept a while (the loop thread's) */
+	unsigned next_linger;
 };
 
 /* tcp.c */

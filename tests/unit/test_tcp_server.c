@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "pastset/pastset.h"
+#include "pastset/tcp.h" /* its limits: MAX_PREAUTH_WHO */
 #include "pastset/wire.h"
 #include "tests/unit/suites.h"
 #include "tests/unit/tcp_fixture.h"
@@ -446,42 +447,72 @@ START_TEST(quick_clients_never_slow)
 }
 END_TEST
 
-/* Strangers (connected, no HELLO yet) hold at most a quarter of the slots:
- * past that the one that waited longest goes, so a client that knows the
- * server still gets in however many strangers wait. */
+/* Another user's strangers: MAX_PREAUTH_WHO of them kept, the rest refused;
+ * 0 once all are closed. */
+static int strangers_of_another(int port, int ready)
+{
+	int fds[16];
+	if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		return 3;
+	for (int i = 0; i < 16; i++)
+		fds[i] = raw_connect(port);
+	if (write(ready, "x", 1) != 1)
+		return 4;
+	unsigned char b[64];
+	for (int i = 0; i < 16; i++) /* the server's idle time closes those it kept */
+		if (recv(fds[i], b, sizeof(b), 0) > 0)
+			return 5;
+	return 0;
+}
+
+/* Strangers (connected, no HELLO yet) hold at most a quarter of the slots,
+ * and one client (a user here) at most MAX_PREAUTH_WHO of them: its
+ * newcomers past that are refused (kept LINGER_MS, then closed), so a
+ * client that knows the server, another user, still gets in at once
+ * however many strangers wait. */
 START_TEST(strangers_bounded)
 {
 	struct fixture x;
-	fx_up(&x, NULL);
+	struct ps_tcp_attr ta = { .idle_ms = 2000 };
+	fx_up(&x, &ta);
 	int fds[16];
 	struct ps_tcp_counts c;
-	for (int n = 0; n < 16; n++) {
+	for (int n = 0; n < 16; n++)
 		fds[n] = raw_connect(x.port);
-		for (int w = 0; w < 100; w++) { /* taken in, in this order */
-			ps_tcp_counts(x.t, &c);
-			if (c.accepted == (uint64_t)n + 1)
-				break;
-			usleep(10000);
-		}
-	}
-	ck_assert_uint_eq(c.accepted, 16);
-	ps_server *r;
-	ck_assert_int_eq(ps_server_open_remote("127.0.0.1", x.port, "seg", 0, NULL, &r), 0);
-	ps_server_destroy(r);
-	assert_closed(fds[0]); /* the first stranger made room */
+	for (int n = MAX_PREAUTH_WHO; n < 16; n++) /* refused, after a while */
+		assert_closed(fds[n]);
 	ps_tcp_counts(x.t, &c);
-	ck_assert_uint_eq(c.slow, 1);
-	ck_assert_uint_eq(c.refused, 0);
+	ck_assert_uint_eq(c.accepted, MAX_PREAUTH_WHO);
+	ck_assert_uint_eq(c.refused, 16 - MAX_PREAUTH_WHO);
 	/* and a stranger's HELLO may not be long: over the secret's bound, closed */
 	unsigned char big[PSW_HDR];
 	struct psw_hdr q = { PSW_HELLO, 0, 8 + PS_SECRET_MAX + 1, 1 };
 	psw_put_hdr(big, &q);
-	ck_assert_int_eq(send(fds[1], big, PSW_HDR, MSG_NOSIGNAL), PSW_HDR);
-	assert_closed(fds[1]);
+	ck_assert_int_eq(send(fds[0], big, PSW_HDR, MSG_NOSIGNAL), PSW_HDR);
+	assert_closed(fds[0]);
 	ps_tcp_counts(x.t, &c);
 	ck_assert_uint_eq(c.bad, 1);
-	for (int i = 2; i < 16; i++)
+	for (int i = 1; i < MAX_PREAUTH_WHO; i++)
 		close(fds[i]);
+	if (geteuid() == 0) { /* another user's crowd: this user gets in at once */
+		int p[2];
+		ck_assert_int_eq(pipe(p), 0);
+		pid_t pid = fork();
+		if (!pid)
+			_exit(strangers_of_another(x.port, p[1]));
+		char b;
+		ck_assert_int_eq(read(p[0], &b, 1), 1);
+		ps_server *r;
+		struct ps_remote_attr ra = { .timeout_ms = 1000 }; /* less than the crowd's idle time */
+		ck_assert_int_eq(ps_server_open_remote("127.0.0.1", x.port, "seg", 0, &ra, &r), 0);
+		ps_server_destroy(r);
+		int st;
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "another user's strangers: %d", st);
+		close(p[0]), close(p[1]);
+		ps_tcp_counts(x.t, &c);
+		ck_assert_uint_eq(c.refused, 2 * (16 - MAX_PREAUTH_WHO));
+	}
 	fx_down(&x);
 }
 END_TEST

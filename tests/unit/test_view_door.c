@@ -179,40 +179,84 @@ static bool closed_within(int fd, int s)
 	return false;
 }
 
-START_TEST(door_crowds)
+/* Another user's idle and slow connections, as many as it likes, all
+ * closed by the door; the user of the door served meanwhile.  0 if so. */
+static int crowd_as_another(int port, int ready)
 {
-	int port;
-	vd *d = open_door(NULL, &port);
 	enum { IDLE = VD_MAX_STRANGERS + 8 };
 	int idle[IDLE], slow[2];
+	if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		return 3;
 	for (int i = 0; i < IDLE; i++) /* connected, silent */
 		idle[i] = dial(port);
 	for (int i = 0; i < 2; i++) { /* a request begun and never ended */
 		slow[i] = dial(port);
-		ck_assert_int_eq(send(slow[i], "GET / HTTP/1.1\r\n", 16, 0), 16);
+		send(slow[i], "GET / HTTP/1.1\r\n", 16, MSG_NOSIGNAL);
 	}
-	/* the oldest go for the newest; a browser is served */
-	char h[200];
-	snprintf(h, sizeof(h), "GET / HTTP/1.1\r\nHost: 127.0.0.1:%d", port);
-	ck_assert_int_eq(ask(port, h, NULL, 0), 200);
-	ck_assert(closed_within(idle[0], 10));
-	/* the rest are closed by the deadline, a byte now and then or not */
-	for (int k = 0; k < 10; k++) {
+	if (write(ready, "x", 1) != 1)
+		return 4;
+	for (int k = 0; k < 10; k++) { /* a byte now and then */
 		for (int i = 0; i < 2; i++)
 			send(slow[i], "X", 1, MSG_NOSIGNAL);
 		usleep(200000);
 	}
 	for (int i = 0; i < 2; i++)
-		ck_assert(closed_within(slow[i], 20));
-	for (int i = 0; i < IDLE; i++) {
-		ck_assert(closed_within(idle[i], 20));
-		close(idle[i]);
+		if (!closed_within(slow[i], 20))
+			return 5;
+	for (int i = 0; i < IDLE; i++)
+		if (!closed_within(idle[i], 20))
+			return 6;
+	return 0;
+}
+
+START_TEST(door_crowds)
+{
+	int port;
+	vd *d = open_door(NULL, &port);
+	char h[200];
+	snprintf(h, sizeof(h), "GET / HTTP/1.1\r\nHost: 127.0.0.1:%d", port);
+	/* one's own: a share of strangers, the next refused (closed a little
+	 * later), all of them closed by the deadline; then served again */
+	int mine[VD_WHO_STRANGERS + 1];
+	for (int i = 0; i <= VD_WHO_STRANGERS; i++)
+		mine[i] = dial(port);
+	ck_assert(closed_within(mine[VD_WHO_STRANGERS], 5));
+	for (int i = 0; i <= VD_WHO_STRANGERS; i++) {
+		ck_assert(closed_within(mine[i], 20));
+		close(mine[i]);
 	}
-	close(slow[0]), close(slow[1]);
+	ck_assert_int_eq(ask(port, h, NULL, 0), 200);
 	struct vd_counts c;
 	vd_counts(d, &c);
-	ck_assert_uint_ge(c.evicted, IDLE + 2);
-	ck_assert_uint_eq(c.passed, 1);
+	ck_assert_uint_eq(c.evicted, VD_WHO_STRANGERS);
+	ck_assert_uint_eq(c.full, 1);
+	/* another user's crowd: this user is served beside it */
+	if (geteuid() == 0) {
+		int p[2];
+		ck_assert_int_eq(pipe(p), 0);
+		pid_t pid = fork();
+		if (!pid)
+			_exit(crowd_as_another(port, p[1]));
+		char x;
+		ck_assert_int_eq(read(p[0], &x, 1), 1);
+		for (int i = 0; i < 5; i++)
+			ck_assert_int_eq(ask(port, h, NULL, 0), 200);
+		int st;
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "another user's crowd: %d", st);
+		close(p[0]), close(p[1]);
+		vd_counts(d, &c);
+		ck_assert_uint_eq(c.evicted, 2 * VD_WHO_STRANGERS); /* theirs kept, then closed */
+		ck_assert_uint_eq(c.full, 1 + VD_MAX_STRANGERS + 10 - VD_WHO_STRANGERS); /* the rest refused */
+		ck_assert_uint_eq(c.passed, 6);
+	}
+	/* a head longer than any browser's: closed before it is whole */
+	int fd = dial(port);
+	static char big[VD_HEAD_MAX + 100];
+	memset(big, 'a', sizeof(big));
+	send(fd, big, sizeof(big), MSG_NOSIGNAL);
+	ck_assert(closed_within(fd, 10));
+	close(fd);
 	ck_assert_int_eq(ask(port, h, NULL, 0), 200);
 	vd_close(d);
 }
