@@ -497,6 +497,7 @@ run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost $(BUILD)/bench
 	@sh tests/bench/profile.sh $(BUILD)
 	@sh tests/bench/control.sh $(BUILD)
 	@sh tests/bench/view.sh $(BUILD)
+	@sh tests/bench/attack.sh $(BUILD)
 	@if [ -f ../shared/mbi/labels.txt ]; then sh tests/bench/mbi.sh $(BUILD); else echo "mbi: ../shared/mbi not here: skipped"; fi
 	@if [ -n "$(BASE)" ]; then sh tests/bench/versus.sh $(BASE) $(BUILD); fi
 
