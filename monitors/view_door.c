@@ -180,14 +180,17 @@ static int make_room(vd *d, uint64_t who)
 	return free_slot;
 }
 
-/* Closes the strangers past their deadline; the ms until the next one's. */
+/* Closes the connections whose request's head is not whole by their
+ * deadline; the ms until the next one's.  (One handed over has sent its
+ * head: its request is answered, or its key held, however long that
+ * takes; libmicrohttpd's idle time ends it if it goes quiet.) */
 static int expire(vd *d)
 {
 	int64_t now = now_ms(), next = 1000;
 	pthread_mutex_lock(&d->lock);
 	for (int j = 0; j < VD_MAX_CONNS; j++) {
 		struct vconn *v = &d->c[j];
-		if (!v->used || v->trusted || v->evicted)
+		if (!v->used || v->handed)
 			continue;
 		int64_t left = v->since_ms + VD_HEADER_MS - now;
 		if (left <= 0)
@@ -224,6 +227,11 @@ static void let_go(vd *d, bool all)
 static void admit(vd *d)
 {
 	int fd = accept4(d->lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+		let_go(d, true); /* the refused ones' fds first; and no spinning on a listener that stays readable */
+		struct timespec ts = { 0, 10000000 };
+		nanosleep(&ts, NULL);
+	}
 	if (fd < 0)
 		return;
 	long uid;

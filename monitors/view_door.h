@@ -22,7 +22,7 @@
  *    esview served (X-ES-Token) and an Origin that is esview's own: another
  *    web page its user opens can neither read the view nor change it.
  *  - Connections: at most VD_MAX_CONNS, of which VD_MAX_STRANGERS have not
- *    yet passed a request and must within VD_HEADER_MS, and of one client
+ *    yet passed a request (and must send its head within VD_HEADER_MS), and of one client
  *    (a user on loopback, an address elsewhere) at most VD_WHO_STRANGERS,
  *    past which its newcomers are refused; past VD_MAX_STRANGERS a
  *    newcomer closes the oldest stranger of whoever has the most (one
