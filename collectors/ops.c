@@ -112,8 +112,10 @@ const char *es_ctl_check(const struct es_ctl_rec *c, uint64_t applied, uint64_t 
 {
 	if (c->gen <= applied || c->gen - applied > orders)
 		return "its number does not follow the order applied";
-	if (c->paused > 1 || c->refused)
+	if (c->paused > 1)
 		return "not an order: paused is neither 0 nor 1";
+	if (c->refused)
+		return "not an order: it counts refusals, as only a rank's own word does";
 	for (int op = 0; op < 256; op++)
 		if (c->collect[op] > 1)
 			return "not an order: what to record is neither 0 nor 1";

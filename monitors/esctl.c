@@ -68,22 +68,19 @@ static void close_rank(struct rank *r)
 	ps_server_destroy(r->srv);
 }
 
-/* What the rank applied (its word, es.ctl.now) in now, and in ord the
- * order to build on: one written and not applied yet if es_ctl_check
- * finds it one, else the applied one.  An order no rank would apply (its
- * number out of turn, bytes that are not an order) is never built on, so
- * that one written by someone else cannot wrap the numbers of ours. */
-static int current(const struct rank *r, struct es_ctl_rec *now, struct es_ctl_rec *ord)
+/* What the rank applied: its word, es.ctl.now, which an order builds on.
+ * An order written and not applied yet is not built on: whoever wrote it
+ * (another esctl, or anyone who may steer the job) may have numbered it
+ * so that the rank refuses it, and ours after it would be refused too.
+ * PS_EPROTO if the word is not one (its list not text, its number the
+ * last there is). */
+static int current(const struct rank *r, struct es_ctl_rec *now)
 {
-	struct ps_stats st;
 	if (ps_read_latest(r->now, now, NULL))
 		return PS_ENOENT;
-	*ord = *now;
-	if (ps_read_latest(r->ctl, ord, NULL) || ps_elem_stats(r->ctl, &st) ||
-	    es_ctl_check(ord, now->gen, st.written))
-		*ord = *now;
-	ord->refused = 0;
-	return 0;
+	struct es_ctl_rec c = *now;
+	c.gen++, c.refused = 0;
+	return now->gen == UINT64_MAX || es_ctl_check(&c, now->gen, 1) ? PS_EPROTO : 0;
 }
 
 /* LIST as es_mpi_select takes it: words split at commas and blanks, the
@@ -134,10 +131,14 @@ static int order(struct rank *r, int n, const char *cmd, const char *list, doubl
 	uint32_t refused[n + 1];
 	for (int i = 0; i < n; i++) {
 		struct es_ctl_rec now, c;
-		if (current(&r[i], &now, &c)) {
-			fprintf(stderr, "esctl: rank %d has said nothing of what it records\n", r[i].rank);
+		int rc = current(&r[i], &now);
+		if (rc) {
+			fprintf(stderr, "esctl: rank %d %s\n", r[i].rank, rc == PS_ENOENT ? "has said nothing of what it records"
+							  : "says what it records in words esctl cannot read");
 			return 1;
 		}
+		c = now;
+		c.refused = 0;
 		if (!strcmp(cmd, "collect")) {
 			memcpy(c.collect, want.collect, sizeof(c.collect));
 			memcpy(c.list, want.list, sizeof(c.list));
@@ -145,7 +146,7 @@ static int order(struct rank *r, int n, const char *cmd, const char *list, doubl
 		c.paused = !strcmp(cmd, "pause") ? 1 : !strcmp(cmd, "resume") ? 0 : c.paused;
 		c.gen = gen[i] = c.gen + 1;
 		refused[i] = now.refused;
-		int rc = ps_write(r[i].ctl, &c, 0, NULL);
+		rc = ps_write(r[i].ctl, &c, 0, NULL);
 		if (rc) {
 			fprintf(stderr, "esctl: rank %d (%s): %s\n", r[i].rank, r[i].where, ps_strerror(rc));
 			return 1;
@@ -196,8 +197,10 @@ static int status(struct rank *r, int n)
 			if (why)
 				printf("; the latest written is no order it will apply (%s)", why);
 			else
-				printf("; order %llu (%s%s) not applied yet: no MPI call since", (unsigned long long)ord.gen,
-				       list, ord.paused ? ", paused" : "");
+				printf("; order %llu (%s%s) not applied: %s", (unsigned long long)ord.gen, list,
+				       ord.paused ? ", paused" : "",
+				       now.refused ? "no MPI call since, or the rank refused it (its number out of turn)"
+						   : "no MPI call since");
 		}
 		putchar('\n');
 	}

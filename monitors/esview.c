@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <microhttpd.h>
 #include <pthread.h>
+#include <sys/random.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -595,17 +596,24 @@ static vd *open_door(const struct opts *o, struct lv_served *sv)
 		fprintf(stderr, "esview: --view-secret %s: %s\n", o->secret_file, why);
 		return NULL;
 	}
-	struct vd_attr a = { .addr = o->addr, .port = o->port, .secret = o->secret_file ? key : NULL,
-			     .secret_len = klen, .hosts = o->hosts, .nhosts = o->nhosts, .serve = lv_serve, .cls = sv };
-	vd *d = NULL;
-	int rc = vd_open(&a, &d, why, sizeof(why));
-	memset(key, 0, sizeof(key));
-	if (rc)
-		fprintf(stderr, "esview: %s\n", why);
-	else if ((rc = lv_serve_page(sv, vd_token(d))))
+	/* the page is whole before the door opens: the token made here */
+	unsigned char r[32];
+	char token[65];
+	int rc = getrandom(r, sizeof(r), 0) == (ssize_t)sizeof(r) ? 0 : -EIO;
+	for (int i = 0; i < 32; i++)
+		snprintf(token + 2 * i, 3, "%02x", r[i]);
+	if (rc || (rc = lv_serve_page(sv, token))) {
 		fprintf(stderr, "esview: the page: %s\n", ps_strerror(rc));
+		return NULL;
+	}
+	struct vd_attr a = { .addr = o->addr, .port = o->port, .secret = o->secret_file ? key : NULL,
+			     .secret_len = klen, .hosts = o->hosts, .nhosts = o->nhosts, .token = token,
+			     .serve = lv_serve, .cls = sv };
+	vd *d = NULL;
+	rc = vd_open(&a, &d, why, sizeof(why));
+	memset(key, 0, sizeof(key));
 	if (rc) {
-		vd_close(d);
+		fprintf(stderr, "esview: %s\n", why);
 		return NULL;
 	}
 	return d;

@@ -69,7 +69,7 @@ struct vd {
 		int fd;
 		int64_t until_ms;
 	} lingering[VD_LINGER];
-	int next_linger;
+	unsigned next_linger;
 	ps_guard *guard;
 	char secret[PS_SECRET_MAX + 1];
 	size_t secret_len;
@@ -237,6 +237,14 @@ static void admit(vd *d)
 	long uid;
 	uint64_t who = ps_peer_who(fd, &uid);
 	pthread_mutex_lock(&d->lock);
+	for (int j = 0; j < VD_MAX_CONNS; j++)
+		if (d->c[j].used && d->c[j].handed && d->c[j].fd == fd) {
+			/* libmicrohttpd closed it without a word (it may, when it
+			 * cannot take a connection after all): the number is free
+			 * again, so the slot is stale */
+			close(d->c[j].dup);
+			d->c[j] = (struct vconn){ 0 };
+		}
 	int k = uid == -2 ? -1 : make_room(d, who);
 	if (k >= 0) {
 		bool uid_ok = d->secret_len || (uid >= 0 && ((uid_t)uid == d->euid || uid == 0));
@@ -288,7 +296,8 @@ static void hand_over(vd *d, int k)
 }
 
 /* A waiting newcomer sent more: handed over once its request's head is
- * whole, closed if it ended or its head is longer than any browser's. */
+ * whole (or as long as libmicrohttpd takes one: it answers that), closed
+ * if it ended. */
 static void look(vd *d, int k)
 {
 	static char buf[VD_HEAD_MAX]; /* the doorman's alone */
@@ -297,8 +306,8 @@ static void look(vd *d, int k)
 	ssize_t n = recv(v->fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
-	if (n > 0 && memmem(buf, (size_t)n, "\r\n\r\n", 4)) {
-		hand_over(d, k);
+	if (n > 0 && (memmem(buf, (size_t)n, "\r\n\r\n", 4) || n == (ssize_t)sizeof(buf))) {
+		hand_over(d, k); /* whole, or as long as a head may be: libmicrohttpd says the rest */
 		return;
 	}
 	if (n > 0 && n > v->peeked && n < (ssize_t)sizeof(buf)) { /* wake again when more has come */
@@ -462,6 +471,21 @@ static int key_given(vd *d, struct vconn *v, const struct vreq *q)
 	return gone ? -2 : ok ? 1 : -1;
 }
 
+/* Whether a browser says another site's page asks (fetch, an image, a
+ * script, a form): refused before its key is looked at, so that a page
+ * the user opens can neither make esview work for it nor count wrong keys
+ * against the user.  A link followed to esview (a navigation) is no
+ * threat: GET changes nothing, and the other site cannot read the page. */
+static bool another_site(struct MHD_Connection *c, const char *host)
+{
+	const char *site = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Site");
+	const char *mode = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Mode");
+	const char *o = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+	if (site && strcmp(site, "same-origin") && strcmp(site, "none") && !(mode && !strcmp(mode, "navigate")))
+		return true;
+	return o && (strncasecmp(o, "http://", 7) || strcasecmp(o + 7, host));
+}
+
 /* A POST comes from esview's own page: its token, and an Origin that is
  * the address the browser asked (Host). */
 static bool from_the_page(const vd *d, struct MHD_Connection *c)
@@ -493,6 +517,9 @@ static bool passes(vd *d, struct MHD_Connection *c, struct vconn *v, const struc
 		count = &d->n.host;
 		snprintf(why, sizeof(why), "esview: Host '%.200s' is not this esview's name (esview --host NAME "
 					   "adds one)\n", host ? host : "");
+	} else if (another_site(c, host)) {
+		count = &d->n.forged;
+		snprintf(why, sizeof(why), "esview: another site's page gets nothing here\n");
 	} else if (d->secret_len && (key = key_given(d, v, q)) < 1) {
 		if (key == -2) {
 			*r = MHD_NO;
@@ -660,6 +687,8 @@ int vd_open(const struct vd_attr *a, vd **out, char *err, size_t errlen)
 	d->serve = a->serve, d->cls = a->cls;
 	for (int i = 0; i < 32; i++)
 		snprintf(d->token + 2 * i, 3, "%02x", r[i]);
+	if (a->token && strlen(a->token) == 64)
+		memcpy(d->token, a->token, 64);
 	if (a->secret)
 		memcpy(d->secret, a->secret, d->secret_len = a->secret_len);
 	int rc = ps_guard_create(&d->guard);

@@ -19,8 +19,11 @@
  *    --host names): a page of another site whose name was made to point
  *    here (DNS rebinding) gets nothing.
  *  - GET never changes anything.  A POST needs the token of the page
- *    esview served (X-ES-Token) and an Origin that is esview's own: another
- *    web page its user opens can neither read the view nor change it.
+ *    esview served (X-ES-Token) and an Origin that is esview's own, and
+ *    what a browser says another site's page asks (Sec-Fetch-Site, a
+ *    foreign Origin) is refused before any key is looked at: another web
+ *    page its user opens can neither read the view, nor change it, nor
+ *    make it work, nor count wrong keys against the user.
  *  - Connections: at most VD_MAX_CONNS, of which VD_MAX_STRANGERS have not
  *    yet passed a request (and must send its head within VD_HEADER_MS), and of one client
  *    (a user on loopback, an address elsewhere) at most VD_WHO_STRANGERS,
@@ -39,7 +42,7 @@ enum {
 	VD_HEADER_MS = 3000,
 	VD_IDLE_S = 10,
 	VD_URI_MAX = 8192,
-	VD_HEAD_MAX = 16384, /* a request's head, at most (a browser's is 1 or 2 KB) */
+	VD_HEAD_MAX = 32768, /* a request's head waited for, at most (libmicrohttpd's room for one) */
 	VD_LINGER = 256,     /* connections refused, kept ... */
 	VD_LINGER_MS = 1000, /* ... this long before they are closed */
 };
@@ -55,6 +58,7 @@ struct vd_attr {
 	size_t secret_len;
 	const char *const *hosts;          /* further names Host may give (--host) */
 	int nhosts;
+	const char *token;                 /* the page's token (64 hex digits), or NULL: one made */
 	vd_serve_fn *serve;
 	void *cls;
 };

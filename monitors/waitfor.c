@@ -657,15 +657,24 @@ static int find_dead_ends(wf_graph *g)
 	return 0;
 }
 
+/* Whether thread a comes before thread b in the words: by rank (unit),
+ * then name, so that a cycle is named the same whatever order the monitor
+ * met the threads in. */
+static bool named_before(const wf_graph *g, int a, int b)
+{
+	const struct wf_thread *x = &g->nodes[a].t, *y = &g->nodes[b].t;
+	return x->unit != y->unit ? x->unit < y->unit : strcmp(x->name, y->name) < 0;
+}
+
 /* A cycle inside a strongly connected set of blocked vertices: from its
- * lowest thread, follow kids inside the set until a thread comes round
- * again; the threads on the way, in order. */
+ * first thread in the words (lowest rank), follow kids inside the set
+ * until a thread comes round again; the threads on the way, in order. */
 static int cycle_of(wf_graph *g, const int *comp, int nc, bool *in, int *pos, struct finding *f)
 {
 	int lowest = -1;
 	for (int i = 0; i < nc; i++) {
 		in[comp[i]] = true;
-		if (comp[i] < g->n && (lowest < 0 || comp[i] < lowest))
+		if (comp[i] < g->n && (lowest < 0 || named_before(g, comp[i], lowest)))
 			lowest = comp[i];
 	}
 	int *path = malloc(sizeof(int) * (size_t)(nc + 1)), np = 0, v = lowest, rc = 0;

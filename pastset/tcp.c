@@ -428,10 +428,16 @@ static void *loop(void *arg)
 			} else if (ev == EV_TICK) {
 				on_tick(t);
 				arm_tick(t);
+				if (!accepting && !stop) /* out of fds a while ago: accept again */
+					accepting = arm_accept(t);
 			} else if (ev == EV_ACCEPT) {
 				on_accept(t, res);
-				if (!(cqe->flags & IORING_CQE_F_MORE)) /* a multishot ends on errors */
-					accepting = !stop && arm_accept(t);
+				if (res == -EMFILE || res == -ENFILE)
+					let_go(t, true); /* the refused ones' fds first */
+				/* a multishot ends on errors; out of fds, it waits for the
+				 * tick, not to spin on a listener that stays readable */
+				if (!(cqe->flags & IORING_CQE_F_MORE))
+					accepting = !stop && res != -EMFILE && res != -ENFILE && arm_accept(t);
 			} else if ((ev == EV_RECV || ev == EV_SEND) && i >= 0 && i < MAX_CONNS &&
 				   t->conns[i].used && (t->conns[i].gen & 0xffffff) == gen) {
 				struct conn *c = &t->conns[i];

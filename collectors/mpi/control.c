@@ -19,13 +19,15 @@
  *  - cur is the order in force (its gen the last applied) with the count
  *    of orders refused; es.ctl.now always says cur.  An order is applied
  *    only if es_ctl_check finds it one, numbered after cur.gen and no
- *    further than the orders written since applied_at: whoever may write
- *    es.ctl may steer the rank, never wrap its numbers or feed it bytes.
+ *    further than the orders written between cur and it: whoever may
+ *    write es.ctl may steer the rank, never wrap its numbers or feed it
+ *    bytes.  applied_at <= looked_at <= the count written.
  */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static ps_elem *ctl, *now;
 static struct es_ctl_rec cur;
-static uint64_t applied_at; /* es.ctl's count of orders written when cur was applied */
+static uint64_t applied_at; /* es.ctl's orders up to and with cur (its index + 1) */
+static uint64_t looked_at;  /* ... and up to and with the last looked at */
 
 /* What the rank records now, for esctl status. */
 static void say_now(const struct es_ctl_rec *c)
@@ -55,7 +57,7 @@ void es_control_setup(ps_server *srv, const unsigned char collect[256], const ch
 	snprintf(cur.list, sizeof(cur.list), "%s", list);
 	say_now(&cur);
 	const uint64_t *w = ps_elem_watch_word(ctl);
-	applied_at = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+	applied_at = looked_at = __atomic_load_n(w, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&es_route.ctl_seen, applied_at, __ATOMIC_RELAXED);
 	__atomic_store_n(&es_route.ctl, w, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&lock);
@@ -65,22 +67,25 @@ void es__ctl_apply(void)
 {
 	pthread_mutex_lock(&lock);
 	const uint64_t *w = es_route.ctl;
-	uint64_t n = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+	uint64_t n = __atomic_load_n(w, __ATOMIC_ACQUIRE), idx;
 	struct es_ctl_rec c;
-	/* the order is read after its count: a later one is seen next time */
-	if (ctl && n != es_route.ctl_seen && ps_read_latest(ctl, &c, NULL) == 0) {
-		if (!es_ctl_check(&c, cur.gen, n - applied_at)) {
+	/* The order read may be newer than the count read before it: what it
+	 * is judged by is its own index (the orders written up to it), and an
+	 * order looked at once is not looked at again. */
+	if (ctl && n != es_route.ctl_seen && ps_read_latest(ctl, &c, &idx) == 0 && idx >= looked_at) {
+		looked_at = idx + 1;
+		if (!es_ctl_check(&c, cur.gen, idx + 1 - applied_at)) {
 			for (int op = 0; op < 256; op++)
 				es_route.collect[op] = c.paused ? 0 : c.collect[op];
 			c.refused = cur.refused;
 			cur = c;
-			applied_at = n;
+			applied_at = idx + 1;
 		} else {
 			cur.refused++;
 		}
 		say_now(&cur);
 	}
-	__atomic_store_n(&es_route.ctl_seen, n, __ATOMIC_RELEASE);
+	__atomic_store_n(&es_route.ctl_seen, n > looked_at ? n : looked_at, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&lock);
 }
 

@@ -76,6 +76,15 @@ wait_for 30 sh -c "'$BIN/esctl' '$job' status | grep -q '^rank 1: .*refused 1 or
 LC_ALL=C grep -q '[^ -~]' "$dir/st" && die "status printed what is not text: $(od -c "$dir/st" | head)"
 grep -q "^rank 1: records \[-all, MPI_Allreduce\] (order 5)" "$dir/st" || die "rank 1 changed: $(cat "$dir/st")"
 "$BIN/esctl" "$job" collect all | grep -q "^esctl: collect all: applied by 2 of 2 ranks$" || die "collect all after a refusal"
+# one numbered two past the order applied, with one order written since: refused,
+# and esctl's next is numbered after the applied one, not after it
+"$BUILD/tests/ctl_forge" "$job.r0" 8 clean || die "ctl_forge failed"
+wait_for 30 sh -c "'$BIN/esctl' '$job' status | grep -q '^rank 0: records all (order 6); refused 2 orders'" ||
+	die "the order numbered 8 was not refused: $("$BIN/esctl" "$job" status)"
+"$BIN/esctl" "$job" collect '[-all, MPI_Allreduce]' >"$dir/out" || die "esctl after an order out of turn: $(cat "$dir/out")"
+grep -q "^esctl: collect \[-all, MPI_Allreduce\]: applied by 2 of 2 ranks$" "$dir/out" || die "$(cat "$dir/out")"
+"$BIN/esctl" "$job" status | grep -q "^rank 0: records \[-all, MPI_Allreduce\] (order 7); refused 2 orders$" ||
+	die "after an order out of turn: $("$BIN/esctl" "$job" status)"
 
 # an ended job: nothing to steer
 end_job "$app"; app=""

@@ -107,6 +107,19 @@ START_TEST(door_rules)
 	ck_assert_int_eq(ask(port, h, NULL, 0), 403);
 	snprintf(h, sizeof(h), "PUT /arm HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Length: 0", port);
 	ck_assert_int_eq(ask(port, h, NULL, 0), 405);
+	/* what a browser says another site's page asks: nothing, even a GET;
+	 * a link followed here (a navigation) gets the page */
+	snprintf(h, sizeof(h), "GET /data HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nSec-Fetch-Site: cross-site\r\n"
+		 "Sec-Fetch-Mode: no-cors", port);
+	ck_assert_int_eq(ask(port, h, body, sizeof(body)), 403);
+	ck_assert_str_eq(body, "esview: another site's page gets nothing here\n");
+	snprintf(h, sizeof(h), "GET /data HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nOrigin: http://evil.example", port);
+	ck_assert_int_eq(ask(port, h, NULL, 0), 403);
+	snprintf(h, sizeof(h), "GET / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nSec-Fetch-Site: cross-site\r\n"
+		 "Sec-Fetch-Mode: navigate", port);
+	ck_assert_int_eq(ask(port, h, NULL, 0), 200);
+	snprintf(h, sizeof(h), "GET /data HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nSec-Fetch-Site: same-origin", port);
+	ck_assert_int_eq(ask(port, h, NULL, 0), 200);
 	/* another user: refused whatever it asks (as root, the test can be one) */
 	if (geteuid() == 0) {
 		pid_t pid = fork();
@@ -123,8 +136,8 @@ START_TEST(door_rules)
 	struct vd_counts c;
 	vd_counts(d, &c);
 	ck_assert_uint_eq(c.host, 2);
-	ck_assert_uint_eq(c.forged, 5);
-	ck_assert_uint_eq(c.passed, 4);
+	ck_assert_uint_eq(c.forged, 7);
+	ck_assert_uint_eq(c.passed, 6);
 	ck_assert_uint_eq(c.user, geteuid() == 0);
 	vd_close(d);
 }
@@ -143,6 +156,13 @@ START_TEST(door_key)
 	ck_assert_int_eq(ask(port, h, NULL, 0), 200);
 	snprintf(h, sizeof(h), "GET /data?a=1&key=abc%%2Bdef%%2Fghij%%3Dklmnop&b=2 HTTP/1.1\r\nHost: 127.0.0.1:%d", port);
 	ck_assert_int_eq(ask(port, h, NULL, 0), 200);
+	/* another site's page guessing in the user's browser: refused before
+	 * the key is looked at, and not counted against the user */
+	for (int i = 0; i < 6; i++) {
+		snprintf(h, sizeof(h), "GET /data?key=x%d HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nSec-Fetch-Site: cross-site",
+			 i, port);
+		ck_assert_int_eq(ask(port, h, NULL, 0), 403);
+	}
 	/* wrong ones: three free, then held before they are looked at */
 	for (int i = 0; i < 5; i++) {
 		snprintf(h, sizeof(h), "GET /data?key=abc+def/ghij=klmnoq HTTP/1.1\r\nHost: 127.0.0.1:%d", port);

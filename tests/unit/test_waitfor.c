@@ -100,6 +100,19 @@ START_TEST(cycle_of_three)
 }
 END_TEST
 
+/* The same cycle met in another order (a monitor meets the ranks' threads
+ * in the order their segments came): named the same, from rank 0. */
+START_TEST(cycle_named_from_rank_0)
+{
+	recv_from(2, 0, 1.4, "in MPI_Recv from 0 tag 7");
+	recv_from(1, 2, 1.2, "in MPI_Recv from 2 tag 6");
+	recv_from(0, 1, 1.5, "in MPI_Recv from 1 tag 5");
+	ck_assert_int_eq(wf_analyze(g), 0);
+	ck_assert_str_eq(report(), "deadlock for 1.2 s: rank0 in MPI_Recv from 1 tag 5 <- rank2 in "
+				   "MPI_Recv from 0 tag 7 <- rank1 in MPI_Recv from 2 tag 6\n");
+}
+END_TEST
+
 START_TEST(waiting_for_oneself)
 {
 	recv_from(0, 0, 2, "in MPI_Recv from 0 tag 1");
@@ -508,6 +521,7 @@ Suite *waitfor_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, chain_to_a_computing_rank);
 	tcase_add_test(tc, cycle_of_three);
+	tcase_add_test(tc, cycle_named_from_rank_0);
 	tcase_add_test(tc, waiting_for_oneself);
 	tcase_add_test(tc, any_source_with_a_sender_left);
 	tcase_add_test(tc, any_source_knot);
