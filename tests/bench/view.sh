@@ -47,7 +47,8 @@ while True:
 static() {
 	mkdir -p "$dir/static"
 	head -c 20000 /dev/zero | tr '\0' 'x' >"$dir/static/data"
-	nice -n 19 python3 -c 'import http.server, os, sys
+	# exec: run with &, $! must be the server's own pid, for the kill that ends it
+	exec nice -n 19 python3 -c 'import http.server, os, sys
 os.chdir(sys.argv[1])
 class Q(http.server.SimpleHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
