@@ -370,6 +370,28 @@ static void rec_free(struct rec *r)
 #define CHECKPOINT_S 0.25
 #define LONGEST_SLEEP_S 0.5
 
+/* Whether the view of the ranks misses a rank the scope knows: one
+ * opened before a rank had said its number (a job whose ranks start as
+ * the recorder attaches) would leave the archive without its ranks,
+ * communicators and sites. */
+static bool mpi_behind(const struct rec *r)
+{
+	for (int i = 0; i < es_scope_leaves(r->s); i++) {
+		const struct es_leaf *l = es_scope_leaf(r->s, i);
+		if (l->rank >= 0 && es_mpi_rank_of(r->m, l->thread) < 0)
+			return true;
+	}
+	return false;
+}
+
+static void mpi_reopen(struct rec *r)
+{
+	struct ps_remote_attr ra = { .secret_file = mon_secret_file };
+	es_mpi_close(r->m);
+	if (es_mpi_open(r->s, &ra, &r->m))
+		r->m = NULL;
+}
+
 /* Pulls until the job ends (or a signal, or an error); remains: once. */
 static int record_loop(struct rec *r, const struct ar_record_opts *o, struct mon_watch *watch,
 		       char *err, size_t errlen)
@@ -378,17 +400,13 @@ static int record_loop(struct rec *r, const struct ar_record_opts *o, struct mon
 	struct es_trace *ev = malloc(MAX * sizeof(*ev));
 	if (!ev)
 		return snprintf(err, errlen, "%s", strerror(ENOMEM)), -ENOMEM;
-	struct ps_remote_attr ra = { .secret_file = mon_secret_file };
 	bool was_lost = false;
 	int rc = 0;
 	for (;;) {
 		bool alive = o->remains || mon_watch(r->prog, r->s, watch);
 		/* ranks that started late, threads' first calls */
-		if (es_scope_refresh(r->s) > 0) {
-			es_mpi_close(r->m);
-			if (es_mpi_open(r->s, &ra, &r->m))
-				r->m = NULL;
-		}
+		if (es_scope_refresh(r->s) > 0 || mpi_behind(r))
+			mpi_reopen(r);
 		int n;
 		if ((rc = drain(r, ev, MAX, &n))) {
 			snprintf(err, errlen, "%s/events: %s", o->dir, strerror(-rc));
@@ -458,6 +476,8 @@ int ar_record_job(const char *prog, const char *job, const struct ar_record_opts
 	/* the first checkpoint at once: from now on the directory is an archive */
 	if (!(rc = o->remains ? 0 : checkpoint(&r, err, sizeof(err))))
 		rc = record_loop(&r, o, &watch, err, sizeof(err));
+	if (!rc && mpi_behind(&r))
+		mpi_reopen(&r); /* the last chance: the ranks' segments are still mapped */
 	if (!rc && !(rc = describe(&r)) && r.w) {
 		const char *why = mon_watch_end(&watch); /* " (why)", or "" */
 		char ended[320];

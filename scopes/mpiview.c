@@ -37,6 +37,7 @@ struct rank {
 	int rank;
 	char segment[ES_WHERE_MAX];
 	es_space *sp;
+	bool borrowed;    /* sp is the scope's (its leaf's), not ours to destroy */
 	ps_elem *comms, *calls, *modules, *regions, *files;
 	struct es_module_rec *module_cache;
 	struct es_region_rec *region_cache;
@@ -259,7 +260,14 @@ static int open_rank(es_mpi *m, const es_scope *s, const struct es_leaf *l, cons
 		return PS_ENOMEM;
 	r->rank = l->rank;
 	snprintf(r->segment, sizeof(r->segment), "%s", l->segment);
-	int rc = es_space_open_at(l->segment, ra, &r->sp);
+	/* the scope's own mapping: what it attached to, kept however soon the
+	 * job ends and removes its segments (a short job's ranks and
+	 * communicators were lost to a recorder that looked again by name) */
+	int rc = 0;
+	if (l->space)
+		r->sp = l->space, r->borrowed = true;
+	else
+		rc = es_space_open_at(l->segment, ra, &r->sp);
 	if (rc) {
 		free(r);
 		return rc == PS_ENOMEM ? rc : 0; /* gone: the rank is known by its leaves only */
@@ -336,7 +344,8 @@ void es_mpi_close(es_mpi *m)
 		free(r->region_cache);
 		ps_elem_close(r->files);
 		free(r->file_cache);
-		es_space_destroy(r->sp);
+		if (!r->borrowed)
+			es_space_destroy(r->sp);
 		free(r);
 	}
 	for (int c = 0; c < m->ncomms; c++)

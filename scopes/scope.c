@@ -216,6 +216,7 @@ static int attach(es_scope *s)
 				continue;
 			ps_elem_set_layout(l->elem, ES_TRACE_LAYOUT);
 			l->segment = s->segs[i];
+			l->space = s->spaces[i];
 			l->clock = es_space_clock(s->spaces[i]);
 			l->rank = es_space_rank(s->spaces[i], NULL);
 			char key[PS_NAME_MAX + 1];

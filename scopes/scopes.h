@@ -113,6 +113,10 @@ struct es_leaf {
 	const struct es_clock *clock;
 	int thread;            /* index into es_scope_thread() */
 	int rank;              /* the MPI rank its space says it is (es_space_rank), or -1 */
+	es_space *space;       /* the scope's, read-only: the space's other elements (es_mpi
+				  reads a rank's through it, mapped as long as the scope is,
+				  even after the job removed it): valid until a refresh
+				  that returns > 0, after which an es_mpi is opened again */
 };
 int es_scope_leaves(const es_scope *s);
 const struct es_leaf *es_scope_leaf(const es_scope *s, int i);

@@ -528,14 +528,18 @@ void es_req_cancelled(MPI_Request req) ES_HIDDEN;
 /* Polls on requests: the streak's first poll keeps the handles and marks
  * them (es_wait_begin's work, kept in the streak), and returns how many
  * nobody follows; the completing poll writes the completions.  MPI_Test's
- * one request is es_t.poll_req, set before each call.  Fortran indices are
- * 1-based. */
+ * one request is es_t.poll_req, set before each call (only MPI_Test's:
+ * another poll of one request, MPI_Testany(1, ...), in the same loop must
+ * not be taken for it).  Fortran indices are 1-based. */
 int es_poll_hold(int slot, const MPI_Request *c, MPI_Fint *f, int n, uint64_t t0) ES_HIDDEN;
 /* The thread's own statuses for n requests, when the caller ignores them */
 MPI_Status *es_poll_statuses(int n) ES_HIDDEN;
 MPI_Fint *es_poll_fstatuses(int n) ES_HIDDEN;
-void es_poll_completed(int slot, const MPI_Request *c, MPI_Fint *f, int n, enum es_which which,
-		       int count, const int *indices, const MPI_Status *sts, const MPI_Fint *fsts) ES_HIDDEN;
+/* single: MPI_Test's one request as it was before the call (es_t.poll_req);
+ * NULL for a poll of an array, even of one, whose streak kept its handles */
+void es_poll_completed(int slot, const MPI_Request *single, const MPI_Request *c, MPI_Fint *f, int n,
+		       enum es_which which, int count, const int *indices, const MPI_Status *sts,
+		       const MPI_Fint *fsts) ES_HIDDEN;
 void es_requests_reset(void) ES_HIDDEN;
 
 /* --- what the expressions in calls.def use ------------------------------------- */

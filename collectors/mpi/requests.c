@@ -649,8 +649,9 @@ MPI_Fint *es_poll_fstatuses(int n)
 	return s ? s : MPI_F_STATUSES_IGNORE;
 }
 
-void es_poll_completed(int slot, const MPI_Request *c, MPI_Fint *f, int n, enum es_which which, int count,
-		       const int *indices, const MPI_Status *sts, const MPI_Fint *fsts)
+void es_poll_completed(int slot, const MPI_Request *single, const MPI_Request *c, MPI_Fint *f, int n,
+		       enum es_which which, int count, const int *indices, const MPI_Status *sts,
+		       const MPI_Fint *fsts)
 {
 	struct es_streak *s = &es_t.streak[slot];
 	const void *array = c ? (const void *)c : (const void *)f;
@@ -660,8 +661,8 @@ void es_poll_completed(int slot, const MPI_Request *c, MPI_Fint *f, int n, enum 
 	w.f = f;
 	w.ref = w.ref_small;
 	w.held = s->held;
-	if (n == 1) {
-		w.held = &es_t.poll_req; /* MPI_Test's, as it was before this call */
+	if (single) {
+		w.held = (MPI_Request *)single; /* MPI_Test's, as it was before this call */
 	} else {
 		if (n <= 0 || array != s->array || n != s->n || !s->held)
 			return; /* given other requests than the streak's first poll: not followed */

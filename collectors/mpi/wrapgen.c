@@ -570,6 +570,14 @@ static void body_after(const struct call *c, int fortran)
 	(void)k;
 }
 
+/* What a poll of one request (MPI_Test) completed: its request as it was
+ * before the call, kept in es_t.poll_req; "NULL" for a poll of an array,
+ * even of one (MPI_Testany(1, ...)), whose handles the streak kept. */
+static const char *single_of(const struct call *c)
+{
+	return !strcmp(c->n, "1") ? "&es_t.poll_req" : "NULL";
+}
+
 /* A poll: a fruitless one counts in its streak, the one that completes
  * writes it and the completions of the requests it completed. */
 static void poll_after(const struct call *c, int fortran, const char *begin_args)
@@ -584,8 +592,8 @@ static void poll_after(const struct call *c, int fortran, const char *begin_args
 			emit("\t\tif (rc == MPI_SUCCESS)\n\t\t\tPMPI_Status_f2c(fst, st);\n");
 	}
 	if (*c->reqs)
-		emit("\t\tes_poll_completed(%d, REQS(%s), %s, %s, rc == MPI_SUCCESS ? (%s) : 0, %s, %s);\n",
-		     c->slot, c->reqs, c->n, which_of(c), c->wcount, or_default(c->windex, "NULL"),
+		emit("\t\tes_poll_completed(%d, %s, REQS(%s), %s, %s, rc == MPI_SUCCESS ? (%s) : 0, %s, %s);\n",
+		     c->slot, single_of(c), c->reqs, c->n, which_of(c), c->wcount, or_default(c->windex, "NULL"),
 		     status_args(c, fortran));
 	if (*c->after)
 		emit("\t\tif (rc == MPI_SUCCESS)\n\t\t\t%s;\n", c->after);
@@ -761,8 +769,8 @@ static void c_streak(const struct call *c)
 	if (*ci)
 		emit("\tstruct es_comm *c_ = %s;\n\t(void)c_;\n", ci);
 	if (*c->reqs)
-		emit("\tes_poll_completed(%d, REQS(%s), %s, %s, rc == MPI_SUCCESS ? (%s) : 0, %s, %s);\n",
-		     c->slot, c->reqs, c->n, which_of(c), c->wcount, or_default(c->windex, "NULL"),
+		emit("\tes_poll_completed(%d, %s, REQS(%s), %s, %s, rc == MPI_SUCCESS ? (%s) : 0, %s, %s);\n",
+		     c->slot, single_of(c), c->reqs, c->n, which_of(c), c->wcount, or_default(c->windex, "NULL"),
 		     status_args(c, 0));
 	if (*c->after)
 		emit("\tif (rc == MPI_SUCCESS)\n\t\t%s;\n", c->after);

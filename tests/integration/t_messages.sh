@@ -1,11 +1,12 @@
 #!/bin/sh
-# t_messages.sh - every message of a program whose messages are easy to get wrong (a split numbered backwards, Sendrecv rings, any-source requests, persistent requests) has one send and one receive between the right world ranks on the right communicator: in OTF2 (otf2-print), in the JSON (never backwards) and in esprofile's traffic.
+# t_messages.sh - every message of a program whose messages are easy to get wrong (a split numbered backwards, Sendrecv rings, any-source requests, persistent requests) and of hpcc RandomAccess's polling loop has one send and one receive between the right world ranks on the right communicator: in OTF2 (otf2-print, and an independent checker of MPI's order), in the JSON (never backwards) and in esprofile's traffic; a short job's recordings keep its ranks, sites and communicators.
 set -u
 . "$(dirname "$0")/lib.sh"
 [ -f "$BUILD/lib/libescollect.so" ] || { echo "no libescollect.so (sanitizer build): skipped"; exit 0; }
 job="itmsg$$"
 dir=$(mktemp -d)
 cleanup() { rm_segments "$job"; rm -rf "$dir"; }
+
 trap cleanup EXIT
 
 "$BIN/esrecord" -w 30 -o "$dir/a" "$job" 2>"$dir/rec.err" &
@@ -47,6 +48,30 @@ grep -q "^MPI_SEND  *$loc0 "'.*Receiver: 0 ("rank3.thread0" <[0-9]*>), Communica
 "$BIN/esconvert" --json "$dir/t.json" "$dir/a" 2>"$dir/json.err" || die "esconvert --json: $(cat "$dir/json.err")"
 regions=$(sed -n 's/.*threads: \([0-9]*\) regions.*/\1/p' "$dir/conv.err")
 python3 "$(dirname "$0")/json_check.py" "$dir/t.json" "$regions" 31 || die "the JSON is wrong"
+
+# ... and the same read by an independent checker (tests/integration/msg_check.py:
+# MPI's non-overtaking order, from otf2-print's text alone)
+python3 "$(dirname "$0")/msg_check.py" 31 <"$dir/p.txt" >"$dir/check" || die "msg_check: $(cat "$dir/check")"
+
+# hpcc RandomAccess's polling loop (mpi_poll: a wildcard Irecv completed by
+# MPI_Test beside an Isend completed by MPI_Testany(1, ...)): every message
+# once, each end right, none received before it was sent; and a short job
+# (0.05 s) recorded whole, fifty times: its ranks, sites and communicators
+for i in $(seq 1 50); do
+	"$BIN/esrecord" -w 30 -o "$dir/poll$i" "$job.p$i" 2>"$dir/prec.err" &
+	rec=$!
+	mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q -j "$job.p$i" "$BUILD/tests/mpi_poll" 200 "$dir" ||
+		die "mpi_poll failed"
+	wait $rec || die "esrecord failed: $(cat "$dir/prec.err")"
+	for f in ranks sites comms; do
+		[ -s "$dir/poll$i/$f" ] || die "recording $i of a short job has no $f: $(ls "$dir/poll$i")"
+	done
+done
+grep -q "^0 sent 200 to 1, received 200 from 1$" "$dir/poll.r0" || die "mpi_poll: $(cat "$dir"/poll.r*)"
+"$BIN/esconvert" --otf2 "$dir/po" "$dir/poll1" 2>"$dir/pconv.err" || die "esconvert: $(cat "$dir/pconv.err")"
+otf2-print "$dir/po/traces.otf2" >"$dir/pp.txt" 2>"$dir/pp.err" || die "otf2-print failed: $(cat "$dir/pp.err")"
+python3 "$(dirname "$0")/msg_check.py" 400 <"$dir/pp.txt" >"$dir/check" ||
+	die "the polling loop's messages: $(cat "$dir/check")"
 
 # esprofile: each pair's messages and bytes, Sendrecv's among them
 "$BIN/esprofile" -o "$dir/prof.txt" "$dir/a" || die "esprofile failed"
