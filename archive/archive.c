@@ -1238,9 +1238,49 @@ size_t ar_deaths_note(const ar_archive *a, char *buf, size_t len)
 	return n;
 }
 
+size_t ar_missing_note(const ar_archive *a, char *buf, size_t len)
+{
+	int ranks = 0, unsaid = 0, comms = 0;
+	for (int i = 0; i < a->nthreads; i++) {
+		int r = a->threads[i].rank, first = 1;
+		for (int j = 0; j < i && first; j++)
+			first = a->threads[j].rank != r;
+		if (r >= 0 && first)
+			ranks++, unsaid += !ar_rank(a, r);
+	}
+	uint16_t seen[64];
+	int nseen = 0;
+	const struct ar_event *ev = ar_events(a);
+	for (size_t i = 0; i < a->nevents && ranks; i++) {
+		uint16_t c = ev[i].t.comm;
+		/* an MPI rank's: a PATHS collector's comm is no communicator */
+		bool known = c == ES_COMM_NONE || ev[i].thread >= (uint32_t)a->nthreads ||
+			     a->threads[ev[i].thread].rank < 0 || ar_comm(a, c);
+		for (int k = 0; k < nseen && !known; k++)
+			known = seen[k] == c;
+		if (!known) {
+			comms++;
+			if (nseen < 64)
+				seen[nseen++] = c;
+			else
+				break; /* enough to say so */
+		}
+	}
+	if (len)
+		*buf = 0;
+	if (!unsaid && !comms)
+		return 0;
+	return (size_t)snprintf(buf, len, "the archive lacks what its job said of %d of its %d ranks and of %s%d "
+				"communicator%s its events name (its recorder could not read them): their calls are "
+				"here, their processes, messages and collectives are not", unsaid, ranks,
+				comms >= 64 ? "at least " : "", comms, comms == 1 ? "" : "s");
+}
+
 void ar_print_state(const ar_archive *a, const char *prog, const char *dir, FILE *f)
 {
 	char buf[4800];
+	if (ar_missing_note(a, buf, sizeof(buf)))
+		fprintf(f, "%s: %s: %s\n", prog, dir, buf);
 	if (ar_partial_note(a, dir, buf, sizeof(buf)))
 		fprintf(f, "%s: %s\n", prog, buf);
 	if (ar_deaths_note(a, buf, sizeof(buf)))

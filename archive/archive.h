@@ -166,7 +166,12 @@ const struct ar_death *ar_died(const ar_archive *a, int i);
  * that died, "" when none: into buf, as snprintf. */
 size_t ar_partial_note(const ar_archive *a, const char *dir, char *buf, size_t len);
 size_t ar_deaths_note(const ar_archive *a, char *buf, size_t len);
-/* Both, when there is something to say, as lines "PROG: ..." on f. */
+/* What the archive lacks of what its job said (ranks without their
+ * process, communicators its events name that it does not describe), ""
+ * when nothing: a reader says it first, never a silent "0 messages". */
+size_t ar_missing_note(const ar_archive *a, char *buf, size_t len);
+/* All three, when there is something to say, as lines "PROG: ..." on f,
+ * what is missing first. */
 void ar_print_state(const ar_archive *a, const char *prog, const char *dir, FILE *f);
 /* Finishes the partial archive DIR (ar_partial): its events cut to the
  * whole records of known threads and communicators (the checkpoint's, and

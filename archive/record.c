@@ -478,6 +478,9 @@ int ar_record_job(const char *prog, const char *job, const struct ar_record_opts
 		rc = record_loop(&r, o, &watch, err, sizeof(err));
 	if (!rc && mpi_behind(&r))
 		mpi_reopen(&r); /* the last chance: the ranks' segments are still mapped */
+	if (!rc && mpi_behind(&r))
+		fprintf(stderr, "%s: %s: what some ranks said of themselves (their process, communicators and "
+			"call sites) could not be read; the archive says what it lacks\n", prog, o->dir);
 	if (!rc && !(rc = describe(&r)) && r.w) {
 		const char *why = mon_watch_end(&watch); /* " (why)", or "" */
 		char ended[320];

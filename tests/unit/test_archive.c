@@ -121,6 +121,55 @@ START_TEST(archive_round_trip)
 }
 END_TEST
 
+/* What an archive lacks of what its job said is said, not left to show
+ * as "0 messages": a rank without its process, a communicator its events
+ * name and it does not describe. */
+START_TEST(archive_says_what_it_lacks)
+{
+	char err[512] = "", sub[4200], note[512];
+	snprintf(sub, sizeof(sub), "%s/a", dir);
+	write_two_ranks(sub); /* rank 0's process is not said */
+	ar_archive *a;
+	ck_assert_msg(ar_open(sub, &a, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_gt(ar_missing_note(a, note, sizeof(note)), 0);
+	ck_assert_str_eq(note, "the archive lacks what its job said of 1 of its 2 ranks and of 0 communicators its "
+			       "events name (its recorder could not read them): their calls are here, their "
+			       "processes, messages and collectives are not");
+	ar_close(a);
+	snprintf(sub, sizeof(sub), "%s/b", dir);
+	ar_writer *w;
+	ck_assert_int_eq(ar_create(sub, "j", &w, err, sizeof(err)), 0);
+	for (int r = 0; r < 2; r++) {
+		char proc[16], name[32];
+		snprintf(proc, sizeof(proc), "j.r%d", r);
+		snprintf(name, sizeof(name), "rank%d.thread0", r);
+		ck_assert_int_eq(ar_set_thread(w, r, proc, name), 0);
+		struct ar_rank rk = { .rank = r, .pid = 7 + r, .host = "h", .cmd = "./app" };
+		ck_assert_int_eq(ar_set_rank(w, &rk), 0);
+		struct es_trace t = tuple(100, 200, ES_OP_MPI_SEND, (uint32_t)(1 - r), 5); /* on communicator 0 */
+		ck_assert_int_eq(ar_write(w, &t, (uint32_t)r), 0);
+	}
+	ck_assert_int_eq(ar_finish(w, &(struct ar_end){ .lost = 0, .before = 0, .why = "-" }, err, sizeof(err)), 0);
+	ck_assert_msg(ar_open(sub, &a, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_gt(ar_missing_note(a, note, sizeof(note)), 0);
+	ck_assert_msg(strstr(note, "of 0 of its 2 ranks and of 1 communicator its events name"), "%s", note);
+	ar_close(a);
+	snprintf(sub, sizeof(sub), "%s/c", dir); /* everything said: nothing to say */
+	ck_assert_int_eq(ar_create(sub, "j", &w, err, sizeof(err)), 0);
+	ck_assert_int_eq(ar_set_thread(w, 0, "j.r0", "rank0.thread0"), 0);
+	ck_assert_int_eq(ar_set_rank(w, &(struct ar_rank){ .rank = 0, .pid = 7, .host = "h", .cmd = "./a" }), 0);
+	const int world[] = { 0 };
+	set_comm(w, 0, ES_COMM_WORLD_ID, ES_COMMS_WORLD, 1, world, 0, NULL);
+	struct es_trace t = tuple(100, 200, ES_OP_MPI_BARRIER, ES_NONE, 5);
+	ck_assert_int_eq(ar_write(w, &t, 0), 0);
+	ck_assert_int_eq(ar_finish(w, &(struct ar_end){ .lost = 0, .before = 0, .why = "-" }, err, sizeof(err)), 0);
+	ck_assert_msg(ar_open(sub, &a, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(ar_missing_note(a, note, sizeof(note)), 0);
+	ck_assert_str_eq(note, "");
+	ar_close(a);
+}
+END_TEST
+
 static void put(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
@@ -648,6 +697,7 @@ Suite *archive_suite(void)
 	TCase *tc = tcase_create("core");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, archive_round_trip);
+	tcase_add_test(tc, archive_says_what_it_lacks);
 	tcase_add_test(tc, archive_refused_when_not_whole);
 	tcase_add_test(tc, items_nest_and_clip);
 	tcase_add_test(tc, converters_write_an_archive);
