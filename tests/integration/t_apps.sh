@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_apps.sh - real MPI programs from Debian under the collectors: LAMMPS watched by geteventmon and colopmon, hpcc by heartbeat.
+# t_apps.sh - real MPI programs from Debian under the collectors: LAMMPS watched by geteventmon and colopmon, hpcc by heartbeat; both recorded, their messages checked by an independent reader.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../apps/apps.sh"
@@ -19,9 +19,18 @@ trap cleanup EXIT
 gem=$!
 "$BIN/colopmon" -q -w 60 "$job.l" >"$dir/col.txt" 2>&1 &
 col=$!
+"$BIN/esrecord" -w 60 -o "$dir/lmp" "$job.l" 2>"$dir/lrec.err" &
+rec=$!
 rate=$(lammps_melt "$dir" 3000 "$BIN/esrun" -q -j "$job.l") || die "LAMMPS failed: $(tail "$dir/lmp.out")"
 wait $gem || die "geteventmon failed: $(cat "$dir/gem.err")"
 wait $col || die "colopmon failed: $(cat "$dir/col.txt")"
+wait $rec || die "esrecord (LAMMPS): $(cat "$dir/lrec.err")"
+# its messages, read by the independent checker (msg_check.py) from OTF2:
+# every one once, none received before it was sent, bytes equal
+"$BIN/esconvert" -q --otf2 "$dir/lmpo" "$dir/lmp" || die "esconvert (LAMMPS) failed"
+otf2-print "$dir/lmpo/traces.otf2" 2>/dev/null | python3 "$(dirname "$0")/msg_check.py" >"$dir/check" ||
+	die "LAMMPS's messages: $(cat "$dir/check")"
+echo "LAMMPS: $(cat "$dir/check")"
 echo "LAMMPS: $rate steps/s"
 cat "$dir/gem.err"
 tail -8 "$dir/col.txt"
@@ -73,12 +82,21 @@ python3 "$(dirname "$0")/ar_events.py" list "$dir/ctl" | awk -v t1="$t1" -v t2="
 	END { printf "esctl: %d other calls before, %d allreduces and %d others while collect [-all, MPI_Allreduce], %d others after collect all\n", before, only, other, after
 	      exit !(before > 0 && only > 0 && other == 0 && after > 0) }' || die "what was recorded did not follow esctl"
 
-# hpcc (Debian's example input on 2 ranks), heartbeat watching: both ranks seen progressing
+# hpcc (Debian's example input on 2 ranks), heartbeat watching: both ranks
+# seen progressing; recorded, its messages checked as LAMMPS's (RandomAccess
+# polls: MPI_Test on a wildcard receive beside MPI_Testany on the sends)
 hpcc_input "$dir"
 "$BIN/heartbeat" -p 100 -w 60 "$job.h" >"$dir/hb.txt" 2>&1 &
 hb=$!
+"$BIN/esrecord" -w 60 -o "$dir/hpcc" "$job.h" 2>"$dir/hrec.err" &
+rec=$!
 gups=$(hpcc_run "$dir" "$BIN/esrun" -q -j "$job.h") || die "hpcc failed"
 wait $hb
+wait $rec || die "esrecord (hpcc): $(cat "$dir/hrec.err")"
+"$BIN/esconvert" -q --otf2 "$dir/hpcco" "$dir/hpcc" || die "esconvert (hpcc) failed"
+otf2-print "$dir/hpcco/traces.otf2" 2>/dev/null | python3 "$(dirname "$0")/msg_check.py" >"$dir/check" ||
+	die "hpcc's messages: $(cat "$dir/check")"
+echo "hpcc: $(cat "$dir/check")"
 echo "hpcc: MPIRandomAccess $gups GUP/s"
 tail -4 "$dir/hb.txt"
 grep -q "^MPIRandomAccess_Errors=0" "$dir/hpccoutf.txt" || die "hpcc's RandomAccess found errors"
