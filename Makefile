@@ -146,7 +146,7 @@ EXT_LIBS = $(shell pkg-config --libs yaml-0.1 hwloc)
 # which really include them).
 
 WRAPGEN := $(GEN)/wrapgen
-GENERATED := $(GEN)/es_mpi_ops.h $(GEN)/es_mpi_ops.c $(GEN)/wrappers.c
+GENERATED := $(GEN)/es_mpi_ops.h $(GEN)/es_mpi_ops.c $(GEN)/wrappers.c $(GEN)/empty.c
 
 $(WRAPGEN): collectors/mpi/wrapgen.c
 	@mkdir -p $(dir $@)
@@ -488,11 +488,19 @@ $(NOCTL)/libescollect.so: $(ESCOLLECT_SRC) $(GEN)/wrappers.c collectors/mpi/reco
 		$(MPICC) $(CFLAGS) -DES_NO_CONTROL -c $$f -o $(NOCTL)/$$(basename $$f .c).o || exit 1; done
 	$(MPICC) -shared -Wl,-z,defs $(NOCTL)/*.o $(LIBS) -o $@ $(EXT_LIBS) $(LDLIBS) -ldl
 
+# An empty PMPI interposer (wrapgen's empty.c), the floor tests/bench/mpi.sh
+# measures libescollect against; built with libescollect's flags.
+EMPTY := $(BUILD)/bench/empty/libesempty.so
+$(EMPTY): $(GEN)/empty.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -shared -Wl,-z,defs $< -o $@
+
 run-experiments: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost
 	@sh tests/bench/experiments.sh $(BUILD)
 
-run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost $(BUILD)/bench/archive $(NOCTL)/libescollect.so
+run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost $(BUILD)/bench/archive $(NOCTL)/libescollect.so $(EMPTY)
 	@for b in $(BENCH_BINS) $(BUILD)/bench/collector; do $$b || exit 1; done
+	@sh tests/bench/mpi.sh $(BUILD)
 	@sh tests/bench/apps.sh $(BUILD)
 	@sh tests/bench/record.sh $(BUILD)
 	@sh tests/bench/profile.sh $(BUILD)

@@ -313,6 +313,20 @@ out:
 	return rc;
 }
 
+int ps_writer_init(ps_elem *e, size_t tuple_size, struct ps_writer *w)
+{
+	if (!e || !w || !e->fast_write || e->tuple_size != tuple_size)
+		return PS_EINVAL;
+	*w = (struct ps_writer){ .head = &e->h->head, .wseq = &e->h->wseq, .slots = e->slots,
+				 .mask = e->mask, .stride = e->stride, .readers = &e->wc->readers, .e = e };
+	return 0;
+}
+
+void ps__writer_wake(const struct ps_writer *w)
+{
+	ps__wake(w->e, &w->e->h->head, &w->e->wc->readers);
+}
+
 int ps_write(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx)
 {
 	if (ps_unlikely(!e || !tuple))

@@ -483,7 +483,40 @@ void es_comms_finalize(void)
 
 /* --- sizes --------------------------------------------------------------------------- */
 
-uint64_t es_bytes(int count, MPI_Datatype type)
+struct es_types es_types;
+
+void es_types_setup(void)
+{
+	/* those a program names most; any other asks MPI, no worse than before */
+	const MPI_Datatype t[] = {
+		MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_BYTE, MPI_SHORT, MPI_UNSIGNED_SHORT,
+		MPI_INT, MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG,
+		MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE, MPI_WCHAR, MPI_C_BOOL, MPI_INT8_T, MPI_INT16_T,
+		MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T,
+		MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX, MPI_AINT, MPI_OFFSET, MPI_COUNT,
+		MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT, MPI_PACKED,
+		MPI_CHARACTER, MPI_LOGICAL, MPI_INTEGER, MPI_REAL, MPI_DOUBLE_PRECISION, MPI_COMPLEX,
+		MPI_DOUBLE_COMPLEX, MPI_2INTEGER, MPI_2REAL, MPI_2DOUBLE_PRECISION,
+	};
+	memset(&es_types, 0, sizeof(es_types));
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		uint64_t k = es_handle_of(t[i]);
+		int sz;
+		if (!k || t[i] == MPI_DATATYPE_NULL || PMPI_Type_size(t[i], &sz) != MPI_SUCCESS || sz < 0)
+			continue;
+		for (uint32_t h = es_type_hash(k), n = 0; n < ES_TYPES_HASH; n++, h = (h + 1) & (ES_TYPES_HASH - 1)) {
+			if (es_types.key[h] == k)
+				break;
+			if (!es_types.key[h]) {
+				es_types.size[h] = (uint32_t)sz;
+				es_types.key[h] = k;
+				break;
+			}
+		}
+	}
+}
+
+uint64_t es__bytes(int count, MPI_Datatype type)
 {
 	int sz = 0;
 	/* a Fortran handle that converts to nothing must not reach MPI: its

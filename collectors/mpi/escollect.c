@@ -81,6 +81,8 @@ ps_elem *es_thread_elem(void)
 	    (rc = es_space_add(es_g.sp, &m, es_g.threshold, false, &es_t.id, &es_t.elem)) == 0) {
 		es_g.elems[es_g.nelems++] = es_t.elem;
 		es_t.notes = ps_elem_notes(es_t.elem);
+		if (ps_writer_init(es_t.elem, sizeof(struct es_trace), &es_t.w))
+			es_t.w.head = NULL;
 		es_t.k = k;
 		/* without its boards a thread is still traced: its requests are
 		 * then followed privately, its channels not counted */
@@ -102,6 +104,11 @@ ps_elem *es_thread_elem(void)
 		fprintf(stderr, "escollect: rank %d: thread %d's calls are not recorded (nor those of any "
 			"later thread that does not fit): %s\n", es_g.rank, k, ps_strerror(rc));
 	return es_t.elem;
+}
+
+void es__write_slow(const struct es_trace *t)
+{
+	ps_write(es_t.elem, t, 0, NULL);
 }
 
 void es_poll_done(int slot, unsigned op, uint32_t element, uint64_t bytes, uint16_t comm, int rc)
@@ -391,6 +398,7 @@ static void setup(void)
 	es_files_setup(srv);
 	describe_process(srv);
 	es_comms_setup();
+	es_types_setup();
 	memcpy(es_route.collect, collect, sizeof(collect));
 	es_route.tracing = 1;
 	es_control_setup(srv, collect, list);
@@ -476,6 +484,7 @@ static void finalized(uint64_t t0, int rc)
 	es_g.sp = NULL;
 	pthread_mutex_unlock(&es_g.lock);
 	es_t.elem = NULL;
+	es_t.w.head = NULL;
 	release_job();
 }
 

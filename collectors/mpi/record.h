@@ -108,6 +108,7 @@ struct es_phase {
 
 struct es_thread {
 	ps_elem *elem; /* its trace element, made at its first recorded call */
+	struct ps_writer w; /* elem's direct path (head NULL: through ps_write) */
 	_Atomic uint64_t *notes;
 	uint32_t seq;
 	uint16_t id;
@@ -239,18 +240,34 @@ static inline uint16_t es_site(const void *ra)
 	return es_route.depth ? es__site(ra) : 0; /* 0: sites not kept (ES_CALLPATH=0) */
 }
 
+void es__write_slow(const struct es_trace *t) ES_HIDDEN; /* an element behind a tuple server */
+
 static inline void es_write(unsigned op, uint64_t t0, uint64_t t1, uint32_t element, uint64_t bytes,
 			    uint32_t arg, uint16_t comm, int rc)
 {
-	ps_elem *e = es_elem();
-	if (!e)
+	if (__builtin_expect(!es_elem(), 0))
 		return;
-	struct es_trace t = { .start = t0, .end = t1,
-			      .seq = (uint32_t)es_site(es_t.ra) << 16 | (uint16_t)es_t.seq++,
-			      .op = (uint16_t)(op | (rc != MPI_SUCCESS ? ES_OP_FAILED : 0)),
-			      .comm = comm, .element = element,
-			      .size = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes, .arg = arg };
-	ps_write(e, &t, 0, NULL);
+	uint32_t seq = (uint32_t)es_site(es_t.ra) << 16 | (uint16_t)es_t.seq++;
+	uint16_t opw = (uint16_t)(op | (rc != MPI_SUCCESS ? ES_OP_FAILED : 0));
+	uint32_t size = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* struct es_trace's bytes as the five words ps_write would store
+	 * (the last one the tuple's final four bytes, zero-extended) */
+	if (__builtin_expect(es_t.w.head != NULL, 1)) {
+		uint64_t i;
+		_Atomic uint64_t *w = ps_put_begin(&es_t.w, &i);
+		atomic_store_explicit(&w[0], t0, memory_order_relaxed);
+		atomic_store_explicit(&w[1], t1, memory_order_relaxed);
+		atomic_store_explicit(&w[2], seq | (uint64_t)opw << 32 | (uint64_t)comm << 48, memory_order_relaxed);
+		atomic_store_explicit(&w[3], element | (uint64_t)size << 32, memory_order_relaxed);
+		atomic_store_explicit(&w[4], arg, memory_order_relaxed);
+		ps_put_end(&es_t.w, i);
+		return;
+	}
+#endif
+	struct es_trace t = { .start = t0, .end = t1, .seq = seq, .op = opw, .comm = comm,
+			      .element = element, .size = size, .arg = arg };
+	es__write_slow(&t);
 }
 
 /* The call starts: its stamp, and the notes say what the thread is inside
@@ -549,7 +566,37 @@ static inline uint32_t peer(int r)
 	return r < 0 ? ES_NONE : (uint32_t)r;
 }
 
-uint64_t es_bytes(int count, MPI_Datatype type) ES_HIDDEN;
+/*
+ * A datatype's size, for the bytes of nearly every call: MPI's own
+ * PMPI_Type_size costs a call and some 250 instructions, twice an Isend.
+ * The predefined types (never freed, so never given to another type) are
+ * met at MPI_Init and kept by handle in a table each lookup reads one slot
+ * of; any other type asks MPI.  Invariant: a key is a predefined type's
+ * handle and size its size, set before the first wrapper runs and never
+ * changed; 0 is never a key.
+ */
+#define ES_TYPES_HASH 256u
+struct es_types {
+	uint64_t key[ES_TYPES_HASH];
+	uint32_t size[ES_TYPES_HASH];
+};
+extern struct es_types es_types ES_HIDDEN;
+void es_types_setup(void) ES_HIDDEN;
+uint64_t es__bytes(int count, MPI_Datatype type) ES_HIDDEN;
+
+static inline uint32_t es_type_hash(uint64_t k)
+{
+	return (uint32_t)((k * 0x9e3779b97f4a7c15ull) >> 40) & (ES_TYPES_HASH - 1);
+}
+
+static inline uint64_t es_bytes(int count, MPI_Datatype type)
+{
+	uint64_t k = es_handle_of(type);
+	uint32_t h = es_type_hash(k);
+	if (__builtin_expect(es_types.key[h] == k && k, 1))
+		return count > 0 ? (uint64_t)count * es_types.size[h] : 0;
+	return es__bytes(count, type);
+}
 uint64_t es_sum(const int counts[], int n, MPI_Datatype type) ES_HIDDEN;
 uint64_t es_sumw(const int counts[], const MPI_Datatype *ct, const MPI_Fint *ft, int n) ES_HIDDEN;
 uint64_t es_got(const MPI_Status *st, int rc) ES_HIDDEN;

@@ -958,6 +958,26 @@ static void write_wrappers(const char *dir)
 	finish(out, dir, "wrappers.c");
 }
 
+/* The floor any PMPI tool stands on, for tests/bench/mpi.sh: every C entry
+ * point of the list and nothing but its PMPI call, built as libescollect is. */
+static void write_empty(const char *dir)
+{
+	out = open_out(dir, "empty.c");
+	emit("/* empty.c - an empty PMPI interposer: every C entry point libescollect has, each only calling "
+	     "its PMPI_ twin; written by wrapgen from collectors/mpi/calls.def, do not edit. */\n"
+	     "#include <mpi.h>\n");
+	for (int i = 0; i < ncalls; i++) {
+		if (!strcmp(calls[i].kind, "manual"))
+			continue;
+		emit("\nint %s(", calls[i].name);
+		c_params(&calls[i]);
+		emit(")\n{\n\treturn P%s(", calls[i].name);
+		c_args(&calls[i], 0);
+		emit(");\n}\n");
+	}
+	finish(out, dir, "empty.c");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -969,5 +989,6 @@ int main(int argc, char **argv)
 	write_ops_h(argv[2]);
 	write_ops_c(argv[2]);
 	write_wrappers(argv[2]);
+	write_empty(argv[2]);
 	return 0;
 }
