@@ -116,6 +116,7 @@ struct es_thread {
 	int k;                        /* its number: mpi.threadK */
 	struct es_req_rec *reqs;      /* its request board (ES_REQS_SLOTS), or NULL */
 	struct es_chan_rec *chans;    /* its channel board (ES_CHANS_SLOTS), or NULL */
+	uint32_t chan_last[2];        /* the slot a send, a receive last counted on (0: none) */
 	struct es_rindex *ri;
 	struct es_streak streak[ES_MPI_NPOLLS];
 	/* the status a poll inside a streak passed MPI (poll_NAME in wrappers.c):
@@ -242,7 +243,7 @@ static inline uint16_t es_site(const void *ra)
 
 void es__write_slow(const struct es_trace *t) ES_HIDDEN; /* an element behind a tuple server */
 
-static inline void es_write(unsigned op, uint64_t t0, uint64_t t1, uint32_t element, uint64_t bytes,
+static inline __attribute__((always_inline)) void es_write(unsigned op, uint64_t t0, uint64_t t1, uint32_t element, uint64_t bytes,
 			    uint32_t arg, uint16_t comm, int rc)
 {
 	if (__builtin_expect(!es_elem(), 0))
@@ -401,10 +402,21 @@ struct es_comm *es_msg_comm(MPI_Message m) ES_HIDDEN;
 /* A message to or from peer (a world rank) on c with tag: counted on the
  * thread's channel board (collectors.h, es_chan_rec). */
 void es__chan_add(uint32_t peer, uint32_t tag, uint32_t serial, uint32_t dir) ES_HIDDEN;
+static inline void es_chan_count(uint32_t peer, uint32_t tag, uint32_t serial, uint32_t dir)
+{
+	/* a halo or a ring sends to and receives from the same few channels:
+	 * the one each way last counted is tried before the board's hash */
+	struct es_chan_rec *r = &es_t.chans[es_t.chan_last[dir == ES_CHAN_RECVD]];
+	if (__builtin_expect(r->peer == peer && r->tag == tag && r->serial == serial &&
+			     __atomic_load_n(&r->flags, __ATOMIC_RELAXED) == (ES_CHAN_USED | dir), 1))
+		__atomic_store_n(&r->count, r->count + 1, __ATOMIC_RELEASE);
+	else
+		es__chan_add(peer, tag, serial, dir);
+}
 static inline void es_chan(const struct es_comm *c, uint32_t peer, uint32_t tag, uint32_t dir)
 {
 	if (c && peer != ES_NONE && es_t.chans)
-		es__chan_add(peer, tag, c->serial, dir);
+		es_chan_count(peer, tag, c->serial, dir);
 }
 
 /*

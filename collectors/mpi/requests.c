@@ -503,7 +503,7 @@ static void completed(const struct es_ref *ref, const MPI_Status *st, bool faile
 		cancelled = 1;
 	}
 	if (is_recv(op) && !cancelled && peer != ES_NONE && es_t.chans && v.serial != ES_NONE)
-		es__chan_add(peer, arg, v.serial, ES_CHAN_RECVD);
+		es_chan_count(peer, arg, v.serial, ES_CHAN_RECVD);
 	/* followed because the call that made it is recorded: its end is too */
 	es_write(op | flags | (cancelled ? ES_OP_FAILED : 0), v.start, now, peer, size, arg,
 		 (uint16_t)v.serial, MPI_SUCCESS);
@@ -703,7 +703,7 @@ void es_started(unsigned op, uint64_t t0, const MPI_Request *c, const MPI_Fint *
 				else
 					*r = v;
 				if (!is_recv(v.op) && v.peer != ES_NONE && es_t.chans)
-					es__chan_add(v.peer, v.arg, v.serial, 0);
+					es_chan_count(v.peer, v.arg, v.serial, 0);
 			}
 		}
 		if (es_collects(op))
@@ -770,6 +770,7 @@ void es__chan_add(uint32_t peer, uint32_t tag, uint32_t serial, uint32_t dir)
 		uint32_t flags = __atomic_load_n(&r->flags, __ATOMIC_RELAXED);
 		if (flags == want && r->peer == peer && r->tag == tag && r->serial == serial) {
 			__atomic_store_n(&r->count, r->count + 1, __ATOMIC_RELEASE);
+			es_t.chan_last[dir == ES_CHAN_RECVD] = i;
 			return;
 		}
 		if (flags)
@@ -783,6 +784,7 @@ void es__chan_add(uint32_t peer, uint32_t tag, uint32_t serial, uint32_t dir)
 		__atomic_store_n(&r->count, 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&r->flags, want, __ATOMIC_RELEASE);
 		__atomic_store_n(&b[0].count, b[0].count + 1, __ATOMIC_RELAXED);
+		es_t.chan_last[dir == ES_CHAN_RECVD] = i;
 		return;
 	}
 	__atomic_store_n(&b[0].flags, ES_CHAN_FULL, __ATOMIC_RELEASE);

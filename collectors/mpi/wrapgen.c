@@ -744,12 +744,14 @@ static void c_streak(const struct call *c)
 {
 	char call[1024], pre[160];
 	const char *ci = cinfo_of(c);
-	emit("\nstatic __attribute__((noinline)) int poll_%s(", c->name);
+	/* inlined into the entry point: a fruitless poll makes no call of
+	 * ours and stores no return address (the polls that write take it) */
+	emit("\nstatic inline __attribute__((always_inline)) int poll_%s(", c->name);
 	c_params(c);
-	emit(")\n{\n\tif (__builtin_expect(!es_t.streak[%d].polls, 0))\n\t\treturn rec_%s(", c->slot,
-	     c->name);
+	emit(")\n{\n\tif (__builtin_expect(!es_t.streak[%d].polls, 0)) {\n"
+	     "\t\tes_t.ra = __builtin_return_address(0);\n\t\treturn rec_%s(", c->slot, c->name);
 	c_args(c, 0);
-	emit(");\n");
+	emit(");\n\t}\n");
 	if (has_status(c))
 		emit("\tMPI_Status *st = es_t.poll_st = status == MPI_STATUS_IGNORE ? &es_t.poll_status : status;\n");
 	if (*c->reqs && !strcmp(c->n, "1"))
@@ -762,8 +764,8 @@ static void c_streak(const struct call *c)
 	emit("\tint rc = %s;\n\tif (__builtin_expect(rc != MPI_SUCCESS, 0))\n\t\tgoto done;\n"
 	     "\tif (__builtin_expect(!(%s), 1)) {\n"
 	     "\t\tes_t.streak[%d].polls++;\n\t\treturn MPI_SUCCESS;\n\t}\n"
-	     "\trc = MPI_SUCCESS; /* known, and then not kept in a register */\ndone:;\n", call, c->done,
-	     c->slot);
+	     "\trc = MPI_SUCCESS; /* known, and then not kept in a register */\n"
+	     "done:\n\tes_t.ra = __builtin_return_address(0);\n", call, c->done, c->slot);
 	if (has_status(c))
 		emit("\tst = es_t.poll_st;\n");
 	if (*ci)
@@ -805,7 +807,7 @@ static void c_wrapper(const struct call *c)
 	if (poll) {
 		emit("\tif (%s)\n\t\treturn ((__typeof__(&P%s))es_route.pmpi[%s])(", pass_test(c), c->name, c->op);
 		c_args(c, 0);
-		emit(");\n\tes_t.ra = __builtin_return_address(0);\n\treturn poll_%s(", c->name);
+		emit(");\n\treturn poll_%s(", c->name);
 		c_args(c, 0);
 		emit(");\n}\n");
 		return;

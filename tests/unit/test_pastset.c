@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -557,6 +558,76 @@ START_TEST(read_latest_since)
 }
 END_TEST
 
+/* The writer's own path stores what ps_write would: readers see the same
+ * tuples, in order, past the threshold, and a sleeping reader is woken. */
+static void *late_put(void *arg)
+{
+	struct ps_writer *w = arg;
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	uint64_t i;
+	_Atomic uint64_t *s = ps_put_begin(w, &i);
+	for (int k = 0; k < 5; k++)
+		atomic_store_explicit(&s[k], 1000 + i, memory_order_relaxed);
+	ps_put_end(w, i);
+	return NULL;
+}
+
+START_TEST(writer_path)
+{
+	setup_kind(_i);
+	struct ps_elem_attr a = { .tuple_size = 36, .threshold = 4, .mode = PS_DISCARD };
+	ps_elem *e = NULL;
+	ck_assert_int_eq(ps_elem_create(srv, "w", &a, &e), 0);
+	struct ps_writer w;
+	ck_assert_int_eq(ps_writer_init(e, 32, &w), PS_EINVAL); /* another size */
+	ck_assert_int_eq(ps_writer_init(NULL, 36, &w), PS_EINVAL);
+	ck_assert_int_eq(ps_writer_init(e, 36, &w), 0);
+	for (uint64_t n = 0; n < 6; n++) {
+		uint64_t i;
+		_Atomic uint64_t *s = ps_put_begin(&w, &i);
+		ck_assert_uint_eq(i, n);
+		for (int k = 0; k < 4; k++)
+			atomic_store_explicit(&s[k], n * 10 + (uint64_t)k, memory_order_relaxed);
+		atomic_store_explicit(&s[4], 0xabcd0000u + n, memory_order_relaxed); /* the last 4 bytes */
+		ps_put_end(&w, i);
+	}
+	uint8_t t[36];
+	uint64_t oldest = 0;
+	ck_assert_int_eq(ps_read(e, 1, t, 0, &oldest), PS_EDISCARDED);
+	ck_assert_uint_eq(oldest, 2);
+	for (uint64_t n = 2; n < 6; n++) {
+		uint64_t v[4];
+		uint32_t last;
+		ck_assert_int_eq(ps_read(e, n, t, 0, NULL), 0);
+		memcpy(v, t, 32);
+		memcpy(&last, t + 32, 4);
+		for (int k = 0; k < 4; k++)
+			ck_assert_uint_eq(v[k], n * 10 + (uint64_t)k);
+		ck_assert_uint_eq(last, 0xabcd0000u + n);
+	}
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, late_put, &w), 0);
+	ck_assert_int_eq(ps_read(e, 6, t, 5000, NULL), 0); /* asleep until the put */
+	uint64_t v0;
+	memcpy(&v0, t, 8);
+	ck_assert_uint_eq(v0, 1006);
+	pthread_join(th, NULL);
+	ps_elem_close(e);
+	/* a flow element, or one of many writers, goes through ps_write */
+	a.mode = PS_FLOW;
+	ck_assert_int_eq(ps_elem_create(srv, "f", &a, &e), 0);
+	ck_assert_int_eq(ps_writer_init(e, 36, &w), PS_EINVAL);
+	ps_elem_close(e);
+	a.mode = PS_DISCARD;
+	a.flags = PS_MULTI_WRITER;
+	ck_assert_int_eq(ps_elem_create(srv, "m", &a, &e), 0);
+	ck_assert_int_eq(ps_writer_init(e, 36, &w), PS_EINVAL);
+	ps_elem_close(e);
+	teardown_kind(_i);
+}
+END_TEST
+
 Suite *pastset_suite(void)
 {
 	Suite *s = suite_create("pastset");
@@ -575,6 +646,7 @@ Suite *pastset_suite(void)
 	tcase_add_loop_test(tc, null_arguments, 0, 2);
 	tcase_add_loop_test(tc, notes, 0, 2);
 	tcase_add_loop_test(tc, read_latest_since, 0, 2);
+	tcase_add_loop_test(tc, writer_path, 0, 2);
 	tcase_add_test(tc, out_of_memory);
 	tcase_add_test(tc, strerror_messages);
 	tcase_add_test(tc, clock_and_deadlines);
