@@ -120,9 +120,16 @@ static struct rentry *find_nth(struct es_rindex *ri, MPI_Request r, int k)
 	return NULL;
 }
 
-static struct rentry *find(struct es_rindex *ri, MPI_Request r)
+/* The oldest entry for r: find_nth(ri, r, 0), on every wait's path. */
+static inline struct rentry *find(struct es_rindex *ri, MPI_Request r)
 {
-	return find_nth(ri, r, 0);
+	size_t mask = ri->cap - 1;
+	for (size_t i = hash(r, ri->cap);; i = (i + 1) & mask) {
+		if (ri->tab[i].handle == r)
+			return &ri->tab[i];
+		if (ri->tab[i].handle == MPI_REQUEST_NULL)
+			return NULL; /* the table is never full */
+	}
 }
 
 /* The entry for r on slot. */
@@ -212,8 +219,10 @@ static struct extra *extra_of(struct es_rindex *ri, int slot)
 static void release(struct es_rindex *ri, int slot)
 {
 	struct extra *x = extra_of(ri, slot);
-	es_comm_release(x->c);
-	*x = (struct extra){ 0 };
+	if (__builtin_expect(x->c || x->newcomm, 0)) {
+		es_comm_release(x->c);
+		*x = (struct extra){ 0 };
+	}
 	if (slot >= 0) {
 		slot_free(&es_t.reqs[slot]);
 		ri->free_slots[ri->nfree++] = slot;
@@ -279,7 +288,7 @@ static struct rentry *follow(MPI_Request req, struct es_req_rec *v, struct es_co
 	/* MPI gave the handle again: the requests it stood for that another
 	 * thread completed are done; the others live on beside this one */
 	struct rentry *e;
-	for (int k = 0; (e = find_nth(ri, req, k));) {
+	for (int k = 0; (e = k ? find_nth(ri, req, k) : find(ri, req));) {
 		struct es_req_rec *r = rec_of(ri, e->slot);
 		uint64_t done = e->slot >= 0 ? __atomic_load_n(&r->done, __ATOMIC_ACQUIRE) : 0;
 		if ((done && done == r->ver) || k == MAX_SAME - 1) {
