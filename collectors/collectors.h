@@ -394,7 +394,7 @@ int es_mpi_select(const struct pm_mpi *mpi, const char *file, unsigned char coll
  *         destination's world rank << 32 (ES_NONE otherwise)
  */
 enum { ES_NOTE_START = 0, ES_NOTE_WHAT = 1, ES_NOTE_ARG = 2, ES_NOTE_COMM = 3 };
-static inline uint64_t es_note_what(unsigned op, uint32_t element)
+static inline __attribute__((always_inline)) uint64_t es_note_what(unsigned op, uint32_t element)
 {
 	return (uint64_t)op | ((uint64_t)element << 32);
 }
@@ -409,7 +409,7 @@ static inline void es_note_begin(_Atomic uint64_t *notes, uint64_t start, unsign
 }
 /* The same with the MPI words: three stores into the line the first one
  * brought in, then the start. */
-static inline void es_note_call(_Atomic uint64_t *notes, uint64_t start, unsigned op,
+static inline __attribute__((always_inline)) void es_note_call(_Atomic uint64_t *notes, uint64_t start, unsigned op,
 				uint32_t element, uint64_t arg, uint64_t comm)
 {
 	__atomic_store_n((uint64_t *)&notes[ES_NOTE_WHAT], es_note_what(op, element), __ATOMIC_RELAXED);
@@ -453,7 +453,7 @@ int es_clock_check(struct es_clock *c, int64_t *drift_ns);
 
 extern int es__clock_tsc; /* set by es_clock_init: read the TSC */
 
-static inline uint64_t es_now(void)
+static inline __attribute__((always_inline)) uint64_t es_now(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	if (__builtin_expect(es__clock_tsc, 1))

@@ -543,13 +543,6 @@ uint64_t es_sumw(const int counts[], const MPI_Datatype *ct, const MPI_Fint *ft,
 	return b;
 }
 
-uint64_t es_got(const MPI_Status *st, int rc)
-{
-	if (rc != MPI_SUCCESS || st->MPI_SOURCE < 0)
-		return 0;
-	return es_io_got(st, rc);
-}
-
 /* An I/O call's status says no source: its bytes all the same */
 uint64_t es_io_got(const MPI_Status *st, int rc)
 {

@@ -20,6 +20,10 @@
  */
 
 #define ES_HIDDEN __attribute__((visibility("hidden")))
+/* What a recorded call's body is made of: small, and inlined whatever the
+ * size of the body (gcc's heuristics called es_world four times in
+ * MPI_Sendrecv's, for one value) */
+#define ES_INLINE static inline __attribute__((always_inline))
 
 /* --- the process and its threads ------------------------------------------- */
 
@@ -149,7 +153,7 @@ ps_elem *es_thread_elem(void) ES_HIDDEN; /* makes it and the boards; NULL if it 
 void *es_rank_board(ps_server *srv, const char *name, size_t rec, uint32_t slots, const char *layout,
 		    ps_elem **out) ES_HIDDEN;
 
-static inline ps_elem *es_elem(void)
+ES_INLINE ps_elem *es_elem(void)
 {
 	return __builtin_expect(es_t.elem != NULL, 1) ? es_t.elem : es_thread_elem();
 }
@@ -158,7 +162,7 @@ void es__ctl_apply(void) ES_HIDDEN; /* control.c: a new order from esctl */
 void es_control_setup(ps_server *srv, const unsigned char collect[256], const char *list) ES_HIDDEN;
 void es_control_finalize(void) ES_HIDDEN;
 
-static inline int es_want(unsigned op)
+ES_INLINE int es_want(unsigned op)
 {
 #ifndef ES_NO_CONTROL /* defined only for tests/bench/control.sh's library without it */
 	/* one load of a line esctl alone writes: shared in every core's cache */
@@ -171,12 +175,12 @@ static inline int es_want(unsigned op)
 
 /* collect[op] without looking for an order: for code an entry point's
  * es_want has already run before (one look a call is enough) */
-static inline int es_collects(unsigned op)
+ES_INLINE int es_collects(unsigned op)
 {
 	return es_route.collect[op];
 }
 
-static inline int es_tracing(void)
+ES_INLINE int es_tracing(void)
 {
 	return es_route.tracing;
 }
@@ -224,13 +228,13 @@ void es_phases_finalize(void) ES_HIDDEN; /* the calling thread's open phases end
 void es_ending_setup(int32_t *fatal) ES_HIDDEN;
 void es_ending_finalize(void) ES_HIDDEN; /* before the segment is unmapped */
 
-static inline uint32_t es_site_hash(uintptr_t k)
+ES_INLINE uint32_t es_site_hash(uintptr_t k)
 {
 	return (uint32_t)((k * 0x9e3779b97f4a7c15ull) >> 40) & (ES_SITES_HASH - 1);
 }
 
 /* The thread's number for the site its recorded call came from: 0 if not known. */
-static inline uint16_t es_site(const void *ra)
+ES_INLINE uint16_t es_site(const void *ra)
 {
 	struct es_sites *s = es_t.sites;
 	if (__builtin_expect(s != NULL && es_route.depth == 1, 1)) {
@@ -243,7 +247,7 @@ static inline uint16_t es_site(const void *ra)
 
 void es__write_slow(const struct es_trace *t) ES_HIDDEN; /* an element behind a tuple server */
 
-static inline __attribute__((always_inline)) void es_write(unsigned op, uint64_t t0, uint64_t t1, uint32_t element, uint64_t bytes,
+ES_INLINE void es_write(unsigned op, uint64_t t0, uint64_t t1, uint32_t element, uint64_t bytes,
 			    uint32_t arg, uint16_t comm, int rc)
 {
 	if (__builtin_expect(!es_elem(), 0))
@@ -273,7 +277,7 @@ static inline __attribute__((always_inline)) void es_write(unsigned op, uint64_t
 
 /* The call starts: its stamp, and the notes say what the thread is inside
  * and whom it waits for (collectors.h: ES_NOTE_*). */
-static inline __attribute__((always_inline)) uint64_t es_begin(unsigned op, uint32_t note, uint64_t arg,
+ES_INLINE uint64_t es_begin(unsigned op, uint32_t note, uint64_t arg,
 								uint64_t comm)
 {
 	uint64_t t0 = es_now();
@@ -282,7 +286,7 @@ static inline __attribute__((always_inline)) uint64_t es_begin(unsigned op, uint
 	return t0;
 }
 
-static inline void es_end(unsigned op, uint64_t t0, uint32_t element, uint64_t bytes, uint32_t arg,
+ES_INLINE void es_end(unsigned op, uint64_t t0, uint32_t element, uint64_t bytes, uint32_t arg,
 			  uint16_t comm, int rc)
 {
 	es_write(op, t0, es_now(), element, bytes, arg, comm, rc);
@@ -327,7 +331,7 @@ void es_comm_release(struct es_comm *c) ES_HIDDEN;
 extern struct es_comm es_world_comm ES_HIDDEN;
 
 /* The communicator's attribute, through the thread's cache. */
-static inline struct es_comm *es_comm_of(MPI_Comm comm)
+ES_INLINE struct es_comm *es_comm_of(MPI_Comm comm)
 {
 	if (comm == MPI_COMM_WORLD)
 		return &es_world_comm;
@@ -343,7 +347,7 @@ struct es_comm *es_win_of(MPI_Win win) ES_HIDDEN;
 
 /* World rank of rank r of c (the remote group's, on an intercommunicator);
  * ES_NONE for MPI_ANY_SOURCE, MPI_PROC_NULL or a rank c does not have. */
-static inline uint32_t es_world(const struct es_comm *c, int r)
+ES_INLINE uint32_t es_world(const struct es_comm *c, int r)
 {
 	if (!c || r < 0)
 		return ES_NONE;
@@ -355,22 +359,22 @@ static inline uint32_t es_world(const struct es_comm *c, int r)
 }
 /* A collective's root as a world rank: MPI_ROOT (this rank is the root of
  * an intercommunicator's collective) is this rank itself. */
-static inline uint32_t es_root(const struct es_comm *c, int root)
+ES_INLINE uint32_t es_root(const struct es_comm *c, int root)
 {
 	return root == MPI_ROOT ? (uint32_t)es_g.rank : es_world(c, root);
 }
-static inline uint16_t es_serial16(const struct es_comm *c)
+ES_INLINE uint16_t es_serial16(const struct es_comm *c)
 {
 	return c ? (uint16_t)c->serial : ES_COMM_NONE;
 }
-static inline uint64_t es_note_comm(const struct es_comm *c, uint32_t second)
+ES_INLINE uint64_t es_note_comm(const struct es_comm *c, uint32_t second)
 {
 	return (c ? c->serial : ES_NONE) | (uint64_t)second << 32;
 }
 /* Collective op begins on c, with root (a world rank, or ES_NONE): its
  * number there.  The history entry first, then the count that makes it
  * current (a reader takes last[n % ES_CALLS_HISTORY] for n < begun). */
-static inline uint32_t es_coll(struct es_comm *c, unsigned op, uint32_t root)
+ES_INLINE uint32_t es_coll(struct es_comm *c, unsigned op, uint32_t root)
 {
 	if (!c || !c->calls)
 		return 0;
@@ -402,7 +406,7 @@ struct es_comm *es_msg_comm(MPI_Message m) ES_HIDDEN;
 /* A message to or from peer (a world rank) on c with tag: counted on the
  * thread's channel board (collectors.h, es_chan_rec). */
 void es__chan_add(uint32_t peer, uint32_t tag, uint32_t serial, uint32_t dir) ES_HIDDEN;
-static inline void es_chan_count(uint32_t peer, uint32_t tag, uint32_t serial, uint32_t dir)
+ES_INLINE void es_chan_count(uint32_t peer, uint32_t tag, uint32_t serial, uint32_t dir)
 {
 	/* a halo or a ring sends to and receives from the same few channels:
 	 * the one each way last counted is tried before the board's hash */
@@ -413,7 +417,7 @@ static inline void es_chan_count(uint32_t peer, uint32_t tag, uint32_t serial, u
 	else
 		es__chan_add(peer, tag, serial, dir);
 }
-static inline void es_chan(const struct es_comm *c, uint32_t peer, uint32_t tag, uint32_t dir)
+ES_INLINE void es_chan(const struct es_comm *c, uint32_t peer, uint32_t tag, uint32_t dir)
 {
 	if (c && peer != ES_NONE && es_t.chans)
 		es_chan_count(peer, tag, c->serial, dir);
@@ -429,7 +433,7 @@ static inline void es_chan(const struct es_comm *c, uint32_t peer, uint32_t tag,
  * poll to now, arg = the polls it took), if polls are recorded, and the
  * completions of the requests it completed, always.
  */
-static inline int es_poll_begin(int slot, uint64_t *t0)
+ES_INLINE int es_poll_begin(int slot, uint64_t *t0)
 {
 	struct es_streak *s = &es_t.streak[slot];
 	if (s->polls) {
@@ -442,7 +446,7 @@ static inline int es_poll_begin(int slot, uint64_t *t0)
 
 /* note: polls are recorded, so the notes say so (a poll followed only
  * for its requests leaves them alone) */
-static inline void es_poll_miss(int slot, uint64_t t0, int fresh, int note_it, unsigned op, uint32_t note,
+ES_INLINE void es_poll_miss(int slot, uint64_t t0, int fresh, int note_it, unsigned op, uint32_t note,
 				uint64_t arg, uint64_t comm)
 {
 	struct es_streak *s = &es_t.streak[slot];
@@ -573,7 +577,7 @@ void es_requests_reset(void) ES_HIDDEN;
 
 /* --- what the expressions in calls.def use ------------------------------------- */
 
-static inline uint32_t peer(int r)
+ES_INLINE uint32_t peer(int r)
 {
 	return r < 0 ? ES_NONE : (uint32_t)r;
 }
@@ -596,12 +600,12 @@ extern struct es_types es_types ES_HIDDEN;
 void es_types_setup(void) ES_HIDDEN;
 uint64_t es__bytes(int count, MPI_Datatype type) ES_HIDDEN;
 
-static inline uint32_t es_type_hash(uint64_t k)
+ES_INLINE uint32_t es_type_hash(uint64_t k)
 {
 	return (uint32_t)((k * 0x9e3779b97f4a7c15ull) >> 40) & (ES_TYPES_HASH - 1);
 }
 
-static inline uint64_t es_bytes(int count, MPI_Datatype type)
+ES_INLINE uint64_t es_bytes(int count, MPI_Datatype type)
 {
 	uint64_t k = es_handle_of(type);
 	uint32_t h = es_type_hash(k);
@@ -611,19 +615,29 @@ static inline uint64_t es_bytes(int count, MPI_Datatype type)
 }
 uint64_t es_sum(const int counts[], int n, MPI_Datatype type) ES_HIDDEN;
 uint64_t es_sumw(const int counts[], const MPI_Datatype *ct, const MPI_Fint *ft, int n) ES_HIDDEN;
-uint64_t es_got(const MPI_Status *st, int rc) ES_HIDDEN;
 uint64_t es_io_got(const MPI_Status *st, int rc) ES_HIDDEN;
+/* A receive's bytes, from its status (0: failed, or from MPI_PROC_NULL) */
+ES_INLINE uint64_t es_got(const MPI_Status *st, int rc)
+{
+	if (rc != MPI_SUCCESS || st->MPI_SOURCE < 0)
+		return 0;
+#if defined(OPEN_MPI) && OPEN_MPI
+	return (uint64_t)st->_ucount; /* es_io_got says why */
+#else
+	return es_io_got(st, rc);
+#endif
+}
 int es_comm_size(MPI_Comm comm) ES_HIDDEN;
 uint64_t es_root_share(int root, MPI_Comm comm, uint64_t bytes) ES_HIDDEN;
 int es_outdeg(MPI_Comm comm) ES_HIDDEN;
 
 /* The source a status names, as a world rank of c (ES_NONE: none). */
-static inline uint32_t es_src(const struct es_comm *c, const MPI_Status *st, int rc, int fallback)
+ES_INLINE uint32_t es_src(const struct es_comm *c, const MPI_Status *st, int rc, int fallback)
 {
 	return rc == MPI_SUCCESS && st->MPI_SOURCE >= 0 ? es_world(c, st->MPI_SOURCE) : es_world(c, fallback);
 }
 
-static inline uint32_t es_tagof(const MPI_Status *st, int rc, int fallback)
+ES_INLINE uint32_t es_tagof(const MPI_Status *st, int rc, int fallback)
 {
 	return rc == MPI_SUCCESS && st->MPI_SOURCE >= 0 && st->MPI_TAG >= 0 ? (uint32_t)st->MPI_TAG
 									      : peer(fallback);

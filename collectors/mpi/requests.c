@@ -48,7 +48,7 @@ static inline uint64_t *words(struct es_req_rec *r)
 
 /* The owner rewrites words 1 to 5 of a slot (handle to size): ver odd while
  * it does, so a reader's copy is whole when ver is even and unchanged. */
-static void slot_put(struct es_req_rec *r, const struct es_req_rec *v)
+static inline __attribute__((always_inline)) void slot_put(struct es_req_rec *r, const struct es_req_rec *v)
 {
 	uint64_t ver = __atomic_load_n(&r->ver, __ATOMIC_RELAXED) | 1;
 	__atomic_store_n(&r->ver, ver, __ATOMIC_RELAXED);
@@ -331,6 +331,27 @@ static bool is_recv(unsigned op)
 void es_req_made(MPI_Request req, unsigned op, const struct es_comm *c, uint32_t peer, uint32_t arg,
 		 uint64_t size, uint64_t start, unsigned state)
 {
+	struct es_rindex *ri = es_t.ri;
+	/* the common case: a handle not live, a free slot on the board, a
+	 * receive from a named source (so nothing to hold), room in the index:
+	 * the slot written in place, the entry put where the probe ended */
+	if (__builtin_expect(ri && ri->nfree && req != MPI_REQUEST_NULL && (ri->n + 1) * 2 <= ri->cap &&
+			     !(peer == ES_NONE && is_recv(op)), 1)) {
+		size_t mask = ri->cap - 1, i = hash(req, ri->cap);
+		for (; ri->tab[i].handle != MPI_REQUEST_NULL; i = (i + 1) & mask)
+			if (ri->tab[i].handle == req)
+				goto slow; /* given again while live: follow() sorts them */
+		int slot = ri->free_slots[--ri->nfree];
+		struct es_req_rec v = { .handle = es_handle_of(req), .start = start, .op = (uint16_t)op,
+					.state = (uint16_t)state, .serial = c ? c->serial : ES_NONE, .peer = peer,
+					.arg = arg, .size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size };
+		slot_put(&es_t.reqs[slot], &v);
+		__atomic_store_n(&es_t.reqs[slot].done, 0, __ATOMIC_RELAXED);
+		ri->tab[i] = (struct rentry){ req, slot };
+		ri->n++;
+		return;
+	}
+slow:;
 	struct es_req_rec v = { .start = start, .op = (uint16_t)op, .state = (uint16_t)state,
 				.serial = c ? c->serial : ES_NONE, .peer = peer, .arg = arg,
 				.size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size };
@@ -476,7 +497,42 @@ MPI_Fint *es_wait_fstatuses(struct es_wait *w, MPI_Fint *given, int n)
 
 /* One request completed, with its status (NULL: not known), or failed:
  * its tuple, its channel, and it leaves (or, persistent, goes inactive). */
-static void completed(const struct es_ref *ref, const MPI_Status *st, bool failed, uint64_t now)
+static void completed_slow(const struct es_ref *ref, const MPI_Status *st, bool failed, uint64_t now);
+
+/* The common case, out of the slow one's way: a nonpersistent request
+ * on this thread's board, neither cancelled nor failed, with no extra
+ * (a wildcard's communicator, an idup's): its fields read where they
+ * are, its tuple, its channel, and its slot and entry freed. */
+static inline void completed(const struct es_ref *ref, const MPI_Status *st, bool failed, uint64_t now)
+{
+	struct es_rindex *ri = es_t.ri;
+	if (__builtin_expect(ref->kind != ES_REF_MINE || ref->slot < 0 || failed, 0))
+		return completed_slow(ref, st, failed, now);
+	struct es_req_rec *r = &es_t.reqs[ref->slot];
+	struct extra *x = &ri->extra[ref->slot];
+	unsigned op = r->op;
+	bool recv = is_recv(op);
+	if (__builtin_expect((r->state & (ES_REQ_PERSISTENT | ES_REQ_CANCELLED)) || x->c || x->newcomm ||
+			     (recv && (!st || st->MPI_SOURCE < 0 ||
+				       atomic_load_explicit(&es_g.cancels, memory_order_relaxed))), 0))
+		return completed_slow(ref, st, failed, now);
+	uint32_t peer = r->peer, arg = r->arg, serial = r->serial;
+	uint64_t size = r->size;
+	MPI_Request h = (MPI_Request)(uintptr_t)r->handle;
+	if (recv) {
+		/* its source was named (a wildcard's has an extra): MPI agrees */
+		arg = st->MPI_TAG >= 0 ? (uint32_t)st->MPI_TAG : arg;
+		size = es_got(st, MPI_SUCCESS);
+		if (peer != ES_NONE && es_t.chans && serial != ES_NONE)
+			es_chan_count(peer, arg, serial, ES_CHAN_RECVD);
+	}
+	es_write(op | ES_OP_DONE, r->start, now, peer, size, arg, (uint16_t)serial, MPI_SUCCESS);
+	struct rentry *e = find_slot(ri, h, ref->slot);
+	if (e)
+		forget(ri, e);
+}
+
+static void completed_slow(const struct es_ref *ref, const MPI_Status *st, bool failed, uint64_t now)
 {
 	struct es_rindex *ri = es_t.ri;
 	struct es_req_rec v, *mine = NULL;

@@ -33,16 +33,20 @@ def main():
         key += (int(c.group(1)), int(t.group(1)))
         (sends if "SEND" in kind else recvs)[key].append((time, int(n.group(1))))
     messages = unmatched_sends = unmatched_recvs = before = differ = 0
+    worst = 0  # the earliest a receive was stamped before its send, in the trace's ticks
     for key in set(sends) | set(recvs):
         s, r = sorted(sends[key]), sorted(recvs[key])  # each end's events in time order: MPI's order
         for (ts, bs), (tr, br) in zip(s, r):
             messages += 1
             before += tr < ts
+            worst = min(worst, tr - ts)
             differ += bs != br
         unmatched_sends += max(0, len(s) - len(r))
         unmatched_recvs += max(0, len(r) - len(s))
     print("messages=%d unmatched_sends=%d unmatched_recvs=%d recv_before_send=%d bytes_differ=%d"
           % (messages, unmatched_sends, unmatched_recvs, before, differ))
+    if before:
+        print("msg_check: the earliest receive came %d ticks before its send" % -worst, file=sys.stderr)
     bad = unmatched_sends or unmatched_recvs or before or differ
     if len(sys.argv) > 1 and messages != int(sys.argv[1]):
         bad = True
