@@ -805,7 +805,12 @@ static void c_wrapper(const struct call *c)
 	c_params(c);
 	emit(")\n{\n");
 	if (poll) {
-		emit("\tif (%s)\n\t\treturn ((__typeof__(&P%s))es_route.pmpi[%s])(", pass_test(c), c->name, c->op);
+		/* inside a streak es_want looked at its first poll, and looks
+		 * again every 64th: a fruitless poll touches neither es.ctl's
+		 * page nor the decision (hpcc's RandomAccess evicts the TLB
+		 * between polls, and each page is a walk) */
+		emit("\tif (__builtin_expect((es_t.streak[%d].polls & 63) == 0, 0) && %s)\n"
+		     "\t\treturn ((__typeof__(&P%s))es_route.pmpi[%s])(", c->slot, pass_test(c), c->name, c->op);
 		c_args(c, 0);
 		emit(");\n\treturn poll_%s(", c->name);
 		c_args(c, 0);
