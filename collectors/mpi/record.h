@@ -95,6 +95,8 @@ struct es_streak {
 	int held_cap;
 };
 
+#define ES_MSG_HELD 16
+
 struct es_comm_cache {
 	MPI_Comm handle;
 	struct es_comm *c;
@@ -132,7 +134,9 @@ struct es_thread {
 	MPI_Status poll_status; /* when the program passed MPI_STATUS_IGNORE */
 	MPI_Request poll_req;   /* MPI_Test's request before the call */
 	struct es_comm_cache cc[4];
-	uint64_t msg[4], msg_serial[4]; /* matched probes' messages, for Mrecv: their communicators */
+	/* matched probes' messages, for Mrecv: their communicators (the last
+	 * ES_MSG_HELD probed: a program may probe several before it receives) */
+	uint64_t msg[ES_MSG_HELD], msg_serial[ES_MSG_HELD];
 	unsigned msg_next;
 	/* where the program called the recorded call under way: its entry
 	 * point's return address, set before the body runs; the body keeps a
