@@ -535,7 +535,7 @@ static inline void completed(const struct es_ref *ref, const MPI_Status *st, boo
 static void completed_slow(const struct es_ref *ref, const MPI_Status *st, bool failed, uint64_t now)
 {
 	struct es_rindex *ri = es_t.ri;
-	struct es_req_rec v, *mine = NULL;
+	struct es_req_rec v, *mine = NULL, *other = NULL;
 	struct extra *x = NULL;
 	struct rentry *e = NULL;
 	if (ref->kind == ES_REF_MINE) {
@@ -544,11 +544,14 @@ static void completed_slow(const struct es_ref *ref, const MPI_Status *st, bool 
 		x = extra_of(ri, ref->slot);
 		e = find_slot(ri, (MPI_Request)(uintptr_t)v.handle, ref->slot);
 	} else {
-		struct es_req_rec *b = atomic_load_explicit(&es_g.boards[ref->owner], memory_order_relaxed);
-		if (!slot_get(&b[ref->slot], &v) || v.ver != ref->ver)
+		other = &atomic_load_explicit(&es_g.boards[ref->owner], memory_order_relaxed)[ref->slot];
+		if (!slot_get(other, &v) || v.ver != ref->ver)
 			return; /* its owner moved on meanwhile */
-		__atomic_store_n(&b[ref->slot].done, v.ver, __ATOMIC_RELEASE);
 	}
+	if ((v.state & ES_REQ_PERSISTENT) && !(v.state & ES_REQ_ACTIVE))
+		return; /* inactive (not started, or completed before): a wait passes over it */
+	if (other)
+		__atomic_store_n(&other->done, v.ver, __ATOMIC_RELEASE);
 	unsigned op = v.op, flags = ES_OP_DONE;
 	uint32_t peer = v.peer, arg = v.arg;
 	uint64_t size = v.size;
