@@ -73,6 +73,10 @@ struct es_proc {
 	struct es_comm *live, *live_tail; /* in force, the least recently written first */
 	_Atomic uint32_t comm_gen;  /* bumped when one is freed: threads' caches start over */
 	_Atomic int cancels;        /* MPI_Cancel was called: a completion must ask if it was cancelled */
+	/* the one handle MPI gives every request it completed within the call
+	 * (Open MPI's shared empty request: sends it completed inline, those to
+	 * MPI_PROC_NULL), found at set-up (requests.c); MPI_REQUEST_NULL if none */
+	MPI_Request done_req;
 	ps_tcp *tcp;                /* this node's tuple server, on its first rank */
 	struct es_module_rec *modules; /* mpi.modules' slots (sites.c), or NULL */
 	int nmodules;               /* slots taken, under lock */
@@ -487,8 +491,15 @@ void es_poll_done(int slot, unsigned op, uint32_t element, uint64_t bytes, uint1
  *    the thread that made it, its owner: an entry in the owner's index,
  *    by handle, and a slot on its board (or, when the board is full, a
  *    record kept privately, which monitors do not see).
- *  - One handle may stand for several live requests: Open MPI gives
- *    every send it completed within the call the same one.  Its entries
+ *  - A request made with the library's shared completed handle
+ *    (es_g.done_req: Open MPI gives it to every send it completed within
+ *    the call) completed in its call: its completion is written there and
+ *    it is not followed, since no wait could tell it from the others.
+ *    Every other handle stands for one live request: one given again
+ *    means MPI freed the request it stood for without our seeing its
+ *    completion, which stays unknown (its entry goes, and can never take
+ *    another's completion).  Where no shared handle was found (another
+ *    MPI), one handle may stand for several live requests: its entries
  *    keep their order, and a wait given it k times takes its k oldest.
  *  - Only the owner writes its index and its board's slots, except the
  *    words waiter and done.  A slot's ver is odd while the owner rewrites
@@ -577,6 +588,7 @@ MPI_Fint *es_poll_fstatuses(int n) ES_HIDDEN;
 void es_poll_completed(int slot, const MPI_Request *single, const MPI_Request *c, MPI_Fint *f, int n,
 		       enum es_which which, int count, const int *indices, const MPI_Status *sts,
 		       const MPI_Fint *fsts) ES_HIDDEN;
+void es_requests_setup(void) ES_HIDDEN;
 void es_requests_reset(void) ES_HIDDEN;
 
 /* --- what the expressions in calls.def use ------------------------------------- */

@@ -286,12 +286,16 @@ static struct rentry *follow(MPI_Request req, struct es_req_rec *v, struct es_co
 	if (!ri || req == MPI_REQUEST_NULL)
 		return NULL;
 	/* MPI gave the handle again: the requests it stood for that another
-	 * thread completed are done; the others live on beside this one */
+	 * thread completed are done; the others live on beside this one,
+	 * unless the library's shared handle is known (es_g.done_req): then no
+	 * other stands for two, and MPI freed the one it stood for unseen
+	 * (its completion stays unknown, never this one's) */
 	struct rentry *e;
+	bool one = es_g.done_req != MPI_REQUEST_NULL;
 	for (int k = 0; (e = k ? find_nth(ri, req, k) : find(ri, req));) {
 		struct es_req_rec *r = rec_of(ri, e->slot);
 		uint64_t done = e->slot >= 0 ? __atomic_load_n(&r->done, __ATOMIC_ACQUIRE) : 0;
-		if ((done && done == r->ver) || k == MAX_SAME - 1) {
+		if ((done && done == r->ver) || k == MAX_SAME - 1 || one) {
 			forget(ri, e);
 		} else {
 			ri->dups = true;
@@ -331,6 +335,14 @@ static bool is_recv(unsigned op)
 void es_req_made(MPI_Request req, unsigned op, const struct es_comm *c, uint32_t peer, uint32_t arg,
 		 uint64_t size, uint64_t start, unsigned state)
 {
+	if (req == es_g.done_req && req != MPI_REQUEST_NULL && !(state & ES_REQ_PERSISTENT)) {
+		/* MPI completed it within the call and gave it the handle it gives
+		 * every such request: it completed here (MPI_PROC_NULL's receive:
+		 * nothing came), and no wait could tell it from the others */
+		es_write(op | ES_OP_DONE, start, es_now(), peer, size, arg, c ? (uint16_t)c->serial : ES_COMM_NONE,
+			 MPI_SUCCESS);
+		return;
+	}
 	struct es_rindex *ri = es_t.ri;
 	/* the common case: a handle not live, a free slot on the board, a
 	 * receive from a named source (so nothing to hold), room in the index:
@@ -361,6 +373,10 @@ slow:;
 
 void es_req_idup(MPI_Request req, struct es_comm *parent, MPI_Comm *newcomm, uint32_t seed)
 {
+	if (req == es_g.done_req && req != MPI_REQUEST_NULL) { /* completed in its call */
+		es_comm_made(parent, seed, *newcomm, ES_MADE_CHILD, 0);
+		return;
+	}
 	struct es_rindex *ri = es_t.ri;
 	struct rentry *e = ri && req != MPI_REQUEST_NULL ? find(ri, req) : NULL;
 	if (!e)
@@ -415,8 +431,8 @@ static int find_refs(const MPI_Request *held, int n, struct es_ref *ref, uint64_
 	for (int i = 0; i < n; i++) {
 		struct es_req_rec copy;
 		ref[i].kind = ES_REF_NONE;
-		if (held[i] == MPI_REQUEST_NULL)
-			continue;
+		if (held[i] == MPI_REQUEST_NULL || held[i] == es_g.done_req)
+			continue; /* none, or one that completed in its call (es_req_made) */
 		struct rentry *e = ri ? find(ri, held[i]) : NULL;
 		if (e && ri->dups && find_nth(ri, held[i], 1))
 			e = find_nth(ri, held[i], same_before(held, i)); /* the k-th time given: the k-th request */
@@ -801,6 +817,20 @@ void es_req_cancelled(MPI_Request req)
 		slot_put(r, &v);
 	else
 		*r = v;
+}
+
+void es_requests_setup(void)
+{
+	/* Two requests MPI completes within their calls, alive at once: one
+	 * handle for both is the library's shared completed request (Open
+	 * MPI's ompi_request_empty, which it also gives every send it
+	 * completes inline); two handles, and each stands for its own. */
+	MPI_Request a = MPI_REQUEST_NULL, b = MPI_REQUEST_NULL;
+	PMPI_Isend(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, &a);
+	PMPI_Isend(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, &b);
+	es_g.done_req = a == b ? a : MPI_REQUEST_NULL;
+	PMPI_Wait(&a, MPI_STATUS_IGNORE);
+	PMPI_Wait(&b, MPI_STATUS_IGNORE);
 }
 
 void es_requests_reset(void)
