@@ -137,6 +137,7 @@ struct es_thread {
 	MPI_Status *poll_st;
 	MPI_Status poll_status; /* when the program passed MPI_STATUS_IGNORE */
 	MPI_Request poll_req;   /* MPI_Test's request before the call */
+	uint32_t held;          /* streaks holding handles, a bit per slot: a request made drops them */
 	struct es_comm_cache cc[4];
 	/* matched probes' messages, for Mrecv: their communicators (the last
 	 * ES_MSG_HELD probed: a program may probe several before it receives) */
@@ -152,6 +153,7 @@ struct es_thread {
 	int nphases;                  /* open (beyond ES_PHASE_DEPTH: counted only) */
 	int pcontrol;                 /* the phase MPI_Pcontrol began: its index + 1; 0: none */
 };
+_Static_assert(ES_MPI_NPOLLS <= 32, "es_thread.held has a bit per poll");
 /* initial-exec: a preloaded library's TLS is a fixed offset, no call */
 extern __thread struct es_thread es_t ES_HIDDEN __attribute__((tls_model("initial-exec")));
 
@@ -476,6 +478,16 @@ static inline void es_poll_end(int slot, unsigned op, uint64_t t0, uint32_t elem
 	s->polls = 0;
 	if (es_want(op))
 		es_write(op, t0, es_now(), element, bytes, polls, comm, rc);
+}
+
+/* Whether a poll of an array must hold its handles again, though inside
+ * a streak: it was given another array than the streak holds (a loop that
+ * polls two arrays with one call), or the thread has made a request since
+ * (es_t.held: the program may have put it in this array). */
+static inline int es_poll_moved(int slot, const MPI_Request *c, const MPI_Fint *f, int n)
+{
+	const struct es_streak *s = &es_t.streak[slot];
+	return s->array != (c ? (const void *)c : (const void *)f) || s->n != n;
 }
 
 /* es_poll_end, out of line: the completing poll of a streak, from poll_NAME */

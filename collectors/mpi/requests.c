@@ -280,6 +280,17 @@ static int priv_slot(struct es_rindex *ri)
 
 /* --- making ----------------------------------------------------------------------------- */
 
+/* A request was made: the polls that hold handles hold them again at
+ * their next poll (es_poll_moved), since the program may have put it in
+ * the array one polls, where a completing poll would otherwise take the
+ * handle it held for that place (another request's, or none). */
+static void drop_held(void)
+{
+	for (uint32_t m = es_t.held; m; m &= m - 1)
+		es_t.streak[__builtin_ctz(m)].array = NULL;
+	es_t.held = 0;
+}
+
 static struct rentry *follow(MPI_Request req, struct es_req_rec *v, struct es_comm *hold)
 {
 	struct es_rindex *ri = index_of_thread();
@@ -335,6 +346,8 @@ static bool is_recv(unsigned op)
 void es_req_made(MPI_Request req, unsigned op, const struct es_comm *c, uint32_t peer, uint32_t arg,
 		 uint64_t size, uint64_t start, unsigned state)
 {
+	if (es_t.held)
+		drop_held();
 	if (req == es_g.done_req && req != MPI_REQUEST_NULL && !(state & ES_REQ_PERSISTENT)) {
 		/* MPI completed it within the call and gave it the handle it gives
 		 * every such request: it completed here (MPI_PROC_NULL's receive:
@@ -695,6 +708,7 @@ int es_poll_hold(int slot, const MPI_Request *c, MPI_Fint *f, int n, uint64_t t0
 	if ((!c && !f) || n <= 0 || !hold_handles(&s->held, s->held_small, 4, &s->held_cap, c, f, n))
 		return 0;
 	s->n = n;
+	es_t.held |= 1u << slot;
 	/* marks them waited for: the refs themselves are found again at completion */
 	struct es_ref small[8], *ref = n <= 8 ? small : malloc(sizeof(*ref) * (size_t)n);
 	int followed, unknown = n;
