@@ -14,7 +14,8 @@
  *     null request among them;
  *  C  persistent requests started by MPI_Start and MPI_Startall (some
  *     rounds only some of them, waited for with the inactive ones);
- *  D  a receive cancelled, completed by MPI_Wait or MPI_Test;
+ *  D  a receive cancelled, completed by MPI_Wait or MPI_Test; a send
+ *     MPI_Cancel was called on (which Open MPI completes as sent);
  *  E  a send freed by MPI_Request_free while active;
  *  F  a generalized request waited for beside a send and a receive;
  *  G  matched probes: six messages probed (MPI_Mprobe or MPI_Improbe, on
@@ -99,16 +100,27 @@ static void fill(int *b, int tag)
 		b[i] = word(me, tag, i);
 }
 
-/* A send: listed, then made. */
-static void isend(struct slot *s, MPI_Request *r, int to, int tag, MPI_Comm c)
+static void sent(int to, int tag, int bytes, MPI_Comm c)
+{
+	fprintf(msgs, "%d %d %d %d %s\n", me, to, tag, bytes, cname(c));
+}
+
+/* A send: listed (its message too, unless it may be cancelled), then made. */
+static void isend_as(struct slot *s, MPI_Request *r, int to, int tag, MPI_Comm c, int listed)
 {
 	int n = count_of(me, tag);
 	fill(s->buf, tag);
 	s->recv = 0;
 	s->li = logreq('s', to, tag, 4 * n, 0);
-	fprintf(msgs, "%d %d %d %d %s\n", me, to, tag, 4 * n, cname(c));
+	if (listed)
+		sent(to, tag, 4 * n, c);
 	if (MPI_Isend(s->buf, n, MPI_INT, to, tag, c, r) != MPI_SUCCESS)
 		die("MPI_Isend");
+}
+
+static void isend(struct slot *s, MPI_Request *r, int to, int tag, MPI_Comm c)
+{
+	isend_as(s, r, to, tag, c, 1);
 }
 
 /* A receive posted for (from, tag), expected from esrc with etag. */
@@ -348,7 +360,7 @@ static void persist_listed(int i)
 		return;
 	}
 	ps[i].li = logreq('s', i == 3 ? left : right, tag, 4 * count_of(me, tag), 0);
-	fprintf(msgs, "%d %d %d %d world\n", me, i == 3 ? left : right, tag, 4 * count_of(me, tag));
+	sent(i == 3 ? left : right, tag, 4 * count_of(me, tag), MPI_COMM_WORLD);
 }
 
 static void block_persistent(void)
@@ -418,6 +430,43 @@ static void block_cancel(void)
 	lg[s.li].how = 'c';
 }
 
+/* A send MPI_Cancel was called on (Open MPI cannot cancel one: it then
+ * completes as sent), and the receive meant for it, which the sender's
+ * word (a message of its own) says to cancel or to wait for. */
+static void block_cancel_send(void)
+{
+	static struct slot s, r;
+	MPI_Request sr, rr;
+	MPI_Status st;
+	int t = round_ * 64 + 12, c, lc, f = 0;
+	irecv(&r, &rr, left, t, left, t, MPI_COMM_WORLD);
+	isend_as(&s, &sr, right, t, MPI_COMM_WORLD, 0);
+	MPI_Cancel(&sr);
+	if (round_ % 2)
+		MPI_Wait(&sr, &st);
+	else
+		while (!f)
+			MPI_Test(&sr, &f, &st);
+	MPI_Test_cancelled(&st, &c);
+	if (c)
+		lg[s.li] = (struct logent){ 's', 'c', 0, 0, 0 };
+	else
+		finish(&s, &st), sent(right, t, lg[s.li].bytes, MPI_COMM_WORLD);
+	MPI_Send(&c, 1, MPI_INT, right, t + 1, MPI_COMM_WORLD);
+	sent(right, t + 1, 4, MPI_COMM_WORLD);
+	MPI_Recv(&lc, 1, MPI_INT, left, t + 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	if (lc)
+		MPI_Cancel(&rr);
+	MPI_Wait(&rr, &st);
+	MPI_Test_cancelled(&st, &c);
+	if (c != lc)
+		die("a receive cancelled, or not, unlike its send");
+	if (c)
+		lg[r.li].how = 'c';
+	else
+		finish(&r, &st);
+}
+
 static void block_free(void)
 {
 	static int buf[8][MAXC], in[MAXC];
@@ -427,7 +476,7 @@ static void block_free(void)
 	for (int i = 0; i < n; i++)
 		buf[round_ % 8][i] = word(me, tag + round_ % 5, i);
 	logreq('s', right, tag + round_ % 5, 4 * n, 'f');
-	fprintf(msgs, "%d %d %d %d world\n", me, right, tag + round_ % 5, 4 * n);
+	sent(right, tag + round_ % 5, 4 * n, MPI_COMM_WORLD);
 	MPI_Isend(buf[round_ % 8], n, MPI_INT, right, tag + round_ % 5, MPI_COMM_WORLD, &r);
 	MPI_Request_free(&r);
 	if (r != MPI_REQUEST_NULL)
@@ -621,6 +670,7 @@ int main(int argc, char **argv)
 		block_waits();
 		block_persistent();
 		block_cancel();
+		block_cancel_send();
 		block_free();
 		block_grequest();
 		block_mprobe();

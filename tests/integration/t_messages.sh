@@ -76,8 +76,9 @@ python3 "$(dirname "$0")/msg_check.py" 400 <"$dir/pp.txt" >"$dir/check" ||
 # every way a request completes (mpi_complete: Test, Testany, Testsome,
 # Testall, Wait, Waitany, Waitsome, Waitall in polling loops over different
 # requests at once, persistent requests across starts, a cancelled receive,
-# a send freed while active, generalized requests, matched probes, Open
-# MPI's shared completed request): every message once, each end right, and
+# a send MPI_Cancel was called on, a send freed while active, generalized
+# requests, matched probes, Open MPI's shared completed request, sends made
+# into a polled array): every message once, each end right, and
 # each request completed once, as its own, as the program saw it complete
 # (req_check.py: the program's own list of its requests against OTF2's ids)
 "$BIN/esrecord" -w 30 -o "$dir/c" "$job.c" 2>"$dir/crec.err" &
@@ -87,7 +88,7 @@ mpirun --oversubscribe --allow-run-as-root -np 3 "$BIN/esrun" -q -j "$job.c" "$B
 wait $rec || die "esrecord failed: $(cat "$dir/crec.err")"
 grep -q " 0 discarded" "$dir/crec.err" || die "mpi_complete's recording lost events: $(cat "$dir/crec.err")"
 sent=$(cat "$dir"/complete.msgs.r* | wc -l)
-[ "$sent" -eq 1980 ] || die "mpi_complete listed $sent messages, not 1980"
+[ "$sent" -eq 2160 ] || die "mpi_complete listed $sent messages, not 2160"
 "$BIN/esconvert" --otf2 "$dir/co" "$dir/c" 2>"$dir/cconv.err" || die "esconvert: $(cat "$dir/cconv.err")"
 otf2-print "$dir/co/traces.otf2" >"$dir/cp.txt" 2>"$dir/cp.err" || die "otf2-print failed: $(cat "$dir/cp.err")"
 [ -s "$dir/cp.err" ] && die "otf2-print warned: $(cat "$dir/cp.err")"
