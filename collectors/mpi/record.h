@@ -545,7 +545,8 @@ struct es_ref {
 struct es_wait {
 	int n;                  /* requests given */
 	int followed;           /* how many of them are followed */
-	bool recv;              /* some receive among them: statuses are needed */
+	bool recv;              /* some receive (or a request MPI_Cancel was called on) among
+				 * them: statuses are needed */
 	const MPI_Request *c;   /* the caller's array: C handles, or */
 	MPI_Fint *f;            /* Fortran ones */
 	MPI_Request *held;      /* their handles before the call */

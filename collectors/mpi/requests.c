@@ -454,12 +454,12 @@ static int find_refs(const MPI_Request *held, int n, struct es_ref *ref, uint64_
 			ref[i] = (struct es_ref){ ES_REF_MINE, -1, e->slot, 0 };
 			if (t0 && e->slot >= 0)
 				__atomic_store_n(&r->waiter, t0, __ATOMIC_RELAXED);
-			*recv |= is_recv(r->op);
+			*recv |= is_recv(r->op) || (r->state & ES_REQ_CANCELLED); /* statuses needed */
 		} else if (es_g.nthreads > 1 && find_other(held[i], &ref[i], &copy)) {
 			struct es_req_rec *b = atomic_load_explicit(&es_g.boards[ref[i].owner], memory_order_relaxed);
 			if (t0)
 				__atomic_store_n(&b[ref[i].slot].waiter, t0, __ATOMIC_RELAXED);
-			*recv |= is_recv(copy.op);
+			*recv |= is_recv(copy.op) || (copy.state & ES_REQ_CANCELLED);
 		} else {
 			unknown++;
 			continue;
@@ -596,6 +596,10 @@ static void completed_slow(const struct es_ref *ref, const MPI_Status *st, bool 
 		} else if (!cancelled) {
 			peer = ES_NONE; /* MPI_PROC_NULL: nothing came */
 		}
+	} else if (st && !cancelled && (v.state & ES_REQ_CANCELLED)) {
+		/* a send MPI_Cancel was called on is cancelled only if MPI says so
+		 * (Open MPI cancels none: it completes as sent) */
+		PMPI_Test_cancelled(st, &cancelled);
 	} else if (v.state & ES_REQ_CANCELLED) {
 		cancelled = 1;
 	}
