@@ -335,7 +335,8 @@ ESCOLLECT := $(BUILD)/lib/libescollect.so
 MPI_TESTS := $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_check $(BUILD)/tests/mpi_late \
 	     $(BUILD)/tests/mpi_split $(BUILD)/tests/mpi_every $(BUILD)/tests/mpi_expect \
 	     $(BUILD)/tests/mpi_wait $(BUILD)/tests/mpi_msgs $(BUILD)/tests/mpi_sites $(BUILD)/tests/mpi_io $(BUILD)/tests/mpi_io_f $(BUILD)/tests/mpi_hdf5 $(BUILD)/tests/mpi_phases \
-	     $(BUILD)/tests/mpi_phases_f $(BUILD)/tests/ring_demo $(BUILD)/tests/mpi_crash $(BUILD)/tests/mpi_poll
+	     $(BUILD)/tests/mpi_phases_f $(BUILD)/tests/ring_demo $(BUILD)/tests/mpi_crash $(BUILD)/tests/mpi_poll \
+	     $(BUILD)/tests/mpi_complete
 
 ESCOLLECT_SRC := collectors/mpi/escollect.c collectors/mpi/comms.c collectors/mpi/requests.c \
 		 collectors/mpi/fortran.c collectors/mpi/sites.c collectors/mpi/phases.c \
@@ -370,7 +371,7 @@ $(BUILD)/obj/tests/integration/mpi_%.o: tests/integration/mpi_%.c | $(GEN)/stamp
 
 $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_late $(BUILD)/tests/mpi_split $(BUILD)/tests/mpi_every \
 $(BUILD)/tests/mpi_wait $(BUILD)/tests/mpi_msgs $(BUILD)/tests/mpi_sites $(BUILD)/tests/mpi_io $(BUILD)/tests/mpi_crash \
-$(BUILD)/tests/mpi_poll: $(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/integration/mpi_%.o
+$(BUILD)/tests/mpi_poll $(BUILD)/tests/mpi_complete: $(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/integration/mpi_%.o
 	$(MPICC) $^ -o $@ $(LDLIBS)
 
 # A program that writes through parallel HDF5 (Debian's libhdf5-openmpi-dev).

@@ -433,7 +433,7 @@ void es_msg_probed(MPI_Message m, const struct es_comm *c)
 {
 	if (m == MPI_MESSAGE_NULL || m == MPI_MESSAGE_NO_PROC || !c)
 		return;
-	unsigned k = es_t.msg_next++ % 4;
+	unsigned k = es_t.msg_next++ % ES_MSG_HELD;
 	es_t.msg[k] = es_handle_of(m);
 	es_t.msg_serial[k] = (uint64_t)(uintptr_t)c;
 }
@@ -442,9 +442,15 @@ struct es_comm *es_msg_comm(MPI_Message m)
 {
 	/* a pointer kept for as long as the message: a communicator is not
 	 * freed while a message on it is unreceived */
-	for (unsigned k = 0; k < 4; k++)
-		if (es_t.msg[k] == es_handle_of(m) && es_t.msg_serial[k])
+	/* newest first, and taken: a message is received once, and MPI gives
+	 * its handle to a later one, perhaps on another communicator */
+	for (unsigned i = 1; i <= ES_MSG_HELD; i++) {
+		unsigned k = (es_t.msg_next - i) % ES_MSG_HELD;
+		if (es_t.msg[k] == es_handle_of(m) && es_t.msg_serial[k]) {
+			es_t.msg[k] = 0;
 			return (struct es_comm *)(uintptr_t)es_t.msg_serial[k];
+		}
+	}
 	return NULL;
 }
 

@@ -399,6 +399,7 @@ static void setup(void)
 	describe_process(srv);
 	es_comms_setup();
 	es_types_setup();
+	es_requests_setup();
 	memcpy(es_route.collect, collect, sizeof(collect));
 	es_route.tracing = 1;
 	es_control_setup(srv, collect, list);

@@ -73,6 +73,10 @@ struct es_proc {
 	struct es_comm *live, *live_tail; /* in force, the least recently written first */
 	_Atomic uint32_t comm_gen;  /* bumped when one is freed: threads' caches start over */
 	_Atomic int cancels;        /* MPI_Cancel was called: a completion must ask if it was cancelled */
+	/* the one handle MPI gives every request it completed within the call
+	 * (Open MPI's shared empty request: sends it completed inline, those to
+	 * MPI_PROC_NULL), found at set-up (requests.c); MPI_REQUEST_NULL if none */
+	MPI_Request done_req;
 	ps_tcp *tcp;                /* this node's tuple server, on its first rank */
 	struct es_module_rec *modules; /* mpi.modules' slots (sites.c), or NULL */
 	int nmodules;               /* slots taken, under lock */
@@ -94,6 +98,8 @@ struct es_streak {
 	MPI_Request held_small[4];
 	int held_cap;
 };
+
+#define ES_MSG_HELD 16
 
 struct es_comm_cache {
 	MPI_Comm handle;
@@ -131,8 +137,11 @@ struct es_thread {
 	MPI_Status *poll_st;
 	MPI_Status poll_status; /* when the program passed MPI_STATUS_IGNORE */
 	MPI_Request poll_req;   /* MPI_Test's request before the call */
+	uint32_t held;          /* streaks holding handles, a bit per slot: a request made drops them */
 	struct es_comm_cache cc[4];
-	uint64_t msg[4], msg_serial[4]; /* matched probes' messages, for Mrecv: their communicators */
+	/* matched probes' messages, for Mrecv: their communicators (the last
+	 * ES_MSG_HELD probed: a program may probe several before it receives) */
+	uint64_t msg[ES_MSG_HELD], msg_serial[ES_MSG_HELD];
 	unsigned msg_next;
 	/* where the program called the recorded call under way: its entry
 	 * point's return address, set before the body runs; the body keeps a
@@ -144,6 +153,7 @@ struct es_thread {
 	int nphases;                  /* open (beyond ES_PHASE_DEPTH: counted only) */
 	int pcontrol;                 /* the phase MPI_Pcontrol began: its index + 1; 0: none */
 };
+_Static_assert(ES_MPI_NPOLLS <= 32, "es_thread.held has a bit per poll");
 /* initial-exec: a preloaded library's TLS is a fixed offset, no call */
 extern __thread struct es_thread es_t ES_HIDDEN __attribute__((tls_model("initial-exec")));
 
@@ -470,6 +480,16 @@ static inline void es_poll_end(int slot, unsigned op, uint64_t t0, uint32_t elem
 		es_write(op, t0, es_now(), element, bytes, polls, comm, rc);
 }
 
+/* Whether a poll of an array must hold its handles again, though inside
+ * a streak: it was given another array than the streak holds (a loop that
+ * polls two arrays with one call), or the thread has made a request since
+ * (es_t.held: the program may have put it in this array). */
+static inline int es_poll_moved(int slot, const MPI_Request *c, const MPI_Fint *f, int n)
+{
+	const struct es_streak *s = &es_t.streak[slot];
+	return s->array != (c ? (const void *)c : (const void *)f) || s->n != n;
+}
+
 /* es_poll_end, out of line: the completing poll of a streak, from poll_NAME */
 void es_poll_done(int slot, unsigned op, uint32_t element, uint64_t bytes, uint16_t comm, int rc) ES_HIDDEN
 	__attribute__((cold, noinline));
@@ -483,8 +503,15 @@ void es_poll_done(int slot, unsigned op, uint32_t element, uint64_t bytes, uint1
  *    the thread that made it, its owner: an entry in the owner's index,
  *    by handle, and a slot on its board (or, when the board is full, a
  *    record kept privately, which monitors do not see).
- *  - One handle may stand for several live requests: Open MPI gives
- *    every send it completed within the call the same one.  Its entries
+ *  - A request made with the library's shared completed handle
+ *    (es_g.done_req: Open MPI gives it to every send it completed within
+ *    the call) completed in its call: its completion is written there and
+ *    it is not followed, since no wait could tell it from the others.
+ *    Every other handle stands for one live request: one given again
+ *    means MPI freed the request it stood for without our seeing its
+ *    completion, which stays unknown (its entry goes, and can never take
+ *    another's completion).  Where no shared handle was found (another
+ *    MPI), one handle may stand for several live requests: its entries
  *    keep their order, and a wait given it k times takes its k oldest.
  *  - Only the owner writes its index and its board's slots, except the
  *    words waiter and done.  A slot's ver is odd while the owner rewrites
@@ -518,7 +545,8 @@ struct es_ref {
 struct es_wait {
 	int n;                  /* requests given */
 	int followed;           /* how many of them are followed */
-	bool recv;              /* some receive among them: statuses are needed */
+	bool recv;              /* some receive (or a request MPI_Cancel was called on) among
+				 * them: statuses are needed */
 	const MPI_Request *c;   /* the caller's array: C handles, or */
 	MPI_Fint *f;            /* Fortran ones */
 	MPI_Request *held;      /* their handles before the call */
@@ -573,6 +601,7 @@ MPI_Fint *es_poll_fstatuses(int n) ES_HIDDEN;
 void es_poll_completed(int slot, const MPI_Request *single, const MPI_Request *c, MPI_Fint *f, int n,
 		       enum es_which which, int count, const int *indices, const MPI_Status *sts,
 		       const MPI_Fint *fsts) ES_HIDDEN;
+void es_requests_setup(void) ES_HIDDEN;
 void es_requests_reset(void) ES_HIDDEN;
 
 /* --- what the expressions in calls.def use ------------------------------------- */

@@ -280,18 +280,33 @@ static int priv_slot(struct es_rindex *ri)
 
 /* --- making ----------------------------------------------------------------------------- */
 
+/* A request was made: the polls that hold handles hold them again at
+ * their next poll (es_poll_moved), since the program may have put it in
+ * the array one polls, where a completing poll would otherwise take the
+ * handle it held for that place (another request's, or none). */
+static void drop_held(void)
+{
+	for (uint32_t m = es_t.held; m; m &= m - 1)
+		es_t.streak[__builtin_ctz(m)].array = NULL;
+	es_t.held = 0;
+}
+
 static struct rentry *follow(MPI_Request req, struct es_req_rec *v, struct es_comm *hold)
 {
 	struct es_rindex *ri = index_of_thread();
 	if (!ri || req == MPI_REQUEST_NULL)
 		return NULL;
 	/* MPI gave the handle again: the requests it stood for that another
-	 * thread completed are done; the others live on beside this one */
+	 * thread completed are done; the others live on beside this one,
+	 * unless the library's shared handle is known (es_g.done_req): then no
+	 * other stands for two, and MPI freed the one it stood for unseen
+	 * (its completion stays unknown, never this one's) */
 	struct rentry *e;
+	bool one = es_g.done_req != MPI_REQUEST_NULL;
 	for (int k = 0; (e = k ? find_nth(ri, req, k) : find(ri, req));) {
 		struct es_req_rec *r = rec_of(ri, e->slot);
 		uint64_t done = e->slot >= 0 ? __atomic_load_n(&r->done, __ATOMIC_ACQUIRE) : 0;
-		if ((done && done == r->ver) || k == MAX_SAME - 1) {
+		if ((done && done == r->ver) || k == MAX_SAME - 1 || one) {
 			forget(ri, e);
 		} else {
 			ri->dups = true;
@@ -331,6 +346,16 @@ static bool is_recv(unsigned op)
 void es_req_made(MPI_Request req, unsigned op, const struct es_comm *c, uint32_t peer, uint32_t arg,
 		 uint64_t size, uint64_t start, unsigned state)
 {
+	if (es_t.held)
+		drop_held();
+	if (req == es_g.done_req && req != MPI_REQUEST_NULL && !(state & ES_REQ_PERSISTENT)) {
+		/* MPI completed it within the call and gave it the handle it gives
+		 * every such request: it completed here (MPI_PROC_NULL's receive:
+		 * nothing came), and no wait could tell it from the others */
+		es_write(op | ES_OP_DONE, start, es_now(), peer, size, arg, c ? (uint16_t)c->serial : ES_COMM_NONE,
+			 MPI_SUCCESS);
+		return;
+	}
 	struct es_rindex *ri = es_t.ri;
 	/* the common case: a handle not live, a free slot on the board, a
 	 * receive from a named source (so nothing to hold), room in the index:
@@ -361,6 +386,10 @@ slow:;
 
 void es_req_idup(MPI_Request req, struct es_comm *parent, MPI_Comm *newcomm, uint32_t seed)
 {
+	if (req == es_g.done_req && req != MPI_REQUEST_NULL) { /* completed in its call */
+		es_comm_made(parent, seed, *newcomm, ES_MADE_CHILD, 0);
+		return;
+	}
 	struct es_rindex *ri = es_t.ri;
 	struct rentry *e = ri && req != MPI_REQUEST_NULL ? find(ri, req) : NULL;
 	if (!e)
@@ -415,8 +444,8 @@ static int find_refs(const MPI_Request *held, int n, struct es_ref *ref, uint64_
 	for (int i = 0; i < n; i++) {
 		struct es_req_rec copy;
 		ref[i].kind = ES_REF_NONE;
-		if (held[i] == MPI_REQUEST_NULL)
-			continue;
+		if (held[i] == MPI_REQUEST_NULL || held[i] == es_g.done_req)
+			continue; /* none, or one that completed in its call (es_req_made) */
 		struct rentry *e = ri ? find(ri, held[i]) : NULL;
 		if (e && ri->dups && find_nth(ri, held[i], 1))
 			e = find_nth(ri, held[i], same_before(held, i)); /* the k-th time given: the k-th request */
@@ -425,12 +454,12 @@ static int find_refs(const MPI_Request *held, int n, struct es_ref *ref, uint64_
 			ref[i] = (struct es_ref){ ES_REF_MINE, -1, e->slot, 0 };
 			if (t0 && e->slot >= 0)
 				__atomic_store_n(&r->waiter, t0, __ATOMIC_RELAXED);
-			*recv |= is_recv(r->op);
+			*recv |= is_recv(r->op) || (r->state & ES_REQ_CANCELLED); /* statuses needed */
 		} else if (es_g.nthreads > 1 && find_other(held[i], &ref[i], &copy)) {
 			struct es_req_rec *b = atomic_load_explicit(&es_g.boards[ref[i].owner], memory_order_relaxed);
 			if (t0)
 				__atomic_store_n(&b[ref[i].slot].waiter, t0, __ATOMIC_RELAXED);
-			*recv |= is_recv(copy.op);
+			*recv |= is_recv(copy.op) || (copy.state & ES_REQ_CANCELLED);
 		} else {
 			unknown++;
 			continue;
@@ -535,7 +564,7 @@ static inline void completed(const struct es_ref *ref, const MPI_Status *st, boo
 static void completed_slow(const struct es_ref *ref, const MPI_Status *st, bool failed, uint64_t now)
 {
 	struct es_rindex *ri = es_t.ri;
-	struct es_req_rec v, *mine = NULL;
+	struct es_req_rec v, *mine = NULL, *other = NULL;
 	struct extra *x = NULL;
 	struct rentry *e = NULL;
 	if (ref->kind == ES_REF_MINE) {
@@ -544,11 +573,14 @@ static void completed_slow(const struct es_ref *ref, const MPI_Status *st, bool 
 		x = extra_of(ri, ref->slot);
 		e = find_slot(ri, (MPI_Request)(uintptr_t)v.handle, ref->slot);
 	} else {
-		struct es_req_rec *b = atomic_load_explicit(&es_g.boards[ref->owner], memory_order_relaxed);
-		if (!slot_get(&b[ref->slot], &v) || v.ver != ref->ver)
+		other = &atomic_load_explicit(&es_g.boards[ref->owner], memory_order_relaxed)[ref->slot];
+		if (!slot_get(other, &v) || v.ver != ref->ver)
 			return; /* its owner moved on meanwhile */
-		__atomic_store_n(&b[ref->slot].done, v.ver, __ATOMIC_RELEASE);
 	}
+	if ((v.state & ES_REQ_PERSISTENT) && !(v.state & ES_REQ_ACTIVE))
+		return; /* inactive (not started, or completed before): a wait passes over it */
+	if (other)
+		__atomic_store_n(&other->done, v.ver, __ATOMIC_RELEASE);
 	unsigned op = v.op, flags = ES_OP_DONE;
 	uint32_t peer = v.peer, arg = v.arg;
 	uint64_t size = v.size;
@@ -564,6 +596,10 @@ static void completed_slow(const struct es_ref *ref, const MPI_Status *st, bool 
 		} else if (!cancelled) {
 			peer = ES_NONE; /* MPI_PROC_NULL: nothing came */
 		}
+	} else if (st && !cancelled && (v.state & ES_REQ_CANCELLED)) {
+		/* a send MPI_Cancel was called on is cancelled only if MPI says so
+		 * (Open MPI cancels none: it completes as sent) */
+		PMPI_Test_cancelled(st, &cancelled);
 	} else if (v.state & ES_REQ_CANCELLED) {
 		cancelled = 1;
 	}
@@ -676,6 +712,7 @@ int es_poll_hold(int slot, const MPI_Request *c, MPI_Fint *f, int n, uint64_t t0
 	if ((!c && !f) || n <= 0 || !hold_handles(&s->held, s->held_small, 4, &s->held_cap, c, f, n))
 		return 0;
 	s->n = n;
+	es_t.held |= 1u << slot;
 	/* marks them waited for: the refs themselves are found again at completion */
 	struct es_ref small[8], *ref = n <= 8 ? small : malloc(sizeof(*ref) * (size_t)n);
 	int followed, unknown = n;
@@ -798,6 +835,20 @@ void es_req_cancelled(MPI_Request req)
 		slot_put(r, &v);
 	else
 		*r = v;
+}
+
+void es_requests_setup(void)
+{
+	/* Two requests MPI completes within their calls, alive at once: one
+	 * handle for both is the library's shared completed request (Open
+	 * MPI's ompi_request_empty, which it also gives every send it
+	 * completes inline); two handles, and each stands for its own. */
+	MPI_Request a = MPI_REQUEST_NULL, b = MPI_REQUEST_NULL;
+	PMPI_Isend(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, &a);
+	PMPI_Isend(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, &b);
+	es_g.done_req = a == b ? a : MPI_REQUEST_NULL;
+	PMPI_Wait(&a, MPI_STATUS_IGNORE);
+	PMPI_Wait(&b, MPI_STATUS_IGNORE);
 }
 
 void es_requests_reset(void)

@@ -578,6 +578,13 @@ static const char *single_of(const struct call *c)
 	return !strcmp(c->n, "1") ? "&es_t.poll_req" : "NULL";
 }
 
+/* A poll of an array of requests (not MPI_Test's one): its streak's held
+ * handles must be its array's (es_poll_moved). */
+static int polls_array(const struct call *c)
+{
+	return *c->reqs && strcmp(c->n, "1");
+}
+
 /* A poll: a fruitless one counts in its streak, the one that completes
  * writes it and the completions of the requests it completed. */
 static void poll_after(const struct call *c, int fortran, const char *begin_args)
@@ -637,8 +644,10 @@ static void body(const struct call *c, int fortran, const char *call)
 		emit("\tes_t.poll_req = PMPI_Request_f2c(*f_%s);\n", c->reqs);
 	if (poll && fortran) {
 		/* inside a streak: a fruitless poll only counts itself (C: poll_NAME) */
-		emit("\tstruct es_streak *s_ = &es_t.streak[%d];\n"
-		     "\tif (__builtin_expect(s_->polls != 0, 1)) {\n", c->slot);
+		emit("\tstruct es_streak *s_ = &es_t.streak[%d];\n\tif (__builtin_expect(s_->polls != 0", c->slot);
+		if (polls_array(c))
+			emit(" && !es_poll_moved(%d, REQS(%s), %s)", c->slot, c->reqs, c->n);
+		emit(", 1)) {\n");
 		if (has_statuses(c))
 			emit("\t\tMPI_Fint *fsts_ = f_array_of_statuses == MPI_F_STATUSES_IGNORE && s_->recv ? "
 			     "es_poll_fstatuses(%s) : f_array_of_statuses;\n", c->n);
@@ -664,7 +673,10 @@ static void body(const struct call *c, int fortran, const char *call)
 		emit("\tuint64_t t0 = 0;\n\tint fresh_ = es_poll_begin(%d, &t0);\n", c->slot);
 		if (*c->reqs && !strcmp(c->n, "1") && !fortran)
 			emit("\tes_t.poll_req = *%s;\n", c->reqs);
-		if (*c->reqs)
+		if (polls_array(c)) /* inside a streak too, when its array moved */
+			emit("\tint unk_ = fresh_ || es_poll_moved(%d, REQS(%s), %s) ? es_poll_hold(%d, REQS(%s), %s, t0) "
+			     ": 0;\n\t(void)unk_;\n", c->slot, c->reqs, c->n, c->slot, c->reqs, c->n);
+		else if (*c->reqs)
 			emit("\tint unk_ = fresh_ ? es_poll_hold(%d, REQS(%s), %s, t0) : 0;\n\t(void)unk_;\n",
 			     c->slot, c->reqs, c->n);
 		if (has_statuses(c))
@@ -748,8 +760,10 @@ static void c_streak(const struct call *c)
 	 * ours and stores no return address (the polls that write take it) */
 	emit("\nstatic inline __attribute__((always_inline)) int poll_%s(", c->name);
 	c_params(c);
-	emit(")\n{\n\tif (__builtin_expect(!es_t.streak[%d].polls, 0)) {\n"
-	     "\t\tes_t.ra = __builtin_return_address(0);\n\t\treturn rec_%s(", c->slot, c->name);
+	emit(")\n{\n\tif (__builtin_expect(!es_t.streak[%d].polls", c->slot);
+	if (polls_array(c)) /* held for another array, or before a request was made */
+		emit(" || es_poll_moved(%d, REQS(%s), %s)", c->slot, c->reqs, c->n);
+	emit(", 0)) {\n\t\tes_t.ra = __builtin_return_address(0);\n\t\treturn rec_%s(", c->name);
 	c_args(c, 0);
 	emit(");\n\t}\n");
 	if (has_status(c))

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_messages.sh - every message of a program whose messages are easy to get wrong (a split numbered backwards, Sendrecv rings, any-source requests, persistent requests) and of hpcc RandomAccess's polling loop has one send and one receive between the right world ranks on the right communicator: in OTF2 (otf2-print, and an independent checker of MPI's order), in the JSON (never backwards) and in esprofile's traffic; a short job's recordings keep its ranks, sites and communicators.
+# t_messages.sh - every message of a program whose messages are easy to get wrong (a split numbered backwards, Sendrecv rings, any-source requests, persistent requests) and of hpcc RandomAccess's polling loop has one send and one receive between the right world ranks on the right communicator: in OTF2 (otf2-print, and an independent checker of MPI's order), in the JSON (never backwards) and in esprofile's traffic; a short job's recordings keep its ranks, sites and communicators; and every way a request completes (mpi_complete), each request completed once, as its own.
 set -u
 . "$(dirname "$0")/lib.sh"
 [ -f "$BUILD/lib/libescollect.so" ] || { echo "no libescollect.so (sanitizer build): skipped"; exit 0; }
@@ -72,6 +72,39 @@ grep -q "^0 sent 200 to 1, received 200 from 1$" "$dir/poll.r0" || die "mpi_poll
 otf2-print "$dir/po/traces.otf2" >"$dir/pp.txt" 2>"$dir/pp.err" || die "otf2-print failed: $(cat "$dir/pp.err")"
 python3 "$(dirname "$0")/msg_check.py" 400 <"$dir/pp.txt" >"$dir/check" ||
 	die "the polling loop's messages: $(cat "$dir/check")"
+
+# every way a request completes (mpi_complete: Test, Testany, Testsome,
+# Testall, Wait, Waitany, Waitsome, Waitall in polling loops over different
+# requests at once, persistent requests across starts, a cancelled receive,
+# a send MPI_Cancel was called on, a send freed while active, generalized
+# requests, matched probes, Open MPI's shared completed request, sends made
+# into a polled array): every message once, each end right, and
+# each request completed once, as its own, as the program saw it complete
+# (req_check.py: the program's own list of its requests against OTF2's ids)
+"$BIN/esrecord" -w 30 -o "$dir/c" "$job.c" 2>"$dir/crec.err" &
+rec=$!
+mpirun --oversubscribe --allow-run-as-root -np 3 "$BIN/esrun" -q -j "$job.c" "$BUILD/tests/mpi_complete" 30 "$dir" ||
+	die "mpi_complete failed"
+wait $rec || die "esrecord failed: $(cat "$dir/crec.err")"
+grep -q " 0 discarded" "$dir/crec.err" || die "mpi_complete's recording lost events: $(cat "$dir/crec.err")"
+sent=$(cat "$dir"/complete.msgs.r* | wc -l)
+[ "$sent" -eq 2160 ] || die "mpi_complete listed $sent messages, not 2160"
+"$BIN/esconvert" --otf2 "$dir/co" "$dir/c" 2>"$dir/cconv.err" || die "esconvert: $(cat "$dir/cconv.err")"
+otf2-print "$dir/co/traces.otf2" >"$dir/cp.txt" 2>"$dir/cp.err" || die "otf2-print failed: $(cat "$dir/cp.err")"
+[ -s "$dir/cp.err" ] && die "otf2-print warned: $(cat "$dir/cp.err")"
+python3 "$(dirname "$0")/msg_check.py" "$sent" <"$dir/cp.txt" >"$dir/check" ||
+	die "mpi_complete's messages: $(cat "$dir/check")"
+echo "mpi_complete: $(cat "$dir/check")"
+python3 "$(dirname "$0")/req_check.py" "$dir/c/threads" "$dir/complete.reqs" <"$dir/cp.txt" >"$dir/rcheck" 2>&1 ||
+	die "mpi_complete's requests: $(cat "$dir/rcheck")"
+echo "mpi_complete: $(cat "$dir/rcheck")"
+# and in the archive itself (OTF2 drops a completion whose request is
+# complete already): no request completes twice; each rank's persistent
+# requests complete once per start (3 sends and 3 receives a round), none
+# of the inactive ones a wait is given beside them
+python3 "$(dirname "$0")/ar_events.py" done "$dir/c" >"$dir/cdone" || die "mpi_complete's completions: $(cat "$dir/cdone")"
+[ "$(awk '$2 == 160 || $2 == 164 { n[$1 " " $2] = $3 } END { for (k in n) if (n[k] == 90) ok++; print ok + 0 }' \
+	"$dir/cdone")" -eq 6 ] || die "mpi_complete's persistent requests did not complete 90 times each: $(cat "$dir/cdone")"
 
 # esprofile: each pair's messages and bytes, Sendrecv's among them
 "$BIN/esprofile" -o "$dir/prof.txt" "$dir/a" || die "esprofile failed"
