@@ -60,7 +60,7 @@ static inline __attribute__((always_inline)) void slot_put(struct es_req_rec *r,
 }
 
 /* A slot no request holds: its handle 0 (readers pass over it). */
-static void slot_free(struct es_req_rec *r)
+static inline void slot_free(struct es_req_rec *r)
 {
 	uint64_t ver = __atomic_load_n(&r->ver, __ATOMIC_RELAXED) | 1;
 	__atomic_store_n(&r->ver, ver, __ATOMIC_RELAXED);
@@ -133,7 +133,7 @@ static inline struct rentry *find(struct es_rindex *ri, MPI_Request r)
 }
 
 /* The entry for r on slot. */
-static struct rentry *find_slot(struct es_rindex *ri, MPI_Request r, int slot)
+static inline struct rentry *find_slot(struct es_rindex *ri, MPI_Request r, int slot)
 {
 	for (size_t i = hash(r, ri->cap), n = 0; n < ri->cap; n++, i = (i + 1) & (ri->cap - 1)) {
 		if (ri->tab[i].handle == r && ri->tab[i].slot == slot)
@@ -185,7 +185,7 @@ static struct rentry *insert(struct es_rindex *ri, MPI_Request r, int slot)
 }
 
 /* Removes e, keeping every other entry findable (backward-shift deletion). */
-static void erase(struct es_rindex *ri, struct rentry *e)
+static inline void erase(struct es_rindex *ri, struct rentry *e)
 {
 	size_t i = (size_t)(e - ri->tab);
 	ri->n--;
@@ -216,7 +216,7 @@ static struct extra *extra_of(struct es_rindex *ri, int slot)
 }
 
 /* A slot or private record free again. */
-static void release(struct es_rindex *ri, int slot)
+static inline void release(struct es_rindex *ri, int slot)
 {
 	struct extra *x = extra_of(ri, slot);
 	if (__builtin_expect(x->c || x->newcomm, 0)) {
@@ -233,7 +233,7 @@ static void release(struct es_rindex *ri, int slot)
 }
 
 /* Forgets the entry: its slot is free again. */
-static void forget(struct es_rindex *ri, struct rentry *e)
+static inline void forget(struct es_rindex *ri, struct rentry *e)
 {
 	release(ri, e->slot);
 	erase(ri, e);
@@ -488,8 +488,52 @@ static bool hold_handles(MPI_Request **held, MPI_Request *small, int cap_small, 
 	return true;
 }
 
+/* es_wait_begin's common case: a C array of a few handles, one thread
+ * that follows requests, no handle standing for two: find_refs without
+ * what it needs for the others (another thread's board, the k-th of one
+ * handle).  Returns -1 when it is not that case. */
+static inline int wait_begin_mine(struct es_wait *w, const MPI_Request *c, int n, uint64_t t0)
+{
+	struct es_rindex *ri = es_t.ri;
+	if (!c || n <= 0 || n > 8 || !ri || ri->dups || __atomic_load_n(&es_g.nthreads, __ATOMIC_RELAXED) > 1)
+		return -1;
+	int unknown = 0, followed = 0;
+	bool recv = false;
+	for (int i = 0; i < n; i++) {
+		MPI_Request h = c[i];
+		w->held_small[i] = h;
+		w->ref_small[i].kind = ES_REF_NONE;
+		if (h == MPI_REQUEST_NULL || h == es_g.done_req)
+			continue; /* none, or one that completed in its call (es_req_made) */
+		struct rentry *e = find(ri, h);
+		if (!e) {
+			unknown++;
+			continue;
+		}
+		struct es_req_rec *r = rec_of(ri, e->slot);
+		w->ref_small[i] = (struct es_ref){ ES_REF_MINE, -1, e->slot, 0 };
+		if (t0 && e->slot >= 0)
+			__atomic_store_n(&r->waiter, t0, __ATOMIC_RELAXED);
+		recv |= is_recv(r->op) || (r->state & ES_REQ_CANCELLED); /* statuses needed */
+		followed++;
+	}
+	w->n = n;
+	w->followed = followed;
+	w->recv = recv;
+	return unknown;
+}
+
 int es_wait_begin(struct es_wait *w, const MPI_Request *c, MPI_Fint *f, int n, uint64_t t0)
 {
+	w->c = c;
+	w->f = f;
+	w->held = w->held_small;
+	w->ref = w->ref_small;
+	w->st = NULL;
+	w->fst = NULL;
+	int fast = wait_begin_mine(w, c, n, t0);
+	if (fast >= 0)
+		return fast;
 	memset(w, 0, offsetof(struct es_wait, held_small));
 	w->c = c;
 	w->f = f;
