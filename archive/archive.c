@@ -248,7 +248,7 @@ static void undo_skeleton(ar_writer *w, bool made)
 }
 
 /*
- * DIR made whole at once (invariant 1 below): the skeleton written in a
+ * DIR made whole at once (invariant 1 above): the skeleton written in a
  * directory beside it, then renamed to DIR (over DIR only if DIR is an
  * empty directory).  1 when that cannot be done (DIR holds other files,
  * DIR's parent is not ours to write in, a write failed): then in place.
