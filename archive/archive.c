@@ -94,7 +94,8 @@ static void path_of(char *buf, size_t len, const char *dir, const char *name)
  *    thread was named since).  Readers read INFO's count; ar_repair keeps
  *    the whole records past it (those on a communicator no file describes
  *    too: readers say what they lack) and cuts events after the last of
- *    them: nothing written whole is lost.
+ *    them, keeping what it cuts in events.cut unless it is a torn last
+ *    record or padding: nothing written whole is lost.
  *
  * 6. Nothing else is ever removed, but by ar_discard (no job was found:
  *    nothing was recorded) and the writer's own NAME.tmp files.
@@ -1558,6 +1559,38 @@ static int write_header(const char *p, int version, char *err, size_t errlen)
 	return rc ? sys_fail(err, errlen, rc, "%s", p) : 0;
 }
 
+/* The bytes of events from off on, before they are cut: kept in
+ * events.cut when any past the first record's worth is not zero (records
+ * repair could not place, on a thread no file names), so that a repair
+ * destroys nothing written; a record torn at the end (the rest of it was
+ * never written) and a block's padding are not kept.  *saved: how many. */
+static int keep_cut(const char *dir, const char *events, off_t off, uint64_t *saved, char *err, size_t errlen)
+{
+	char p[4200];
+	unsigned char buf[65536];
+	*saved = 0;
+	int fd = open(events, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return sys_fail(err, errlen, -errno, "%s", events);
+	bool data = false;
+	ssize_t k;
+	for (off_t at = off + AR_RECORD; !data && (k = pread(fd, buf, sizeof(buf), at)) > 0; at += k)
+		for (ssize_t i = 0; i < k && !data; i++)
+			data = buf[i] != 0;
+	FILE *f = NULL;
+	path_of(p, sizeof(p), dir, "events.cut");
+	if (data && !(f = ps_fopen_out(p, 0600))) {
+		int rc = -errno;
+		close(fd);
+		return sys_fail(err, errlen, rc, "%s", p);
+	}
+	for (off_t at = off; f && (k = pread(fd, buf, sizeof(buf), at)) > 0; at += k)
+		*saved += fwrite(buf, 1, (size_t)k, f);
+	close(fd);
+	int rc = f ? close_file(f, true) : 0;
+	return rc ? sys_fail(err, errlen, rc, "%s", p) : 0;
+}
+
 /* The records after the checkpoint's that can be kept. */
 static int count_after(const ar_archive *a, const char *p, uint64_t *after)
 {
@@ -1615,7 +1648,7 @@ int ar_repair(const char *dir, uint64_t *kept, uint64_t *after, char *err, size_
 		ar_close(a);
 		return fail(err, errlen, -EALREADY, "%s: whole already: nothing to repair", dir);
 	}
-	char p[4200], ended[400];
+	char p[4200], ended[512];
 	path_of(p, sizeof(p), dir, "events");
 	if ((rc = count_after(a, p, after))) {
 		ar_close(a);
@@ -1629,14 +1662,22 @@ int ar_repair(const char *dir, uint64_t *kept, uint64_t *after, char *err, size_
 		snprintf(ended, sizeof(ended), "its recorder stopped without finishing it (killed, or its "
 			 "disk filled); repaired: %zu events to its last checkpoint, %.1f s into the run, and "
 			 "%llu written after it", a->nevents, into(a, a->until_ns), (unsigned long long)*after);
-	/* cut to the records kept (the mapping above is not read again) */
+	/* cut to the records kept (the mapping above is not read again), what
+	 * is cut kept aside unless it is padding */
 	struct stat st;
+	off_t want = 8 + (off_t)*kept * AR_RECORD;
+	uint64_t saved = 0;
 	if (stat(p, &st))
 		rc = sys_fail(err, errlen, -errno, "%s", p);
 	else if (st.st_size < 8) /* a kill left it without its header: it holds none */
 		rc = write_header(p, a->version, err, errlen);
-	else if (truncate(p, 8 + (off_t)*kept * AR_RECORD))
+	else if (!(rc = keep_cut(dir, p, want, &saved, err, errlen)) && truncate(p, want))
 		rc = sys_fail(err, errlen, -errno, "%s", p);
+	if (saved) {
+		size_t n = strlen(ended);
+		snprintf(ended + n, sizeof(ended) - n, "; %llu bytes after them that are no whole record on a "
+			 "known thread kept in events.cut", (unsigned long long)saved);
+	}
 	if (!rc)
 		rc = rewrite_info(dir, a, *kept, ended, err, errlen);
 	ar_close(a);

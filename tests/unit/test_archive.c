@@ -835,6 +835,24 @@ START_TEST(readers_on_cut_archives)
 	put_in(sub, "INFO", "archive: 3\njob: cut\nevents: 2\nlost: 0\nwhole: no\nuntil: 250\n");
 	cut_case(sub, ": the archive lacks what its job said of 0 of its 2 ranks and of 1 communicator its events name "
 		 "(its recorder stopped before it wrote them, or could not read them)", 2, 5);
+	/* records on a thread no file names (the files tampered with: the
+	 * recorder names a thread before it writes its records): repair keeps
+	 * those before, and what it cuts in events.cut */
+	snprintf(sub, sizeof(sub), "%s/strays", dir);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	put_events(sub, 5, 0);
+	put_in(sub, "threads", "0\tcut.r0\trank0.thread0\n"); /* events 1 and 3 are on thread 1 */
+	put_in(sub, "comms", "0 1 world 1 0\n");
+	put_in(sub, "ranks", "0\th\t10\t1700000000000000000\t5\t./app\n");
+	put_in(sub, "INFO", "archive: 3\njob: cut\nevents: 1\nlost: 0\nwhole: no\nuntil: 250\n");
+	cut_case(sub, "/strays is incomplete", 1, 1);
+	char p[4300];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/events.cut", sub);
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert_int_eq(st.st_size, 4 * AR_RECORD);
+	snprintf(p, sizeof(p), "%s/nocomms/events.cut", dir); /* a torn last record is not kept */
+	ck_assert_int_eq(stat(p, &st), -1);
 	/* its ranks missing: said first */
 	snprintf(sub, sizeof(sub), "%s/noranks", dir);
 	ck_assert_int_eq(mkdir(sub, 0700), 0);
