@@ -58,6 +58,49 @@ static void path_of(char *buf, size_t len, const char *dir, const char *name)
 
 /* --- writing ------------------------------------------------------------------ */
 
+/*
+ * The archive on disk.  A recorder may be killed (SIGKILL: no handler
+ * runs) at any instant, or its disk fill, and every reader must open what
+ * is left.  These hold at every instant, whatever the writer was doing:
+ *
+ * 1. DIR is an archive from the moment it exists.  ar_create writes the
+ *    skeleton (events with its 8-byte header, every other file empty, and
+ *    an INFO that counts no event, "whole: no", "until: 0") in a directory
+ *    beside DIR (.NAME.making-XXXXXX) and renames it to DIR.  Where that
+ *    cannot be done (DIR holds other files, or its parent is not ours) the
+ *    skeleton is written into DIR, events first and INFO last, and a
+ *    reader that finds events without INFO reads an archive cut off before
+ *    it was begun.  A directory with neither is no archive.  A kill while
+ *    the skeleton is written beside DIR leaves that directory, never DIR.
+ *
+ * 2. Every file but events is written whole beside itself (NAME.tmp) and
+ *    renamed over itself: a reader finds the old one or the new one, never
+ *    a torn one.  After ar_create every file is always there.
+ *
+ * 3. What the files say only grows: a thread's index, a communicator's
+ *    number, a site, a rank, a phase's or file's number, once written,
+ *    keep their meaning.  So files newer than INFO (a checkpoint cut
+ *    before its INFO) say at least what INFO's events need.
+ *
+ * 4. INFO is written last at every checkpoint, after the events it counts
+ *    and every other file: "events: N" means the first 8 + 40 N bytes of
+ *    events are N whole records, each on a thread that threads lists.
+ *
+ * 5. events only grows, by whole blocks from where the checkpoint's
+ *    records end (the last block written again as it fills): bytes past
+ *    INFO's count may be later whole records, a record a kill tore, or a
+ *    block's zero padding.  Every record written out is on a thread the
+ *    threads file lists by then (flush_events writes it first when a
+ *    thread was named since).  Readers read INFO's count; ar_repair keeps
+ *    the whole records past it (those on a communicator no file describes
+ *    too: readers say what they lack) and cuts events after the last of
+ *    them, keeping what it cuts in events.cut unless it is a torn last
+ *    record or padding: nothing written whole is lost.
+ *
+ * 6. Nothing else is ever removed, but by ar_discard (no job was found:
+ *    nothing was recorded) and the writer's own NAME.tmp files.
+ */
+
 /* A phase's name, by rank and number; sorted so when read. */
 struct region {
 	int rank;
@@ -123,58 +166,153 @@ struct ar_writer {
 	int ndied;
 	bool sync;             /* the files synced as written: at the end, not at checkpoints */
 	unsigned dirty;        /* the files changed since last written (enum part_bit) */
+	bool made;             /* DIR was made by it (not there before) */
 };
 
 /* A checkpoint writes again only the files whose contents changed. */
 enum part_bit { P_THREADS = 1, P_COMMS = 2, P_SITES = 4, P_RANKS = 8, P_REGIONS = 16, P_FILES = 32 };
 
-int ar_create(const char *dir, const char *job, ar_writer **out, char *err, size_t errlen)
+static void free_writer(ar_writer *w);
+
+/* What a writer starts from: nothing on disk yet. */
+static ar_writer *writer_new(const char *job)
 {
-	char p[4200];
-	struct stat st;
-	*out = NULL;
-	if (strlen(dir) >= sizeof(((ar_writer *)0)->dir) - 16)
-		return sys_fail(err, errlen, -ENAMETOOLONG, "%s", dir);
-	int made = ps_mkdir_out(dir, 0700); /* a trace is its owner's, as its segments are */
-	if (made)
-		return sys_fail(err, errlen, made, "%s", dir);
-	path_of(p, sizeof(p), dir, "events");
-	if (stat(p, &st) == 0)
-		return fail(err, errlen, -EEXIST, "%s: already holds an archive (events)", dir);
 	ar_writer *w = calloc(1, sizeof(*w));
 	void *buf = NULL;
-	if (w && posix_memalign(&buf, 4096, WBYTES)) {
+	if (!w || posix_memalign(&buf, 4096, WBYTES)) {
 		free(w);
-		w = NULL;
+		return NULL;
 	}
-	if (w) {
-		w->buf = buf;
-		w->fd = -1;
-	}
-	if (!w)
-		return sys_fail(err, errlen, -ENOMEM, "%s", dir);
-	snprintf(w->dir, sizeof(w->dir), "%s", dir);
+	w->buf = buf;
+	w->fd = -1;
 	snprintf(w->job, sizeof(w->job), "%s", job);
-	/* an INFO left from an earlier archive would make this one look whole */
-	path_of(p, sizeof(p), dir, "INFO");
-	if (unlink(p) && errno != ENOENT) {
-		int rc = -errno;
-		free(w->buf), free(w);
-		return sys_fail(err, errlen, rc, "%s", p);
-	}
-	path_of(p, sizeof(p), dir, "events");
-	w->fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600); /* never an old file, nor a link */
-	if (w->fd < 0) {
-		int rc = -errno;
-		free(w->buf), free(w);
-		return sys_fail(err, errlen, rc, "%s", p);
-	}
-	int fl = fcntl(w->fd, F_GETFL);
-	w->direct = fl >= 0 && fcntl(w->fd, F_SETFL, fl | O_DIRECT) == 0;
 	uint32_t v = AR_VERSION;
 	memcpy(w->buf, "ESAR", 4);
 	memcpy(w->buf + 4, &v, 4);
 	w->len = 8;
+	return w;
+}
+
+static int write_all(int fd, const unsigned char *p, size_t n, uint64_t off);
+static int write_parts(ar_writer *w, bool all, char *err, size_t errlen);
+static int write_info(ar_writer *w, bool whole, const struct ar_end *end, char *err, size_t errlen);
+
+/* Every file an archive holds, events first (the mark of an archive), INFO last. */
+static const char *const parts[] = { "events", "threads", "comms", "sites", "ranks", "regions", "files", "INFO" };
+
+/* Removes what a writer made in dir (its files, each one's .tmp), and dir
+ * itself when the writer made it. */
+static void remove_parts(const char *dir, bool made)
+{
+	char p[4210];
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, parts[i]);
+		unlink(p);
+		snprintf(p, sizeof(p), "%s/%s.tmp", dir, parts[i]);
+		unlink(p);
+	}
+	if (made)
+		rmdir(dir);
+}
+
+/*
+ * The skeleton, in w->dir: events with its header (kept open, to append
+ * to), then every other file empty, then an INFO that counts no event
+ * ("until: 0": nothing recorded yet).  Not synced: a kill leaves the page
+ * cache, and a crash of the machine is not what a checkpoint guards.
+ */
+static int write_skeleton(ar_writer *w, char *err, size_t errlen)
+{
+	char p[4200];
+	path_of(p, sizeof(p), w->dir, "events");
+	w->fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600); /* never an old file, nor a link */
+	if (w->fd < 0)
+		return errno == EEXIST ? fail(err, errlen, -EEXIST, "%s: already holds an archive (events)", w->dir)
+				       : sys_fail(err, errlen, -errno, "%s", p);
+	int rc = write_all(w->fd, w->buf, w->len, 0); /* kept in buf too: the first block is written again */
+	if (rc)
+		return sys_fail(err, errlen, rc, "%s", p);
+	int fl = fcntl(w->fd, F_GETFL);
+	w->direct = fl >= 0 && fcntl(w->fd, F_SETFL, fl | O_DIRECT) == 0;
+	if ((rc = write_parts(w, true, err, errlen)))
+		return rc;
+	return write_info(w, false, &(struct ar_end){ .why = NULL }, err, errlen);
+}
+
+/* A failed skeleton's files gone, and its events closed. */
+static void undo_skeleton(ar_writer *w, bool made)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = -1;
+	remove_parts(w->dir, made);
+}
+
+/*
+ * DIR made whole at once (invariant 1 above): the skeleton written in a
+ * directory beside it, then renamed to DIR (over DIR only if DIR is an
+ * empty directory).  1 when that cannot be done (DIR holds other files,
+ * DIR's parent is not ours to write in, a write failed): then in place.
+ */
+static int create_aside(ar_writer *w, const char *dir, char *err, size_t errlen)
+{
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	size_t base = n;
+	while (base > 0 && dir[base - 1] != '/')
+		base--;
+	snprintf(w->dir, sizeof(w->dir), "%.*s.%.*s.making-XXXXXX", (int)base, dir, (int)(n - base), dir + base);
+	if (!mkdtemp(w->dir))
+		return 1;
+	if (!write_skeleton(w, err, errlen) && !rename(w->dir, dir))
+		return 0;
+	undo_skeleton(w, true);
+	return 1;
+}
+
+/* The skeleton written into DIR itself, events first and INFO last: a
+ * reader that finds events without INFO reads an archive cut off before
+ * anything was recorded (invariant 1). */
+static int create_in_place(ar_writer *w, const char *dir, bool made, char *err, size_t errlen)
+{
+	char p[4200];
+	int rc = ps_mkdir_out(dir, 0700); /* a trace is its owner's, as its segments are */
+	if (rc)
+		return sys_fail(err, errlen, rc, "%s", dir);
+	snprintf(w->dir, sizeof(w->dir), "%s", dir);
+	path_of(p, sizeof(p), dir, "events");
+	struct stat st;
+	if (lstat(p, &st) == 0)
+		return fail(err, errlen, -EEXIST, "%s: already holds an archive (events)", dir);
+	/* an INFO left from an earlier archive would make this one look whole */
+	path_of(p, sizeof(p), dir, "INFO");
+	if (unlink(p) && errno != ENOENT)
+		return sys_fail(err, errlen, -errno, "%s", p);
+	if ((rc = write_skeleton(w, err, errlen)))
+		undo_skeleton(w, made);
+	return rc;
+}
+
+int ar_create(const char *dir, const char *job, ar_writer **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	if (strlen(dir) >= sizeof(((ar_writer *)0)->dir) - 32)
+		return sys_fail(err, errlen, -ENAMETOOLONG, "%s", dir);
+	ar_writer *w = writer_new(job);
+	if (!w)
+		return sys_fail(err, errlen, -ENOMEM, "%s", dir);
+	struct stat st;
+	bool existed = lstat(dir, &st) == 0;
+	int rc = create_aside(w, dir, err, errlen);
+	if (rc > 0)
+		rc = create_in_place(w, dir, !existed, err, errlen);
+	if (rc) {
+		free_writer(w);
+		return rc;
+	}
+	snprintf(w->dir, sizeof(w->dir), "%s", dir);
+	w->made = !existed;
 	*out = w;
 	return 0;
 }
@@ -254,10 +392,20 @@ static int write_all(int fd, const unsigned char *p, size_t n, uint64_t off)
 	return 0;
 }
 
+static int write_threads(ar_writer *w, char *err, size_t errlen);
+
 /* Writes out what buf holds (O_DIRECT: its whole blocks, or at the end all
- * of it, its last block padded and the file cut back). */
+ * of it, its last block padded and the file cut back); threads first when
+ * a thread was named since it was written, so that a record on disk is on
+ * a thread the file on disk lists (invariant 5: repair stops at none). */
 static int flush_events(ar_writer *w, bool last)
 {
+	if (w->dirty & P_THREADS) {
+		int rc = write_threads(w, NULL, 0);
+		if (rc)
+			return rc;
+		w->dirty &= ~(unsigned)P_THREADS;
+	}
 	size_t n = w->direct && !last ? w->len & ~(size_t)4095 : w->len;
 	size_t out = w->direct ? (n + 4095) & ~(size_t)4095 : n;
 	memset(w->buf + n, 0, out - n);
@@ -446,8 +594,6 @@ int ar_set_file(ar_writer *w, int rank, uint32_t id, const char *name)
 /* regions or files: RANK NUMBER NAME lines */
 static int write_names(ar_writer *w, const char *file, const struct region *v, int n, char *err, size_t errlen)
 {
-	if (!n)
-		return 0;
 	struct part pt;
 	int rc = part_open(w->dir, file, &pt, err, errlen);
 	if (rc)
@@ -478,8 +624,6 @@ int ar_set_rank(ar_writer *w, const struct ar_rank *r)
 
 static int write_ranks(ar_writer *w, char *err, size_t errlen)
 {
-	if (!w->nranks)
-		return 0;
 	struct part pt;
 	int rc = part_open(w->dir, "ranks", &pt, err, errlen);
 	if (rc)
@@ -496,13 +640,11 @@ static int write_ranks(ar_writer *w, char *err, size_t errlen)
 
 static int write_sites(ar_writer *w, char *err, size_t errlen)
 {
-	if (!ar_sites_count(w->sites))
-		return 0; /* no file: no site known */
 	struct part pt;
 	int rc = part_open(w->dir, "sites", &pt, err, errlen);
 	if (rc)
 		return rc;
-	if ((rc = ar_sites_print(w->sites, pt.f))) {
+	if (ar_sites_count(w->sites) && (rc = ar_sites_print(w->sites, pt.f))) {
 		fclose(pt.f);
 		unlink(pt.tmp);
 		return fail(err, errlen, rc, "%s: a site was given twice", pt.path);
@@ -618,6 +760,14 @@ void ar_abandon(ar_writer *w)
 	free_writer(w);
 }
 
+void ar_discard(ar_writer *w)
+{
+	if (!w)
+		return;
+	undo_skeleton(w, w->made);
+	free_writer(w);
+}
+
 /* --- reading ------------------------------------------------------------------ */
 
 struct ar_archive {
@@ -636,6 +786,9 @@ struct ar_archive {
 	struct region *regions, *files;
 	int nregions, nfiles;
 	bool partial;         /* INFO said "whole: no": a checkpoint's, its recorder stopped */
+	bool no_info;         /* no INFO: cut off before ar_create wrote it (partial too) */
+	bool repaired;        /* whole by ar_repair: what it lacks its recorder may not have written yet */
+	unsigned absent;      /* the files it lacks that every archive now has (enum part_bit) */
 	int rank_bound;       /* every rank it names is below (check_ranks) */
 	uint64_t first_ns;    /* the earliest start (UINT64_MAX: no event), found at open */
 	uint64_t until_ns;
@@ -685,6 +838,31 @@ static int read_death(ar_archive *a, const char *s)
 	return 0;
 }
 
+/*
+ * A directory without INFO: an archive whose recorder was stopped while it
+ * made its skeleton in place (events is there, INFO not yet), or one an
+ * older recorder left before its first checkpoint.  Read as partial, its
+ * events the whole records its file holds (map_events); a directory
+ * without events either is no archive.
+ */
+static int without_info(ar_archive *a, const char *dir, char *err, size_t errlen)
+{
+	char p[4200];
+	struct stat st;
+	if (stat(dir, &st))
+		return sys_fail(err, errlen, -errno, "%s", dir);
+	if (!S_ISDIR(st.st_mode))
+		return fail(err, errlen, -ENOTDIR, "%s: not an archive (a directory)", dir);
+	path_of(p, sizeof(p), dir, "events");
+	if (lstat(p, &st))
+		return fail(err, errlen, -ENOENT, "%s: no archive: neither INFO nor events (the files "
+			    "esrecord writes first) is there", dir);
+	a->partial = a->no_info = true;
+	a->version = AR_VERSION; /* or what the events header says, when it is there */
+	snprintf(a->job, sizeof(a->job), "-");
+	return 0;
+}
+
 /* INFO: the whole archive's word on itself */
 static int read_info(ar_archive *a, const char *dir, char *err, size_t errlen)
 {
@@ -692,12 +870,8 @@ static int read_info(ar_archive *a, const char *dir, char *err, size_t errlen)
 	path_of(p, sizeof(p), dir, "INFO");
 	int rc = 0;
 	FILE *f = open_in(p, err, errlen, &rc);
-	if (!f) {
-		if (rc == -ENOENT)
-			return fail(err, errlen, -ENOENT, "%s: not a whole archive (no INFO: its recorder did "
-				    "not finish, or it is no archive)", dir);
-		return rc;
-	}
+	if (!f)
+		return rc == -ENOENT ? without_info(a, dir, err, errlen) : rc;
 	int version = 0, lineno = 0;
 	bool have_events = false;
 	rc = 0;
@@ -720,7 +894,7 @@ static int read_info(ar_archive *a, const char *dir, char *err, size_t errlen)
 		else if (sscanf(line, "lost: %llu", &v) == 1)
 			a->lost = v;
 		else if (sscanf(line, "whole: %255s", word) == 1)
-			a->partial = !strcmp(word, "no");
+			a->partial = !strcmp(word, "no"), a->repaired = !strcmp(word, "repaired");
 		else if (sscanf(line, "until: %llu", &v) == 1)
 			a->until_ns = v;
 		else if (!strncmp(line, "died:", 5)) {
@@ -749,6 +923,33 @@ static int read_info(ar_archive *a, const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
+static bool salvageable(const ar_archive *a, const unsigned char *r);
+
+/* Version and records of a mapped events file: as INFO counts them, or
+ * (no INFO) the whole records from the first on. */
+static int take_events(ar_archive *a, const char *p, const unsigned char *m, size_t len, char *err,
+		       size_t errlen)
+{
+	uint32_t v;
+	memcpy(&v, m + 4, 4);
+	if (a->no_info && (v == 2 || v == AR_VERSION))
+		a->version = (int)v;
+	if (memcmp(m, "ESAR", 4) || v != (uint32_t)a->version)
+		return fail(err, errlen, -EINVAL, "%s: expected ESAR version %d%s", p, a->version,
+			    a->no_info ? "" : ", as INFO says");
+	if (a->no_info) {
+		size_t n = 0;
+		while (8 + (n + 1) * AR_RECORD <= len && salvageable(a, m + 8 + n * AR_RECORD))
+			n++;
+		a->declared = n;
+	} else if ((len - 8) / AR_RECORD != a->declared) {
+		return fail(err, errlen, -EINVAL, "%s: %zu events, INFO says %llu", p, (len - 8) / AR_RECORD,
+			    (unsigned long long)a->declared);
+	}
+	a->nevents = (size_t)a->declared;
+	return 0;
+}
+
 static int map_events(ar_archive *a, const char *dir, char *err, size_t errlen)
 {
 	char p[4200];
@@ -767,16 +968,20 @@ static int map_events(ar_archive *a, const char *dir, char *err, size_t errlen)
 		return fail(err, errlen, -EINVAL, "%s: not a regular file", p);
 	}
 	size_t len = (size_t)st.st_size;
+	if (a->no_info && len < 8) { /* killed before its header was written: nothing recorded */
+		close(fd);
+		return 0;
+	}
 	/* a checkpoint's file may go on past its events (the recorder's next
 	 * writes, a block's padding): only the records INFO counts are read */
-	if (a->partial && len >= 8 && len - 8 >= a->declared * AR_RECORD)
+	if (a->partial && !a->no_info && len >= 8 && len - 8 >= a->declared * AR_RECORD)
 		len = 8 + (size_t)a->declared * AR_RECORD;
-	else if (a->partial) {
+	else if (a->partial && !a->no_info) {
 		close(fd);
 		return fail(err, errlen, -EINVAL, "%s: %zu bytes: fewer than the %llu events its INFO "
 			    "counts", p, len, (unsigned long long)a->declared);
 	}
-	if (len < 8 || (len - 8) % AR_RECORD) {
+	if (len < 8 || (!a->no_info && (len - 8) % AR_RECORD)) {
 		close(fd);
 		return fail(err, errlen, -EINVAL, "%s: %zu bytes: expected the 8-byte header and "
 			    "%d-byte records", p, len, AR_RECORD);
@@ -785,19 +990,9 @@ static int map_events(ar_archive *a, const char *dir, char *err, size_t errlen)
 	close(fd);
 	if (m == MAP_FAILED)
 		return sys_fail(err, errlen, -errno, "%s", p);
-	uint32_t v;
-	memcpy(&v, (char *)m + 4, 4);
-	if (memcmp(m, "ESAR", 4) || v != (uint32_t)a->version) {
-		munmap(m, len);
-		return fail(err, errlen, -EINVAL, "%s: expected ESAR version %d, as INFO says", p, a->version);
-	}
 	a->map = m;
 	a->maplen = len;
-	a->nevents = (len - 8) / AR_RECORD;
-	if (a->nevents != a->declared)
-		return fail(err, errlen, -EINVAL, "%s: %zu events, INFO says %llu", p, a->nevents,
-			    (unsigned long long)a->declared);
-	return 0;
+	return take_events(a, p, m, len, err, errlen);
 }
 
 static int read_threads(ar_archive *a, const char *dir, char *err, size_t errlen)
@@ -805,9 +1000,11 @@ static int read_threads(ar_archive *a, const char *dir, char *err, size_t errlen
 	char p[4200], line[600];
 	path_of(p, sizeof(p), dir, "threads");
 	int rc = 0;
-	FILE *f = open_in(p, err, errlen, &rc);
-	if (!f)
+	FILE *f = open_optional(p, err, errlen, &rc);
+	if (!f) {
+		a->absent |= rc ? 0 : P_THREADS; /* cut off before its first: none known */
 		return rc;
+	}
 	int lineno = 0;
 	while (!rc && fgets(line, sizeof(line), f)) {
 		lineno++;
@@ -913,9 +1110,11 @@ static int read_comms(ar_archive *a, const char *dir, char *err, size_t errlen)
 	char p[4200];
 	path_of(p, sizeof(p), dir, "comms");
 	int rc = 0;
-	FILE *f = open_in(p, err, errlen, &rc);
-	if (!f)
+	FILE *f = open_optional(p, err, errlen, &rc);
+	if (!f) {
+		a->absent |= rc ? 0 : P_COMMS; /* an older recorder's, cut off before it named one */
 		return rc;
+	}
 	char *line = NULL;
 	size_t cap = 0;
 	int lineno = 0;
@@ -1049,9 +1248,10 @@ int ar_open(const char *dir, ar_archive **out, char *err, size_t errlen)
 	if (!a)
 		return sys_fail(err, errlen, -ENOMEM, "%s", dir);
 	int rc;
-	if ((rc = read_info(a, dir, err, errlen)) || (rc = map_events(a, dir, err, errlen)) ||
-	    (rc = read_threads(a, dir, err, errlen)) || (rc = read_comms(a, dir, err, errlen)) ||
-	    (rc = check_ranks(a, dir, err, errlen)) ||
+	/* events after threads: without INFO, a record is taken only on a known thread */
+	if ((rc = read_info(a, dir, err, errlen)) || (rc = read_threads(a, dir, err, errlen)) ||
+	    (rc = read_comms(a, dir, err, errlen)) || (rc = check_ranks(a, dir, err, errlen)) ||
+	    (rc = map_events(a, dir, err, errlen)) ||
 	    (rc = read_sites(a, dir, err, errlen)) || (rc = read_ranks(a, dir, err, errlen)) ||
 	    (rc = read_names(dir, "regions", a->rank_bound, &a->regions, &a->nregions, err, errlen)) ||
 	    (rc = read_names(dir, "files", a->rank_bound, &a->files, &a->nfiles, err, errlen))) {
@@ -1070,8 +1270,8 @@ int ar_open(const char *dir, ar_archive **out, char *err, size_t errlen)
 			return -EINVAL;
 		}
 		if (ar_events(a)[i].thread >= (uint32_t)a->nthreads) {
-			fail(err, errlen, -EINVAL, "%s/events: event %zu is on thread %u of %d", dir, i,
-			     ar_events(a)[i].thread, a->nthreads);
+			fail(err, errlen, -EINVAL, "%s/events: event %zu is on thread %u of %d%s", dir, i,
+			     ar_events(a)[i].thread, a->nthreads, a->absent & P_THREADS ? " (no threads file)" : "");
 			ar_close(a);
 			return -EINVAL;
 		}
@@ -1214,6 +1414,17 @@ size_t ar_partial_note(const ar_archive *a, const char *dir, char *buf, size_t l
 {
 	if (!a->partial)
 		return (size_t)snprintf(buf, len, "%s", "");
+	if (!a->nevents)
+		return (size_t)snprintf(buf, len, "%s was cut off before it recorded anything: its recorder "
+					"stopped (killed, or its disk filled) %s; read as empty (esrecord --repair "
+					"%s finishes it%s)", dir, a->no_info ? "before it wrote its INFO"
+					: a->until_ns ? "before a checkpoint counted an event"
+					: "before it attached to its job", dir,
+					a->until_ns || a->no_info ? ", with what was written after" : "");
+	if (a->no_info)
+		return (size_t)snprintf(buf, len, "%s has no INFO: its recorder stopped (killed) before it "
+					"wrote it; read as the %zu whole events its files hold, how many were lost "
+					"not known (esrecord --repair %s finishes it)", dir, a->nevents, dir);
 	return (size_t)snprintf(buf, len, "%s is incomplete: its recorder stopped without finishing "
 				"it (killed, or its disk filled); read as its last checkpoint left it, "
 				"%zu events to %.1f s into the run (esrecord --repair %s finishes it)",
@@ -1271,17 +1482,22 @@ size_t ar_missing_note(const ar_archive *a, char *buf, size_t len)
 	if (!unsaid && !comms)
 		return 0;
 	return (size_t)snprintf(buf, len, "the archive lacks what its job said of %d of its %d ranks and of %s%d "
-				"communicator%s its events name (its recorder could not read them): their calls are "
-				"here, their processes, messages and collectives are not", unsaid, ranks,
-				comms >= 64 ? "at least " : "", comms, comms == 1 ? "" : "s");
+				"communicator%s its events name (its recorder %s): their calls are here, their "
+				"processes, messages and collectives are not", unsaid, ranks,
+				comms >= 64 ? "at least " : "", comms, comms == 1 ? "" : "s",
+				a->partial || a->repaired ? "stopped before it wrote them, or could not read them"
+					   : "could not read them");
 }
 
 void ar_print_state(const ar_archive *a, const char *prog, const char *dir, FILE *f)
 {
 	char buf[4800];
+	bool empty = a->partial && !a->nevents; /* that first: nothing else matters as much */
+	if (empty && ar_partial_note(a, dir, buf, sizeof(buf)))
+		fprintf(f, "%s: %s\n", prog, buf);
 	if (ar_missing_note(a, buf, sizeof(buf)))
 		fprintf(f, "%s: %s: %s\n", prog, dir, buf);
-	if (ar_partial_note(a, dir, buf, sizeof(buf)))
+	if (!empty && ar_partial_note(a, dir, buf, sizeof(buf)))
 		fprintf(f, "%s: %s\n", prog, buf);
 	if (ar_deaths_note(a, buf, sizeof(buf)))
 		fprintf(f, "%s: %s: %s\n", prog, dir, buf);
@@ -1306,25 +1522,73 @@ const struct ar_death *ar_died(const ar_archive *a, int i)
 
 const struct ar_event *ar_events(const ar_archive *a)
 {
-	return (const struct ar_event *)((const char *)a->map + 8);
+	static const struct ar_event none[1];
+	return a->map ? (const struct ar_event *)((const char *)a->map + 8) : none;
 }
 
 
 /* --- repairing ----------------------------------------------------------------- */
 
-/* A record past the checkpoint that the recorder wrote whole: on a thread
- * and (an MPI call's) communicator the checkpoint knew, stamps in order.
- * The block padding after the last is zeros, and fails. */
+/* A record past the checkpoint (or, without INFO, any) that the recorder
+ * wrote whole: an op a collector writes, on a thread the archive knows,
+ * stamps in order.  The block padding after the last is zeros, and fails;
+ * so does a record a kill tore (its tail zeros: no op).  A communicator no
+ * checkpoint described does not make it fail: the record is kept (nothing
+ * written is lost), and readers say what the archive lacks of it. */
 static bool salvageable(const ar_archive *a, const unsigned char *r)
 {
 	struct ar_event e;
 	memcpy(&e.t, r, sizeof(e.t));
 	memcpy(&e.thread, r + sizeof(e.t), sizeof(e.thread));
 	unsigned code = es_op_code(e.t.op);
-	if (!e.t.start || e.t.end < e.t.start || !code || code >= 256 || e.thread >= (uint32_t)a->nthreads)
-		return false;
-	return a->threads[e.thread].rank < 0 || code < ES_OP_MPI_INIT || e.t.comm == ES_COMM_NONE ||
-	       e.t.comm < a->ncomms;
+	return e.t.start && e.t.end >= e.t.start && code && code < 256 && e.thread < (uint32_t)a->nthreads;
+}
+
+/* An events file of no record, for one a kill left without its header. */
+static int write_header(const char *p, int version, char *err, size_t errlen)
+{
+	unsigned char h[8] = "ESAR";
+	uint32_t v = (uint32_t)version;
+	memcpy(h + 4, &v, 4);
+	int fd = open(p, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	int rc = fd < 0 ? -errno : write_all(fd, h, sizeof(h), 0);
+	if (fd >= 0 && !rc && (ftruncate(fd, sizeof(h)) || fsync(fd)))
+		rc = -errno;
+	if (fd >= 0)
+		close(fd);
+	return rc ? sys_fail(err, errlen, rc, "%s", p) : 0;
+}
+
+/* The bytes of events from off on, before they are cut: kept in
+ * events.cut when any past the first record's worth is not zero (records
+ * repair could not place, on a thread no file names), so that a repair
+ * destroys nothing written; a record torn at the end (the rest of it was
+ * never written) and a block's padding are not kept.  *saved: how many. */
+static int keep_cut(const char *dir, const char *events, off_t off, uint64_t *saved, char *err, size_t errlen)
+{
+	char p[4200];
+	unsigned char buf[65536];
+	*saved = 0;
+	int fd = open(events, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return sys_fail(err, errlen, -errno, "%s", events);
+	bool data = false;
+	ssize_t k;
+	for (off_t at = off + AR_RECORD; !data && (k = pread(fd, buf, sizeof(buf), at)) > 0; at += k)
+		for (ssize_t i = 0; i < k && !data; i++)
+			data = buf[i] != 0;
+	FILE *f = NULL;
+	path_of(p, sizeof(p), dir, "events.cut");
+	if (data && !(f = ps_fopen_out(p, 0600))) {
+		int rc = -errno;
+		close(fd);
+		return sys_fail(err, errlen, rc, "%s", p);
+	}
+	for (off_t at = off; f && (k = pread(fd, buf, sizeof(buf), at)) > 0; at += k)
+		*saved += fwrite(buf, 1, (size_t)k, f);
+	close(fd);
+	int rc = f ? close_file(f, true) : 0;
+	return rc ? sys_fail(err, errlen, rc, "%s", p) : 0;
 }
 
 /* The records after the checkpoint's that can be kept. */
@@ -1344,26 +1608,33 @@ static int count_after(const ar_archive *a, const char *p, uint64_t *after)
 	return 0;
 }
 
-/* INFO again, whole: its lines but events, whole and until, then ended. */
-static int rewrite_info(const char *dir, uint64_t events, const char *ended, char *err, size_t errlen)
+/* INFO again, whole: its lines but events, whole and until, then ended;
+ * without one (a), what the archive's files say, the counts not known. */
+static int rewrite_info(const char *dir, const ar_archive *a, uint64_t events, const char *ended, char *err,
+			size_t errlen)
 {
 	char p[4200], line[512];
 	path_of(p, sizeof(p), dir, "INFO");
 	int rc = 0;
-	FILE *in = open_in(p, err, errlen, &rc);
-	if (!in)
+	FILE *in = a->no_info ? NULL : open_in(p, err, errlen, &rc);
+	if (!in && !a->no_info)
 		return rc;
 	struct part pt;
 	if ((rc = part_open(dir, "INFO", &pt, err, errlen))) {
-		fclose(in);
+		if (in)
+			fclose(in);
 		return rc;
 	}
-	while (fgets(line, sizeof(line), in))
+	while (in && fgets(line, sizeof(line), in))
 		if (strncmp(line, "events:", 7) && strncmp(line, "whole:", 6) &&
 		    strncmp(line, "until:", 6) && strncmp(line, "ended:", 6))
 			fputs(line, pt.f);
-	fclose(in);
-	fprintf(pt.f, "events: %llu\nended: %s\n", (unsigned long long)events, ended);
+	if (in)
+		fclose(in);
+	else
+		fprintf(pt.f, "archive: %d\njob: %s\nlost: not known\nbefore_attach: not known\nthreads: %d\n"
+			"clock: ns, CLOCK_MONOTONIC\n", a->version, a->job, a->nthreads);
+	fprintf(pt.f, "events: %llu\nwhole: repaired\nended: %s\n", (unsigned long long)events, ended);
 	return part_close(&pt, true, err, errlen);
 }
 
@@ -1377,18 +1648,38 @@ int ar_repair(const char *dir, uint64_t *kept, uint64_t *after, char *err, size_
 		ar_close(a);
 		return fail(err, errlen, -EALREADY, "%s: whole already: nothing to repair", dir);
 	}
-	char p[4200], ended[400];
+	char p[4200], ended[512];
 	path_of(p, sizeof(p), dir, "events");
 	if ((rc = count_after(a, p, after))) {
 		ar_close(a);
 		return sys_fail(err, errlen, rc, "%s", p);
 	}
 	*kept = a->nevents + *after;
-	snprintf(ended, sizeof(ended), "its recorder stopped without finishing it (killed, or its "
-		 "disk filled); repaired: %zu events to its last checkpoint, %.1f s into the run, and %llu "
-		 "written after it", a->nevents, into(a, a->until_ns), (unsigned long long)*after);
+	if (a->no_info)
+		snprintf(ended, sizeof(ended), "its recorder stopped before it wrote INFO; repaired: the %llu "
+			 "whole events its files held", (unsigned long long)*kept);
+	else
+		snprintf(ended, sizeof(ended), "its recorder stopped without finishing it (killed, or its "
+			 "disk filled); repaired: %zu events to its last checkpoint, %.1f s into the run, and "
+			 "%llu written after it", a->nevents, into(a, a->until_ns), (unsigned long long)*after);
+	/* cut to the records kept (the mapping above is not read again), what
+	 * is cut kept aside unless it is padding */
+	struct stat st;
+	off_t want = 8 + (off_t)*kept * AR_RECORD;
+	uint64_t saved = 0;
+	if (stat(p, &st))
+		rc = sys_fail(err, errlen, -errno, "%s", p);
+	else if (st.st_size < 8) /* a kill left it without its header: it holds none */
+		rc = write_header(p, a->version, err, errlen);
+	else if (!(rc = keep_cut(dir, p, want, &saved, err, errlen)) && truncate(p, want))
+		rc = sys_fail(err, errlen, -errno, "%s", p);
+	if (saved) {
+		size_t n = strlen(ended);
+		snprintf(ended + n, sizeof(ended) - n, "; %llu bytes after them that are no whole record on a "
+			 "known thread kept in events.cut", (unsigned long long)saved);
+	}
+	if (!rc)
+		rc = rewrite_info(dir, a, *kept, ended, err, errlen);
 	ar_close(a);
-	if (truncate(p, 8 + (off_t)*kept * AR_RECORD))
-		return sys_fail(err, errlen, -errno, "%s", p);
-	return rewrite_info(dir, *kept, ended, err, errlen);
+	return rc;
 }

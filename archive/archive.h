@@ -30,12 +30,18 @@
  *            wall-clock time (ns since 1970) at the archive's time NS
  *   INFO     key: value lines (job, events, lost, ...), written last
  * INFO is written last, by rename, each file before it whole (written
- * beside it and renamed): what INFO counts is on disk.  A recorder
- * checkpoints every fraction of a second (INFO "whole: no", "until: NS");
- * a recorder killed, or whose disk filled, leaves its last checkpoint,
- * which ar_open reads as it stands (ar_partial) and ar_repair finishes.
- * A directory without INFO is no archive (or one killed before its first
- * checkpoint) and ar_open refuses it.  The events are in the recorder's order: each
+ * beside it and renamed): what INFO counts is on disk.  ar_create makes
+ * every file at once (events with its header, the others empty, INFO
+ * counting none: "whole: no", "until: 0"), so that DIR is an archive from
+ * the moment it exists.  A recorder checkpoints every fraction of a second
+ * (INFO "whole: no", "until: NS"); a recorder killed, or whose disk
+ * filled, leaves its last checkpoint, which ar_open reads as it stands
+ * (ar_partial) and ar_repair finishes.  A directory with events but no
+ * INFO (a skeleton cut while written in place, an older recorder's) is
+ * read as partial, its whole records on known threads; threads or comms
+ * absent (an older recorder's) as none.  A directory with neither INFO
+ * nor events is no archive.  archive.c lists the invariants that hold on
+ * disk at every instant.  The events are in the recorder's order: each
  * pull's a thread's at a time, so each thread's own are in the order it
  * wrote them; readers find a thread's through ar_thread_events.
  */
@@ -120,8 +126,12 @@ struct ar_death {
 	uint64_t last_ns, seen_ns;
 };
 int ar_set_died(ar_writer *w, const struct ar_death *d);
-/* Gives up: closes and frees, leaving no INFO. */
+/* Gives up: closes and frees, leaving the archive as its last checkpoint
+ * (or ar_create) left it. */
 void ar_abandon(ar_writer *w);
+/* Gives up before anything was recorded: removes the archive's files (and
+ * DIR, when ar_create made it), then frees. */
+void ar_discard(ar_writer *w);
 uint64_t ar_written(const ar_writer *w);
 
 /* --- reading ------------------------------------------------------------------ */

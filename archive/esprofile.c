@@ -1,6 +1,7 @@
 /* esprofile.c - an mpiP-style profile of a job, live (recorded to its end) or from an archive esrecord wrote. */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,12 @@ int main(int argc, char **argv)
 	struct stat st;
 	char tmp[4096] = "", err[4400];
 	const char *dir = what;
+	if (strchr(what, '/') && (stat(what, &st) || !S_ISDIR(st.st_mode))) {
+		/* no job's name has a slash: a path, to an archive that is not there */
+		fprintf(stderr, "esprofile: %s: %s\n", what, stat(what, &st) ? strerror(errno) :
+			"not an archive (a directory)");
+		return 1;
+	}
 	if (stat(what, &st) || !S_ISDIR(st.st_mode)) {
 		/* a live job: record it whole into a scratch archive first */
 		snprintf(tmp, sizeof(tmp), "%s/esprofile.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");

@@ -16,7 +16,8 @@ static const char *usage =
 	"trace elements still hold when it attaches until the job ends (or Ctrl-C),\n"
 	"pulling as often as the job's rate needs.  Then: esconvert DIR (OTF2,\n"
 	"trace-event JSON), esprofile DIR.\n"
-	"  -o, --output DIR     the archive (made; must not hold one already)\n"
+	"  -o, --output DIR     the archive (made at once, before the job is waited\n"
+	"                       for; must not hold one already)\n"
 	"  -p, --period MS      longest time between pulls (default 500, the most it\n"
 	"                       uses: it pulls sooner when the job writes faster than\n"
 	"                       its trace elements hold that long)\n"
@@ -31,10 +32,11 @@ static const char *usage =
 	MON_REMOTE_USAGE
 	"  -h, --help\n"
 	"      --version\n"
-	"The archive is on disk as it goes: every quarter second a checkpoint makes\n"
-	"what was recorded so far readable, so a recorder killed (even with SIGKILL)\n"
-	"or stopped by a full disk leaves an archive the readers open as it stands\n"
-	"(they say it is incomplete).  At the end it says how many events it wrote\n"
+	"The archive is on disk from the start and as it goes: every quarter second a\n"
+	"checkpoint makes what was recorded so far readable, so a recorder killed\n"
+	"(even with SIGKILL) at any moment or stopped by a full disk leaves an archive\n"
+	"the readers open as it stands (they say first that it is incomplete, holds\n"
+	"nothing yet, or what it lacks).  At the end it says how many events it wrote\n"
 	"and exactly how many were discarded before it could read them, and which\n"
 	"ranks died (INFO: died: RANK PID LAST_NS SEEN_NS).\n";
 
@@ -47,6 +49,12 @@ static int repair(const char *dir)
 		fprintf(stderr, "esrecord: %s\n", err);
 		return rc == -EALREADY ? 0 : 1;
 	}
+	ar_archive *a; /* what it still lacks (a communicator no checkpoint described), said first */
+	if (!ar_open(dir, &a, err, sizeof(err))) {
+		ar_print_state(a, "esrecord", dir, stderr);
+		ar_close(a);
+	}
+	fflush(stderr);
 	printf("esrecord: %s repaired: %llu events (%llu of them written after its last "
 	       "checkpoint)\n", dir, (unsigned long long)kept, (unsigned long long)after);
 	return 0;

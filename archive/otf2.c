@@ -587,6 +587,15 @@ static int write_defs(struct otf2_out *o, uint64_t t0, uint64_t t1)
 							       (OTF2_LocationGroupRef)group[t]);
 	}
 	free(order);
+	/* an archive cut off before it named a thread: OTF2's readers want a
+	 * location, so one that says so, with no event */
+	if (!nt && e == OTF2_SUCCESS)
+		e = OTF2_GlobalDefWriter_WriteLocationGroup(d, 0, STRING("no thread recorded"),
+							    OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
+							    OTF2_UNDEFINED_LOCATION_GROUP);
+	if (!nt && e == OTF2_SUCCESS)
+		e = OTF2_GlobalDefWriter_WriteLocation(d, 0, STRING("no thread recorded"), OTF2_LOCATION_TYPE_CPU_THREAD,
+						       0, 0);
 	/* MPI: the ranks' locations, and each communicator as a group of ranks */
 	if (o->nranks > 0 && e == OTF2_SUCCESS) {
 		uint64_t *members = malloc(sizeof(uint64_t) * (size_t)o->nranks);
@@ -692,12 +701,17 @@ int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar
 		t0 = t1 = 0;
 	for (int t = 0; !rc && t < ar_nthreads(a); t++)
 		rc = write_thread(&o, t, st);
+	if (!rc && !ar_nthreads(a)) { /* write_defs' placeholder location: its (empty) events */
+		OTF2_EvtWriter *w = OTF2_Archive_GetEvtWriter(o.ar, 0);
+		if (!w || (e = OTF2_Archive_CloseEvtWriter(o.ar, w)) != OTF2_SUCCESS)
+			rc = otf2_fail(&o, w ? e : OTF2_ERROR_INVALID, "the placeholder location's events");
+	}
 	if (!rc && (e = OTF2_Archive_CloseEvtFiles(o.ar)) != OTF2_SUCCESS)
 		rc = otf2_fail(&o, e, "closing the event files");
 	/* every location has its (empty) local definitions */
 	if (!rc && (e = OTF2_Archive_OpenDefFiles(o.ar)) != OTF2_SUCCESS)
 		rc = otf2_fail(&o, e, "opening the definition files");
-	for (int t = 0; !rc && t < ar_nthreads(a); t++) {
+	for (int t = 0; !rc && t < (ar_nthreads(a) ? ar_nthreads(a) : 1); t++) { /* write_defs' placeholder's too */
 		OTF2_DefWriter *dw = OTF2_Archive_GetDefWriter(o.ar, (OTF2_LocationRef)t);
 		if (!dw || (e = OTF2_Archive_CloseDefWriter(o.ar, dw)) != OTF2_SUCCESS)
 			rc = otf2_fail(&o, dw ? e : OTF2_ERROR_INVALID, "a location's definitions");

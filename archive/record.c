@@ -84,8 +84,11 @@ static struct ar_frame frame_of(ar_symbols *sym, const struct es_module_rec *mod
 }
 
 /*
- * A recording's state.  Invariants: every event consumed is given to w in
- * the order consumed (a thread's in its order); what describe has said
+ * A recording's state.  Invariants: the archive exists (ar_create) before
+ * the recorder attaches, so that a recorder killed at any moment leaves
+ * one (archive.c's invariants say what it holds then); every thread is
+ * named to w before its first event is given to it; every event consumed
+ * is given to w in the order consumed (a thread's in its order); what describe has said
  * (sites, phases' and files' names, by number) is never said again, as
  * the writer takes each once; a death is said once.
  */
@@ -206,14 +209,23 @@ static int describe_ranks(struct rec *r)
 	return rc;
 }
 
-/* Thread names and communicators as the scope and the ranks know them now. */
-static int describe(struct rec *r)
+/* Every thread the scope knows, named: before its first tuple is written,
+ * so that the archive's threads file lists every thread its events file
+ * holds a record of (the writer writes it before the records). */
+static int name_threads(struct rec *r)
 {
 	int rc = 0;
 	for (int i = 0; i < es_scope_leaves(r->s) && !rc; i++) {
 		const struct es_leaf *l = es_scope_leaf(r->s, i);
 		rc = ar_set_thread(r->w, l->thread, l->segment, es_scope_thread(r->s, l->thread));
 	}
+	return rc;
+}
+
+/* Thread names and communicators as the scope and the ranks know them now. */
+static int describe(struct rec *r)
+{
+	int rc = name_threads(r);
 	if (r->m)
 		es_mpi_refresh(r->m);
 	for (int n = 0; n < r->nb.n && !rc; n++) {
@@ -408,7 +420,7 @@ static int record_loop(struct rec *r, const struct ar_record_opts *o, struct mon
 		if (es_scope_refresh(r->s) > 0 || mpi_behind(r))
 			mpi_reopen(r);
 		int n;
-		if ((rc = drain(r, ev, MAX, &n))) {
+		if ((rc = name_threads(r)) || (rc = drain(r, ev, MAX, &n))) {
 			snprintf(err, errlen, "%s/events: %s", o->dir, strerror(-rc));
 			break;
 		}
@@ -456,17 +468,20 @@ int ar_record_job(const char *prog, const char *job, const struct ar_record_opts
 	mon_remote(prog, &spec);
 	mon_signals();
 	struct rec r = { .prog = prog, .nb = { .rank = -1 } };
-	int rc = mon_attach(prog, &spec, o->wait, &r.s);
-	if (rc)
-		return rc;
-	if (!o->remains)
-		be_nice(prog, r.s);
 	char err[4400] = "";
-	if ((rc = ar_create(o->dir, job, &r.w, err, sizeof(err)))) {
+	/* the archive before anything else: a recorder killed while it waits
+	 * for its job leaves one that says it recorded nothing */
+	int rc = pm_job_ok(job) ? ar_create(o->dir, job, &r.w, err, sizeof(err)) : 0; /* else mon_attach says why */
+	if (rc) {
 		fprintf(stderr, "%s: %s\n", prog, err);
-		rec_free(&r);
 		return 1;
 	}
+	if ((rc = mon_attach(prog, &spec, o->wait, &r.s))) {
+		ar_discard(r.w); /* no job: no archive of it */
+		return rc;
+	}
+	if (!o->remains)
+		be_nice(prog, r.s);
 	struct ps_remote_attr ra = { .secret_file = mon_secret_file };
 	if (es_mpi_open(r.s, &ra, &r.m))
 		r.m = NULL;

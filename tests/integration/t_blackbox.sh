@@ -30,7 +30,7 @@ app=$!
 whole=$!
 "$BIN/esrecord" -w 30 -o "$dir/part" "$job.w" 2>"$dir/part.err" &
 part=$!
-wait_for 30 grep -q "^until:" "$dir/part/INFO" || die "no checkpoint: $(cat "$dir/part.err")"
+wait_for 30 grep -q "^until: [1-9]" "$dir/part/INFO" || die "no checkpoint: $(cat "$dir/part.err")"
 sleep 3
 cut=$(($(mono_ns) - 1000000000))
 kill -9 $part

@@ -44,7 +44,7 @@ int main(void)
 	if (ps_server_create_local(&srv) || ps_elem_create(srv, "x", &attr, &e) ||
 	    ps_write(e, &in, 0, NULL) || ps_read(e, 0, &out, 0, NULL) || out != 42)
 		return 1;
-	if (ar_open("/no/such/archive", &a, err, sizeof(err)) == 0 || !strstr(err, "not a whole archive"))
+	if (ar_open("/no/such/archive", &a, err, sizeof(err)) == 0 || !strstr(err, "/no/such/archive: No such file or directory"))
 		return 2;
 	ps_elem_close(e);
 	ps_server_destroy(srv);

@@ -161,21 +161,79 @@ otf2-print "$dir/wo/traces.otf2" >"$dir/wp.txt" 2>"$dir/wp.err" || die "otf2-pri
 [ "$(grep -c '^ENTER  .*Region: "\(write\|read\|take\|read_latest\)"' "$dir/wp.txt")" -eq "$n" ] ||
 	die "the wind tunnel's $n events are not each a region"
 
+# A recorder killed with SIGKILL at any moment leaves an archive that
+# every reader opens, saying first that it holds nothing, that it is
+# incomplete, or what it lacks; --repair keeps at least what they read, and
+# OTF2 of the result reads back.  The moments are events of its life, not
+# times the machine's speed decides: its archive there while it waits for
+# its job; attached, its threads named; a checkpoint with events; its
+# communicators named; and the same in a PATHS job, which has none.
+opened() { # ARCHIVE WHAT [FIRST]: every reader opens it, FIRST (a regex) said first
+	a=$1 first=${3:-"$1 (was cut off before it recorded anything|is incomplete)|$1: the archive lacks"}
+	n=$(sed -n 's/^events: //p' "$a/INFO")
+	for how in otf2 json plot; do
+		"$BIN/esconvert" --$how "$a.$how" "$a" >/dev/null 2>"$a.err" || die "$2: esconvert --$how: $(cat "$a.err")"
+		head -1 "$a.err" | grep -qE "^esconvert: ($first)" || die "$2: esconvert --$how said first: $(cat "$a.err")"
+	done
+	"$BIN/esprofile" "$a" >"$a.prof" 2>"$a.err" || die "$2: esprofile: $(cat "$a.err")"
+	head -1 "$a.err" | grep -qE "^esprofile: ($first)" || die "$2: esprofile said first: $(cat "$a.err")"
+	"$BIN/esrecord" --repair "$a" >"$a.rep" 2>&1 || die "$2: --repair: $(cat "$a.rep")"
+	kept=$(sed -n 's/.*repaired: \([0-9]*\) events.*/\1/p' "$a.rep")
+	[ "${kept:-0}" -ge "$n" ] || die "$2: --repair kept ${kept:-none} of $n events: $(cat "$a.rep")"
+	"$BIN/esconvert" -q --otf2 "$a.fixed" "$a" 2>"$a.err" || die "$2: esconvert, repaired: $(cat "$a.err")"
+	otf2-print "$a.fixed/traces.otf2" >/dev/null 2>"$a.err" || die "$2: otf2-print, repaired: $(cat "$a.err")"
+	[ -s "$a.err" ] && die "$2: otf2-print warned, repaired: $(cat "$a.err")"
+	"$BIN/esprofile" --json "$a" >/dev/null 2>"$a.err" || die "$2: esprofile, repaired: $(cat "$a.err")"
+	echo "killed $2: $n events read, $kept after --repair"
+}
+kill_when() { # WHAT JOB CONDITION...: a recorder of JOB into $dir/k.WHAT, killed once CONDITION holds
+	"$BIN/esrecord" -w 30 -o "$dir/k.$1" "$2" 2>"$dir/k.$1.rec" &
+	krec=$!
+	what=$1; shift 2
+	wait_for 30 "$@" || { kill -9 $krec; die "$what: the moment never came: $(cat "$dir/k.$what.rec")"; }
+	kill -9 $krec
+	wait $krec 2>/dev/null
+}
+kill_when wait "$job.kw" test -e "$dir/k.wait/INFO"
+opened "$dir/k.wait" "waiting for its job" "$dir/k.wait was cut off before it recorded anything: its recorder stopped \(killed, or its disk filled\) before it attached to its job"
+for kind in mpi paths; do
+	if [ $kind = mpi ]; then
+		mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q -j "$job.k$kind" "$wt" -q -N 64 -m 1 -l 2 -t 1000000 --transport mpi >/dev/null 2>&1 &
+	else
+		mpirun --oversubscribe --allow-run-as-root -np 2 "$wt" -q -j "$job.k$kind" -N 64 -m 1 -l 2 -t 1000000 -c >/dev/null 2>&1 &
+	fi
+	app=$!
+	kill_when "$kind.attached" "$job.k$kind" test -s "$dir/k.$kind.attached/threads"
+	opened "$dir/k.$kind.attached" "$kind: attached"
+	kill_when "$kind.events" "$job.k$kind" grep -q "^events: [1-9]" "$dir/k.$kind.events/INFO"
+	opened "$dir/k.$kind.events" "$kind: a checkpoint with events"
+	if [ $kind = mpi ]; then
+		kill_when "$kind.comms" "$job.k$kind" test -s "$dir/k.$kind.comms/comms"
+		opened "$dir/k.$kind.comms" "$kind: communicators named"
+	fi
+	end_job $app; app=""
+done
+
 # Bad input: one clear line, and nothing that looks like a whole archive
 out=$("$BIN/esrecord" -w 0 -o "$dir/none" "$job.nosuch" 2>&1) && die "esrecord of no job succeeded"
 [ "$out" = "esrecord: job '$job.nosuch': no trace spaces on this host" ] || die "no job: $out"
 [ -e "$dir/none" ] && die "an archive made for a job that does not exist"
+ls -A "$dir" | grep -q making && die "esrecord left the directory it makes an archive in: $(ls -A "$dir")"
 out=$("$BIN/esrecord" -w 0 -o "$dir/a" "$job.c" 2>&1) && die "esrecord over an archive succeeded"
 echo "$out" | grep -q "^esrecord: $dir/a: already holds an archive" || die "over an archive: $out"
 out=$("$BIN/esrecord" -w 0 -o /proc/no/such "$job.c" 2>&1) && die "esrecord into an unwritable place succeeded"
 [ "$out" = "esrecord: /proc/no/such: No such file or directory" ] || die "unwritable place: $out"
 out=$("$BIN/esconvert" --otf2 "$dir/o" "$dir/a" 2>&1) && die "esconvert into an existing directory succeeded"
 echo "$out" | grep -q "^esconvert: $dir/o: exists" || die "existing OTF2 directory: $out"
+# without INFO: read as the whole records its events file holds, said first
 mv "$dir/a/INFO" "$dir/INFO.saved"
-out=$("$BIN/esconvert" --otf2 "$dir/o2" "$dir/a" 2>&1) && die "esconvert of an incomplete archive succeeded"
-echo "$out" | grep -q "^esconvert: $dir/a: not a whole archive" || die "incomplete archive: $out"
-[ -e "$dir/o2" ] && die "OTF2 written from an incomplete archive"
+"$BIN/esconvert" --otf2 "$dir/o2" "$dir/a" 2>"$dir/noinfo.err" || die "esconvert without INFO: $(cat "$dir/noinfo.err")"
+head -1 "$dir/noinfo.err" | grep -q "^esconvert: $dir/a has no INFO: its recorder stopped (killed) before it wrote it; read as the $events whole events its files hold" ||
+	die "without INFO: $(cat "$dir/noinfo.err")"
+rm -rf "$dir/o2"
 mv "$dir/INFO.saved" "$dir/a/INFO"
+out=$("$BIN/esprofile" "$dir/nosuch" 2>&1) && die "esprofile of no archive succeeded"
+[ "$out" = "esprofile: $dir/nosuch: No such file or directory" ] || die "esprofile of no archive: $out"
 sed -i "s/^events: $events\$/events: $((events + 1))/" "$dir/a/INFO"
 out=$("$BIN/esconvert" --otf2 "$dir/o2" "$dir/a" 2>&1) && die "esconvert of a short archive succeeded"
 echo "$out" | grep -q "^esconvert: $dir/a/events: $events events, INFO says $((events + 1))$" || die "short archive: $out"
@@ -193,11 +251,19 @@ if mount -t tmpfs -o size=512k tmpfs "$dir/small" 2>/dev/null; then
 	[ $rc -ne 0 ] || die "esrecord on a full disk succeeded: $(cat "$dir/full.err")"
 	grep -q "^esrecord: $dir/small/a/[a-zA-Z.]*: No space left on device; the archive stands as its last checkpoint left it (read as it is, or esrecord --repair $dir/small/a)$" \
 		"$dir/full.err" || die "full disk: $(cat "$dir/full.err")"
-	# what the last checkpoint counted is readable, and said to be incomplete
+	# what the last checkpoint counted is readable, and said first to be
+	# incomplete (or, when the disk filled before a checkpoint counted an
+	# event, which the job's pace decides, to hold none yet)
 	grep -q "^whole: no$" "$dir/small/a/INFO" || die "full disk: INFO: $(cat "$dir/small/a/INFO")"
-	"$BIN/esprofile" "$dir/small/a" 2>&1 >/dev/null | grep -q "is incomplete: its recorder stopped" ||
-		die "full disk: the archive does not open as incomplete"
-	[ "$(sed -n 's/^events: //p' "$dir/small/a/INFO")" -gt 100 ] || die "full disk: few events kept"
+	"$BIN/esprofile" "$dir/small/a" 2>"$dir/full.prof" >/dev/null || die "full disk: esprofile: $(cat "$dir/full.prof")"
+	head -1 "$dir/full.prof" | grep -qE "^esprofile: $dir/small/a( is incomplete: its recorder stopped| was cut off before it recorded anything: its recorder stopped \(killed, or its disk filled\) before a checkpoint counted an event|: the archive lacks what its job said)" ||
+		die "full disk: the archive does not open as incomplete: $(cat "$dir/full.prof")"
+	# room made, --repair keeps what the recorder wrote whole before the disk filled
+	mount -o remount,size=2m "$mnt" || die "full disk: no room made"
+	"$BIN/esrecord" --repair "$dir/small/a" >"$dir/full.rep" 2>&1 || die "full disk: --repair: $(cat "$dir/full.rep")"
+	[ "$(sed -n 's/.*repaired: \([0-9]*\) events.*/\1/p' "$dir/full.rep")" -gt 100 ] ||
+		die "full disk: few events kept: $(cat "$dir/full.rep")"
+	"$BIN/esprofile" "$dir/small/a" 2>"$dir/full.prof" >/dev/null || die "full disk, repaired: $(cat "$dir/full.prof")"
 else
 	echo "cannot mount a tmpfs here: the full-disk case not run"
 fi

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "archive/convert.h"
@@ -182,15 +183,22 @@ START_TEST(archive_refused_when_not_whole)
 {
 	char err[512] = "", sub[4200], p[4300];
 	snprintf(sub, sizeof(sub), "%s/b", dir);
-	/* abandoned: no INFO, so no archive */
+	/* abandoned before a checkpoint: the archive ar_create made, empty, and
+	 * says so; the event given was never on disk */
 	ar_writer *w;
 	ck_assert_int_eq(ar_create(sub, "j", &w, err, sizeof(err)), 0);
 	struct es_trace t = tuple(1, 2, ES_OP_MPI_SEND, 1, 5);
 	ck_assert_int_eq(ar_write(w, &t, 0), 0);
 	ar_abandon(w);
 	ar_archive *a;
+	ck_assert_msg(ar_open(sub, &a, err, sizeof(err)) == 0, "%s", err);
+	ck_assert(ar_partial(a, NULL));
+	ck_assert_uint_eq(ar_nevents(a), 0);
+	ar_close(a);
+	/* nothing there: no archive, said so */
+	snprintf(sub, sizeof(sub), "%s/nothing", dir);
 	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -ENOENT);
-	ck_assert_msg(strstr(err, "not a whole archive"), "%s", err);
+	ck_assert_msg(strstr(err, "/nothing: No such file or directory"), "%s", err);
 	ck_assert_ptr_null(a);
 	/* whole, then damaged in each file */
 	snprintf(sub, sizeof(sub), "%s/c", dir);
@@ -683,11 +691,238 @@ START_TEST(checkpoint_kill_and_repair)
 	fclose(f);
 	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -EINVAL);
 	ck_assert_msg(strstr(err, "/INFO:") && strstr(err, "expected died: RANK PID LAST_NS SEEN_NS"), "%s", err);
-	/* killed before its first checkpoint: no INFO, no archive */
+	/* killed before its first checkpoint: the skeleton ar_create made, empty */
 	snprintf(sub, sizeof(sub), "%s/k0", dir);
 	ck_assert_int_eq(ar_create(sub, "jk", &w, err, sizeof(err)), 0);
 	ar_abandon(w);
+	ck_assert_msg(ar_open(sub, &a, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(ar_nevents(a), 0);
+	ar_close(a);
+}
+END_TEST
+
+/* --- archives cut at every stage of their making ------------------------------------ */
+
+/* name's file in archive sub, with text */
+static void put_in(const char *sub, const char *name, const char *text)
+{
+	char p[4300];
+	snprintf(p, sizeof(p), "%s/%s", sub, name);
+	put(p, text);
+}
+
+/* sub/events: the header, n records of one MPI_Send each on thread i % 2
+ * (communicator 0, arg i + 1), then torn bytes of a record a kill cut */
+static void put_events(const char *sub, size_t n, size_t torn)
+{
+	char p[4300];
+	snprintf(p, sizeof(p), "%s/events", sub);
+	FILE *f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	uint32_t v = AR_VERSION;
+	fwrite("ESAR", 1, 4, f);
+	fwrite(&v, 4, 1, f);
+	for (size_t i = 0; i < n; i++) {
+		struct ar_event e = { .t = tuple(100 * (i + 1), 100 * (i + 1) + 50, ES_OP_MPI_SEND, (uint32_t)(1 - i % 2),
+						 (uint32_t)i + 1), .thread = (uint32_t)(i % 2) };
+		fwrite(&e, sizeof(e), 1, f);
+	}
+	static const unsigned char part[AR_RECORD] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 }; /* start only: op 0 */
+	fwrite(part, 1, torn, f);
+	fclose(f);
+}
+
+static const char two_threads[] = "0\tcut.r0\trank0.thread0\n1\tcut.r1\trank1.thread0\n";
+static const char two_ranks[] = "0\th\t10\t1700000000000000000\t5\t./app\n1\th\t11\t1700000000000000000\t5\t./app\n";
+
+/* Every reader on archive sub: the first line they all say (into first),
+ * then OTF2, JSON, pictures, the profile and its JSON, each written. */
+static void read_with_every_reader(const char *sub, char *first, size_t len, size_t *nevents)
+{
+	static int k;
+	char err[512] = "", out[4300];
+	ar_archive *a;
+	ck_assert_msg(ar_open(sub, &a, err, sizeof(err)) == 0, "%s: %s", sub, err);
+	*nevents = ar_nevents(a);
+	char *said = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&said, &n);
+	ck_assert_ptr_nonnull(f);
+	ar_print_state(a, "r", sub, f);
+	fclose(f);
+	snprintf(first, len, "%.*s", (int)strcspn(said, "\n"), said);
+	free(said);
+	struct ar_out_stats st;
+	snprintf(out, sizeof(out), "%s/otf2.%d", dir, k);
+	ck_assert_msg(ar_to_otf2(a, out, "traces", &st, err, sizeof(err)) == 0, "%s: %s", sub, err);
+	snprintf(out, sizeof(out), "%s/json.%d", dir, k);
+	ck_assert_msg(ar_to_json(a, out, 0, UINT64_MAX, &st, err, sizeof(err)) == 0, "%s: %s", sub, err);
+	int pics;
+	snprintf(out, sizeof(out), "%s/pics.%d", dir, k);
+	ck_assert_msg(ar_plot(a, out, &pics, err, sizeof(err)) == 0, "%s: %s", sub, err);
+	snprintf(out, sizeof(out), "%s/prof.%d", dir, k++);
+	f = fopen(out, "w+");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_msg(ar_profile(a, f, 5, err, sizeof(err)) == 0, "%s: %s", sub, err);
+	ck_assert_msg(ar_profile_json(a, f, err, sizeof(err)) == 0, "%s: %s", sub, err);
+	fclose(f);
+	ar_close(a);
+}
+
+/* sub read by every reader, whose first line has says; then repaired,
+ * keeping at least every event read (want: how many it keeps), and read
+ * again, whole. */
+static void cut_case(const char *sub, const char *says, size_t read, size_t want)
+{
+	char first[1024], err[512] = "";
+	size_t n;
+	read_with_every_reader(sub, first, sizeof(first), &n);
+	ck_assert_msg(strstr(first, says), "%s: first line '%s', expected '%s'", sub, first, says);
+	ck_assert_uint_eq(n, read);
+	uint64_t kept, after;
+	ck_assert_msg(ar_repair(sub, &kept, &after, err, sizeof(err)) == 0, "%s: %s", sub, err);
+	ck_assert_uint_eq(kept, want);
+	read_with_every_reader(sub, first, sizeof(first), &n);
+	ck_assert_uint_eq(n, want);
+	ar_archive *a;
+	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), 0);
+	ck_assert(!ar_partial(a, NULL));
+	for (size_t i = 0; i < n; i++) /* in order, none lost in the middle */
+		ck_assert_uint_eq(ar_events(a)[i].t.arg, i + 1);
+	ar_close(a);
+	ck_assert_int_eq(ar_repair(sub, &kept, &after, err, sizeof(err)), -EALREADY);
+}
+
+/* A recorder is killed at any moment: whatever stage it reached, every
+ * reader opens what it left, says first what it lacks or that it holds
+ * nothing, and --repair keeps every whole record written. */
+START_TEST(readers_on_cut_archives)
+{
+	char err[512] = "", sub[4200];
+	/* as ar_create leaves it, before attaching: every file, empty */
+	snprintf(sub, sizeof(sub), "%s/skeleton", dir);
+	ar_writer *w;
+	ck_assert_int_eq(ar_create(sub, "cut", &w, err, sizeof(err)), 0);
+	ar_abandon(w);
+	static const char *const files[] = { "events", "threads", "comms", "sites", "ranks", "regions", "files", "INFO" };
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char p[4300];
+		snprintf(p, sizeof(p), "%s/%s", sub, files[i]);
+		ck_assert_msg(access(p, R_OK) == 0, "ar_create made no %s", p);
+	}
+	cut_case(sub, " was cut off before it recorded anything: its recorder stopped (killed, or its disk filled) "
+		 "before it attached to its job", 0, 0);
+	/* a skeleton made in place (DIR there already, with other files),
+	 * cut after events: only the marker, no INFO */
+	snprintf(sub, sizeof(sub), "%s/marker", dir);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	put_events(sub, 0, 0);
+	cut_case(sub, " was cut off before it recorded anything: its recorder stopped (killed, or its disk filled) "
+		 "before it wrote its INFO", 0, 0);
+	/* ... cut between making events and writing its header */
+	snprintf(sub, sizeof(sub), "%s/noheader", dir);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	put_in(sub, "events", "");
+	cut_case(sub, " was cut off before it recorded anything", 0, 0);
+	/* an older recorder's first checkpoint, before it named a
+	 * communicator: no comms (the attack round's "comms: No such file"),
+	 * 2 events counted, 3 written after, a record torn */
+	snprintf(sub, sizeof(sub), "%s/nocomms", dir);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	put_events(sub, 5, 17);
+	put_in(sub, "threads", two_threads);
+	put_in(sub, "ranks", two_ranks);
+	put_in(sub, "INFO", "archive: 3\njob: cut\nevents: 2\nlost: 0\nwhole: no\nuntil: 250\n");
+	cut_case(sub, ": the archive lacks what its job said of 0 of its 2 ranks and of 1 communicator its events name "
+		 "(its recorder stopped before it wrote them, or could not read them)", 2, 5);
+	/* records on a thread no file names (the files tampered with: the
+	 * recorder names a thread before it writes its records): repair keeps
+	 * those before, and what it cuts in events.cut */
+	snprintf(sub, sizeof(sub), "%s/strays", dir);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	put_events(sub, 5, 0);
+	put_in(sub, "threads", "0\tcut.r0\trank0.thread0\n"); /* events 1 and 3 are on thread 1 */
+	put_in(sub, "comms", "0 1 world 1 0\n");
+	put_in(sub, "ranks", "0\th\t10\t1700000000000000000\t5\t./app\n");
+	put_in(sub, "INFO", "archive: 3\njob: cut\nevents: 1\nlost: 0\nwhole: no\nuntil: 250\n");
+	cut_case(sub, "/strays is incomplete", 1, 1);
+	char p[4300];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/events.cut", sub);
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert_int_eq(st.st_size, 4 * AR_RECORD);
+	snprintf(p, sizeof(p), "%s/nocomms/events.cut", dir); /* a torn last record is not kept */
+	ck_assert_int_eq(stat(p, &st), -1);
+	/* its ranks missing: said first */
+	snprintf(sub, sizeof(sub), "%s/noranks", dir);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	put_events(sub, 4, 0);
+	put_in(sub, "threads", two_threads);
+	put_in(sub, "comms", "0 1 world 2 0 1\n");
+	put_in(sub, "INFO", "archive: 3\njob: cut\nevents: 4\nlost: 0\nwhole: no\nuntil: 250\n");
+	cut_case(sub, ": the archive lacks what its job said of 2 of its 2 ranks and of 0 communicators", 4, 4);
+	/* INFO and events only, none counted: an older recorder's first checkpoint of no thread */
+	snprintf(sub, sizeof(sub), "%s/nothreads", dir);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	put_events(sub, 0, 0);
+	put_in(sub, "INFO", "archive: 3\njob: cut\nevents: 0\nlost: 0\nwhole: no\nuntil: 250\n");
+	cut_case(sub, " was cut off before it recorded anything: its recorder stopped (killed, or its disk filled) "
+		 "before a checkpoint counted an event", 0, 0);
+	/* no INFO, but records: read as the whole ones on known threads */
+	snprintf(sub, sizeof(sub), "%s/noinfo", dir);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	put_events(sub, 3, 39);
+	put_in(sub, "threads", two_threads);
+	put_in(sub, "comms", "0 1 world 2 0 1\n");
+	put_in(sub, "ranks", two_ranks);
+	cut_case(sub, "/noinfo has no INFO: its recorder stopped (killed) before it wrote it; read as the 3 whole events",
+		 3, 3);
+	/* no archive at all: an empty directory, said so */
+	snprintf(sub, sizeof(sub), "%s/empty", dir);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	ar_archive *a;
 	ck_assert_int_eq(ar_open(sub, &a, err, sizeof(err)), -ENOENT);
+	ck_assert_msg(strstr(err, "/empty: no archive: neither INFO nor events"), "%s", err);
+	uint64_t kept, after;
+	ck_assert_int_eq(ar_repair(sub, &kept, &after, err, sizeof(err)), -ENOENT);
+}
+END_TEST
+
+/* ar_create makes DIR whole at once, over an empty directory too, or in a
+ * directory that holds other files; ar_discard takes back what it made. */
+START_TEST(create_aside_or_in_place)
+{
+	char err[512] = "", sub[4200], p[4300];
+	ar_writer *w;
+	ar_archive *a;
+	snprintf(sub, sizeof(sub), "%s/was-empty", dir);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	ck_assert_int_eq(ar_create(sub, "j", &w, err, sizeof(err)), 0);
+	ar_abandon(w);
+	ck_assert_msg(ar_open(sub, &a, err, sizeof(err)) == 0, "%s", err);
+	ar_close(a);
+	snprintf(sub, sizeof(sub), "%s/holds", dir);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	put_in(sub, "notes", "mine\n");
+	ck_assert_int_eq(ar_create(sub, "j", &w, err, sizeof(err)), 0);
+	ar_discard(w); /* takes its files, not the directory nor what else it holds */
+	snprintf(p, sizeof(p), "%s/notes", sub);
+	ck_assert_int_eq(access(p, R_OK), 0);
+	snprintf(p, sizeof(p), "%s/INFO", sub);
+	ck_assert_int_eq(access(p, F_OK), -1);
+	ck_assert_int_eq(ar_create(sub, "j", &w, err, sizeof(err)), 0);
+	ck_assert_int_eq(ar_finish(w, &(struct ar_end){ .why = "-" }, err, sizeof(err)), 0);
+	ck_assert_msg(ar_open(sub, &a, err, sizeof(err)) == 0, "%s", err);
+	ck_assert(!ar_partial(a, NULL));
+	ar_close(a);
+	snprintf(sub, sizeof(sub), "%s/new", dir);
+	ck_assert_int_eq(ar_create(sub, "j", &w, err, sizeof(err)), 0);
+	ar_discard(w);
+	ck_assert_int_eq(access(sub, F_OK), -1);
+	/* nothing left beside it: the directory it was made in is gone */
+	char cmd[4400];
+	snprintf(cmd, sizeof(cmd), "ls -A %s | grep -q making", dir);
+	ck_assert_int_ne(system(cmd), 0);
 }
 END_TEST
 
@@ -705,6 +940,8 @@ Suite *archive_suite(void)
 	tcase_add_test(tc, readers_on_1024_threads);
 	tcase_add_test(tc, many_events_round_trip);
 	tcase_add_test(tc, checkpoint_kill_and_repair);
+	tcase_add_test(tc, readers_on_cut_archives);
+	tcase_add_test(tc, create_aside_or_in_place);
 	suite_add_tcase(s, tc);
 	return s;
 }
