@@ -1,5 +1,6 @@
 /* clock.c - raw timestamps that cost little to take, calibrated once to CLOCK_MONOTONIC nanoseconds. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -195,6 +196,19 @@ static inline uint64_t clock_ns(const struct es_clock *c, uint64_t raw)
 uint64_t es_clock_ns(const struct es_clock *c, uint64_t raw)
 {
 	return clock_ns(c, raw);
+}
+
+int es_clock_adopt(const struct es_clock *c)
+{
+	const struct es_clock *own = es_clock_init();
+	if (!c || c->magic != ES_CLOCK_MAGIC || c->source != ES_CLOCK_TSC || own->source != ES_CLOCK_TSC ||
+	    !c->mult)
+		return -EINVAL; /* this process's stamps are not that TSC's ticks */
+	clk.raw0 = c->raw0;
+	clk.ns0 = c->ns0;
+	clk.mult = c->mult;
+	clk.ticks_per_ns = c->ticks_per_ns;
+	return 0;
 }
 
 void es_clock_shift(struct es_clock *c, int64_t ns)

@@ -443,6 +443,11 @@ uint64_t es_clock_ns(const struct es_clock *c, uint64_t raw);
 /* Moves what es_clock_ns() gives by ns: another host's calibration onto
  * this host's CLOCK_MONOTONIC (see ps_server_clock_offset). */
 void es_clock_shift(struct es_clock *c, int64_t ns);
+/* This process converts with c's line from now on (and writes it into the
+ * trace spaces it makes after): processes that share a TSC, the ranks of
+ * one node, take one line, so that whoever reads their stamps orders them
+ * as the TSC did.  -EINVAL, and nothing changed, unless both are TSC lines. */
+int es_clock_adopt(const struct es_clock *c);
 /* Checks a TSC calibration made on this host against CLOCK_MONOTONIC now
  * (a monitor does, on attaching to a trace space): 0 if it holds, within a
  * few us and 20 ppm of the time since; 1 if it had drifted and c now holds

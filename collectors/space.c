@@ -125,17 +125,8 @@ int es_space_open_at(const char *where, const struct ps_remote_attr *ra, es_spac
 		 * this host's CLOCK_MONOTONIC (the same TSC, on the same host), and
 		 * converts with the rate the TSC really kept if it drifted.  Local
 		 * means what ps_server_open_at takes for local: no HOST:PORT. */
-		if (!strchr(where, ':')) {
+		if (!strchr(where, ':'))
 			sp->clock_check = es_clock_check(&sp->clock, &sp->clock_drift);
-			/* Every process on this host stamps with the one TSC: read
-			 * them all through one line, this process's, so that their
-			 * order is the TSC's own.  Each writer's 20 ms calibration
-			 * is off by its own few ppm, which put LAMMPS's receives
-			 * up to 3 us before their sends on a loaded machine. */
-			const struct es_clock *own = es_clock_init();
-			if (sp->clock.source == ES_CLOCK_TSC && own->source == ES_CLOCK_TSC && sp->clock_check >= 0)
-				sp->clock = *own;
-		}
 		/* another host's stamps, onto this host's clock */
 		es_clock_shift(&sp->clock, -ps_server_clock_offset(sp->srv));
 		snprintf(sp->segment, sizeof(sp->segment), "%s", where);

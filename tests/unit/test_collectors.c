@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stddef.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -265,6 +266,38 @@ START_TEST(clock_check_refits_or_refuses)
 	back.raw0 += (uint64_t)(1e9 * back.ticks_per_ns);
 	ck_assert_int_eq(es_clock_check(&back, &drift), ES_ECLOCK);
 #endif
+}
+END_TEST
+
+/* Processes that share a TSC take one line (the ranks of a node, the
+ * first one's): this one's stamps convert through it from then on, and
+ * the spaces it makes carry it; a line of another kind changes nothing. */
+START_TEST(clock_adopted)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		const struct es_clock *own = es_clock_init();
+		if (own->source != ES_CLOCK_TSC)
+			_exit(0); /* nothing to share: each process's stamps are ns */
+		uint64_t raw = es_now(), before = es_clock_ns(own, raw);
+		struct es_clock other = *own, mono = { .magic = own->magic, .source = ES_CLOCK_MONOTONIC,
+							 .mult = 1ull << 32, .ticks_per_ns = 1.0 };
+		other.ns0 += 3000;
+		if (es_clock_adopt(&mono) != -EINVAL || es_clock_adopt(NULL) != -EINVAL ||
+		    es_clock_ns(es_clock_init(), raw) != before)
+			_exit(1);
+		if (es_clock_adopt(&other) || es_clock_ns(es_clock_init(), raw) != before + 3000)
+			_exit(2);
+		es_space *sp;
+		if (es_space_get("", &sp) || es_clock_ns(es_space_clock(sp), raw) != before + 3000)
+			_exit(3);
+		es_space_put(sp);
+		_exit(0);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	ck_assert(WIFEXITED(st));
+	ck_assert_int_eq(WEXITSTATUS(st), 0);
 }
 END_TEST
 
@@ -546,32 +579,6 @@ START_TEST(shared_space_read_elsewhere)
 	int st;
 	waitpid(pid, &st, 0);
 	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	/* A writer whose calibration is 3 us off (within what es_clock_check
-	 * lets pass): a monitor on this host reads its stamps through its
-	 * own line, as it reads every other process's, so that two ranks'
-	 * stamps keep the TSC's order. */
-	const struct es_clock *own = es_clock_init();
-	void *area;
-	ps_server_user_area(es_space_server(sp), &area);
-	struct es_clock *hc = NULL;
-	for (size_t off = 0; off + sizeof(*hc) <= 64 && !hc; off += 8)
-		if (!memcmp((char *)area + off, own, sizeof(*own)))
-			hc = (struct es_clock *)((char *)area + off);
-	ck_assert_ptr_nonnull(hc);
-	hc->ns0 += 3000;
-	pid = fork();
-	if (pid == 0) {
-		es_space *ro;
-		uint64_t raw = es_now();
-		if (es_space_open(seg, &ro))
-			_exit(1);
-		int same = es_clock_ns(es_space_clock(ro), raw) == es_clock_ns(own, raw);
-		es_space_destroy(ro);
-		_exit(own->source != ES_CLOCK_TSC || same ? 0 : 2);
-	}
-	waitpid(pid, &st, 0);
-	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	hc->ns0 -= 3000;
 	/* a live space is never replaced; a closed one is */
 	ps_server *plain;
 	const struct ps_shm_attr repl = { .flags = PS_SHM_REPLACE_DEAD };
@@ -648,6 +655,7 @@ Suite *collectors_suite(void)
 	tcase_add_test(tc, mpi_select);
 	tcase_add_test(tc, ctl_orders_checked);
 	tcase_add_test(tc, clock_converts_to_monotonic);
+	tcase_add_test(tc, clock_adopted);
 	tcase_add_test(tc, clock_fallback_on_request);
 	tcase_add_test(tc, clock_check_refits_or_refuses);
 	tcase_add_test(tc, collector_records_each_operation);
