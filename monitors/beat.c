@@ -202,10 +202,12 @@ static void judge(struct hb *h, struct look *p, struct hb_period *out)
 	}
 }
 
-/* A deadlock is named only if every thread in it is still inside the very
- * call it was read in: the notes, the boards and the counts are read one
- * after the other, and a thread that moved meanwhile would make a knot of
- * waits that never stood at one moment. */
+/* A deadlock is named only on facts that held together (waits.c says
+ * why, rule C): every thread it stands on is still inside the very call
+ * its notes said (the same start), and its boards are as they were read,
+ * after everything the judgement used was read; a rank that ended stays
+ * ended.  Anything else drops it for this period, to be judged afresh at
+ * the next: no number of periods decides, only whether the facts agree. */
 static void confirm(struct hb *h, const struct look *p)
 {
 	int *t = malloc(sizeof(int) * (size_t)(h->n + 1));
@@ -213,15 +215,17 @@ static void confirm(struct hb *h, const struct look *p)
 		return;
 	for (int i = wf_deadlocks(h->wfg); i-- > 0;) {
 		int n = wf_deadlock_threads(h->wfg, i, t, h->n);
-		for (int k = 0; k < n; k++) {
+		bool same = n >= 0;
+		for (int k = 0; k < n && same; k++) {
 			struct es_flight now;
 			int x = t[k];
-			bool inside = x < h->n && p->in[x];
-			if (inside && (!es_scope_in_flight(h->s, x, &now) || now.start != p->fl[x].start)) {
-				wf_drop_deadlock(h->wfg, i);
-				break;
-			}
+			if (x >= h->n || !p->in[x] || wf_state_of(h->wfg, x) == WF_ENDED)
+				continue;
+			same = es_scope_in_flight(h->s, x, &now) && now.start == p->fl[x].start &&
+			       (!h->mpi || es_mpi_boards_same(h->mpi, x) == 1);
 		}
+		if (!same)
+			wf_drop_deadlock(h->wfg, i);
 	}
 	free(t);
 }

@@ -934,12 +934,38 @@ static int finding_index(const wf_graph *g, int i)
 int wf_deadlock_threads(const wf_graph *g, int i, int *out, int max)
 {
 	int f = finding_index(g, i), n = 0;
-	for (int t = 0; f >= 0 && t < g->n; t++)
-		if (blocked(g, t) && g->nodes[t].cause == f && n < max)
-			out[n++] = t;
-	if (f >= 0 && g->finds[f].kind == C_ENDED)
-		for (int k = g->kid_at[g->finds[f].ended_unit]; k < g->kid_at[g->finds[f].ended_unit + 1] && n < max; k++)
-			out[n++] = g->kids[k];
+	if (f < 0)
+		return 0;
+	/* its waiters and members, then every vertex they cannot go on
+	 * without: a blocked or ended one below a member (a thread that can
+	 * go on is not what the finding stands on) */
+	bool *seen = calloc((size_t)g->nv + 1, sizeof(bool));
+	int *queue = malloc(sizeof(int) * ((size_t)g->nv + 1)), qh = 0, qt = 0;
+	if (!seen || !queue) {
+		free(seen), free(queue);
+		return PS_ENOMEM;
+	}
+	for (int t = 0; t < g->n; t++)
+		if (blocked(g, t) && g->nodes[t].cause == f)
+			seen[t] = true, queue[qt++] = t;
+	for (int k = 0; k < g->finds[f].n; k++) {
+		int t = g->finds[f].members[k];
+		if (!seen[t])
+			seen[t] = true, queue[qt++] = t;
+	}
+	if (g->finds[f].ended_unit >= 0 && !seen[g->finds[f].ended_unit])
+		seen[g->finds[f].ended_unit] = true, queue[qt++] = g->finds[f].ended_unit;
+	while (qh < qt) {
+		int v = queue[qh++];
+		if (v < g->n && n < max)
+			out[n++] = v;
+		for (int k = g->kid_at[v]; k < g->kid_at[v + 1]; k++) {
+			int w = g->kids[k];
+			if (!seen[w] && !g->can[w] && g->vk[w] != V_ALWAYS)
+				seen[w] = true, queue[qt++] = w;
+		}
+	}
+	free(seen), free(queue);
 	return n;
 }
 

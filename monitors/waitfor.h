@@ -105,8 +105,10 @@ bool wf_blocked(const wf_graph *g, int i);
 /* Roots that some thread waits for, and deadlocks (after wf_analyze). */
 int wf_stalls(const wf_graph *g);
 int wf_deadlocks(const wf_graph *g);
-/* The threads of deadlock i (its members and those that wait for it), to
- * check before naming it; how many. */
+/* The threads of deadlock i, to check before naming it: its members,
+ * those that wait for it, and every thread its members cannot go on
+ * without (blocked or ended, through units and gates); how many, or
+ * PS_ENOMEM. */
 int wf_deadlock_threads(const wf_graph *g, int i, int *out, int max);
 /* Drops deadlock i (a member moved while the graph was read). */
 void wf_drop_deadlock(wf_graph *g, int i);
