@@ -202,34 +202,6 @@ static void judge(struct hb *h, struct look *p, struct hb_period *out)
 	}
 }
 
-/* A deadlock is named only on facts that held together (waits.c says
- * why, rule C): every thread it stands on is still inside the very call
- * its notes said (the same start), and its boards are as they were read,
- * after everything the judgement used was read; a rank that ended stays
- * ended.  Anything else drops it for this period, to be judged afresh at
- * the next: no number of periods decides, only whether the facts agree. */
-static void confirm(struct hb *h, const struct look *p)
-{
-	int *t = malloc(sizeof(int) * (size_t)(h->n + 1));
-	if (!t)
-		return;
-	for (int i = wf_deadlocks(h->wfg); i-- > 0;) {
-		int n = wf_deadlock_threads(h->wfg, i, t, h->n);
-		bool same = n >= 0;
-		for (int k = 0; k < n && same; k++) {
-			struct es_flight now;
-			int x = t[k];
-			if (x >= h->n || !p->in[x] || wf_state_of(h->wfg, x) == WF_ENDED)
-				continue;
-			same = es_scope_in_flight(h->s, x, &now) && now.start == p->fl[x].start &&
-			       (!h->mpi || es_mpi_boards_same(h->mpi, x) == 1);
-		}
-		if (!same)
-			wf_drop_deadlock(h->wfg, i);
-	}
-	free(t);
-}
-
 /* Who waits for whom: only when something stalled (or always_look), from
  * what the collectors already wrote. */
 static bool look(struct hb *h, struct look *p, const char *prog)
@@ -247,7 +219,7 @@ static bool look(struct hb *h, struct look *p, const char *prog)
 	if (!rc)
 		rc = wf_analyze(h->wfg);
 	if (!rc)
-		confirm(h, p);
+		rc = wf_confirm(h->wfg, h->s, &lk);
 	if (rc && !h->wf_failed) {
 		fprintf(stderr, "%s: who waits for whom: %s\n", prog, ps_strerror(rc));
 		h->wf_failed = true;

@@ -140,5 +140,10 @@ struct wf_look {
  * messages counted (look->mpi), and the PastSet elements' other paths (who
  * writes them).  Reads only what the collectors already wrote. */
 int wf_from_scope(wf_graph *g, const es_scope *s, const struct wf_look *look);
+/* After wf_from_scope and wf_analyze, with the same look: drops each
+ * deadlock unless every thread it stands on (wf_deadlock_threads) is, read
+ * again now, inside the very call look said, with its boards as read then
+ * (waits.c, rule O).  0, or PS_ENOMEM. */
+int wf_confirm(wf_graph *g, const es_scope *s, const struct wf_look *look);
 
 #endif

@@ -38,20 +38,21 @@
  * to any length, so no judgement may rest on what was read at different
  * moments unless the facts themselves say they held together.
  *
- * O (the order of reads; beat.c and wf_from_scope).  Each period reads
- * (1) every thread's latest tuple, (2) every thread's notes, (3) which
- * ranks have ended (from 1 and 2, and their segments' state now), (4)
- * every MPI thread's boards, requests then channels (read_boards), then
- * judges; mpi.calls is read during the judgement, after (4).  Then (5)
- * confirm() reads again, for every thread a deadlock stands on (its
- * members, its waiters, and every blocked or ended thread below them:
- * wf_deadlock_threads), its notes and its boards: a thread not still
- * inside the very call (the same start stamp: stamps never repeat) with
- * its boards unchanged drops the deadlock for this period.  So every
- * thread of the deadlock was inside one call, with the same boards,
- * from before (4) to after it: all the counts and requests it was judged
- * on held at one moment, the moment (4) read them, and no number of
- * periods is waited for, only facts.
+ * O (the order of reads; beat.c, wf_from_scope, wf_confirm).  Each period
+ * reads (1) every thread's latest tuple, (2) every thread's notes, (3)
+ * which ranks have ended (from 1 and 2, and their segments' state now),
+ * then judges, reading (4) each board the judgement consults when it
+ * first does (a thread's requests, then its channels, once per period;
+ * mpi.calls), all after (3).  Then (5) wf_confirm reads again, for every
+ * thread a deadlock stands on (its members, its waiters, and every
+ * blocked or ended thread below them: wf_deadlock_threads), its notes and
+ * the boards read of it: one not still inside the very call (the same
+ * start stamp) with those boards unchanged drops the deadlock for this
+ * period.  Stamps never repeat, counts only grow and a request slot's ver
+ * moves on with every change, so nothing changed and changed back: at
+ * any moment between the last read of (4) and the first of (5), every
+ * note and board the judgement used held as read, together.  No number
+ * of periods is waited for, only facts.
  *
  * Facts that only grow.  A rank inside or past MPI_Finalize, or whose
  * process exited, is ended for ever, and MPI lets it (and its other
@@ -937,19 +938,6 @@ static void find_ended(struct job *j)
 	}
 }
 
-/* Every MPI thread's boards, read now: after the notes and the ended
- * ranks were read, before any judgement (the order rule O below needs). */
-static int read_boards(struct job *j)
-{
-	for (int t = 0; j->mpi && t < j->n; t++) {
-		const struct es_req_rec *q;
-		int rc = j->rank[t] >= 0 ? es_mpi_requests(j->mpi, t, &q) : 0;
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
-}
-
 static int job_init(struct job *j)
 {
 	j->rank = calloc((size_t)j->n + 1, sizeof(int));
@@ -1045,10 +1033,8 @@ int wf_from_scope(wf_graph *g, const es_scope *s, const struct wf_look *look)
 			 .fl = look->fl, .in = look->in };
 	int rc = job_init(&j);
 	if (!rc) {
+		/* the ended ranks before any board is read (rule O) */
 		find_ended(&j);
-		rc = read_boards(&j);
-	}
-	if (!rc) {
 		/* every thread, in the scope's order: graph index = scope thread */
 		for (int t = 0; t < j.n && !rc; t++)
 			rc = one_thread(&j, t);
@@ -1057,4 +1043,34 @@ int wf_from_scope(wf_graph *g, const es_scope *s, const struct wf_look *look)
 	}
 	free_job(&j);
 	return rc;
+}
+
+/* Rule O's step (5): a deadlock stands only if every thread it stands on
+ * is still inside the very call its notes said (the same start) with its
+ * boards as they were read, all read again now, after everything the
+ * judgement used; a rank that ended stays ended.  Anything else drops it
+ * for this period, to be judged afresh at the next: no number of periods
+ * decides, only whether the facts agree. */
+int wf_confirm(wf_graph *g, const es_scope *s, const struct wf_look *look)
+{
+	int n = es_scope_threads(s);
+	int *t = malloc(sizeof(int) * (size_t)(n + 1));
+	if (!t)
+		return PS_ENOMEM;
+	for (int i = wf_deadlocks(g); i-- > 0;) {
+		int k = wf_deadlock_threads(g, i, t, n);
+		bool same = k >= 0;
+		for (int x = 0; x < k && same; x++) {
+			struct es_flight now;
+			int th = t[x];
+			if (th >= n || !look->in[th] || wf_state_of(g, th) == WF_ENDED)
+				continue;
+			same = es_scope_in_flight(s, th, &now) && now.start == look->fl[th].start &&
+			       (!look->mpi || es_mpi_boards_same(look->mpi, th) == 1);
+		}
+		if (!same)
+			wf_drop_deadlock(g, i);
+	}
+	free(t);
+	return 0;
 }
