@@ -587,10 +587,8 @@ int es_mpi_requests(es_mpi *m, int thread, const struct es_req_rec **out)
 int es_mpi_boards_same(es_mpi *m, int thread)
 {
 	struct thread_boards *tb = m ? boards_of(m, thread) : NULL;
-	if (!tb)
-		return 1; /* no boards: nothing was read that could differ */
-	if (tb->read_at != m->epoch)
-		return 0;
+	if (!tb || tb->read_at != m->epoch)
+		return 1; /* not read this refresh: nothing was judged on them */
 	int same = 1;
 	if (tb->reqs) {
 		struct es_req_rec *now = malloc(sizeof(*now) * ES_REQS_SLOTS);

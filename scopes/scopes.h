@@ -213,9 +213,9 @@ bool es_mpi_coll_at(es_mpi *m, int rank, uint64_t id, uint32_t num, unsigned *op
 int es_mpi_requests(es_mpi *m, int thread, const struct es_req_rec **out);
 /* Reads a scope thread's request and channel boards now and says whether
  * they are as this refresh read them (every request record and every
- * channel count the same): 1 if so (or the thread has no boards), 0 if
- * not or they were not read this refresh, or a negative code.  What was
- * read stays as it was. */
+ * channel count the same): 1 if so (or it has none, or they were not read
+ * this refresh: nothing was learnt from them), 0 if not, or a negative
+ * code.  What was read stays as it was. */
 int es_mpi_boards_same(es_mpi *m, int thread);
 /* A scope thread's call sites, read now: (*out)[s] is site s (frames 0:
  * none); how many slots were read, or a negative code. */
