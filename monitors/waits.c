@@ -135,6 +135,12 @@
  * (completed(), and after `done` for another thread's request) closes it;
  * the reading side here needs nothing more.
  *
+ * L (a passive-target lock, unlock or flush).  It may wait for another
+ * origin's lock, which no board records, and its target serves it from
+ * inside any MPI call, so a target blocked elsewhere in MPI holds nothing
+ * up: it waits for its target only once the target has ended (a rank
+ * that ended serves no epoch), and is otherwise not known.
+ *
  * P (PATHS threads).  A read or take waits for the other threads with a
  * path to its element whose latest operation there was a write (or none
  * yet), a write to a full element for the readers: a thread whose path
@@ -738,6 +744,15 @@ static int requests_clauses(struct job *j, int t, int r, const struct es_flight 
 	return 0;
 }
 
+/* Whether world rank r has ended (find_ended said so of its threads). */
+static bool rank_ended(const struct job *j, uint32_t r)
+{
+	if (r == ES_NONE || (int)r > j->maxrank)
+		return false;
+	int first = j->rank_first[r];
+	return first < j->rank_first[r + 1] && j->ended[j->by_rank[first]];
+}
+
 /* What an MPI thread inside a call waits for: its clauses, and its words. */
 static int mpi_clauses(struct job *j, int t, char *what, size_t len, bool *any)
 {
@@ -785,8 +800,10 @@ static int mpi_clauses(struct job *j, int t, char *what, size_t len, bool *any)
 	case ES_OP_MPI_WIN_LOCK: case ES_OP_MPI_WIN_UNLOCK: case ES_OP_MPI_WIN_FLUSH:
 	case ES_OP_MPI_WIN_FLUSH_LOCAL: {
 		snprintf(what, len, "%s %s on %s%s", in, es_op_name(code), p, oc);
-		struct clause *cl = clause_new(j, f->element == ES_NONE ? CL_UNKNOWN : CL_WAIT, false);
-		return cl && f->element != ES_NONE ? target_add(j, cl, (int)f->element, -1) : 0;
+		/* rule L: only a target that ended holds it up for certain */
+		bool gone = rank_ended(j, f->element);
+		struct clause *cl = clause_new(j, gone ? CL_WAIT : CL_UNKNOWN, false);
+		return cl && gone ? target_add(j, cl, (int)f->element, -1) : 0;
 	}
 	default:
 		break;

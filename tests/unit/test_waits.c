@@ -428,6 +428,28 @@ START_TEST(receives_posted_before_take_first)
 }
 END_TEST
 
+/* Rank 0 inside MPI_Win_lock on rank 1, rank 1 already in MPI_Win_free:
+ * the target serves the lock from inside MPI, so no deadlock; once rank 1
+ * has ended, nobody will serve it. */
+START_TEST(a_lock_waits_only_for_a_target_that_ended)
+{
+	make_job(2);
+	const uint64_t win = 0x3e1;
+	for (int r = 0; r < 2; r++)
+		comm_rec(r, win, 4, 2, (uint32_t)r, ES_COMMS_WINDOW);
+	static const unsigned wfree[] = { ES_OP_MPI_WIN_FREE };
+	began(1, 4, wfree, 1);
+	inside(0, ES_OP_MPI_WIN_LOCK, 1, 0, 4);
+	inside(1, ES_OP_MPI_WIN_FREE, ES_NONE, 0, 4);
+	ck_assert_int_eq(judge(), 0);
+	ck_assert_ptr_null(strstr(text, "deadlock"));
+	inside(1, ES_OP_MPI_FINALIZE, 1, 0, ES_NONE);
+	ck_assert_int_eq(judge(), 1);
+	ck_assert(says("rank1 has ended (inside MPI_Finalize); 1 thread waits for it: rank0 in MPI_Win_lock on 1"));
+	drop_job();
+}
+END_TEST
+
 /* What the job does between heartbeat's look and its confirmation. */
 static void rank1_moves(void)
 {
@@ -498,6 +520,7 @@ Suite *waits_suite(void)
 	tcase_add_test(tc, ended_after_its_last_send_on_a_freed_duplicate);
 	tcase_add_test(tc, a_send_received_waits_for_nobody);
 	tcase_add_test(tc, receives_posted_before_take_first);
+	tcase_add_test(tc, a_lock_waits_only_for_a_target_that_ended);
 	tcase_add_test(tc, confirmed_only_on_facts_that_held_together);
 	tcase_add_test(tc, confirmed_on_every_thread_it_stands_on);
 	suite_add_tcase(s, tc);
