@@ -87,6 +87,8 @@ struct wf_graph {
 	struct root *roots;
 	int nroots;
 	bool analyzed;
+	bool *seen;              /* wf_deadlock_threads' marks (all false between calls) and queue */
+	int *queue;
 	/* the strings of threads, gates and collectives: blocks that never
 	 * move, emptied (not freed) by wf_clear, so a period mallocs nothing
 	 * once the graph has been this big before */
@@ -113,6 +115,8 @@ static void drop_analysis(wf_graph *g)
 	free(g->vk), free(g->unit_id), free(g->unit_of), free(g->all), free(g->can), free(g->dense);
 	g->dense = NULL, g->ndense = 0;
 	free(g->kid_at), free(g->kids), free(g->par_at), free(g->pars), free(g->ended);
+	free(g->seen), free(g->queue);
+	g->seen = NULL, g->queue = NULL;
 	g->vk = NULL, g->unit_id = g->unit_of = NULL, g->all = g->can = g->ended = NULL;
 	g->kid_at = g->kids = g->par_at = g->pars = NULL;
 	for (int i = 0; i < g->nfinds; i++)
@@ -931,20 +935,22 @@ static int finding_index(const wf_graph *g, int i)
 	return -1;
 }
 
-int wf_deadlock_threads(const wf_graph *g, int i, int *out, int max)
+int wf_deadlock_threads(wf_graph *g, int i, int *out, int max)
 {
 	int f = finding_index(g, i), n = 0;
 	if (f < 0)
 		return 0;
+	/* kept for the next deadlock: a job with many costs no more than
+	 * the vertices each one reaches */
+	if (!g->seen && !(g->seen = calloc((size_t)g->nv + 1, sizeof(bool))))
+		return PS_ENOMEM;
+	if (!g->queue && !(g->queue = malloc(sizeof(int) * ((size_t)g->nv + 1))))
+		return PS_ENOMEM;
+	bool *seen = g->seen;
+	int *queue = g->queue, qh = 0, qt = 0;
 	/* its waiters and members, then every vertex they cannot go on
 	 * without: a blocked or ended one below a member (a thread that can
 	 * go on is not what the finding stands on) */
-	bool *seen = calloc((size_t)g->nv + 1, sizeof(bool));
-	int *queue = malloc(sizeof(int) * ((size_t)g->nv + 1)), qh = 0, qt = 0;
-	if (!seen || !queue) {
-		free(seen), free(queue);
-		return PS_ENOMEM;
-	}
 	for (int t = 0; t < g->n; t++)
 		if (blocked(g, t) && g->nodes[t].cause == f)
 			seen[t] = true, queue[qt++] = t;
@@ -965,7 +971,8 @@ int wf_deadlock_threads(const wf_graph *g, int i, int *out, int max)
 				seen[w] = true, queue[qt++] = w;
 		}
 	}
-	free(seen), free(queue);
+	for (int k = 0; k < qt; k++)
+		seen[queue[k]] = false;
 	return n;
 }
 

@@ -109,7 +109,7 @@ int wf_deadlocks(const wf_graph *g);
  * those that wait for it, and every thread its members cannot go on
  * without (blocked or ended, through units and gates); how many, or
  * PS_ENOMEM. */
-int wf_deadlock_threads(const wf_graph *g, int i, int *out, int max);
+int wf_deadlock_threads(wf_graph *g, int i, int *out, int max);
 /* Drops deadlock i (a member moved while the graph was read). */
 void wf_drop_deadlock(wf_graph *g, int i);
 /* A line per deadlock, then per root, each after indent:
