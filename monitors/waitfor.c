@@ -670,6 +670,20 @@ static bool named_before(const wf_graph *g, int a, int b)
 	return x->unit != y->unit ? x->unit < y->unit : strcmp(x->name, y->name) < 0;
 }
 
+static int by_name(const void *a, const void *b, void *g)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return named_before(g, x, y) ? -1 : named_before(g, y, x) ? 1 : 0;
+}
+
+/* Threads in the words' order (by rank, then name), whatever order the
+ * monitor met them in. */
+static void sort_named(const wf_graph *g, int *t, int n)
+{
+	if (n > 1)
+		qsort_r(t, (size_t)n, sizeof(int), by_name, (void *)g);
+}
+
 /* A cycle inside a strongly connected set of blocked vertices: from its
  * first thread in the words (lowest rank), follow kids inside the set
  * until a thread comes round again; the threads on the way, in order. */
@@ -894,6 +908,9 @@ int wf_analyze(wf_graph *g)
 	    (rc = find_mismatches(g)) || (rc = find_dead_ends(g)) || (rc = find_cycles(g)) ||
 	    (rc = attribute(g)) || (rc = find_roots(g)))
 		return rc;
+	for (int i = 0; i < g->nfinds; i++) /* a cycle keeps its order: each waits for the next */
+		if (g->finds[i].kind != C_CYCLE)
+			sort_named(g, g->finds[i].members, g->finds[i].n);
 	g->analyzed = true;
 	return 0;
 }
@@ -1014,6 +1031,7 @@ static int waiters_of(const wf_graph *g, int f, int **out)
 	for (int i = 0; i < g->n; i++)
 		if (blocked(g, i) && g->nodes[i].cause == f && (*out)[i] != -1)
 			(*out)[n++] = i;
+	sort_named(g, *out, n);
 	return n;
 }
 
