@@ -94,6 +94,12 @@ static void drop_job(void)
 	for (int r = 0; r < nranks; r++) {
 		char seg[64];
 		snprintf(seg, sizeof(seg), "%s.r%d", job, r);
+		/* the handles are ours: a test that makes a second job would lose them */
+		ps_elem_close(rk[r].trace);
+		ps_elem_close(rk[r].reqs_e);
+		ps_elem_close(rk[r].chans_e);
+		ps_elem_close(rk[r].comms);
+		ps_elem_close(rk[r].calls_e);
 		es_space_destroy(rk[r].sp);
 		ps_shm_unlink(seg);
 	}
