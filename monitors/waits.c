@@ -135,6 +135,14 @@
  * (completed(), and after `done` for another thread's request) closes it;
  * the reading side here needs nothing more.
  *
+ * U (members not seen).  A communicator's member that has not listed it
+ * yet (a rank that has not reached it, or not started: heartbeat met the
+ * others first) is a world rank not known, and a rank whose counts are
+ * not known may send or arrive at any time: a wait for any one of several
+ * (an any-source receive, a collective that needs any member) that such a
+ * member could satisfy is not known, never blocked; a wait for all of
+ * them waits at least for those seen.
+ *
  * L (a passive-target lock, unlock or flush).  It may wait for another
  * origin's lock, which no board records, and its target serves it from
  * inside any MPI call, so a target blocked elsewhere in MPI holds nothing
@@ -400,8 +408,12 @@ static int recv_clause(struct job *j, int r, uint32_t src, uint32_t tag, const s
 	bool known = true;
 	for (int i = 0; i < nwho; i++) {
 		int64_t n;
-		if (who[i] < 0 || who[i] > j->maxrank)
+		if (who[i] < 0 || who[i] > j->maxrank) {
+			/* rule U: a member not seen yet (it has not listed the
+			 * communicator, or started) may be the one that sends */
+			known = false;
 			continue;
+		}
 		known &= in_flight(j, who[i], r, c->id, tag, &n);
 		avail += n > 0 ? n : 0;
 	}
@@ -608,11 +620,14 @@ static int coll_clause(struct job *j, int t, int r, unsigned code, const struct 
 	(void)t;
 	enum coll_wait how = coll_wait_of(code, root == (uint32_t)r);
 	int late[8], nlate = 0, mylow = -1, total = 0;
+	bool unseen = false;
 	for (int side = 0; side < 2; side++)
 		for (uint32_t i = 0; i < c->size[side]; i++) {
 			int m = c->members[side][i];
 			if (m == r)
 				mylow = (int)i;
+			/* rule U: a member not seen yet, or whose count is not known */
+			unseen |= m < 0 || (m != r && es_mpi_calls(j->mpi, m, c->id) < 0);
 			if (m < 0 || m == r || !not_there(j, m, c, num, code, root))
 				continue;
 			if (how == CW_ROOT && (uint32_t)m != root)
@@ -625,6 +640,8 @@ static int coll_clause(struct job *j, int t, int r, unsigned code, const struct 
 		}
 	if (!total)
 		return clause_new(j, CL_SAT, false) ? 0 : 0;
+	if (how == CW_ANY && unseen) /* any one will do: it may be the one not seen */
+		return clause_new(j, CL_UNKNOWN, false) ? 0 : 0;
 	struct clause *cl = clause_new(j, CL_WAIT, how != CW_ANY);
 	if (!cl)
 		return 0;

@@ -456,6 +456,29 @@ START_TEST(a_lock_waits_only_for_a_target_that_ended)
 }
 END_TEST
 
+/* A communicator of three that rank 2 has not listed yet (it has not
+ * reached it, or heartbeat met it late: t_waitreq's anyhalo with the last
+ * rank starved): rank 0's any-source receive may hear from it, so rank 0
+ * and rank 1, waiting for each other, are no deadlock; once rank 2 has
+ * listed it and waits too, they are. */
+START_TEST(a_member_not_seen_may_be_the_sender)
+{
+	make_job(3);
+	const uint64_t x = 0x77;
+	comm_rec(0, x, 3, 3, 0, 0);
+	comm_rec(1, x, 3, 3, 1, 0);
+	inside(0, ES_OP_MPI_RECV, ES_NONE, 3, 3);
+	inside(1, ES_OP_MPI_RECV, 0, 3, 3);
+	ck_assert_int_eq(judge(), 0);
+	ck_assert_ptr_null(strstr(text, "deadlock"));
+	comm_rec(2, x, 3, 3, 2, 0);
+	inside(2, ES_OP_MPI_RECV, 0, 3, 3);
+	ck_assert_int_eq(judge(), 1);
+	ck_assert(says("rank0 in MPI_Recv from any source tag 3 on communicator"));
+	drop_job();
+}
+END_TEST
+
 /* What the job does between heartbeat's look and its confirmation. */
 static void rank1_moves(void)
 {
@@ -527,6 +550,7 @@ Suite *waits_suite(void)
 	tcase_add_test(tc, a_send_received_waits_for_nobody);
 	tcase_add_test(tc, receives_posted_before_take_first);
 	tcase_add_test(tc, a_lock_waits_only_for_a_target_that_ended);
+	tcase_add_test(tc, a_member_not_seen_may_be_the_sender);
 	tcase_add_test(tc, confirmed_only_on_facts_that_held_together);
 	tcase_add_test(tc, confirmed_on_every_thread_it_stands_on);
 	suite_add_tcase(s, tc);
