@@ -627,7 +627,7 @@ static int coll_clause(struct job *j, int t, int r, unsigned code, const struct 
 			if (m == r)
 				mylow = (int)i;
 			/* rule U: a member not seen yet, or whose count is not known */
-			unseen |= m < 0 || (m != r && es_mpi_calls(j->mpi, m, c->id) < 0);
+			unseen |= how == CW_ANY && (m < 0 || (m != r && es_mpi_calls(j->mpi, m, c->id) < 0));
 			if (m < 0 || m == r || !not_there(j, m, c, num, code, root))
 				continue;
 			if (how == CW_ROOT && (uint32_t)m != root)
