@@ -202,30 +202,6 @@ static void judge(struct hb *h, struct look *p, struct hb_period *out)
 	}
 }
 
-/* A deadlock is named only if every thread in it is still inside the very
- * call it was read in: the notes, the boards and the counts are read one
- * after the other, and a thread that moved meanwhile would make a knot of
- * waits that never stood at one moment. */
-static void confirm(struct hb *h, const struct look *p)
-{
-	int *t = malloc(sizeof(int) * (size_t)(h->n + 1));
-	if (!t)
-		return;
-	for (int i = wf_deadlocks(h->wfg); i-- > 0;) {
-		int n = wf_deadlock_threads(h->wfg, i, t, h->n);
-		for (int k = 0; k < n; k++) {
-			struct es_flight now;
-			int x = t[k];
-			bool inside = x < h->n && p->in[x];
-			if (inside && (!es_scope_in_flight(h->s, x, &now) || now.start != p->fl[x].start)) {
-				wf_drop_deadlock(h->wfg, i);
-				break;
-			}
-		}
-	}
-	free(t);
-}
-
 /* Who waits for whom: only when something stalled (or always_look), from
  * what the collectors already wrote. */
 static bool look(struct hb *h, struct look *p, const char *prog)
@@ -243,7 +219,7 @@ static bool look(struct hb *h, struct look *p, const char *prog)
 	if (!rc)
 		rc = wf_analyze(h->wfg);
 	if (!rc)
-		confirm(h, p);
+		rc = wf_confirm(h->wfg, h->s, &lk);
 	if (rc && !h->wf_failed) {
 		fprintf(stderr, "%s: who waits for whom: %s\n", prog, ps_strerror(rc));
 		h->wf_failed = true;

@@ -44,7 +44,8 @@ int hb_step(hb *h, const char *prog, struct hb_period *p);
 int hb_threads(const hb *h);
 const struct hb_thread *hb_thread(const hb *h, int t);
 /* The period's graph, analysed, when p->looked; deadlocks it names are
- * confirmed (every thread still inside the call it was read in). */
+ * confirmed (wf_confirm: every thread it stands on still inside the call
+ * it was read in, with the same boards). */
 const wf_graph *hb_graph(const hb *h);
 /* The first thread stalled now for seconds or more (its stalled periods
  * times the period), how long in *for_s; -1 when none. */

@@ -87,6 +87,8 @@ struct wf_graph {
 	struct root *roots;
 	int nroots;
 	bool analyzed;
+	bool *seen;              /* wf_deadlock_threads' marks (all false between calls) and queue */
+	int *queue;
 	/* the strings of threads, gates and collectives: blocks that never
 	 * move, emptied (not freed) by wf_clear, so a period mallocs nothing
 	 * once the graph has been this big before */
@@ -113,6 +115,8 @@ static void drop_analysis(wf_graph *g)
 	free(g->vk), free(g->unit_id), free(g->unit_of), free(g->all), free(g->can), free(g->dense);
 	g->dense = NULL, g->ndense = 0;
 	free(g->kid_at), free(g->kids), free(g->par_at), free(g->pars), free(g->ended);
+	free(g->seen), free(g->queue);
+	g->seen = NULL, g->queue = NULL;
 	g->vk = NULL, g->unit_id = g->unit_of = NULL, g->all = g->can = g->ended = NULL;
 	g->kid_at = g->kids = g->par_at = g->pars = NULL;
 	for (int i = 0; i < g->nfinds; i++)
@@ -666,6 +670,20 @@ static bool named_before(const wf_graph *g, int a, int b)
 	return x->unit != y->unit ? x->unit < y->unit : strcmp(x->name, y->name) < 0;
 }
 
+static int by_name(const void *a, const void *b, void *g)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return named_before(g, x, y) ? -1 : named_before(g, y, x) ? 1 : 0;
+}
+
+/* Threads in the words' order (by rank, then name), whatever order the
+ * monitor met them in. */
+static void sort_named(const wf_graph *g, int *t, int n)
+{
+	if (n > 1)
+		qsort_r(t, (size_t)n, sizeof(int), by_name, (void *)g);
+}
+
 /* A cycle inside a strongly connected set of blocked vertices: from its
  * first thread in the words (lowest rank), follow kids inside the set
  * until a thread comes round again; the threads on the way, in order. */
@@ -890,6 +908,9 @@ int wf_analyze(wf_graph *g)
 	    (rc = find_mismatches(g)) || (rc = find_dead_ends(g)) || (rc = find_cycles(g)) ||
 	    (rc = attribute(g)) || (rc = find_roots(g)))
 		return rc;
+	for (int i = 0; i < g->nfinds; i++) /* a cycle keeps its order: each waits for the next */
+		if (g->finds[i].kind != C_CYCLE)
+			sort_named(g, g->finds[i].members, g->finds[i].n);
 	g->analyzed = true;
 	return 0;
 }
@@ -931,15 +952,44 @@ static int finding_index(const wf_graph *g, int i)
 	return -1;
 }
 
-int wf_deadlock_threads(const wf_graph *g, int i, int *out, int max)
+int wf_deadlock_threads(wf_graph *g, int i, int *out, int max)
 {
 	int f = finding_index(g, i), n = 0;
-	for (int t = 0; f >= 0 && t < g->n; t++)
-		if (blocked(g, t) && g->nodes[t].cause == f && n < max)
-			out[n++] = t;
-	if (f >= 0 && g->finds[f].kind == C_ENDED)
-		for (int k = g->kid_at[g->finds[f].ended_unit]; k < g->kid_at[g->finds[f].ended_unit + 1] && n < max; k++)
-			out[n++] = g->kids[k];
+	if (f < 0)
+		return 0;
+	/* kept for the next deadlock: a job with many costs no more than
+	 * the vertices each one reaches */
+	if (!g->seen && !(g->seen = calloc((size_t)g->nv + 1, sizeof(bool))))
+		return PS_ENOMEM;
+	if (!g->queue && !(g->queue = malloc(sizeof(int) * ((size_t)g->nv + 1))))
+		return PS_ENOMEM;
+	bool *seen = g->seen;
+	int *queue = g->queue, qh = 0, qt = 0;
+	/* its waiters and members, then every vertex they cannot go on
+	 * without: a blocked or ended one below a member (a thread that can
+	 * go on is not what the finding stands on) */
+	for (int t = 0; t < g->n; t++)
+		if (blocked(g, t) && g->nodes[t].cause == f)
+			seen[t] = true, queue[qt++] = t;
+	for (int k = 0; k < g->finds[f].n; k++) {
+		int t = g->finds[f].members[k];
+		if (!seen[t])
+			seen[t] = true, queue[qt++] = t;
+	}
+	if (g->finds[f].ended_unit >= 0 && !seen[g->finds[f].ended_unit])
+		seen[g->finds[f].ended_unit] = true, queue[qt++] = g->finds[f].ended_unit;
+	while (qh < qt) {
+		int v = queue[qh++];
+		if (v < g->n && n < max)
+			out[n++] = v;
+		for (int k = g->kid_at[v]; k < g->kid_at[v + 1]; k++) {
+			int w = g->kids[k];
+			if (!seen[w] && !g->can[w] && g->vk[w] != V_ALWAYS)
+				seen[w] = true, queue[qt++] = w;
+		}
+	}
+	for (int k = 0; k < qt; k++)
+		seen[queue[k]] = false;
 	return n;
 }
 
@@ -981,6 +1031,7 @@ static int waiters_of(const wf_graph *g, int f, int **out)
 	for (int i = 0; i < g->n; i++)
 		if (blocked(g, i) && g->nodes[i].cause == f && (*out)[i] != -1)
 			(*out)[n++] = i;
+	sort_named(g, *out, n);
 	return n;
 }
 

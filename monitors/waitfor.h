@@ -105,9 +105,11 @@ bool wf_blocked(const wf_graph *g, int i);
 /* Roots that some thread waits for, and deadlocks (after wf_analyze). */
 int wf_stalls(const wf_graph *g);
 int wf_deadlocks(const wf_graph *g);
-/* The threads of deadlock i (its members and those that wait for it), to
- * check before naming it; how many. */
-int wf_deadlock_threads(const wf_graph *g, int i, int *out, int max);
+/* The threads of deadlock i, to check before naming it: its members,
+ * those that wait for it, and every thread its members cannot go on
+ * without (blocked or ended, through units and gates); how many, or
+ * PS_ENOMEM. */
+int wf_deadlock_threads(wf_graph *g, int i, int *out, int max);
 /* Drops deadlock i (a member moved while the graph was read). */
 void wf_drop_deadlock(wf_graph *g, int i);
 /* A line per deadlock, then per root, each after indent:
@@ -138,5 +140,10 @@ struct wf_look {
  * messages counted (look->mpi), and the PastSet elements' other paths (who
  * writes them).  Reads only what the collectors already wrote. */
 int wf_from_scope(wf_graph *g, const es_scope *s, const struct wf_look *look);
+/* After wf_from_scope and wf_analyze, with the same look: drops each
+ * deadlock unless every thread it stands on (wf_deadlock_threads) is, read
+ * again now, inside the very call look said, with its boards as read then
+ * (waits.c, rule O).  0, or PS_ENOMEM. */
+int wf_confirm(wf_graph *g, const es_scope *s, const struct wf_look *look);
 
 #endif

@@ -29,8 +29,130 @@
  *  - a wait on requests waits for all (MPI_Wait, Waitall, Test, Testall)
  *    or any (Waitany, Waitsome, Testany, Testsome) of the requests it was
  *    given, each judged as the call that made it.
- * What cannot be told (a board too full to count, requests nobody follows)
- * never makes a thread blocked: it is taken to be able to go on.
+ * What cannot be told (a board too full to count, requests nobody follows,
+ * a count on a communicator whose record is not known) never makes a
+ * thread blocked: it is taken to be able to go on.
+ *
+ * Why no schedule of a correct program can make a rule fire.  Load
+ * stretches any gap between two instructions of the job or of heartbeat
+ * to any length, so no judgement may rest on what was read at different
+ * moments unless the facts themselves say they held together.
+ *
+ * O (the order of reads; beat.c, wf_from_scope, wf_confirm).  Each period
+ * reads (1) every thread's latest tuple, (2) every thread's notes, (3)
+ * which ranks have ended (from 1 and 2, and their segments' state now),
+ * then judges, reading (4) each board the judgement consults when it
+ * first does (a thread's requests, then its channels, once per period;
+ * mpi.calls), all after (3).  Then (5) wf_confirm reads again, for every
+ * thread a deadlock stands on (its members, its waiters, and every
+ * blocked or ended thread below them: wf_deadlock_threads), its notes and
+ * the boards read of it: one not still inside the very call (the same
+ * start stamp) with those boards unchanged drops the deadlock for this
+ * period.  Stamps never repeat, counts only grow and a request slot's ver
+ * moves on with every change, so nothing changed and changed back: at
+ * any moment between the last read of (4) and the first of (5), every
+ * note and board the judgement used held as read, together.  No number
+ * of periods is waited for, only facts.
+ *
+ * Facts that only grow.  A rank inside or past MPI_Finalize, or whose
+ * process exited, is ended for ever, and MPI lets it (and its other
+ * threads) send, receive or begin nothing more; as (3) comes before (4),
+ * its sent counts and collectives begun, read after, are final.  Counts
+ * and collectives begun never go down.  A member's call as collective
+ * number n on a communicator is fixed once begun.
+ *
+ * What a thread of the deadlock can do meanwhile.  Inside a blocking
+ * receive, a wait, a probe or a collective it posts no send and begins
+ * no collective (a send is counted at its own start, a collective begun
+ * at its own entry, each with notes of a new start); inside a send its
+ * count is added at the call's start, and added after (4) it shows in
+ * (5) as a changed board.  So between (4) and (5) no member adds a send
+ * or a collective that the judgement missed.
+ *
+ * R (a receive waits for its senders).  Messages on a channel (sender,
+ * receiver, tag, communicator) are taken in the order sent by the receives
+ * in the order posted (MPI's non-overtaking rule), so a receive gets one
+ * of the sent-less-received messages only after the matching receives
+ * posted before it (open_receives counts those, by their start) have
+ * taken theirs.  With every sender ended (final count) or a blocked member
+ * (no new send, above), sent-less-received at (4) is every message that
+ * can ever reach it; when that is fewer than the receives ahead of it and
+ * itself, it cannot complete until some member moves.  A probe is judged
+ * as the receive it would precede.
+ *
+ * S (a blocking or synchronous send waits for its receiver).  Its own
+ * message is counted from its start, so with none of the channel's
+ * messages unreceived it has been received and waits for nobody; with k
+ * unreceived, it waits only if the receiver posted no more than k - 1
+ * matching receives (the k - 1 ahead take them first).  A standard
+ * MPI_Send is judged as one that may wait for its receiver: MPI allows
+ * it to, and a program that relies on buffering is erroneous (MBI's
+ * BufferingHazard); a nonblocking send but a synchronous one holds no
+ * wait up.  An unknown count is no wait.
+ *
+ * C (a collective waits for the members not there).  A member whose count
+ * begun there is no higher than the collective's number has not entered
+ * it; ended, it never will, and blocked in the deadlock it cannot begin it
+ * without leaving its call (seen at (5)).
+ *
+ * M (a mismatch).  Members blocked at the same number on a communicator
+ * in different calls, roots or byte counts (for calls that need equal
+ * ones), or a member gone past that number having made another call
+ * there: in a correct program every member makes the same collectives in
+ * the same order, so two different calls at one number never happen,
+ * whatever the delays.  It assumes every member's collectives are
+ * recorded (a collect: list or esctl that records a collective on some
+ * ranks only would number them differently).
+ *
+ * E (a rank that ended).  A thread blocked, by R, S or C, on a rank that
+ * ended waits for what that rank will never do: its counts were read
+ * after its end (O), and are final.  A rank that sent its last message to
+ * the waiter and then ended is no deadlock: that message is counted as
+ * sent (F below), and unreceived, it satisfies the receive.
+ *
+ * F (communicators freed).  A rank may free a communicator with messages
+ * it sent there still unreceived (a ring on a duplicate, freed before
+ * MPI_Finalize).  A serial is never given twice, so its counts and
+ * requests stay the freed communicator's (es_mpi_comm_ever); once its
+ * record has rotated out of what the view read, a count on it is not
+ * known, and the channel with it.
+ *
+ * W (a wait on requests).  Each request the wait marked with its start is
+ * judged as its call (R, S, C); all or any of them as the wait needs.  A
+ * request completed and counted but still on the board would look unmet:
+ * its slot must have changed by (5) for the count to have moved by (4)
+ * (see the collector's part below).
+ *
+ * The collector's part.  These arguments need each thread to publish a
+ * received message's count only after what says the receive is over:
+ * MPI_Sendrecv writes its tuples, then counts (its notes end first).
+ * MPI_Recv and MPI_Mrecv count, then write their tuple; requests.c's
+ * completed() counts, then writes the completion, then frees or idles the
+ * slot.  A thread stopped in the gap of a few instructions between the
+ * two stores looks, to any reader, like one still waiting for a message
+ * it already holds, and (5) cannot tell it from a real wait.  Counting
+ * after the tuple (wrapgen's blocking receives) and after the slot leaves
+ * (completed(), and after `done` for another thread's request) closes it;
+ * the reading side here needs nothing more.
+ *
+ * U (members not seen).  A communicator's member that has not listed it
+ * yet (a rank that has not reached it, or not started: heartbeat met the
+ * others first) is a world rank not known, and a rank whose counts are
+ * not known may send or arrive at any time: a wait for any one of several
+ * (an any-source receive, a collective that needs any member) that such a
+ * member could satisfy is not known, never blocked; a wait for all of
+ * them waits at least for those seen.
+ *
+ * L (a passive-target lock, unlock or flush).  It may wait for another
+ * origin's lock, which no board records, and its target serves it from
+ * inside any MPI call, so a target blocked elsewhere in MPI holds nothing
+ * up: it waits for its target only once the target has ended (a rank
+ * that ended serves no epoch), and is otherwise not known.
+ *
+ * P (PATHS threads).  A read or take waits for the other threads with a
+ * path to its element whose latest operation there was a write (or none
+ * yet), a write to a full element for the readers: a thread whose path
+ * both reads and writes the element is taken for what it did last.
  */
 
 #define UNIT_PATHS 0x40000000 /* a PATHS thread is a unit of its own: this + its index */
@@ -187,10 +309,11 @@ static int target_add(struct job *j, struct clause *c, int unit, int gate)
 
 /* --- what the ranks say ------------------------------------------------------------------------ */
 
-/* The communicator a thread's serial names now. */
+/* The communicator a thread's full serial names (a note's, a board's):
+ * the one it was given to, freed since or not (rule F below). */
 static const struct es_mpi_comm *comm_now(const struct job *j, int rank, uint32_t serial)
 {
-	return es_mpi_comm_of(j->mpi, rank, serial, UINT32_MAX, UINT64_MAX, NULL);
+	return es_mpi_comm_ever(j->mpi, rank, serial, NULL);
 }
 
 static bool tag_fits(uint32_t want, uint32_t tag)
@@ -205,15 +328,17 @@ static bool is_recv_op(unsigned op)
 }
 
 /* Open receive requests of rank r that a message from src with tag on c
- * could meet: every thread's. */
-static int open_receives(struct job *j, int r, uint32_t src, uint32_t tag, uint64_t id)
+ * could meet, every thread's, posted (or last started) no later than upto:
+ * MPI matches a message with the receive posted first (rule R). */
+static int open_receives(struct job *j, int r, uint32_t src, uint32_t tag, uint64_t id, uint64_t upto)
 {
 	int n = 0;
 	for (int k = j->rank_first[r]; k < j->rank_first[r + 1]; k++) {
 		const struct es_req_rec *q;
 		int nq = es_mpi_requests(j->mpi, j->by_rank[k], &q);
 		for (int i = 0; i < nq; i++) {
-			if (!is_recv_op(q[i].op) || !(q[i].state & ES_REQ_ACTIVE) || (q[i].state & ES_REQ_CANCELLED))
+			if (!is_recv_op(q[i].op) || !(q[i].state & ES_REQ_ACTIVE) || (q[i].state & ES_REQ_CANCELLED) ||
+			    q[i].start > upto)
 				continue;
 			if ((q[i].peer != ES_NONE && src != ES_NONE && q[i].peer != src) || !tag_fits(q[i].arg, tag))
 				continue;
@@ -229,7 +354,7 @@ static int open_receives(struct job *j, int r, uint32_t src, uint32_t tag, uint6
  * open requests, and its threads inside a blocking receive or probe. */
 static int posted_receives(struct job *j, int d, uint32_t s, uint32_t tag, uint64_t id)
 {
-	int n = open_receives(j, d, s, tag, id);
+	int n = open_receives(j, d, s, tag, id, UINT64_MAX);
 	for (int k = j->rank_first[d]; k < j->rank_first[d + 1]; k++) {
 		int t = j->by_rank[k];
 		if (!j->in[t])
@@ -283,8 +408,12 @@ static int recv_clause(struct job *j, int r, uint32_t src, uint32_t tag, const s
 	bool known = true;
 	for (int i = 0; i < nwho; i++) {
 		int64_t n;
-		if (who[i] < 0 || who[i] > j->maxrank)
+		if (who[i] < 0 || who[i] > j->maxrank) {
+			/* rule U: a member not seen yet (it has not listed the
+			 * communicator, or started) may be the one that sends */
+			known = false;
 			continue;
+		}
 		known &= in_flight(j, who[i], r, c->id, tag, &n);
 		avail += n > 0 ? n : 0;
 	}
@@ -308,10 +437,13 @@ static int send_clause(struct job *j, int r, uint32_t d, uint32_t tag, const str
 {
 	if (!c || d == ES_NONE || (int)d > j->maxrank)
 		return clause_new(j, CL_UNKNOWN, false) ? 0 : 0;
-	int64_t ahead = 0;
-	in_flight(j, r, (int)d, c->id, tag, &ahead);
-	ahead = ahead > 0 ? ahead - 1 : 0; /* this one is counted, from its start */
-	if (posted_receives(j, (int)d, (uint32_t)r, tag, c->id) > ahead)
+	int64_t unreceived = 0;
+	if (!in_flight(j, r, (int)d, c->id, tag, &unreceived))
+		return clause_new(j, CL_UNKNOWN, false) ? 0 : 0;
+	/* rule S: this send is counted from its start, so with none of the
+	 * channel's messages unreceived it has been received itself; else the
+	 * unreceived ahead of it are taken first by the receives posted */
+	if (unreceived <= 0 || posted_receives(j, (int)d, (uint32_t)r, tag, c->id) > unreceived - 1)
 		return clause_new(j, CL_SAT, false) ? 0 : 0;
 	struct clause *cl = clause_new(j, CL_WAIT, false);
 	return cl ? target_add(j, cl, (int)d, -1) : 0;
@@ -488,11 +620,14 @@ static int coll_clause(struct job *j, int t, int r, unsigned code, const struct 
 	(void)t;
 	enum coll_wait how = coll_wait_of(code, root == (uint32_t)r);
 	int late[8], nlate = 0, mylow = -1, total = 0;
+	bool unseen = false;
 	for (int side = 0; side < 2; side++)
 		for (uint32_t i = 0; i < c->size[side]; i++) {
 			int m = c->members[side][i];
 			if (m == r)
 				mylow = (int)i;
+			/* rule U: a member not seen yet, or whose count is not known */
+			unseen |= how == CW_ANY && (m < 0 || (m != r && es_mpi_calls(j->mpi, m, c->id) < 0));
 			if (m < 0 || m == r || !not_there(j, m, c, num, code, root))
 				continue;
 			if (how == CW_ROOT && (uint32_t)m != root)
@@ -505,6 +640,8 @@ static int coll_clause(struct job *j, int t, int r, unsigned code, const struct 
 		}
 	if (!total)
 		return clause_new(j, CL_SAT, false) ? 0 : 0;
+	if (how == CW_ANY && unseen) /* any one will do: it may be the one not seen */
+		return clause_new(j, CL_UNKNOWN, false) ? 0 : 0;
 	struct clause *cl = clause_new(j, CL_WAIT, how != CW_ANY);
 	if (!cl)
 		return 0;
@@ -545,7 +682,7 @@ static int request_clause(struct job *j, int t, int r, const struct es_req_rec *
 {
 	unsigned code = es_op_code(q->op);
 	int side = 0;
-	const struct es_mpi_comm *c = es_mpi_comm_of(j->mpi, r, q->serial, UINT32_MAX, UINT64_MAX, &side);
+	const struct es_mpi_comm *c = es_mpi_comm_ever(j->mpi, r, q->serial, &side);
 	char p[64], tg[32], oc[240];
 	on_comm(c, oc, sizeof(oc));
 	tag_words(q->arg, tg, sizeof(tg));
@@ -556,7 +693,7 @@ static int request_clause(struct job *j, int t, int r, const struct es_req_rec *
 	if (is_recv_op(code)) {
 		peer_words(c, q->peer, p, sizeof(p));
 		snprintf(what, len, "%s from %s %s%s", es_op_name(code), p, tg, oc);
-		return recv_clause(j, r, q->peer, q->arg, c, side, c ? open_receives(j, r, q->peer, q->arg, c->id) : 1);
+		return recv_clause(j, r, q->peer, q->arg, c, side, c ? open_receives(j, r, q->peer, q->arg, c->id, q->start) : 1);
 	}
 	if (is_coll_code(code)) {
 		snprintf(what, len, "%s #%u%s", es_op_name(code), q->arg, oc);
@@ -624,6 +761,15 @@ static int requests_clauses(struct job *j, int t, int r, const struct es_flight 
 	return 0;
 }
 
+/* Whether world rank r has ended (find_ended said so of its threads). */
+static bool rank_ended(const struct job *j, uint32_t r)
+{
+	if (r == ES_NONE || (int)r > j->maxrank)
+		return false;
+	int first = j->rank_first[r];
+	return first < j->rank_first[r + 1] && j->ended[j->by_rank[first]];
+}
+
 /* What an MPI thread inside a call waits for: its clauses, and its words. */
 static int mpi_clauses(struct job *j, int t, char *what, size_t len, bool *any)
 {
@@ -635,7 +781,7 @@ static int mpi_clauses(struct job *j, int t, char *what, size_t len, bool *any)
 	uint32_t serial = (uint32_t)f->comm, second = (uint32_t)(f->comm >> 32);
 	uint32_t tag = (uint32_t)f->arg, tag2 = (uint32_t)(f->arg >> 32);
 	int side = 0;
-	const struct es_mpi_comm *c = serial != ES_NONE ? es_mpi_comm_of(j->mpi, r, serial, UINT32_MAX, UINT64_MAX, &side) : NULL;
+	const struct es_mpi_comm *c = serial != ES_NONE ? es_mpi_comm_ever(j->mpi, r, serial, &side) : NULL;
 	char p[64], p2[64], tg[32], tg2[32], oc[240];
 	on_comm(c, oc, sizeof(oc));
 	tag_words(tag, tg, sizeof(tg));
@@ -647,7 +793,7 @@ static int mpi_clauses(struct job *j, int t, char *what, size_t len, bool *any)
 	case ES_OP_MPI_RECV: case ES_OP_MPI_PROBE: case ES_OP_MPI_MPROBE: case ES_OP_MPI_IPROBE: case ES_OP_MPI_IMPROBE:
 		snprintf(what, len, "%s %s from %s %s%s", in, es_op_name(code), p, tg, oc);
 		return recv_clause(j, r, f->element, tag, c, side,
-				   1 + (c ? open_receives(j, r, f->element, tag, c->id) : 0));
+				   1 + (c ? open_receives(j, r, f->element, tag, c->id, f->start) : 0));
 	case ES_OP_MPI_SEND: case ES_OP_MPI_SSEND: case ES_OP_MPI_RSEND:
 		snprintf(what, len, "%s %s to %s %s%s", in, es_op_name(code), p, tg, oc);
 		return send_clause(j, r, f->element, tag, c);
@@ -658,7 +804,7 @@ static int mpi_clauses(struct job *j, int t, char *what, size_t len, bool *any)
 		 * for what it receives; once that has come, still inside, for its
 		 * send's receiver */
 		rc = recv_clause(j, r, f->element, tag, c, side,
-				 1 + (c ? open_receives(j, r, f->element, tag, c->id) : 0));
+				 1 + (c ? open_receives(j, r, f->element, tag, c->id, f->start) : 0));
 		if (rc || !j->ncl || j->cl[j->ncl - 1].kind != CL_SAT)
 			return rc;
 		j->ncl--;
@@ -671,8 +817,10 @@ static int mpi_clauses(struct job *j, int t, char *what, size_t len, bool *any)
 	case ES_OP_MPI_WIN_LOCK: case ES_OP_MPI_WIN_UNLOCK: case ES_OP_MPI_WIN_FLUSH:
 	case ES_OP_MPI_WIN_FLUSH_LOCAL: {
 		snprintf(what, len, "%s %s on %s%s", in, es_op_name(code), p, oc);
-		struct clause *cl = clause_new(j, f->element == ES_NONE ? CL_UNKNOWN : CL_WAIT, false);
-		return cl && f->element != ES_NONE ? target_add(j, cl, (int)f->element, -1) : 0;
+		/* rule L: only a target that ended holds it up for certain */
+		bool gone = rank_ended(j, f->element);
+		struct clause *cl = clause_new(j, gone ? CL_WAIT : CL_UNKNOWN, false);
+		return cl && gone ? target_add(j, cl, (int)f->element, -1) : 0;
 	}
 	default:
 		break;
@@ -919,6 +1067,7 @@ int wf_from_scope(wf_graph *g, const es_scope *s, const struct wf_look *look)
 			 .fl = look->fl, .in = look->in };
 	int rc = job_init(&j);
 	if (!rc) {
+		/* the ended ranks before any board is read (rule O) */
 		find_ended(&j);
 		/* every thread, in the scope's order: graph index = scope thread */
 		for (int t = 0; t < j.n && !rc; t++)
@@ -928,4 +1077,34 @@ int wf_from_scope(wf_graph *g, const es_scope *s, const struct wf_look *look)
 	}
 	free_job(&j);
 	return rc;
+}
+
+/* Rule O's step (5): a deadlock stands only if every thread it stands on
+ * is still inside the very call its notes said (the same start) with its
+ * boards as they were read, all read again now, after everything the
+ * judgement used; a rank that ended stays ended.  Anything else drops it
+ * for this period, to be judged afresh at the next: no number of periods
+ * decides, only whether the facts agree. */
+int wf_confirm(wf_graph *g, const es_scope *s, const struct wf_look *look)
+{
+	int n = es_scope_threads(s);
+	int *t = malloc(sizeof(int) * (size_t)(n + 1));
+	if (!t)
+		return PS_ENOMEM;
+	for (int i = wf_deadlocks(g); i-- > 0;) {
+		int k = wf_deadlock_threads(g, i, t, n);
+		bool same = k >= 0;
+		for (int x = 0; x < k && same; x++) {
+			struct es_flight now;
+			int th = t[x];
+			if (th >= n || !look->in[th] || wf_state_of(g, th) == WF_ENDED)
+				continue;
+			same = es_scope_in_flight(s, th, &now) && now.start == look->fl[th].start &&
+			       (!look->mpi || es_mpi_boards_same(look->mpi, th) == 1);
+		}
+		if (!same)
+			wf_drop_deadlock(g, i);
+	}
+	free(t);
+	return 0;
 }

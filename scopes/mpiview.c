@@ -429,6 +429,20 @@ const struct es_mpi_comm *es_mpi_comm_of(const es_mpi *m, int rank, uint32_t ser
 	return &m->comms[after->comm].pub;
 }
 
+const struct es_mpi_comm *es_mpi_comm_ever(const es_mpi *m, int rank, uint32_t serial, int *side)
+{
+	struct rank *r = rank_at(m, rank);
+	if (!r || serial == ES_NONE)
+		return NULL;
+	for (int i = r->nnames; i-- > 0;)
+		if (r->names[i].serial == serial) {
+			if (side)
+				*side = (r->names[i].flags & ES_COMMS_SIDE1) ? 1 : 0;
+			return &m->comms[r->names[i].comm].pub;
+		}
+	return NULL;
+}
+
 /* Rank's record of communicator id's collectives on mpi.calls (of its
  * latest serial for it, in force or freed); false if none. */
 static bool calls_rec(es_mpi *m, int rank, uint64_t id, struct es_calls_rec *out)
@@ -497,19 +511,15 @@ static int read_board(ps_elem *e, void **cache, size_t rec, uint32_t slots)
 	return got;
 }
 
-/* A board's slots whole, read once per refresh. */
-static int read_reqs(struct thread_boards *tb)
+/* A request board's open requests, whole, into out[ES_REQS_SLOTS]; how many. */
+static int reqs_into(ps_elem *e, struct es_req_rec *out)
 {
-	if (!tb->reqs)
-		return 0;
-	if (!tb->req_cache && !(tb->req_cache = malloc(sizeof(struct es_req_rec) * ES_REQS_SLOTS)))
-		return PS_ENOMEM;
 	struct es_req_rec *raw = malloc(sizeof(*raw) * ES_REQS_SLOTS);
 	if (!raw)
 		return PS_ENOMEM;
 	int got = 0, n = 0;
 	while (got < (int)ES_REQS_SLOTS) {
-		int k = ps_read_range(tb->reqs, (uint64_t)got, ES_REQS_SLOTS - (size_t)got, raw + got, NULL);
+		int k = ps_read_range(e, (uint64_t)got, ES_REQS_SLOTS - (size_t)got, raw + got, NULL);
 		if (k <= 0)
 			break;
 		got += k;
@@ -518,8 +528,21 @@ static int read_reqs(struct thread_boards *tb)
 		/* a slot its owner was rewriting as we copied it is left out: the
 		 * request was being made, started or completed just then */
 		if (raw[i].handle && !(raw[i].ver & 1) && !(raw[i].done && raw[i].done == raw[i].ver))
-			tb->req_cache[n++] = raw[i];
+			out[n++] = raw[i];
 	free(raw);
+	return n;
+}
+
+/* A board's slots whole, read once per refresh. */
+static int read_reqs(struct thread_boards *tb)
+{
+	if (!tb->reqs)
+		return 0;
+	if (!tb->req_cache && !(tb->req_cache = malloc(sizeof(struct es_req_rec) * ES_REQS_SLOTS)))
+		return PS_ENOMEM;
+	int n = reqs_into(tb->reqs, tb->req_cache);
+	if (n < 0)
+		return n;
 	tb->nreq = n;
 	return 0;
 }
@@ -560,6 +583,33 @@ int es_mpi_requests(es_mpi *m, int thread, const struct es_req_rec **out)
 	return tb->nreq;
 }
 
+
+int es_mpi_boards_same(es_mpi *m, int thread)
+{
+	struct thread_boards *tb = m ? boards_of(m, thread) : NULL;
+	if (!tb || tb->read_at != m->epoch)
+		return 1; /* not read this refresh: nothing was judged on them */
+	int same = 1;
+	if (tb->reqs) {
+		struct es_req_rec *now = malloc(sizeof(*now) * ES_REQS_SLOTS);
+		if (!now)
+			return PS_ENOMEM;
+		int n = reqs_into(tb->reqs, now);
+		same = n == tb->nreq && (n <= 0 || !memcmp(now, tb->req_cache, sizeof(*now) * (size_t)n));
+		free(now);
+		if (n < 0)
+			return n;
+	}
+	if (same && tb->chans) {
+		struct es_chan_rec *now = NULL;
+		int n = read_board(tb->chans, (void **)&now, sizeof(*now), ES_CHANS_SLOTS);
+		same = n == tb->nchan && (n <= 0 || !memcmp(now, tb->chan_cache, sizeof(*now) * (size_t)n));
+		free(now);
+		if (n < 0)
+			return n;
+	}
+	return same;
+}
 
 int es_mpi_sites(es_mpi *m, int thread, const struct es_site_rec **out)
 {
@@ -651,7 +701,9 @@ int es_mpi_rank_threads(const es_mpi *m, int rank, int *threads, int max)
 
 /* A rank's messages on a channel (its threads' counts added), with the
  * other end `peer`, on communicator id, tag (ES_NONE: any); dir sent or
- * ES_CHAN_RECVD.  False when some board was full and had no such key. */
+ * ES_CHAN_RECVD.  False when some board was full and had no such key, or
+ * some key of that peer and direction names a communicator not known:
+ * its messages might be on this channel. */
 static bool count(es_mpi *m, int rank, int peer, uint64_t id, uint32_t tag, uint32_t dir, uint64_t *n)
 {
 	struct rank *r = m->by_rank[rank];
@@ -668,7 +720,11 @@ static bool count(es_mpi *m, int rank, int peer, uint64_t id, uint32_t tag, uint
 			if (!(f & ES_CHAN_USED) || (f & ES_CHAN_RECVD) != dir || c->peer != (uint32_t)peer ||
 			    (tag != ES_NONE && c->tag != tag))
 				continue;
-			const struct es_mpi_comm *cm = es_mpi_comm_of(m, rank, c->serial, UINT32_MAX, UINT64_MAX, NULL);
+			/* freed since or not: a rank that sent on a duplicate and
+			 * freed it has still sent those messages */
+			const struct es_mpi_comm *cm = es_mpi_comm_ever(m, rank, c->serial, NULL);
+			if (!cm)
+				known = false;
 			if (!cm || cm->id != id)
 				continue;
 			*n += c->count;

@@ -196,6 +196,12 @@ const struct es_mpi_comm *es_mpi_comm(const es_mpi *m, uint64_t id);
  * now, NULL if freed), and which of its groups is the rank's (*side). */
 const struct es_mpi_comm *es_mpi_comm_of(const es_mpi *m, int rank, uint32_t serial, uint32_t mask,
 					 uint64_t at_ns, int *side);
+/* What a rank's full serial (a note's or board's) names, freed since or
+ * not: a serial is never given twice, so it names one communicator for
+ * ever, and counts and requests made on it stay its own after the freeing.
+ * NULL when its record is not known (it rotated out of mpi.comms before
+ * the view read it, or is newer than the last refresh). */
+const struct es_mpi_comm *es_mpi_comm_ever(const es_mpi *m, int rank, uint32_t serial, int *side);
 /* How many collectives rank has begun on communicator id (freed too, until
  * its slot is taken): its next one's number; -1 if not known. */
 int64_t es_mpi_calls(es_mpi *m, int rank, uint64_t id);
@@ -205,6 +211,12 @@ int64_t es_mpi_calls(es_mpi *m, int rank, uint64_t id);
 bool es_mpi_coll_at(es_mpi *m, int rank, uint64_t id, uint32_t num, unsigned *op, uint32_t *root);
 /* A scope thread's open requests, whole (*out valid until the next refresh); how many. */
 int es_mpi_requests(es_mpi *m, int thread, const struct es_req_rec **out);
+/* Reads a scope thread's request and channel boards now and says whether
+ * they are as this refresh read them (every request record and every
+ * channel count the same): 1 if so (or it has none, or they were not read
+ * this refresh: nothing was learnt from them), 0 if not, or a negative
+ * code.  What was read stays as it was. */
+int es_mpi_boards_same(es_mpi *m, int thread);
 /* A scope thread's call sites, read now: (*out)[s] is site s (frames 0:
  * none); how many slots were read, or a negative code. */
 int es_mpi_sites(es_mpi *m, int thread, const struct es_site_rec **out);
@@ -220,8 +232,10 @@ int es_mpi_files(es_mpi *m, int rank, struct es_file_rec **out);
 /* The modules a rank's call sites lie in, read now; how many. */
 int es_mpi_modules(es_mpi *m, int rank, const struct es_module_rec **out);
 /* Messages rank from sent to rank to on communicator id with tag (ES_NONE:
- * any tag), and those `to` received from `from`; false when a board too
- * full to count them all leaves them unknown. */
+ * any tag), and those `to` received from `from` (on the communicator's
+ * serials, freed since or not); false when a board too full to count them
+ * all, or a count on a serial whose communicator is not known, leaves them
+ * unknown. */
 bool es_mpi_messages(es_mpi *m, int from, int to, uint64_t id, uint32_t tag, uint64_t *sent,
 		     uint64_t *recvd);
 

@@ -65,17 +65,22 @@ grep -q "rank1.thread0 .*last seen in MPI_Bcast #1 root 0 on MPI_COMM_WORLD" "$d
 	die "gatherv: a rank ahead in the Bcast not seen there"
 correct 4 testany
 
-# A job that progresses through all of these: nothing reported.
+# A job that progresses through all of these: never a deadlock.  (A stall
+# may be the truth on a loaded machine, a rank without a core for a
+# period: whether one is seen is the machine's speed, not heartbeat's.)
 watch 4 progressreq 3
 wait "$app" || die "mpi_wait progressreq failed: $(cat "$dir/$sc.app")"
 app=""
-[ $hb -eq 0 ] || die "progressreq: exit status $hb, expected 0"
+[ $hb -le 1 ] || die "progressreq: exit status $hb, expected 0 (or 1 for a stall under load)"
+grep -q "deadlock" "$dir/$sc" && die "progressreq: a deadlock named in a correct program"
 
 # Deadlocks, each named with every rank's call; heartbeat stops at the
 # first (-x), and the job is ended.
 deadlock() {
 	np=$1 sc=$2
-	watch "$np" "$sc" 0 -x -n 40 # 16 s: a deadlock not named is a failure, not a hang
+	# stops at the deadlock, whenever the machine's load lets it be named;
+	# one not named within a minute is a failure, not a hang
+	watch "$np" "$sc" 0 -x -n 150
 	end_job "$app"; app=""
 	[ $hb -eq 3 ] || die "$sc: exit status $hb, expected 3 (deadlock)"
 	grep -q "^heartbeat: summary after [0-9]* periods (at the first deadlock)$" "$dir/$sc" ||

@@ -197,6 +197,30 @@ START_TEST(collective_mismatch)
 }
 END_TEST
 
+/* The same mismatch, and waiters of a rank that ended, met in another
+ * order (rank 1's segment first, under load): named the same, by rank. */
+START_TEST(findings_named_by_rank_whatever_the_order_met)
+{
+	int one[] = { 1 }, zero[] = { 0 };
+	recv_from(3, 0, 1, "in MPI_Recv from 0 tag 0");
+	recv_from(2, 0, 1, "in MPI_Recv from 0 tag 0");
+	coll(1, ES_OP_MPI_ALLREDUCE, 3, zero, 1, "in MPI_Allreduce #3");
+	coll(0, ES_OP_MPI_BARRIER, 3, one, 1, "in MPI_Barrier #3");
+	ck_assert_int_eq(wf_analyze(g), 0);
+	ck_assert_str_eq(report(), "deadlock for 3.0 s: collective mismatch on communicator 005 (ranks "
+				   "0, 1): rank0 in MPI_Barrier #3, rank1 in MPI_Allreduce #3; 2 more "
+				   "threads wait for it: rank2 and rank3\n");
+	wf_clear(g);
+	recv_from(1, 2, 3, "in MPI_Recv from 2 tag 1");
+	recv_from(0, 2, 2, "in MPI_Recv from 2 tag 1");
+	rank(2, WF_ENDED, 5, "has ended (inside MPI_Finalize)");
+	ck_assert_int_eq(wf_analyze(g), 0);
+	ck_assert_str_eq(report(), "deadlock for 2.0 s: rank2 has ended (inside MPI_Finalize); 2 threads "
+				   "wait for it: rank0 in MPI_Recv from 2 tag 1 and rank1 in MPI_Recv from 2 "
+				   "tag 1\n");
+}
+END_TEST
+
 /* Members at different numbers of one communicator: one has gone past the
  * other's collective (a rooted one lets the others run ahead), which is no
  * mismatch; only their waits can make a deadlock. */
@@ -528,6 +552,7 @@ Suite *waitfor_suite(void)
 	tcase_add_test(tc, collective_needs_every_member);
 	tcase_add_test(tc, collective_blocked_by_one_of_two);
 	tcase_add_test(tc, collective_mismatch);
+	tcase_add_test(tc, findings_named_by_rank_whatever_the_order_met);
 	tcase_add_test(tc, different_call_numbers_are_no_mismatch);
 	tcase_add_test(tc, roots_differ);
 	tcase_add_test(tc, gone_past_with_another_call);
