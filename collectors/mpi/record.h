@@ -148,6 +148,7 @@ struct es_thread {
 	 * copy and puts it back after MPI's call, which may have run a
 	 * callback that made a recorded call of its own */
 	const void *ra;
+	uint64_t t_end;               /* the end stamp es_end last wrote */
 	struct es_sites *sites;
 	struct es_phase phases[ES_PHASE_DEPTH]; /* phases.c: those open, outermost first */
 	int nphases;                  /* open (beyond ES_PHASE_DEPTH: counted only) */
@@ -299,7 +300,9 @@ ES_INLINE uint64_t es_begin(unsigned op, uint32_t note, uint64_t arg,
 ES_INLINE void es_end(unsigned op, uint64_t t0, uint32_t element, uint64_t bytes, uint32_t arg,
 			  uint16_t comm, int rc)
 {
-	es_write(op, t0, es_now(), element, bytes, arg, comm, rc);
+	uint64_t t1 = es_now();
+	es_t.t_end = t1; /* a request MPI completed within the call ended then too */
+	es_write(op, t0, t1, element, bytes, arg, comm, rc);
 }
 
 /* --- communicators and windows (comms.c) ---------------------------------------- */

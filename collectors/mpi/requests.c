@@ -352,7 +352,10 @@ void es_req_made(MPI_Request req, unsigned op, const struct es_comm *c, uint32_t
 		/* MPI completed it within the call and gave it the handle it gives
 		 * every such request: it completed here (MPI_PROC_NULL's receive:
 		 * nothing came), and no wait could tell it from the others */
-		es_write(op | ES_OP_DONE, start, es_now(), peer, size, arg, c ? (uint16_t)c->serial : ES_COMM_NONE,
+		/* it ended with its call: that call's end stamp, if es_end has
+		 * written it (an older one is from before this call's start) */
+		uint64_t end = es_t.t_end >= start ? es_t.t_end : es_now();
+		es_write(op | ES_OP_DONE, start, end, peer, size, arg, c ? (uint16_t)c->serial : ES_COMM_NONE,
 			 MPI_SUCCESS);
 		return;
 	}
