@@ -88,7 +88,7 @@ esctl) ex='esctl run1 collect "[-all, MPI_Allreduce]"
 esctl run1 pause; esctl run1 resume
 esctl --servers node1:7000 --secret-file ~/.es-secret run1 status' ;;
 psadm) ex='psadm list                              # jobs: live, ended, died; memory used
-psadm clean                             # what the keep policy lets go
+psadm clean [PREFIX]                    # what the keep policy lets go (of one job)
 psadm serve run1. --addr 0.0.0.0 --secret-file ~/.es-secret' ;;
 esview) ex='esview run1                             # then open the URL it prints
 esview --trigger deadlock,stall=5 --snapshot hang run1   # freeze at a hang, keep hang/1

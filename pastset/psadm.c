@@ -18,7 +18,8 @@ static const char *usage =
 	"       psadm show NAME...       a segment's elements and their counts\n"
 	"                                (HOST:PORT/NAME: one a tuple server serves)\n"
 	"       psadm rm NAME...         remove segments\n"
-	"       psadm clean [--dry-run] [--all]  remove what the keep policy lets go:\n"
+	"       psadm clean [--dry-run] [--all] [PREFIX]  remove what the keep policy lets go\n"
+	"                                (PREFIX: only segments whose names start with it, a job's):\n"
 	"                                ended jobs' segments (unless keep: always), those\n"
 	"                                of jobs that died only with keep: never, and ones\n"
 	"                                left incomplete for over 10 s; --all: every one\n"
@@ -222,6 +223,7 @@ static bool broken_and_old(const char *name)
 
 struct clean {
 	bool dry, all;
+	const char *prefix; /* only segments whose names start with it (a job's): NULL, every one */
 };
 
 /* What psadm clean does with a segment: removed, or why it stays (the keep
@@ -230,6 +232,8 @@ struct clean {
 static int clean_one(const char *name, void *arg)
 {
 	const struct clean *c = arg;
+	if (c->prefix && strncmp(name, c->prefix, strlen(c->prefix)))
+		return 0; /* another job's: not asked about */
 	struct ps_shm_info in;
 	int rc = ps_shm_info(name, &in);
 	const char *why;
@@ -386,9 +390,11 @@ int main(int argc, char **argv)
 				c.dry = true;
 			else if (!strcmp(argv[i], "--all"))
 				c.all = true;
+			else if (argv[i][0] != '-' && !c.prefix && !ps_name_check(argv[i]))
+				c.prefix = argv[i];
 			else {
-				fprintf(stderr, "psadm: clean: unknown option '%s' (expected --dry-run, --all)\n%s",
-					argv[i], usage);
+				fprintf(stderr, "psadm: clean: unexpected '%s' (expected --dry-run, --all and at most one "
+					"PREFIX of a segment's name)\n%s", argv[i], usage);
 				return 2;
 			}
 		}

@@ -99,7 +99,7 @@ mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q -j "$job.ok" "$
 mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q --keep always -j "$job.ka" \
 	"$BUILD/tests/mpi_late" || die "mpi_late --keep always failed"
 "$BIN/psadm" list | grep -q "^job $job.ka: ended, kept (keep: always)" || die "keep always: $("$BIN/psadm" list)"
-"$BIN/psadm" clean | grep -q "^kept $job.ka.r0: keep: always" || die "psadm clean removed a job kept always"
+"$BIN/psadm" clean "$job" | grep -q "^kept $job.ka.r0: keep: always" || die "psadm clean removed a job kept always"
 rm_segments "$job.ka"
 
 # 4. A job killed with SIGKILL: its remains stay, psadm list says it died,
@@ -117,8 +117,8 @@ before=$(sed -n 's/^before_attach: //p' "$dir/rem/INFO")
 [ "$held" -gt 0 ] && [ $((held + before)) -eq "$written" ] ||
 	die "--remains: $held held + $before no longer held, but the elements were written $written times"
 [ "$(events list "$dir/rem" | awk '$1 ~ /\.r1$/ && $3 == 34' | wc -l)" -eq 200 ] || die "--remains: not every send kept"
-"$BIN/psadm" clean | grep -q "^kept $job.k.r1: its process died" || die "psadm clean did not keep the remains"
-"$BIN/psadm" clean --all | grep -q "^removed $job.k.r1" || die "psadm clean --all did not remove them"
+"$BIN/psadm" clean "$job" | grep -q "^kept $job.k.r1: its process died" || die "psadm clean did not keep the remains"
+"$BIN/psadm" clean --all "$job.k" | grep -q "^removed $job.k.r1" || die "psadm clean --all did not remove them"
 
 # 5. A hung job, live: --remains keeps the calls each rank is inside as
 # its last events, unfinished; keep: never lets psadm clean remove it once killed.
@@ -133,7 +133,7 @@ for r in 0 1; do
 	[ "$last" = $((4096 + 35)) ] || die "--remains (hung): rank $r's last event is not its unfinished MPI_Recv: $last"
 done
 end_job "$app"; app=""
-"$BIN/psadm" clean | grep -q "^removed $job.h.r0" || die "psadm clean kept a dead job's segments despite keep: never"
+"$BIN/psadm" clean "$job" | grep -q "^removed $job.h.r0" || die "psadm clean kept a dead job's segments despite keep: never"
 
 # 6. Snapshots on a trigger.  heartbeat --snapshot on two deadlocks: each
 # rank's last events in the archive are the calls heartbeat names (peer

@@ -18,22 +18,24 @@ written=$(echo "$out" | awk '$1 == "thread0.trace" { print $5 }')
 "$BIN/psadm" list | grep -q "^job $seg: died: $seg (pid $pid) gone without closing; its remains are kept" ||
 	die "the job's line does not say it died: $("$BIN/psadm" list)"
 # the keep policy (failed, the default): a dead job's remains stay until --all
-"$BIN/psadm" clean --dry-run | grep -q "^kept $seg: its process died" || die "clean would not keep the remains"
-"$BIN/psadm" clean --all --dry-run | grep -q "would remove $seg" || die "dry run did not name it"
+"$BIN/psadm" clean --dry-run "$seg" | grep -q "^kept $seg: its process died" || die "clean would not keep the remains"
+"$BIN/psadm" clean --all --dry-run "$seg" | grep -q "would remove $seg" || die "dry run did not name it"
+# a prefix keeps clean to one job's segments (another make check's are not ours)
+"$BIN/psadm" clean --all --dry-run "x$seg" | grep -q "$seg" && die "clean of another prefix named $seg"
 "$BIN/psadm" list | grep -q "^$seg " || die "dry run removed it"
-"$BIN/psadm" clean --all | grep -q "removed $seg" || die "clean --all did not remove it"
+"$BIN/psadm" clean --all "$seg" | grep -q "removed $seg" || die "clean --all did not remove it"
 "$BIN/psadm" list | grep -q "^$seg " && die "still listed after clean"
 # a creator that died before finishing the header leaves debris clean removes once old
 junk="it-junk-$$"
 head -c 100 /dev/zero >"/dev/shm/pastset.$junk"
 touch -d '1 minute ago' "/dev/shm/pastset.$junk"
 "$BIN/psadm" list | grep -q "^$junk .*still being made, or its maker died making it" || die "incomplete segment not listed as such"
-"$BIN/psadm" clean | grep -q "removed $junk" || die "incomplete segment not cleaned"
+"$BIN/psadm" clean "$junk" | grep -q "removed $junk" || die "incomplete segment not cleaned"
 # errors: clear message, non-zero status, nothing else touched
 "$BIN/psadm" show "$seg" 2>&1 | grep -q "no such segment" || die "show of a removed segment"
 "$BIN/psadm" show "bad/name" 2>&1 | grep -q "bad name" || die "bad name not reported"
 "$BIN/psadm" frobnicate >/dev/null 2>&1; [ $? -eq 2 ] || die "bad command not exit 2"
-"$BIN/psadm" clean --bogus 2>&1 | grep -q "clean: unknown option '--bogus' (expected --dry-run, --all)" ||
+"$BIN/psadm" clean --bogus 2>&1 | grep -q "clean: unexpected '--bogus' (expected --dry-run, --all and at most one PREFIX" ||
 	die "bad clean option not named"
 "$BIN/psadm" >/dev/null 2>&1; [ $? -eq 2 ] || die "no command not exit 2"
 exit 0
