@@ -92,6 +92,7 @@ struct es_streak {
 	uint64_t start;
 	uint64_t polls; /* wide enough never to saturate: a fruitless poll only adds one */
 	const void *array;       /* the caller's array of requests, as given */
+	bool recheck;            /* a request was made since held was taken: look at it again */
 	int n;
 	bool recv;               /* some followed receive among them: statuses are needed */
 	MPI_Request *held;       /* their handles at the streak's first poll */
@@ -490,7 +491,7 @@ static inline void es_poll_end(int slot, unsigned op, uint64_t t0, uint32_t elem
 static inline int es_poll_moved(int slot, const MPI_Request *c, const MPI_Fint *f, int n)
 {
 	const struct es_streak *s = &es_t.streak[slot];
-	return s->array != (c ? (const void *)c : (const void *)f) || s->n != n;
+	return s->array != (c ? (const void *)c : (const void *)f) || s->n != n || s->recheck;
 }
 
 /* es_poll_end, out of line: the completing poll of a streak, from poll_NAME */

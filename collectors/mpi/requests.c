@@ -287,7 +287,7 @@ static int priv_slot(struct es_rindex *ri)
 static void drop_held(void)
 {
 	for (uint32_t m = es_t.held; m; m &= m - 1)
-		es_t.streak[__builtin_ctz(m)].array = NULL;
+		es_t.streak[__builtin_ctz(m)].recheck = true;
 	es_t.held = 0;
 }
 
@@ -599,13 +599,14 @@ static inline void completed(const struct es_ref *ref, const MPI_Status *st, boo
 		/* its source was named (a wildcard's has an extra): MPI agrees */
 		arg = st->MPI_TAG >= 0 ? (uint32_t)st->MPI_TAG : arg;
 		size = es_got(st, MPI_SUCCESS);
-		if (peer != ES_NONE && es_t.chans && serial != ES_NONE)
-			es_chan_count(peer, arg, serial, ES_CHAN_RECVD);
 	}
 	es_write(op | ES_OP_DONE, r->start, now, peer, size, arg, (uint16_t)serial, MPI_SUCCESS);
 	struct rentry *e = find_slot(ri, h, ref->slot);
 	if (e)
 		forget(ri, e);
+	/* counted once its completion and its slot's end are visible (rule R) */
+	if (recv && peer != ES_NONE && es_t.chans && serial != ES_NONE)
+		es_chan_count(peer, arg, serial, ES_CHAN_RECVD);
 }
 
 static void completed_slow(const struct es_ref *ref, const MPI_Status *st, bool failed, uint64_t now)
@@ -650,24 +651,24 @@ static void completed_slow(const struct es_ref *ref, const MPI_Status *st, bool 
 	} else if (v.state & ES_REQ_CANCELLED) {
 		cancelled = 1;
 	}
-	if (is_recv(op) && !cancelled && peer != ES_NONE && es_t.chans && v.serial != ES_NONE)
-		es_chan_count(peer, arg, v.serial, ES_CHAN_RECVD);
+	bool count = is_recv(op) && !cancelled && peer != ES_NONE && es_t.chans && v.serial != ES_NONE;
 	/* followed because the call that made it is recorded: its end is too */
 	es_write(op | flags | (cancelled ? ES_OP_FAILED : 0), v.start, now, peer, size, arg,
 		 (uint16_t)v.serial, MPI_SUCCESS);
 	if (x && x->newcomm) /* MPI_Comm_idup: its communicator is whole now */
 		es_comm_made(x->c, x->seed, *(MPI_Comm *)x->newcomm, ES_MADE_CHILD, 0);
-	if (!mine || !e)
-		return;
-	if (v.state & ES_REQ_PERSISTENT) {
+	if (mine && e && (v.state & ES_REQ_PERSISTENT)) {
 		v.state &= (uint16_t)~(ES_REQ_ACTIVE | ES_REQ_CANCELLED);
 		if (ref->slot >= 0)
 			slot_put(mine, &v);
 		else
 			*mine = v;
-	} else {
+	} else if (mine && e) {
 		forget(ri, e);
 	}
+	/* counted once its completion and its slot's end are visible (rule R) */
+	if (count)
+		es_chan_count(peer, arg, v.serial, ES_CHAN_RECVD);
 }
 
 /* Whether request i of the wait completed, its status, and whether it
@@ -748,10 +749,37 @@ void es_wait_end(struct es_wait *w, int rc, enum es_which which, int count, cons
 
 /* --- polls ----------------------------------------------------------------------------------- */
 
+/* The array a streak holds, looked at again after a request was made: only
+ * the places whose handle changed are found and marked (hpcc's RandomAccess
+ * makes a request between most of its polls of 16 receives, and held them
+ * all again each time). */
+static int rehold_changed(struct es_streak *s, const MPI_Request *c, MPI_Fint *f, int n, uint64_t t0)
+{
+	int unknown = 0;
+	for (int i = 0; i < n; i++) {
+		MPI_Request h = handle_at(c, f, i);
+		if (h == s->held[i])
+			continue;
+		s->held[i] = h;
+		struct es_ref ref;
+		int followed;
+		unknown += find_refs(&s->held[i], 1, &ref, t0, &s->recv, &followed);
+	}
+	return unknown;
+}
+
 int es_poll_hold(int slot, const MPI_Request *c, MPI_Fint *f, int n, uint64_t t0)
 {
 	struct es_streak *s = &es_t.streak[slot];
-	s->array = c ? (const void *)c : (const void *)f;
+	const void *array = c ? (const void *)c : (const void *)f;
+	/* inside a streak only: a new streak marks every request with its own start */
+	bool same = s->recheck && s->polls && s->array == array && s->n == n && n > 0 && s->held;
+	s->recheck = false;
+	if (same) {
+		es_t.held |= 1u << slot;
+		return rehold_changed(s, c, f, n, t0);
+	}
+	s->array = array;
 	s->n = 0;
 	s->recv = false;
 	if (!s->held)

@@ -537,8 +537,6 @@ static void body_after(const struct call *c, int fortran)
 	const char *size = or_default(c->size, "0"), *arg = is_coll(c) ? "n_" : or_default(c->arg, "0");
 	const char *ci = cinfo_of(c), *serial = *ci ? "es_serial16(c_)" : "ES_COMM_NONE";
 	int wait = is(c, "wait");
-	if (!strcmp(c->chan, "recv"))
-		emit("\tif (want_ && rc == MPI_SUCCESS)\n\t\tes_chan(c_, %s, %s, ES_CHAN_RECVD);\n", element, arg);
 	if (wait)
 		emit("\tes_wait_end(&w_, rc, %s, rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS ? (%s) : 0, %s, %s);\n",
 		     which_of(c), c->wcount, or_default(c->windex, "NULL"), status_args(c, fortran));
@@ -554,6 +552,11 @@ static void body_after(const struct call *c, int fortran)
 		     element, size, arg, serial, c->op, c->rsrc, c->rsize, c->rtag, serial, c->rsrc, c->rtag);
 	else
 		emit("\tif (want_)\n\t\tes_end(%s, t0, %s, %s, %s, %s, rc);\n", c->op, element, size, arg, serial);
+	/* a message is counted received only once the call's end is written:
+	 * heartbeat, seeing the count, then never takes the receiver for one
+	 * that still waits (waits.c, rule R) */
+	if (!strcmp(c->chan, "recv"))
+		emit("\tif (want_ && rc == MPI_SUCCESS)\n\t\tes_chan(c_, %s, %s, ES_CHAN_RECVD);\n", element, arg);
 	if (*c->req)
 		emit("\tif (want_ && rc == MPI_SUCCESS)\n\t\tes_req_made(%s, %s, %s, %s, %s, %s, %s, %s);\n",
 		     c->req, c->op, *ci ? "c_" : "NULL", element, arg, size, is(c, "pinit") ? "0" : "t0",
