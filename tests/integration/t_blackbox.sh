@@ -23,7 +23,7 @@ mono_ns() { python3 -c 'import time; print(time.monotonic_ns())'; }
 # rows go as MPI messages, recorded by libescollect, whose trace elements
 # hold seconds of events: neither recorder, sharing two cores with the
 # job, loses any.
-mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q -j "$job.w" "$BIN/windtunnel" -q -N 256 \
+mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q -j "$job.w" "$BIN/windtunnel" -q -j "$job.tw" -N 256 \
 	-m 2 -l 2 -t 1000000 --transport mpi >/dev/null 2>&1 &
 app=$!
 "$BIN/esrecord" -w 30 -o "$dir/whole" "$job.w" 2>"$dir/whole.err" &

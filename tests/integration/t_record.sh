@@ -208,7 +208,7 @@ kill_when wait "$job.kw" test -e "$dir/k.wait/INFO"
 opened "$dir/k.wait" "waiting for its job" "$dir/k.wait was cut off before it recorded anything: its recorder stopped \(killed, or its disk filled\) before it attached to its job"
 for kind in mpi paths; do
 	if [ $kind = mpi ]; then
-		mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q -j "$job.k$kind" "$wt" -q -N 64 -m 1 -l 2 -t 1000000 --transport mpi >/dev/null 2>&1 &
+		mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q -j "$job.k$kind" "$wt" -q -j "$job.t$kind" -N 64 -m 1 -l 2 -t 1000000 --transport mpi >/dev/null 2>&1 &
 	else
 		mpirun --oversubscribe --allow-run-as-root -np 2 "$wt" -q -j "$job.k$kind" -N 64 -m 1 -l 2 -t 1000000 -c >/dev/null 2>&1 &
 	fi
@@ -252,7 +252,7 @@ echo "$out" | grep -q "^esconvert: $dir/a/events: $events events, INFO says $((e
 mkdir "$dir/small"
 if mount -t tmpfs -o size=512k tmpfs "$dir/small" 2>/dev/null; then
 	mnt="$dir/small"
-	mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q -j "$job.full" "$BIN/windtunnel" -q -N 256 -m 2 -l 2 -t 1000000 --transport mpi \
+	mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q -j "$job.full" "$BIN/windtunnel" -q -j "$job.tfull" -N 256 -m 2 -l 2 -t 1000000 --transport mpi \
 		>/dev/null 2>&1 &
 	app=$!
 	"$BIN/esrecord" -w 30 -o "$dir/small/a" "$job.full" 2>"$dir/full.err"
