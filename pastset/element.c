@@ -256,12 +256,12 @@ static uint64_t current_oldest(const ps_elem *e)
 /* The store itself, once the caller owns the right to write index head. */
 static inline __attribute__((always_inline)) uint64_t publish(ps_elem *e, const void *tuple)
 {
-	struct ps_ehdr *h = e->h;
-	uint64_t i = atomic_load_explicit(&h->head, memory_order_relaxed);
-	atomic_store_explicit(&h->wseq, i + 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
-	slot_store(slot_of(e, i), tuple, e->tuple_size);
-	atomic_store_explicit(&h->head, i + 1, memory_order_release);
+	/* the protocol ps_put_begin writes down, for a tuple of any size */
+	const struct ps_writer w = { .head = &e->h->head, .wseq = &e->h->wseq, .slots = e->slots,
+				     .mask = e->mask, .stride = e->stride };
+	uint64_t i;
+	slot_store(ps_put_begin(&w, &i), tuple, e->tuple_size);
+	atomic_store_explicit(&e->h->head, i + 1, memory_order_release);
 	return i;
 }
 

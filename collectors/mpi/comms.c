@@ -549,22 +549,6 @@ uint64_t es_sumw(const int counts[], const MPI_Datatype *ct, const MPI_Fint *ft,
 	return b;
 }
 
-/* An I/O call's status says no source: its bytes all the same */
-uint64_t es_io_got(const MPI_Status *st, int rc)
-{
-	if (rc != MPI_SUCCESS)
-		return 0;
-#if defined(OPEN_MPI) && OPEN_MPI
-	/* Open MPI's status keeps the bytes received (what MPI_Get_count
-	 * divides): two calls fewer on every completed receive */
-	return (uint64_t)st->_ucount;
-#else
-	int n = 0;
-	if (PMPI_Get_count(st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED || n < 0)
-		return 0;
-	return (uint64_t)n;
-#endif
-}
 
 int es_comm_size(MPI_Comm comm)
 {

@@ -149,7 +149,6 @@ struct es_thread {
 	 * copy and puts it back after MPI's call, which may have run a
 	 * callback that made a recorded call of its own */
 	const void *ra;
-	uint64_t t_end;               /* the end stamp es_end last wrote */
 	struct es_sites *sites;
 	struct es_phase phases[ES_PHASE_DEPTH]; /* phases.c: those open, outermost first */
 	int nphases;                  /* open (beyond ES_PHASE_DEPTH: counted only) */
@@ -298,12 +297,13 @@ ES_INLINE uint64_t es_begin(unsigned op, uint32_t note, uint64_t arg,
 	return t0;
 }
 
-ES_INLINE void es_end(unsigned op, uint64_t t0, uint32_t element, uint64_t bytes, uint32_t arg,
+/* The call ends: its tuple; returns its end stamp */
+ES_INLINE uint64_t es_end(unsigned op, uint64_t t0, uint32_t element, uint64_t bytes, uint32_t arg,
 			  uint16_t comm, int rc)
 {
 	uint64_t t1 = es_now();
-	es_t.t_end = t1; /* a request MPI completed within the call ended then too */
 	es_write(op, t0, t1, element, bytes, arg, comm, rc);
+	return t1;
 }
 
 /* --- communicators and windows (comms.c) ---------------------------------------- */
@@ -531,8 +531,10 @@ void es_poll_done(int slot, unsigned op, uint32_t element, uint64_t bytes, uint1
  *    start stamp (waiter) before it calls MPI, after its notes; its notes'
  *    element counts the requests it was given that nobody follows.
  */
+/* end: the making call's end stamp, a completion's end if MPI completed
+ * the request within the call (0: not known, the clock is read then) */
 void es_req_made(MPI_Request req, unsigned op, const struct es_comm *c, uint32_t peer, uint32_t arg,
-		 uint64_t size, uint64_t start, unsigned state) ES_HIDDEN;
+		 uint64_t size, uint64_t start, uint64_t end, unsigned state) ES_HIDDEN;
 /* MPI_Comm_idup: the communicator it makes over parent is met when the
  * request completes (C only: a Fortran one is met at its first use). */
 void es_req_idup(MPI_Request req, struct es_comm *parent, MPI_Comm *newcomm, uint32_t seed) ES_HIDDEN;
@@ -648,17 +650,27 @@ ES_INLINE uint64_t es_bytes(int count, MPI_Datatype type)
 }
 uint64_t es_sum(const int counts[], int n, MPI_Datatype type) ES_HIDDEN;
 uint64_t es_sumw(const int counts[], const MPI_Datatype *ct, const MPI_Fint *ft, int n) ES_HIDDEN;
-uint64_t es_io_got(const MPI_Status *st, int rc) ES_HIDDEN;
-/* A receive's bytes, from its status (0: failed, or from MPI_PROC_NULL) */
-ES_INLINE uint64_t es_got(const MPI_Status *st, int rc)
+/* The bytes a status says came; an I/O call's says no source, and counts
+ * all the same */
+ES_INLINE uint64_t es_io_got(const MPI_Status *st, int rc)
 {
-	if (rc != MPI_SUCCESS || st->MPI_SOURCE < 0)
+	if (rc != MPI_SUCCESS)
 		return 0;
 #if defined(OPEN_MPI) && OPEN_MPI
-	return (uint64_t)st->_ucount; /* es_io_got says why */
+	/* Open MPI's status keeps the bytes received (what MPI_Get_count
+	 * divides): two calls fewer on every completed receive */
+	return (uint64_t)st->_ucount;
 #else
-	return es_io_got(st, rc);
+	int n = 0;
+	if (PMPI_Get_count(st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED || n < 0)
+		return 0;
+	return (uint64_t)n;
 #endif
+}
+/* A receive's bytes (0: failed, or from MPI_PROC_NULL) */
+ES_INLINE uint64_t es_got(const MPI_Status *st, int rc)
+{
+	return rc == MPI_SUCCESS && st->MPI_SOURCE >= 0 ? es_io_got(st, rc) : 0;
 }
 int es_comm_size(MPI_Comm comm) ES_HIDDEN;
 uint64_t es_root_share(int root, MPI_Comm comm, uint64_t bytes) ES_HIDDEN;

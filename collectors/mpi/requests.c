@@ -109,7 +109,7 @@ static struct es_rindex *index_of_thread(void)
 /* The k-th entry for r (from 0), oldest first: one handle may stand for
  * several live requests (Open MPI gives every send it completed at once
  * the same one), and probing keeps their order (so does erase). */
-static struct rentry *find_nth(struct es_rindex *ri, MPI_Request r, int k)
+static inline struct rentry *find_nth(struct es_rindex *ri, MPI_Request r, int k)
 {
 	for (size_t i = hash(r, ri->cap), n = 0; n < ri->cap; n++, i = (i + 1) & (ri->cap - 1)) {
 		if (ri->tab[i].handle == r && k-- == 0)
@@ -120,16 +120,24 @@ static struct rentry *find_nth(struct es_rindex *ri, MPI_Request r, int k)
 	return NULL;
 }
 
-/* The oldest entry for r: find_nth(ri, r, 0), on every wait's path. */
 static inline struct rentry *find(struct es_rindex *ri, MPI_Request r)
 {
-	size_t mask = ri->cap - 1;
-	for (size_t i = hash(r, ri->cap);; i = (i + 1) & mask) {
+	return find_nth(ri, r, 0);
+}
+
+/* find(), and when r has no entry *empty is where its probe ended: where
+ * insert would put it, while no entry moves. */
+static inline struct rentry *probe(struct es_rindex *ri, MPI_Request r, size_t *empty)
+{
+	for (size_t i = hash(r, ri->cap), n = 0; n < ri->cap; n++, i = (i + 1) & (ri->cap - 1)) {
 		if (ri->tab[i].handle == r)
 			return &ri->tab[i];
-		if (ri->tab[i].handle == MPI_REQUEST_NULL)
-			return NULL; /* the table is never full */
+		if (ri->tab[i].handle == MPI_REQUEST_NULL) {
+			*empty = i;
+			return NULL;
+		}
 	}
+	return NULL;
 }
 
 /* The entry for r on slot. */
@@ -144,7 +152,7 @@ static inline struct rentry *find_slot(struct es_rindex *ri, MPI_Request r, int 
 	return NULL;
 }
 
-static struct rentry *insert(struct es_rindex *ri, MPI_Request r, int slot);
+static inline struct rentry *insert(struct es_rindex *ri, MPI_Request r, int slot);
 
 static int grow(struct es_rindex *ri)
 {
@@ -171,17 +179,22 @@ static int grow(struct es_rindex *ri)
 	return 0;
 }
 
+static inline struct rentry *put_at(struct es_rindex *ri, size_t i, MPI_Request r, int slot)
+{
+	ri->tab[i] = (struct rentry){ r, slot };
+	ri->n++;
+	return &ri->tab[i];
+}
+
 /* Its entry, or NULL if the index could not grow. */
-static struct rentry *insert(struct es_rindex *ri, MPI_Request r, int slot)
+static inline struct rentry *insert(struct es_rindex *ri, MPI_Request r, int slot)
 {
 	if ((ri->n + 1) * 2 > ri->cap && grow(ri))
 		return NULL;
 	size_t i = hash(r, ri->cap);
 	while (ri->tab[i].handle != MPI_REQUEST_NULL)
 		i = (i + 1) & (ri->cap - 1);
-	ri->tab[i] = (struct rentry){ r, slot };
-	ri->n++;
-	return &ri->tab[i];
+	return put_at(ri, i, r, slot);
 }
 
 /* Removes e, keeping every other entry findable (backward-shift deletion). */
@@ -293,6 +306,7 @@ static void drop_held(void)
 
 static struct rentry *follow(MPI_Request req, struct es_req_rec *v, struct es_comm *hold)
 {
+	struct rentry *e;
 	struct es_rindex *ri = index_of_thread();
 	if (!ri || req == MPI_REQUEST_NULL)
 		return NULL;
@@ -301,11 +315,12 @@ static struct rentry *follow(MPI_Request req, struct es_req_rec *v, struct es_co
 	 * unless the library's shared handle is known (es_g.done_req): then no
 	 * other stands for two, and MPI freed the one it stood for unseen
 	 * (its completion stays unknown, never this one's) */
-	struct rentry *e;
+	size_t at = SIZE_MAX; /* where the index takes req, while nothing moved its entries */
 	bool one = es_g.done_req != MPI_REQUEST_NULL;
-	for (int k = 0; (e = k ? find_nth(ri, req, k) : find(ri, req));) {
+	for (int k = 0, first = 1; (e = first ? probe(ri, req, &at) : find_nth(ri, req, k)); first = 0) {
 		struct es_req_rec *r = rec_of(ri, e->slot);
 		uint64_t done = e->slot >= 0 ? __atomic_load_n(&r->done, __ATOMIC_ACQUIRE) : 0;
+		at = SIZE_MAX;
 		if ((done && done == r->ver) || k == MAX_SAME - 1 || one) {
 			forget(ri, e);
 		} else {
@@ -313,6 +328,8 @@ static struct rentry *follow(MPI_Request req, struct es_req_rec *v, struct es_co
 			k++;
 		}
 	}
+	if (!ri->nfree)
+		at = SIZE_MAX; /* reclaim may free an entry */
 	int slot = ri->nfree ? ri->free_slots[--ri->nfree] : es_t.reqs ? reclaim(ri) : -1;
 	if (slot < 0 && (slot = priv_slot(ri)) == INT32_MIN)
 		return NULL; /* no memory: this one goes unfollowed */
@@ -323,7 +340,8 @@ static struct rentry *follow(MPI_Request req, struct es_req_rec *v, struct es_co
 	} else {
 		ri->priv[-1 - slot] = *v;
 	}
-	struct rentry *in = insert(ri, req, slot);
+	struct rentry *in = at != SIZE_MAX && (ri->n + 1) * 2 <= ri->cap ? put_at(ri, at, req, slot)
+									    : insert(ri, req, slot);
 	if (!in) {
 		release(ri, slot);
 		return NULL;
@@ -344,42 +362,19 @@ static bool is_recv(unsigned op)
 }
 
 void es_req_made(MPI_Request req, unsigned op, const struct es_comm *c, uint32_t peer, uint32_t arg,
-		 uint64_t size, uint64_t start, unsigned state)
+		 uint64_t size, uint64_t start, uint64_t end, unsigned state)
 {
 	if (es_t.held)
 		drop_held();
 	if (req == es_g.done_req && req != MPI_REQUEST_NULL && !(state & ES_REQ_PERSISTENT)) {
 		/* MPI completed it within the call and gave it the handle it gives
-		 * every such request: it completed here (MPI_PROC_NULL's receive:
-		 * nothing came), and no wait could tell it from the others */
-		/* it ended with its call: that call's end stamp, if es_end has
-		 * written it (an older one is from before this call's start) */
-		uint64_t end = es_t.t_end >= start ? es_t.t_end : es_now();
-		es_write(op | ES_OP_DONE, start, end, peer, size, arg, c ? (uint16_t)c->serial : ES_COMM_NONE,
+		 * every such request: it completed here, when its call ended
+		 * (MPI_PROC_NULL's receive: nothing came), and no wait could tell
+		 * it from the others */
+		es_write(op | ES_OP_DONE, start, end ? end : es_now(), peer, size, arg, c ? (uint16_t)c->serial : ES_COMM_NONE,
 			 MPI_SUCCESS);
 		return;
 	}
-	struct es_rindex *ri = es_t.ri;
-	/* the common case: a handle not live, a free slot on the board, a
-	 * receive from a named source (so nothing to hold), room in the index:
-	 * the slot written in place, the entry put where the probe ended */
-	if (__builtin_expect(ri && ri->nfree && req != MPI_REQUEST_NULL && (ri->n + 1) * 2 <= ri->cap &&
-			     !(peer == ES_NONE && is_recv(op)), 1)) {
-		size_t mask = ri->cap - 1, i = hash(req, ri->cap);
-		for (; ri->tab[i].handle != MPI_REQUEST_NULL; i = (i + 1) & mask)
-			if (ri->tab[i].handle == req)
-				goto slow; /* given again while live: follow() sorts them */
-		int slot = ri->free_slots[--ri->nfree];
-		struct es_req_rec v = { .handle = es_handle_of(req), .start = start, .op = (uint16_t)op,
-					.state = (uint16_t)state, .serial = c ? c->serial : ES_NONE, .peer = peer,
-					.arg = arg, .size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size };
-		slot_put(&es_t.reqs[slot], &v);
-		__atomic_store_n(&es_t.reqs[slot].done, 0, __ATOMIC_RELAXED);
-		ri->tab[i] = (struct rentry){ req, slot };
-		ri->n++;
-		return;
-	}
-slow:;
 	struct es_req_rec v = { .start = start, .op = (uint16_t)op, .state = (uint16_t)state,
 				.serial = c ? c->serial : ES_NONE, .peer = peer, .arg = arg,
 				.size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size };
@@ -439,7 +434,7 @@ static int same_before(const MPI_Request *held, int i)
 }
 
 /* Finds each request and marks it waited for at t0; the number not followed. */
-static int find_refs(const MPI_Request *held, int n, struct es_ref *ref, uint64_t t0, bool *recv, int *followed)
+static inline int find_refs(const MPI_Request *held, int n, struct es_ref *ref, uint64_t t0, bool *recv, int *followed)
 {
 	struct es_rindex *ri = es_t.ri;
 	int unknown = 0;
@@ -472,7 +467,7 @@ static int find_refs(const MPI_Request *held, int n, struct es_ref *ref, uint64_
 	return unknown;
 }
 
-static bool hold_handles(MPI_Request **held, MPI_Request *small, int cap_small, int *cap, const MPI_Request *c,
+static inline bool hold_handles(MPI_Request **held, MPI_Request *small, int cap_small, int *cap, const MPI_Request *c,
 			 const MPI_Fint *f, int n)
 {
 	if (n > cap_small && n > *cap) {
@@ -491,52 +486,8 @@ static bool hold_handles(MPI_Request **held, MPI_Request *small, int cap_small, 
 	return true;
 }
 
-/* es_wait_begin's common case: a C array of a few handles, one thread
- * that follows requests, no handle standing for two: find_refs without
- * what it needs for the others (another thread's board, the k-th of one
- * handle).  Returns -1 when it is not that case. */
-static inline int wait_begin_mine(struct es_wait *w, const MPI_Request *c, int n, uint64_t t0)
-{
-	struct es_rindex *ri = es_t.ri;
-	if (!c || n <= 0 || n > 8 || !ri || ri->dups || __atomic_load_n(&es_g.nthreads, __ATOMIC_RELAXED) > 1)
-		return -1;
-	int unknown = 0, followed = 0;
-	bool recv = false;
-	for (int i = 0; i < n; i++) {
-		MPI_Request h = c[i];
-		w->held_small[i] = h;
-		w->ref_small[i].kind = ES_REF_NONE;
-		if (h == MPI_REQUEST_NULL || h == es_g.done_req)
-			continue; /* none, or one that completed in its call (es_req_made) */
-		struct rentry *e = find(ri, h);
-		if (!e) {
-			unknown++;
-			continue;
-		}
-		struct es_req_rec *r = rec_of(ri, e->slot);
-		w->ref_small[i] = (struct es_ref){ ES_REF_MINE, -1, e->slot, 0 };
-		if (t0 && e->slot >= 0)
-			__atomic_store_n(&r->waiter, t0, __ATOMIC_RELAXED);
-		recv |= is_recv(r->op) || (r->state & ES_REQ_CANCELLED); /* statuses needed */
-		followed++;
-	}
-	w->n = n;
-	w->followed = followed;
-	w->recv = recv;
-	return unknown;
-}
-
 int es_wait_begin(struct es_wait *w, const MPI_Request *c, MPI_Fint *f, int n, uint64_t t0)
 {
-	w->c = c;
-	w->f = f;
-	w->held = w->held_small;
-	w->ref = w->ref_small;
-	w->st = NULL;
-	w->fst = NULL;
-	int fast = wait_begin_mine(w, c, n, t0);
-	if (fast >= 0)
-		return fast;
 	memset(w, 0, offsetof(struct es_wait, held_small));
 	w->c = c;
 	w->f = f;

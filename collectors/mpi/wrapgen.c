@@ -550,6 +550,9 @@ static void body_after(const struct call *c, int fortran)
 		     "\t\tes_write(%s | ES_OP_DONE, t0, t1_, %s, %s, %s, %s, rc);\n"
 		     "\t\tif (rc == MPI_SUCCESS)\n\t\t\tes_chan(c_, %s, %s, ES_CHAN_RECVD);\n\t}\n", c->op,
 		     element, size, arg, serial, c->op, c->rsrc, c->rsize, c->rtag, serial, c->rsrc, c->rtag);
+	else if (*c->req) /* a request MPI completes within the call ends with it */
+		emit("\tuint64_t t1_ = want_ ? es_end(%s, t0, %s, %s, %s, %s, rc) : 0;\n", c->op, element, size, arg,
+		     serial);
 	else
 		emit("\tif (want_)\n\t\tes_end(%s, t0, %s, %s, %s, %s, rc);\n", c->op, element, size, arg, serial);
 	/* a message is counted received only once the call's end is written:
@@ -558,9 +561,9 @@ static void body_after(const struct call *c, int fortran)
 	if (!strcmp(c->chan, "recv"))
 		emit("\tif (want_ && rc == MPI_SUCCESS)\n\t\tes_chan(c_, %s, %s, ES_CHAN_RECVD);\n", element, arg);
 	if (*c->req)
-		emit("\tif (want_ && rc == MPI_SUCCESS)\n\t\tes_req_made(%s, %s, %s, %s, %s, %s, %s, %s);\n",
+		emit("\tif (want_ && rc == MPI_SUCCESS)\n\t\tes_req_made(%s, %s, %s, %s, %s, %s, %s, %s, %s);\n",
 		     c->req, c->op, *ci ? "c_" : "NULL", element, arg, size, is(c, "pinit") ? "0" : "t0",
-		     is(c, "pinit") ? "ES_REQ_PERSISTENT" : "ES_REQ_ACTIVE");
+		     wait || *c->rsrc || is(c, "start") ? "0" : "t1_", is(c, "pinit") ? "ES_REQ_PERSISTENT" : "ES_REQ_ACTIVE");
 	if (*c->idup && !fortran)
 		emit("\tif (want_ && rc == MPI_SUCCESS)\n\t\tes_req_idup(%s, c_, %s, seed_);\n", c->req, c->idup);
 	if (*c->new_)

@@ -41,21 +41,28 @@ order() { # order I: round I's kinds, rotated so that none always runs first
 	case $(($1 % 3)) in 0) echo bare empty es ;; 1) echo empty es bare ;; 2) echo es bare empty ;; esac
 }
 
-echo "mpi: $runs rounds of mpi_cost, bare, under an empty PMPI interposer and under libescollect.so"
-prev=""
-for i in $(seq 1 "$runs"); do
-	for k in $(order "$i"); do
-		eval "r_$k=\$(cost $k)"
-		eval "[ -n \"\$r_$k\" ]" || { echo "mpi: mpi_cost failed ($k)"; exit 1; }
+# rounds N FN OUT: N rounds of FN bare, FN empty and FN es in rotating
+# order; OUT gets a line "bare empty es" per round, OUT.null "before bare"
+# for each round after the first (bare twice in a row: the null control)
+rounds() {
+	n=$1 fn=$2 out=$3 prev=""
+	for i in $(seq 1 "$n"); do
+		for k in $(order "$i"); do
+			eval "v_$k=\$($fn $k)"
+			eval "[ -n \"\$v_$k\" ]" || { echo "mpi: $fn failed ($k)"; exit 1; }
+		done
+		echo "$v_bare $v_empty $v_es" >>"$dir/$out"
+		[ -n "$prev" ] && echo "$prev $v_bare" >>"$dir/$out.null"
+		prev=$v_bare
+		echo "  round $i: bare $v_bare | empty $v_empty | libescollect $v_es"
 	done
-	echo "$r_bare $r_empty $r_es" >>"$dir/cost"
-	[ -n "$prev" ] && echo "$prev $r_bare" >>"$dir/null"
-	prev=$r_bare
-	echo "  round $i: bare $r_bare | empty $r_empty | libescollect $r_es"
-done
+}
+
+echo "mpi: $runs rounds of mpi_cost, bare, under an empty PMPI interposer and under libescollect.so"
+rounds "$runs" cost cost
 # over FILE K OFF: median of field K+OFF minus field K (OFF 4: empty, 8: libescollect)
 over() { awk -v k="$2" -v o="$3" '{ printf "%.2f\n", $(k + o) - $k }' "$dir/$1" | median; }
-nullc() { awk -v k="$1" '{ printf "%.2f\n", $(k + 4) - $k }' "$dir/null" | median; }
+nullc() { awk -v k="$1" '{ printf "%.2f\n", $(k + 4) - $k }' "$dir/cost.null" | median; }
 b=$(over cost 1 8) s=$(over cost 2 8) p=$(over cost 3 8) h=$(over cost 4 8)
 eb=$(over cost 1 4) es=$(over cost 2 4) ep=$(over cost 3 4) eh=$(over cost 4 4)
 echo "  libescollect over bare, median ns a call: Barrier $b, Sendrecv $s, fruitless Testany $p, Isend+Irecv+Waitall $h"
@@ -64,20 +71,11 @@ echo "  null (bare over the round before):         $(nullc 1), $(nullc 2), $(nul
 
 echo "mpi: $hpcc_runs rounds of hpcc (2 ranks), MPIRandomAccess GUP/s, the same three"
 hpcc_input "$dir"
-prev=""
-for i in $(seq 1 "$hpcc_runs"); do
-	for k in $(order "$i"); do
-		eval "g_$k=\$(hpcc $k)"
-		eval "[ -n \"\$g_$k\" ]" || { echo "mpi: hpcc failed ($k)"; exit 1; }
-	done
-	ratio "$g_es" "$g_empty" >>"$dir/vs_empty"
-	ratio "$g_es" "$g_bare" >>"$dir/vs_bare"
-	ratio "$g_empty" "$g_bare" >>"$dir/empty_vs_bare"
-	[ -n "$prev" ] && ratio "$g_bare" "$prev" >>"$dir/hnull"
-	prev=$g_bare
-	echo "  round $i: bare $g_bare | empty $g_empty | libescollect $g_es"
-done
-ve=$(median <"$dir/vs_empty") vb=$(median <"$dir/vs_bare")
-echo "  libescollect / empty: median $ve ($(spread <"$dir/vs_empty")); / bare: median $vb ($(spread <"$dir/vs_bare"))"
-echo "  empty / bare: median $(median <"$dir/empty_vs_bare") ($(spread <"$dir/empty_vs_bare")); null, bare / the round before: median $(median <"$dir/hnull") ($(spread <"$dir/hnull"))"
+rounds "$hpcc_runs" hpcc gups
+# ratios A B FILE: field A over field B of each line of FILE, into FILE.AB
+ratios() { awk -v a="$1" -v b="$2" '{ printf "%.4f\n", $a / $b }' "$dir/$3" >"$dir/$3.$1$2"; }
+ratios 3 2 gups; ratios 3 1 gups; ratios 2 1 gups; ratios 2 1 gups.null
+ve=$(median <"$dir/gups.32") vb=$(median <"$dir/gups.31")
+echo "  libescollect / empty: median $ve ($(spread <"$dir/gups.32")); / bare: median $vb ($(spread <"$dir/gups.31"))"
+echo "  empty / bare: median $(median <"$dir/gups.21") ($(spread <"$dir/gups.21")); null, bare / the round before: median $(median <"$dir/gups.null.21") ($(spread <"$dir/gups.null.21"))"
 echo "mpi: barrier_ns=$b sendrecv_ns=$s halo_ns=$h poll_ns=$p empty_halo_ns=$eh hpcc_vs_empty=$ve hpcc_vs_bare=$vb"
