@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static int rank, size;
 static double seconds;
@@ -16,14 +17,34 @@ static double now(void)
 	return (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
-/* Work that calls no MPI. */
+/* Work that calls no MPI, for at least s seconds.  With MPI_WAIT_UNTIL
+ * set to a file's path, the work goes on until that file exists (at most
+ * two minutes): the test makes it once heartbeat has named the stall, so
+ * whether a loaded machine gives heartbeat a period inside the work is no
+ * longer the machine's speed to decide. */
 static void compute(double s)
 {
-	double until = now() + s;
+	const char *until_file = s > 0.1 ? getenv("MPI_WAIT_UNTIL") : NULL;
+	double start = now(), until = start + s;
 	volatile double x = 1;
-	while (now() < until)
+	while (now() < until || (until_file && access(until_file, F_OK) != 0 && now() < start + 120))
 		for (int i = 0; i < 10000; i++)
 			x = x * 1.0000001 + 1e-9;
+}
+
+/* Tells the test (MPI_WAIT_MADE, a file's path) that what it waits for
+ * before it starts heartbeat is made: a file, made by each rank, the
+ * test counting them. */
+static void made(void)
+{
+	const char *path = getenv("MPI_WAIT_MADE");
+	if (!path)
+		return;
+	char p[4096];
+	snprintf(p, sizeof(p), "%s.%d", path, rank);
+	FILE *f = fopen(p, "w");
+	if (f)
+		fclose(f);
 }
 
 static int right_of(int r, int n) { return (r + 1) % n; }
@@ -264,11 +285,14 @@ static void manycomms(void)
 {
 	MPI_Comm keep;
 	MPI_Comm_dup(MPI_COMM_WORLD, &keep);
+	/* of MPI_COMM_SELF: each rank comes round alone, not at the pace of
+	 * 40,000 collectives on a loaded machine */
 	for (int i = 0; i < 20000; i++) {
 		MPI_Comm c;
-		MPI_Comm_dup(MPI_COMM_WORLD, &c);
+		MPI_Comm_dup(MPI_COMM_SELF, &c);
 		MPI_Comm_free(&c);
 	}
+	made();
 	ring_on(keep);
 	MPI_Comm_free(&keep);
 }
