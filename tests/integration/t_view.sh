@@ -61,6 +61,10 @@ view=$!
 wait_for 30 grep -q "^esview: job $job at http://127.0.0.1:[0-9]*/$" "$dir/view.out" || die "no URL: $(cat "$dir/view.out")"
 url=$(sed -n "s/^esview: job $job at \(http:[^ ]*\)$/\1/p" "$dir/view.out")
 wait_for 30 sh -c "curl -sf '${url}data' | grep -q '\"rank\":1'" || die "no data for both ranks: $(curl -s "${url}data" | head -c 300)"
+# the waiting relation follows at its own period: all six threads, once
+# a loaded machine has let it look
+wait_for 30 sh -c "curl -sf '${url}data' | grep -q '\"waits\":{[^}]*\"threads\":6'" ||
+	die "the waiting relation never had the six threads: $(curl -s "${url}data" | grep -o '\"waits\":{[^}]*}')"
 # the data: JSON with both ranks' threads and their calls
 curl -sf "${url}data" >"$dir/data.json" || die "GET /data failed"
 python3 -c 'import json, sys
