@@ -119,13 +119,23 @@ static void keep_longest(struct longest *lg, uint64_t d, uint64_t at, int row, u
 	lg[k] = (struct longest){ d, at, row, op };
 }
 
+/* Where bin b begins: in whole ns, so that a bin's end is the next one's
+ * start exactly (a double's rounding once put x at 10.99999 bins, and a
+ * 1 s wait fell whole into the one bin it began in). */
+static uint64_t bin_edge(const struct timeline *tl, size_t b)
+{
+	return tl->t0 + (uint64_t)((unsigned __int128)(tl->t1 - tl->t0) * b / BINS);
+}
+
 /* One outermost call of row from s to f, spread over the bins it covers. */
 static void add_span(struct timeline *tl, int row, int cls, uint64_t s, uint64_t f)
 {
-	for (uint64_t x = s; x < f;) {
-		size_t b = (size_t)((double)(x - tl->t0) / tl->width);
+	size_t b = (size_t)((unsigned __int128)(s - tl->t0) * BINS / (tl->t1 - tl->t0));
+	for (uint64_t x = s; x < f; b++) {
+		while (b + 1 < BINS && bin_edge(tl, b + 1) <= x)
+			b++;
 		b = b >= BINS ? BINS - 1 : b;
-		uint64_t edge = tl->t0 + (uint64_t)((double)(b + 1) * tl->width);
+		uint64_t edge = b + 1 < BINS ? bin_edge(tl, b + 1) : tl->t1;
 		uint64_t y = edge < f && edge > x ? edge : f;
 		SHARE(tl, row, b, cls) += (double)(y - x) / tl->width;
 		x = y;

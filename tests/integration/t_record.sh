@@ -15,6 +15,26 @@ cleanup() {
 }
 trap cleanup EXIT
 mpi() { mpirun --oversubscribe --allow-run-as-root -np 2 "$@"; }
+# plot_adds_up TIMELINE.DAT PROFILE: each rank's boxes (width times the
+# share of its lane they fill) sum to its MPITime in esprofile, within 2%
+# (and 0.05 ms, for ranks that spent almost nothing there)
+plot_adds_up() {
+	awk 'FNR == 1 { file++ }
+	     file == 1 && NF == 6 && $3 >= 0 { r = int($2 + 0.5); drawn[r] += ($4 - $3) * ($6 - $5) / 0.8 * 1000 }
+	     file == 2 && /^@--- MPI time/ { on = 1; next }
+	     file == 2 && on && /^@/ { on = 0 }
+	     file == 2 && on && $1 ~ /^[0-9]+$/ { prof[$1] = $3 }
+	     END {
+		n = 0
+		for (r in prof) {
+			d = drawn[r] - prof[r]; d = d < 0 ? -d : d; n++
+			if (d > 0.02 * prof[r] && d > 0.05) {
+				printf "rank %s: drawn %.3f ms, profile %.3f ms\n", r, drawn[r], prof[r]; bad = 1
+			}
+		}
+		exit bad || !n
+	     }' "$1" "$2"
+}
 
 # The recorder first, waiting for the job; the job runs mpi_every, whose calls are known.
 "$BIN/esrecord" -w 30 -o "$dir/a" "$job.c" 2>"$dir/rec.err" &
@@ -135,6 +155,16 @@ for r in 0 1; do
 	awk -v r=$r '$2 > r - 0.5 && $2 < r + 0.5 { n++ } END { exit !n }' "$dir/pics/timeline.dat" ||
 		die "the timeline has nothing for rank $r"
 done
+# what the timeline draws adds up to the profile's MPI time, rank by rank,
+# here and on a job whose waits last a second, over hundreds of bins
+plot_adds_up "$dir/pics/timeline.dat" "$dir/prof.txt" || die "the timeline's MPI time is not the profile's"
+"$BIN/esrecord" -w 30 -o "$dir/long" "$job.l" 2>"$dir/long.err" &
+rec=$!
+mpi "$BIN/esrun" -q -j "$job.l" "$BUILD/tests/mpi_wait" halo 1 >/dev/null || die "mpi_wait halo failed"
+wait $rec || die "esrecord (halo) failed: $(cat "$dir/long.err")"
+"$BIN/esprofile" -o "$dir/long.txt" "$dir/long" && "$BIN/esconvert" -q --plot "$dir/longpics" "$dir/long" ||
+	die "no profile or pictures of the halo job"
+plot_adds_up "$dir/longpics/timeline.dat" "$dir/long.txt" || die "the timeline under-draws the halo job's waits"
 out=$("$BIN/esconvert" --plot "$dir/it's" "$dir/a" 2>&1) && die "a plot directory with a quote was taken"
 echo "$out" | grep -q "cannot have quotes" || die "quote in plot directory: $out"
 
