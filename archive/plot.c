@@ -1,6 +1,7 @@
 /* plot.c - pictures of an archive through gnuplot: each rank's time computing and inside MPI by class of call, and who sent how much to whom. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,6 +210,20 @@ static int gather(struct timeline *tl)
  * with no box would leave an empty block that shifts every later class's
  * index (and drops it from the key).
  */
+/* Bin b of row r, class c: the share of the lane below it, and its own
+ * (0: nothing drawn; cut to the lane's top, where rounding put it past). */
+static void box_at(const struct timeline *tl, int r, int b, int c, double *below, double *h)
+{
+	*below = 0;
+	for (int k = 0; k < c; k++)
+		*below += SHARE(tl, r, b, k);
+	*h = SHARE(tl, r, b, c);
+	if (*h <= 0 || *below >= 1)
+		*h = 0;
+	else if (*below + *h > 1)
+		*h = 1 - *below;
+}
+
 static int write_timeline_data(const struct timeline *tl, const char *path)
 {
 	FILE *f = ps_fopen_out(path, 0600);
@@ -217,15 +232,19 @@ static int write_timeline_data(const struct timeline *tl, const char *path)
 	for (int c = 0; c < NCLASS; c++) {
 		fprintf(f, "# %s\n-1 -10 -1 -1 -10 -10\n", class_name[c]);
 		for (int r = 0; r < tl->rows; r++)
-			for (int b = 0; b < BINS; b++) {
-				double below = 0;
-				for (int k = 0; k < c; k++)
-					below += SHARE(tl, r, b, k);
-				double h = SHARE(tl, r, b, c);
-				if (h <= 0 || below >= 1)
+			for (int b = 0, run; b < BINS; b += run) {
+				double below, h;
+				box_at(tl, r, b, c, &below, &h);
+				/* bins alike drawn as one box: no seams inside a long call */
+				double nb, nh;
+				for (run = 1; b + run < BINS; run++) {
+					box_at(tl, r, b + run, c, &nb, &nh);
+					if (fabs(nb - below) > 1e-4 || fabs(nh - h) > 1e-4)
+						break;
+				}
+				if (h <= 0)
 					continue;
-				h = below + h > 1 ? 1 - below : h; /* rounding: never past the lane */
-				double x0 = (double)b * tl->width / 1e9, x1 = (double)(b + 1) * tl->width / 1e9;
+				double x0 = (double)b * tl->width / 1e9, x1 = (double)(b + run) * tl->width / 1e9;
 				double y0 = r - 0.4 + 0.8 * below, y1 = y0 + 0.8 * h;
 				fprintf(f, "%.9f %.4f %.9f %.9f %.4f %.4f\n", (x0 + x1) / 2, (y0 + y1) / 2, x0, x1, y0, y1);
 			}
@@ -234,9 +253,56 @@ static int write_timeline_data(const struct timeline *tl, const char *path)
 	return fclose(f) ? -errno : 0;
 }
 
-/* The script: a key entry per class, and the longest calls of each class
- * labelled in their lanes, each class at its own height so that labels
- * of one moment do not overlap. */
+/*
+ * The longest calls' labels, the longest first, each where its call was:
+ * inside the frame (moved in from an edge), in one of three heights of its
+ * lane, never over another; one that finds no room is left out.  Sizes
+ * are the terminal's: a plot some 1,150 px wide, 8 pt text about 6.5 px a
+ * character and a third of a 40 px lane high.
+ */
+enum { LSLOTS = 3 };
+static int place_labels(const struct timeline *tl, FILE *f)
+{
+	struct placed { int row, slot; double x0, x1; } done[NCLASS * NLONG];
+	const struct longest *all[NCLASS * NLONG];
+	int n = 0, nd = 0, label = 1;
+	for (int c = 0; c < NCLASS; c++)
+		for (int k = 0; k < NLONG && tl->lg[c][k].d; k++)
+			all[n++] = &tl->lg[c][k];
+	for (int i = 1; i < n; i++) /* the longest first: they choose first */
+		for (int j = i; j > 0 && all[j]->d > all[j - 1]->d; j--) {
+			const struct longest *t = all[j];
+			all[j] = all[j - 1], all[j - 1] = t;
+		}
+	double span = (double)(tl->t1 - tl->t0) / 1e9;
+	for (int i = 0; i < n; i++) {
+		const struct longest *l = all[i];
+		char text[96];
+		double d = (double)l->d;
+		snprintf(text, sizeof(text), "%s %.3g %s", es_op_name(l->op), d >= 1e9 ? d / 1e9 : d >= 1e6 ? d / 1e6 : d / 1e3,
+			 d >= 1e9 ? "s" : d >= 1e6 ? "ms" : "us");
+		double w = (double)strlen(text) * 6.5 / 1150 * span, x = (double)(l->at - tl->t0) / 1e9;
+		if (w >= span)
+			continue;
+		x = x - w / 2 < 0 ? w / 2 : x + w / 2 > span ? span - w / 2 : x;
+		int slot = -1;
+		for (int s = 0; s < LSLOTS && slot < 0; s++) {
+			slot = s;
+			for (int k = 0; k < nd; k++)
+				if (done[k].row == l->row && done[k].slot == s && x - w / 2 < done[k].x1 && done[k].x0 < x + w / 2)
+					slot = -1;
+		}
+		if (slot < 0)
+			continue;
+		done[nd++] = (struct placed){ l->row, slot, x - w / 2, x + w / 2 };
+		fprintf(f, "set label %d \"%s\" at %.9f,%.2f center front noenhanced font ',8'\n", label++, text, x,
+			l->row - 0.27 + 0.27 * slot);
+	}
+	return label;
+}
+
+/* The script: a key entry per class, the longest calls labelled
+ * (place_labels), the first lane's phases marked. */
 static int write_timeline_script(const struct timeline *tl, const char *dir, const char *path)
 {
 	FILE *f = ps_fopen_out(path, 0600);
@@ -251,14 +317,7 @@ static int write_timeline_script(const struct timeline *tl, const char *dir, con
 		"set style fill solid noborder\n", job, row, what, 200 + 40 * tl->rows, dir, job, what, row,
 		tl->empty ? ": no call recorded" : "", row,
 		tl->rows - 1, (double)(tl->t1 - tl->t0) / 1e9);
-	int label = 1;
-	for (int c = 0; c < NCLASS; c++)
-		for (int k = 0; k < NLONG && tl->lg[c][k].d; k++) {
-			const struct longest *l = &tl->lg[c][k];
-			fprintf(f, "set label %d \"%s %.3g ms\" at %.9f,%.2f center front noenhanced font ',8'\n", label++,
-				es_op_name(l->op), (double)l->d / 1e6, (double)(l->at - tl->t0) / 1e9,
-				l->row - 0.3 + 0.15 * c);
-		}
+	int label = place_labels(tl, f);
 	for (int k = 0; k < tl->nmarks; k++) {
 		const struct mark *m = &tl->marks[k];
 		char buf[32];

@@ -165,6 +165,22 @@ wait $rec || die "esrecord (halo) failed: $(cat "$dir/long.err")"
 "$BIN/esprofile" -o "$dir/long.txt" "$dir/long" && "$BIN/esconvert" -q --plot "$dir/longpics" "$dir/long" ||
 	die "no profile or pictures of the halo job"
 plot_adds_up "$dir/longpics/timeline.dat" "$dir/long.txt" || die "the timeline under-draws the halo job's waits"
+# the calls' labels: inside the frame, none over another (text 6.5 px a
+# character on a plot some 1,150 px wide, a third of a lane high)
+for gp in "$dir/pics/timeline.gp" "$dir/longpics/timeline.gp"; do
+	awk -F'"' '/^set xrange/ { sub(/.*:/, ""); sub(/].*/, ""); span = $0 + 0 }
+		/^set label [0-9]* "MPI_/ { n++; split($3, p, /[ ,]/); x[n] = p[3]; y[n] = p[4]; w[n] = length($2) * 6.5 / 1150 * span }
+		END {
+			for (i = 1; i <= n; i++) {
+				if (x[i] - w[i] / 2 < -1e-9 || x[i] + w[i] / 2 > span + 1e-9) { print "outside: " i; bad = 1 }
+				for (j = 1; j < i; j++) {
+					dy = y[i] - y[j]; dx = x[i] - x[j]
+					if ((dy < 0 ? -dy : dy) < 0.26 && (dx < 0 ? -dx : dx) < (w[i] + w[j]) / 2) { print "over: " i " " j; bad = 1 }
+				}
+			}
+			exit bad || !n
+		}' "$gp" || die "labels outside the frame or over each other: $(grep '^set label' "$gp")"
+done
 out=$("$BIN/esconvert" --plot "$dir/it's" "$dir/a" 2>&1) && die "a plot directory with a quote was taken"
 echo "$out" | grep -q "cannot have quotes" || die "quote in plot directory: $out"
 
