@@ -18,26 +18,9 @@
  * directory beside the PNG, for whoever wants to redraw them.
  */
 
-enum { BINS = 400, NCLASS = 5, NLONG = 2 }; /* NLONG: the longest calls labelled, per class */
-static const char *const class_name[NCLASS] = { "point-to-point", "waits and polls", "collectives",
-						"one-sided", "other MPI" };
-static const char *const class_colour[NCLASS] = { "#1f77b4", "#d62728", "#ff7f0e", "#2ca02c", "#9467bd" };
-
-static int class_of(unsigned op)
-{
-	const struct es_op_info *i = es_op_info(op);
-	if (!i)
-		return NCLASS - 1;
-	if (i->kind == ES_KIND_WAIT || i->kind == ES_KIND_POLL)
-		return 1;
-	if (i->kind == ES_KIND_COLL || i->kind == ES_KIND_ICOLL)
-		return i->group == ES_GROUP_ONE_SIDED ? 3 : 2;
-	if (i->group == ES_GROUP_P2P)
-		return 0;
-	if (i->group == ES_GROUP_ONE_SIDED)
-		return 3;
-	return NCLASS - 1;
-}
+/* NLONG: the longest calls labelled, per class; classes and colours are
+ * every picture's (es_op_class) */
+enum { BINS = 400, NCLASS = ES_NCLASS, NLONG = 2 };
 
 struct longest {
 	uint64_t d, at;
@@ -168,7 +151,7 @@ static int gather_thread(struct timeline *tl, int t, int row)
 		if (code == ES_OP_MPI_INIT || code == ES_OP_MPI_FINALIZE)
 			continue;
 		uint64_t s = enter < tl->t0 ? tl->t0 : enter, f = items[i].time > tl->t1 ? tl->t1 : items[i].time;
-		int cls = tl->mpi ? class_of(e->op) : NCLASS - 1;
+		int cls = (int)es_op_class(e->op);
 		add_span(tl, row, cls, s, f);
 		calls++;
 		keep_longest(tl->lg[cls], f > s ? f - s : 0, s + (f > s ? f - s : 0) / 2, row, code);
@@ -230,7 +213,7 @@ static int write_timeline_data(const struct timeline *tl, const char *path)
 	if (!f)
 		return -errno;
 	for (int c = 0; c < NCLASS; c++) {
-		fprintf(f, "# %s\n-1 -10 -1 -1 -10 -10\n", class_name[c]);
+		fprintf(f, "# %s\n-1 -10 -1 -1 -10 -10\n", es_class_name((enum es_class)c));
 		for (int r = 0; r < tl->rows; r++)
 			for (int b = 0, run; b < BINS; b += run) {
 				double below, h;
@@ -330,9 +313,15 @@ static int write_timeline_script(const struct timeline *tl, const char *dir, con
 		fprintf(f, "\" at %.9f,graph 1.01 left rotate by 20 noenhanced font ',8'\n", x);
 	}
 	fputs("plot ", f);
-	for (int c = 0; c < NCLASS; c++)
+	/* the key: an MPI job's classes, or a PATHS job's one */
+	for (int c = 0, first = 1; c < NCLASS; c++) {
+		if ((c == ES_CLASS_PATHS) == tl->mpi)
+			continue;
 		fprintf(f, "%s'%s/timeline.dat' index %d using 1:2:3:4:5:6 with boxxyerror lc rgb '%s' title '%s'",
-			c ? ", \\\n     " : "", dir, c, class_colour[c], class_name[c]);
+			first ? "" : ", \\\n     ", dir, c, es_class_colour((enum es_class)c),
+			es_class_name((enum es_class)c));
+		first = 0;
+	}
 	fputc('\n', f);
 	return fclose(f) ? -errno : 0;
 }

@@ -119,6 +119,13 @@ const char *es_op_label(unsigned op, char *buf, size_t len);
 unsigned es_op_from_name(const char *name); /* the code, or 0 */
 /* The word for a group, as a pathmap's `mpi: collect:` takes it. */
 const char *es_op_group_name(enum es_op_group g);
+/* How every picture colours a call (esconvert's timeline, esview, the
+ * JSON's categories, the README's key): one class each, one colour each. */
+enum es_class { ES_CLASS_P2P = 0, ES_CLASS_WAIT, ES_CLASS_COLL, ES_CLASS_ONE_SIDED, ES_CLASS_IO, ES_CLASS_OTHER,
+		ES_CLASS_PATHS, ES_NCLASS };
+enum es_class es_op_class(unsigned op);
+const char *es_class_name(enum es_class c);   /* "point-to-point", "waits and polls"... */
+const char *es_class_colour(enum es_class c); /* "#1f77b4"... */
 /* --- what libescollect writes for an MPI program ------------------------------------ */
 
 /*

@@ -66,6 +66,48 @@ const char *es_op_group_name(enum es_op_group g)
 	return (unsigned)g < sizeof(group_names) / sizeof(group_names[0]) ? group_names[g] : "?";
 }
 
+/* Waiting is red wherever it is drawn; the rest are matplotlib's first
+ * colours, told apart by most eyes. */
+static const struct {
+	const char *name, *colour;
+} classes[ES_NCLASS] = {
+	[ES_CLASS_P2P] = { "point-to-point", "#1f77b4" },
+	[ES_CLASS_WAIT] = { "waits and polls", "#d62728" },
+	[ES_CLASS_COLL] = { "collectives", "#ff7f0e" },
+	[ES_CLASS_ONE_SIDED] = { "one-sided", "#2ca02c" },
+	[ES_CLASS_IO] = { "I/O", "#8c564b" },
+	[ES_CLASS_OTHER] = { "other MPI", "#9467bd" },
+	[ES_CLASS_PATHS] = { "PATHS operations", "#7f7f7f" },
+};
+
+enum es_class es_op_class(unsigned op)
+{
+	const struct es_op_info *i = es_op_info(op);
+	if (!i || i->group == ES_GROUP_PASTSET)
+		return ES_CLASS_PATHS;
+	if (i->kind == ES_KIND_WAIT || i->kind == ES_KIND_POLL)
+		return ES_CLASS_WAIT;
+	if (i->group == ES_GROUP_ONE_SIDED)
+		return ES_CLASS_ONE_SIDED;
+	if (i->group == ES_GROUP_IO)
+		return ES_CLASS_IO;
+	if (i->kind == ES_KIND_COLL || i->kind == ES_KIND_ICOLL) /* MPI_Comm_split too: it waits for all */
+		return ES_CLASS_COLL;
+	if (i->group == ES_GROUP_P2P || i->group == ES_GROUP_PERSISTENT)
+		return ES_CLASS_P2P;
+	return ES_CLASS_OTHER;
+}
+
+const char *es_class_name(enum es_class c)
+{
+	return (unsigned)c < ES_NCLASS ? classes[c].name : "?";
+}
+
+const char *es_class_colour(enum es_class c)
+{
+	return (unsigned)c < ES_NCLASS ? classes[c].colour : "#000000";
+}
+
 /* Does WORD (all, a group, polls or a name) name the op? */
 static bool selects(const char *w, const struct es_op_info *o)
 {

@@ -7,7 +7,7 @@
 
 #include "view.h"
 
-#define NCLASS 8           /* enum es_op_group */
+#define NCLASS ES_NCLASS   /* enum es_class: every picture's classes and colours */
 #define MARKS 1024
 #define SENT (1u << 16)    /* the latest sends, by number, for the lines */
 #define BALANCE_NS 1000000000ull /* the balance is of the calls that ended in the last second */

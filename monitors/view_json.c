@@ -170,8 +170,7 @@ static struct binner *binner_new(const lv *v, const struct lv_ask *a, const char
 /* Event e's time in calls into the bins it covers, within lo..hi. */
 static void bin_event(struct binner *b, const struct lv_event *e, int lane)
 {
-	const struct es_op_info *o = es_op_info(e->op);
-	int c = o ? o->group : ES_GROUP_PASTSET;
+	int c = (int)es_op_class(e->op);
 	double s = (double)e->start, t = (double)e->end;
 	int64_t first = (int64_t)floor(s / b->bin_ns), last = (int64_t)floor(t / b->bin_ns);
 	for (int64_t k = first < b->lo ? b->lo : first; k <= last && k <= b->hi; k++) {
@@ -246,11 +245,10 @@ static void say_bins(FILE *f, const lv *v, const struct binner *b, const struct 
 				const struct lv_event *e = &a->inside[i];
 				if ((int)e->thread >= v->nth || b->l.lane[e->thread] != lane)
 					continue;
-				const struct es_op_info *o = es_op_info(e->op);
 				double lo = (double)bin * b->bin_ns, hi = lo + b->bin_ns, s = (double)e->start, t = (double)e->end;
 				double in = (t < hi ? t : hi) - (s > lo ? s : lo);
 				if (in > 0)
-					c[o ? o->group : ES_GROUP_PASTSET] += in;
+					c[es_op_class(e->op)] += in;
 			}
 			int top = 0;
 			for (int i = 0; i < NCLASS; i++) {
@@ -357,7 +355,10 @@ static void say_threads(FILE *f, const lv *v)
 	}
 	fputs("],\"classes\":[", f);
 	for (int c = 0; c < NCLASS; c++)
-		fprintf(f, "%s\"%s\"", c ? "," : "", es_op_group_name((enum es_op_group)c));
+		fprintf(f, "%s\"%s\"", c ? "," : "", es_class_name((enum es_class)c));
+	fputs("],\"colours\":[", f);
+	for (int c = 0; c < NCLASS; c++)
+		fprintf(f, "%s\"%s\"", c ? "," : "", es_class_colour((enum es_class)c));
 	fputc(']', f);
 }
 

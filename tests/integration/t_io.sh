@@ -42,7 +42,7 @@ grep -q "^IO_OPERATION_BEGIN .*Handle: \"$dir/files/other\" .*Mode: WRITE.*Bytes
 "$BIN/esconvert" -q --json "$dir/j.json" "$dir/io" || die "esconvert --json failed"
 python3 - "$dir/j.json" "$dir/files/data" <<'PY' || die "the JSON's I/O slices: see above"
 import json, sys
-ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "X" and e["cat"] == "io"]
+ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "X" and e["cat"] == "I/O"]
 w = [e for e in ev if e["name"] == "MPI_File_write_at" and e["pid"] == 1]
 if len(w) != 1 or w[0]["args"].get("file") != sys.argv[2] or w[0]["args"]["bytes"] != 400:
     print("rank 1's MPI_File_write_at: %s" % w); sys.exit(1)
