@@ -1,7 +1,12 @@
 /* symbols.c - a return address in a module as function, file and line, through elfutils' libdw (DWARF). */
 #define _GNU_SOURCE
+#include <dlfcn.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +31,8 @@ struct module {
 struct ar_symbols {
 	struct module *mods;
 	int n, cap;
+	char **names; /* the names made here (demangled), freed with s */
+	int nnames, capnames;
 };
 
 static char *debuginfo_path;
@@ -52,6 +59,9 @@ void ar_symbols_destroy(ar_symbols *s)
 		free(s->mods[i].path);
 	}
 	free(s->mods);
+	for (int i = 0; i < s->nnames; i++)
+		free(s->names[i]);
+	free(s->names);
 	free(s);
 }
 
@@ -81,6 +91,113 @@ static struct module *module_of(ar_symbols *s, const char *path)
 	return m;
 }
 
+/*
+ * Names as their programmers wrote them.  C++'s are demangled by the C++
+ * runtime's own demangler (libstdc++'s __cxa_demangle, the one every C++
+ * program on the machine carries, looked up at run time: no C++ toolchain
+ * needed to build this, and no second demangler to keep up with the ABI).
+ * Fortran's are read from DWARF, where the compiler kept the source's
+ * name and its module: gfortran's __heat_MOD_step_ is heat::step.
+ */
+typedef char *demangler(const char *mangled, char *buf, size_t *len, int *status);
+
+static demangler *cxx_demangler(void)
+{
+	static demangler *d;
+	static bool tried;
+	if (!tried) {
+		tried = true;
+		void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+		if (h)
+			*(void **)&d = dlsym(h, "__cxa_demangle"); /* h stays open: d lives in it */
+	}
+	return d;
+}
+
+/* name, kept by s (and freed with it); NULL if it could not be */
+static const char *keep(ar_symbols *s, char *name)
+{
+	if (!name)
+		return NULL;
+	if (s->nnames == s->capnames) {
+		int cap = s->capnames ? s->capnames * 2 : 16;
+		char **n = realloc(s->names, sizeof(*n) * (size_t)cap);
+		if (!n) {
+			free(name);
+			return NULL;
+		}
+		s->names = n;
+		s->capnames = cap;
+	}
+	return s->names[s->nnames++] = name;
+}
+
+static bool fortran(int lang)
+{
+	return lang == DW_LANG_Fortran77 || lang == DW_LANG_Fortran90 || lang == DW_LANG_Fortran95 ||
+	       lang == DW_LANG_Fortran03 || lang == DW_LANG_Fortran08;
+}
+
+static char *demangled(const char *sym)
+{
+	if (!sym || sym[0] != '_' || sym[1] != 'Z' || !cxx_demangler())
+		return NULL;
+	int st = -1;
+	char *name = cxx_demangler()(sym, NULL, NULL, &st);
+	if (st != 0) {
+		free(name);
+		name = NULL;
+	}
+	return name;
+}
+
+/*
+ * The function the code at a is of, from DWARF: the innermost function
+ * or inlined call around a (so that the name agrees with the file and
+ * line, which are the inlined code's), C++'s by its linkage name
+ * demangled, Fortran's as MODULE::NAME, C's by its name.  NULL if DWARF
+ * says none.
+ */
+static char *dwarf_function(Dwfl_Module *mod, Dwarf_Addr a)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, a, &bias), *scopes = NULL;
+	if (!cu)
+		return NULL;
+	int n = dwarf_getscopes(cu, a - bias, &scopes);
+	char *name = NULL;
+	for (int i = 0; i < n && !name; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
+			continue;
+		Dwarf_Attribute at;
+		const char *link = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &at));
+		const char *plain = dwarf_diename(&scopes[i]);
+		if (fortran(dwarf_srclang(cu))) {
+			const char *module = NULL;
+			for (int k = i + 1; k < n && !module; k++)
+				if (dwarf_tag(&scopes[k]) == DW_TAG_module)
+					module = dwarf_diename(&scopes[k]);
+			if (plain && asprintf(&name, "%s%s%s", module ? module : "", module ? "::" : "", plain) < 0)
+				name = NULL;
+		} else if (!(name = demangled(link)) && plain) {
+			name = strdup(plain);
+		}
+		break;
+	}
+	free(scopes);
+	return name;
+}
+
+static const char *readable(ar_symbols *s, Dwfl_Module *mod, Dwarf_Addr a, const char *sym)
+{
+	char *name = dwarf_function(mod, a);
+	if (!name)
+		name = demangled(sym); /* no DWARF: the ELF symbol, demangled if C++'s */
+	const char *kept = keep(s, name);
+	return kept ? kept : sym;
+}
+
 int ar_symbols_lookup(ar_symbols *s, const char *path, uint64_t offset, struct ar_symbol *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -90,7 +207,7 @@ int ar_symbols_lookup(ar_symbols *s, const char *path, uint64_t offset, struct a
 	if (!m->mod || offset == 0)
 		return -ENOENT;
 	Dwarf_Addr a = offset - 1; /* inside the call instruction */
-	out->function = dwfl_module_addrname(m->mod, a);
+	out->function = readable(s, m->mod, a, dwfl_module_addrname(m->mod, a));
 	Dwfl_Line *l = dwfl_module_getsrc(m->mod, a);
 	int line = 0;
 	if (l) {

@@ -19,6 +19,7 @@ need libopenmpi-dev have_pc ompi-c
 need openmpi-bin    command -v mpirun
 need iproute2       command -v ip      # the remote test's network namespaces
 need gfortran       command -v gfortran # Fortran MPI programs are tested too
+need g++            command -v g++      # ... and a C++ one (its call sites' names demangled)
 need hpcc           command -v hpcc    # real MPI programs the tests run under the collectors
 need lammps         command -v lmp
 need libotf2-trace-dev have_pc otf2    # esconvert writes OTF2 through it
