@@ -108,6 +108,25 @@ static int hosts(const struct prof *p, char *buf, size_t len)
 	return n;
 }
 
+/* Said once, in the header: sites without a line, and how to get them. */
+static void print_no_lines(const struct prof *p, FILE *out)
+{
+	size_t none = 0;
+	const char *module = NULL;
+	for (uint32_t id = 1; id <= p->sites.n; id++) {
+		const struct psite *s = prof_site(p, id);
+		if (s->where->nframes > 0 && !s->where->frames[0].line) {
+			none++;
+			module = module ? module : s->where->frames[0].module;
+		}
+	}
+	if (none)
+		fprintf(out, "@ Lines        : %zu of %zu call sites have no file and line (%s and perhaps others "
+			"have no debug information): build with -g, or install the distribution's debug "
+			"symbols (Debian: the package's -dbgsym, from debian-debug), and record again\n",
+			none, p->sites.n, base_name(module));
+}
+
 /* mpiP's header: what ran, where, when, and what measured it */
 static void print_header(const struct prof *p, FILE *out)
 {
@@ -151,6 +170,7 @@ static void print_header(const struct prof *p, FILE *out)
 	}
 	fprintf(out, "@ time: a call from its start to its end; a poll streak from its first poll, "
 		"counted as the polls it made\n");
+	print_no_lines(p, out);
 }
 
 static void print_runs(const struct prof *p, FILE *out)

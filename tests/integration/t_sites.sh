@@ -202,4 +202,16 @@ if not ok:
     print(sr)
 sys.exit(not ok)
 PY
+
+# a stripped program: no lines, and the header says once why and what to do
+cp "$BUILD/tests/mpi_sites" "$dir/stripped" && strip "$dir/stripped" || die "cannot strip a copy of mpi_sites"
+mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q -j "$job.st" "$dir/stripped" >"$dir/st.app" 2>&1 &
+app=$!
+"$BIN/esprofile" -w 30 -o "$dir/st" "$job.st" 2>"$dir/st.err" || die "stripped: esprofile failed: $(cat "$dir/st.err")"
+wait $app || die "the stripped mpi_sites failed: $(cat "$dir/st.app")"
+app=""
+n=$(sites st | awk '$2 == 0' | wc -l)
+grep -q "^@ Lines        : $n of $n call sites have no file and line (stripped and perhaps others have no debug information): build with -g, or install the distribution's debug symbols" "$dir/st" ||
+	die "stripped: the header does not say why there are no lines: $(head -12 "$dir/st")"
+grep -q "^@ Lines" "$dir/one" && die "a program built with -g said to have no lines: $(grep '^@ Lines' "$dir/one")"
 exit 0
