@@ -61,4 +61,15 @@ cc -std=c11 -Wall -Werror "$dir/user.c" -o "$dir/user" $flags || die "a program 
 mpirun --oversubscribe --allow-run-as-root -np 2 "$pfx/bin/esrun" -q -j "$job" "$BUILD/tests/mpi_fortran90" >/dev/null ||
 	die "the installed esrun failed"
 "$pfx/bin/psadm" show "$job.r1" | grep -q "mpi.thread0" || die "nothing recorded through the installed esrun"
+# the README's package list is mk/deps.sh's, word for word
+python3 - "$src/README.md" "$src/mk/deps.sh" <<'PY' || die "README's packages differ from mk/deps.sh's"
+import re, sys
+readme, deps = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+listed = re.search(r"The packages are `([^`]*)`", readme).group(1).split()
+listed += re.search(r"`make bench` adds `([^`]*)`", readme).group(1).split()
+need = re.findall(r"^\s*need (\S+)", deps, re.M)
+if sorted(listed) != sorted(need):
+    print("deps.sh:", sorted(need), "\nREADME: ", sorted(listed))
+    sys.exit(1)
+PY
 exit 0
