@@ -193,9 +193,10 @@ int mon_attach(const char *prog, struct es_scope_spec *spec, double wait_s, es_s
 			if (rc == PS_ENOENT && spec->servers)
 				fprintf(stderr, "%s: job '%s': no trace spaces on %s\n", prog, spec->job,
 					spec->servers);
-			else if (rc == PS_ENOENT)
-				fprintf(stderr, "%s: job '%s': no trace spaces on this host\n", prog,
-					spec->job);
+			else if (rc == PS_ENOENT) /* an ended job's are gone: say what it may be */
+				fprintf(stderr, "%s: job '%s': no trace spaces on this host (it has ended, has "
+					"not started%s, or runs on other hosts: --servers)\n", prog, spec->job,
+					wait_s > 0 ? " yet" : "");
 			else
 				fprintf(stderr, "%s: job '%s': %s\n", prog, spec->job, ps_strerror(rc));
 			return 2;

@@ -272,7 +272,7 @@ done
 
 # Bad input: one clear line, and nothing that looks like a whole archive
 out=$("$BIN/esrecord" -w 0 -o "$dir/none" "$job.nosuch" 2>&1) && die "esrecord of no job succeeded"
-[ "$out" = "esrecord: job '$job.nosuch': no trace spaces on this host" ] || die "no job: $out"
+[ "$out" = "esrecord: job '$job.nosuch': no trace spaces on this host (it has ended, has not started, or runs on other hosts: --servers)" ] || die "no job: $out"
 [ -e "$dir/none" ] && die "an archive made for a job that does not exist"
 ls -A "$dir" | grep -q making && die "esrecord left the directory it makes an archive in: $(ls -A "$dir")"
 out=$("$BIN/esrecord" -w 0 -o "$dir/a" "$job.c" 2>&1) && die "esrecord over an archive succeeded"
