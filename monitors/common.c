@@ -243,8 +243,9 @@ bool mon_watch(const char *prog, const es_scope *s, struct mon_watch *w)
 		struct ps_remote_attr ra = { .secret_file = mon_secret_file };
 		int st = ps_state_at(seg, &ra);
 		live = st == PS_SHM_LIVE;
-		/* a segment its server says is gone is a job that ended there */
-		if (st < 0 && st != PS_ENOENT && !lost) {
+		/* a segment its server says is gone is a job that ended there; a
+		 * server refused (nothing listens there now) went with its rank */
+		if (st < 0 && st != PS_ENOENT && st != -ECONNREFUSED && !lost) {
 			char srv[128];
 			lost = true;
 			snprintf(first, sizeof(first), "%s: %s", mon_server_of(s, i, srv, sizeof(srv)),
@@ -254,14 +255,19 @@ bool mon_watch(const char *prog, const es_scope *s, struct mon_watch *w)
 	double now = mon_now();
 	w->now = live ? MON_LIVE : lost ? MON_UNREACHABLE : MON_ENDED;
 	if (w->now != MON_UNREACHABLE) {
-		if (w->lost_since && w->now == MON_LIVE)
+		if (w->said && w->now == MON_LIVE)
 			fprintf(stderr, "%s: the job's tuple servers answer again\n", prog);
 		w->lost_since = 0;
+		w->said = false;
 		return w->now == MON_LIVE;
 	}
 	if (!w->lost_since) {
+		/* said only if it lasts: a job that ends cleanly drops its
+		 * connections first, and refuses them at the next look */
 		w->lost_since = now;
 		snprintf(w->lost, sizeof(w->lost), "%s", first);
+	} else if (!w->said) {
+		w->said = true;
 		fprintf(stderr, "%s: cannot reach the job's tuple servers (%s); trying again for %.0f s\n",
 			prog, first, w->grace);
 	}

@@ -35,6 +35,7 @@ struct mon_watch {
 	enum mon_seen now;
 	double lost_since; /* 0 while every server answers */
 	char lost[200];    /* the first server that did not: "HOST:PORT: why" */
+	bool said;         /* the loss outlasted one look, and was said */
 };
 bool mon_watch(const char *prog, const es_scope *s, struct mon_watch *w);
 const char *mon_watch_end(const struct mon_watch *w);

@@ -272,7 +272,7 @@ int main(int argc, char **argv)
 			break;
 		if (w.now == MON_UNREACHABLE) { /* nothing to judge by */
 			periods++;
-			if (!o.quiet)
+			if (!o.quiet && w.said)
 				printf("heartbeat %.1fs: cannot reach the job's tuple servers (%s)\n",
 				       mon_now() - h.t0, w.lost);
 			fflush(stdout);
