@@ -23,6 +23,14 @@ n=0; while ! grep -q "http://" "$viewout" && [ $n -lt 100 ]; do sleep 0.05; n=$(
 echo "==    In a browser, while it runs: $(sed -n 's/^esview: job [^ ]* at //p' "$viewout") (esview: the job as lanes, who waits for whom, its balance)"
 "$bin/heartbeat" -p 1000 -w 10 "$job" | grep --line-buffered -v "^  m[0-9]"
 wait $app || { echo "demo: the wind tunnel failed" >&2; exit 1; }
+# the ended job stays in esview (its trace spaces are kept) until the user
+# has looked: Enter, or a minute; without a terminal the demo goes on
+url=$(sed -n 's/^esview: job [^ ]* at //p' "$viewout")
+if [ -t 0 ] && [ -n "$url" ]; then
+	echo "==    esview still shows the ended job at $url"
+	printf "==    press Enter to go on (the demo goes on by itself in 60 s) "
+	timeout 60 sh -c 'read line' </dev/tty || echo
+fi
 kill $view 2>/dev/null; wait $view 2>/dev/null; rm -f "$viewout"
 wait
 echo
