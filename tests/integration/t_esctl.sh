@@ -25,6 +25,9 @@ wait_for 30 grep -q "monitors: --servers" "$dir/job.err" || die "the job did not
 servers=$(sed -n 's/.*monitors: --servers \([^ )]*\).*/\1/p' "$dir/job.err" | head -1)
 written() { "$BIN/psadm" show "$job.r0" | awk '$1 ~ /^mpi\.thread/ { n += $5 } END { print n }'; } # every thread's
 
+# rank 0 says where it is served before rank 1 may have its trace space:
+# status once both have one, however long a loaded machine takes
+wait_for 30 sh -c "\"$BIN/psadm\" show \"$job.r1\" | grep -q \"^  es.ctl \"" || die "rank 1 never made its control element"
 "$BIN/esctl" "$job" status >"$dir/st" || die "esctl status failed"
 [ "$(grep -c '^rank [01]: records \[all\] (order 0)$' "$dir/st")" -eq 2 ] || die "status at the start: $(cat "$dir/st")"
 
