@@ -101,9 +101,11 @@ int main(int argc, char **argv)
 			fprintf(stderr, "esconvert: %s\n", err);
 			rc = 1;
 		} else if (!quiet) {
+			/* OTF2 counts ends: a message is a send and a receive, a
+			 * collective an event on each rank (the JSON counts arrows) */
 			fprintf(stderr, "esconvert: %s/traces.otf2: %zu events of %d threads: %llu regions, "
-				"%llu messages, %llu collectives, %llu nonblocking completions; %llu regions cut "
-				"to nest\n", otf2, ar_nevents(a), ar_nthreads(a), (unsigned long long)st.regions,
+				"%llu message ends (sends and receives), %llu collective events (one a rank), "
+				"%llu nonblocking completions; %llu regions cut to nest\n", otf2, ar_nevents(a), ar_nthreads(a), (unsigned long long)st.regions,
 				(unsigned long long)st.messages, (unsigned long long)st.colls,
 				(unsigned long long)st.completes, (unsigned long long)st.clipped);
 		}
@@ -114,9 +116,13 @@ int main(int argc, char **argv)
 			rc = 1;
 		} else if (!quiet) {
 			fprintf(stderr, "esconvert: %s: %llu slices, %llu messages and %llu collectives as "
-				"arrows; %llu slices cut to nest\n", json, (unsigned long long)st.regions,
+				"arrows; %llu slices cut to nest", json, (unsigned long long)st.regions,
 				(unsigned long long)st.messages, (unsigned long long)st.colls,
 				(unsigned long long)st.clipped);
+			if (st.backwards) /* never silent: what the picture leaves out, and why */
+				fprintf(stderr, "; %llu messages not drawn: received before they were sent, "
+					"by the ranks' clocks", (unsigned long long)st.backwards);
+			fputc('\n', stderr);
 		}
 	}
 	if (plot) {
