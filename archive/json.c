@@ -54,9 +54,12 @@ static void slice_args(FILE *f, const ar_archive *a, int thread, const struct es
 		fprintf(f, ",\"args\":{\"within\":%u}}", e->element);
 		return;
 	}
-	fprintf(f, ",\"args\":{\"bytes\":%u", e->size);
+	/* inside it when the archive was made: its notes say its peer and tag,
+	 * not its bytes (unknown, not 0) */
 	if (e->op & ES_OP_UNFINISHED)
-		fputs(",\"unfinished\":true", f); /* inside it when the archive was made */
+		fputs(",\"args\":{\"bytes\":null,\"unfinished\":true", f);
+	else
+		fprintf(f, ",\"args\":{\"bytes\":%u", e->size);
 	if (!mpi) {
 		if (e->element != NONE)
 			fprintf(f, ",\"element\":%u", e->element);
