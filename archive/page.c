@@ -169,7 +169,9 @@ static void print_header(const struct prof *p, FILE *out)
 			fprintf(out, "@ Rank %-7d: %s, pid %d\n", r, x->host, x->pid);
 	}
 	fprintf(out, "@ time: a call from its start to its end; a poll streak from its first poll, "
-		"counted as the polls it made\n");
+		"counted as the polls it made (OTF2 and the JSON have a streak as one region, its polls "
+		"an argument in the JSON; esprofile --json gives both counts); MPI_Start and MPI_Startall "
+		"counted as the requests they started\n");
 	print_no_lines(p, out);
 }
 

@@ -128,6 +128,7 @@ static void count(struct stat_row *r, const struct es_trace *e, uint64_t d)
 	const struct es_op_info *info = es_op_info(e->op);
 	uint64_t calls = info && info->kind == ES_KIND_POLL && e->arg ? e->arg : 1, each = d / calls;
 	r->count += calls;
+	r->regions++;
 	r->total += d;
 	r->min = each < r->min ? each : r->min;
 	r->max = each > r->max ? each : r->max;

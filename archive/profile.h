@@ -17,6 +17,7 @@ struct stat_row {
 	uint32_t site; /* 0, or a call site's number on the page */
 	int rank;      /* ALL: every rank */
 	uint64_t count, total, min, max, bytes;
+	uint64_t regions; /* tuples: a poll streak one (OTF2's regions, the JSON's slices), count its polls */
 	uint64_t sent_n, sent_min, sent_max; /* messages sent from the site: bytes is their sum */
 };
 

@@ -51,9 +51,10 @@ static void calls(const struct prof *p, FILE *f)
 		const struct stat_row *r = AT(p->rows, struct stat_row, i);
 		if (r->site)
 			continue;
-		fprintf(f, "%s{\"call\":\"%s\",\"rank\":%d,\"count\":%llu,\"total_ns\":%llu,\"min_ns\":%llu,"
-			"\"max_ns\":%llu,\"bytes\":%llu}", n++ ? ",\n" : "", es_op_name(r->op), r->rank,
-			(unsigned long long)r->count, (unsigned long long)r->total,
+		/* count: calls, each poll one; regions: as OTF2 and the JSON have them */
+		fprintf(f, "%s{\"call\":\"%s\",\"rank\":%d,\"count\":%llu,\"regions\":%llu,\"total_ns\":%llu,"
+			"\"min_ns\":%llu,\"max_ns\":%llu,\"bytes\":%llu}", n++ ? ",\n" : "", es_op_name(r->op), r->rank,
+			(unsigned long long)r->count, (unsigned long long)r->regions, (unsigned long long)r->total,
 			(unsigned long long)(r->min == UINT64_MAX ? 0 : r->min), (unsigned long long)r->max,
 			(unsigned long long)r->bytes);
 	}

@@ -105,6 +105,26 @@ echo "mpi_complete: $(cat "$dir/rcheck")"
 python3 "$(dirname "$0")/ar_events.py" done "$dir/c" >"$dir/cdone" || die "mpi_complete's completions: $(cat "$dir/cdone")"
 [ "$(awk '$2 == 160 || $2 == 164 { n[$1 " " $2] = $3 } END { for (k in n) if (n[k] == 90) ok++; print ok + 0 }' \
 	"$dir/cdone")" -eq 6 ] || die "mpi_complete's persistent requests did not complete 90 times each: $(cat "$dir/cdone")"
+# the same calls counted alike by every output, polls included: esprofile's
+# regions are OTF2's Enter events and the JSON's slices, call by call, and
+# its count (each poll one) is the JSON's slices with their polls
+"$BIN/esprofile" --json -o "$dir/cprof.json" "$dir/c" || die "esprofile --json of mpi_complete failed"
+"$BIN/esconvert" -q --json "$dir/c.json" "$dir/c" || die "esconvert --json of mpi_complete failed"
+python3 - "$dir/cprof.json" "$dir/c.json" "$dir/cp.txt" <<'PY' || die "mpi_complete's calls counted differently: see above"
+import collections, json, re, sys
+prof = {r["call"]: r for r in json.load(open(sys.argv[1]))["calls"] if r["rank"] == -1}
+slices, polls = collections.Counter(), collections.Counter()
+for e in json.load(open(sys.argv[2]))["traceEvents"]:
+    name = e.get("name", "").split("/")[0] # MPI_Startall/recv: a receive it started
+    if e.get("ph") == "X" and name.startswith("MPI_") and not e["name"].endswith("/done"):
+        slices[name] += 1
+        polls[name] += e["args"].get("polls", 1) or 1
+enters = collections.Counter(m.group(1) for m in re.finditer(r'^ENTER .*Region: "(MPI_[A-Za-z_]*)"', open(sys.argv[3]).read(), re.M))
+bad = [(c, r["regions"], slices[c], enters[c], r["count"], polls[c]) for c, r in prof.items()
+       if c not in ("MPI_Init", "MPI_Finalize") and not (r["regions"] == slices[c] == enters[c] and r["count"] == polls[c])]
+print("call, esprofile regions, JSON slices, OTF2 enters, esprofile count, JSON polls:", bad) if bad else None
+sys.exit(bool(bad) or not any(polls[c] > slices[c] for c in prof))
+PY
 
 # esprofile: each pair's messages and bytes, Sendrecv's among them
 "$BIN/esprofile" -o "$dir/prof.txt" "$dir/a" || die "esprofile failed"
