@@ -196,7 +196,10 @@ static void *writer_thread(void *arg)
 	uint8_t t[TT_SIZE];
 	for (uint32_t i = 0; i < w->n && !w->rc; i++) {
 		tuple_make(t, i, w->id, i);
-		w->rc = ps_write(w->e, t, 20000, NULL);
+		/* no timeout: the writers share a mutex, which is not fair,
+		 * and under two make checks at once one writer waited 20 s
+		 * while the others wrote (the case's timeout bounds a hang) */
+		w->rc = ps_write(w->e, t, -1, NULL);
 	}
 	return NULL;
 }
@@ -208,7 +211,7 @@ static void *taker_thread(void *arg)
 	struct tk *k = arg;
 	uint8_t t[TT_SIZE];
 	for (uint64_t i = 0; i < k->n; i++) {
-		if (ps_take(k->e, t, 20000, NULL) || !tuple_ok(t) || tuple_writer(t) >= k->nw) {
+		if (ps_take(k->e, t, -1, NULL) || !tuple_ok(t) || tuple_writer(t) >= k->nw) {
 			k->bad++;
 			return NULL;
 		}
