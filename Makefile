@@ -336,7 +336,7 @@ MPI_TESTS := $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_check $(BUILD)/tests/mp
 	     $(BUILD)/tests/mpi_split $(BUILD)/tests/mpi_every $(BUILD)/tests/mpi_expect \
 	     $(BUILD)/tests/mpi_wait $(BUILD)/tests/mpi_msgs $(BUILD)/tests/mpi_sites $(BUILD)/tests/mpi_io $(BUILD)/tests/mpi_io_f $(BUILD)/tests/mpi_hdf5 $(BUILD)/tests/mpi_phases \
 	     $(BUILD)/tests/mpi_phases_f $(BUILD)/tests/ring_demo $(BUILD)/tests/mpi_crash $(BUILD)/tests/mpi_poll \
-	     $(BUILD)/tests/mpi_complete $(BUILD)/tests/mpi_sites_cxx
+	     $(BUILD)/tests/mpi_complete $(BUILD)/tests/mpi_sites_cxx $(BUILD)/tests/mpi_sites_dyn
 
 ESCOLLECT_SRC := collectors/mpi/escollect.c collectors/mpi/comms.c collectors/mpi/requests.c \
 		 collectors/mpi/fortran.c collectors/mpi/sites.c collectors/mpi/phases.c \
@@ -373,6 +373,10 @@ $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_late $(BUILD)/tests/mpi_split $(BUIL
 $(BUILD)/tests/mpi_wait $(BUILD)/tests/mpi_msgs $(BUILD)/tests/mpi_sites $(BUILD)/tests/mpi_io $(BUILD)/tests/mpi_crash \
 $(BUILD)/tests/mpi_poll $(BUILD)/tests/mpi_complete: $(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/integration/mpi_%.o
 	$(MPICC) $^ -o $@ $(LDLIBS)
+
+# mpi_sites exporting its functions (-rdynamic): stripped, they still name its sites
+$(BUILD)/tests/mpi_sites_dyn: $(BUILD)/obj/tests/integration/mpi_sites.o
+	$(MPICC) -rdynamic $^ -o $@ $(LDLIBS)
 
 # C++: a call site inside a template method, named as written (symbols.c)
 MPICXX ?= mpicxx

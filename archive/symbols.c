@@ -189,11 +189,36 @@ static char *dwarf_function(Dwfl_Module *mod, Dwarf_Addr a)
 	return name;
 }
 
+/* A stripped module: the nearest function symbol before a that it still
+ * exports, as NAME+0xOFF (the offset says it is the nearest, not the
+ * function itself: a static function after it has no name of its own). */
+static char *nearest(Dwfl_Module *mod, Dwarf_Addr a)
+{
+	int n = dwfl_module_getsymtab(mod);
+	const char *best = NULL;
+	GElf_Addr at = 0;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr v;
+		const char *nm = dwfl_module_getsym_info(mod, i, &sym, &v, NULL, NULL, NULL);
+		if (nm && *nm && GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx != SHN_UNDEF && v <= a &&
+		    (!best || v > at))
+			best = nm, at = v;
+	}
+	if (!best)
+		return NULL;
+	char *d = demangled(best), *name = NULL;
+	if (asprintf(&name, "%s+0x%llx", d ? d : best, (unsigned long long)(a + 1 - at)) < 0)
+		name = NULL; /* a + 1: the return address, as the module's offset is written */
+	free(d);
+	return name;
+}
+
 static const char *readable(ar_symbols *s, Dwfl_Module *mod, Dwarf_Addr a, const char *sym)
 {
 	char *name = dwarf_function(mod, a);
 	if (!name)
-		name = demangled(sym); /* no DWARF: the ELF symbol, demangled if C++'s */
+		name = sym ? demangled(sym) : nearest(mod, a); /* no DWARF: the ELF symbol */
 	const char *kept = keep(s, name);
 	return kept ? kept : sym;
 }

@@ -214,4 +214,15 @@ n=$(sites st | awk '$2 == 0' | wc -l)
 grep -q "^@ Lines        : $n of $n call sites have no file and line (stripped and perhaps others have no debug information): build with -g, or install the distribution's debug symbols" "$dir/st" ||
 	die "stripped: the header does not say why there are no lines: $(head -12 "$dir/st")"
 grep -q "^@ Lines" "$dir/one" && die "a program built with -g said to have no lines: $(grep '^@ Lines' "$dir/one")"
+# stripped, but exporting its functions: each site by the nearest one before it
+cp "$BUILD/tests/mpi_sites_dyn" "$dir/dyn" && strip "$dir/dyn" || die "cannot strip a copy of mpi_sites_dyn"
+mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q -j "$job.dyn" "$dir/dyn" >"$dir/dyn.app" 2>&1 &
+app=$!
+"$BIN/esprofile" -w 30 -o "$dir/dyn" "$job.dyn" 2>"$dir/dyn.err" || die "dyn: esprofile failed: $(cat "$dir/dyn.err")"
+wait $app || die "the stripped mpi_sites_dyn failed: $(cat "$dir/dyn.app")"
+app=""
+# (its static functions have no symbol left: named NAME+0xOFF after the
+# nearest one, main or _start; those in main by main)
+sites dyn | awk '$2 == 0 && $5 !~ /^(main|_start)(\+0x[0-9a-f]+)?$/ { bad = 1 } $5 ~ /\+0x/ { off++ } END { exit bad || !off }' ||
+	die "dyn: sites not named by the nearest exported function: $(sites dyn)"
 exit 0
