@@ -281,6 +281,8 @@ static void say_messages(FILE *f, const lv *v, const struct binner *b, uint64_t 
 			r->lane, (double)(r->at - from) / 1e6);
 	}
 	fputc(']', f);
+	if (b->nrv > b->rcap) /* the cap said plainly: receives in view older than those drawn */
+		fprintf(f, ",\"msgs_older\":%zu", b->nrv - b->rcap);
 	if (*v->unpaired) {
 		fputs(",\"msgs_note\":", f);
 		mon_json_string(f, v->unpaired);

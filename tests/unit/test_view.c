@@ -192,7 +192,7 @@ START_TEST(messages)
 			    .max_msgs = 1 };
 	size_t len;
 	ck_assert_int_eq(lv_json(v, "j", &a, "", &j, &len), 0);
-	ck_assert_msg(strstr(j, "\"msgs\":[[0,2.000,1,6.000]]"), "%s", j);
+	ck_assert_msg(strstr(j, "\"msgs\":[[0,2.000,1,6.000]],\"msgs_older\":2"), "%s", j); /* and the cap said */
 	free(j);
 	lv_unpaired(v, "esview came late");
 	j = ask(v, 10 * ms, 10 * ms, 10, "");
