@@ -514,6 +514,31 @@ static void fire(struct watcher *w)
 	pthread_mutex_unlock(&sv->lock);
 }
 
+/* The job ended (or its servers stopped answering): its threads are
+ * ended, nobody stalls, and the page says which, not the last period's
+ * "2 progressing". */
+static void say_ended(struct watcher *w, const struct mon_watch *mw)
+{
+	char *json = NULL, line[200];
+	size_t len;
+	FILE *f = open_memstream(&json, &len);
+	if (!f)
+		return;
+	snprintf(line, sizeof(line), "%s", mw->now == MON_UNREACHABLE ? "its tuple servers stopped answering "
+		 "(the job ended, or its hosts cannot be reached)" : "the job has ended");
+	int n = hb_threads(w->hb);
+	fprintf(f, ",\"waits\":{\"period_ms\":%.0f,\"threads\":%d,\"progressing\":0,\"stalled\":0,\"ended\":%d,"
+		   "\"unreachable\":0,\"graph\":0,\"job_ended\":true,\"line\":", w->o->period * 1000, n, n);
+	mon_json_string(f, line);
+	fputs(",\"findings\":[]}", f);
+	if (fclose(f)) {
+		free(json);
+		return;
+	}
+	free(w->waits);
+	w->waits = json;
+}
+
 /* Pulls at the rate, judges once a period, fires the triggers. */
 static void watch(struct watcher *w)
 {
@@ -530,6 +555,8 @@ static void watch(struct watcher *w)
 			w->next_beat = mon_now() + w->o->period;
 			judge(w);
 		}
+		if (!alive)
+			say_ended(w, &mw);
 		publish(w);
 		if (*w->pending)
 			fire(w);

@@ -124,8 +124,13 @@ wait $b2
 [ "$(frames <"$dir/dom2")" -gt 3 ] || die "beside a slow browser, one drew $(frames <"$dir/dom2") frames"
 kill -0 $slow 2>/dev/null || die "the slow browser was not slow: the test proves nothing"
 kill $slow; wait $slow 2>/dev/null
-kill "$view"; wait "$view" 2>/dev/null; view=""
+# the job ends: the page says so, nobody progressing or stalled
 end_job "$app"; app=""
+wait_for 30 sh -c "curl -sf '${url}data' | grep -q '\"job_ended\":true'" || die "the ended job not said: $(curl -s "${url}data" | grep -o '\"waits\":{[^}]*}')"
+curl -sf "${url}data" | grep -q '"waits":{[^}]*"progressing":0,"stalled":0,' || die "the ended job still progressing: $(curl -s "${url}data" | grep -o '\"waits\":{[^}]*}')"
+dom "$url" >"$dir/dom-ended" || die "chromium failed"
+grep -q "threads: the job has ended<" "$dir/dom-ended" || die "the page does not say the job ended: $(grep -o 'id="waitline">[^<]*' "$dir/dom-ended")"
+kill "$view"; wait "$view" 2>/dev/null; view=""
 
 # Many ranks (72, more than the 64 a page lists): one lane per node, opened
 # into its ranks; the page still draws ten frames a second of its time.
