@@ -291,7 +291,7 @@ static void say_messages(FILE *f, const lv *v, const struct binner *b, uint64_t 
 
 /* Each rank's share of the last second inside MPI (its threads that made
  * calls then, averaged), and the bytes each rank sent each other. */
-static void say_balance(FILE *f, const lv *v, uint64_t now)
+static void say_balance(FILE *f, const lv *v, const struct lv_ask *a, uint64_t now)
 {
 	uint64_t span = BALANCE_NS, oldest = v->tail < v->added ? lv__at(v, v->tail)->start : now;
 	if (now > oldest && now - oldest < span)
@@ -301,9 +301,24 @@ static void say_balance(FILE *f, const lv *v, uint64_t now)
 	for (int r = 0; r < v->nr; r++) {
 		uint64_t ns = 0;
 		int threads = 0;
-		for (int t = 0; t < v->nth; t++)
-			if (v->th[t].rank == r && v->calls[t])
-				ns += v->mpi_ns[t], threads++;
+		for (int t = 0; t < v->nth; t++) {
+			if (v->th[t].rank != r)
+				continue;
+			/* a call the thread is inside counts up to now: a rank stuck
+			 * in MPI_Ssend is inside MPI, though no call of it ended */
+			uint64_t in = 0, lo = now > span ? now - span : 0;
+			for (int i = 0; i < a->ninside; i++) {
+				const struct lv_event *e = &a->inside[i];
+				uint64_t s = e->start > lo ? e->start : lo;
+				if ((int)e->thread == t && now > s && es_in_mpi_call(es_op_code(e->op)))
+					in += now - s;
+			}
+			if (!v->calls[t] && !in)
+				continue;
+			uint64_t mine = v->mpi_ns[t] + in;
+			ns += mine < span ? mine : span;
+			threads++;
+		}
 		if (threads && span)
 			fprintf(f, "%s[%d,%.1f]", k++ ? "," : "", r, 100.0 * (double)ns / ((double)span * threads));
 	}
@@ -385,7 +400,7 @@ int lv_json(lv *v, const char *job, const struct lv_ask *a, const char *extra, c
 	say_bins(f, v, b, a);
 	say_messages(f, v, b, from, a->now_ns);
 	say_inside(f, v, a, &b->l, from);
-	say_balance(f, v, a->now_ns);
+	say_balance(f, v, a, a->now_ns);
 	fputs(extra ? extra : "", f);
 	fputc('}', f);
 	return fclose(f) ? -ENOMEM : 0;

@@ -75,6 +75,8 @@ START_TEST(bins_and_ring)
 	a.inside = &in, a.ninside = 1;
 	ck_assert_int_eq(lv_json(v, "j", &a, "", &j, &len), 0);
 	ck_assert_msg(strstr(j, "[1,3,0,750]") && strstr(j, "\"inside\":[[1,4.500,\"MPI_Recv\"]]"), "%s", j);
+	/* and in the balance: rank 1's 1.5 ms inside it count (capped at the span) */
+	ck_assert_msg(strstr(j, "\"mpi\":[[0,66.7],[1,100.0]]"), "%s", j);
 	free(j);
 	lv_destroy(v);
 	ck_assert_int_eq(lv_create(0, &v), -ENOMEM);
