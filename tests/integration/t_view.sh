@@ -93,6 +93,13 @@ grep -q 'data-lanes="r:0 r:1"' "$dir/dom1" || die "lanes: $(grep -o 'data-lanes=
 # the key: the classes drawn, in every picture's colours; no PATHS class for an MPI job
 grep -q '<i style="background:#d62728"></i>waits and polls' "$dir/dom1" || die "key: $(grep -o 'id="key">.\{0,300\}' "$dir/dom1")"
 grep -q '<i style="background:#7f7f7f"></i>PATHS operations' "$dir/dom1" && die "key: an MPI job's key lists PATHS operations"
+# armed elsewhere (another browser, --trigger): the page's boxes say what is armed
+view_post "$url" "arm?stall=60&imbalance=60000" >/dev/null || die "POST /arm failed"
+dom "$url" >"$dir/dom-armed" || die "chromium failed"
+grep -q 'id="t-stall" checked' "$dir/dom-armed" && grep -q 'id="t-imb" checked' "$dir/dom-armed" &&
+	grep -q 'id="t-imb-ms" size="5" value="60000"' "$dir/dom-armed" && ! grep -q 'id="t-deadlock" checked' "$dir/dom-armed" ||
+	die "the boxes do not say what is armed: $(grep -o '<input type="checkbox"[^>]*>\|id="t-[a-z-]*" size="[0-9]*" value="[^"]*"' "$dir/dom-armed")"
+view_post "$url" "arm" >/dev/null || die "POST /arm (disarm) failed"
 # a rank unfolded (as a click on its name does): its three threads, each its own lane
 dom "${url}?open=r:1" >"$dir/dom-open" || die "chromium failed"
 grep -q 'data-lanes="r:0 t:[0-9]* t:[0-9]* t:[0-9]*"' "$dir/dom-open" || die "unfolded: $(grep -o 'data-lanes="[^"]*"' "$dir/dom-open")"
