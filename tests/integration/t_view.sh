@@ -91,6 +91,7 @@ done
 [ "$(frames <"$dir/dom1")" -gt 3 ] || die "the page drew $(frames <"$dir/dom1") frames"
 grep -q 'data-lanes="r:0 r:1"' "$dir/dom1" || die "lanes: $(grep -o 'data-lanes="[^"]*"' "$dir/dom1")"
 grep -q 'data-axis="[0-9]* ms"' "$dir/dom1" || die "no time axis drawn"
+grep -q 'data-scale="[0-9.]* \(B\|KiB\|MiB\)"' "$dir/dom1" || die "the traffic matrix has no scale: $(grep -o '<canvas id="traffic"[^>]*>' "$dir/dom1")"
 # the key: the classes drawn, in every picture's colours; no PATHS class for an MPI job
 grep -q '<i style="background:#d62728"></i>waits and polls' "$dir/dom1" || die "key: $(grep -o 'id="key">.\{0,300\}' "$dir/dom1")"
 grep -q '<i style="background:#7f7f7f"></i>PATHS operations' "$dir/dom1" && die "key: an MPI job's key lists PATHS operations"
