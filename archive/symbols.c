@@ -5,6 +5,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,17 +102,21 @@ static struct module *module_of(ar_symbols *s, const char *path)
  */
 typedef char *demangler(const char *mangled, char *buf, size_t *len, int *status);
 
+static demangler *cxx;
+static pthread_once_t cxx_once = PTHREAD_ONCE_INIT;
+
+static void find_cxx(void)
+{
+	void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+	if (h)
+		*(void **)&cxx = dlsym(h, "__cxa_demangle"); /* h stays open: cxx lives in it */
+}
+
+/* looked for once per process, whichever thread reads symbols first */
 static demangler *cxx_demangler(void)
 {
-	static demangler *d;
-	static bool tried;
-	if (!tried) {
-		tried = true;
-		void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-		if (h)
-			*(void **)&d = dlsym(h, "__cxa_demangle"); /* h stays open: d lives in it */
-	}
-	return d;
+	pthread_once(&cxx_once, find_cxx);
+	return cxx;
 }
 
 /* name, kept by s (and freed with it); NULL if it could not be */
