@@ -291,37 +291,42 @@ static void say_messages(FILE *f, const lv *v, const struct binner *b, uint64_t 
 
 /* Each rank's share of the last second inside MPI (its threads that made
  * calls then, averaged), and the bytes each rank sent each other. */
-static void say_balance(FILE *f, const lv *v, const struct lv_ask *a, uint64_t now)
+static int say_balance(FILE *f, const lv *v, const struct lv_ask *a, uint64_t now)
 {
 	uint64_t span = BALANCE_NS, oldest = v->tail < v->added ? lv__at(v, v->tail)->start : now;
 	if (now > oldest && now - oldest < span)
 		span = now - oldest; /* a job younger than a second */
+	/* one pass each over the calls inside and the threads, whatever the
+	 * job's size: each thread's share, then its rank's */
+	uint64_t *in = calloc((size_t)v->nth + 1, sizeof(*in)), *ns = calloc((size_t)v->nr + 1, sizeof(*ns));
+	int *threads = calloc((size_t)v->nr + 1, sizeof(*threads));
+	if (!in || !ns || !threads) {
+		free(in), free(ns), free(threads);
+		return -ENOMEM;
+	}
+	/* a call the thread is inside counts up to now: a rank stuck in
+	 * MPI_Ssend is inside MPI, though no call of it ended */
+	uint64_t lo = now > span ? now - span : 0;
+	for (int i = 0; i < a->ninside; i++) {
+		const struct lv_event *e = &a->inside[i];
+		uint64_t s = e->start > lo ? e->start : lo;
+		if ((int)e->thread < v->nth && now > s && es_in_mpi_call(es_op_code(e->op)))
+			in[e->thread] += now - s;
+	}
+	for (int t = 0; t < v->nth; t++) {
+		int r = v->th[t].rank;
+		if (r < 0 || r >= v->nr || (!v->calls[t] && !in[t]))
+			continue;
+		uint64_t mine = v->mpi_ns[t] + in[t];
+		ns[r] += mine < span ? mine : span;
+		threads[r]++;
+	}
 	fputs(",\"mpi\":[", f);
 	int k = 0;
-	for (int r = 0; r < v->nr; r++) {
-		uint64_t ns = 0;
-		int threads = 0;
-		for (int t = 0; t < v->nth; t++) {
-			if (v->th[t].rank != r)
-				continue;
-			/* a call the thread is inside counts up to now: a rank stuck
-			 * in MPI_Ssend is inside MPI, though no call of it ended */
-			uint64_t in = 0, lo = now > span ? now - span : 0;
-			for (int i = 0; i < a->ninside; i++) {
-				const struct lv_event *e = &a->inside[i];
-				uint64_t s = e->start > lo ? e->start : lo;
-				if ((int)e->thread == t && now > s && es_in_mpi_call(es_op_code(e->op)))
-					in += now - s;
-			}
-			if (!v->calls[t] && !in)
-				continue;
-			uint64_t mine = v->mpi_ns[t] + in;
-			ns += mine < span ? mine : span;
-			threads++;
-		}
-		if (threads && span)
-			fprintf(f, "%s[%d,%.1f]", k++ ? "," : "", r, 100.0 * (double)ns / ((double)span * threads));
-	}
+	for (int r = 0; r < v->nr; r++)
+		if (threads[r] && span)
+			fprintf(f, "%s[%d,%.1f]", k++ ? "," : "", r, 100.0 * (double)ns[r] / ((double)span * threads[r]));
+	free(in), free(ns), free(threads);
 	fprintf(f, "],\"traffic\":{\"ranks\":%d,\"bytes\":[", v->nr);
 	k = 0;
 	for (int s = 0; s < v->nr; s++)
@@ -330,6 +335,7 @@ static void say_balance(FILE *f, const lv *v, const struct lv_ask *a, uint64_t n
 				fprintf(f, "%s[%d,%d,%llu]", k++ ? "," : "", s, d,
 					(unsigned long long)v->traffic[(size_t)s * (size_t)v->nr + (size_t)d]);
 	fputs("]}", f);
+	return 0;
 }
 
 /* The calls threads are inside now: a stall or a deadlock, on its lane. */
@@ -400,8 +406,13 @@ int lv_json(lv *v, const char *job, const struct lv_ask *a, const char *extra, c
 	say_bins(f, v, b, a);
 	say_messages(f, v, b, from, a->now_ns);
 	say_inside(f, v, a, &b->l, from);
-	say_balance(f, v, a, a->now_ns);
+	int rc = say_balance(f, v, a, a->now_ns);
 	fputs(extra ? extra : "", f);
 	fputc('}', f);
-	return fclose(f) ? -ENOMEM : 0;
+	if (fclose(f) || rc) {
+		free(*out);
+		*out = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }

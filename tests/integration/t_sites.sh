@@ -185,12 +185,8 @@ done
 
 # C++: a template method in a namespace, inlined into main at -O2, named
 # as written, by the line the call is on
-mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q -j "$job.cxx" "$BUILD/tests/mpi_sites_cxx" \
-	>"$dir/cxx.app" 2>&1 &
-app=$!
-"$BIN/esprofile" -w 30 --json -o "$dir/cxx.json" "$job.cxx" 2>"$dir/cxx.err" || die "cxx: esprofile failed: $(cat "$dir/cxx.err")"
-wait $app || die "mpi_sites_cxx failed: $(cat "$dir/cxx.app")"
-app=""
+profile cxx "$BUILD/tests/mpi_sites_cxx"
+"$BIN/esprofile" --json -o "$dir/cxx.json" "$dir/cxx.ar" || die "cxx: esprofile --json failed"
 l=$(grep -n "// site:cxx" tests/integration/mpi_sites_cxx.cc | cut -d: -f1)
 python3 - "$dir/cxx.json" "$l" <<'PY' || die "cxx: the Sendrecv's site not named as written"
 import json, sys
@@ -205,22 +201,14 @@ PY
 
 # a stripped program: no lines, and the header says once why and what to do
 cp "$BUILD/tests/mpi_sites" "$dir/stripped" && strip "$dir/stripped" || die "cannot strip a copy of mpi_sites"
-mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q -j "$job.st" "$dir/stripped" >"$dir/st.app" 2>&1 &
-app=$!
-"$BIN/esprofile" -w 30 -o "$dir/st" "$job.st" 2>"$dir/st.err" || die "stripped: esprofile failed: $(cat "$dir/st.err")"
-wait $app || die "the stripped mpi_sites failed: $(cat "$dir/st.app")"
-app=""
+profile st "$dir/stripped"
 n=$(sites st | awk '$2 == 0' | wc -l)
 grep -q "^@ Lines        : $n of $n call sites have no file and line (stripped and perhaps others have no debug information): build with -g, or install the distribution's debug symbols" "$dir/st" ||
 	die "stripped: the header does not say why there are no lines: $(head -12 "$dir/st")"
 grep -q "^@ Lines" "$dir/one" && die "a program built with -g said to have no lines: $(grep '^@ Lines' "$dir/one")"
 # stripped, but exporting its functions: each site by the nearest one before it
-cp "$BUILD/tests/mpi_sites_dyn" "$dir/dyn" && strip "$dir/dyn" || die "cannot strip a copy of mpi_sites_dyn"
-mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q -j "$job.dyn" "$dir/dyn" >"$dir/dyn.app" 2>&1 &
-app=$!
-"$BIN/esprofile" -w 30 -o "$dir/dyn" "$job.dyn" 2>"$dir/dyn.err" || die "dyn: esprofile failed: $(cat "$dir/dyn.err")"
-wait $app || die "the stripped mpi_sites_dyn failed: $(cat "$dir/dyn.app")"
-app=""
+cp "$BUILD/tests/mpi_sites_dyn" "$dir/dynbin" && strip "$dir/dynbin" || die "cannot strip a copy of mpi_sites_dyn"
+profile dyn "$dir/dynbin"
 # (its static functions have no symbol left: named NAME+0xOFF after the
 # nearest one, main or _start; those in main by main)
 sites dyn | awk '$2 == 0 && $5 !~ /^(main|_start)(\+0x[0-9a-f]+)?$/ { bad = 1 } $5 ~ /\+0x/ { off++ } END { exit bad || !off }' ||
