@@ -6,6 +6,28 @@
 
 #include "archive/archive.h"
 
+/*
+ * Messages (messages.c): each end's other end, paired by the numbers both
+ * carry (collectors.h), by order in an archive made before them.  other
+ * has an entry per event: the event at the message's other end,
+ * AR_MSG_ALONE for an end whose other end the archive lacks or that had
+ * no number to be paired by, AR_MSG_NOT for an event that is no message
+ * end.  The counts say what an output leaves out, and why.
+ */
+#define AR_MSG_NOT 0xffffffffu
+#define AR_MSG_ALONE 0xfffffffeu
+struct ar_msgs {
+	uint32_t *other;
+	bool numbered;      /* paired by numbers (false: an older archive, by order) */
+	uint64_t pairs, sends_alone, recvs_alone;
+	uint64_t unnumbered; /* ends alone for want of a number */
+	uint64_t shared;     /* ends alone on a channel two threads of a rank used */
+};
+int ar_msgs_match(const ar_archive *a, struct ar_msgs *m); /* 0 or -ENOMEM */
+void ar_msgs_free(struct ar_msgs *m);
+/* What an output says of the ends it could not pair ("" when none), as snprintf */
+size_t ar_msgs_said(const struct ar_msgs *m, char *buf, size_t len);
+
 struct ar_out_stats {
 	uint64_t regions;   /* events that became a region (Enter and Leave) */
 	uint64_t messages;  /* point-to-point sends and receives */
@@ -13,6 +35,7 @@ struct ar_out_stats {
 	uint64_t completes; /* nonblocking collectives' completions */
 	uint64_t clipped;   /* regions cut to nest in their thread's others */
 	uint64_t backwards; /* messages received before they were sent, by the clocks: no arrow */
+	struct ar_msgs pairing; /* how messages were paired, and what was left alone (other: NULL) */
 };
 
 /*

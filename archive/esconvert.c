@@ -49,6 +49,14 @@ static int window(const char *w, uint64_t *from, uint64_t *to)
 	return *from <= *to ? 0 : -1;
 }
 
+/* Never silent: the message ends an output leaves out, and why. */
+static void said_alone(const char *what, const struct ar_out_stats *st)
+{
+	char why[600];
+	if (ar_msgs_said(&st->pairing, why, sizeof(why)))
+		fprintf(stderr, "esconvert: %s: %s\n", what, why);
+}
+
 int main(int argc, char **argv)
 {
 	umask(077); /* what libotf2 and gnuplot make is the trace's owner's, as the archive is */
@@ -108,6 +116,7 @@ int main(int argc, char **argv)
 				"%llu nonblocking completions; %llu regions cut to nest\n", otf2, ar_nevents(a), ar_nthreads(a), (unsigned long long)st.regions,
 				(unsigned long long)st.messages, (unsigned long long)st.colls,
 				(unsigned long long)st.completes, (unsigned long long)st.clipped);
+			said_alone("left out of OTF2's messages", &st);
 		}
 	}
 	if (json) {
@@ -123,6 +132,7 @@ int main(int argc, char **argv)
 				fprintf(stderr, "; %llu messages not drawn: received before they were sent, "
 					"by the ranks' clocks", (unsigned long long)st.backwards);
 			fputc('\n', stderr);
+			said_alone("not drawn", &st);
 		}
 	}
 	if (plot) {

@@ -60,6 +60,7 @@ int ar_thread_items(const ar_archive *a, int t, struct ar_item **out, size_t *n,
 	*n = 0;
 	for (size_t j = 0; j < ne; j++)
 		*(ev[idx[j]].t.op & ES_OP_DONE ? &np : &nr) += 1;
+	/* a channel's mark (collectors.h) is no call: messages.c reads it */
 	struct span *r = malloc(sizeof(*r) * (nr + 1)), **stack = malloc(sizeof(*stack) * (nr + 1));
 	struct ar_item *p = malloc(sizeof(*p) * (2 * np + 1));
 	struct ar_item *items = malloc(sizeof(*items) * (2 * nr + 2 * np + 1));
@@ -72,6 +73,8 @@ int ar_thread_items(const ar_archive *a, int t, struct ar_item **out, size_t *n,
 		uint32_t i = idx[j];
 		const struct es_trace *e = &ev[i].t;
 		uint64_t end = e->end < e->start ? e->start : e->end;
+		if (es_is_mark(e->op))
+			continue;
 		if (e->op & ES_OP_DONE) {
 			p[np++] = (struct ar_item){ e->start, (uint32_t)i, AR_REQUEST };
 			p[np++] = (struct ar_item){ end, (uint32_t)i, AR_COMPLETE };

@@ -15,9 +15,9 @@
  * says, stamps in microseconds with nanosecond digits since the first
  * event.  A message is a flow from its send's slice (a send, Isend or
  * Sendrecv) to the slice its receive completed in (a receive, Sendrecv, or
- * the wait or test that completed an Irecv), paired as MPI pairs them: the
- * k-th sent from one rank to another on a communicator with a tag is the
- * k-th received there, in the order the receives were posted.  A
+ * the wait or test that completed an Irecv), paired by the numbers both
+ * ends carry (messages.c): an end whose other end is not here is no
+ * arrow, and said.  A
  * collective is flows from the rank that came last to each of the others:
  * what they waited for.  A window (from, to in ns since the first event)
  * keeps long runs small enough to open: what overlaps it, nothing else.
@@ -31,12 +31,11 @@ struct slice {
 	int thread;
 };
 
-/* One end of a message: its slice at time (ns since the first event),
- * and when its receive was posted (for the order receives match in). */
+/* One end of a message: its event, and where its arrow ends (ns since
+ * the first event, on its thread's track). */
 struct msg {
-	uint32_t from, to, tag, bytes; /* world ranks */
-	uint16_t comm;
-	uint64_t time, posted;
+	uint32_t event;
+	uint64_t time;
 	int thread;
 };
 
@@ -122,26 +121,6 @@ static void flow(FILE *f, uint64_t id, const char *cat, const struct slice *from
 		"\"tid\":%d,\"ts\":", (unsigned long long)id, cat, cat, pid[to->thread], to->thread);
 	us(f, end);
 	fputc('}', f);
-}
-
-static int key_cmp(const struct msg *x, const struct msg *y)
-{
-	if (x->from != y->from)
-		return x->from < y->from ? -1 : 1;
-	if (x->to != y->to)
-		return x->to < y->to ? -1 : 1;
-	if (x->comm != y->comm)
-		return x->comm < y->comm ? -1 : 1;
-	return x->tag < y->tag ? -1 : x->tag > y->tag;
-}
-
-static int by_msg(const void *a, const void *b)
-{
-	const struct msg *x = a, *y = b;
-	int c = key_cmp(x, y);
-	if (c)
-		return c;
-	return x->posted < y->posted ? -1 : x->posted > y->posted;
 }
 
 /* a message's flow: "s" where it was sent, "f" where its receive completed */
@@ -234,14 +213,12 @@ static int thread_slices(struct jout *j, int t)
 		if (items[i].kind == AR_ENTER) {
 			stack[depth++] = (struct slice){ at, 0, items[i].event, t };
 			if (dir > 0)
-				j->sends[j->nsend++] = (struct msg){ (uint32_t)rank, e->element, e->arg, e->size, e->comm,
-								     at, at, t };
+				j->sends[j->nsend++] = (struct msg){ items[i].event, at, t };
 		}
 		/* a receive completes inside its slice: a blocking one before it
 		 * ends, a request's where its wait or test has it */
 		if (dir < 0 && ((items[i].kind == AR_LEAVE && !(e->op & ES_OP_DONE)) || items[i].kind == AR_COMPLETE))
-			j->recvs[j->nrecv++] = (struct msg){ e->element, (uint32_t)rank, e->arg, e->size, e->comm,
-							     at > 0 ? at - 1 : at, e->start - j->t0, t };
+			j->recvs[j->nrecv++] = (struct msg){ items[i].event, at > 0 ? at - 1 : at, t };
 		if (items[i].kind != AR_LEAVE || !depth)
 			continue;
 		struct slice sl = stack[--depth];
@@ -279,29 +256,38 @@ static void slices(struct jout *j)
 	j->st->regions = shown;
 }
 
-/* Messages: the k-th send from a to b on a communicator with tag t is the
- * k-th receive of it; both sorted by (from, to, comm, tag, when sent or
- * posted), then walked together. */
-static void messages(struct jout *j)
+/* Messages: each receive's send, as messages.c paired them. */
+static int messages(struct jout *j)
 {
-	qsort(j->sends, j->nsend, sizeof(*j->sends), by_msg);
-	qsort(j->recvs, j->nrecv, sizeof(*j->recvs), by_msg);
-	for (size_t i = 0, k = 0; i < j->nsend && k < j->nrecv;) {
-		int c = key_cmp(&j->sends[i], &j->recvs[k]);
-		if (c < 0) {
-			i++;
-		} else if (c > 0) {
-			k++;
-		} else {
-			if (j->recvs[k].time < j->sends[i].time) /* hosts' clocks apart: never an arrow back in time */
-				j->st->backwards++;
-			else if (j->sends[i].time <= j->to && j->recvs[k].time >= j->from) {
-				msg_flow(j->f, j->id++, &j->sends[i], &j->recvs[k], j->pid);
-				j->st->messages++;
-			}
-			i++, k++;
+	struct ar_msgs m;
+	size_t ne = ar_nevents(j->a);
+	uint32_t *sent = malloc(sizeof(*sent) * (ne + 1));
+	int rc = sent ? ar_msgs_match(j->a, &m) : -ENOMEM;
+	if (rc) {
+		free(sent);
+		return rc;
+	}
+	for (size_t i = 0; i < ne; i++)
+		sent[i] = UINT32_MAX;
+	for (size_t i = 0; i < j->nsend; i++)
+		sent[j->sends[i].event] = (uint32_t)i;
+	for (size_t k = 0; k < j->nrecv; k++) {
+		const struct msg *r = &j->recvs[k];
+		uint32_t o = m.other[r->event];
+		if (o >= AR_MSG_ALONE || sent[o] == UINT32_MAX)
+			continue;
+		const struct msg *s = &j->sends[sent[o]];
+		if (r->time < s->time) /* hosts' clocks apart: never an arrow back in time */
+			j->st->backwards++;
+		else if (s->time <= j->to && r->time >= j->from) {
+			msg_flow(j->f, j->id++, s, r, j->pid);
+			j->st->messages++;
 		}
 	}
+	ar_msgs_free(&m);
+	j->st->pairing = m;
+	free(sent);
+	return 0;
 }
 
 /* Collectives: from the last rank in to every other (reorders the slices). */
@@ -363,7 +349,9 @@ int ar_to_json(const ar_archive *a, const char *path, uint64_t from, uint64_t to
 		rc = thread_slices(&j, t);
 	if (!rc) {
 		slices(&j);
-		messages(&j);
+		rc = messages(&j);
+	}
+	if (!rc) {
 		collectives(&j);
 		fputs("\n]}\n", f);
 	}

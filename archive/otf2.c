@@ -58,6 +58,12 @@ struct otf2_out {
 	/* by op code, worked out once: what the names say */
 	struct { bool known; int coll; } code[256];
 	int nranks;
+	/* messages as messages.c paired them: only ends whose other end is
+	 * here are written, since OTF2's readers pair the k-th send on a
+	 * channel with its k-th receive */
+	struct ar_msgs msgs;
+	uint64_t *alone_irecvs; /* the thread being written: starts of Irecvs whose receive is alone */
+	size_t nalone;
 };
 
 static OTF2_FlushType pre_flush(void *user, OTF2_FileType type, OTF2_LocationRef loc, void *cb, bool final)
@@ -335,6 +341,35 @@ static uint64_t reqid_done(struct reqids *r, uint64_t start, bool recv)
 	return 0;
 }
 
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The thread's Irecvs (and started persistent receives) whose receive is
+ * alone, by their start: neither their request nor their receive is
+ * written. */
+static int find_alone_irecvs(struct otf2_out *o, const struct ar_item *items, size_t n)
+{
+	const struct ar_event *ev = ar_events(o->a);
+	o->nalone = 0;
+	free(o->alone_irecvs);
+	if (!(o->alone_irecvs = malloc(sizeof(uint64_t) * (n + 1))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (items[i].kind == AR_COMPLETE && es_msg_kind(ev[items[i].event].t.op) == ES_MSG_IRECV &&
+		    o->msgs.other[items[i].event] == AR_MSG_ALONE)
+			o->alone_irecvs[o->nalone++] = ev[items[i].event].t.start;
+	qsort(o->alone_irecvs, o->nalone, sizeof(uint64_t), by_u64);
+	return 0;
+}
+
+static bool alone_irecv(const struct otf2_out *o, uint64_t start)
+{
+	return o->nalone && bsearch(&start, o->alone_irecvs, o->nalone, sizeof(uint64_t), by_u64);
+}
+
 /* One point-to-point item of a message, or of its request. */
 static OTF2_ErrorCode message(struct otf2_out *o, OTF2_EvtWriter *w, const struct ar_item *it,
 			      const struct es_trace *tr, struct reqids *ids, struct ar_out_stats *st)
@@ -342,7 +377,8 @@ static OTF2_ErrorCode message(struct otf2_out *o, OTF2_EvtWriter *w, const struc
 	enum es_msg m = es_msg_kind(tr->op);
 	OTF2_CommRef comm = comm_of(o, tr->comm);
 	uint32_t peer = rank_in(o, tr->comm, tr->element);
-	bool ok = comm != OTF2_UNDEFINED_COMM && peer != OTF2_UNDEFINED_UINT32 && !(tr->op & ES_OP_FAILED);
+	bool ok = comm != OTF2_UNDEFINED_COMM && peer != OTF2_UNDEFINED_UINT32 && !(tr->op & ES_OP_FAILED) &&
+		  o->msgs.other[it->event] < AR_MSG_ALONE;
 	uint64_t t = it->time;
 	switch (it->kind) {
 	case AR_ENTER:
@@ -351,7 +387,7 @@ static OTF2_ErrorCode message(struct otf2_out *o, OTF2_EvtWriter *w, const struc
 		if (m == ES_MSG_ISEND && ok)
 			return st->messages++, OTF2_EvtWriter_MpiIsend(w, NULL, t, peer, comm, tr->arg, tr->size,
 								       reqid_new(ids, tr->start, false));
-		if (m == ES_MSG_IRECV_REQ)
+		if (m == ES_MSG_IRECV_REQ && !alone_irecv(o, tr->start))
 			return OTF2_EvtWriter_MpiIrecvRequest(w, NULL, t, reqid_new(ids, tr->start, true));
 		return OTF2_SUCCESS;
 	case AR_LEAVE:
@@ -419,7 +455,8 @@ static int write_thread(struct otf2_out *o, int t, struct ar_out_stats *st)
 		ids.cap *= 2;
 	ids.key = calloc(ids.cap, sizeof(uint64_t));
 	ids.id = calloc(ids.cap, sizeof(uint64_t));
-	OTF2_EvtWriter *w = ids.key && ids.id ? OTF2_Archive_GetEvtWriter(o->ar, (OTF2_LocationRef)t) : NULL;
+	OTF2_EvtWriter *w = ids.key && ids.id && !find_alone_irecvs(o, items, n)
+			    ? OTF2_Archive_GetEvtWriter(o->ar, (OTF2_LocationRef)t) : NULL;
 	if (!w) {
 		free(items), free(ids.key), free(ids.id);
 		snprintf(o->err, sizeof(o->err), "no event writer for thread %d", t);
@@ -664,7 +701,7 @@ int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar
 			o.nranks = ar_thread(a, t)->rank + 1;
 	o.events = calloc((size_t)ar_nthreads(a) + 1, sizeof(*o.events));
 	o.attrs = OTF2_AttributeList_New();
-	if (!o.events || !o.attrs || number_comms(&o)) {
+	if (!o.events || !o.attrs || number_comms(&o) || ar_msgs_match(a, &o.msgs)) {
 		free(o.events), free(o.comm_ref);
 		if (o.attrs)
 			OTF2_AttributeList_Delete(o.attrs);
@@ -683,6 +720,7 @@ int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar
 	if (!o.ar) {
 		snprintf(err, errlen, "%s: OTF2 cannot make an archive there", dir);
 		free(o.events), free(o.region_op), free(o.phase), free(o.files), free(o.comm_ref), free(o.places);
+		ar_msgs_free(&o.msgs);
 	OTF2_AttributeList_Delete(o.attrs);
 		return -EIO;
 	}
@@ -726,6 +764,9 @@ int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar
 	if (rc)
 		snprintf(err, errlen, "%s: %s", dir, o.err[0] ? o.err : strerror(-rc));
 	free(o.events), free(o.region_op), free(o.phase), free(o.files), free(o.comm_ref), free(o.places);
+	free(o.alone_irecvs);
 	OTF2_AttributeList_Delete(o.attrs);
+	ar_msgs_free(&o.msgs);
+	st->pairing = o.msgs;
 	return rc;
 }

@@ -64,7 +64,10 @@ enum es_op { ES_OP_WRITE = 1, ES_OP_READ, ES_OP_READ_LATEST, ES_OP_TAKE };
  * was inside when the archive was made (a snapshot, a dead or hung job's
  * remains); its end is that moment. */
 #define ES_OP_UNFINISHED 0x1000u
-#define ES_OP_FLAGS  (ES_OP_FAILED | ES_OP_DONE | ES_OP_RECV | ES_OP_UNFINISHED)
+/* A message's end (es_message): seq's low 16 bits are its number on its
+ * channel (below, "Messages' numbers") */
+#define ES_OP_NUMBERED 0x0800u
+#define ES_OP_FLAGS  (ES_OP_FAILED | ES_OP_DONE | ES_OP_RECV | ES_OP_UNFINISHED | ES_OP_NUMBERED)
 static inline unsigned es_op_code(unsigned op)
 {
 	return op & ~ES_OP_FLAGS;
@@ -223,6 +226,10 @@ enum es_req_state {
 	ES_REQ_ACTIVE = 1u << 0,     /* started and not yet complete */
 	ES_REQ_PERSISTENT = 1u << 1, /* made by an init call: stays after completion */
 	ES_REQ_CANCELLED = 1u << 2,
+	/* its call was not recorded (a pause, a collect list): followed only
+	 * so that its message is counted (messages' numbers, below); its
+	 * completion writes nothing */
+	ES_REQ_QUIET = 1u << 3,
 };
 struct es_req_rec {
 	uint64_t ver;
@@ -258,6 +265,40 @@ struct es_chan_rec {
 };
 _Static_assert(sizeof(struct es_chan_rec) == 24, "channel records have a fixed size");
 #define ES_CHANS_LAYOUT "iiiiq"
+
+/*
+ * Messages' numbers.  While a rank is traced every message its threads
+ * send or receive is counted on the thread's channel board, recorded or
+ * not: a pause or a collect list stops tuples, never counting.  By MPI's
+ * non-overtaking rule the n-th message sent on a channel (sender,
+ * receiver, communicator, tag) is the n-th received there, so equal
+ * numbers are one message whatever either end left unrecorded, and a
+ * reader pairs by them, never by the order of what it happens to hold.
+ *
+ * A message's tuple (a send, or a receive's completion) carries
+ * ES_OP_NUMBERED and its number's low 16 bits in seq's.  Invariant: a
+ * thread's numbered tuples on a channel have numbers n with
+ * base <= n < base + ES_CHAN_MARK_EVERY, base being the count of the
+ * thread's latest mark tuple for that channel before them (0 if none),
+ * so that base + ((n - base) mod 2^16) is n.  A mark (ES_OP_MPI_CHANNEL,
+ * with ES_OP_RECV for a receiving channel) is written just before the
+ * numbered tuple that would break it: element, arg and comm the
+ * channel's peer, tag and communicator, size the count's low 32 bits and
+ * seq its high 32, stamps when written.  Marks are not calls: readers
+ * take them in (es_is_mark) and draw, count or convert nothing of them.
+ * Numbers are a thread's: a channel two threads of a rank use is not
+ * numbered alike on both ends, and readers say so.
+ */
+#define ES_CHAN_MARK_EVERY 4096u
+#define ES_OP_MPI_CHANNEL 63u
+static inline bool es_is_mark(unsigned op)
+{
+	return (op & ~(ES_OP_FLAGS)) == ES_OP_MPI_CHANNEL;
+}
+static inline uint64_t es_mark_count(const struct es_trace *t)
+{
+	return (uint64_t)t->seq << 32 | t->size;
+}
 
 /*
  * Call sites.  An MPI call's tuple says where the program called it: its

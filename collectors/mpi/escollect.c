@@ -491,6 +491,7 @@ static void finalized(uint64_t t0, int rc)
 		atomic_store_explicit(&es_g.boards[k], NULL, memory_order_relaxed);
 	es_t.reqs = NULL;
 	es_t.chans = NULL;
+	es_chans_free();
 	ps_elem_close(es_g.comms);
 	es_g.comms = NULL;
 	ps_elem_close(es_g.calls_elem);

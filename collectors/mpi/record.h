@@ -127,7 +127,8 @@ struct es_thread {
 	int k;                        /* its number: mpi.threadK */
 	struct es_req_rec *reqs;      /* its request board (ES_REQS_SLOTS), or NULL */
 	struct es_chan_rec *chans;    /* its channel board (ES_CHANS_SLOTS), or NULL */
-	uint32_t chan_last[2];        /* the slot a send, a receive last counted on (0: none) */
+	struct es_chans *ch;          /* its channels, as it numbers their messages (requests.c) */
+	struct es_chan *chan_last[2]; /* the channel a send, a receive last counted on, or NULL */
 	struct es_rindex *ri;
 	struct es_streak streak[ES_MPI_NPOLLS];
 	/* the status a poll inside a streak passed MPI (poll_NAME in wrappers.c):
@@ -258,14 +259,10 @@ ES_INLINE uint16_t es_site(const void *ra)
 
 void es__write_slow(const struct es_trace *t) ES_HIDDEN; /* an element behind a tuple server */
 
-ES_INLINE void es_write(unsigned op, uint64_t t0, uint64_t t1, uint32_t element, uint64_t bytes,
-			    uint32_t arg, uint16_t comm, int rc)
+/* A tuple as it is stored (the thread's element made) */
+ES_INLINE void es_put(uint16_t op, uint64_t t0, uint64_t t1, uint32_t seq, uint16_t comm, uint32_t element,
+		      uint32_t size, uint32_t arg)
 {
-	if (__builtin_expect(!es_elem(), 0))
-		return;
-	uint32_t seq = (uint32_t)es_site(es_t.ra) << 16 | (uint16_t)es_t.seq++;
-	uint16_t opw = (uint16_t)(op | (rc != MPI_SUCCESS ? ES_OP_FAILED : 0));
-	uint32_t size = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	/* struct es_trace's bytes as the five words ps_write would store
 	 * (the last one the tuple's final four bytes, zero-extended) */
@@ -274,16 +271,100 @@ ES_INLINE void es_write(unsigned op, uint64_t t0, uint64_t t1, uint32_t element,
 		_Atomic uint64_t *w = ps_put_begin(&es_t.w, &i);
 		atomic_store_explicit(&w[0], t0, memory_order_relaxed);
 		atomic_store_explicit(&w[1], t1, memory_order_relaxed);
-		atomic_store_explicit(&w[2], seq | (uint64_t)opw << 32 | (uint64_t)comm << 48, memory_order_relaxed);
+		atomic_store_explicit(&w[2], seq | (uint64_t)op << 32 | (uint64_t)comm << 48, memory_order_relaxed);
 		atomic_store_explicit(&w[3], element | (uint64_t)size << 32, memory_order_relaxed);
 		atomic_store_explicit(&w[4], arg, memory_order_relaxed);
 		ps_put_end(&es_t.w, i);
 		return;
 	}
 #endif
-	struct es_trace t = { .start = t0, .end = t1, .seq = seq, .op = opw, .comm = comm,
+	struct es_trace t = { .start = t0, .end = t1, .seq = seq, .op = op, .comm = comm,
 			      .element = element, .size = size, .arg = arg };
 	es__write_slow(&t);
+}
+
+/* A call's tuple, seq's low 16 bits given: the thread's count of calls,
+ * or a message's number */
+ES_INLINE void es_write_lo(unsigned op, uint64_t t0, uint64_t t1, uint32_t element, uint64_t bytes,
+			   uint32_t arg, uint16_t comm, int rc, uint16_t lo)
+{
+	if (__builtin_expect(!es_elem(), 0))
+		return;
+	es_put((uint16_t)(op | (rc != MPI_SUCCESS ? ES_OP_FAILED : 0)), t0, t1,
+	       (uint32_t)es_site(es_t.ra) << 16 | lo, comm, element,
+	       bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes, arg);
+}
+
+ES_INLINE void es_write(unsigned op, uint64_t t0, uint64_t t1, uint32_t element, uint64_t bytes,
+			    uint32_t arg, uint16_t comm, int rc)
+{
+	es_write_lo(op, t0, t1, element, bytes, arg, comm, rc, (uint16_t)es_t.seq++);
+}
+
+/* --- messages' numbers (requests.c; collectors.h says what they are) ---------------------- */
+
+/*
+ * A thread's channels: each (peer, tag, communicator's serial, sent or
+ * received) it sent or received a message on, with its count.  Invariants:
+ *  - Only the thread reads and writes them; the table only grows, so a
+ *    channel's count never starts over.
+ *  - count is the messages counted on it; rec, its slot on the board
+ *    mpi.chansK (NULL: the board had no room), says the same count to
+ *    monitors, stored after each message's tuple (a receive: rule R).
+ *  - base is the count of the latest mark written for it (collectors.h):
+ *    every numbered tuple written since has a number below base +
+ *    ES_CHAN_MARK_EVERY.
+ */
+struct es_chan {
+	uint32_t peer, tag, serial, dir; /* dir 0 or ES_CHAN_RECVD; ES_NONE: a free slot */
+	uint64_t count, base;
+	struct es_chan_rec *rec;
+};
+
+/* A message's channel (NULL: not counted: the thread is not traced, or
+ * had no memory for a new channel) and its number there. */
+struct es_num {
+	struct es_chan *c;
+	uint64_t n;
+};
+#define ES_NUM_NONE ((struct es_num){ NULL, 0 })
+struct es_chan *es__chan_find(uint32_t peer, uint32_t tag, uint32_t serial, uint32_t dir) ES_HIDDEN;
+void es__chan_mark(struct es_num m) ES_HIDDEN __attribute__((cold, noinline));
+void es_chans_free(void) ES_HIDDEN;
+
+/* The next message on a channel: where it is counted, and its number.
+ * es_chan_done counts it, once its tuple is written (a receive: rule R)
+ * or before the call (a send). */
+ES_INLINE struct es_num es_chan_at(uint32_t peer, uint32_t tag, uint32_t serial, uint32_t dir)
+{
+	/* a halo or a ring sends to and receives from the same few channels:
+	 * the one each way last counted is tried before the table's hash */
+	struct es_chan *c = es_t.chan_last[dir != 0];
+	if (__builtin_expect(!c || c->peer != peer || c->tag != tag || c->serial != serial || c->dir != dir, 0))
+		c = es__chan_find(peer, tag, serial, dir);
+	return (struct es_num){ c, c ? c->count : 0 };
+}
+
+ES_INLINE void es_chan_done(struct es_num m)
+{
+	if (!m.c)
+		return;
+	m.c->count = m.n + 1;
+	if (m.c->rec)
+		__atomic_store_n(&m.c->rec->count, m.n + 1, __ATOMIC_RELEASE);
+}
+
+/* A message's tuple: numbered when it was counted and succeeded */
+ES_INLINE void es_write_msg(unsigned op, uint64_t t0, uint64_t t1, uint32_t element, uint64_t bytes,
+			    uint32_t arg, uint16_t comm, int rc, struct es_num m)
+{
+	if (!m.c || rc != MPI_SUCCESS) {
+		es_write(op, t0, t1, element, bytes, arg, comm, rc);
+		return;
+	}
+	if (__builtin_expect(m.n - m.c->base >= ES_CHAN_MARK_EVERY, 0))
+		es__chan_mark(m);
+	es_write_lo(op | ES_OP_NUMBERED, t0, t1, element, bytes, arg, comm, rc, (uint16_t)m.n);
 }
 
 /* The call starts: its stamp, and the notes say what the thread is inside
@@ -303,6 +384,15 @@ ES_INLINE uint64_t es_end(unsigned op, uint64_t t0, uint32_t element, uint64_t b
 {
 	uint64_t t1 = es_now();
 	es_write(op, t0, t1, element, bytes, arg, comm, rc);
+	return t1;
+}
+
+/* A message's call ends: its tuple, numbered; returns its end stamp */
+ES_INLINE uint64_t es_end_msg(unsigned op, uint64_t t0, uint32_t element, uint64_t bytes, uint32_t arg,
+			      uint16_t comm, int rc, struct es_num m)
+{
+	uint64_t t1 = es_now();
+	es_write_msg(op, t0, t1, element, bytes, arg, comm, rc, m);
 	return t1;
 }
 
@@ -417,24 +507,27 @@ struct es_comm *es_msg_comm(MPI_Message m) ES_HIDDEN;
 
 /* --- channels (requests.c) --------------------------------------------------------------- */
 
-/* A message to or from peer (a world rank) on c with tag: counted on the
- * thread's channel board (collectors.h, es_chan_rec). */
-void es__chan_add(uint32_t peer, uint32_t tag, uint32_t serial, uint32_t dir) ES_HIDDEN;
-ES_INLINE void es_chan_count(uint32_t peer, uint32_t tag, uint32_t serial, uint32_t dir)
+/* A message to or from peer (a world rank) on c with tag: its place
+ * (ES_NUM_NONE when it has no channel: no communicator, any source). */
+ES_INLINE struct es_num es_chan(const struct es_comm *c, uint32_t peer, uint32_t tag, uint32_t dir)
 {
-	/* a halo or a ring sends to and receives from the same few channels:
-	 * the one each way last counted is tried before the board's hash */
-	struct es_chan_rec *r = &es_t.chans[es_t.chan_last[dir == ES_CHAN_RECVD]];
-	if (__builtin_expect(r->peer == peer && r->tag == tag && r->serial == serial &&
-			     __atomic_load_n(&r->flags, __ATOMIC_RELAXED) == (ES_CHAN_USED | dir), 1))
-		__atomic_store_n(&r->count, r->count + 1, __ATOMIC_RELEASE);
-	else
-		es__chan_add(peer, tag, serial, dir);
+	return c && peer != ES_NONE ? es_chan_at(peer, tag, c->serial, dir) : ES_NUM_NONE;
 }
-ES_INLINE void es_chan(const struct es_comm *c, uint32_t peer, uint32_t tag, uint32_t dir)
+/* A send: counted before its call (its place returned, for its tuple) */
+ES_INLINE struct es_num es_chan_send(const struct es_comm *c, uint32_t peer, uint32_t tag)
 {
-	if (c && peer != ES_NONE && es_t.chans)
-		es_chan_count(peer, tag, c->serial, dir);
+	struct es_num m = es_chan(c, peer, tag, 0);
+	es_chan_done(m);
+	return m;
+}
+/* A receive that ended in its call: its tuple numbered, then counted */
+ES_INLINE void es_end_recv(unsigned op, uint64_t t0, const struct es_comm *c, uint32_t src, uint64_t bytes,
+			   uint32_t tag, int rc, int want)
+{
+	struct es_num m = rc == MPI_SUCCESS ? es_chan(c, src, tag, ES_CHAN_RECVD) : ES_NUM_NONE;
+	if (want)
+		es_write_msg(op, t0, es_now(), src, bytes, tag, es_serial16(c), rc, m);
+	es_chan_done(m);
 }
 
 /*

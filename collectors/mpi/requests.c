@@ -367,6 +367,8 @@ void es_req_made(MPI_Request req, unsigned op, const struct es_comm *c, uint32_t
 	if (es_t.held)
 		drop_held();
 	if (req == es_g.done_req && req != MPI_REQUEST_NULL && !(state & ES_REQ_PERSISTENT)) {
+		if (state & ES_REQ_QUIET)
+			return;
 		/* MPI completed it within the call and gave it the handle it gives
 		 * every such request: it completed here, when its call ended
 		 * (MPI_PROC_NULL's receive: nothing came), and no wait could tell
@@ -539,7 +541,7 @@ static inline void completed(const struct es_ref *ref, const MPI_Status *st, boo
 	struct extra *x = &ri->extra[ref->slot];
 	unsigned op = r->op;
 	bool recv = is_recv(op);
-	if (__builtin_expect((r->state & (ES_REQ_PERSISTENT | ES_REQ_CANCELLED)) || x->c || x->newcomm ||
+	if (__builtin_expect((r->state & (ES_REQ_PERSISTENT | ES_REQ_CANCELLED | ES_REQ_QUIET)) || x->c || x->newcomm ||
 			     (recv && (!st || st->MPI_SOURCE < 0 ||
 				       atomic_load_explicit(&es_g.cancels, memory_order_relaxed))), 0))
 		return completed_slow(ref, st, failed, now);
@@ -551,13 +553,14 @@ static inline void completed(const struct es_ref *ref, const MPI_Status *st, boo
 		arg = st->MPI_TAG >= 0 ? (uint32_t)st->MPI_TAG : arg;
 		size = es_got(st, MPI_SUCCESS);
 	}
-	es_write(op | ES_OP_DONE, r->start, now, peer, size, arg, (uint16_t)serial, MPI_SUCCESS);
+	struct es_num m = recv && peer != ES_NONE && serial != ES_NONE ? es_chan_at(peer, arg, serial, ES_CHAN_RECVD)
+									: ES_NUM_NONE;
+	es_write_msg(op | ES_OP_DONE, r->start, now, peer, size, arg, (uint16_t)serial, MPI_SUCCESS, m);
 	struct rentry *e = find_slot(ri, h, ref->slot);
 	if (e)
 		forget(ri, e);
 	/* counted once its completion and its slot's end are visible (rule R) */
-	if (recv && peer != ES_NONE && es_t.chans && serial != ES_NONE)
-		es_chan_count(peer, arg, serial, ES_CHAN_RECVD);
+	es_chan_done(m);
 }
 
 static void completed_slow(const struct es_ref *ref, const MPI_Status *st, bool failed, uint64_t now)
@@ -602,10 +605,13 @@ static void completed_slow(const struct es_ref *ref, const MPI_Status *st, bool 
 	} else if (v.state & ES_REQ_CANCELLED) {
 		cancelled = 1;
 	}
-	bool count = is_recv(op) && !cancelled && peer != ES_NONE && es_t.chans && v.serial != ES_NONE;
-	/* followed because the call that made it is recorded: its end is too */
-	es_write(op | flags | (cancelled ? ES_OP_FAILED : 0), v.start, now, peer, size, arg,
-		 (uint16_t)v.serial, MPI_SUCCESS);
+	struct es_num m = is_recv(op) && !cancelled && peer != ES_NONE && v.serial != ES_NONE
+				  ? es_chan_at(peer, arg, v.serial, ES_CHAN_RECVD) : ES_NUM_NONE;
+	/* followed because the call that made it is recorded, its end is too;
+	 * one followed only for its message's count (quiet) writes nothing */
+	if (!(v.state & ES_REQ_QUIET))
+		es_write_msg(op | flags | (cancelled ? ES_OP_FAILED : 0), v.start, now, peer, size, arg,
+			     (uint16_t)v.serial, MPI_SUCCESS, m);
 	if (x && x->newcomm) /* MPI_Comm_idup: its communicator is whole now */
 		es_comm_made(x->c, x->seed, *(MPI_Comm *)x->newcomm, ES_MADE_CHILD, 0);
 	if (mine && e && (v.state & ES_REQ_PERSISTENT)) {
@@ -618,8 +624,7 @@ static void completed_slow(const struct es_ref *ref, const MPI_Status *st, bool 
 		forget(ri, e);
 	}
 	/* counted once its completion and its slot's end are visible (rule R) */
-	if (count)
-		es_chan_count(peer, arg, v.serial, ES_CHAN_RECVD);
+	es_chan_done(m);
 }
 
 /* Whether request i of the wait completed, its status, and whether it
@@ -820,6 +825,7 @@ void es_started(unsigned op, uint64_t t0, const MPI_Request *c, const MPI_Fint *
 		MPI_Request q = handle_at(c, f, i);
 		struct rentry *e = ri && q != MPI_REQUEST_NULL ? find(ri, q) : NULL;
 		struct es_req_rec v = { .peer = ES_NONE, .serial = ES_NONE, .op = 0 };
+		struct es_num m = ES_NUM_NONE;
 		if (e) {
 			struct es_req_rec *r = rec_of(ri, e->slot);
 			v = *r;
@@ -830,13 +836,15 @@ void es_started(unsigned op, uint64_t t0, const MPI_Request *c, const MPI_Fint *
 					slot_put(r, &v);
 				else
 					*r = v;
-				if (!is_recv(v.op) && v.peer != ES_NONE && es_t.chans)
-					es_chan_count(v.peer, v.arg, v.serial, 0);
+				if (!is_recv(v.op) && v.peer != ES_NONE && v.serial != ES_NONE) {
+					m = es_chan_at(v.peer, v.arg, v.serial, 0);
+					es_chan_done(m);
+				}
 			}
 		}
 		if (es_collects(op))
-			es_write(op | (is_recv(v.op) ? ES_OP_RECV : 0), t0, t1, v.peer, v.size, v.arg,
-				 (uint16_t)v.serial, rc);
+			es_write_msg(op | (is_recv(v.op) ? ES_OP_RECV : 0), t0, t1, v.peer, v.size, v.arg,
+				     (uint16_t)v.serial, rc, m);
 	}
 }
 
@@ -896,12 +904,14 @@ void es_requests_reset(void)
 
 /* --- channels -------------------------------------------------------------------------------- */
 
-/* A key's slot on the board: open addressing over slots 1.., the board's
- * own in slot 0.  Keys are never removed; a full board counts only the
- * keys it has, and says so. */
-void es__chan_add(uint32_t peer, uint32_t tag, uint32_t serial, uint32_t dir)
+/* A key's slot on the board mpi.chansK: open addressing over slots 1..,
+ * the board's own in slot 0.  Keys are never removed; a full board
+ * counts only the keys it has, and says so.  NULL when there is no room. */
+static struct es_chan_rec *board_slot(uint32_t peer, uint32_t tag, uint32_t serial, uint32_t dir)
 {
 	struct es_chan_rec *b = es_t.chans;
+	if (!b)
+		return NULL;
 	uint64_t h = ((uint64_t)peer * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)tag * 0xc2b2ae3d27d4eb4full) ^
 		     ((uint64_t)serial * 0x165667b19e3779f9ull) ^ dir;
 	h ^= h >> 29;
@@ -910,11 +920,8 @@ void es__chan_add(uint32_t peer, uint32_t tag, uint32_t serial, uint32_t dir)
 	     k++, i = i + 1 < ES_CHANS_SLOTS ? i + 1 : 1) {
 		struct es_chan_rec *r = &b[i];
 		uint32_t flags = __atomic_load_n(&r->flags, __ATOMIC_RELAXED);
-		if (flags == want && r->peer == peer && r->tag == tag && r->serial == serial) {
-			__atomic_store_n(&r->count, r->count + 1, __ATOMIC_RELEASE);
-			es_t.chan_last[dir == ES_CHAN_RECVD] = i;
-			return;
-		}
+		if (flags == want && r->peer == peer && r->tag == tag && r->serial == serial)
+			return r; /* the thread's table lost it: never, it only grows */
 		if (flags)
 			continue;
 		/* a new key, while three quarters of the board are left */
@@ -923,11 +930,93 @@ void es__chan_add(uint32_t peer, uint32_t tag, uint32_t serial, uint32_t dir)
 		r->peer = peer;
 		r->tag = tag;
 		r->serial = serial;
-		__atomic_store_n(&r->count, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&r->count, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&r->flags, want, __ATOMIC_RELEASE);
 		__atomic_store_n(&b[0].count, b[0].count + 1, __ATOMIC_RELAXED);
-		es_t.chan_last[dir == ES_CHAN_RECVD] = i;
-		return;
+		return r;
 	}
 	__atomic_store_n(&b[0].flags, ES_CHAN_FULL, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+struct es_chans {
+	struct es_chan *tab; /* open addressing; cap a power of two, at most half used */
+	uint32_t cap, used;
+};
+
+static uint32_t chan_hash(uint32_t peer, uint32_t tag, uint32_t serial, uint32_t dir)
+{
+	uint64_t h = ((uint64_t)peer * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)tag * 0xc2b2ae3d27d4eb4full) ^
+		     ((uint64_t)serial * 0x165667b19e3779f9ull) ^ dir;
+	return (uint32_t)(h ^ h >> 29);
+}
+
+static int chans_grow(struct es_chans *t)
+{
+	uint32_t cap = t->cap ? t->cap * 2 : 64;
+	struct es_chan *tab = malloc(sizeof(*tab) * cap);
+	if (!tab)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < cap; i++)
+		tab[i].dir = ES_NONE;
+	for (uint32_t i = 0; i < t->cap; i++) {
+		const struct es_chan *c = &t->tab[i];
+		if (c->dir == ES_NONE)
+			continue;
+		uint32_t h = chan_hash(c->peer, c->tag, c->serial, c->dir) & (cap - 1);
+		while (tab[h].dir != ES_NONE)
+			h = (h + 1) & (cap - 1);
+		tab[h] = *c;
+	}
+	free(t->tab);
+	t->tab = tab;
+	t->cap = cap;
+	es_t.chan_last[0] = es_t.chan_last[1] = NULL; /* they moved */
+	return 0;
+}
+
+/* The thread's channel, made when new; NULL when the thread is not
+ * traced or has no memory for it. */
+struct es_chan *es__chan_find(uint32_t peer, uint32_t tag, uint32_t serial, uint32_t dir)
+{
+	if (!es_t.ch && (!es_elem() || !(es_t.ch = calloc(1, sizeof(*es_t.ch)))))
+		return NULL;
+	struct es_chans *t = es_t.ch;
+	if ((t->used + 1) * 2 > t->cap && chans_grow(t))
+		return NULL;
+	uint32_t h = chan_hash(peer, tag, serial, dir) & (t->cap - 1);
+	struct es_chan *c = &t->tab[h];
+	while (c->dir != ES_NONE && !(c->peer == peer && c->tag == tag && c->serial == serial && c->dir == dir)) {
+		h = (h + 1) & (t->cap - 1);
+		c = &t->tab[h];
+	}
+	if (c->dir == ES_NONE) {
+		*c = (struct es_chan){ .peer = peer, .tag = tag, .serial = serial, .dir = dir,
+				       .rec = board_slot(peer, tag, serial, dir) };
+		t->used++;
+	}
+	es_t.chan_last[dir != 0] = c;
+	return c;
+}
+
+void es_chans_free(void)
+{
+	if (es_t.ch)
+		free(es_t.ch->tab);
+	free(es_t.ch);
+	es_t.ch = NULL;
+	es_t.chan_last[0] = es_t.chan_last[1] = NULL;
+}
+
+/* The channel's count in full, before a numbered tuple that would leave
+ * ES_CHAN_MARK_EVERY behind the last mark written (collectors.h) */
+void es__chan_mark(struct es_num m)
+{
+	struct es_chan *c = m.c;
+	if (!es_elem())
+		return;
+	uint64_t now = es_now();
+	es_put((uint16_t)(ES_OP_MPI_CHANNEL | (c->dir ? ES_OP_RECV : 0)), now, now, (uint32_t)(m.n >> 32),
+	       (uint16_t)c->serial, c->peer, (uint32_t)m.n, c->tag);
+	c->base = m.n;
 }

@@ -179,6 +179,8 @@ static void parse_entry(char *text, int line)
 		die(line, "'%s': expected a name starting MPI_", name);
 	if (code < 32 || code > 255)
 		die(line, "%s: code %d: expected 32..255", name, code);
+	if (code == 63) /* collectors.h: ES_OP_MPI_CHANNEL */
+		die(line, "%s: code 63 is a channel's mark, not a call's", name);
 	for (int i = 0; i < ncalls - 1; i++) {
 		if (calls[i].code == code)
 			die(line, "%s: code %d is %s's already", name, code, calls[i].name);
@@ -222,8 +224,12 @@ static void parse_entry(char *text, int line)
 		die(line, "%s: which=%s: expected all, index or some", name, c->which);
 	if (*c->which && !*c->wcount)
 		die(line, "%s: which= needs wcount=", name);
-	if (*c->chan && strcmp(c->chan, "send") && strcmp(c->chan, "recv"))
-		die(line, "%s: chan=%s: expected send or recv", name, c->chan);
+	if (*c->chan && strcmp(c->chan, "send") && strcmp(c->chan, "recv") && strcmp(c->chan, "req") &&
+	    strcmp(c->chan, "probe"))
+		die(line, "%s: chan=%s: expected send, recv, req or probe", name, c->chan);
+	if (!strcmp(c->chan, "req") && !*c->req)
+		die(line, "%s: chan=req needs req=", name);
+
 	if (*c->made && strcmp(c->made, "child") && strcmp(c->made, "group") && strcmp(c->made, "inter"))
 		die(line, "%s: made=%s: expected child, group or inter", name, c->made);
 	if ((*c->rsrc || *c->rsize || *c->rtag) && !(*c->rsrc && *c->rsize && *c->rtag))
@@ -544,26 +550,36 @@ static void body_after(const struct call *c, int fortran)
 		emit("\tes_started(%s, t0, REQS(%s), %s, rc);\n", c->op, c->reqs, c->n);
 	else if (wait)
 		emit("\tif (want_)\n\t\tes_end(%s, t0, unk_, 0, %s, ES_COMM_NONE, rc);\n", c->op, arg);
-	else if (*c->rsrc) /* the send and the receive end together, in the call */
-		emit("\tif (want_) {\n\t\tuint64_t t1_ = es_now();\n"
-		     "\t\tes_write(%s, t0, t1_, %s, %s, %s, %s, rc);\n"
-		     "\t\tes_write(%s | ES_OP_DONE, t0, t1_, %s, %s, %s, %s, rc);\n"
-		     "\t\tif (rc == MPI_SUCCESS)\n\t\t\tes_chan(c_, %s, %s, ES_CHAN_RECVD);\n\t}\n", c->op,
-		     element, size, arg, serial, c->op, c->rsrc, c->rsize, c->rtag, serial, c->rsrc, c->rtag);
+	else if (*c->rsrc) /* the send and the receive end together, in the call: a
+			    * message is counted received only once its tuple is
+			    * written, so that heartbeat, seeing the count, never takes
+			    * the receiver for one that still waits (waits.c, rule R) */
+		emit("\tstruct es_num r_ = rc == MPI_SUCCESS ? es_chan(c_, %s, %s, ES_CHAN_RECVD) : ES_NUM_NONE;\n"
+		     "\tif (want_) {\n\t\tuint64_t t1_ = es_now();\n"
+		     "\t\tes_write_msg(%s, t0, t1_, %s, %s, %s, %s, rc, m_);\n"
+		     "\t\tes_write_msg(%s | ES_OP_DONE, t0, t1_, %s, %s, %s, %s, rc, r_);\n\t}\n"
+		     "\tes_chan_done(r_);\n", c->rsrc, c->rtag, c->op,
+		     element, size, arg, serial, c->op, c->rsrc, c->rsize, c->rtag, serial);
+	else if (!strcmp(c->chan, "recv"))
+		emit("\tes_end_recv(%s, t0, c_, %s, %s, %s, rc, want_);\n", c->op, element, size, arg);
 	else if (*c->req) /* a request MPI completes within the call ends with it */
-		emit("\tuint64_t t1_ = want_ ? es_end(%s, t0, %s, %s, %s, %s, rc) : 0;\n", c->op, element, size, arg,
-		     serial);
+		emit("\tuint64_t t1_ = want_ ? es_end_msg(%s, t0, %s, %s, %s, %s, rc, %s) : 0;\n", c->op, element, size,
+		     arg, serial, !strcmp(c->chan, "send") ? "m_" : "ES_NUM_NONE");
+	else if (!strcmp(c->chan, "send"))
+		emit("\tif (want_)\n\t\tes_end_msg(%s, t0, %s, %s, %s, %s, rc, m_);\n", c->op, element, size, arg, serial);
 	else
 		emit("\tif (want_)\n\t\tes_end(%s, t0, %s, %s, %s, %s, rc);\n", c->op, element, size, arg, serial);
-	/* a message is counted received only once the call's end is written:
-	 * heartbeat, seeing the count, then never takes the receiver for one
-	 * that still waits (waits.c, rule R) */
-	if (!strcmp(c->chan, "recv"))
-		emit("\tif (want_ && rc == MPI_SUCCESS)\n\t\tes_chan(c_, %s, %s, ES_CHAN_RECVD);\n", element, arg);
-	if (*c->req)
+	/* a message's request is followed whether or not its call is
+	 * recorded (quiet), so that its message is counted */
+	const char *state = is(c, "pinit") ? "ES_REQ_PERSISTENT" : "ES_REQ_ACTIVE";
+	if (*c->req && !strcmp(c->chan, "req"))
+		emit("\tif (rc == MPI_SUCCESS)\n\t\tes_req_made(%s, %s, %s, %s, %s, %s, %s, %s, want_ ? %s : %s | ES_REQ_QUIET);\n",
+		     c->req, c->op, *ci ? "c_" : "NULL", element, arg, size, is(c, "pinit") ? "0" : "t0",
+		     wait || *c->rsrc || is(c, "start") ? "0" : "t1_", state, state);
+	else if (*c->req)
 		emit("\tif (want_ && rc == MPI_SUCCESS)\n\t\tes_req_made(%s, %s, %s, %s, %s, %s, %s, %s, %s);\n",
 		     c->req, c->op, *ci ? "c_" : "NULL", element, arg, size, is(c, "pinit") ? "0" : "t0",
-		     wait || *c->rsrc || is(c, "start") ? "0" : "t1_", is(c, "pinit") ? "ES_REQ_PERSISTENT" : "ES_REQ_ACTIVE");
+		     wait || *c->rsrc || is(c, "start") ? "0" : "t1_", state);
 	if (*c->idup && !fortran)
 		emit("\tif (want_ && rc == MPI_SUCCESS)\n\t\tes_req_idup(%s, c_, %s, seed_);\n", c->req, c->idup);
 	if (*c->new_)
@@ -696,8 +712,9 @@ static void body(const struct call *c, int fortran, const char *call)
 	} else {
 		emit("\tuint64_t t0 = want_ ? es_begin(%s, %s) : 0;\n", c->op, begin_args);
 	}
+	/* a send is counted before its call, recorded or not */
 	if (!strcmp(c->chan, "send"))
-		emit("\tif (want_)\n\t\tes_chan(c_, %s, %s, 0);\n", c->element, or_default(c->arg, "0"));
+		emit("\tstruct es_num m_ = es_chan_send(c_, %s, %s);\n", c->element, or_default(c->arg, "0"));
 	emit("\trc = %s;\n\tes_t.ra = ra_;\n", call);
 	if (poll) {
 		poll_after(c, fortran, begin_args);
@@ -718,6 +735,8 @@ static const char *pass_test(const struct call *c)
 	static char buf[160];
 	if (*c->new_ || *c->newwin || *c->idup)
 		snprintf(buf, sizeof(buf), "!es_tracing()");
+	else if (*c->chan) /* messages are counted while traced */
+		snprintf(buf, sizeof(buf), "!es_want(%s) && !es_tracing()", c->op);
 	else if (*c->reqs || *c->hold)
 		snprintf(buf, sizeof(buf), "!es_want(%s) && !es_route.reqs", c->op);
 	else if (is(c, "pinit"))

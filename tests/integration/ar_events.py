@@ -23,7 +23,7 @@ def info(d):
     return out
 
 
-def events(d, mask=0x1fff):
+def events(d, mask=0x10ff):
     threads = {}
     for line in open(d + "/threads"):
         i, proc, name = line.rstrip("\n").split("\t")
@@ -44,7 +44,7 @@ def done(d):
     count, made, ended = {}, {}, {}
     for e in events(d, 0xffff):
         name, op, start = e[1], e[2], e[3]
-        code, recv = op & 0xfff, (op & 0x2000) != 0
+        code, recv = op & 0xff, (op & 0x2000) != 0
         if op & 0x1000:
             continue  # a call not returned
         if op & 0x4000:

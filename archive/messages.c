@@ -1,0 +1,262 @@
+/* messages.c - a recording's messages: each send paired with its receive by the numbers both ends carry, never by what happens to be recorded. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "archive/convert.h"
+
+/*
+ * collectors.h ("Messages' numbers") says what the collector writes: a
+ * message end's number on its channel, low 16 bits in its tuple, and a
+ * mark with the full count whenever the next would leave the last mark
+ * ES_CHAN_MARK_EVERY behind.  Here, per thread and channel, in the order
+ * the thread wrote them: base is the latest mark's count (0 at the
+ * thread's start when the recorder read every tuple; unknown after a loss
+ * until the next mark), and a numbered end's number is
+ * base + ((low - base) mod 2^16).  Ends with equal (channel, number) are
+ * one message.  An end without a number (recorded before its channel's
+ * first mark after a loss; its thread's board had no room for the
+ * channel; a channel two threads of a rank used, whose numbers are each
+ * thread's) is alone: never paired by guess.
+ *
+ * An archive made before messages were numbered has neither flags nor
+ * marks: its ends are paired by order, the k-th send on a channel with
+ * the k-th receive, as MPI pairs them when every end was recorded.
+ */
+
+#define NUM_NONE UINT64_MAX
+
+struct end {
+	uint32_t from, to, tag, thread, event;
+	uint16_t comm;
+	uint8_t recv, mark, numbered;
+	uint64_t num; /* a mark's count; an end's low bits, then its number */
+	uint64_t start;
+};
+
+static int key_cmp(const struct end *x, const struct end *y)
+{
+	if (x->from != y->from)
+		return x->from < y->from ? -1 : 1;
+	if (x->to != y->to)
+		return x->to < y->to ? -1 : 1;
+	if (x->comm != y->comm)
+		return x->comm < y->comm ? -1 : 1;
+	return x->tag < y->tag ? -1 : x->tag > y->tag;
+}
+
+/* a thread's channels, each in the order written (the file's: event index) */
+static int by_thread(const void *a, const void *b)
+{
+	const struct end *x = a, *y = b;
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	int c = key_cmp(x, y);
+	if (c)
+		return c;
+	if (x->recv != y->recv)
+		return x->recv < y->recv ? -1 : 1;
+	return x->event < y->event ? -1 : x->event > y->event;
+}
+
+/* a channel's ends by thread, to find channels two threads used */
+static int by_side(const void *a, const void *b)
+{
+	const struct end *x = a, *y = b;
+	int c = key_cmp(x, y);
+	if (c)
+		return c;
+	if (x->recv != y->recv)
+		return x->recv < y->recv ? -1 : 1;
+	return x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
+/* a channel's messages by number, the send before the receive */
+static int by_number(const void *a, const void *b)
+{
+	const struct end *x = a, *y = b;
+	int c = key_cmp(x, y);
+	if (c)
+		return c;
+	if (x->num != y->num)
+		return x->num < y->num ? -1 : 1;
+	if (x->recv != y->recv)
+		return x->recv < y->recv ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* an archive without numbers: a channel's sends, then its receives, each by time */
+static int by_order(const void *a, const void *b)
+{
+	const struct end *x = a, *y = b;
+	int c = key_cmp(x, y);
+	if (c)
+		return c;
+	if (x->recv != y->recv)
+		return x->recv < y->recv ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->event < y->event ? -1 : x->event > y->event;
+}
+
+/* Every message end and mark of the ranks' threads; whether any is numbered. */
+static size_t gather(const ar_archive *a, struct end *v, bool *numbered)
+{
+	const struct ar_event *ev = ar_events(a);
+	size_t n = 0;
+	*numbered = false;
+	for (int t = 0; t < ar_nthreads(a); t++) {
+		int rank = ar_thread(a, t)->rank;
+		const uint32_t *idx;
+		size_t ne = ar_thread_events(a, t, &idx);
+		for (size_t i = 0; i < ne && rank >= 0; i++) {
+			const struct es_trace *e = &ev[idx[i]].t;
+			bool mark = es_is_mark(e->op);
+			int dir = mark ? (e->op & ES_OP_RECV ? -1 : 1) : es_message(e->op);
+			if (!dir || e->element == ES_NONE)
+				continue;
+			bool num = mark || (e->op & ES_OP_NUMBERED);
+			*numbered |= num;
+			v[n++] = (struct end){ .from = dir > 0 ? (uint32_t)rank : e->element,
+					       .to = dir > 0 ? e->element : (uint32_t)rank, .tag = e->arg,
+					       .thread = (uint32_t)t, .event = idx[i], .comm = e->comm,
+					       .recv = dir < 0, .mark = mark, .numbered = num,
+					       .num = mark ? es_mark_count(e) : (e->seq & 0xffffu), .start = e->start };
+		}
+	}
+	return n;
+}
+
+/* Each end's number from its low bits and its channel's marks; marks dropped. */
+static size_t number(struct ar_msgs *m, struct end *v, size_t n, bool from_start)
+{
+	qsort(v, n, sizeof(*v), by_thread);
+	size_t k = 0;
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		uint64_t base = 0;
+		bool known = from_start;
+		for (; j < n && v[j].thread == v[i].thread && !key_cmp(&v[j], &v[i]) && v[j].recv == v[i].recv; j++) {
+			if (v[j].mark) {
+				base = v[j].num, known = true;
+				continue;
+			}
+			struct end e = v[j];
+			e.num = known && e.numbered ? base + ((e.num - base) & 0xffffu) : NUM_NONE;
+			m->unnumbered += e.num == NUM_NONE;
+			v[k++] = e;
+		}
+		i = j;
+	}
+	return k;
+}
+
+/* A channel whose sends (or receives) two threads of a rank made has
+ * each thread's numbers: none of its ends is paired. */
+static void unshare(struct ar_msgs *m, struct end *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), by_side);
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		bool shared = false;
+		for (; j < n && !key_cmp(&v[j], &v[i]) && v[j].recv == v[i].recv; j++)
+			shared |= v[j].thread != v[i].thread;
+		for (size_t k = i; k < j && shared; k++) {
+			m->shared += v[k].num != NUM_NONE;
+			v[k].num = NUM_NONE;
+		}
+		i = j;
+	}
+}
+
+static void pair(struct ar_msgs *m, const struct end *s, const struct end *r)
+{
+	m->other[s->event] = r->event;
+	m->other[r->event] = s->event;
+	m->pairs++;
+}
+
+/* Ends of equal channel and number, a send and a receive: one message. */
+static void pair_numbered(struct ar_msgs *m, const struct end *v, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		while (j < n && !key_cmp(&v[j], &v[i]) && v[j].num == v[i].num)
+			j++;
+		/* sorted: a send first, then a receive; any more of either
+		 * (serials alike in their low 16 bits) stay alone */
+		if (v[i].num != NUM_NONE && j - i >= 2 && !v[i].recv && v[i + 1].recv)
+			pair(m, &v[i], &v[i + 1]);
+		i = j;
+	}
+}
+
+/* The k-th send on a channel with its k-th receive. */
+static void pair_ordered(struct ar_msgs *m, const struct end *v, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		size_t r = i, j;
+		while (r < n && !key_cmp(&v[r], &v[i]) && !v[r].recv)
+			r++;
+		for (j = r; j < n && !key_cmp(&v[j], &v[i]); j++)
+			if (i + (j - r) < r)
+				pair(m, &v[i + (j - r)], &v[j]);
+		i = j;
+	}
+}
+
+int ar_msgs_match(const ar_archive *a, struct ar_msgs *m)
+{
+	size_t ne = ar_nevents(a);
+	memset(m, 0, sizeof(*m));
+	m->other = malloc(sizeof(*m->other) * (ne + 1));
+	struct end *v = malloc(sizeof(*v) * (ne + 1));
+	if (!m->other || !v) {
+		free(v);
+		ar_msgs_free(m);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < ne; i++)
+		m->other[i] = AR_MSG_NOT;
+	size_t n = gather(a, v, &m->numbered);
+	if (m->numbered) {
+		n = number(m, v, n, ar_all_recorded(a));
+		unshare(m, v, n);
+		qsort(v, n, sizeof(*v), by_number);
+		pair_numbered(m, v, n);
+	} else {
+		qsort(v, n, sizeof(*v), by_order);
+		pair_ordered(m, v, n);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (m->other[v[i].event] != AR_MSG_NOT)
+			continue;
+		m->other[v[i].event] = AR_MSG_ALONE;
+		*(v[i].recv ? &m->recvs_alone : &m->sends_alone) += 1;
+	}
+	free(v);
+	return 0;
+}
+
+void ar_msgs_free(struct ar_msgs *m)
+{
+	free(m->other);
+	m->other = NULL;
+}
+
+size_t ar_msgs_said(const struct ar_msgs *m, char *buf, size_t len)
+{
+	if (!m->sends_alone && !m->recvs_alone)
+		return (size_t)snprintf(buf, len, "%s", "");
+	size_t k = (size_t)snprintf(buf, len, "%llu sends and %llu receives without their other end "
+				    "(not recorded: a pause, a collect list, a recorder that lost or came late)",
+				    (unsigned long long)m->sends_alone, (unsigned long long)m->recvs_alone);
+	if (m->unnumbered && k < len)
+		k += (size_t)snprintf(buf + k, len - k, "; %llu of them had no number to be paired by",
+				      (unsigned long long)m->unnumbered);
+	if (m->shared && k < len)
+		k += (size_t)snprintf(buf + k, len - k, "; %llu on channels two threads of a rank used, "
+				      "whose numbers are each thread's", (unsigned long long)m->shared);
+	return k;
+}
