@@ -246,13 +246,15 @@ static void pull(struct watcher *w, struct es_trace *ev, int max)
 	while ((n = es_scope_consume(w->s, ev, (size_t)max, &lost)) > 0) {
 		pthread_mutex_lock(&w->sv->lock);
 		if (lost || es_scope_before_attach(w->s))
-			lv_unpaired(w->sv->v, lost ? "some calls were overwritten before esview read them"
-						   : "esview came after the job's first calls had rotated out");
+			lv_unpaired(w->sv->v, lost ? "some calls were overwritten before esview read them: a channel's "
+						     "messages are drawn again from its next mark"
+						   : "esview came after the job's first calls had rotated out: a channel's "
+						     "messages are drawn from its first mark");
 		for (int i = 0; i < n; i++) {
 			const struct es_trace *t = &ev[i];
 			const struct es_leaf *l = es_scope_leaf(w->s, es_scope_consumed_leaf(w->s, (size_t)i));
 			struct lv_event e = { t->start, t->end, (uint32_t)l->thread, t->element, t->size, t->arg, 0,
-					      t->op, t->comm, 0 };
+					      t->op, t->comm, 0, false, t->seq };
 			if (w->sv->frozen)
 				lv_count(w->sv->v, &e);
 			else
@@ -379,8 +381,8 @@ static struct lv_event *inside_now(struct watcher *w, uint64_t now, int *n)
 		struct es_flight fl;
 		if (!es_scope_in_flight(w->s, t, &fl) || fl.since_ns > now)
 			continue;
-		in[(*n)++] = (struct lv_event){ now - fl.since_ns, now, (uint32_t)t, fl.element, 0, (uint32_t)fl.arg,
-						0, (uint16_t)fl.op, 0, 0 };
+		in[(*n)++] = (struct lv_event){ .start = now - fl.since_ns, .end = now, .thread = (uint32_t)t,
+						.peer = fl.element, .tag = (uint32_t)fl.arg, .op = (uint16_t)fl.op };
 	}
 	return in;
 }

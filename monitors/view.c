@@ -195,6 +195,11 @@ size_t lv__key_hash(const struct key *k)
 	return (size_t)(h ^ h >> 29);
 }
 
+static size_t slot_hash(const struct key *k, uint32_t thread)
+{
+	return lv__key_hash(k) ^ thread * 0x9e3779b9u;
+}
+
 static bool grow_ords(lv *v)
 {
 	struct slot *o = calloc(v->ocap * 2, sizeof(*o));
@@ -203,7 +208,7 @@ static bool grow_ords(lv *v)
 	for (size_t i = 0; i < v->ocap; i++) {
 		if (!v->ords[i].used)
 			continue;
-		size_t h = lv__key_hash(&v->ords[i].k) & (v->ocap * 2 - 1);
+		size_t h = slot_hash(&v->ords[i].k, v->ords[i].thread) & (v->ocap * 2 - 1);
 		while (o[h].used)
 			h = (h + 1) & (v->ocap * 2 - 1);
 		o[h] = v->ords[i];
@@ -214,37 +219,51 @@ static bool grow_ords(lv *v)
 	return true;
 }
 
-/* The next number of k's ends, or false when it cannot be kept. */
-static bool number(lv *v, const struct key *k, uint32_t *ord)
+/* Thread's channel k, met now (NULL when it cannot be kept) */
+static struct slot *channel(lv *v, const struct key *k, uint32_t thread)
 {
 	if (v->oused * 2 >= v->ocap && !grow_ords(v))
-		return false;
-	size_t h = lv__key_hash(k) & (v->ocap - 1);
-	while (v->ords[h].used && memcmp(&v->ords[h].k, k, sizeof(*k)))
+		return NULL;
+	size_t h = slot_hash(k, thread) & (v->ocap - 1);
+	while (v->ords[h].used && (v->ords[h].thread != thread || memcmp(&v->ords[h].k, k, sizeof(*k))))
 		h = (h + 1) & (v->ocap - 1);
 	if (!v->ords[h].used) {
-		v->ords[h] = (struct slot){ .k = *k, .used = true };
+		/* from the job's start only if the view saw every call since */
+		v->ords[h] = (struct slot){ .k = *k, .thread = thread, .known = !*v->unpaired, .used = true };
 		v->oused++;
 	}
-	*ord = v->ords[h].count++;
-	return true;
+	return &v->ords[h];
 }
 
-/* Numbers e if it is a message. */
+/* Numbers e if it is a message end; takes in a channel's mark. */
 static void number_end(lv *v, struct lv_event *e)
 {
 	int rank = (int)e->thread < v->nth ? v->th[e->thread].rank : -1;
-	int dir = e->dir = rank >= 0 && e->peer != ES_NONE ? (int8_t)es_message(e->op) : 0;
+	bool mark = es_is_mark(e->op);
+	int dir = mark ? (e->op & ES_OP_RECV ? -1 : 1) : rank >= 0 && e->peer != ES_NONE ? es_message(e->op) : 0;
+	e->dir = mark ? 0 : (int8_t)dir;
 	e->ord = 0;
-	if (dir && rank >= 0 && e->peer != ES_NONE) {
-		struct key k = { dir > 0 ? (uint32_t)rank : e->peer, dir > 0 ? e->peer : (uint32_t)rank, e->tag, e->comm,
-				 dir < 0 };
-		if (!number(v, &k, &e->ord))
-			lv_unpaired(v, "too many pairs of ranks to number their messages");
-		else if (dir > 0)
-			v->sent[(lv__key_hash(&k) ^ e->ord * 0x9e3779b9u) % SENT] =
-				(struct sent){ k, e->ord, e->thread, e->start, true };
+	e->numbered = false;
+	if (!dir || rank < 0 || e->peer == ES_NONE)
+		return;
+	struct key k = { dir > 0 ? (uint32_t)rank : e->peer, dir > 0 ? e->peer : (uint32_t)rank, e->tag, e->comm,
+			 dir < 0 };
+	struct slot *c = channel(v, &k, e->thread);
+	if (!c) {
+		lv_unpaired(v, "too many channels to follow their messages' numbers");
+		return;
 	}
+	if (mark) { /* its count in full (collectors.h: es_mark_count) */
+		c->base = (uint64_t)e->bytes | (uint64_t)e->seq << 32;
+		c->known = true;
+		return;
+	}
+	if (!(e->op & ES_OP_NUMBERED) || !c->known)
+		return; /* no number to pair it by: never joined to another */
+	e->ord = (uint32_t)(c->base + (((uint16_t)e->seq - c->base) & 0xffffu));
+	e->numbered = true;
+	if (dir > 0)
+		v->sent[(lv__key_hash(&k) ^ e->ord * 0x9e3779b9u) % SENT] = (struct sent){ k, e->ord, e->thread, e->start, true };
 }
 
 void lv_count(lv *v, struct lv_event *e)
@@ -255,6 +274,8 @@ void lv_count(lv *v, struct lv_event *e)
 void lv_add(lv *v, struct lv_event *e)
 {
 	number_end(v, e);
+	if (es_is_mark(e->op))
+		return; /* no call: only numbers */
 	if (v->n == v->cap && v->tail == v->added - v->n) /* the ring drops one the sums still count */
 		count(v, lv__at(v, v->tail++), -1);
 	v->ev[v->next] = *e;

@@ -13,10 +13,12 @@ struct lv_event {
 	uint32_t thread; /* the scope's number */
 	uint32_t peer;   /* a message's other end or a collective's root (world rank), or ES_NONE */
 	uint32_t bytes, tag;
-	uint32_t ord;    /* a message's number between its two ends, on its communicator with its tag (lv_add) */
+	uint32_t ord;    /* a message's number on its channel, low 32 bits (lv_add) */
 	uint16_t op;     /* with its flags */
 	uint16_t comm;   /* the rank's serial of its communicator */
 	int8_t dir;      /* a message's send (1) or receive (-1), else 0 (lv_add) */
+	bool numbered;   /* ord is its number (lv_add): the message can be paired */
+	uint32_t seq;    /* its tuple's: a numbered end's number in the low 16 bits, a mark's count's high half */
 };
 
 /* A thread as the page lists it: its name, its rank (-1: none) and the
@@ -37,13 +39,14 @@ void lv_destroy(lv *v);
 int lv_set_threads(lv *v, const struct lv_thread *t, int n);
 /* Adds e, numbering it if it is a message (e->ord). */
 void lv_add(lv *v, struct lv_event *e);
-/* Numbers e as lv_add does, without keeping it (a frozen view goes on
- * counting, so that messages pair when it runs again). */
+/* Numbers e as lv_add does, without keeping it: a frozen view goes on
+ * numbering, and a channel's mark (collectors.h) is only read. */
 void lv_count(lv *v, struct lv_event *e);
-/* Messages are numbered from the first each end sent or received: when
- * the view did not see a job's history from its start (it had rotated
- * out, or a pull came too late), numbers do not pair them, and none is
- * drawn.  Says why, for the page. */
+/* Messages carry their numbers on their channels (collectors.h), which
+ * the view reads from each channel's last mark, or from the job's start
+ * when it saw every call since: when it did not (they had rotated out,
+ * or a pull came too late), a channel's messages are not drawn until its
+ * next mark.  Says why, for the page. */
 void lv_unpaired(lv *v, const char *why);
 /* After a pull: every event added since the last mark ended by now_ns,
  * so that an answer reads only the pulls that can hold what it shows. */

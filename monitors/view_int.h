@@ -14,17 +14,21 @@
 #define LV_MAX_TRAFFIC_RANKS 256 /* a matrix a page can draw */
 
 /* A message's ends are numbered per (from, to, communicator, tag), sends
- * and receives apart: the k-th sent is the k-th received, as MPI pairs
- * them (non-overtaking), so equal numbers are one message. */
+ * and receives apart, by the threads that made them (collectors.h): the
+ * k-th sent is the k-th received, as MPI pairs them (non-overtaking), so
+ * equal numbers are one message. */
 struct key {
 	uint32_t from, to, tag;
 	uint16_t comm;
 	uint16_t recv;
 };
+/* A thread's channel, as its marks say: its numbers are base + ((low
+ * 16 bits - base) mod 2^16) while known. */
 struct slot {
 	struct key k;
-	uint32_t count;
-	bool used;
+	uint32_t thread;
+	uint64_t base;
+	bool known, used;
 };
 /* A send kept for the line to its receive. */
 struct sent {
@@ -55,10 +59,10 @@ struct binner;
  *   ring when i >= added - n.
  * - th holds the threads the events name (a thread beyond nth is not
  *   drawn); at sorts them by place; tgen changes with them.
- * - ords counts every message end numbered, so an event's ord is its
- *   number since the view began, and pairs only when *unpaired is empty;
- *   sent holds the latest sends by (key, ord) hash, a newer one taking an
- *   older one's slot.
+ * - ords holds each thread's channels met, with the base their latest
+ *   mark gave (known from the start only when *unpaired is empty then);
+ *   sent holds the latest numbered sends by (key, ord) hash, a newer one
+ *   taking an older one's slot.
  * - marks: an event that ends at t or later was added after the last mark
  *   before t.
  * - mpi_ns, calls and traffic sum the events from global index tail to

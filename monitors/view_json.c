@@ -198,7 +198,7 @@ static void advance(const lv *v, struct binner *b, const struct lv_ask *a, uint6
 		int lane = (int)e->thread < v->nth ? b->l.lane[e->thread] : -1;
 		if (lane < 0 || e->end < from)
 			continue;
-		if (e->dir < 0)
+		if (e->dir < 0 && e->numbered)
 			b->recvs[b->nrv++ % b->rcap] = (struct end){ { e->peer, (uint32_t)v->th[e->thread].rank, e->tag,
 								       e->comm, 0 }, e->ord, lane, e->end };
 		if (!(e->op & ES_OP_DONE)) /* a completion's tuple spans its request, not time in a call */
@@ -265,12 +265,12 @@ static void say_bins(FILE *f, const lv *v, const struct binner *b, const struct 
 }
 
 /* Lines of the newest receives within the time shown, from their sends
- * (as numbered: the k-th sent is the k-th received), oldest first. */
+ * (equal numbers on a channel: collectors.h), oldest first. */
 static void say_messages(FILE *f, const lv *v, const struct binner *b, uint64_t from, uint64_t now)
 {
 	fputs(",\"msgs\":[", f);
 	size_t n = b->nrv < b->rcap ? b->nrv : b->rcap, k = 0;
-	for (size_t i = 0; i < n && !*v->unpaired; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const struct end *r = &b->recvs[(b->nrv - n + i) % b->rcap];
 		const struct sent *s = &v->sent[(lv__key_hash(&r->k) ^ r->ord * 0x9e3779b9u) % SENT];
 		if (r->at < from || r->at > now || !s->used || s->ord != r->ord || memcmp(&s->k, &r->k, sizeof(r->k)) ||

@@ -373,6 +373,112 @@ START_TEST(items_nest_and_clip)
 END_TEST
 
 /* under the sanitizers too: each converter reads every event and writes its format */
+static void put_ev(ar_writer *w, struct es_trace t, int thread)
+{
+	ck_assert_int_eq(ar_write(w, &t, thread), 0);
+}
+
+/* A numbered message end as the collector writes it, numbered n (tag 5, WORLD) */
+static struct es_trace numbered(uint64_t t, unsigned op, uint32_t peer, uint64_t n)
+{
+	struct es_trace e = tuple(t, t + 10, op | ES_OP_NUMBERED, peer, 5);
+	e.seq = 7u << 16 | (uint16_t)n; /* a site above: the number is the low half */
+	return e;
+}
+
+static struct es_trace chan_mark(uint64_t t, uint32_t peer, bool recv, uint64_t count)
+{
+	struct es_trace e = tuple(t, t, ES_OP_MPI_CHANNEL | (recv ? ES_OP_RECV : 0), peer, 5);
+	e.size = (uint32_t)count;
+	e.seq = (uint32_t)(count >> 32);
+	return e;
+}
+
+/* Messages pair by number: sends 1 to 3 not recorded leave receives 1 to
+ * 3 alone, never joined to sends 4 and 5; numbers past 2^16 through
+ * marks; an end without a number, and a channel two threads of a rank
+ * send on, alone and said; an archive without numbers pairs by order. */
+START_TEST(messages_pair_by_number)
+{
+	char err[512] = "", sub[4200];
+	snprintf(sub, sizeof(sub), "%s/m", dir);
+	ar_writer *w;
+	ck_assert_int_eq(ar_create(sub, "jm", &w, err, sizeof(err)), 0);
+	ck_assert_int_eq(ar_set_thread(w, 0, "jm.r0", "rank0.thread0"), 0);
+	ck_assert_int_eq(ar_set_thread(w, 1, "jm.r1", "rank1.thread0"), 0);
+	ck_assert_int_eq(ar_set_thread(w, 2, "jm.r1", "rank1.thread1"), 0);
+	const int world[] = { 0, 1 };
+	set_comm(w, 0, ES_COMM_WORLD_ID, ES_COMMS_WORLD, 2, world, 0, NULL);
+	/* rank 0 -> 1: sends 0, 4, 5 recorded (events 0-2), receives 0..5 (3-8) */
+	uint64_t sends[] = { 0, 4, 5 };
+	for (int i = 0; i < 3; i++)
+		put_ev(w, numbered(100 + 100 * sends[i], ES_OP_MPI_SEND, 1, sends[i]), 0);
+	for (uint64_t n = 0; n < 6; n++)
+		put_ev(w, numbered(150 + 100 * n, ES_OP_MPI_RECV, 0, n), 1);
+	/* 70,000 on (events 9-12): marks, then a send and its receive */
+	put_ev(w, chan_mark(5000, 1, false, 70000), 0);
+	put_ev(w, chan_mark(5000, 0, true, 70000), 1);
+	put_ev(w, numbered(5100, ES_OP_MPI_SEND, 1, 70002), 0);
+	put_ev(w, numbered(5200, ES_OP_MPI_RECV, 0, 70002), 1);
+	/* a receive without a number (13) */
+	put_ev(w, tuple(6000, 6010, ES_OP_MPI_RECV, 0, 5), 1);
+	/* rank 1's two threads both send to 0 (14, 15); 0 receives both (16, 17) */
+	put_ev(w, numbered(7000, ES_OP_MPI_SEND, 0, 0), 1);
+	put_ev(w, numbered(7001, ES_OP_MPI_SEND, 0, 0), 2);
+	put_ev(w, numbered(7100, ES_OP_MPI_RECV, 1, 0), 0);
+	put_ev(w, numbered(7200, ES_OP_MPI_RECV, 1, 1), 0);
+	ck_assert_int_eq(ar_finish(w, &(struct ar_end){ .lost = 0, .before = 0, .why = "-" }, err, sizeof(err)), 0);
+	ar_archive *a;
+	ck_assert_msg(ar_open(sub, &a, err, sizeof(err)) == 0, "%s", err);
+	struct ar_msgs m;
+	ck_assert_int_eq(ar_msgs_match(a, &m), 0);
+	ck_assert(m.numbered);
+	/* the archive keeps each thread's events in order: find them by stamp */
+	uint32_t at[8000] = { 0 };
+	for (size_t i = 0; i < ar_nevents(a); i++)
+		at[ar_events(a)[i].t.start] = (uint32_t)i;
+	ck_assert_uint_eq(m.other[at[100]], at[150]);   /* 0 with 0 */
+	ck_assert_uint_eq(m.other[at[150]], at[100]);
+	ck_assert_uint_eq(m.other[at[500]], at[550]);   /* 4 with 4, never with 1 */
+	ck_assert_uint_eq(m.other[at[600]], at[650]);
+	for (int n = 1; n <= 3; n++)
+		ck_assert_uint_eq(m.other[at[150 + 100 * n]], AR_MSG_ALONE);
+	ck_assert_uint_eq(m.other[at[5100]], at[5200]);  /* past 2^16 */
+	ck_assert_uint_eq(m.other[at[5000]], AR_MSG_NOT); /* a mark is no end */
+	ck_assert_uint_eq(m.other[at[6000]], AR_MSG_ALONE);
+	ck_assert_uint_eq(m.other[at[7000]], AR_MSG_ALONE);
+	ck_assert_uint_eq(m.other[at[7200]], AR_MSG_ALONE);
+	ck_assert_uint_eq(m.pairs, 4);
+	ck_assert_uint_eq(m.sends_alone, 2);
+	ck_assert_uint_eq(m.recvs_alone, 6);
+	ck_assert_uint_eq(m.unnumbered, 1);
+	ck_assert_uint_eq(m.shared, 2);
+	char said[600];
+	ck_assert_uint_gt(ar_msgs_said(&m, said, sizeof(said)), 0);
+	ck_assert_msg(strstr(said, "2 sends and 6 receives without their other end") && strstr(said, "1 of them had no number") &&
+		      strstr(said, "2 on channels two threads of a rank used"), "%s", said);
+	ar_msgs_free(&m);
+	ar_close(a);
+	/* without numbers (an older archive): the k-th send with the k-th receive */
+	snprintf(sub, sizeof(sub), "%s/o", dir);
+	ck_assert_int_eq(ar_create(sub, "jo", &w, err, sizeof(err)), 0);
+	ck_assert_int_eq(ar_set_thread(w, 0, "jo.r0", "rank0.thread0"), 0);
+	ck_assert_int_eq(ar_set_thread(w, 1, "jo.r1", "rank1.thread0"), 0);
+	set_comm(w, 0, ES_COMM_WORLD_ID, ES_COMMS_WORLD, 2, world, 0, NULL);
+	put_ev(w, tuple(10, 20, ES_OP_MPI_SEND, 1, 5), 0);
+	put_ev(w, tuple(30, 40, ES_OP_MPI_SEND, 1, 5), 0);
+	put_ev(w, tuple(35, 45, ES_OP_MPI_RECV, 0, 5), 1);
+	ck_assert_int_eq(ar_finish(w, &(struct ar_end){ .lost = 0, .before = 0, .why = "-" }, err, sizeof(err)), 0);
+	ck_assert_msg(ar_open(sub, &a, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(ar_msgs_match(a, &m), 0);
+	ck_assert(!m.numbered);
+	ck_assert_uint_eq(m.pairs, 1);
+	ck_assert_uint_eq(m.sends_alone, 1);
+	ar_msgs_free(&m);
+	ar_close(a);
+}
+END_TEST
+
 START_TEST(converters_write_an_archive)
 {
 	char err[512] = "", sub[4200], out[4300];
@@ -935,6 +1041,7 @@ Suite *archive_suite(void)
 	tcase_add_test(tc, archive_says_what_it_lacks);
 	tcase_add_test(tc, archive_refused_when_not_whole);
 	tcase_add_test(tc, items_nest_and_clip);
+	tcase_add_test(tc, messages_pair_by_number);
 	tcase_add_test(tc, converters_write_an_archive);
 	tcase_add_test(tc, plot_lanes_and_key);
 	tcase_add_test(tc, readers_on_1024_threads);

@@ -30,6 +30,22 @@ static void add(lv *v, uint32_t thread, uint64_t start, uint64_t end, unsigned o
 	lv_add(v, &e);
 }
 
+/* A message's end as the collector writes it: numbered n on its channel (tag 7) */
+static void msg(lv *v, uint32_t thread, uint64_t start, uint64_t end, unsigned op, uint32_t peer, uint64_t n)
+{
+	struct lv_event e = { .start = start, .end = end, .thread = thread, .peer = peer, .bytes = 8, .tag = 7,
+			      .op = (uint16_t)(op | ES_OP_NUMBERED), .seq = (uint16_t)n };
+	lv_add(v, &e);
+}
+
+/* A channel's mark: its count in full (collectors.h) */
+static void mark(lv *v, uint32_t thread, uint32_t peer, bool recv, uint64_t count)
+{
+	struct lv_event e = { .thread = thread, .peer = peer, .bytes = (uint32_t)count, .tag = 7,
+			      .op = (uint16_t)(ES_OP_MPI_CHANNEL | (recv ? ES_OP_RECV : 0)), .seq = (uint32_t)(count >> 32) };
+	lv_add(v, &e);
+}
+
 /* Calls binned: each bin the class that took most of it and the share of
  * the lane's time; only what lies within the time shown; the oldest
  * dropped when the ring is full. */
@@ -169,9 +185,10 @@ START_TEST(folding)
 }
 END_TEST
 
-/* The k-th message sent from one rank to another with a tag is the k-th
- * received there: a line from the send's start to the receive's end;
- * none when the view did not see the job's history from its start. */
+/* The message numbered n sent from one rank to another with a tag is
+ * the one numbered n received there: a line from the send's start to the
+ * receive's end; an end without a number, or whose channel the view met
+ * after it lost calls and before its mark, pairs with nothing. */
 START_TEST(messages)
 {
 	lv *v;
@@ -180,12 +197,14 @@ START_TEST(messages)
 	ck_assert_int_eq(lv_set_threads(v, th, 3), 0);
 	/* two sends 0 -> 1, the first received in ms 3-4, the second in 5-6;
 	 * a receive on 1 from 0 with another tag pairs with nothing */
-	add(v, 0, 1 * ms, 2 * ms, ES_OP_MPI_SEND, 1, 8);
-	add(v, 0, 2 * ms, 3 * ms, ES_OP_MPI_SEND, 1, 8);
-	add(v, 1, 3 * ms, 4 * ms, ES_OP_MPI_RECV, 0, 8);
-	struct lv_event other = { .start = 4 * ms, .end = 5 * ms, .thread = 1, .peer = 0, .tag = 9, .op = ES_OP_MPI_RECV };
+	msg(v, 0, 1 * ms, 2 * ms, ES_OP_MPI_SEND, 1, 0);
+	msg(v, 0, 2 * ms, 3 * ms, ES_OP_MPI_SEND, 1, 1);
+	msg(v, 1, 3 * ms, 4 * ms, ES_OP_MPI_RECV, 0, 0);
+	struct lv_event other = { .start = 4 * ms, .end = 5 * ms, .thread = 1, .peer = 0, .tag = 9,
+				  .op = ES_OP_MPI_RECV | ES_OP_NUMBERED };
 	lv_add(v, &other);
-	add(v, 1, 5 * ms, 6 * ms, ES_OP_MPI_RECV, 0, 8);
+	msg(v, 1, 5 * ms, 6 * ms, ES_OP_MPI_RECV, 0, 1);
+	add(v, 1, 6 * ms, 7 * ms, ES_OP_MPI_RECV, 0, 8); /* no number: no line */
 	char *j = ask(v, 10 * ms, 10 * ms, 10, "");
 	ck_assert_msg(strstr(j, "\"msgs\":[[0,1.000,1,4.000],[0,2.000,1,6.000]]"), "%s", j);
 	free(j);
@@ -196,16 +215,65 @@ START_TEST(messages)
 	ck_assert_int_eq(lv_json(v, "j", &a, "", &j, &len), 0);
 	ck_assert_msg(strstr(j, "\"msgs\":[[0,2.000,1,6.000]],\"msgs_older\":2"), "%s", j); /* and the cap said */
 	free(j);
+	/* calls lost: the channels known go on, and the page says so */
 	lv_unpaired(v, "esview came late");
 	j = ask(v, 10 * ms, 10 * ms, 10, "");
-	ck_assert_msg(strstr(j, "\"msgs\":[],\"msgs_note\":\"esview came late\""), "%s", j);
+	ck_assert_msg(strstr(j, "\"msgs\":[[0,1.000,1,4.000],[0,2.000,1,6.000]],\"msgs_note\":\"esview came late\""),
+		      "%s", j);
 	free(j);
-	/* counted while frozen: numbers go on, the events are not kept */
+	/* read while frozen: numbered, not kept */
 	uint64_t added = lv_added(v);
-	struct lv_event e = { .start = 7 * ms, .end = 8 * ms, .thread = 0, .peer = 1, .tag = 7, .op = ES_OP_MPI_SEND };
+	struct lv_event e = { .start = 7 * ms, .end = 8 * ms, .thread = 0, .peer = 1, .tag = 7,
+			      .op = ES_OP_MPI_SEND | ES_OP_NUMBERED, .seq = 2 };
 	lv_count(v, &e);
+	ck_assert(e.numbered);
 	ck_assert_uint_eq(e.ord, 2);
 	ck_assert_uint_eq(lv_added(v), added);
+	lv_destroy(v);
+}
+END_TEST
+
+/* Pairs survive what was not recorded: sends 1 to 3 paused, receives
+ * all there; numbers past 2^16 through a mark; a channel met after calls
+ * were lost waits for its mark. */
+START_TEST(messages_numbered)
+{
+	lv *v;
+	ck_assert_int_eq(lv_create(64, &v), 0);
+	const struct lv_thread th[2] = { { "rank0.thread0", 0, "" }, { "rank1.thread0", 1, "" } };
+	ck_assert_int_eq(lv_set_threads(v, th, 2), 0);
+	msg(v, 0, 1 * ms, 2 * ms, ES_OP_MPI_SEND, 1, 0);
+	for (uint64_t n = 0; n < 5; n++)
+		msg(v, 1, (3 + n) * ms, (3 + n) * ms + ms / 2, ES_OP_MPI_RECV, 0, n);
+	msg(v, 0, 8 * ms, 9 * ms, ES_OP_MPI_SEND, 1, 4);
+	msg(v, 1, 10 * ms, 11 * ms, ES_OP_MPI_RECV, 0, 5); /* its send was not recorded */
+	char *j = ask(v, 20 * ms, 20 * ms, 10, "");
+	/* receive 0 from send 0; receive 4 (7.5 ms) before send 4 (8 ms): never a line back in time */
+	ck_assert_msg(strstr(j, "\"msgs\":[[0,1.000,1,3.500]]"), "%s", j);
+	free(j);
+	/* 70,000 messages on: the marks give the counts, the tuples the low bits */
+	mark(v, 0, 1, false, 70000);
+	mark(v, 1, 0, true, 70000);
+	msg(v, 0, 12 * ms, 13 * ms, ES_OP_MPI_SEND, 1, 70001);
+	msg(v, 1, 14 * ms, 15 * ms, ES_OP_MPI_RECV, 0, 70001);
+	j = ask(v, 20 * ms, 20 * ms, 10, "");
+	ck_assert_msg(strstr(j, "[0,12.000,1,15.000]]"), "%s", j);
+	free(j);
+	lv_destroy(v);
+	/* after a loss a new channel is not numbered until its mark */
+	ck_assert_int_eq(lv_create(64, &v), 0);
+	ck_assert_int_eq(lv_set_threads(v, th, 2), 0);
+	lv_unpaired(v, "lost");
+	msg(v, 0, 1 * ms, 2 * ms, ES_OP_MPI_SEND, 1, 9);
+	msg(v, 1, 3 * ms, 4 * ms, ES_OP_MPI_RECV, 0, 9);
+	mark(v, 0, 1, false, 10);
+	mark(v, 1, 0, true, 10);
+	msg(v, 0, 5 * ms, 6 * ms, ES_OP_MPI_SEND, 1, 10);
+	msg(v, 1, 7 * ms, 8 * ms, ES_OP_MPI_RECV, 0, 10);
+	j = ask(v, 20 * ms, 20 * ms, 10, "");
+	ck_assert_msg(strstr(j, "\"msgs\":[[0,5.000,1,8.000]],\"msgs_note\":\"lost\""), "%s", j);
+	ck_assert_msg(strstr(j, "\"added\":4,"), "marks are no calls: %.60s", j);
+	free(j);
 	lv_destroy(v);
 }
 END_TEST
@@ -269,10 +337,11 @@ START_TEST(incremental)
 	for (int pull = 1; pull <= 30; pull++) { /* every 100 ms, calls of 0.7 ms each 10 ms, messages 0 -> 1 */
 		for (int k = 0; k < 10; k++) {
 			uint64_t t = (uint64_t)(pull - 1) * 100 * ms + (uint64_t)k * 10 * ms;
-			add(a, 0, t, t + 700 * 1000, ES_OP_MPI_SEND, 1, 10);
-			add(a, 1, t + 300 * 1000, t + 1500 * 1000, ES_OP_MPI_RECV, 0, 10);
-			add(b, 0, t, t + 700 * 1000, ES_OP_MPI_SEND, 1, 10);
-			add(b, 1, t + 300 * 1000, t + 1500 * 1000, ES_OP_MPI_RECV, 0, 10);
+			uint64_t n = (uint64_t)(pull - 1) * 10 + (uint64_t)k;
+			msg(a, 0, t, t + 700 * 1000, ES_OP_MPI_SEND, 1, n);
+			msg(a, 1, t + 300 * 1000, t + 1500 * 1000, ES_OP_MPI_RECV, 0, n);
+			msg(b, 0, t, t + 700 * 1000, ES_OP_MPI_SEND, 1, n);
+			msg(b, 1, t + 300 * 1000, t + 1500 * 1000, ES_OP_MPI_RECV, 0, n);
 		}
 		lv_mark(a, (uint64_t)pull * 100 * ms);
 		lv_mark(b, (uint64_t)pull * 100 * ms);
@@ -281,8 +350,8 @@ START_TEST(incremental)
 	}
 	jb = ask(b, 3000 * ms, 1000 * ms, 250, "");
 	ck_assert_str_eq(ja, jb);
-	/* 100 sends of 10 bytes ended in the last second; 7% of it inside MPI on rank 0, 12% on 1 */
-	ck_assert_msg(strstr(ja, "\"mpi\":[[0,7.0],[1,12.0]],\"traffic\":{\"ranks\":2,\"bytes\":[[0,1,1000]]}"), "%s",
+	/* 100 sends of 8 bytes ended in the last second; 7% of it inside MPI on rank 0, 12% on 1 */
+	ck_assert_msg(strstr(ja, "\"mpi\":[[0,7.0],[1,12.0]],\"traffic\":{\"ranks\":2,\"bytes\":[[0,1,800]]}"), "%s",
 		      strstr(ja, "\"mpi\""));
 	ck_assert_msg(strstr(ja, "\"msgs\":[[0,"), "lines from the sends: %.200s", strstr(ja, "\"msgs\""));
 	free(ja);
@@ -299,6 +368,7 @@ Suite *view_suite(void)
 	tcase_add_test(tc, bins_and_ring);
 	tcase_add_test(tc, folding);
 	tcase_add_test(tc, messages);
+	tcase_add_test(tc, messages_numbered);
 	tcase_add_test(tc, escaping);
 	tcase_add_test(tc, marks);
 	tcase_add_test(tc, incremental);
