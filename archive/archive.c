@@ -787,8 +787,6 @@ struct ar_archive {
 	int nregions, nfiles;
 	bool partial;         /* INFO said "whole: no": a checkpoint's, its recorder stopped */
 	bool no_info;         /* no INFO: cut off before ar_create wrote it (partial too) */
-	uint64_t before;      /* INFO's before_attach */
-	int counted;          /* INFO gave lost (1) and before_attach (2) as numbers */
 	bool repaired;        /* whole by ar_repair: what it lacks its recorder may not have written yet */
 	unsigned absent;      /* the files it lacks that every archive now has (enum part_bit) */
 	int rank_bound;       /* every rank it names is below (check_ranks) */
@@ -894,9 +892,7 @@ static int read_info(ar_archive *a, const char *dir, char *err, size_t errlen)
 		else if (sscanf(line, "events: %llu", &v) == 1)
 			a->declared = v, have_events = true;
 		else if (sscanf(line, "lost: %llu", &v) == 1)
-			a->lost = v, a->counted |= 1;
-		else if (sscanf(line, "before_attach: %llu", &v) == 1)
-			a->before = v, a->counted |= 2;
+			a->lost = v;
 		else if (sscanf(line, "whole: %255s", word) == 1)
 			a->partial = !strcmp(word, "no"), a->repaired = !strcmp(word, "repaired");
 		else if (sscanf(line, "until: %llu", &v) == 1)
@@ -1369,7 +1365,6 @@ int ar_nsites(const ar_archive *a)
 const char *ar_job(const ar_archive *a) { return a->job; }
 size_t ar_nevents(const ar_archive *a) { return a->nevents; }
 uint64_t ar_lost(const ar_archive *a) { return a->lost; }
-bool ar_all_recorded(const ar_archive *a) { return a->counted == 3 && !a->lost && !a->before; }
 int ar_nthreads(const ar_archive *a) { return a->nthreads; }
 const struct ar_thread *ar_thread(const ar_archive *a, int i) { return &a->threads[i]; }
 int ar_ncomms(const ar_archive *a) { return a->ncomms; }

@@ -166,9 +166,6 @@ const struct ar_event *ar_events(const ar_archive *a);
  * file's order; how many. */
 size_t ar_thread_events(const ar_archive *a, int t, const uint32_t **idx);
 uint64_t ar_lost(const ar_archive *a);
-/* Whether its recorder read every tuple its job wrote: none lost, none
- * gone before it attached, and INFO says so. */
-bool ar_all_recorded(const ar_archive *a);
 /* Whether the archive is a checkpoint's (its recorder was killed, or its
  * disk filled): it holds the events up to *until_ns (the recorder's time). */
 bool ar_partial(const ar_archive *a, uint64_t *until_ns);

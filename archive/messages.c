@@ -8,17 +8,13 @@
 
 /*
  * collectors.h ("Messages' numbers") says what the collector writes: a
- * message end's number on its channel, low 16 bits in its tuple, and a
- * mark with the full count whenever the next would leave the last mark
- * ES_CHAN_MARK_EVERY behind.  Here, per thread and channel, in the order
- * the thread wrote them: base is the latest mark's count (0 at the
- * thread's start when the recorder read every tuple; unknown after a loss
- * until the next mark), and a numbered end's number is
- * base + ((low - base) mod 2^16).  Ends with equal (channel, number) are
- * one message.  An end without a number (recorded before its channel's
- * first mark after a loss; its thread's board had no room for the
- * channel; a channel two threads of a rank used, whose numbers are each
- * thread's) is alone: never paired by guess.
+ * message end's number on its channel in its tuple, whole while small,
+ * else read from the channel's latest mark (es_num_of).  Here each
+ * thread's channels are read in the order the thread wrote them; ends with
+ * equal (channel, number) are one message.  An end without a number (one
+ * whose mark was lost, with tuples lost or a recorder that came late; its
+ * thread had no memory for the channel; a channel two threads of a rank
+ * used, whose numbers are each thread's) is alone: never paired by guess.
  *
  * An archive made before messages were numbered has neither flags nor
  * marks: its ends are paired by order, the k-th send on a channel with
@@ -129,21 +125,22 @@ static size_t gather(const ar_archive *a, struct end *v, bool *numbered)
 }
 
 /* Each end's number from its low bits and its channel's marks; marks dropped. */
-static size_t number(struct ar_msgs *m, struct end *v, size_t n, bool from_start)
+static size_t number(struct ar_msgs *m, struct end *v, size_t n)
 {
 	qsort(v, n, sizeof(*v), by_thread);
 	size_t k = 0;
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
 		uint64_t base = 0;
-		bool known = from_start;
+		bool known = false;
 		for (; j < n && v[j].thread == v[i].thread && !key_cmp(&v[j], &v[i]) && v[j].recv == v[i].recv; j++) {
 			if (v[j].mark) {
 				base = v[j].num, known = true;
 				continue;
 			}
 			struct end e = v[j];
-			e.num = known && e.numbered ? base + ((e.num - base) & 0xffffu) : NUM_NONE;
+			uint64_t num;
+			e.num = e.numbered && es_num_of((uint16_t)e.num, known, base, &num) ? num : NUM_NONE;
 			m->unnumbered += e.num == NUM_NONE;
 			v[k++] = e;
 		}
@@ -221,7 +218,7 @@ int ar_msgs_match(const ar_archive *a, struct ar_msgs *m)
 		m->other[i] = AR_MSG_NOT;
 	size_t n = gather(a, v, &m->numbered);
 	if (m->numbered) {
-		n = number(m, v, n, ar_all_recorded(a));
+		n = number(m, v, n);
 		unshare(m, v, n);
 		qsort(v, n, sizeof(*v), by_number);
 		pair_numbered(m, v, n);

@@ -268,28 +268,43 @@ _Static_assert(sizeof(struct es_chan_rec) == 24, "channel records have a fixed s
 
 /*
  * Messages' numbers.  While a rank is traced every message its threads
- * send or receive is counted on the thread's channel board, recorded or
- * not: a pause or a collect list stops tuples, never counting.  By MPI's
+ * send or receive is counted on the thread's channels, recorded or not: a
+ * pause or a collect list stops tuples, never counting.  By MPI's
  * non-overtaking rule the n-th message sent on a channel (sender,
  * receiver, communicator, tag) is the n-th received there, so equal
  * numbers are one message whatever either end left unrecorded, and a
  * reader pairs by them, never by the order of what it happens to hold.
  *
  * A message's tuple (a send, or a receive's completion) carries
- * ES_OP_NUMBERED and its number's low 16 bits in seq's.  Invariant: a
- * thread's numbered tuples on a channel have numbers n with
- * base <= n < base + ES_CHAN_MARK_EVERY, base being the count of the
- * thread's latest mark tuple for that channel before them (0 if none),
- * so that base + ((n - base) mod 2^16) is n.  A mark (ES_OP_MPI_CHANNEL,
- * with ES_OP_RECV for a receiving channel) is written just before the
- * numbered tuple that would break it: element, arg and comm the
- * channel's peer, tag and communicator, size the count's low 32 bits and
- * seq its high 32, stamps when written.  Marks are not calls: readers
- * take them in (es_is_mark) and draw, count or convert nothing of them.
+ * ES_OP_NUMBERED and, in seq's low 16 bits, its number n:
+ *  - n < 2^15 on a channel that has no mark yet: ES_NUM_WHOLE | n, whole;
+ *  - else n mod 2^15, read from the channel's latest mark before it in
+ *    its thread, whose count base has base <= n < base + ES_CHAN_MARK_EVERY
+ *    (invariant), so that n is base + ((low - base) mod 2^15).
+ * A mark (ES_OP_MPI_CHANNEL, with ES_OP_RECV for a receiving channel) is
+ * written just before the first tuple of a channel whose number reaches
+ * 2^15, and before any that would break the invariant: element, arg and
+ * comm the channel's peer, tag and communicator, size the count's low 32
+ * bits and seq its high 32, stamps when written.  A reader that lost the
+ * latest mark (tuples lost, a recorder that came late) cannot read the
+ * numbers after it until the next.  Marks are not calls: readers take
+ * them in (es_is_mark) and draw, count or convert nothing of them.
  * Numbers are a thread's: a channel two threads of a rank use is not
  * numbered alike on both ends, and readers say so.
  */
 #define ES_CHAN_MARK_EVERY 4096u
+#define ES_NUM_WHOLE 0x8000u
+/* A numbered tuple's number, given its channel's latest mark's count
+ * (known: one was read); false when it cannot be told. */
+static inline bool es_num_of(uint16_t low, bool known, uint64_t base, uint64_t *n)
+{
+	if (low & ES_NUM_WHOLE) {
+		*n = low & (ES_NUM_WHOLE - 1);
+		return true;
+	}
+	*n = base + ((low - base) & (ES_NUM_WHOLE - 1));
+	return known;
+}
 #define ES_OP_MPI_CHANNEL 63u
 static inline bool es_is_mark(unsigned op)
 {

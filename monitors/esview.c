@@ -246,10 +246,10 @@ static void pull(struct watcher *w, struct es_trace *ev, int max)
 	while ((n = es_scope_consume(w->s, ev, (size_t)max, &lost)) > 0) {
 		pthread_mutex_lock(&w->sv->lock);
 		if (lost || es_scope_before_attach(w->s))
-			lv_unpaired(w->sv->v, lost ? "some calls were overwritten before esview read them: a channel's "
-						     "messages are drawn again from its next mark"
-						   : "esview came after the job's first calls had rotated out: a channel's "
-						     "messages are drawn from its first mark");
+			lv_unpaired(w->sv->v, lost ? "some calls were overwritten before esview read them: a busy "
+						     "channel's messages are drawn again from its next mark"
+						   : "esview came after the job's first calls had rotated out: a busy "
+						     "channel's messages are drawn from its next mark");
 		for (int i = 0; i < n; i++) {
 			const struct es_trace *t = &ev[i];
 			const struct es_leaf *l = es_scope_leaf(w->s, es_scope_consumed_leaf(w->s, (size_t)i));

@@ -228,8 +228,7 @@ static struct slot *channel(lv *v, const struct key *k, uint32_t thread)
 	while (v->ords[h].used && (v->ords[h].thread != thread || memcmp(&v->ords[h].k, k, sizeof(*k))))
 		h = (h + 1) & (v->ocap - 1);
 	if (!v->ords[h].used) {
-		/* from the job's start only if the view saw every call since */
-		v->ords[h] = (struct slot){ .k = *k, .thread = thread, .known = !*v->unpaired, .used = true };
+		v->ords[h] = (struct slot){ .k = *k, .thread = thread, .used = true };
 		v->oused++;
 	}
 	return &v->ords[h];
@@ -258,9 +257,10 @@ static void number_end(lv *v, struct lv_event *e)
 		c->known = true;
 		return;
 	}
-	if (!(e->op & ES_OP_NUMBERED) || !c->known)
+	uint64_t n;
+	if (!(e->op & ES_OP_NUMBERED) || !es_num_of((uint16_t)e->seq, c->known, c->base, &n))
 		return; /* no number to pair it by: never joined to another */
-	e->ord = (uint32_t)(c->base + (((uint16_t)e->seq - c->base) & 0xffffu));
+	e->ord = (uint32_t)n;
 	e->numbered = true;
 	if (dir > 0)
 		v->sent[(lv__key_hash(&k) ^ e->ord * 0x9e3779b9u) % SENT] = (struct sent){ k, e->ord, e->thread, e->start, true };

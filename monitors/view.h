@@ -42,11 +42,10 @@ void lv_add(lv *v, struct lv_event *e);
 /* Numbers e as lv_add does, without keeping it: a frozen view goes on
  * numbering, and a channel's mark (collectors.h) is only read. */
 void lv_count(lv *v, struct lv_event *e);
-/* Messages carry their numbers on their channels (collectors.h), which
- * the view reads from each channel's last mark, or from the job's start
- * when it saw every call since: when it did not (they had rotated out,
- * or a pull came too late), a channel's messages are not drawn until its
- * next mark.  Says why, for the page. */
+/* Messages carry their numbers on their channels (collectors.h), whole
+ * or read from the channel's last mark: when the view lost calls (they
+ * had rotated out, or a pull came too late), a busy channel's messages
+ * are not drawn until its next mark.  Says why, for the page. */
 void lv_unpaired(lv *v, const char *why);
 /* After a pull: every event added since the last mark ended by now_ns,
  * so that an answer reads only the pulls that can hold what it shows. */

@@ -22,8 +22,7 @@ struct key {
 	uint16_t comm;
 	uint16_t recv;
 };
-/* A thread's channel, as its marks say: its numbers are base + ((low
- * 16 bits - base) mod 2^16) while known. */
+/* A thread's channel: its latest mark's count, once one was read (es_num_of). */
 struct slot {
 	struct key k;
 	uint32_t thread;
@@ -60,7 +59,7 @@ struct binner;
  * - th holds the threads the events name (a thread beyond nth is not
  *   drawn); at sorts them by place; tgen changes with them.
  * - ords holds each thread's channels met, with the base their latest
- *   mark gave (known from the start only when *unpaired is empty then);
+ *   mark gave;
  *   sent holds the latest numbered sends by (key, ord) hash, a newer one
  *   taking an older one's slot.
  * - marks: an event that ends at t or later was added after the last mark

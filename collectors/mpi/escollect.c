@@ -418,6 +418,9 @@ static void setup(void)
 	es_requests_setup();
 	memcpy(es_route.collect, collect, sizeof(collect));
 	es_route.tracing = 1;
+	/* the thread that called MPI_Init is thread 0, whatever it records:
+	 * its messages are counted from the first (collectors.h) */
+	es_elem();
 	es_control_setup(srv, collect, list);
 	if (es_g.rank == 0 && getenv("ES_VERBOSE") && !strcmp(getenv("ES_VERBOSE"), "1"))
 		fprintf(stderr, "escollect: job %s: %d ranks traced (segments %s.r0..r%d); watch it with "

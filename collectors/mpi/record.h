@@ -311,9 +311,9 @@ ES_INLINE void es_write(unsigned op, uint64_t t0, uint64_t t1, uint32_t element,
  *  - count is the messages counted on it; rec, its slot on the board
  *    mpi.chansK (NULL: the board had no room), says the same count to
  *    monitors, stored after each message's tuple (a receive: rule R).
- *  - base is the count of the latest mark written for it (collectors.h):
- *    every numbered tuple written since has a number below base +
- *    ES_CHAN_MARK_EVERY.
+ *  - base is the count of the latest mark written for it (collectors.h),
+ *    0 before the first: every numbered tuple written since a mark has a
+ *    number below base + ES_CHAN_MARK_EVERY.
  */
 struct es_chan {
 	uint32_t peer, tag, serial, dir; /* dir 0 or ES_CHAN_RECVD; ES_NONE: a free slot */
@@ -362,9 +362,15 @@ ES_INLINE void es_write_msg(unsigned op, uint64_t t0, uint64_t t1, uint32_t elem
 		es_write(op, t0, t1, element, bytes, arg, comm, rc);
 		return;
 	}
-	if (__builtin_expect(m.n - m.c->base >= ES_CHAN_MARK_EVERY, 0))
-		es__chan_mark(m);
-	es_write_lo(op | ES_OP_NUMBERED, t0, t1, element, bytes, arg, comm, rc, (uint16_t)m.n);
+	uint16_t low;
+	if (m.n < ES_NUM_WHOLE && !m.c->base) { /* base is 0 until the first mark, at 2^15 or more */
+		low = (uint16_t)(ES_NUM_WHOLE | m.n);
+	} else {
+		if (__builtin_expect(m.n - m.c->base >= ES_CHAN_MARK_EVERY, 0))
+			es__chan_mark(m);
+		low = (uint16_t)(m.n & (ES_NUM_WHOLE - 1));
+	}
+	es_write_lo(op | ES_OP_NUMBERED, t0, t1, element, bytes, arg, comm, rc, low);
 }
 
 /* The call starts: its stamp, and the notes say what the thread is inside

@@ -129,6 +129,46 @@ static int field_ok(uint32_t got, uint32_t want)
 	return want == ANY || got == want;
 }
 
+/* A thread's channels, as its tuples number their messages (collectors.h). */
+static struct chan {
+	uint32_t recv, peer, tag;
+	uint16_t comm;
+	bool marked, seen;
+	uint64_t base, last;
+} chans[512];
+static int nchans;
+
+/* Each channel's numbers rise, each read whole or from a mark before it. */
+static void numbers_ok(const char *trace, const struct es_trace *t, int i)
+{
+	bool mark = es_is_mark(t[i].op);
+	uint32_t recv = mark ? (t[i].op & ES_OP_RECV) != 0 : es_message(t[i].op) < 0;
+	int k = 0;
+	while (k < nchans && !(chans[k].recv == recv && chans[k].peer == t[i].element && chans[k].tag == t[i].arg &&
+			       chans[k].comm == t[i].comm))
+		k++;
+	if (k == nchans && nchans < 512)
+		chans[nchans++] = (struct chan){ recv, t[i].element, t[i].arg, t[i].comm, false, false, 0, 0 };
+	if (k == 512)
+		return;
+	struct chan *c = &chans[k];
+	if (mark) {
+		if (es_mark_count(&t[i]) < ES_NUM_WHOLE || (c->seen && es_mark_count(&t[i]) <= c->last))
+			FAIL("%s: tuple %d marks count %llu", trace, i, (unsigned long long)es_mark_count(&t[i]));
+		c->marked = true;
+		c->base = es_mark_count(&t[i]);
+		return;
+	}
+	uint64_t num;
+	if (!es_num_of((uint16_t)t[i].seq, c->marked, c->base, &num))
+		FAIL("%s: tuple %d numbered from a mark not written", trace, i);
+	else if (c->seen && num <= c->last)
+		FAIL("%s: tuple %d's message numbered %llu after %llu on its channel", trace, i, (unsigned long long)num,
+		     (unsigned long long)c->last);
+	c->seen = true;
+	c->last = num;
+}
+
 /* All tuples of one trace element, checked for order and accounting.  A
  * completion (| ES_OP_DONE) starts when its request did: only its end
  * keeps order. */
@@ -147,9 +187,16 @@ static int read_all(es_space *sp, const char *trace, struct es_trace *t, int max
 	int n = ps_read_range(e, 0, (size_t)max, t, NULL);
 	ps_elem_close(e);
 	uint64_t last_end = 0; /* of the last call, completions aside */
+	uint16_t calls = 0;
+	nchans = 0;
 	for (int i = 0; i < n; i++) {
-		if ((uint16_t)t[i].seq != (uint16_t)i)
+		if (es_is_mark(t[i].op) || (t[i].op & ES_OP_NUMBERED)) {
+			numbers_ok(trace, t, i);
+			if (es_is_mark(t[i].op))
+				continue;
+		} else if ((uint16_t)t[i].seq != calls++) {
 			FAIL("%s: tuple %d has seq %u", trace, i, t[i].seq);
+		}
 		if (t[i].start > t[i].end)
 			FAIL("%s: tuple %d ends before it starts", trace, i);
 		if (last_end > (t[i].op & ES_OP_DONE ? t[i].end : t[i].start))
@@ -161,7 +208,14 @@ static int read_all(es_space *sp, const char *trace, struct es_trace *t, int max
 		if (t[i].op & ES_OP_FAILED)
 			FAIL("%s: tuple %d records a failed %s", trace, i, es_op_name(t[i].op));
 	}
-	return n;
+	/* the calls, as the checks below know them: numbers read, marks gone */
+	int k = 0;
+	for (int i = 0; i < n; i++)
+		if (!es_is_mark(t[i].op)) {
+			t[k] = t[i];
+			t[k++].op &= (uint16_t)~ES_OP_NUMBERED;
+		}
+	return k;
 }
 
 /* The communicators rank r recorded: every tuple's comm must name one. */
@@ -266,7 +320,10 @@ int main(int argc, char **argv)
 	const char *job = argv[1];
 	int n = atoi(argv[2]), coll = !strcmp(argv[3], "collectives");
 	int nopolls = !strcmp(argv[3], "nopolls"); /* all but the polls: [all, -polls] */
-	int threads = !strcmp(argv[3], "all") || nopolls ? 2 : 1; /* single: MPI_Init, one thread */
+	/* single: MPI_Init, one thread; the second thread's messages are
+	 * counted while the job is traced, recorded or not, so it has its
+	 * element under a collectives-only pathmap too */
+	int threads = !strcmp(argv[3], "single") ? 1 : 2;
 	uint64_t barrier_last_start = 0, barrier_first_end = UINT64_MAX;
 	for (int r = 0; r < n; r++) {
 		char seg[64];
@@ -291,7 +348,11 @@ int main(int argc, char **argv)
 			if (strcmp(m.thread, want_thread))
 				FAIL("%s: collector %d is thread '%s'", seg, c, m.thread);
 			comms_ok(seg, t, got, r, n, c);
-			if (c == 1) { /* the second thread: one sendrecv on its own communicator */
+			if (c == 1 && coll) { /* counted its messages, recorded none */
+				if (got)
+					FAIL("%s: second thread recorded %d tuples under a collectives-only pathmap", seg, got);
+				continue;
+			} else if (c == 1) { /* the second thread: one sendrecv on its own communicator */
 				uint32_t right = (uint32_t)((r + 1) % n), left = (uint32_t)((r - 1 + n) % n);
 				if (got != 2 || t[0].op != ES_OP_MPI_SENDRECV || t[0].element != right ||
 				    t[0].size != 8 || t[0].arg != 21 ||

@@ -382,7 +382,8 @@ static void put_ev(ar_writer *w, struct es_trace t, int thread)
 static struct es_trace numbered(uint64_t t, unsigned op, uint32_t peer, uint64_t n)
 {
 	struct es_trace e = tuple(t, t + 10, op | ES_OP_NUMBERED, peer, 5);
-	e.seq = 7u << 16 | (uint16_t)n; /* a site above: the number is the low half */
+	/* a site above; the number whole below 2^15, else from its channel's mark */
+	e.seq = 7u << 16 | (n < ES_NUM_WHOLE ? ES_NUM_WHOLE | (uint32_t)n : (uint32_t)(n & (ES_NUM_WHOLE - 1)));
 	return e;
 }
 
@@ -395,9 +396,10 @@ static struct es_trace chan_mark(uint64_t t, uint32_t peer, bool recv, uint64_t 
 }
 
 /* Messages pair by number: sends 1 to 3 not recorded leave receives 1 to
- * 3 alone, never joined to sends 4 and 5; numbers past 2^16 through
- * marks; an end without a number, and a channel two threads of a rank
- * send on, alone and said; an archive without numbers pairs by order. */
+ * 3 alone, never joined to sends 4 and 5; numbers past 2^15 through
+ * marks, not before one; an end without a number, and a channel two
+ * threads of a rank send on, alone and said; an archive without numbers
+ * pairs by order. */
 START_TEST(messages_pair_by_number)
 {
 	char err[512] = "", sub[4200];
@@ -420,8 +422,11 @@ START_TEST(messages_pair_by_number)
 	put_ev(w, chan_mark(5000, 0, true, 70000), 1);
 	put_ev(w, numbered(5100, ES_OP_MPI_SEND, 1, 70002), 0);
 	put_ev(w, numbered(5200, ES_OP_MPI_RECV, 0, 70002), 1);
-	/* a receive without a number (13) */
+	/* a receive without a number (13); one whose mark is not here (6100) */
 	put_ev(w, tuple(6000, 6010, ES_OP_MPI_RECV, 0, 5), 1);
+	struct es_trace nomark = numbered(6100, ES_OP_MPI_RECV, 0, 40000);
+	nomark.arg = 6;
+	put_ev(w, nomark, 1);
 	/* rank 1's two threads both send to 0 (14, 15); 0 receives both (16, 17) */
 	put_ev(w, numbered(7000, ES_OP_MPI_SEND, 0, 0), 1);
 	put_ev(w, numbered(7001, ES_OP_MPI_SEND, 0, 0), 2);
@@ -446,16 +451,17 @@ START_TEST(messages_pair_by_number)
 	ck_assert_uint_eq(m.other[at[5100]], at[5200]);  /* past 2^16 */
 	ck_assert_uint_eq(m.other[at[5000]], AR_MSG_NOT); /* a mark is no end */
 	ck_assert_uint_eq(m.other[at[6000]], AR_MSG_ALONE);
+	ck_assert_uint_eq(m.other[at[6100]], AR_MSG_ALONE);
 	ck_assert_uint_eq(m.other[at[7000]], AR_MSG_ALONE);
 	ck_assert_uint_eq(m.other[at[7200]], AR_MSG_ALONE);
 	ck_assert_uint_eq(m.pairs, 4);
 	ck_assert_uint_eq(m.sends_alone, 2);
-	ck_assert_uint_eq(m.recvs_alone, 6);
-	ck_assert_uint_eq(m.unnumbered, 1);
+	ck_assert_uint_eq(m.recvs_alone, 7);
+	ck_assert_uint_eq(m.unnumbered, 2);
 	ck_assert_uint_eq(m.shared, 2);
 	char said[600];
 	ck_assert_uint_gt(ar_msgs_said(&m, said, sizeof(said)), 0);
-	ck_assert_msg(strstr(said, "2 sends and 6 receives without their other end") && strstr(said, "1 of them had no number") &&
+	ck_assert_msg(strstr(said, "2 sends and 7 receives without their other end") && strstr(said, "2 of them had no number") &&
 		      strstr(said, "2 on channels two threads of a rank used"), "%s", said);
 	ar_msgs_free(&m);
 	ar_close(a);
