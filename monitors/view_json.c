@@ -269,13 +269,18 @@ static void say_bins(FILE *f, const lv *v, const struct binner *b, const struct 
 static void say_messages(FILE *f, const lv *v, const struct binner *b, uint64_t from, uint64_t now)
 {
 	fputs(",\"msgs\":[", f);
-	size_t n = b->nrv < b->rcap ? b->nrv : b->rcap, k = 0;
+	size_t n = b->nrv < b->rcap ? b->nrv : b->rcap, k = 0, alone = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct end *r = &b->recvs[(b->nrv - n + i) % b->rcap];
 		const struct sent *s = &v->sent[(lv__key_hash(&r->k) ^ r->ord * 0x9e3779b9u) % SENT];
-		if (r->at < from || r->at > now || !s->used || s->ord != r->ord || memcmp(&s->k, &r->k, sizeof(r->k)) ||
-		    s->start > r->at || (int)s->thread >= v->nth || b->l.lane[s->thread] < 0)
-			continue; /* its send not kept, or not in view; never a line back in time */
+		if (r->at < from || r->at > now)
+			continue;
+		if (!s->used || s->ord != r->ord || memcmp(&s->k, &r->k, sizeof(r->k))) {
+			alone++; /* its send not recorded (paused, filtered) or no longer kept */
+			continue;
+		}
+		if (s->start > r->at || (int)s->thread >= v->nth || b->l.lane[s->thread] < 0)
+			continue; /* its send's lane folded away; never a line back in time */
 		uint64_t at = s->start > from ? s->start : from;
 		fprintf(f, "%s[%d,%.3f,%d,%.3f]", k++ ? "," : "", b->l.lane[s->thread], (double)(at - from) / 1e6,
 			r->lane, (double)(r->at - from) / 1e6);
@@ -283,6 +288,8 @@ static void say_messages(FILE *f, const lv *v, const struct binner *b, uint64_t 
 	fputc(']', f);
 	if (b->nrv > b->rcap) /* the cap said plainly: receives in view older than those drawn */
 		fprintf(f, ",\"msgs_older\":%zu", b->nrv - b->rcap);
+	if (alone)
+		fprintf(f, ",\"msgs_alone\":%zu", alone);
 	if (*v->unpaired) {
 		fputs(",\"msgs_note\":", f);
 		mon_json_string(f, v->unpaired);

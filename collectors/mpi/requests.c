@@ -943,6 +943,10 @@ struct es_chans {
 	struct es_chan *tab; /* open addressing; cap a power of two, at most half used */
 	uint32_t cap, used;
 };
+/* A program that makes a tag of every step can meet a channel per step:
+ * past this many a thread's new channels go unnumbered (their messages
+ * unpaired, and said) rather than its memory grow past 20 MB. */
+#define ES_CHANS_MAX (1u << 18)
 
 static uint32_t chan_hash(uint32_t peer, uint32_t tag, uint32_t serial, uint32_t dir)
 {
@@ -982,19 +986,23 @@ struct es_chan *es__chan_find(uint32_t peer, uint32_t tag, uint32_t serial, uint
 	if (!es_t.ch && (!es_elem() || !(es_t.ch = calloc(1, sizeof(*es_t.ch)))))
 		return NULL;
 	struct es_chans *t = es_t.ch;
-	if ((t->used + 1) * 2 > t->cap && chans_grow(t))
+	if (!t->cap && chans_grow(t))
 		return NULL;
-	uint32_t h = chan_hash(peer, tag, serial, dir) & (t->cap - 1);
-	struct es_chan *c = &t->tab[h];
-	while (c->dir != ES_NONE && !(c->peer == peer && c->tag == tag && c->serial == serial && c->dir == dir)) {
-		h = (h + 1) & (t->cap - 1);
-		c = &t->tab[h];
+	struct es_chan *c;
+	for (int tries = 0; tries < 2; tries++) {
+		uint32_t h = chan_hash(peer, tag, serial, dir) & (t->cap - 1);
+		for (c = &t->tab[h]; c->dir != ES_NONE; h = (h + 1) & (t->cap - 1), c = &t->tab[h])
+			if (c->peer == peer && c->tag == tag && c->serial == serial && c->dir == dir)
+				goto found;
+		if ((t->used + 1) * 2 <= t->cap)
+			break; /* c: the free slot for it */
+		if (t->used >= ES_CHANS_MAX || chans_grow(t))
+			return NULL;
 	}
-	if (c->dir == ES_NONE) {
-		*c = (struct es_chan){ .peer = peer, .tag = tag, .serial = serial, .dir = dir,
-				       .rec = board_slot(peer, tag, serial, dir) };
-		t->used++;
-	}
+	*c = (struct es_chan){ .peer = peer, .tag = tag, .serial = serial, .dir = dir,
+			       .rec = board_slot(peer, tag, serial, dir) };
+	t->used++;
+found:
 	es_t.chan_last[dir != 0] = c;
 	return c;
 }

@@ -67,39 +67,35 @@ grep -q "^esconvert: left out of OTF2's messages: [1-9][0-9]* sends and [0-9]* r
 "$BIN/esconvert" --json "$dir/t.json" "$dir/a" 2>"$dir/json.err" || die "esconvert --json: $(cat "$dir/json.err")"
 grep -q "^esconvert: not drawn: [1-9][0-9]* sends and" "$dir/json.err" || die "the JSON's note: $(cat "$dir/json.err")"
 python3 - "$dir/t.json" "$pairs" <<'EOF' || die "the JSON's arrows are wrong"
-import bisect, json, sys
+import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
-tracks = {}
+ns = lambda us: round(us * 1000)  # stamps as written, in whole ns
+starts, ends = {}, {}
 for e in ev:
     if e.get("ph") == "X":
-        tracks.setdefault((e["pid"], e["tid"]), []).append(e)
-starts = {}
-for k, v in tracks.items():
-    v.sort(key=lambda s: s["ts"])
-    starts[k] = [s["ts"] for s in v]
-def at(e):  # the slice a flow's end lies in: the innermost of those begun before it
-    k = (e["pid"], e["tid"])
-    i = bisect.bisect_right(starts.get(k, []), e["ts"])
-    best = None
-    for s in tracks.get(k, [])[max(0, i - 8):i]:
-        if s["ts"] <= e["ts"] <= s["ts"] + s["dur"] and (best is None or s["dur"] <= best["dur"]):
-            best = s
-    return best
+        k = (e["pid"], e["tid"])
+        starts.setdefault(k + (ns(e["ts"]),), []).append(e)
+        ends.setdefault(k + (ns(e["ts"]) + ns(e["dur"]),), []).append(e)
 flows = {}
 for e in ev:
     if e.get("cat") == "message" and e["ph"] in "sf":
         flows.setdefault(e["id"], {})[e["ph"]] = e
 bad = checked = 0
-for f in flows.values():
-    s, r = at(f["s"]), at(f["f"])
-    if s is None or r is None:
+for i, f in flows.items():
+    s, r = f["s"], f["f"]
+    # the arrow leaves where its send began, and reaches a blocking
+    # receive 1 ns before it ended (a request's, inside its wait or test)
+    sent = [x for x in starts.get((s["pid"], s["tid"], ns(s["ts"])), []) if x["name"] in
+            ("MPI_Send", "MPI_Isend", "MPI_Sendrecv")]
+    got = [x for x in ends.get((r["pid"], r["tid"], ns(r["ts"]) + 1), []) if x["name"] == "MPI_Recv"]
+    if len(sent) != 1:
+        print("arrow %s leaves no send: %r" % (i, s), file=sys.stderr)
         bad += 1
-        continue
-    # an MPI_Recv's slice has the bytes received (a wait's and a Sendrecv's
-    # say other bytes: their pairs are OTF2's, checked above)
-    if r["name"] == "MPI_Recv":
+    elif got:
         checked += 1
-        bad += s["args"]["bytes"] != r["args"]["bytes"]
+        if sent[0]["args"]["bytes"] != got[0]["args"]["bytes"]:
+            print("arrow %s joins %r to %r" % (i, sent[0], got[0]), file=sys.stderr)
+            bad += 1
 if len(flows) != int(sys.argv[2]) or bad or not checked:
     sys.exit("%d arrows (OTF2: %s messages), %d wrong, %d checked by size" % (len(flows), sys.argv[2], bad, checked))
 EOF
