@@ -53,7 +53,11 @@ all: deps
 
 # Plain `make check` runs the suites three times: optimised, under
 # ASan+UBSan, and under TSan; SAN=1, TSAN=1 or FAST=1 run one flavour.
+# Both end by checking that they left no process and no segment behind
+# (mk/leftovers.sh: what appeared since they began and stayed).
+LEFT = $(BUILD)/.leftovers.$@
 check: deps
+	@mkdir -p $(BUILD) && sh mk/leftovers.sh start $(LEFT)
 	@$(SUB) run-check
 ifeq ($(SAN)$(TSAN)$(FAST),)
 	@echo "== again under AddressSanitizer + UndefinedBehaviorSanitizer"
@@ -61,6 +65,7 @@ ifeq ($(SAN)$(TSAN)$(FAST),)
 	@echo "== again under ThreadSanitizer"
 	@$(SUB) run-check TSAN=1
 endif
+	@sh mk/leftovers.sh check $(LEFT)
 
 demo: deps
 	@$(SUB) run-demo
@@ -79,7 +84,9 @@ fuzz: deps
 
 bench: deps
 	@sh mk/deps.sh bench
+	@mkdir -p $(BUILD) && sh mk/leftovers.sh start $(LEFT)
 	@$(SUB) run-bench
+	@sh mk/leftovers.sh check $(LEFT)
 
 # The paper's section 6 on this machine: results in docs/results/.
 experiments: deps

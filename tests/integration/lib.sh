@@ -31,3 +31,16 @@ view_post() {
 	tok=$(curl -sf "$1" | sed -n 's/.*name="es-token" content="\([0-9a-f]*\)".*/\1/p')
 	curl -sf -X POST -H "X-ES-Token: $tok" -H "Origin: $(echo "$1" | sed 's,^\(http://[^/]*\)/.*,\1,')" "$1$2"
 }
+# rm_vader_orphans: Open MPI's shared-memory segments (/dev/shm/vader_segment.*)
+# that a job whose ranks were killed left behind: those no live process maps,
+# untouched for 2 s (a job just starting has mapped its own by then), so that
+# another job's, running beside, are never touched.
+rm_vader_orphans() {
+	for f in /dev/shm/vader_segment.*; do
+		[ -O "$f" ] || continue
+		[ -n "$(find "$f" -mmin -0.034 2>/dev/null)" ] && continue
+		grep -qs "$f" /proc/[0-9]*/maps && continue
+		rm -f "$f"
+	done
+	return 0
+}

@@ -9,6 +9,7 @@ app=""
 cleanup() {
 	[ -n "$app" ] && end_job "$app"
 	rm_segments "$job"
+	rm_vader_orphans # those of the ranks killed
 	rm -rf "$dir"
 }
 trap cleanup EXIT

@@ -5,7 +5,7 @@ set -u
 app="$BUILD/tests/app_stall"
 job="itmon$$"
 out=$(mktemp); ev=$(mktemp)
-cleanup() { rm -f "$out" "$ev"; rm_segments "$job"; }
+cleanup() { rm -f "$out" "$ev"; rm_segments "$job"; rm_vader_orphans; }
 trap cleanup EXIT
 
 # heartbeat: t0 and t1 keep working, t2 stops inside a take on its 'never' path.

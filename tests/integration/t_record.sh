@@ -11,6 +11,7 @@ cleanup() {
 	[ -n "$app" ] && end_job "$app"
 	[ -n "$mnt" ] && umount "$mnt" 2>/dev/null
 	rm_segments "$job"
+	rm_vader_orphans # those of the ranks killed
 	rm -rf "$dir"
 }
 trap cleanup EXIT

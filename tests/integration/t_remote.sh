@@ -21,6 +21,7 @@ cleanup() {
 	ip link del "$br" 2>/dev/null
 	rm -f "$secret" "$wrong" "$out" "$srv" "$arch.err"
 	rm -rf "$arch" "$arch.otf2"
+	rm_vader_orphans # those of the ranks killed
 }
 trap cleanup EXIT
 if ! ip link add "$br" type bridge 2>/dev/null || ! ip netns add "$ns0" 2>/dev/null; then

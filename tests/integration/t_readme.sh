@@ -1,0 +1,47 @@
+#!/bin/sh
+# t_readme.sh - what the README quotes the programs as printing, they print: its examples run as it describes them (heartbeat on the demo's stalled ring, esctl steering a job, psadm on a job one of whose ranks was killed), and every quoted message is found in their output (tests/integration/readme_check.py).
+set -u
+. "$(dirname "$0")/lib.sh"
+[ -f "$BUILD/lib/libescollect.so" ] || { echo "no libescollect.so (sanitizer build): skipped"; exit 0; }
+job="itrm$$"
+dir=$(mktemp -d)
+app=""
+cleanup() {
+	[ -n "$app" ] && end_job "$app"
+	rm_segments "$job"
+	rm_vader_orphans # the killed rank's
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+lib="$(cd "$BUILD/lib" && pwd)/libescollect.so"
+
+# the demo's ring, one rank stuck in its computation: heartbeat's stall lines
+mpirun --oversubscribe --allow-run-as-root -np 4 -x LD_PRELOAD="$lib" -x ES_JOB="$job.ring" \
+	"$BUILD/tests/ring_demo" 5 >/dev/null 2>&1 &
+app=$!
+"$BIN/heartbeat" -p 500 -w 10 "$job.ring" >"$dir/heartbeat" 2>&1
+wait $app || die "ring_demo failed"
+app=""
+
+# a job steered as the README steers run1, then one of its ranks killed
+mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q -j "$job.run" "$BUILD/tests/mpi_toggle" "$dir" \
+	>/dev/null 2>&1 &
+app=$!
+wait_for 60 test -e "$dir/running" || die "mpi_toggle did not start"
+wait_for 60 sh -c "\"$BIN/psadm\" show \"$job.run.r1\" | grep -q \"^  es.ctl \"" || die "rank 1 never made its control element"
+{
+	"$BIN/esctl" "$job.run" collect '[-all, MPI_Allreduce]'
+	"$BIN/esctl" "$job.run" status
+	"$BIN/esctl" "$job.run" pause
+	"$BIN/esctl" "$job.run" resume
+	"$BIN/esctl" "$job.run" collect all
+} >"$dir/esctl" 2>&1 || die "esctl: $(cat "$dir/esctl")"
+pid=$(pgrep -f "mpi_toggle $dir" | tail -1)
+[ -n "$pid" ] || die "no rank of mpi_toggle found"
+kill -9 "$pid"
+end_job "$app"
+app=""
+"$BIN/psadm" list >"$dir/psadm" 2>&1
+
+python3 "$(dirname "$0")/readme_check.py" "$(dirname "$0")/../../README.md" "$dir/heartbeat" "$dir/esctl" "$dir/psadm" ||
+	die "the README quotes what the programs do not print (their output: $(cat "$dir/heartbeat" "$dir/esctl" "$dir/psadm"))"
