@@ -54,8 +54,12 @@ all: deps
 # Plain `make check` runs the suites three times: optimised, under
 # ASan+UBSan, and under TSan; SAN=1, TSAN=1 or FAST=1 run one flavour.
 # Both end by checking that they left no process and no segment behind
-# (mk/leftovers.sh: what appeared since they began and stayed).
+# (mk/leftovers.sh: what appeared since they began and stayed); every
+# process they start carries this run's ES_LEFTOVERS, which tells it from
+# another run's beside it.
 LEFT = $(BUILD)/.leftovers.$@
+ES_LEFTOVERS ?= $(shell od -An -N8 -tx8 /dev/urandom | tr -d ' ')
+export ES_LEFTOVERS
 check: deps
 	@mkdir -p $(BUILD) && sh mk/leftovers.sh start $(LEFT)
 	@$(SUB) run-check
