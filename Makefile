@@ -241,11 +241,12 @@ $(BUILD)/obj/gen/view_page.o: $(GEN)/view_page.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 $(BUILD)/bin/esview: $(BUILD)/obj/monitors/esview.o $(BUILD)/obj/monitors/view_serve.o $(BUILD)/obj/monitors/view_door.o $(BUILD)/obj/monitors/view.o $(BUILD)/obj/monitors/view_json.o $(BUILD)/obj/gen/view_page.o \
+		     $(BUILD)/obj/archive/symbols.o \
 		     $(BUILD)/obj/monitors/beat.o $(BUILD)/obj/monitors/waitfor.o $(BUILD)/obj/monitors/waits.o \
 		     $(BUILD)/obj/monitors/colls.o \
 		     $(BUILD)/obj/monitors/common.o $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(MHD_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(MHD_LIBS) $(DW_LIBS) $(LDLIBS)
 
 # colopmon matches collectives across ranks (monitors/colls.c).
 $(BUILD)/bin/colopmon: $(BUILD)/obj/monitors/colopmon.o $(BUILD)/obj/monitors/colls.o \

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "archive/symbols.h"
 #include "beat.h"
 #include "colls.h"
 #include "common.h"
@@ -177,6 +178,7 @@ struct watcher {
 	hb *hb;
 	cm *cm;
 	es_mpi *mpi;            /* the ranks' communicators, for the collectives */
+	ar_symbols *sym;        /* call sites' names, for the hover (NULL: no memory for them) */
 	struct cm_done recent[16]; /* the latest collectives, newest last */
 	int nrecent;
 	double next_beat;
@@ -228,10 +230,61 @@ static void collective(struct watcher *w, const struct cm_done *d)
 			 d->num, d->imb_ms, bound, d->last_rank);
 }
 
+/* Site s of a rank's thread t as the hover says it: "function (file:line)",
+ * the function, or the module and offset, as much as is known. */
+static void name_site(struct watcher *w, int t, int rank, uint16_t s, char *buf, size_t len)
+{
+	const struct es_site_rec *sites;
+	const struct es_module_rec *mods;
+	int n = es_mpi_sites(w->mpi, t, &sites);
+	snprintf(buf, len, "site %u", s);
+	if (n <= s || !sites[s].frames)
+		return;
+	uint64_t pc = sites[s].pc[0];
+	int nm = es_mpi_modules(w->mpi, rank, &mods);
+	for (int i = 0; i < nm; i++) {
+		if (pc < mods[i].base || pc >= mods[i].end)
+			continue;
+		struct ar_symbol sym;
+		const char *base = strrchr(mods[i].path, '/');
+		base = base ? base + 1 : mods[i].path;
+		if (w->sym && !ar_symbols_lookup(w->sym, mods[i].path, pc - mods[i].base, &sym) && sym.function)
+			snprintf(buf, len, sym.file && sym.line ? "%s (%s:%d)" : "%s (%s)", sym.function,
+				 sym.file && sym.line ? sym.file : base, sym.line);
+		else
+			snprintf(buf, len, "%.200s+0x%llx", base, (unsigned long long)(pc - mods[i].base));
+		return;
+	}
+}
+
+/* Sites met in a pull not yet named: (scope thread, its rank, site). */
+struct unnamed {
+	int thread, rank;
+	uint16_t site;
+};
+
+/* The sites met, each named once: found under the view's lock (by the
+ * caller), named without it (DWARF may take a while), set under it. */
+static void name_sites(struct watcher *w, const struct unnamed *u, int n)
+{
+	char (*names)[600] = n ? malloc(sizeof(*names) * (size_t)n) : NULL;
+	if (!names)
+		return;
+	for (int i = 0; i < n; i++)
+		name_site(w, u[i].thread, u[i].rank, u[i].site, names[i], sizeof(names[i]));
+	pthread_mutex_lock(&w->sv->lock);
+	for (int i = 0; i < n; i++)
+		lv_set_site(w->sv->v, (uint32_t)u[i].thread, u[i].site, names[i]);
+	pthread_mutex_unlock(&w->sv->lock);
+	free(names);
+}
+
 /* Every event since the last pull into the view (only numbered while it
  * is frozen), and the collectives they complete. */
 static void pull(struct watcher *w, struct es_trace *ev, int max)
 {
+	enum { UNNAMED = 64 }; /* sites named a batch at most: the rest at the next */
+	struct unnamed unnamed[UNNAMED];
 	int n;
 	uint64_t lost;
 	if (es_scope_refresh(w->s) > 0) {
@@ -250,11 +303,21 @@ static void pull(struct watcher *w, struct es_trace *ev, int max)
 						     "channel's messages are drawn again from its next mark"
 						   : "esview came after the job's first calls had rotated out: a busy "
 						     "channel's messages are drawn from its next mark");
+		int nu = 0;
 		for (int i = 0; i < n; i++) {
 			const struct es_trace *t = &ev[i];
 			const struct es_leaf *l = es_scope_leaf(w->s, es_scope_consumed_leaf(w->s, (size_t)i));
 			struct lv_event e = { t->start, t->end, (uint32_t)l->thread, t->element, t->size, t->arg, 0,
 					      t->op, t->comm, 0, false, t->seq };
+			uint16_t s = ES_TRACE_SITE(t);
+			if (w->mpi && l->rank >= 0 && s && es_op_code(t->op) >= ES_OP_MPI_INIT && !es_is_mark(t->op) &&
+			    nu < UNNAMED && !lv_site_named(w->sv->v, (uint32_t)l->thread, s)) {
+				bool dup = false;
+				for (int k = 0; k < nu && !dup; k++)
+					dup = unnamed[k].thread == l->thread && unnamed[k].site == s;
+				if (!dup)
+					unnamed[nu++] = (struct unnamed){ l->thread, l->rank, s };
+			}
 			if (w->sv->frozen)
 				lv_count(w->sv->v, &e);
 			else
@@ -263,6 +326,7 @@ static void pull(struct watcher *w, struct es_trace *ev, int max)
 		if (!w->sv->frozen) /* the last second's balance stays as it was at the trigger */
 			lv_mark(w->sv->v, ps_now_ns()); /* what was consumed ended by now */
 		pthread_mutex_unlock(&w->sv->lock);
+		name_sites(w, unnamed, nu);
 		for (int i = 0; i < n && w->mpi; i++) {
 			const struct es_leaf *l = es_scope_leaf(w->s, es_scope_consumed_leaf(w->s, (size_t)i));
 			struct cm_done d;
@@ -593,6 +657,8 @@ static int attach(const struct opts *o, struct watcher *w)
 		w->mpi = NULL;
 	if (hb_create(w->latest, o->period, false, &w->hb) || cm_create(&w->cm) || set_threads(w))
 		return 1;
+	if (ar_symbols_create(&w->sym))
+		w->sym = NULL;
 	return 0;
 }
 
@@ -608,6 +674,7 @@ static void detach(struct watcher *w)
 	hb_destroy(w->hb);
 	cm_destroy(w->cm);
 	es_mpi_close(w->mpi);
+	ar_symbols_destroy(w->sym);
 	if (w->latest)
 		es_scope_destroy(w->latest);
 	if (w->s)

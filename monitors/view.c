@@ -130,8 +130,63 @@ void lv_destroy(lv *v)
 	free(v->sent);
 	free(v->mpi_ns), free(v->calls), free(v->traffic);
 	lv__binner_free(v->bn);
+	for (size_t i = 0; i < v->scap; i++)
+		free(v->sites[i].name);
+	free(v->sites);
 	free(v->ev);
 	free(v);
+}
+
+static size_t site_hash(uint32_t thread, uint16_t site)
+{
+	uint64_t h = ((uint64_t)thread << 16 | site) * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 32);
+}
+
+const char *lv__site_name(const lv *v, uint32_t thread, uint16_t site)
+{
+	for (size_t h = v->scap ? site_hash(thread, site) & (v->scap - 1) : 0; v->scap && v->sites[h].name;
+	     h = (h + 1) & (v->scap - 1))
+		if (v->sites[h].thread == thread && v->sites[h].site == site)
+			return v->sites[h].name;
+	return NULL;
+}
+
+bool lv_site_named(const lv *v, uint32_t thread, uint16_t site)
+{
+	return lv__site_name(v, thread, site) != NULL;
+}
+
+int lv_set_site(lv *v, uint32_t thread, uint16_t site, const char *name)
+{
+	if (lv_site_named(v, thread, site))
+		return 0;
+	if ((v->sused + 1) * 2 > v->scap) {
+		size_t cap = v->scap ? v->scap * 2 : 256;
+		struct site_name *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		for (size_t i = 0; i < v->scap; i++) {
+			if (!v->sites[i].name)
+				continue;
+			size_t h = site_hash(v->sites[i].thread, v->sites[i].site) & (cap - 1);
+			while (t[h].name)
+				h = (h + 1) & (cap - 1);
+			t[h] = v->sites[i];
+		}
+		free(v->sites);
+		v->sites = t;
+		v->scap = cap;
+	}
+	char *copy = strdup(name);
+	if (!copy)
+		return -ENOMEM;
+	size_t h = site_hash(thread, site) & (v->scap - 1);
+	while (v->sites[h].name)
+		h = (h + 1) & (v->scap - 1);
+	v->sites[h] = (struct site_name){ thread, site, copy };
+	v->sused++;
+	return 0;
 }
 
 /* The balance's sums sized for the threads, and counted again. */

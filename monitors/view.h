@@ -87,4 +87,20 @@ struct lv_ask {
  */
 int lv_json(lv *v, const char *job, const struct lv_ask *a, const char *extra, char **out, size_t *len);
 
+/* Call sites as the page names them: site s of thread t (a tuple's
+ * ES_TRACE_SITE), named once by esview from the thread's board and DWARF.
+ * 0 or -ENOMEM. */
+int lv_set_site(lv *v, uint32_t thread, uint16_t site, const char *name);
+bool lv_site_named(const lv *v, uint32_t thread, uint16_t site);
+
+/*
+ * The call under the page's pointer, for its hover: on lane `lane` of the
+ * lanes a asks for (as lv_json lists them), the call whose time holds
+ * at_ns, the shortest if several, else the nearest within tol_ns; a call
+ * in progress (a->inside) too.  As {"call":{name, thread, start_ms (from
+ * the time shown's start), dur_ms, to/from/root, tag, bytes, comm, site,
+ * in_progress}} or {"call":null}.  0 or -ENOMEM.
+ */
+int lv_call_json(lv *v, const struct lv_ask *a, int lane, uint64_t at_ns, uint64_t tol_ns, char **out, size_t *len);
+
 #endif

@@ -87,6 +87,9 @@ struct lv {
 	uint32_t *calls;
 	int nr;                   /* traffic is nr x nr, ranks below nr */
 	struct binner *bn;
+	/* call sites' names: open addressing, cap a power of two, half used at most */
+	struct site_name { uint32_t thread; uint16_t site; char *name; } *sites;
+	size_t scap, sused;
 };
 
 static inline const struct lv_event *lv__at(const lv *v, uint64_t i)
@@ -94,6 +97,7 @@ static inline const struct lv_event *lv__at(const lv *v, uint64_t i)
 	return &v->ev[(v->next + v->cap - (size_t)(v->added - i)) % v->cap];
 }
 size_t lv__first_after(const lv *v, uint64_t from); /* an index 0 .. n into the ring */
+const char *lv__site_name(const lv *v, uint32_t thread, uint16_t site); /* NULL: not named */
 size_t lv__stem(const char *name);
 size_t lv__key_hash(const struct key *k);
 void lv__binner_free(struct binner *b);

@@ -406,8 +406,9 @@ int lv_json(lv *v, const char *job, const struct lv_ask *a, const char *extra, c
 	uint64_t oldest = v->n ? lv__at(v, v->added - v->n)->start : a->now_ns;
 	fputs("{\"job\":", f);
 	mon_json_string(f, job);
-	fprintf(f, ",\"shown_ms\":%.3f,\"held_ms\":%.3f,\"added\":%llu", (double)(a->now_ns - from) / 1e6,
-		(double)(a->now_ns > oldest ? a->now_ns - oldest : 0) / 1e6, (unsigned long long)v->added);
+	fprintf(f, ",\"shown_ms\":%.3f,\"held_ms\":%.3f,\"added\":%llu,\"from_ns\":%llu", (double)(a->now_ns - from) / 1e6,
+		(double)(a->now_ns > oldest ? a->now_ns - oldest : 0) / 1e6, (unsigned long long)v->added,
+		(unsigned long long)from);
 	say_threads(f, v);
 	say_lanes(f, &b->l);
 	say_bins(f, v, b, a);
@@ -417,6 +418,92 @@ int lv_json(lv *v, const char *job, const struct lv_ask *a, const char *extra, c
 	fputs(extra ? extra : "", f);
 	fputc('}', f);
 	if (fclose(f) || rc) {
+		free(*out);
+		*out = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* --- the call under the pointer ------------------------------------------------ */
+
+/* How near e is to at: 0 inside it, else the gap to its nearer end. */
+static uint64_t distance(const struct lv_event *e, uint64_t at)
+{
+	return at < e->start ? e->start - at : at > e->end ? at - e->end : 0;
+}
+
+/* Whether e is nearer at than best (inside: the shorter). */
+static bool nearer(const struct lv_event *e, const struct lv_event *best, uint64_t at)
+{
+	if (!best)
+		return true;
+	uint64_t d = distance(e, at), bd = distance(best, at);
+	return d != bd ? d < bd : e->end - e->start < best->end - best->start;
+}
+
+static void say_call(FILE *f, const lv *v, const struct lv_event *e, uint64_t from, bool in_progress)
+{
+	char label[64];
+	int rank = (int)e->thread < v->nth ? v->th[e->thread].rank : -1;
+	fputs("{\"call\":{\"name\":", f);
+	mon_json_string(f, es_op_label(e->op & ~ES_OP_NUMBERED, label, sizeof(label)));
+	fputs(",\"thread\":", f);
+	mon_json_string(f, (int)e->thread < v->nth ? v->th[e->thread].name : "?");
+	fprintf(f, ",\"start_ms\":%.6f,\"dur_ms\":%.6f", e->start >= from ? (double)(e->start - from) / 1e6
+								   : -(double)(from - e->start) / 1e6,
+		(double)(e->end - e->start) / 1e6);
+	int dir = rank >= 0 && e->peer != ES_NONE ? es_message(e->op) : 0;
+	/* a message's peer, a collective's root; a wait's element is no rank */
+	if (e->peer != ES_NONE && (dir || es_op_matched(e->op)))
+		fprintf(f, ",\"%s\":%u", dir > 0 ? "to" : dir < 0 ? "from" : "root", e->peer);
+	if (dir && e->tag != ES_NONE)
+		fprintf(f, ",\"tag\":%u", e->tag);
+	if (!in_progress)
+		fprintf(f, ",\"bytes\":%u", e->bytes);
+	if (rank >= 0 && e->comm != ES_COMM_NONE)
+		fprintf(f, ",\"comm\":%u", e->comm);
+	const char *site = rank >= 0 ? lv__site_name(v, e->thread, (uint16_t)(e->seq >> 16)) : NULL;
+	if (site) {
+		fputs(",\"site\":", f);
+		mon_json_string(f, site);
+	}
+	fprintf(f, ",\"in_progress\":%s}}", in_progress ? "true" : "false");
+}
+
+int lv_call_json(lv *v, const struct lv_ask *a, int lane, uint64_t at_ns, uint64_t tol_ns, char **out, size_t *len)
+{
+	struct lanes l;
+	if (lanes_make(v, a, &l))
+		return -ENOMEM;
+	uint64_t from = a->now_ns > a->shown_ns ? a->now_ns - a->shown_ns : 0;
+	const struct lv_event *best = NULL;
+	bool in_progress = false;
+	/* newest first: the ring is in the order added, which ends keep */
+	for (uint64_t i = v->added; i > v->added - v->n; i--) {
+		const struct lv_event *e = lv__at(v, i - 1);
+		if (e->end + tol_ns < at_ns && e->end + 10 * BALANCE_NS < at_ns)
+			break; /* older calls end before it, past what a call lasts that is not in progress */
+		if ((int)e->thread >= v->nth || l.lane[e->thread] != lane || (e->op & ES_OP_DONE) || es_is_mark(e->op) ||
+		    distance(e, at_ns) > tol_ns || !nearer(e, best, at_ns))
+			continue;
+		best = e;
+	}
+	for (int i = 0; i < a->ninside; i++) {
+		const struct lv_event *e = &a->inside[i];
+		if ((int)e->thread < v->nth && l.lane[e->thread] == lane && distance(e, at_ns) <= tol_ns &&
+		    nearer(e, best, at_ns))
+			best = e, in_progress = true;
+	}
+	lanes_free(&l);
+	FILE *f = open_memstream(out, len);
+	if (!f)
+		return -ENOMEM;
+	if (best)
+		say_call(f, v, best, from, in_progress);
+	else
+		fputs("{\"call\":null}", f);
+	if (fclose(f)) {
 		free(*out);
 		*out = NULL;
 		return -ENOMEM;

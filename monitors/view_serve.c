@@ -81,6 +81,33 @@ static enum MHD_Result data(struct lv_served *sv, struct MHD_Connection *c)
 	return vd_reply(c, MHD_HTTP_OK, "application/json", json, len, MHD_RESPMEM_MUST_FREE, NULL);
 }
 
+/* /call?lane=I&at=NS&tol=NS&shown=MS&open=LANES: the call under the
+ * page's pointer (lv_call_json), at at ns of the clock /data's from_ns is
+ * on, within tol (a few pixels' time). */
+static enum MHD_Result call(struct lv_served *sv, struct MHD_Connection *c)
+{
+	const char *open = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "open");
+	const char *at = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "at");
+	char *end = NULL;
+	uint64_t at_ns = at ? strtoull(at, &end, 10) : 0;
+	int lane = (int)arg_number(c, "lane", -1, -1, 1 << 20);
+	double tol = arg_number(c, "tol", 1e6, 0, 1e10), shown = arg_number(c, "shown", 5000, 1, (double)sv->window_ns / 1e6);
+	if (!at || !end || *end || lane < 0)
+		return vd_reply(c, MHD_HTTP_BAD_REQUEST, "text/plain", "expected lane=I&at=NS\n", 22,
+				MHD_RESPMEM_PERSISTENT, NULL);
+	char *json = NULL;
+	size_t len = 0;
+	pthread_mutex_lock(&sv->lock);
+	struct lv_ask a = { sv->now_ns, (uint64_t)(shown * 1e6), 1, open ? open : "", 256, 0, sv->inside, sv->ninside,
+			    sv->upto };
+	int rc = lv_call_json(sv->v, &a, lane, at_ns, (uint64_t)tol, &json, &len);
+	pthread_mutex_unlock(&sv->lock);
+	if (rc)
+		return vd_reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", "no memory\n", 10, MHD_RESPMEM_PERSISTENT,
+				NULL);
+	return vd_reply(c, MHD_HTTP_OK, "application/json", json, len, MHD_RESPMEM_MUST_FREE, NULL);
+}
+
 static enum MHD_Result picture(struct lv_served *sv, struct MHD_Connection *c)
 {
 	pthread_mutex_lock(&sv->lock);
@@ -121,6 +148,8 @@ enum MHD_Result lv_serve(void *cls, struct MHD_Connection *c, const char *url, b
 	if (!post && !strcmp(url, "/"))
 		return vd_reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", sv->page, sv->page_len, MHD_RESPMEM_PERSISTENT,
 				sv->csp);
+	if (!post && !strcmp(url, "/call"))
+		return call(sv, c);
 	if (!post && !strcmp(url, "/data"))
 		return data(sv, c);
 	if (!post && !strcmp(url, "/waitfor.svg"))

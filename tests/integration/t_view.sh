@@ -83,6 +83,17 @@ assert d["traffic"]["bytes"], "no bytes sent"
 assert d["colls"] and d["colls"][0]["name"] == "MPI_Allreduce" and d["colls"][0]["members"] == 2, d["colls"]
 assert "msgs_note" in d or d["msgs"], "neither messages nor why not"
 assert d["waits"]["threads"] == 6, d["waits"]' "$dir/data.json" || die "the data is wrong"
+# hovering rank 0's lane names a call there: its name, duration, bytes,
+# and where the wind tunnel made it (DWARF: function, file and line)
+at=$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(int(d["from_ns"] + d["shown_ms"] * 1e6 - 2e8))' "$dir/data.json")
+curl -sf "${url}call?lane=0&at=$at&tol=1000000000" >"$dir/call.json" || die "GET /call failed"
+python3 -c 'import json, re, sys
+c = json.load(open(sys.argv[1]))["call"]
+assert c and c["name"].startswith("MPI_") and c["thread"].startswith("rank0.") and c["dur_ms"] >= 0, c
+assert "bytes" in c or c["in_progress"], c
+assert c["in_progress"] or re.fullmatch(r"\S+ \(\S+\.c:[0-9]+\)", c.get("site", "")), c' "$dir/call.json" ||
+	die "the call under the pointer: $(cat "$dir/call.json")"
+curl -s -o /dev/null -w "%{http_code}" "${url}call?lane=0" | grep -q 400 || die "a question without its time answered"
 # the page, in a browser: both ranks listed, frames drawn, and the lanes advance
 dom "$url" >"$dir/dom1" || die "chromium failed"
 for r in 0 1; do

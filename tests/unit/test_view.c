@@ -281,6 +281,54 @@ START_TEST(messages_numbered)
 }
 END_TEST
 
+/* The call under the pointer: the shortest holding the time, else the
+ * nearest within the tolerance, with its peer, tag, bytes and named site;
+ * a call in progress; nothing on an empty stretch or another lane. */
+START_TEST(call_under_pointer)
+{
+	lv *v;
+	ck_assert_int_eq(lv_create(64, &v), 0);
+	const struct lv_thread th[2] = { { "rank0.thread0", 0, "" }, { "rank1.thread0", 1, "" } };
+	ck_assert_int_eq(lv_set_threads(v, th, 2), 0);
+	struct lv_event s = { .start = 2 * ms, .end = 5 * ms, .thread = 0, .peer = 1, .bytes = 800, .tag = 7,
+			      .op = ES_OP_MPI_SEND | ES_OP_NUMBERED, .seq = 3u << 16 | ES_NUM_WHOLE };
+	lv_add(v, &s);
+	add(v, 1, 1 * ms, 9 * ms, ES_OP_MPI_BARRIER, ES_NONE, 0);
+	ck_assert_int_eq(lv_set_site(v, 0, 3, "halo (halo.c:42)"), 0);
+	ck_assert(lv_site_named(v, 0, 3));
+	ck_assert(!lv_site_named(v, 1, 3));
+	struct lv_event in = { .start = 12 * ms, .end = 20 * ms, .thread = 1, .peer = 0, .op = ES_OP_MPI_RECV };
+	struct lv_ask a = { .now_ns = 20 * ms, .shown_ns = 20 * ms, .bins = 10, .open = "", .max_lanes = 256,
+			    .inside = &in, .ninside = 1 };
+	char *j;
+	size_t len;
+	ck_assert_int_eq(lv_call_json(v, &a, 0, 3 * ms, ms / 10, &j, &len), 0);
+	ck_assert_str_eq(j, "{\"call\":{\"name\":\"MPI_Send\",\"thread\":\"rank0.thread0\",\"start_ms\":2.000000,"
+			    "\"dur_ms\":3.000000,\"to\":1,\"tag\":7,\"bytes\":800,\"comm\":0,\"site\":\"halo (halo.c:42)\","
+			    "\"in_progress\":false}}");
+	free(j);
+	/* just past its end, within the tolerance: the same; further, nothing */
+	ck_assert_int_eq(lv_call_json(v, &a, 0, 5 * ms + ms / 20, ms / 10, &j, &len), 0);
+	ck_assert_msg(strstr(j, "\"name\":\"MPI_Send\""), "%s", j);
+	free(j);
+	ck_assert_int_eq(lv_call_json(v, &a, 0, 7 * ms, ms / 10, &j, &len), 0);
+	ck_assert_str_eq(j, "{\"call\":null}");
+	free(j);
+	/* rank 1's lane: the barrier, then the receive it is inside now */
+	ck_assert_int_eq(lv_call_json(v, &a, 1, 3 * ms, ms / 10, &j, &len), 0);
+	ck_assert_msg(strstr(j, "\"name\":\"MPI_Barrier\"") && !strstr(j, "\"site\""), "%s", j);
+	free(j);
+	ck_assert_int_eq(lv_call_json(v, &a, 1, 15 * ms, ms / 10, &j, &len), 0);
+	ck_assert_msg(strstr(j, "\"name\":\"MPI_Recv\"") && strstr(j, "\"from\":0") && strstr(j, "\"in_progress\":true") &&
+		      !strstr(j, "\"bytes\""), "%s", j);
+	free(j);
+	ck_assert_int_eq(lv_call_json(v, &a, 5, 3 * ms, ms / 10, &j, &len), 0); /* no such lane */
+	ck_assert_str_eq(j, "{\"call\":null}");
+	free(j);
+	lv_destroy(v);
+}
+END_TEST
+
 /* Names with quotes, backslashes and control characters cannot break the JSON. */
 START_TEST(escaping)
 {
@@ -372,6 +420,7 @@ Suite *view_suite(void)
 	tcase_add_test(tc, folding);
 	tcase_add_test(tc, messages);
 	tcase_add_test(tc, messages_numbered);
+	tcase_add_test(tc, call_under_pointer);
 	tcase_add_test(tc, escaping);
 	tcase_add_test(tc, marks);
 	tcase_add_test(tc, incremental);
