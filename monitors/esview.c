@@ -230,18 +230,16 @@ static void collective(struct watcher *w, const struct cm_done *d)
 			 d->num, d->imb_ms, bound, d->last_rank);
 }
 
-/* Site s of a rank's thread t as the hover says it: "function (file:line)",
- * the function, or the module and offset, as much as is known. */
-static void name_site(struct watcher *w, int t, int rank, uint16_t s, char *buf, size_t len)
+/* Site s as the hover says it, from its thread's sites and its rank's
+ * modules: "function (file:line)", the function, or the module and
+ * offset, as much as is known. */
+static void name_site(struct watcher *w, const struct es_site_rec *sites, int n, const struct es_module_rec *mods,
+		      int nm, uint16_t s, char *buf, size_t len)
 {
-	const struct es_site_rec *sites;
-	const struct es_module_rec *mods;
-	int n = es_mpi_sites(w->mpi, t, &sites);
 	snprintf(buf, len, "site %u", s);
 	if (n <= s || !sites[s].frames)
 		return;
 	uint64_t pc = sites[s].pc[0];
-	int nm = es_mpi_modules(w->mpi, rank, &mods);
 	for (int i = 0; i < nm; i++) {
 		if (pc < mods[i].base || pc >= mods[i].end)
 			continue;
@@ -270,8 +268,17 @@ static void name_sites(struct watcher *w, const struct unnamed *u, int n)
 	char (*names)[600] = n ? malloc(sizeof(*names) * (size_t)n) : NULL;
 	if (!names)
 		return;
-	for (int i = 0; i < n; i++)
-		name_site(w, u[i].thread, u[i].rank, u[i].site, names[i], sizeof(names[i]));
+	const struct es_site_rec *sites = NULL;
+	const struct es_module_rec *mods = NULL;
+	int ns = 0, nm = 0;
+	for (int i = 0; i < n; i++) {
+		/* each board read once a batch: sites met together are mostly one thread's */
+		if (!i || u[i].thread != u[i - 1].thread)
+			ns = es_mpi_sites(w->mpi, u[i].thread, &sites);
+		if (!i || u[i].rank != u[i - 1].rank)
+			nm = es_mpi_modules(w->mpi, u[i].rank, &mods);
+		name_site(w, sites, ns, mods, nm, u[i].site, names[i], sizeof(names[i]));
+	}
 	pthread_mutex_lock(&w->sv->lock);
 	for (int i = 0; i < n; i++)
 		lv_set_site(w->sv->v, (uint32_t)u[i].thread, u[i].site, names[i]);
