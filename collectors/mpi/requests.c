@@ -377,6 +377,10 @@ void es_req_made(MPI_Request req, unsigned op, const struct es_comm *c, uint32_t
 			 MPI_SUCCESS);
 		return;
 	}
+	/* a quiet request's call read no clock: monitors order receives by
+	 * when they were posted (waits.c, rule R), so it is stamped here */
+	if (!start && (state & ES_REQ_QUIET) && !(state & ES_REQ_PERSISTENT))
+		start = es_now();
 	struct es_req_rec v = { .start = start, .op = (uint16_t)op, .state = (uint16_t)state,
 				.serial = c ? c->serial : ES_NONE, .peer = peer, .arg = arg,
 				.size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size };
