@@ -269,7 +269,7 @@ static void say_bins(FILE *f, const lv *v, const struct binner *b, const struct 
 static void say_messages(FILE *f, const lv *v, const struct binner *b, uint64_t from, uint64_t now)
 {
 	fputs(",\"msgs\":[", f);
-	size_t n = b->nrv < b->rcap ? b->nrv : b->rcap, k = 0, alone = 0;
+	size_t n = b->nrv < b->rcap ? b->nrv : b->rcap, k = 0, alone = 0, back = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct end *r = &b->recvs[(b->nrv - n + i) % b->rcap];
 		const struct sent *s = &v->sent[(lv__key_hash(&r->k) ^ r->ord * 0x9e3779b9u) % SENT];
@@ -279,8 +279,12 @@ static void say_messages(FILE *f, const lv *v, const struct binner *b, uint64_t 
 			alone++; /* its send not recorded (paused, filtered) or no longer kept */
 			continue;
 		}
-		if (s->start > r->at || (int)s->thread >= v->nth || b->l.lane[s->thread] < 0)
-			continue; /* its send's lane folded away; never a line back in time */
+		if (s->start > r->at) {
+			back++; /* received before it was sent, by the hosts' clocks: never a line back in time */
+			continue;
+		}
+		if ((int)s->thread >= v->nth || b->l.lane[s->thread] < 0)
+			continue; /* its send's lane folded away */
 		uint64_t at = s->start > from ? s->start : from;
 		fprintf(f, "%s[%d,%.3f,%d,%.3f]", k++ ? "," : "", b->l.lane[s->thread], (double)(at - from) / 1e6,
 			r->lane, (double)(r->at - from) / 1e6);
@@ -290,6 +294,8 @@ static void say_messages(FILE *f, const lv *v, const struct binner *b, uint64_t 
 		fprintf(f, ",\"msgs_older\":%zu", b->nrv - b->rcap);
 	if (alone)
 		fprintf(f, ",\"msgs_alone\":%zu", alone);
+	if (back)
+		fprintf(f, ",\"msgs_backwards\":%zu", back);
 	if (*v->unpaired) {
 		fputs(",\"msgs_note\":", f);
 		mon_json_string(f, v->unpaired);
