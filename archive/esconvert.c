@@ -131,6 +131,10 @@ int main(int argc, char **argv)
 			if (st.backwards) /* never silent: what the picture leaves out, and why */
 				fprintf(stderr, "; %llu messages not drawn: received before they were sent, "
 					"by the ranks' clocks", (unsigned long long)st.backwards);
+			if (st.colls_backwards)
+				fprintf(stderr, "; %llu collective arrows not drawn: a member left before the one "
+					"it would come from came (by the ranks' clocks, or a collective that "
+					"does not wait for all)", (unsigned long long)st.colls_backwards);
 			fputc('\n', stderr);
 			said_alone("not drawn", &st);
 		}

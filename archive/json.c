@@ -290,7 +290,59 @@ static int messages(struct jout *j)
 	return 0;
 }
 
-/* Collectives: from the last rank in to every other (reorders the slices). */
+/* Which way a collective's arrows go: from its root to the others (1 to
+ * N: the data comes from it), from the others to its root (N to 1), or
+ * from the last in to the others (all wait for all). */
+enum way { FROM_LAST, FROM_ROOT, TO_ROOT };
+static enum way way_of(unsigned op)
+{
+	switch (es_op_code(op)) {
+	case ES_OP_MPI_BCAST: case ES_OP_MPI_SCATTER: case ES_OP_MPI_SCATTERV:
+		return FROM_ROOT;
+	case ES_OP_MPI_REDUCE: case ES_OP_MPI_GATHER: case ES_OP_MPI_GATHERV:
+		return TO_ROOT;
+	default:
+		return FROM_LAST;
+	}
+}
+
+/* An arrow from's start to to's end, unless it would go back in time (the
+ * hosts' clocks, or a collective that let a member go before another
+ * came): never drawn, and counted. */
+static bool coll_flow(struct jout *j, const struct slice *from, const struct slice *to)
+{
+	if (to->end <= from->start) {
+		j->st->colls_backwards++;
+		return false;
+	}
+	flow(j->f, j->id++, "collective", from, to, j->pid);
+	return true;
+}
+
+/* One collective's members' slices, sorted by start: its arrows. */
+static void coll_arrows(struct jout *j, const struct slice *m, size_t n)
+{
+	const struct es_trace *t = &j->ev[m[0].event].t;
+	enum way w = way_of(t->op);
+	size_t root = n;
+	for (size_t i = 0; i < n && w != FROM_LAST; i++)
+		if (t->element != NONE && ar_thread(j->a, m[i].thread)->rank == (int)t->element)
+			root = i;
+	if (w != FROM_LAST && root == n)
+		return; /* its root not recorded: which way is not known */
+	bool drawn = false;
+	for (size_t i = 0; i < n; i++) {
+		if (w == FROM_ROOT && i != root)
+			drawn |= coll_flow(j, &m[root], &m[i]);
+		else if (w == TO_ROOT && i != root)
+			drawn |= coll_flow(j, &m[i], &m[root]);
+		else if (w == FROM_LAST && i != n - 1)
+			drawn |= coll_flow(j, &m[n - 1], &m[i]);
+	}
+	j->st->colls += drawn;
+}
+
+/* Collectives: a group of slices per call (reorders the slices). */
 static void collectives(struct jout *j)
 {
 	const struct ar_event *ev = j->ev;
@@ -305,12 +357,8 @@ static void collectives(struct jout *j)
 		while (k < nc && ev[sl[k].event].t.arg == ev[sl[i].event].t.arg &&
 		       es_op_code(ev[sl[k].event].t.op) == es_op_code(ev[sl[i].event].t.op))
 			k++;
-		const struct slice *last = &sl[k - 1]; /* sorted by start: the last in */
-		if (k - i > 1 && last->start <= j->to && sl[i].end >= j->from) {
-			for (size_t m = i; m < k - 1; m++)
-				flow(j->f, j->id++, "collective", last, &sl[m], j->pid);
-			j->st->colls++;
-		}
+		if (k - i > 1 && sl[k - 1].start <= j->to && sl[i].end >= j->from)
+			coll_arrows(j, &sl[i], k - i);
 		i = k;
 	}
 }

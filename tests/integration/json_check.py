@@ -2,8 +2,9 @@
 """json_check.py FILE SLICES MESSAGES: a trace-event JSON file as Perfetto would read it.
 
 Checks that it parses, has SLICES complete events and MESSAGES message flows,
-that every flow has both ends on existing tracks, that no message arrow
-points back in time (its receive before its send), and that slices on each
+that every flow has both ends on existing tracks, that no arrow points back
+in time (a message's receive before its send, a collective's end before
+the call it comes from began), and that slices on each
 track nest (none ends inside another it does not contain)."""
 import json
 import sys
@@ -27,8 +28,8 @@ for e in ev:
 for k, v in ends.items():
     if sorted(v) != ["f", "s"]:
         bad.append("flow %r has ends %r" % (k, v))
-    elif k[0] == "message" and at[k + ("f",)] < at[k + ("s",)]:
-        bad.append("message %r arrives at %s, before it was sent at %s" % (k[1], at[k + ("f",)], at[k + ("s",)]))
+    elif at[k + ("f",)] < at[k + ("s",)]:  # a message's, a collective's: never back in time
+        bad.append("%s %r arrives at %s, before it left at %s" % (k[0], k[1], at[k + ("f",)], at[k + ("s",)]))
 msgs = sum(1 for k in ends if k[0] == "message")
 if msgs != want_msgs:
     bad.append("%d message flows, expected %d" % (msgs, want_msgs))

@@ -485,6 +485,51 @@ START_TEST(messages_pair_by_number)
 }
 END_TEST
 
+/* A collective's arrows go the way its data goes: from a Bcast's root to
+ * the others, from the others to a Reduce's root, from the last in to the
+ * others of a Barrier; one that would end before it began is not drawn,
+ * and counted. */
+START_TEST(json_collective_arrows)
+{
+	char err[512] = "", sub[4200], out[4300];
+	snprintf(sub, sizeof(sub), "%s/c", dir);
+	ar_writer *w;
+	ck_assert_int_eq(ar_create(sub, "jc", &w, err, sizeof(err)), 0);
+	ck_assert_int_eq(ar_set_thread(w, 0, "jc.r0", "rank0.thread0"), 0);
+	ck_assert_int_eq(ar_set_thread(w, 1, "jc.r1", "rank1.thread0"), 0);
+	const int world[] = { 0, 1 };
+	set_comm(w, 0, ES_COMM_WORLD_ID, ES_COMMS_WORLD, 2, world, 0, NULL);
+	/* Bcast from rank 1, which came last: rank 0 waited for it, the arrow
+	 * from it; Reduce to rank 0: rank 1 left at once, its arrow to the
+	 * root; a Barrier rank 0 left before rank 1 came, by these clocks */
+	put_ev(w, tuple(50, 150, ES_OP_MPI_BCAST, 1, 0), 0);
+	put_ev(w, tuple(100, 200, ES_OP_MPI_BCAST, 1, 0), 1);
+	put_ev(w, tuple(300, 400, ES_OP_MPI_REDUCE, 0, 1), 0);
+	put_ev(w, tuple(250, 260, ES_OP_MPI_REDUCE, 0, 1), 1);
+	put_ev(w, tuple(500, 600, ES_OP_MPI_BARRIER, ES_NONE, 2), 0);
+	put_ev(w, tuple(650, 700, ES_OP_MPI_BARRIER, ES_NONE, 2), 1);
+	ck_assert_int_eq(ar_finish(w, &(struct ar_end){ .lost = 0, .before = 0, .why = "-" }, err, sizeof(err)), 0);
+	ar_archive *a;
+	ck_assert_msg(ar_open(sub, &a, err, sizeof(err)) == 0, "%s", err);
+	struct ar_out_stats st;
+	snprintf(out, sizeof(out), "%s/c.json", dir);
+	ck_assert_msg(ar_to_json(a, out, 0, UINT64_MAX, &st, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(st.colls, 2);
+	ck_assert_uint_eq(st.colls_backwards, 1);
+	/* the Bcast's arrow leaves rank 1 (tid 1) at its start, 50 ns after the first event */
+	FILE *f = fopen(out, "r");
+	ck_assert_ptr_nonnull(f);
+	char line[512];
+	int from_root = 0;
+	while (fgets(line, sizeof(line), f))
+		from_root += strstr(line, "\"ph\":\"s\",\"id\":") && strstr(line, "\"cat\":\"collective\"") &&
+			     strstr(line, "\"tid\":1,\"ts\":0.050") != NULL;
+	fclose(f);
+	ck_assert_int_eq(from_root, 1);
+	ar_close(a);
+}
+END_TEST
+
 START_TEST(converters_write_an_archive)
 {
 	char err[512] = "", sub[4200], out[4300];
@@ -1048,6 +1093,7 @@ Suite *archive_suite(void)
 	tcase_add_test(tc, archive_refused_when_not_whole);
 	tcase_add_test(tc, items_nest_and_clip);
 	tcase_add_test(tc, messages_pair_by_number);
+	tcase_add_test(tc, json_collective_arrows);
 	tcase_add_test(tc, converters_write_an_archive);
 	tcase_add_test(tc, plot_lanes_and_key);
 	tcase_add_test(tc, readers_on_1024_threads);
