@@ -31,29 +31,27 @@ struct end {
 	uint64_t start;
 };
 
+static int cmp(uint64_t x, uint64_t y)
+{
+	return x < y ? -1 : x > y;
+}
+
 static int key_cmp(const struct end *x, const struct end *y)
 {
-	if (x->from != y->from)
-		return x->from < y->from ? -1 : 1;
-	if (x->to != y->to)
-		return x->to < y->to ? -1 : 1;
-	if (x->comm != y->comm)
-		return x->comm < y->comm ? -1 : 1;
-	return x->tag < y->tag ? -1 : x->tag > y->tag;
+	int c = cmp(x->from, y->from);
+	c = c ? c : cmp(x->to, y->to);
+	c = c ? c : cmp(x->comm, y->comm);
+	return c ? c : cmp(x->tag, y->tag);
 }
 
 /* a thread's channels, each in the order written (the file's: event index) */
 static int by_thread(const void *a, const void *b)
 {
 	const struct end *x = a, *y = b;
-	if (x->thread != y->thread)
-		return x->thread < y->thread ? -1 : 1;
-	int c = key_cmp(x, y);
-	if (c)
-		return c;
-	if (x->recv != y->recv)
-		return x->recv < y->recv ? -1 : 1;
-	return x->event < y->event ? -1 : x->event > y->event;
+	int c = cmp(x->thread, y->thread);
+	c = c ? c : key_cmp(x, y);
+	c = c ? c : cmp(x->recv, y->recv);
+	return c ? c : cmp(x->event, y->event);
 }
 
 /* a channel's ends by thread, to find channels two threads used */
@@ -61,11 +59,8 @@ static int by_side(const void *a, const void *b)
 {
 	const struct end *x = a, *y = b;
 	int c = key_cmp(x, y);
-	if (c)
-		return c;
-	if (x->recv != y->recv)
-		return x->recv < y->recv ? -1 : 1;
-	return x->thread < y->thread ? -1 : x->thread > y->thread;
+	c = c ? c : cmp(x->recv, y->recv);
+	return c ? c : cmp(x->thread, y->thread);
 }
 
 /* a channel's messages by number, the send before the receive */
@@ -73,13 +68,9 @@ static int by_number(const void *a, const void *b)
 {
 	const struct end *x = a, *y = b;
 	int c = key_cmp(x, y);
-	if (c)
-		return c;
-	if (x->num != y->num)
-		return x->num < y->num ? -1 : 1;
-	if (x->recv != y->recv)
-		return x->recv < y->recv ? -1 : 1;
-	return x->start < y->start ? -1 : x->start > y->start;
+	c = c ? c : cmp(x->num, y->num);
+	c = c ? c : cmp(x->recv, y->recv);
+	return c ? c : cmp(x->start, y->start);
 }
 
 /* an archive without numbers: a channel's sends, then its receives, each by time */
@@ -87,13 +78,9 @@ static int by_order(const void *a, const void *b)
 {
 	const struct end *x = a, *y = b;
 	int c = key_cmp(x, y);
-	if (c)
-		return c;
-	if (x->recv != y->recv)
-		return x->recv < y->recv ? -1 : 1;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->event < y->event ? -1 : x->event > y->event;
+	c = c ? c : cmp(x->recv, y->recv);
+	c = c ? c : cmp(x->start, y->start);
+	return c ? c : cmp(x->event, y->event);
 }
 
 /* Every message end and mark of the ranks' threads; whether any is numbered. */

@@ -276,7 +276,7 @@ static void say_messages(FILE *f, const lv *v, const struct binner *b, uint64_t 
 		if (r->at < from || r->at > now)
 			continue;
 		if (!s->used || s->ord != r->ord || memcmp(&s->k, &r->k, sizeof(r->k))) {
-			alone++; /* its send not recorded (paused, filtered) or no longer kept */
+			alone++; /* its send not recorded (paused, filtered), not read yet, or no longer kept */
 			continue;
 		}
 		if (s->start > r->at) {
@@ -488,8 +488,8 @@ int lv_call_json(lv *v, const struct lv_ask *a, int lane, uint64_t at_ns, uint64
 	/* newest first: the ring is in the order added, which ends keep */
 	for (uint64_t i = v->added; i > v->added - v->n; i--) {
 		const struct lv_event *e = lv__at(v, i - 1);
-		if (e->end + tol_ns < at_ns && e->end + 10 * BALANCE_NS < at_ns)
-			break; /* older calls end before it, past what a call lasts that is not in progress */
+		if (e->end + tol_ns + 10 * BALANCE_NS < at_ns)
+			break; /* what was added before it ended before it too: pulls come far more often */
 		if ((int)e->thread >= v->nth || l.lane[e->thread] != lane || (e->op & ES_OP_DONE) || es_is_mark(e->op) ||
 		    distance(e, at_ns) > tol_ns || !nearer(e, best, at_ns))
 			continue;

@@ -908,6 +908,13 @@ void es_requests_reset(void)
 
 /* --- channels -------------------------------------------------------------------------------- */
 
+static uint32_t chan_hash(uint32_t peer, uint32_t tag, uint32_t serial, uint32_t dir)
+{
+	uint64_t h = ((uint64_t)peer * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)tag * 0xc2b2ae3d27d4eb4full) ^
+		     ((uint64_t)serial * 0x165667b19e3779f9ull) ^ dir;
+	return (uint32_t)(h ^ h >> 29);
+}
+
 /* A key's slot on the board mpi.chansK: open addressing over slots 1..,
  * the board's own in slot 0.  Keys are never removed; a full board
  * counts only the keys it has, and says so.  NULL when there is no room. */
@@ -916,9 +923,7 @@ static struct es_chan_rec *board_slot(uint32_t peer, uint32_t tag, uint32_t seri
 	struct es_chan_rec *b = es_t.chans;
 	if (!b)
 		return NULL;
-	uint64_t h = ((uint64_t)peer * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)tag * 0xc2b2ae3d27d4eb4full) ^
-		     ((uint64_t)serial * 0x165667b19e3779f9ull) ^ dir;
-	h ^= h >> 29;
+	uint32_t h = chan_hash(peer, tag, serial, dir);
 	uint32_t want = ES_CHAN_USED | dir;
 	for (uint32_t k = 0, i = (uint32_t)(h % (ES_CHANS_SLOTS - 1)) + 1; k < ES_CHANS_SLOTS - 1;
 	     k++, i = i + 1 < ES_CHANS_SLOTS ? i + 1 : 1) {
@@ -952,12 +957,6 @@ struct es_chans {
  * unpaired, and said) rather than its memory grow past 20 MB. */
 #define ES_CHANS_MAX (1u << 18)
 
-static uint32_t chan_hash(uint32_t peer, uint32_t tag, uint32_t serial, uint32_t dir)
-{
-	uint64_t h = ((uint64_t)peer * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)tag * 0xc2b2ae3d27d4eb4full) ^
-		     ((uint64_t)serial * 0x165667b19e3779f9ull) ^ dir;
-	return (uint32_t)(h ^ h >> 29);
-}
 
 static int chans_grow(struct es_chans *t)
 {

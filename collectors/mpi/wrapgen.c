@@ -229,7 +229,6 @@ static void parse_entry(char *text, int line)
 		die(line, "%s: chan=%s: expected send, recv, req or probe", name, c->chan);
 	if (!strcmp(c->chan, "req") && !*c->req)
 		die(line, "%s: chan=req needs req=", name);
-
 	if (*c->made && strcmp(c->made, "child") && strcmp(c->made, "group") && strcmp(c->made, "inter"))
 		die(line, "%s: made=%s: expected child, group or inter", name, c->made);
 	if ((*c->rsrc || *c->rsize || *c->rtag) && !(*c->rsrc && *c->rsize && *c->rtag))
@@ -572,14 +571,15 @@ static void body_after(const struct call *c, int fortran)
 	/* a message's request is followed whether or not its call is
 	 * recorded (quiet), so that its message is counted */
 	const char *state = is(c, "pinit") ? "ES_REQ_PERSISTENT" : "ES_REQ_ACTIVE";
-	if (*c->req && !strcmp(c->chan, "req"))
-		emit("\tif (rc == MPI_SUCCESS)\n\t\tes_req_made(%s, %s, %s, %s, %s, %s, %s, %s, want_ ? %s : %s | ES_REQ_QUIET);\n",
-		     c->req, c->op, *ci ? "c_" : "NULL", element, arg, size, is(c, "pinit") ? "0" : "t0",
-		     wait || *c->rsrc || is(c, "start") ? "0" : "t1_", state, state);
-	else if (*c->req)
-		emit("\tif (want_ && rc == MPI_SUCCESS)\n\t\tes_req_made(%s, %s, %s, %s, %s, %s, %s, %s, %s);\n",
-		     c->req, c->op, *ci ? "c_" : "NULL", element, arg, size, is(c, "pinit") ? "0" : "t0",
-		     wait || *c->rsrc || is(c, "start") ? "0" : "t1_", state);
+	char how[96];
+	if (!strcmp(c->chan, "req"))
+		snprintf(how, sizeof(how), "want_ ? %s : %s | ES_REQ_QUIET", state, state);
+	else
+		snprintf(how, sizeof(how), "%s", state);
+	if (*c->req)
+		emit("\tif (%src == MPI_SUCCESS)\n\t\tes_req_made(%s, %s, %s, %s, %s, %s, %s, %s, %s);\n",
+		     strcmp(c->chan, "req") ? "want_ && " : "", c->req, c->op, *ci ? "c_" : "NULL", element, arg, size,
+		     is(c, "pinit") ? "0" : "t0", wait || *c->rsrc || is(c, "start") ? "0" : "t1_", how);
 	if (*c->idup && !fortran)
 		emit("\tif (want_ && rc == MPI_SUCCESS)\n\t\tes_req_idup(%s, c_, %s, seed_);\n", c->req, c->idup);
 	if (*c->new_)
