@@ -89,8 +89,9 @@ extern struct es_proc es_g ES_HIDDEN;
  * (handles as they were then: a completing poll finds its NULL in place of
  * the one that completed). */
 struct es_streak {
-	uint64_t start;
+	uintptr_t key;  /* what a fruitless poll's entry point compares (es_poll_key): first */
 	uint64_t polls; /* wide enough never to saturate: a fruitless poll only adds one */
+	uint64_t start;
 	const void *array;       /* the caller's array of requests, as given */
 	bool recheck;            /* a request was made since held was taken: look at it again */
 	int n;
@@ -131,13 +132,11 @@ struct es_thread {
 	struct es_chan *chan_last[2]; /* the channel a send, a receive last counted on, or NULL */
 	struct es_rindex *ri;
 	struct es_streak streak[ES_MPI_NPOLLS];
-	/* the status a poll inside a streak passed MPI (poll_NAME in wrappers.c):
-	 * kept here, not in a register saved across the call, for the one poll
-	 * that completes; a poll made from inside MPI's call (a generalized
-	 * request's callback) may overwrite it, and then the completing poll
-	 * records that one's source and size, nothing worse */
-	MPI_Status *poll_st;
-	MPI_Status poll_status; /* when the program passed MPI_STATUS_IGNORE */
+	/* the status a poll inside a streak (poll_NAME in wrappers.c) gives MPI
+	 * when the program passed MPI_STATUS_IGNORE; a poll made from inside
+	 * MPI's call (a generalized request's callback) may overwrite it, and
+	 * then the completing poll records that one's source and size */
+	MPI_Status poll_status;
 	MPI_Request poll_req;   /* MPI_Test's request before the call */
 	uint32_t held;          /* streaks holding handles, a bit per slot: a request made drops them */
 	struct es_comm_cache cc[4];
@@ -579,6 +578,7 @@ static inline void es_poll_end(int slot, unsigned op, uint64_t t0, uint32_t elem
 	struct es_streak *s = &es_t.streak[slot];
 	uint32_t polls = s->polls < UINT32_MAX ? (uint32_t)s->polls + 1 : UINT32_MAX;
 	s->polls = 0;
+	s->key = 0;
 	if (es_want(op))
 		es_write(op, t0, es_now(), element, bytes, polls, comm, rc);
 }
@@ -591,6 +591,48 @@ static inline int es_poll_moved(int slot, const MPI_Request *c, const MPI_Fint *
 {
 	const struct es_streak *s = &es_t.streak[slot];
 	return s->array != (c ? (const void *)c : (const void *)f) || s->n != n || s->recheck;
+}
+
+/*
+ * The fast path.  A poll's entry point (wrappers.c) compares the streak's
+ * key with the key of what it was given, and when they are equal makes
+ * MPI's call and, when that completes nothing, only counts it (poll_NAME):
+ * no stamp, no request looked at, no order looked for, one line of the
+ * thread's data read and written.  hpcc's RandomAccess makes a fruitless
+ * MPI_Testany every 30 ns, so each instruction here is a point of its
+ * speed.  Invariants:
+ *  - key != 0 only inside a streak (polls != 0) whose poll went through
+ *    rec_NAME and armed it (es_poll_arm), and, for a poll of an array,
+ *    only while the streak holds that array's n handles and no request
+ *    was made since (!recheck): exactly when es_poll_moved would say no.
+ *  - Whatever breaks that clears it: a streak's end (es_poll_end), its
+ *    handles taken again (es_poll_hold, from either language's binding),
+ *    a request made (requests.c's drop_held).  So a poll whose key matches
+ *    may skip everything rec_NAME would have found it need not do.
+ *  - A poll of one request (MPI_Test) or of none (MPI_Iprobe) has key
+ *    ES_POLL_ONE: its streak is all there is to match, as before.
+ * An order of esctl is not looked for inside a streak: a fruitless poll
+ * writes nothing, and the completing one asks es_want before it writes.
+ */
+#define ES_POLL_ONE ((uintptr_t)1)
+static inline uintptr_t es_poll_key(const void *array, int n)
+{
+	/* user addresses fit in 47 bits, so an array's address and its count
+	 * (below 2^15: a longer array is held each time) never meet ES_POLL_ONE
+	 * nor each other */
+	return (uintptr_t)array ^ (uintptr_t)(unsigned)n << 48;
+}
+
+/* After rec_NAME's fruitless poll: the next may take the fast path
+ * (array NULL: a poll of one request or none) */
+static inline void es_poll_arm(int slot, const void *array, int n)
+{
+	struct es_streak *s = &es_t.streak[slot];
+	if (!array)
+		s->key = s->polls ? ES_POLL_ONE : 0;
+	else
+		s->key = s->polls && s->array == array && s->n == n && n > 0 && n < (1 << 15) && !s->recheck
+			 ? es_poll_key(array, n) : 0;
 }
 
 /* es_poll_end, out of line: the completing poll of a streak, from poll_NAME */

@@ -299,8 +299,10 @@ static int priv_slot(struct es_rindex *ri)
  * handle it held for that place (another request's, or none). */
 static void drop_held(void)
 {
-	for (uint32_t m = es_t.held; m; m &= m - 1)
+	for (uint32_t m = es_t.held; m; m &= m - 1) {
 		es_t.streak[__builtin_ctz(m)].recheck = true;
+		es_t.streak[__builtin_ctz(m)].key = 0;
+	}
 	es_t.held = 0;
 }
 
@@ -735,6 +737,7 @@ int es_poll_hold(int slot, const MPI_Request *c, MPI_Fint *f, int n, uint64_t t0
 	/* inside a streak only: a new streak marks every request with its own start */
 	bool same = s->recheck && s->polls && s->array == array && s->n == n && n > 0 && s->held;
 	s->recheck = false;
+	s->key = 0; /* es_poll_arm decides again after the poll */
 	if (same) {
 		es_t.held |= 1u << slot;
 		return rehold_changed(s, c, f, n, t0);

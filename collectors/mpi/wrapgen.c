@@ -627,9 +627,13 @@ static void poll_after(const struct call *c, int fortran, const char *begin_args
 	if (*c->after)
 		emit("\t\tif (rc == MPI_SUCCESS)\n\t\t\t%s;\n", c->after);
 	emit("\t\tes_poll_end(%d, %s, t0, %s, %s, %s, rc);\n\t} else {\n"
-	     "\t\tes_poll_miss(%d, t0, fresh_, want_, %s, %s);\n\t}\n", c->slot, c->op,
+	     "\t\tes_poll_miss(%d, t0, fresh_, want_, %s, %s);\n", c->slot, c->op,
 	     or_default(c->element, "ES_NONE"), or_default(c->size, "0"), serial, c->slot, c->op,
 	     begin_args);
+	if (!fortran) /* the next poll may go the fast way (record.h) */
+		emit("\t\tes_poll_arm(%d, %s, %s);\n", c->slot, polls_array(c) ? c->reqs : "NULL",
+		     polls_array(c) ? c->n : "0");
+	emit("\t}\n");
 }
 
 /* The body shared by both languages; call is the expression that makes
@@ -765,48 +769,28 @@ static void call_text(char *buf, size_t len, const char *pre, void (*args)(const
 }
 
 /*
- * A recorded poll inside a streak: a fruitless one only counts itself.
- * Programs like hpcc's RandomAccess spin on MPI_Testany at 30 ns a turn,
- * so this is its own small function, not the fast branch of rec_NAME,
- * whose frame holds the request bookkeeping: it keeps only what the
- * fruitless poll reads live across MPI's call (the status goes through
- * es_t.poll_st, MPI_Test's request through es_t.poll_req), and returns
- * MPI_SUCCESS as a constant; nor does it keep es_t.ra (the call site)
- * across the call, so a completing poll whose callback (a generalized
- * request's) made a recorded call is put at that call's site.
- * tests/bench/mpi_cost times it: a fruitless
+ * A recorded poll inside a streak whose key matches (record.h, "The fast
+ * path"): a fruitless one only counts itself.  Programs like hpcc's
+ * RandomAccess spin on MPI_Testany at 30 ns a turn, so this is inlined
+ * into the entry point and keeps live across MPI's call only what it
+ * reads after it (the flag); the poll that completes goes out of line to
+ * done_NAME, given everything again.  MPI_Test's request as it was before
+ * the call goes through es_t.poll_req (a poll made from inside MPI's call,
+ * a generalized request's callback, may overwrite it: the completing poll
+ * then looks for that one's handle, which it does not find, and says the
+ * completion is unknown).  tests/bench/mpi_cost times it: a fruitless
  * MPI_Testany on four receives.
  */
 static void c_streak(const struct call *c)
 {
 	char call[1024], pre[160];
 	const char *ci = cinfo_of(c);
-	/* inlined into the entry point: a fruitless poll makes no call of
-	 * ours and stores no return address (the polls that write take it) */
-	emit("\nstatic inline __attribute__((always_inline)) int poll_%s(", c->name);
-	c_params(c);
-	emit(")\n{\n\tif (__builtin_expect(!es_t.streak[%d].polls", c->slot);
-	if (polls_array(c)) /* held for another array, or before a request was made */
-		emit(" || es_poll_moved(%d, REQS(%s), %s)", c->slot, c->reqs, c->n);
-	emit(", 0)) {\n\t\tes_t.ra = __builtin_return_address(0);\n\t\treturn rec_%s(", c->name);
-	c_args(c, 0);
-	emit(");\n\t}\n");
-	if (has_status(c))
-		emit("\tMPI_Status *st = es_t.poll_st = status == MPI_STATUS_IGNORE ? &es_t.poll_status : status;\n");
-	if (*c->reqs && !strcmp(c->n, "1"))
-		emit("\tes_t.poll_req = *%s;\n", c->reqs);
-	if (has_statuses(c))
-		emit("\tMPI_Status *sts_ = array_of_statuses == MPI_STATUSES_IGNORE && es_t.streak[%d].recv ? "
-		     "es_poll_statuses(%s) : array_of_statuses;\n", c->slot, c->n);
-	snprintf(pre, sizeof(pre), "((__typeof__(&P%s))es_route.pmpi[%s])(", c->name, c->op);
-	call_text(call, sizeof(call), pre, c_args, c, ")");
-	emit("\tint rc = %s;\n\tif (__builtin_expect(rc != MPI_SUCCESS, 0))\n\t\tgoto done;\n"
-	     "\tif (__builtin_expect(!(%s), 1)) {\n"
-	     "\t\tes_t.streak[%d].polls++;\n\t\treturn MPI_SUCCESS;\n\t}\n"
-	     "\trc = MPI_SUCCESS; /* known, and then not kept in a register */\n"
-	     "done:\n\tes_t.ra = __builtin_return_address(0);\n", call, c->done, c->slot);
-	if (has_status(c))
-		emit("\tst = es_t.poll_st;\n");
+	/* done_NAME's body first: it is given only the parameters it reads,
+	 * which are all the fast path keeps across MPI's call */
+	char *text = NULL;
+	size_t len = 0;
+	FILE *save = out;
+	out = open_memstream(&text, &len);
 	if (*ci)
 		emit("\tstruct es_comm *c_ = %s;\n\t(void)c_;\n", ci);
 	if (*c->reqs)
@@ -817,6 +801,39 @@ static void c_streak(const struct call *c)
 		emit("\tif (rc == MPI_SUCCESS)\n\t\t%s;\n", c->after);
 	emit("\tes_poll_done(%d, %s, %s, %s, %s, rc);\n\treturn rc;\n}\n", c->slot, c->op,
 	     or_default(c->element, "ES_NONE"), or_default(c->size, "0"), *ci ? "es_serial16(c_)" : "ES_COMM_NONE");
+	fclose(out);
+	out = save;
+	if (!text)
+		die(c->line, "out of memory");
+	int used[MAXP] = { 0 };
+	emit("\nstatic __attribute__((noinline, cold)) int done_%s(int rc", c->name);
+	for (int i = 0; i < c->np; i++)
+		if ((used[i] = mentions(text, c->p[i].name)))
+			emit(", %s%s%s%s", c->p[i].decl, c->p[i].decl[strlen(c->p[i].decl) - 1] == '*' ? "" : " ",
+			     c->p[i].name, c->p[i].array ? "[]" : "");
+	int st_used = has_status(c) && mentions(text, "st"), sts_used = has_statuses(c) && mentions(text, "sts_");
+	emit("%s%s)\n{\n%s", st_used ? ", MPI_Status *st" : "", sts_used ? ", MPI_Status *sts_" : "", text);
+	free(text);
+
+	emit("\nstatic inline __attribute__((always_inline)) int poll_%s(", c->name);
+	c_params(c);
+	emit(")\n{\n");
+	if (has_status(c))
+		emit("\tMPI_Status *st = status == MPI_STATUS_IGNORE ? &es_t.poll_status : status;\n");
+	if (*c->reqs && !strcmp(c->n, "1"))
+		emit("\tes_t.poll_req = *%s;\n", c->reqs);
+	if (has_statuses(c))
+		emit("\tMPI_Status *sts_ = array_of_statuses == MPI_STATUSES_IGNORE && es_t.streak[%d].recv ? "
+		     "es_poll_statuses(%s) : array_of_statuses;\n", c->slot, c->n);
+	snprintf(pre, sizeof(pre), "((__typeof__(&P%s))es_route.pmpi[%s])(", c->name, c->op);
+	call_text(call, sizeof(call), pre, c_args, c, ")");
+	emit("\tint rc = %s;\n\tif (__builtin_expect(rc == MPI_SUCCESS && !(%s), 1)) {\n"
+	     "\t\tes_t.streak[%d].polls++;\n\t\treturn MPI_SUCCESS;\n\t}\n"
+	     "\tes_t.ra = __builtin_return_address(0);\n\treturn done_%s(rc", call, c->done, c->slot, c->name);
+	for (int i = 0; i < c->np; i++)
+		if (used[i])
+			emit(", %s", c->p[i].name);
+	emit("%s%s);\n}\n", st_used ? ", st" : "", sts_used ? ", sts_" : "");
 }
 
 /*
@@ -825,7 +842,9 @@ static void c_streak(const struct call *c)
  * and a jump, no stack frame), and the recording body, out of line.  The
  * deciding ones sit together in .text.es_entry and read only es_route
  * (record.h says why): the pass-through jumps through es_route.pmpi, not
- * through the PLT and the GOT, pages of their own.
+ * through the PLT and the GOT, pages of their own.  A poll's entry point
+ * first compares its streak's key (record.h, "The fast path"), and inside
+ * a streak makes MPI's call itself.
  */
 static void c_wrapper(const struct call *c)
 {
@@ -844,17 +863,17 @@ static void c_wrapper(const struct call *c)
 	c_params(c);
 	emit(")\n{\n");
 	if (poll) {
-		/* inside a streak es_want looked at its first poll, and looks
-		 * again every 64th: a fruitless poll touches neither es.ctl's
-		 * page nor the decision (hpcc's RandomAccess evicts the TLB
-		 * between polls, and each page is a walk) */
-		emit("\tif (__builtin_expect((es_t.streak[%d].polls & 63) == 0, 0) && %s)\n"
-		     "\t\treturn ((__typeof__(&P%s))es_route.pmpi[%s])(", c->slot, pass_test(c), c->name, c->op);
+		/* inside a streak whose key matches, a poll neither looks for an
+		 * order nor decides: it touches one line of ours (the streak)
+		 * beside its code and es_route's pointer */
+		emit("\tif (__builtin_expect(es_t.streak[%d].key == ", c->slot);
+		if (polls_array(c))
+			emit("es_poll_key(%s, %s)", c->reqs, c->n);
+		else
+			emit("ES_POLL_ONE");
+		emit(", 1))\n\t\treturn poll_%s(", c->name);
 		c_args(c, 0);
-		emit(");\n\treturn poll_%s(", c->name);
-		c_args(c, 0);
-		emit(");\n}\n");
-		return;
+		emit(");\n");
 	}
 	emit("\tif (%s)\n\t\treturn ((__typeof__(&P%s))es_route.pmpi[%s])(", pass_test(c), c->name, c->op);
 	c_args(c, 0);
