@@ -143,7 +143,7 @@ WINDTUNNEL_LIB := $(BUILD)/lib/libwindtunnel.a
 
 # --- archive/ ---------------------------------------------------------------
 
-ARCHIVE_SRC := archive/archive.c archive/items.c archive/messages.c archive/sites.c
+ARCHIVE_SRC := archive/archive.c archive/items.c archive/messages.c archive/sites.c archive/clocks.c
 ARCHIVE_LIB := $(BUILD)/lib/libesarchive.a
 
 # Libraries in link order: each layer before the ones it depends on.
@@ -348,11 +348,13 @@ MPI_TESTS := $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_check $(BUILD)/tests/mp
 	     $(BUILD)/tests/mpi_split $(BUILD)/tests/mpi_every $(BUILD)/tests/mpi_expect \
 	     $(BUILD)/tests/mpi_wait $(BUILD)/tests/mpi_msgs $(BUILD)/tests/mpi_sites $(BUILD)/tests/mpi_io $(BUILD)/tests/mpi_io_f $(BUILD)/tests/mpi_hdf5 $(BUILD)/tests/mpi_phases \
 	     $(BUILD)/tests/mpi_phases_f $(BUILD)/tests/ring_demo $(BUILD)/tests/mpi_crash $(BUILD)/tests/mpi_poll \
-	     $(BUILD)/tests/mpi_complete $(BUILD)/tests/mpi_sites_cxx $(BUILD)/tests/mpi_sites_dyn $(BUILD)/tests/mpi_toggle
+	     $(BUILD)/tests/mpi_complete $(BUILD)/tests/mpi_sites_cxx $(BUILD)/tests/mpi_sites_dyn $(BUILD)/tests/mpi_toggle \
+	     $(BUILD)/tests/mpi_clocks
 
 ESCOLLECT_SRC := collectors/mpi/escollect.c collectors/mpi/comms.c collectors/mpi/requests.c \
 		 collectors/mpi/fortran.c collectors/mpi/sites.c collectors/mpi/phases.c \
-		 collectors/mpi/io.c collectors/mpi/ending.c collectors/mpi/control.c
+		 collectors/mpi/io.c collectors/mpi/ending.c collectors/mpi/control.c \
+		 collectors/mpi/clocks.c
 
 $(BUILD)/obj/collectors/mpi/%.o: collectors/mpi/%.c | $(GEN)/stamp
 	@mkdir -p $(dir $@)
@@ -383,7 +385,7 @@ $(BUILD)/obj/tests/integration/mpi_%.o: tests/integration/mpi_%.c | $(GEN)/stamp
 
 $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_late $(BUILD)/tests/mpi_split $(BUILD)/tests/mpi_every \
 $(BUILD)/tests/mpi_wait $(BUILD)/tests/mpi_msgs $(BUILD)/tests/mpi_sites $(BUILD)/tests/mpi_io $(BUILD)/tests/mpi_crash \
-$(BUILD)/tests/mpi_poll $(BUILD)/tests/mpi_complete $(BUILD)/tests/mpi_toggle: $(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/integration/mpi_%.o
+$(BUILD)/tests/mpi_poll $(BUILD)/tests/mpi_complete $(BUILD)/tests/mpi_toggle $(BUILD)/tests/mpi_clocks: $(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/integration/mpi_%.o
 	$(MPICC) $^ -o $@ $(LDLIBS)
 
 # mpi_sites exporting its functions (-rdynamic): stripped, they still name its sites

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "archive/archive.h"
+#include "archive/clocks.h"
 #include "archive/sites.h"
 
 /* Records are written and mapped as they lie in memory. */
@@ -164,13 +165,14 @@ struct ar_writer {
 	int nregions, nfiles;
 	struct ar_death *died;
 	int ndied;
+	struct ar_clocks *clocks; /* made at the first clock given */
 	bool sync;             /* the files synced as written: at the end, not at checkpoints */
 	unsigned dirty;        /* the files changed since last written (enum part_bit) */
 	bool made;             /* DIR was made by it (not there before) */
 };
 
 /* A checkpoint writes again only the files whose contents changed. */
-enum part_bit { P_THREADS = 1, P_COMMS = 2, P_SITES = 4, P_RANKS = 8, P_REGIONS = 16, P_FILES = 32 };
+enum part_bit { P_THREADS = 1, P_COMMS = 2, P_SITES = 4, P_RANKS = 8, P_REGIONS = 16, P_FILES = 32, P_CLOCKS = 64 };
 
 static void free_writer(ar_writer *w);
 
@@ -198,7 +200,8 @@ static int write_parts(ar_writer *w, bool all, char *err, size_t errlen);
 static int write_info(ar_writer *w, bool whole, const struct ar_end *end, char *err, size_t errlen);
 
 /* Every file an archive holds, events first (the mark of an archive), INFO last. */
-static const char *const parts[] = { "events", "threads", "comms", "sites", "ranks", "regions", "files", "INFO" };
+static const char *const parts[] = { "events", "threads", "comms", "sites", "ranks", "regions", "files", "clocks",
+				     "INFO" };
 
 /* Removes what a writer made in dir (its files, each one's .tmp), and dir
  * itself when the writer made it. */
@@ -638,6 +641,40 @@ static int write_ranks(ar_writer *w, char *err, size_t errlen)
 	return part_close(&pt, w->sync, err, errlen);
 }
 
+static int hold_clocks(ar_writer *w)
+{
+	return w->clocks || (w->clocks = ar_clocks_new()) ? 0 : -ENOMEM;
+}
+
+int ar_set_clock_shift(ar_writer *w, int rank, int64_t shift_ns)
+{
+	int rc = hold_clocks(w);
+	if (!rc && (rc = ar_clocks_shift(w->clocks, rank, shift_ns)) > 0)
+		w->dirty |= P_CLOCKS;
+	return rc < 0 ? rc : 0;
+}
+
+int ar_add_sync(ar_writer *w, const struct ar_sync *s)
+{
+	int rc = hold_clocks(w);
+	if (!rc && (rc = ar_clocks_add(w->clocks, s)) > 0)
+		w->dirty |= P_CLOCKS;
+	return rc < 0 ? rc : 0;
+}
+
+/* clocks: only an archive given one (a job of this collector's) */
+static int write_clocks(ar_writer *w, char *err, size_t errlen)
+{
+	if (!w->clocks)
+		return 0;
+	struct part pt;
+	int rc = part_open(w->dir, "clocks", &pt, err, errlen);
+	if (rc)
+		return rc;
+	ar_clocks_print(w->clocks, pt.f);
+	return part_close(&pt, w->sync, err, errlen);
+}
+
 static int write_sites(ar_writer *w, char *err, size_t errlen)
 {
 	struct part pt;
@@ -675,6 +712,7 @@ static void free_writer(ar_writer *w)
 	free(w->regions), free(w->files);
 	free(w->threads);
 	free(w->died);
+	ar_clocks_free(w->clocks);
 	free_comms(w->comms, w->ncomms);
 	free(w);
 }
@@ -690,7 +728,8 @@ static int write_parts(ar_writer *w, bool all, char *err, size_t errlen)
 	    (d & P_SITES && (rc = write_sites(w, err, errlen))) ||
 	    (d & P_RANKS && (rc = write_ranks(w, err, errlen))) ||
 	    (d & P_REGIONS && (rc = write_names(w, "regions", w->regions, w->nregions, err, errlen))) ||
-	    (d & P_FILES && (rc = write_names(w, "files", w->files, w->nfiles, err, errlen))))
+	    (d & P_FILES && (rc = write_names(w, "files", w->files, w->nfiles, err, errlen))) ||
+	    (d & P_CLOCKS && (rc = write_clocks(w, err, errlen))))
 		return rc;
 	w->dirty = 0;
 	return 0;
@@ -796,6 +835,10 @@ struct ar_archive {
 	int ndied;
 	uint32_t *by_thread;  /* event indices, each thread's together, in the file's order */
 	size_t *first;        /* thread t's are by_thread[first[t] .. first[t + 1]) */
+	struct ar_clocks *clocks; /* the clocks file, or NULL */
+	int moved;            /* ranks whose stamps the reader moved (clocks.c) */
+	int64_t most_moved;   /* by at most (ns, either way) */
+	int points;           /* clock points of the ranks moved */
 };
 
 /* A file of the archive, to read: only a regular file (a FIFO put there
@@ -1201,6 +1244,78 @@ static int read_names(const char *dir, const char *file, int bound, struct regio
 	return rc;
 }
 
+/* The clocks file, when there is one: then each rank's stamps go onto
+ * rank 0's host's clock (clocks.c).  The events are the file's, mapped
+ * privately: a moved page is the reader's copy, the file stays as recorded. */
+static int read_clocks(ar_archive *a, const char *dir, char *err, size_t errlen)
+{
+	char p[4200];
+	path_of(p, sizeof(p), dir, "clocks");
+	int rc = 0;
+	FILE *f = open_optional(p, err, errlen, &rc);
+	if (!f)
+		return rc;
+	rc = ar_clocks_read(f, p, &a->clocks, err, errlen);
+	fclose(f);
+	if (rc)
+		return rc;
+	/* a rank moves when its line is not 0 at every point (then nowhere):
+	 * on rank 0's host it is 0 by construction */
+	bool *moves = calloc((size_t)a->rank_bound + 1, sizeof(*moves));
+	if (!moves)
+		return sys_fail(err, errlen, -ENOMEM, "%s", p);
+	for (int r = 0; r < a->rank_bound; r++) {
+		const struct ar_sync *pts;
+		int n = ar_clocks_points(a->clocks, r, &pts), k = 0;
+		while (k < n && !ar_clocks_delta(a->clocks, r, pts[k].at_ns))
+			k++;
+		if (k < n) {
+			moves[r] = true;
+			a->moved++;
+			a->points += n;
+		}
+	}
+	if (a->moved && a->nevents && mprotect(a->map, a->maplen, PROT_READ | PROT_WRITE)) {
+		free(moves);
+		return sys_fail(err, errlen, -errno, "%s/events", dir);
+	}
+	struct ar_event *ev = a->moved && a->nevents ? (struct ar_event *)((char *)a->map + 8) : NULL;
+	for (size_t i = 0; ev && i < a->nevents; i++) {
+		int r = ev[i].thread < (uint32_t)a->nthreads ? a->threads[ev[i].thread].rank : -1;
+		if (r < 0 || r >= a->rank_bound || !moves[r])
+			continue;
+		int64_t d0 = ar_clocks_delta(a->clocks, r, ev[i].t.start), d1 = ar_clocks_delta(a->clocks, r, ev[i].t.end);
+		ev[i].t.start += (uint64_t)d0;
+		ev[i].t.end += (uint64_t)d1;
+		int64_t most = d0 < 0 ? -d0 : d0;
+		if (most > a->most_moved)
+			a->most_moved = most;
+	}
+	for (int r = 0; r < a->nranks && r < a->rank_bound; r++)
+		if (a->ranks[r].rank >= 0 && moves[r])
+			a->ranks[r].ns += (uint64_t)ar_clocks_delta(a->clocks, r, a->ranks[r].ns);
+	free(moves);
+	return 0;
+}
+
+int ar_sync_points(const ar_archive *a, int rank, const struct ar_sync **out)
+{
+	return ar_clocks_points(a->clocks, rank, out);
+}
+
+size_t ar_clocks_note(const ar_archive *a, char *buf, size_t len)
+{
+	if (!a->moved) {
+		if (len)
+			buf[0] = 0;
+		return 0;
+	}
+	double ms = (double)a->most_moved / 1e6;
+	return (size_t)snprintf(buf, len, "clocks: %d rank%s moved onto rank 0's host's clock by up to %.3f ms, "
+				"from %d points measured by MPI ping-pong", a->moved, a->moved == 1 ? "" : "s", ms,
+				a->points);
+}
+
 static int read_sites(ar_archive *a, const char *dir, char *err, size_t errlen)
 {
 	char p[4200];
@@ -1254,7 +1369,8 @@ int ar_open(const char *dir, ar_archive **out, char *err, size_t errlen)
 	    (rc = map_events(a, dir, err, errlen)) ||
 	    (rc = read_sites(a, dir, err, errlen)) || (rc = read_ranks(a, dir, err, errlen)) ||
 	    (rc = read_names(dir, "regions", a->rank_bound, &a->regions, &a->nregions, err, errlen)) ||
-	    (rc = read_names(dir, "files", a->rank_bound, &a->files, &a->nfiles, err, errlen))) {
+	    (rc = read_names(dir, "files", a->rank_bound, &a->files, &a->nfiles, err, errlen)) ||
+	    (rc = read_clocks(a, dir, err, errlen))) {
 		ar_close(a);
 		return rc;
 	}
@@ -1327,6 +1443,7 @@ void ar_close(ar_archive *a)
 	free(a->by_thread), free(a->first);
 	free(a->threads);
 	free(a->died);
+	ar_clocks_free(a->clocks);
 	free(a);
 }
 
@@ -1501,6 +1618,8 @@ void ar_print_state(const ar_archive *a, const char *prog, const char *dir, FILE
 		fprintf(f, "%s: %s\n", prog, buf);
 	if (ar_deaths_note(a, buf, sizeof(buf)))
 		fprintf(f, "%s: %s: %s\n", prog, dir, buf);
+	if (ar_clocks_note(a, buf, sizeof(buf)))
+		fprintf(f, "%s: %s\n", prog, buf);
 }
 
 bool ar_partial(const ar_archive *a, uint64_t *until_ns)

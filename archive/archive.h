@@ -85,6 +85,23 @@ int ar_set_region(ar_writer *w, int rank, uint32_t id, const char *name);
 /* Rank's file number id (an I/O tuple's element) is the file name. */
 int ar_set_file(ar_writer *w, int rank, uint32_t id, const char *name);
 
+/* Clocks across hosts (collectors.h, "Clocks across hosts"): how the
+ * recorder put rank's stamps on its clock (shift_ns: rank's host's clock
+ * minus its own when it connected, 0 on its own host), and rank's clock
+ * points, each (rank, serial) once, at_ns on the archive's clock as the
+ * rank's stamps are.  Readers move each rank's stamps onto rank 0's host's
+ * clock by the line through its points (archive/clocks.c). */
+struct ar_sync {
+	int rank;
+	uint32_t kind;     /* ES_SYNC_INIT, _FINI, _RUN */
+	uint64_t serial;   /* the rank's count of its points, from 1 */
+	uint64_t at_ns;
+	int64_t offset_ns; /* rank's host's clock minus rank 0's host's then */
+	uint32_t rtt_ns;   /* the measurement's round trip: good to half of it */
+};
+int ar_set_clock_shift(ar_writer *w, int rank, int64_t shift_ns);
+int ar_add_sync(ar_writer *w, const struct ar_sync *s);
+
 /* Where a recorded MPI call was made: its site (a tuple's ES_TRACE_SITE,
  * numbered per thread), innermost frame first. */
 struct ar_frame {
@@ -203,6 +220,13 @@ const struct ar_rank *ar_rank(const ar_archive *a, int r);
 /* Site number site of thread (a tuple's ES_TRACE_SITE), or NULL when not known. */
 const struct ar_site *ar_site(const ar_archive *a, int thread, int site);
 int ar_nsites(const ar_archive *a);
+/* Rank's clock points as recorded (at_ns before the reader moved its
+ * stamps), in time order; how many. */
+int ar_sync_points(const ar_archive *a, int rank, const struct ar_sync **out);
+/* What the reader did to the ranks' clocks, "" when nothing: into buf, as
+ * snprintf ("clocks: ranks 1, 2 moved onto rank 0's host's clock by up to
+ * 3.2 ms, from 6 points measured by MPI ping-pong"). */
+size_t ar_clocks_note(const ar_archive *a, char *buf, size_t len);
 /* The rank a world rank is in a communicator (its group with it), or -1. */
 int ar_comm_rank(const struct ar_comm *c, int world);
 

@@ -187,6 +187,25 @@ static int describe_names(struct rec *r, int rank, bool files)
 	return rc;
 }
 
+/* A rank's clock points as it wrote them so far (those a look missed,
+ * rotated out since, are lost; each kept once it was seen), and how this
+ * recorder put its stamps on its own clock. */
+static int describe_clock(struct rec *r, int rank)
+{
+	struct es_mpi_sync pts[ES_SYNC_SLOTS];
+	int64_t shift = 0;
+	int n = es_mpi_clock(r->m, rank, pts, &shift), rc = 0;
+	if (n <= 0)
+		return 0; /* a collector of before clock points */
+	rc = ar_set_clock_shift(r->w, rank, shift);
+	for (int i = 0; i < n && !rc; i++) {
+		struct ar_sync s = { .rank = rank, .kind = pts[i].r.kind, .serial = pts[i].r.serial,
+				     .at_ns = pts[i].at_ns, .offset_ns = pts[i].r.offset_ns, .rtt_ns = pts[i].r.rtt_ns };
+		rc = ar_add_sync(r->w, &s);
+	}
+	return rc;
+}
+
 /* Each rank's process, as it described itself at MPI_Init, its phases' and files' names. */
 static int describe_ranks(struct rec *r)
 {
@@ -205,6 +224,8 @@ static int describe_ranks(struct rec *r)
 			rc = describe_names(r, k, false);
 		if (!rc)
 			rc = describe_names(r, k, true);
+		if (!rc)
+			rc = describe_clock(r, k);
 	}
 	return rc;
 }

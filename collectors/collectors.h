@@ -391,6 +391,38 @@ _Static_assert(sizeof(struct es_proc_rec) == 512, "the process record has a fixe
 #define ES_PROC_LAYOUT "qqiiii480b"
 
 /*
+ * Clocks across hosts, on the rank's board mpi.clock.  The ranks of a
+ * host stamp with one line (the TSC's, MPI_Init makes them share it);
+ * hosts' clocks are apart by an offset that drifts.  As Score-P does, the
+ * first rank of each host measures its clock against rank 0's host by a
+ * ping-pong over MPI (the quickest of ES_SYNC_ROUNDS round trips: rank 0's
+ * reading falls within it, so the middle is good to half the trip), at
+ * MPI_Init, after a barrier, all-reduce, all-gather or all-to-all on
+ * MPI_COMM_WORLD about every ES_SYNC_EVERY_S seconds (ES_SYNC_EVERY in
+ * rank 0's environment) as rank 0 decides, and at MPI_Finalize; every
+ * rank of the host writes the point.  Readers (archive/clocks.c) draw a
+ * line through a rank's points and move its stamps onto rank 0's host's
+ * clock.  On rank 0's host every offset is 0 by construction.
+ * Slot 0: MPI_Init's, slot 1: MPI_Finalize's, the others the points in
+ * between, in turn (a reader that comes late keeps what it saw before).
+ * kind is written last (release): 0, a free slot.
+ */
+#define ES_CLOCK_ELEMENT "mpi.clock"
+#define ES_SYNC_SLOTS 64u
+#define ES_SYNC_ROUNDS 12
+#define ES_SYNC_EVERY_S 10
+enum es_sync_kind { ES_SYNC_INIT = 1, ES_SYNC_FINI = 2, ES_SYNC_RUN = 3 };
+struct es_sync_rec {
+	uint64_t raw;      /* the rank's raw clock (its tuples') at the middle of the quickest trip */
+	int64_t offset_ns; /* its host's clock minus rank 0's host's then, in ns */
+	uint32_t rtt_ns;   /* that trip: the offset is good to half of it; 0 on rank 0's host */
+	uint32_t kind;     /* enum es_sync_kind; 0: a free slot */
+	uint64_t serial;   /* the how-manieth point of the rank, from 1 */
+};
+_Static_assert(sizeof(struct es_sync_rec) == 32, "clock points have a fixed size");
+#define ES_SYNC_LAYOUT "qqiiq"
+
+/*
  * Live control (esctl): a rank's element "es.ctl" holds the latest order,
  * written by esctl (here, or through a tuple server with the access that
  * reading takes); the rank notices a new one with one load on the path

@@ -642,6 +642,32 @@ int es_mpi_process(es_mpi *m, int rank, struct es_proc_rec *out, uint64_t *at_ns
 	return rc;
 }
 
+int es_mpi_clock(es_mpi *m, int rank, struct es_mpi_sync *out, int64_t *shift_ns)
+{
+	struct rank *r = rank_at(m, rank);
+	if (!r)
+		return PS_ENOENT;
+	*shift_ns = ps_server_clock_offset(es_space_server(r->sp));
+	ps_elem *e;
+	int rc = ps_elem_open(es_space_server(r->sp), ES_CLOCK_ELEMENT, sizeof(struct es_sync_rec), &e);
+	if (rc)
+		return rc == PS_ENOENT ? 0 : rc; /* a collector before clock points */
+	ps_elem_set_layout(e, ES_SYNC_LAYOUT);
+	/* read twice: a slot the rank was writing meanwhile differs, and is left */
+	struct es_sync_rec *a = calloc(2 * ES_SYNC_SLOTS, sizeof(*a)), *b = a + ES_SYNC_SLOTS;
+	void *pa = a, *pb = b;
+	int n = 0, got = a ? read_board(e, &pa, sizeof(*a), ES_SYNC_SLOTS) : PS_ENOMEM;
+	if (got > 0 && read_board(e, &pb, sizeof(*b), ES_SYNC_SLOTS) == got)
+		for (int i = 0; i < got; i++)
+			if (a[i].kind && !memcmp(&a[i], &b[i], sizeof(a[i]))) {
+				out[n].r = a[i];
+				out[n++].at_ns = es_clock_ns(es_space_clock(r->sp), a[i].raw);
+			}
+	ps_elem_close(e);
+	free(a);
+	return got < 0 ? got : n;
+}
+
 /* A rank's board of names (mpi.regions, mpi.files: a used word, then the
  * name to the record's end), opened at the first look and read whole; each
  * name is cut to end within its record, whatever the writer left there. */

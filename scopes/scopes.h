@@ -223,6 +223,16 @@ int es_mpi_sites(es_mpi *m, int thread, const struct es_site_rec **out);
 /* A rank's process (collectors.h: es_proc_rec), *at_ns its raw stamp as
  * the rank's tuples' ns; PS_ENOENT when it did not say. */
 int es_mpi_process(es_mpi *m, int rank, struct es_proc_rec *out, uint64_t *at_ns);
+/* A rank's clock points (collectors.h, "Clocks across hosts"), read now:
+ * into out (room for ES_SYNC_SLOTS), each whole, at_ns its raw stamp as
+ * the rank's tuples' ns; *shift_ns how the view moved the rank's stamps
+ * onto this host's clock (ps_server_clock_offset of its server: 0 here);
+ * how many, or a negative code. */
+struct es_mpi_sync {
+	struct es_sync_rec r;
+	uint64_t at_ns;
+};
+int es_mpi_clock(es_mpi *m, int rank, struct es_mpi_sync *out, int64_t *shift_ns);
 /* A rank's phase names, read now: (*out)[n] names arg n of its phases'
  * tuples where used; how many slots were read. */
 int es_mpi_regions(es_mpi *m, int rank, struct es_region_rec **out);

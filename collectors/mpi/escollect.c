@@ -309,22 +309,6 @@ static void collect_words(const pm_map *m, char *list, size_t len)
 			      k + 1 == pmm->ncalls ? "]" : "");
 }
 
-/* The ranks of one node stamp with one TSC: they all take the line of the
- * node's first rank, so that a reader orders their stamps as the TSC did.
- * Each rank's own 20 ms calibration is off by its own few ppm, which put
- * LAMMPS's receives up to 3 us before their sends on a loaded machine.
- * Collective over MPI_COMM_WORLD, as MPI_Init is. */
-static void node_clock(void)
-{
-	struct es_clock c = *es_clock_init();
-	MPI_Comm node;
-	if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
-		return;
-	PMPI_Bcast(&c, sizeof(c), MPI_BYTE, 0, node);
-	PMPI_Comm_free(&node);
-	es_clock_adopt(&c); /* a rank whose stamps are not TSC ticks keeps its own */
-}
-
 /* Decides, on every rank alike, whether and where to record. */
 static void setup(void)
 {
@@ -383,7 +367,7 @@ static void setup(void)
 	snprintf(es_g.job, sizeof(es_g.job), "%s", d.job);
 	char seg[PS_NAME_MAX + 1]; /* job_name_ok made sure it fits */
 	pm_space_name(seg, sizeof(seg), es_g.job, PM_SPACE_RANK, es_g.rank);
-	node_clock();
+	es_clocks_node();
 	size_t per_thread = ps_elem_footprint(sizeof(struct es_trace), es_g.threshold) +
 			    ps_elem_footprint(sizeof(struct es_req_rec), ES_REQS_SLOTS) +
 			    ps_elem_footprint(sizeof(struct es_chan_rec), ES_CHANS_SLOTS) +
@@ -413,6 +397,7 @@ static void setup(void)
 	es_phases_setup(srv);
 	es_files_setup(srv);
 	describe_process(srv);
+	es_clocks_setup(srv);
 	es_comms_setup();
 	es_types_setup();
 	es_requests_setup();
@@ -448,6 +433,8 @@ static uint64_t finalizing(void)
 	 * MPI's fence): monitors must see it has ended, not that it waits */
 	if (es_t.notes)
 		es_note_call(es_t.notes, t0, ES_OP_MPI_FINALIZE, (uint32_t)es_g.rank, 0, ES_NONE);
+	if (es_g.sp)
+		es_clocks_finalize();
 	es_phases_finalize();
 	es_files_finalize();
 	es_comms_finalize();

@@ -639,6 +639,21 @@ static inline void es_poll_arm(int slot, const void *array, int n)
 void es_poll_done(int slot, unsigned op, uint32_t element, uint64_t bytes, uint16_t comm, int rc) ES_HIDDEN
 	__attribute__((cold, noinline));
 
+/* --- clocks across hosts (clocks.c; collectors.h says what they measure) --- */
+
+/* In MPI_Init, before the trace spaces are made: the host's ranks take
+ * one clock line.  Collective over MPI_COMM_WORLD. */
+void es_clocks_node(void) ES_HIDDEN;
+/* Once the rank's trace space is made: its board, and MPI_Init's point. */
+void es_clocks_setup(ps_server *srv) ES_HIDDEN;
+/* After every blocking collective on MPI_COMM_WORLD while traced, on
+ * every rank alike: a point when rank 0 asked for one after it. */
+void es_clocks_world_coll(void) ES_HIDDEN;
+/* MPI_Fint of MPI_COMM_WORLD, for the Fortran entry points' test */
+extern MPI_Fint es_clocks_world_f ES_HIDDEN;
+/* In MPI_Finalize, before MPI's: its point; then the communicators go. */
+void es_clocks_finalize(void) ES_HIDDEN;
+
 /* --- requests (requests.c) ------------------------------------------------------------ */
 
 /*

@@ -407,6 +407,24 @@ static int is_coll(const struct call *c)
 	return is(c, "coll") || is(c, "icoll");
 }
 
+/* A blocking collective whose result needs every member's part (a
+ * barrier, an all-reduce, -gather, -to-all), over the communicator it is
+ * given: on MPI_COMM_WORLD, no rank leaves one before every rank entered
+ * it, and MPI orders them alike on every rank, so every rank counts them
+ * alike and all reach a clock point made after one (clocks.c).  Rooted
+ * ones are not counted: a root may leave a broadcast that a wrong program
+ * never makes elsewhere, and must not wait in ours for it. */
+static int world_coll(const struct call *c)
+{
+	static const char *const all[] = { "MPI_Barrier", "MPI_Allreduce", "MPI_Allgather", "MPI_Allgatherv",
+					   "MPI_Alltoall", "MPI_Alltoallv", "MPI_Alltoallw", "MPI_Reduce_scatter",
+					   "MPI_Reduce_scatter_block", NULL };
+	for (int i = 0; all[i]; i++)
+		if (!strcmp(c->name, all[i]))
+			return is(c, "coll") && has_param(c, "comm") && !*c->reqs;
+	return 0;
+}
+
 /* The call's communicator or window as the expressions' c_, or "". */
 static const char *cinfo_of(const struct call *c)
 {
@@ -859,6 +877,18 @@ static void c_wrapper(const struct call *c)
 	emit("\treturn rc;\n}\n");
 	if (poll)
 		c_streak(c);
+	if (world_coll(c)) {
+		/* a blocking collective on MPI_COMM_WORLD, counted on every rank
+		 * alike, recorded or not: rank 0 may have asked for a clock point
+		 * after it (clocks.c) */
+		emit("\nstatic __attribute__((noinline)) int world_%s(", c->name);
+		c_params(c);
+		emit(")\n{\n\tint rc = %s ? ((__typeof__(&P%s))es_route.pmpi[%s])(", pass_test(c), c->name, c->op);
+		c_args(c, 0);
+		emit(") : rec_%s(", c->name);
+		c_args(c, 0);
+		emit(");\n\tes_clocks_world_coll();\n\treturn rc;\n}\n");
+	}
 	emit("\nES_ENTRY int %s(", c->name);
 	c_params(c);
 	emit(")\n{\n");
@@ -874,6 +904,12 @@ static void c_wrapper(const struct call *c)
 		emit(", 1))\n\t\treturn poll_%s(", c->name);
 		c_args(c, 0);
 		emit(");\n");
+	}
+	if (world_coll(c)) {
+		emit("\tif (__builtin_expect(comm == MPI_COMM_WORLD, 0) && es_route.tracing) {\n"
+		     "\t\tes_t.ra = __builtin_return_address(0);\n\t\treturn world_%s(", c->name);
+		c_args(c, 0);
+		emit(");\n\t}\n");
 	}
 	emit("\tif (%s)\n\t\treturn ((__typeof__(&P%s))es_route.pmpi[%s])(", pass_test(c), c->name, c->op);
 	c_args(c, 0);
@@ -900,9 +936,16 @@ static void f_wrapper(const struct call *c)
 	     c->lower);
 	emit("\tif (%s) {\n\t\treal(", pass_test(c));
 	f_args(c, 0);
-	emit(");\n\t\treturn;\n\t}\n\tes_t.ra = __builtin_return_address(0);\n\trec_f_%s(real, ", c->name);
-	f_args(c, 0);
-	emit(");\n}\n");
+	if (world_coll(c)) { /* as world_NAME does in C */
+		emit(");\n\t} else {\n\t\tes_t.ra = __builtin_return_address(0);\n\t\trec_f_%s(real, ", c->name);
+		f_args(c, 0);
+		emit(");\n\t}\n\tif (*f_comm == es_clocks_world_f && es_route.tracing)\n"
+		     "\t\tes_clocks_world_coll();\n}\n");
+	} else {
+		emit(");\n\t\treturn;\n\t}\n\tes_t.ra = __builtin_return_address(0);\n\trec_f_%s(real, ", c->name);
+		f_args(c, 0);
+		emit(");\n}\n");
+	}
 	/* every spelling compilers give the Fortran name, and Open MPI's
 	 * ompi_NAME_f, which the mpi_f08 module calls */
 	const char *spell[6][3] = { { "mpi_", c->lower, "_" }, { "mpi_", c->lower, "__" },

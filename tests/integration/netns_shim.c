@@ -1,6 +1,9 @@
-/* netns_shim.c - test scaffolding, preloaded into MPI ranks: each rank runs as if on a host of its own (its network namespace, its own /dev/shm). */
+/* netns_shim.c - test scaffolding, preloaded into MPI ranks: each rank runs as if on a host of its own (its network namespace or not, its own /dev/shm, its own clock). */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <stdint.h>
+#include <time.h>
 #include <mpi.h>
 #include <sched.h>
 #include <stdio.h>
@@ -19,9 +22,75 @@
  * namespace, so the threads and sockets the program makes from then on
  * live there, as on another host.
  */
+/*
+ * ES_TEST_HOSTS=1: the same without network namespaces: a /dev/shm of its
+ * own, and MPI_COMM_TYPE_SHARED splits every rank from the others (as the
+ * collectors ask which ranks share a host).
+ * ES_TEST_CLOCK="OFF/PPM,OFF/PPM,...": rank i's CLOCK_MONOTONIC runs OFF ns
+ * ahead of the machine's and gains PPM parts per million from the
+ * process's start: a host whose clock is set apart and drifts.
+ */
+static int64_t skew_off, skew_base;
+static double skew_ppm;
+static int skewed;
+
+static void take_skew(void)
+{
+	const char *list = getenv("ES_TEST_CLOCK"), *r = getenv("OMPI_COMM_WORLD_RANK");
+	if (!list || !r)
+		return;
+	int rank = atoi(r);
+	const char *p = list;
+	for (int i = 0; p && i < rank; i++)
+		p = (p = strchr(p, ',')) ? p + 1 : NULL;
+	long long off;
+	double ppm;
+	if (!p || sscanf(p, "%lld/%lf", &off, &ppm) != 2) {
+		fprintf(stderr, "netns_shim: ES_TEST_CLOCK=%s: expected OFF/PPM for rank %d\n", list, rank);
+		_exit(95);
+	}
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	skew_base = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	skew_off = off;
+	skew_ppm = ppm;
+	skewed = off || ppm;
+}
+
+int clock_gettime(clockid_t id, struct timespec *ts)
+{
+	static int (*real)(clockid_t, struct timespec *);
+	if (!real)
+		real = (int (*)(clockid_t, struct timespec *))dlsym(RTLD_NEXT, "clock_gettime");
+	int rc = real(id, ts);
+	if (rc || !skewed || (id != CLOCK_MONOTONIC && id != CLOCK_MONOTONIC_RAW))
+		return rc;
+	int64_t t = (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+	t += skew_off + (int64_t)((double)(t - skew_base) * skew_ppm / 1e6);
+	ts->tv_sec = t / 1000000000;
+	ts->tv_nsec = t % 1000000000;
+	return 0;
+}
+
+int PMPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *newcomm)
+{
+	static int (*real)(MPI_Comm, int, int, MPI_Info, MPI_Comm *);
+	if (!real)
+		real = (int (*)(MPI_Comm, int, int, MPI_Info, MPI_Comm *))dlsym(RTLD_NEXT, "PMPI_Comm_split_type");
+	int me;
+	if (type == MPI_COMM_TYPE_SHARED && getenv("ES_TEST_HOSTS") && !PMPI_Comm_rank(comm, &me))
+		return PMPI_Comm_split(comm, me, key, newcomm);
+	return real(comm, type, key, info, newcomm);
+}
+
 __attribute__((constructor)) static void private_shm(void)
 {
-	if (!getenv("ES_TEST_NETNS"))
+	if (getenv("ES_TEST_CLOCK")) {
+		/* the real clock first: the skew is measured from here */
+		skewed = 0;
+		take_skew();
+	}
+	if (!getenv("ES_TEST_NETNS") && !getenv("ES_TEST_HOSTS"))
 		return;
 	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
 	    mount("tmpfs", "/dev/shm", "tmpfs", 0, "mode=1777")) {

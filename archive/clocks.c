@@ -1,0 +1,208 @@
+/* clocks.c - the archive's clocks file: how the recorder put each rank's stamps on its clock, the ranks' clock points, and the line through them that moves a rank's stamps onto rank 0's host's clock. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "archive/clocks.h"
+
+/*
+ * The file, a line each, in any order:
+ *   shift RANK NS          the recorder moved RANK's stamps by -NS onto its
+ *                          clock: NS is RANK's host's clock minus its own,
+ *                          when it connected (0 on its own host)
+ *   sync RANK SERIAL KIND AT OFFSET RTT
+ *                          RANK's clock point number SERIAL (collectors.h,
+ *                          "Clocks across hosts"): at AT on the archive's
+ *                          clock, its host's clock was OFFSET ns ahead of
+ *                          rank 0's host's, good to RTT / 2
+ * A stamp t of RANK on the archive's clock, as recorded, is
+ *   t + shift(RANK) on RANK's host's clock, so t + shift(RANK) - OFFSET(t)
+ *   on rank 0's host's, and t + shift(RANK) - OFFSET(t) - shift(0) on the
+ *   archive's clock as rank 0's stamps are:
+ *   moved by delta(t) = shift(RANK) - shift(0) - OFFSET(t),
+ * where OFFSET(t) is the line through RANK's points (before the first,
+ * its value; after the last, the last stretch's slope). A rank with no
+ * point stays as recorded: on the recorder's host, or of an older
+ * collector, whose stamps the recorder's connection put right enough.
+ */
+struct rank_clock {
+	bool shifted;
+	int64_t shift;
+	struct ar_sync *pts; /* by at_ns */
+	int n, cap;
+};
+
+struct ar_clocks {
+	struct rank_clock *r;
+	int nr;
+};
+
+struct ar_clocks *ar_clocks_new(void)
+{
+	return calloc(1, sizeof(struct ar_clocks));
+}
+
+void ar_clocks_free(struct ar_clocks *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < c->nr; i++)
+		free(c->r[i].pts);
+	free(c->r);
+	free(c);
+}
+
+static struct rank_clock *rank_of(struct ar_clocks *c, int rank)
+{
+	if (rank < 0 || rank > 1 << 24)
+		return NULL;
+	if (rank >= c->nr) {
+		struct rank_clock *r = realloc(c->r, sizeof(*r) * (size_t)(rank + 1));
+		if (!r)
+			return NULL;
+		memset(r + c->nr, 0, sizeof(*r) * (size_t)(rank + 1 - c->nr));
+		c->r = r;
+		c->nr = rank + 1;
+	}
+	return &c->r[rank];
+}
+
+int ar_clocks_shift(struct ar_clocks *c, int rank, int64_t shift_ns)
+{
+	struct rank_clock *r = rank_of(c, rank);
+	if (!r)
+		return -EINVAL;
+	int changed = !r->shifted || r->shift != shift_ns;
+	r->shifted = true;
+	r->shift = shift_ns;
+	return changed;
+}
+
+int ar_clocks_add(struct ar_clocks *c, const struct ar_sync *s)
+{
+	struct rank_clock *r = rank_of(c, s->rank);
+	if (!r || !s->serial)
+		return -EINVAL;
+	int i = r->n;
+	for (int k = 0; k < r->n; k++)
+		if (r->pts[k].serial == s->serial)
+			return 0; /* seen at an earlier look */
+	if (r->n == r->cap) {
+		int cap = r->cap ? 2 * r->cap : 8;
+		struct ar_sync *p = realloc(r->pts, sizeof(*p) * (size_t)cap);
+		if (!p)
+			return -ENOMEM;
+		r->pts = p;
+		r->cap = cap;
+	}
+	while (i > 0 && r->pts[i - 1].at_ns > s->at_ns) { /* kept in time order */
+		r->pts[i] = r->pts[i - 1];
+		i--;
+	}
+	r->pts[i] = *s;
+	r->n++;
+	return 1;
+}
+
+int ar_clocks_print(const struct ar_clocks *c, FILE *f)
+{
+	for (int i = 0; c && i < c->nr; i++) {
+		const struct rank_clock *r = &c->r[i];
+		if (r->shifted)
+			fprintf(f, "shift %d %" PRId64 "\n", i, r->shift);
+		for (int k = 0; k < r->n; k++) {
+			const struct ar_sync *s = &r->pts[k];
+			fprintf(f, "sync %d %" PRIu64 " %u %" PRIu64 " %" PRId64 " %u\n", i, s->serial, s->kind,
+				s->at_ns, s->offset_ns, s->rtt_ns);
+		}
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
+static int bad_line(const char *path, int line, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "%s:%d: expected \"shift RANK NS\" or \"sync RANK SERIAL KIND AT OFFSET RTT\"",
+		 path, line);
+	return -EINVAL;
+}
+
+int ar_clocks_read(FILE *f, const char *path, struct ar_clocks **out, char *err, size_t errlen)
+{
+	struct ar_clocks *c = ar_clocks_new();
+	char buf[256];
+	int line = 0, rc = c ? 0 : -ENOMEM;
+	while (!rc && fgets(buf, sizeof(buf), f)) {
+		line++;
+		struct ar_sync s = { 0 };
+		int64_t shift;
+		char tail;
+		if (sscanf(buf, "shift %d %" SCNd64 " %c", &s.rank, &shift, &tail) == 2)
+			rc = ar_clocks_shift(c, s.rank, shift) < 0 ? bad_line(path, line, err, errlen) : 0;
+		else if (sscanf(buf, "sync %d %" SCNu64 " %u %" SCNu64 " %" SCNd64 " %u %c", &s.rank, &s.serial,
+				&s.kind, &s.at_ns, &s.offset_ns, &s.rtt_ns, &tail) == 6)
+			rc = ar_clocks_add(c, &s) < 0 ? bad_line(path, line, err, errlen) : 0;
+		else
+			rc = bad_line(path, line, err, errlen);
+	}
+	if (rc) {
+		ar_clocks_free(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+bool ar_clocks_moves(const struct ar_clocks *c, int rank)
+{
+	return c && rank >= 0 && rank < c->nr && c->r[rank].n > 0;
+}
+
+/* The line through a rank's points at t: between two, the straight line
+ * from one to the other; before the first, its value.  After the last,
+ * the drift from the first point to the last goes on when it is known,
+ * that is when their offsets differ by more than their errors (half a
+ * round trip each); else the last value stays. */
+static double offset_at(const struct rank_clock *r, uint64_t t)
+{
+	const struct ar_sync *p = r->pts, *a, *b;
+	if (r->n == 1 || t <= p[0].at_ns)
+		return (double)p[0].offset_ns;
+	if (t >= p[r->n - 1].at_ns) {
+		a = &p[0], b = &p[r->n - 1];
+		double moved = (double)b->offset_ns - (double)a->offset_ns;
+		if (b->at_ns == a->at_ns || fabs(moved) <= ((double)a->rtt_ns + (double)b->rtt_ns) / 2)
+			return (double)b->offset_ns;
+	} else {
+		int k = 1;
+		while (p[k].at_ns < t)
+			k++;
+		a = &p[k - 1], b = &p[k];
+		if (b->at_ns == a->at_ns)
+			return (double)b->offset_ns;
+	}
+	double slope = (double)(b->offset_ns - a->offset_ns) / (double)(b->at_ns - a->at_ns);
+	return (double)a->offset_ns + slope * ((double)t - (double)a->at_ns);
+}
+
+int64_t ar_clocks_delta(const struct ar_clocks *c, int rank, uint64_t t)
+{
+	if (!ar_clocks_moves(c, rank))
+		return 0;
+	const struct rank_clock *r = &c->r[rank];
+	int64_t s0 = c->nr > 0 && c->r[0].shifted ? c->r[0].shift : 0;
+	double d = (double)(r->shift - s0) - offset_at(r, t);
+	return (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+}
+
+int ar_clocks_points(const struct ar_clocks *c, int rank, const struct ar_sync **out)
+{
+	if (!c || rank < 0 || rank >= c->nr) {
+		*out = NULL;
+		return 0;
+	}
+	*out = c->r[rank].pts;
+	return c->r[rank].n;
+}

@@ -1,0 +1,199 @@
+/* clocks.c - one clock line per host, and each host's offset to rank 0's measured by ping-pong over MPI, on the board mpi.clock (collectors.h, "Clocks across hosts"). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record.h"
+
+/*
+ * Invariants:
+ *  - node and lead are made at MPI_Init by every rank (collective over
+ *    MPI_COMM_WORLD) and freed at MPI_Finalize; lead is MPI_COMM_NULL on
+ *    a rank that is not its host's first, and its rank 0 is world rank 0
+ *    (split by world rank, and world rank 0 is first on its host).
+ *  - A point is measured only where every rank measures it: at MPI_Init,
+ *    at MPI_Finalize, and after the world collective whose number rank 0
+ *    chose at the point before (next), which every rank counts alike
+ *    since MPI orders a communicator's collectives alike on every rank.
+ *  - A rank writes its points only to its own board, slot by slot, kind
+ *    last: a reader sees a point whole or not at all.
+ */
+static struct {
+	MPI_Comm node, lead;
+	ps_elem *elem;
+	struct es_sync_rec *board;
+	uint64_t serial;
+	uint32_t run_slot;     /* the next slot of the points in between */
+	uint64_t colls;        /* blocking collectives on MPI_COMM_WORLD so far */
+	uint64_t next;         /* the one after which the next point is measured (0: none) */
+	uint64_t last_colls;   /* rank 0: colls and its clock at the point before */
+	uint64_t last_ns;
+	uint64_t every_ns;     /* rank 0: the time it wants between points */
+} ck = { MPI_COMM_NULL, MPI_COMM_NULL, NULL, NULL, 0, 2, 0, 0, 0, 0, 0 };
+
+#define SYNC_TAG 0x7e5c
+
+MPI_Fint es_clocks_world_f;
+
+static uint64_t now_ns(void)
+{
+	return es_clock_ns(es_clock_init(), es_now());
+}
+
+/* The ranks of one node stamp with one TSC: they all take the line of the
+ * node's first rank, so that a reader orders their stamps as the TSC did.
+ * Each rank's own 20 ms calibration is off by its own few ppm, which put
+ * LAMMPS's receives up to 3 us before their sends on a loaded machine.
+ * Collective over MPI_COMM_WORLD, as MPI_Init is. */
+void es_clocks_node(void)
+{
+	struct es_clock c = *es_clock_init();
+	if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &ck.node) != MPI_SUCCESS) {
+		ck.node = MPI_COMM_NULL;
+		return;
+	}
+	PMPI_Bcast(&c, sizeof(c), MPI_BYTE, 0, ck.node);
+	es_clock_adopt(&c); /* a rank whose stamps are not TSC ticks keeps its own */
+	int local = 1;
+	PMPI_Comm_rank(ck.node, &local);
+	if (PMPI_Comm_split(MPI_COMM_WORLD, local == 0 ? 0 : MPI_UNDEFINED, es_g.rank, &ck.lead) != MPI_SUCCESS)
+		ck.lead = MPI_COMM_NULL;
+}
+
+/* Rank 0's part: each other host's first rank in turn, ES_SYNC_ROUNDS times. */
+static void answer(int hosts)
+{
+	for (int i = 1; i < hosts; i++)
+		for (int k = 0; k < ES_SYNC_ROUNDS; k++) {
+			char b;
+			if (PMPI_Recv(&b, 1, MPI_BYTE, i, SYNC_TAG, ck.lead, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+				return;
+			uint64_t t = now_ns();
+			PMPI_Send(&t, 1, MPI_UINT64_T, i, SYNC_TAG, ck.lead);
+		}
+}
+
+/* A host's first rank: its clock against rank 0's, from the quickest trip. */
+static void ask(struct es_sync_rec *s)
+{
+	const struct es_clock *c = es_clock_init();
+	uint64_t best = UINT64_MAX;
+	for (int k = 0; k < ES_SYNC_ROUNDS; k++) {
+		char b = 0;
+		uint64_t theirs = 0, a = es_now();
+		if (PMPI_Send(&b, 1, MPI_BYTE, 0, SYNC_TAG, ck.lead) != MPI_SUCCESS ||
+		    PMPI_Recv(&theirs, 1, MPI_UINT64_T, 0, SYNC_TAG, ck.lead, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+			return;
+		uint64_t z = es_now(), a_ns = es_clock_ns(c, a), z_ns = es_clock_ns(c, z);
+		if (z_ns - a_ns < best) {
+			best = z_ns - a_ns;
+			s->raw = a + (z - a) / 2;
+			s->offset_ns = (int64_t)(es_clock_ns(c, s->raw) - theirs);
+			s->rtt_ns = best > UINT32_MAX ? UINT32_MAX : (uint32_t)best;
+		}
+	}
+}
+
+static void put(const struct es_sync_rec *s)
+{
+	if (!ck.board || !s->kind)
+		return;
+	uint32_t slot = s->kind == ES_SYNC_INIT ? 0 : s->kind == ES_SYNC_FINI ? 1 : ck.run_slot;
+	if (s->kind == ES_SYNC_RUN)
+		ck.run_slot = ck.run_slot + 1 < ES_SYNC_SLOTS ? ck.run_slot + 1 : 2;
+	struct es_sync_rec *d = &ck.board[slot];
+	__atomic_store_n(&d->kind, 0, __ATOMIC_RELEASE); /* a reader takes it whole or not at all */
+	d->raw = s->raw;
+	d->offset_ns = s->offset_ns;
+	d->rtt_ns = s->rtt_ns;
+	d->serial = ++ck.serial;
+	__atomic_store_n(&d->kind, s->kind, __ATOMIC_RELEASE);
+}
+
+/* Rank 0: after which world collective the next point is measured, so
+ * that points come ES_SYNC_EVERY_S apart at the rate the job makes them. */
+static uint64_t choose_next(void)
+{
+	uint64_t now = now_ns(), made = ck.colls - ck.last_colls, took = now - ck.last_ns;
+	uint64_t every = ck.every_ns, more = 1;
+	if (ck.last_ns && made && took) {
+		double want = (double)made * (double)every / (double)took;
+		more = want < (double)(1ull << 40) ? (uint64_t)want : 1ull << 40;
+	}
+	ck.last_colls = ck.colls;
+	ck.last_ns = now;
+	return ck.colls + (more ? more : 1);
+}
+
+/* One point, on every rank (collective over MPI_COMM_WORLD). */
+static void sync_point(uint32_t kind)
+{
+	if (ck.node == MPI_COMM_NULL)
+		return;
+	struct es_sync_rec s = { .kind = kind };
+	struct { struct es_sync_rec s; uint64_t next; } m = { { 0 }, 0 };
+	if (ck.lead != MPI_COMM_NULL) {
+		int me = 0, hosts = 1;
+		PMPI_Comm_rank(ck.lead, &me);
+		PMPI_Comm_size(ck.lead, &hosts);
+		if (me == 0) {
+			answer(hosts);
+			s.raw = es_now(); /* rank 0's host: its own clock, exactly */
+			m.next = kind == ES_SYNC_FINI ? 0 : choose_next();
+		} else {
+			ask(&s);
+		}
+		m.s = s;
+		/* rank 0's choice, to every host's first rank */
+		PMPI_Bcast(&m.next, 1, MPI_UINT64_T, 0, ck.lead);
+	}
+	/* and from it to the host's ranks, with its point: every rank's of the
+	 * host, as they stamp with one line */
+	PMPI_Bcast(&m, sizeof(m), MPI_BYTE, 0, ck.node);
+	m.s.kind = kind;
+	put(&m.s);
+	ck.next = m.next;
+}
+
+/* Rank 0's word decides: ES_SYNC_EVERY, seconds between points. */
+static void read_every(void)
+{
+	const char *v = getenv("ES_SYNC_EVERY");
+	char *end = NULL;
+	double s = v && *v ? strtod(v, &end) : ES_SYNC_EVERY_S;
+	if (v && *v && (*end || !(s > 0) || s > 1e6)) {
+		fprintf(stderr, "escollect: ES_SYNC_EVERY=%s: expected the seconds between clock points, a number "
+			"above 0; %d it is\n", v, ES_SYNC_EVERY_S);
+		s = ES_SYNC_EVERY_S;
+	}
+	ck.every_ns = (uint64_t)(s * 1e9);
+}
+
+void es_clocks_setup(ps_server *srv)
+{
+	if (es_g.rank == 0)
+		read_every();
+	es_clocks_world_f = PMPI_Comm_c2f(MPI_COMM_WORLD);
+	ck.board = es_rank_board(srv, ES_CLOCK_ELEMENT, sizeof(struct es_sync_rec), ES_SYNC_SLOTS, ES_SYNC_LAYOUT,
+				 &ck.elem);
+	sync_point(ES_SYNC_INIT);
+}
+
+void es_clocks_world_coll(void)
+{
+	if (++ck.colls == ck.next)
+		sync_point(ES_SYNC_RUN);
+}
+
+void es_clocks_finalize(void)
+{
+	sync_point(ES_SYNC_FINI);
+	if (ck.lead != MPI_COMM_NULL)
+		PMPI_Comm_free(&ck.lead);
+	if (ck.node != MPI_COMM_NULL)
+		PMPI_Comm_free(&ck.node);
+	ck.next = 0;
+	ps_elem_close(ck.elem);
+	ck.elem = NULL;
+	ck.board = NULL;
+}

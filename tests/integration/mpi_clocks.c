@@ -1,0 +1,34 @@
+/* mpi_clocks.c - messages both ways between rank 0 and each other rank for SECONDS (rank 0's clock), of sizes 1 to 64 bytes, and an MPI_Allreduce on MPI_COMM_WORLD every 20 exchanges: what t_clocks.sh records across hosts whose clocks are apart. */
+#define _DEFAULT_SOURCE
+#include <mpi.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+	MPI_Init(&argc, &argv);
+	int rank, size, go = 1;
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	double secs = argc > 1 ? atof(argv[1]) : 3, t0 = MPI_Wtime();
+	char buf[64] = { 0 };
+	for (int i = 0; go; i++) {
+		int n = 1 + i % 64, tag = i % 7;
+		for (int p = 1; p < size; p++) {
+			if (rank == 0) {
+				MPI_Send(buf, n, MPI_CHAR, p, tag, MPI_COMM_WORLD);
+				MPI_Recv(buf, 64, MPI_CHAR, p, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			} else if (rank == p) {
+				MPI_Recv(buf, 64, MPI_CHAR, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				MPI_Send(buf, n, MPI_CHAR, 0, tag, MPI_COMM_WORLD);
+			}
+		}
+		if (i % 20 == 19) { /* rank 0 says when it is over */
+			int mine = rank == 0 ? MPI_Wtime() - t0 < secs : 1;
+			MPI_Allreduce(&mine, &go, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+		}
+		usleep(200);
+	}
+	MPI_Finalize();
+	return 0;
+}

@@ -1,0 +1,91 @@
+#!/bin/sh
+# t_clocks.sh - two ranks as on two hosts (each its own /dev/shm, served over TCP), rank 1's clock set 3 ms ahead and gaining 200 ppm: the ranks measure their offset by MPI ping-pong at MPI_Init and after world collectives, the archive keeps the points (a killed recorder's too), and its readers move rank 1's stamps onto rank 0's clock, so that no message is received before it was sent (an independent checker of OTF2, the JSON) where, left as recorded, thousands would be.
+set -u
+. "$(dirname "$0")/lib.sh"
+shim="$(cd "$BUILD/lib" 2>/dev/null && pwd)/libnetns_shim.so"
+[ -f "$BUILD/lib/libescollect.so" ] && [ -f "$shim" ] || { echo "no libescollect.so (sanitizer build): skipped"; exit 0; }
+[ "$(id -u)" = 0 ] || { echo "skipped: a /dev/shm of each rank's own needs root"; exit 0; }
+job="itclk$$"
+dir=$(mktemp -d)
+app="" rec="" kil=""
+cleanup() {
+	[ -n "$app" ] && end_job "$app"
+	[ -n "$rec" ] && end_job "$rec"
+	[ -n "$kil" ] && kill -9 "$kil" 2>/dev/null
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+
+# 20 ns a second over ten minutes is 12 us; 200 ppm over the run's 4 s is
+# 0.8 ms: the drift the readers must follow, seventy times over
+mpirun --oversubscribe --allow-run-as-root -np 2 --mca btl self,tcp -x LD_PRELOAD="$shim" -x ES_TEST_HOSTS=1 \
+	-x ES_TEST_CLOCK="0/0,3000000/200" -x ES_SYNC_EVERY=0.5 -x ES_SERVE=loopback \
+	-x ES_SERVERS_OUT="$dir/servers" "$BIN/esrun" -q -j "$job" "$BUILD/tests/mpi_clocks" 4 >"$dir/job.out" 2>&1 &
+app=$!
+wait_for 60 test -s "$dir/servers" || die "no tuple servers: $(cat "$dir/job.out")"
+servers=$(cat "$dir/servers")
+"$BIN/esrecord" -w 30 --servers "$servers" -o "$dir/a" "$job" 2>"$dir/rec.err" &
+rec=$!
+"$BIN/esrecord" -w 30 --servers "$servers" -o "$dir/k" "$job" 2>/dev/null &
+kil=$!
+# the second recorder killed once the first points in between are in its archive
+wait_for 60 sh -c "grep -q '^sync 1 3 3 ' '$dir/k/clocks' 2>/dev/null" || die "no clock point in between reached the archive"
+kill -9 "$kil"
+wait "$kil" 2>/dev/null
+kil=
+wait "$app" || die "mpi_clocks failed: $(cat "$dir/job.out")"
+app=
+wait "$rec" || die "esrecord failed: $(cat "$dir/rec.err")"
+rec=
+
+# The points: rank 0's host is the reference (0), rank 1's offset is what
+# was set, and grows at the rate it drifts
+python3 - "$dir/a/clocks" <<'EOF' || die "clock points: $(cat "$dir/a/clocks")"
+import sys
+pts = {}
+for line in open(sys.argv[1]):
+    w = line.split()
+    if w[0] == "sync":
+        pts.setdefault(int(w[1]), []).append((int(w[4]), int(w[5]), int(w[6])))
+for r in pts:
+    pts[r].sort()
+assert all(o == 0 for _, o, _ in pts[0]), "rank 0 not at 0: %r" % pts[0]
+p = pts[1]
+assert len(p) >= 4, "rank 1 has %d points" % len(p)
+(t0, o0, _), (t1, o1, _) = p[0], p[-1]
+assert abs(o0 - 3000000) < 500000, "rank 1's first offset %d ns, set 3 ms" % o0
+ppm = (o1 - o0) / (t1 - t0) * 1e6
+assert 150 < ppm < 250, "rank 1 drifts %.1f ppm, set 200" % ppm
+print("rank 1: %d points, %.3f ms apart at first, drifting %.1f ppm" % (len(p), o0 / 1e6, ppm))
+EOF
+
+# OTF2, read by the independent checker: every receive after its send
+"$BIN/esconvert" --otf2 "$dir/a.otf2" "$dir/a" >"$dir/conv" 2>&1 || die "esconvert: $(cat "$dir/conv")"
+grep -q "clocks: 1 rank moved onto rank 0's host's clock" "$dir/conv" || die "esconvert did not say it moved the clocks: $(cat "$dir/conv")"
+otf2-print "$dir/a.otf2/traces.otf2" 2>/dev/null | python3 "$(dirname "$0")/msg_check.py" >"$dir/check" ||
+	die "OTF2's messages across the clocks: $(cat "$dir/check")"
+cat "$dir/check"
+n=$(sed -n 's/^messages=\([0-9]*\) .*/\1/p' "$dir/check")
+[ "${n:-0}" -ge 1000 ] || die "only ${n:-0} messages"
+# ... where the stamps as recorded (the archive without its clocks file)
+# have receives before their sends: the readers' move is what put them right
+mkdir "$dir/raw" && cp "$dir/a/"* "$dir/raw/" && rm "$dir/raw/clocks"
+"$BIN/esconvert" --otf2 "$dir/raw.otf2" "$dir/raw" >/dev/null 2>&1 || die "esconvert of the raw archive failed"
+otf2-print "$dir/raw.otf2/traces.otf2" 2>/dev/null | python3 "$(dirname "$0")/msg_check.py" >"$dir/rawcheck" &&
+	die "as recorded, no receive came before its send: the test shows nothing"
+grep -q "recv_before_send=[1-9]" "$dir/rawcheck" || die "as recorded: $(cat "$dir/rawcheck")"
+echo "as recorded: $(cat "$dir/rawcheck" | head -1)"
+
+# the JSON: no arrow back in time, messages' nor collectives'
+"$BIN/esconvert" --json "$dir/a.json" "$dir/a" >"$dir/jconv" 2>&1 || die "esconvert --json: $(cat "$dir/jconv")"
+slices=$(sed -n 's/.*a\.json: \([0-9]*\) slices, \([0-9]*\) messages.*/\1/p' "$dir/jconv")
+msgs=$(sed -n 's/.*a\.json: \([0-9]*\) slices, \([0-9]*\) messages.*/\2/p' "$dir/jconv")
+python3 "$(dirname "$0")/json_check.py" "$dir/a.json" "$slices" "$msgs" || die "the JSON across the clocks"
+grep -q "backwards\|before they were sent" "$dir/jconv" && die "the JSON left arrows out: $(cat "$dir/jconv")"
+
+# the killed recorder's archive: its points up to the kill, and the same
+"$BIN/esconvert" --otf2 "$dir/k.otf2" "$dir/k" >"$dir/kconv" 2>&1 || die "esconvert of the killed recorder's archive: $(cat "$dir/kconv")"
+otf2-print "$dir/k.otf2/traces.otf2" 2>/dev/null | python3 "$(dirname "$0")/msg_check.py" >"$dir/kcheck" ||
+	die "the killed recorder's messages: $(cat "$dir/kcheck")"
+echo "killed recorder: $(cat "$dir/kcheck")"
+exit 0
