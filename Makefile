@@ -241,7 +241,7 @@ $(BUILD)/obj/gen/view_page.o: $(GEN)/view_page.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 $(BUILD)/bin/esview: $(BUILD)/obj/monitors/esview.o $(BUILD)/obj/monitors/view_serve.o $(BUILD)/obj/monitors/view_door.o $(BUILD)/obj/monitors/view.o $(BUILD)/obj/monitors/view_json.o $(BUILD)/obj/gen/view_page.o \
-		     $(BUILD)/obj/archive/symbols.o \
+		     $(BUILD)/obj/archive/symbols.o $(BUILD)/obj/archive/clocks.o \
 		     $(BUILD)/obj/monitors/beat.o $(BUILD)/obj/monitors/waitfor.o $(BUILD)/obj/monitors/waits.o \
 		     $(BUILD)/obj/monitors/colls.o \
 		     $(BUILD)/obj/monitors/common.o $(LIBS)

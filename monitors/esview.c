@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "archive/clocks.h"
 #include "archive/symbols.h"
 #include "beat.h"
 #include "colls.h"
@@ -179,6 +180,10 @@ struct watcher {
 	cm *cm;
 	es_mpi *mpi;            /* the ranks' communicators, for the collectives */
 	ar_symbols *sym;        /* call sites' names, for the hover (NULL: no memory for them) */
+	struct ar_clocks *clocks; /* the ranks' clock points, read every second ... */
+	uint64_t clocks_at;
+	bool *moves;            /* ... and the ranks whose stamps they move (by rank, below nmoves) */
+	int nmoves;
 	struct cm_done recent[16]; /* the latest collectives, newest last */
 	int nrecent;
 	double next_beat;
@@ -286,6 +291,51 @@ static void name_sites(struct watcher *w, const struct unnamed *u, int n)
 	free(names);
 }
 
+/* Clocks across hosts (collectors.h): the ranks' clock points, read every
+ * second, by which each event goes onto rank 0's host's clock as the
+ * archive's readers put it (archive/clocks.c); on one host, none moves. */
+static void read_clocks(struct watcher *w)
+{
+	uint64_t now = ps_now_ns();
+	if (!w->mpi || (w->clocks_at && now - w->clocks_at < 1000000000u))
+		return;
+	w->clocks_at = now;
+	int ranks = es_mpi_ranks(w->mpi);
+	if (!w->clocks && !(w->clocks = ar_clocks_new()))
+		return;
+	if (ranks > w->nmoves) {
+		bool *m = realloc(w->moves, sizeof(*m) * (size_t)ranks);
+		if (!m)
+			return;
+		w->moves = m;
+		w->nmoves = ranks;
+	}
+	struct es_mpi_sync *pts = malloc(sizeof(*pts) * ES_SYNC_SLOTS);
+	for (int k = 0; pts && k < ranks; k++) {
+		int64_t shift = 0;
+		int n = es_mpi_clock(w->mpi, k, pts, &shift);
+		if (n > 0)
+			ar_clocks_shift(w->clocks, k, shift);
+		for (int i = 0; i < n; i++)
+			ar_clocks_add(w->clocks, &(struct ar_sync){ k, pts[i].r.kind, pts[i].r.serial, pts[i].at_ns,
+								     pts[i].r.offset_ns, pts[i].r.rtt_ns });
+		const struct ar_sync *have;
+		int m = ar_clocks_points(w->clocks, k, &have), i = 0;
+		while (i < m && !ar_clocks_delta(w->clocks, k, have[i].at_ns))
+			i++;
+		w->moves[k] = i < m;
+	}
+	free(pts);
+}
+
+static void move_clock(struct watcher *w, struct es_trace *t, int rank)
+{
+	if (rank < 0 || rank >= w->nmoves || !w->moves[rank])
+		return;
+	t->start += (uint64_t)ar_clocks_delta(w->clocks, rank, t->start);
+	t->end += (uint64_t)ar_clocks_delta(w->clocks, rank, t->end);
+}
+
 /* Every event since the last pull into the view (only numbered while it
  * is frozen), and the collectives they complete. */
 static void pull(struct watcher *w, struct es_trace *ev, int max)
@@ -303,6 +353,7 @@ static void pull(struct watcher *w, struct es_trace *ev, int max)
 	}
 	if (w->mpi)
 		es_mpi_refresh(w->mpi);
+	read_clocks(w);
 	while ((n = es_scope_consume(w->s, ev, (size_t)max, &lost)) > 0) {
 		pthread_mutex_lock(&w->sv->lock);
 		if (lost || es_scope_before_attach(w->s))
@@ -312,8 +363,9 @@ static void pull(struct watcher *w, struct es_trace *ev, int max)
 						     "channel's messages are drawn from its next mark");
 		int nu = 0;
 		for (int i = 0; i < n; i++) {
-			const struct es_trace *t = &ev[i];
 			const struct es_leaf *l = es_scope_leaf(w->s, es_scope_consumed_leaf(w->s, (size_t)i));
+			move_clock(w, &ev[i], l->rank); /* for the collectives below too */
+			const struct es_trace *t = &ev[i];
 			struct lv_event e = { t->start, t->end, (uint32_t)l->thread, t->element, t->size, t->arg, 0,
 					      t->op, t->comm, 0, false, t->seq };
 			uint16_t s = ES_TRACE_SITE(t);
@@ -682,6 +734,8 @@ static void detach(struct watcher *w)
 	cm_destroy(w->cm);
 	es_mpi_close(w->mpi);
 	ar_symbols_destroy(w->sym);
+	ar_clocks_free(w->clocks);
+	free(w->moves);
 	if (w->latest)
 		es_scope_destroy(w->latest);
 	if (w->s)

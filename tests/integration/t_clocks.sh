@@ -7,10 +7,11 @@ shim="$(cd "$BUILD/lib" 2>/dev/null && pwd)/libnetns_shim.so"
 [ "$(id -u)" = 0 ] || { echo "skipped: a /dev/shm of each rank's own needs root"; exit 0; }
 job="itclk$$"
 dir=$(mktemp -d)
-app="" rec="" kil=""
+app="" rec="" kil="" view=""
 cleanup() {
 	[ -n "$app" ] && end_job "$app"
 	[ -n "$rec" ] && end_job "$rec"
+	[ -n "$view" ] && end_job "$view"
 	[ -n "$kil" ] && kill -9 "$kil" 2>/dev/null
 	rm -rf "$dir"
 }
@@ -20,7 +21,7 @@ trap cleanup EXIT
 # 0.8 ms: the drift the readers must follow, seventy times over
 mpirun --oversubscribe --allow-run-as-root -np 2 --mca btl self,tcp -x LD_PRELOAD="$shim" -x ES_TEST_HOSTS=1 \
 	-x ES_TEST_CLOCK="0/0,3000000/200" -x ES_SYNC_EVERY=0.5 -x ES_SERVE=loopback \
-	-x ES_SERVERS_OUT="$dir/servers" "$BIN/esrun" -q -j "$job" "$BUILD/tests/mpi_clocks" 4 >"$dir/job.out" 2>&1 &
+	-x ES_SERVERS_OUT="$dir/servers" "$BIN/esrun" -q -j "$job" "$BUILD/tests/mpi_clocks" 5 >"$dir/job.out" 2>&1 &
 app=$!
 wait_for 60 test -s "$dir/servers" || die "no tuple servers: $(cat "$dir/job.out")"
 servers=$(cat "$dir/servers")
@@ -28,11 +29,26 @@ servers=$(cat "$dir/servers")
 rec=$!
 "$BIN/esrecord" -w 30 --servers "$servers" -o "$dir/k" "$job" 2>/dev/null &
 kil=$!
+"$BIN/esview" -w 30 --servers "$servers" "$job" >"$dir/view.out" 2>&1 &
+view=$!
 # the second recorder killed once the first points in between are in its archive
 wait_for 60 sh -c "grep -q '^sync 1 3 3 ' '$dir/k/clocks' 2>/dev/null" || die "no clock point in between reached the archive"
 kill -9 "$kil"
 wait "$kil" 2>/dev/null
 kil=
+# the live view: its lines (the latest receives it holds) as rank 0's clock
+# has them, none back in time, two seconds and more into the run (rank 1
+# has gained 0.4 ms since the view connected)
+wait_for 30 grep -q "^esview: job $job at http" "$dir/view.out" || die "esview: $(cat "$dir/view.out")"
+url=$(sed -n "s/^esview: job $job at \(http:[^ ]*\)$/\1/p" "$dir/view.out")
+wait_for 30 sh -c "curl -sf '${url}data?shown=10000' | python3 -c 'import json, sys; d = json.load(sys.stdin); sys.exit(d.get(\"msgs_older\", 0) + len(d[\"msgs\"]) < 6000)'" ||
+	die "esview drew few lines: $(curl -s "${url}data?shown=10000" | head -c 300)"
+curl -sf "${url}data?shown=10000" >"$dir/view.json" || die "GET /data failed"
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+print("esview: %d lines, %d back in time" % (len(d["msgs"]), d.get("msgs_backwards", 0)))
+assert len(d["msgs"]) > 100 and not d.get("msgs_backwards"), "lines back in time"' "$dir/view.json" || die "esview's lines across the clocks"
+end_job "$view"
+view=
 wait "$app" || die "mpi_clocks failed: $(cat "$dir/job.out")"
 app=
 wait "$rec" || die "esrecord failed: $(cat "$dir/rec.err")"

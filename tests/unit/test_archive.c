@@ -1083,6 +1083,88 @@ START_TEST(create_aside_or_in_place)
 }
 END_TEST
 
+/* Two ranks, rank 1 on another host: its stamps go onto rank 0's clock by
+ * the line through its points; the file stays as recorded. */
+START_TEST(clocks_move_a_rank_onto_rank_0)
+{
+	char err[512] = "";
+	ar_writer *w;
+	ck_assert_int_eq(ar_create(dir, "clk", &w, err, sizeof(err)), 0);
+	ck_assert_int_eq(ar_set_thread(w, 0, "clk.r0", "rank0.thread0"), 0);
+	ck_assert_int_eq(ar_set_thread(w, 1, "clk.r1", "rank1.thread0"), 0);
+	const int world[] = { 0, 1 };
+	set_comm(w, 0, ES_COMM_WORLD_ID, ES_COMMS_WORLD, 2, world, 0, NULL);
+	/* rank 1's host 1000 ns ahead at 1e6, 3000 ns at 2e6: it gains 2 ns a us */
+	struct ar_sync a = { 1, ES_SYNC_INIT, 1, 1000000, 1000, 40 }, b = { 1, ES_SYNC_RUN, 2, 2000000, 3000, 40 };
+	struct ar_sync z0 = { 0, ES_SYNC_INIT, 1, 1000000, 0, 0 };
+	ck_assert_int_eq(ar_add_sync(w, &b), 0); /* in any order, each once */
+	ck_assert_int_eq(ar_add_sync(w, &a), 0);
+	ck_assert_int_eq(ar_add_sync(w, &a), 0);
+	ck_assert_int_eq(ar_add_sync(w, &z0), 0);
+	/* the recorder took rank 1's host as 500 ns ahead of its own */
+	ck_assert_int_eq(ar_set_clock_shift(w, 1, 500), 0);
+	ck_assert_int_eq(ar_set_clock_shift(w, 0, 0), 0);
+	uint64_t at[] = { 500000, 1000000, 1500000, 2000000, 2500000 };
+	for (int i = 0; i < 5; i++) {
+		struct es_trace t = tuple(at[i], at[i] + 100, ES_OP_MPI_SEND, 0, 1);
+		ck_assert_int_eq(ar_write(w, &t, 1), 0);
+		ck_assert_int_eq(ar_write(w, &t, 0), 0);
+	}
+	ck_assert_int_eq(ar_finish(w, &(struct ar_end){ .why = "test" }, err, sizeof(err)), 0);
+	ar_archive *r;
+	ck_assert_msg(ar_open(dir, &r, err, sizeof(err)) == 0, "%s", err);
+	/* moved by shift(1) - shift(0) - offset(t): before the first point its
+	 * value, between them the line, after the last the drift goes on (2000
+	 * ns of it is well beyond the points' 40 ns round trips) */
+	int64_t want[] = { 500 - 1000, 500 - 1000, 500 - 2000, 500 - 3000, 500 - 4000 };
+	const uint32_t *idx;
+	size_t n = ar_thread_events(r, 1, &idx);
+	ck_assert_uint_eq(n, 5);
+	for (size_t i = 0; i < n; i++) {
+		const struct ar_event *e = &ar_events(r)[idx[i]];
+		ck_assert_int_eq((int64_t)e->t.start, (int64_t)at[i] + want[i]);
+	}
+	n = ar_thread_events(r, 0, &idx); /* rank 0: the reference, as recorded */
+	for (size_t i = 0; i < n; i++)
+		ck_assert_uint_eq(ar_events(r)[idx[i]].t.start, at[i]);
+	char note[256];
+	ck_assert_uint_gt(ar_clocks_note(r, note, sizeof(note)), 0);
+	ck_assert_msg(strstr(note, "1 rank moved onto rank 0's host's clock by up to 0.004 ms, from 2 points"),
+		      "%s", note);
+	const struct ar_sync *pts;
+	ck_assert_int_eq(ar_sync_points(r, 1, &pts), 2);
+	ck_assert_uint_eq(pts[0].at_ns, 1000000); /* as recorded, in time order */
+	ar_close(r);
+	/* a drift inside the points' error is not taken beyond the last: 40 ns
+	 * round trips, offsets 10 ns apart */
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/clocks", dir);
+	FILE *f = fopen(p, "w");
+	fprintf(f, "shift 1 0\nsync 1 1 1 1000000 1000 40\nsync 1 2 3 2000000 1010 40\n");
+	fclose(f);
+	ck_assert_int_eq(ar_open(dir, &r, err, sizeof(err)), 0);
+	n = ar_thread_events(r, 1, &idx);
+	ck_assert_int_eq((int64_t)ar_events(r)[idx[4]].t.start, 2500000 - 1010);
+	ck_assert_int_eq((int64_t)ar_events(r)[idx[2]].t.start, 1500000 - 1005);
+	ar_close(r);
+	/* a rank whose points are all 0 (rank 0's host) is not moved, nor said */
+	f = fopen(p, "w");
+	fprintf(f, "shift 0 0\nshift 1 0\nsync 1 1 1 1000000 0 0\nsync 0 1 1 1000000 0 0\n");
+	fclose(f);
+	ck_assert_int_eq(ar_open(dir, &r, err, sizeof(err)), 0);
+	ck_assert_uint_eq(ar_clocks_note(r, note, sizeof(note)), 0);
+	ck_assert_uint_eq(ar_events(r)[0].t.start, at[0]);
+	ar_close(r);
+	/* a line it cannot read: the file, the line, what was expected */
+	f = fopen(p, "w");
+	fprintf(f, "shift 1 0\nsync 1 one 1 1000000 0 0\n");
+	fclose(f);
+	ck_assert_int_eq(ar_open(dir, &r, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "/clocks:2: expected \"shift RANK NS\" or \"sync RANK SERIAL KIND AT OFFSET RTT\""),
+		      "%s", err);
+}
+END_TEST
+
 Suite *archive_suite(void)
 {
 	Suite *s = suite_create("archive");
@@ -1094,6 +1176,7 @@ Suite *archive_suite(void)
 	tcase_add_test(tc, items_nest_and_clip);
 	tcase_add_test(tc, messages_pair_by_number);
 	tcase_add_test(tc, json_collective_arrows);
+	tcase_add_test(tc, clocks_move_a_rank_onto_rank_0);
 	tcase_add_test(tc, converters_write_an_archive);
 	tcase_add_test(tc, plot_lanes_and_key);
 	tcase_add_test(tc, readers_on_1024_threads);
