@@ -17,6 +17,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# a period that is not one: said by rank 0, the default taken, the job runs
+out=$(mpirun --oversubscribe --allow-run-as-root -np 2 -x ES_SYNC_EVERY=soon "$BIN/esrun" -q -j "${job}b" \
+	"$BUILD/tests/mpi_clocks" 0.1 2>&1) || die "mpi_clocks with a bad ES_SYNC_EVERY failed: $out"
+[ "$(echo "$out" | grep -c "^escollect: ES_SYNC_EVERY=soon: expected the seconds between clock points, a number above 0; 10 it is$")" = 1 ] ||
+	die "the bad ES_SYNC_EVERY not said once: $out"
+
 # 20 ns a second over ten minutes is 12 us; 200 ppm over the run's 4 s is
 # 0.8 ms: the drift the readers must follow, seventy times over
 mpirun --oversubscribe --allow-run-as-root -np 2 --mca btl self,tcp -x LD_PRELOAD="$shim" -x ES_TEST_HOSTS=1 \
