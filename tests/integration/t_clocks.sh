@@ -13,6 +13,7 @@ cleanup() {
 	[ -n "$rec" ] && end_job "$rec"
 	[ -n "$view" ] && end_job "$view"
 	[ -n "$kil" ] && kill -9 "$kil" 2>/dev/null
+	rm_segments "$job"
 	rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -23,11 +24,13 @@ out=$(mpirun --oversubscribe --allow-run-as-root -np 2 -x ES_SYNC_EVERY=soon "$B
 [ "$(echo "$out" | grep -c "^escollect: ES_SYNC_EVERY=soon: expected the seconds between clock points, a number above 0; 10 it is$")" = 1 ] ||
 	die "the bad ES_SYNC_EVERY not said once: $out"
 
-# 20 ns a second over ten minutes is 12 us; 200 ppm over the run's 4 s is
-# 0.8 ms: the drift the readers must follow, seventy times over
+# 20 ns a second over ten minutes is 12 us; 200 ppm over the run's 3 s and
+# more is 0.6 ms and more: the drift the readers must follow, fifty times
+# over.  It runs until told, so that how fast the machine is decides only
+# how many messages it makes.
 mpirun --oversubscribe --allow-run-as-root -np 2 --mca btl self,tcp -x LD_PRELOAD="$shim" -x ES_TEST_HOSTS=1 \
 	-x ES_TEST_CLOCK="0/0,3000000/200" -x ES_SYNC_EVERY=0.5 -x ES_SERVE=loopback \
-	-x ES_SERVERS_OUT="$dir/servers" "$BIN/esrun" -q -j "$job" "$BUILD/tests/mpi_clocks" 5 >"$dir/job.out" 2>&1 &
+	-x ES_SERVERS_OUT="$dir/servers" "$BIN/esrun" -q -j "$job" "$BUILD/tests/mpi_clocks" 3 "$dir/stop" >"$dir/job.out" 2>&1 &
 app=$!
 wait_for 60 test -s "$dir/servers" || die "no tuple servers: $(cat "$dir/job.out")"
 servers=$(cat "$dir/servers")
@@ -43,11 +46,12 @@ kill -9 "$kil"
 wait "$kil" 2>/dev/null
 kil=
 # the live view: its lines (the latest receives it holds) as rank 0's clock
-# has them, none back in time, two seconds and more into the run (rank 1
-# has gained 0.4 ms since the view connected)
+# has them, none back in time, once the run has gone on for two seconds of
+# points since (rank 1 has gained 0.4 ms since the view connected)
 wait_for 30 grep -q "^esview: job $job at http" "$dir/view.out" || die "esview: $(cat "$dir/view.out")"
 url=$(sed -n "s/^esview: job $job at \(http:[^ ]*\)$/\1/p" "$dir/view.out")
-wait_for 30 sh -c "curl -sf '${url}data?shown=10000' | python3 -c 'import json, sys; d = json.load(sys.stdin); sys.exit(d.get(\"msgs_older\", 0) + len(d[\"msgs\"]) < 6000)'" ||
+wait_for 120 sh -c "[ \$(grep -c '^sync 1 ' '$dir/a/clocks' 2>/dev/null) -ge 6 ]" || die "rank 1's points did not come"
+wait_for 60 sh -c "curl -sf '${url}data?shown=10000' | python3 -c 'import json, sys; d = json.load(sys.stdin); sys.exit(len(d[\"msgs\"]) + d.get(\"msgs_backwards\", 0) < 100)'" ||
 	die "esview drew few lines: $(curl -s "${url}data?shown=10000" | head -c 300)"
 curl -sf "${url}data?shown=10000" >"$dir/view.json" || die "GET /data failed"
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
@@ -55,6 +59,7 @@ print("esview: %d lines, %d back in time" % (len(d["msgs"]), d.get("msgs_backwar
 assert len(d["msgs"]) > 100 and not d.get("msgs_backwards"), "lines back in time"' "$dir/view.json" || die "esview's lines across the clocks"
 end_job "$view"
 view=
+touch "$dir/stop"
 wait "$app" || die "mpi_clocks failed: $(cat "$dir/job.out")"
 app=
 wait "$rec" || die "esrecord failed: $(cat "$dir/rec.err")"
@@ -88,7 +93,7 @@ otf2-print "$dir/a.otf2/traces.otf2" 2>/dev/null | python3 "$(dirname "$0")/msg_
 	die "OTF2's messages across the clocks: $(cat "$dir/check")"
 cat "$dir/check"
 n=$(sed -n 's/^messages=\([0-9]*\) .*/\1/p' "$dir/check")
-[ "${n:-0}" -ge 1000 ] || die "only ${n:-0} messages"
+[ "${n:-0}" -ge 100 ] || die "only ${n:-0} messages"
 # ... where the stamps as recorded (the archive without its clocks file)
 # have receives before their sends: the readers' move is what put them right
 mkdir "$dir/raw" && cp "$dir/a/"* "$dir/raw/" && rm "$dir/raw/clocks"
