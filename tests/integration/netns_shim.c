@@ -102,8 +102,9 @@ __attribute__((constructor)) static void private_shm(void)
 static void enter(void)
 {
 	const char *list = getenv("ES_TEST_NETNS");
+	static int entered;
 	int rank, size;
-	if (!list || MPI_Comm_rank(MPI_COMM_WORLD, &rank) || MPI_Comm_size(MPI_COMM_WORLD, &size))
+	if (!list || entered++ || PMPI_Comm_rank(MPI_COMM_WORLD, &rank) || PMPI_Comm_size(MPI_COMM_WORLD, &size))
 		return;
 	/* MPI opens its connections lazily, from the thread that first talks:
 	 * every pair talks once here, while all are still in one namespace. */
@@ -129,18 +130,38 @@ static void enter(void)
 	close(fd);
 }
 
-int MPI_Init(int *argc, char ***argv)
+/* Into the namespace right after MPI's own initialisation: whether the
+ * program's MPI_Init is this one (the wind tunnel) or a collector's that
+ * calls PMPI_Init (libescollect, preloaded before this), which then makes
+ * its tuple server's socket in the namespace, as on another host. */
+int PMPI_Init(int *argc, char ***argv)
 {
-	int rc = PMPI_Init(argc, argv);
+	static int (*real)(int *, char ***);
+	if (!real)
+		real = (int (*)(int *, char ***))dlsym(RTLD_NEXT, "PMPI_Init");
+	int rc = real(argc, argv);
 	if (rc == MPI_SUCCESS)
 		enter();
 	return rc;
 }
 
-int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-	int rc = PMPI_Init_thread(argc, argv, required, provided);
+	static int (*real)(int *, char ***, int, int *);
+	if (!real)
+		real = (int (*)(int *, char ***, int, int *))dlsym(RTLD_NEXT, "PMPI_Init_thread");
+	int rc = real(argc, argv, required, provided);
 	if (rc == MPI_SUCCESS)
 		enter();
 	return rc;
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+	return PMPI_Init(argc, argv);
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+	return PMPI_Init_thread(argc, argv, required, provided);
 }
