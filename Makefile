@@ -528,6 +528,7 @@ run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost $(BUILD)/bench
 	@sh tests/bench/mpi.sh $(BUILD)
 	@sh tests/bench/apps.sh $(BUILD)
 	@sh tests/bench/record.sh $(BUILD)
+	@sh tests/bench/clocks.sh $(BUILD)
 	@sh tests/bench/profile.sh $(BUILD)
 	@sh tests/bench/control.sh $(BUILD)
 	@sh tests/bench/view.sh $(BUILD)
