@@ -13,6 +13,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# json_ok NAME ARCHIVE: its JSON as Perfetto reads it, every arrow (messages'
+# and collectives') forwards in time, no message left out as received before sent
+json_ok() {
+	"$BIN/esconvert" --json "$dir/$1.json" "$2" >"$dir/$1.jconv" 2>&1 || die "esconvert --json ($1): $(cat "$dir/$1.jconv")"
+	sl=$(sed -n 's/.*\.json: \([0-9]*\) slices, \([0-9]*\) messages.*/\1/p' "$dir/$1.jconv")
+	ms=$(sed -n 's/.*\.json: \([0-9]*\) slices, \([0-9]*\) messages.*/\2/p' "$dir/$1.jconv")
+	python3 "$(dirname "$0")/json_check.py" "$dir/$1.json" "$sl" "$ms" || die "$1's JSON"
+	! grep -q "before they were sent" "$dir/$1.jconv" || die "$1's JSON left arrows out: $(cat "$dir/$1.jconv")"
+}
+
 # LAMMPS melt, both monitors watching from before it starts: nothing lost,
 # and every MPI_Allreduce it made reported by colopmon
 "$BIN/geteventmon" -w 60 -o "$dir/ev.txt" "$job.l" 2>"$dir/gem.err" &
@@ -31,6 +41,7 @@ wait $rec || die "esrecord (LAMMPS): $(cat "$dir/lrec.err")"
 otf2-print "$dir/lmpo/traces.otf2" 2>/dev/null | python3 "$(dirname "$0")/msg_check.py" >"$dir/check" ||
 	die "LAMMPS's messages: $(cat "$dir/check")"
 echo "LAMMPS: $(cat "$dir/check")"
+json_ok LAMMPS "$dir/lmp"
 echo "LAMMPS: $rate steps/s"
 cat "$dir/gem.err"
 tail -8 "$dir/col.txt"
@@ -97,6 +108,7 @@ wait $rec || die "esrecord (hpcc): $(cat "$dir/hrec.err")"
 otf2-print "$dir/hpcco/traces.otf2" 2>/dev/null | python3 "$(dirname "$0")/msg_check.py" >"$dir/check" ||
 	die "hpcc's messages: $(cat "$dir/check")"
 echo "hpcc: $(cat "$dir/check")"
+json_ok hpcc "$dir/hpcc"
 echo "hpcc: MPIRandomAccess $gups GUP/s"
 tail -4 "$dir/hb.txt"
 grep -q "^MPIRandomAccess_Errors=0" "$dir/hpccoutf.txt" || die "hpcc's RandomAccess found errors"
