@@ -12,9 +12,11 @@
  *    a rank that is not its host's first, and its rank 0 is world rank 0
  *    (split by world rank, and world rank 0 is first on its host).
  *  - A point is measured only where every rank measures it: at MPI_Init,
- *    at MPI_Finalize, and after the world collective whose number rank 0
- *    chose at the point before (next), which every rank counts alike
- *    since MPI orders a communicator's collectives alike on every rank.
+ *    at MPI_Finalize, and after the world barrier, all-reduce, -gather or
+ *    -to-all (wrapgen.c's world_coll) whose number rank 0 chose at the
+ *    point before (next): every rank counts them alike, since MPI orders
+ *    a communicator's collectives alike on every rank, and every rank
+ *    leaves that one, since none leaves it before all entered.
  *  - A rank writes its points only to its own board, slot by slot, kind
  *    last: a reader sees a point whole or not at all.
  */
@@ -29,7 +31,7 @@ static struct {
 	uint64_t last_colls;   /* rank 0: colls and its clock at the point before */
 	uint64_t last_ns;
 	uint64_t every_ns;     /* rank 0: the time it wants between points */
-} ck = { MPI_COMM_NULL, MPI_COMM_NULL, NULL, NULL, 0, 2, 0, 0, 0, 0, 0 };
+} ck = { .node = MPI_COMM_NULL, .lead = MPI_COMM_NULL, .run_slot = 2 };
 
 #define SYNC_TAG 0x7e5c
 
