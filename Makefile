@@ -143,7 +143,7 @@ WINDTUNNEL_LIB := $(BUILD)/lib/libwindtunnel.a
 
 # --- archive/ ---------------------------------------------------------------
 
-ARCHIVE_SRC := archive/archive.c archive/items.c archive/messages.c archive/sites.c archive/clocks.c
+ARCHIVE_SRC := archive/files.c archive/writer.c archive/reader.c archive/repair.c archive/items.c archive/messages.c archive/sites.c archive/clocks.c
 ARCHIVE_LIB := $(BUILD)/lib/libesarchive.a
 
 # Libraries in link order: each layer before the ones it depends on.

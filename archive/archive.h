@@ -40,7 +40,7 @@
  * INFO (a skeleton cut while written in place, an older recorder's) is
  * read as partial, its whole records on known threads; threads or comms
  * absent (an older recorder's) as none.  A directory with neither INFO
- * nor events is no archive.  archive.c lists the invariants that hold on
+ * nor events is no archive.  writer.c lists the invariants that hold on
  * disk at every instant.  The events are in the recorder's order: each
  * pull's a thread's at a time, so each thread's own are in the order it
  * wrote them; readers find a thread's through ar_thread_events.

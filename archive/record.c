@@ -86,7 +86,7 @@ static struct ar_frame frame_of(ar_symbols *sym, const struct es_module_rec *mod
 /*
  * A recording's state.  Invariants: the archive exists (ar_create) before
  * the recorder attaches, so that a recorder killed at any moment leaves
- * one (archive.c's invariants say what it holds then); every thread is
+ * one (writer.c's invariants say what it holds then); every thread is
  * named to w before its first event is given to it; every event consumed
  * is given to w in the order consumed (a thread's in its order); what describe has said
  * (sites, phases' and files' names, by number) is never said again, as
