@@ -309,42 +309,47 @@ static void collect_words(const pm_map *m, char *list, size_t len)
 			      k + 1 == pmm->ncalls ? "]" : "");
 }
 
-/* Decides, on every rank alike, whether and where to record. */
-static void setup(void)
+/* Rank 0's word decides the job's name and whether it is watched, so
+ * that all ranks agree even if their environments differ. */
+struct decision {
+	int ok, serve, any, port, keep;
+	char job[PS_NAME_MAX + 1];
+	char err[512];
+	char secret[256];
+};
+
+/* Whether and where each node's first rank serves its trace spaces:
+ * ES_SERVE, ES_PORT and ES_SECRET_FILE over the pathmap's servers:. */
+static void serving(struct decision *d, pm_map *m)
 {
-	PMPI_Comm_rank(MPI_COMM_WORLD, &es_g.rank);
-	PMPI_Comm_size(MPI_COMM_WORLD, &es_g.size);
-	const char *file = getenv("ES_PATHMAP"), *job = getenv("ES_JOB");
-	char err[512] = "";
-	pm_map *m = NULL;
-	unsigned char collect[256];
-	char list[240] = "[all]"; /* what esctl status shows before any order */
-	int ok = !(file && *file && pm_load(file, &m, err, sizeof(err))) &&
-		 !es_mpi_select(m ? &pm_model(m)->mpi : NULL, file, collect, err, sizeof(err)) &&
-		 !trace_threshold(m, &es_g.threshold, err, sizeof(err));
-	/* Rank 0's word decides the job's name and whether it is watched, so
-	 * that all ranks agree even if their environments differ. */
-	struct { int ok, serve, any, port, keep; char job[PS_NAME_MAX + 1]; char err[512]; char secret[256]; } d;
-	memset(&d, 0, sizeof(d));
-	enum ps_keep keep = PS_KEEP_FAILED;
-	if (ok && pm_keep(m, &keep, err, sizeof(err)))
-		ok = 0;
-	d.ok = ok;
-	d.keep = (int)keep;
 	const char *serve = getenv("ES_SERVE"), *sf = getenv("ES_SECRET_FILE"), *port = getenv("ES_PORT");
 	const struct pm_servers *sv = m ? &pm_model(m)->servers : NULL;
 	if (serve && *serve) {
-		d.serve = 1;
-		d.any = !strcmp(serve, "any");
+		d->serve = 1;
+		d->any = !strcmp(serve, "any");
 	} else if (sv && sv->given) {
-		d.serve = 1;
-		d.any = sv->listen != PM_LISTEN_LOOPBACK;
-		d.port = sv->port;
+		d->serve = 1;
+		d->any = sv->listen != PM_LISTEN_LOOPBACK;
+		d->port = sv->port;
 	}
 	if (port && *port)
-		d.port = atoi(port);
-	snprintf(d.secret, sizeof(d.secret), "%s", sf && *sf ? sf : sv && sv->secret_file ?
+		d->port = atoi(port);
+	snprintf(d->secret, sizeof(d->secret), "%s", sf && *sf ? sf : sv && sv->secret_file ?
 		 sv->secret_file : "");
+}
+
+/* This rank's word (rank 0's is taken): the pathmap read, the job named.
+ * Whether this rank's own pathmap holds (its keep: too). */
+static int decide(struct decision *d, pm_map *m, int ok, char *err, size_t errlen)
+{
+	const char *job = getenv("ES_JOB");
+	enum ps_keep keep = PS_KEEP_FAILED;
+	memset(d, 0, sizeof(*d));
+	if (ok && pm_keep(m, &keep, err, errlen))
+		ok = 0;
+	d->ok = ok;
+	d->keep = (int)keep;
+	serving(d, m);
 	char name[256];
 	if (job && *job)
 		snprintf(name, sizeof(name), "%s", job);
@@ -352,22 +357,16 @@ static void setup(void)
 		snprintf(name, sizeof(name), "%s", pm_model(m)->name);
 	else
 		default_job(name, sizeof(name));
-	if (d.ok && job_name_ok(name, err, sizeof(err)))
-		d.ok = 0;
-	snprintf(d.job, sizeof(d.job), "%.*s", PS_NAME_MAX, name); /* whole when d.ok */
-	snprintf(d.err, sizeof(d.err), "%s", err);
-	PMPI_Bcast(&d, sizeof(d), MPI_BYTE, 0, MPI_COMM_WORLD);
-	collect_words(m, list, sizeof(list));
-	pm_destroy(m);
-	if (!d.ok) {
-		if (es_g.rank == 0)
-			fprintf(stderr, "escollect: %s; running unmonitored\n", d.err);
-		return;
-	}
-	snprintf(es_g.job, sizeof(es_g.job), "%s", d.job);
-	char seg[PS_NAME_MAX + 1]; /* job_name_ok made sure it fits */
-	pm_space_name(seg, sizeof(seg), es_g.job, PM_SPACE_RANK, es_g.rank);
-	es_clocks_node();
+	if (d->ok && job_name_ok(name, err, errlen))
+		d->ok = 0;
+	snprintf(d->job, sizeof(d->job), "%.*s", PS_NAME_MAX, name); /* whole when d->ok */
+	snprintf(d->err, sizeof(d->err), "%s", err);
+	return ok;
+}
+
+/* A rank's trace space: room for every thread's elements and boards, and the rank's. */
+static size_t space_bytes(void)
+{
 	size_t per_thread = ps_elem_footprint(sizeof(struct es_trace), es_g.threshold) +
 			    ps_elem_footprint(sizeof(struct es_req_rec), ES_REQS_SLOTS) +
 			    ps_elem_footprint(sizeof(struct es_chan_rec), ES_CHANS_SLOTS) +
@@ -375,18 +374,12 @@ static void setup(void)
 	size_t per_rank = ps_elem_footprint(sizeof(struct es_comm_rec), ES_COMMS_HELD) +
 			  ps_elem_footprint(sizeof(struct es_calls_rec), ES_CALLS_SLOTS) +
 			  ps_elem_footprint(sizeof(struct es_module_rec), ES_MODULES_SLOTS) + (1u << 20);
-	/* a trace an earlier run of this name left is replaced: said once */
-	struct ps_shm_info old;
-	if (ok && es_g.rank == 0 && !ps_shm_info(seg, &old) && old.state != PS_SHM_LIVE)
-		fprintf(stderr, "escollect: job %s: replacing the trace an earlier run of it left "
-			"(ES_JOB gives a run another name)\n", es_g.job);
-	/* a rank that alone could not read the pathmap has said so */
-	int rc = ok ? es_space_create_rank(seg, per_thread * ES_MAX_THREADS + per_rank, es_g.rank, es_g.size,
-					   &es_g.sp) : PS_EINVAL;
-	if (!all_ranks_ok(rc, seg, ok ? "" : err))
-		return;
-	ps_shm_set_keep(seg, (enum ps_keep)d.keep); /* rank 0's word, as for the name */
-	ps_server *srv = es_space_server(es_g.sp);
+	return per_thread * ES_MAX_THREADS + per_rank;
+}
+
+/* The rank's own elements and boards in its new trace space, and what follows them. */
+static void fill_space(ps_server *srv)
+{
 	struct ps_elem_attr ca = { .tuple_size = sizeof(struct es_comm_rec), .threshold = ES_COMMS_HELD,
 				   .flags = PS_MULTI_WRITER };
 	if (!ps_elem_create(srv, ES_COMMS_ELEMENT, &ca, &es_g.comms))
@@ -401,6 +394,47 @@ static void setup(void)
 	es_comms_setup();
 	es_types_setup();
 	es_requests_setup();
+}
+
+/* Decides, on every rank alike, whether and where to record. */
+static void setup(void)
+{
+	PMPI_Comm_rank(MPI_COMM_WORLD, &es_g.rank);
+	PMPI_Comm_size(MPI_COMM_WORLD, &es_g.size);
+	const char *file = getenv("ES_PATHMAP");
+	char err[512] = "";
+	pm_map *m = NULL;
+	unsigned char collect[256];
+	char list[240] = "[all]"; /* what esctl status shows before any order */
+	int ok = !(file && *file && pm_load(file, &m, err, sizeof(err))) &&
+		 !es_mpi_select(m ? &pm_model(m)->mpi : NULL, file, collect, err, sizeof(err)) &&
+		 !trace_threshold(m, &es_g.threshold, err, sizeof(err));
+	struct decision d;
+	ok = decide(&d, m, ok, err, sizeof(err));
+	PMPI_Bcast(&d, sizeof(d), MPI_BYTE, 0, MPI_COMM_WORLD);
+	collect_words(m, list, sizeof(list));
+	pm_destroy(m);
+	if (!d.ok) {
+		if (es_g.rank == 0)
+			fprintf(stderr, "escollect: %s; running unmonitored\n", d.err);
+		return;
+	}
+	snprintf(es_g.job, sizeof(es_g.job), "%s", d.job);
+	char seg[PS_NAME_MAX + 1]; /* job_name_ok made sure it fits */
+	pm_space_name(seg, sizeof(seg), es_g.job, PM_SPACE_RANK, es_g.rank);
+	es_clocks_node();
+	/* a trace an earlier run of this name left is replaced: said once */
+	struct ps_shm_info old;
+	if (ok && es_g.rank == 0 && !ps_shm_info(seg, &old) && old.state != PS_SHM_LIVE)
+		fprintf(stderr, "escollect: job %s: replacing the trace an earlier run of it left "
+			"(ES_JOB gives a run another name)\n", es_g.job);
+	/* a rank that alone could not read the pathmap has said so */
+	int rc = ok ? es_space_create_rank(seg, space_bytes(), es_g.rank, es_g.size, &es_g.sp) : PS_EINVAL;
+	if (!all_ranks_ok(rc, seg, ok ? "" : err))
+		return;
+	ps_shm_set_keep(seg, (enum ps_keep)d.keep); /* rank 0's word, as for the name */
+	ps_server *srv = es_space_server(es_g.sp);
+	fill_space(srv);
 	memcpy(es_route.collect, collect, sizeof(collect));
 	es_route.tracing = 1;
 	/* the thread that called MPI_Init is thread 0, whatever it records:
