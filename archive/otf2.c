@@ -531,60 +531,73 @@ static int by_rank_then_name(const void *x, const void *y, void *arg)
 	return c ? c : strcmp(a->name, b->name);
 }
 
-static int write_defs(struct otf2_out *o, uint64_t t0, uint64_t t1)
+/* The global definitions being written: strings numbered as they come,
+ * and the first error, after which nothing more is written. */
+struct defs {
+	OTF2_GlobalDefWriter *d;
+	OTF2_ErrorCode e;
+	uint32_t next, empty;
+};
+
+static uint32_t def_string(struct defs *df, const char *text)
 {
-	OTF2_GlobalDefWriter *d = OTF2_Archive_GetGlobalDefWriter(o->ar);
-	if (!d)
-		return otf2_fail(o, OTF2_ERROR_INVALID, "the definitions writer");
-	const ar_archive *a = o->a;
-	OTF2_ErrorCode e = OTF2_GlobalDefWriter_WriteClockProperties(d, 1000000000u, t0, t1 - t0,
-								      OTF2_UNDEFINED_TIMESTAMP);
-	uint32_t s = 0; /* strings, numbered as they are written */
-#define STRING(text) (e == OTF2_SUCCESS ? (e = OTF2_GlobalDefWriter_WriteString(d, s, (text)), s++) : s)
-	uint32_t empty = STRING("");
-	uint32_t host = STRING("this host"), node = STRING("node");
-	if (e == OTF2_SUCCESS)
-		e = OTF2_GlobalDefWriter_WriteSystemTreeNode(d, 0, host, node, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
-	for (uint32_t r = 0; r < o->nregions && e == OTF2_SUCCESS; r++) {
+	if (df->e == OTF2_SUCCESS)
+		df->e = OTF2_GlobalDefWriter_WriteString(df->d, df->next, text);
+	return df->next++;
+}
+
+/* A region per call and phase; the call-site attribute and each place;
+ * MPI-IO's paradigm, and a file and handle per file name. */
+static void def_regions(const struct otf2_out *o, struct defs *df)
+{
+	for (uint32_t r = 0; r < o->nregions && df->e == OTF2_SUCCESS; r++) {
 		const char *name = o->phase[r] ? o->phase[r] : es_op_name(o->region_op[r]);
 		const struct es_op_info *i = es_op_info(o->region_op[r]);
-		uint32_t str = STRING(name);
+		uint32_t str = def_string(df, name);
 		bool mpi = !o->phase[r] && i && i->group != ES_GROUP_PASTSET;
-		if (e == OTF2_SUCCESS) /* a phase is the user's: a code region */
-			e = OTF2_GlobalDefWriter_WriteRegion(d, r, str, str, empty,
-							     o->phase[r] ? OTF2_REGION_ROLE_CODE : role_of(name, o->region_op[r]),
-							     mpi ? OTF2_PARADIGM_MPI : OTF2_PARADIGM_USER,
-							     OTF2_REGION_FLAG_NONE, empty, 0, 0);
+		if (df->e == OTF2_SUCCESS) /* a phase is the user's: a code region */
+			df->e = OTF2_GlobalDefWriter_WriteRegion(df->d, r, str, str, df->empty,
+								 o->phase[r] ? OTF2_REGION_ROLE_CODE
+									     : role_of(name, o->region_op[r]),
+								 mpi ? OTF2_PARADIGM_MPI : OTF2_PARADIGM_USER,
+								 OTF2_REGION_FLAG_NONE, df->empty, 0, 0);
 	}
-	/* call sites: the attribute, and each place */
-	if (o->nplaces && e == OTF2_SUCCESS) {
-		uint32_t an = STRING("callsite"), ad = STRING("where the program made the call (its innermost frame)");
-		if (e == OTF2_SUCCESS)
-			e = OTF2_GlobalDefWriter_WriteAttribute(d, 0, an, ad, OTF2_TYPE_SOURCE_CODE_LOCATION);
+	if (o->nplaces && df->e == OTF2_SUCCESS) {
+		uint32_t an = def_string(df, "callsite");
+		uint32_t ad = def_string(df, "where the program made the call (its innermost frame)");
+		if (df->e == OTF2_SUCCESS)
+			df->e = OTF2_GlobalDefWriter_WriteAttribute(df->d, 0, an, ad, OTF2_TYPE_SOURCE_CODE_LOCATION);
 	}
-	for (uint32_t i = 0; i < o->nplaces && e == OTF2_SUCCESS; i++) {
-		uint32_t file = STRING(o->places[i].file);
-		if (e == OTF2_SUCCESS)
-			e = OTF2_GlobalDefWriter_WriteSourceCodeLocation(d, i, file, (uint32_t)o->places[i].line);
+	for (uint32_t i = 0; i < o->nplaces && df->e == OTF2_SUCCESS; i++) {
+		uint32_t file = def_string(df, o->places[i].file);
+		if (df->e == OTF2_SUCCESS)
+			df->e = OTF2_GlobalDefWriter_WriteSourceCodeLocation(df->d, i, file, (uint32_t)o->places[i].line);
 	}
-	/* MPI-IO: a file and a handle per file name */
-	if (o->nfiles && e == OTF2_SUCCESS) {
-		uint32_t mpiio = STRING("MPI-IO");
-		if (e == OTF2_SUCCESS)
-			e = OTF2_GlobalDefWriter_WriteIoParadigm(d, 0, mpiio, mpiio, OTF2_IO_PARADIGM_CLASS_PARALLEL,
-								 OTF2_IO_PARADIGM_FLAG_NONE, 0, NULL, NULL, NULL);
+	if (o->nfiles && df->e == OTF2_SUCCESS) {
+		uint32_t mpiio = def_string(df, "MPI-IO");
+		if (df->e == OTF2_SUCCESS)
+			df->e = OTF2_GlobalDefWriter_WriteIoParadigm(df->d, 0, mpiio, mpiio,
+								     OTF2_IO_PARADIGM_CLASS_PARALLEL,
+								     OTF2_IO_PARADIGM_FLAG_NONE, 0, NULL, NULL, NULL);
 	}
-	for (uint32_t f = 0; f < o->nfiles && e == OTF2_SUCCESS; f++) {
-		uint32_t str = STRING(o->files[f]);
-		if (e == OTF2_SUCCESS)
-			e = OTF2_GlobalDefWriter_WriteIoRegularFile(d, f, str, 0);
-		if (e == OTF2_SUCCESS)
-			e = OTF2_GlobalDefWriter_WriteIoHandle(d, f, str, f, 0, OTF2_IO_HANDLE_FLAG_NONE, OTF2_UNDEFINED_COMM,
-								OTF2_UNDEFINED_IO_HANDLE);
+	for (uint32_t f = 0; f < o->nfiles && df->e == OTF2_SUCCESS; f++) {
+		uint32_t str = def_string(df, o->files[f]);
+		if (df->e == OTF2_SUCCESS)
+			df->e = OTF2_GlobalDefWriter_WriteIoRegularFile(df->d, f, str, 0);
+		if (df->e == OTF2_SUCCESS)
+			df->e = OTF2_GlobalDefWriter_WriteIoHandle(df->d, f, str, f, 0, OTF2_IO_HANDLE_FLAG_NONE,
+								   OTF2_UNDEFINED_COMM, OTF2_UNDEFINED_IO_HANDLE);
 	}
-	/* a location group per process (trace space), a location per thread,
-	 * defined in rank order (then by process and name): the recorder
-	 * numbers threads as it meets them, a viewer lists them as defined */
+}
+
+/* A location group per process (trace space), a location per thread,
+ * defined in rank order (then by process and name): the recorder numbers
+ * threads as it meets them, a viewer lists them as defined.  An archive
+ * cut off before it named a thread gets one that says so, with no event:
+ * OTF2's readers want a location. */
+static int def_locations(const struct otf2_out *o, struct defs *df)
+{
+	const ar_archive *a = o->a;
 	int nt = ar_nthreads(a);
 	int *group = malloc(sizeof(int) * (size_t)(nt + 1)), *order = malloc(sizeof(int) * (size_t)(nt + 1));
 	if (!group || !order) {
@@ -595,7 +608,7 @@ static int write_defs(struct otf2_out *o, uint64_t t0, uint64_t t1)
 		order[t] = t;
 	qsort_r(order, (size_t)nt, sizeof(*order), by_rank_then_name, (void *)a);
 	int ngroups = 0;
-	for (int k = 0; k < nt && e == OTF2_SUCCESS; k++) {
+	for (int k = 0; k < nt && df->e == OTF2_SUCCESS; k++) {
 		int t = order[k];
 		group[t] = -1;
 		for (int j = 0; j < k && group[t] < 0; j++)
@@ -609,81 +622,102 @@ static int write_defs(struct otf2_out *o, uint64_t t0, uint64_t t1)
 			snprintf(label, sizeof(label), "MPI Rank %d", ar_thread(a, t)->rank);
 		else
 			snprintf(label, sizeof(label), "%s", ar_thread(a, t)->process);
-		uint32_t str = STRING(label);
-		if (e == OTF2_SUCCESS)
-			e = OTF2_GlobalDefWriter_WriteLocationGroup(d, (OTF2_LocationGroupRef)group[t], str,
-								    OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
-								    OTF2_UNDEFINED_LOCATION_GROUP);
+		uint32_t str = def_string(df, label);
+		if (df->e == OTF2_SUCCESS)
+			df->e = OTF2_GlobalDefWriter_WriteLocationGroup(df->d, (OTF2_LocationGroupRef)group[t], str,
+									OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
+									OTF2_UNDEFINED_LOCATION_GROUP);
 	}
-	for (int k = 0; k < nt && e == OTF2_SUCCESS; k++) {
+	for (int k = 0; k < nt && df->e == OTF2_SUCCESS; k++) {
 		int t = order[k];
-		uint32_t str = STRING(ar_thread(a, t)->name);
-		if (e == OTF2_SUCCESS)
-			e = OTF2_GlobalDefWriter_WriteLocation(d, (OTF2_LocationRef)t, str,
-							       OTF2_LOCATION_TYPE_CPU_THREAD, o->events[t],
-							       (OTF2_LocationGroupRef)group[t]);
+		uint32_t str = def_string(df, ar_thread(a, t)->name);
+		if (df->e == OTF2_SUCCESS)
+			df->e = OTF2_GlobalDefWriter_WriteLocation(df->d, (OTF2_LocationRef)t, str,
+								   OTF2_LOCATION_TYPE_CPU_THREAD, o->events[t],
+								   (OTF2_LocationGroupRef)group[t]);
 	}
 	free(order);
-	/* an archive cut off before it named a thread: OTF2's readers want a
-	 * location, so one that says so, with no event */
-	if (!nt && e == OTF2_SUCCESS)
-		e = OTF2_GlobalDefWriter_WriteLocationGroup(d, 0, STRING("no thread recorded"),
-							    OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
-							    OTF2_UNDEFINED_LOCATION_GROUP);
-	if (!nt && e == OTF2_SUCCESS)
-		e = OTF2_GlobalDefWriter_WriteLocation(d, 0, STRING("no thread recorded"), OTF2_LOCATION_TYPE_CPU_THREAD,
-						       0, 0);
-	/* MPI: the ranks' locations, and each communicator as a group of ranks */
-	if (o->nranks > 0 && e == OTF2_SUCCESS) {
-		uint64_t *members = malloc(sizeof(uint64_t) * (size_t)o->nranks);
-		if (!members) {
-			free(group);
-			return -ENOMEM;
-		}
-		for (int r = 0; r < o->nranks; r++) {
-			members[r] = 0;
-			for (int t = nt - 1; t >= 0; t--) /* the rank's first thread */
-				if (ar_thread(a, t)->rank == r)
-					members[r] = (uint64_t)t;
-		}
-		uint32_t str = STRING("MPI_COMM_WORLD's ranks");
-		if (e == OTF2_SUCCESS)
-			e = OTF2_GlobalDefWriter_WriteGroup(d, 0, str, OTF2_GROUP_TYPE_COMM_LOCATIONS,
-							    OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE,
-							    (uint32_t)o->nranks, members);
-		free(members);
-		/* communicator number c is OTF2's comm_ref[c]; its groups are
-		 * numbered as they come, for readers want them in order */
-		OTF2_GroupRef next_group = 1;
-		for (int c = 0; c < ar_ncomms(a) && e == OTF2_SUCCESS; c++) {
-			const struct ar_comm *cm = ar_comm(a, c);
-			if (cm->flags & ES_COMMS_WINDOW)
-				continue; /* one-sided calls are regions only */
-			char label[96];
-			if (cm->flags & ES_COMMS_WORLD)
-				snprintf(label, sizeof(label), "MPI_COMM_WORLD");
-			else
-				snprintf(label, sizeof(label), "%scommunicator %llx (%u ranks)",
-					 cm->flags & ES_COMMS_INTER ? "inter" : "", (unsigned long long)cm->id,
-					 cm->size[0] + cm->size[1]);
-			uint32_t name = STRING(label);
-			OTF2_GroupRef ga = next_group++;
-			OTF2_GroupRef gb = cm->flags & ES_COMMS_INTER ? next_group++ : OTF2_UNDEFINED_GROUP;
-			if (e == OTF2_SUCCESS)
-				e = comm_group(d, cm, 0, ga, name);
-			if (e == OTF2_SUCCESS && (cm->flags & ES_COMMS_INTER))
-				e = comm_group(d, cm, 1, gb, name);
-			if (e == OTF2_SUCCESS && (cm->flags & ES_COMMS_INTER))
-				e = OTF2_GlobalDefWriter_WriteInterComm(d, o->comm_ref[c], name, ga, gb,
-									 OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
-			else if (e == OTF2_SUCCESS)
-				e = OTF2_GlobalDefWriter_WriteComm(d, o->comm_ref[c], name, ga, OTF2_UNDEFINED_COMM,
-								   OTF2_COMM_FLAG_NONE);
-		}
-	}
-#undef STRING
 	free(group);
-	return e == OTF2_SUCCESS ? 0 : otf2_fail(o, e, "writing definitions");
+	if (!nt && df->e == OTF2_SUCCESS)
+		df->e = OTF2_GlobalDefWriter_WriteLocationGroup(df->d, 0, def_string(df, "no thread recorded"),
+								OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
+								OTF2_UNDEFINED_LOCATION_GROUP);
+	if (!nt && df->e == OTF2_SUCCESS)
+		df->e = OTF2_GlobalDefWriter_WriteLocation(df->d, 0, def_string(df, "no thread recorded"),
+							   OTF2_LOCATION_TYPE_CPU_THREAD, 0, 0);
+	return 0;
+}
+
+/* Communicator number c as OTF2's comm_ref[c]: a group of its ranks (two
+ * for an intercommunicator), numbered as they come, for readers want
+ * them in order. */
+static void def_comm(const struct otf2_out *o, struct defs *df, int c, OTF2_GroupRef *next_group)
+{
+	const struct ar_comm *cm = ar_comm(o->a, c);
+	if (cm->flags & ES_COMMS_WINDOW)
+		return; /* one-sided calls are regions only */
+	char label[96];
+	if (cm->flags & ES_COMMS_WORLD)
+		snprintf(label, sizeof(label), "MPI_COMM_WORLD");
+	else
+		snprintf(label, sizeof(label), "%scommunicator %llx (%u ranks)", cm->flags & ES_COMMS_INTER ? "inter" : "",
+			 (unsigned long long)cm->id, cm->size[0] + cm->size[1]);
+	uint32_t name = def_string(df, label);
+	OTF2_GroupRef ga = (*next_group)++;
+	OTF2_GroupRef gb = cm->flags & ES_COMMS_INTER ? (*next_group)++ : OTF2_UNDEFINED_GROUP;
+	if (df->e == OTF2_SUCCESS)
+		df->e = comm_group(df->d, cm, 0, ga, name);
+	if (df->e == OTF2_SUCCESS && (cm->flags & ES_COMMS_INTER))
+		df->e = comm_group(df->d, cm, 1, gb, name);
+	if (df->e == OTF2_SUCCESS && (cm->flags & ES_COMMS_INTER))
+		df->e = OTF2_GlobalDefWriter_WriteInterComm(df->d, o->comm_ref[c], name, ga, gb, OTF2_UNDEFINED_COMM,
+							    OTF2_COMM_FLAG_NONE);
+	else if (df->e == OTF2_SUCCESS)
+		df->e = OTF2_GlobalDefWriter_WriteComm(df->d, o->comm_ref[c], name, ga, OTF2_UNDEFINED_COMM,
+						       OTF2_COMM_FLAG_NONE);
+}
+
+/* MPI: the ranks' locations (each rank's first thread), and each communicator. */
+static int def_mpi(const struct otf2_out *o, struct defs *df)
+{
+	const ar_archive *a = o->a;
+	int nt = ar_nthreads(a);
+	if (o->nranks <= 0 || df->e != OTF2_SUCCESS)
+		return 0;
+	uint64_t *members = malloc(sizeof(uint64_t) * (size_t)o->nranks);
+	if (!members)
+		return -ENOMEM;
+	for (int r = 0; r < o->nranks; r++) {
+		members[r] = 0;
+		for (int t = nt - 1; t >= 0; t--)
+			if (ar_thread(a, t)->rank == r)
+				members[r] = (uint64_t)t;
+	}
+	uint32_t str = def_string(df, "MPI_COMM_WORLD's ranks");
+	if (df->e == OTF2_SUCCESS)
+		df->e = OTF2_GlobalDefWriter_WriteGroup(df->d, 0, str, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
+							OTF2_GROUP_FLAG_NONE, (uint32_t)o->nranks, members);
+	free(members);
+	OTF2_GroupRef next_group = 1;
+	for (int c = 0; c < ar_ncomms(a) && df->e == OTF2_SUCCESS; c++)
+		def_comm(o, df, c, &next_group);
+	return 0;
+}
+
+static int write_defs(struct otf2_out *o, uint64_t t0, uint64_t t1)
+{
+	struct defs df = { .d = OTF2_Archive_GetGlobalDefWriter(o->ar) };
+	if (!df.d)
+		return otf2_fail(o, OTF2_ERROR_INVALID, "the definitions writer");
+	df.e = OTF2_GlobalDefWriter_WriteClockProperties(df.d, 1000000000u, t0, t1 - t0, OTF2_UNDEFINED_TIMESTAMP);
+	df.empty = def_string(&df, "");
+	uint32_t host = def_string(&df, "this host"), node = def_string(&df, "node");
+	if (df.e == OTF2_SUCCESS)
+		df.e = OTF2_GlobalDefWriter_WriteSystemTreeNode(df.d, 0, host, node, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
+	def_regions(o, &df);
+	if (def_locations(o, &df) || def_mpi(o, &df))
+		return -ENOMEM;
+	return df.e == OTF2_SUCCESS ? 0 : otf2_fail(o, df.e, "writing definitions");
 }
 
 int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar_out_stats *st,
