@@ -83,11 +83,31 @@ static void print_stage(FILE *out, const struct pm_stage *s)
 	fputs(" -> ", out);
 }
 
-void pm_show(const pm_map *m, FILE *out)
+static void show_servers(const pm_map *m, FILE *out)
 {
 	const struct pm_model *md = &m->model;
+	const struct pm_servers *sv = &md->servers;
 	char buf[160];
-	fprintf(out, "pathmap %s: job '%s'\n", md->file, md->name);
+	servers_words(m, buf, sizeof(buf));
+	fprintf(out, "servers: %s\n", buf);
+	for (int i = 0; i < md->nhosts; i++) {
+		const char *a = sv->listen != PM_LISTEN_LOOPBACK && md->hosts[i].address ? md->hosts[i].address
+											 : "127.0.0.1";
+		fprintf(out, "  %s: ", md->hosts[i].name);
+		if (sv->runs == PM_SERVER_DAEMON) /* what must run there first */
+			fprintf(out, "psadm serve %s. --addr %s --port %d%s%s --writable\n", md->name,
+				sv->listen == PM_LISTEN_ANY ? "0.0.0.0" : a, sv->port, sv->secret_file ? " --secret-file " : "",
+				sv->secret_file ? sv->secret_file : "");
+		else if (sv->port)
+			fprintf(out, "%s:%d\n", a, sv->port);
+		else
+			fprintf(out, "%s, port chosen at start-up\n", a);
+	}
+}
+
+static void show_hosts_and_processes(const pm_map *m, FILE *out)
+{
+	const struct pm_model *md = &m->model;
 	fprintf(out, "hosts:\n");
 	for (int i = 0; i < md->nhosts; i++) {
 		fprintf(out, "  %s: cores", md->hosts[i].name);
@@ -97,25 +117,8 @@ void pm_show(const pm_map *m, FILE *out)
 			fprintf(out, ", address %s", md->hosts[i].address);
 		fprintf(out, "%s\n", md->hosts[i].from_hwloc ? " (this host, from hwloc)" : "");
 	}
-	if (pm_needs_servers(m)) {
-		const struct pm_servers *sv = &md->servers;
-		servers_words(m, buf, sizeof(buf));
-		fprintf(out, "servers: %s\n", buf);
-		for (int i = 0; i < md->nhosts; i++) {
-			const char *a = sv->listen != PM_LISTEN_LOOPBACK && md->hosts[i].address
-						? md->hosts[i].address : "127.0.0.1";
-			fprintf(out, "  %s: ", md->hosts[i].name);
-			if (sv->runs == PM_SERVER_DAEMON) /* what must run there first */
-				fprintf(out, "psadm serve %s. --addr %s --port %d%s%s --writable\n",
-					md->name, sv->listen == PM_LISTEN_ANY ? "0.0.0.0" : a, sv->port,
-					sv->secret_file ? " --secret-file " : "",
-					sv->secret_file ? sv->secret_file : "");
-			else if (sv->port)
-				fprintf(out, "%s:%d\n", a, sv->port);
-			else
-				fprintf(out, "%s, port chosen at start-up\n", a);
-		}
-	}
+	if (pm_needs_servers(m))
+		show_servers(m, out);
 	fprintf(out, "processes:\n");
 	for (int i = 0; i < md->nprocesses; i++) {
 		const struct pm_process *p = &md->processes[i];
@@ -128,12 +131,18 @@ void pm_show(const pm_map *m, FILE *out)
 		}
 		fputc('\n', out);
 	}
+}
+
+static void show_elements_and_paths(const pm_map *m, FILE *out)
+{
+	const struct pm_model *md = &m->model;
+	char buf[160];
 	fprintf(out, "elements:\n");
 	for (int i = 0; i < md->nelements; i++) {
 		const struct pm_element *e = &md->elements[i];
 		where(m, e->place, e->home, buf, sizeof(buf));
-		fprintf(out, "  %-24s %6zu bytes x %-6u %-7s %s\n", e->name, e->tuple_size,
-			e->threshold, e->mode == PS_FLOW ? "flow" : "discard", buf);
+		fprintf(out, "  %-24s %6zu bytes x %-6u %-7s %s\n", e->name, e->tuple_size, e->threshold,
+			e->mode == PS_FLOW ? "flow" : "discard", buf);
 	}
 	fprintf(out, "paths:\n");
 	for (int i = 0; i < md->npaths; i++) {
@@ -150,47 +159,66 @@ void pm_show(const pm_map *m, FILE *out)
 			fprintf(out, "[%s's tuple server] -> ", md->hosts[e->home].name);
 		fprintf(out, "%s\n", e->name);
 	}
-	if (md->ntrees)
-		fprintf(out, "trees:\n");
-	for (int i = 0; i < md->ntrees; i++) {
-		const struct pm_tree *t = &md->trees[i];
-		where(m, t->place, t->home, buf, sizeof(buf));
-		fprintf(out, "  %s: %d threads, fanout %d, %d nodes, %zu bytes, %s%s\n", t->name, t->n,
-			t->fanout, t->nnodes, t->max_bytes, buf, t->collector ? ", collectors on edges" : "");
-		/* the grouping paths_tree_create makes */
-		struct paths_tree_node *nd = calloc((size_t)t->nnodes, sizeof(*nd));
-		int *children = calloc((size_t)(t->n + t->nnodes), sizeof(int));
-		if (nd && children && paths_tree_shape(t->n, t->fanout, nd, children, t->nnodes) == t->nnodes)
-			for (int k = 0; k < t->nnodes; k++) {
-				fprintf(out, "    node %d%s:", k, nd[k].parent < 0 ? " (root)" : "");
-				for (int j = 0; j < nd[k].nchildren; j++) {
-					int c = nd[k].children[j];
-					if (c < 0)
-						fprintf(out, " %s", md->threads[t->threads[-1 - c]].name);
-					else
-						fprintf(out, " node%d", c);
-				}
-				int runs = t->runs_on[k] >= 0 ? t->runs_on[k] : nd[k].runs_on;
-				fprintf(out, "; runs on %s\n", md->threads[t->threads[runs]].name);
+}
+
+/* A tree, and the grouping paths_tree_create makes of it. */
+static void show_tree(const pm_map *m, const struct pm_tree *t, FILE *out)
+{
+	const struct pm_model *md = &m->model;
+	char buf[160];
+	where(m, t->place, t->home, buf, sizeof(buf));
+	fprintf(out, "  %s: %d threads, fanout %d, %d nodes, %zu bytes, %s%s\n", t->name, t->n, t->fanout, t->nnodes,
+		t->max_bytes, buf, t->collector ? ", collectors on edges" : "");
+	struct paths_tree_node *nd = calloc((size_t)t->nnodes, sizeof(*nd));
+	int *children = calloc((size_t)(t->n + t->nnodes), sizeof(int));
+	if (nd && children && paths_tree_shape(t->n, t->fanout, nd, children, t->nnodes) == t->nnodes)
+		for (int k = 0; k < t->nnodes; k++) {
+			fprintf(out, "    node %d%s:", k, nd[k].parent < 0 ? " (root)" : "");
+			for (int j = 0; j < nd[k].nchildren; j++) {
+				int c = nd[k].children[j];
+				if (c < 0)
+					fprintf(out, " %s", md->threads[t->threads[-1 - c]].name);
+				else
+					fprintf(out, " node%d", c);
 			}
-		free(nd);
-		free(children);
-	}
-	fprintf(out, "trace elements: threshold %u, %s\n", md->trace.threshold,
-		md->trace.shared ? "in shared segments (monitors attach)" : "in process memory");
-	if (md->nscopes)
-		fprintf(out, "scopes:\n");
+			int runs = t->runs_on[k] >= 0 ? t->runs_on[k] : nd[k].runs_on;
+			fprintf(out, "; runs on %s\n", md->threads[t->threads[runs]].name);
+		}
+	free(nd);
+	free(children);
+}
+
+static void show_scopes(const pm_map *m, FILE *out)
+{
+	const struct pm_model *md = &m->model;
 	static const char *const views[] = { "", "thread", "node", "cluster", "multi-cluster" };
 	static const char *const runs[] = { "", "the monitor", "a helper thread", "a helper process" };
+	if (md->nscopes)
+		fprintf(out, "scopes:\n");
 	for (int i = 0; i < md->nscopes; i++) {
 		const struct pm_scope *s = &md->scopes[i];
-		fprintf(out, "  %s: %s view%s%s, fanout %d, nodes in %s, %s gathering", s->name,
-			views[s->view], s->of ? " of " : "", s->of ? s->of : "", s->fanout,
-			runs[s->runs], s->concurrent ? "concurrent" : "sequential");
+		fprintf(out, "  %s: %s view%s%s, fanout %d, nodes in %s, %s gathering", s->name, views[s->view],
+			s->of ? " of " : "", s->of ? s->of : "", s->fanout, runs[s->runs],
+			s->concurrent ? "concurrent" : "sequential");
 		if (s->reduce)
 			fprintf(out, ", reduce %s", s->reduce);
 		if (s->rate_hz > 0)
 			fprintf(out, ", at most %g Hz", s->rate_hz);
 		fputc('\n', out);
 	}
+}
+
+void pm_show(const pm_map *m, FILE *out)
+{
+	const struct pm_model *md = &m->model;
+	fprintf(out, "pathmap %s: job '%s'\n", md->file, md->name);
+	show_hosts_and_processes(m, out);
+	show_elements_and_paths(m, out);
+	if (md->ntrees)
+		fprintf(out, "trees:\n");
+	for (int i = 0; i < md->ntrees; i++)
+		show_tree(m, &md->trees[i], out);
+	fprintf(out, "trace elements: threshold %u, %s\n", md->trace.threshold,
+		md->trace.shared ? "in shared segments (monitors attach)" : "in process memory");
+	show_scopes(m, out);
 }
