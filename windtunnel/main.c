@@ -339,6 +339,35 @@ static int report(const struct wt_config *c, const struct wt_geometry *g, const 
 	return conserved && momentum && same ? 0 : 1;
 }
 
+/* The lattice as digests that add up across processes, the time, and the
+ * totals (kept by the process that runs the stats tree's first
+ * participant, the others hold zeros: summed, rank 0 has them), reported
+ * by rank 0: its exit status, 0 elsewhere. */
+static int gather_and_report(const struct wt_config *c, struct wt_run *r, const struct wt_totals *t, int rank)
+{
+	uint64_t *mine = calloc((size_t)c->matrices, sizeof(uint64_t)), *all = calloc((size_t)c->matrices, sizeof(uint64_t));
+	if (!mine || !all) {
+		fprintf(stderr, "windtunnel: rank %d: out of memory for the digests\n", rank);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	for (int k = 0; k < c->matrices; k++)
+		mine[k] = wt_run_digest(r, k);
+	MPI_Reduce(mine, all, c->matrices, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+	double slowest, cpu;
+	MPI_Reduce(&t->seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+	MPI_Reduce(&t->cpu_seconds, &cpu, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+	struct wt_totals sum;
+	enum { NTOT = offsetof(struct wt_totals, seconds) / sizeof(int64_t) };
+	_Static_assert(offsetof(struct wt_totals, seconds) % sizeof(int64_t) == 0, "int64 fields first");
+	MPI_Reduce((void *)t, &sum, NTOT, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+	sum.seconds = t->seconds;
+	sum.cpu_seconds = cpu;
+	int status = !rank ? report(c, wt_run_geometry(r), &sum, all, slowest) : 0;
+	free(mine);
+	free(all);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "--version")) {
@@ -407,27 +436,9 @@ int main(int argc, char **argv)
 			*wt_run_error(r) ? wt_run_error(r) : ps_strerror(rc));
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
-	/* the lattice, as digests that add up across processes */
-	uint64_t *mine = calloc((size_t)c.matrices, sizeof(uint64_t)), *all = calloc((size_t)c.matrices, sizeof(uint64_t));
-	for (int k = 0; k < c.matrices; k++)
-		mine[k] = wt_run_digest(r, k);
-	MPI_Reduce(mine, all, c.matrices, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-	double slowest, cpu;
-	MPI_Reduce(&t.seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-	MPI_Reduce(&t.cpu_seconds, &cpu, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-	/* the totals are kept by the process that runs the stats tree's first
-	 * participant, the others hold zeros: summed, rank 0 has them */
-	struct wt_totals sum;
-	enum { NTOT = offsetof(struct wt_totals, seconds) / sizeof(int64_t) };
-	_Static_assert(offsetof(struct wt_totals, seconds) % sizeof(int64_t) == 0, "int64 fields first");
-	MPI_Reduce(&t, &sum, NTOT, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-	sum.seconds = t.seconds;
-	sum.cpu_seconds = cpu;
 	if (a.picture)
 		write_picture(r, a.picture, rank);
-	int status = !rank ? report(&c, wt_run_geometry(r), &sum, all, slowest) : 0;
-	free(mine);
-	free(all);
+	int status = gather_and_report(&c, r, &t, rank);
 	/* nobody stops its tuple server while another host may still ask it */
 	MPI_Barrier(MPI_COMM_WORLD);
 	wt_run_destroy(r);

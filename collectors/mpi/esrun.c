@@ -76,6 +76,25 @@ static int find_library(char *out, size_t len)
 	return 0;
 }
 
+/* The pathmap, checked here, once, so that a mistake stops the run before
+ * it starts; then ES_PATHMAP, its whole path.  0, or esrun's status. */
+static int take_pathmap(const char *pathmap)
+{
+	char err[512], abs[PATH_MAX];
+	pm_map *m;
+	unsigned char collect[256];
+	if (pm_load(pathmap, &m, err, sizeof(err)))
+		return fail("%s%s", err, "");
+	int rc = es_mpi_select(&pm_model(m)->mpi, pathmap, collect, err, sizeof(err));
+	pm_destroy(m);
+	if (rc)
+		return fail("%s%s", err, "");
+	if (!realpath(pathmap, abs))
+		return fail("%s: %s", pathmap, "cannot resolve its path");
+	setenv("ES_PATHMAP", abs, 1);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "--version")) {
@@ -154,21 +173,8 @@ int main(int argc, char **argv)
 			return fail("--secret-file %s: %s", secret, why);
 		setenv("ES_SECRET_FILE", secret, 1);
 	}
-	if (pathmap) {
-		/* checked here, once, so that a mistake stops the run before it starts */
-		char err[512], abs[PATH_MAX];
-		pm_map *m;
-		unsigned char collect[256];
-		if (pm_load(pathmap, &m, err, sizeof(err)))
-			return fail("%s%s", err, "");
-		int rc = es_mpi_select(&pm_model(m)->mpi, pathmap, collect, err, sizeof(err));
-		pm_destroy(m);
-		if (rc)
-			return fail("%s%s", err, "");
-		if (!realpath(pathmap, abs))
-			return fail("%s: %s", pathmap, "cannot resolve its path");
-		setenv("ES_PATHMAP", abs, 1);
-	}
+	if (pathmap && (c = take_pathmap(pathmap)))
+		return c;
 	if (!quiet)
 		setenv("ES_VERBOSE", "1", 1);
 	const char *pre = getenv("LD_PRELOAD");
