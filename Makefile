@@ -123,7 +123,7 @@ PATHS_LIB := $(BUILD)/lib/libpaths.a
 
 # --- pathmaps/ -------------------------------------------------------------
 
-PATHMAPS_SRC := pathmaps/model.c pathmaps/load.c pathmaps/generate.c pathmaps/show.c pathmaps/job.c pathmaps/spaces.c
+PATHMAPS_SRC := pathmaps/model.c pathmaps/load.c pathmaps/load_nodes.c pathmaps/load_topology.c pathmaps/load_paths.c pathmaps/generate.c pathmaps/show.c pathmaps/job.c pathmaps/spaces.c
 PATHMAPS_LIB := $(BUILD)/lib/libpathmaps.a
 
 # --- collectors/ -----------------------------------------------------------
