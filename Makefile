@@ -242,7 +242,7 @@ $(BUILD)/obj/gen/view_page.o: $(GEN)/view_page.c
 	$(CC) $(CFLAGS) -c $< -o $@
 $(BUILD)/bin/esview: $(BUILD)/obj/monitors/esview.o $(BUILD)/obj/monitors/view_serve.o $(BUILD)/obj/monitors/view_door.o $(BUILD)/obj/monitors/view.o $(BUILD)/obj/monitors/view_json.o $(BUILD)/obj/gen/view_page.o \
 		     $(BUILD)/obj/archive/symbols.o $(BUILD)/obj/archive/clocks.o \
-		     $(BUILD)/obj/monitors/beat.o $(BUILD)/obj/monitors/waitfor.o $(BUILD)/obj/monitors/waits.o \
+		     $(BUILD)/obj/monitors/beat.o $(BUILD)/obj/monitors/waitfor.o $(BUILD)/obj/monitors/waitfor_report.o $(BUILD)/obj/monitors/waits.o \
 		     $(BUILD)/obj/monitors/colls.o \
 		     $(BUILD)/obj/monitors/common.o $(LIBS)
 	@mkdir -p $(dir $@)
@@ -255,7 +255,7 @@ $(BUILD)/bin/colopmon: $(BUILD)/obj/monitors/colopmon.o $(BUILD)/obj/monitors/co
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
 
 # heartbeat works out who waits for whom (monitors/waitfor.c, waits.c).
-$(BUILD)/bin/heartbeat: $(BUILD)/obj/monitors/heartbeat.o $(BUILD)/obj/monitors/beat.o $(BUILD)/obj/monitors/waitfor.o \
+$(BUILD)/bin/heartbeat: $(BUILD)/obj/monitors/heartbeat.o $(BUILD)/obj/monitors/beat.o $(BUILD)/obj/monitors/waitfor.o $(BUILD)/obj/monitors/waitfor_report.o \
 			$(BUILD)/obj/monitors/waits.o $(BUILD)/obj/monitors/common.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
@@ -292,7 +292,7 @@ $(BUILD)/bench/archive: $(BUILD)/obj/tests/bench/archive.o $(BUILD)/obj/archive/
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(OTF2_LIBS) $(EXT_LIBS) $(LDLIBS)
 
-$(BUILD)/bench/waitfor: $(BUILD)/obj/tests/bench/waitfor.o $(BUILD)/obj/monitors/waitfor.o $(LIBS)
+$(BUILD)/bench/waitfor: $(BUILD)/obj/tests/bench/waitfor.o $(BUILD)/obj/monitors/waitfor.o $(BUILD)/obj/monitors/waitfor_report.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
 
@@ -312,7 +312,7 @@ UNIT_BIN := $(BUILD)/tests/unit
 # that they run under the sanitizers
 CONVERTERS := $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/json.o $(BUILD)/obj/archive/profile.o $(BUILD)/obj/archive/page.o $(BUILD)/obj/archive/profile_json.o \
 	      $(BUILD)/obj/archive/symbols.o $(BUILD)/obj/archive/plot.o \
-	      $(BUILD)/obj/monitors/waitfor.o $(BUILD)/obj/monitors/waits.o $(BUILD)/obj/monitors/common.o \
+	      $(BUILD)/obj/monitors/waitfor.o $(BUILD)/obj/monitors/waitfor_report.o $(BUILD)/obj/monitors/waits.o $(BUILD)/obj/monitors/common.o \
 	      $(BUILD)/obj/monitors/view.o $(BUILD)/obj/monitors/view_json.o $(BUILD)/obj/monitors/view_door.o
 
 $(UNIT_BIN): $(call obj,$(UNIT_SRC)) $(CONVERTERS) $(LIBS)

@@ -1,4 +1,4 @@
-/* waitfor.c - the wait-for graph: who can still go on, why the others cannot, and the roots of stalls. */
+/* waitfor.c - the wait-for graph: who can still go on, why the others cannot, and the roots of stalls (waitfor_report.c says it in words and pictures). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -6,6 +6,7 @@
 
 #include "pastset/pastset.h"
 #include "waitfor.h"
+#include "waitfor_int.h"
 
 /*
  * At analysis every thread, unit and gate is a vertex; an edge goes from a
@@ -17,90 +18,6 @@
  * under a tenth of a second.
  */
 
-enum cause_kind { C_CYCLE = 1, C_MISMATCH, C_ENDED, C_NOBODY };
-enum vkind { V_THREAD, V_UNIT, V_GATE, V_ALWAYS };
-
-struct node {
-	struct wf_thread t; /* strings owned */
-	int cause;          /* blocked: the finding that explains it, or -1 */
-	int onpath;         /* blocked: the next thread on the way to its cause (for the picture) */
-	int root, dist;     /* waits, can go on: the root it stalls on, and how many waits away */
-};
-
-struct gate {
-	bool all;
-	char *label;
-};
-
-/* An edge as given: from a thread or a gate, to a unit id or a gate. */
-struct edge {
-	int from, to;
-	uint8_t from_gate, to_gate;
-};
-
-struct coll {
-	int thread;
-	int64_t comm;
-	unsigned op;
-	uint32_t num, root;
-	char *name;
-	bool past;      /* the thread's rank made it and went on (wf_coll_past) */
-	uint32_t bytes; /* this member's bytes, ES_NONE: not known */
-};
-
-struct finding {
-	enum cause_kind kind;
-	int *members, n;    /* the cycle in order (each waits for the next), the mismatched, or the waiters */
-	int ended_unit;     /* C_ENDED: its vertex */
-	int coll;           /* C_MISMATCH: one of its collective's records */
-	double secs;
-	bool dropped;
-};
-
-struct root {
-	int thread;
-	int *direct, nd, *through, nt; /* threads, nearest first */
-};
-
-struct wf_graph {
-	struct node *nodes;
-	int n, cap;
-	struct gate *gates;
-	int ng, capg;
-	struct edge *edges;
-	size_t ne, cape;
-	struct coll *colls;
-	int nc, capc;
-	/* the analysis */
-	int nv, nunits;          /* vertices: threads, then units, then gates, then ALWAYS */
-	uint8_t *vk;             /* vertex kinds */
-	int *unit_id;            /* by unit vertex: its id */
-	int *dense, ndense;      /* by id: its unit's index, when ids are few enough for a table */
-	int *unit_of;            /* by thread: its unit vertex */
-	bool *all;               /* by vertex: needs all its kids */
-	bool *can;
-	int *kid_at, *kids;      /* CSR: kids of v are kids[kid_at[v] .. kid_at[v + 1]) */
-	int *par_at, *pars;
-	bool *ended;             /* by unit vertex */
-	struct finding *finds;
-	int nfinds;
-	struct root *roots;
-	int nroots;
-	bool analyzed;
-	bool *seen;              /* wf_deadlock_threads' marks (all false between calls) and queue */
-	int *queue;
-	/* the strings of threads, gates and collectives: blocks that never
-	 * move, emptied (not freed) by wf_clear, so a period mallocs nothing
-	 * once the graph has been this big before */
-	struct strblock *strs, *cur;
-};
-
-struct strblock {
-	struct strblock *next;
-	size_t used, cap;
-	char data[];
-};
-#define STRBLOCK 65536
 
 int wf_create(wf_graph **out)
 {
@@ -252,7 +169,7 @@ static bool same_bytes(unsigned op)
 	}
 }
 
-static bool bytes_differ(const struct coll *a, const struct coll *b)
+bool wf__bytes_differ(const struct coll *a, const struct coll *b)
 {
 	return a->op == b->op && same_bytes(a->op) && a->bytes != ES_NONE && b->bytes != ES_NONE &&
 	       a->bytes != b->bytes;
@@ -485,7 +402,7 @@ static bool blocked_v(const wf_graph *g, int v)
 	return !g->can[v] && (v >= g->n || waits(g, v));
 }
 
-static bool blocked(const wf_graph *g, int t)
+bool wf__blocked(const wf_graph *g, int t)
 {
 	return waits(g, t) && !g->can[t];
 }
@@ -589,14 +506,14 @@ static int find_mismatches(wf_graph *g)
 		int first = -1;
 		for (int k = i; k < j; k++) {
 			const struct coll *c = &g->colls[k];
-			if (!blocked(g, c->thread))
+			if (!wf__blocked(g, c->thread))
 				continue;
 			inside |= !c->past;
 			if (first < 0)
 				first = k;
 			else
 				differ |= c->op != g->colls[first].op || c->root != g->colls[first].root ||
-					  bytes_differ(c, &g->colls[first]);
+					  wf__bytes_differ(c, &g->colls[first]);
 		}
 		if (differ && inside) { /* a member still waits in it */
 			struct finding *f = new_finding(g, C_MISMATCH);
@@ -604,7 +521,7 @@ static int find_mismatches(wf_graph *g)
 				return PS_ENOMEM;
 			f->coll = first;
 			for (int k = i; k < j; k++)
-				if (blocked(g, g->colls[k].thread) && g->nodes[g->colls[k].thread].cause < 0 &&
+				if (wf__blocked(g, g->colls[k].thread) && g->nodes[g->colls[k].thread].cause < 0 &&
 				    add_member(g, f, g->colls[k].thread))
 					return PS_ENOMEM;
 			if (!f->n)
@@ -637,7 +554,7 @@ static int find_dead_ends(wf_graph *g)
 {
 	for (int i = 0; i < g->n; i++) {
 		struct node *x = &g->nodes[i];
-		if (!blocked(g, i) || x->cause >= 0)
+		if (!wf__blocked(g, i) || x->cause >= 0)
 			continue;
 		if (g->kid_at[i + 1] == g->kid_at[i]) {
 			struct finding *f = new_finding(g, C_NOBODY);
@@ -678,7 +595,7 @@ static int by_name(const void *a, const void *b, void *g)
 
 /* Threads in the words' order (by rank, then name), whatever order the
  * monitor met them in. */
-static void sort_named(const wf_graph *g, int *t, int n)
+void wf__sort_named(const wf_graph *g, int *t, int n)
 {
 	if (n > 1)
 		qsort_r(t, (size_t)n, sizeof(int), by_name, (void *)g);
@@ -793,7 +710,7 @@ static int find_cycles(wf_graph *g)
 	for (size_t i = 0; !rc && i < nv; i++)
 		tj.pos[i] = -1;
 	for (int i = 0; i < g->n && !rc; i++)
-		if (blocked(g, i) && !tj.idx[i])
+		if (wf__blocked(g, i) && !tj.idx[i])
 			rc = strong(g, &tj, i);
 	free(tj.idx), free(tj.low), free(tj.stack), free(tj.call), free(tj.edge);
 	free(tj.on), free(tj.in), free(tj.pos), free(tj.comp);
@@ -813,7 +730,7 @@ static int attribute(wf_graph *g)
 	for (int v = 0; v < nv; v++)
 		cause[v] = -1, via[v] = -1;
 	for (int i = 0; i < g->n; i++)
-		if (blocked(g, i) && g->nodes[i].cause >= 0) {
+		if (wf__blocked(g, i) && g->nodes[i].cause >= 0) {
 			cause[i] = g->nodes[i].cause, via[i] = i;
 			queue[qt++] = i;
 		}
@@ -910,7 +827,7 @@ int wf_analyze(wf_graph *g)
 		return rc;
 	for (int i = 0; i < g->nfinds; i++) /* a cycle keeps its order: each waits for the next */
 		if (g->finds[i].kind != C_CYCLE)
-			sort_named(g, g->finds[i].members, g->finds[i].n);
+			wf__sort_named(g, g->finds[i].members, g->finds[i].n);
 	g->analyzed = true;
 	return 0;
 }
@@ -927,7 +844,7 @@ const char *wf_what(const wf_graph *g, int i)
 
 bool wf_blocked(const wf_graph *g, int i)
 {
-	return g && g->analyzed && i >= 0 && i < g->n && blocked(g, i);
+	return g && g->analyzed && i >= 0 && i < g->n && wf__blocked(g, i);
 }
 
 int wf_stalls(const wf_graph *g)
@@ -969,7 +886,7 @@ int wf_deadlock_threads(wf_graph *g, int i, int *out, int max)
 	 * without: a blocked or ended one below a member (a thread that can
 	 * go on is not what the finding stands on) */
 	for (int t = 0; t < g->n; t++)
-		if (blocked(g, t) && g->nodes[t].cause == f)
+		if (wf__blocked(g, t) && g->nodes[t].cause == f)
 			seen[t] = true, queue[qt++] = t;
 	for (int k = 0; k < g->finds[f].n; k++) {
 		int t = g->finds[f].members[k];
@@ -1000,284 +917,3 @@ void wf_drop_deadlock(wf_graph *g, int i)
 		g->finds[f].dropped = true;
 }
 
-/* --- words and pictures ------------------------------------------------------------------ */
-
-/* "A", "A and B", "A, B and C"; past eight names, how many more. */
-static void names(FILE *out, const wf_graph *g, const int *t, int n, bool with_what)
-{
-	int shown = n > 8 ? 7 : n;
-	for (int i = 0; i < shown; i++) {
-		const struct node *x = &g->nodes[t[i]];
-		fprintf(out, "%s%s%s%s", i == 0 ? "" : i == n - 1 ? " and " : ", ", x->t.label,
-			with_what && *x->t.what ? " " : "", with_what ? x->t.what : "");
-	}
-	if (shown < n)
-		fprintf(out, " and %d more", n - shown);
-}
-
-#define CYCLE_SHOWN 16 /* a longer cycle is named by its first threads and counted */
-
-/* Threads blocked for finding f that are not in it. */
-static int waiters_of(const wf_graph *g, int f, int **out)
-{
-	int n = 0;
-	*out = calloc((size_t)g->n + 1, sizeof(int));
-	if (!*out)
-		return PS_ENOMEM;
-	/* members marked for the moment: what is written over them at n <= i
-	 * has been read already */
-	for (int k = 0; k < g->finds[f].n; k++)
-		(*out)[g->finds[f].members[k]] = -1;
-	for (int i = 0; i < g->n; i++)
-		if (blocked(g, i) && g->nodes[i].cause == f && (*out)[i] != -1)
-			(*out)[n++] = i;
-	sort_named(g, *out, n);
-	return n;
-}
-
-static int cmp_root(const void *a, const void *b)
-{
-	const struct root *x = a, *y = b;
-	int nx = x->nd + x->nt, ny = y->nd + y->nt;
-	return ny != nx ? ny - nx : x->thread - y->thread;
-}
-
-static void report_finding(const wf_graph *g, int fi, FILE *out, const char *indent)
-{
-	const struct finding *f = &g->finds[fi];
-	double secs = f->secs;
-	const struct node *e = NULL;
-	if (f->kind == C_ENDED) {
-		int v = f->ended_unit;
-		e = &g->nodes[g->kids[g->kid_at[v]]];
-		if (e->t.secs < secs)
-			secs = e->t.secs;
-	}
-	fprintf(out, "%sdeadlock for %.1f s: ", indent, secs);
-	switch (f->kind) {
-	case C_CYCLE:
-		for (int i = 0; i < f->n && i < CYCLE_SHOWN; i++) {
-			/* members[i] waits for members[i + 1]: print against the arrows */
-			const struct node *x = &g->nodes[f->members[i == 0 ? 0 : f->n - i]];
-			fprintf(out, "%s%s %s", i ? " <- " : "", x->t.label, x->t.what);
-		}
-		if (f->n > CYCLE_SHOWN)
-			fprintf(out, " <- ... %d more in the cycle", f->n - CYCLE_SHOWN);
-		break;
-	case C_MISMATCH: {
-		const struct coll *c0 = &g->colls[f->coll];
-		fprintf(out, "collective mismatch on %s: ", c0->name);
-		const struct coll *c[CYCLE_SHOWN];
-		int nc = 0;
-		bool by_bytes = false;
-		for (int i = 0; i < f->n && nc < CYCLE_SHOWN; i++) {
-			const struct coll *ci = NULL;
-			for (int k = 0; k < g->nc && !ci; k++)
-				if (g->colls[k].thread == f->members[i] && g->colls[k].comm == c0->comm &&
-				    g->colls[k].num == c0->num)
-					ci = &g->colls[k];
-			if (!ci)
-				continue;
-			for (int k = 0; k < nc; k++)
-				by_bytes |= bytes_differ(ci, c[k]);
-			c[nc++] = ci;
-		}
-		for (int i = 0; i < nc; i++) {
-			fprintf(out, "%s%s %s %s #%u", i ? ", " : "", g->nodes[c[i]->thread].t.label,
-				c[i]->past ? "went past" : "in", es_op_name(c[i]->op), (unsigned)c[i]->num);
-			if (c[i]->root != ES_NONE)
-				fprintf(out, " root %u", c[i]->root);
-			if (by_bytes && c[i]->bytes != ES_NONE)
-				fprintf(out, " with %u bytes", c[i]->bytes);
-		}
-		if (f->n > CYCLE_SHOWN)
-			fprintf(out, " and %d more", f->n - CYCLE_SHOWN);
-		break;
-	}
-	case C_ENDED:
-		fprintf(out, "%s %s; %d thread%s wait%s for it: ", e->t.label, e->t.what, f->n,
-			f->n == 1 ? "" : "s", f->n == 1 ? "s" : "");
-		names(out, g, f->members, f->n, true);
-		break;
-	case C_NOBODY: {
-		const struct node *x = &g->nodes[f->members[0]];
-		fprintf(out, "%s %s, %s", x->t.label, x->t.what, x->t.nobody);
-		break;
-	}
-	}
-	int *w, nw = waiters_of(g, fi, &w);
-	if (nw > 0) {
-		fprintf(out, "; %d more thread%s wait%s for it: ", nw, nw == 1 ? "" : "s", nw == 1 ? "s" : "");
-		names(out, g, w, nw, false);
-	}
-	free(w);
-	fputc('\n', out);
-}
-
-int wf_report(const wf_graph *g, FILE *out, const char *indent)
-{
-	if (!g || !out || !g->analyzed)
-		return PS_EINVAL;
-	if (!indent)
-		indent = "";
-	for (int i = 0; i < g->nfinds; i++)
-		if (!g->finds[i].dropped)
-			report_finding(g, i, out, indent);
-	struct root *r = malloc(sizeof(*r) * (size_t)(g->nroots + 1));
-	if (!r)
-		return PS_ENOMEM;
-	if (g->nroots)
-		memcpy(r, g->roots, sizeof(*r) * (size_t)g->nroots);
-	qsort(r, (size_t)g->nroots, sizeof(*r), cmp_root);
-	for (int i = 0; i < g->nroots; i++) {
-		const struct node *x = &g->nodes[r[i].thread];
-		int n = r[i].nd + r[i].nt;
-		fprintf(out, "%sstall: %s %s", indent, x->t.name, x->t.what);
-		if (x->t.state != WF_PROGRESS)
-			fprintf(out, " for %.1f s", x->t.secs);
-		fprintf(out, "; %d thread%s wait%s for it: ", n, n == 1 ? "" : "s", n == 1 ? "s" : "");
-		names(out, g, r[i].direct, r[i].nd, false);
-		fputs(" directly", out);
-		if (r[i].nt) {
-			fputs(", ", out);
-			names(out, g, r[i].through, r[i].nt, false);
-			fprintf(out, " through %s", r[i].nd == 1 ? "it" : "them");
-		}
-		fputc('\n', out);
-	}
-	free(r);
-	return 0;
-}
-
-static void dot_string(FILE *out, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', out);
-		fputc(*s, out);
-	}
-}
-
-static bool is_root(const wf_graph *g, int t)
-{
-	for (int i = 0; i < g->nroots; i++)
-		if (g->roots[i].thread == t)
-			return true;
-	return false;
-}
-
-static bool is_member(const wf_graph *g, int t)
-{
-	int f = g->nodes[t].cause;
-	if (f < 0 || g->finds[f].dropped)
-		return false;
-	for (int k = 0; k < g->finds[f].n; k++)
-		if (g->finds[f].members[k] == t)
-			return true;
-	return false;
-}
-
-/* Whether a thread belongs in the picture: all of them in a small job; in
- * a large one those that wait or are waited for. */
-static bool pictured(const wf_graph *g, int t)
-{
-	const struct node *x = &g->nodes[t];
-	int u = g->unit_of[t];
-	return g->n <= 64 || x->t.state == WF_WAIT || g->par_at[u + 1] > g->par_at[u];
-}
-
-static void dot_node(const wf_graph *g, FILE *out, int i)
-{
-	const struct node *x = &g->nodes[i];
-	const char *fill = "#ffffff", *color = "#666666", *style = "rounded,filled";
-	int pen = 1;
-	int u = g->unit_of[i];
-	switch (x->t.state) {
-	case WF_PROGRESS: fill = "#d9ead3"; break;
-	case WF_COMPUTE: case WF_READY: fill = "#fff2cc"; break;
-	case WF_WAIT: fill = g->can[i] ? "#fff2cc" : "#f4cccc"; break;
-	case WF_BLIND: fill = "#cfe2f3"; break;
-	case WF_ENDED: fill = "#d9d9d9"; style = "rounded,filled,dashed"; break;
-	case WF_UNSEEN: style = "rounded,dotted"; break;
-	}
-	if (is_member(g, i) || (x->t.state == WF_ENDED && g->par_at[u + 1] > g->par_at[u])) {
-		color = "#cc0000";
-		pen = 3;
-	} else if (is_root(g, i)) {
-		color = "#e69138";
-		fill = "#fce5cd";
-		pen = 3;
-	}
-	fprintf(out, "\tn%d [label=\"", i);
-	dot_string(out, x->t.name);
-	if (*x->t.what) {
-		fputs("\\n", out);
-		dot_string(out, x->t.what);
-	}
-	if (x->t.state != WF_PROGRESS && x->t.state != WF_UNSEEN)
-		fprintf(out, "\\n%.1f s", x->t.secs);
-	if (*x->t.nobody) {
-		fputs("\\n", out);
-		dot_string(out, x->t.nobody);
-	}
-	fprintf(out, "\", fillcolor=\"%s\", color=\"%s\", style=\"%s\", penwidth=%d];\n", fill, color, style, pen);
-}
-
-/* An edge from vertex v (a thread or a gate) to w; a unit is drawn as its threads. */
-static void dot_edges(const wf_graph *g, FILE *out, int v)
-{
-	int gate0 = g->n + g->nunits;
-	bool any = !g->all[v] && g->kid_at[v + 1] - g->kid_at[v] > 1, red = !g->can[v];
-	for (int k = g->kid_at[v]; k < g->kid_at[v + 1]; k++) {
-		int w = g->kids[k];
-		if (g->vk[w] == V_ALWAYS)
-			continue;
-		int lo = w, hi = w + 1;
-		if (g->vk[w] == V_UNIT)
-			lo = g->kid_at[w], hi = g->kid_at[w + 1];
-		for (int j = lo; j < hi; j++) {
-			int s = g->vk[w] == V_UNIT ? g->kids[j] : w;
-			const char *color = "#666666";
-			int pen = 1;
-			bool mem = v < g->n && is_member(g, v);
-			if (red) {
-				color = "#cc0000";
-				pen = mem && s < g->n && (is_member(g, s) || g->nodes[s].t.state == WF_ENDED) ? 3 : 1;
-			} else if ((s < g->n && (g->nodes[s].t.state == WF_WAIT || is_root(g, s))) || s >= g->n) {
-				color = "#e69138";
-				pen = 2;
-			}
-			fprintf(out, "\t%c%d -> %c%d [color=\"%s\", penwidth=%d%s];\n", v < g->n ? 'n' : 'g',
-				v < g->n ? v : v - gate0, s < g->n ? 'n' : 'g', s < g->n ? s : s - gate0, color,
-				pen, any ? ", style=dashed, label=\"any\"" : "");
-		}
-	}
-}
-
-int wf_dot(const wf_graph *g, FILE *out, const char *title)
-{
-	if (!g || !out || !g->analyzed)
-		return PS_EINVAL;
-	fputs("digraph waitfor {\n\tlabelloc=t;\n\tlabel=\"", out);
-	dot_string(out, title ? title : "wait-for graph");
-	fputs("\\n(an arrow goes from a thread to one it waits for)\";\n"
-	      "\tnode [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=10];\n"
-	      "\tedge [fontname=\"Helvetica\", fontsize=9];\n", out);
-	for (int i = 0; i < g->n; i++)
-		if (pictured(g, i))
-			dot_node(g, out, i);
-	int gate0 = g->n + g->nunits;
-	for (int k = 0; k < g->ng; k++) {
-		fprintf(out, "\tg%d [shape=diamond, style=\"filled\", fillcolor=\"%s\", label=\"", k,
-			g->can[gate0 + k] ? "#fff2cc" : "#f4cccc");
-		dot_string(out, *g->gates[k].label ? g->gates[k].label : g->gates[k].all ? "all" : "any");
-		fputs("\"];\n", out);
-	}
-	for (int i = 0; i < g->n; i++)
-		if (pictured(g, i))
-			dot_edges(g, out, i);
-	for (int k = 0; k < g->ng; k++)
-		dot_edges(g, out, gate0 + k);
-	fputs("}\n", out);
-	return ferror(out) ? -EIO : 0;
-}
