@@ -248,6 +248,14 @@ struct es_req_rec {
 _Static_assert(sizeof(struct es_req_rec) == 64, "a request is a cache line");
 #define ES_REQS_LAYOUT "qqqhhiiiiiqq"
 
+/* Whether another thread completed the request in this record, as of the
+ * ver it holds (done, a load of the record's done word): it is no longer
+ * open, though its thread has not freed the slot yet. */
+static inline bool es_req_done_by_other(uint64_t done, uint64_t ver)
+{
+	return done && done == ver;
+}
+
 /* A thread's count of messages on one channel, on its board mpi.chansK:
  * keyed by (peer, tag, serial, sent or received), added when first used,
  * never removed; a send counts when it is posted, a receive when it

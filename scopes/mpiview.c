@@ -527,7 +527,7 @@ static int reqs_into(ps_elem *e, struct es_req_rec *out)
 	for (int i = 0; i < got; i++)
 		/* a slot its owner was rewriting as we copied it is left out: the
 		 * request was being made, started or completed just then */
-		if (raw[i].handle && !(raw[i].ver & 1) && !(raw[i].done && raw[i].done == raw[i].ver))
+		if (raw[i].handle && !(raw[i].ver & 1) && !es_req_done_by_other(raw[i].done, raw[i].ver))
 			out[n++] = raw[i];
 	free(raw);
 	return n;

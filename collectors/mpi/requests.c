@@ -259,7 +259,7 @@ static int reclaim(struct es_rindex *ri)
 		struct es_req_rec *r = &es_t.reqs[s];
 		uint64_t done = __atomic_load_n(&r->done, __ATOMIC_ACQUIRE);
 		struct rentry *e;
-		if (r->handle && done && done == r->ver &&
+		if (r->handle && es_req_done_by_other(done, r->ver) &&
 		    (e = find_slot(ri, (MPI_Request)(uintptr_t)r->handle, s))) {
 			forget(ri, e);
 			return ri->free_slots[--ri->nfree];
@@ -323,7 +323,7 @@ static struct rentry *follow(MPI_Request req, struct es_req_rec *v, struct es_co
 		struct es_req_rec *r = rec_of(ri, e->slot);
 		uint64_t done = e->slot >= 0 ? __atomic_load_n(&r->done, __ATOMIC_ACQUIRE) : 0;
 		at = SIZE_MAX;
-		if ((done && done == r->ver) || k == MAX_SAME - 1 || one) {
+		if (es_req_done_by_other(done, r->ver) || k == MAX_SAME - 1 || one) {
 			forget(ri, e);
 		} else {
 			ri->dups = true;
@@ -424,7 +424,7 @@ static bool find_other(MPI_Request req, struct es_ref *ref, struct es_req_rec *c
 		for (int s = 0; s < (int)ES_REQS_SLOTS; s++)
 			if (__atomic_load_n(&b[s].handle, __ATOMIC_RELAXED) == es_handle_of(req) &&
 			    slot_get(&b[s], copy) && copy->handle == es_handle_of(req) &&
-			    !(copy->done && copy->done == copy->ver)) {
+			    !es_req_done_by_other(copy->done, copy->ver)) {
 				*ref = (struct es_ref){ ES_REF_OTHER, k, s, copy->ver };
 				return true;
 			}
