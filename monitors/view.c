@@ -318,7 +318,7 @@ static void number_end(lv *v, struct lv_event *e)
 	e->ord = (uint32_t)n;
 	e->numbered = true;
 	if (dir > 0)
-		v->sent[(lv__key_hash(&k) ^ e->ord * 0x9e3779b9u) % SENT] = (struct sent){ k, e->ord, e->thread, e->start, true };
+		*lv__sent_of(v, &k, e->ord) = (struct sent){ k, e->ord, e->thread, e->start, true };
 }
 
 void lv_count(lv *v, struct lv_event *e)

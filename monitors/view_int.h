@@ -100,6 +100,11 @@ size_t lv__first_after(const lv *v, uint64_t from); /* an index 0 .. n into the 
 const char *lv__site_name(const lv *v, uint32_t thread, uint16_t site); /* NULL: not named */
 size_t lv__stem(const char *name);
 size_t lv__key_hash(const struct key *k);
+/* The slot of sent[] a message's send (its key, its number on it) is kept in. */
+static inline struct sent *lv__sent_of(const lv *v, const struct key *k, uint64_t ord)
+{
+	return (struct sent *)&v->sent[(lv__key_hash(k) ^ ord * 0x9e3779b9u) % SENT];
+}
 void lv__binner_free(struct binner *b);
 
 #endif

@@ -272,7 +272,7 @@ static void say_messages(FILE *f, const lv *v, const struct binner *b, uint64_t 
 	size_t n = b->nrv < b->rcap ? b->nrv : b->rcap, k = 0, alone = 0, back = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct end *r = &b->recvs[(b->nrv - n + i) % b->rcap];
-		const struct sent *s = &v->sent[(lv__key_hash(&r->k) ^ r->ord * 0x9e3779b9u) % SENT];
+		const struct sent *s = lv__sent_of(v, &r->k, r->ord);
 		if (r->at < from || r->at > now)
 			continue;
 		if (!s->used || s->ord != r->ord || memcmp(&s->k, &r->k, sizeof(r->k))) {
