@@ -419,9 +419,8 @@ static bool mpi_behind(const struct rec *r)
 
 static void mpi_reopen(struct rec *r)
 {
-	struct ps_remote_attr ra = { .secret_file = mon_secret_file };
 	es_mpi_close(r->m);
-	if (es_mpi_open(r->s, &ra, &r->m))
+	if (es_mpi_open(r->s, &r->m))
 		r->m = NULL;
 }
 
@@ -503,8 +502,7 @@ int ar_record_job(const char *prog, const char *job, const struct ar_record_opts
 	}
 	if (!o->remains)
 		be_nice(prog, r.s);
-	struct ps_remote_attr ra = { .secret_file = mon_secret_file };
-	if (es_mpi_open(r.s, &ra, &r.m))
+	if (es_mpi_open(r.s, &r.m))
 		r.m = NULL;
 	if (ar_symbols_create(&r.sym))
 		r.sym = NULL; /* no site is named: the archive says nothing of them */

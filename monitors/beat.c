@@ -59,8 +59,7 @@ int hb_create(es_scope *s, double period_s, bool always_look, hb **out)
 	if (!h)
 		return PS_ENOMEM;
 	*h = (struct hb){ .s = s, .period = period_s, .always_look = always_look, .n = es_scope_threads(s) };
-	struct ps_remote_attr ra = { .secret_file = mon_secret_file };
-	if (es_mpi_open(s, &ra, &h->mpi))
+	if (es_mpi_open(s, &h->mpi))
 		h->mpi = NULL; /* waits judged without what the ranks say: none named */
 	h->th = calloc((size_t)h->n + 1, sizeof(*h->th));
 	h->beat = calloc((size_t)es_scope_width(s) + 1, sizeof(*h->beat));
@@ -142,8 +141,7 @@ static int take_new_threads(struct hb *h)
 	if (es_scope_refresh(h->s) > 0) {
 		int n = es_scope_threads(h->s);
 		es_mpi_close(h->mpi);
-		struct ps_remote_attr ra = { .secret_file = mon_secret_file };
-		if (es_mpi_open(h->s, &ra, &h->mpi))
+		if (es_mpi_open(h->s, &h->mpi))
 			h->mpi = NULL;
 		struct hb_thread *nth = calloc((size_t)n + 1, sizeof(*nth));
 		struct es_trace *nbeat = calloc((size_t)es_scope_width(h->s) + 1, sizeof(*nbeat));

@@ -192,8 +192,7 @@ static int identify(const es_scope *s, int **rank_of_leaf)
 	}
 	/* the ranks' communicators: read whole once, then what is new */
 	es_mpi_close(view);
-	struct ps_remote_attr ra = { .secret_file = mon_secret_file };
-	if (es_mpi_open(s, &ra, &view))
+	if (es_mpi_open(s, &view))
 		view = NULL;
 	return 0;
 }

@@ -347,8 +347,7 @@ static void pull(struct watcher *w, struct es_trace *ev, int max)
 	if (es_scope_refresh(w->s) > 0) {
 		set_threads(w);
 		es_mpi_close(w->mpi);
-		struct ps_remote_attr ra = { .secret_file = mon_secret_file };
-		if (es_mpi_open(w->s, &ra, &w->mpi))
+		if (es_mpi_open(w->s, &w->mpi))
 			w->mpi = NULL;
 	}
 	if (w->mpi)
@@ -711,8 +710,7 @@ static int attach(const struct opts *o, struct watcher *w)
 	mon_remote("esview", &spec);
 	if ((rc = mon_attach("esview", &spec, 0, &w->latest)))
 		return rc;
-	struct ps_remote_attr ra = { .secret_file = mon_secret_file };
-	if (es_mpi_open(w->s, &ra, &w->mpi))
+	if (es_mpi_open(w->s, &w->mpi))
 		w->mpi = NULL;
 	if (hb_create(w->latest, o->period, false, &w->hb) || cm_create(&w->cm) || set_threads(w))
 		return 1;

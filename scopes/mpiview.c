@@ -284,10 +284,11 @@ static int open_rank(es_mpi *m, const es_scope *s, const struct es_leaf *l, cons
 	return 0;
 }
 
-int es_mpi_open(const es_scope *s, const struct ps_remote_attr *ra, es_mpi **out)
+int es_mpi_open(const es_scope *s, es_mpi **out)
 {
 	if (!s || !out)
 		return PS_EINVAL;
+	struct ps_remote_attr attr = { .secret_file = es_scope_secret_file(s) }, *ra = &attr;
 	es_mpi *m = calloc(1, sizeof(*m));
 	if (!m)
 		return PS_ENOMEM;

@@ -828,3 +828,8 @@ int es_scope_skipped(const es_scope *s, int i, const char **segment)
 		*segment = s->skipped[i].seg;
 	return s->skipped[i].rc;
 }
+
+const char *es_scope_secret_file(const es_scope *s)
+{
+	return s->secret_file[0] ? s->secret_file : NULL;
+}

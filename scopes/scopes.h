@@ -170,8 +170,12 @@ int es_scope_in_flight(const es_scope *s, int thread, struct es_flight *f);
  * view reads each rank's mpi.comms once and then only what follows
  * (es_mpi_refresh); boards when asked, at most once per refresh.
  */
+/* The secret file the scope was given (its spec's), or NULL. */
+const char *es_scope_secret_file(const es_scope *s);
+
 typedef struct es_mpi es_mpi;
-int es_mpi_open(const es_scope *s, const struct ps_remote_attr *ra, es_mpi **out);
+/* Over s's servers with s's secret, as the scope reads them. */
+int es_mpi_open(const es_scope *s, es_mpi **out);
 void es_mpi_close(es_mpi *m);
 /* Communicators made or freed since, and the boards read anew when next asked. */
 int es_mpi_refresh(es_mpi *m);

@@ -150,7 +150,7 @@ static int judge_between(void (*between)(void))
 	es_scope_spec_default(&spec, job);
 	spec.reduce = ES_REDUCE_LATEST;
 	ck_assert_int_eq(es_scope_create(&spec, &s), 0);
-	ck_assert_int_eq(es_mpi_open(s, NULL, &m), 0);
+	ck_assert_int_eq(es_mpi_open(s, &m), 0);
 	ck_assert_int_eq(es_mpi_refresh(m), 0);
 	ck_assert_int_eq(wf_create(&g), 0);
 	int n = es_scope_threads(s);
@@ -310,7 +310,7 @@ START_TEST(communicators_as_the_ranks_listed_them)
 	struct es_scope_spec spec;
 	es_scope_spec_default(&spec, job);
 	ck_assert_int_eq(es_scope_create(&spec, &s), 0);
-	ck_assert_int_eq(es_mpi_open(s, NULL, &m), 0);
+	ck_assert_int_eq(es_mpi_open(s, &m), 0);
 	ck_assert_int_eq(es_mpi_ranks(m), 2);
 	const struct es_mpi_comm *c = es_mpi_comm(m, back);
 	ck_assert_ptr_nonnull(c);
