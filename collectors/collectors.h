@@ -405,10 +405,11 @@ _Static_assert(sizeof(struct es_proc_rec) == 512, "the process record has a fixe
  * first rank of each host measures its clock against rank 0's host by a
  * ping-pong over MPI (the quickest of ES_SYNC_ROUNDS round trips: rank 0's
  * reading falls within it, so the middle is good to half the trip), at
- * MPI_Init, after a barrier, all-reduce, all-gather or all-to-all on
- * MPI_COMM_WORLD about every ES_SYNC_EVERY_S seconds (ES_SYNC_EVERY in
- * rank 0's environment) as rank 0 decides, and at MPI_Finalize; every
- * rank of the host writes the point.  Readers (archive/clocks.c) draw a
+ * MPI_Init, after a barrier, all-reduce, all-gather or all-to-all over
+ * every rank (on MPI_COMM_WORLD, or on a dup of it unless the job asked
+ * for MPI_THREAD_MULTIPLE) about every ES_SYNC_EVERY_S seconds
+ * (ES_SYNC_EVERY in rank 0's environment) as rank 0 decides, and at
+ * MPI_Finalize; every rank of the host writes the point.  Readers (archive/clocks.c) draw a
  * line through a rank's points and move its stamps onto rank 0's host's
  * clock.  On rank 0's host every offset is 0 by construction.
  * Slot 0: MPI_Init's, slot 1: MPI_Finalize's, the others the points in

@@ -12,11 +12,13 @@
  *    a rank that is not its host's first, and its rank 0 is world rank 0
  *    (split by world rank, and world rank 0 is first on its host).
  *  - A point is measured only where every rank measures it: at MPI_Init,
- *    at MPI_Finalize, and after the world barrier, all-reduce, -gather or
- *    -to-all (wrapgen.c's world_coll) whose number rank 0 chose at the
- *    point before (next): every rank counts them alike, since MPI orders
- *    a communicator's collectives alike on every rank, and every rank
- *    leaves that one, since none leaves it before all entered.
+ *    at MPI_Finalize, and after the barrier, all-reduce, -gather or
+ *    -to-all over every rank (wrapgen.c's world_coll, es_clocks_coll)
+ *    whose number rank 0 chose at the point before (next): every rank
+ *    counts them alike, since MPI orders a communicator's collectives
+ *    alike on every rank (and those of several such communicators too,
+ *    one thread making them), and every rank leaves that one, since none
+ *    leaves it before all entered.
  *  - A rank writes its points only to its own board, slot by slot, kind
  *    last: a reader sees a point whole or not at all.
  */
@@ -31,6 +33,7 @@ static struct {
 	uint64_t last_colls;   /* rank 0: colls and its clock at the point before */
 	uint64_t last_ns;
 	uint64_t every_ns;     /* rank 0: the time it wants between points */
+	bool congruent;        /* communicators of every rank count too (not MPI_THREAD_MULTIPLE) */
 } ck = { .node = MPI_COMM_NULL, .lead = MPI_COMM_NULL, .run_slot = 2 };
 
 #define SYNC_TAG 0x7e5c
@@ -171,8 +174,9 @@ static void read_every(void)
 	ck.every_ns = (uint64_t)(s * 1e9);
 }
 
-void es_clocks_setup(ps_server *srv)
+void es_clocks_setup(ps_server *srv, bool congruent)
 {
+	ck.congruent = congruent;
 	if (es_g.rank == 0)
 		read_every();
 	es_clocks_world_f = PMPI_Comm_c2f(MPI_COMM_WORLD);
@@ -181,10 +185,27 @@ void es_clocks_setup(ps_server *srv)
 	sync_point(ES_SYNC_INIT);
 }
 
-void es_clocks_world_coll(void)
+/* Counted: on MPI_COMM_WORLD always; on another intracommunicator of
+ * every rank (a dup of it: libraries make their own) unless threads may
+ * call collectives at once (MPI_THREAD_MULTIPLE, rank 0's word), for then
+ * two threads' collectives on two such communicators may come in another
+ * order on another rank, which would count them otherwise.  A single
+ * thread's blocking all-collectives over all ranks come in one order on
+ * every rank, or the program would hang in them. */
+void es_clocks_coll(MPI_Comm comm)
 {
+	if (comm != MPI_COMM_WORLD) {
+		const struct es_comm *c = ck.congruent ? es_comm_of(comm) : NULL;
+		if (!c || c->size != (uint32_t)es_g.size || (c->flags & ES_COMMS_INTER))
+			return;
+	}
 	if (++ck.colls == ck.next)
 		sync_point(ES_SYNC_RUN);
+}
+
+void es_clocks_coll_f(MPI_Fint comm)
+{
+	es_clocks_coll(comm == es_clocks_world_f ? MPI_COMM_WORLD : PMPI_Comm_f2c(comm));
 }
 
 void es_clocks_finalize(void)

@@ -313,6 +313,7 @@ static void collect_words(const pm_map *m, char *list, size_t len)
  * that all ranks agree even if their environments differ. */
 struct decision {
 	int ok, serve, any, port, keep;
+	int multiple;  /* MPI_THREAD_MULTIPLE given */
 	char job[PS_NAME_MAX + 1];
 	char err[512];
 	char secret[256];
@@ -340,11 +341,12 @@ static void serving(struct decision *d, pm_map *m)
 
 /* This rank's word (rank 0's is taken): the pathmap read, the job named.
  * Whether this rank's own pathmap holds (its keep: too). */
-static int decide(struct decision *d, pm_map *m, int ok, char *err, size_t errlen)
+static int decide(struct decision *d, pm_map *m, int ok, int provided, char *err, size_t errlen)
 {
 	const char *job = getenv("ES_JOB");
 	enum ps_keep keep = PS_KEEP_FAILED;
 	memset(d, 0, sizeof(*d));
+	d->multiple = provided >= MPI_THREAD_MULTIPLE;
 	if (ok && pm_keep(m, &keep, err, errlen))
 		ok = 0;
 	d->ok = ok;
@@ -378,7 +380,7 @@ static size_t space_bytes(void)
 }
 
 /* The rank's own elements and boards in its new trace space, and what follows them. */
-static void fill_space(ps_server *srv)
+static void fill_space(ps_server *srv, const struct decision *d)
 {
 	struct ps_elem_attr ca = { .tuple_size = sizeof(struct es_comm_rec), .threshold = ES_COMMS_HELD,
 				   .flags = PS_MULTI_WRITER };
@@ -390,14 +392,14 @@ static void fill_space(ps_server *srv)
 	es_phases_setup(srv);
 	es_files_setup(srv);
 	describe_process(srv);
-	es_clocks_setup(srv);
+	es_clocks_setup(srv, !d->multiple);
 	es_comms_setup();
 	es_types_setup();
 	es_requests_setup();
 }
 
 /* Decides, on every rank alike, whether and where to record. */
-static void setup(void)
+static void setup(int provided)
 {
 	PMPI_Comm_rank(MPI_COMM_WORLD, &es_g.rank);
 	PMPI_Comm_size(MPI_COMM_WORLD, &es_g.size);
@@ -410,7 +412,7 @@ static void setup(void)
 		 !es_mpi_select(m ? &pm_model(m)->mpi : NULL, file, collect, err, sizeof(err)) &&
 		 !trace_threshold(m, &es_g.threshold, err, sizeof(err));
 	struct decision d;
-	ok = decide(&d, m, ok, err, sizeof(err));
+	ok = decide(&d, m, ok, provided, err, sizeof(err));
 	PMPI_Bcast(&d, sizeof(d), MPI_BYTE, 0, MPI_COMM_WORLD);
 	collect_words(m, list, sizeof(list));
 	pm_destroy(m);
@@ -434,7 +436,7 @@ static void setup(void)
 		return;
 	ps_shm_set_keep(seg, (enum ps_keep)d.keep); /* rank 0's word, as for the name */
 	ps_server *srv = es_space_server(es_g.sp);
-	fill_space(srv);
+	fill_space(srv, &d);
 	memcpy(es_route.collect, collect, sizeof(collect));
 	es_route.tracing = 1;
 	/* the thread that called MPI_Init is thread 0, whatever it records:
@@ -454,7 +456,7 @@ static void inited(uint64_t t0, int rc, int provided)
 {
 	if (rc != MPI_SUCCESS)
 		return;
-	setup();
+	setup(provided);
 	if (es_want(ES_OP_MPI_INIT))
 		es_write(ES_OP_MPI_INIT, t0, es_now(), (uint32_t)es_g.rank, 0, (uint32_t)provided, ES_COMM_NONE, rc);
 }

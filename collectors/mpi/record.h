@@ -644,11 +644,14 @@ void es_poll_done(int slot, unsigned op, uint32_t element, uint64_t bytes, uint1
 /* In MPI_Init, before the trace spaces are made: the host's ranks take
  * one clock line.  Collective over MPI_COMM_WORLD. */
 void es_clocks_node(void) ES_HIDDEN;
-/* Once the rank's trace space is made: its board, and MPI_Init's point. */
-void es_clocks_setup(ps_server *srv) ES_HIDDEN;
-/* After every blocking collective on MPI_COMM_WORLD while traced, on
- * every rank alike: a point when rank 0 asked for one after it. */
-void es_clocks_world_coll(void) ES_HIDDEN;
+/* Once the rank's trace space is made: its board, and MPI_Init's point;
+ * congruent: dups of MPI_COMM_WORLD count too (es_clocks_coll). */
+void es_clocks_setup(ps_server *srv, bool congruent) ES_HIDDEN;
+/* After every blocking all-collective (a barrier, an all-reduce, -gather,
+ * -to-all) while traced, on every rank alike: a point when rank 0 asked
+ * for one after it, if comm is one of every rank. */
+void es_clocks_coll(MPI_Comm comm) ES_HIDDEN;
+void es_clocks_coll_f(MPI_Fint comm) ES_HIDDEN;
 /* MPI_Fint of MPI_COMM_WORLD, for the Fortran entry points' test */
 extern MPI_Fint es_clocks_world_f ES_HIDDEN;
 /* In MPI_Finalize, before MPI's: its point; then the communicators go. */

@@ -409,11 +409,12 @@ static int is_coll(const struct call *c)
 
 /* A blocking collective whose result needs every member's part (a
  * barrier, an all-reduce, -gather, -to-all), over the communicator it is
- * given: on MPI_COMM_WORLD, no rank leaves one before every rank entered
- * it, and MPI orders them alike on every rank, so every rank counts them
- * alike and all reach a clock point made after one (clocks.c).  Rooted
- * ones are not counted: a root may leave a broadcast that a wrong program
- * never makes elsewhere, and must not wait in ours for it. */
+ * given: over every rank (MPI_COMM_WORLD or a dup), no rank leaves one
+ * before every rank entered it, and they come in one order on every rank,
+ * so every rank counts them alike and all reach a clock point made after
+ * one (clocks.c, es_clocks_coll).  Rooted ones are not counted: a root may
+ * leave a broadcast that a wrong program never makes elsewhere, and must
+ * not wait in ours for it. */
 static int world_coll(const struct call *c)
 {
 	static const char *const all[] = { "MPI_Barrier", "MPI_Allreduce", "MPI_Allgather", "MPI_Allgatherv",
@@ -887,7 +888,7 @@ static void c_wrapper(const struct call *c)
 		c_args(c, 0);
 		emit(") : rec_%s(", c->name);
 		c_args(c, 0);
-		emit(");\n\tes_clocks_world_coll();\n\treturn rc;\n}\n");
+		emit(");\n\tes_clocks_coll(comm);\n\treturn rc;\n}\n");
 	}
 	emit("\nES_ENTRY int %s(", c->name);
 	c_params(c);
@@ -906,7 +907,7 @@ static void c_wrapper(const struct call *c)
 		emit(");\n");
 	}
 	if (world_coll(c)) {
-		emit("\tif (__builtin_expect(comm == MPI_COMM_WORLD, 0) && es_route.tracing) {\n"
+		emit("\tif (es_route.tracing) {\n"
 		     "\t\tes_t.ra = __builtin_return_address(0);\n\t\treturn world_%s(", c->name);
 		c_args(c, 0);
 		emit(");\n\t}\n");
@@ -939,8 +940,7 @@ static void f_wrapper(const struct call *c)
 	if (world_coll(c)) { /* as world_NAME does in C */
 		emit(");\n\t} else {\n\t\tes_t.ra = __builtin_return_address(0);\n\t\trec_f_%s(real, ", c->name);
 		f_args(c, 0);
-		emit(");\n\t}\n\tif (*f_comm == es_clocks_world_f && es_route.tracing)\n"
-		     "\t\tes_clocks_world_coll();\n}\n");
+		emit(");\n\t}\n\tif (es_route.tracing)\n\t\tes_clocks_coll_f(*f_comm);\n}\n");
 	} else {
 		emit(");\n\t\treturn;\n\t}\n\tes_t.ra = __builtin_return_address(0);\n\trec_f_%s(real, ", c->name);
 		f_args(c, 0);

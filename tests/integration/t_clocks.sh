@@ -55,6 +55,24 @@ out=$(mpirun --oversubscribe --allow-run-as-root -np 2 -x ES_SYNC_EVERY=soon "$B
 [ "$(echo "$out" | grep -c "^escollect: ES_SYNC_EVERY=soon: expected the seconds between clock points, a number above 0; 10 it is$")" = 1 ] ||
 	die "the bad ES_SYNC_EVERY not said once: $out"
 
+# points in between after all-collectives over every rank: on MPI_COMM_WORLD
+# and on a dup of it; on a dup, not when threads may make collectives at
+# once (MPI_THREAD_MULTIPLE): two threads' could come in another order on
+# another rank.  Counted in the archive of each (kind 3: in between).
+for mode in world dup dup-multiple; do
+	"$BIN/esrecord" -w 30 -o "$dir/m.$mode" "${job}m$mode" 2>/dev/null &
+	mpirun --oversubscribe --allow-run-as-root -np 2 -x ES_SYNC_EVERY=0.1 "$BIN/esrun" -q -j "${job}m$mode" \
+		"$BUILD/tests/mpi_clocks" 0.6 - "$mode" >"$dir/m.out" 2>&1 || die "mpi_clocks $mode: $(cat "$dir/m.out")"
+	wait $! || die "esrecord of mpi_clocks $mode failed"
+	n=$(grep -c "^sync 1 [0-9]* 3 " "$dir/m.$mode/clocks")
+	echo "points in between, $mode: $n"
+	case $mode in
+	dup-multiple) [ "$n" = 0 ] || die "$mode: $n points in between (a thread's collectives counted)" ;;
+	*) [ "$n" -ge 1 ] || die "$mode: $n points in between: $(cat "$dir/m.$mode/clocks")" ;; # the first comes after the first
+	esac
+	grep -q "^sync 1 [0-9]* 2 " "$dir/m.$mode/clocks" || die "$mode: no MPI_Finalize point"
+done
+
 # 20 ns a second over ten minutes is 12 us; 200 ppm over the run's 3 s and
 # more is 0.6 ms and more: the drift the readers must follow, fifty times
 # over.  It runs until told, so that how fast the machine is decides only
@@ -62,7 +80,7 @@ out=$(mpirun --oversubscribe --allow-run-as-root -np 2 -x ES_SYNC_EVERY=soon "$B
 # shellcheck disable=SC2086 # $hosts: options, split on purpose
 mpirun --oversubscribe --allow-run-as-root -np 2 --mca btl self,tcp $hosts -x PMIX_MCA_gds=hash \
 	-x LD_PRELOAD="$shim" -x ES_TEST_HOSTS=1 -x ES_TEST_CLOCK="0/0,3000000/200" -x ES_SYNC_EVERY=0.5 \
-	-x ES_SERVERS_OUT="$dir/servers" "$BIN/esrun" -q -j "$job" "$BUILD/tests/mpi_clocks" 3 "$dir/stop" >"$dir/job.out" 2>&1 &
+	-x ES_SERVERS_OUT="$dir/servers" "$BIN/esrun" -q -j "$job" "$BUILD/tests/mpi_clocks" 3 "$dir/stop" dup >"$dir/job.out" 2>&1 &
 app=$!
 wait_for 60 test -s "$dir/servers" || die "no tuple servers: $(cat "$dir/job.out")"
 servers=$(cat "$dir/servers")
