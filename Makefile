@@ -354,7 +354,7 @@ MPI_TESTS := $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_check $(BUILD)/tests/mp
 ESCOLLECT_SRC := collectors/mpi/escollect.c collectors/mpi/comms.c collectors/mpi/requests.c \
 		 collectors/mpi/fortran.c collectors/mpi/sites.c collectors/mpi/phases.c \
 		 collectors/mpi/io.c collectors/mpi/ending.c collectors/mpi/control.c \
-		 collectors/mpi/clocks.c
+		 collectors/mpi/clocks.c collectors/mpi/names.c
 
 $(BUILD)/obj/collectors/mpi/%.o: collectors/mpi/%.c | $(GEN)/stamp
 	@mkdir -p $(dir $@)

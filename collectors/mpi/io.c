@@ -28,11 +28,9 @@ static struct {
 } handles[HANDLES];
 
 static struct {
-	struct es_file_rec *board;
-	ps_elem *elem;
-	uint32_t n;   /* names given: 1..n-1 */
-	uint32_t used; /* entries of handles[] ever taken */
-} files = { .n = 1 };
+	struct es_names names; /* mpi.files */
+	uint32_t used;         /* entries of handles[] ever taken */
+} files = { .names = { .n = 1 } };
 
 static uint32_t slot_of(uintptr_t h)
 {
@@ -54,24 +52,7 @@ uint32_t es__file_id(MPI_File fh)
 
 void es_files_setup(ps_server *srv)
 {
-	files.board = es_rank_board(srv, ES_FILES_ELEMENT, sizeof(struct es_file_rec), ES_FILES_SLOTS, ES_FILES_LAYOUT,
-				    &files.elem);
-}
-
-/* The name's number, made if new; 0 when none is left.  Under es_g.lock. */
-static uint32_t name_id(const char *name)
-{
-	char n[sizeof(files.board->name)];
-	snprintf(n, sizeof(n), "%s", name && *name ? name : "-");
-	for (uint32_t i = 1; files.board && i < files.n; i++)
-		if (!strcmp(files.board[i].name, n))
-			return i;
-	if (!files.board || files.n >= ES_FILES_SLOTS)
-		return 0;
-	uint32_t id = files.n++;
-	memcpy(files.board[id].name, n, sizeof(n));
-	__atomic_store_n(&files.board[id].used, 1u, __ATOMIC_RELEASE);
-	return id;
+	es_names_open(&files.names, srv, ES_FILES_ELEMENT, sizeof(struct es_file_rec), ES_FILES_SLOTS, ES_FILES_LAYOUT);
 }
 
 uint32_t es_file_opened(MPI_File fh, const char *filename)
@@ -79,7 +60,7 @@ uint32_t es_file_opened(MPI_File fh, const char *filename)
 	if (!es_tracing() || fh == MPI_FILE_NULL)
 		return ES_NONE;
 	pthread_mutex_lock(&es_g.lock);
-	uint32_t id = name_id(filename);
+	uint32_t id = es_names_id(&files.names, filename);
 	if (id && files.used >= HANDLES - HANDLES / 4) { /* tombstones everywhere: start over with the live */
 		uintptr_t live_h[HANDLES];
 		uint32_t live_id[HANDLES], nlive = 0;
@@ -130,10 +111,7 @@ void es_file_closed(MPI_File fh)
 void es_files_finalize(void)
 {
 	pthread_mutex_lock(&es_g.lock);
-	files.board = NULL;
-	files.n = 1;
-	ps_elem_close(files.elem);
-	files.elem = NULL;
+	es_names_close(&files.names);
 	pthread_mutex_unlock(&es_g.lock);
 }
 

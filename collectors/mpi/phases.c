@@ -24,33 +24,19 @@
 
 #define NAME_MAX_ 59
 
-static struct {
-	struct es_region_rec *board; /* mpi.regions' slots, or NULL */
-	ps_elem *elem;
-	uint32_t n;                  /* names given: 1..n-1 */
-} regions = { .n = 1 };
+static struct es_names regions = { .n = 1 }; /* mpi.regions */
 
 void es_phases_setup(ps_server *srv)
 {
-	regions.board = es_rank_board(srv, ES_REGIONS_ELEMENT, sizeof(struct es_region_rec), ES_REGIONS_SLOTS,
-				      ES_REGIONS_LAYOUT, &regions.elem);
+	es_names_open(&regions, srv, ES_REGIONS_ELEMENT, sizeof(struct es_region_rec), ES_REGIONS_SLOTS,
+		      ES_REGIONS_LAYOUT);
 }
 
 /* The number of a phase's name (made at its first use), 0 when none is left. */
 static uint32_t name_id(const char *name)
 {
-	char n[NAME_MAX_ + 1];
-	snprintf(n, sizeof(n), "%s", name && *name ? name : "-");
-	uint32_t id = 0;
 	pthread_mutex_lock(&es_g.lock);
-	for (uint32_t i = 1; regions.board && i < regions.n && !id; i++)
-		if (!strcmp(regions.board[i].name, n))
-			id = i;
-	if (!id && regions.board && regions.n < ES_REGIONS_SLOTS) {
-		id = regions.n++;
-		memcpy(regions.board[id].name, n, sizeof(n));
-		__atomic_store_n(&regions.board[id].used, 1u, __ATOMIC_RELEASE);
-	}
+	uint32_t id = es_names_id(&regions, name);
 	pthread_mutex_unlock(&es_g.lock);
 	return id;
 }
@@ -132,10 +118,7 @@ void es_phases_finalize(void)
 	if (es_t.elem)
 		end_down_to(0);
 	pthread_mutex_lock(&es_g.lock);
-	regions.board = NULL;
-	regions.n = 1;
-	ps_elem_close(regions.elem);
-	regions.elem = NULL;
+	es_names_close(&regions);
 	pthread_mutex_unlock(&es_g.lock);
 }
 

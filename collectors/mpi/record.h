@@ -639,6 +639,23 @@ static inline void es_poll_arm(int slot, const void *array, int n)
 void es_poll_done(int slot, unsigned op, uint32_t element, uint64_t bytes, uint16_t comm, int rc) ES_HIDDEN
 	__attribute__((cold, noinline));
 
+/* --- names on a board (names.c): mpi.files, mpi.regions --- */
+
+/* A board of records whose first word says used and whose rest is a name
+ * (es_file_rec, es_region_rec): number n's name in slot n. */
+struct es_names {
+	void *board; /* slots of rec bytes, or NULL */
+	ps_elem *elem;
+	size_t rec;
+	uint32_t slots, n; /* names given: 1..n-1 */
+};
+void es_names_open(struct es_names *b, ps_server *srv, const char *elem, size_t rec, uint32_t slots,
+		   const char *layout) ES_HIDDEN;
+/* The name's number, made if new; 0 when none is left.  Under es_g.lock. */
+uint32_t es_names_id(struct es_names *b, const char *name) ES_HIDDEN;
+/* Under es_g.lock: the board closed, nothing numbered from then on. */
+void es_names_close(struct es_names *b) ES_HIDDEN;
+
 /* --- clocks across hosts (clocks.c; collectors.h says what they measure) --- */
 
 /* In MPI_Init, before the trace spaces are made: the host's ranks take
