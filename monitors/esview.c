@@ -664,17 +664,22 @@ static void say_ended(struct watcher *w, const struct mon_watch *mw)
 }
 
 /* Pulls at the rate, judges once a period, fires the triggers. */
-static void watch(struct watcher *w)
+enum { PULL_MAX = 65536 }; /* events a pull takes at most: 2.4 MB of buffer */
+
+/* Pulls, judges and publishes until the job ends (0) or esview is stopped
+ * (0); -ENOMEM without the pull's buffer. */
+static int watch(struct watcher *w)
 {
-	enum { MAX = 65536 };
-	struct es_trace *ev = malloc(MAX * sizeof(*ev));
+	struct es_trace *ev = malloc(PULL_MAX * sizeof(*ev));
 	struct mon_watch mw = { .grace = 3 };
-	while (ev && !mon_stop) {
+	if (!ev)
+		return -ENOMEM;
+	while (!mon_stop) {
 		bool alive = mon_watch("esview", w->s, &mw);
 		pthread_mutex_lock(&w->sv->lock);
 		w->arm = w->sv->arm;
 		pthread_mutex_unlock(&w->sv->lock);
-		pull(w, ev, MAX);
+		pull(w, ev, PULL_MAX);
 		if (mon_now() >= w->next_beat) {
 			w->next_beat = mon_now() + w->o->period;
 			judge(w);
@@ -692,6 +697,7 @@ static void watch(struct watcher *w)
 		mon_sleep(1 / rate);
 	}
 	free(ev);
+	return 0;
 }
 
 /* The two scopes: every event, and each thread's latest (heartbeat's). */
@@ -811,8 +817,10 @@ int main(int argc, char **argv)
 	mon_signals();
 	printf("esview: job %s at http://%s:%d/%s\n", o.job, o.addr, vd_port(d), o.secret_file ? "?key=KEY" : "");
 	fflush(stdout);
-	if (!(rc = attach(&o, &w))) {
-		watch(&w);
+	if (!(rc = attach(&o, &w)) && watch(&w)) {
+		fprintf(stderr, "esview: no memory for a pull's %zu bytes\n", (size_t)PULL_MAX * sizeof(struct es_trace));
+		rc = 1;
+	} else if (!rc) {
 		printf("esview: the job ended; the page shows its last %.0f s until esview is stopped\n", o.window);
 		fflush(stdout);
 		while (!mon_stop)
