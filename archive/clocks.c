@@ -29,6 +29,7 @@
  * collector, whose stamps the recorder's connection put right enough.
  */
 struct rank_clock {
+	bool moves;   /* its line is not 0 at every point (then nowhere): as of settle() */
 	bool shifted;
 	int64_t shift;
 	struct ar_sync *pts; /* by at_ns */
@@ -38,6 +39,7 @@ struct rank_clock {
 struct ar_clocks {
 	struct rank_clock *r;
 	int nr;
+	bool settled; /* every rank's moves is up to date: cleared by any change */
 };
 
 struct ar_clocks *ar_clocks_new(void)
@@ -76,6 +78,7 @@ int ar_clocks_shift(struct ar_clocks *c, int rank, int64_t shift_ns)
 	if (!r)
 		return -EINVAL;
 	int changed = !r->shifted || r->shift != shift_ns;
+	c->settled &= !changed;
 	r->shifted = true;
 	r->shift = shift_ns;
 	return changed;
@@ -104,6 +107,7 @@ int ar_clocks_add(struct ar_clocks *c, const struct ar_sync *s)
 	}
 	r->pts[i] = *s;
 	r->n++;
+	c->settled = false;
 	return 1;
 }
 
@@ -155,7 +159,7 @@ int ar_clocks_read(FILE *f, const char *path, struct ar_clocks **out, char *err,
 	return 0;
 }
 
-bool ar_clocks_moves(const struct ar_clocks *c, int rank)
+static bool has_points(const struct ar_clocks *c, int rank)
 {
 	return c && rank >= 0 && rank < c->nr && c->r[rank].n > 0;
 }
@@ -189,7 +193,7 @@ static double offset_at(const struct rank_clock *r, uint64_t t)
 
 int64_t ar_clocks_delta(const struct ar_clocks *c, int rank, uint64_t t)
 {
-	if (!ar_clocks_moves(c, rank))
+	if (!has_points(c, rank))
 		return 0;
 	const struct rank_clock *r = &c->r[rank];
 	int64_t s0 = c->nr > 0 && c->r[0].shifted ? c->r[0].shift : 0;
@@ -205,4 +209,27 @@ int ar_clocks_points(const struct ar_clocks *c, int rank, const struct ar_sync *
 	}
 	*out = c->r[rank].pts;
 	return c->r[rank].n;
+}
+
+/* A rank moves when its line is not 0 at every point, so not anywhere
+ * (linear between them): on rank 0's host it is 0 by construction.  Once
+ * for every rank after a change, so that asking costs nothing per event. */
+static void settle(struct ar_clocks *c)
+{
+	for (int k = 0; k < c->nr; k++) {
+		struct rank_clock *r = &c->r[k];
+		r->moves = false;
+		for (int i = 0; i < r->n && !r->moves; i++)
+			r->moves = ar_clocks_delta(c, k, r->pts[i].at_ns) != 0;
+	}
+	c->settled = true;
+}
+
+bool ar_clocks_moves(struct ar_clocks *c, int rank)
+{
+	if (!has_points(c, rank))
+		return false;
+	if (!c->settled)
+		settle(c);
+	return c->r[rank].moves;
 }

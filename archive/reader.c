@@ -407,30 +407,19 @@ static int read_clocks(ar_archive *a, const char *dir, char *err, size_t errlen)
 	fclose(f);
 	if (rc)
 		return rc;
-	/* a rank moves when its line is not 0 at every point (then nowhere):
-	 * on rank 0's host it is 0 by construction */
-	bool *moves = calloc((size_t)a->rank_bound + 1, sizeof(*moves));
-	if (!moves)
-		return ar__sys_fail(err, errlen, -ENOMEM, "%s", p);
 	for (int r = 0; r < a->rank_bound; r++) {
 		const struct ar_sync *pts;
-		int n = ar_clocks_points(a->clocks, r, &pts), k = 0;
-		while (k < n && !ar_clocks_delta(a->clocks, r, pts[k].at_ns))
-			k++;
-		if (k < n) {
-			moves[r] = true;
+		if (ar_clocks_moves(a->clocks, r)) {
 			a->moved++;
-			a->points += n;
+			a->points += ar_clocks_points(a->clocks, r, &pts);
 		}
 	}
-	if (a->moved && a->nevents && mprotect(a->map, a->maplen, PROT_READ | PROT_WRITE)) {
-		free(moves);
+	if (a->moved && a->nevents && mprotect(a->map, a->maplen, PROT_READ | PROT_WRITE))
 		return ar__sys_fail(err, errlen, -errno, "%s/events", dir);
-	}
 	struct ar_event *ev = a->moved && a->nevents ? (struct ar_event *)((char *)a->map + 8) : NULL;
 	for (size_t i = 0; ev && i < a->nevents; i++) {
 		int r = ev[i].thread < (uint32_t)a->nthreads ? a->threads[ev[i].thread].rank : -1;
-		if (r < 0 || r >= a->rank_bound || !moves[r])
+		if (!ar_clocks_moves(a->clocks, r))
 			continue;
 		int64_t d0 = ar_clocks_delta(a->clocks, r, ev[i].t.start), d1 = ar_clocks_delta(a->clocks, r, ev[i].t.end);
 		ev[i].t.start += (uint64_t)d0;
@@ -440,9 +429,8 @@ static int read_clocks(ar_archive *a, const char *dir, char *err, size_t errlen)
 			a->most_moved = most;
 	}
 	for (int r = 0; r < a->nranks && r < a->rank_bound; r++)
-		if (a->ranks[r].rank >= 0 && moves[r])
+		if (a->ranks[r].rank >= 0 && ar_clocks_moves(a->clocks, r))
 			a->ranks[r].ns += (uint64_t)ar_clocks_delta(a->clocks, r, a->ranks[r].ns);
-	free(moves);
 	return 0;
 }
 

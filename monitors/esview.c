@@ -180,10 +180,8 @@ struct watcher {
 	cm *cm;
 	es_mpi *mpi;            /* the ranks' communicators, for the collectives */
 	ar_symbols *sym;        /* call sites' names, for the hover (NULL: no memory for them) */
-	struct ar_clocks *clocks; /* the ranks' clock points, read every second ... */
+	struct ar_clocks *clocks; /* the ranks' clock points, read every second */
 	uint64_t clocks_at;
-	bool *moves;            /* ... and the ranks whose stamps they move (by rank, below nmoves) */
-	int nmoves;
 	struct cm_done recent[16]; /* the latest collectives, newest last */
 	int nrecent;
 	double next_beat;
@@ -303,13 +301,6 @@ static void read_clocks(struct watcher *w)
 	int ranks = es_mpi_ranks(w->mpi);
 	if (!w->clocks && !(w->clocks = ar_clocks_new()))
 		return;
-	if (ranks > w->nmoves) {
-		bool *m = realloc(w->moves, sizeof(*m) * (size_t)ranks);
-		if (!m)
-			return;
-		w->moves = m;
-		w->nmoves = ranks;
-	}
 	struct es_mpi_sync *pts = malloc(sizeof(*pts) * ES_SYNC_SLOTS);
 	for (int k = 0; pts && k < ranks; k++) {
 		int64_t shift = 0;
@@ -319,18 +310,13 @@ static void read_clocks(struct watcher *w)
 		for (int i = 0; i < n; i++)
 			ar_clocks_add(w->clocks, &(struct ar_sync){ k, pts[i].r.kind, pts[i].r.serial, pts[i].at_ns,
 								     pts[i].r.offset_ns, pts[i].r.rtt_ns });
-		const struct ar_sync *have;
-		int m = ar_clocks_points(w->clocks, k, &have), i = 0;
-		while (i < m && !ar_clocks_delta(w->clocks, k, have[i].at_ns))
-			i++;
-		w->moves[k] = i < m;
 	}
 	free(pts);
 }
 
 static void move_clock(struct watcher *w, struct es_trace *t, int rank)
 {
-	if (rank < 0 || rank >= w->nmoves || !w->moves[rank])
+	if (!ar_clocks_moves(w->clocks, rank))
 		return;
 	t->start += (uint64_t)ar_clocks_delta(w->clocks, rank, t->start);
 	t->end += (uint64_t)ar_clocks_delta(w->clocks, rank, t->end);
@@ -739,7 +725,6 @@ static void detach(struct watcher *w)
 	es_mpi_close(w->mpi);
 	ar_symbols_destroy(w->sym);
 	ar_clocks_free(w->clocks);
-	free(w->moves);
 	if (w->latest)
 		es_scope_destroy(w->latest);
 	if (w->s)

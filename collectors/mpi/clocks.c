@@ -38,7 +38,7 @@ static struct {
 
 #define SYNC_TAG 0x7e5c
 
-MPI_Fint es_clocks_world_f;
+static MPI_Fint world_f; /* MPI_COMM_WORLD from Fortran */
 
 static uint64_t now_ns(void)
 {
@@ -179,7 +179,7 @@ void es_clocks_setup(ps_server *srv, bool congruent)
 	ck.congruent = congruent;
 	if (es_g.rank == 0)
 		read_every();
-	es_clocks_world_f = PMPI_Comm_c2f(MPI_COMM_WORLD);
+	world_f = PMPI_Comm_c2f(MPI_COMM_WORLD);
 	ck.board = es_rank_board(srv, ES_CLOCK_ELEMENT, sizeof(struct es_sync_rec), ES_SYNC_SLOTS, ES_SYNC_LAYOUT,
 				 &ck.elem);
 	sync_point(ES_SYNC_INIT);
@@ -205,7 +205,7 @@ void es_clocks_coll(MPI_Comm comm)
 
 void es_clocks_coll_f(MPI_Fint comm)
 {
-	es_clocks_coll(comm == es_clocks_world_f ? MPI_COMM_WORLD : PMPI_Comm_f2c(comm));
+	es_clocks_coll(comm == world_f ? MPI_COMM_WORLD : PMPI_Comm_f2c(comm));
 }
 
 void es_clocks_finalize(void)

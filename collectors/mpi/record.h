@@ -669,8 +669,6 @@ void es_clocks_setup(ps_server *srv, bool congruent) ES_HIDDEN;
  * for one after it, if comm is one of every rank. */
 void es_clocks_coll(MPI_Comm comm) ES_HIDDEN;
 void es_clocks_coll_f(MPI_Fint comm) ES_HIDDEN;
-/* MPI_Fint of MPI_COMM_WORLD, for the Fortran entry points' test */
-extern MPI_Fint es_clocks_world_f ES_HIDDEN;
 /* In MPI_Finalize, before MPI's: its point; then the communicators go. */
 void es_clocks_finalize(void) ES_HIDDEN;
 

@@ -44,3 +44,29 @@ rm_vader_orphans() {
 	done
 	return 0
 }
+# netns_up P: three network namespaces P0_$$ (a monitor's workstation),
+# P1_$$ and P2_$$ (a job's hosts) on a bridge Pb$$, at PRE.1 to .3 (the
+# bridge PRE.254); sets br, ns0, ns1, ns2 and pre.  Status 1 where the
+# machine allows none (netns_down P removes what was made, either way).
+netns_up() {
+	pre="10.$((100 + $$ % 100)).$(($$ / 100 % 250))"
+	br="$1b$$" ns0="${1}0_$$" ns1="${1}1_$$" ns2="${1}2_$$"
+	ip link add "$br" type bridge 2>/dev/null && ip netns add "$ns0" 2>/dev/null || return 1
+	ip addr add "$pre.254/24" dev "$br" && ip link set "$br" up || die "bridge $br"
+	for i in 0 1 2; do
+		ns="$1${i}_$$"
+		[ "$i" = 0 ] || ip netns add "$ns" || die "netns $ns"
+		ip link add "$1v${i}_$$" type veth peer name eth0 netns "$ns" &&
+			ip link set "$1v${i}_$$" master "$br" up &&
+			ip -n "$ns" addr add "$pre.$((i + 1))/24" dev eth0 &&
+			ip -n "$ns" link set eth0 up && ip -n "$ns" link set lo up || die "veth into $ns"
+	done
+}
+netns_down() {
+	for i in 0 1 2; do ip netns del "$1${i}_$$" 2>/dev/null; ip link del "$1v${i}_$$" 2>/dev/null; done
+	ip link del "$1b$$" 2>/dev/null
+	return 0
+}
+# at0 COMMAND...: in netns_up's ns0, with an empty /dev/shm of its own:
+# only the network leads to the job
+at0() { ip netns exec "$ns0" unshare -m sh -c 'mount -t tmpfs none /dev/shm && exec "$@"' sh "$@"; }

@@ -7,41 +7,25 @@ shim="$(cd "$BUILD/lib" 2>/dev/null && pwd)/libnetns_shim.so"
 [ "$(id -u)" = 0 ] || { echo "skipped: a /dev/shm of each rank's own needs root"; exit 0; }
 job="itclk$$"
 dir=$(mktemp -d)
-id=$$
-net="10.$((100 + id % 100)).$((id / 100 % 250)).0"
-pre=${net%.0}
-br="ecb$id" ns0="ec0_$id" ns1="ec1_$id" ns2="ec2_$id"
 app="" rec="" view=""
 cleanup() {
 	[ -n "$app" ] && end_job "$app"
 	pkill -9 -f "esrecord .* -o $dir/" 2>/dev/null
 	pkill -f "esview .* $job\$" 2>/dev/null
-	for i in 0 1 2; do ip netns del "ec${i}_$id" 2>/dev/null; ip link del "ecv${i}_$id" 2>/dev/null; done
-	ip link del "$br" 2>/dev/null
+	netns_down ec
 	rm_segments "$job"
 	rm -rf "$dir"
 }
 trap cleanup EXIT
 chmod 700 "$dir"
-echo "secret-$id-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')" >"$dir/secret"
+echo "secret-$$-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')" >"$dir/secret"
 chmod 600 "$dir/secret"
 
 # Three namespaces on a bridge: ec1 and ec2 the job's hosts, ec0 the
 # monitors'.  Where the machine allows none, the ranks stay in this one
 # (each still with its own /dev/shm, served over loopback).
-if ip link add "$br" type bridge 2>/dev/null && ip netns add "$ns0" 2>/dev/null; then
-	ip addr add "$pre.254/24" dev "$br" && ip link set "$br" up || die "bridge $br"
-	for i in 0 1 2; do
-		ns="ec${i}_$id"
-		[ "$i" = 0 ] || ip netns add "$ns" || die "netns $ns"
-		ip link add "ecv${i}_$id" type veth peer name eth0 netns "$ns" &&
-			ip link set "ecv${i}_$id" master "$br" up &&
-			ip -n "$ns" addr add "$pre.$((i + 1))/24" dev eth0 &&
-			ip -n "$ns" link set eth0 up && ip -n "$ns" link set lo up || die "veth into $ns"
-	done
+if netns_up ec; then
 	hosts="-x ES_TEST_NETNS=$ns1,$ns2 --mca btl_tcp_if_include $br -x ES_SERVE=any -x ES_SECRET_FILE=$dir/secret"
-	# in ec0, with an empty /dev/shm of its own: only the network leads to the job
-	at0() { ip netns exec "$ns0" unshare -m sh -c 'mount -t tmpfs none /dev/shm && exec "$@"' sh "$@"; }
 	echo "hosts: network namespaces $ns1, $ns2; monitors in $ns0"
 else
 	hosts="-x ES_SERVE=loopback"

@@ -10,35 +10,18 @@ command -v ip >/dev/null || { echo "skipped: no ip command (iproute2)"; exit 0; 
 
 # Three namespaces on a bridge: es1 and es2 are the job's hosts, es0 the
 # monitor's workstation.  Names and subnet unique to this run.
-id=$$
-net="10.$((100 + id % 100)).$((id / 100 % 250)).0"
-pre=${net%.0}
-br="esb$id" ns0="es0_$id" ns1="es1_$id" ns2="es2_$id"
 secret=$(mktemp) wrong=$(mktemp) out=$(mktemp) srv=$(mktemp -u) arch=$(mktemp -u)
 cleanup() {
 	[ -n "${app:-}" ] && end_job "$app"
-	for i in 0 1 2; do ip netns del "es${i}_$id" 2>/dev/null; ip link del "esv${i}_$id" 2>/dev/null; done
-	ip link del "$br" 2>/dev/null
+	netns_down es
 	rm -f "$secret" "$wrong" "$out" "$srv" "$arch.err"
 	rm -rf "$arch" "$arch.otf2"
 	rm_vader_orphans # those of the ranks killed
 }
 trap cleanup EXIT
-if ! ip link add "$br" type bridge 2>/dev/null || ! ip netns add "$ns0" 2>/dev/null; then
-	echo "skipped: this machine does not allow network namespaces (ip netns add failed)"
-	exit 0
-fi
-ip addr add "$pre.254/24" dev "$br" && ip link set "$br" up || die "bridge $br"
-for i in 0 1 2; do
-	ns="es${i}_$id"
-	[ "$i" = 0 ] || ip netns add "$ns" || die "netns $ns"
-	ip link add "esv${i}_$id" type veth peer name eth0 netns "$ns" &&
-		ip link set "esv${i}_$id" master "$br" up &&
-		ip -n "$ns" addr add "$pre.$((i + 1))/24" dev eth0 &&
-		ip -n "$ns" link set eth0 up && ip -n "$ns" link set lo up || die "veth into $ns"
-done
+netns_up es || { echo "skipped: this machine does not allow network namespaces (ip netns add failed)"; exit 0; }
 chmod 600 "$secret" "$wrong"
-echo "secret-$id-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')" >"$secret"
+echo "secret-$$-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')" >"$secret"
 echo "not-the-secret-of-this-job" >"$wrong"
 
 # mpirun talks to its ranks before they move; MPI itself over the bridge
@@ -46,10 +29,9 @@ mpi() {
 	mpirun --oversubscribe --allow-run-as-root --mca btl self,tcp --mca btl_tcp_if_include "$br" \
 		-x PMIX_MCA_gds=hash -x LD_PRELOAD="$shim" -x ES_TEST_NETNS="$ns1,$ns2" "$@"
 }
-# in es0, with an empty /dev/shm of its own: only the network leads to the job
-at0() { ip netns exec "$ns0" unshare -m sh -c 'mount -t tmpfs none /dev/shm && exec "$@"' sh "$@"; }
+# at0 (lib.sh): in es0, with an empty /dev/shm of its own
 
-job="itrm$id"
+job="itrm$$"
 # one matrix in four slices over the two hosts: border rows cross between them
 args="-N 64 -m 1 -l 4 -t 60 -q"
 # 1. The same lattice on two hosts as on one.
