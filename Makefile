@@ -187,30 +187,37 @@ $(BUILD)/obj/gen/es_mpi_ops.o: $(GEN)/es_mpi_ops.c
 
 $(PASTSET_LIB): $(call obj,$(PASTSET_SRC))
 	@mkdir -p $(dir $@)
+	@rm -f $@ # made anew: a file moved out of the layer must not stay in it
 	$(AR) rcs $@ $^
 
 $(PATHS_LIB): $(call obj,$(PATHS_SRC))
 	@mkdir -p $(dir $@)
+	@rm -f $@ # made anew: a file moved out of the layer must not stay in it
 	$(AR) rcs $@ $^
 
 $(PATHMAPS_LIB): $(call obj,$(PATHMAPS_SRC))
 	@mkdir -p $(dir $@)
+	@rm -f $@ # made anew: a file moved out of the layer must not stay in it
 	$(AR) rcs $@ $^
 
 $(COLLECTORS_LIB): $(call obj,$(COLLECTORS_SRC)) $(BUILD)/obj/gen/es_mpi_ops.o
 	@mkdir -p $(dir $@)
+	@rm -f $@ # made anew: a file moved out of the layer must not stay in it
 	$(AR) rcs $@ $^
 
 $(SCOPES_LIB): $(call obj,$(SCOPES_SRC))
 	@mkdir -p $(dir $@)
+	@rm -f $@ # made anew: a file moved out of the layer must not stay in it
 	$(AR) rcs $@ $^
 
 $(WINDTUNNEL_LIB): $(call obj,$(WINDTUNNEL_SRC))
 	@mkdir -p $(dir $@)
+	@rm -f $@ # made anew: a file moved out of the layer must not stay in it
 	$(AR) rcs $@ $^
 
 $(ARCHIVE_LIB): $(call obj,$(ARCHIVE_SRC))
 	@mkdir -p $(dir $@)
+	@rm -f $@ # made anew: a file moved out of the layer must not stay in it
 	$(AR) rcs $@ $^
 
 # --- binaries ----------------------------------------------------------------
