@@ -65,6 +65,10 @@ wait_for 30 sh -c "curl -sf '${url}data' | grep -q '\"rank\":1'" || die "no data
 # a loaded machine has let it look
 wait_for 30 sh -c "curl -sf '${url}data' | grep -q '\"waits\":{[^}]*\"threads\":6'" ||
 	die "the waiting relation never had the six threads: $(curl -s "${url}data" | grep -o '\"waits\":{[^}]*}')"
+# a message line, once a receive and its send have both been read (a
+# loaded machine may give the view its first dozen events only by now)
+wait_for 30 sh -c "curl -sf '${url}data' | grep -q '\"msgs\":\[\['" ||
+	die "no message drawn: $(curl -s "${url}data" | grep -o '"msgs[a-z_]*":[^]]*\|"added":[0-9]*')"
 # the data: JSON with both ranks' threads and their calls
 curl -sf "${url}data" >"$dir/data.json" || die "GET /data failed"
 python3 -c 'import json, sys
