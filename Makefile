@@ -24,7 +24,8 @@ LDLIBS  := -luring -pthread -lrt -lm
 BUILD := build/release
 ifeq ($(SAN),1)
 BUILD := build/san
-CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+# ES_DEBUG: the invariants the comments state, checked (PS_INVARIANT in pastset.h)
+CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -DES_DEBUG
 LDFLAGS += -fsanitize=address,undefined
 endif
 ifeq ($(TSAN),1)
@@ -143,11 +144,25 @@ WINDTUNNEL_LIB := $(BUILD)/lib/libwindtunnel.a
 
 # --- archive/ ---------------------------------------------------------------
 
-ARCHIVE_SRC := archive/files.c archive/writer.c archive/reader.c archive/repair.c archive/items.c archive/messages.c archive/sites.c archive/clocks.c
+# The archive's format (write, read, repair), its clocks and call sites'
+# names, and the JSON escaper: beside scopes, below the monitors.  The
+# converters (otf2.c, json.c, plot.c, profile*.c, page.c) are the
+# programs' parts, linked into esconvert and esprofile.
+ARCHIVE_SRC := archive/files.c archive/writer.c archive/reader.c archive/repair.c archive/items.c archive/messages.c archive/sites.c archive/clocks.c \
+	       archive/symbols.c archive/escape.c
 ARCHIVE_LIB := $(BUILD)/lib/libesarchive.a
 
+# --- monitors/ ---------------------------------------------------------------
+# libesmon: what the monitor programs share (monitors/monitors.h), the
+# recorder among it, and each analysis more than one program uses.
+
+MONITORS_SRC := monitors/common.c monitors/record.c monitors/beat.c monitors/colls.c monitors/waitfor.c \
+		monitors/waitfor_report.c monitors/waits.c monitors/view.c monitors/view_json.c monitors/view_door.c \
+		monitors/view_serve.c
+MONITORS_LIB := $(BUILD)/lib/libesmon.a
+
 # Libraries in link order: each layer before the ones it depends on.
-LIBS := $(ARCHIVE_LIB) $(WINDTUNNEL_LIB) $(SCOPES_LIB) $(COLLECTORS_LIB) $(PATHMAPS_LIB) $(PATHS_LIB) $(PASTSET_LIB)
+LIBS := $(MONITORS_LIB) $(ARCHIVE_LIB) $(WINDTUNNEL_LIB) $(SCOPES_LIB) $(COLLECTORS_LIB) $(PATHMAPS_LIB) $(PATHS_LIB) $(PASTSET_LIB)
 EXT_LIBS = $(shell pkg-config --libs yaml-0.1 hwloc)
 
 # --- generated ---------------------------------------------------------------
@@ -220,6 +235,11 @@ $(ARCHIVE_LIB): $(call obj,$(ARCHIVE_SRC))
 	@rm -f $@ # made anew: a file moved out of the layer must not stay in it
 	$(AR) rcs $@ $^
 
+$(MONITORS_LIB): $(call obj,$(MONITORS_SRC))
+	@mkdir -p $(dir $@)
+	@rm -f $@ # made anew: a file moved out of the layer must not stay in it
+	$(AR) rcs $@ $^
+
 # --- binaries ----------------------------------------------------------------
 
 BINS := $(BUILD)/bin/psadm $(BUILD)/bin/psdemo $(BUILD)/bin/pathmap \
@@ -234,9 +254,12 @@ $(BUILD)/bin/%: $(BUILD)/obj/pathmaps/%.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
 
-$(BUILD)/bin/%: $(BUILD)/obj/monitors/%.o $(BUILD)/obj/monitors/common.o $(LIBS)
+# A monitor may take a snapshot (mon_snapshot: the recorder in process),
+# which names call sites' frames through elfutils' libdw (libdw-dev).
+DW_LIBS = $(shell pkg-config --libs libdw)
+$(BUILD)/bin/%: $(BUILD)/obj/monitors/%.o $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(DW_LIBS) $(LDLIBS)
 
 # esview serves the live view through GNU libmicrohttpd (libmicrohttpd-dev);
 # its page is plain HTML and JavaScript, embedded at build time.
@@ -247,40 +270,15 @@ $(GEN)/view_page.c: monitors/view/index.html mk/embed.sh
 $(BUILD)/obj/gen/view_page.o: $(GEN)/view_page.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
-$(BUILD)/bin/esview: $(BUILD)/obj/monitors/esview.o $(BUILD)/obj/monitors/view_serve.o $(BUILD)/obj/monitors/view_door.o $(BUILD)/obj/monitors/view.o $(BUILD)/obj/monitors/view_json.o $(BUILD)/obj/gen/view_page.o \
-		     $(BUILD)/obj/archive/symbols.o $(BUILD)/obj/archive/clocks.o \
-		     $(BUILD)/obj/monitors/beat.o $(BUILD)/obj/monitors/waitfor.o $(BUILD)/obj/monitors/waitfor_report.o $(BUILD)/obj/monitors/waits.o \
-		     $(BUILD)/obj/monitors/colls.o \
-		     $(BUILD)/obj/monitors/common.o $(LIBS)
+$(BUILD)/bin/esview: $(BUILD)/obj/monitors/esview.o $(BUILD)/obj/gen/view_page.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(MHD_LIBS) $(DW_LIBS) $(LDLIBS)
 
-# colopmon matches collectives across ranks (monitors/colls.c).
-$(BUILD)/bin/colopmon: $(BUILD)/obj/monitors/colopmon.o $(BUILD)/obj/monitors/colls.o \
-		       $(BUILD)/obj/monitors/common.o $(LIBS)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
-
-# heartbeat works out who waits for whom (monitors/waitfor.c, waits.c).
-$(BUILD)/bin/heartbeat: $(BUILD)/obj/monitors/heartbeat.o $(BUILD)/obj/monitors/beat.o $(BUILD)/obj/monitors/waitfor.o $(BUILD)/obj/monitors/waitfor_report.o \
-			$(BUILD)/obj/monitors/waits.o $(BUILD)/obj/monitors/common.o $(LIBS)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
-
-# The archive's programs: the recorder is a monitor; the converter writes
-# OTF2 through Debian's libotf2 (libotf2-trace-dev).
+# The converters write OTF2 through Debian's libotf2 (libotf2-trace-dev).
 OTF2_CFLAGS = $(shell pkg-config --cflags otf2)
 OTF2_LIBS = $(shell pkg-config --libs otf2)
 
-# The recorder names call sites' frames through elfutils' libdw (libdw-dev).
-DW_LIBS = $(shell pkg-config --libs libdw)
-RECORDER := $(BUILD)/obj/archive/record.o $(BUILD)/obj/archive/symbols.o $(BUILD)/obj/monitors/common.o
-
-$(BUILD)/bin/esrecord: $(BUILD)/obj/archive/esrecord.o $(RECORDER) $(LIBS)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(DW_LIBS) $(LDLIBS)
-
-$(BUILD)/bin/esprofile: $(BUILD)/obj/archive/esprofile.o $(BUILD)/obj/archive/profile.o $(BUILD)/obj/archive/page.o $(BUILD)/obj/archive/profile_json.o $(RECORDER) $(LIBS)
+$(BUILD)/bin/esprofile: $(BUILD)/obj/archive/esprofile.o $(BUILD)/obj/archive/profile.o $(BUILD)/obj/archive/page.o $(BUILD)/obj/archive/profile_json.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(DW_LIBS) $(LDLIBS)
 
@@ -289,17 +287,16 @@ $(BUILD)/obj/archive/otf2.o: archive/otf2.c | $(GEN)/stamp
 	$(CC) $(CFLAGS) $(OTF2_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/bin/esconvert: $(BUILD)/obj/archive/esconvert.o $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/json.o \
-			$(BUILD)/obj/archive/plot.o $(BUILD)/obj/monitors/common.o $(LIBS)
+			$(BUILD)/obj/archive/plot.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(OTF2_LIBS) $(EXT_LIBS) $(LDLIBS)
 
 $(BUILD)/bench/archive: $(BUILD)/obj/tests/bench/archive.o $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/json.o \
-		       $(BUILD)/obj/archive/profile.o $(BUILD)/obj/archive/page.o $(BUILD)/obj/archive/profile_json.o \
-		       $(BUILD)/obj/monitors/common.o $(LIBS)
+		       $(BUILD)/obj/archive/profile.o $(BUILD)/obj/archive/page.o $(BUILD)/obj/archive/profile_json.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(OTF2_LIBS) $(EXT_LIBS) $(LDLIBS)
 
-$(BUILD)/bench/waitfor: $(BUILD)/obj/tests/bench/waitfor.o $(BUILD)/obj/monitors/waitfor.o $(BUILD)/obj/monitors/waitfor_report.o $(LIBS)
+$(BUILD)/bench/waitfor: $(BUILD)/obj/tests/bench/waitfor.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
 
@@ -311,16 +308,14 @@ UNIT_SRC := tests/unit/check_main.c tests/unit/test_pastset.c \
 	    tests/unit/test_pathmaps.c tests/unit/test_collectors.c tests/unit/test_scopes.c \
 	    tests/unit/test_windtunnel.c tests/unit/test_wire.c \
 	    tests/unit/test_tcp_server.c tests/unit/test_remote.c tests/unit/tcp_fixture.c \
-	    tests/unit/test_archive.c tests/unit/test_waitfor.c tests/unit/test_waits.c tests/unit/test_view.c tests/unit/test_view_door.c \
+	    tests/unit/test_archive.c tests/unit/test_waitfor.c tests/unit/test_waits.c tests/unit/test_view.c tests/unit/test_view_door.c tests/unit/test_monitors.c \
 	    tests/unit/test_bench.c
 UNIT_BIN := $(BUILD)/tests/unit
 
 # the converters too (OTF2, JSON, the profile) and heartbeat's judgement, so
 # that they run under the sanitizers
 CONVERTERS := $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/json.o $(BUILD)/obj/archive/profile.o $(BUILD)/obj/archive/page.o $(BUILD)/obj/archive/profile_json.o \
-	      $(BUILD)/obj/archive/symbols.o $(BUILD)/obj/archive/plot.o \
-	      $(BUILD)/obj/monitors/waitfor.o $(BUILD)/obj/monitors/waitfor_report.o $(BUILD)/obj/monitors/waits.o $(BUILD)/obj/monitors/common.o \
-	      $(BUILD)/obj/monitors/view.o $(BUILD)/obj/monitors/view_json.o $(BUILD)/obj/monitors/view_door.o
+	      $(BUILD)/obj/archive/plot.o
 
 $(UNIT_BIN): $(call obj,$(UNIT_SRC)) $(CONVERTERS) $(LIBS)
 	@mkdir -p $(dir $@)
@@ -458,8 +453,20 @@ $(BUILD)/tests/mpi_fortran%: tests/integration/mpi_fortran.F90
 	@mkdir -p $(dir $@) $(BUILD)/obj/fortran$*
 	$(MPIFC) -cpp -DBINDING=$(patsubst 0%,%,$*) -O1 -g -Wall -Werror -J $(BUILD)/obj/fortran$* $< -o $@
 
+# libescollect.so with its invariants checked (-DES_DEBUG: the request
+# board's, PS_INVARIANT), which the sanitizer flavour cannot preload:
+# t_messages runs its every-way-a-request-completes program under it.
+ESCOLLECT_DEBUG := $(BUILD)/lib/debug/libescollect.so
+$(ESCOLLECT_DEBUG): $(ESCOLLECT_SRC) $(GEN)/wrappers.c collectors/mpi/record.h collectors/collectors.h pastset/pastset.h $(LIBS) | $(GEN)/stamp
+	@mkdir -p $(BUILD)/obj/debug
+	for f in $(ESCOLLECT_SRC) $(GEN)/wrappers.c; do \
+		$(MPICC) $(CFLAGS) -DES_DEBUG -c $$f -o $(BUILD)/obj/debug/$$(basename $$f .c).o || exit 1; done
+	@mkdir -p $(dir $@)
+	$(MPICC) -shared -Wl,-z,defs $(addprefix $(BUILD)/obj/debug/,$(notdir $(ESCOLLECT_SRC:.c=.o)) wrappers.o) $(LIBS) \
+		-o $@ $(EXT_LIBS) $(LDLIBS) -ldl
+
 ifeq ($(SAN)$(TSAN),)
-MPI_PARTS := $(ESCOLLECT) $(ESREGION) $(BUILD)/bin/esrun $(MPI_TESTS) $(FORTRAN_TESTS) $(BUILD)/bin/windtunnel \
+MPI_PARTS := $(ESCOLLECT) $(ESCOLLECT_DEBUG) $(ESREGION) $(BUILD)/bin/esrun $(MPI_TESTS) $(FORTRAN_TESTS) $(BUILD)/bin/windtunnel \
 	     $(BUILD)/lib/libnetns_shim.so
 endif
 

@@ -230,4 +230,45 @@ size_t ar_clocks_note(const ar_archive *a, char *buf, size_t len);
 /* The rank a world rank is in a communicator (its group with it), or -1. */
 int ar_comm_rank(const struct ar_comm *c, int world);
 
+/* --- Clocks: each rank's clock points, and the move they make of its
+ * stamps (clocks.c; the archive's clocks file) -------------------------- */
+struct ar_clocks;
+struct ar_clocks *ar_clocks_new(void);
+void ar_clocks_free(struct ar_clocks *c);
+/* 1 if it changed what was known, 0 if not, or a negative code */
+int ar_clocks_shift(struct ar_clocks *c, int rank, int64_t shift_ns);
+int ar_clocks_add(struct ar_clocks *c, const struct ar_sync *s);
+int ar_clocks_print(const struct ar_clocks *c, FILE *f);
+/* The file f (named path), whole; a line it cannot read fails, saying which. */
+int ar_clocks_read(FILE *f, const char *path, struct ar_clocks **out, char *err, size_t errlen);
+/* Whether rank's stamps move (its line is not 0 at every point: never on
+ * rank 0's host), and by how much at t (its stamp on the archive's clock,
+ * as recorded): add it. */
+bool ar_clocks_moves(struct ar_clocks *c, int rank);
+int64_t ar_clocks_delta(const struct ar_clocks *c, int rank, uint64_t t);
+/* Rank's points, in time order; how many. */
+int ar_clocks_points(const struct ar_clocks *c, int rank, const struct ar_sync **out);
+
+/* --- Call sites' addresses as function, file and line (symbols.c: DWARF
+ * through elfutils' libdw; link $(pkg-config --libs libdw)) --------------- */
+typedef struct ar_symbols ar_symbols;
+
+struct ar_symbol {
+	const char *function; /* NULL where not known; the strings live as long as the ar_symbols */
+	const char *file;
+	int line;             /* 0 where not known */
+};
+
+int ar_symbols_create(ar_symbols **out);
+void ar_symbols_destroy(ar_symbols *s);
+/* The call whose return address is at offset in the module file path:
+ * 0, -ENOENT (the file, or anything of it, not found) or -ENOMEM. */
+int ar_symbols_lookup(ar_symbols *s, const char *path, uint64_t offset, struct ar_symbol *out);
+
+/* --- JSON (escape.c): the one string escaper of every JSON EventSpace
+ * writes (the converters', esprofile's, esview's) ------------------------ */
+
+/* s as a JSON string, quoted and escaped. */
+void ar_json_string(FILE *f, const char *s);
+
 #endif

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "archive/clocks.h"
+#include "archive/archive.h"
 
 /*
  * The file, a line each, in any order:

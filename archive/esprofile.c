@@ -10,8 +10,7 @@
 #include <unistd.h>
 
 #include "archive/convert.h"
-#include "archive/record.h"
-#include "monitors/common.h"
+#include "monitors/monitors.h"
 
 static const char *usage =
 	"usage: esprofile [options] JOB|ARCHIVE\n"
@@ -90,10 +89,13 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		rmdir(tmp); /* ar_create makes it */
-		int rc = ar_record_job("esprofile", what, &(struct ar_record_opts){ .dir = tmp, .period = 1, .wait = wait, .quiet = true });
+		mon_signals();
+		int rc = mon_record("esprofile", what, &(struct mon_record_opts){ .dir = tmp, .period = 1, .wait = wait, .quiet = true },
+				    err, sizeof(err));
 		if (rc) {
+			fprintf(stderr, "esprofile: %s\n", err);
 			remove_dir(tmp);
-			return rc;
+			return mon_status(rc);
 		}
 		dir = tmp;
 	}

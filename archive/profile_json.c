@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "archive/profile.h"
-#include "monitors/common.h"
 
 /*
  * One object; times in ns, bytes as counted by the page (page.c says
@@ -19,12 +18,12 @@ static void head(const struct prof *p, FILE *f)
 {
 	const ar_archive *a = p->a;
 	fprintf(f, "{\"tool\":\"esprofile\",\"version\":\"%s\",\"job\":", ES_VERSION);
-	mon_json_string(f, ar_job(a));
+	ar_json_string(f, ar_job(a));
 	fprintf(f, ",\"events\":%zu,\"lost\":%llu", ar_nevents(a), (unsigned long long)ar_lost(a));
 	const struct ar_rank *r0 = p->mpi ? ar_rank(a, 0) : NULL;
 	if (r0) {
 		fputs(",\"command\":", f);
-		mon_json_string(f, r0->cmd);
+		ar_json_string(f, r0->cmd);
 	}
 	fprintf(f, ",\"app_ns\":%llu,\"mpi_ns\":%llu,\n\"ranks\":[", (unsigned long long)p->app_all,
 		(unsigned long long)p->mpi_all);
@@ -36,7 +35,7 @@ static void head(const struct prof *p, FILE *f)
 			(unsigned long long)prof_app(p, g), (unsigned long long)p->run[g].mpi);
 		if (r) {
 			fputs(",\"host\":", f);
-			mon_json_string(f, r->host);
+			ar_json_string(f, r->host);
 			fprintf(f, ",\"pid\":%d", r->pid);
 		}
 		fputc('}', f);
@@ -70,11 +69,11 @@ static void sites(const struct prof *p, FILE *f)
 		for (int k = 0; k < s->where->nframes; k++) {
 			const struct ar_frame *fr = &s->where->frames[k];
 			fputs(k ? ",{\"function\":" : "{\"function\":", f);
-			mon_json_string(f, fr->function);
+			ar_json_string(f, fr->function);
 			fputs(",\"file\":", f);
-			mon_json_string(f, fr->file);
+			ar_json_string(f, fr->file);
 			fprintf(f, ",\"line\":%d,\"module\":", fr->line);
-			mon_json_string(f, fr->module);
+			ar_json_string(f, fr->module);
 			fprintf(f, ",\"offset\":%llu}", (unsigned long long)fr->offset);
 		}
 		fputs("]}", f);
@@ -136,7 +135,7 @@ static void phases_and_io(const struct prof *p, FILE *f)
 	for (size_t i = 0; i < p->phases.n; i++) {
 		const struct phase_row *r = AT(p->phases, struct phase_row, i);
 		fputs(i ? ",\n{\"phase\":" : "{\"phase\":", f);
-		mon_json_string(f, r->key.name);
+		ar_json_string(f, r->key.name);
 		fprintf(f, ",\"rank\":%d,\"count\":%llu,\"time_ns\":%llu,\"mpi_ns\":%llu,\"calls\":%llu}", r->key.rank,
 			(unsigned long long)r->count, (unsigned long long)r->time, (unsigned long long)r->mpi,
 			(unsigned long long)r->calls);
@@ -145,7 +144,7 @@ static void phases_and_io(const struct prof *p, FILE *f)
 	for (size_t i = 0; i < p->io.n; i++) {
 		const struct io_row *r = AT(p->io, struct io_row, i);
 		fputs(i ? ",\n{\"file\":" : "{\"file\":", f);
-		mon_json_string(f, r->key.name);
+		ar_json_string(f, r->key.name);
 		fprintf(f, ",\"rank\":%d,\"reads\":%llu,\"bytes_read\":%llu,\"writes\":%llu,\"bytes_written\":%llu,"
 			"\"calls\":%llu,\"time_ns\":%llu}", r->key.rank, (unsigned long long)r->reads,
 			(unsigned long long)r->read_bytes, (unsigned long long)r->writes, (unsigned long long)r->written,

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "archive/internal.h"
-#include "archive/clocks.h"
+#include "archive/archive.h"
 #include "archive/sites.h"
 
 static int read_death(ar_archive *a, const char *s)

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "archive/symbols.h"
+#include "archive/archive.h"
 
 /*
  * One Dwfl session per module file, that file reported at address 0, so

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "archive/internal.h"
-#include "archive/clocks.h"
+#include "archive/archive.h"
 #include "archive/sites.h"
 
 /* Records are written and mapped as they lie in memory. */
@@ -343,6 +343,8 @@ static int write_tail(ar_writer *w)
 
 int ar_write_run(ar_writer *w, const struct es_trace *t, size_t n, uint32_t thread)
 {
+	PS_INVARIANT("every record is on a thread named before it (invariant 5)",
+		     !n || ((int)thread < w->nthreads && w->threads[thread].name[0]));
 	for (size_t i = 0; i < n; i++) {
 		if (w->len + AR_RECORD > WBYTES) {
 			int rc = flush_events(w, false);
@@ -355,6 +357,8 @@ int ar_write_run(ar_writer *w, const struct es_trace *t, size_t n, uint32_t thre
 		w->len += AR_RECORD;
 	}
 	w->written += n;
+	PS_INVARIANT("buf holds the bytes after the first off written out: the header and a record per event",
+		     w->off + w->len == 8 + (uint64_t)AR_RECORD * w->written);
 	return 0;
 }
 

@@ -19,8 +19,8 @@ esrun|run an MPI program with EventSpace collectors on its MPI calls
 esrecord|record a running job into an archive
 esconvert|turn an archive into OTF2, trace-event JSON and pictures
 esprofile|an mpiP-style profile of a job or an archive'
-libs="libesarchive libscopes libcollectors libpathmaps libpaths libpastset"
-headers="pastset/pastset.h paths/paths.h pathmaps/pathmaps.h collectors/collectors.h scopes/scopes.h archive/archive.h"
+libs="libesmon libesarchive libscopes libcollectors libpathmaps libpaths libpastset"
+headers="pastset/pastset.h paths/paths.h pathmaps/pathmaps.h collectors/collectors.h scopes/scopes.h archive/archive.h monitors/monitors.h"
 
 install -d "$root/bin" "$root/lib/pkgconfig" "$root/include/eventspace" "$root/share/man/man1"
 echo "$programs" | while IFS='|' read -r p summary; do
@@ -46,10 +46,10 @@ libdir=\${prefix}/lib
 includedir=\${prefix}/include/eventspace
 
 Name: EventSpace
-Description: watching parallel programs run: PastSet, PATHS, collectors, scopes, archives
+Description: watching parallel programs run: PastSet, PATHS, collectors, scopes, archives, monitors
 Version: $version
-Requires.private: yaml-0.1 hwloc liburing
+Requires.private: yaml-0.1 hwloc liburing libdw
 Cflags: -I\${includedir}
-Libs: -L\${libdir} $(echo "$libs" | sed 's/lib\([a-z]*\)/-l\1/g') -lyaml -lhwloc -luring -pthread -lrt -lm
+Libs: -L\${libdir} $(echo "$libs" | sed 's/lib\([a-z]*\)/-l\1/g') -lyaml -lhwloc -luring -ldw -pthread -lrt -lm
 PC
 echo "installed EventSpace $version in ${DESTDIR:-}$prefix"

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "beat.h"
-#include "common.h"
+#include "monitors/monitors.h"
 
 /* Invariants: th and beat have a slot per thread of s as s last numbered
  * them (n); a thread keeps its verdicts across refreshes by name; mpi is

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "colls.h"
-#include "common.h"
+#include "monitors/monitors.h"
 
 static const char *usage =
 	"usage: colopmon [options] JOB\n"
@@ -56,6 +56,14 @@ struct share {
 static struct share *shares;
 static int nshares;
 
+/* The black box on the first trigger (mon_snapshot), a failure said. */
+static void snapshot(const char *why)
+{
+	char err[4800];
+	if (mon_snapshot("colopmon", &snap, why, NULL, NULL, err, sizeof(err)))
+		fprintf(stderr, "colopmon: no snapshot of job %s in %s: %s\n", snap.job, snap.dir, err);
+}
+
 /* A rank's MPI call (not a completion, phase or set-up) counted in its
  * second; at the second's end, the trigger if it spent more than the bound. */
 static void count_share(const struct es_trace *t, int rank)
@@ -81,7 +89,7 @@ static void count_share(const struct es_trace *t, int rank)
 		char why[200];
 		snprintf(why, sizeof(why), "rank %d was inside MPI %.1f%% of %.2f s (--mpi-above %g)", rank,
 			 pct, (double)(t->end - sh->from) / 1e9, mpi_above);
-		mon_snapshot("colopmon", &snap, why, NULL, NULL);
+		snapshot(why);
 	}
 	*sh = (struct share){ 0 };
 }
@@ -113,7 +121,7 @@ static void mpi_event(const struct es_trace *t, int rank, bool quiet)
 		char why[300];
 		snprintf(why, sizeof(why), "%s #%u: imbalance %.3f ms (--imbalance %g), last in: rank %d",
 			 es_op_name(code), d.num, imb, imbalance_ms, d.last_rank);
-		mon_snapshot("colopmon", &snap, why, NULL, NULL);
+		snapshot(why);
 	}
 	if (!quiet) {
 		char root[32] = "";
@@ -330,11 +338,14 @@ int main(int argc, char **argv)
 	struct es_scope_spec spec;
 	es_scope_spec_default(&spec, o.job);
 	spec.reduce = ES_REDUCE_NONE;
-	mon_remote("colopmon", &spec);
 	mon_signals();
 	es_scope *s;
-	if ((rc = mon_attach("colopmon", &spec, o.wait, &s)))
-		return rc;
+	char err[600];
+	if ((rc = mon_remote(&spec, err, sizeof(err))) ||
+	    (rc = mon_attach("colopmon", &spec, o.wait, &s, err, sizeof(err)))) {
+		fprintf(stderr, "colopmon: %s\n", err);
+		return mon_status(rc);
+	}
 	int *rank = NULL;
 	if (cm_create(&colls) || identify(s, &rank))
 		return 2;

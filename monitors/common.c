@@ -9,12 +9,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "monitors/monitors.h"
 
 volatile sig_atomic_t mon_stop;
 const char *mon_servers, *mon_secret_file;
 
-void mon_remote(const char *prog, struct es_scope_spec *spec)
+int mon_remote(struct es_scope_spec *spec, char *err, size_t errlen)
 {
 	if (mon_servers) /* else what the pathmap's scope said, if anything */
 		spec->servers = mon_servers;
@@ -23,15 +23,17 @@ void mon_remote(const char *prog, struct es_scope_spec *spec)
 	else
 		mon_secret_file = spec->secret_file;
 	char why[128];
-	if (mon_secret_file && ps_secret_check(mon_secret_file, why, sizeof(why))) {
-		fprintf(stderr, "%s: --secret-file %s: %s\n", prog, mon_secret_file, why);
-		exit(2);
+	int rc = mon_secret_file ? ps_secret_check(mon_secret_file, why, sizeof(why)) : 0;
+	if (rc) {
+		snprintf(err, errlen, "--secret-file %s: %s", mon_secret_file, why);
+		return -EACCES;
 	}
 	if (spec->servers && spec->runs == PM_RUNS_PROCESS) {
 		/* a helper process cannot share our connections: threads do */
 		fprintf(stderr, "note: with --servers the scope's nodes run in threads, not a process\n");
 		spec->runs = PM_RUNS_THREAD;
 	}
+	return 0;
 }
 
 int mon_space_open(const char *segment, es_space **out)
@@ -95,7 +97,7 @@ static int count_one(const char *seg, void *arg)
 
 /* The servers of --servers that answer, in list; the others named. */
 static int reachable(const char *prog, const char *job, const char *servers, char *list,
-		     size_t len)
+		     size_t len, char *err, size_t errlen)
 {
 	struct ps_remote_attr ra = { .secret_file = mon_secret_file };
 	char prefix[64], item[128];
@@ -108,9 +110,9 @@ static int reachable(const char *prog, const char *job, const char *servers, cha
 		char host[64], seg[PS_NAME_MAX + 1];
 		int port, found = 0;
 		if (ps_locator_parse(item, host, sizeof(host), &port, seg) || *seg) {
-			fprintf(stderr, "%s: --servers: '%s': expected HOST:PORT (a list: "
-				"HOST:PORT,HOST:PORT...)\n", prog, item);
-			return 2;
+			snprintf(err, errlen, "--servers: '%s': expected HOST:PORT (a list: "
+				 "HOST:PORT,HOST:PORT...)", item);
+			return -EINVAL;
 		}
 		int rc = ps_remote_list(host, port, &ra, prefix, count_one, &found);
 		if (rc) {
@@ -121,8 +123,8 @@ static int reachable(const char *prog, const char *job, const char *servers, cha
 		snprintf(list + strlen(list), len - strlen(list), "%s%s", *list ? "," : "", item);
 	}
 	if (!*list) {
-		fprintf(stderr, "%s: job '%s': none of its tuple servers could be reached\n", prog, job);
-		return 2;
+		snprintf(err, errlen, "job '%s': none of its tuple servers could be reached", job);
+		return -EHOSTUNREACH;
 	}
 	return 0;
 }
@@ -165,16 +167,16 @@ static void clocks(const char *prog, const es_scope *s)
 				(double)drift / 1e3);
 }
 
-int mon_attach(const char *prog, struct es_scope_spec *spec, double wait_s, es_scope **out)
+int mon_attach(const char *prog, struct es_scope_spec *spec, double wait_s, es_scope **out, char *err,
+	       size_t errlen)
 {
 	static char list[1024];
 	if (!pm_job_ok(spec->job)) {
-		fprintf(stderr, "%s: job '%s': no job can have that name (expected %s)\n", prog,
-			spec->job, PM_JOB_RULE);
-		return 2;
+		snprintf(err, errlen, "job '%s': no job can have that name (expected %s)", spec->job, PM_JOB_RULE);
+		return -EINVAL;
 	}
 	if (spec->servers) {
-		int rc = reachable(prog, spec->job, spec->servers, list, sizeof(list));
+		int rc = reachable(prog, spec->job, spec->servers, list, sizeof(list), err, errlen);
 		if (rc)
 			return rc;
 		if (strcmp(list, spec->servers))
@@ -191,15 +193,14 @@ int mon_attach(const char *prog, struct es_scope_spec *spec, double wait_s, es_s
 		}
 		if (rc != PS_ENOENT || mon_now() >= until || mon_stop) {
 			if (rc == PS_ENOENT && spec->servers)
-				fprintf(stderr, "%s: job '%s': no trace spaces on %s\n", prog, spec->job,
-					spec->servers);
+				snprintf(err, errlen, "job '%s': no trace spaces on %s", spec->job, spec->servers);
 			else if (rc == PS_ENOENT) /* an ended job's are gone: say what it may be */
-				fprintf(stderr, "%s: job '%s': no trace spaces on this host (it has ended, has "
-					"not started%s, or runs on other hosts: --servers)\n", prog, spec->job,
-					wait_s > 0 ? " yet" : "");
+				snprintf(err, errlen, "job '%s': no trace spaces on this host (it has ended, has "
+					 "not started%s, or runs on other hosts: --servers)", spec->job,
+					 wait_s > 0 ? " yet" : "");
 			else
-				fprintf(stderr, "%s: job '%s': %s\n", prog, spec->job, ps_strerror(rc));
-			return 2;
+				snprintf(err, errlen, "job '%s': %s", spec->job, ps_strerror(rc));
+			return rc == PS_ENOENT ? -ENOENT : rc < 0 ? rc : -EIO;
 		}
 		mon_sleep(0.05);
 	}
@@ -287,30 +288,29 @@ const char *mon_watch_end(const struct mon_watch *w)
 	return mon_stop ? " (stopped)" : "";
 }
 
-int mon_spec(const char *prog, const char *pathmap, const char *scope, const char *job,
-	     struct es_scope_spec *spec)
+int mon_spec(const char *pathmap, const char *scope, const char *job, struct es_scope_spec *spec, char *err,
+	     size_t errlen)
 {
 	es_scope_spec_default(spec, job);
 	if (!pathmap && !scope)
 		return 0;
-	if (!pathmap || !scope) {
-		fprintf(stderr, "%s: --pathmap and --scope go together\n", prog);
-		return 2;
-	}
-	char err[512];
+	if (!pathmap || !scope)
+		return snprintf(err, errlen, "--pathmap and --scope go together"), -EINVAL;
 	pm_map *m;
-	if (pm_load(pathmap, &m, err, sizeof(err))) {
-		fprintf(stderr, "%s: %s\n", prog, err);
-		return 2;
-	}
+	if (pm_load(pathmap, &m, err, errlen))
+		return -EINVAL;
 	/* The spec keeps pointers into the map: it lives as long as the program. */
-	int rc = es_scope_spec_from(m, scope, job, spec);
-	if (rc) {
-		fprintf(stderr, "%s: %s has no scope '%s'\n", prog, pathmap, scope);
+	if (es_scope_spec_from(m, scope, job, spec)) {
+		snprintf(err, errlen, "%s has no scope '%s'", pathmap, scope);
 		pm_destroy(m);
-		return 2;
+		return -EINVAL;
 	}
 	return 0;
+}
+
+int mon_status(int rc)
+{
+	return !rc ? 0 : rc == -ENOENT || rc == -EHOSTUNREACH || rc == -EINVAL || rc == -EACCES ? 2 : 1;
 }
 
 double mon_number(const char *prog, const char *opt, const char *arg, double min)
@@ -328,22 +328,6 @@ double mon_number(const char *prog, const char *opt, const char *arg, double min
 
 /* --- snapshots on a trigger ----------------------------------------------------- */
 
-/* esrecord beside this program: BIN/esrecord, as built and installed. */
-static int recorder_path(char *out, size_t len)
-{
-	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return -1;
-	self[n] = 0;
-	char *slash = strrchr(self, '/');
-	if (!slash)
-		return -1;
-	*slash = 0;
-	snprintf(out, len, "%s/esrecord", self);
-	return access(out, X_OK) ? -1 : 0;
-}
-
 /* A file of the snapshot beside the archive, owner-only as the archive is. */
 static void snapshot_file(const char *prog, const char *dir, const char *name, const char *text)
 {
@@ -358,39 +342,16 @@ static void snapshot_file(const char *prog, const char *dir, const char *name, c
 }
 
 int mon_snapshot(const char *prog, struct mon_snapshot *sn, const char *why, const char *file,
-		 const char *text)
+		 const char *text, char *err, size_t errlen)
 {
 	if (!sn->dir || sn->taken)
 		return 0;
 	sn->taken = true; /* the first time only: the moment it went wrong */
-	char rec[4200];
-	if (recorder_path(rec, sizeof(rec))) {
-		fprintf(stderr, "%s: no snapshot: esrecord is not beside %s\n", prog, prog);
-		return -ENOENT;
-	}
-	const char *argv[16];
-	int k = 0;
-	argv[k++] = "esrecord", argv[k++] = "--remains", argv[k++] = "-w", argv[k++] = "0";
-	argv[k++] = "-o", argv[k++] = sn->dir;
-	if (mon_servers)
-		argv[k++] = "--servers", argv[k++] = mon_servers;
-	if (mon_secret_file)
-		argv[k++] = "--secret-file", argv[k++] = mon_secret_file;
-	argv[k++] = sn->job, argv[k] = NULL;
 	fflush(stdout);
-	pid_t pid = fork();
-	if (pid == 0) {
-		execv(rec, (char *const *)argv);
-		_exit(127);
-	}
-	int st = 0;
-	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (pid < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
-		fprintf(stderr, "%s: the snapshot of job %s in %s failed (esrecord above)\n", prog, sn->job,
-			sn->dir);
-		return -EIO;
-	}
+	struct mon_record_opts o = { .dir = sn->dir, .remains = true };
+	int rc = mon_record(prog, sn->job, &o, err, errlen);
+	if (rc)
+		return rc;
 	char line[600];
 	snprintf(line, sizeof(line), "%s: %s\n", prog, why);
 	snapshot_file(prog, sn->dir, "TRIGGER", line);
@@ -423,9 +384,9 @@ int mon_dot(const char *in, const char *fmt, const char *out)
 	int spawned = posix_spawnp(&pid, "dot", &fa, NULL, argv, environ);
 	fclose(f);
 	posix_spawn_file_actions_destroy(&fa);
-	int rc = 127;
+	int rc = spawned == ENOENT ? -ENOENT : -EPROTO;
 	if (!spawned && waitpid(pid, &st, 0) == pid && WIFEXITED(st))
-		rc = WEXITSTATUS(st);
+		rc = WEXITSTATUS(st) == 127 ? -ENOENT : WEXITSTATUS(st) ? -EPROTO : 0;
 	if (!rc && rename(tmp, out))
 		rc = -errno;
 	if (rc)
@@ -433,17 +394,3 @@ int mon_dot(const char *in, const char *fmt, const char *out)
 	return rc;
 }
 
-void mon_json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
+#include "monitors/monitors.h"
 
 static const char *usage =
 	"usage: esctl [options] JOB collect LIST\n"
@@ -265,12 +265,14 @@ int main(int argc, char **argv)
 	struct es_scope_spec spec;
 	es_scope_spec_default(&spec, argv[optind]);
 	spec.reduce = ES_REDUCE_NONE;
-	mon_remote("esctl", &spec);
 	mon_signals();
 	es_scope *s;
-	int rc = mon_attach("esctl", &spec, wait, &s);
-	if (rc)
-		return rc;
+	char err[600];
+	int rc = mon_remote(&spec, err, sizeof(err));
+	if (rc || (rc = mon_attach("esctl", &spec, wait, &s, err, sizeof(err)))) {
+		fprintf(stderr, "esctl: %s\n", err);
+		return mon_status(rc);
+	}
 	struct rank *r = NULL;
 	int n = find_ranks(s, &r);
 	struct ps_remote_attr ra = { .secret_file = mon_secret_file };

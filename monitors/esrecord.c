@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "archive/record.h"
-#include "monitors/common.h"
+#include "archive/archive.h"
+#include "monitors/monitors.h"
 
 static const char *usage =
 	"usage: esrecord [options] -o DIR JOB\n"
@@ -67,7 +67,7 @@ int main(int argc, char **argv)
 		{ "wait", required_argument, NULL, 'w' }, { "help", no_argument, NULL, 'h' },
 		{ "remains", no_argument, NULL, 'M' }, { "repair", required_argument, NULL, 'F' },
 		{ "version", no_argument, NULL, 'V' }, MON_REMOTE_OPTS, { 0 } };
-	struct ar_record_opts o = { .period = 0.5, .wait = 10 };
+	struct mon_record_opts o = { .period = 0.5, .wait = 10 };
 	const char *fix = NULL;
 	int c;
 	while ((c = getopt_long(argc, argv, "o:p:w:h", opts, NULL)) != -1) {
@@ -95,5 +95,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "esrecord: expected -o DIR and one JOB name\n%s", usage);
 		return 2;
 	}
-	return ar_record_job("esrecord", argv[optind], &o);
+	mon_signals();
+	char err[4800];
+	int rc = mon_record("esrecord", argv[optind], &o, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "esrecord: %s\n", err);
+	return mon_status(rc);
 }

@@ -13,11 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "archive/clocks.h"
-#include "archive/symbols.h"
+#include "archive/archive.h"
 #include "beat.h"
 #include "colls.h"
-#include "common.h"
+#include "monitors/monitors.h"
 #include "view.h"
 #include "view_door.h"
 #include "view_serve.h"
@@ -426,7 +425,7 @@ static void say_findings(FILE *f, const char *text)
 		const char *l = line + strspn(line, " ");
 		const char *kind = !strncmp(l, "deadlock", 8) ? "deadlock" : !strncmp(l, "stall", 5) ? "stall" : "note";
 		fprintf(f, "%s[\"%s\",", k++ ? "," : "", kind);
-		mon_json_string(f, l);
+		ar_json_string(f, l);
 		fputc(']', f);
 		p = nl ? nl + 1 : p + n;
 	}
@@ -459,7 +458,7 @@ static void judge(struct watcher *w)
 			   "\"ended\":%d,\"unreachable\":%d,\"graph\":%u,\"line\":",
 			w->o->period * 1000, hb_threads(w->hb), p.progressing, p.stalled, p.ended, p.unreachable,
 			p.looked && p.stalled ? w->sv->svg_gen : 0);
-		mon_json_string(f, p.line);
+		ar_json_string(f, p.line);
 		say_findings(f, text);
 		fputc('}', f);
 		fclose(f);
@@ -609,15 +608,18 @@ static void fire(struct watcher *w)
 	if (!room)
 		return;
 	struct mon_snapshot sn = { .dir = dir, .job = w->o->job };
+	char err[4800];
 	int rc = mon_snapshot("esview", &sn, sv->why, "waitfor", w->findings && *w->findings ? w->findings
-											: "(the wait-for graph named nothing)\n");
+				: "(the wait-for graph named nothing)\n", err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "esview: no snapshot of job %s in %s: %s\n", sn.job, dir, err);
 	double b = dir_bytes(dir);
 	w->kept++;
 	w->bytes += b;
 	w->largest = b > w->largest ? b : w->largest;
 	pthread_mutex_lock(&sv->lock);
 	if (rc)
-		snprintf(sv->archive, sizeof(sv->archive), "none: the snapshot failed (%s)", ps_strerror(rc));
+		snprintf(sv->archive, sizeof(sv->archive), "none: the snapshot failed (%s)", strerror(-rc));
 	else
 		snprintf(sv->archive, sizeof(sv->archive), "%s", dir);
 	sv->gen++;
@@ -639,7 +641,7 @@ static void say_ended(struct watcher *w, const struct mon_watch *mw)
 	int n = hb_threads(w->hb);
 	fprintf(f, ",\"waits\":{\"period_ms\":%.0f,\"threads\":%d,\"progressing\":0,\"stalled\":0,\"ended\":%d,"
 		   "\"unreachable\":0,\"graph\":0,\"job_ended\":true,\"line\":", w->o->period * 1000, n, n);
-	mon_json_string(f, line);
+	ar_json_string(f, line);
 	fputs(",\"findings\":[]}", f);
 	if (fclose(f)) {
 		free(json);
@@ -693,15 +695,18 @@ static int attach(const struct opts *o, struct watcher *w)
 	es_scope_spec_default(&spec, o->job);
 	spec.reduce = ES_REDUCE_NONE;
 	spec.by_leaf = true;
-	mon_remote("esview", &spec);
-	int rc = mon_attach("esview", &spec, o->wait, &w->s);
-	if (rc)
-		return rc;
+	char err[600];
+	int rc = mon_remote(&spec, err, sizeof(err));
+	if (rc || (rc = mon_attach("esview", &spec, o->wait, &w->s, err, sizeof(err)))) {
+		fprintf(stderr, "esview: %s\n", err);
+		return mon_status(rc);
+	}
 	es_scope_spec_default(&spec, o->job);
 	spec.reduce = ES_REDUCE_LATEST;
-	mon_remote("esview", &spec);
-	if ((rc = mon_attach("esview", &spec, 0, &w->latest)))
-		return rc;
+	if ((rc = mon_remote(&spec, err, sizeof(err))) || (rc = mon_attach("esview", &spec, 0, &w->latest, err, sizeof(err)))) {
+		fprintf(stderr, "esview: %s\n", err);
+		return mon_status(rc);
+	}
 	if (es_mpi_open(w->s, &w->mpi))
 		w->mpi = NULL;
 	if (hb_create(w->latest, o->period, false, &w->hb) || cm_create(&w->cm) || set_threads(w))

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
+#include "monitors/monitors.h"
 
 static const char *usage =
 	"usage: geteventmon [options] JOB\n"
@@ -164,15 +164,21 @@ int main(int argc, char **argv)
 	struct es_scope_spec spec;
 	es_scope_spec_default(&spec, o.job);
 	spec.reduce = ES_REDUCE_NONE;
-	mon_remote("geteventmon", &spec);
+	char err[600];
+	if ((rc = mon_remote(&spec, err, sizeof(err)))) {
+		fprintf(stderr, "geteventmon: %s\n", err);
+		return mon_status(rc);
+	}
 	if (o.thread) {
 		spec.view = PM_VIEW_THREAD;
 		spec.of = o.thread;
 	}
 	mon_signals();
 	es_scope *s;
-	if ((rc = mon_attach("geteventmon", &spec, o.wait, &s)))
-		return rc;
+	if ((rc = mon_attach("geteventmon", &spec, o.wait, &s, err, sizeof(err)))) {
+		fprintf(stderr, "geteventmon: %s\n", err);
+		return mon_status(rc);
+	}
 	if (o.binary)
 		header(out, s);
 	else

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
+#include "monitors/monitors.h"
 #include "beat.h"
 
 static const char *usage =
@@ -88,13 +88,13 @@ static void picture_write(struct picture *p, const wf_graph *g, const char *titl
 	if (p->no_dot)
 		return;
 	int rc = mon_dot(p->dot, "png", p->png);
-	if (rc < 0) {
-		fprintf(stderr, "heartbeat: --graph %s: %s\n", p->png, strerror(-rc));
-	} else if (rc == 127) {
+	if (rc == -ENOENT) {
 		fprintf(stderr, "heartbeat: no picture of the graph: dot (Debian graphviz) is not installed\n");
 		p->no_dot = true;
+	} else if (rc == -EPROTO) {
+		fprintf(stderr, "heartbeat: dot could not draw %s\n", p->dot);
 	} else if (rc) {
-		fprintf(stderr, "heartbeat: dot could not draw %s (exit %d)\n", p->dot, rc);
+		fprintf(stderr, "heartbeat: --graph %s: %s\n", p->png, strerror(-rc));
 	}
 }
 
@@ -173,9 +173,10 @@ static void trigger(struct watch *h, const char *findings)
 	if (t >= 0)
 		snprintf(why, sizeof(why), "%s stalled for %.1f s (--stall %g), %s", es_scope_thread(h->s, t), secs,
 			 h->o->stall, hb_thread(h->hb, t)->where);
-	if (*why)
-		mon_snapshot("heartbeat", &h->snap, why, "waitfor", findings && *findings ? findings :
-			     "(the wait-for graph named nothing)\n");
+	char err[4800];
+	if (*why && mon_snapshot("heartbeat", &h->snap, why, "waitfor", findings && *findings ? findings :
+				 "(the wait-for graph named nothing)\n", err, sizeof(err)))
+		fprintf(stderr, "heartbeat: no snapshot of job %s in %s: %s\n", h->snap.job, h->snap.dir, err);
 }
 
 /* The period's line, the roots of its stalls and deadlocks, its picture. */
@@ -249,13 +250,18 @@ int main(int argc, char **argv)
 	if (o.graph && picture_open(&h.pic, o.graph))
 		return 2;
 	struct es_scope_spec spec;
-	if (mon_spec("heartbeat", o.pathmap, o.scope, o.job, &spec))
-		return 2;
-	mon_remote("heartbeat", &spec);
+	char err[600];
+	if ((rc = mon_spec(o.pathmap, o.scope, o.job, &spec, err, sizeof(err))) ||
+	    (rc = mon_remote(&spec, err, sizeof(err)))) {
+		fprintf(stderr, "heartbeat: %s\n", err);
+		return mon_status(rc);
+	}
 	spec.reduce = ES_REDUCE_LATEST; /* one timestamp per thread: its latest event */
 	mon_signals();
-	if ((rc = mon_attach("heartbeat", &spec, o.wait, &h.s)))
-		return rc;
+	if ((rc = mon_attach("heartbeat", &spec, o.wait, &h.s, err, sizeof(err)))) {
+		fprintf(stderr, "heartbeat: %s\n", err);
+		return mon_status(rc);
+	}
 	/* where every thread is now: the first period judges against it */
 	if (hb_create(h.s, o.period, o.graph != NULL, &h.hb))
 		return 2;

@@ -1,6 +1,17 @@
-/* common.h - what the monitor programs share: attaching to a job, time, signals. */
-#ifndef MONITORS_COMMON_H
-#define MONITORS_COMMON_H
+/* monitors.h - libesmon, what every monitor program shares (heartbeat, geteventmon, colopmon, esctl, esview, esrecord, esprofile): attaching to a job, pacing, the recorder, snapshots. */
+#ifndef ES_MONITORS_H
+#define ES_MONITORS_H
+
+/*
+ * The error convention: a function here returns 0 or a negative errno and,
+ * where it takes err, says why there (one line, without the program's
+ * name); only a program's main turns that into a message and an exit
+ * status (mon_status).  What a function prints on stderr, prefixed prog,
+ * is news the user should have while the monitor runs (a segment not
+ * watched, a server that stopped answering, a rank that died), never its
+ * error.  mon_number belongs to main's option parsing and exits 2 as
+ * getopt's usage errors do.
+ */
 
 #include <signal.h>
 #include <stdbool.h>
@@ -18,9 +29,12 @@ double mon_pace(const es_scope *s, double period);
 
 /* Attaches a scope to the job, waiting up to wait_s for it to appear.
  * With --servers, each server is asked first: one that cannot be reached
- * is named and left out (the others' threads are watched), a malformed
- * entry is a usage error.  Prints why it failed; 0, or the exit status. */
-int mon_attach(const char *prog, struct es_scope_spec *spec, double wait_s, es_scope **out);
+ * is named and left out (the others' threads are watched).  0; -EINVAL
+ * (no job can have that name, a malformed --servers entry), -EHOSTUNREACH
+ * (none of its servers answers), -ENOENT (no trace space of the job's),
+ * or the scope's code. */
+int mon_attach(const char *prog, struct es_scope_spec *spec, double wait_s, es_scope **out, char *err,
+	       size_t errlen);
 
 /*
  * Whether the job goes on, as far as the monitor can tell: some trace
@@ -45,9 +59,9 @@ const char *mon_watch_end(const struct mon_watch *w);
 void mon_note_lost(const char *prog, const es_scope *s, bool *was);
 /* The tuple server of leaf i ("HOST:PORT"), or "" for this host's. */
 const char *mon_server_of(const es_scope *s, int i, char *buf, size_t len);
-/* Fills spec from --pathmap/--scope if both were given; 0 or prints why not. */
-int mon_spec(const char *prog, const char *pathmap, const char *scope, const char *job,
-	     struct es_scope_spec *spec);
+/* Fills spec from --pathmap/--scope if both were given; 0 or -EINVAL. */
+int mon_spec(const char *pathmap, const char *scope, const char *job, struct es_scope_spec *spec, char *err,
+	     size_t errlen);
 /* --servers HOST:PORT[,...] and --secret-file FILE: watch the job through
  * tuple servers (from another host) instead of this host's segments. */
 #define MON_REMOTE_OPTS \
@@ -59,13 +73,32 @@ int mon_spec(const char *prog, const char *pathmap, const char *scope, const cha
 extern const char *mon_servers, *mon_secret_file;
 
 /*
+ * The recorder (record.c): attaches to JOB (waiting up to o->wait
+ * seconds), drains it into the archive o->dir until it ends or a signal,
+ * checkpointing it every quarter second, and says on stderr, as PROG, what
+ * it wrote and lost (unless quiet and nothing was lost), and which ranks
+ * died.  0, or a negative errno with why in err: the archive then stands
+ * as its last checkpoint left it (none when the job was never found).
+ */
+struct mon_record_opts {
+	const char *dir; /* the archive */
+	double period;   /* longest time between pulls, s (at most 0.5 is used) */
+	double wait;     /* for the job to appear, s */
+	bool quiet;      /* say nothing at the end unless something was lost */
+	bool remains;    /* one pull of what the elements hold, and the calls
+			    every thread is inside, then finish: a dead or hung job's */
+};
+int mon_record(const char *prog, const char *job, const struct mon_record_opts *o, char *err, size_t errlen);
+
+/*
  * A snapshot on a trigger, as a flight recorder keeps one: the first time
  * a monitor's condition holds (a deadlock, a stall too long, an
  * imbalance, a rank's MPI share), the archive DIR of what every trace
  * element of the job holds at that moment, with the calls each thread is
- * inside (esrecord --remains, run beside the monitor, through the same
+ * inside (mon_record's remains, in this process, through the same
  * --servers), its TRIGGER file saying why, and FILE holding TEXT (what the
- * monitor saw: the wait-for graph...).  Later calls do nothing.
+ * monitor saw: the wait-for graph...).  Later calls do nothing.  0, or a
+ * negative errno with why in err.
  */
 struct mon_snapshot {
 	const char *dir; /* NULL: no snapshot asked for */
@@ -73,22 +106,25 @@ struct mon_snapshot {
 	bool taken;
 };
 int mon_snapshot(const char *prog, struct mon_snapshot *sn, const char *why, const char *file,
-		 const char *text);
-/* Puts --servers and --secret-file into spec; exits 2 naming the secret
- * file if it cannot be one. */
-void mon_remote(const char *prog, struct es_scope_spec *spec);
+		 const char *text, char *err, size_t errlen);
+/* Puts --servers and --secret-file into spec.  0, or -EACCES/-EINVAL when
+ * the secret file cannot be one (why in err). */
+int mon_remote(struct es_scope_spec *spec, char *err, size_t errlen);
 /* A trace space of the scope's, wherever it is. */
 int mon_space_open(const char *segment, es_space **out);
 /* Opens path for writing, truncated, readable by its owner only (0600,
  * also when it existed): a copy of a trace is as private as the trace. */
 FILE *mon_fopen_private(const char *path);
 /* Graphviz's dot draws the DOT file in as fmt ("png", "svg") into out,
- * 0600, renamed into place once whole.  0; 127 when dot is not
- * installed; else dot's exit status, or a negative errno. */
+ * 0600, renamed into place once whole.  0; -ENOENT when dot is not
+ * installed, -EPROTO when it failed, or the negative errno of a file. */
 int mon_dot(const char *in, const char *fmt, const char *out);
-/* s as a JSON string, quoted and escaped (esview's data, the converters'). */
-void mon_json_string(FILE *f, const char *s);
 /* A number from the command line, or exits 2 naming the option. */
 double mon_number(const char *prog, const char *opt, const char *arg, double min);
+/* The exit status of a program whose work ended in rc (0 or a negative
+ * errno): 0; 2 when the job or what it was asked is wrong (no such job,
+ * none of its servers, a bad name or option: -ENOENT, -EHOSTUNREACH,
+ * -EINVAL, -EACCES); 1 for any other failure. */
+int mon_status(int rc);
 
 #endif

@@ -1,4 +1,4 @@
-/* record.c - the recorder's loop, shared by esrecord and esprofile: attach to a job, drain it into an archive, say what was lost. */
+/* record.c - the recorder, shared by esrecord, esprofile and every monitor's snapshot: attach to a job, drain it into an archive, say what was lost. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
@@ -7,9 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "archive/record.h"
-#include "archive/symbols.h"
-#include "monitors/common.h"
+#include "archive/archive.h"
+#include "monitors/monitors.h"
 
 /*
  * A tuple's communicator, as its rank's serial names it at the tuple's
@@ -425,7 +424,7 @@ static void mpi_reopen(struct rec *r)
 }
 
 /* Pulls until the job ends (or a signal, or an error); remains: once. */
-static int record_loop(struct rec *r, const struct ar_record_opts *o, struct mon_watch *watch,
+static int record_loop(struct rec *r, const struct mon_record_opts *o, struct mon_watch *watch,
 		       char *err, size_t errlen)
 {
 	enum { MAX = 4096 }; /* a pull that stays in cache: its tuples are copied twice more */
@@ -466,7 +465,7 @@ static int record_loop(struct rec *r, const struct ar_record_opts *o, struct mon
 }
 
 /* What the recorder says at the end. */
-static void summary(const struct rec *r, const struct ar_record_opts *o, uint64_t written, const char *why)
+static void summary(const struct rec *r, const struct mon_record_opts *o, uint64_t written, const char *why)
 {
 	uint64_t before = es_scope_before_attach(r->s);
 	if (o->quiet && !r->missed && !before)
@@ -479,27 +478,26 @@ static void summary(const struct rec *r, const struct ar_record_opts *o, uint64_
 	fprintf(stderr, "%s\n", why);
 }
 
-int ar_record_job(const char *prog, const char *job, const struct ar_record_opts *o)
+int mon_record(const char *prog, const char *job, const struct mon_record_opts *o, char *err, size_t errlen)
 {
 	struct es_scope_spec spec;
 	es_scope_spec_default(&spec, job);
 	spec.reduce = ES_REDUCE_NONE;
 	spec.by_leaf = true; /* readers index the archive by thread: no merge by time */
-	mon_remote(prog, &spec);
-	mon_signals();
 	struct rec r = { .prog = prog, .nb = { .rank = -1 } };
-	char err[4400] = "";
+	*err = 0;
+	int rc = mon_remote(&spec, err, errlen);
 	/* the archive before anything else: a recorder killed while it waits
 	 * for its job leaves one that says it recorded nothing */
-	int rc = pm_job_ok(job) ? ar_create(o->dir, job, &r.w, err, sizeof(err)) : 0; /* else mon_attach says why */
-	if (rc) {
-		fprintf(stderr, "%s: %s\n", prog, err);
-		return 1;
-	}
-	if ((rc = mon_attach(prog, &spec, o->wait, &r.s))) {
+	if (!rc && pm_job_ok(job)) /* else mon_attach says why */
+		rc = ar_create(o->dir, job, &r.w, err, errlen);
+	if (rc)
+		return rc;
+	if ((rc = mon_attach(prog, &spec, o->wait, &r.s, err, errlen))) {
 		ar_discard(r.w); /* no job: no archive of it */
 		return rc;
 	}
+	PS_INVARIANT("the archive exists (ar_create) before the recorder attaches", r.w != NULL);
 	if (!o->remains)
 		be_nice(prog, r.s);
 	if (es_mpi_open(r.s, &r.m))
@@ -508,8 +506,8 @@ int ar_record_job(const char *prog, const char *job, const struct ar_record_opts
 		r.sym = NULL; /* no site is named: the archive says nothing of them */
 	struct mon_watch watch = { .grace = o->period * 3 > 3 ? o->period * 3 : 3 };
 	/* the first checkpoint at once: from now on the directory is an archive */
-	if (!(rc = o->remains ? 0 : checkpoint(&r, err, sizeof(err))))
-		rc = record_loop(&r, o, &watch, err, sizeof(err));
+	if (!(rc = o->remains ? 0 : checkpoint(&r, err, errlen)))
+		rc = record_loop(&r, o, &watch, err, errlen);
 	if (!rc && mpi_behind(&r))
 		mpi_reopen(&r); /* the last chance: the ranks' segments are still mapped */
 	if (!rc && mpi_behind(&r))
@@ -524,16 +522,18 @@ int ar_record_job(const char *prog, const char *job, const struct ar_record_opts
 			ended[strlen(ended) - 1] = 0;
 		uint64_t written = ar_written(r.w);
 		struct ar_end end = { .lost = r.missed, .before = es_scope_before_attach(r.s), .why = ended };
-		rc = ar_finish(r.w, &end, err, sizeof(err));
+		rc = ar_finish(r.w, &end, err, errlen);
 		r.w = NULL;
 		if (!rc)
 			summary(&r, o, written, o->remains ? "" : why);
 	}
 	if (rc) {
-		fprintf(stderr, "%s: %s; the archive stands as its last checkpoint left it (read as it "
-			"is, or esrecord --repair %s)\n", prog, *err ? err : strerror(-rc), o->dir);
+		char why[4400];
+		snprintf(why, sizeof(why), "%s", *err ? err : strerror(-rc));
+		snprintf(err, errlen, "%s; the archive stands as its last checkpoint left it (read as it "
+			 "is, or esrecord --repair %s)", why, o->dir);
 		ar_abandon(r.w);
 	}
 	rec_free(&r);
-	return rc ? 1 : 0;
+	return rc;
 }

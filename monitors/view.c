@@ -23,6 +23,8 @@ static void count(lv *v, const struct lv_event *e, int sign)
 
 void lv_mark(lv *v, uint64_t now_ns)
 {
+	PS_INVARIANT("marks: an event that ends at t or later was added after the last mark before t, so marks "
+		     "come in time order", !v->nmarks || v->marks[(v->nmarks - 1) % MARKS].t <= now_ns);
 	v->marks[v->nmarks++ % MARKS] = (struct mark){ now_ns, v->added };
 	while (v->tail < v->added && lv__at(v, v->tail)->end + BALANCE_NS < now_ns)
 		count(v, lv__at(v, v->tail++), -1);
@@ -338,6 +340,10 @@ void lv_add(lv *v, struct lv_event *e)
 	v->n += v->n < v->cap;
 	v->added++;
 	count(v, e, 1);
+	PS_INVARIANT("ev holds the last min(added, cap) events, the oldest at (next - n) mod cap",
+		     v->n == (v->added < v->cap ? v->added : v->cap) && v->next == (v->added % v->cap));
+	PS_INVARIANT("the sums count the events from tail to added, every one of them in the ring",
+		     v->tail <= v->added && v->tail >= v->added - v->n);
 }
 
 

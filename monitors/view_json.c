@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "collectors/collectors.h"
-#include "common.h"
+#include "archive/archive.h"
+#include "monitors/monitors.h"
 #include "view_int.h"
 
 /* The lanes of one answer: lane[t] for thread t (-1: folded away). */
@@ -298,7 +299,7 @@ static void say_messages(FILE *f, const lv *v, const struct binner *b, uint64_t 
 		fprintf(f, ",\"msgs_backwards\":%zu", back);
 	if (*v->unpaired) {
 		fputs(",\"msgs_note\":", f);
-		mon_json_string(f, v->unpaired);
+		ar_json_string(f, v->unpaired);
 	}
 }
 
@@ -372,7 +373,7 @@ static void say_lanes(FILE *f, const struct lanes *l)
 	fputs(",\"lanes\":[", f);
 	for (int i = 0; i < l->n; i++) {
 		fprintf(f, "%s{\"id\":\"%s\",\"label\":", i ? "," : "", l->id[i]);
-		mon_json_string(f, l->label[i]);
+		ar_json_string(f, l->label[i]);
 		fprintf(f, ",\"threads\":%d,\"depth\":%d,\"parent\":\"%s\"}", l->threads[i], l->depth[i],
 			l->parent[i]);
 	}
@@ -384,9 +385,9 @@ static void say_threads(FILE *f, const lv *v)
 	fputs(",\"threads\":[", f);
 	for (int t = 0; t < v->nth; t++) {
 		fprintf(f, "%s{\"name\":", t ? "," : "");
-		mon_json_string(f, v->th[t].name);
+		ar_json_string(f, v->th[t].name);
 		fprintf(f, ",\"rank\":%d,\"node\":", v->th[t].rank);
-		mon_json_string(f, v->th[t].node);
+		ar_json_string(f, v->th[t].node);
 		fputc('}', f);
 	}
 	fputs("],\"classes\":[", f);
@@ -411,7 +412,7 @@ int lv_json(lv *v, const char *job, const struct lv_ask *a, const char *extra, c
 		return -ENOMEM;
 	uint64_t oldest = v->n ? lv__at(v, v->added - v->n)->start : a->now_ns;
 	fputs("{\"job\":", f);
-	mon_json_string(f, job);
+	ar_json_string(f, job);
 	fprintf(f, ",\"shown_ms\":%.3f,\"held_ms\":%.3f,\"added\":%llu,\"from_ns\":%llu", (double)(a->now_ns - from) / 1e6,
 		(double)(a->now_ns > oldest ? a->now_ns - oldest : 0) / 1e6, (unsigned long long)v->added,
 		(unsigned long long)from);
@@ -453,9 +454,9 @@ static void say_call(FILE *f, const lv *v, const struct lv_event *e, uint64_t fr
 	char label[64];
 	int rank = (int)e->thread < v->nth ? v->th[e->thread].rank : -1;
 	fputs("{\"call\":{\"name\":", f);
-	mon_json_string(f, es_op_label(e->op & ~ES_OP_NUMBERED, label, sizeof(label)));
+	ar_json_string(f, es_op_label(e->op & ~ES_OP_NUMBERED, label, sizeof(label)));
 	fputs(",\"thread\":", f);
-	mon_json_string(f, (int)e->thread < v->nth ? v->th[e->thread].name : "?");
+	ar_json_string(f, (int)e->thread < v->nth ? v->th[e->thread].name : "?");
 	fprintf(f, ",\"start_ms\":%.6f,\"dur_ms\":%.6f", e->start >= from ? (double)(e->start - from) / 1e6
 								   : -(double)(from - e->start) / 1e6,
 		(double)(e->end - e->start) / 1e6);
@@ -472,7 +473,7 @@ static void say_call(FILE *f, const lv *v, const struct lv_event *e, uint64_t fr
 	const char *site = rank >= 0 ? lv__site_name(v, e->thread, (uint16_t)(e->seq >> 16)) : NULL;
 	if (site) {
 		fputs(",\"site\":", f);
-		mon_json_string(f, site);
+		ar_json_string(f, site);
 	}
 	fprintf(f, ",\"in_progress\":%s}}", in_progress ? "true" : "false");
 }

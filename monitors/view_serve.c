@@ -6,7 +6,8 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "common.h"
+#include "archive/archive.h"
+#include "monitors/monitors.h"
 #include "view_door.h"
 #include "view_serve.h"
 
@@ -29,9 +30,9 @@ static void say_trigger(FILE *f, const struct lv_served *sv)
 	fprintf(f, ",\"rate\":%g,\"trigger\":{\"deadlock\":%s,\"stall_s\":%g,\"imbalance_ms\":%g,\"frozen\":%s,"
 		   "\"fired\":%d,\"why\":", sv->rate, sv->arm.deadlock ? "true" : "false", sv->arm.stall_s,
 		sv->arm.imbalance_ms, sv->frozen ? "true" : "false", sv->fired);
-	mon_json_string(f, sv->why);
+	ar_json_string(f, sv->why);
 	fputs(",\"archive\":", f);
-	mon_json_string(f, sv->archive);
+	ar_json_string(f, sv->archive);
 	fputc('}', f);
 }
 

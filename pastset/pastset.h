@@ -32,6 +32,22 @@ extern "C" {
  * waits as long as it takes.
  */
 
+/*
+ * Invariants checked, as SQLite's pager asserts its states: where a
+ * comment states an invariant, PS_INVARIANT(NAME, COND) checks it in the
+ * debug builds (-DES_DEBUG: the sanitizer flavour of make check, and the
+ * collector make check preloads as build/.../lib/debug/libescollect.so)
+ * and costs nothing in the others.  NAME is the invariant's words, as the
+ * comment states it; a broken one says NAME, COND, file and line on
+ * stderr and aborts, so that the test that broke it fails where it did.
+ */
+#ifdef ES_DEBUG
+#define PS_INVARIANT(name, cond) ((cond) ? (void)0 : ps__invariant_broken(name, #cond, __FILE__, __LINE__))
+#else
+#define PS_INVARIANT(name, cond) ((void)0)
+#endif
+_Noreturn void ps__invariant_broken(const char *name, const char *cond, const char *file, int line);
+
 /* Error codes.  Where errno has a fitting code it is used, negated. */
 #define PS_EINVAL      (-EINVAL)    /* bad argument */
 #define PS_ENOMEM      (-ENOMEM)    /* out of memory */

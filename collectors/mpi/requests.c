@@ -50,6 +50,8 @@ static inline uint64_t *words(struct es_req_rec *r)
  * it does, so a reader's copy is whole when ver is even and unchanged. */
 static inline __attribute__((always_inline)) void slot_put(struct es_req_rec *r, const struct es_req_rec *v)
 {
+	PS_INVARIANT("only the owner writes a slot: its ver is even when the owner begins",
+		     !(__atomic_load_n(&r->ver, __ATOMIC_RELAXED) & 1));
 	uint64_t ver = __atomic_load_n(&r->ver, __ATOMIC_RELAXED) | 1;
 	__atomic_store_n(&r->ver, ver, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -62,6 +64,8 @@ static inline __attribute__((always_inline)) void slot_put(struct es_req_rec *r,
 /* A slot no request holds: its handle 0 (readers pass over it). */
 static inline void slot_free(struct es_req_rec *r)
 {
+	PS_INVARIANT("only the owner writes a slot: its ver is even when the owner begins",
+		     !(__atomic_load_n(&r->ver, __ATOMIC_RELAXED) & 1));
 	uint64_t ver = __atomic_load_n(&r->ver, __ATOMIC_RELAXED) | 1;
 	__atomic_store_n(&r->ver, ver, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -252,6 +256,27 @@ static inline void forget(struct es_rindex *ri, struct rentry *e)
 	erase(ri, e);
 }
 
+#ifdef ES_DEBUG
+/* The index as record.h's invariants say it is: each entry findable where
+ * it is and standing for a slot or private record that holds its handle;
+ * every board slot either free or an entry's, never both. */
+static bool index_whole(struct es_rindex *ri)
+{
+	size_t n = 0;
+	int on_board = 0;
+	for (size_t i = 0; i < ri->cap; i++) {
+		struct rentry *e = &ri->tab[i];
+		if (e->handle == MPI_REQUEST_NULL)
+			continue;
+		n++;
+		on_board += e->slot >= 0;
+		if (rec_of(ri, e->slot)->handle != es_handle_of(e->handle) || !find_slot(ri, e->handle, e->slot))
+			return false;
+	}
+	return n == ri->n && (!es_t.reqs || on_board + ri->nfree == (int)ES_REQS_SLOTS);
+}
+#endif
+
 /* A board slot whose request another thread completed, freed; -1 if none. */
 static int reclaim(struct es_rindex *ri)
 {
@@ -388,6 +413,8 @@ void es_req_made(MPI_Request req, unsigned op, const struct es_comm *c, uint32_t
 				.size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size };
 	/* a receive from any source learns its source's world rank through c at its completion */
 	follow(req, &v, is_recv(op) && peer == ES_NONE ? (struct es_comm *)c : NULL);
+	PS_INVARIANT("each entry of the index stands for one slot or record holding its handle",
+		     !es_t.ri || index_whole(es_t.ri));
 }
 
 void es_req_idup(MPI_Request req, struct es_comm *parent, MPI_Comm *newcomm, uint32_t seed)
@@ -563,6 +590,7 @@ static inline void completed(const struct es_ref *ref, const MPI_Status *st, boo
 									: ES_NUM_NONE;
 	es_write_msg(op | ES_OP_DONE, r->start, now, peer, size, arg, (uint16_t)serial, MPI_SUCCESS, m);
 	struct rentry *e = find_slot(ri, h, ref->slot);
+	PS_INVARIANT("a request a wait completes is its owner's entry until its completion is written", e != NULL);
 	if (e)
 		forget(ri, e);
 	/* counted once its completion and its slot's end are visible (rule R) */
@@ -707,6 +735,8 @@ void es_wait_end(struct es_wait *w, int rc, enum es_which which, int count, cons
 {
 	complete_all(w, rc, which, count, indices, sts, fsts);
 	wait_free(w);
+	PS_INVARIANT("each entry of the index stands for one slot or record holding its handle",
+		     !es_t.ri || index_whole(es_t.ri));
 }
 
 /* --- polls ----------------------------------------------------------------------------------- */

@@ -81,10 +81,15 @@ python3 "$(dirname "$0")/msg_check.py" 400 <"$dir/pp.txt" >"$dir/check" ||
 # into a polled array): every message once, each end right, and
 # each request completed once, as its own, as the program saw it complete
 # (req_check.py: the program's own list of its requests against OTF2's ids)
+# (under the collector built with its invariants checked, -DES_DEBUG: a
+# request board or index that breaks one aborts the rank, saying which)
+debug="$(cd "$BUILD/lib/debug" && pwd)/libescollect.so"
 "$BIN/esrecord" -w 30 -o "$dir/c" "$job.c" 2>"$dir/crec.err" &
 rec=$!
-mpirun --oversubscribe --allow-run-as-root -np 3 "$BIN/esrun" -q -j "$job.c" "$BUILD/tests/mpi_complete" 30 "$dir" ||
-	die "mpi_complete failed"
+mpirun --oversubscribe --allow-run-as-root -np 3 -x LD_PRELOAD="$debug" -x ES_JOB="$job.c" \
+	"$BUILD/tests/mpi_complete" 30 "$dir" >"$dir/complete.out" 2>&1 ||
+	die "mpi_complete failed: $(grep -m3 "invariant\|rror" "$dir/complete.out")"
+grep "invariant broken" "$dir/complete.out" && die "mpi_complete broke an invariant"
 wait $rec || die "esrecord failed: $(cat "$dir/crec.err")"
 grep -q " 0 discarded" "$dir/crec.err" || die "mpi_complete's recording lost events: $(cat "$dir/crec.err")"
 sent=$(cat "$dir"/complete.msgs.r* | wc -l)

@@ -188,6 +188,7 @@ START_TEST(archive_refused_when_not_whole)
 	ar_writer *w;
 	ck_assert_int_eq(ar_create(sub, "j", &w, err, sizeof(err)), 0);
 	struct es_trace t = tuple(1, 2, ES_OP_MPI_SEND, 1, 5);
+	ck_assert_int_eq(ar_set_thread(w, 0, "j.r0", "rank0.thread0"), 0); /* named first (writer.c, invariant 5) */
 	ck_assert_int_eq(ar_write(w, &t, 0), 0);
 	ar_abandon(w);
 	ar_archive *a;

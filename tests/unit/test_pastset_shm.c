@@ -844,6 +844,26 @@ START_TEST(keep_policy_and_release)
 END_TEST
 
 /* The watch word moves with every write, and only then. */
+#ifdef ES_DEBUG
+/* A broken invariant is caught where it breaks (PS_INVARIANT, the debug
+ * builds): counters that say more were taken than the tail passed abort
+ * the next take, naming the invariant. */
+START_TEST(broken_invariant_aborts)
+{
+	fresh("inv");
+	ps_server *s;
+	ck_assert_int_eq(ps_server_create_shm(seg, NULL, &s), 0);
+	ps_elem *e = mk(s, "q", 8, PS_FLOW, 0);
+	uint8_t t[TT_SIZE], got[TT_SIZE];
+	tuple_make(t, 0, 1, 0);
+	ck_assert_int_eq(ps_write(e, t, 0, NULL), 0);
+	atomic_store(&e->h->taken, 5);
+	ps_shm_unlink(seg); /* the child dies below: its segment goes first */
+	ps_take(e, got, 0, NULL);
+}
+END_TEST
+#endif
+
 START_TEST(watch_word_moves_with_writes)
 {
 	fresh("watch");
@@ -942,6 +962,9 @@ Suite *pastset_shm_suite(void)
 	tcase_add_test(tc, multi_writer_processes);
 	tcase_add_test(tc, keep_policy_and_release);
 	tcase_add_test(tc, watch_word_moves_with_writes);
+#ifdef ES_DEBUG
+	tcase_add_test_raise_signal(tc, broken_invariant_aborts, SIGABRT);
+#endif
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,144 @@
+/* test_monitors.c - libesmon's shared code: its error convention (0 or -errno, why in err, the exit status only in main) and a snapshot written in process. */
+#define _GNU_SOURCE
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "archive/archive.h"
+#include "monitors/monitors.h"
+#include "tests/unit/suites.h"
+
+START_TEST(errors_are_codes_with_words)
+{
+	char err[600];
+	es_scope *s = NULL;
+	struct es_scope_spec spec;
+	es_scope_spec_default(&spec, "no/such job");
+	ck_assert_int_eq(mon_attach("t", &spec, 0, &s, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "no job can have that name") && !strstr(err, "t:"), "%s", err);
+	char job[32];
+	snprintf(job, sizeof(job), "none%d", (int)getpid());
+	es_scope_spec_default(&spec, job);
+	ck_assert_int_eq(mon_attach("t", &spec, 0, &s, err, sizeof(err)), -ENOENT);
+	ck_assert_msg(strstr(err, "no trace spaces on this host"), "%s", err);
+	ck_assert_ptr_null(s);
+	spec.servers = "127.0.0.1";
+	ck_assert_int_eq(mon_attach("t", &spec, 0, &s, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "--servers: '127.0.0.1': expected HOST:PORT"), "%s", err);
+	/* a secret file anyone may read is refused, not exited on */
+	char secret[64];
+	snprintf(secret, sizeof(secret), "/tmp/tmon-secret-%d", (int)getpid());
+	FILE *f = fopen(secret, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("0123456789abcdef0123\n", f);
+	fclose(f);
+	chmod(secret, 0644);
+	mon_secret_file = secret;
+	es_scope_spec_default(&spec, job);
+	ck_assert_int_eq(mon_remote(&spec, err, sizeof(err)), -EACCES);
+	ck_assert_msg(strstr(err, "--secret-file") && strstr(err, secret), "%s", err);
+	chmod(secret, 0600);
+	ck_assert_int_eq(mon_remote(&spec, err, sizeof(err)), 0);
+	ck_assert_str_eq(spec.secret_file, secret);
+	mon_secret_file = NULL;
+	unlink(secret);
+	ck_assert_int_eq(mon_spec("x.yaml", NULL, job, &spec, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "--pathmap and --scope go together"), "%s", err);
+	ck_assert_int_eq(mon_spec("/nonexistent.yaml", "s", job, &spec, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "/nonexistent.yaml"), "%s", err);
+	/* dot on a file that is not DOT: it failed, said as that; no picture left */
+	char in[64], out[64];
+	snprintf(in, sizeof(in), "/tmp/tmon-%d.dot", (int)getpid());
+	snprintf(out, sizeof(out), "/tmp/tmon-%d.svg", (int)getpid());
+	f = fopen(in, "w");
+	fputs("this is not a graph {{{\n", f);
+	fclose(f);
+	int rc = mon_dot(in, "svg", out);
+	ck_assert_msg(rc == -EPROTO || rc == -ENOENT, "mon_dot: %d", rc);
+	ck_assert_int_ne(access(out, F_OK), 0);
+	unlink(in);
+	/* only main makes an exit status, the same way everywhere */
+	ck_assert_int_eq(mon_status(0), 0);
+	ck_assert_int_eq(mon_status(-ENOENT), 2);
+	ck_assert_int_eq(mon_status(-EINVAL), 2);
+	ck_assert_int_eq(mon_status(-EHOSTUNREACH), 2);
+	ck_assert_int_eq(mon_status(-EACCES), 2);
+	ck_assert_int_eq(mon_status(-ENOSPC), 1);
+	ck_assert_int_eq(mon_status(-ENOMEM), 1);
+}
+END_TEST
+
+/* A job of one thread with three events; a snapshot of it, in this
+ * process: the archive holds them, TRIGGER says why, FILE holds TEXT;
+ * a second trigger does nothing. */
+START_TEST(snapshot_in_process)
+{
+	char job[32], seg[48], dir[96];
+	snprintf(job, sizeof(job), "snap%d", (int)getpid());
+	snprintf(seg, sizeof(seg), "%s.t0", job);
+	snprintf(dir, sizeof(dir), "/tmp/tmon-snap-%d", (int)getpid());
+	ps_shm_unlink(seg);
+	es_space *sp;
+	ck_assert_int_eq(es_space_create(seg, 0, &sp), 0);
+	struct es_meta m = { .element = 0 };
+	snprintf(m.thread, sizeof(m.thread), "main");
+	snprintf(m.where, sizeof(m.where), "main->e0");
+	uint16_t id;
+	ps_elem *e;
+	ck_assert_int_eq(es_space_add(sp, &m, 100, false, &id, &e), 0);
+	for (uint64_t i = 1; i <= 3; i++) {
+		struct es_trace t = { .start = i * 1000, .end = i * 1000 + 10, .op = ES_OP_WRITE, .size = 36 };
+		ck_assert_int_eq(ps_write(e, &t, 0, NULL), 0);
+	}
+	struct mon_snapshot sn = { .dir = dir, .job = job };
+	char err[4800];
+	ck_assert_int_eq(mon_snapshot("t", &sn, "a test said so", "why", "the text\n", err, sizeof(err)), 0);
+	ar_archive *a;
+	ck_assert_msg(!ar_open(dir, &a, err, sizeof(err)), "%s", err);
+	ck_assert_uint_eq(ar_nevents(a), 3);
+	ar_close(a);
+	char p[160], line[200];
+	snprintf(p, sizeof(p), "%s/TRIGGER", dir);
+	FILE *f = fopen(p, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
+	fclose(f);
+	ck_assert_str_eq(line, "t: a test said so\n");
+	snprintf(p, sizeof(p), "%s/why", dir);
+	struct stat st;
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	/* the first time only */
+	ck_assert_int_eq(mon_snapshot("t", &sn, "again", NULL, NULL, err, sizeof(err)), 0);
+	f = fopen(p, "r");
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
+	fclose(f);
+	ck_assert_str_eq(line, "the text\n");
+	/* a snapshot into a directory that holds an archive already fails,
+	 * with the archive's words, and the monitor goes on */
+	struct mon_snapshot again = { .dir = dir, .job = job };
+	ck_assert_int_eq(mon_snapshot("t", &again, "twice", NULL, NULL, err, sizeof(err)), -EEXIST);
+	ck_assert_msg(strstr(err, "already holds an archive"), "%s", err);
+	ps_elem_close(e);
+	es_space_destroy(sp);
+	ps_shm_unlink(seg);
+	char cmd[160];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+Suite *monitors_suite(void)
+{
+	Suite *s = suite_create("monitors");
+	TCase *tc = tcase_create("common");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, errors_are_codes_with_words);
+	tcase_add_test(tc, snapshot_in_process);
+	suite_add_tcase(s, tc);
+	return s;
+}
