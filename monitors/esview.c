@@ -14,12 +14,10 @@
 #include <string.h>
 
 #include "archive/archive.h"
-#include "beat.h"
-#include "colls.h"
 #include "monitors/monitors.h"
-#include "view.h"
 #include "view_door.h"
 #include "view_serve.h"
+#include "view_watch.h"
 
 static const char *usage =
 	"usage: esview [options] JOB\n"
@@ -60,17 +58,6 @@ static const char *usage =
 	"      --version\n"
 	"Browsers read what esview pulled: ten of them cost the job what one does.\n";
 
-enum { MAX_HOSTS = 16 };
-struct opts {
-	int port;
-	const char *addr, *secret_file, *job, *snapshot;
-	double rate, window, wait, period;
-	struct lv_arm arm;
-	const char *hosts[MAX_HOSTS];
-	int nhosts;
-	int snapshots;           /* archives kept at most */
-	double snapshot_bytes;   /* bytes in them at most */
-};
 
 /* A size: a number with K, M or G after it; exits 2 saying what was expected. */
 static double bytes_of(const char *opt, const char *arg)
@@ -111,7 +98,7 @@ static int parse_trigger(const char *list, struct lv_arm *arm)
 	return 0;
 }
 
-static int parse(int argc, char **argv, struct opts *o)
+static int parse(int argc, char **argv, struct vw_opts *o)
 {
 	static const struct option opts[] = {
 		{ "port", required_argument, NULL, 'p' }, { "addr", required_argument, NULL, 'A' },
@@ -121,7 +108,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "snapshot", required_argument, NULL, 'N' }, { "host", required_argument, NULL, 'H' },
 		{ "snapshots", required_argument, NULL, 'n' }, { "snapshot-bytes", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' }, { "version", no_argument, NULL, 'V' }, MON_REMOTE_OPTS, { 0 } };
-	*o = (struct opts){ .addr = "127.0.0.1", .rate = 10, .window = 10, .wait = 10, .period = 1, .snapshots = 10,
+	*o = (struct vw_opts){ .addr = "127.0.0.1", .rate = 10, .window = 10, .wait = 10, .period = 1, .snapshots = 10,
 			    .snapshot_bytes = 1073741824.0 };
 	int c;
 	while ((c = getopt_long(argc, argv, "p:r:w:h", opts, NULL)) != -1) {
@@ -169,577 +156,8 @@ static int parse(int argc, char **argv, struct opts *o)
 	return -1;
 }
 
-/* What the watch loop keeps besides what it shares. */
-struct watcher {
-	const struct opts *o;
-	struct lv_served *sv;
-	es_scope *s;            /* every event, by leaf */
-	es_scope *latest;       /* each thread's latest: heartbeat's judgement */
-	hb *hb;
-	cm *cm;
-	es_mpi *mpi;            /* the ranks' communicators, for the collectives */
-	ar_symbols *sym;        /* call sites' names, for the hover (NULL: no memory for them) */
-	struct ar_clocks *clocks; /* the ranks' clock points, read every second */
-	uint64_t clocks_at;
-	struct cm_done recent[16]; /* the latest collectives, newest last */
-	int nrecent;
-	double next_beat;
-	char *waits;            /* ,"waits":{...} as of the last judgement */
-	char *findings;         /* its deadlocks and stalls in words */
-	char pending[400];      /* a trigger that held during the pull */
-	char dir[4096];         /* private: the graph's DOT and SVG */
-	struct lv_arm arm;         /* the served one's, as of this pull */
-	int kept;               /* snapshots written ... */
-	double bytes, largest;  /* ... their bytes, and the largest one's */
-};
-
-/* The threads as the page lists them, from the scope. */
-static int set_threads(struct watcher *w)
-{
-	int n = es_scope_threads(w->s);
-	struct lv_thread *t = calloc((size_t)n + 1, sizeof(*t));
-	char (*node)[128] = calloc((size_t)n + 1, sizeof(*node));
-	int rc = -ENOMEM;
-	if (t && node) {
-		for (int i = 0; i < n; i++)
-			t[i] = (struct lv_thread){ es_scope_thread(w->s, i), -1, node[i] };
-		for (int i = 0; i < es_scope_leaves(w->s); i++) {
-			const struct es_leaf *l = es_scope_leaf(w->s, i);
-			t[l->thread].rank = l->rank;
-			mon_server_of(w->s, i, node[l->thread], sizeof(node[0]));
-		}
-		pthread_mutex_lock(&w->sv->lock);
-		rc = lv_set_threads(w->sv->v, t, n);
-		pthread_mutex_unlock(&w->sv->lock);
-	}
-	free(t);
-	free(node);
-	return rc;
-}
-
-/* A collective complete: kept for the page, and the imbalance trigger. */
-static void collective(struct watcher *w, const struct cm_done *d)
-{
-	if (w->nrecent == (int)(sizeof(w->recent) / sizeof(w->recent[0])))
-		memmove(w->recent, w->recent + 1, sizeof(w->recent) - sizeof(w->recent[0]));
-	else
-		w->nrecent++;
-	w->recent[w->nrecent - 1] = *d;
-	double bound = w->arm.imbalance_ms;
-	if (bound > 0 && d->imb_ms > bound && !*w->pending)
-		snprintf(w->pending, sizeof(w->pending),
-			 "%s #%u: imbalance %.3f ms (trigger above %g ms), last in: rank %d", es_op_name(d->code),
-			 d->num, d->imb_ms, bound, d->last_rank);
-}
-
-/* Site s as the hover says it, from its thread's sites and its rank's
- * modules: "function (file:line)", the function, or the module and
- * offset, as much as is known. */
-static void name_site(struct watcher *w, const struct es_site_rec *sites, int n, const struct es_module_rec *mods,
-		      int nm, uint16_t s, char *buf, size_t len)
-{
-	snprintf(buf, len, "site %u", s);
-	if (n <= s || !sites[s].frames)
-		return;
-	uint64_t pc = sites[s].pc[0];
-	for (int i = 0; i < nm; i++) {
-		if (pc < mods[i].base || pc >= mods[i].end)
-			continue;
-		struct ar_symbol sym;
-		const char *base = strrchr(mods[i].path, '/');
-		base = base ? base + 1 : mods[i].path;
-		if (w->sym && !ar_symbols_lookup(w->sym, mods[i].path, pc - mods[i].base, &sym) && sym.function)
-			snprintf(buf, len, sym.file && sym.line ? "%s (%s:%d)" : "%s (%s)", sym.function,
-				 sym.file && sym.line ? sym.file : base, sym.line);
-		else
-			snprintf(buf, len, "%.200s+0x%llx", base, (unsigned long long)(pc - mods[i].base));
-		return;
-	}
-}
-
-/* Sites met in a pull not yet named: (scope thread, its rank, site). */
-struct unnamed {
-	int thread, rank;
-	uint16_t site;
-};
-
-/* The sites met, each named once: found under the view's lock (by the
- * caller), named without it (DWARF may take a while), set under it. */
-static void name_sites(struct watcher *w, const struct unnamed *u, int n)
-{
-	char (*names)[600] = n ? malloc(sizeof(*names) * (size_t)n) : NULL;
-	if (!names)
-		return;
-	const struct es_site_rec *sites = NULL;
-	const struct es_module_rec *mods = NULL;
-	int ns = 0, nm = 0;
-	for (int i = 0; i < n; i++) {
-		/* each board read once a batch: sites met together are mostly one thread's */
-		if (!i || u[i].thread != u[i - 1].thread)
-			ns = es_mpi_sites(w->mpi, u[i].thread, &sites);
-		if (!i || u[i].rank != u[i - 1].rank)
-			nm = es_mpi_modules(w->mpi, u[i].rank, &mods);
-		name_site(w, sites, ns, mods, nm, u[i].site, names[i], sizeof(names[i]));
-	}
-	pthread_mutex_lock(&w->sv->lock);
-	for (int i = 0; i < n; i++)
-		lv_set_site(w->sv->v, (uint32_t)u[i].thread, u[i].site, names[i]);
-	pthread_mutex_unlock(&w->sv->lock);
-	free(names);
-}
-
-/* Clocks across hosts (collectors.h): the ranks' clock points, read every
- * second, by which each event goes onto rank 0's host's clock as the
- * archive's readers put it (archive/clocks.c); on one host, none moves. */
-static void read_clocks(struct watcher *w)
-{
-	uint64_t now = ps_now_ns();
-	if (!w->mpi || (w->clocks_at && now - w->clocks_at < 1000000000u))
-		return;
-	w->clocks_at = now;
-	int ranks = es_mpi_ranks(w->mpi);
-	if (!w->clocks && !(w->clocks = ar_clocks_new()))
-		return;
-	struct es_mpi_sync *pts = malloc(sizeof(*pts) * ES_SYNC_SLOTS);
-	for (int k = 0; pts && k < ranks; k++) {
-		int64_t shift = 0;
-		int n = es_mpi_clock(w->mpi, k, pts, &shift);
-		if (n > 0)
-			ar_clocks_shift(w->clocks, k, shift);
-		for (int i = 0; i < n; i++)
-			ar_clocks_add(w->clocks, &(struct ar_sync){ k, pts[i].r.kind, pts[i].r.serial, pts[i].at_ns,
-								     pts[i].r.offset_ns, pts[i].r.rtt_ns });
-	}
-	free(pts);
-}
-
-static void move_clock(struct watcher *w, struct es_trace *t, int rank)
-{
-	if (!ar_clocks_moves(w->clocks, rank))
-		return;
-	t->start += (uint64_t)ar_clocks_delta(w->clocks, rank, t->start);
-	t->end += (uint64_t)ar_clocks_delta(w->clocks, rank, t->end);
-}
-
-/* Every event since the last pull into the view (only numbered while it
- * is frozen), and the collectives they complete. */
-static void pull(struct watcher *w, struct es_trace *ev, int max)
-{
-	enum { UNNAMED = 64 }; /* sites named a batch at most: the rest at the next */
-	struct unnamed unnamed[UNNAMED];
-	int n;
-	uint64_t lost;
-	if (es_scope_refresh(w->s) > 0) {
-		set_threads(w);
-		es_mpi_close(w->mpi);
-		if (es_mpi_open(w->s, &w->mpi))
-			w->mpi = NULL;
-	}
-	if (w->mpi)
-		es_mpi_refresh(w->mpi);
-	read_clocks(w);
-	while ((n = es_scope_consume(w->s, ev, (size_t)max, &lost)) > 0) {
-		pthread_mutex_lock(&w->sv->lock);
-		if (lost || es_scope_before_attach(w->s))
-			lv_unpaired(w->sv->v, lost ? "some calls were overwritten before esview read them: a busy "
-						     "channel's messages are drawn again from its next mark"
-						   : "esview came after the job's first calls had rotated out: a busy "
-						     "channel's messages are drawn from its next mark");
-		int nu = 0;
-		for (int i = 0; i < n; i++) {
-			const struct es_leaf *l = es_scope_leaf(w->s, es_scope_consumed_leaf(w->s, (size_t)i));
-			move_clock(w, &ev[i], l->rank); /* for the collectives below too */
-			const struct es_trace *t = &ev[i];
-			struct lv_event e = { t->start, t->end, (uint32_t)l->thread, t->element, t->size, t->arg, 0,
-					      t->op, t->comm, 0, false, t->seq };
-			uint16_t s = ES_TRACE_SITE(t);
-			if (w->mpi && l->rank >= 0 && s && es_op_code(t->op) >= ES_OP_MPI_INIT && !es_is_mark(t->op) &&
-			    nu < UNNAMED && !lv_site_named(w->sv->v, (uint32_t)l->thread, s)) {
-				bool dup = false;
-				for (int k = 0; k < nu && !dup; k++)
-					dup = unnamed[k].thread == l->thread && unnamed[k].site == s;
-				if (!dup)
-					unnamed[nu++] = (struct unnamed){ l->thread, l->rank, s };
-			}
-			if (w->sv->frozen)
-				lv_count(w->sv->v, &e);
-			else
-				lv_add(w->sv->v, &e);
-		}
-		if (!w->sv->frozen) /* the last second's balance stays as it was at the trigger */
-			lv_mark(w->sv->v, ps_now_ns()); /* what was consumed ended by now */
-		pthread_mutex_unlock(&w->sv->lock);
-		name_sites(w, unnamed, nu);
-		for (int i = 0; i < n && w->mpi; i++) {
-			const struct es_leaf *l = es_scope_leaf(w->s, es_scope_consumed_leaf(w->s, (size_t)i));
-			struct cm_done d;
-			if (l->rank >= 0 && cm_event(w->cm, w->mpi, &ev[i], l->rank, &d))
-				collective(w, &d);
-		}
-		if (n < max)
-			break;
-	}
-}
-
-/* The wait-for graph's picture, by dot, when something waits. */
-static void draw_graph(struct watcher *w, const char *title)
-{
-	char dot[4200], svg[4200];
-	snprintf(dot, sizeof(dot), "%s/waitfor.dot", w->dir);
-	snprintf(svg, sizeof(svg), "%s/waitfor.svg", w->dir);
-	FILE *f = ps_fopen_out(dot, 0600);
-	if (!f)
-		return;
-	int rc = wf_dot(hb_graph(w->hb), f, title);
-	if (fclose(f) || rc || mon_dot(dot, "svg", svg))
-		return;
-	FILE *in = fopen(svg, "r");
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *out = in ? open_memstream(&buf, &len) : NULL;
-	char chunk[8192];
-	size_t k;
-	while (out && (k = fread(chunk, 1, sizeof(chunk), in)) > 0)
-		fwrite(chunk, 1, k, out);
-	if (in)
-		fclose(in);
-	if (!out || fclose(out))
-		return;
-	pthread_mutex_lock(&w->sv->lock);
-	free(w->sv->svg);
-	w->sv->svg = buf, w->sv->svg_len = len;
-	w->sv->svg_gen++;
-	pthread_mutex_unlock(&w->sv->lock);
-}
-
-/* The findings, a line each: [kind, text]. */
-static void say_findings(FILE *f, const char *text)
-{
-	fputs(",\"findings\":[", f);
-	char line[2048];
-	int k = 0;
-	for (const char *p = text; p && *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		snprintf(line, sizeof(line), "%.*s", (int)n, p);
-		const char *l = line + strspn(line, " ");
-		const char *kind = !strncmp(l, "deadlock", 8) ? "deadlock" : !strncmp(l, "stall", 5) ? "stall" : "note";
-		fprintf(f, "%s[\"%s\",", k++ ? "," : "", kind);
-		ar_json_string(f, l);
-		fputc(']', f);
-		p = nl ? nl + 1 : p + n;
-	}
-	fputc(']', f);
-}
-
-/* heartbeat's judgement, once a period: who progressed, who waits for
- * whom, and the deadlock and stall triggers. */
-static void judge(struct watcher *w)
-{
-	struct hb_period p;
-	if (hb_step(w->hb, "esview", &p))
-		return;
-	const wf_graph *g = hb_graph(w->hb);
-	char *text = NULL, *json = NULL;
-	size_t tlen = 0, jlen = 0;
-	FILE *t = open_memstream(&text, &tlen);
-	if (t && p.looked)
-		wf_report(g, t, "");
-	if (t)
-		fclose(t);
-	pthread_mutex_lock(&w->sv->lock);
-	bool frozen = w->sv->frozen;
-	pthread_mutex_unlock(&w->sv->lock);
-	if (p.looked && p.stalled && !frozen) /* a frozen view keeps the graph of its moment */
-		draw_graph(w, w->o->job);
-	FILE *f = open_memstream(&json, &jlen);
-	if (f) {
-		fprintf(f, ",\"waits\":{\"period_ms\":%.0f,\"threads\":%d,\"progressing\":%d,\"stalled\":%d,"
-			   "\"ended\":%d,\"unreachable\":%d,\"graph\":%u,\"line\":",
-			w->o->period * 1000, hb_threads(w->hb), p.progressing, p.stalled, p.ended, p.unreachable,
-			p.looked && p.stalled ? w->sv->svg_gen : 0);
-		ar_json_string(f, p.line);
-		say_findings(f, text);
-		fputc('}', f);
-		fclose(f);
-	}
-	free(w->waits);
-	w->waits = json;
-	free(w->findings);
-	w->findings = text;
-	const struct lv_arm arm = w->arm;
-	if (arm.deadlock && p.looked && wf_deadlocks(g) > 0 && !*w->pending)
-		snprintf(w->pending, sizeof(w->pending), "a deadlock named");
-	double secs;
-	int i = arm.stall_s > 0 && !*w->pending ? hb_stalled_for(w->hb, arm.stall_s, &secs) : -1;
-	if (i >= 0)
-		snprintf(w->pending, sizeof(w->pending), "%s stalled for %.1f s (trigger above %g s), %s",
-			 es_scope_thread(w->latest, i), secs, arm.stall_s, hb_thread(w->hb, i)->where);
-}
-
-/* The calls the threads are inside now, as if they ended now; NULL when
- * there are none (or no memory: then none are drawn). */
-static struct lv_event *inside_now(struct watcher *w, uint64_t now, int *n)
-{
-	int nt = es_scope_threads(w->s);
-	struct lv_event *in = calloc((size_t)nt + 1, sizeof(*in));
-	*n = 0;
-	for (int t = 0; in && t < nt; t++) {
-		struct es_flight fl;
-		if (!es_scope_in_flight(w->s, t, &fl) || fl.since_ns > now)
-			continue;
-		in[(*n)++] = (struct lv_event){ .start = now - fl.since_ns, .end = now, .thread = (uint32_t)t,
-						.peer = fl.element, .tag = (uint32_t)fl.arg, .op = (uint16_t)fl.op };
-	}
-	return in;
-}
-
-/* What the page shows now: the judgement's, the collectives', the calls
- * threads are inside. */
-static void publish(struct watcher *w)
-{
-	char *extra = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&extra, &len);
-	if (!f)
-		return;
-	uint64_t now = ps_now_ns();
-	int nin;
-	struct lv_event *in = inside_now(w, now, &nin);
-	fputs(w->waits ? w->waits : "", f);
-	fputs(",\"colls\":[", f);
-	for (int i = w->nrecent; i-- > 0;) {
-		const struct cm_done *d = &w->recent[i];
-		fprintf(f, "%s{\"name\":\"%s\",\"num\":%u,\"members\":%d,\"last\":%d,\"imb_ms\":%.3f,\"lat_ms\":%.3f}",
-			i < w->nrecent - 1 ? "," : "", es_op_name(d->code), d->num, d->members, d->last_rank, d->imb_ms,
-			d->lat_ms);
-	}
-	fputc(']', f);
-	if (fclose(f)) {
-		free(in);
-		return;
-	}
-	pthread_mutex_lock(&w->sv->lock);
-	if (!w->sv->frozen) {
-		free(w->sv->extra);
-		w->sv->extra = extra;
-		extra = NULL;
-		free(w->sv->inside);
-		w->sv->inside = in, w->sv->ninside = nin;
-		in = NULL;
-		w->sv->now_ns = now;
-		w->sv->upto = lv_added(w->sv->v);
-		w->sv->gen++;
-	}
-	pthread_mutex_unlock(&w->sv->lock);
-	free(extra);
-	free(in);
-}
-
-/* DIR/N for the first N nobody has made: mkdir is the claim, so that two
- * viewers of one DIR never take the same.  0, or an error. */
-static int claim(const char *top, char *dir, size_t len)
-{
-	int rc = ps_mkdir_out(top, 0700); /* ours, and nobody else may add names to it */
-	for (int n = 1; !rc && n < 1000000; n++) {
-		snprintf(dir, len, "%s/%d", top, n);
-		if (!mkdir(dir, 0700))
-			return 0;
-		if (errno != EEXIST)
-			return -errno;
-	}
-	return rc ? rc : -ENOSPC;
-}
-
-/* The bytes of the files in dir (an archive's are all in it). */
-static double dir_bytes(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	double sum = 0;
-	struct stat st;
-	while (d && (e = readdir(d)))
-		if (!fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode))
-			sum += (double)st.st_size;
-	if (d)
-		closedir(d);
-	return sum;
-}
-
-/* Where the trigger's archive goes, in dir, or why none is kept (in sv). */
-static bool snapshot_room(struct watcher *w, char *dir, size_t len)
-{
-	const struct opts *o = w->o;
-	int rc;
-	if (w->kept >= o->snapshots || w->bytes + w->largest > o->snapshot_bytes || o->snapshot_bytes <= 0)
-		snprintf(w->sv->archive, sizeof(w->sv->archive),
-			 "none: %d archive(s), %.0f MB, kept already: the most --snapshots %d and --snapshot-bytes "
-			 "%.0f MB allow (the first are kept)", w->kept, w->bytes / 1048576, o->snapshots,
-			 o->snapshot_bytes / 1048576);
-	else if ((rc = claim(o->snapshot, dir, len)))
-		snprintf(w->sv->archive, sizeof(w->sv->archive), "none: %s: %s", o->snapshot, ps_strerror(rc));
-	else
-		return true;
-	return false;
-}
-
-/* A trigger held: the view freezes at the moment just published, and an
- * archive of that moment is kept (DIR/N), within the caps. */
-static void fire(struct watcher *w)
-{
-	struct lv_served *sv = w->sv;
-	char dir[4200];
-	pthread_mutex_lock(&sv->lock);
-	bool armed = !sv->frozen && (sv->arm.deadlock || sv->arm.stall_s > 0 || sv->arm.imbalance_ms > 0), room = false;
-	if (armed) {
-		sv->frozen = true;
-		sv->fired++;
-		snprintf(sv->why, sizeof(sv->why), "%s", w->pending);
-		if ((room = snapshot_room(w, dir, sizeof(dir))))
-			snprintf(sv->archive, sizeof(sv->archive), "(being written: %s)", dir);
-		sv->gen++;
-	}
-	pthread_mutex_unlock(&sv->lock);
-	*w->pending = 0;
-	if (!armed)
-		return;
-	printf("esview: trigger: %s; the view is frozen%s%s\n", sv->why, room ? "" : "; archive: ", room ? "" : sv->archive);
-	fflush(stdout);
-	if (!room)
-		return;
-	struct mon_snapshot sn = { .dir = dir, .job = w->o->job };
-	char err[4800];
-	int rc = mon_snapshot("esview", &sn, sv->why, "waitfor", w->findings && *w->findings ? w->findings
-				: "(the wait-for graph named nothing)\n", err, sizeof(err));
-	if (rc)
-		fprintf(stderr, "esview: no snapshot of job %s in %s: %s\n", sn.job, dir, err);
-	double b = dir_bytes(dir);
-	w->kept++;
-	w->bytes += b;
-	w->largest = b > w->largest ? b : w->largest;
-	pthread_mutex_lock(&sv->lock);
-	if (rc)
-		snprintf(sv->archive, sizeof(sv->archive), "none: the snapshot failed (%s)", strerror(-rc));
-	else
-		snprintf(sv->archive, sizeof(sv->archive), "%s", dir);
-	sv->gen++;
-	pthread_mutex_unlock(&sv->lock);
-}
-
-/* The job ended (or its servers stopped answering): its threads are
- * ended, nobody stalls, and the page says which, not the last period's
- * "2 progressing". */
-static void say_ended(struct watcher *w, const struct mon_watch *mw)
-{
-	char *json = NULL, line[200];
-	size_t len;
-	FILE *f = open_memstream(&json, &len);
-	if (!f)
-		return;
-	snprintf(line, sizeof(line), "%s", mw->now == MON_UNREACHABLE ? "its tuple servers stopped answering "
-		 "(the job ended, or its hosts cannot be reached)" : "the job has ended");
-	int n = hb_threads(w->hb);
-	fprintf(f, ",\"waits\":{\"period_ms\":%.0f,\"threads\":%d,\"progressing\":0,\"stalled\":0,\"ended\":%d,"
-		   "\"unreachable\":0,\"graph\":0,\"job_ended\":true,\"line\":", w->o->period * 1000, n, n);
-	ar_json_string(f, line);
-	fputs(",\"findings\":[]}", f);
-	if (fclose(f)) {
-		free(json);
-		return;
-	}
-	free(w->waits);
-	w->waits = json;
-}
-
-/* Pulls at the rate, judges once a period, fires the triggers. */
-enum { PULL_MAX = 65536 }; /* events a pull takes at most: 2.4 MB of buffer */
-
-/* Pulls, judges and publishes until the job ends (0) or esview is stopped
- * (0); -ENOMEM without the pull's buffer. */
-static int watch(struct watcher *w)
-{
-	struct es_trace *ev = malloc(PULL_MAX * sizeof(*ev));
-	struct mon_watch mw = { .grace = 3 };
-	if (!ev)
-		return -ENOMEM;
-	while (!mon_stop) {
-		bool alive = mon_watch("esview", w->s, &mw);
-		pthread_mutex_lock(&w->sv->lock);
-		w->arm = w->sv->arm;
-		pthread_mutex_unlock(&w->sv->lock);
-		pull(w, ev, PULL_MAX);
-		if (mon_now() >= w->next_beat) {
-			w->next_beat = mon_now() + w->o->period;
-			judge(w);
-		}
-		if (!alive)
-			say_ended(w, &mw);
-		publish(w);
-		if (*w->pending)
-			fire(w);
-		if (!alive)
-			break;
-		pthread_mutex_lock(&w->sv->lock);
-		double rate = w->sv->rate;
-		pthread_mutex_unlock(&w->sv->lock);
-		mon_sleep(1 / rate);
-	}
-	free(ev);
-	return 0;
-}
-
-/* The two scopes: every event, and each thread's latest (heartbeat's). */
-static int attach(const struct opts *o, struct watcher *w)
-{
-	struct es_scope_spec spec;
-	es_scope_spec_default(&spec, o->job);
-	spec.reduce = ES_REDUCE_NONE;
-	spec.by_leaf = true;
-	char err[600];
-	int rc = mon_remote(&spec, err, sizeof(err));
-	if (rc || (rc = mon_attach("esview", &spec, o->wait, &w->s, err, sizeof(err)))) {
-		fprintf(stderr, "esview: %s\n", err);
-		return mon_status(rc);
-	}
-	es_scope_spec_default(&spec, o->job);
-	spec.reduce = ES_REDUCE_LATEST;
-	if ((rc = mon_remote(&spec, err, sizeof(err))) || (rc = mon_attach("esview", &spec, 0, &w->latest, err, sizeof(err)))) {
-		fprintf(stderr, "esview: %s\n", err);
-		return mon_status(rc);
-	}
-	if (es_mpi_open(w->s, &w->mpi))
-		w->mpi = NULL;
-	if (hb_create(w->latest, o->period, false, &w->hb) || cm_create(&w->cm) || set_threads(w))
-		return 1;
-	if (ar_symbols_create(&w->sym))
-		w->sym = NULL;
-	return 0;
-}
-
-static void detach(struct watcher *w)
-{
-	char f[4200];
-	snprintf(f, sizeof(f), "%s/waitfor.dot", w->dir);
-	unlink(f);
-	snprintf(f, sizeof(f), "%s/waitfor.svg", w->dir);
-	unlink(f);
-	if (*w->dir)
-		rmdir(w->dir);
-	hb_destroy(w->hb);
-	cm_destroy(w->cm);
-	es_mpi_close(w->mpi);
-	ar_symbols_destroy(w->sym);
-	ar_clocks_free(w->clocks);
-	if (w->latest)
-		es_scope_destroy(w->latest);
-	if (w->s)
-		es_scope_destroy(w->s);
-	free(w->waits);
-	free(w->findings);
-}
-
 /* The door (view_door.c) with the key, if any, and the page it serves. */
-static vd *open_door(const struct opts *o, struct lv_served *sv)
+static vd *open_door(const struct vw_opts *o, struct lv_served *sv)
 {
 	char key[PS_SECRET_MAX + 1], why[400];
 	size_t klen = 0;
@@ -772,7 +190,7 @@ static vd *open_door(const struct opts *o, struct lv_served *sv)
 
 int main(int argc, char **argv)
 {
-	struct opts o;
+	struct vw_opts o;
 	int rc = parse(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
@@ -783,7 +201,7 @@ int main(int argc, char **argv)
 	}
 	struct lv_served sv = { .lock = PTHREAD_MUTEX_INITIALIZER, .job = o.job, .rate = o.rate, .arm = o.arm,
 			     .window_ns = (uint64_t)(o.window * 1e9) };
-	struct watcher w = { .o = &o, .sv = &sv };
+	struct vw_watcher w = { .o = &o, .sv = &sv };
 	const char *tmp = getenv("TMPDIR");
 	snprintf(w.dir, sizeof(w.dir), "%s/esview.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(w.dir)) {
@@ -807,7 +225,7 @@ int main(int argc, char **argv)
 	mon_signals();
 	printf("esview: job %s at http://%s:%d/%s\n", o.job, o.addr, vd_port(d), o.secret_file ? "?key=KEY" : "");
 	fflush(stdout);
-	if (!(rc = attach(&o, &w)) && watch(&w)) {
+	if (!(rc = vw_attach(&o, &w)) && vw_watch(&w)) {
 		fprintf(stderr, "esview: no memory for a pull's %zu bytes\n", (size_t)PULL_MAX * sizeof(struct es_trace));
 		rc = 1;
 	} else if (!rc) {
@@ -817,7 +235,7 @@ int main(int argc, char **argv)
 			mon_sleep(1);
 	}
 	vd_close(d);
-	detach(&w);
+	vw_detach(&w);
 	lv_served_fini(&sv);
 	lv_destroy(sv.v);
 	return rc;
