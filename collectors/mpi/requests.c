@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectors/mpi/record.h"
+#include "collectors/mpi/reqindex.h"
 
 /*
  * Each thread follows the requests it made (record.h says the invariants):
@@ -13,308 +13,6 @@
  * takes a lock: a thread writes only its own index and board, and of
  * another's board only the words waiter and done.
  */
-
-/* What the board cannot show: the communicator a wildcard receive's source
- * is translated through, a new communicator that MPI_Comm_idup makes. */
-struct extra {
-	struct es_comm *c; /* held (es_comm_hold) while the request is open */
-	void *newcomm;     /* MPI_Comm_idup's */
-	uint32_t seed;
-};
-
-struct rentry {
-	MPI_Request handle; /* MPI_REQUEST_NULL: free */
-	int slot;           /* >= 0: on the board; < 0: private record -1 - slot */
-};
-
-struct es_rindex {
-	struct rentry *tab;
-	size_t cap, n;
-	int free_slots[ES_REQS_SLOTS], nfree;
-	struct extra extra[ES_REQS_SLOTS];
-	struct es_req_rec *priv; /* when the board is full */
-	struct extra *priv_extra;
-	int npriv, cap_priv, *priv_free, npriv_free;
-	bool dups; /* two live requests have had one handle */
-};
-#define MAX_SAME 64 /* live requests one handle may stand for: past that, the oldest is dropped */
-
-/* --- a slot's words ---------------------------------------------------------------- */
-
-static inline uint64_t *words(struct es_req_rec *r)
-{
-	return (uint64_t *)r;
-}
-
-/* The owner rewrites words 1 to 5 of a slot (handle to size): ver odd while
- * it does, so a reader's copy is whole when ver is even and unchanged. */
-static inline __attribute__((always_inline)) void slot_put(struct es_req_rec *r, const struct es_req_rec *v)
-{
-	PS_INVARIANT("only the owner writes a slot: its ver is even when the owner begins",
-		     !(__atomic_load_n(&r->ver, __ATOMIC_RELAXED) & 1));
-	uint64_t ver = __atomic_load_n(&r->ver, __ATOMIC_RELAXED) | 1;
-	__atomic_store_n(&r->ver, ver, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	const uint64_t *src = (const uint64_t *)v;
-	for (int i = 1; i <= 5; i++)
-		__atomic_store_n(&words(r)[i], src[i], __ATOMIC_RELAXED);
-	__atomic_store_n(&r->ver, ver + 1, __ATOMIC_RELEASE);
-}
-
-/* A slot no request holds: its handle 0 (readers pass over it). */
-static inline void slot_free(struct es_req_rec *r)
-{
-	PS_INVARIANT("only the owner writes a slot: its ver is even when the owner begins",
-		     !(__atomic_load_n(&r->ver, __ATOMIC_RELAXED) & 1));
-	uint64_t ver = __atomic_load_n(&r->ver, __ATOMIC_RELAXED) | 1;
-	__atomic_store_n(&r->ver, ver, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	__atomic_store_n(&r->handle, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&r->ver, ver + 1, __ATOMIC_RELEASE);
-}
-
-/* Another thread's slot as it is, if whole; its ver in *ver. */
-static bool slot_get(const struct es_req_rec *r, struct es_req_rec *out)
-{
-	uint64_t v1 = __atomic_load_n(&r->ver, __ATOMIC_ACQUIRE);
-	for (int i = 1; i < 8; i++)
-		words(out)[i] = __atomic_load_n(&((const uint64_t *)r)[i], __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	out->ver = v1;
-	return !(v1 & 1) && __atomic_load_n(&r->ver, __ATOMIC_RELAXED) == v1;
-}
-
-/* --- the index ---------------------------------------------------------------------- */
-
-static size_t hash(MPI_Request r, size_t cap)
-{
-	return (size_t)((es_handle_of(r) >> 3) * 0x9e3779b97f4a7c15ull >> 32) & (cap - 1);
-}
-
-static struct es_rindex *index_of_thread(void)
-{
-	struct es_rindex *ri = es_t.ri;
-	if (ri || !es_elem())
-		return ri;
-	if (!(ri = calloc(1, sizeof(*ri))) || !(ri->tab = calloc(1024, sizeof(*ri->tab)))) {
-		free(ri);
-		return NULL;
-	}
-	ri->cap = 1024;
-	for (size_t i = 0; i < ri->cap; i++)
-		ri->tab[i].handle = MPI_REQUEST_NULL;
-	for (int s = 0; s < (int)ES_REQS_SLOTS; s++)
-		ri->free_slots[s] = (int)ES_REQS_SLOTS - 1 - s; /* slot 0 first */
-	ri->nfree = es_t.reqs ? (int)ES_REQS_SLOTS : 0;
-	es_t.ri = ri;
-	return ri;
-}
-
-/* The k-th entry for r (from 0), oldest first: one handle may stand for
- * several live requests (Open MPI gives every send it completed at once
- * the same one), and probing keeps their order (so does erase). */
-static inline struct rentry *find_nth(struct es_rindex *ri, MPI_Request r, int k)
-{
-	for (size_t i = hash(r, ri->cap), n = 0; n < ri->cap; n++, i = (i + 1) & (ri->cap - 1)) {
-		if (ri->tab[i].handle == r && k-- == 0)
-			return &ri->tab[i];
-		if (ri->tab[i].handle == MPI_REQUEST_NULL)
-			return NULL;
-	}
-	return NULL;
-}
-
-static inline struct rentry *find(struct es_rindex *ri, MPI_Request r)
-{
-	return find_nth(ri, r, 0);
-}
-
-/* find(), and when r has no entry *empty is where its probe ended: where
- * insert would put it, while no entry moves. */
-static inline struct rentry *probe(struct es_rindex *ri, MPI_Request r, size_t *empty)
-{
-	for (size_t i = hash(r, ri->cap), n = 0; n < ri->cap; n++, i = (i + 1) & (ri->cap - 1)) {
-		if (ri->tab[i].handle == r)
-			return &ri->tab[i];
-		if (ri->tab[i].handle == MPI_REQUEST_NULL) {
-			*empty = i;
-			return NULL;
-		}
-	}
-	return NULL;
-}
-
-/* The entry for r on slot. */
-static inline struct rentry *find_slot(struct es_rindex *ri, MPI_Request r, int slot)
-{
-	for (size_t i = hash(r, ri->cap), n = 0; n < ri->cap; n++, i = (i + 1) & (ri->cap - 1)) {
-		if (ri->tab[i].handle == r && ri->tab[i].slot == slot)
-			return &ri->tab[i];
-		if (ri->tab[i].handle == MPI_REQUEST_NULL)
-			return NULL;
-	}
-	return NULL;
-}
-
-static inline struct rentry *insert(struct es_rindex *ri, MPI_Request r, int slot);
-
-static int grow(struct es_rindex *ri)
-{
-	size_t cap = ri->cap * 2, oldcap = ri->cap;
-	struct rentry *old = ri->tab, *t = malloc(cap * sizeof(*t));
-	if (!t)
-		return -1;
-	for (size_t i = 0; i < cap; i++)
-		t[i].handle = MPI_REQUEST_NULL;
-	ri->tab = t;
-	ri->cap = cap;
-	ri->n = 0;
-	/* from just after a free slot, so that each cluster's entries, and
-	 * those of one handle, go in in their order (the table is never full) */
-	size_t z = 0;
-	while (old[z].handle != MPI_REQUEST_NULL)
-		z++;
-	for (size_t k = 1; k <= oldcap; k++) {
-		const struct rentry *o = &old[(z + k) & (oldcap - 1)];
-		if (o->handle != MPI_REQUEST_NULL)
-			insert(ri, o->handle, o->slot);
-	}
-	free(old);
-	return 0;
-}
-
-static inline struct rentry *put_at(struct es_rindex *ri, size_t i, MPI_Request r, int slot)
-{
-	ri->tab[i] = (struct rentry){ r, slot };
-	ri->n++;
-	return &ri->tab[i];
-}
-
-/* Its entry, or NULL if the index could not grow. */
-static inline struct rentry *insert(struct es_rindex *ri, MPI_Request r, int slot)
-{
-	if ((ri->n + 1) * 2 > ri->cap && grow(ri))
-		return NULL;
-	size_t i = hash(r, ri->cap);
-	while (ri->tab[i].handle != MPI_REQUEST_NULL)
-		i = (i + 1) & (ri->cap - 1);
-	return put_at(ri, i, r, slot);
-}
-
-/* Removes e, keeping every other entry findable (backward-shift deletion). */
-static inline void erase(struct es_rindex *ri, struct rentry *e)
-{
-	size_t i = (size_t)(e - ri->tab);
-	ri->n--;
-	for (;;) {
-		ri->tab[i].handle = MPI_REQUEST_NULL;
-		size_t j = i;
-		for (;;) {
-			j = (j + 1) & (ri->cap - 1);
-			if (ri->tab[j].handle == MPI_REQUEST_NULL)
-				return;
-			size_t h = hash(ri->tab[j].handle, ri->cap);
-			if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j))
-				break;
-		}
-		ri->tab[i] = ri->tab[j];
-		i = j;
-	}
-}
-
-static struct es_req_rec *rec_of(struct es_rindex *ri, int slot)
-{
-	return slot >= 0 ? &es_t.reqs[slot] : &ri->priv[-1 - slot];
-}
-
-static struct extra *extra_of(struct es_rindex *ri, int slot)
-{
-	return slot >= 0 ? &ri->extra[slot] : &ri->priv_extra[-1 - slot];
-}
-
-/* A slot or private record free again. */
-static inline void release(struct es_rindex *ri, int slot)
-{
-	struct extra *x = extra_of(ri, slot);
-	if (__builtin_expect(x->c || x->newcomm, 0)) {
-		es_comm_release(x->c);
-		*x = (struct extra){ 0 };
-	}
-	if (slot >= 0) {
-		slot_free(&es_t.reqs[slot]);
-		ri->free_slots[ri->nfree++] = slot;
-	} else {
-		ri->priv[-1 - slot].handle = 0;
-		ri->priv_free[ri->npriv_free++] = -1 - slot;
-	}
-}
-
-/* Forgets the entry: its slot is free again. */
-static inline void forget(struct es_rindex *ri, struct rentry *e)
-{
-	release(ri, e->slot);
-	erase(ri, e);
-}
-
-#ifdef ES_DEBUG
-/* The index as record.h's invariants say it is: each entry findable where
- * it is and standing for a slot or private record that holds its handle;
- * every board slot either free or an entry's, never both. */
-static bool index_whole(struct es_rindex *ri)
-{
-	size_t n = 0;
-	int on_board = 0;
-	for (size_t i = 0; i < ri->cap; i++) {
-		struct rentry *e = &ri->tab[i];
-		if (e->handle == MPI_REQUEST_NULL)
-			continue;
-		n++;
-		on_board += e->slot >= 0;
-		if (rec_of(ri, e->slot)->handle != es_handle_of(e->handle) || !find_slot(ri, e->handle, e->slot))
-			return false;
-	}
-	return n == ri->n && (!es_t.reqs || on_board + ri->nfree == (int)ES_REQS_SLOTS);
-}
-#endif
-
-/* A board slot whose request another thread completed, freed; -1 if none. */
-static int reclaim(struct es_rindex *ri)
-{
-	for (int s = 0; s < (int)ES_REQS_SLOTS; s++) {
-		struct es_req_rec *r = &es_t.reqs[s];
-		uint64_t done = __atomic_load_n(&r->done, __ATOMIC_ACQUIRE);
-		struct rentry *e;
-		if (r->handle && es_req_done_by_other(done, r->ver) &&
-		    (e = find_slot(ri, (MPI_Request)(uintptr_t)r->handle, s))) {
-			forget(ri, e);
-			return ri->free_slots[--ri->nfree];
-		}
-	}
-	return -1;
-}
-
-/* A private record, when the board is full: not seen by monitors. */
-static int priv_slot(struct es_rindex *ri)
-{
-	if (ri->npriv_free)
-		return -1 - ri->priv_free[--ri->npriv_free];
-	if (ri->npriv == ri->cap_priv) {
-		int cap = ri->cap_priv ? ri->cap_priv * 2 : 64;
-		struct es_req_rec *p = realloc(ri->priv, sizeof(*p) * (size_t)cap);
-		if (p)
-			ri->priv = p;
-		struct extra *x = p ? realloc(ri->priv_extra, sizeof(*x) * (size_t)cap) : NULL;
-		if (x)
-			ri->priv_extra = x;
-		int *f = x ? realloc(ri->priv_free, sizeof(*f) * (size_t)cap) : NULL;
-		if (!f)
-			return INT32_MIN;
-		ri->priv_free = f;
-		ri->cap_priv = cap;
-	}
-	ri->priv_extra[ri->npriv] = (struct extra){ 0 };
-	return -1 - ri->npriv++;
-}
 
 /* --- making ----------------------------------------------------------------------------- */
 
@@ -334,7 +32,7 @@ static void drop_held(void)
 static struct rentry *follow(MPI_Request req, struct es_req_rec *v, struct es_comm *hold)
 {
 	struct rentry *e;
-	struct es_rindex *ri = index_of_thread();
+	struct es_rindex *ri = es__ri_of_thread();
 	if (!ri || req == MPI_REQUEST_NULL)
 		return NULL;
 	/* MPI gave the handle again: the requests it stood for that another
@@ -357,8 +55,8 @@ static struct rentry *follow(MPI_Request req, struct es_req_rec *v, struct es_co
 	}
 	if (!ri->nfree)
 		at = SIZE_MAX; /* reclaim may free an entry */
-	int slot = ri->nfree ? ri->free_slots[--ri->nfree] : es_t.reqs ? reclaim(ri) : -1;
-	if (slot < 0 && (slot = priv_slot(ri)) == INT32_MIN)
+	int slot = ri->nfree ? ri->free_slots[--ri->nfree] : es_t.reqs ? es__ri_reclaim(ri) : -1;
+	if (slot < 0 && (slot = es__ri_priv_slot(ri)) == INT32_MIN)
 		return NULL; /* no memory: this one goes unfollowed */
 	v->handle = es_handle_of(req);
 	if (slot >= 0) {
@@ -414,7 +112,7 @@ void es_req_made(MPI_Request req, unsigned op, const struct es_comm *c, uint32_t
 	/* a receive from any source learns its source's world rank through c at its completion */
 	follow(req, &v, is_recv(op) && peer == ES_NONE ? (struct es_comm *)c : NULL);
 	PS_INVARIANT("each entry of the index stands for one slot or record holding its handle",
-		     !es_t.ri || index_whole(es_t.ri));
+		     !es_t.ri || es__ri_whole(es_t.ri));
 }
 
 void es_req_idup(MPI_Request req, struct es_comm *parent, MPI_Comm *newcomm, uint32_t seed)
@@ -450,7 +148,7 @@ static bool find_other(MPI_Request req, struct es_ref *ref, struct es_req_rec *c
 			continue;
 		for (int s = 0; s < (int)ES_REQS_SLOTS; s++)
 			if (__atomic_load_n(&b[s].handle, __ATOMIC_RELAXED) == es_handle_of(req) &&
-			    slot_get(&b[s], copy) && copy->handle == es_handle_of(req) &&
+			    es__slot_get(&b[s], copy) && copy->handle == es_handle_of(req) &&
 			    !es_req_done_by_other(copy->done, copy->ver)) {
 				*ref = (struct es_ref){ ES_REF_OTHER, k, s, copy->ver };
 				return true;
@@ -610,7 +308,7 @@ static void completed_slow(const struct es_ref *ref, const MPI_Status *st, bool 
 		e = find_slot(ri, (MPI_Request)(uintptr_t)v.handle, ref->slot);
 	} else {
 		other = &atomic_load_explicit(&es_g.boards[ref->owner], memory_order_relaxed)[ref->slot];
-		if (!slot_get(other, &v) || v.ver != ref->ver)
+		if (!es__slot_get(other, &v) || v.ver != ref->ver)
 			return; /* its owner moved on meanwhile */
 	}
 	if ((v.state & ES_REQ_PERSISTENT) && !(v.state & ES_REQ_ACTIVE))
@@ -736,7 +434,7 @@ void es_wait_end(struct es_wait *w, int rc, enum es_which which, int count, cons
 	complete_all(w, rc, which, count, indices, sts, fsts);
 	wait_free(w);
 	PS_INVARIANT("each entry of the index stands for one slot or record holding its handle",
-		     !es_t.ri || index_whole(es_t.ri));
+		     !es_t.ri || es__ri_whole(es_t.ri));
 }
 
 /* --- polls ----------------------------------------------------------------------------------- */
