@@ -174,9 +174,9 @@ EXT_LIBS = $(shell pkg-config --libs yaml-0.1 hwloc)
 WRAPGEN := $(GEN)/wrapgen
 GENERATED := $(GEN)/es_mpi_ops.h $(GEN)/es_mpi_ops.c $(GEN)/wrappers.c $(GEN)/empty.c
 
-$(WRAPGEN): collectors/mpi/wrapgen.c
+$(WRAPGEN): collectors/mpi/wrapgen.c collectors/mpi/wrapgen_emit.c collectors/mpi/wrapgen.h
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -O1 -g -Wall -Wextra -Wshadow -Werror $< -o $@
+	$(CC) -std=c11 -O1 -g -Wall -Wextra -Wshadow -Werror collectors/mpi/wrapgen.c collectors/mpi/wrapgen_emit.c -o $@
 
 $(GEN)/stamp: collectors/mpi/calls.def $(WRAPGEN)
 	$(WRAPGEN) collectors/mpi/calls.def $(GEN)
