@@ -114,7 +114,7 @@ clean:
 
 PASTSET_SRC := pastset/element.c pastset/server.c pastset/clock.c pastset/wait.c pastset/wire.c pastset/file.c \
 	       pastset/tcp.c pastset/tcp_segs.c pastset/tcp_serve.c pastset/tcp_peer.c pastset/conn.c pastset/secret.c pastset/layout.c pastset/remote.c pastset/batch.c \
-	       pastset/guard.c
+	       pastset/guard.c pastset/locate.c
 PASTSET_LIB := $(BUILD)/lib/libpastset.a
 
 # --- paths/ ----------------------------------------------------------------
@@ -172,7 +172,7 @@ EXT_LIBS = $(shell pkg-config --libs yaml-0.1 hwloc)
 # which really include them).
 
 WRAPGEN := $(GEN)/wrapgen
-GENERATED := $(GEN)/es_mpi_ops.h $(GEN)/es_mpi_ops.c $(GEN)/wrappers.c $(GEN)/empty.c
+GENERATED := $(GEN)/es_mpi_ops.h $(GEN)/es_mpi_ops.c $(GEN)/wrappers.c $(GEN)/route.c $(GEN)/empty.c
 
 $(WRAPGEN): collectors/mpi/wrapgen.c collectors/mpi/wrapgen_emit.c collectors/mpi/wrapgen.h
 	@mkdir -p $(dir $@)
@@ -353,7 +353,7 @@ MPI_TESTS := $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_check $(BUILD)/tests/mp
 	     $(BUILD)/tests/mpi_complete $(BUILD)/tests/mpi_sites_cxx $(BUILD)/tests/mpi_sites_dyn $(BUILD)/tests/mpi_toggle \
 	     $(BUILD)/tests/mpi_clocks
 
-ESCOLLECT_SRC := collectors/mpi/escollect.c collectors/mpi/comms.c collectors/mpi/requests.c \
+ESCOLLECT_SRC := collectors/mpi/escollect.c collectors/mpi/core.c collectors/mpi/comms.c collectors/mpi/requests.c \
 		 collectors/mpi/fortran.c collectors/mpi/sites.c collectors/mpi/phases.c \
 		 collectors/mpi/io.c collectors/mpi/ending.c collectors/mpi/control.c \
 		 collectors/mpi/clocks.c collectors/mpi/names.c collectors/mpi/reqindex.c
@@ -366,7 +366,11 @@ $(BUILD)/obj/gen/wrappers.o: $(GEN)/wrappers.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(ESCOLLECT): $(call obj,$(ESCOLLECT_SRC)) $(BUILD)/obj/gen/wrappers.o $(LIBS)
+$(BUILD)/obj/gen/route.o: $(GEN)/route.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(ESCOLLECT): $(call obj,$(ESCOLLECT_SRC)) $(BUILD)/obj/gen/wrappers.o $(BUILD)/obj/gen/route.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(MPICC) -shared -Wl,-z,defs $^ -o $@ $(EXT_LIBS) $(LDLIBS) -ldl
 
@@ -459,10 +463,10 @@ $(BUILD)/tests/mpi_fortran%: tests/integration/mpi_fortran.F90
 ESCOLLECT_DEBUG := $(BUILD)/lib/debug/libescollect.so
 $(ESCOLLECT_DEBUG): $(ESCOLLECT_SRC) $(GEN)/wrappers.c collectors/mpi/record.h collectors/mpi/reqindex.h collectors/collectors.h pastset/pastset.h $(LIBS) | $(GEN)/stamp
 	@mkdir -p $(BUILD)/obj/debug
-	for f in $(ESCOLLECT_SRC) $(GEN)/wrappers.c; do \
+	for f in $(ESCOLLECT_SRC) $(GEN)/wrappers.c $(GEN)/route.c; do \
 		$(MPICC) $(CFLAGS) -DES_DEBUG -c $$f -o $(BUILD)/obj/debug/$$(basename $$f .c).o || exit 1; done
 	@mkdir -p $(dir $@)
-	$(MPICC) -shared -Wl,-z,defs $(addprefix $(BUILD)/obj/debug/,$(notdir $(ESCOLLECT_SRC:.c=.o)) wrappers.o) $(LIBS) \
+	$(MPICC) -shared -Wl,-z,defs $(addprefix $(BUILD)/obj/debug/,$(notdir $(ESCOLLECT_SRC:.c=.o)) wrappers.o route.o) $(LIBS) \
 		-o $@ $(EXT_LIBS) $(LDLIBS) -ldl
 
 ifeq ($(SAN)$(TSAN),)
@@ -483,6 +487,7 @@ build: $(LIBS) $(BINS) $(UNIT_BIN) $(BENCH_BINS) $(OBSERVE) $(MPI_PARTS) $(APPS)
 # TSan cannot see across; they run in the other two flavours.
 run-layers: build
 	@sh mk/layers.sh . $(BUILD)/lib
+	@sh mk/circles.sh $(BUILD)/obj .
 
 run-check: build run-layers
 	@CK_TIMEOUT_MULTIPLIER=$(if $(SAN)$(TSAN),10,1) TSAN_OPTIONS="halt_on_error=1 allocator_may_return_null=1" \
@@ -523,7 +528,7 @@ $(BUILD)/bench/mpi_cost: $(BUILD)/obj/tests/bench/mpi_cost.o
 NOCTL := $(BUILD)/bench/noctl
 $(NOCTL)/libescollect.so: $(ESCOLLECT_SRC) $(GEN)/wrappers.c collectors/mpi/record.h collectors/mpi/reqindex.h collectors/collectors.h $(LIBS) | $(GEN)/stamp
 	@mkdir -p $(NOCTL)
-	for f in $(ESCOLLECT_SRC) $(GEN)/wrappers.c; do \
+	for f in $(ESCOLLECT_SRC) $(GEN)/wrappers.c $(GEN)/route.c; do \
 		$(MPICC) $(CFLAGS) -DES_NO_CONTROL -c $$f -o $(NOCTL)/$$(basename $$f .c).o || exit 1; done
 	$(MPICC) -shared -Wl,-z,defs $(NOCTL)/*.o $(LIBS) -o $@ $(EXT_LIBS) $(LDLIBS) -ldl
 

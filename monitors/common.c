@@ -326,42 +326,7 @@ double mon_number(const char *prog, const char *opt, const char *arg, double min
 	return v;
 }
 
-/* --- snapshots on a trigger ----------------------------------------------------- */
-
-/* A file of the snapshot beside the archive, owner-only as the archive is. */
-static void snapshot_file(const char *prog, const char *dir, const char *name, const char *text)
-{
-	char p[4200];
-	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	FILE *f = ps_fopen_out(p, 0600);
-	if (!f || fputs(text, f) < 0 || fclose(f)) {
-		fprintf(stderr, "%s: %s: %s\n", prog, p, strerror(errno));
-		if (f)
-			fclose(f);
-	}
-}
-
-int mon_snapshot(const char *prog, struct mon_snapshot *sn, const char *why, const char *file,
-		 const char *text, char *err, size_t errlen)
-{
-	if (!sn->dir || sn->taken)
-		return 0;
-	sn->taken = true; /* the first time only: the moment it went wrong */
-	fflush(stdout);
-	struct mon_record_opts o = { .dir = sn->dir, .remains = true };
-	int rc = mon_record(prog, sn->job, &o, err, errlen);
-	if (rc)
-		return rc;
-	char line[600];
-	snprintf(line, sizeof(line), "%s: %s\n", prog, why);
-	snapshot_file(prog, sn->dir, "TRIGGER", line);
-	if (file && text)
-		snapshot_file(prog, sn->dir, file, text);
-	printf("%s: snapshot of job %s in %s: %s (esprofile %s; esconvert --otf2 DIR %s)\n", prog,
-	       sn->job, sn->dir, why, sn->dir, sn->dir);
-	fflush(stdout);
-	return 0;
-}
+/* --- pictures ------------------------------------------------------------------ */
 
 extern char **environ;
 

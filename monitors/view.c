@@ -131,7 +131,8 @@ void lv_destroy(lv *v)
 	free(v->ords);
 	free(v->sent);
 	free(v->mpi_ns), free(v->calls), free(v->traffic);
-	lv__binner_free(v->bn);
+	if (v->bn)
+		v->bn_free(v->bn);
 	for (size_t i = 0; i < v->scap; i++)
 		free(v->sites[i].name);
 	free(v->sites);

@@ -67,7 +67,8 @@ struct binner;
  * - mpi_ns, calls and traffic sum the events from global index tail to
  *   added: each event is counted in when added and out when it ended more
  *   than BALANCE_NS before the last mark, or when the ring drops it.
- * - bn, the answers' cache, is view_json.c's; it never changes an event.
+ * - bn, the answers' cache, is view_json.c's (freed through bn_free, so
+ *   that the ring never calls its answers); it never changes an event.
  */
 struct lv {
 	struct lv_event *ev;
@@ -87,6 +88,7 @@ struct lv {
 	uint32_t *calls;
 	int nr;                   /* traffic is nr x nr, ranks below nr */
 	struct binner *bn;
+	void (*bn_free)(struct binner *); /* view_json.c's, given with bn: the ring never calls its answers */
 	/* call sites' names: open addressing, cap a power of two, half used at most */
 	struct site_name { uint32_t thread; uint16_t site; char *name; } *sites;
 	size_t scap, sused;
@@ -105,6 +107,5 @@ static inline struct sent *lv__sent_of(const lv *v, const struct key *k, uint64_
 {
 	return (struct sent *)&v->sent[(lv__key_hash(k) ^ ord * 0x9e3779b9u) % SENT];
 }
-void lv__binner_free(struct binner *b);
 
 #endif

@@ -126,7 +126,7 @@ struct binner {
 	size_t nrv, rcap;
 };
 
-void lv__binner_free(struct binner *b)
+static void binner_free(struct binner *b)
 {
 	if (!b)
 		return;
@@ -158,7 +158,7 @@ static struct binner *binner_new(const lv *v, const struct lv_ask *a, const char
 	b->recvs = calloc(b->rcap, sizeof(*b->recvs));
 	b->key = strdup(key);
 	if (!b->acc || !b->recvs || !b->key) {
-		lv__binner_free(b);
+		binner_free(b);
 		return NULL;
 	}
 	uint64_t from = a->now_ns > a->shown_ns ? a->now_ns - a->shown_ns : 0;
@@ -220,11 +220,12 @@ static struct binner *binner_for(lv *v, const struct lv_ask *a, int bins, uint64
 	uint64_t from = a->now_ns > a->shown_ns ? a->now_ns - a->shown_ns : 0;
 	if (b && (strcmp(b->key, key) || b->tgen != v->tgen || b->done < v->added - v->n || b->done > upto ||
 		  (int64_t)floor((double)from / b->bin_ns) < b->lo)) {
-		lv__binner_free(b);
+		binner_free(b);
 		b = v->bn = NULL;
 	}
 	if (!b)
 		b = v->bn = binner_new(v, a, key, bins);
+	v->bn_free = binner_free;
 	free(key);
 	if (b)
 		advance(v, b, a, upto);

@@ -110,6 +110,8 @@ int ps__server_new(const struct ps_server_ops *ops, void *impl, const char *name
 		   ps_server **out);
 void *ps__server_impl(const ps_server *s);
 bool ps__server_writable(const ps_server *s);
+/* Its segment's state (enum ps_shm_state), as its server says; or a negative code. */
+int ps__server_state(ps_server *s);
 
 /* server.c: ps_shm_info, waiting or not for a segment being made */
 int ps__shm_info(const char *name, struct ps_shm_info *info, bool may_wait);

@@ -22,11 +22,6 @@
 
 #include "tcp.h"
 
-int64_t ps__tcp_now_ms(void)
-{
-	return (int64_t)(ps_now_ns() / 1000000u);
-}
-
 /* user_data: event, slot and the slot's generation, so a completion for
  * a connection that is gone never touches the one now in its slot */
 static uint64_t ud(int ev, int conn, uint32_t gen)
@@ -123,22 +118,6 @@ static void arm_send(struct ps_tcp *t, int i)
 }
 
 /* Room for a reply of `len` payload bytes at the end of the queue. */
-unsigned char *ps__tcp_reply(struct conn *c, uint16_t op, uint32_t tag, size_t len)
-{
-	/* untouched pages cost nothing: the memory is what replies use */
-	if (!c->out && !(c->out = malloc(OUT_CAP)))
-		return NULL;
-	/* what was sent makes room as sends complete (on_send) */
-	if (c->out_len + PSW_HDR + len > OUT_CAP)
-		return NULL; /* cannot happen while OUT_AHEAD pauses the client */
-	struct psw_hdr h = { (uint16_t)(op | PSW_REPLY), PSW_NATIVE, (uint32_t)len, tag };
-	psw_put_hdr(c->out + c->out_len, &h);
-	unsigned char *p = c->out + c->out_len + PSW_HDR;
-	memset(p, 0, len);
-	c->out_len += PSW_HDR + len;
-	return p;
-}
-
 /* Whether c's HELLO, whole in its reader, waits before its secret is
  * looked at (the guard's policy: guard.c). */
 static bool hold_hello(struct ps_tcp *t, struct conn *c)

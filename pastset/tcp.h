@@ -129,10 +129,14 @@ struct ps_tcp {
 	unsigned next_linger;
 };
 
-/* tcp.c */
-int64_t ps__tcp_now_ms(void);
-/* Room for a reply of len payload bytes at the end of c's queue, its
- * header written and its payload zeroed; NULL if there is none. */
+/* The loop's clock, in ms (ps_now_ns'). */
+static inline int64_t ps__tcp_now_ms(void)
+{
+	return (int64_t)(ps_now_ns() / 1000000u);
+}
+
+/* tcp_serve.c: room for a reply of len payload bytes at the end of c's
+ * queue, its header written and its payload zeroed; NULL if there is none. */
 unsigned char *ps__tcp_reply(struct conn *c, uint16_t op, uint32_t tag, size_t len);
 
 /* tcp_segs.c: the segments served, opened on first use and kept while used */

@@ -6,6 +6,24 @@
 
 #include "tcp.h"
 
+/* --- replies: queued on the connection, sent by the loop (tcp.c's on_send) --------------- */
+
+unsigned char *ps__tcp_reply(struct conn *c, uint16_t op, uint32_t tag, size_t len)
+{
+	/* untouched pages cost nothing: the memory is what replies use */
+	if (!c->out && !(c->out = malloc(OUT_CAP)))
+		return NULL;
+	/* what was sent makes room as sends complete (on_send) */
+	if (c->out_len + PSW_HDR + len > OUT_CAP)
+		return NULL; /* cannot happen while OUT_AHEAD pauses the client */
+	struct psw_hdr h = { (uint16_t)(op | PSW_REPLY), PSW_NATIVE, (uint32_t)len, tag };
+	psw_put_hdr(c->out + c->out_len, &h);
+	unsigned char *p = c->out + c->out_len + PSW_HDR;
+	memset(p, 0, len);
+	c->out_len += PSW_HDR + len;
+	return p;
+}
+
 /* --- requests --------------------------------------------------------------------- */
 
 static ps_elem *handle(struct conn *c, const unsigned char *p, bool *writable)

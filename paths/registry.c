@@ -9,6 +9,14 @@
 
 #include "internal.h"
 
+/*
+ * Circle: registry.c <-> path.c.  The registry's first entries are the
+ * wrappers path.c defines (element, pass, remote, handoff, fork), and
+ * path.c looks every stage's type up here: the built-ins are in the table
+ * before any lookup (pthread_once), with no registration by path.c whose
+ * order could go wrong.
+ */
+
 #define MAX_TYPES 64
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -149,7 +149,8 @@ struct es_thread {
 	 * copy and puts it back after MPI's call, which may have run a
 	 * callback that made a recorded call of its own */
 	const void *ra;
-	struct es_sites *sites;
+	struct es_sites *sites;              /* sites.c's, made at the thread's first site from: */
+	struct es_site_rec *site_board;      /* its board mpi.sitesK, core.c's */
 	struct es_phase phases[ES_PHASE_DEPTH]; /* phases.c: those open, outermost first */
 	int nphases;                  /* open (beyond ES_PHASE_DEPTH: counted only) */
 	int pcontrol;                 /* the phase MPI_Pcontrol began: its index + 1; 0: none */
@@ -158,7 +159,7 @@ _Static_assert(ES_MPI_NPOLLS <= 32, "es_thread.held has a bit per poll");
 /* initial-exec: a preloaded library's TLS is a fixed offset, no call */
 extern __thread struct es_thread es_t ES_HIDDEN __attribute__((tls_model("initial-exec")));
 
-ps_elem *es_thread_elem(void) ES_HIDDEN; /* makes it and the boards; NULL if it cannot */
+ps_elem *es_thread_elem(void) ES_HIDDEN; /* core.c: makes it and the boards; NULL if it cannot */
 /* A board of the rank's (mpi.calls, mpi.modules...): its slots, *out its
  * element; NULL (and *out NULL) when it cannot be made. */
 void *es_rank_board(ps_server *srv, const char *name, size_t rec, uint32_t slots, const char *layout,
@@ -220,7 +221,6 @@ struct es_sites {
 	uint32_t next; /* the number the next new site gets */
 };
 uint16_t es__site(const void *ra) ES_HIDDEN; /* the slow path: a site not met, or a call path */
-void es_sites_thread(struct es_site_rec *board) ES_HIDDEN; /* the thread's table and its board mpi.sitesK */
 void es_sites_setup(ps_server *srv) ES_HIDDEN;  /* the rank's mpi.modules */
 void es_sites_finalize(void) ES_HIDDEN;
 void es_phases_setup(ps_server *srv) ES_HIDDEN;

@@ -439,6 +439,11 @@ void es_wait_end(struct es_wait *w, int rc, enum es_which which, int count, cons
 
 /* --- polls ----------------------------------------------------------------------------------- */
 
+void es_poll_done(int slot, unsigned op, uint32_t element, uint64_t bytes, uint16_t comm, int rc)
+{
+	es_poll_end(slot, op, es_t.streak[slot].start, element, bytes, comm, rc);
+}
+
 /* The array a streak holds, looked at again after a request was made: only
  * the places whose handle changed are found and marked (hpcc's RandomAccess
  * makes a request between most of its polls of 16 receives, and held them

@@ -160,9 +160,24 @@ static uintptr_t path_key(const uintptr_t *pc, int n)
 	return (uintptr_t)(h | 1); /* never 0, and apart from any single address's own key */
 }
 
+/* The thread's table, at its first site, over the board core.c made it
+ * (NULL: none, or no memory: its sites are not kept). */
+static struct es_sites *sites_of_thread(void)
+{
+	if (es_t.sites || !es_t.site_board)
+		return es_t.sites;
+	struct es_sites *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->board = es_t.site_board;
+	s->next = 1;
+	es_t.sites = s;
+	return s;
+}
+
 uint16_t es__site(const void *ra)
 {
-	struct es_sites *s = es_t.sites;
+	struct es_sites *s = sites_of_thread();
 	if (!s || !s->board || !ra)
 		return 0;
 	uintptr_t pc[ES_SITE_FRAMES], a = (uintptr_t)ra;
@@ -184,18 +199,6 @@ uint16_t es__site(const void *ra)
 	return lookup(s, n == 1 ? pc[0] : path_key(pc, n), pc, n);
 }
 
-void es_sites_thread(struct es_site_rec *board)
-{
-	if (!board || es_t.sites)
-		return;
-	struct es_sites *s = calloc(1, sizeof(*s));
-	if (!s)
-		return;
-	s->board = board;
-	s->next = 1;
-	es_t.sites = s;
-}
-
 /* --- the rank's modules ----------------------------------------------------------- */
 
 void es_sites_setup(ps_server *srv)
@@ -212,6 +215,7 @@ void es_sites_finalize(void)
 	/* under es_g.lock, with every element closing: no site is looked up after */
 	if (es_t.sites)
 		es_t.sites->board = NULL;
+	es_t.site_board = NULL;
 	es_g.modules = NULL;
 	es_g.nmodules = 0;
 	ps_elem_close(es_g.modules_elem);

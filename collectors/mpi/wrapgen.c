@@ -10,7 +10,8 @@
 
 /*
  * Usage: wrapgen calls.def OUTDIR
- * Writes OUTDIR/es_mpi_ops.h, OUTDIR/es_mpi_ops.c and OUTDIR/wrappers.c.
+ * Writes OUTDIR/es_mpi_ops.h, OUTDIR/es_mpi_ops.c, OUTDIR/wrappers.c, OUTDIR/route.c
+ * and OUTDIR/empty.c.
  * The format of calls.def is described at its top.  A malformed entry is
  * reported as FILE:LINE: what was expected, and nothing is written.
  */
@@ -338,11 +339,6 @@ static void write_wrappers(const char *dir)
 	for (int i = 0; i < ncalls; i++)
 		if (strcmp(calls[i].kind, "manual"))
 			c_wrapper(&calls[i]);
-	emit("\nstruct es_route es_route = { .ctl = &es_route.ctl_seen, .pmpi = {\n");
-	for (int i = 0; i < ncalls; i++)
-		if (strcmp(calls[i].kind, "manual"))
-			emit("\t[%s] = (void (*)(void))P%s,\n", calls[i].op, calls[i].name);
-	emit("} };\n");
 	emit("\n#undef IN_PLACE\n#undef TYPES\n#undef REQS\n\n"
 	     "/* --- Fortran: mpi_name_ and its other spellings, calling the MPI library's own\n"
 	     " * Fortran entry point; the expressions read C handles made by MPI_*_f2c --- */\n\n"
@@ -352,6 +348,23 @@ static void write_wrappers(const char *dir)
 		if (strcmp(calls[i].kind, "manual") && strcmp(calls[i].fortran, "none"))
 			f_wrapper(&calls[i]);
 	finish(out, dir, "wrappers.c");
+}
+
+/* es_route, which every part of libescollect reads (what is recorded, the
+ * PMPI entry points by op): beside core.c, so that no part uses the
+ * wrappers' file and the wrappers use them all. */
+static void write_route(const char *dir)
+{
+	out = open_out(dir, "route.c");
+	emit("/* route.c - es_route: what libescollect records and each call's PMPI entry point, by op code; "
+	     "written by wrapgen from collectors/mpi/calls.def, do not edit. */\n"
+	     "#include \"collectors/mpi/record.h\"\n\n"
+	     "struct es_route es_route = { .ctl = &es_route.ctl_seen, .pmpi = {\n");
+	for (int i = 0; i < ncalls; i++)
+		if (strcmp(calls[i].kind, "manual"))
+			emit("\t[%s] = (void (*)(void))P%s,\n", calls[i].op, calls[i].name);
+	emit("} };\n");
+	finish(out, dir, "route.c");
 }
 
 /* The floor any PMPI tool stands on, for tests/bench/mpi.sh: every C entry
@@ -385,6 +398,7 @@ int main(int argc, char **argv)
 	write_ops_h(argv[2]);
 	write_ops_c(argv[2]);
 	write_wrappers(argv[2]);
+	write_route(argv[2]);
 	write_empty(argv[2]);
 	return 0;
 }

@@ -37,4 +37,18 @@ echo "$out" | grep -q "^layers: libpastset.a (pastset, rank 0) needs paths_fn fr
 echo "$out" | grep -q "libpaths.a" && die "a library linking down refused: $out"
 rm lib/libpastset.a && ar rcs lib/libpastset.a e.o
 sh "$src/mk/layers.sh" "$dir" "$dir/lib" >/dev/null || die "clean libraries refused"
-echo "layers: up and sideways refused with file:line, down and programs allowed"
+# circles: two files of a folder that call each other are refused, naming
+# both, unless one says why; the real tree has none unsaid
+sh "$src/mk/circles.sh" "$BUILD/obj" "$src" >/dev/null || die "the tree has a circle: sh mk/circles.sh $BUILD/obj"
+mkdir -p "$dir/obj/paths" "$dir/paths2"
+printf 'int b(void);\nint a(void) { return b(); }\n' >"$dir/paths2/a.c"
+printf 'int a(void);\nint b(void) { return 1; }\nint c(void) { return a(); }\n' >"$dir/paths2/b.c"
+printf 'int a(void);\nint d(void) { return a(); }\n' >"$dir/paths2/d.c"
+for f in a b d; do cc -c "$dir/paths2/$f.c" -o "$dir/obj/paths/$f.o" || die "cc"; done
+mkdir -p "$dir/src/paths" && cp "$dir"/paths2/*.c "$dir/src/paths/"
+out=$(sh "$src/mk/circles.sh" "$dir/obj" "$dir/src") && die "a circle passed"
+echo "$out" | grep -q "^circles: paths: a.c, b.c call each other in a circle, and none of them says why" || die "circle: $out"
+echo "$out" | grep -q "d.c" && die "a file that only uses the circle was named: $out"
+printf '/* Circle: a.c <-> b.c, because a test says so. */\n' >>"$dir/src/paths/b.c"
+sh "$src/mk/circles.sh" "$dir/obj" "$dir/src" >/dev/null || die "a circle that says why refused"
+echo "layers: up and sideways refused with file:line, down and programs allowed; circles refused unless said"
