@@ -156,7 +156,7 @@ ARCHIVE_LIB := $(BUILD)/lib/libesarchive.a
 # libesmon: what the monitor programs share (monitors/monitors.h), the
 # recorder among it, and each analysis more than one program uses.
 
-MONITORS_SRC := monitors/common.c monitors/record.c monitors/beat.c monitors/colls.c monitors/waitfor.c \
+MONITORS_SRC := monitors/common.c monitors/record.c monitors/beat.c monitors/colls.c monitors/waitfor.c monitors/waitfor_find.c \
 		monitors/waitfor_report.c monitors/waits.c monitors/waits_rules.c monitors/view.c monitors/view_json.c monitors/view_door.c \
 		monitors/view_serve.c monitors/view_watch.c
 MONITORS_LIB := $(BUILD)/lib/libesmon.a

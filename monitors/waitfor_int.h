@@ -99,4 +99,9 @@ void wf__sort_named(const wf_graph *g, int *t, int n);
 /* Two members of one collective that give it different byte counts. */
 bool wf__bytes_differ(const struct coll *a, const struct coll *b);
 
+/* waitfor.c: the analysis's state dropped; the vertices, then the edges as arrays (0 or -ENOMEM). */
+void wf__drop_analysis(wf_graph *g);
+int wf__make_vertices(wf_graph *g);
+int wf__make_edges(wf_graph *g);
+
 #endif
