@@ -461,7 +461,7 @@ $(BUILD)/tests/mpi_fortran%: tests/integration/mpi_fortran.F90
 # board's, PS_INVARIANT), which the sanitizer flavour cannot preload:
 # t_messages runs its every-way-a-request-completes program under it.
 ESCOLLECT_DEBUG := $(BUILD)/lib/debug/libescollect.so
-$(ESCOLLECT_DEBUG): $(ESCOLLECT_SRC) $(GEN)/wrappers.c collectors/mpi/record.h collectors/mpi/reqindex.h collectors/collectors.h pastset/pastset.h $(LIBS) | $(GEN)/stamp
+$(ESCOLLECT_DEBUG): $(ESCOLLECT_SRC) $(GEN)/wrappers.c collectors/mpi/record.h collectors/mpi/requests.h collectors/mpi/wrap.h collectors/mpi/reqindex.h collectors/collectors.h pastset/pastset.h $(LIBS) | $(GEN)/stamp
 	@mkdir -p $(BUILD)/obj/debug
 	for f in $(ESCOLLECT_SRC) $(GEN)/wrappers.c $(GEN)/route.c; do \
 		$(MPICC) $(CFLAGS) -DES_DEBUG -c $$f -o $(BUILD)/obj/debug/$$(basename $$f .c).o || exit 1; done
@@ -526,7 +526,7 @@ $(BUILD)/bench/mpi_cost: $(BUILD)/obj/tests/bench/mpi_cost.o
 # libescollect.so without live control's check, for tests/bench/control.sh's
 # side-by-side cost of that check: every object built again with ES_NO_CONTROL
 NOCTL := $(BUILD)/bench/noctl
-$(NOCTL)/libescollect.so: $(ESCOLLECT_SRC) $(GEN)/wrappers.c collectors/mpi/record.h collectors/mpi/reqindex.h collectors/collectors.h $(LIBS) | $(GEN)/stamp
+$(NOCTL)/libescollect.so: $(ESCOLLECT_SRC) $(GEN)/wrappers.c collectors/mpi/record.h collectors/mpi/requests.h collectors/mpi/wrap.h collectors/mpi/reqindex.h collectors/collectors.h $(LIBS) | $(GEN)/stamp
 	@mkdir -p $(NOCTL)
 	for f in $(ESCOLLECT_SRC) $(GEN)/wrappers.c $(GEN)/route.c; do \
 		$(MPICC) $(CFLAGS) -DES_NO_CONTROL -c $$f -o $(NOCTL)/$$(basename $$f .c).o || exit 1; done

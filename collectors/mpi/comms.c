@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectors/mpi/record.h"
+#include "collectors/mpi/wrap.h"
 
 /*
  * A communicator's id is made where it is made, from what every member

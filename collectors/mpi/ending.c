@@ -3,7 +3,7 @@
 #include <signal.h>
 #include <string.h>
 
-#include "record.h"
+#include "collectors/mpi/wrap.h"
 
 /*
  * A monitor finds a rank gone when its segment is left unclosed; what

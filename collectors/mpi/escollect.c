@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collectors/mpi/record.h"
+#include "collectors/mpi/wrap.h"
 
 /*
  * Loaded with `mpirun -x LD_PRELOAD=.../libescollect.so` (what esrun

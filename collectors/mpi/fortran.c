@@ -3,7 +3,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 
-#include "collectors/mpi/record.h"
+#include "collectors/mpi/wrap.h"
 
 /*
  * A Fortran program's mpi_send_ (mpif.h, use mpi) and the mpi_f08

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "collectors/mpi/record.h"
+#include "collectors/mpi/wrap.h"
 
 /*
  * Invariants:

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "collectors/mpi/record.h"
+#include "collectors/mpi/wrap.h"
 #include "collectors/mpi/es_region.h"
 
 /*

@@ -100,7 +100,7 @@ int es__ri_priv_slot(struct es_rindex *ri)
 }
 
 #ifdef ES_DEBUG
-/* The index as record.h's invariants say it is: each entry findable where
+/* The index as requests.h's invariants say it is: each entry findable where
  * it is and standing for a slot or private record that holds its handle;
  * every board slot either free or an entry's, never both. */
 bool es__ri_whole(struct es_rindex *ri)

@@ -1,11 +1,11 @@
-/* reqindex.h - each thread's index of the requests it follows, and its board's slots: what requests.c's hot paths call inline (record.h writes the invariants down). */
+/* reqindex.h - each thread's index of the requests it follows, and its board's slots: what requests.c's hot paths call inline (requests.h writes the invariants down). */
 #ifndef ES_COLLECTORS_MPI_REQINDEX_H
 #define ES_COLLECTORS_MPI_REQINDEX_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "collectors/mpi/record.h"
+#include "collectors/mpi/requests.h"
 
 /* What the board cannot show: the communicator a wildcard receive's source
  * is translated through, a new communicator that MPI_Comm_idup makes. */
@@ -49,7 +49,7 @@ int es__ri_reclaim(struct es_rindex *ri) ES_HIDDEN;
 /* A private record, when the board is full (-1 - its index); INT32_MIN: no memory. */
 int es__ri_priv_slot(struct es_rindex *ri) ES_HIDDEN;
 #ifdef ES_DEBUG
-/* The index as record.h's invariants say it is (PS_INVARIANT). */
+/* The index as requests.h's invariants say it is (PS_INVARIANT). */
 bool es__ri_whole(struct es_rindex *ri) ES_HIDDEN;
 #endif
 

@@ -5,9 +5,10 @@
 #include <string.h>
 
 #include "collectors/mpi/reqindex.h"
+#include "collectors/mpi/wrap.h"
 
 /*
- * Each thread follows the requests it made (record.h says the invariants):
+ * Each thread follows the requests it made (requests.h says the invariants):
  * its index maps a handle to a slot on its board, where monitors see the
  * request, or to a record of its own when the board is full.  Nothing here
  * takes a lock: a thread writes only its own index and board, and of

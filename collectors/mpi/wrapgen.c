@@ -331,7 +331,7 @@ static void write_wrappers(const char *dir)
 	out = open_out(dir, "wrappers.c");
 	emit("/* wrappers.c - libescollect's C and Fortran entry points for every call in "
 	     "collectors/mpi/calls.def; written by wrapgen, do not edit. */\n"
-	     "#include \"collectors/mpi/record.h\"\n\n"
+	     "#include \"collectors/mpi/wrap.h\"\n\n"
 	     "/* --- C: MPI_NAME, calling PMPI_NAME --- */\n\n"
 	     "#define ES_ENTRY __attribute__((section(\".text.es_entry\")))\n"
 	     "#define IN_PLACE(b) ((const void *)(b) == MPI_IN_PLACE)\n"

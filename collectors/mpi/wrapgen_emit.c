@@ -385,7 +385,7 @@ static void poll_after(const struct call *c, int fortran, const char *begin_args
 	     "\t\tes_poll_miss(%d, t0, fresh_, want_, %s, %s);\n", c->slot, c->op,
 	     or_default(c->element, "ES_NONE"), or_default(c->size, "0"), serial, c->slot, c->op,
 	     begin_args);
-	if (!fortran) /* the next poll may go the fast way (record.h) */
+	if (!fortran) /* the next poll may go the fast way (requests.h) */
 		emit("\t\tes_poll_arm(%d, %s, %s);\n", c->slot, polls_array(c) ? c->reqs : "NULL",
 		     polls_array(c) ? c->n : "0");
 	emit("\t}\n");
@@ -524,7 +524,7 @@ static void call_text(char *buf, size_t len, const char *pre, void (*args)(const
 }
 
 /*
- * A recorded poll inside a streak whose key matches (record.h, "The fast
+ * A recorded poll inside a streak whose key matches (requests.h, "The fast
  * path"): a fruitless one only counts itself.  Programs like hpcc's
  * RandomAccess spin on MPI_Testany at 30 ns a turn, so this is inlined
  * into the entry point and keeps live across MPI's call only what it
@@ -598,7 +598,7 @@ static void c_streak(const struct call *c)
  * deciding ones sit together in .text.es_entry and read only es_route
  * (record.h says why): the pass-through jumps through es_route.pmpi, not
  * through the PLT and the GOT, pages of their own.  A poll's entry point
- * first compares its streak's key (record.h, "The fast path"), and inside
+ * first compares its streak's key (requests.h, "The fast path"), and inside
  * a streak makes MPI's call itself.
  */
 void c_wrapper(const struct call *c)
