@@ -8,6 +8,52 @@ void es__reduce(enum es_reduce how, const struct es_trace *in, size_t k, struct 
 bool es__filter_match(const void *filter_state, const struct es_trace *t);
 /* Tuples a read through stage s returns: forks add their branches up,
  * reduces make one, the rest pass on what is below them. */
+/* a consumer's leaf whose backlog it has not started yet (its server did
+ * not answer): never an index, which counts tuples */
+#define CURSOR_UNSET UINT64_MAX
+
+/* A scope (scopes.h): its trace spaces and leaves (scope.c), the tree it
+ * pulls through, and what reading it keeps (read.c). */
+struct es_scope {
+	struct es_scope_spec spec;
+	char job[PM_JOB_MAX + 1], of[PS_NAME_MAX + 1];
+	char servers[1024], secret_file[256];
+	int nspaces;
+	es_space **spaces;
+	int *ncoll;       /* per space: its collectors when the scope was built */
+	char (*segs)[ES_WHERE_MAX];
+	/* segments named like the job's that could not be opened, and why */
+	int nskipped;
+	struct { char seg[ES_WHERE_MAX]; int rc; } skipped[16];
+	ps_elem **elems;  /* the leaves' elements, for a remote scope's batched fetch */
+	bool *lost;       /* per leaf: its server could not be reached, last we asked */
+	int nleaves, nthreads;
+	struct es_leaf *leaves;
+	char (*threads)[PS_NAME_MAX + 1];
+	/* a refresh's: the threads the scope before knew, which keep their
+	 * numbers (a consumer's records carry them), new ones after */
+	const char (*seed)[PS_NAME_MAX + 1];
+	int nseed;
+	paths_path *root;
+	int width;
+	/* consume */
+	uint64_t *cursor, before;
+	uint64_t last_consume; /* ps_now_ns(); 0 before the first */
+	double headroom;  /* seconds until the fastest leaf would overwrite what is unread */
+	struct es_trace *got;
+	int *got_leaf;
+	size_t cap;
+	/* rate limit */
+	uint64_t last;         /* the last pull, ps_now_ns(); 0 before the first */
+	/* runs: process -- the tree lives in a helper process on this node,
+	 * asked through a request element and answering through a reply one */
+	pid_t helper;
+	ps_server *chan;
+	ps_elem *req, *rep;
+	uint64_t asked;
+	char chan_name[PS_NAME_MAX + 1];
+};
+
 size_t es__scope_width_below(const paths_stage *s);
 /* Gives a convert stage the clock of its leaf's trace space. */
 void es__convert_clock(paths_stage *convert, const struct es_clock *c);
