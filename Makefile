@@ -282,16 +282,16 @@ $(BUILD)/bin/esprofile: $(BUILD)/obj/archive/esprofile.o $(BUILD)/obj/archive/pr
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(DW_LIBS) $(LDLIBS)
 
-$(BUILD)/obj/archive/otf2.o: archive/otf2.c | $(GEN)/stamp
+$(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/otf2_defs.o: $(BUILD)/obj/archive/%.o: archive/%.c | $(GEN)/stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(OTF2_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/bin/esconvert: $(BUILD)/obj/archive/esconvert.o $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/json.o \
+$(BUILD)/bin/esconvert: $(BUILD)/obj/archive/esconvert.o $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/otf2_defs.o $(BUILD)/obj/archive/json.o \
 			$(BUILD)/obj/archive/plot.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(OTF2_LIBS) $(EXT_LIBS) $(LDLIBS)
 
-$(BUILD)/bench/archive: $(BUILD)/obj/tests/bench/archive.o $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/json.o \
+$(BUILD)/bench/archive: $(BUILD)/obj/tests/bench/archive.o $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/otf2_defs.o $(BUILD)/obj/archive/json.o \
 		       $(BUILD)/obj/archive/profile.o $(BUILD)/obj/archive/page.o $(BUILD)/obj/archive/profile_json.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(OTF2_LIBS) $(EXT_LIBS) $(LDLIBS)
@@ -314,7 +314,7 @@ UNIT_BIN := $(BUILD)/tests/unit
 
 # the converters too (OTF2, JSON, the profile) and heartbeat's judgement, so
 # that they run under the sanitizers
-CONVERTERS := $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/json.o $(BUILD)/obj/archive/profile.o $(BUILD)/obj/archive/page.o $(BUILD)/obj/archive/profile_json.o \
+CONVERTERS := $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/otf2_defs.o $(BUILD)/obj/archive/json.o $(BUILD)/obj/archive/profile.o $(BUILD)/obj/archive/page.o $(BUILD)/obj/archive/profile_json.o \
 	      $(BUILD)/obj/archive/plot.o
 
 $(UNIT_BIN): $(call obj,$(UNIT_SRC)) $(CONVERTERS) $(LIBS)

@@ -11,6 +11,7 @@
 #include <otf2/otf2.h>
 
 #include "archive/convert.h"
+#include "otf2_int.h"
 
 /*
  * What an event becomes:
@@ -35,37 +36,6 @@
  * as OTF2 3's InterComm definitions.
  */
 
-#define AR_NO_ELEMENT 0xffffffffu /* a tuple's element when it has none (no peer, no root) */
-
-struct otf2_out {
-	OTF2_Archive *ar;
-	uint64_t *events;    /* by location: events written */
-	const ar_archive *a;
-	char err[512];
-	uint32_t region_of[256]; /* by op code (below 256, flags cleared) + 1; 0: not yet defined */
-	uint16_t *region_op;     /* by region: its op code (a phase's: ES_OP_MPI_PCONTROL) */
-	const char **phase;      /* by region: a phase's name (the archive's), or NULL */
-	uint32_t nregions, capregions;
-	const char **files;      /* by I/O handle: its file's name (the archive's) */
-	OTF2_CommRef *comm_ref;  /* by the archive's communicator number: OTF2's, dense (windows have none) */
-	/* call sites: a SourceCodeLocation per (file, line), given as the
-	 * attribute "callsite" of each call's Enter */
-	struct { const char *file; int line; } *places;
-	uint32_t nplaces, capplaces;
-	uint32_t place_of[ES_SITES_SLOTS]; /* the thread being written: its site's place + 1; 0 not looked up */
-	OTF2_AttributeList *attrs;
-	uint32_t nfiles, capfiles;
-	/* by op code, worked out once: what the names say */
-	struct { bool known; int coll; } code[256];
-	int nranks;
-	/* messages as messages.c paired them: only ends whose other end is
-	 * here are written, since OTF2's readers pair the k-th send on a
-	 * channel with its k-th receive */
-	struct ar_msgs msgs;
-	uint64_t *alone_irecvs; /* the thread being written: starts of Irecvs whose receive is alone */
-	size_t nalone;
-};
-
 static OTF2_FlushType pre_flush(void *user, OTF2_FileType type, OTF2_LocationRef loc, void *cb, bool final)
 {
 	(void)user, (void)type, (void)loc, (void)cb, (void)final;
@@ -80,73 +50,6 @@ static OTF2_TimeStamp post_flush(void *user, OTF2_FileType type, OTF2_LocationRe
 
 static const OTF2_FlushCallbacks flush_callbacks = { .otf2_pre_flush = pre_flush,
 						     .otf2_post_flush = post_flush };
-
-static int otf2_fail(struct otf2_out *o, OTF2_ErrorCode rc, const char *what)
-{
-	snprintf(o->err, sizeof(o->err), "%s: %s", what, OTF2_Error_GetDescription(rc));
-	return -EIO;
-}
-
-/* The collective operation OTF2 has for an MPI call, or -1. */
-static int coll_op(const char *name)
-{
-	static const struct {
-		const char *name;
-		OTF2_CollectiveOp op;
-	} map[] = {
-		{ "Barrier", OTF2_COLLECTIVE_OP_BARRIER }, { "Bcast", OTF2_COLLECTIVE_OP_BCAST },
-		{ "Gather", OTF2_COLLECTIVE_OP_GATHER }, { "Gatherv", OTF2_COLLECTIVE_OP_GATHERV },
-		{ "Scatter", OTF2_COLLECTIVE_OP_SCATTER }, { "Scatterv", OTF2_COLLECTIVE_OP_SCATTERV },
-		{ "Allgather", OTF2_COLLECTIVE_OP_ALLGATHER }, { "Allgatherv", OTF2_COLLECTIVE_OP_ALLGATHERV },
-		{ "Alltoall", OTF2_COLLECTIVE_OP_ALLTOALL }, { "Alltoallv", OTF2_COLLECTIVE_OP_ALLTOALLV },
-		{ "Alltoallw", OTF2_COLLECTIVE_OP_ALLTOALLW }, { "Allreduce", OTF2_COLLECTIVE_OP_ALLREDUCE },
-		{ "Reduce", OTF2_COLLECTIVE_OP_REDUCE }, { "Reduce_scatter", OTF2_COLLECTIVE_OP_REDUCE_SCATTER },
-		{ "Scan", OTF2_COLLECTIVE_OP_SCAN }, { "Exscan", OTF2_COLLECTIVE_OP_EXSCAN },
-		{ "Reduce_scatter_block", OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK },
-		/* the neighbourhood ones have none of their own: the pattern that matches */
-		{ "Neighbor_allgather", OTF2_COLLECTIVE_OP_ALLGATHER },
-		{ "Neighbor_allgatherv", OTF2_COLLECTIVE_OP_ALLGATHERV },
-		{ "Neighbor_alltoall", OTF2_COLLECTIVE_OP_ALLTOALL },
-		{ "Neighbor_alltoallv", OTF2_COLLECTIVE_OP_ALLTOALLV },
-		{ "Neighbor_alltoallw", OTF2_COLLECTIVE_OP_ALLTOALLW },
-	};
-	if (strncmp(name, "MPI_", 4))
-		return -1;
-	name += 4;
-	if (!strncmp(name, "Comm_", 5) || !strncmp(name, "Cart_", 5) || !strncmp(name, "Graph_", 6) ||
-	    !strncmp(name, "Dist_graph_", 11) || !strncmp(name, "Intercomm_", 10))
-		return strstr(name, "free") ? OTF2_COLLECTIVE_OP_DESTROY_HANDLE : OTF2_COLLECTIVE_OP_CREATE_HANDLE;
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-			if (!strcasecmp(name, map[i].name)) /* MPI_Iallreduce: "allreduce" */
-				return (int)map[i].op;
-		if (name[0] != 'I')
-			break;
-		name++; /* MPI_Iallreduce: as MPI_Allreduce */
-	}
-	return -1;
-}
-
-static OTF2_RegionRole role_of(const char *name, unsigned code)
-{
-	const struct es_op_info *i = es_op_info(code);
-	if (!i || i->group == ES_GROUP_PASTSET)
-		return OTF2_REGION_ROLE_FUNCTION;
-	if (!strcmp(name, "MPI_Barrier") || !strcmp(name, "MPI_Ibarrier"))
-		return OTF2_REGION_ROLE_BARRIER;
-	int c = coll_op(name);
-	switch (c) {
-	case OTF2_COLLECTIVE_OP_BCAST: case OTF2_COLLECTIVE_OP_SCATTER: case OTF2_COLLECTIVE_OP_SCATTERV:
-		return OTF2_REGION_ROLE_COLL_ONE2ALL;
-	case OTF2_COLLECTIVE_OP_GATHER: case OTF2_COLLECTIVE_OP_GATHERV: case OTF2_COLLECTIVE_OP_REDUCE:
-		return OTF2_REGION_ROLE_COLL_ALL2ONE;
-	case -1:
-		break;
-	default:
-		return OTF2_REGION_ROLE_COLL_ALL2ALL;
-	}
-	return i->group == ES_GROUP_P2P ? OTF2_REGION_ROLE_POINT2POINT : OTF2_REGION_ROLE_FUNCTION;
-}
 
 static uint32_t new_region(struct otf2_out *o, unsigned code, const char *phase)
 {
@@ -471,7 +374,7 @@ static int write_thread(struct otf2_out *o, int t, struct ar_out_stats *st)
 		if (!o->code[code].known) {
 			const char *nm = es_op_name(code);
 			o->code[code].known = true;
-			o->code[code].coll = es_op_matched(code) ? coll_op(nm) : -1;
+			o->code[code].coll = es_op_matched(code) ? ar__otf2_coll_op(nm) : -1;
 		}
 		uint32_t reg = region(o, t, tr);
 		if (reg == UINT32_MAX) {
@@ -497,227 +400,10 @@ static int write_thread(struct otf2_out *o, int t, struct ar_out_stats *st)
 	}
 	free(items), free(ids.key), free(ids.id);
 	if (e != OTF2_SUCCESS)
-		return otf2_fail(o, e, "writing events");
+		return ar__otf2_fail(o, e, "writing events");
 	OTF2_EvtWriter_GetNumberOfEvents(w, &o->events[t]);
 	e = OTF2_Archive_CloseEvtWriter(o->ar, w);
-	return e == OTF2_SUCCESS ? 0 : otf2_fail(o, e, "closing an event writer");
-}
-
-/* A communicator's group (side s) as OTF2 group g of MPI ranks. */
-static OTF2_ErrorCode comm_group(OTF2_GlobalDefWriter *d, const struct ar_comm *cm, int s, OTF2_GroupRef g,
-				 uint32_t name)
-{
-	uint64_t *m = malloc(sizeof(uint64_t) * (cm->size[s] + 1));
-	if (!m)
-		return OTF2_ERROR_MEM_ALLOC_FAILED;
-	uint32_t k = 0;
-	for (uint32_t r = 0; r < cm->size[s]; r++)
-		if (cm->members[s][r] >= 0)
-			m[k++] = (uint64_t)cm->members[s][r];
-	OTF2_ErrorCode e = OTF2_GlobalDefWriter_WriteGroup(d, g, name, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
-							   OTF2_GROUP_FLAG_NONE, k, m);
-	free(m);
-	return e;
-}
-
-/* Threads in rank order, then by process and name (qsort_r's, over archive arg). */
-static int by_rank_then_name(const void *x, const void *y, void *arg)
-{
-	const struct ar_thread *a = ar_thread(arg, *(const int *)x), *b = ar_thread(arg, *(const int *)y);
-	unsigned ra = (unsigned)a->rank, rb = (unsigned)b->rank; /* -1 last */
-	if (ra != rb)
-		return ra < rb ? -1 : 1;
-	int c = strcmp(a->process, b->process);
-	return c ? c : strcmp(a->name, b->name);
-}
-
-/* The global definitions being written: strings numbered as they come,
- * and the first error, after which nothing more is written. */
-struct defs {
-	OTF2_GlobalDefWriter *d;
-	OTF2_ErrorCode e;
-	uint32_t next, empty;
-};
-
-static uint32_t def_string(struct defs *df, const char *text)
-{
-	if (df->e == OTF2_SUCCESS)
-		df->e = OTF2_GlobalDefWriter_WriteString(df->d, df->next, text);
-	return df->next++;
-}
-
-/* A region per call and phase; the call-site attribute and each place;
- * MPI-IO's paradigm, and a file and handle per file name. */
-static void def_regions(const struct otf2_out *o, struct defs *df)
-{
-	for (uint32_t r = 0; r < o->nregions && df->e == OTF2_SUCCESS; r++) {
-		const char *name = o->phase[r] ? o->phase[r] : es_op_name(o->region_op[r]);
-		const struct es_op_info *i = es_op_info(o->region_op[r]);
-		uint32_t str = def_string(df, name);
-		bool mpi = !o->phase[r] && i && i->group != ES_GROUP_PASTSET;
-		if (df->e == OTF2_SUCCESS) /* a phase is the user's: a code region */
-			df->e = OTF2_GlobalDefWriter_WriteRegion(df->d, r, str, str, df->empty,
-								 o->phase[r] ? OTF2_REGION_ROLE_CODE
-									     : role_of(name, o->region_op[r]),
-								 mpi ? OTF2_PARADIGM_MPI : OTF2_PARADIGM_USER,
-								 OTF2_REGION_FLAG_NONE, df->empty, 0, 0);
-	}
-	if (o->nplaces && df->e == OTF2_SUCCESS) {
-		uint32_t an = def_string(df, "callsite");
-		uint32_t ad = def_string(df, "where the program made the call (its innermost frame)");
-		if (df->e == OTF2_SUCCESS)
-			df->e = OTF2_GlobalDefWriter_WriteAttribute(df->d, 0, an, ad, OTF2_TYPE_SOURCE_CODE_LOCATION);
-	}
-	for (uint32_t i = 0; i < o->nplaces && df->e == OTF2_SUCCESS; i++) {
-		uint32_t file = def_string(df, o->places[i].file);
-		if (df->e == OTF2_SUCCESS)
-			df->e = OTF2_GlobalDefWriter_WriteSourceCodeLocation(df->d, i, file, (uint32_t)o->places[i].line);
-	}
-	if (o->nfiles && df->e == OTF2_SUCCESS) {
-		uint32_t mpiio = def_string(df, "MPI-IO");
-		if (df->e == OTF2_SUCCESS)
-			df->e = OTF2_GlobalDefWriter_WriteIoParadigm(df->d, 0, mpiio, mpiio,
-								     OTF2_IO_PARADIGM_CLASS_PARALLEL,
-								     OTF2_IO_PARADIGM_FLAG_NONE, 0, NULL, NULL, NULL);
-	}
-	for (uint32_t f = 0; f < o->nfiles && df->e == OTF2_SUCCESS; f++) {
-		uint32_t str = def_string(df, o->files[f]);
-		if (df->e == OTF2_SUCCESS)
-			df->e = OTF2_GlobalDefWriter_WriteIoRegularFile(df->d, f, str, 0);
-		if (df->e == OTF2_SUCCESS)
-			df->e = OTF2_GlobalDefWriter_WriteIoHandle(df->d, f, str, f, 0, OTF2_IO_HANDLE_FLAG_NONE,
-								   OTF2_UNDEFINED_COMM, OTF2_UNDEFINED_IO_HANDLE);
-	}
-}
-
-/* A location group per process (trace space), a location per thread,
- * defined in rank order (then by process and name): the recorder numbers
- * threads as it meets them, a viewer lists them as defined.  An archive
- * cut off before it named a thread gets one that says so, with no event:
- * OTF2's readers want a location. */
-static int def_locations(const struct otf2_out *o, struct defs *df)
-{
-	const ar_archive *a = o->a;
-	int nt = ar_nthreads(a);
-	int *group = malloc(sizeof(int) * (size_t)(nt + 1)), *order = malloc(sizeof(int) * (size_t)(nt + 1));
-	if (!group || !order) {
-		free(group), free(order);
-		return -ENOMEM;
-	}
-	for (int t = 0; t < nt; t++)
-		order[t] = t;
-	qsort_r(order, (size_t)nt, sizeof(*order), by_rank_then_name, (void *)a);
-	int ngroups = 0;
-	for (int k = 0; k < nt && df->e == OTF2_SUCCESS; k++) {
-		int t = order[k];
-		group[t] = -1;
-		for (int j = 0; j < k && group[t] < 0; j++)
-			if (!strcmp(ar_thread(a, order[j])->process, ar_thread(a, t)->process))
-				group[t] = group[order[j]];
-		if (group[t] >= 0)
-			continue;
-		group[t] = ngroups++;
-		char label[PS_NAME_MAX + 32];
-		if (ar_thread(a, t)->rank >= 0)
-			snprintf(label, sizeof(label), "MPI Rank %d", ar_thread(a, t)->rank);
-		else
-			snprintf(label, sizeof(label), "%s", ar_thread(a, t)->process);
-		uint32_t str = def_string(df, label);
-		if (df->e == OTF2_SUCCESS)
-			df->e = OTF2_GlobalDefWriter_WriteLocationGroup(df->d, (OTF2_LocationGroupRef)group[t], str,
-									OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
-									OTF2_UNDEFINED_LOCATION_GROUP);
-	}
-	for (int k = 0; k < nt && df->e == OTF2_SUCCESS; k++) {
-		int t = order[k];
-		uint32_t str = def_string(df, ar_thread(a, t)->name);
-		if (df->e == OTF2_SUCCESS)
-			df->e = OTF2_GlobalDefWriter_WriteLocation(df->d, (OTF2_LocationRef)t, str,
-								   OTF2_LOCATION_TYPE_CPU_THREAD, o->events[t],
-								   (OTF2_LocationGroupRef)group[t]);
-	}
-	free(order);
-	free(group);
-	if (!nt && df->e == OTF2_SUCCESS)
-		df->e = OTF2_GlobalDefWriter_WriteLocationGroup(df->d, 0, def_string(df, "no thread recorded"),
-								OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
-								OTF2_UNDEFINED_LOCATION_GROUP);
-	if (!nt && df->e == OTF2_SUCCESS)
-		df->e = OTF2_GlobalDefWriter_WriteLocation(df->d, 0, def_string(df, "no thread recorded"),
-							   OTF2_LOCATION_TYPE_CPU_THREAD, 0, 0);
-	return 0;
-}
-
-/* Communicator number c as OTF2's comm_ref[c]: a group of its ranks (two
- * for an intercommunicator), numbered as they come, for readers want
- * them in order. */
-static void def_comm(const struct otf2_out *o, struct defs *df, int c, OTF2_GroupRef *next_group)
-{
-	const struct ar_comm *cm = ar_comm(o->a, c);
-	if (cm->flags & ES_COMMS_WINDOW)
-		return; /* one-sided calls are regions only */
-	char label[96];
-	if (cm->flags & ES_COMMS_WORLD)
-		snprintf(label, sizeof(label), "MPI_COMM_WORLD");
-	else
-		snprintf(label, sizeof(label), "%scommunicator %llx (%u ranks)", cm->flags & ES_COMMS_INTER ? "inter" : "",
-			 (unsigned long long)cm->id, cm->size[0] + cm->size[1]);
-	uint32_t name = def_string(df, label);
-	OTF2_GroupRef ga = (*next_group)++;
-	OTF2_GroupRef gb = cm->flags & ES_COMMS_INTER ? (*next_group)++ : OTF2_UNDEFINED_GROUP;
-	if (df->e == OTF2_SUCCESS)
-		df->e = comm_group(df->d, cm, 0, ga, name);
-	if (df->e == OTF2_SUCCESS && (cm->flags & ES_COMMS_INTER))
-		df->e = comm_group(df->d, cm, 1, gb, name);
-	if (df->e == OTF2_SUCCESS && (cm->flags & ES_COMMS_INTER))
-		df->e = OTF2_GlobalDefWriter_WriteInterComm(df->d, o->comm_ref[c], name, ga, gb, OTF2_UNDEFINED_COMM,
-							    OTF2_COMM_FLAG_NONE);
-	else if (df->e == OTF2_SUCCESS)
-		df->e = OTF2_GlobalDefWriter_WriteComm(df->d, o->comm_ref[c], name, ga, OTF2_UNDEFINED_COMM,
-						       OTF2_COMM_FLAG_NONE);
-}
-
-/* MPI: the ranks' locations (each rank's first thread), and each communicator. */
-static int def_mpi(const struct otf2_out *o, struct defs *df)
-{
-	const ar_archive *a = o->a;
-	int nt = ar_nthreads(a);
-	if (o->nranks <= 0 || df->e != OTF2_SUCCESS)
-		return 0;
-	uint64_t *members = malloc(sizeof(uint64_t) * (size_t)o->nranks);
-	if (!members)
-		return -ENOMEM;
-	for (int r = 0; r < o->nranks; r++) {
-		members[r] = 0;
-		for (int t = nt - 1; t >= 0; t--)
-			if (ar_thread(a, t)->rank == r)
-				members[r] = (uint64_t)t;
-	}
-	uint32_t str = def_string(df, "MPI_COMM_WORLD's ranks");
-	if (df->e == OTF2_SUCCESS)
-		df->e = OTF2_GlobalDefWriter_WriteGroup(df->d, 0, str, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
-							OTF2_GROUP_FLAG_NONE, (uint32_t)o->nranks, members);
-	free(members);
-	OTF2_GroupRef next_group = 1;
-	for (int c = 0; c < ar_ncomms(a) && df->e == OTF2_SUCCESS; c++)
-		def_comm(o, df, c, &next_group);
-	return 0;
-}
-
-static int write_defs(struct otf2_out *o, uint64_t t0, uint64_t t1)
-{
-	struct defs df = { .d = OTF2_Archive_GetGlobalDefWriter(o->ar) };
-	if (!df.d)
-		return otf2_fail(o, OTF2_ERROR_INVALID, "the definitions writer");
-	df.e = OTF2_GlobalDefWriter_WriteClockProperties(df.d, 1000000000u, t0, t1 - t0, OTF2_UNDEFINED_TIMESTAMP);
-	df.empty = def_string(&df, "");
-	uint32_t host = def_string(&df, "this host"), node = def_string(&df, "node");
-	if (df.e == OTF2_SUCCESS)
-		df.e = OTF2_GlobalDefWriter_WriteSystemTreeNode(df.d, 0, host, node, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
-	def_regions(o, &df);
-	if (def_locations(o, &df) || def_mpi(o, &df))
-		return -ENOMEM;
-	return df.e == OTF2_SUCCESS ? 0 : otf2_fail(o, df.e, "writing definitions");
+	return e == OTF2_SUCCESS ? 0 : ar__otf2_fail(o, e, "closing an event writer");
 }
 
 int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar_out_stats *st,
@@ -762,7 +448,7 @@ int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar
 	    (e = OTF2_Archive_SetSerialCollectiveCallbacks(o.ar)) != OTF2_SUCCESS ||
 	    (e = OTF2_Archive_SetCreator(o.ar, "EventSpace esconvert " ES_VERSION)) != OTF2_SUCCESS ||
 	    (e = OTF2_Archive_OpenEvtFiles(o.ar)) != OTF2_SUCCESS)
-		rc = otf2_fail(&o, e, "opening the archive");
+		rc = ar__otf2_fail(&o, e, "opening the archive");
 	uint64_t t0 = UINT64_MAX, t1 = 0;
 	for (size_t i = 0; i < ar_nevents(a); i++) {
 		const struct es_trace *t = &ar_events(a)[i].t;
@@ -773,28 +459,28 @@ int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar
 		t0 = t1 = 0;
 	for (int t = 0; !rc && t < ar_nthreads(a); t++)
 		rc = write_thread(&o, t, st);
-	if (!rc && !ar_nthreads(a)) { /* write_defs' placeholder location: its (empty) events */
+	if (!rc && !ar_nthreads(a)) { /* ar__otf2_defs' placeholder location: its (empty) events */
 		OTF2_EvtWriter *w = OTF2_Archive_GetEvtWriter(o.ar, 0);
 		if (!w || (e = OTF2_Archive_CloseEvtWriter(o.ar, w)) != OTF2_SUCCESS)
-			rc = otf2_fail(&o, w ? e : OTF2_ERROR_INVALID, "the placeholder location's events");
+			rc = ar__otf2_fail(&o, w ? e : OTF2_ERROR_INVALID, "the placeholder location's events");
 	}
 	if (!rc && (e = OTF2_Archive_CloseEvtFiles(o.ar)) != OTF2_SUCCESS)
-		rc = otf2_fail(&o, e, "closing the event files");
+		rc = ar__otf2_fail(&o, e, "closing the event files");
 	/* every location has its (empty) local definitions */
 	if (!rc && (e = OTF2_Archive_OpenDefFiles(o.ar)) != OTF2_SUCCESS)
-		rc = otf2_fail(&o, e, "opening the definition files");
-	for (int t = 0; !rc && t < (ar_nthreads(a) ? ar_nthreads(a) : 1); t++) { /* write_defs' placeholder's too */
+		rc = ar__otf2_fail(&o, e, "opening the definition files");
+	for (int t = 0; !rc && t < (ar_nthreads(a) ? ar_nthreads(a) : 1); t++) { /* ar__otf2_defs' placeholder's too */
 		OTF2_DefWriter *dw = OTF2_Archive_GetDefWriter(o.ar, (OTF2_LocationRef)t);
 		if (!dw || (e = OTF2_Archive_CloseDefWriter(o.ar, dw)) != OTF2_SUCCESS)
-			rc = otf2_fail(&o, dw ? e : OTF2_ERROR_INVALID, "a location's definitions");
+			rc = ar__otf2_fail(&o, dw ? e : OTF2_ERROR_INVALID, "a location's definitions");
 	}
 	if (!rc && (e = OTF2_Archive_CloseDefFiles(o.ar)) != OTF2_SUCCESS)
-		rc = otf2_fail(&o, e, "closing the definition files");
+		rc = ar__otf2_fail(&o, e, "closing the definition files");
 	if (!rc)
-		rc = write_defs(&o, t0, t1);
+		rc = ar__otf2_defs(&o, t0, t1);
 	e = OTF2_Archive_Close(o.ar);
 	if (!rc && e != OTF2_SUCCESS)
-		rc = otf2_fail(&o, e, "closing the archive");
+		rc = ar__otf2_fail(&o, e, "closing the archive");
 	if (rc)
 		snprintf(err, errlen, "%s: %s", dir, o.err[0] ? o.err : strerror(-rc));
 	free(o.events), free(o.region_op), free(o.phase), free(o.files), free(o.comm_ref), free(o.places);

@@ -1,0 +1,49 @@
+/* otf2_int.h - what otf2.c (the events) and otf2_defs.c (the definitions: strings, regions, locations, communicators) share. */
+#ifndef ES_ARCHIVE_OTF2_INT_H
+#define ES_ARCHIVE_OTF2_INT_H
+
+#include <otf2/otf2.h>
+
+#include "archive/convert.h"
+
+#define AR_NO_ELEMENT 0xffffffffu /* a tuple's element when it has none (no peer, no root) */
+
+struct otf2_out {
+	OTF2_Archive *ar;
+	uint64_t *events;    /* by location: events written */
+	const ar_archive *a;
+	char err[512];
+	uint32_t region_of[256]; /* by op code (below 256, flags cleared) + 1; 0: not yet defined */
+	uint16_t *region_op;     /* by region: its op code (a phase's: ES_OP_MPI_PCONTROL) */
+	const char **phase;      /* by region: a phase's name (the archive's), or NULL */
+	uint32_t nregions, capregions;
+	const char **files;      /* by I/O handle: its file's name (the archive's) */
+	OTF2_CommRef *comm_ref;  /* by the archive's communicator number: OTF2's, dense (windows have none) */
+	/* call sites: a SourceCodeLocation per (file, line), given as the
+	 * attribute "callsite" of each call's Enter */
+	struct { const char *file; int line; } *places;
+	uint32_t nplaces, capplaces;
+	uint32_t place_of[ES_SITES_SLOTS]; /* the thread being written: its site's place + 1; 0 not looked up */
+	OTF2_AttributeList *attrs;
+	uint32_t nfiles, capfiles;
+	/* by op code, worked out once: what the names say */
+	struct { bool known; int coll; } code[256];
+	int nranks;
+	/* messages as messages.c paired them: only ends whose other end is
+	 * here are written, since OTF2's readers pair the k-th send on a
+	 * channel with its k-th receive */
+	struct ar_msgs msgs;
+	uint64_t *alone_irecvs; /* the thread being written: starts of Irecvs whose receive is alone */
+	size_t nalone;
+};
+
+/* otf2_defs.c: says what failed into o->err; -EIO */
+int ar__otf2_fail(struct otf2_out *o, OTF2_ErrorCode rc, const char *what);
+/* OTF2's collective operation for an op's name, or -1 */
+int ar__otf2_coll_op(const char *name);
+/* the role of the region an op's name makes */
+OTF2_RegionRole ar__otf2_role_of(const char *name, unsigned code);
+/* otf2_defs.c: every definition, once the events are written; 0 or as ar__otf2_fail */
+int ar__otf2_defs(struct otf2_out *o, uint64_t t0, uint64_t t1);
+
+#endif
