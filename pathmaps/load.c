@@ -274,6 +274,17 @@ static int servers(struct ld *ld, yaml_node_t *n)
 	return 0;
 }
 
+/* paths: the section read, then the paths made of it. */
+static int paths(struct ld *ld, yaml_node_t *n)
+{
+	struct pm_paths_spec ps;
+	int rc = pm__paths_section(ld, n, &ps);
+	if (!rc)
+		rc = pm__make_paths(ld, &ps);
+	pm__set_free(&ps.custom_ix);
+	return rc;
+}
+
 static int document(struct ld *ld, yaml_node_t *root)
 {
 	pm_map *m = ld->m;
@@ -297,23 +308,21 @@ static int document(struct ld *ld, yaml_node_t *root)
 	yaml_node_t *app = pm__get(ld, root, "application"), empty = { .type = YAML_SEQUENCE_NODE };
 	if ((app && (rc = pm__check_map(ld, app, "application", akeys, akeys))) ||
 	    (rc = pm__elements(ld, app ? pm__get(ld, app, "elements") : &empty)) ||
-	    (rc = pm__threads(ld, app ? pm__get(ld, app, "threads") : &empty)) ||
-	    (rc = pm__cluster(ld, pm__get(ld, root, "cluster"))) ||
-	    (rc = pm__mapping(ld, pm__get(ld, root, "mapping"))))
+	    (rc = pm__threads(ld, app ? pm__get(ld, app, "threads") : &empty)))
 		return rc;
-	struct pm_paths_spec ps;
-	rc = pm__paths_section(ld, pm__get(ld, root, "paths"), &ps);
-	if (!rc)
-		rc = pm__make_paths(ld, &ps);
-	pm__set_free(&ps.custom_ix);
-	if (rc ||
-	    (rc = pm__trees(ld, pm__get(ld, root, "trees"))) ||
-	    (rc = trace(ld, pm__get(ld, root, "trace"))) ||
-	    (rc = scopes(ld, pm__get(ld, root, "scopes"))) ||
-	    (rc = mpi(ld, pm__get(ld, root, "mpi"))) ||
-	    (rc = servers(ld, pm__get(ld, root, "servers"))))
-		return rc;
-	return 0;
+	/* the sections after the application, each by its loader, in the
+	 * order they build on each other (paths on the mapping, trees on the
+	 * paths' elements) */
+	static const struct {
+		const char *key;
+		int (*load)(struct ld *ld, yaml_node_t *n); /* n NULL: the section is absent */
+	} sections[] = {
+		{ "cluster", pm__cluster }, { "mapping", pm__mapping }, { "paths", paths }, { "trees", pm__trees },
+		{ "trace", trace }, { "scopes", scopes }, { "mpi", mpi }, { "servers", servers },
+	};
+	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]) && !rc; i++)
+		rc = sections[i].load(ld, pm__get(ld, root, sections[i].key));
+	return rc;
 }
 
 /* A first pass over the YAML events, before libyaml builds the tree: its
