@@ -15,6 +15,7 @@ struct hb {
 	es_mpi *mpi;            /* the MPI side: read once, then what is new each period */
 	double period;          /* s */
 	bool always_look;
+	bool fed;               /* its owner consumes s and feeds each thread's latest (hb_feed) */
 	int n;                  /* threads */
 	struct hb_thread *th;   /* per thread */
 	struct es_trace *beat;  /* per thread: its latest event */
@@ -53,21 +54,28 @@ static int look_alloc(struct look *p, int n)
 	return PS_ENOMEM;
 }
 
-int hb_create(es_scope *s, double period_s, bool always_look, hb **out)
+/* Each thread's latest: as wide as the scope's pull, or a slot a thread when fed. */
+static int beats(const struct hb *h)
+{
+	return h->fed ? es_scope_threads(h->s) : es_scope_width(h->s);
+}
+
+static int create(es_scope *s, double period_s, bool always_look, bool fed, hb **out)
 {
 	hb *h = calloc(1, sizeof(*h));
 	if (!h)
 		return PS_ENOMEM;
-	*h = (struct hb){ .s = s, .period = period_s, .always_look = always_look, .n = es_scope_threads(s) };
+	*h = (struct hb){ .s = s, .period = period_s, .always_look = always_look, .n = es_scope_threads(s),
+			  .fed = fed };
 	if (es_mpi_open(s, &h->mpi))
 		h->mpi = NULL; /* waits judged without what the ranks say: none named */
 	h->th = calloc((size_t)h->n + 1, sizeof(*h->th));
-	h->beat = calloc((size_t)es_scope_width(s) + 1, sizeof(*h->beat));
+	h->beat = calloc((size_t)beats(h) + 1, sizeof(*h->beat));
 	if (!h->th || !h->beat || wf_create(&h->wfg)) {
 		hb_destroy(h);
 		return PS_ENOMEM;
 	}
-	if (!es_scope_pull(s, h->beat))
+	if (!fed && !es_scope_pull(s, h->beat))
 		for (int t = 0; t < h->n; t++)
 			if (!es_trace_empty(&h->beat[t])) {
 				h->th[t].seen = 1;
@@ -75,6 +83,31 @@ int hb_create(es_scope *s, double period_s, bool always_look, hb **out)
 			}
 	*out = h;
 	return 0;
+}
+
+int hb_create(es_scope *s, double period_s, bool always_look, hb **out)
+{
+	return create(s, period_s, always_look, false, out);
+}
+
+int hb_create_fed(es_scope *s, double period_s, hb **out)
+{
+	return create(s, period_s, false, true, out);
+}
+
+void hb_feed(hb *h, int thread, const struct es_trace *e)
+{
+	if (thread >= 0 && thread < h->n && e->end >= h->beat[thread].end)
+		h->beat[thread] = *e; /* a thread of several leaves: the one that ended last */
+}
+
+void hb_prime(hb *h)
+{
+	for (int t = 0; t < h->n; t++)
+		if (!es_trace_empty(&h->beat[t])) {
+			h->th[t].seen = 1;
+			h->th[t].last_end = h->beat[t].end;
+		}
 }
 
 void hb_destroy(hb *h)
@@ -138,18 +171,23 @@ static int take_new_threads(struct hb *h)
 		return PS_ENOMEM;
 	for (int t = 0; t < oldn; t++)
 		names[t] = strdup(es_scope_thread(h->s, t));
-	if (es_scope_refresh(h->s) > 0) {
+	/* fed: the owner refreshed the scope, which keeps the threads it knew
+	 * at their numbers and puts new ones after */
+	if (h->fed ? es_scope_threads(h->s) > oldn : es_scope_refresh(h->s) > 0) {
 		int n = es_scope_threads(h->s);
 		es_mpi_close(h->mpi);
 		if (es_mpi_open(h->s, &h->mpi))
 			h->mpi = NULL;
 		struct hb_thread *nth = calloc((size_t)n + 1, sizeof(*nth));
-		struct es_trace *nbeat = calloc((size_t)es_scope_width(h->s) + 1, sizeof(*nbeat));
+		struct es_trace *nbeat = calloc((size_t)beats(h) + 1, sizeof(*nbeat));
 		if (nth && nbeat) {
 			for (int t = 0; t < n; t++)
 				for (int o = 0; o < oldn; o++)
-					if (names[o] && !strcmp(names[o], es_scope_thread(h->s, t)))
+					if (names[o] && !strcmp(names[o], es_scope_thread(h->s, t))) {
 						nth[t] = h->th[o];
+						if (h->fed)
+							nbeat[t] = h->beat[o];
+					}
 			free(h->th);
 			free(h->beat);
 			h->th = nth;
@@ -264,7 +302,7 @@ int hb_step(hb *h, const char *prog, struct hb_period *out)
 	if (rc < 0)
 		return rc;
 	out->more_threads = rc > 0;
-	if ((rc = es_scope_pull(h->s, h->beat)))
+	if (!h->fed && (rc = es_scope_pull(h->s, h->beat)))
 		return rc;
 	struct look p;
 	if ((rc = look_alloc(&p, h->n)))

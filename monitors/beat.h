@@ -36,6 +36,16 @@ typedef struct hb hb;
  * every period, not only when a thread stalled.  0, or a negative code.
  */
 int hb_create(es_scope *s, double period_s, bool always_look, hb **out);
+/*
+ * The same judgement of a scope its owner consumes (every event, as
+ * esview's): no scope of its own to pull, but each consumed event given
+ * to hb_feed (its thread's latest kept), and hb_prime once the first pull
+ * was fed, so that the first period judges against where each thread was
+ * then, as hb_create's does.
+ */
+int hb_create_fed(es_scope *s, double period_s, hb **out);
+void hb_feed(hb *h, int thread, const struct es_trace *e);
+void hb_prime(hb *h);
 void hb_destroy(hb *h);
 /* One period: threads that appeared, the pull, the verdicts, the graph.
  * Errors of the graph are said once on stderr, prefixed prog.  0, or the

@@ -38,7 +38,7 @@ int mon_remote(struct es_scope_spec *spec, char *err, size_t errlen)
 
 int mon_space_open(const char *segment, es_space **out)
 {
-	struct ps_remote_attr ra = { .secret_file = mon_secret_file };
+	struct ps_remote_attr ra = mon_ra();
 	return es_space_open_at(segment, &ra, out);
 }
 
@@ -99,7 +99,7 @@ static int count_one(const char *seg, void *arg)
 static int reachable(const char *prog, const char *job, const char *servers, char *list,
 		     size_t len, char *err, size_t errlen)
 {
-	struct ps_remote_attr ra = { .secret_file = mon_secret_file };
+	struct ps_remote_attr ra = mon_ra();
 	char prefix[64], item[128];
 	snprintf(prefix, sizeof(prefix), "%s.", job);
 	*list = 0;
@@ -241,7 +241,7 @@ bool mon_watch(const char *prog, const es_scope *s, struct mon_watch *w)
 		if (seen && !strcmp(seen, seg))
 			continue;
 		seen = seg;
-		struct ps_remote_attr ra = { .secret_file = mon_secret_file };
+		struct ps_remote_attr ra = mon_ra();
 		int st = ps_state_at(seg, &ra);
 		live = st == PS_SHM_LIVE;
 		/* a segment its server says is gone is a job that ended there; a

@@ -275,7 +275,7 @@ int main(int argc, char **argv)
 	}
 	struct rank *r = NULL;
 	int n = find_ranks(s, &r);
-	struct ps_remote_attr ra = { .secret_file = mon_secret_file };
+	struct ps_remote_attr ra = mon_ra();
 	if (n <= 0) {
 		fprintf(stderr, "esctl: job '%s' has no MPI ranks recorded by libescollect\n", argv[optind]);
 		rc = 1;

@@ -71,6 +71,13 @@ int mon_spec(const char *pathmap, const char *scope, const char *job, struct es_
 	"                       the job's own), when it runs on other hosts\n" \
 	"      --secret-file F  their shared secret (a file only you can read)\n"
 extern const char *mon_servers, *mon_secret_file;
+/* How the monitor reaches a tuple server: with --secret-file's secret (or
+ * the pathmap scope's, once mon_remote took it), given once and carried
+ * down to every open. */
+static inline struct ps_remote_attr mon_ra(void)
+{
+	return (struct ps_remote_attr){ .secret_file = mon_secret_file };
+}
 
 /*
  * The recorder (record.c): attaches to JOB (waiting up to o->wait

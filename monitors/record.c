@@ -272,7 +272,7 @@ static int watch_deaths(struct rec *r)
 		seen = l->segment;
 		if ((rc = hold_ranks(r, l->rank)))
 			break;
-		struct ps_remote_attr ra = { .secret_file = mon_secret_file };
+		struct ps_remote_attr ra = mon_ra();
 		if (r->dead[l->rank] || ps_state_at(l->segment, &ra) != PS_SHM_STALE)
 			continue;
 		struct es_proc_rec p;

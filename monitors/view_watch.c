@@ -167,6 +167,7 @@ static void pull(struct vw_watcher *w, struct es_trace *ev, int max)
 		int nu = 0;
 		for (int i = 0; i < n; i++) {
 			const struct es_leaf *l = es_scope_leaf(w->s, es_scope_consumed_leaf(w->s, (size_t)i));
+			hb_feed(w->hb, l->thread, &ev[i]); /* heartbeat's judgement, on the job's own clocks */
 			move_clock(w, &ev[i], l->rank); /* for the collectives below too */
 			const struct es_trace *t = &ev[i];
 			struct lv_event e = { t->start, t->end, (uint32_t)l->thread, t->element, t->size, t->arg, 0,
@@ -197,6 +198,10 @@ static void pull(struct vw_watcher *w, struct es_trace *ev, int max)
 		}
 		if (n < max)
 			break;
+	}
+	if (!w->primed) { /* the first period judges against where each thread was at the first pull */
+		hb_prime(w->hb);
+		w->primed = true;
 	}
 }
 
@@ -293,7 +298,7 @@ static void judge(struct vw_watcher *w)
 	int i = arm.stall_s > 0 && !*w->pending ? hb_stalled_for(w->hb, arm.stall_s, &secs) : -1;
 	if (i >= 0)
 		snprintf(w->pending, sizeof(w->pending), "%s stalled for %.1f s (trigger above %g s), %s",
-			 es_scope_thread(w->latest, i), secs, arm.stall_s, hb_thread(w->hb, i)->where);
+			 es_scope_thread(w->s, i), secs, arm.stall_s, hb_thread(w->hb, i)->where);
 }
 
 /* The calls the threads are inside now, as if they ended now; NULL when
@@ -506,7 +511,8 @@ int vw_watch(struct vw_watcher *w)
 	return 0;
 }
 
-/* The two scopes: every event, and each thread's latest (heartbeat's). */
+/* The one scope, every event by leaf: the ring's, and heartbeat's
+ * judgement fed from the same pulls (hb_create_fed). */
 int vw_attach(const struct vw_opts *o, struct vw_watcher *w)
 {
 	struct es_scope_spec spec;
@@ -519,15 +525,9 @@ int vw_attach(const struct vw_opts *o, struct vw_watcher *w)
 		fprintf(stderr, "esview: %s\n", err);
 		return mon_status(rc);
 	}
-	es_scope_spec_default(&spec, o->job);
-	spec.reduce = ES_REDUCE_LATEST;
-	if ((rc = mon_remote(&spec, err, sizeof(err))) || (rc = mon_attach("esview", &spec, 0, &w->latest, err, sizeof(err)))) {
-		fprintf(stderr, "esview: %s\n", err);
-		return mon_status(rc);
-	}
 	if (es_mpi_open(w->s, &w->mpi))
 		w->mpi = NULL;
-	if (hb_create(w->latest, o->period, false, &w->hb) || cm_create(&w->cm) || set_threads(w))
+	if (hb_create_fed(w->s, o->period, &w->hb) || cm_create(&w->cm) || set_threads(w))
 		return 1;
 	if (ar_symbols_create(&w->sym))
 		w->sym = NULL;
@@ -548,8 +548,6 @@ void vw_detach(struct vw_watcher *w)
 	es_mpi_close(w->mpi);
 	ar_symbols_destroy(w->sym);
 	ar_clocks_free(w->clocks);
-	if (w->latest)
-		es_scope_destroy(w->latest);
 	if (w->s)
 		es_scope_destroy(w->s);
 	free(w->waits);

@@ -26,8 +26,8 @@ struct vw_watcher {
 	const struct vw_opts *o;
 	struct lv_served *sv;
 	es_scope *s;            /* every event, by leaf */
-	es_scope *latest;       /* each thread's latest: heartbeat's judgement */
-	hb *hb;
+	hb *hb;                 /* heartbeat's judgement, fed from s's pulls */
+	bool primed;            /* hb_prime done after the first pull */
 	cm *cm;
 	es_mpi *mpi;            /* the ranks' communicators, for the collectives */
 	ar_symbols *sym;        /* call sites' names, for the hover (NULL: no memory for them) */
@@ -47,7 +47,7 @@ struct vw_watcher {
 
 enum { PULL_MAX = 65536 }; /* events a pull takes at most: 2.4 MB of buffer */
 
-/* The two scopes (every event; each thread's latest, heartbeat's), the
+/* The scope (every event, by leaf: the ring's and the judgement's), the
  * ranks' view and the judgement.  0, or the exit status (said why). */
 int vw_attach(const struct vw_opts *o, struct vw_watcher *w);
 /* Pulls, judges and publishes until the job ends (0) or esview is stopped

@@ -434,7 +434,7 @@ static void find_ended(struct job *j)
 {
 	const char *prev = NULL;
 	int prev_state = 0;
-	struct ps_remote_attr ra = { .secret_file = mon_secret_file };
+	struct ps_remote_attr ra = mon_ra();
 	for (int t = 0; t < j->n; t++) {
 		if (j->first_leaf[t] < 0 || j->look->lost[t])
 			continue;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "archive/archive.h"
+#include "monitors/beat.h"
 #include "monitors/monitors.h"
 #include "tests/unit/suites.h"
 
@@ -132,6 +133,95 @@ START_TEST(snapshot_in_process)
 }
 END_TEST
 
+
+/* heartbeat's judgement fed from the pulls of the scope its owner
+ * consumes (esview's one scope) says what it says pulling a scope of
+ * each thread's latest (heartbeat's): the thread that moved progressed,
+ * the one that did not stalled, in every period, and a thread that
+ * appears is taken in. */
+START_TEST(fed_judgement_as_pulled)
+{
+	char job[32], seg[48];
+	snprintf(job, sizeof(job), "hbf%d", (int)getpid());
+	snprintf(seg, sizeof(seg), "%s.t0", job);
+	ps_shm_unlink(seg);
+	es_space *sp;
+	ck_assert_int_eq(es_space_create(seg, 0, &sp), 0);
+	ps_elem *e[3];
+	const char *names[3] = { "busy", "stuck", "late" };
+	for (int i = 0; i < 2; i++) {
+		struct es_meta m = { .element = (uint32_t)i };
+		snprintf(m.thread, sizeof(m.thread), "%s", names[i]);
+		uint16_t id;
+		ck_assert_int_eq(es_space_add(sp, &m, 1000, false, &id, &e[i]), 0);
+	}
+	uint64_t now = ps_now_ns();
+	for (int i = 0; i < 2; i++) {
+		struct es_trace t = { .start = now - 2000, .end = now - 1000 + (uint64_t)i, .op = ES_OP_WRITE, .size = 36 };
+		ck_assert_int_eq(ps_write(e[i], &t, 0, NULL), 0);
+	}
+	struct es_scope_spec latest, all;
+	es_scope_spec_default(&latest, job);
+	latest.reduce = ES_REDUCE_LATEST;
+	es_scope_spec_default(&all, job);
+	all.reduce = ES_REDUCE_NONE;
+	all.by_leaf = true;
+	es_scope *sl, *sa;
+	ck_assert_int_eq(es_scope_create(&latest, &sl), 0);
+	ck_assert_int_eq(es_scope_create(&all, &sa), 0);
+	hb *pulled, *fed;
+	ck_assert_int_eq(hb_create(sl, 0.1, false, &pulled), 0);
+	ck_assert_int_eq(hb_create_fed(sa, 0.1, &fed), 0);
+	struct es_trace ev[64];
+	uint64_t lost;
+	for (int period = 0; period < 4; period++) {
+		if (period == 2) { /* a thread appears */
+			struct es_meta m = { .element = 2 };
+			snprintf(m.thread, sizeof(m.thread), "%s", names[2]);
+			uint16_t id;
+			ck_assert_int_eq(es_space_add(sp, &m, 1000, false, &id, &e[2]), 0);
+		}
+		if (period > 0) { /* only busy moves (and late, once there) */
+			uint64_t t0 = ps_now_ns();
+			struct es_trace t = { .start = t0, .end = t0 + 10, .op = ES_OP_WRITE, .size = 36 };
+			ck_assert_int_eq(ps_write(e[0], &t, 0, NULL), 0);
+			if (period > 2)
+				ck_assert_int_eq(ps_write(e[2], &t, 0, NULL), 0);
+		}
+		es_scope_refresh(sa);
+		int n;
+		while ((n = es_scope_consume(sa, ev, 64, &lost)) > 0)
+			for (int i = 0; i < n; i++)
+				hb_feed(fed, es_scope_leaf(sa, es_scope_consumed_leaf(sa, (size_t)i))->thread, &ev[i]);
+		if (period == 0)
+			hb_prime(fed);
+		struct hb_period a, b;
+		ck_assert_int_eq(hb_step(pulled, "t", &a), 0);
+		ck_assert_int_eq(hb_step(fed, "t", &b), 0);
+		ck_assert_int_eq(hb_threads(pulled), hb_threads(fed));
+		ck_assert_msg(a.progressing == b.progressing && a.stalled == b.stalled && a.idle == b.idle,
+			      "period %d: pulled %d progressing %d stalled %d idle, fed %d %d %d", period, a.progressing,
+			      a.stalled, a.idle, b.progressing, b.stalled, b.idle);
+		for (int t = 0; t < hb_threads(fed); t++)
+			ck_assert_int_eq(hb_thread(pulled, t)->stalled_now, hb_thread(fed, t)->stalled_now);
+		if (period == 0) /* against where each was at the first pull: stuck stalled at once, as busy */
+			ck_assert_int_eq(b.stalled, 2);
+		if (period == 1)
+			ck_assert_int_eq(b.progressing, 1);
+		if (period == 3)
+			ck_assert_int_eq(hb_threads(fed), 3);
+	}
+	hb_destroy(pulled);
+	hb_destroy(fed);
+	es_scope_destroy(sl);
+	es_scope_destroy(sa);
+	for (int i = 0; i < 3; i++)
+		ps_elem_close(e[i]);
+	es_space_destroy(sp);
+	ps_shm_unlink(seg);
+}
+END_TEST
+
 Suite *monitors_suite(void)
 {
 	Suite *s = suite_create("monitors");
@@ -139,6 +229,7 @@ Suite *monitors_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, errors_are_codes_with_words);
 	tcase_add_test(tc, snapshot_in_process);
+	tcase_add_test(tc, fed_judgement_as_pulled);
 	suite_add_tcase(s, tc);
 	return s;
 }
