@@ -325,6 +325,50 @@ static void summary(const struct mon_watch *w, uint64_t missed, uint64_t before)
 		       "theirs are not reported\n", (unsigned long long)missed);
 }
 
+/* What the loop keeps between pulls. */
+struct pulls {
+	es_scope *s;
+	struct es_trace *ev;
+	int *rank;              /* by leaf: its MPI rank, or -1 (a PATHS thread) */
+	bool quiet;
+	double period;
+	uint64_t missed;
+	struct mon_watch w;
+	bool was_lost;
+};
+
+/* One pull, drained, each event matched; the next when the scope's
+ * headroom says, or MON_END once the job ended and was drained. */
+static double pull(void *arg)
+{
+	struct pulls *p = arg;
+	enum { MAX = 65536 };
+	bool alive = mon_watch("colopmon", p->s, &p->w);
+	/* ranks that started late, communicators met since */
+	if (es_scope_refresh(p->s) > 0 && identify(p->s, &p->rank))
+		return MON_END;
+	int n;
+	do {
+		uint64_t lost;
+		n = es_scope_consume(p->s, p->ev, MAX, &lost);
+		p->missed += lost;
+		if (view) /* the communicators these tuples name are listed by now */
+			es_mpi_refresh(view);
+		for (int i = 0; i < n; i++) {
+			int leaf = es_scope_consumed_leaf(p->s, (size_t)i);
+			if (p->rank[leaf] >= 0)
+				mpi_event(&p->ev[i], p->rank[leaf], p->quiet);
+			else
+				tree_event(&p->ev[i], es_scope_leaf(p->s, leaf)->meta.where, p->quiet);
+		}
+	} while (n == MAX && !mon_stop);
+	mon_note_lost("colopmon", p->s, &p->was_lost);
+	if (n < 0 || mon_stop || !alive)
+		return MON_END;
+	fflush(stdout);
+	return mon_pace(p->s, p->period);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "--version")) {
@@ -355,35 +399,14 @@ int main(int argc, char **argv)
 	struct es_trace *ev = malloc(MAX * sizeof(*ev));
 	if (!ev)
 		return 2;
-	uint64_t missed = 0;
-	struct mon_watch w = { .grace = o.period * 3 > 3 ? o.period * 3 : 3 };
-	bool was_lost = false;
-	for (;;) {
-		bool alive = mon_watch("colopmon", s, &w);
-		/* ranks that started late, communicators met since */
-		if (es_scope_refresh(s) > 0 && identify(s, &rank))
-			break;
-		int n;
-		do {
-			uint64_t lost;
-			n = es_scope_consume(s, ev, MAX, &lost);
-			missed += lost;
-			if (view) /* the communicators these tuples name are listed by now */
-				es_mpi_refresh(view);
-			for (int i = 0; i < n; i++) {
-				int leaf = es_scope_consumed_leaf(s, (size_t)i);
-				if (rank[leaf] >= 0)
-					mpi_event(&ev[i], rank[leaf], o.quiet);
-				else
-					tree_event(&ev[i], es_scope_leaf(s, leaf)->meta.where, o.quiet);
-			}
-		} while (n == MAX && !mon_stop);
-		mon_note_lost("colopmon", s, &was_lost);
-		if (n < 0 || mon_stop || !alive)
-			break;
-		fflush(stdout);
-		mon_sleep(mon_pace(s, o.period));
-	}
+	struct pulls p = { .s = s, .ev = ev, .rank = rank, .quiet = o.quiet, .period = o.period,
+			   .w = { .grace = o.period * 3 > 3 ? o.period * 3 : 3 } };
+	struct mon_loop loop = { 0 };
+	mon_loop_add(&loop, 0, pull, &p);
+	mon_loop_run(&loop);
+	rank = p.rank;
+	uint64_t missed = p.missed;
+	struct mon_watch w = p.w;
 	summary(&w, missed, es_scope_before_attach(s));
 	free(ev);
 	free(rank);

@@ -82,6 +82,41 @@ void mon_sleep(double seconds)
 	}
 }
 
+int mon_loop_add(struct mon_loop *l, double first_s, double (*fn)(void *arg), void *arg)
+{
+	if (l->n >= MON_TIMERS)
+		return -ENOSPC;
+	l->t[l->n].at = mon_now() + first_s;
+	l->t[l->n].fn = fn;
+	l->t[l->n].arg = arg;
+	l->n++;
+	return 0;
+}
+
+void mon_loop_run(struct mon_loop *l)
+{
+	while (l->n) {
+		if (mon_stop) { /* a last round, whatever is due: a consumer drains what is there */
+			for (int i = 0; i < l->n; i++)
+				l->t[i].fn(l->t[i].arg);
+			return;
+		}
+		int next = 0;
+		for (int i = 1; i < l->n; i++)
+			if (l->t[i].at < l->t[next].at)
+				next = i; /* the first added of those due first */
+		double now = mon_now();
+		if (l->t[next].at > now) {
+			mon_sleep(l->t[next].at - now);
+			continue; /* a signal, or due now: looked at again */
+		}
+		double again = l->t[next].fn(l->t[next].arg);
+		if (again < 0)
+			return;
+		l->t[next].at = mon_now() + again;
+	}
+}
+
 double mon_pace(const es_scope *s, double period)
 {
 	double h = es_scope_headroom(s) / 4;

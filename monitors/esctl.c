@@ -120,6 +120,36 @@ static int parse_list(const char *list, struct es_ctl_rec *c)
 	return 0;
 }
 
+/* Who has applied an order (its generation) or refused it, as the ranks say. */
+struct answers {
+	const struct rank *r;
+	int n;
+	const uint64_t *gen;
+	const uint32_t *refused;
+	double until, nap;
+	int applied, nos;
+};
+
+/* A look at every rank's word: MON_END once all answered, at the wait's
+ * end or on a signal; else soon (a busy rank applies it within
+ * microseconds), then less often (one in a long computation, at 50 Hz). */
+static double look(void *arg)
+{
+	struct answers *a = arg;
+	a->applied = a->nos = 0;
+	for (int i = 0; i < a->n; i++) {
+		struct es_ctl_rec c;
+		bool said = ps_read_latest(a->r[i].now, &c, NULL) == 0;
+		a->applied += said && c.gen >= a->gen[i];
+		a->nos += said && c.gen < a->gen[i] && c.refused != a->refused[i];
+	}
+	if (a->applied + a->nos == a->n || mon_now() >= a->until || mon_stop)
+		return MON_END;
+	double nap = a->nap;
+	a->nap = nap < 0.02 ? nap * 2 : 0.02;
+	return nap;
+}
+
 /* Writes the order to every rank, then waits for each to apply it or
  * refuse it (a rank refuses the latest order if it is not one). */
 static int order(struct rank *r, int n, const char *cmd, const char *list, double wait)
@@ -152,23 +182,11 @@ static int order(struct rank *r, int n, const char *cmd, const char *list, doubl
 			return 1;
 		}
 	}
-	int applied = 0, nos = 0;
-	double until = mon_now() + wait, nap = 0.0005;
-	for (bool done = false; !done && !mon_stop;) {
-		applied = nos = 0;
-		for (int i = 0; i < n; i++) {
-			struct es_ctl_rec c;
-			bool said = ps_read_latest(r[i].now, &c, NULL) == 0;
-			applied += said && c.gen >= gen[i];
-			nos += said && c.gen < gen[i] && c.refused != refused[i];
-		}
-		done = applied + nos == n || mon_now() >= until;
-		/* a busy rank applies it within microseconds: looked for soon,
-		 * then less often (one in a long computation, at 50 Hz) */
-		if (!done)
-			mon_sleep(nap);
-		nap = nap < 0.02 ? nap * 2 : 0.02;
-	}
+	struct answers a = { .r = r, .n = n, .gen = gen, .refused = refused, .until = mon_now() + wait, .nap = 0.0005 };
+	struct mon_loop loop = { 0 };
+	mon_loop_add(&loop, 0, look, &a);
+	mon_loop_run(&loop);
+	int applied = a.applied, nos = a.nos;
 	printf("esctl: %s%s%s: applied by %d of %d ranks", cmd, *list ? " " : "", list, applied, n);
 	if (nos)
 		printf("; %d refused the latest order written to them (another was written after this one, "

@@ -188,6 +188,13 @@ static vd *open_door(const struct vw_opts *o, struct lv_served *sv)
 	return d;
 }
 
+/* After the job: nothing to pull, the page served as it stands. */
+static double idle(void *arg)
+{
+	(void)arg;
+	return mon_stop ? MON_END : 3600;
+}
+
 int main(int argc, char **argv)
 {
 	struct vw_opts o;
@@ -231,8 +238,9 @@ int main(int argc, char **argv)
 	} else if (!rc) {
 		printf("esview: the job ended; the page shows its last %.0f s until esview is stopped\n", o.window);
 		fflush(stdout);
-		while (!mon_stop)
-			mon_sleep(1);
+		struct mon_loop loop = { 0 }; /* the door's threads serve; this one waits for a signal */
+		mon_loop_add(&loop, 3600, idle, NULL);
+		mon_loop_run(&loop);
 	}
 	vd_close(d);
 	vw_detach(&w);

@@ -146,6 +146,45 @@ static uint64_t write_events(const struct opts *o, es_scope *s, const struct es_
 	return filtered;
 }
 
+/* What the loop keeps between pulls. */
+struct pulls {
+	const struct opts *o;
+	es_scope *s;
+	FILE *out;
+	struct es_trace *ev;
+	uint64_t written, missed, filtered;
+	long pulls;
+	struct mon_watch w;
+	bool was_lost;
+};
+
+/* One pull, drained (when behind, pulled again at once); the next when the
+ * scope's headroom says, or MON_END once the job ended and was drained. */
+static double pull(void *arg)
+{
+	struct pulls *p = arg;
+	enum { MAX = 65536 };
+	bool alive = mon_watch("geteventmon", p->s, &p->w);
+	es_scope_refresh(p->s); /* ranks that started late, threads' first calls */
+	int n;
+	do {
+		uint64_t lost;
+		n = es_scope_consume(p->s, p->ev, MAX, &lost);
+		if (n < 0) {
+			fprintf(stderr, "geteventmon: %s\n", ps_strerror(n));
+			break;
+		}
+		p->missed += lost;
+		p->filtered += write_events(p->o, p->s, p->ev, n, p->out);
+		p->written += (uint64_t)n;
+	} while (n == MAX && !mon_stop);
+	mon_note_lost("geteventmon", p->s, &p->was_lost);
+	p->pulls++;
+	if (n < 0 || mon_stop || !alive || (p->o->count > 0 && p->pulls >= p->o->count))
+		return MON_END; /* a job that ended was drained once more above */
+	return mon_pace(p->s, p->o->period);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "--version")) {
@@ -187,32 +226,13 @@ int main(int argc, char **argv)
 	struct es_trace *ev = malloc(MAX * sizeof(*ev));
 	if (!ev)
 		return 2;
-	uint64_t written = 0, missed = 0, filtered = 0;
-	long pulls = 0;
-	struct mon_watch w = { .grace = o.period * 3 > 3 ? o.period * 3 : 3 };
-	bool was_lost = false;
-	for (;;) {
-		bool alive = mon_watch("geteventmon", s, &w);
-		es_scope_refresh(s); /* ranks that started late, threads' first calls */
-		/* Drain what is there: when behind, pull again at once. */
-		int n;
-		do {
-			uint64_t lost;
-			n = es_scope_consume(s, ev, MAX, &lost);
-			if (n < 0) {
-				fprintf(stderr, "geteventmon: %s\n", ps_strerror(n));
-				break;
-			}
-			missed += lost;
-			filtered += write_events(&o, s, ev, n, out);
-			written += (uint64_t)n;
-		} while (n == MAX && !mon_stop);
-		mon_note_lost("geteventmon", s, &was_lost);
-		pulls++;
-		if (n < 0 || mon_stop || !alive || (o.count > 0 && pulls >= o.count))
-			break; /* a job that ended was drained once more above */
-		mon_sleep(mon_pace(s, o.period));
-	}
+	struct pulls p = { .o = &o, .s = s, .out = out, .ev = ev,
+			   .w = { .grace = o.period * 3 > 3 ? o.period * 3 : 3 } };
+	struct mon_loop loop = { 0 };
+	mon_loop_add(&loop, 0, pull, &p);
+	mon_loop_run(&loop);
+	uint64_t written = p.written, missed = p.missed, filtered = p.filtered;
+	struct mon_watch w = p.w;
 	fflush(out);
 	if (out != stdout)
 		fclose(out);

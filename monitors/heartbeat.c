@@ -158,6 +158,9 @@ struct watch {
 	double t0;
 	int any_stalled;
 	char *last_findings;
+	long periods;           /* judged so far */
+	struct mon_watch w;
+	int rc;                 /* a pull that failed */
 };
 
 /* The snapshot's trigger: the first deadlock named, or a stall of --stall. */
@@ -236,6 +239,39 @@ static void summary(struct watch *h, long periods, const struct mon_watch *w)
 							  : "stalls, as last seen:", h->last_findings);
 }
 
+/* One period: the job's state, the judgement, the report; the next a
+ * period later, or MON_END (the job ended, --count periods judged, a
+ * deadlock with --exit-on-deadlock, a failed pull, or a signal). */
+static double period(void *arg)
+{
+	struct watch *h = arg;
+	const struct opts *o = h->o;
+	/* A job that ended is not stalled: stop before judging it. */
+	if (mon_stop || !mon_watch("heartbeat", h->s, &h->w))
+		return MON_END;
+	if (h->w.now == MON_UNREACHABLE) { /* nothing to judge by */
+		h->periods++;
+		if (!o->quiet && h->w.said)
+			printf("heartbeat %.1fs: cannot reach the job's tuple servers (%s)\n", mon_now() - h->t0,
+			       h->w.lost);
+		fflush(stdout);
+		return o->count < 0 || h->periods < o->count ? o->period : MON_END;
+	}
+	struct hb_period p;
+	if ((h->rc = hb_step(h->hb, "heartbeat", &p))) {
+		fprintf(stderr, "heartbeat: pull: %s\n", ps_strerror(h->rc));
+		return MON_END;
+	}
+	h->periods++;
+	if (p.more_threads && !o->quiet)
+		printf("heartbeat: now watching %d threads\n", hb_threads(h->hb));
+	h->any_stalled |= p.stalled > 0;
+	report(h, &p);
+	if (o->exit_on_deadlock && hb_deadlocked(h->hb))
+		return MON_END;
+	return o->count < 0 || h->periods < o->count ? o->period : MON_END;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "--version")) {
@@ -269,35 +305,12 @@ int main(int argc, char **argv)
 	       hb_threads(h.hb), o.job, es_scope_leaves(h.s), o.period * 1000);
 	fflush(stdout);
 	h.t0 = mon_now();
-	long periods = 0;
-	struct mon_watch w = { .grace = o.period * 3 > 3 ? o.period * 3 : 3 };
-	while (!mon_stop && (o.count < 0 || periods < o.count)) {
-		mon_sleep(o.period);
-		/* A job that ended is not stalled: stop before judging it. */
-		if (mon_stop || !mon_watch("heartbeat", h.s, &w))
-			break;
-		if (w.now == MON_UNREACHABLE) { /* nothing to judge by */
-			periods++;
-			if (!o.quiet && w.said)
-				printf("heartbeat %.1fs: cannot reach the job's tuple servers (%s)\n",
-				       mon_now() - h.t0, w.lost);
-			fflush(stdout);
-			continue;
-		}
-		struct hb_period p;
-		if ((rc = hb_step(h.hb, "heartbeat", &p))) {
-			fprintf(stderr, "heartbeat: pull: %s\n", ps_strerror(rc));
-			break;
-		}
-		periods++;
-		if (p.more_threads && !o.quiet)
-			printf("heartbeat: now watching %d threads\n", hb_threads(h.hb));
-		h.any_stalled |= p.stalled > 0;
-		report(&h, &p);
-		if (o.exit_on_deadlock && hb_deadlocked(h.hb))
-			break;
-	}
-	summary(&h, periods, &w);
+	h.w = (struct mon_watch){ .grace = o.period * 3 > 3 ? o.period * 3 : 3 };
+	struct mon_loop loop = { 0 };
+	if (o.count)
+		mon_loop_add(&loop, o.period, period, &h);
+	mon_loop_run(&loop);
+	summary(&h, h.periods, &h.w);
 	free(h.last_findings);
 	bool deadlocked = hb_deadlocked(h.hb);
 	hb_destroy(h.hb);

@@ -23,6 +23,31 @@ extern volatile sig_atomic_t mon_stop; /* set by SIGINT/SIGTERM */
 void mon_signals(void);
 double mon_now(void);                 /* seconds, CLOCK_MONOTONIC */
 void mon_sleep(double seconds);       /* returns early when mon_stop is set */
+
+/*
+ * The one loop every monitor runs, as Redis' ae.c serves every event: its
+ * timers, each a function that does one round of the monitor's work and
+ * says when it wants to run again (seconds from now), or MON_END to end
+ * the loop.  Due timers run in the order added; between them the loop
+ * sleeps until the next is due.  On SIGINT/SIGTERM (mon_stop) it wakes,
+ * runs every timer once more (a consumer drains what is there; each sees
+ * mon_stop) and ends.  A monitor paces itself only through what its
+ * timers return.
+ */
+#define MON_END (-1.0)
+#define MON_TIMERS 4
+struct mon_loop {
+	struct {
+		double at;               /* mon_now() when due */
+		double (*fn)(void *arg); /* seconds to its next run, or MON_END */
+		void *arg;
+	} t[MON_TIMERS];
+	int n;
+};
+/* A timer, first due after first_s; -ENOSPC past MON_TIMERS. */
+int mon_loop_add(struct mon_loop *l, double first_s, double (*fn)(void *arg), void *arg);
+/* Runs the timers until one returns MON_END, or mon_stop's last round. */
+void mon_loop_run(struct mon_loop *l);
 /* How long a consumer may wait before its next pull: a quarter of the
  * scope's headroom (es_scope_headroom), at least 1 ms, at most period. */
 double mon_pace(const es_scope *s, double period);

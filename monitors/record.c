@@ -423,40 +423,63 @@ static void mpi_reopen(struct rec *r)
 		r->m = NULL;
 }
 
+/* What the loop keeps between pulls. */
+struct pulls {
+	struct rec *r;
+	const struct mon_record_opts *o;
+	struct mon_watch *watch;
+	struct es_trace *ev;
+	bool was_lost;
+	int rc;
+	char *err;
+	size_t errlen;
+};
+enum { PULL_MAX = 4096 }; /* a pull that stays in cache: its tuples are copied twice more */
+
+/* One pull, drained into the archive, a checkpoint when due; the next when
+ * the scope's headroom says, or MON_END (the job ended and was drained, a
+ * write failed, remains' one pull, or a signal). */
+static double pull(void *arg)
+{
+	struct pulls *p = arg;
+	struct rec *r = p->r;
+	const struct mon_record_opts *o = p->o;
+	bool alive = o->remains || mon_watch(r->prog, r->s, p->watch);
+	/* ranks that started late, threads' first calls */
+	if (es_scope_refresh(r->s) > 0 || mpi_behind(r))
+		mpi_reopen(r);
+	int n;
+	if ((p->rc = name_threads(r)) || (p->rc = drain(r, p->ev, PULL_MAX, &n))) {
+		snprintf(p->err, p->errlen, "%s/events: %s", o->dir, strerror(-p->rc));
+		return MON_END;
+	}
+	mon_note_lost(r->prog, r->s, &p->was_lost);
+	if (n < 0 || mon_stop || !alive || o->remains)
+		return MON_END; /* a job that ended was drained once more above */
+	if (mon_now() - r->checkpointed >= CHECKPOINT_S && (p->rc = checkpoint(r, p->err, p->errlen)))
+		return MON_END;
+	/* until the job's rate is known (no events yet, or the first pull),
+	 * look again soon: elements of a few hundred tuples fill in
+	 * milliseconds */
+	double pace = mon_pace(r->s, o->period);
+	if (isinf(es_scope_headroom(r->s)) && pace > 0.05)
+		pace = 0.05;
+	return pace < LONGEST_SLEEP_S ? pace : LONGEST_SLEEP_S;
+}
+
 /* Pulls until the job ends (or a signal, or an error); remains: once. */
 static int record_loop(struct rec *r, const struct mon_record_opts *o, struct mon_watch *watch,
 		       char *err, size_t errlen)
 {
-	enum { MAX = 4096 }; /* a pull that stays in cache: its tuples are copied twice more */
-	struct es_trace *ev = malloc(MAX * sizeof(*ev));
-	if (!ev)
+	struct pulls p = { .r = r, .o = o, .watch = watch, .ev = malloc(PULL_MAX * sizeof(struct es_trace)),
+			   .err = err, .errlen = errlen };
+	if (!p.ev)
 		return snprintf(err, errlen, "%s", strerror(ENOMEM)), -ENOMEM;
-	bool was_lost = false;
-	int rc = 0;
-	for (;;) {
-		bool alive = o->remains || mon_watch(r->prog, r->s, watch);
-		/* ranks that started late, threads' first calls */
-		if (es_scope_refresh(r->s) > 0 || mpi_behind(r))
-			mpi_reopen(r);
-		int n;
-		if ((rc = name_threads(r)) || (rc = drain(r, ev, MAX, &n))) {
-			snprintf(err, errlen, "%s/events: %s", o->dir, strerror(-rc));
-			break;
-		}
-		mon_note_lost(r->prog, r->s, &was_lost);
-		if (n < 0 || mon_stop || !alive || o->remains)
-			break; /* a job that ended was drained once more above */
-		if (mon_now() - r->checkpointed >= CHECKPOINT_S && (rc = checkpoint(r, err, errlen)))
-			break;
-		/* until the job's rate is known (no events yet, or the first
-		 * pull), look again soon: elements of a few hundred tuples fill
-		 * in milliseconds */
-		double pace = mon_pace(r->s, o->period);
-		if (isinf(es_scope_headroom(r->s)) && pace > 0.05)
-			pace = 0.05;
-		mon_sleep(pace < LONGEST_SLEEP_S ? pace : LONGEST_SLEEP_S);
-	}
-	free(ev);
+	struct mon_loop loop = { 0 };
+	mon_loop_add(&loop, 0, pull, &p);
+	mon_loop_run(&loop);
+	free(p.ev);
+	int rc = p.rc;
 	if (!rc && !(rc = watch_deaths(r)))
 		rc = add_unfinished(r, o->remains);
 	if (rc && !*err)

@@ -479,35 +479,51 @@ static void say_ended(struct vw_watcher *w, const struct mon_watch *mw)
 
 /* Pulls, judges and publishes until the job ends (0) or esview is stopped
  * (0); -ENOMEM without the pull's buffer. */
+/* What the loop keeps between pulls. */
+struct pulls {
+	struct vw_watcher *w;
+	struct es_trace *ev;
+	struct mon_watch mw;
+};
+
+/* One pull, the judgement when a period has passed, the moment published
+ * and a trigger fired; the next at the page's rate, or MON_END once the
+ * job ended (said) or on a signal. */
+static double tick(void *arg)
+{
+	struct pulls *p = arg;
+	struct vw_watcher *w = p->w;
+	bool alive = mon_watch("esview", w->s, &p->mw);
+	pthread_mutex_lock(&w->sv->lock);
+	w->arm = w->sv->arm;
+	pthread_mutex_unlock(&w->sv->lock);
+	pull(w, p->ev, PULL_MAX);
+	if (mon_now() >= w->next_beat) {
+		w->next_beat = mon_now() + w->o->period;
+		judge(w);
+	}
+	if (!alive)
+		say_ended(w, &p->mw);
+	publish(w);
+	if (*w->pending)
+		fire(w);
+	if (!alive || mon_stop)
+		return MON_END;
+	pthread_mutex_lock(&w->sv->lock);
+	double rate = w->sv->rate;
+	pthread_mutex_unlock(&w->sv->lock);
+	return 1 / rate;
+}
+
 int vw_watch(struct vw_watcher *w)
 {
-	struct es_trace *ev = malloc(PULL_MAX * sizeof(*ev));
-	struct mon_watch mw = { .grace = 3 };
-	if (!ev)
+	struct pulls p = { .w = w, .ev = malloc(PULL_MAX * sizeof(struct es_trace)), .mw = { .grace = 3 } };
+	if (!p.ev)
 		return -ENOMEM;
-	while (!mon_stop) {
-		bool alive = mon_watch("esview", w->s, &mw);
-		pthread_mutex_lock(&w->sv->lock);
-		w->arm = w->sv->arm;
-		pthread_mutex_unlock(&w->sv->lock);
-		pull(w, ev, PULL_MAX);
-		if (mon_now() >= w->next_beat) {
-			w->next_beat = mon_now() + w->o->period;
-			judge(w);
-		}
-		if (!alive)
-			say_ended(w, &mw);
-		publish(w);
-		if (*w->pending)
-			fire(w);
-		if (!alive)
-			break;
-		pthread_mutex_lock(&w->sv->lock);
-		double rate = w->sv->rate;
-		pthread_mutex_unlock(&w->sv->lock);
-		mon_sleep(1 / rate);
-	}
-	free(ev);
+	struct mon_loop loop = { 0 };
+	mon_loop_add(&loop, 0, tick, &p);
+	mon_loop_run(&loop);
+	free(p.ev);
 	return 0;
 }
 

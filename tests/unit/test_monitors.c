@@ -222,6 +222,61 @@ START_TEST(fed_judgement_as_pulled)
 }
 END_TEST
 
+
+struct ticks {
+	int calls, end_after, stop_at, saw_stop;
+	int *order, *norder, me;
+};
+
+static double tick(void *arg)
+{
+	struct ticks *t = arg;
+	t->calls++;
+	t->order[(*t->norder)++ % 64] = t->me;
+	t->saw_stop += mon_stop != 0;
+	if (t->stop_at && t->calls == t->stop_at)
+		mon_stop = 1;
+	return t->end_after && t->calls == t->end_after ? MON_END : 0.0005;
+}
+
+/* The monitors' one loop: timers run in the order added when due
+ * together, one that returns MON_END ends it, a signal gets every timer
+ * one last round (a consumer's last drain), and no more than MON_TIMERS. */
+START_TEST(one_loop_for_every_monitor)
+{
+	int order[64], norder = 0;
+	struct ticks a = { .order = order, .norder = &norder, .me = 1 }, b = a;
+	b.me = 2;
+	b.end_after = 5;
+	struct mon_loop l = { 0 };
+	ck_assert_int_eq(mon_loop_add(&l, 0, tick, &a), 0);
+	ck_assert_int_eq(mon_loop_add(&l, 0, tick, &b), 0);
+	mon_loop_run(&l);
+	ck_assert_int_eq(order[0], 1);
+	ck_assert_int_eq(order[1], 2);
+	ck_assert_int_eq(b.calls, 5);
+	ck_assert_int_ge(a.calls, 1);
+	ck_assert_int_eq(a.saw_stop + b.saw_stop, 0);
+	/* a signal in the middle: both run once more, seeing it, and the loop ends */
+	struct ticks c = { .order = order, .norder = &norder, .me = 3, .stop_at = 2 }, d = c;
+	d.me = 4;
+	d.stop_at = 0;
+	struct mon_loop m = { 0 };
+	ck_assert_int_eq(mon_loop_add(&m, 0, tick, &c), 0);
+	ck_assert_int_eq(mon_loop_add(&m, 3600, tick, &d), 0); /* not due before the signal */
+	mon_loop_run(&m);
+	ck_assert_int_eq(c.calls, 3);
+	ck_assert_int_eq(c.saw_stop, 1);
+	ck_assert_int_eq(d.calls, 1);
+	ck_assert_int_eq(d.saw_stop, 1);
+	mon_stop = 0;
+	struct mon_loop full = { 0 };
+	for (int i = 0; i < MON_TIMERS; i++)
+		ck_assert_int_eq(mon_loop_add(&full, 0, tick, &a), 0);
+	ck_assert_int_eq(mon_loop_add(&full, 0, tick, &a), -ENOSPC);
+}
+END_TEST
+
 Suite *monitors_suite(void)
 {
 	Suite *s = suite_create("monitors");
@@ -230,6 +285,7 @@ Suite *monitors_suite(void)
 	tcase_add_test(tc, errors_are_codes_with_words);
 	tcase_add_test(tc, snapshot_in_process);
 	tcase_add_test(tc, fed_judgement_as_pulled);
+	tcase_add_test(tc, one_loop_for_every_monitor);
 	suite_add_tcase(s, tc);
 	return s;
 }
