@@ -216,7 +216,7 @@ static uint64_t reqid_key(uint64_t start, bool recv)
 
 static size_t reqid_home(const struct reqids *r, uint64_t key)
 {
-	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (r->cap - 1);
+	return ps_hash_slot(key, r->cap);
 }
 
 /* A new id for the request begun at start (the table holds twice the
@@ -225,7 +225,7 @@ static uint64_t reqid_new(struct reqids *r, uint64_t start, bool recv)
 {
 	size_t i = reqid_home(r, reqid_key(start, recv));
 	while (r->key[i] && r->key[i] != REQ_GONE)
-		i = (i + 1) & (r->cap - 1);
+		i = ps_probe(i, r->cap);
 	r->key[i] = reqid_key(start, recv);
 	r->id[i] = ++r->next;
 	return r->next;
@@ -236,7 +236,7 @@ static uint64_t reqid_new(struct reqids *r, uint64_t start, bool recv)
 static uint64_t reqid_done(struct reqids *r, uint64_t start, bool recv)
 {
 	uint64_t key = reqid_key(start, recv);
-	for (size_t i = reqid_home(r, key); r->key[i]; i = (i + 1) & (r->cap - 1))
+	for (size_t i = reqid_home(r, key); r->key[i]; i = ps_probe(i, r->cap))
 		if (r->key[i] == key) {
 			r->key[i] = REQ_GONE;
 			return r->id[i];

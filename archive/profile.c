@@ -43,7 +43,7 @@ static void *push(struct vec *v)
 
 static size_t map_slot(uint64_t key, size_t cap)
 {
-	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
+	return ps_hash_slot(key, cap);
 }
 
 /* The value slot of key, 0 in it when new; NULL: no memory. */
@@ -61,7 +61,7 @@ static uint32_t *map_at(struct map *m, uint64_t key)
 			if (m->vals[i]) {
 				size_t h = map_slot(m->keys[i], cap);
 				while (vals[h])
-					h = (h + 1) & (cap - 1);
+					h = ps_probe(h, cap);
 				keys[h] = m->keys[i];
 				vals[h] = m->vals[i];
 			}
@@ -72,7 +72,7 @@ static uint32_t *map_at(struct map *m, uint64_t key)
 	}
 	size_t h = map_slot(key, m->cap);
 	while (m->vals[h] && m->keys[h] != key)
-		h = (h + 1) & (m->cap - 1);
+		h = ps_probe(h, m->cap);
 	if (!m->vals[h]) {
 		m->keys[h] = key;
 		m->n++;
@@ -148,25 +148,15 @@ static void count(struct stat_row *r, const struct es_trace *e, uint64_t d)
 /* A frame is its source line where DWARF gave one (a loop the compiler
  * unrolled calls MPI from several addresses of one line), else its
  * address in its module. */
-static uint64_t text_hash(uint64_t h, const char *t)
-{
-	for (; *t; t++)
-		h = (h ^ (unsigned char)*t) * 0x100000001b3ull;
-	return (h ^ 0xff) * 0x100000001b3ull;
-}
-
 static uint64_t site_hash(unsigned op, const struct ar_site *s)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ op;
+	uint64_t h = ps_hash_fold(PS_HASH_SEED, op);
 	for (int i = 0; i < s->nframes; i++) {
 		const struct ar_frame *f = &s->frames[i];
-		if (f->line) {
-			h = text_hash(text_hash(h, f->file), f->function);
-			h = (h ^ (uint64_t)f->line) * 0x100000001b3ull;
-		} else {
-			h = text_hash(h, f->module);
-			h = (h ^ f->offset) * 0x100000001b3ull;
-		}
+		if (f->line)
+			h = ps_hash_fold(ps_hash_str(ps_hash_str(h, f->file), f->function), (uint64_t)f->line);
+		else
+			h = ps_hash_fold(ps_hash_str(h, f->module), f->offset);
 	}
 	return h;
 }
@@ -261,7 +251,7 @@ static int add_pair(struct prof *p, const struct es_trace *e, int g)
  * hash and the rank; a key another name took moves on to the next. */
 static uint32_t named_row(struct vec *v, struct map *m, const char *name, int rank)
 {
-	uint64_t h = text_hash(0xcbf29ce484222325ull, name);
+	uint64_t h = ps_hash_str(PS_HASH_SEED, name);
 	for (uint64_t key = (h << 24) ^ (uint32_t)(rank + 1);; key++) {
 		bool fresh;
 		struct named *r = find(v, m, key, &fresh);

@@ -47,16 +47,17 @@ void cm_destroy(cm *c)
 	free(c);
 }
 
-static uint32_t op_hash(unsigned code, uint64_t comm, uint32_t arg)
+/* A collective's key as one word (pastset.h's hash). */
+static uint64_t op_key(unsigned code, uint64_t comm, uint32_t arg)
 {
-	return (uint32_t)((comm * 0x9e3779b97f4a7c15ull) >> 32) ^ (arg * 2654435761u) ^ (code * 40503u);
+	return ps_hash_fold(ps_hash_fold(PS_HASH_SEED, comm), (uint64_t)code << 32 | arg);
 }
 
 static struct op *find_op(struct op *table, unsigned code, uint64_t comm, uint32_t arg)
 {
-	uint32_t h = op_hash(code, comm, arg);
-	for (uint32_t i = 0; i < TABLE; i++) {
-		struct op *o = &table[(h + i) & (TABLE - 1)];
+	size_t h = ps_hash_slot(op_key(code, comm, arg), TABLE);
+	for (uint32_t i = 0; i < TABLE; i++, h = ps_probe(h, TABLE)) {
+		struct op *o = &table[h];
 		if (!o->used) {
 			memset(o, 0, sizeof(*o));
 			o->used = true;
@@ -80,10 +81,10 @@ static void drop_op(struct op *table, struct op *o)
 		table[i].used = false;
 		size_t j = i;
 		for (;;) {
-			j = (j + 1) & (TABLE - 1);
+			j = ps_probe(j, TABLE);
 			if (!table[j].used)
 				return;
-			uint32_t h = op_hash(table[j].code, table[j].comm, table[j].arg) & (TABLE - 1);
+			size_t h = ps_hash_slot(op_key(table[j].code, table[j].comm, table[j].arg), TABLE);
 			/* can the entry at j move to the hole at i? */
 			if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j))
 				break;

@@ -140,16 +140,15 @@ void lv_destroy(lv *v)
 	free(v);
 }
 
-static size_t site_hash(uint32_t thread, uint16_t site)
+static uint64_t site_key(uint32_t thread, uint16_t site)
 {
-	uint64_t h = ((uint64_t)thread << 16 | site) * 0x9e3779b97f4a7c15ull;
-	return (size_t)(h >> 32);
+	return (uint64_t)thread << 16 | site;
 }
 
 const char *lv__site_name(const lv *v, uint32_t thread, uint16_t site)
 {
-	for (size_t h = v->scap ? site_hash(thread, site) & (v->scap - 1) : 0; v->scap && v->sites[h].name;
-	     h = (h + 1) & (v->scap - 1))
+	for (size_t h = v->scap ? ps_hash_slot(site_key(thread, site), v->scap) : 0; v->scap && v->sites[h].name;
+	     h = ps_probe(h, v->scap))
 		if (v->sites[h].thread == thread && v->sites[h].site == site)
 			return v->sites[h].name;
 	return NULL;
@@ -172,9 +171,9 @@ int lv_set_site(lv *v, uint32_t thread, uint16_t site, const char *name)
 		for (size_t i = 0; i < v->scap; i++) {
 			if (!v->sites[i].name)
 				continue;
-			size_t h = site_hash(v->sites[i].thread, v->sites[i].site) & (cap - 1);
+			size_t h = ps_hash_slot(site_key(v->sites[i].thread, v->sites[i].site), cap);
 			while (t[h].name)
-				h = (h + 1) & (cap - 1);
+				h = ps_probe(h, cap);
 			t[h] = v->sites[i];
 		}
 		free(v->sites);
@@ -184,9 +183,9 @@ int lv_set_site(lv *v, uint32_t thread, uint16_t site, const char *name)
 	char *copy = strdup(name);
 	if (!copy)
 		return -ENOMEM;
-	size_t h = site_hash(thread, site) & (v->scap - 1);
+	size_t h = ps_hash_slot(site_key(thread, site), v->scap);
 	while (v->sites[h].name)
-		h = (h + 1) & (v->scap - 1);
+		h = ps_probe(h, v->scap);
 	v->sites[h] = (struct site_name){ thread, site, copy };
 	v->sused++;
 	return 0;
@@ -246,16 +245,15 @@ uint64_t lv_added(const lv *v)
 	return v->added;
 }
 
-size_t lv__key_hash(const struct key *k)
+uint64_t lv__key(const struct key *k)
 {
-	uint64_t h = ((uint64_t)k->from << 32 | k->to) * 0x9e3779b97f4a7c15ull;
-	h ^= ((uint64_t)k->tag << 17 | (uint64_t)k->comm << 1 | k->recv) * 0xc2b2ae3d27d4eb4full;
-	return (size_t)(h ^ h >> 29);
+	return ps_hash_fold(ps_hash_fold(PS_HASH_SEED, (uint64_t)k->from << 32 | k->to),
+			    (uint64_t)k->tag << 17 | (uint64_t)k->comm << 1 | k->recv);
 }
 
-static size_t slot_hash(const struct key *k, uint32_t thread)
+static uint64_t slot_key(const struct key *k, uint32_t thread)
 {
-	return lv__key_hash(k) ^ thread * 0x9e3779b9u;
+	return ps_hash_fold(lv__key(k), thread);
 }
 
 static bool grow_ords(lv *v)
@@ -266,9 +264,9 @@ static bool grow_ords(lv *v)
 	for (size_t i = 0; i < v->ocap; i++) {
 		if (!v->ords[i].used)
 			continue;
-		size_t h = slot_hash(&v->ords[i].k, v->ords[i].thread) & (v->ocap * 2 - 1);
+		size_t h = ps_hash_slot(slot_key(&v->ords[i].k, v->ords[i].thread), v->ocap * 2);
 		while (o[h].used)
-			h = (h + 1) & (v->ocap * 2 - 1);
+			h = ps_probe(h, v->ocap * 2);
 		o[h] = v->ords[i];
 	}
 	free(v->ords);
@@ -282,9 +280,9 @@ static struct slot *channel(lv *v, const struct key *k, uint32_t thread)
 {
 	if (v->oused * 2 >= v->ocap && !grow_ords(v))
 		return NULL;
-	size_t h = slot_hash(k, thread) & (v->ocap - 1);
+	size_t h = ps_hash_slot(slot_key(k, thread), v->ocap);
 	while (v->ords[h].used && (v->ords[h].thread != thread || memcmp(&v->ords[h].k, k, sizeof(*k))))
-		h = (h + 1) & (v->ocap - 1);
+		h = ps_probe(h, v->ocap);
 	if (!v->ords[h].used) {
 		v->ords[h] = (struct slot){ .k = *k, .thread = thread, .used = true };
 		v->oused++;

@@ -101,11 +101,11 @@ static inline const struct lv_event *lv__at(const lv *v, uint64_t i)
 size_t lv__first_after(const lv *v, uint64_t from); /* an index 0 .. n into the ring */
 const char *lv__site_name(const lv *v, uint32_t thread, uint16_t site); /* NULL: not named */
 size_t lv__stem(const char *name);
-size_t lv__key_hash(const struct key *k);
+uint64_t lv__key(const struct key *k); /* a channel's key as one word (pastset.h's hash) */
 /* The slot of sent[] a message's send (its key, its number on it) is kept in. */
 static inline struct sent *lv__sent_of(const lv *v, const struct key *k, uint64_t ord)
 {
-	return (struct sent *)&v->sent[(lv__key_hash(k) ^ ord * 0x9e3779b9u) % SENT];
+	return (struct sent *)&v->sent[ps_hash_slot(ps_hash_fold(lv__key(k), ord), SENT)];
 }
 
 #endif

@@ -48,6 +48,37 @@ extern "C" {
 #endif
 _Noreturn void ps__invariant_broken(const char *name, const char *cond, const char *file, int line);
 
+/*
+ * The one hash of EventSpace's tables (the request index, call sites,
+ * types, channels, file handles, communicators, collectives, the view's
+ * keys, the profile's, the converters', the pathmaps' name sets): a key
+ * of several words or a string is folded into one word (FNV-1a), and the
+ * word placed by Fibonacci hashing, its product with 2^64/phi, whose top
+ * bits every bit of the key moves (one multiply on the hot paths).
+ * Collisions probe the next slot.  Only for memory of one process: what
+ * another process reads is scanned, never probed.
+ */
+#define PS_HASH_SEED 0xcbf29ce484222325ull
+static inline uint64_t ps_hash_fold(uint64_t h, uint64_t word)
+{
+	return (h ^ word) * 0x100000001b3ull;
+}
+static inline uint64_t ps_hash_str(uint64_t h, const char *s)
+{
+	for (; s && *s; s++)
+		h = ps_hash_fold(h, (unsigned char)*s);
+	return ps_hash_fold(h, 0xff); /* the end: "ab" + "c" is not "a" + "bc" */
+}
+/* key's slot in a table of cap slots, a power of two and at least 2. */
+static inline size_t ps_hash_slot(uint64_t key, size_t cap)
+{
+	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - __builtin_ctzll((unsigned long long)cap)));
+}
+static inline size_t ps_probe(size_t i, size_t cap)
+{
+	return (i + 1) & (cap - 1);
+}
+
 /* Error codes.  Where errno has a fitting code it is used, negated. */
 #define PS_EINVAL      (-EINVAL)    /* bad argument */
 #define PS_ENOMEM      (-ENOMEM)    /* out of memory */

@@ -12,14 +12,6 @@
 #include "internal.h"
 #include "load.h"
 
-static uint64_t hash_u64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	return x;
-}
-
 int pm__set_init(struct set *s, size_t n)
 {
 	uint32_t cap = 8;
@@ -47,7 +39,7 @@ void pm__set_free(struct set *s)
 /* Adds key -> v; if the key is there, its value instead (and -1 if new). */
 int pm__set_put(struct set *s, uint64_t key, int v)
 {
-	for (uint32_t k = (uint32_t)hash_u64(key) & s->mask;; k = (k + 1) & s->mask) {
+	for (size_t k = ps_hash_slot(key, (size_t)s->mask + 1);; k = ps_probe(k, (size_t)s->mask + 1)) {
 		if (!s->key[k]) {
 			s->key[k] = key + 1;
 			s->val[k] = v;
@@ -60,7 +52,7 @@ int pm__set_put(struct set *s, uint64_t key, int v)
 
 int pm__set_get(const struct set *s, uint64_t key)
 {
-	for (uint32_t k = (uint32_t)hash_u64(key) & s->mask; s->key[k]; k = (k + 1) & s->mask)
+	for (size_t k = ps_hash_slot(key, (size_t)s->mask + 1); s->key[k]; k = ps_probe(k, (size_t)s->mask + 1))
 		if (s->key[k] == key + 1)
 			return s->val[k];
 	return -1;

@@ -44,14 +44,6 @@ void pm_destroy(pm_map *m)
 
 /* --- names to indices ------------------------------------------------------------ */
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 /* Room for n names, in the map's memory. */
 int pm__names_init(pm_map *m, struct pm_names *x, int n)
 {
@@ -69,7 +61,7 @@ int pm__names_init(pm_map *m, struct pm_names *x, int n)
 /* Adds name -> i; if the name is there already, its index instead. */
 int pm__names_put(struct pm_names *x, const char *name, int i)
 {
-	for (uint32_t k = (uint32_t)hash_str(name) & x->mask;; k = (k + 1) & x->mask) {
+	for (size_t k = ps_hash_slot(ps_hash_str(PS_HASH_SEED, name), (size_t)x->mask + 1);; k = ps_probe(k, (size_t)x->mask + 1)) {
 		if (!x->key[k]) {
 			x->key[k] = name;
 			x->val[k] = i;
@@ -84,7 +76,7 @@ int pm__names_get(const struct pm_names *x, const char *name)
 {
 	if (!x->mask || !name)
 		return -1;
-	for (uint32_t k = (uint32_t)hash_str(name) & x->mask; x->key[k]; k = (k + 1) & x->mask)
+	for (size_t k = ps_hash_slot(ps_hash_str(PS_HASH_SEED, name), (size_t)x->mask + 1); x->key[k]; k = ps_probe(k, (size_t)x->mask + 1))
 		if (!strcmp(x->key[k], name))
 			return x->val[k];
 	return -1;

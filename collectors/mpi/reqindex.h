@@ -92,7 +92,7 @@ static inline void slot_free(struct es_req_rec *r)
 
 static inline size_t hash(MPI_Request r, size_t cap)
 {
-	return (size_t)((es_handle_of(r) >> 3) * 0x9e3779b97f4a7c15ull >> 32) & (cap - 1);
+	return ps_hash_slot(es_handle_of(r), cap);
 }
 
 
@@ -101,7 +101,7 @@ static inline size_t hash(MPI_Request r, size_t cap)
  * the same one), and probing keeps their order (so does erase). */
 static inline struct rentry *find_nth(struct es_rindex *ri, MPI_Request r, int k)
 {
-	for (size_t i = hash(r, ri->cap), n = 0; n < ri->cap; n++, i = (i + 1) & (ri->cap - 1)) {
+	for (size_t i = hash(r, ri->cap), n = 0; n < ri->cap; n++, i = ps_probe(i, ri->cap)) {
 		if (ri->tab[i].handle == r && k-- == 0)
 			return &ri->tab[i];
 		if (ri->tab[i].handle == MPI_REQUEST_NULL)
@@ -119,7 +119,7 @@ static inline struct rentry *find(struct es_rindex *ri, MPI_Request r)
  * insert would put it, while no entry moves. */
 static inline struct rentry *probe(struct es_rindex *ri, MPI_Request r, size_t *empty)
 {
-	for (size_t i = hash(r, ri->cap), n = 0; n < ri->cap; n++, i = (i + 1) & (ri->cap - 1)) {
+	for (size_t i = hash(r, ri->cap), n = 0; n < ri->cap; n++, i = ps_probe(i, ri->cap)) {
 		if (ri->tab[i].handle == r)
 			return &ri->tab[i];
 		if (ri->tab[i].handle == MPI_REQUEST_NULL) {
@@ -133,7 +133,7 @@ static inline struct rentry *probe(struct es_rindex *ri, MPI_Request r, size_t *
 /* The entry for r on slot. */
 static inline struct rentry *find_slot(struct es_rindex *ri, MPI_Request r, int slot)
 {
-	for (size_t i = hash(r, ri->cap), n = 0; n < ri->cap; n++, i = (i + 1) & (ri->cap - 1)) {
+	for (size_t i = hash(r, ri->cap), n = 0; n < ri->cap; n++, i = ps_probe(i, ri->cap)) {
 		if (ri->tab[i].handle == r && ri->tab[i].slot == slot)
 			return &ri->tab[i];
 		if (ri->tab[i].handle == MPI_REQUEST_NULL)
@@ -157,7 +157,7 @@ static inline struct rentry *insert(struct es_rindex *ri, MPI_Request r, int slo
 		return NULL;
 	size_t i = hash(r, ri->cap);
 	while (ri->tab[i].handle != MPI_REQUEST_NULL)
-		i = (i + 1) & (ri->cap - 1);
+		i = ps_probe(i, ri->cap);
 	return put_at(ri, i, r, slot);
 }
 
@@ -170,7 +170,7 @@ static inline void erase(struct es_rindex *ri, struct rentry *e)
 		ri->tab[i].handle = MPI_REQUEST_NULL;
 		size_t j = i;
 		for (;;) {
-			j = (j + 1) & (ri->cap - 1);
+			j = ps_probe(j, ri->cap);
 			if (ri->tab[j].handle == MPI_REQUEST_NULL)
 				return;
 			size_t h = hash(ri->tab[j].handle, ri->cap);

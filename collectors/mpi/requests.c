@@ -645,11 +645,10 @@ void es_requests_reset(void)
 
 /* --- channels -------------------------------------------------------------------------------- */
 
-static uint32_t chan_hash(uint32_t peer, uint32_t tag, uint32_t serial, uint32_t dir)
+/* A channel's key as one word (pastset.h's hash). */
+static uint64_t chan_key(uint32_t peer, uint32_t tag, uint32_t serial, uint32_t dir)
 {
-	uint64_t h = ((uint64_t)peer * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)tag * 0xc2b2ae3d27d4eb4full) ^
-		     ((uint64_t)serial * 0x165667b19e3779f9ull) ^ dir;
-	return (uint32_t)(h ^ h >> 29);
+	return ps_hash_fold(ps_hash_fold(PS_HASH_SEED, (uint64_t)peer << 32 | tag), (uint64_t)serial << 32 | dir);
 }
 
 /* A key's slot on the board mpi.chansK: open addressing over slots 1..,
@@ -660,9 +659,9 @@ static struct es_chan_rec *board_slot(uint32_t peer, uint32_t tag, uint32_t seri
 	struct es_chan_rec *b = es_t.chans;
 	if (!b)
 		return NULL;
-	uint32_t h = chan_hash(peer, tag, serial, dir);
+	uint32_t h = (uint32_t)ps_hash_slot(chan_key(peer, tag, serial, dir), ES_CHANS_SLOTS);
 	uint32_t want = ES_CHAN_USED | dir;
-	for (uint32_t k = 0, i = (uint32_t)(h % (ES_CHANS_SLOTS - 1)) + 1; k < ES_CHANS_SLOTS - 1;
+	for (uint32_t k = 0, i = h ? h : 1; k < ES_CHANS_SLOTS - 1;
 	     k++, i = i + 1 < ES_CHANS_SLOTS ? i + 1 : 1) {
 		struct es_chan_rec *r = &b[i];
 		uint32_t flags = __atomic_load_n(&r->flags, __ATOMIC_RELAXED);
@@ -707,9 +706,9 @@ static int chans_grow(struct es_chans *t)
 		const struct es_chan *c = &t->tab[i];
 		if (c->dir == ES_NONE)
 			continue;
-		uint32_t h = chan_hash(c->peer, c->tag, c->serial, c->dir) & (cap - 1);
+		uint32_t h = (uint32_t)ps_hash_slot(chan_key(c->peer, c->tag, c->serial, c->dir), cap);
 		while (tab[h].dir != ES_NONE)
-			h = (h + 1) & (cap - 1);
+			h = (uint32_t)ps_probe(h, cap);
 		tab[h] = *c;
 	}
 	free(t->tab);
@@ -730,8 +729,8 @@ struct es_chan *es__chan_find(uint32_t peer, uint32_t tag, uint32_t serial, uint
 		return NULL;
 	struct es_chan *c;
 	for (int tries = 0; tries < 2; tries++) {
-		uint32_t h = chan_hash(peer, tag, serial, dir) & (t->cap - 1);
-		for (c = &t->tab[h]; c->dir != ES_NONE; h = (h + 1) & (t->cap - 1), c = &t->tab[h])
+		uint32_t h = (uint32_t)ps_hash_slot(chan_key(peer, tag, serial, dir), t->cap);
+		for (c = &t->tab[h]; c->dir != ES_NONE; h = (uint32_t)ps_probe(h, t->cap), c = &t->tab[h])
 			if (c->peer == peer && c->tag == tag && c->serial == serial && c->dir == dir)
 				goto found;
 		if ((t->used + 1) * 2 <= t->cap)

@@ -32,7 +32,7 @@ uint64_t es__bytes(int count, MPI_Datatype type) ES_HIDDEN;
 
 ES_INLINE uint32_t es_type_hash(uint64_t k)
 {
-	return (uint32_t)((k * 0x9e3779b97f4a7c15ull) >> 40) & (ES_TYPES_HASH - 1);
+	return (uint32_t)ps_hash_slot(k, ES_TYPES_HASH);
 }
 
 ES_INLINE uint64_t es_bytes(int count, MPI_Datatype type)

@@ -628,10 +628,43 @@ START_TEST(writer_path)
 }
 END_TEST
 
+/* The one hash of the tables: every slot in range, keys that differ only
+ * in their low bits (pointers, counters) or high bits spread over the
+ * table, strings and word sequences told apart by where they split. */
+START_TEST(one_hash_for_the_tables)
+{
+	for (size_t cap = 2; cap <= (1u << 16); cap <<= 1)
+		for (uint64_t k = 0; k < 1000; k++) {
+			ck_assert_uint_lt(ps_hash_slot(k, cap), cap);
+			ck_assert_uint_lt(ps_hash_slot(k << 40, cap), cap);
+			ck_assert_uint_lt(ps_probe(ps_hash_slot(k, cap), cap), cap);
+		}
+	ck_assert_uint_eq(ps_probe(7, 8), 0);
+	/* 1024 keys 16 apart (aligned pointers) and 1024 apart in the high
+	 * word: in a table of 2048, at least 3 in 4 slots of their own */
+	enum { N = 1024, CAP = 2048 };
+	static unsigned char used[CAP];
+	for (int pass = 0; pass < 2; pass++) {
+		memset(used, 0, sizeof(used));
+		int alone = 0;
+		for (uint64_t k = 0; k < N; k++) {
+			size_t s = ps_hash_slot(pass ? k << 32 : 0x7f0000001000ull + 16 * k, CAP);
+			alone += !used[s]++;
+		}
+		ck_assert_int_ge(alone, N * 3 / 4);
+	}
+	ck_assert_uint_ne(ps_hash_str(ps_hash_str(PS_HASH_SEED, "ab"), "c"),
+			  ps_hash_str(ps_hash_str(PS_HASH_SEED, "a"), "bc"));
+	ck_assert_uint_ne(ps_hash_fold(ps_hash_fold(PS_HASH_SEED, 1), 2), ps_hash_fold(ps_hash_fold(PS_HASH_SEED, 2), 1));
+	ck_assert_uint_eq(ps_hash_str(PS_HASH_SEED, "x"), ps_hash_str(PS_HASH_SEED, "x"));
+}
+END_TEST
+
 Suite *pastset_suite(void)
 {
 	Suite *s = suite_create("pastset");
 	TCase *tc = tcase_create("ops");
+	tcase_add_test(tc, one_hash_for_the_tables);
 	tcase_add_loop_test(tc, create_open_close, 0, 2);
 	tcase_add_loop_test(tc, create_errors, 0, 2);
 	tcase_add_loop_test(tc, write_read_in_order, 0, 2);
