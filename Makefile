@@ -333,7 +333,7 @@ $(BUILD)/tests/kill: $(BUILD)/obj/tests/fuzz/kill.o $(PASTSET_LIB)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 BENCH_BINS := $(BUILD)/bench/pastset $(BUILD)/bench/paths $(BUILD)/bench/scopes $(BUILD)/bench/remote \
-	      $(BUILD)/bench/waitfor
+	      $(BUILD)/bench/waitfor $(BUILD)/bench/backlog
 OBSERVE := $(BUILD)/bench/observe $(BUILD)/bench/nested $(BUILD)/bench/interval
 
 $(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(LIBS)

@@ -1,5 +1,6 @@
 /* colopmon.c - the collective-operation monitor: per collective, its latency, the last contributor and the imbalance. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,7 +172,7 @@ static int identify(const es_scope *s, int **rank_of_leaf)
 {
 	int *rank = calloc((size_t)es_scope_leaves(s) + 1, sizeof(int));
 	if (!rank)
-		return -1;
+		return -ENOMEM;
 	free(*rank_of_leaf);
 	*rank_of_leaf = rank;
 	const char *prev = NULL;
@@ -345,8 +346,10 @@ static double pull(void *arg)
 	enum { MAX = 65536 };
 	bool alive = mon_watch("colopmon", p->s, &p->w);
 	/* ranks that started late, communicators met since */
-	if (es_scope_refresh(p->s) > 0 && identify(p->s, &p->rank))
+	if (es_scope_refresh(p->s) > 0 && identify(p->s, &p->rank)) {
+		fprintf(stderr, "colopmon: no memory for the ranks of %d trace elements\n", es_scope_leaves(p->s));
 		return MON_END;
+	}
 	int n;
 	do {
 		uint64_t lost;
@@ -391,14 +394,19 @@ int main(int argc, char **argv)
 		return mon_status(rc);
 	}
 	int *rank = NULL;
-	if (cm_create(&colls) || identify(s, &rank))
-		return 2;
+	if ((rc = cm_create(&colls)) || (rc = identify(s, &rank))) {
+		fprintf(stderr, "colopmon: no memory for the collectives' table or the ranks of %d trace elements\n",
+			es_scope_leaves(s));
+		return 1;
+	}
 	printf("colopmon: job '%s': %d MPI ranks, %d tree edges with collectors\n", o.job, mpi_ranks,
 	       nedges);
 	enum { MAX = 65536 };
 	struct es_trace *ev = malloc(MAX * sizeof(*ev));
-	if (!ev)
-		return 2;
+	if (!ev) {
+		fprintf(stderr, "colopmon: no memory for a pull's %zu bytes\n", MAX * sizeof(*ev));
+		return 1;
+	}
 	struct pulls p = { .s = s, .ev = ev, .rank = rank, .quiet = o.quiet, .period = o.period,
 			   .w = { .grace = o.period * 3 > 3 ? o.period * 3 : 3 } };
 	struct mon_loop loop = { 0 };

@@ -224,8 +224,10 @@ int main(int argc, char **argv)
 		fprintf(out, "# start_ns end_ns duration_ns thread op element size arg seq\n");
 	enum { MAX = 65536 };
 	struct es_trace *ev = malloc(MAX * sizeof(*ev));
-	if (!ev)
-		return 2;
+	if (!ev) {
+		fprintf(stderr, "geteventmon: no memory for a pull's %zu bytes\n", MAX * sizeof(*ev));
+		return 1;
+	}
 	struct pulls p = { .o = &o, .s = s, .out = out, .ev = ev,
 			   .w = { .grace = o.period * 3 > 3 ? o.period * 3 : 3 } };
 	struct mon_loop loop = { 0 };

@@ -299,8 +299,11 @@ int main(int argc, char **argv)
 		return mon_status(rc);
 	}
 	/* where every thread is now: the first period judges against it */
-	if (hb_create(h.s, o.period, o.graph != NULL, &h.hb))
-		return 2;
+	if ((rc = hb_create(h.s, o.period, o.graph != NULL, &h.hb))) {
+		fprintf(stderr, "heartbeat: no memory for the judgement of %d threads: %s\n", es_scope_threads(h.s),
+			ps_strerror(rc));
+		return 1;
+	}
 	printf("heartbeat: watching %d threads of job '%s' (%d trace elements), every %.0f ms\n",
 	       hb_threads(h.hb), o.job, es_scope_leaves(h.s), o.period * 1000);
 	fflush(stdout);

@@ -543,8 +543,11 @@ int vw_attach(const struct vw_opts *o, struct vw_watcher *w)
 	}
 	if (es_mpi_open(w->s, &w->mpi))
 		w->mpi = NULL;
-	if (hb_create_fed(w->s, o->period, &w->hb) || cm_create(&w->cm) || set_threads(w))
+	if (hb_create_fed(w->s, o->period, &w->hb) || cm_create(&w->cm) || set_threads(w)) {
+		fprintf(stderr, "esview: no memory for the judgement, the collectives or the threads of %d threads\n",
+			es_scope_threads(w->s));
 		return 1;
+	}
 	if (ar_symbols_create(&w->sym))
 		w->sym = NULL;
 	return 0;

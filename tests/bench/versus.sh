@@ -1,5 +1,5 @@
 #!/bin/sh
-# versus.sh - one build's libescollect.so against another's, side by side: mpi_cost's calls, hpcc's RandomAccess and LAMMPS melt, each recording every call.
+# versus.sh - one build against another, side by side: libescollect.so (mpi_cost's calls, hpcc's RandomAccess and LAMMPS melt, each recording every call), the PATHS collector, and the recorder per event.
 #
 # usage: versus.sh OLD_BUILDDIR NEW_BUILDDIR [PAIRS]   (make bench BASE=OLD_BUILDDIR)
 # The runs go old new new old old new ..., so every pair (old, new) has its
@@ -7,6 +7,7 @@
 # a row: those null pairs' ratios are what a change that costs nothing
 # measures on this machine, the control printed beside each median.
 # Ends with: versus: hpcc=R (null N) lammps=R (null N) halo_ns=OLD->NEW testany_ns=OLD->NEW
+#            collector=R (null N) recorder=R (null N)
 set -u
 old=$(cd "${1:?usage: versus.sh OLD_BUILDDIR NEW_BUILDDIR [PAIRS]}" && pwd)
 build=$(cd "${2:?usage: versus.sh OLD_BUILDDIR NEW_BUILDDIR [PAIRS]}" && pwd)
@@ -73,5 +74,58 @@ for what in "MPI_Barrier on COMM_SELF" "MPI_Sendrecv to itself" "fruitless MPI_T
 	printf "    %-28s %8.1f %8.1f %8.1f\n" "$what" "$(col bare $k)" "$(col old $k)" "$(col new $k)"
 	k=$((k + 1))
 done
+# sides NAME N FN: N pairs of FN OLD_BUILDDIR and FN NEW_BUILDDIR (each
+# prints one figure), in the order old new | new old | ...; pair ratios
+# new / old in NAME.ratios, null pairs in NAME.null
+sides() {
+	name=$1 n=$2 fn=$3
+	: >"$dir/$name.ratios"
+	: >"$dir/$name.null"
+	prev="" prevb=""
+	i=1
+	while [ "$i" -le "$n" ]; do
+		for which in $([ $((i % 2)) = 1 ] && echo "old new" || echo "new old"); do
+			b=$old
+			[ "$which" = new ] && b=$build
+			v=$("$fn" "$b") || exit 1
+			[ "$which" = old ] && a_old=$v || a_new=$v
+			[ "$prevb" = "$which" ] && ratio "$v" "$prev" >>"$dir/$name.null"
+			prev=$v prevb=$which
+		done
+		ratio "$a_new" "$a_old" >>"$dir/$name.ratios"
+		printf "  %-9s pair %d: old %s, new %s\n" "$name" "$i" "$a_old" "$a_new"
+		i=$((i + 1))
+	done
+}
+
+# the PATHS collector's cost (bench/collector, built by make bench with LTTng)
+collector_ns() { "$1/bench/collector" 2>/dev/null | sed -n 's/^collector: collector_ns=\([0-9.]*\).*/\1/p'; }
+if [ -x "$old/bench/collector" ] && [ -x "$build/bench/collector" ]; then
+	sides collector "${COLLECTOR_PAIRS:-5}" collector_ns
+	collector="$(median <"$dir/collector.ratios") (null $(median <"$dir/collector.null"))"
+	echo "  collector ns an operation new / old: median $collector"
+else
+	collector="not measured (no bench/collector in both builds: make bench builds it)"
+fi
+
+# the recorder per event: each build's esrecord --remains drains the same
+# live job's backlog (bench/backlog: 4 elements of 500,000 events)
+"$build/bench/backlog" "$job.bl" 4 500000 "$dir/backlog.ready" &
+backlog=$!
+while [ ! -e "$dir/backlog.ready" ] && kill -0 "$backlog" 2>/dev/null; do sleep 0.05; done
+recorder_ns() {
+	rm -rf "$dir/rec"
+	t0=$(date +%s%N)
+	"$1/bin/esrecord" --remains -w 0 -o "$dir/rec" "$job.bl" 2>/dev/null || return 1
+	t1=$(date +%s%N)
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", (b - a) / 2000000 }' # 2,000,000 events
+}
+sides recorder "${RECORDER_PAIRS:-9}" recorder_ns
+kill "$backlog" 2>/dev/null
+wait "$backlog" 2>/dev/null
+recorder="$(median <"$dir/recorder.ratios") (null $(median <"$dir/recorder.null"))"
+echo "  esrecord ns an event new / old: median $recorder"
+
 echo "versus: hpcc=$hpcc (null $hpcc_null) lammps=$lammps (null $lammps_null)" \
-	"halo_ns=$(col old 4)->$(col new 4) testany_ns=$(col old 3)->$(col new 3)"
+	"halo_ns=$(col old 4)->$(col new 4) testany_ns=$(col old 3)->$(col new 3)" \
+	"collector=$collector recorder=$recorder"
