@@ -469,9 +469,32 @@ $(ESCOLLECT_DEBUG): $(ESCOLLECT_SRC) $(GEN)/wrappers.c collectors/mpi/record.h c
 	$(MPICC) -shared -Wl,-z,defs $(addprefix $(BUILD)/obj/debug/,$(notdir $(ESCOLLECT_SRC:.c=.o)) wrappers.o route.o) $(LIBS) \
 		-o $@ $(EXT_LIBS) $(LDLIBS) -ldl
 
+# MPICH beside Open MPI (issue 40): the same collector, from the same
+# sources and the same generated wrappers, built by MPICH's compiler
+# wrapper (Debian's mpicc stays Open MPI's: its alternative's priority is
+# higher), named for the MPI it serves; libescollect-openmpi.so names the other.
+MPICC_MPICH ?= mpicc.mpich
+MPICH_OBJ := $(BUILD)/obj/mpich
+ESCOLLECT_MPICH := $(BUILD)/lib/libescollect-mpich.so
+$(MPICH_OBJ)/%.o: collectors/mpi/%.c | $(GEN)/stamp
+	@mkdir -p $(dir $@)
+	$(MPICC_MPICH) $(CFLAGS) -MMD -MP -c $< -o $@
+$(MPICH_OBJ)/gen_%.o: $(GEN)/%.c | $(GEN)/stamp
+	@mkdir -p $(dir $@)
+	$(MPICC_MPICH) $(CFLAGS) -MMD -MP -c $< -o $@
+$(ESCOLLECT_MPICH): $(addprefix $(MPICH_OBJ)/,$(notdir $(ESCOLLECT_SRC:.c=.o))) $(MPICH_OBJ)/gen_wrappers.o \
+		    $(MPICH_OBJ)/gen_route.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(MPICC_MPICH) -shared -Wl,-z,defs $^ -o $@ $(EXT_LIBS) $(LDLIBS) -ldl
+$(BUILD)/lib/libescollect-openmpi.so: $(ESCOLLECT)
+	ln -sf libescollect.so $@
+$(BUILD)/tests/mpich/ring_demo: collectors/mpi/ring_demo.c
+	@mkdir -p $(dir $@)
+	$(MPICC_MPICH) $(CFLAGS) $< -o $@
+
 ifeq ($(SAN)$(TSAN),)
 MPI_PARTS := $(ESCOLLECT) $(ESCOLLECT_DEBUG) $(ESREGION) $(BUILD)/bin/esrun $(MPI_TESTS) $(FORTRAN_TESTS) $(BUILD)/bin/windtunnel \
-	     $(BUILD)/lib/libnetns_shim.so
+	     $(BUILD)/lib/libnetns_shim.so $(ESCOLLECT_MPICH) $(BUILD)/lib/libescollect-openmpi.so $(BUILD)/tests/mpich/ring_demo
 endif
 
 APPS := $(BUILD)/tests/app_stall $(BUILD)/tests/app_tree $(BUILD)/tests/app_died $(BUILD)/tests/ctl_forge

@@ -17,6 +17,8 @@ need libhwloc-dev   have_pc hwloc
 need check          have_pc check
 need libopenmpi-dev have_pc ompi-c
 need openmpi-bin    command -v mpirun
+need libmpich-dev   test -f /usr/include/x86_64-linux-gnu/mpich/mpi.h # the collector for MPICH too (Open MPI stays mpicc)
+need mpich          command -v mpiexec.hydra
 need iproute2       command -v ip      # the remote test's network namespaces
 need gfortran       command -v gfortran # Fortran MPI programs are tested too
 need g++            command -v g++      # ... and a C++ one (its call sites' names demangled)
