@@ -491,10 +491,15 @@ $(BUILD)/lib/libescollect-openmpi.so: $(ESCOLLECT)
 $(BUILD)/tests/mpich/ring_demo: collectors/mpi/ring_demo.c
 	@mkdir -p $(dir $@)
 	$(MPICC_MPICH) $(CFLAGS) $< -o $@
+MPIFC_MPICH ?= mpif90.mpich
+$(BUILD)/tests/mpich/mpi_fortran%: tests/integration/mpi_fortran.F90
+	@mkdir -p $(dir $@) $(BUILD)/obj/mpich/fortran$*
+	$(MPIFC_MPICH) -cpp -DBINDING=$(patsubst 0%,%,$*) -O1 -g -Wall -Werror -J $(BUILD)/obj/mpich/fortran$* $< -o $@
 
 ifeq ($(SAN)$(TSAN),)
 MPI_PARTS := $(ESCOLLECT) $(ESCOLLECT_DEBUG) $(ESREGION) $(BUILD)/bin/esrun $(MPI_TESTS) $(FORTRAN_TESTS) $(BUILD)/bin/windtunnel \
-	     $(BUILD)/lib/libnetns_shim.so $(ESCOLLECT_MPICH) $(BUILD)/lib/libescollect-openmpi.so $(BUILD)/tests/mpich/ring_demo
+	     $(BUILD)/lib/libnetns_shim.so $(ESCOLLECT_MPICH) $(BUILD)/lib/libescollect-openmpi.so $(BUILD)/tests/mpich/ring_demo \
+	     $(BUILD)/tests/mpich/mpi_fortran77 $(BUILD)/tests/mpich/mpi_fortran90
 endif
 
 APPS := $(BUILD)/tests/app_stall $(BUILD)/tests/app_tree $(BUILD)/tests/app_died $(BUILD)/tests/ctl_forge

@@ -89,7 +89,7 @@ static void f_abort(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierr)
 	es_t.ra = __builtin_return_address(0);
 	*ierr = (MPI_Fint)abort_job(MPI_Comm_f2c(*comm), (int)*errorcode);
 }
-void mpi_abort_(MPI_Fint *, MPI_Fint *, MPI_Fint *) ES_F_ALIAS(f_abort);
-void mpi_abort__(MPI_Fint *, MPI_Fint *, MPI_Fint *) ES_F_ALIAS(f_abort);
-void MPI_ABORT(MPI_Fint *, MPI_Fint *, MPI_Fint *) ES_F_ALIAS(f_abort);
-void ompi_abort_f(MPI_Fint *, MPI_Fint *, MPI_Fint *) ES_F_ALIAS(f_abort);
+void mpi_abort_(MPI_Fint *, MPI_Fint *, MPI_Fint *) ES_F_MPI_ALIAS(f_abort);
+void mpi_abort__(MPI_Fint *, MPI_Fint *, MPI_Fint *) ES_F_MPI_ALIAS(f_abort);
+void MPI_ABORT(MPI_Fint *, MPI_Fint *, MPI_Fint *) ES_F_MPI_ALIAS(f_abort);
+void ompi_abort_f(MPI_Fint *, MPI_Fint *, MPI_Fint *) ES_F_MPI_ALIAS(f_abort);

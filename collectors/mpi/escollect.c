@@ -526,11 +526,11 @@ static void f_finalize(MPI_Fint *ierr)
 }
 
 #define F_NAMES(fn, lower, upper, ...)                                    \
-	void mpi_##lower##_(__VA_ARGS__) ES_F_ALIAS(fn);                  \
-	void mpi_##lower##__(__VA_ARGS__) ES_F_ALIAS(fn);                 \
-	void mpi_##lower(__VA_ARGS__) ES_F_ALIAS(fn);                     \
-	void MPI_##upper(__VA_ARGS__) ES_F_ALIAS(fn);                     \
-	void ompi_##lower##_f(__VA_ARGS__) ES_F_ALIAS(fn);
+	void mpi_##lower##_(__VA_ARGS__) ES_F_MPI_ALIAS(fn);                  \
+	void mpi_##lower##__(__VA_ARGS__) ES_F_MPI_ALIAS(fn);                 \
+	void mpi_##lower(__VA_ARGS__) ES_F_MPI_ALIAS(fn);                     \
+	void MPI_##upper(__VA_ARGS__) ES_F_MPI_ALIAS(fn);                     \
+	void ompi_##lower##_f(__VA_ARGS__) ES_F_MPI_ALIAS(fn);
 F_NAMES(f_init, init, INIT, MPI_Fint *)
 F_NAMES(f_init_thread, init_thread, INIT_THREAD, MPI_Fint *, MPI_Fint *, MPI_Fint *)
 F_NAMES(f_finalize, finalize, FINALIZE, MPI_Fint *)

@@ -147,10 +147,10 @@ static void f_file_open(MPI_Fint *comm, const char *name, MPI_Fint *amode, MPI_F
 }
 
 void mpi_file_open_(MPI_Fint *, const char *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, size_t)
-	ES_F_ALIAS(f_file_open);
+	ES_F_MPI_ALIAS(f_file_open);
 void mpi_file_open__(MPI_Fint *, const char *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, size_t)
-	ES_F_ALIAS(f_file_open);
+	ES_F_MPI_ALIAS(f_file_open);
 void MPI_FILE_OPEN(MPI_Fint *, const char *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, size_t)
-	ES_F_ALIAS(f_file_open);
+	ES_F_MPI_ALIAS(f_file_open);
 void ompi_file_open_f(MPI_Fint *, const char *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, size_t)
-	ES_F_ALIAS(f_file_open);
+	ES_F_MPI_ALIAS(f_file_open);

@@ -120,5 +120,19 @@ _Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER arrays are read
 #define ES_F_STATUS_INTS (sizeof(MPI_Status) / sizeof(MPI_Fint))
 #define ES_F_STATUS_SIZE (ES_F_STATUS_INTS + 2)
 #define ES_F_ALIAS(fn) __attribute__((alias(#fn), visibility("default")))
+/*
+ * An MPI routine's Fortran names.  Open MPI's Fortran bindings call PMPI_
+ * (or ompi_*_f) and never the C MPI_ entry points, so libescollect defines
+ * them.  MPICH's mpif.h and `use mpi` bindings call the C MPI_ functions,
+ * which the C entry points record: under MPICH the Fortran names stay
+ * hidden in the library (an entry point of ours that called MPICH's would
+ * come back through our C one: each call recorded twice, MPI_Init run
+ * twice).  The difference between the two MPIs' bindings is stated here.
+ */
+#if defined(MPICH_VERSION)
+#define ES_F_MPI_ALIAS(fn) __attribute__((alias(#fn), visibility("hidden")))
+#else
+#define ES_F_MPI_ALIAS(fn) ES_F_ALIAS(fn)
+#endif
 
 #endif

@@ -690,6 +690,6 @@ void f_wrapper(const struct call *c)
 	for (int i = 0; i < (*c->f08 ? 6 : 5); i++) {
 		emit("void %s%s%s(", spell[i][0], spell[i][1], spell[i][2]);
 		f_types(c);
-		emit(") ES_F_ALIAS(f_%s);\n", c->name);
+		emit(") ES_F_MPI_ALIAS(f_%s);\n", c->name);
 	}
 }

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_mpich.sh - the collector built for MPICH (libescollect-mpich.so, the same sources as Open MPI's) under MPICH's own mpiexec: a C program's every call, message and call site recorded and read back by an independent checker, and heartbeat naming its deadlock.
+# t_mpich.sh - the collector built for MPICH (libescollect-mpich.so, the same sources as Open MPI's) under MPICH's own mpiexec: a C program's every call, message and call site recorded and read back by an independent checker, Fortran programs' (mpif.h, use mpi) calls each recorded once, and heartbeat naming a deadlock.
 set -u
 . "$(dirname "$0")/lib.sh"
 lib="$(cd "$BUILD/lib" 2>/dev/null && pwd)/libescollect-mpich.so"
@@ -45,7 +45,22 @@ otf2-print "$dir/o/traces.otf2" >"$dir/p.txt" 2>"$dir/p.err" || die "otf2-print 
 python3 "$(dirname "$0")/msg_check.py" 200 <"$dir/p.txt" >"$dir/check" || die "the messages: $(cat "$dir/check")"
 echo "t_mpich: $(cat "$dir/check")"
 
-# 2. The unsafe ring (each rank's Ssend to its right before its receive):
+# 2. Fortran through mpif.h and `use mpi`: MPICH's bindings call the C
+# entry points, which record them once each, every call and its arguments
+# as the program wrote them down (mpi_expect; the Fortran names of ours
+# stay hidden under MPICH: wrap.h)
+for b in 77 90; do
+	mkdir -p "$dir/f$b"
+	mpiexec.hydra -n 2 -genv LD_PRELOAD "$lib" -genv ES_JOB "$job.f$b" -genv ES_KEEP always \
+		-genv ES_EXPECT_DIR "$dir/f$b" "$BUILD/tests/mpich/mpi_fortran$b" >"$dir/f$b.out" 2>&1 ||
+		die "Fortran ($b) under MPICH failed: $(tail -5 "$dir/f$b.out")"
+	"$BUILD/tests/mpi_expect" "$job.f$b" 2 "$dir/f$b" >"$dir/f$b.check" 2>&1 ||
+		die "Fortran ($b) calls recorded wrong under MPICH: $(tail -5 "$dir/f$b.check")"
+	echo "t_mpich: Fortran $b: $(tail -1 "$dir/f$b.check")"
+	rm_segments "$job.f$b"
+done
+
+# 3. The unsafe ring (each rank's Ssend to its right before its receive):
 # heartbeat names the deadlock, every rank in its call
 mpiexec.hydra -n 2 -genv LD_PRELOAD "$lib" -genv ES_JOB "$job.d" "$prog" 3 deadlock >"$dir/dl.out" 2>&1 &
 app=$!
