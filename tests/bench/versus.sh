@@ -20,10 +20,12 @@ for b in "$old" "$build"; do
 	[ -x "$b/bin/esrun" ] && [ -f "$b/lib/libescollect.so" ] || { echo "versus: $b has no esrun or libescollect.so"; exit 2; }
 done
 
-# alternate NAME N CMD...: N pairs of CMD under old's esrun and new's, the
-# order old new | new old | ...; pair ratios in NAME.ratios, null pairs in NAME.null
-alternate() {
-	name=$1 n=$2; shift 2
+# sides NAME N FN: N pairs of FN BUILDDIR TAG under old's build and new's
+# (each prints one figure; TAG names the run), in the order old new | new
+# old | ...; pair ratios new / old in NAME.ratios, and in NAME.null the null
+# pairs' (at every border between pairs one setting runs twice in a row)
+sides() {
+	name=$1 n=$2 fn=$3
 	: >"$dir/$name.ratios"
 	: >"$dir/$name.null"
 	prev="" prevb=""
@@ -32,18 +34,31 @@ alternate() {
 		for which in $([ $((i % 2)) = 1 ] && echo "old new" || echo "new old"); do
 			b=$old
 			[ "$which" = new ] && b=$build
-			v=$("$@" "$b/bin/esrun" -q -j "$job.$name$i$which") || exit 1
-			rm_segments "$job.$name$i$which"
+			v=$("$fn" "$b" "$name$i$which") || exit 1
 			[ "$which" = old ] && a_old=$v || a_new=$v
-			# the border: this run and the one before it had one setting
 			[ "$prevb" = "$which" ] && ratio "$v" "$prev" >>"$dir/$name.null"
 			prev=$v prevb=$which
 		done
 		r=$(ratio "$a_new" "$a_old")
 		echo "$r" >>"$dir/$name.ratios"
-		printf "  %-7s pair %d: old %s, new %s: %s\n" "$name" "$i" "$a_old" "$a_new" "$r"
+		printf "  %-9s pair %d: old %s, new %s: %s\n" "$name" "$i" "$a_old" "$a_new" "$r"
 		i=$((i + 1))
 	done
+}
+
+# alternate NAME N CMD...: sides of CMD run under each build's esrun (CMD's
+# words hold no spaces: the temporary directory and numbers)
+under_esrun() {
+	v=$($alt_cmd "$1/bin/esrun" -q -j "$job.$2")
+	rc=$?
+	rm_segments "$job.$2"
+	echo "$v"
+	return $rc
+}
+alternate() {
+	name=$1 n=$2; shift 2
+	alt_cmd="$*"
+	sides "$name" "$n" under_esrun
 }
 
 echo "versus: $old (old) against $build (new), every call recorded, 2 ranks"
@@ -74,30 +89,6 @@ for what in "MPI_Barrier on COMM_SELF" "MPI_Sendrecv to itself" "fruitless MPI_T
 	printf "    %-28s %8.1f %8.1f %8.1f\n" "$what" "$(col bare $k)" "$(col old $k)" "$(col new $k)"
 	k=$((k + 1))
 done
-# sides NAME N FN: N pairs of FN OLD_BUILDDIR and FN NEW_BUILDDIR (each
-# prints one figure), in the order old new | new old | ...; pair ratios
-# new / old in NAME.ratios, null pairs in NAME.null
-sides() {
-	name=$1 n=$2 fn=$3
-	: >"$dir/$name.ratios"
-	: >"$dir/$name.null"
-	prev="" prevb=""
-	i=1
-	while [ "$i" -le "$n" ]; do
-		for which in $([ $((i % 2)) = 1 ] && echo "old new" || echo "new old"); do
-			b=$old
-			[ "$which" = new ] && b=$build
-			v=$("$fn" "$b") || exit 1
-			[ "$which" = old ] && a_old=$v || a_new=$v
-			[ "$prevb" = "$which" ] && ratio "$v" "$prev" >>"$dir/$name.null"
-			prev=$v prevb=$which
-		done
-		ratio "$a_new" "$a_old" >>"$dir/$name.ratios"
-		printf "  %-9s pair %d: old %s, new %s\n" "$name" "$i" "$a_old" "$a_new"
-		i=$((i + 1))
-	done
-}
-
 # the PATHS collector's cost (bench/collector, built by make bench with LTTng)
 collector_ns() { "$1/bench/collector" 2>/dev/null | sed -n 's/^collector: collector_ns=\([0-9.]*\).*/\1/p'; }
 if [ -x "$old/bench/collector" ] && [ -x "$build/bench/collector" ]; then
