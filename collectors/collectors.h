@@ -482,6 +482,17 @@ static inline bool es_op_matched(unsigned op)
 int es_mpi_select(const struct pm_mpi *mpi, const char *file, unsigned char collect[256], char *err,
 		  size_t errlen);
 
+/* Which collector serves a program (esrun): of LIBDIR's libescollect-NAME.so,
+ * one built per MPI (NAME: openmpi, mpich), the one linked with the very
+ * libmpi* soname the dynamic loader maps for PROG (found as execvp finds
+ * it), its own or through a library of its own.  WANT, when not NULL,
+ * names the collector instead.  0 and its path in OUT; or, with why in
+ * ERR: -ENOENT (no collector, none named WANT, no PROG), -ENOEXEC (PROG is
+ * static, a script or not a 64-bit ELF program: WANT needed), -ESRCH (it
+ * loads no MPI), -ENOTSUP (an MPI none was built for), -EINVAL (two). */
+int es_mpi_pick(const char *libdir, const char *prog, const char *want, char *out, size_t len, char *err,
+		size_t errlen);
+
 /*
  * While an operation is under way its collector keeps it in its trace
  * element's notes: word ES_NOTE_START holds the start stamp (stored last),

@@ -1,5 +1,5 @@
 #!/bin/sh
-# install.sh - puts EventSpace where users look for it: programs, libescollect.so, the libraries with their headers, a pkg-config file and man pages.
+# install.sh - puts EventSpace where users look for it: programs, a libescollect for each MPI, the libraries with their headers, a pkg-config file and man pages.
 # usage: install.sh BUILDDIR PREFIX   (DESTDIR, if set, is put before PREFIX, as packagers expect)
 set -eu
 build=${1:?usage: install.sh BUILDDIR PREFIX} prefix=${2:?usage: install.sh BUILDDIR PREFIX}
@@ -27,7 +27,16 @@ echo "$programs" | while IFS='|' read -r p summary; do
 	install -m 755 "$build/bin/$p" "$root/bin/$p"
 	sh "$src/mk/man.sh" "$build/bin/$p" "$summary" >"$root/share/man/man1/$p.1"
 done
-[ -f "$build/lib/libescollect.so" ] && install -m 755 "$build/lib/libescollect.so" "$root/lib/libescollect.so"
+# a collector for each MPI built (libescollect-openmpi.so, -mpich.so), as
+# esrun finds them; libescollect.so is Open MPI's, the name it always had
+collectors=""
+for c in "$build"/lib/libescollect-*.so; do
+	[ -f "$c" ] || continue
+	name=$(basename "$c" .so | sed 's/^libescollect-//')
+	install -m 755 "$c" "$root/lib/libescollect-$name.so"
+	collectors="$collectors${collectors:+ }$name"
+done
+[ -f "$build/lib/libescollect-openmpi.so" ] && ln -sf libescollect-openmpi.so "$root/lib/libescollect.so"
 # what a program links to name its phases: es_region.h and a library that does nothing
 [ -f "$build/lib/libesregion.so" ] && install -m 755 "$build/lib/libesregion.so" "$root/lib/libesregion.so"
 install -m 644 "$src/collectors/mpi/es_region.h" "$root/include/es_region.h"
@@ -48,6 +57,9 @@ includedir=\${prefix}/include/eventspace
 Name: EventSpace
 Description: watching parallel programs run: PastSet, PATHS, collectors, scopes, archives, monitors
 Version: $version
+# the MPIs with a collector, each in escollect_NAME (LD_PRELOAD it, or let esrun choose)
+collectors=$collectors
+$(for n in $collectors; do echo "escollect_$n=\${libdir}/libescollect-$n.so"; done)
 Requires.private: yaml-0.1 hwloc liburing libdw
 Cflags: -I\${includedir}
 Libs: -L\${libdir} $(echo "$libs" | sed 's/lib\([a-z]*\)/-l\1/g') -lyaml -lhwloc -luring -ldw -pthread -lrt -lm

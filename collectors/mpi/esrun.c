@@ -1,4 +1,4 @@
-/* esrun.c - runs an MPI program (C, C++ or Fortran) with libescollect.so preloaded: `mpirun -np 4 esrun ./app`. */
+/* esrun.c - runs an MPI program (C, C++ or Fortran) with the collector for its MPI preloaded (libescollect-openmpi.so, -mpich.so): `mpirun -np 4 esrun ./app`. */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <libgen.h>
@@ -13,8 +13,9 @@
 
 static const char *usage =
 	"usage: esrun [options] [--] PROGRAM [ARGS...]\n"
-	"Runs PROGRAM with EventSpace's collectors on its MPI calls (libescollect.so\n"
-	"preloaded), from C, C++ and Fortran alike.  Under mpirun it runs on every rank:\n"
+	"Runs PROGRAM with EventSpace's collectors on its MPI calls (the libescollect\n"
+	"built for its MPI, Open MPI or MPICH, preloaded), from C, C++ and Fortran alike.\n"
+	"Under mpirun (or MPICH's mpiexec) it runs on every rank:\n"
 	"  mpirun -np 4 esrun ./app\n"
 	"  mpirun -np 4 esrun --job run1 ./app     then, while it runs: heartbeat run1\n"
 	"  -j, --job NAME        the job's name, what monitors are given (default: the\n"
@@ -34,6 +35,12 @@ static const char *usage =
 	"                        esrecord --remains), always (kept until psadm rm or\n"
 	"                        psadm clean --all) or never (psadm clean removes even\n"
 	"                        a dead job's); sets ES_KEEP\n"
+	"      --mpi NAME        the MPI the program runs on (openmpi, mpich): esrun\n"
+	"                        preloads the collector built for it (lib/libescollect-\n"
+	"                        NAME.so); without it, esrun asks the dynamic loader\n"
+	"                        which MPI library the program loads (as ldd would,\n"
+	"                        running none of its code) and says when it finds none\n"
+	"                        or one it has no collector for; a script needs --mpi\n"
 	"  -q, --quiet           rank 0 does not say where the job's traces are\n"
 	"  -h, --help\n"
 	"      --version\n"
@@ -60,19 +67,21 @@ static int fail(const char *fmt, const char *a, const char *b)
 	return 2;
 }
 
-/* libescollect.so beside us: BIN/../lib, as in the build tree and an installed prefix. */
-static int find_library(char *out, size_t len)
+/* The collector for PROG's MPI, of those beside us (BIN/../lib, in the
+ * build tree and an installed prefix alike): 0, or esrun's status. */
+static int take_collector(const char *prog, const char *mpi, char *out, size_t len)
 {
-	char self[PATH_MAX];
+	char self[PATH_MAX], dir[PATH_MAX + 8], real[PATH_MAX], err[1024];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0)
-		return -1;
+		return fail("cannot find where esrun is (/proc/self/exe)%s%s", "", "");
 	self[n] = 0;
-	snprintf(out, len, "%s/../lib/libescollect.so", dirname(self));
-	char real[PATH_MAX];
-	if (!realpath(out, real) || access(real, R_OK))
-		return -1;
-	snprintf(out, len, "%s", real);
+	snprintf(dir, sizeof(dir), "%s/../lib", dirname(self));
+	if (!realpath(dir, real))
+		return fail("no lib/ beside esrun's bin/ (%s): EventSpace's collectors are built and "
+			    "installed there%s", dir, "");
+	if (es_mpi_pick(real, prog, mpi, out, len, err, sizeof(err)))
+		return fail("%s%s", err, "");
 	return 0;
 }
 
@@ -106,9 +115,9 @@ int main(int argc, char **argv)
 		{ "trace-size", required_argument, NULL, 's' }, { "serve", required_argument, NULL, 'S' },
 		{ "secret-file", required_argument, NULL, 'K' }, { "quiet", no_argument, NULL, 'q' },
 		{ "callpath", required_argument, NULL, 'k' }, { "keep", required_argument, NULL, 'E' },
-		{ "help", no_argument, NULL, 'h' }, { 0 } };
+		{ "mpi", required_argument, NULL, 'M' }, { "help", no_argument, NULL, 'h' }, { 0 } };
 	const char *job = NULL, *pathmap = NULL, *size = NULL, *serve = NULL, *secret = NULL, *depth = NULL,
-		   *keep = NULL;
+		   *keep = NULL, *mpi = NULL;
 	int quiet = 0, c;
 	/* "+": options end at the program, whose own options are its own */
 	while ((c = getopt_long(argc, argv, "+j:p:s:k:qh", opts, NULL)) != -1) {
@@ -120,6 +129,7 @@ int main(int argc, char **argv)
 		case 'S': serve = optarg; break;
 		case 'K': secret = optarg; break;
 		case 'E': keep = optarg; break;
+		case 'M': mpi = optarg; break;
 		case 'q': quiet = 1; break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: fputs(usage, stderr); return 2;
@@ -130,10 +140,6 @@ int main(int argc, char **argv)
 			fprintf(stderr, "esrun: expected the program to run\n%s", usage);
 		return 2;
 	}
-	char lib[PATH_MAX + 32];
-	if (find_library(lib, sizeof(lib)))
-		return fail("cannot find libescollect.so in %s%s (it is built and installed beside "
-			    "esrun's bin/, in lib/)", "the lib/ folder beside esrun", "");
 	if (job) {
 		if (!pm_job_ok(job))
 			return fail("--job '%s': expected %s", job, PM_JOB_RULE);
@@ -174,6 +180,9 @@ int main(int argc, char **argv)
 		setenv("ES_SECRET_FILE", secret, 1);
 	}
 	if (pathmap && (c = take_pathmap(pathmap)))
+		return c;
+	char lib[PATH_MAX];
+	if ((c = take_collector(argv[optind], mpi, lib, sizeof(lib))))
 		return c;
 	if (!quiet)
 		setenv("ES_VERBOSE", "1", 1);

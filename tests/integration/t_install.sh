@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_install.sh - make install's tree: programs with --version and man pages matching --help, a program built against the installed pkg-config file, esrun finding libescollect.so beside it.
+# t_install.sh - make install's tree: programs with --version and man pages matching --help, a program built against the installed pkg-config file, esrun finding the collector for each program's MPI beside it (Open MPI's, MPICH's), named in the pkg-config file.
 set -u
 . "$(dirname "$0")/lib.sh"
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -25,7 +25,15 @@ for p in psadm pathmap heartbeat geteventmon colopmon esctl esview esrun esrecor
 	grep -q "^\.SH ENVIRONMENT" "$page" && grep -q "^\.B ES_KEEP" "$page" || die "$p.1 has no ENVIRONMENT"
 	grep -q "^\.SH EXAMPLES" "$page" || die "$p.1 has no EXAMPLES"
 done
-[ -f "$pfx/lib/libescollect.so" ] || die "libescollect.so not installed"
+# a collector for each MPI, named for it; the pkg-config file says which
+for m in openmpi mpich; do
+	[ -f "$pfx/lib/libescollect-$m.so" ] || die "libescollect-$m.so not installed: $(ls "$pfx/lib")"
+	got=$(PKG_CONFIG_PATH="$pfx/lib/pkgconfig" pkg-config --variable="escollect_$m" eventspace)
+	[ "$got" = "$pfx/lib/libescollect-$m.so" ] || die "pkg-config escollect_$m: '$got'"
+done
+[ "$(PKG_CONFIG_PATH="$pfx/lib/pkgconfig" pkg-config --variable=collectors eventspace)" = "mpich openmpi" ] ||
+	die "pkg-config collectors: $(PKG_CONFIG_PATH="$pfx/lib/pkgconfig" pkg-config --variable=collectors eventspace)"
+[ "$(readlink "$pfx/lib/libescollect.so")" = libescollect-openmpi.so ] || die "libescollect.so is not Open MPI's"
 
 # a program of a user's, built against what was installed, nothing else
 cat >"$dir/user.c" <<'C'
@@ -57,10 +65,13 @@ echo "$flags" | grep -q -- "-I$pfx/include/eventspace" || die "pkg-config flags:
 cc -std=c11 -Wall -Werror "$dir/user.c" -o "$dir/user" $flags || die "a program does not build against the install"
 "$dir/user" || die "the user's program failed"
 
-# the installed esrun finds the installed libescollect.so
-mpirun --oversubscribe --allow-run-as-root -np 2 "$pfx/bin/esrun" -q -j "$job" "$BUILD/tests/mpi_fortran90" >/dev/null ||
-	die "the installed esrun failed"
+# the installed esrun finds the installed collector for each program's MPI
+mpirun --oversubscribe --allow-run-as-root -np 2 -x ES_KEEP=always "$pfx/bin/esrun" -q -j "$job" \
+	"$BUILD/tests/mpi_fortran90" >/dev/null || die "the installed esrun failed"
 "$pfx/bin/psadm" show "$job.r1" | grep -q "mpi.thread0" || die "nothing recorded through the installed esrun"
+mpiexec.hydra -n 2 -genv ES_KEEP always "$pfx/bin/esrun" -q -j "$job.m" "$BUILD/tests/mpich/ring_demo" 1 >/dev/null ||
+	die "the installed esrun failed under MPICH"
+"$pfx/bin/psadm" show "$job.m.r1" | grep -q "mpi.thread0" || die "nothing recorded of an MPICH program"
 # the README's package list is mk/deps.sh's, word for word
 python3 - "$src/README.md" "$src/mk/deps.sh" <<'PY' || die "README's packages differ from mk/deps.sh's"
 import re, sys

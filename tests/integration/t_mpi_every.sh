@@ -84,5 +84,18 @@ for args in "-p $pm" "-s 12Q" "--job a/b" "-p /no/such.yaml" "--serve nowhere"; 
 done
 out=$(mpi "$BIN/esrun" -p "$pm" true 2>&1)
 echo "$out" | grep -q "pm.yaml:4:18: mpi collect: expected all, a group" || die "no position: $out"
+
+# esrun's choice of collector: what it cannot tell, it says (one line, from
+# rank 0) and runs nothing; a script runs with the MPI named by --mpi
+printf '#!/bin/sh\nexec "%s" "$@"\n' "$BUILD/tests/mpi_fortran90" >"$dir/run.sh" && chmod +x "$dir/run.sh"
+for args in "true:loads no MPI library" "$dir/run.sh:(a script?), so esrun cannot tell" \
+	"--mpi nope $dir/run.sh:--mpi nope: expected one of the MPIs esrun has a collector for: mpich (libmpich.so.12), openmpi (libmpi.so.40)"; do
+	# shellcheck disable=SC2086
+	out=$(mpi "$BIN/esrun" -q ${args%%:*} 2>&1) && die "esrun ${args%%:*} ran"
+	[ "$(echo "$out" | grep -c "^esrun:")" -eq 1 ] || die "esrun ${args%%:*}: not one line: $out"
+	echo "$out" | grep -qF -e "${args#*:}" || die "esrun ${args%%:*}: $out"
+done
+mpi -x ES_KEEP=always "$BIN/esrun" -q --mpi openmpi -j "$job.sh" "$dir/run.sh" >/dev/null 2>&1 || die "esrun --mpi openmpi run.sh failed"
+"$BIN/psadm" show "$job.sh.r1" | grep -q "mpi.thread0" || die "the script's program not traced"
 "$BIN/psadm" list | grep -q "^x\.r" && die "segments made despite the bad pathmap"
 exit 0

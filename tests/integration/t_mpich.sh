@@ -19,12 +19,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# 1. Recorded from its start (esrecord waits for it): 100 steps of a ring
+# 1. Run by esrun, which picks the collector for MPICH by the library the
+# program loads; recorded from its start (esrecord waits for it): 100 steps of a ring
 # on 2 ranks, a Sendrecv each and an Allreduce every tenth; rank 1 stuck
 # in its own work for 2 s once, so the job lasts long enough to be found
 "$BIN/esrecord" -w 60 -o "$dir/a" "$job.r" 2>"$dir/rec.err" &
 rec=$!
-mpiexec.hydra -n 2 -genv LD_PRELOAD "$lib" -genv ES_JOB "$job.r" "$prog" 1 >"$dir/app.out" 2>&1 ||
+mpiexec.hydra -n 2 "$BIN/esrun" -q -j "$job.r" "$prog" 1 >"$dir/app.out" 2>&1 ||
 	die "ring_demo under MPICH failed: $(cat "$dir/app.out")"
 wait "$rec" || die "esrecord failed: $(cat "$dir/rec.err")"
 rec=""

@@ -1,10 +1,14 @@
 /* test_collectors.c - the trace tuple, the clock, trace spaces and the collector wrapper. */
 #define _GNU_SOURCE
+#include <elf.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -644,6 +648,93 @@ START_TEST(pathmap_puts_collectors_on_paths)
 }
 END_TEST
 
+/* A file that is a 64-bit ELF program with no PT_INTERP: statically linked. */
+static void write_static_elf(const char *path)
+{
+	Elf64_Ehdr eh = { .e_type = ET_EXEC, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
+			  .e_phoff = sizeof(Elf64_Ehdr), .e_ehsize = sizeof(Elf64_Ehdr),
+			  .e_phentsize = sizeof(Elf64_Phdr), .e_phnum = 1 };
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	Elf64_Phdr ph = { .p_type = PT_LOAD, .p_flags = PF_R | PF_X, .p_filesz = 64, .p_memsz = 64 };
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fwrite(&eh, sizeof(eh), 1, f);
+	fwrite(&ph, sizeof(ph), 1, f);
+	fclose(f);
+	ck_assert_int_eq(chmod(path, 0755), 0);
+}
+
+/* esrun's choice of collector: by the MPI library the loader gives a
+ * program.  Stand-ins for the collectors are the MPIs' own Fortran
+ * libraries (each linked with its MPI's C library, as a collector is);
+ * the programs are the MPIs' own tools, ompi_info and mpichversion. */
+START_TEST(collector_picked_by_the_program_mpi)
+{
+	static const char *arch = "/usr/lib/x86_64-linux-gnu";
+	char dir[] = "/tmp/espickXXXXXX", lib[PATH_MAX], out[PATH_MAX], err[1024], p[PATH_MAX + 64];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(lib, sizeof(lib), "%s/lib", dir);
+	ck_assert_int_eq(mkdir(lib, 0700), 0);
+	ck_assert_int_eq(es_mpi_pick(lib, "ompi_info", NULL, out, sizeof(out), err, sizeof(err)), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(err, "no collector in"));
+	snprintf(p, sizeof(p), "%s/libescollect-openmpi.so", lib);
+	snprintf(out, sizeof(out), "%s/libmpi_mpifh.so.40", arch);
+	ck_assert_msg(symlink(out, p) == 0 && access(out, R_OK) == 0, "no %s: make deps installs Open MPI", out);
+	snprintf(p, sizeof(p), "%s/libescollect-junk.so", lib); /* not ELF: no collector */
+	FILE *f = fopen(p, "w");
+	fputs("junk\n", f);
+	fclose(f);
+
+	/* only Open MPI's: an MPICH program runs on an MPI it was not built for */
+	ck_assert_int_eq(es_mpi_pick(lib, "mpichversion", NULL, out, sizeof(out), err, sizeof(err)), -ENOTSUP);
+	ck_assert_ptr_nonnull(strstr(err, "mpichversion runs on libmpich.so.12, an MPI none"));
+	ck_assert_ptr_nonnull(strstr(err, "they serve: openmpi (libmpi.so.40)"));
+	snprintf(p, sizeof(p), "%s/libescollect-mpich.so", lib);
+	snprintf(out, sizeof(out), "%s/libmpichfort.so.12", arch);
+	ck_assert_msg(symlink(out, p) == 0 && access(out, R_OK) == 0, "no %s: make deps installs MPICH", out);
+
+	/* each program to its own MPI's collector, found along PATH or not */
+	ck_assert_int_eq(es_mpi_pick(lib, "ompi_info", NULL, out, sizeof(out), err, sizeof(err)), 0);
+	snprintf(p, sizeof(p), "%s/libescollect-openmpi.so", lib);
+	ck_assert_str_eq(out, p);
+	ck_assert_int_eq(es_mpi_pick(lib, "/usr/bin/mpichversion", NULL, out, sizeof(out), err, sizeof(err)), 0);
+	snprintf(p, sizeof(p), "%s/libescollect-mpich.so", lib);
+	ck_assert_str_eq(out, p);
+	/* named: no look at the program, which may be a script */
+	ck_assert_int_eq(es_mpi_pick(lib, "/no/such", "mpich", out, sizeof(out), err, sizeof(err)), 0);
+	ck_assert_str_eq(out, p);
+	ck_assert_int_eq(es_mpi_pick(lib, "ompi_info", "intel", out, sizeof(out), err, sizeof(err)), -ENOENT);
+	ck_assert_str_eq(err, "--mpi intel: expected one of the MPIs esrun has a collector for: "
+			      "mpich (libmpich.so.12), openmpi (libmpi.so.40)");
+
+	/* what it cannot tell, it says */
+	ck_assert_int_eq(es_mpi_pick(lib, "true", NULL, out, sizeof(out), err, sizeof(err)), -ESRCH);
+	ck_assert_ptr_nonnull(strstr(err, "true loads no MPI library"));
+	ck_assert_int_eq(es_mpi_pick(lib, "no-such-program-here", NULL, out, sizeof(out), err, sizeof(err)), -ENOENT);
+	ck_assert_str_eq(err, "no-such-program-here: not found");
+	snprintf(p, sizeof(p), "%s/run.sh", dir);
+	f = fopen(p, "w");
+	fputs("#!/bin/sh\nexec ompi_info\n", f);
+	fclose(f);
+	ck_assert_int_eq(chmod(p, 0755), 0);
+	ck_assert_int_eq(es_mpi_pick(lib, p, NULL, out, sizeof(out), err, sizeof(err)), -ENOEXEC);
+	ck_assert_ptr_nonnull(strstr(err, "(a script?), so esrun cannot tell which MPI it runs on: name it with --mpi"));
+	snprintf(p, sizeof(p), "%s/static", dir);
+	write_static_elf(p);
+	ck_assert_int_eq(es_mpi_pick(lib, p, NULL, out, sizeof(out), err, sizeof(err)), -ENOEXEC);
+	ck_assert_ptr_nonnull(strstr(err, "is statically linked"));
+	/* small buffers: cut, never overrun */
+	ck_assert_int_eq(es_mpi_pick(lib, "ompi_info", NULL, out, 8, err, 8), -ENAMETOOLONG);
+
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *collectors_suite(void)
 {
 	Suite *s = suite_create("collectors");
@@ -665,6 +756,7 @@ Suite *collectors_suite(void)
 	tcase_add_test(tc, collector_parameter_errors);
 	tcase_add_test(tc, shared_space_read_elsewhere);
 	tcase_add_test(tc, pathmap_puts_collectors_on_paths);
+	tcase_add_test(tc, collector_picked_by_the_program_mpi);
 	suite_add_tcase(s, tc);
 	return s;
 }
