@@ -474,6 +474,8 @@ $(ESCOLLECT_DEBUG): $(ESCOLLECT_SRC) $(GEN)/wrappers.c collectors/mpi/record.h c
 # wrapper (Debian's mpicc stays Open MPI's: its alternative's priority is
 # higher), named for the MPI it serves; libescollect-openmpi.so names the other.
 MPICC_MPICH ?= mpicc.mpich
+MPICXX_MPICH ?= mpicxx.mpich
+MPIFC_MPICH ?= mpif90.mpich
 MPICH_OBJ := $(BUILD)/obj/mpich
 ESCOLLECT_MPICH := $(BUILD)/lib/libescollect-mpich.so
 $(MPICH_OBJ)/%.o: collectors/mpi/%.c | $(GEN)/stamp
@@ -488,18 +490,71 @@ $(ESCOLLECT_MPICH): $(addprefix $(MPICH_OBJ)/,$(notdir $(ESCOLLECT_SRC:.c=.o))) 
 	$(MPICC_MPICH) -shared -Wl,-z,defs $^ -o $@ $(EXT_LIBS) $(LDLIBS) -ldl
 $(BUILD)/lib/libescollect-openmpi.so: $(ESCOLLECT)
 	ln -sf libescollect.so $@
-$(BUILD)/tests/mpich/ring_demo: collectors/mpi/ring_demo.c
+
+# The build as an MPICH user has it, for the integration tests' MPICH run
+# (tests/integration/run.sh): $(MV) is laid out as $(BUILD) is, its bin/
+# the same programs (windtunnel built for MPICH), its lib/libescollect.so
+# MPICH's, its tests/ the MPI test programs built by MPICH's wrappers from
+# the same sources (mpi_hdf5 not: Debian's parallel HDF5 here is Open MPI's).
+MV := $(BUILD)/mpich
+# MPICH's MPI_STATUS(ES)_IGNORE is (MPI_Status *)1, which gcc takes for a
+# 0-byte region passed where statuses are written
+MV_CFLAGS = $(CFLAGS) -Wno-stringop-overflow
+MV_C := mpi_calls mpi_late mpi_split mpi_every mpi_wait mpi_msgs mpi_sites mpi_io mpi_crash mpi_poll \
+	mpi_complete mpi_toggle mpi_clocks
+MV_TESTS := $(addprefix $(MV)/tests/,$(MV_C) mpi_sites_dyn mpi_sites_cxx mpi_phases mpi_phases_f mpi_io_f \
+	    mpi_fortran77 mpi_fortran90 mpi_fortran08 ring_demo)
+$(addprefix $(MV)/tests/,$(MV_C)): $(MV)/tests/%: tests/integration/%.c | $(GEN)/stamp
 	@mkdir -p $(dir $@)
-	$(MPICC_MPICH) $(CFLAGS) $< -o $@
-MPIFC_MPICH ?= mpif90.mpich
-$(BUILD)/tests/mpich/mpi_fortran%: tests/integration/mpi_fortran.F90
-	@mkdir -p $(dir $@) $(BUILD)/obj/mpich/fortran$*
-	$(MPIFC_MPICH) -cpp -DBINDING=$(patsubst 0%,%,$*) -O1 -g -Wall -Werror -J $(BUILD)/obj/mpich/fortran$* $< -o $@
+	$(MPICC_MPICH) $(MV_CFLAGS) $< -o $@ $(LDLIBS)
+$(MV)/tests/mpi_sites_dyn: tests/integration/mpi_sites.c
+	$(MPICC_MPICH) $(MV_CFLAGS) -rdynamic $< -o $@ $(LDLIBS)
+$(MV)/tests/mpi_sites_cxx: tests/integration/mpi_sites_cxx.cc
+	@mkdir -p $(dir $@)
+	$(MPICXX_MPICH) -O2 -g -Wall -Wextra -Werror -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX $< -o $@
+$(MV)/tests/mpi_phases: tests/integration/mpi_phases.c $(ESREGION) | $(GEN)/stamp
+	@mkdir -p $(dir $@)
+	$(MPICC_MPICH) $(MV_CFLAGS) $< -o $@ -L$(BUILD)/lib -lesregion -Wl,-rpath,$(abspath $(BUILD)/lib) $(LDLIBS)
+$(MV)/tests/mpi_phases_f: tests/integration/mpi_phases_f.F90 $(ESREGION)
+	@mkdir -p $(dir $@) $(MPICH_OBJ)/phases_f
+	$(MPIFC_MPICH) -O1 -g -Wall -Werror -J $(MPICH_OBJ)/phases_f $< -o $@ -L$(BUILD)/lib -lesregion \
+		-Wl,-rpath,$(abspath $(BUILD)/lib)
+$(MV)/tests/mpi_io_f: tests/integration/mpi_io_f.F90
+	@mkdir -p $(dir $@) $(MPICH_OBJ)/io_f
+	$(MPIFC_MPICH) -O1 -g -Wall -Werror -J $(MPICH_OBJ)/io_f $< -o $@
+$(MV)/tests/mpi_fortran%: tests/integration/mpi_fortran.F90
+	@mkdir -p $(dir $@) $(MPICH_OBJ)/fortran$*
+	$(MPIFC_MPICH) -cpp -DBINDING=$(patsubst 0%,%,$*) -O1 -g -Wall -Werror -J $(MPICH_OBJ)/fortran$* $< -o $@
+$(MV)/tests/ring_demo: collectors/mpi/ring_demo.c
+	@mkdir -p $(dir $@)
+	$(MPICC_MPICH) $(MV_CFLAGS) $< -o $@
+$(MV)/bin/windtunnel: windtunnel/main.c $(LIBS) | $(GEN)/stamp
+	@mkdir -p $(dir $@)
+	$(MPICC_MPICH) $(MV_CFLAGS) $(LDFLAGS) $< $(LIBS) -o $@ $(EXT_LIBS) $(LDLIBS)
+# the debug collector (invariants checked) for MPICH, as $(ESCOLLECT_DEBUG)
+$(MV)/lib/debug/libescollect.so: $(ESCOLLECT_SRC) $(GEN)/wrappers.c collectors/mpi/record.h collectors/mpi/requests.h collectors/mpi/wrap.h collectors/mpi/reqindex.h collectors/collectors.h pastset/pastset.h $(LIBS) | $(GEN)/stamp
+	@mkdir -p $(MPICH_OBJ)/debug $(dir $@)
+	for f in $(ESCOLLECT_SRC) $(GEN)/wrappers.c $(GEN)/route.c; do \
+		$(MPICC_MPICH) $(CFLAGS) -DES_DEBUG -c $$f -o $(MPICH_OBJ)/debug/$$(basename $$f .c).o || exit 1; done
+	$(MPICC_MPICH) -shared -Wl,-z,defs $(addprefix $(MPICH_OBJ)/debug/,$(notdir $(ESCOLLECT_SRC:.c=.o)) wrappers.o route.o) \
+		$(LIBS) -o $@ $(EXT_LIBS) $(LDLIBS) -ldl
+# the rest of the view: links to what no MPI is built into
+$(MV)/stamp: $(ESCOLLECT_MPICH) $(BINS) $(ESREGION) $(BUILD)/lib/libnetns_shim.so $(APPS) $(BUILD)/tests/mpi_check \
+	     $(BUILD)/tests/mpi_expect $(BUILD)/bin/esrun
+	@mkdir -p $(MV)/bin $(MV)/lib $(MV)/tests
+	for f in $(BUILD)/bin/*; do [ "$$(basename $$f)" = windtunnel ] || ln -sfn ../../bin/$$(basename $$f) $(MV)/bin/; done
+	ln -sfn ../../lib/libescollect-mpich.so $(MV)/lib/libescollect.so
+	for f in libescollect-mpich.so libescollect-openmpi.so libesregion.so libnetns_shim.so; do \
+		ln -sfn ../../lib/$$f $(MV)/lib/$$f; done
+	for f in $(APPS) $(BUILD)/tests/mpi_check $(BUILD)/tests/mpi_expect; do ln -sfn ../../tests/$$(basename $$f) $(MV)/tests/; done
+	ln -sfn ../gen $(MV)/gen
+	touch $@
+MPICH_PARTS := $(ESCOLLECT_MPICH) $(BUILD)/lib/libescollect-openmpi.so $(MV_TESTS) $(MV)/bin/windtunnel \
+	       $(MV)/lib/debug/libescollect.so $(MV)/stamp
 
 ifeq ($(SAN)$(TSAN),)
 MPI_PARTS := $(ESCOLLECT) $(ESCOLLECT_DEBUG) $(ESREGION) $(BUILD)/bin/esrun $(MPI_TESTS) $(FORTRAN_TESTS) $(BUILD)/bin/windtunnel \
-	     $(BUILD)/lib/libnetns_shim.so $(ESCOLLECT_MPICH) $(BUILD)/lib/libescollect-openmpi.so $(BUILD)/tests/mpich/ring_demo \
-	     $(BUILD)/tests/mpich/mpi_fortran77 $(BUILD)/tests/mpich/mpi_fortran90
+	     $(BUILD)/lib/libnetns_shim.so $(MPICH_PARTS)
 endif
 
 APPS := $(BUILD)/tests/app_stall $(BUILD)/tests/app_tree $(BUILD)/tests/app_died $(BUILD)/tests/ctl_forge

@@ -77,6 +77,21 @@ static inline void es_poll_end(int slot, unsigned op, uint64_t t0, uint32_t elem
 		es_write(op, t0, es_now(), element, bytes, polls, comm, rc);
 }
 
+/* Whether the streak's array held a live request when MPI said it is
+ * done: MPI_Testall over null requests is, at once, having completed
+ * nothing (a loop that tests what it finished gets many such), and is a
+ * fruitless poll.  An array not held (too long to copy) counts as live. */
+static inline int es_poll_live(int slot)
+{
+	const struct es_streak *s = &es_t.streak[slot];
+	if (!s->n)
+		return 1;
+	for (int i = 0; i < s->n; i++)
+		if (s->held[i] != MPI_REQUEST_NULL)
+			return 1;
+	return 0;
+}
+
 /* Whether a poll of an array must hold its handles again, though inside
  * a streak: it was given another array than the streak holds (a loop that
  * polls two arrays with one call), or the thread has made a request since

@@ -188,6 +188,11 @@ static void parse_entry(char *text, int line)
 	c->slot = -1;
 	if (!strcmp(kind, "poll"))
 		c->slot = npolls++;
+	for (char *at; (at = strstr(c->done, "SLOT"));) { /* the streak's slot, in done= */
+		char rest[sizeof(c->done)];
+		snprintf(rest, sizeof(rest), "%s", at + 4);
+		snprintf(at, sizeof(c->done) - (size_t)(at - c->done), "%d%s", c->slot, rest);
+	}
 	if ((!strcmp(kind, "wait") || !strcmp(kind, "start")) && (!*c->reqs || !*c->n))
 		die(line, "%s: a %s call needs reqs= and n=", name, kind);
 	if (!strcmp(kind, "poll") && !*c->done)

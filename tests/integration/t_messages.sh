@@ -91,7 +91,7 @@ mpirun --oversubscribe --allow-run-as-root -np 3 -x LD_PRELOAD="$debug" -x ES_JO
 	die "mpi_complete failed: $(grep -m3 "invariant\|rror" "$dir/complete.out")"
 grep "invariant broken" "$dir/complete.out" && die "mpi_complete broke an invariant"
 wait $rec || die "esrecord failed: $(cat "$dir/crec.err")"
-grep -q " 0 discarded" "$dir/crec.err" || die "mpi_complete's recording lost events: $(cat "$dir/crec.err")"
+cat "$dir/crec.err"; grep -q " 0 discarded" "$dir/crec.err" || die "mpi_complete's recording lost events: $(cat "$dir/crec.err")"
 sent=$(cat "$dir"/complete.msgs.r* | wc -l)
 [ "$sent" -eq 2160 ] || die "mpi_complete listed $sent messages, not 2160"
 "$BIN/esconvert" --otf2 "$dir/co" "$dir/c" 2>"$dir/cconv.err" || die "esconvert: $(cat "$dir/cconv.err")"

@@ -7,7 +7,7 @@ lib="$(cd "$BUILD/lib" 2>/dev/null && pwd)/libescollect-mpich.so"
 command -v mpiexec.hydra >/dev/null || die "no mpiexec.hydra: make deps installs Debian's mpich"
 readelf -d "$lib" | grep -q "NEEDED.*libmpich\.so" || die "libescollect-mpich.so is not linked with MPICH: $(readelf -d "$lib" | grep NEEDED)"
 readelf -d "$BUILD/lib/libescollect-openmpi.so" | grep -q "NEEDED.*libmpi\.so\.40" || die "libescollect-openmpi.so is not Open MPI's"
-prog="$BUILD/tests/mpich/ring_demo"
+prog="$BUILD/mpich/tests/ring_demo"
 job="itmpich$$"
 dir=$(mktemp -d)
 app="" rec=""
@@ -53,7 +53,7 @@ echo "t_mpich: $(cat "$dir/check")"
 for b in 77 90; do
 	mkdir -p "$dir/f$b"
 	mpiexec.hydra -n 2 -genv LD_PRELOAD "$lib" -genv ES_JOB "$job.f$b" -genv ES_KEEP always \
-		-genv ES_EXPECT_DIR "$dir/f$b" "$BUILD/tests/mpich/mpi_fortran$b" >"$dir/f$b.out" 2>&1 ||
+		-genv ES_EXPECT_DIR "$dir/f$b" "$BUILD/mpich/tests/mpi_fortran$b" >"$dir/f$b.out" 2>&1 ||
 		die "Fortran ($b) under MPICH failed: $(tail -5 "$dir/f$b.out")"
 	"$BUILD/tests/mpi_expect" "$job.f$b" 2 "$dir/f$b" >"$dir/f$b.check" 2>&1 ||
 		die "Fortran ($b) calls recorded wrong under MPICH: $(tail -5 "$dir/f$b.check")"
