@@ -93,3 +93,13 @@ void mpi_abort_(MPI_Fint *, MPI_Fint *, MPI_Fint *) ES_F_MPI_ALIAS(f_abort);
 void mpi_abort__(MPI_Fint *, MPI_Fint *, MPI_Fint *) ES_F_MPI_ALIAS(f_abort);
 void MPI_ABORT(MPI_Fint *, MPI_Fint *, MPI_Fint *) ES_F_MPI_ALIAS(f_abort);
 void ompi_abort_f(MPI_Fint *, MPI_Fint *, MPI_Fint *) ES_F_MPI_ALIAS(f_abort);
+#if defined(MPICH_VERSION) /* MPICH's mpi_f08 MPI_Abort calls PMPI_Abort (fortran.c) */
+static void f08_abort(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierr)
+{
+	es_t.ra = __builtin_return_address(0);
+	int rc = abort_job(MPI_Comm_f2c(*comm), (int)*errorcode);
+	if (ierr)
+		*ierr = rc;
+}
+void mpi_abort_f08_(MPI_Fint *, MPI_Fint *, MPI_Fint *) ES_F_ALIAS(f08_abort);
+#endif

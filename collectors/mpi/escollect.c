@@ -534,3 +534,43 @@ static void f_finalize(MPI_Fint *ierr)
 F_NAMES(f_init, init, INIT, MPI_Fint *)
 F_NAMES(f_init_thread, init_thread, INIT_THREAD, MPI_Fint *, MPI_Fint *, MPI_Fint *)
 F_NAMES(f_finalize, finalize, FINALIZE, MPI_Fint *)
+
+#if defined(MPICH_VERSION)
+/* MPICH's mpi_f08 MPI_Init, MPI_Init_thread and MPI_Finalize call PMPI_
+ * (fortran.c): ours do what the C ones do; ierror is OPTIONAL there */
+static void f08_init(MPI_Fint *ierr)
+{
+	es_t.ra = __builtin_return_address(0);
+	es_clock_init();
+	uint64_t t0 = es_now();
+	int rc = PMPI_Init(NULL, NULL);
+	inited(t0, rc, 0);
+	if (ierr)
+		*ierr = rc;
+}
+
+static void f08_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
+{
+	es_t.ra = __builtin_return_address(0);
+	es_clock_init();
+	uint64_t t0 = es_now();
+	int got = 0, rc = PMPI_Init_thread(NULL, NULL, (int)*required, &got);
+	*provided = got;
+	inited(t0, rc, rc == MPI_SUCCESS ? got : 0);
+	if (ierr)
+		*ierr = rc;
+}
+
+static void f08_finalize(MPI_Fint *ierr)
+{
+	es_t.ra = __builtin_return_address(0);
+	uint64_t t0 = finalizing();
+	int rc = PMPI_Finalize();
+	finalized(t0, rc);
+	if (ierr)
+		*ierr = rc;
+}
+void mpi_init_f08_(MPI_Fint *) ES_F_ALIAS(f08_init);
+void mpi_init_thread_f08_(MPI_Fint *, MPI_Fint *, MPI_Fint *) ES_F_ALIAS(f08_init_thread);
+void mpi_finalize_f08_(MPI_Fint *) ES_F_ALIAS(f08_finalize);
+#endif

@@ -34,6 +34,43 @@ void *es__f_real(void **cache, const char *lower)
 	return f;
 }
 
+/*
+ * MPICH is another story (wrap.h, ES_F_MPI_ALIAS): its mpif.h and `use
+ * mpi` routines call our C entry points, and so do its mpi_f08 routines of
+ * calls with a buffer (NAME_f08ts, through a C descriptor); its mpi_f08
+ * routines of the others (NAME_f08) call PMPI_NAME, so those are ours too,
+ * around MPICH's, as above.
+ */
+void *es_f08_real(void **cache, const char *lower)
+{
+	char name[96];
+	snprintf(name, sizeof(name), "mpi_%s_f08_", lower);
+	void *f = dlsym(RTLD_NEXT, name);
+	if (!f) {
+		static int said;
+		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+			fprintf(stderr, "escollect: this MPI library has no mpi_f08 routine %s: the call "
+				"fails with MPI_ERR_INTERN\n", name);
+		return NULL;
+	}
+	__atomic_store_n(cache, f, __ATOMIC_RELEASE);
+	return f;
+}
+
+/* MPICH's f08 MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE are objects the
+ * module binds by these names (its routines compare addresses with them). */
+int es_f08_ignore(const void *status, int statuses)
+{
+	static const void *where[2];
+	static int looked;
+	if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
+		where[0] = dlsym(RTLD_DEFAULT, "MPIR_F08_MPI_STATUS_IGNORE_OBJ");
+		where[1] = dlsym(RTLD_DEFAULT, "MPIR_F08_MPI_STATUSES_IGNORE_OBJ");
+		__atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
+	}
+	return status && status == where[statuses != 0];
+}
+
 /* Fortran's MPI_IN_PLACE is the address of a common block: the one this
  * program uses is the one the dynamic linker resolves the name to. */
 int es_f_in_place(const void *buf)

@@ -165,3 +165,6 @@ void mpi_pcontrol_(MPI_Fint *) ES_F_MPI_ALIAS(f_pcontrol);
 void mpi_pcontrol__(MPI_Fint *) ES_F_MPI_ALIAS(f_pcontrol);
 void MPI_PCONTROL(MPI_Fint *) ES_F_MPI_ALIAS(f_pcontrol);
 void ompi_pcontrol_f(MPI_Fint *) ES_F_MPI_ALIAS(f_pcontrol);
+#if defined(MPICH_VERSION) /* MPICH's mpi_f08 MPI_Pcontrol calls PMPI_Pcontrol (fortran.c) */
+void mpi_pcontrol_f08_(MPI_Fint *) ES_F_ALIAS(f_pcontrol);
+#endif

@@ -655,6 +655,59 @@ void c_wrapper(const struct call *c)
 	emit(");\n}\n");
 }
 
+/* Whether a call takes a choice buffer (void *): MPICH's mpi_f08 routine
+ * for it (NAME_f08ts) calls the C entry point, which records it. */
+static int has_buffer(const struct call *c)
+{
+	for (int i = 0; i < c->np; i++)
+		if (!strcmp(c->p[i].base, "void"))
+			return 1;
+	return 0;
+}
+
+/* The Fortran entry point's work once it has MPI's routine (real): shared
+ * by every binding's name, inlined into each so that es_t.ra is its caller. */
+static void f_go(const struct call *c)
+{
+	emit("static inline __attribute__((always_inline)) void go_f_%s(f_%s_t *real, ", c->name, c->name);
+	f_params(c);
+	emit(")\n{\n\tif (%s) {\n\t\treal(", pass_test(c));
+	f_args(c, 0);
+	if (world_coll(c)) { /* as world_NAME does in C */
+		emit(");\n\t} else {\n\t\tes_t.ra = __builtin_return_address(0);\n\t\trec_f_%s(real, ", c->name);
+		f_args(c, 0);
+		emit(");\n\t}\n\tif (es_route.tracing)\n\t\tes_clocks_coll_f(*f_comm);\n}\n");
+	} else {
+		emit(");\n\t\treturn;\n\t}\n\tes_t.ra = __builtin_return_address(0);\n\trec_f_%s(real, ", c->name);
+		f_args(c, 0);
+		emit(");\n}\n");
+	}
+}
+
+/* MPICH's mpi_f08 routines of calls without a buffer (NAME_f08) call
+ * PMPI_NAME, never our C entry point: they get their own, which calls
+ * MPICH's.  Their ierror is OPTIONAL (NULL when left out), and their
+ * MPI_STATUS(ES)_IGNORE are objects of the f08 module (es_f08_ignore). */
+static void f08_mpich(const struct call *c)
+{
+	if (has_buffer(c))
+		return;
+	emit("#if defined(MPICH_VERSION)\nstatic void *f08_%s_real;\nstatic void f08_%s(", c->name, c->name);
+	f_params(c);
+	emit(")\n{\n\tMPI_Fint ierr_;\n\tif (!ierr)\n\t\tierr = &ierr_;\n");
+	for (int i = 0; i < c->np; i++)
+		if (is_status(&c->p[i]) || is_statuses(&c->p[i]))
+			emit("\tif (es_f08_ignore(f_%s, %d))\n\t\tf_%s = %s;\n", c->p[i].name, is_statuses(&c->p[i]),
+			     c->p[i].name, is_statuses(&c->p[i]) ? "MPI_F_STATUSES_IGNORE" : "MPI_F_STATUS_IGNORE");
+	emit("\tf_%s_t *real = (f_%s_t *)es_f08_real(&f08_%s_real, \"%s\");\n"
+	     "\tif (!real) {\n\t\t*ierr = MPI_ERR_INTERN;\n\t\treturn;\n\t}\n\tgo_f_%s(real, ", c->name, c->name,
+	     c->name, c->lower, c->name);
+	f_args(c, 0);
+	emit(");\n}\nvoid mpi_%s_f08_(", c->lower);
+	f_types(c);
+	emit(") ES_F_ALIAS(f08_%s);\n#endif\n", c->name);
+}
+
 void f_wrapper(const struct call *c)
 {
 	char call[1024];
@@ -666,22 +719,15 @@ void f_wrapper(const struct call *c)
 	emit(")\n{\n");
 	call_text(call, sizeof(call), "(real(", f_args, c, "), (int)*ierr)");
 	body(c, 1, call);
-	emit("}\n\nstatic void f_%s(", c->name);
+	emit("}\n\n");
+	f_go(c);
+	emit("\nstatic void f_%s(", c->name);
 	f_params(c);
 	emit(")\n{\n\tf_%s_t *real = (f_%s_t *)es_f_real(&f_%s_real, \"%s\");\n"
-	     "\tif (!real) {\n\t\t*ierr = MPI_ERR_INTERN;\n\t\treturn;\n\t}\n", c->name, c->name, c->name,
-	     c->lower);
-	emit("\tif (%s) {\n\t\treal(", pass_test(c));
+	     "\tif (!real) {\n\t\t*ierr = MPI_ERR_INTERN;\n\t\treturn;\n\t}\n\tgo_f_%s(real, ", c->name, c->name, c->name,
+	     c->lower, c->name);
 	f_args(c, 0);
-	if (world_coll(c)) { /* as world_NAME does in C */
-		emit(");\n\t} else {\n\t\tes_t.ra = __builtin_return_address(0);\n\t\trec_f_%s(real, ", c->name);
-		f_args(c, 0);
-		emit(");\n\t}\n\tif (es_route.tracing)\n\t\tes_clocks_coll_f(*f_comm);\n}\n");
-	} else {
-		emit(");\n\t\treturn;\n\t}\n\tes_t.ra = __builtin_return_address(0);\n\trec_f_%s(real, ", c->name);
-		f_args(c, 0);
-		emit(");\n}\n");
-	}
+	emit(");\n}\n");
 	/* every spelling compilers give the Fortran name, and Open MPI's
 	 * ompi_NAME_f, which the mpi_f08 module calls */
 	const char *spell[6][3] = { { "mpi_", c->lower, "_" }, { "mpi_", c->lower, "__" },
@@ -692,4 +738,5 @@ void f_wrapper(const struct call *c)
 		f_types(c);
 		emit(") ES_F_MPI_ALIAS(f_%s);\n", c->name);
 	}
+	f08_mpich(c);
 }

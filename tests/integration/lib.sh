@@ -4,6 +4,9 @@ die() { echo "FAILED: $*" >&2; exit 1; }
 # that come later): kept, whatever the default keep policy; each test
 # removes its own.  t_blackbox tests the default (unset there).
 export ES_KEEP=always
+# The MPI the tests run under: openmpi, or mpich in run.sh's MPICH run
+# (BUILD is then the build as an MPICH user has it: build/*/mpich).
+MPI=${ES_TEST_MPI:-openmpi}
 # wait_for SECONDS COMMAND...: retries COMMAND every 50 ms until it succeeds.
 wait_for() {
 	n=$(($1 * 20)); shift

@@ -95,7 +95,7 @@ for args in "true:loads no MPI library" "$dir/run.sh:(a script?), so esrun canno
 	[ "$(echo "$out" | grep -c "^esrun:")" -eq 1 ] || die "esrun ${args%%:*}: not one line: $out"
 	echo "$out" | grep -qF -e "${args#*:}" || die "esrun ${args%%:*}: $out"
 done
-mpi -x ES_KEEP=always "$BIN/esrun" -q --mpi openmpi -j "$job.sh" "$dir/run.sh" >/dev/null 2>&1 || die "esrun --mpi openmpi run.sh failed"
+mpi -x ES_KEEP=always "$BIN/esrun" -q --mpi "$MPI" -j "$job.sh" "$dir/run.sh" >/dev/null 2>&1 || die "esrun --mpi $MPI run.sh failed"
 "$BIN/psadm" show "$job.sh.r1" | grep -q "mpi.thread0" || die "the script's program not traced"
 "$BIN/psadm" list | grep -q "^x\.r" && die "segments made despite the bad pathmap"
 exit 0
