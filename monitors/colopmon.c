@@ -65,11 +65,28 @@ static void snapshot(const char *why)
 		fprintf(stderr, "colopmon: no snapshot of job %s in %s: %s\n", snap.job, snap.dir, err);
 }
 
+/* A second of a rank's events judged: the trigger if the rank was inside
+ * MPI more than the bound. */
+static void judge_second(int rank, uint64_t in_mpi)
+{
+	double pct = 100.0 * (double)in_mpi / 1e9;
+	if (pct > mpi_above) {
+		char why[200];
+		snprintf(why, sizeof(why), "rank %d was inside MPI %.1f%% of 1.00 s (--mpi-above %g)", rank, pct,
+			 mpi_above);
+		snapshot(why);
+	}
+}
+
 /* A rank's MPI call (not a completion, phase or set-up) counted in its
- * second; at the second's end, the trigger if it spent more than the bound. */
+ * seconds: each second, from the first event after a quiet one, gets the
+ * part of each call inside it, so a wait of two seconds fills a second
+ * whatever came before it; a second is judged once an event reaches past
+ * its end (one that never is, the job's last, is not). */
 static void count_share(const struct es_trace *t, int rank)
 {
-	if (mpi_above < 0 || !es_in_mpi_call(t->op))
+	const uint64_t second = 1000000000ull;
+	if (mpi_above < 0 || !es_in_mpi_call(t->op) || t->end < t->start)
 		return;
 	if (rank >= nshares) {
 		struct share *v = realloc(shares, sizeof(*v) * (size_t)(rank + 1));
@@ -80,19 +97,21 @@ static void count_share(const struct es_trace *t, int rank)
 		nshares = rank + 1;
 	}
 	struct share *sh = &shares[rank];
-	if (!sh->from)
-		sh->from = t->start;
-	sh->in_mpi += t->end - t->start;
-	if (t->end < sh->from + 1000000000ull)
-		return;
-	double pct = 100.0 * (double)sh->in_mpi / (double)(t->end - sh->from);
-	if (pct > mpi_above) {
-		char why[200];
-		snprintf(why, sizeof(why), "rank %d was inside MPI %.1f%% of %.2f s (--mpi-above %g)", rank,
-			 pct, (double)(t->end - sh->from) / 1e9, mpi_above);
-		snapshot(why);
+	uint64_t s = t->start;
+	if (sh->from && s >= sh->from + second) { /* its second ended before this call began */
+		judge_second(rank, sh->in_mpi);
+		sh->from = 0;
 	}
-	*sh = (struct share){ 0 };
+	if (!sh->from)
+		*sh = (struct share){ .from = s };
+	while (t->end >= sh->from + second) {
+		uint64_t till = sh->from + second;
+		sh->in_mpi += s < till ? till - (s > sh->from ? s : sh->from) : 0;
+		judge_second(rank, sh->in_mpi);
+		*sh = (struct share){ .from = till };
+		s = s > till ? s : till;
+	}
+	sh->in_mpi += t->end - (s > sh->from ? s : sh->from);
 }
 
 static void mpi_event(const struct es_trace *t, int rank, bool quiet)

@@ -1,18 +1,41 @@
 #!/bin/sh
-# run.sh - runs every integration test (tests/integration/t_*.sh) against the build in $1.
+# run.sh - runs every integration test (tests/integration/t_*.sh) against the build in $1, then those that run MPI programs again under MPICH.
 set -u
 build=${1:?usage: run.sh BUILDDIR}
-bin=$build/bin
+here=$(cd "$(dirname "$0")" && pwd)
 pass=0 fail=0
-for t in "$(dirname "$0")"/t_*.sh; do
-	name=$(basename "$t" .sh)
+# run NAME LABEL [ENV...]: one test, its log shown only when it fails
+run() {
+	t=$1 label=$2
+	shift 2
 	log=$(mktemp)
-	if BUILD=$build BIN=$bin sh "$t" >"$log" 2>&1; then
-		pass=$((pass + 1)); echo "  ok   $name"
+	if env "$@" sh "$here/$t.sh" >"$log" 2>&1; then
+		pass=$((pass + 1)); echo "  ok   $label"
 	else
-		fail=$((fail + 1)); echo "  FAIL $name"; sed 's/^/       /' "$log"
+		fail=$((fail + 1)); echo "  FAIL $label"; sed 's/^/       /' "$log"
 	fi
 	rm -f "$log"
+}
+for t in "$here"/t_*.sh; do
+	name=$(basename "$t" .sh)
+	run "$name" "$name" BUILD="$build" BIN="$build/bin"
 done
+# Under MPICH: the tests of what MPI programs record and what is made of
+# it, each whole (README, "MPICH"), with build/*/mpich as BUILD (the test
+# programs built by MPICH's wrappers, its collector as libescollect.so)
+# and mpirun run by MPICH's mpiexec (mpich/mpirun).  Not again here: the
+# tests of monitors and archives that run no MPI program, t_view (its
+# browser and 72 spinning MPICH ranks on two cores), t_apps (Debian's
+# LAMMPS and hpcc are Open MPI's), t_remote and t_clocks (network
+# namespaces: Open MPI's own launcher), t_hardening and t_attack (the doors,
+# whatever the MPI), t_windtunnel, t_demo, t_readme.
+MPICH_TESTS="t_mpi_every t_messages t_sites t_phases t_io t_mpi_collect t_record t_pairing t_blackbox t_esctl
+	     t_waitfor t_waitreq t_colopmon"
+if [ -f "$build/mpich/stamp" ]; then
+	mb=$(cd "$build/mpich" && pwd)
+	for name in $MPICH_TESTS; do
+		run "$name" "$name (mpich)" BUILD="$mb" BIN="$mb/bin" PATH="$here/mpich:$PATH" ES_TEST_MPI=mpich
+	done
+fi
 echo "integration: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

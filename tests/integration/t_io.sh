@@ -54,7 +54,12 @@ printf '%s\n' "$dir/files/fdata 0 1 160 1 160 5" "$dir/files/fdata 1 1 160 1 160
 	cmp -s - "$dir/iof.io" || die "Fortran's I/O table: $(cat "$dir/iof.io")"
 
 # parallel HDF5: the file it made, with at least the dataset's bytes
-# written (2 x 65536 doubles) and read back
+# written (2 x 65536 doubles) and read back (Open MPI only: Debian's
+# parallel HDF5 installed here, libhdf5-openmpi-dev, is built for it)
+if [ "$MPI" = mpich ]; then
+	echo "t_io: HDF5 not run under MPICH (no HDF5 built for it here)"
+	exit 0
+fi
 record h5 "$BUILD/tests/mpi_hdf5" "$dir/files/t.h5"
 awk -v f="$dir/files/t.h5" '$1 == f && $2 == "*" { ok = $6 >= 1048576 && $4 >= 1048576 && $5 >= 2 } END { exit !ok }' \
 	"$dir/h5.io" || die "HDF5's I/O: $(cat "$dir/h5.io")"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_mpich.sh - the collector built for MPICH (libescollect-mpich.so, the same sources as Open MPI's) under MPICH's own mpiexec: a C program's every call, message and call site recorded and read back by an independent checker, Fortran programs' (mpif.h, use mpi) calls each recorded once, and heartbeat naming a deadlock.
+# t_mpich.sh - the collector built for MPICH (libescollect-mpich.so, the same sources as Open MPI's) under MPICH's own mpiexec, chosen by esrun: a C program's every call, message and call site recorded and read back by an independent checker, Fortran programs' (mpif.h, use mpi) calls each recorded once, heartbeat and esview naming a deadlock, and the same programs giving the same answers under both MPIs (the other tests' MPICH run: run.sh).
 set -u
 . "$(dirname "$0")/lib.sh"
 lib="$(cd "$BUILD/lib" 2>/dev/null && pwd)/libescollect-mpich.so"
@@ -10,8 +10,9 @@ readelf -d "$BUILD/lib/libescollect-openmpi.so" | grep -q "NEEDED.*libmpi\.so\.4
 prog="$BUILD/mpich/tests/ring_demo"
 job="itmpich$$"
 dir=$(mktemp -d)
-app="" rec=""
+app="" rec="" view=""
 cleanup() {
+	[ -n "$view" ] && end_job "$view"
 	[ -n "$app" ] && end_job "$app"
 	[ -n "$rec" ] && end_job "$rec"
 	rm_segments "$job"
@@ -70,6 +71,44 @@ st=$?
 [ $st = 3 ] || die "heartbeat: status $st, not 3 (a deadlock): $(cat "$dir/hb")"
 grep -q "deadlock .*rank0 in MPI_Ssend to 1 tag 2 <- rank1 in MPI_Ssend to 0 tag 2" "$dir/hb" ||
 	die "the deadlock: $(cat "$dir/hb")"
+# esview on the same deadlock: its data names the cycle and draws the
+# ranks' lanes with message lines between them
+"$BIN/esview" -w 30 --period 300 "$job.d" >"$dir/view.out" 2>&1 &
+view=$!
+wait_for 30 grep -q "^esview: job $job.d at http://127.0.0.1:[0-9]*/$" "$dir/view.out" || die "no URL: $(cat "$dir/view.out")"
+url=$(sed -n "s/^esview: job $job.d at \(http:[^ ]*\)$/\1/p" "$dir/view.out")
+wait_for 60 sh -c "curl -sf '${url}data' | grep -q 'deadlock for [0-9.]* s: rank0 in MPI_Ssend to 1 tag 2 <- rank1 in MPI_Ssend to 0 tag 2'" ||
+	die "esview named no deadlock: $(curl -s "${url}data" | grep -o '"findings":[^]]*')"
+curl -sf "${url}data" | grep -q '"msgs":\[\[' || die "esview drew no message: $(curl -s "${url}data" | grep -o '"msgs[^]]*')"
+kill "$view"; wait "$view" 2>/dev/null; view=""
 end_job "$app"
 app=""
-echo "t_mpich: ok (recorded and checked; the deadlock named)"
+# 4. The same programs under both MPIs give the same answers: their calls
+# and sites, messages, collectives, communicators, phases and I/O, as
+# esprofile --json has them (same_check.py), each job's trace read whole
+# after it ended (esrecord --remains: no race with a short job's start)
+same() { # NAME NP ARGS...: the program NAME under each MPI, then compared
+	name=$1 np=$2
+	shift 2
+	for m in openmpi mpich; do
+		rm -rf "$dir/run" && mkdir "$dir/run"
+		if [ $m = openmpi ]; then
+			mpirun --oversubscribe --allow-run-as-root -np "$np" "$BIN/esrun" -q -j "$job.s$m" \
+				"$BUILD/tests/$name" "$@" >"$dir/$m.out" 2>&1
+		else
+			mpiexec.hydra -n "$np" "$BIN/esrun" -q -j "$job.s$m" "$BUILD/mpich/tests/$name" "$@" >"$dir/$m.out" 2>&1
+		fi || die "$name under $m failed: $(tail -3 "$dir/$m.out")"
+		rm -rf "$dir/$m.ar"
+		"$BIN/esrecord" --remains -o "$dir/$m.ar" "$job.s$m" 2>"$dir/$m.rec" || die "esrecord --remains: $(cat "$dir/$m.rec")"
+		"$BIN/esprofile" --json -o "$dir/$m.json" "$dir/$m.ar" || die "esprofile of $name under $m"
+		rm_segments "$job.s$m"
+	done
+	python3 "$(dirname "$0")/same_check.py" "$dir/openmpi.json" "$dir/mpich.json" >"$dir/same" ||
+		die "$name under Open MPI and MPICH: $(cat "$dir/same")"
+	echo "t_mpich: $name: $(cat "$dir/same")"
+}
+same mpi_msgs 4 "$dir/run"
+same mpi_io 2 "$dir/run"
+same mpi_phases 2
+same mpi_sites 2
+echo "t_mpich: ok (recorded and checked; the deadlock named; the same answers under both MPIs)"
