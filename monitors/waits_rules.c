@@ -250,8 +250,12 @@ int wr_send_clause(struct job *j, int r, uint32_t d, uint32_t tag, const struct 
 	return cl ? wr_target_add(j, cl, (int)d, -1) : 0;
 }
 
-/* How a collective's member waits for the others not there yet. */
-enum coll_wait { CW_ALL = 1, CW_ANY, CW_ROOT, CW_LOWER };
+/* How a collective's member waits for the others not there yet.  Only
+ * what every implementation must do is assumed: a scan's rank may wait for
+ * higher ranks too (MPICH's and Open MPI's recursive doubling exchange
+ * with both sides; a linear one's send to the next rank waits for it when
+ * the message goes by rendezvous), so a scan waits as most do, for all. */
+enum coll_wait { CW_ALL = 1, CW_ANY, CW_ROOT };
 
 static enum coll_wait coll_wait_of(unsigned code, bool is_root)
 {
@@ -262,8 +266,6 @@ static enum coll_wait coll_wait_of(unsigned code, bool is_root)
 	case ES_OP_MPI_REDUCE: case ES_OP_MPI_IREDUCE: case ES_OP_MPI_GATHER: case ES_OP_MPI_IGATHER:
 	case ES_OP_MPI_GATHERV: case ES_OP_MPI_IGATHERV:
 		return is_root ? CW_ALL : CW_ANY;
-	case ES_OP_MPI_SCAN: case ES_OP_MPI_ISCAN: case ES_OP_MPI_EXSCAN: case ES_OP_MPI_IEXSCAN:
-		return CW_LOWER;
 	case ES_OP_MPI_NEIGHBOR_ALLGATHER: case ES_OP_MPI_NEIGHBOR_ALLGATHERV: case ES_OP_MPI_NEIGHBOR_ALLTOALL:
 	case ES_OP_MPI_NEIGHBOR_ALLTOALLV: case ES_OP_MPI_NEIGHBOR_ALLTOALLW: case ES_OP_MPI_INEIGHBOR_ALLGATHER:
 	case ES_OP_MPI_INEIGHBOR_ALLGATHERV: case ES_OP_MPI_INEIGHBOR_ALLTOALL: case ES_OP_MPI_INEIGHBOR_ALLTOALLV:
@@ -419,21 +421,17 @@ int wr_coll_clause(struct job *j, int t, int r, unsigned code, const struct es_m
 	int rc;
 	(void)t;
 	enum coll_wait how = coll_wait_of(code, root == (uint32_t)r);
-	int late[8], nlate = 0, mylow = -1, total = 0;
+	int late[8], nlate = 0, total = 0;
 	bool unseen = false;
 	for (int side = 0; side < 2; side++)
 		for (uint32_t i = 0; i < c->size[side]; i++) {
 			int m = c->members[side][i];
-			if (m == r)
-				mylow = (int)i;
 			/* rule U: a member not seen yet, or whose count is not known */
 			unseen |= how == CW_ANY && (m < 0 || (m != r && es_mpi_calls(j->mpi, m, c->id) < 0));
 			if (m < 0 || m == r || !not_there(j, m, c, num, code, root))
 				continue;
 			if (how == CW_ROOT && (uint32_t)m != root)
 				continue;
-			if (how == CW_LOWER && (mylow >= 0 || side))
-				continue; /* only those before this rank */
 			total++;
 			if (nlate < 8)
 				late[nlate++] = m;

@@ -1,9 +1,13 @@
 #!/bin/sh
 # mbi.sh - heartbeat judged on the MPI Bugs Initiative: each program run under esrun and watched from its start; which hung, which heartbeat named a deadlock, which it named wrongly.
 #
-# usage: mbi.sh BUILDDIR [LIST]
+# usage: mbi.sh [--mpi openmpi|mpich] BUILDDIR [LIST]
+# --mpi: the MPI the programs are built with (its mpicc) and run under (its
+# launcher; esrun picks its collector): Open MPI by default.
 # LIST: a file of program names (labels.txt's first column) to run, one a
 # line; default: every program of $MBI/labels.txt (MBI=../shared/mbi).
+# The results go to BUILDDIR/mbi-MPI/results.txt; with both MPIs' there,
+# mbi_diff.sh BUILDDIR says which programs differ and how.
 # Each program runs (with the arguments of its header's first command)
 # with heartbeat -p $PERIOD ms watching from before it starts and stopping
 # at the first deadlock it names. Then:
@@ -18,9 +22,19 @@
 # how long after the hang each deadlock was named (MBI's own header gives
 # no hang time: heartbeat's "deadlock for X s" at naming is the age of the
 # knot, the last of its threads to block), and ends with
-#   mbi: programs=P hung=H named=N false_alarms=F
+#   mbi: mpi=MPI programs=P hung=H named=N false_alarms=F
 set -u
-build=$(cd "${1:?usage: mbi.sh BUILDDIR [LIST]}" && pwd)
+mpi=openmpi
+if [ "${1:-}" = --mpi ]; then
+	mpi=${2:?usage: mbi.sh [--mpi openmpi|mpich] BUILDDIR [LIST]}
+	shift 2
+fi
+case $mpi in
+openmpi) mpicc=mpicc ;;
+mpich) mpicc=mpicc.mpich ;;
+*) echo "mbi: --mpi $mpi: expected openmpi or mpich"; exit 2 ;;
+esac
+build=$(cd "${1:?usage: mbi.sh [--mpi openmpi|mpich] BUILDDIR [LIST]}" && pwd)
 list=${2:-}
 mbi=${MBI:-$(cd "$(dirname "$0")/../../.." && pwd)/shared/mbi}
 period=${PERIOD:-250}
@@ -28,7 +42,7 @@ hang=${HANG:-5}
 bench_job=mbi
 . "$(dirname "$0")/lib.sh"
 [ -f "$mbi/labels.txt" ] || { echo "mbi: no $mbi/labels.txt (set MBI=)"; exit 2; }
-bins="$build/mbi"
+bins="$build/mbi-$mpi"
 mkdir -p "$bins"
 # Open MPI's shared-memory files (btl vader) of each program, in a folder of
 # ours: a hung program is killed whole, and cannot remove its own
@@ -43,19 +57,33 @@ else
 fi >"$dir/labels"
 awk '{ print $1 }' "$dir/labels" | xargs -P 2 -I{} sh -c '
 	src="$1/codes/$2"; exe="$3/${2%.c}"
-	[ "$exe" -nt "$src" ] || mpicc -w -o "$exe" "$src" -lm 2>"$exe.err" || rm -f "$exe"' sh "$mbi" {} "$bins"
+	[ "$exe" -nt "$src" ] || $4 -w -o "$exe" "$src" -lm 2>"$exe.err" || rm -f "$exe"' sh "$mbi" {} "$bins" "$mpicc"
+
+# tree PID: the processes under PID, to any depth (MPICH's launcher puts
+# its proxy and each rank in a session of its own, out of the program's)
+tree() {
+	ps -eo pid=,ppid=,stat= | awk -v top="$1" '
+		{ parent[$1] = $2; stat[$1] = $3 }
+		END { for (p in parent) { q = p; while (q in parent && q != top && q > 1) q = parent[q]
+		                          if (q == top && p != top && stat[p] !~ /^Z/) print p } }'
+}
 
 # stop PGID: the program's whole process group (mpirun and its ranks), at
-# once: a hung MPI program has nothing to save, and mpirun's own shutdown
-# of spinning ranks takes seconds
+# once, and under MPICH every process under it: a hung MPI program has
+# nothing to save, and mpirun's own shutdown of spinning ranks takes seconds
 stop() {
+	[ "$mpi" = mpich ] && kill -KILL $(tree "$1") 2>/dev/null
 	kill -KILL -"$1" 2>/dev/null
 }
 
-# ranks PGID: whether any process of the program's session but mpirun
-# itself runs (an aborted program's mpirun may linger after its ranks, not
-# even reaping them)
+# ranks PGID: whether any process of the program's session (under MPICH:
+# under it) but mpirun itself runs (an aborted program's mpirun may linger
+# after its ranks, not even reaping them)
 ranks() {
+	if [ "$mpi" = mpich ]; then
+		[ -n "$(tree "$1")" ]
+		return
+	fi
 	ps -o pid=,stat= -s "$1" 2>/dev/null | awk -v m="$1" '$1 != m && $2 !~ /^Z/ { n++ } END { exit !n }'
 }
 
@@ -76,9 +104,14 @@ run() {
 	args=$(sed -n 's/^ *\$ mpirun -np [0-9]* ${EXE} *//p' "$mbi/codes/$name" | head -1)
 	t0=$(date +%s.%N)
 	# shellcheck disable=SC2086 # the header's arguments, split as a shell would
-	setsid mpirun --oversubscribe --allow-run-as-root --mca btl_vader_backing_directory "$shm" -np "$np" \
-		"$bin/esrun" -q -j "$j" "$exe" $args \
-		>"$dir/app.out" 2>&1 </dev/null &
+	if [ "$mpi" = mpich ]; then
+		# shellcheck disable=SC2086
+		setsid mpiexec.hydra -n "$np" "$bin/esrun" -q -j "$j" "$exe" $args >"$dir/app.out" 2>&1 </dev/null &
+	else
+		# shellcheck disable=SC2086
+		setsid mpirun --oversubscribe --allow-run-as-root --mca btl_vader_backing_directory "$shm" -np "$np" \
+			"$bin/esrun" -q -j "$j" "$exe" $args >"$dir/app.out" 2>&1 </dev/null &
+	fi
 	app=$!
 	"$bin/heartbeat" -p "$period" -n $((hang * 1000 / period)) -w 10 --exit-on-deadlock "$j" \
 		>"$dir/hb.out" 2>&1
@@ -101,7 +134,7 @@ run() {
 	cp "$dir/hb.out" "$bins/${name%.c}.heartbeat"
 }
 
-echo "mbi: $(wc -l <"$dir/labels") programs of $mbi, each under esrun, heartbeat every $period ms from the start, hung if running after $hang s"
+echo "mbi: $(wc -l <"$dir/labels") programs of $mbi built for $mpi, each under esrun, heartbeat every $period ms from the start, hung if running after $hang s"
 i=0
 : >"$dir/results"
 while read -r name expect np; do
@@ -116,7 +149,7 @@ ages=$(awk '$2 == "named" { print $3 }' "$dir/results" | sort -g)
 [ -n "$ages" ] && echo "  the knot's age when named: median $(echo "$ages" | median) s, worst $(echo "$ages" | tail -1) s"
 
 # The table: per kind of bug, and in all.
-awk -v p="$period" '
+awk -v p="$period" -v mpi="$mpi" '
 	{ kind = $4; prog[kind]++; P++
 	  if ($2 == "named" || $2 == "missed") { hung[kind]++; H++ }
 	  if ($2 == "named") { named[kind]++; N++; if ($3 * 1000 > 2 * p) late++ }
@@ -130,6 +163,6 @@ awk -v p="$period" '
 		printf "  %-22s %8d %5d %6d %12d %8d\n", "all", P, H, N, F, U
 		if (N)
 			printf "  named later than two periods (%.1f s) after the hang: %d of %d\n", 2 * p / 1000, late, N
-		printf "mbi: programs=%d hung=%d named=%d false_alarms=%d\n", P, H, N, F
+		printf "mbi: mpi=%s programs=%d hung=%d named=%d false_alarms=%d\n", mpi, P, H, N, F
 	}' "$dir/results"
 

@@ -69,7 +69,7 @@ cc -std=c11 -Wall -Werror "$dir/user.c" -o "$dir/user" $flags || die "a program 
 mpirun --oversubscribe --allow-run-as-root -np 2 -x ES_KEEP=always "$pfx/bin/esrun" -q -j "$job" \
 	"$BUILD/tests/mpi_fortran90" >/dev/null || die "the installed esrun failed"
 "$pfx/bin/psadm" show "$job.r1" | grep -q "mpi.thread0" || die "nothing recorded through the installed esrun"
-mpiexec.hydra -n 2 -genv ES_KEEP always "$pfx/bin/esrun" -q -j "$job.m" "$BUILD/tests/mpich/ring_demo" 1 >/dev/null ||
+mpiexec.hydra -n 2 -genv ES_KEEP always "$pfx/bin/esrun" -q -j "$job.m" "$BUILD/mpich/tests/ring_demo" 1 >/dev/null ||
 	die "the installed esrun failed under MPICH"
 "$pfx/bin/psadm" show "$job.m.r1" | grep -q "mpi.thread0" || die "nothing recorded of an MPICH program"
 # the README's package list is mk/deps.sh's, word for word

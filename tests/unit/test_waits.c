@@ -267,6 +267,29 @@ END_TEST
 /* MPI_Reduce with root 0 on rank 0, root 1 on the others, one of which
  * has gone past it and ended: rank 0 waits for the others (roots differ),
  * rank 1 for rank 0: a mismatch, whoever went past. */
+/* MBI's CallOrdering_Allgather_Exscan_nok under MPICH: rank 0 inside
+ * MPI_Exscan #0 (whose recursive doubling waits for rank 1), rank 1 inside
+ * MPI_Allgather #0: a mismatch, rank 0 waiting too, though no rank is
+ * below it; a scan against a scan, none. */
+START_TEST(a_scan_waits_for_higher_ranks_too)
+{
+	make_job(2);
+	static const unsigned exscan[] = { ES_OP_MPI_EXSCAN }, allgather[] = { ES_OP_MPI_ALLGATHER };
+	began(0, 0, exscan, 1);
+	began(1, 0, allgather, 1);
+	inside(0, ES_OP_MPI_EXSCAN, ES_NONE, 0, 0);
+	inside(1, ES_OP_MPI_ALLGATHER, ES_NONE, 0, 0);
+	ck_assert_int_eq(judge(), 1);
+	ck_assert(says("collective mismatch on MPI_COMM_WORLD: rank0 in MPI_Exscan #0, rank1 in MPI_Allgather #0"));
+	/* rank 1 not there yet (it has begun no collective): rank 0 waits for it */
+	rk[1].calls[0].begun = 0;
+	inside(1, ES_OP_MPI_RECV, 0, 3, 0);
+	ck_assert_int_eq(judge(), 1);
+	ck_assert(says("rank0 in MPI_Exscan #0 on MPI_COMM_WORLD <- rank1 in MPI_Recv from 0 tag 3"));
+	drop_job();
+}
+END_TEST
+
 START_TEST(roots_differ_one_member_gone)
 {
 	make_job(3);
@@ -545,6 +568,7 @@ Suite *waits_suite(void)
 	tcase_add_test(tc, requests_and_a_collective);
 	tcase_add_test(tc, gone_past_with_another_call);
 	tcase_add_test(tc, roots_differ_one_member_gone);
+	tcase_add_test(tc, a_scan_waits_for_higher_ranks_too);
 	tcase_add_test(tc, communicators_as_the_ranks_listed_them);
 	tcase_add_test(tc, ended_after_its_last_send_on_a_freed_duplicate);
 	tcase_add_test(tc, a_send_received_waits_for_nobody);
