@@ -622,12 +622,28 @@ $(EMPTY): $(GEN)/empty.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -shared -Wl,-z,defs $< -o $@
 
+# hpcc's and LAMMPS's communication (tests/bench/ra.c, halo.c) and the
+# per-call costs, for each MPI: MPICH's builds beside the others in $(MV)
+$(BUILD)/bench/ra $(BUILD)/bench/halo: $(BUILD)/bench/%: tests/bench/%.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) $< -o $@
+$(MV)/bench/ra $(MV)/bench/halo $(MV)/bench/mpi_cost: $(MV)/bench/%: tests/bench/%.c | $(GEN)/stamp
+	@mkdir -p $(dir $@)
+	$(MPICC_MPICH) $(MV_CFLAGS) $< -o $@
+$(MV)/bench/empty/libesempty.so: $(GEN)/empty.c
+	@mkdir -p $(dir $@)
+	$(MPICC_MPICH) $(CFLAGS) -shared -Wl,-z,defs $< -o $@
+MPI_BENCH := $(BUILD)/bench/ra $(BUILD)/bench/halo $(MV)/bench/ra $(MV)/bench/halo $(MV)/bench/mpi_cost \
+	     $(MV)/bench/empty/libesempty.so
+
 run-experiments: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost
 	@sh tests/bench/experiments.sh $(BUILD)
 
-run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost $(BUILD)/bench/archive $(NOCTL)/libescollect.so $(EMPTY)
+run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost $(BUILD)/bench/archive $(NOCTL)/libescollect.so $(EMPTY) \
+	   $(MPI_BENCH)
 	@for b in $(BENCH_BINS) $(BUILD)/bench/collector; do $$b || exit 1; done
 	@sh tests/bench/mpi.sh $(BUILD)
+	@sh tests/bench/mpi.sh --mpi mpich $(BUILD)
 	@sh tests/bench/apps.sh $(BUILD)
 	@sh tests/bench/record.sh $(BUILD)
 	@sh tests/bench/clocks.sh $(BUILD)
@@ -635,7 +651,8 @@ run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost $(BUILD)/bench
 	@sh tests/bench/control.sh $(BUILD)
 	@sh tests/bench/view.sh $(BUILD)
 	@sh tests/bench/attack.sh $(BUILD)
-	@if [ -f ../shared/mbi/labels.txt ]; then sh tests/bench/mbi.sh $(BUILD); else echo "mbi: ../shared/mbi not here: skipped"; fi
+	@if [ -f ../shared/mbi/labels.txt ]; then sh tests/bench/mbi.sh $(BUILD) && sh tests/bench/mbi.sh --mpi mpich $(BUILD) && \
+		sh tests/bench/mbi_diff.sh $(BUILD); else echo "mbi: ../shared/mbi not here: skipped"; fi
 	@if [ -n "$(BASE)" ]; then sh tests/bench/versus.sh $(BASE) $(BUILD); fi
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
