@@ -224,10 +224,11 @@ static int loaded_mpi(const char *interp, const char *prog, char names[][64], in
 		if (sscanf(line, " %63s", name) == 1 && !strncmp(name, "libmpi", 6) && n < max)
 			snprintf(names[n++], 64, "%s", name);
 	f ? fclose(f) : close(fds[0]);
-	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+	int st = 0;
+	pid_t w;
+	while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
 		;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? n : -ENOEXEC;
+	return w == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? n : -ENOEXEC;
 }
 
 static void list_collectors(const struct collector *c, int n, char *out, size_t len)
