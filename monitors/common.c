@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/inotify.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -219,9 +221,18 @@ int mon_attach(const char *prog, struct es_scope_spec *spec, double wait_s, es_s
 		spec->servers = list;
 	}
 	double until = mon_now() + wait_s;
+	/* a job of MPICH's can start and end in 50 ms: waiting, the scope is
+	 * made again the moment a segment appears, not at the next tick */
+	int in = !spec->servers && wait_s > 0 ? inotify_init1(IN_CLOEXEC | IN_NONBLOCK) : -1;
+	if (in >= 0 && inotify_add_watch(in, "/dev/shm", IN_CREATE | IN_MOVED_TO) < 0) {
+		close(in);
+		in = -1;
+	}
 	for (;;) {
 		int rc = es_scope_create(spec, out);
 		if (!rc) {
+			if (in >= 0)
+				close(in);
 			skipped(prog, *out);
 			clocks(prog, *out);
 			return 0;
@@ -235,9 +246,20 @@ int mon_attach(const char *prog, struct es_scope_spec *spec, double wait_s, es_s
 					 wait_s > 0 ? " yet" : "");
 			else
 				snprintf(err, errlen, "job '%s': %s", spec->job, ps_strerror(rc));
+			if (in >= 0)
+				close(in);
 			return rc == PS_ENOENT ? -ENOENT : rc < 0 ? rc : -EIO;
 		}
-		mon_sleep(0.05);
+		if (in < 0) {
+			mon_sleep(0.05);
+			continue;
+		}
+		struct pollfd pf = { .fd = in, .events = POLLIN };
+		if (poll(&pf, 1, 50) > 0) { /* 50 ms: a signal still seen soon */
+			char buf[4096];
+			while (read(in, buf, sizeof(buf)) > 0)
+				;
+		}
 	}
 }
 
