@@ -448,33 +448,41 @@ static void finalized(uint64_t t0, int rc)
 	release_job();
 }
 
+/* The work of MPI_Init, MPI_Init_thread and MPI_Finalize, for the C entry
+ * points and MPICH's mpi_f08 ones alike; each caller sets es_t.ra first. */
+static int init(int *argc, char ***argv, int required, int *provided)
+{
+	es_clock_init(); /* before the first stamp, so both stamps share a clock */
+	uint64_t t0 = es_now();
+	int rc = provided ? PMPI_Init_thread(argc, argv, required, provided) : PMPI_Init(argc, argv);
+	inited(t0, rc, rc == MPI_SUCCESS && provided ? *provided : 0);
+	return rc;
+}
+
+static int finalize(void)
+{
+	uint64_t t0 = finalizing();
+	int rc = PMPI_Finalize();
+	finalized(t0, rc);
+	return rc;
+}
+
 int MPI_Init(int *argc, char ***argv)
 {
 	es_t.ra = __builtin_return_address(0);
-	es_clock_init(); /* before the first stamp, so both stamps share a clock */
-	uint64_t t0 = es_now();
-	int rc = PMPI_Init(argc, argv);
-	inited(t0, rc, 0);
-	return rc;
+	return init(argc, argv, 0, NULL);
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
 	es_t.ra = __builtin_return_address(0);
-	es_clock_init();
-	uint64_t t0 = es_now();
-	int rc = PMPI_Init_thread(argc, argv, required, provided);
-	inited(t0, rc, rc == MPI_SUCCESS ? *provided : 0);
-	return rc;
+	return init(argc, argv, required, provided);
 }
 
 int MPI_Finalize(void)
 {
 	es_t.ra = __builtin_return_address(0);
-	uint64_t t0 = finalizing();
-	int rc = PMPI_Finalize();
-	finalized(t0, rc);
-	return rc;
+	return finalize();
 }
 
 /* --- the same from Fortran: the MPI library's Fortran entry points call
@@ -541,10 +549,7 @@ F_NAMES(f_finalize, finalize, FINALIZE, MPI_Fint *)
 static void f08_init(MPI_Fint *ierr)
 {
 	es_t.ra = __builtin_return_address(0);
-	es_clock_init();
-	uint64_t t0 = es_now();
-	int rc = PMPI_Init(NULL, NULL);
-	inited(t0, rc, 0);
+	int rc = init(NULL, NULL, 0, NULL);
 	if (ierr)
 		*ierr = rc;
 }
@@ -552,11 +557,8 @@ static void f08_init(MPI_Fint *ierr)
 static void f08_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
 {
 	es_t.ra = __builtin_return_address(0);
-	es_clock_init();
-	uint64_t t0 = es_now();
-	int got = 0, rc = PMPI_Init_thread(NULL, NULL, (int)*required, &got);
+	int got = 0, rc = init(NULL, NULL, (int)*required, &got);
 	*provided = got;
-	inited(t0, rc, rc == MPI_SUCCESS ? got : 0);
 	if (ierr)
 		*ierr = rc;
 }
@@ -564,9 +566,7 @@ static void f08_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ie
 static void f08_finalize(MPI_Fint *ierr)
 {
 	es_t.ra = __builtin_return_address(0);
-	uint64_t t0 = finalizing();
-	int rc = PMPI_Finalize();
-	finalized(t0, rc);
+	int rc = finalize();
 	if (ierr)
 		*ierr = rc;
 }

@@ -14,24 +14,31 @@
  * MPI_*_f2c.  That routine calls PMPI_Send, never our MPI_Send, so a call
  * is recorded once.
  */
-void *es__f_real(void **cache, const char *lower)
+/* The first of FORMS (a printf form of LOWER) the libraries after us
+ * define, kept in CACHE; NULL, said once per kind, if none. */
+static void *look_up(void **cache, const char *lower, const char *const *forms, int n, int *said)
 {
 	char name[96];
-	snprintf(name, sizeof(name), "ompi_%s_f", lower);
-	void *f = dlsym(RTLD_NEXT, name);
-	if (!f) {
-		snprintf(name, sizeof(name), "mpi_%s_", lower);
+	void *f = NULL;
+	for (int i = 0; i < n && !f; i++) {
+		snprintf(name, sizeof(name), forms[i], lower);
 		f = dlsym(RTLD_NEXT, name);
 	}
 	if (!f) {
-		static int said;
-		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-			fprintf(stderr, "escollect: this MPI library has no Fortran routine for MPI_%s: "
-				"the call fails with MPI_ERR_INTERN\n", lower);
+		if (!__atomic_exchange_n(said, 1, __ATOMIC_RELAXED))
+			fprintf(stderr, "escollect: this MPI library has no Fortran routine %s for MPI_%s: "
+				"the call fails with MPI_ERR_INTERN\n", name, lower);
 		return NULL;
 	}
 	__atomic_store_n(cache, f, __ATOMIC_RELEASE);
 	return f;
+}
+
+void *es__f_real(void **cache, const char *lower)
+{
+	static const char *const forms[] = { "ompi_%s_f", "mpi_%s_" };
+	static int said;
+	return look_up(cache, lower, forms, 2, &said);
 }
 
 /*
@@ -41,20 +48,11 @@ void *es__f_real(void **cache, const char *lower)
  * routines of the others (NAME_f08) call PMPI_NAME, so those are ours too,
  * around MPICH's, as above.
  */
-void *es_f08_real(void **cache, const char *lower)
+void *es__f08_real(void **cache, const char *lower)
 {
-	char name[96];
-	snprintf(name, sizeof(name), "mpi_%s_f08_", lower);
-	void *f = dlsym(RTLD_NEXT, name);
-	if (!f) {
-		static int said;
-		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-			fprintf(stderr, "escollect: this MPI library has no mpi_f08 routine %s: the call "
-				"fails with MPI_ERR_INTERN\n", name);
-		return NULL;
-	}
-	__atomic_store_n(cache, f, __ATOMIC_RELEASE);
-	return f;
+	static const char *const forms[] = { "mpi_%s_f08_" };
+	static int said;
+	return look_up(cache, lower, forms, 1, &said);
 }
 
 /* MPICH's f08 MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE are objects the

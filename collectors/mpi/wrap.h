@@ -115,7 +115,12 @@ static inline void *es_f_real(void **cache, const char *lower)
 /* MPICH's mpi_f08 routine NAME_f08 (wrapgen_emit.c's f08_mpich), found as es_f_real finds
  * the others; and whether a status argument of one is the f08 module's
  * MPI_STATUS_IGNORE (STATUSES: MPI_STATUSES_IGNORE), an object of its own. */
-void *es_f08_real(void **cache, const char *lower) ES_HIDDEN;
+void *es__f08_real(void **cache, const char *lower) ES_HIDDEN;
+static inline void *es_f08_real(void **cache, const char *lower)
+{
+	void *f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+	return f ? f : es__f08_real(cache, lower);
+}
 int es_f08_ignore(const void *status, int statuses) ES_HIDDEN;
 
 /* Whether a Fortran buffer is MPI_IN_PLACE (a common block, not C's constant). */
