@@ -9,7 +9,7 @@ out=$(MBI="$mbi" sh "$(dirname "$0")/../bench/mbi.sh" "$BUILD" "$(dirname "$0")/
 	die "mbi.sh failed: $out"
 echo "$out" | grep -v "^  [A-Z][A-Za-z_0-9]*\.c "
 last=$(echo "$out" | tail -1)
-echo "$last" | grep -q "^mbi: programs=[0-9]* hung=[0-9]* named=[0-9]* false_alarms=[0-9]*$" || die "no summary: $last"
+echo "$last" | grep -q "^mbi: mpi=[a-z]* programs=[0-9]* hung=[0-9]* named=[0-9]* false_alarms=[0-9]*$" || die "no summary: $last"
 eval "$(echo "$last" | sed 's/^mbi: //')"
 [ "$false_alarms" -eq 0 ] || die "deadlocks named in programs that ended: $(echo "$out" | grep ' false_alarm ')"
 [ "$named" -eq "$hung" ] || die "hung programs not named: $(echo "$out" | grep ' missed ')"
