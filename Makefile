@@ -137,6 +137,13 @@ COLLECTORS_LIB := $(BUILD)/lib/libcollectors.a
 SCOPES_SRC := scopes/wrappers.c scopes/scope.c scopes/read.c scopes/mpiview.c
 SCOPES_LIB := $(BUILD)/lib/libscopes.a
 
+# --- waitstates/ -------------------------------------------------------------
+# Scalasca's wait states found in the tuples, one engine for the readers of
+# an archive (esprofile, esconvert) and the live monitors (esview, colopmon).
+
+WAITSTATES_SRC := waitstates/engine.c waitstates/table.c waitstates/p2p.c waitstates/colls.c
+WAITSTATES_LIB := $(BUILD)/lib/libwaitstates.a
+
 # --- windtunnel/ -------------------------------------------------------------
 
 WINDTUNNEL_SRC := windtunnel/lga.c windtunnel/tunnel.c windtunnel/picture.c
@@ -162,7 +169,7 @@ MONITORS_SRC := monitors/common.c monitors/record.c monitors/beat.c monitors/col
 MONITORS_LIB := $(BUILD)/lib/libesmon.a
 
 # Libraries in link order: each layer before the ones it depends on.
-LIBS := $(MONITORS_LIB) $(ARCHIVE_LIB) $(WINDTUNNEL_LIB) $(SCOPES_LIB) $(COLLECTORS_LIB) $(PATHMAPS_LIB) $(PATHS_LIB) $(PASTSET_LIB)
+LIBS := $(MONITORS_LIB) $(ARCHIVE_LIB) $(WAITSTATES_LIB) $(WINDTUNNEL_LIB) $(SCOPES_LIB) $(COLLECTORS_LIB) $(PATHMAPS_LIB) $(PATHS_LIB) $(PASTSET_LIB)
 EXT_LIBS = $(shell pkg-config --libs yaml-0.1 hwloc)
 
 # --- generated ---------------------------------------------------------------
@@ -221,6 +228,11 @@ $(COLLECTORS_LIB): $(call obj,$(COLLECTORS_SRC)) $(BUILD)/obj/gen/es_mpi_ops.o
 	$(AR) rcs $@ $^
 
 $(SCOPES_LIB): $(call obj,$(SCOPES_SRC))
+	@mkdir -p $(dir $@)
+	@rm -f $@ # made anew: a file moved out of the layer must not stay in it
+	$(AR) rcs $@ $^
+
+$(WAITSTATES_LIB): $(call obj,$(WAITSTATES_SRC))
 	@mkdir -p $(dir $@)
 	@rm -f $@ # made anew: a file moved out of the layer must not stay in it
 	$(AR) rcs $@ $^
@@ -308,7 +320,7 @@ UNIT_SRC := tests/unit/check_main.c tests/unit/test_pastset.c \
 	    tests/unit/test_pathmaps.c tests/unit/test_collectors.c tests/unit/test_scopes.c \
 	    tests/unit/test_windtunnel.c tests/unit/test_wire.c \
 	    tests/unit/test_tcp_server.c tests/unit/test_remote.c tests/unit/tcp_fixture.c \
-	    tests/unit/test_archive.c tests/unit/test_waitfor.c tests/unit/test_waits.c tests/unit/test_view.c tests/unit/test_view_door.c tests/unit/test_monitors.c \
+	    tests/unit/test_archive.c tests/unit/test_waitfor.c tests/unit/test_waits.c tests/unit/test_waitstates.c tests/unit/test_view.c tests/unit/test_view_door.c tests/unit/test_monitors.c \
 	    tests/unit/test_bench.c
 UNIT_BIN := $(BUILD)/tests/unit
 

@@ -21,6 +21,7 @@ int main(void)
 	srunner_add_suite(sr, archive_suite());
 	srunner_add_suite(sr, waitfor_suite());
 	srunner_add_suite(sr, waits_suite());
+	srunner_add_suite(sr, waitstates_suite());
 	srunner_add_suite(sr, bench_suite());
 	srunner_add_suite(sr, view_suite());
 	srunner_add_suite(sr, door_suite());

@@ -19,6 +19,7 @@ Suite *tcp_server_suite(void);
 Suite *archive_suite(void);
 Suite *waitfor_suite(void);
 Suite *waits_suite(void);
+Suite *waitstates_suite(void);
 Suite *bench_suite(void);
 Suite *view_suite(void);
 Suite *door_suite(void);

@@ -1,0 +1,389 @@
+/* test_waitstates.c - the wait-state engine on events made by hand: each pattern's formula, the order events come in, what is given up and why. */
+#include <check.h>
+#include <stdlib.h>
+
+#include "tests/unit/suites.h"
+#include "waitstates/internal.h"
+
+#define COMM 77u
+
+static struct ws_event ev(uint32_t loc, unsigned op, uint64_t start, uint64_t end)
+{
+	return (struct ws_event){ .start = start, .end = end, .loc = loc, .rank = (int32_t)loc, .op = (uint16_t)op,
+				  .peer = ES_NONE, .msg = WS_MSG_NONE, .site = 0 };
+}
+
+/* a message's end: its key, its peer */
+static struct ws_event end_of(uint32_t loc, unsigned op, uint64_t start, uint64_t end, uint32_t peer, uint64_t key,
+			      uint32_t site)
+{
+	struct ws_event e = ev(loc, op, start, end);
+	e.peer = peer, e.msg = key, e.comm = COMM, e.members = 4, e.me = loc, e.site = site;
+	return e;
+}
+
+/* a collective's member: rank = its rank in the communicator */
+static struct ws_event coll(uint32_t loc, unsigned op, uint64_t start, uint64_t end, uint32_t num, uint32_t members,
+			    uint32_t root, uint32_t size)
+{
+	struct ws_event e = ev(loc, op, start, end);
+	e.comm = COMM, e.members = members, e.me = loc, e.arg = num, e.peer = root, e.size = size, e.site = 100 + loc;
+	return e;
+}
+
+static void feed(ws *w, const struct ws_event *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_eq(ws_event(w, &e[i]), 0);
+}
+
+/* The seconds (ns) of pattern p on rank at site (0: any site). */
+static uint64_t got(const ws *w, enum ws_pattern p, int rank, uint32_t site)
+{
+	const struct ws_row *r;
+	size_t n = ws_rows(w, &r);
+	uint64_t ns = 0;
+	for (size_t i = 0; i < n; i++)
+		if (r[i].pattern == p && r[i].rank == rank && (!site || r[i].site == site))
+			ns += r[i].ns;
+	return ns;
+}
+
+static uint64_t total(const ws *w)
+{
+	const struct ws_row *r;
+	size_t n = ws_rows(w, &r);
+	uint64_t ns = 0;
+	for (size_t i = 0; i < n; i++)
+		ns += r[i].ns;
+	return ns;
+}
+
+/* A blocking receive entered at 100 whose send began at 300: 200 ns of
+ * Late Sender on the receiver, whichever end is fed first. */
+START_TEST(late_sender_either_order)
+{
+	struct ws_event recv = end_of(1, ES_OP_MPI_RECV, 100, 500, 0, 42, 7);
+	struct ws_event send = end_of(0, ES_OP_MPI_SEND, 300, 310, 1, 42, 3);
+	for (int order = 0; order < 2; order++) {
+		ws *w;
+		ck_assert_int_eq(ws_create(&w), 0);
+		feed(w, order ? &send : &recv, 1);
+		feed(w, order ? &recv : &send, 1);
+		ck_assert_uint_eq(got(w, WS_LATE_SENDER, 1, 7), 200);
+		ck_assert_uint_eq(total(w), 200);
+		struct ws_stats st;
+		ws_stats(w, &st);
+		ck_assert_uint_eq(st.receives, 1);
+		ck_assert_uint_eq(st.unpaired, 0);
+		ws_flush(w, UINT64_MAX);
+		ws_stats(w, &st);
+		ck_assert_uint_eq(st.unpaired, 0);
+		ck_assert_uint_eq(ws_mpi_ns(w, 1), 400);
+		ws_destroy(w);
+	}
+}
+END_TEST
+
+/* An Irecv completed by a Wait entered at 100, its message sent at 300:
+ * the wait is measured from the Wait's enter, at the Wait's site; a
+ * Waitall completing two counts only its latest sender. */
+START_TEST(late_sender_at_the_wait)
+{
+	ws *w;
+	ck_assert_int_eq(ws_create(&w), 0);
+	struct ws_event e[] = {
+		end_of(0, ES_OP_MPI_ISEND, 300, 305, 1, 1, 3),
+		ev(1, ES_OP_MPI_IRECV, 0, 5),
+		end_of(1, ES_OP_MPI_IRECV | ES_OP_DONE, 0, 450, 0, 1, 5),
+		end_of(1, ES_OP_MPI_WAIT, 100, 460, ES_NONE, WS_MSG_NONE, 9),
+		/* Waitall [1000, 2000] of two: sent at 1300 and 1700 */
+		end_of(2, ES_OP_MPI_ISEND, 1300, 1305, 1, 2, 3),
+		end_of(3, ES_OP_MPI_ISEND, 1700, 1705, 1, 3, 3),
+		end_of(1, ES_OP_MPI_IRECV | ES_OP_DONE, 900, 1990, 2, 2, 5),
+		end_of(1, ES_OP_MPI_IRECV | ES_OP_DONE, 910, 1995, 3, 3, 5),
+		end_of(1, ES_OP_MPI_WAITALL, 1000, 2000, ES_NONE, WS_MSG_NONE, 11),
+	};
+	feed(w, e, sizeof(e) / sizeof(e[0]));
+	ck_assert_uint_eq(got(w, WS_LATE_SENDER, 1, 9), 200);
+	ck_assert_uint_eq(got(w, WS_LATE_SENDER, 1, 11), 700);
+	const struct ws_row *r;
+	size_t n = ws_rows(w, &r);
+	for (size_t i = 0; i < n; i++)
+		if (r[i].site == 9)
+			ck_assert(r[i].op == ES_OP_MPI_WAIT && r[i].of == ES_OP_MPI_IRECV);
+	ws_destroy(w);
+}
+END_TEST
+
+/* A receive a test completed never waited; nor is a send a test completed
+ * counted as a Late Receiver. */
+START_TEST(tests_never_wait)
+{
+	ws *w;
+	ck_assert_int_eq(ws_create(&w), 0);
+	struct ws_event e[] = {
+		end_of(0, ES_OP_MPI_ISEND, 300, 305, 1, 1, 3),
+		end_of(1, ES_OP_MPI_IRECV | ES_OP_DONE, 0, 450, 0, 1, 5),
+		end_of(1, ES_OP_MPI_TEST, 100, 460, ES_NONE, WS_MSG_NONE, 9),
+	};
+	feed(w, e, 3);
+	ws_flush(w, UINT64_MAX);
+	ck_assert_uint_eq(total(w), 0);
+	struct ws_stats st;
+	ws_stats(w, &st);
+	ck_assert_uint_eq(st.by_test, 1);
+	ck_assert_uint_eq(st.receives, 1);
+	ws_destroy(w);
+}
+END_TEST
+
+/* Rank 2 waits 400 ns for rank 0's message (sent at 500), then receives
+ * rank 1's, sent at 50: it waited while an older message was there, so
+ * those 400 ns are also Wrong Order, from a different source. */
+START_TEST(wrong_order)
+{
+	ws *w;
+	ck_assert_int_eq(ws_create(&w), 0);
+	struct ws_event e[] = {
+		end_of(0, ES_OP_MPI_SEND, 500, 505, 2, 1, 3),
+		end_of(1, ES_OP_MPI_SEND, 50, 55, 2, 2, 3),
+		end_of(2, ES_OP_MPI_RECV, 100, 510, 0, 1, 20),
+		end_of(2, ES_OP_MPI_RECV, 520, 530, 1, 2, 21),
+	};
+	feed(w, e, 4);
+	ck_assert_uint_eq(got(w, WS_LATE_SENDER, 2, 20), 400);
+	ck_assert_uint_eq(got(w, WS_LATE_SENDER_WO, 2, 20), 400);
+	ck_assert_uint_eq(got(w, WS_LSWO_DIFFERENT, 2, 20), 400);
+	ck_assert_uint_eq(got(w, WS_LSWO_SAME, 2, 0), 0);
+	ck_assert_uint_eq(got(w, WS_LATE_SENDER, 2, 21), 0);
+	ws_destroy(w);
+	/* in order: no Wrong Order */
+	ck_assert_int_eq(ws_create(&w), 0);
+	e[1].start = 515, e[1].end = 516;
+	feed(w, e, 4);
+	ck_assert_uint_eq(got(w, WS_LATE_SENDER_WO, 2, 0), 0);
+	ck_assert_uint_eq(got(w, WS_LATE_SENDER, 2, 0), 400);
+	ws_destroy(w);
+}
+END_TEST
+
+/* A synchronous send entered at 100 that returned after its receive was
+ * posted at 500 waited 400 ns; an eager one that returned at once did not. */
+START_TEST(late_receiver)
+{
+	ws *w;
+	ck_assert_int_eq(ws_create(&w), 0);
+	struct ws_event e[] = {
+		end_of(0, ES_OP_MPI_SSEND, 100, 600, 1, 1, 3),
+		end_of(1, ES_OP_MPI_RECV, 500, 610, 0, 1, 4),
+		end_of(0, ES_OP_MPI_SEND, 1000, 1010, 1, 2, 5),
+		end_of(1, ES_OP_MPI_RECV, 1500, 1510, 0, 2, 4),
+		/* an Isend completed by a Wait that outlived the receive's post */
+		end_of(0, ES_OP_MPI_ISEND, 2000, 2001, 1, 3, 6),
+		end_of(0, ES_OP_MPI_ISEND | ES_OP_DONE, 2000, 2900, 1, WS_MSG_NONE, 6),
+		end_of(0, ES_OP_MPI_WAIT, 2100, 2910, ES_NONE, WS_MSG_NONE, 8),
+		end_of(1, ES_OP_MPI_IRECV | ES_OP_DONE, 2800, 2905, 0, 3, 4),
+		end_of(1, ES_OP_MPI_WAIT, 2850, 2906, ES_NONE, WS_MSG_NONE, 9),
+	};
+	feed(w, e, sizeof(e) / sizeof(e[0]));
+	ck_assert_uint_eq(got(w, WS_LATE_RECEIVER, 0, 3), 400);
+	ck_assert_uint_eq(got(w, WS_LATE_RECEIVER, 0, 5), 0);
+	ck_assert_uint_eq(got(w, WS_LATE_RECEIVER, 0, 8), 700);
+	ck_assert_uint_eq(got(w, WS_LATE_SENDER, 1, 0), 0);
+	ws_flush(w, UINT64_MAX);
+	struct ws_stats st;
+	ws_stats(w, &st);
+	ck_assert_uint_eq(st.unpaired, 0);
+	ck_assert_uint_eq(st.sends, 3);
+	ws_destroy(w);
+}
+END_TEST
+
+/* Three members begin a barrier at 0, 100, 300 and leave at 310, 320,
+ * 330: they wait 300, 200, 0 and complete in 0, 10, 20. */
+START_TEST(barrier)
+{
+	ws *w;
+	ck_assert_int_eq(ws_create(&w), 0);
+	struct ws_event e[] = {
+		coll(0, ES_OP_MPI_BARRIER, 0, 310, 0, 3, ES_NONE, 0),
+		coll(2, ES_OP_MPI_BARRIER, 300, 330, 0, 3, ES_NONE, 0),
+		coll(1, ES_OP_MPI_BARRIER, 100, 320, 0, 3, ES_NONE, 0),
+	};
+	feed(w, e, 2);
+	ck_assert_uint_eq(total(w), 0); /* not all in yet */
+	feed(w, e + 2, 1);
+	ck_assert_uint_eq(got(w, WS_WAIT_BARRIER, 0, 100), 300);
+	ck_assert_uint_eq(got(w, WS_WAIT_BARRIER, 1, 101), 200);
+	ck_assert_uint_eq(got(w, WS_WAIT_BARRIER, 2, 0), 0);
+	ck_assert_uint_eq(got(w, WS_BARRIER_COMPLETION, 0, 0), 0);
+	ck_assert_uint_eq(got(w, WS_BARRIER_COMPLETION, 1, 0), 10);
+	ck_assert_uint_eq(got(w, WS_BARRIER_COMPLETION, 2, 0), 20);
+	struct ws_stats st;
+	ws_stats(w, &st);
+	ck_assert_uint_eq(st.colls, 1);
+	ws_destroy(w);
+}
+END_TEST
+
+/* Rooted and prefix collectives: a late root makes the others wait in a
+ * broadcast (not when it sends nothing); an early root waits in a reduce;
+ * a scan's member waits for the latest lower rank. */
+START_TEST(rooted_and_scan)
+{
+	ws *w;
+	ck_assert_int_eq(ws_create(&w), 0);
+	struct ws_event e[] = {
+		coll(0, ES_OP_MPI_BCAST, 500, 510, 0, 3, 0, 8),
+		coll(1, ES_OP_MPI_BCAST, 100, 520, 0, 3, 0, 8),
+		coll(2, ES_OP_MPI_BCAST, 200, 530, 0, 3, 0, 8),
+		coll(0, ES_OP_MPI_BCAST, 1500, 1510, 1, 3, 0, 0), /* nothing sent */
+		coll(1, ES_OP_MPI_BCAST, 1100, 1520, 1, 3, 0, 0),
+		coll(2, ES_OP_MPI_BCAST, 1200, 1530, 1, 3, 0, 0),
+		coll(0, ES_OP_MPI_REDUCE, 2000, 2410, 2, 3, 0, 8),
+		coll(1, ES_OP_MPI_REDUCE, 2200, 2210, 2, 3, 0, 8),
+		coll(2, ES_OP_MPI_REDUCE, 2400, 2405, 2, 3, 0, 8),
+		coll(0, ES_OP_MPI_SCAN, 3300, 3400, 3, 3, ES_NONE, 8),
+		coll(1, ES_OP_MPI_SCAN, 3100, 3400, 3, 3, ES_NONE, 8),
+		coll(2, ES_OP_MPI_SCAN, 3200, 3400, 3, 3, ES_NONE, 8),
+	};
+	feed(w, e, sizeof(e) / sizeof(e[0]));
+	ck_assert_uint_eq(got(w, WS_LATE_BROADCAST, 0, 0), 0);
+	ck_assert_uint_eq(got(w, WS_LATE_BROADCAST, 1, 0), 400);
+	ck_assert_uint_eq(got(w, WS_LATE_BROADCAST, 2, 0), 300);
+	ck_assert_uint_eq(got(w, WS_EARLY_REDUCE, 0, 0), 400);
+	ck_assert_uint_eq(got(w, WS_EARLY_REDUCE, 1, 0) + got(w, WS_EARLY_REDUCE, 2, 0), 0);
+	ck_assert_uint_eq(got(w, WS_EARLY_SCAN, 0, 0), 0);
+	ck_assert_uint_eq(got(w, WS_EARLY_SCAN, 1, 0), 200);
+	ck_assert_uint_eq(got(w, WS_EARLY_SCAN, 2, 0), 100);
+	ws_destroy(w);
+}
+END_TEST
+
+/* An Ibcast whose root posts at 500: rank 1 posted at 10 and waits in
+ * MPI_Wait from 100: 400 ns of Late Broadcast at the Wait; rank 2's
+ * request completed by a test is not judged. */
+START_TEST(nonblocking_collective_at_its_wait)
+{
+	ws *w;
+	ck_assert_int_eq(ws_create(&w), 0);
+	struct ws_event e[] = {
+		coll(0, ES_OP_MPI_IBCAST, 500, 505, 0, 3, 0, 8),
+		coll(1, ES_OP_MPI_IBCAST, 10, 15, 0, 3, 0, 8),
+		coll(2, ES_OP_MPI_IBCAST, 20, 25, 0, 3, 0, 8),
+		coll(1, ES_OP_MPI_IBCAST | ES_OP_DONE, 10, 515, 0, 3, 0, 8),
+		end_of(1, ES_OP_MPI_WAIT, 100, 520, ES_NONE, WS_MSG_NONE, 55),
+		coll(2, ES_OP_MPI_IBCAST | ES_OP_DONE, 20, 600, 0, 3, 0, 8),
+		end_of(2, ES_OP_MPI_TEST, 30, 610, ES_NONE, WS_MSG_NONE, 56),
+		coll(0, ES_OP_MPI_IBCAST | ES_OP_DONE, 500, 700, 0, 3, 0, 8),
+		end_of(0, ES_OP_MPI_WAIT, 506, 710, ES_NONE, WS_MSG_NONE, 57),
+	};
+	feed(w, e, sizeof(e) / sizeof(e[0]));
+	ck_assert_uint_eq(got(w, WS_LATE_BROADCAST, 1, 55), 400);
+	ck_assert_uint_eq(total(w), 400);
+	const struct ws_row *r;
+	ck_assert_uint_eq(ws_rows(w, &r), 1);
+	ck_assert(r[0].op == ES_OP_MPI_WAIT && r[0].of == ES_OP_MPI_IBCAST);
+	struct ws_stats st;
+	ws_stats(w, &st);
+	ck_assert_uint_eq(st.by_test, 1);
+	ck_assert_uint_eq(st.colls, 1);
+	ws_destroy(w);
+}
+END_TEST
+
+/* A receive whose send never comes holds its thread's later receives
+ * back (Wrong Order needs them in order) until ws_flush gives up on it:
+ * then it is said unpaired and the rest are judged. */
+START_TEST(flush_gives_up)
+{
+	ws *w;
+	ck_assert_int_eq(ws_create(&w), 0);
+	struct ws_event e[] = {
+		end_of(1, ES_OP_MPI_RECV, 100, 200, 0, 1, 4),
+		end_of(1, ES_OP_MPI_RECV, 300, 500, 0, 2, 5),
+		end_of(0, ES_OP_MPI_SEND, 400, 410, 1, 2, 3),
+		coll(0, ES_OP_MPI_BARRIER, 0, 310, 0, 3, ES_NONE, 0),
+	};
+	feed(w, e, 4);
+	ck_assert_uint_eq(total(w), 0);
+	ws_flush(w, 150); /* nothing queued before 150 yet: the first receive was queued at 200 */
+	ck_assert_uint_eq(total(w), 0);
+	ws_flush(w, 250);
+	ck_assert_uint_eq(got(w, WS_LATE_SENDER, 1, 5), 100);
+	struct ws_stats st;
+	ws_stats(w, &st);
+	ck_assert_uint_eq(st.unpaired, 1);
+	ck_assert_uint_eq(st.incomplete, 0);
+	ws_flush(w, UINT64_MAX);
+	ws_stats(w, &st);
+	ck_assert_uint_eq(st.incomplete, 1);
+	ck_assert_uint_eq(st.unpaired, 1);
+	ws_destroy(w);
+}
+END_TEST
+
+START_TEST(pattern_names)
+{
+	ck_assert_int_eq(ws_pattern_of("late_sender"), WS_LATE_SENDER);
+	ck_assert_int_eq(ws_pattern_of("late-broadcast"), WS_LATE_BROADCAST);
+	ck_assert_int_eq(ws_pattern_of("late"), -1);
+	ck_assert_int_eq(ws_pattern_of("late_sender_x"), -1);
+	ck_assert_int_eq(ws_pattern_of(NULL), -1);
+	ck_assert_int_eq(ws_pattern_parent(WS_LSWO_SAME), WS_LATE_SENDER_WO);
+	ck_assert_int_eq(ws_pattern_parent(WS_LATE_SENDER_WO), WS_LATE_SENDER);
+	ck_assert_int_eq(ws_pattern_parent(WS_WAIT_BARRIER), -1);
+	for (int p = 0; p < WS_NPATTERNS; p++)
+		ck_assert_int_eq(ws_pattern_of(ws_pattern_key(p)), p);
+	ck_assert_str_eq(ws_pattern_name(WS_WAIT_NXN), "Wait at NxN");
+}
+END_TEST
+
+/* The table against a plain array, through inserts and deletes that
+ * shift runs back across the table's end. */
+START_TEST(table_deletes)
+{
+	struct tab t = { 0 };
+	enum { N = 5000 };
+	static uint32_t ref[N];
+	srand(7);
+	for (int i = 0; i < N; i++)
+		ref[i] = NIL;
+	for (int step = 0; step < 100000; step++) {
+		int k = rand() % N;
+		if (rand() % 3) {
+			ck_assert_int_eq(tab_put(&t, (uint64_t)k * 0x1000193, (uint32_t)step), 0);
+			ref[k] = (uint32_t)step;
+		} else {
+			tab_del(&t, (uint64_t)k * 0x1000193);
+			ref[k] = NIL;
+		}
+		if (step % 9973 == 0)
+			for (int j = 0; j < N; j++) {
+				uint32_t *v = tab_get(&t, (uint64_t)j * 0x1000193);
+				ck_assert_uint_eq(v ? *v : NIL, ref[j]);
+			}
+	}
+	tab_free(&t);
+}
+END_TEST
+
+Suite *waitstates_suite(void)
+{
+	Suite *s = suite_create("waitstates");
+	TCase *tc = tcase_create("waitstates");
+	tcase_add_test(tc, late_sender_either_order);
+	tcase_add_test(tc, late_sender_at_the_wait);
+	tcase_add_test(tc, tests_never_wait);
+	tcase_add_test(tc, wrong_order);
+	tcase_add_test(tc, late_receiver);
+	tcase_add_test(tc, barrier);
+	tcase_add_test(tc, rooted_and_scan);
+	tcase_add_test(tc, nonblocking_collective_at_its_wait);
+	tcase_add_test(tc, flush_gives_up);
+	tcase_add_test(tc, pattern_names);
+	tcase_add_test(tc, table_deletes);
+	suite_add_tcase(s, tc);
+	return s;
+}

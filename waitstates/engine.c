@@ -1,0 +1,261 @@
+/* engine.c - the wait-state engine: events in, each thread's completions matched with the call they came in, the rows the patterns add to. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/*
+ * How an event travels.  A completion (op | ES_OP_DONE: an Irecv's, an
+ * Isend's, a nonblocking collective's) is written by the wait or test
+ * that completed it, just before that call's own tuple, and ends inside
+ * it: it waits in its thread's `dones` for the next event of the thread,
+ * which is the call it came in when that call is a wait or a poll
+ * containing its end (else the call is not known: its ends are paired,
+ * never judged).  MPI_Sendrecv's receive (MPI_Sendrecv/done) comes after
+ * the call and spans it: the call it came in is itself.  Then p2p.c
+ * queues the calls that complete messages and collectives.c matches the
+ * members of collectives.
+ */
+
+static const struct {
+	const char *key, *name;
+	int parent;
+} patterns[WS_NPATTERNS] = {
+	[WS_LATE_SENDER] = { "late_sender", "Late Sender", -1 },
+	[WS_LATE_SENDER_WO] = { "late_sender_wo", "Late Sender, Wrong Order", WS_LATE_SENDER },
+	[WS_LSWO_DIFFERENT] = { "lswo_different", "Late Sender, Wrong Order (different source)", WS_LATE_SENDER_WO },
+	[WS_LSWO_SAME] = { "lswo_same", "Late Sender, Wrong Order (same source)", WS_LATE_SENDER_WO },
+	[WS_LATE_RECEIVER] = { "late_receiver", "Late Receiver", -1 },
+	[WS_WAIT_BARRIER] = { "wait_barrier", "Wait at Barrier", -1 },
+	[WS_BARRIER_COMPLETION] = { "barrier_completion", "Barrier Completion", -1 },
+	[WS_WAIT_NXN] = { "wait_nxn", "Wait at NxN", -1 },
+	[WS_NXN_COMPLETION] = { "nxn_completion", "NxN Completion", -1 },
+	[WS_LATE_BROADCAST] = { "late_broadcast", "Late Broadcast", -1 },
+	[WS_EARLY_REDUCE] = { "early_reduce", "Early Reduce", -1 },
+	[WS_EARLY_SCAN] = { "early_scan", "Early Scan", -1 },
+	[WS_WAIT_FENCE] = { "wait_fence", "Wait at Fence", -1 },
+};
+
+const char *ws_pattern_key(enum ws_pattern p)
+{
+	return (unsigned)p < WS_NPATTERNS ? patterns[p].key : "unknown";
+}
+
+const char *ws_pattern_name(enum ws_pattern p)
+{
+	return (unsigned)p < WS_NPATTERNS ? patterns[p].name : "unknown";
+}
+
+int ws_pattern_parent(enum ws_pattern p)
+{
+	return (unsigned)p < WS_NPATTERNS ? patterns[p].parent : -1;
+}
+
+int ws_pattern_of(const char *key)
+{
+	for (int p = 0; key && p < WS_NPATTERNS; p++) {
+		const char *a = patterns[p].key, *b = key;
+		while (*a && (*a == *b || (*a == '_' && *b == '-')))
+			a++, b++;
+		if (!*a && !*b)
+			return p;
+	}
+	return -1;
+}
+
+void *vec_push(struct vec *v)
+{
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 16;
+		void *m = realloc(v->v, v->size * cap);
+		if (!m)
+			return NULL;
+		v->v = m;
+		v->cap = cap;
+	}
+	return memset((char *)v->v + v->size * v->n++, 0, v->size);
+}
+
+void vec_free(struct vec *v)
+{
+	free(v->v);
+	v->v = NULL;
+	v->n = v->cap = 0;
+}
+
+int ws_create(ws **out)
+{
+	ws *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->locs.size = sizeof(struct loc);
+	w->msgs.size = sizeof(struct msg);
+	w->colls.size = sizeof(struct coll);
+	w->rows.size = sizeof(struct ws_row);
+	w->mpi_ns.size = sizeof(uint64_t);
+	w->msg_free = w->coll_free = NIL;
+	*out = w;
+	return 0;
+}
+
+void ws_destroy(ws *w)
+{
+	if (!w)
+		return;
+	ws__p2p_free(w);
+	ws__coll_free(w);
+	for (size_t i = 0; i < w->locs.n; i++) {
+		struct loc *l = VAT(w->locs, struct loc, i);
+		vec_free(&l->calls), vec_free(&l->items), vec_free(&l->dones);
+		tab_free(&l->isends);
+	}
+	vec_free(&w->locs);
+	vec_free(&w->rows);
+	tab_free(&w->row_ix);
+	vec_free(&w->mpi_ns);
+	free(w);
+}
+
+struct loc *ws__loc(ws *w, uint32_t n)
+{
+	while (w->locs.n <= n) {
+		struct loc *l = vec_push(&w->locs);
+		if (!l)
+			return NULL;
+		l->rank = -1;
+		l->calls.size = sizeof(struct call);
+		l->items.size = sizeof(struct item);
+		l->dones.size = sizeof(struct done);
+	}
+	return VAT(w->locs, struct loc, n);
+}
+
+static uint64_t row_key(enum ws_pattern p, int32_t rank, uint32_t site, uint16_t op, uint16_t of)
+{
+	uint64_t h = ps_hash_fold(0xcbf29ce484222325ull, p);
+	h = ps_hash_fold(h, (uint32_t)rank);
+	h = ps_hash_fold(h, site);
+	return ps_hash_fold(h, (uint64_t)op << 16 | of);
+}
+
+/* Adds a wait of ns to its row.  A row is found by a hash of its fields:
+ * the rows are few (patterns x sites x ranks), so a collision is looked
+ * past, never merged. */
+void ws__add(ws *w, enum ws_pattern p, int32_t rank, uint32_t site, uint16_t op, uint16_t of, uint64_t ns)
+{
+	if (!ns)
+		return;
+	uint64_t k = row_key(p, rank, site, op, of);
+	for (uint64_t probe = k;; probe = ps_hash_fold(probe, 1)) {
+		uint32_t *v = tab_get(&w->row_ix, probe);
+		struct ws_row *r;
+		if (!v) {
+			if (!(r = vec_push(&w->rows)))
+				return;
+			if (tab_put(&w->row_ix, probe, (uint32_t)(w->rows.n - 1)) < 0) {
+				w->rows.n--;
+				return;
+			}
+			*r = (struct ws_row){ .pattern = (uint8_t)p, .op = op, .of = of, .rank = rank, .site = site };
+		} else {
+			r = VAT(w->rows, struct ws_row, *v);
+			if (r->pattern != p || r->rank != rank || r->site != site || r->op != op || r->of != of)
+				continue;
+		}
+		r->ns += ns;
+		r->count++;
+		if (ns > r->worst_ns)
+			r->worst_ns = ns;
+		return;
+	}
+}
+
+static void count_mpi(ws *w, const struct ws_event *e)
+{
+	if (!es_in_mpi_call(e->op) || e->rank < 0 || e->end < e->start)
+		return;
+	while (w->mpi_ns.n <= (size_t)e->rank)
+		if (!vec_push(&w->mpi_ns))
+			return;
+	*VAT(w->mpi_ns, uint64_t, e->rank) += e->end - e->start;
+}
+
+static bool completes(const struct es_op_info *in)
+{
+	return in && (in->kind == ES_KIND_WAIT || in->kind == ES_KIND_POLL);
+}
+
+/* The completions that came before e, given the call they came in (NULL:
+ * not known). */
+static int settle_dones(ws *w, struct loc *l, const struct ws_event *call)
+{
+	int rc = 0;
+	for (size_t i = 0; i < l->dones.n; i++) {
+		const struct ws_event *d = &VAT(l->dones, struct done, i)->e;
+		const struct ws_event *in = call && d->end >= call->start && d->end <= call->end ? call : NULL;
+		int r = ws__is_coll(d->op) ? ws__coll_done(w, d, in) : ws__p2p_done(w, l, d, in);
+		rc = rc ? rc : r;
+	}
+	l->dones.n = 0;
+	return rc ? rc : ws__p2p_call_end(w, l, call);
+}
+
+int ws_event(ws *w, const struct ws_event *e)
+{
+	struct loc *l = ws__loc(w, e->loc);
+	if (!l)
+		return -ENOMEM;
+	w->st.events++;
+	l->rank = e->rank;
+	count_mpi(w, e);
+	unsigned code = es_op_code(e->op);
+	if (es_is_mark(e->op) || code == ES_OP_MPI_PCONTROL)
+		return 0;
+	bool sendrecv = code == ES_OP_MPI_SENDRECV || code == ES_OP_MPI_SENDRECV_REPLACE;
+	if ((e->op & ES_OP_DONE) && !sendrecv) {
+		struct done *d = vec_push(&l->dones);
+		if (!d)
+			return -ENOMEM;
+		d->e = *e;
+		return 0;
+	}
+	int rc = 0;
+	if (l->dones.n)
+		rc = settle_dones(w, l, completes(es_op_info(e->op)) ? e : NULL);
+	int r = ws__is_coll(e->op) ? ws__coll(w, e) : ws__p2p(w, l, e);
+	return rc ? rc : r;
+}
+
+void ws_flush(ws *w, uint64_t before)
+{
+	if (before == UINT64_MAX)
+		for (size_t i = 0; i < w->locs.n; i++) {
+			struct loc *l = VAT(w->locs, struct loc, i);
+			if (l->dones.n)
+				settle_dones(w, l, NULL);
+		}
+	ws__p2p_flush(w, before);
+	ws__coll_flush(w, before);
+}
+
+size_t ws_rows(const ws *w, const struct ws_row **out)
+{
+	*out = w->rows.v;
+	return w->rows.n;
+}
+
+void ws_stats(const ws *w, struct ws_stats *out)
+{
+	*out = w->st;
+}
+
+uint64_t ws_mpi_ns(const ws *w, int rank)
+{
+	return rank >= 0 && (size_t)rank < w->mpi_ns.n ? *VAT(w->mpi_ns, uint64_t, rank) : 0;
+}
+
+int ws_ranks(const ws *w)
+{
+	return (int)w->mpi_ns.n;
+}

@@ -1,0 +1,146 @@
+/* internal.h - what the wait-state engine's files share: its tables, each thread's queue of completing calls, messages and collectives in flight. */
+#ifndef ES_WAITSTATES_INTERNAL_H
+#define ES_WAITSTATES_INTERNAL_H
+
+#include "waitstates/waitstates.h"
+
+#define NIL UINT32_MAX
+#define LSWO_KEEP 100 /* Late Sender waits a thread remembers (Scalasca's) */
+
+/* uint64 keys to uint32 values, linear probing, deletion by backward shift */
+struct tab {
+	uint64_t *keys;
+	uint32_t *vals; /* NIL: empty */
+	size_t n, cap;
+};
+uint32_t *tab_get(struct tab *t, uint64_t key);            /* NULL: absent */
+int tab_put(struct tab *t, uint64_t key, uint32_t val);    /* 0 or -ENOMEM */
+void tab_del(struct tab *t, uint64_t key);
+void tab_free(struct tab *t);
+
+/*
+ * A message in flight, from whichever end came first until both came and
+ * every call that judges it has.  Invariants:
+ *  - it is in w->msgs under its key while alive (key != WS_MSG_NONE);
+ *  - uses counts the queued calls (items) that name it; it is freed when
+ *    both ends came and uses is 0, or when flushed.
+ */
+struct msg {
+	uint64_t key;
+	uint64_t sent;   /* E(S): the sending call's enter */
+	uint64_t posted; /* E(Q): the receive's posting call's enter */
+	uint64_t born;   /* when its first end came (ns), for ws_flush */
+	int32_t from, to;
+	uint32_t uses;
+	uint32_t wait_loc[2]; /* the thread whose queued call judges its receive [0], its send [1]; NIL */
+	bool have_send, have_recv;
+	uint32_t next_free;
+};
+
+/* An end a queued call completes: a receive (judged as Late Sender) or a
+ * send that may have waited for its receiver (Late Receiver). */
+struct item {
+	uint64_t msg;
+	bool recv;
+};
+
+/* A call that completes message ends, in its thread's order: judged when
+ * every end it completes has its other end (or was given up). */
+struct call {
+	uint64_t enter, leave, queued;
+	uint32_t site, first, n; /* items first .. first + n - 1 of the thread's */
+	uint16_t op, of; /* the call; what it completes (0: itself) */
+	bool test;   /* a test or poll: never a wait state */
+	bool may_lr; /* a send completion that may have waited for its receiver */
+	bool known;  /* the call is known (a completion's wait may not be) */
+};
+
+/* A Late Sender wait a thread remembers, for Wrong Order. */
+struct ls_seen {
+	uint64_t sent; /* E(S) of its message */
+	uint64_t ns;
+	int32_t from;
+	uint32_t site;
+	uint16_t op, of;
+};
+
+/* A completion (op | ES_OP_DONE) waiting for the call it came in. */
+struct done {
+	struct ws_event e;
+};
+
+struct vec {
+	void *v;
+	size_t n, cap, size;
+};
+void *vec_push(struct vec *v); /* zeroed; NULL: no memory */
+void vec_free(struct vec *v);
+#define VAT(vec, type, i) (&((type *)(vec).v)[i])
+
+struct loc {
+	int32_t rank;
+	struct vec calls, items, dones; /* calls[head ..], items[ihead ..] pending */
+	size_t head, ihead;
+	size_t committed; /* items before this are some queued call's */
+	uint16_t of;      /* the completions' call, for the call ws__p2p_call_end queues */
+	bool may_lr;      /* ... and whether one of them is a send that may have waited */
+	struct ls_seen seen[LSWO_KEEP];  /* a ring: the newest at (nseen - 1) % LSWO_KEEP */
+	uint32_t nseen;
+	struct tab isends; /* a send request's start -> its message's key (Late Receiver) */
+};
+
+/* A collective's member as it came: a blocking call's begin and end, or a
+ * nonblocking one's post and the wait that completed it. */
+struct member {
+	uint64_t b, e;         /* begin, end (nonblocking: post, post's leave) */
+	uint64_t wb, we;       /* the completing wait's enter, leave (nonblocking) */
+	uint32_t site, wsite;  /* the call's, the wait's */
+	uint16_t wop;          /* the wait's call */
+	int32_t rank;
+	uint32_t size;
+	bool in, waited, by_test;
+};
+
+struct coll {
+	uint64_t key, born;
+	uint64_t comm;
+	uint32_t num, members, came, done_waits, root; /* root: a world rank or ES_NONE */
+	uint16_t op;
+	bool nb;
+	struct member *m; /* by rank in the communicator */
+	uint32_t next_free;
+};
+
+struct ws {
+	struct vec locs;   /* struct loc, by loc number */
+	struct vec msgs;   /* struct msg, a pool */
+	uint32_t msg_free;
+	struct tab msg_ix;
+	struct vec colls;  /* struct coll, a pool */
+	uint32_t coll_free;
+	struct tab coll_ix;
+	struct vec rows;   /* struct ws_row */
+	struct tab row_ix;
+	struct vec mpi_ns; /* uint64_t by rank */
+	struct ws_stats st;
+};
+
+/* engine.c */
+void ws__add(ws *w, enum ws_pattern p, int32_t rank, uint32_t site, uint16_t op, uint16_t of, uint64_t ns);
+struct loc *ws__loc(ws *w, uint32_t loc);
+/* p2p.c */
+int ws__p2p(ws *w, struct loc *l, const struct ws_event *e);
+/* A completion d that came in call `in` (NULL: not known): its end, an
+ * item of the call ws__p2p_call_end queues next. */
+int ws__p2p_done(ws *w, struct loc *l, const struct ws_event *d, const struct ws_event *in);
+int ws__p2p_call_end(ws *w, struct loc *l, const struct ws_event *call);
+void ws__p2p_flush(ws *w, uint64_t before);
+void ws__p2p_free(ws *w);
+/* colls.c */
+bool ws__is_coll(unsigned op);
+int ws__coll(ws *w, const struct ws_event *e);
+int ws__coll_done(ws *w, const struct ws_event *done, const struct ws_event *wait);
+void ws__coll_flush(ws *w, uint64_t before);
+void ws__coll_free(ws *w);
+
+#endif
