@@ -290,7 +290,7 @@ $(BUILD)/bin/esview: $(BUILD)/obj/monitors/esview.o $(BUILD)/obj/gen/view_page.o
 OTF2_CFLAGS = $(shell pkg-config --cflags otf2)
 OTF2_LIBS = $(shell pkg-config --libs otf2)
 
-$(BUILD)/bin/esprofile: $(BUILD)/obj/archive/esprofile.o $(BUILD)/obj/archive/profile.o $(BUILD)/obj/archive/page.o $(BUILD)/obj/archive/profile_json.o $(LIBS)
+$(BUILD)/bin/esprofile: $(BUILD)/obj/archive/esprofile.o $(BUILD)/obj/archive/profile.o $(BUILD)/obj/archive/page.o $(BUILD)/obj/archive/profile_json.o $(BUILD)/obj/archive/waits.o $(BUILD)/obj/archive/waits_out.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(DW_LIBS) $(LDLIBS)
 
@@ -304,7 +304,7 @@ $(BUILD)/bin/esconvert: $(BUILD)/obj/archive/esconvert.o $(BUILD)/obj/archive/ot
 	$(CC) $(LDFLAGS) $^ -o $@ $(OTF2_LIBS) $(EXT_LIBS) $(LDLIBS)
 
 $(BUILD)/bench/archive: $(BUILD)/obj/tests/bench/archive.o $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/otf2_defs.o $(BUILD)/obj/archive/json.o \
-		       $(BUILD)/obj/archive/profile.o $(BUILD)/obj/archive/page.o $(BUILD)/obj/archive/profile_json.o $(LIBS)
+		       $(BUILD)/obj/archive/profile.o $(BUILD)/obj/archive/page.o $(BUILD)/obj/archive/profile_json.o $(BUILD)/obj/archive/waits.o $(BUILD)/obj/archive/waits_out.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(OTF2_LIBS) $(EXT_LIBS) $(LDLIBS)
 
@@ -326,7 +326,7 @@ UNIT_BIN := $(BUILD)/tests/unit
 
 # the converters too (OTF2, JSON, the profile) and heartbeat's judgement, so
 # that they run under the sanitizers
-CONVERTERS := $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/otf2_defs.o $(BUILD)/obj/archive/json.o $(BUILD)/obj/archive/profile.o $(BUILD)/obj/archive/page.o $(BUILD)/obj/archive/profile_json.o \
+CONVERTERS := $(BUILD)/obj/archive/otf2.o $(BUILD)/obj/archive/otf2_defs.o $(BUILD)/obj/archive/json.o $(BUILD)/obj/archive/profile.o $(BUILD)/obj/archive/page.o $(BUILD)/obj/archive/profile_json.o $(BUILD)/obj/archive/waits.o $(BUILD)/obj/archive/waits_out.o \
 	      $(BUILD)/obj/archive/plot.o
 
 $(UNIT_BIN): $(call obj,$(UNIT_SRC)) $(CONVERTERS) $(LIBS)
@@ -363,7 +363,7 @@ MPI_TESTS := $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_check $(BUILD)/tests/mp
 	     $(BUILD)/tests/mpi_wait $(BUILD)/tests/mpi_msgs $(BUILD)/tests/mpi_sites $(BUILD)/tests/mpi_io $(BUILD)/tests/mpi_io_f $(BUILD)/tests/mpi_hdf5 $(BUILD)/tests/mpi_phases \
 	     $(BUILD)/tests/mpi_phases_f $(BUILD)/tests/ring_demo $(BUILD)/tests/mpi_crash $(BUILD)/tests/mpi_poll \
 	     $(BUILD)/tests/mpi_complete $(BUILD)/tests/mpi_sites_cxx $(BUILD)/tests/mpi_sites_dyn $(BUILD)/tests/mpi_toggle \
-	     $(BUILD)/tests/mpi_clocks
+	     $(BUILD)/tests/mpi_clocks $(BUILD)/tests/mpi_waits $(BUILD)/tests/mpi_waits_f
 
 ESCOLLECT_SRC := collectors/mpi/escollect.c collectors/mpi/core.c collectors/mpi/comms.c collectors/mpi/requests.c \
 		 collectors/mpi/fortran.c collectors/mpi/sites.c collectors/mpi/phases.c \
@@ -433,6 +433,13 @@ $(BUILD)/tests/mpi_phases: $(BUILD)/obj/tests/integration/mpi_phases.o $(ESREGIO
 $(BUILD)/tests/mpi_phases_f: tests/integration/mpi_phases_f.F90 $(ESREGION)
 	@mkdir -p $(dir $@) $(BUILD)/obj/phases_f
 	$(MPIFC) -O1 -g -Wall -Werror -J $(BUILD)/obj/phases_f $< -o $@ -L$(BUILD)/lib -lesregion \
+		-Wl,-rpath,$(abspath $(BUILD)/lib)
+
+$(BUILD)/tests/mpi_waits: $(BUILD)/obj/tests/integration/mpi_waits.o $(ESREGION)
+	$(MPICC) $< -o $@ -L$(BUILD)/lib -lesregion -Wl,-rpath,$(abspath $(BUILD)/lib) $(LDLIBS)
+$(BUILD)/tests/mpi_waits_f: tests/integration/mpi_waits_f.F90 $(ESREGION)
+	@mkdir -p $(dir $@) $(BUILD)/obj/waits_f
+	$(MPIFC) -O1 -g -Wall -Werror -J $(BUILD)/obj/waits_f $< -o $@ -L$(BUILD)/lib -lesregion \
 		-Wl,-rpath,$(abspath $(BUILD)/lib)
 
 # Readers of what the MPI programs left: plain C, no MPI.

@@ -447,6 +447,7 @@ int ar_profile(const ar_archive *a, FILE *out, int top, char *err, size_t errlen
 		if (p.mpi) {
 			print_colls(&p, out, top);
 			print_traffic(&p, out, top);
+			prof_print_waits(&p, out, top);
 		}
 	}
 	return prof_end(&p, rc, out, err, errlen);

@@ -179,7 +179,7 @@ static bool same_site(const struct ar_site *x, const struct ar_site *y)
 }
 
 /* The page's index + 1 of thread t's site s called with op; 0: not known. */
-static uint32_t site_of(struct prof *p, int t, uint16_t s, unsigned op, uint32_t *cache)
+uint32_t prof_site_key(struct prof *p, int t, uint16_t s, unsigned op, uint32_t *cache)
 {
 	if (!s)
 		return 0;
@@ -304,7 +304,7 @@ static int add_call(struct prof *p, int t, int g, const struct es_trace *e, uint
 	}
 	if (depth == 0)
 		r->mpi += t1 - t0; /* the outermost only: nested time is counted once */
-	uint32_t site = p->mpi ? site_of(p, t, ES_TRACE_SITE(e), code, cache) : 0;
+	uint32_t site = p->mpi ? prof_site_key(p, t, ES_TRACE_SITE(e), code, cache) : 0;
 	int keys[4][2] = { { 0, g }, { 0, ALL }, { 1, g }, { 1, ALL } };
 	for (int k = 0; k < (site ? 4 : 2); k++) {
 		struct stat_row *s = row(p, code, keys[k][0] ? site : 0, keys[k][1]);
@@ -457,6 +457,11 @@ static int number_sites(struct prof *p)
 	return 0;
 }
 
+const struct psite *prof_site_at(const struct prof *p, uint32_t key)
+{
+	return key && key <= p->sites.n ? AT(p->sites, struct psite, key - 1) : NULL;
+}
+
 const struct psite *prof_site(const struct prof *p, uint32_t number)
 {
 	for (size_t i = 0; i < p->sites.n; i++)
@@ -529,6 +534,8 @@ int prof_build(struct prof *p, const ar_archive *a)
 	p->phases.size = sizeof(struct phase_row);
 	p->io.size = sizeof(struct io_row);
 	int rc = gather(p);
+	if (!rc && p->mpi)
+		rc = prof_waits(p);
 	if (!rc)
 		rc = number_sites(p);
 	if (!rc)
@@ -544,6 +551,7 @@ void prof_free(struct prof *p)
 {
 	free(p->run), free(p->comms), free(p->rows.v), free(p->colls.v), free(p->pairs.v), free(p->sites.v), free(p->phases.v);
 	free(p->io.v);
+	ws_destroy(p->waits);
 	map_free(&p->row_ix), map_free(&p->coll_ix), map_free(&p->pair_ix), map_free(&p->phase_ix), map_free(&p->io_ix);
 }
 

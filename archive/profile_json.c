@@ -162,6 +162,8 @@ int ar_profile_json(const ar_archive *a, FILE *out, char *err, size_t errlen)
 		calls(&p, out);
 		sites(&p, out);
 		colls_and_traffic(&p, out);
+		if (p.mpi)
+			prof_json_waits(&p, out);
 		phases_and_io(&p, out);
 	}
 	return prof_end(&p, rc, out, err, errlen);

@@ -1,0 +1,144 @@
+/* waits_out.c - the profile's wait states said: the page's section (pattern x call site x rank, by pattern, what was not judged) and --json's wait_states. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "archive/profile.h"
+
+/*
+ * Scalasca's Cube shows a pattern's seconds including its sub-patterns'
+ * (Late Sender holds Wrong Order's); so do these rows.  A rank's share is
+ * of its time inside MPI calls, and its patterns without a parent sum to
+ * no more than that: each is a part of one call's time, and a call's
+ * wait and completion do not overlap.
+ */
+
+static int by_ns(const void *a, const void *b)
+{
+	const struct ws_row *x = a, *y = b;
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	if (x->pattern != y->pattern)
+		return x->pattern - y->pattern;
+	if (x->site != y->site)
+		return x->site < y->site ? -1 : 1;
+	return x->rank - y->rank;
+}
+
+/* The rows, sorted by time (most first): malloc'ed, NULL when none. */
+static struct ws_row *sorted(const struct prof *p, size_t *n)
+{
+	const struct ws_row *r;
+	*n = p->waits ? ws_rows(p->waits, &r) : 0;
+	struct ws_row *v = *n ? malloc(sizeof(*v) * *n) : NULL;
+	if (!v) {
+		*n = 0;
+		return NULL;
+	}
+	memcpy(v, r, sizeof(*v) * *n);
+	qsort(v, *n, sizeof(*v), by_ns);
+	return v;
+}
+
+static const char *call_of(const struct ws_row *r, char *buf, size_t len)
+{
+	if (!r->of)
+		return es_op_name(r->op);
+	snprintf(buf, len, "%s(%s)", es_op_name(r->op), es_op_name(r->of) + 4);
+	return buf;
+}
+
+static uint32_t site_number(const struct prof *p, uint32_t key)
+{
+	const struct psite *s = prof_site_at(p, key);
+	return s ? s->number : 0;
+}
+
+static void print_stats(const struct prof *p, FILE *out)
+{
+	struct ws_stats st;
+	ws_stats(p->waits, &st);
+	fprintf(out, "judged: %llu receives, %llu sends that may have waited, %llu collectives",
+		(unsigned long long)st.receives, (unsigned long long)st.sends, (unsigned long long)st.colls);
+	if (st.unpaired)
+		fprintf(out, "; %llu message ends without their other end", (unsigned long long)st.unpaired);
+	if (st.incomplete)
+		fprintf(out, "; %llu collectives without every member", (unsigned long long)st.incomplete);
+	if (st.by_test)
+		fprintf(out, "; %llu completed by a test (no wait)", (unsigned long long)st.by_test);
+	if (st.not_analysed)
+		fprintf(out, "; %llu calls of no pattern (neighbourhood, communicators, windows made)",
+			(unsigned long long)st.not_analysed);
+	if (st.clock_violations)
+		fprintf(out, "; %llu waits cut at their call's end (the clocks put the other end later)",
+			(unsigned long long)st.clock_violations);
+	fputs("\n", out);
+}
+
+void prof_print_waits(const struct prof *p, FILE *out, int top)
+{
+	size_t n;
+	struct ws_row *v = sorted(p, &n);
+	fprintf(out, "\n@--- Wait states (Scalasca's patterns, top %d, descending) ---\n", top);
+	fprintf(out, "%-44s %-26s %5s %5s %12s %8s %10s %12s\n", "Pattern", "Call", "Site", "Rank", "Time (ms)",
+		"MPI%", "Count", "Worst (ms)");
+	for (size_t i = 0; i < n && (int)i < top; i++) {
+		char buf[64];
+		const struct ws_row *r = &v[i];
+		fprintf(out, "%-44s %-26s %5u %5d %12.3f %8.2f %10llu %12.3f\n", ws_pattern_name(r->pattern),
+			call_of(r, buf, sizeof(buf)), site_number(p, r->site), r->rank, ms(r->ns),
+			pct(r->ns, ws_mpi_ns(p->waits, r->rank)), (unsigned long long)r->count, ms(r->worst_ns));
+	}
+	uint64_t by[WS_NPATTERNS] = { 0 }, mpi = 0;
+	for (size_t i = 0; i < n; i++)
+		by[v[i].pattern] += v[i].ns;
+	for (int r = 0; r < ws_ranks(p->waits); r++)
+		mpi += ws_mpi_ns(p->waits, r);
+	fprintf(out, "\n@--- Wait states by pattern (every rank) ---\n");
+	fprintf(out, "%-44s %12s %8s\n", "Pattern", "Time (ms)", "MPI%");
+	for (int k = 0; k < WS_NPATTERNS; k++)
+		if (by[k])
+			fprintf(out, "%-44s %12.3f %8.2f\n", ws_pattern_name(k), ms(by[k]), pct(by[k], mpi));
+	if (!n)
+		fputs("(none)\n", out);
+	print_stats(p, out);
+	free(v);
+}
+
+void prof_json_waits(const struct prof *p, FILE *f)
+{
+	size_t n;
+	struct ws_row *v = sorted(p, &n);
+	fputs(",\n\"wait_states\":[", f);
+	for (size_t i = 0; i < n; i++) {
+		const struct ws_row *r = &v[i];
+		const struct psite *s = prof_site_at(p, r->site);
+		const struct ar_frame *fr = s && s->where->nframes ? &s->where->frames[0] : NULL;
+		fprintf(f, "%s{\"pattern\":\"%s\",\"name\":\"%s\",\"call\":\"%s\",\"of\":\"%s\",\"site\":%u,",
+			i ? ",\n" : "", ws_pattern_key(r->pattern), ws_pattern_name(r->pattern), es_op_name(r->op),
+			es_op_name(r->of ? r->of : r->op), s ? s->number : 0);
+		fputs("\"file\":", f);
+		ar_json_string(f, fr ? fr->file : "");
+		fprintf(f, ",\"line\":%d,\"function\":", fr ? fr->line : 0);
+		ar_json_string(f, fr ? fr->function : "");
+		fprintf(f, ",\"rank\":%d,\"seconds\":%.9f,\"count\":%llu,\"worst_seconds\":%.9f,\"mpi_share\":%.6f}",
+			r->rank, (double)r->ns / 1e9, (unsigned long long)r->count, (double)r->worst_ns / 1e9,
+			pct(r->ns, ws_mpi_ns(p->waits, r->rank)) / 100.0);
+	}
+	fputs("],\n\"wait_ranks\":[", f);
+	for (int rk = 0, k = 0; p->waits && rk < ws_ranks(p->waits); rk++) {
+		uint64_t sum = 0;
+		for (size_t i = 0; i < n; i++)
+			sum += v[i].rank == rk && ws_pattern_parent(v[i].pattern) < 0 ? v[i].ns : 0;
+		fprintf(f, "%s{\"rank\":%d,\"mpi_seconds\":%.9f,\"wait_seconds\":%.9f}", k++ ? "," : "", rk,
+			(double)ws_mpi_ns(p->waits, rk) / 1e9, (double)sum / 1e9);
+	}
+	struct ws_stats st = { 0 };
+	if (p->waits)
+		ws_stats(p->waits, &st);
+	fprintf(f, "],\n\"wait_judged\":{\"receives\":%llu,\"sends\":%llu,\"collectives\":%llu,\"unpaired\":%llu,"
+		"\"incomplete\":%llu,\"by_test\":%llu,\"not_analysed\":%llu,\"clock_violations\":%llu}",
+		(unsigned long long)st.receives, (unsigned long long)st.sends, (unsigned long long)st.colls,
+		(unsigned long long)st.unpaired, (unsigned long long)st.incomplete, (unsigned long long)st.by_test,
+		(unsigned long long)st.not_analysed, (unsigned long long)st.clock_violations);
+	free(v);
+}

@@ -1,0 +1,46 @@
+#!/bin/sh
+# t_waits.sh - wait states on ground truth: mpi_waits (C) and mpi_waits_f (Fortran) delay one rank per step by D ms; esprofile finds each pattern at the delayed call's site and rank, as long as the programs' own clocks say, and nothing else; a balanced run shows only what the scheduler did.
+set -u
+. "$(dirname "$0")/lib.sh"
+[ -f "$BUILD/lib/libescollect.so" ] || { echo "no libescollect.so (sanitizer build): skipped"; exit 0; }
+job="itws$$"
+dir=$(mktemp -d)
+cleanup() {
+	rm_segments "$job"
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+
+# run PROGRAM D NAME: recorded under esrun on 3 ranks; $dir/NAME.json, its truth in $dir/NAME/
+run() {
+	mkdir -p "$dir/$3"
+	"$BIN/esrecord" -w 30 -o "$dir/$3.ar" "$job.$3" 2>"$dir/$3.err" &
+	rec=$!
+	mpirun --oversubscribe --allow-run-as-root -np 3 "$BIN/esrun" -q -j "$job.$3" "$BUILD/tests/$1" "$2" "$dir/$3" \
+		>"$dir/$3.app" 2>&1 || die "$1 $2 failed: $(cat "$dir/$3.app")"
+	wait $rec || die "$1: esrecord failed: $(cat "$dir/$3.err")"
+	"$BIN/esprofile" --json -o "$dir/$3.json" "$dir/$3.ar" || die "$1: esprofile --json failed"
+}
+
+# check NAME FILE: every wait state of FILE as the program's clock says
+check() {
+	python3 "$(dirname "$0")/waits_check.py" "$dir/$1.json" "$dir/$1"/truth* --file "$2" || die "$1: see above"
+}
+
+run mpi_waits 200 c
+check c mpi_waits.c
+run mpi_waits 0 balanced
+check balanced mpi_waits.c
+run mpi_waits_f 200 f
+check f mpi_waits_f.F90
+
+# the page says them with Scalasca's names, and what it judged
+"$BIN/esprofile" -o "$dir/c.prof" "$dir/c.ar" || die "esprofile failed"
+for p in "Late Sender" "Late Sender, Wrong Order (different source)" "Late Receiver" "Wait at Barrier" \
+	"Wait at NxN" "Late Broadcast" "Early Reduce" "Early Scan"; do
+	grep -q "^$p  " "$dir/c.prof" || die "the page has no $p row: $(sed -n '/Wait states/,$p' "$dir/c.prof")"
+done
+grep -q "MPI_Wait(Ibcast)" "$dir/c.prof" || die "the Ibcast's wait not named on the page"
+grep -q "^judged: 5 receives, 5 sends that may have waited, 17 collectives$" "$dir/c.prof" ||
+	die "judged: $(grep '^judged' "$dir/c.prof")"
+exit 0

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+# waits_check.py - esprofile --json's wait states against what mpi_waits(_f) measured on its own clock: each wait where the delay put it, within 5%, and none anywhere else.
+#
+#   waits_check.py PROFILE.json TRUTH_FILE... [--file NAME]
+#
+# Each truth line is "STEP RANK ENTER_NS LINE": when the rank entered its
+# key call of the step (its clock, CLOCK_MONOTONIC or MPI_Wtime, not the
+# collector's) and that call's line.  The k-th line of a step on each rank
+# is one instance; the waits are Scalasca's definitions applied to those
+# enters (waitstates.h).  Every wait-state row of the profile at NAME must
+# be one of them (completions aside: they are not waits for a delay), and
+# each of them must be in the profile within 5% (and 0.5 ms, for those the
+# scheduler made near 0).
+import json, sys
+from collections import defaultdict
+
+args = sys.argv[1:]
+name = None
+if "--file" in args:
+    i = args.index("--file")
+    name = args[i + 1]
+    del args[i:i + 2]
+prof = json.load(open(args[0]))
+inst = defaultdict(dict)   # (step, k) -> rank -> (enter_ns, line)
+seen = defaultdict(int)
+for path in args[1:]:
+    for ln in open(path):
+        step, rank, t, line = ln.split()
+        rank = int(rank)
+        k = seen[(step, rank)]
+        seen[(step, rank)] += 1
+        inst[(step, k)][rank] = (float(t), int(line))
+
+want = defaultdict(float)  # (pattern, rank, line) -> seconds
+
+def add(pattern, rank, line, ns):
+    if ns > 0:
+        want[(pattern, rank, line)] += ns / 1e9
+
+for (step, k), e in sorted(inst.items()):
+    t = {r: v[0] for r, v in e.items()}
+    line = {r: v[1] for r, v in e.items()}
+    if step in ("sync", "barrier", "allreduce"):
+        pat = "wait_nxn" if step == "allreduce" else "wait_barrier"
+        for r in t:
+            add(pat, r, line[r], max(t.values()) - t[r])
+    elif step in ("late_sender", "late_sender_wait"):
+        add("late_sender", 0, line[0], t[1] - t[0])
+    elif step == "wrong_order":
+        for p in ("late_sender", "late_sender_wo", "lswo_different"):
+            add(p, 0, line[0], t[1] - t[0])
+    elif step == "late_receiver":
+        add("late_receiver", 0, line[0], t[1] - t[0])
+    elif step in ("bcast", "ibcast"):
+        for r in t:
+            if r != 0:
+                add("late_broadcast", r, line[r], t[0] - t[r])
+    elif step == "reduce":
+        add("early_reduce", 0, line[0], max(t.values()) - t[0])
+    elif step == "scan":
+        for r in t:
+            add("early_scan", r, line[r], max(t[j] for j in t if j <= r) - t[r])
+    else:
+        sys.exit("waits_check: unknown step %s" % step)
+
+got = defaultdict(float)
+for w in prof["wait_states"]:
+    if name and not w["file"].endswith(name):
+        continue
+    if w["pattern"].endswith("_completion"):
+        continue
+    got[(w["pattern"], w["rank"], w["line"])] += w["seconds"]
+
+bad = []
+for key in sorted(set(want) | set(got)):
+    g, x = got.get(key, 0.0), want.get(key, 0.0)
+    if abs(g - x) > 0.05 * x + 0.0005:
+        bad.append("%s rank %d line %d: %.4f s in the profile, %.4f s by the program's clock" % (key + (g, x)))
+worst = max((abs(got.get(k, 0) - x) / x for k, x in want.items() if x > 0.05), default=0.0)
+print("waits_check: %d waits by the program's clock, %d rows in the profile, worst relative error of those "
+      "over 50 ms %.4f" % (len(want), len(got), worst))
+if bad:
+    print("\n".join(bad))
+    sys.exit(1)
+# the wait states of each rank are a part of its time in MPI
+for r in prof["wait_ranks"]:
+    if r["wait_seconds"] > r["mpi_seconds"] * 1.000001:
+        sys.exit("rank %d waited %.6f s of %.6f s in MPI" % (r["rank"], r["wait_seconds"], r["mpi_seconds"]))
