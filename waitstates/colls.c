@@ -113,45 +113,57 @@ static int root_of(const struct coll *c)
 	return -1;
 }
 
+/* The member that began last among 0 .. upto, and when. */
+static uint32_t latest(const struct coll *c, uint32_t upto)
+{
+	uint32_t k = 0;
+	for (uint32_t i = 1; i <= upto && i < c->members; i++)
+		k = c->m[i].b > c->m[k].b ? i : k;
+	return k;
+}
+
+/* Who member i waited for, and till when: NIL when it did not wait by
+ * its pattern (a root that does not wait, a rooted one without its root). */
+static uint32_t waited_for(const struct coll *c, enum family f, uint32_t i, int r)
+{
+	switch (f) {
+	case F_BARRIER: case F_NXN: case F_FENCE:
+		return latest(c, c->members - 1);
+	case F_1TON:
+		return r >= 0 && (int)i != r && c->m[r].size ? (uint32_t)r : NIL;
+	case F_NTO1:
+		return (int)i == r ? latest(c, c->members - 1) : NIL;
+	case F_SCAN:
+		return latest(c, i);
+	case F_NONE:
+		break;
+	}
+	return NIL;
+}
+
+static const enum ws_pattern pattern_of[] = { [F_BARRIER] = WS_WAIT_BARRIER, [F_NXN] = WS_WAIT_NXN,
+					      [F_1TON] = WS_LATE_BROADCAST, [F_NTO1] = WS_EARLY_REDUCE,
+					      [F_SCAN] = WS_EARLY_SCAN, [F_FENCE] = WS_WAIT_FENCE };
+
 static void judge_blocking(ws *w, struct coll *c, enum family f)
 {
-	uint64_t lb = 0, fe = UINT64_MAX, scan = 0;
+	uint64_t lb = c->m[latest(c, c->members - 1)].b, fe = UINT64_MAX;
 	for (uint32_t i = 0; i < c->members; i++)
-		lb = c->m[i].b > lb ? c->m[i].b : lb, fe = min64(fe, c->m[i].e);
+		fe = min64(fe, c->m[i].e);
 	int r = root_of(c);
 	for (uint32_t i = 0; i < c->members; i++) {
 		const struct member *m = &c->m[i];
-		uint64_t ns = 0;
-		switch (f) {
-		case F_BARRIER: case F_NXN: {
-			ns = waited(w, m->b, lb, m->e);
+		const struct loc *l = ws__loc(w, m->loc);
+		if (f == F_BARRIER || f == F_NXN) {
 			uint64_t from = min64(lb, m->e) > fe ? min64(lb, m->e) : fe;
 			ws__add(w, f == F_BARRIER ? WS_BARRIER_COMPLETION : WS_NXN_COMPLETION, m->rank, m->site, c->op, 0,
 				m->e > from ? m->e - from : 0);
-			break;
 		}
-		case F_1TON:
-			if (r >= 0 && (int)i != r && c->m[r].size)
-				ns = waited(w, m->b, c->m[r].b, m->e);
-			break;
-		case F_NTO1:
-			if ((int)i == r)
-				ns = waited(w, m->b, lb, m->e);
-			break;
-		case F_SCAN:
-			scan = m->b > scan ? m->b : scan;
-			ns = waited(w, m->b, scan, m->e);
-			break;
-		case F_FENCE:
-			ns = fe > lb ? lb - m->b : 0;
-			break;
-		case F_NONE:
-			break;
-		}
-		static const enum ws_pattern pat[] = { [F_BARRIER] = WS_WAIT_BARRIER, [F_NXN] = WS_WAIT_NXN,
-						       [F_1TON] = WS_LATE_BROADCAST, [F_NTO1] = WS_EARLY_REDUCE,
-						       [F_SCAN] = WS_EARLY_SCAN, [F_FENCE] = WS_WAIT_FENCE };
-		ws__add(w, pat[f], m->rank, m->site, c->op, 0, ns);
+		uint32_t k = waited_for(c, f, i, r);
+		if (k == NIL || !l)
+			continue;
+		uint64_t ns = f == F_FENCE ? (fe > lb ? lb - m->b : 0) : waited(w, m->b, c->m[k].b, m->e);
+		ws__wait(w, pattern_of[f], l, m->loc, m->site, c->op, 0, m->b, ns, c->m[k].loc, c->m[k].b);
 	}
 }
 
@@ -159,30 +171,45 @@ static void judge_blocking(ws *w, struct coll *c, enum family f)
  * it could not complete without: min(P, L(W_i)) − E(W_i). */
 static void judge_nonblocking(ws *w, struct coll *c, enum family f)
 {
-	uint64_t lb = 0, scan = 0;
-	for (uint32_t i = 0; i < c->members; i++)
-		lb = c->m[i].b > lb ? c->m[i].b : lb;
 	int r = root_of(c);
 	for (uint32_t i = 0; i < c->members; i++) {
 		const struct member *m = &c->m[i];
-		scan = m->b > scan ? m->b : scan;
+		const struct loc *l = ws__loc(w, m->loc);
 		if (!m->waited || m->by_test) {
 			w->st.by_test += m->by_test;
 			continue;
 		}
-		uint64_t p = 0;
-		enum ws_pattern pat = WS_WAIT_NXN;
-		if (f == F_BARRIER || f == F_NXN)
-			p = lb, pat = f == F_BARRIER ? WS_WAIT_BARRIER : WS_WAIT_NXN;
-		else if (f == F_1TON && r >= 0 && (int)i != r && c->m[r].size)
-			p = c->m[r].b, pat = WS_LATE_BROADCAST;
-		else if (f == F_NTO1 && (int)i == r)
-			p = lb, pat = WS_EARLY_REDUCE;
-		else if (f == F_SCAN)
-			p = scan, pat = WS_EARLY_SCAN;
-		if (p)
-			ws__add(w, pat, m->rank, m->wsite, m->wop, c->op, waited(w, m->wb, p, m->we));
+		uint32_t k = f == F_FENCE ? NIL : waited_for(c, f, i, r);
+		if (k != NIL && l)
+			ws__wait(w, pattern_of[f], l, m->loc, m->wsite, m->wop, c->op, m->wb,
+				 waited(w, m->wb, c->m[k].b, m->we), c->m[k].loc, c->m[k].b);
 	}
+}
+
+static int by_loc(const void *a, const void *b)
+{
+	const struct hmember *x = a, *y = b;
+	return x->loc < y->loc ? -1 : x->loc > y->loc;
+}
+
+/* The members as they left it, for ws_analyse's synchronization intervals. */
+static void keep(ws *w, const struct coll *c)
+{
+	size_t first = w->hmembers.n;
+	struct hcoll *h = vec_push(&w->hcolls);
+	for (uint32_t i = 0; h && i < c->members; i++) {
+		struct hmember *m = vec_push(&w->hmembers);
+		if (!m) {
+			w->hcolls.n--;
+			w->hmembers.n = first;
+			return;
+		}
+		*m = (struct hmember){ c->m[i].loc, c->nb && c->m[i].waited && !c->m[i].by_test ? c->m[i].we : c->m[i].e };
+	}
+	if (!h)
+		return;
+	*h = (struct hcoll){ (uint32_t)first, c->members };
+	qsort(VAT(w->hmembers, struct hmember, first), c->members, sizeof(struct hmember), by_loc);
 }
 
 static void judge_if_whole(ws *w, uint32_t i)
@@ -196,6 +223,8 @@ static void judge_if_whole(ws *w, uint32_t i)
 		judge_nonblocking(w, c, f);
 	else
 		judge_blocking(w, c, f);
+	if (w->keep)
+		keep(w, c);
 	forget(w, i);
 }
 
@@ -214,7 +243,8 @@ int ws__coll(ws *w, const struct ws_event *e)
 	struct member *m = &c->m[e->me];
 	if (m->in)
 		return 0; /* the same member twice: a reader's repeat, not a new call */
-	*m = (struct member){ .b = e->start, .e = e->end, .site = e->site, .rank = e->rank, .size = e->size, .in = true };
+	*m = (struct member){ .b = e->start, .e = e->end, .site = e->site, .rank = e->rank, .size = e->size,
+			      .loc = e->loc, .in = true };
 	c->came++;
 	if (e->peer != ES_NONE)
 		c->root = e->peer;

@@ -94,6 +94,9 @@ int ws_create(ws **out)
 	w->colls.size = sizeof(struct coll);
 	w->rows.size = sizeof(struct ws_row);
 	w->mpi_ns.size = sizeof(uint64_t);
+	w->hwaits.size = sizeof(struct hwait);
+	w->hcolls.size = sizeof(struct hcoll);
+	w->hmembers.size = sizeof(struct hmember);
 	w->msg_free = w->coll_free = NIL;
 	*out = w;
 	return 0;
@@ -108,12 +111,14 @@ void ws_destroy(ws *w)
 	for (size_t i = 0; i < w->locs.n; i++) {
 		struct loc *l = VAT(w->locs, struct loc, i);
 		vec_free(&l->calls), vec_free(&l->items), vec_free(&l->dones);
+		vec_free(&l->hcalls), vec_free(&l->hphases);
 		tab_free(&l->isends);
 	}
 	vec_free(&w->locs);
 	vec_free(&w->rows);
 	tab_free(&w->row_ix);
 	vec_free(&w->mpi_ns);
+	vec_free(&w->hwaits), vec_free(&w->hcolls), vec_free(&w->hmembers);
 	free(w);
 }
 
@@ -125,6 +130,8 @@ struct loc *ws__loc(ws *w, uint32_t n)
 			return NULL;
 		l->rank = -1;
 		l->calls.size = sizeof(struct call);
+		l->hcalls.size = sizeof(struct hcall);
+		l->hphases.size = sizeof(struct hphase);
 		l->items.size = sizeof(struct item);
 		l->dones.size = sizeof(struct done);
 	}
@@ -142,20 +149,20 @@ static uint64_t row_key(enum ws_pattern p, int32_t rank, uint32_t site, uint16_t
 /* Adds a wait of ns to its row.  A row is found by a hash of its fields:
  * the rows are few (patterns x sites x ranks), so a collision is looked
  * past, never merged. */
-void ws__add(ws *w, enum ws_pattern p, int32_t rank, uint32_t site, uint16_t op, uint16_t of, uint64_t ns)
+uint32_t ws__add(ws *w, enum ws_pattern p, int32_t rank, uint32_t site, uint16_t op, uint16_t of, uint64_t ns)
 {
 	if (!ns)
-		return;
+		return NIL;
 	uint64_t k = row_key(p, rank, site, op, of);
 	for (uint64_t probe = k;; probe = ps_hash_fold(probe, 1)) {
 		uint32_t *v = tab_get(&w->row_ix, probe);
 		struct ws_row *r;
 		if (!v) {
 			if (!(r = vec_push(&w->rows)))
-				return;
+				return NIL;
 			if (tab_put(&w->row_ix, probe, (uint32_t)(w->rows.n - 1)) < 0) {
 				w->rows.n--;
-				return;
+				return NIL;
 			}
 			*r = (struct ws_row){ .pattern = (uint8_t)p, .op = op, .of = of, .rank = rank, .site = site };
 		} else {
@@ -167,8 +174,41 @@ void ws__add(ws *w, enum ws_pattern p, int32_t rank, uint32_t site, uint16_t op,
 		r->count++;
 		if (ns > r->worst_ns)
 			r->worst_ns = ns;
-		return;
+		return (uint32_t)(r - (struct ws_row *)w->rows.v);
 	}
+}
+
+void ws__wait(ws *w, enum ws_pattern p, const struct loc *l, uint32_t loc, uint32_t site, uint16_t op, uint16_t of,
+	      uint64_t from, uint64_t ns, uint32_t delayer, uint64_t cause)
+{
+	uint32_t row = ws__add(w, p, l->rank, site, op, of, ns);
+	struct hwait *h;
+	if (row == NIL || !w->keep || delayer == NIL || !(h = vec_push(&w->hwaits)))
+		return;
+	*h = (struct hwait){ .from = from, .ns = ns, .cause = cause, .row = row, .waiter = loc, .delayer = delayer };
+}
+
+void ws_keep(ws *w)
+{
+	w->keep = true;
+}
+
+/* A call inside MPI or a phase, kept for ws_analyse. */
+static int keep(ws *w, struct loc *l, const struct ws_event *e)
+{
+	if (es_op_code(e->op) == ES_OP_MPI_PCONTROL) {
+		struct hphase *h = vec_push(&l->hphases);
+		if (!h)
+			return -ENOMEM;
+		*h = (struct hphase){ e->start, e->end, e->site };
+	} else if (es_in_mpi_call(e->op)) {
+		struct hcall *h = vec_push(&l->hcalls);
+		if (!h)
+			return -ENOMEM;
+		*h = (struct hcall){ e->start, e->end, e->site };
+	}
+	(void)w;
+	return 0;
 }
 
 static void count_mpi(ws *w, const struct ws_event *e)
@@ -209,6 +249,8 @@ int ws_event(ws *w, const struct ws_event *e)
 	w->st.events++;
 	l->rank = e->rank;
 	count_mpi(w, e);
+	if (w->keep && e->end >= e->start && keep(w, l, e) < 0)
+		return -ENOMEM;
 	unsigned code = es_op_code(e->op);
 	if (es_is_mark(e->op) || code == ES_OP_MPI_PCONTROL)
 		return 0;

@@ -31,6 +31,7 @@ struct msg {
 	uint64_t posted; /* E(Q): the receive's posting call's enter */
 	uint64_t born;   /* when its first end came (ns), for ws_flush */
 	int32_t from, to;
+	uint32_t from_loc, to_loc;
 	uint32_t uses;
 	uint32_t wait_loc[2]; /* the thread whose queued call judges its receive [0], its send [1]; NIL */
 	bool have_send, have_recv;
@@ -64,6 +65,31 @@ struct ls_seen {
 	uint16_t op, of;
 };
 
+/* What ws_keep keeps for ws_analyse (causes.c): each thread's calls and
+ * phases, each wait with the thread that caused it, each collective's
+ * members as they left it. */
+struct hcall {
+	uint64_t start, end;
+	uint32_t site;
+};
+struct hphase {
+	uint64_t start, end;
+	uint32_t key;
+};
+struct hwait {
+	uint64_t from, ns; /* the wait: from `from` (the call's enter), ns long */
+	uint64_t cause;    /* when the delayer entered its late call (or posted) */
+	uint32_t row;      /* its row in w->rows */
+	uint32_t waiter, delayer; /* threads */
+};
+struct hmember {
+	uint32_t loc;
+	uint64_t left;
+};
+struct hcoll {
+	uint32_t first, n; /* into w->hmembers, sorted by loc */
+};
+
 /* A completion (op | ES_OP_DONE) waiting for the call it came in. */
 struct done {
 	struct ws_event e;
@@ -87,6 +113,7 @@ struct loc {
 	struct ls_seen seen[LSWO_KEEP];  /* a ring: the newest at (nseen - 1) % LSWO_KEEP */
 	uint32_t nseen;
 	struct tab isends; /* a send request's start -> its message's key (Late Receiver) */
+	struct vec hcalls, hphases; /* kept (ws_keep): calls inside MPI, phases */
 };
 
 /* A collective's member as it came: a blocking call's begin and end, or a
@@ -97,7 +124,7 @@ struct member {
 	uint32_t site, wsite;  /* the call's, the wait's */
 	uint16_t wop;          /* the wait's call */
 	int32_t rank;
-	uint32_t size;
+	uint32_t size, loc;
 	bool in, waited, by_test;
 };
 
@@ -123,10 +150,16 @@ struct ws {
 	struct tab row_ix;
 	struct vec mpi_ns; /* uint64_t by rank */
 	struct ws_stats st;
+	bool keep;
+	struct vec hwaits, hcolls, hmembers;
 };
 
 /* engine.c */
-void ws__add(ws *w, enum ws_pattern p, int32_t rank, uint32_t site, uint16_t op, uint16_t of, uint64_t ns);
+/* Adds ns to its row: the row's index, or NIL (none: ns 0, or no memory). */
+uint32_t ws__add(ws *w, enum ws_pattern p, int32_t rank, uint32_t site, uint16_t op, uint16_t of, uint64_t ns);
+/* A wait found: its row's time, and (ws_keep) the wait kept with who caused it. */
+void ws__wait(ws *w, enum ws_pattern p, const struct loc *l, uint32_t loc, uint32_t site, uint16_t op, uint16_t of,
+	      uint64_t from, uint64_t ns, uint32_t delayer, uint64_t cause);
 struct loc *ws__loc(ws *w, uint32_t loc);
 /* p2p.c */
 int ws__p2p(ws *w, struct loc *l, const struct ws_event *e);

@@ -48,7 +48,8 @@ static uint32_t msg_make(ws *w, uint64_t key, uint64_t born)
 		w->msg_free = i;
 		return NIL;
 	}
-	*msg_at(w, i) = (struct msg){ .key = key, .born = born, .from = -1, .to = -1, .wait_loc = { NIL, NIL },
+	*msg_at(w, i) = (struct msg){ .key = key, .born = born, .from = -1, .to = -1, .from_loc = NIL, .to_loc = NIL,
+				      .wait_loc = { NIL, NIL },
 				      .next_free = NIL };
 	return i;
 }
@@ -86,9 +87,9 @@ static uint32_t end_came(ws *w, const struct ws_event *e, bool send, uint64_t t,
 		return NIL;
 	struct msg *m = msg_at(w, i);
 	if (send)
-		m->have_send = true, m->sent = t, m->from = e->rank;
+		m->have_send = true, m->sent = t, m->from = e->rank, m->from_loc = e->loc;
 	else
-		m->have_recv = true, m->posted = t, m->to = e->rank;
+		m->have_recv = true, m->posted = t, m->to = e->rank, m->to_loc = e->loc;
 	m->uses += use;
 	uint32_t other = m->wait_loc[send ? 0 : 1];
 	if (use)
@@ -218,8 +219,9 @@ static void wrong_order(ws *w, struct loc *l, uint64_t sent, int32_t from)
 }
 
 struct verdict {
-	uint64_t ls, lr, sent;
+	uint64_t ls, lr, sent, posted;
 	int32_t from;
+	uint32_t sender, receiver; /* threads */
 };
 
 static void judge_item(ws *w, struct loc *l, const struct call *c, const struct item *it, struct verdict *v)
@@ -240,27 +242,27 @@ static void judge_item(ws *w, struct loc *l, const struct call *c, const struct 
 		uint64_t until = m->sent < c->leave ? m->sent : c->leave;
 		w->st.clock_violations += m->sent > c->leave;
 		if (until > c->enter && until - c->enter > v->ls)
-			v->ls = until - c->enter, v->sent = m->sent, v->from = m->from;
+			v->ls = until - c->enter, v->sent = m->sent, v->from = m->from, v->sender = m->from_loc;
 		return;
 	}
 	w->st.sends++;
 	if (!c->known || c->test || !c->may_lr || c->leave <= m->posted)
 		return;
 	if (m->posted > c->enter && m->posted - c->enter > v->lr)
-		v->lr = m->posted - c->enter;
+		v->lr = m->posted - c->enter, v->posted = m->posted, v->receiver = m->to_loc;
 }
 
-static void judge(ws *w, struct loc *l, const struct call *c)
+static void judge(ws *w, struct loc *l, uint32_t loc, const struct call *c)
 {
-	struct verdict v = { 0 };
+	struct verdict v = { .sender = NIL, .receiver = NIL };
 	const struct item *its = VAT(l->items, struct item, c->first);
 	for (uint32_t k = 0; k < c->n; k++)
 		judge_item(w, l, c, &its[k], &v);
 	if (v.ls) {
-		ws__add(w, WS_LATE_SENDER, l->rank, c->site, c->op, c->of, v.ls);
+		ws__wait(w, WS_LATE_SENDER, l, loc, c->site, c->op, c->of, c->enter, v.ls, v.sender, v.sent);
 		l->seen[l->nseen++ % LSWO_KEEP] = (struct ls_seen){ v.sent, v.ls, v.from, c->site, c->op, c->of };
 	} else if (v.lr) {
-		ws__add(w, WS_LATE_RECEIVER, l->rank, c->site, c->op, c->of, v.lr);
+		ws__wait(w, WS_LATE_RECEIVER, l, loc, c->site, c->op, c->of, c->enter, v.lr, v.receiver, v.posted);
 	}
 	for (uint32_t k = 0; k < c->n; k++) { /* given back; one given up on goes with its last use */
 		uint32_t i = msg_find(w, its[k].msg);
@@ -293,7 +295,7 @@ static void drain(ws *w, struct loc *l, uint64_t before)
 		const struct call *c = VAT(l->calls, struct call, l->head);
 		if (!ready(w, l, c) && c->queued >= before)
 			break;
-		judge(w, l, c);
+		judge(w, l, (uint32_t)(l - (struct loc *)w->locs.v), c);
 		l->ihead = c->first + c->n;
 		l->head++;
 	}

@@ -168,4 +168,67 @@ void ws_stats(const ws *w, struct ws_stats *out);
 uint64_t ws_mpi_ns(const ws *w, int rank);
 int ws_ranks(const ws *w); /* the highest rank seen + 1 */
 
+/*
+ * Root causes and the critical path (causes.c), Scalasca's delay analysis
+ * on what the engine kept: ws_keep, before the first event, keeps each
+ * thread's calls and phases (a phase is an MPI_Pcontrol-coded event
+ * whose site is the caller's key for its name) and each wait with the
+ * thread that caused it.
+ *
+ * An activity is what a thread spent time in: a phase's computation
+ * (the time between MPI calls inside the innermost phase open then; key
+ * 0: outside every phase) or an MPI call site's time not spent waiting.
+ *
+ * Delay.  A wait ω of thread q caused by thread p (the sender for Late
+ * Sender, the receiver for Late Receiver, the latest member or the root
+ * of a collective) is explained by what p did more than q since they
+ * last synchronized: their last collective together or their last wait
+ * on each other before it (Scalasca takes their last synchronization
+ * point).  Over those intervals, t_x(c) is x's time in activity c less
+ * its waits; δ(c) = max(0, t_p(c) − t_q(c)); W_p is p's own waiting
+ * there.  Short-term cost: γ·δ(c) on (p, c), γ = min(1, ω / (Σδ + W_p)).
+ * The part γ·W_p is indirect waiting: p was late because it waited
+ * itself.  Long-term cost follows it back: the waits are taken latest
+ * first, each wait of p in the interval is charged (γ + Φ/(Σδ + W_p))
+ * times itself as its own Φ, and a wait's Φ is spread on its delayer's
+ * δ as long-term cost, so a chain of late ranks ends at its first cause.
+ *
+ * Critical path.  From the thread whose last call ended last, backwards:
+ * while it waited, the path is the thread it waited for from the moment
+ * that one entered its late call; else itself.  Its length is the run's;
+ * each activity's share is the path's time in it.  A thread's time off
+ * the path is, per activity, what it spent beyond the path's time there
+ * (Scalasca's non-critical-path activities): time that could grow
+ * without the run growing.
+ */
+void ws_keep(ws *w);
+
+struct ws_cost {
+	int32_t rank;
+	uint32_t key;   /* a phase's (phase) or a call site's key */
+	bool phase;
+	uint64_t short_ns, long_ns;
+};
+struct ws_share {
+	int32_t rank;
+	uint32_t key;
+	bool phase;
+	uint64_t ns;
+};
+struct ws_analysis {
+	struct ws_cost *costs;  /* delay costs by (rank, activity) */
+	size_t ncosts;
+	uint64_t *indirect_ns;  /* by wait row (ws_rows' order): the part the delayers' own waits explain */
+	size_t nrows;
+	struct ws_share *path;  /* the critical path's time by (rank, activity) */
+	size_t npath;
+	uint64_t path_ns;       /* its length */
+	uint64_t *on_path_ns, *off_path_ns; /* by rank */
+	int nranks;
+};
+/* After ws_flush(UINT64_MAX) (or over what a live reader kept so far).
+ * 0, -ENOMEM, or -EINVAL without ws_keep.  ws_analysis_free either way. */
+int ws_analyse(const ws *w, struct ws_analysis *out);
+void ws_analysis_free(struct ws_analysis *a);
+
 #endif

@@ -1,5 +1,6 @@
 /* test_waitstates.c - the wait-state engine on events made by hand: each pattern's formula, the order events come in, what is given up and why. */
 #include <check.h>
+#include <errno.h>
 #include <stdlib.h>
 
 #include "tests/unit/suites.h"
@@ -324,6 +325,108 @@ START_TEST(flush_gives_up)
 }
 END_TEST
 
+static const struct ws_cost *cost(const struct ws_analysis *a, int rank, uint32_t key, bool phase)
+{
+	for (size_t i = 0; i < a->ncosts; i++)
+		if (a->costs[i].rank == rank && a->costs[i].key == key && a->costs[i].phase == phase)
+			return &a->costs[i];
+	return NULL;
+}
+
+static uint64_t on_path(const struct ws_analysis *a, int rank, uint32_t key, bool phase)
+{
+	for (size_t i = 0; i < a->npath; i++)
+		if (a->path[i].rank == rank && a->path[i].key == key && a->path[i].phase == phase)
+			return a->path[i].ns;
+	return 0;
+}
+
+/* After a barrier, rank 1 computes 200 ns in phase 5 before it sends to
+ * rank 0, which waits 195: the cost is rank 1's phase; the critical path
+ * runs through rank 1's barrier and phase, then rank 0's receive. */
+START_TEST(delay_and_path)
+{
+	ws *w;
+	ck_assert_int_eq(ws_create(&w), 0);
+	ws_keep(w);
+	struct ws_event e[] = {
+		coll(0, ES_OP_MPI_BARRIER, 0, 10, 0, 3, ES_NONE, 0),
+		coll(1, ES_OP_MPI_BARRIER, 0, 10, 0, 3, ES_NONE, 0),
+		coll(2, ES_OP_MPI_BARRIER, 0, 10, 0, 3, ES_NONE, 0),
+		end_of(1, ES_OP_MPI_PCONTROL, 10, 210, ES_NONE, WS_MSG_NONE, 5),
+		end_of(1, ES_OP_MPI_SEND, 210, 215, 0, 1, 3),
+		end_of(0, ES_OP_MPI_RECV, 15, 220, 1, 1, 4),
+	};
+	feed(w, e, sizeof(e) / sizeof(e[0]));
+	ws_flush(w, UINT64_MAX);
+	ck_assert_uint_eq(got(w, WS_LATE_SENDER, 0, 4), 195);
+	struct ws_analysis a;
+	ck_assert_int_eq(ws_analyse(w, &a), 0);
+	const struct ws_cost *c = cost(&a, 1, 5, true);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->short_ns, 195);
+	ck_assert_uint_eq(c->long_ns, 0);
+	ck_assert_uint_eq(a.ncosts, 1);
+	ck_assert_uint_eq(a.path_ns, 220);
+	ck_assert_uint_eq(on_path(&a, 1, 5, true), 200);
+	ck_assert_uint_eq(on_path(&a, 1, 100 + 1, false), 10); /* rank 1's barrier */
+	ck_assert_uint_eq(on_path(&a, 0, 4, false), 10);       /* rank 0's receive after its wait */
+	ck_assert_uint_eq(a.on_path_ns[0], 10);
+	ck_assert_uint_eq(a.on_path_ns[1], 210);
+	ck_assert_uint_eq(a.on_path_ns[2], 0);
+	ck_assert_uint_eq(a.off_path_ns[0], 15); /* 5 ns before its receive, 10 in its barrier (site 100: the path went through site 101) */
+	ws_analysis_free(&a);
+	ws_destroy(w);
+}
+END_TEST
+
+/* Rank 2 computes 100 ns in phase 7 before sending to rank 1, which then
+ * sends to rank 0: rank 0's wait is mostly rank 1's own waiting
+ * (indirect), and its long-term cost lands on rank 2's phase. */
+START_TEST(delay_followed_back)
+{
+	ws *w;
+	ck_assert_int_eq(ws_create(&w), 0);
+	ws_keep(w);
+	struct ws_event e[] = {
+		coll(0, ES_OP_MPI_BARRIER, 0, 10, 0, 3, ES_NONE, 0),
+		coll(1, ES_OP_MPI_BARRIER, 0, 10, 0, 3, ES_NONE, 0),
+		coll(2, ES_OP_MPI_BARRIER, 0, 10, 0, 3, ES_NONE, 0),
+		end_of(2, ES_OP_MPI_PCONTROL, 10, 110, ES_NONE, WS_MSG_NONE, 7),
+		end_of(2, ES_OP_MPI_SEND, 110, 112, 1, 1, 3),
+		end_of(1, ES_OP_MPI_RECV, 12, 113, 2, 1, 4),
+		end_of(1, ES_OP_MPI_SEND, 113, 115, 0, 2, 5),
+		end_of(0, ES_OP_MPI_RECV, 20, 116, 1, 2, 6),
+	};
+	feed(w, e, sizeof(e) / sizeof(e[0]));
+	ws_flush(w, UINT64_MAX);
+	ck_assert_uint_eq(got(w, WS_LATE_SENDER, 1, 4), 98);
+	ck_assert_uint_eq(got(w, WS_LATE_SENDER, 0, 6), 93);
+	struct ws_analysis a;
+	ck_assert_int_eq(ws_analyse(w, &a), 0);
+	const struct ws_cost *c = cost(&a, 2, 7, true);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->short_ns, 98);
+	ck_assert_uint_ge(c->long_ns, 89); /* 93 / 101 of rank 1's 98 */
+	ck_assert_uint_le(c->long_ns, 91);
+	const struct ws_row *r;
+	size_t n = ws_rows(w, &r);
+	for (size_t i = 0; i < n; i++)
+		if (r[i].rank == 0) {
+			ck_assert_uint_ge(a.indirect_ns[i], 89);
+			ck_assert_uint_le(a.indirect_ns[i], 91);
+		} else {
+			ck_assert_uint_eq(a.indirect_ns[i], 0);
+		}
+	ck_assert_uint_eq(a.path_ns, 116);
+	ck_assert_uint_eq(on_path(&a, 2, 7, true), 100);
+	ws_analysis_free(&a);
+	ck_assert_int_eq(ws_create(&w) == 0 && ws_analyse(w, &a) == -EINVAL, 1); /* nothing kept */
+	ws_analysis_free(&a);
+	ws_destroy(w);
+}
+END_TEST
+
 START_TEST(pattern_names)
 {
 	ck_assert_int_eq(ws_pattern_of("late_sender"), WS_LATE_SENDER);
@@ -382,6 +485,8 @@ Suite *waitstates_suite(void)
 	tcase_add_test(tc, rooted_and_scan);
 	tcase_add_test(tc, nonblocking_collective_at_its_wait);
 	tcase_add_test(tc, flush_gives_up);
+	tcase_add_test(tc, delay_and_path);
+	tcase_add_test(tc, delay_followed_back);
 	tcase_add_test(tc, pattern_names);
 	tcase_add_test(tc, table_deletes);
 	suite_add_tcase(s, tc);
