@@ -552,6 +552,10 @@ void prof_free(struct prof *p)
 	free(p->run), free(p->comms), free(p->rows.v), free(p->colls.v), free(p->pairs.v), free(p->sites.v), free(p->phases.v);
 	free(p->io.v);
 	ws_destroy(p->waits);
+	ws_analysis_free(&p->why);
+	for (size_t i = 0; i < p->nphase_names; i++)
+		free(p->phase_names[i]);
+	free(p->phase_names);
 	map_free(&p->row_ix), map_free(&p->coll_ix), map_free(&p->pair_ix), map_free(&p->phase_ix), map_free(&p->io_ix);
 }
 

@@ -95,6 +95,9 @@ struct prof {
 	struct map row_ix, coll_ix, pair_ix, phase_ix, io_ix;
 	uint64_t app_all, mpi_all;
 	ws *waits; /* the wait states (waits.c), call sites keyed by their index + 1 in sites */
+	struct ws_analysis why; /* their causes and the critical path */
+	char **phase_names;     /* the analysis' phase keys: name k - 1 (0: outside phases) */
+	size_t nphase_names;
 };
 
 #define AT(vec, type, i) (&((type *)(vec).v)[i])
@@ -126,6 +129,8 @@ int prof_waits(struct prof *p);
 /* The wait states said (waits_out.c): the page's section, --json's members. */
 void prof_print_waits(const struct prof *p, FILE *out, int top);
 void prof_json_waits(const struct prof *p, FILE *f);
+/* The name of a phase key of the analysis. */
+const char *prof_phase_name(const struct prof *p, uint32_t key);
 /* The site a wait-state row names (its key), or NULL. */
 const struct psite *prof_site_at(const struct prof *p, uint32_t key);
 

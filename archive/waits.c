@@ -1,6 +1,8 @@
 /* waits.c - an archive's wait states for the profile: its events fed to the waitstates engine in each thread's order, messages paired by their numbers, call sites the profile's. */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "archive/profile.h"
 
@@ -11,9 +13,30 @@
  * (an intercommunicator's collectives are not judged: its groups wait on
  * each other, not as one), the key both ends of a message share (the
  * lower of their event indices, as messages.c pairs them), its call site
- * as the profile numbers them.  A call that had not returned when the
- * archive was made is not judged.
+ * as the profile numbers them; a phase's name, as a key of its own.  A
+ * call that had not returned when the archive was made is not judged.
+ * The engine keeps what the delay analysis and the critical path need.
  */
+
+/* A phase name's key (its index + 1; names are few), 0 when no memory. */
+static uint32_t phase_key(struct prof *p, const char *name)
+{
+	for (size_t i = 0; i < p->nphase_names; i++)
+		if (!strcmp(p->phase_names[i], name))
+			return (uint32_t)i + 1;
+	char **v = realloc(p->phase_names, sizeof(*v) * (p->nphase_names + 1));
+	if (!v)
+		return 0;
+	p->phase_names = v;
+	if (!(v[p->nphase_names] = strdup(name)))
+		return 0;
+	return (uint32_t)++p->nphase_names;
+}
+
+const char *prof_phase_name(const struct prof *p, uint32_t key)
+{
+	return key && key <= p->nphase_names ? p->phase_names[key - 1] : "(outside phases)";
+}
 
 static void resolve(const ar_archive *a, const struct es_trace *t, int rank, struct ws_event *e)
 {
@@ -33,6 +56,8 @@ int prof_waits(struct prof *p)
 	const ar_archive *a = p->a;
 	int nt = ar_nthreads(a), rc = ws_create(&p->waits);
 	struct ar_msgs m = { 0 };
+	if (!rc)
+		ws_keep(p->waits);
 	uint32_t **cache = calloc((size_t)nt + 1, sizeof(*cache));
 	if (!rc)
 		rc = cache ? ar_msgs_match(a, &m) : -ENOMEM;
@@ -51,6 +76,10 @@ int prof_waits(struct prof *p)
 				      .peer = t->element, .arg = t->arg, .size = t->size, .msg = WS_MSG_NONE,
 				      .site = prof_site_key(p, (int)th, ES_TRACE_SITE(t), es_op_code(t->op), cache[th]) };
 		resolve(a, t, rank, &e);
+		if (ar_is_phase(t)) {
+			char buf[32];
+			e.site = phase_key(p, ar_phase_name(a, (int)th, t, buf, sizeof(buf)));
+		}
 		uint32_t o = m.other[i];
 		if (o < AR_MSG_ALONE)
 			e.msg = o < i ? o : i;
@@ -58,6 +87,8 @@ int prof_waits(struct prof *p)
 	}
 	if (!rc)
 		ws_flush(p->waits, UINT64_MAX);
+	if (!rc)
+		rc = ws_analyse(p->waits, &p->why);
 	for (int t = 0; cache && t < nt; t++)
 		free(cache[t]);
 	free(cache);

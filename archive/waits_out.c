@@ -24,6 +24,18 @@ static int by_ns(const void *a, const void *b)
 	return x->rank - y->rank;
 }
 
+/* The analysis' indirect part of a row (rows are matched by their fields). */
+static uint64_t indirect(const struct prof *p, const struct ws_row *r)
+{
+	const struct ws_row *all;
+	size_t n = p->waits ? ws_rows(p->waits, &all) : 0;
+	for (size_t i = 0; i < n && i < p->why.nrows; i++)
+		if (all[i].pattern == r->pattern && all[i].rank == r->rank && all[i].site == r->site && all[i].op == r->op &&
+		    all[i].of == r->of)
+			return p->why.indirect_ns[i];
+	return 0;
+}
+
 /* The rows, sorted by time (most first): malloc'ed, NULL when none. */
 static struct ws_row *sorted(const struct prof *p, size_t *n)
 {
@@ -74,6 +86,62 @@ static void print_stats(const struct prof *p, FILE *out)
 	fputs("\n", out);
 }
 
+/* An activity of the analysis: "phase NAME" or "MPI_Xxx at site N". */
+static const char *activity(const struct prof *p, uint32_t key, bool phase, char *buf, size_t len)
+{
+	if (phase)
+		snprintf(buf, len, "phase %s", prof_phase_name(p, key));
+	else if (prof_site_at(p, key))
+		snprintf(buf, len, "%s at site %u", es_op_name(prof_site_at(p, key)->op), prof_site_at(p, key)->number);
+	else
+		snprintf(buf, len, "MPI (site not known)");
+	return buf;
+}
+
+static int by_cost(const void *a, const void *b)
+{
+	const struct ws_cost *x = a, *y = b;
+	uint64_t i = x->short_ns + x->long_ns, j = y->short_ns + y->long_ns;
+	if (i != j)
+		return i > j ? -1 : 1;
+	return x->rank != y->rank ? x->rank - y->rank : (x->key > y->key) - (x->key < y->key);
+}
+
+static int by_share(const void *a, const void *b)
+{
+	const struct ws_share *x = a, *y = b;
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	return x->rank != y->rank ? x->rank - y->rank : (x->key > y->key) - (x->key < y->key);
+}
+
+static void print_causes(const struct prof *p, FILE *out, int top)
+{
+	const struct ws_analysis *a = &p->why;
+	char buf[128];
+	if (a->ncosts)
+		qsort(a->costs, a->ncosts, sizeof(*a->costs), by_cost);
+	fprintf(out, "\n@--- Root causes: what delayed others (delay costs, top %d, descending) ---\n", top);
+	fprintf(out, "%5s %-44s %14s %14s\n", "Rank", "Activity", "Direct (ms)", "Long-term (ms)");
+	for (size_t i = 0; i < a->ncosts && (int)i < top; i++)
+		fprintf(out, "%5d %-44s %14.3f %14.3f\n", a->costs[i].rank,
+			activity(p, a->costs[i].key, a->costs[i].phase, buf, sizeof(buf)), ms(a->costs[i].short_ns),
+			ms(a->costs[i].long_ns));
+	if (!a->ncosts)
+		fputs("(none)\n", out);
+	if (a->npath)
+		qsort(a->path, a->npath, sizeof(*a->path), by_share);
+	fprintf(out, "\n@--- Critical path: %.3f ms (top %d activities on it, descending) ---\n", ms(a->path_ns), top);
+	fprintf(out, "%5s %-44s %12s %8s\n", "Rank", "Activity", "Time (ms)", "Path%");
+	for (size_t i = 0; i < a->npath && (int)i < top; i++)
+		fprintf(out, "%5d %-44s %12.3f %8.2f\n", a->path[i].rank,
+			activity(p, a->path[i].key, a->path[i].phase, buf, sizeof(buf)), ms(a->path[i].ns),
+			pct(a->path[i].ns, a->path_ns));
+	fprintf(out, "%5s %14s %14s\n", "Rank", "On path (ms)", "Off path (ms)");
+	for (int r = 0; r < a->nranks; r++)
+		fprintf(out, "%5d %14.3f %14.3f\n", r, ms(a->on_path_ns[r]), ms(a->off_path_ns[r]));
+}
+
 void prof_print_waits(const struct prof *p, FILE *out, int top)
 {
 	size_t n;
@@ -102,6 +170,47 @@ void prof_print_waits(const struct prof *p, FILE *out, int top)
 		fputs("(none)\n", out);
 	print_stats(p, out);
 	free(v);
+	print_causes(p, out, top);
+}
+
+/* "phase":NAME or the site's "site", "call", "file", "line", "function" */
+static void json_activity(const struct prof *p, FILE *f, uint32_t key, bool phase)
+{
+	if (phase) {
+		fputs("\"phase\":", f);
+		ar_json_string(f, prof_phase_name(p, key));
+		return;
+	}
+	const struct psite *s = prof_site_at(p, key);
+	const struct ar_frame *fr = s && s->where->nframes ? &s->where->frames[0] : NULL;
+	fprintf(f, "\"site\":%u,\"call\":\"%s\",\"file\":", s ? s->number : 0, s ? es_op_name(s->op) : "");
+	ar_json_string(f, fr ? fr->file : "");
+	fprintf(f, ",\"line\":%d,\"function\":", fr ? fr->line : 0);
+	ar_json_string(f, fr ? fr->function : "");
+}
+
+static void json_causes(const struct prof *p, FILE *f)
+{
+	const struct ws_analysis *a = &p->why;
+	fputs(",\n\"delay_costs\":[", f);
+	for (size_t i = 0; i < a->ncosts; i++) {
+		fprintf(f, "%s{\"rank\":%d,", i ? ",\n" : "", a->costs[i].rank);
+		json_activity(p, f, a->costs[i].key, a->costs[i].phase);
+		fprintf(f, ",\"seconds\":%.9f,\"longterm_seconds\":%.9f}", (double)a->costs[i].short_ns / 1e9,
+			(double)a->costs[i].long_ns / 1e9);
+	}
+	fprintf(f, "],\n\"critical_path\":{\"seconds\":%.9f,\"activities\":[", (double)a->path_ns / 1e9);
+	for (size_t i = 0; i < a->npath; i++) {
+		fprintf(f, "%s{\"rank\":%d,", i ? ",\n" : "", a->path[i].rank);
+		json_activity(p, f, a->path[i].key, a->path[i].phase);
+		fprintf(f, ",\"seconds\":%.9f,\"share\":%.6f}", (double)a->path[i].ns / 1e9,
+			pct(a->path[i].ns, a->path_ns) / 100.0);
+	}
+	fputs("],\"ranks\":[", f);
+	for (int r = 0; r < a->nranks; r++)
+		fprintf(f, "%s{\"rank\":%d,\"on_path_seconds\":%.9f,\"off_path_seconds\":%.9f}", r ? "," : "", r,
+			(double)a->on_path_ns[r] / 1e9, (double)a->off_path_ns[r] / 1e9);
+	fputs("]}", f);
 }
 
 void prof_json_waits(const struct prof *p, FILE *f)
@@ -120,9 +229,10 @@ void prof_json_waits(const struct prof *p, FILE *f)
 		ar_json_string(f, fr ? fr->file : "");
 		fprintf(f, ",\"line\":%d,\"function\":", fr ? fr->line : 0);
 		ar_json_string(f, fr ? fr->function : "");
-		fprintf(f, ",\"rank\":%d,\"seconds\":%.9f,\"count\":%llu,\"worst_seconds\":%.9f,\"mpi_share\":%.6f}",
-			r->rank, (double)r->ns / 1e9, (unsigned long long)r->count, (double)r->worst_ns / 1e9,
-			pct(r->ns, ws_mpi_ns(p->waits, r->rank)) / 100.0);
+		fprintf(f, ",\"rank\":%d,\"seconds\":%.9f,\"count\":%llu,\"worst_seconds\":%.9f,\"mpi_share\":%.6f,"
+			"\"indirect_seconds\":%.9f}", r->rank, (double)r->ns / 1e9, (unsigned long long)r->count,
+			(double)r->worst_ns / 1e9, pct(r->ns, ws_mpi_ns(p->waits, r->rank)) / 100.0,
+			(double)indirect(p, r) / 1e9);
 	}
 	fputs("],\n\"wait_ranks\":[", f);
 	for (int rk = 0, k = 0; p->waits && rk < ws_ranks(p->waits); rk++) {
@@ -141,4 +251,5 @@ void prof_json_waits(const struct prof *p, FILE *f)
 		(unsigned long long)st.unpaired, (unsigned long long)st.incomplete, (unsigned long long)st.by_test,
 		(unsigned long long)st.not_analysed, (unsigned long long)st.clock_violations);
 	free(v);
+	json_causes(p, f);
 }

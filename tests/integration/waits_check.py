@@ -32,34 +32,42 @@ for path in args[1:]:
         inst[(step, k)][rank] = (float(t), int(line))
 
 want = defaultdict(float)  # (pattern, rank, line) -> seconds
+cause = defaultdict(float) # rank -> seconds of others' waits its phase "delay" caused
 
-def add(pattern, rank, line, ns):
+def add(pattern, rank, line, ns, by=None):
     if ns > 0:
         want[(pattern, rank, line)] += ns / 1e9
+        if by is not None and pattern not in ("late_sender_wo", "lswo_different"):
+            cause[by] += ns / 1e9
 
 for (step, k), e in sorted(inst.items()):
     t = {r: v[0] for r, v in e.items()}
     line = {r: v[1] for r, v in e.items()}
-    if step in ("sync", "barrier", "allreduce"):
+    last = max(t, key=lambda r: t[r])
+    if step == "sync":  # the scheduler's waits: caused by no phase of the program's
+        for r in t:
+            add("wait_barrier", r, line[r], t[last] - t[r])
+    elif step in ("barrier", "allreduce"):
         pat = "wait_nxn" if step == "allreduce" else "wait_barrier"
         for r in t:
-            add(pat, r, line[r], max(t.values()) - t[r])
+            add(pat, r, line[r], t[last] - t[r], last)
     elif step in ("late_sender", "late_sender_wait"):
-        add("late_sender", 0, line[0], t[1] - t[0])
+        add("late_sender", 0, line[0], t[1] - t[0], 1)
     elif step == "wrong_order":
         for p in ("late_sender", "late_sender_wo", "lswo_different"):
-            add(p, 0, line[0], t[1] - t[0])
+            add(p, 0, line[0], t[1] - t[0], 1)
     elif step == "late_receiver":
-        add("late_receiver", 0, line[0], t[1] - t[0])
+        add("late_receiver", 0, line[0], t[1] - t[0], 1)
     elif step in ("bcast", "ibcast"):
         for r in t:
             if r != 0:
-                add("late_broadcast", r, line[r], t[0] - t[r])
+                add("late_broadcast", r, line[r], t[0] - t[r], 0)
     elif step == "reduce":
-        add("early_reduce", 0, line[0], max(t.values()) - t[0])
+        add("early_reduce", 0, line[0], t[last] - t[0], last)
     elif step == "scan":
         for r in t:
-            add("early_scan", r, line[r], max(t[j] for j in t if j <= r) - t[r])
+            j = max((j for j in t if j <= r), key=lambda j: t[j])
+            add("early_scan", r, line[r], t[j] - t[r], j)
     else:
         sys.exit("waits_check: unknown step %s" % step)
 
@@ -79,6 +87,29 @@ for key in sorted(set(want) | set(got)):
 worst = max((abs(got.get(k, 0) - x) / x for k, x in want.items() if x > 0.05), default=0.0)
 print("waits_check: %d waits by the program's clock, %d rows in the profile, worst relative error of those "
       "over 50 ms %.4f" % (len(want), len(got), worst))
+if bad:
+    print("\n".join(bad))
+    sys.exit(1)
+# the root causes: each rank's phase "delay" costs the waits it caused
+costs = defaultdict(float)
+for c in prof["delay_costs"]:
+    if c.get("phase") == "delay":
+        costs[c["rank"]] += c["seconds"]
+for r in sorted(set(cause) | set(costs)):
+    g, x = costs.get(r, 0.0), cause.get(r, 0.0)
+    if abs(g - x) > 0.05 * x + 0.002:
+        bad.append("rank %d's phase delay: a cause of %.4f s of waiting in the profile, %.4f s by the program's clock"
+                   % (r, g, x))
+# the critical path: as long as the run, through the delays when there are some
+cp = prof["critical_path"]
+on = sum(r["on_path_seconds"] for r in cp["ranks"])
+if abs(on - cp["seconds"]) > 1e-6:
+    bad.append("the ranks' time on the critical path %.6f s, its length %.6f s" % (on, cp["seconds"]))
+delay = sum(a["seconds"] for a in cp["activities"] if a.get("phase") == "delay")
+if sum(cause.values()) > 0.1 and delay < 0.9 * cp["seconds"]:
+    bad.append("the critical path (%.4f s) spends only %.4f s in the delays" % (cp["seconds"], delay))
+print("waits_check: causes %s; critical path %.4f s, %.4f s of it in phase delay" %
+      (", ".join("rank %d %.4f s" % (r, costs[r]) for r in sorted(costs)), cp["seconds"], delay))
 if bad:
     print("\n".join(bad))
     sys.exit(1)
