@@ -155,7 +155,7 @@ WINDTUNNEL_LIB := $(BUILD)/lib/libwindtunnel.a
 # names, and the JSON escaper: beside scopes, below the monitors.  The
 # converters (otf2.c, json.c, plot.c, profile*.c, page.c) are the
 # programs' parts, linked into esconvert and esprofile.
-ARCHIVE_SRC := archive/files.c archive/writer.c archive/reader.c archive/repair.c archive/items.c archive/messages.c archive/sites.c archive/clocks.c \
+ARCHIVE_SRC := archive/files.c archive/writer.c archive/reader.c archive/repair.c archive/items.c archive/messages.c archive/sites.c archive/clocks.c archive/waitfeed.c \
 	       archive/symbols.c archive/escape.c
 ARCHIVE_LIB := $(BUILD)/lib/libesarchive.a
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "archive/archive.h"
+#include "waitstates/waitstates.h"
 
 /*
  * Messages (messages.c): each end's other end, paired by the numbers both
@@ -67,6 +68,17 @@ static inline bool ar_is_phase(const struct es_trace *t)
 }
 /* A phase's name as its rank named it ("phase N" when it did not). */
 const char *ar_phase_name(const ar_archive *a, int thread, const struct es_trace *t, char *buf, size_t len);
+
+/* An archive's events fed to the wait-state engine w in each thread's
+ * order (waits.c), messages paired as messages.c pairs them, each call's
+ * site and each phase's name given the caller's keys (NULL: 0); then
+ * ws_flush(w, UINT64_MAX).  Threads are the archive's.  0 or -ENOMEM. */
+struct ar_wait_keys {
+	uint32_t (*site)(void *arg, int thread, const struct es_trace *t);
+	uint32_t (*phase)(void *arg, const char *name);
+	void *arg;
+};
+int ar_waits_feed(const ar_archive *a, ws *w, const struct ar_wait_keys *k);
 
 /* An OTF2 archive DIR/NAME.otf2 (and DIR/NAME/, DIR/NAME.def); DIR must not exist. */
 int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar_out_stats *st,

@@ -344,6 +344,67 @@ static OTF2_ErrorCode collective(struct otf2_out *o, OTF2_EvtWriter *w, const st
 	return OTF2_SUCCESS;
 }
 
+/*
+ * Wait states as OTF2 metrics, where Vampir's counter timelines show
+ * them: one metric per pattern met (seconds, accumulated from the start,
+ * recorded asynchronously), a Metric event on the waiting thread at each
+ * wait's end with that thread's total of the pattern so far.  Scalasca
+ * reads no metric from a trace (its own analysis makes them); Cube's
+ * users get the same numbers from esprofile --json.
+ */
+static int by_thread_time(const void *a, const void *b)
+{
+	const struct otf2_wait *x = a, *y = b;
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static int find_waits(struct otf2_out *o)
+{
+	ws *w;
+	int rc = ws_create(&w);
+	if (rc)
+		return rc;
+	ws_keep(w);
+	rc = ar_waits_feed(o->a, w, NULL);
+	const struct ws_wait *k;
+	const struct ws_row *rows;
+	size_t n = ws_waits(w, &k), nt = (size_t)ar_nthreads(o->a);
+	ws_rows(w, &rows);
+	o->waits = malloc(sizeof(*o->waits) * (n + 1));
+	o->wfirst = calloc(nt + 2, sizeof(size_t));
+	if (!rc && (!o->waits || !o->wfirst))
+		rc = -ENOMEM;
+	for (size_t i = 0; !rc && i < n; i++) {
+		o->waits[i] = (struct otf2_wait){ k[i].from + k[i].ns, k[i].ns, k[i].waiter, rows[k[i].row].pattern };
+		o->pattern_used[o->waits[i].pattern] = true;
+		o->wfirst[k[i].waiter + 1]++;
+	}
+	if (!rc)
+		qsort(o->waits, n, sizeof(*o->waits), by_thread_time);
+	for (int p = 0, m = 0; p < WS_NPATTERNS; p++)
+		o->metric_of[p] = (uint8_t)(o->pattern_used[p] ? m++ : 0);
+	for (size_t t = 1; !rc && t <= nt; t++)
+		o->wfirst[t] += o->wfirst[t - 1];
+	ws_destroy(w);
+	return rc;
+}
+
+/* Thread t's waits that ended by `by`, from *next on: their metrics. */
+static OTF2_ErrorCode metrics(struct otf2_out *o, OTF2_EvtWriter *w, int t, size_t *next, uint64_t by, double *sum)
+{
+	OTF2_ErrorCode e = OTF2_SUCCESS;
+	for (; e == OTF2_SUCCESS && *next < o->wfirst[t + 1] && o->waits[*next].at <= by; ++*next) {
+		const struct otf2_wait *k = &o->waits[*next];
+		sum[k->pattern] += (double)k->ns / 1e9;
+		OTF2_Type type = OTF2_TYPE_DOUBLE;
+		OTF2_MetricValue v = { .floating_point = sum[k->pattern] };
+		e = OTF2_EvtWriter_Metric(w, NULL, k->at, o->metric_of[k->pattern], 1, &type, &v);
+	}
+	return e;
+}
+
 static int write_thread(struct otf2_out *o, int t, struct ar_out_stats *st)
 {
 	struct ar_item *items;
@@ -368,8 +429,12 @@ static int write_thread(struct otf2_out *o, int t, struct ar_out_stats *st)
 	const struct ar_event *ev = ar_events(o->a);
 	memset(o->place_of, 0, sizeof(o->place_of)); /* site numbers are the thread's */
 	OTF2_ErrorCode e = OTF2_SUCCESS;
+	size_t next = o->wfirst[t];
+	double sum[WS_NPATTERNS] = { 0 };
 	for (size_t i = 0; i < n && e == OTF2_SUCCESS; i++) {
 		const struct es_trace *tr = &ev[items[i].event].t;
+		if ((e = metrics(o, w, t, &next, items[i].time, sum)) != OTF2_SUCCESS)
+			break;
 		unsigned code = es_op_code(tr->op); /* below 256: ar_open saw to it */
 		if (!o->code[code].known) {
 			const char *nm = es_op_name(code);
@@ -398,6 +463,8 @@ static int write_thread(struct otf2_out *o, int t, struct ar_out_stats *st)
 		if (e == OTF2_SUCCESS && items[i].kind == AR_LEAVE)
 			e = OTF2_EvtWriter_Leave(w, NULL, items[i].time, reg);
 	}
+	if (e == OTF2_SUCCESS)
+		e = metrics(o, w, t, &next, UINT64_MAX, sum);
 	free(items), free(ids.key), free(ids.id);
 	if (e != OTF2_SUCCESS)
 		return ar__otf2_fail(o, e, "writing events");
@@ -421,8 +488,9 @@ int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar
 			o.nranks = ar_thread(a, t)->rank + 1;
 	o.events = calloc((size_t)ar_nthreads(a) + 1, sizeof(*o.events));
 	o.attrs = OTF2_AttributeList_New();
-	if (!o.events || !o.attrs || number_comms(&o) || ar_msgs_match(a, &o.msgs)) {
-		free(o.events), free(o.comm_ref);
+	if (!o.events || !o.attrs || number_comms(&o) || ar_msgs_match(a, &o.msgs) || find_waits(&o)) {
+		free(o.events), free(o.comm_ref), free(o.waits), free(o.wfirst);
+		ar_msgs_free(&o.msgs);
 		if (o.attrs)
 			OTF2_AttributeList_Delete(o.attrs);
 		return -ENOMEM;
@@ -440,8 +508,9 @@ int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar
 	if (!o.ar) {
 		snprintf(err, errlen, "%s: OTF2 cannot make an archive there", dir);
 		free(o.events), free(o.region_op), free(o.phase), free(o.files), free(o.comm_ref), free(o.places);
+		free(o.waits), free(o.wfirst);
 		ar_msgs_free(&o.msgs);
-	OTF2_AttributeList_Delete(o.attrs);
+		OTF2_AttributeList_Delete(o.attrs);
 		return -EIO;
 	}
 	if ((e = OTF2_Archive_SetFlushCallbacks(o.ar, &flush_callbacks, NULL)) != OTF2_SUCCESS ||
@@ -484,7 +553,7 @@ int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar
 	if (rc)
 		snprintf(err, errlen, "%s: %s", dir, o.err[0] ? o.err : strerror(-rc));
 	free(o.events), free(o.region_op), free(o.phase), free(o.files), free(o.comm_ref), free(o.places);
-	free(o.alone_irecvs);
+	free(o.alone_irecvs), free(o.waits), free(o.wfirst);
 	OTF2_AttributeList_Delete(o.attrs);
 	ar_msgs_free(&o.msgs);
 	st->pairing = o.msgs;

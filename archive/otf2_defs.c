@@ -276,6 +276,28 @@ static int def_mpi(const struct otf2_out *o, struct defs *df)
 	return 0;
 }
 
+/* A metric per wait-state pattern met (otf2.c writes their events): its
+ * class's and its member's number are metric_of's. */
+static void def_metrics(const struct otf2_out *o, struct defs *df)
+{
+	uint32_t unit = def_string(df, "s");
+	for (int p = 0; p < WS_NPATTERNS && df->e == OTF2_SUCCESS; p++) {
+		if (!o->pattern_used[p])
+			continue;
+		char desc[160];
+		snprintf(desc, sizeof(desc), "seconds of %s (Scalasca's wait-state pattern) so far", ws_pattern_name(p));
+		uint32_t name = def_string(df, ws_pattern_name(p)), d = def_string(df, desc);
+		OTF2_MetricMemberRef m = o->metric_of[p];
+		if (df->e == OTF2_SUCCESS)
+			df->e = OTF2_GlobalDefWriter_WriteMetricMember(df->d, m, name, d, OTF2_METRIC_TYPE_OTHER,
+								       OTF2_METRIC_ACCUMULATED_START, OTF2_TYPE_DOUBLE,
+								       OTF2_BASE_DECIMAL, 0, unit);
+		if (df->e == OTF2_SUCCESS)
+			df->e = OTF2_GlobalDefWriter_WriteMetricClass(df->d, (OTF2_MetricRef)m, 1, &m,
+								      OTF2_METRIC_ASYNCHRONOUS, OTF2_RECORDER_KIND_CPU);
+	}
+}
+
 int ar__otf2_defs(struct otf2_out *o, uint64_t t0, uint64_t t1)
 {
 	struct defs df = { .d = OTF2_Archive_GetGlobalDefWriter(o->ar) };
@@ -287,6 +309,7 @@ int ar__otf2_defs(struct otf2_out *o, uint64_t t0, uint64_t t1)
 	if (df.e == OTF2_SUCCESS)
 		df.e = OTF2_GlobalDefWriter_WriteSystemTreeNode(df.d, 0, host, node, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
 	def_regions(o, &df);
+	def_metrics(o, &df);
 	if (def_locations(o, &df) || def_mpi(o, &df))
 		return -ENOMEM;
 	return df.e == OTF2_SUCCESS ? 0 : ar__otf2_fail(o, df.e, "writing definitions");

@@ -35,6 +35,12 @@ struct otf2_out {
 	struct ar_msgs msgs;
 	uint64_t *alone_irecvs; /* the thread being written: starts of Irecvs whose receive is alone */
 	size_t nalone;
+	/* wait states, as metrics: each wait's end and pattern, by thread
+	 * then time (waits[wfirst[t] .. wfirst[t + 1])); the patterns met */
+	struct otf2_wait { uint64_t at, ns; uint32_t thread; uint8_t pattern; } *waits;
+	size_t *wfirst;
+	bool pattern_used[WS_NPATTERNS];
+	uint8_t metric_of[WS_NPATTERNS]; /* a used pattern's metric: OTF2 numbers definitions densely */
 };
 
 /* otf2_defs.c: says what failed into o->err; -EIO */

@@ -46,7 +46,7 @@ struct acts {
 
 struct an {
 	const ws *w;
-	const struct hwait *hw;
+	const struct ws_wait *hw;
 	struct prep *p; /* by thread */
 	size_t nlocs;
 	double *phi;    /* long-term cost on each kept wait */
@@ -76,7 +76,7 @@ static void act_add(struct an *z, struct acts *m, uint32_t key, bool phase, int6
 	m->v[m->n++] = (struct act){ key, phase, ns };
 }
 
-static uint64_t wait_end(const struct hwait *h)
+static uint64_t wait_end(const struct ws_wait *h)
 {
 	return h->from + h->ns;
 }
@@ -105,7 +105,7 @@ static int by_sync(const void *a, const void *b)
 
 static int by_wait_end(const void *a, const void *b, void *hw)
 {
-	const struct hwait *h = hw;
+	const struct ws_wait *h = hw;
 	uint64_t x = wait_end(&h[*(const uint32_t *)a]), y = wait_end(&h[*(const uint32_t *)b]);
 	return x < y ? -1 : x > y;
 }
@@ -180,7 +180,7 @@ static int prepare(struct an *z)
 		p->nwaits = p->nsyncs = 0;
 	}
 	for (uint32_t j = 0; j < nw; j++) {
-		const struct hwait *h = &z->hw[j];
+		const struct ws_wait *h = &z->hw[j];
 		z->p[h->waiter].waits[z->p[h->waiter].nwaits++] = j;
 		z->p[h->waiter].syncs[z->p[h->waiter].nsyncs++] = (struct sync){ wait_end(h), j, false };
 		z->p[h->delayer].syncs[z->p[h->delayer].nsyncs++] = (struct sync){ h->cause, j, false };
@@ -252,7 +252,7 @@ static uint64_t interval(struct an *z, uint32_t k, uint64_t a, uint64_t b, struc
 		gap(z, p, m, at, b);
 	const struct ws_row *rows = z->w->rows.v;
 	for (size_t i = 0; i < p->nwaits; i++) {
-		const struct hwait *h = &z->hw[p->waits[i]];
+		const struct ws_wait *h = &z->hw[p->waits[i]];
 		if (h->from < a || h->from >= b)
 			continue;
 		uint64_t ns = wait_end(h) <= b ? h->ns : b - h->from;
@@ -269,7 +269,7 @@ static uint64_t interval(struct an *z, uint32_t k, uint64_t a, uint64_t b, struc
 static bool shared(struct an *z, const struct sync *s, uint32_t q, uint64_t *on_q)
 {
 	if (!s->coll) {
-		const struct hwait *h = &z->hw[s->id];
+		const struct ws_wait *h = &z->hw[s->id];
 		if (h->waiter == q || h->delayer == q) {
 			*on_q = h->waiter == q ? wait_end(h) : h->cause;
 			return true;
@@ -337,7 +337,7 @@ static int by_end_desc(const void *a, const void *b, void *hw)
 
 static void delay_one(struct an *z, uint32_t j, uint64_t *indirect)
 {
-	const struct hwait *h = &z->hw[j];
+	const struct ws_wait *h = &z->hw[j];
 	uint32_t p = h->delayer, q = h->waiter;
 	uint64_t ap, aq;
 	last_sync(z, p, q, h->cause, h->from, &ap, &aq);
@@ -365,7 +365,7 @@ static void delay_one(struct an *z, uint32_t j, uint64_t *indirect)
 	indirect[h->row] += (uint64_t)(gs * (double)wp);
 	const struct prep *pp = &z->p[p]; /* p's own waits in the interval carry the cost further back */
 	for (size_t i = 0; i < pp->nwaits; i++) {
-		const struct hwait *k = &z->hw[pp->waits[i]];
+		const struct ws_wait *k = &z->hw[pp->waits[i]];
 		if (k->from >= ap && k->from < h->cause)
 			z->phi[pp->waits[i]] += (gs + gl) * (double)k->ns;
 	}
@@ -436,7 +436,7 @@ static int walk_path(struct an *z, struct ws_analysis *out)
 	for (size_t steps = 0; cur != NIL && steps <= z->w->hwaits.n; steps++) {
 		int32_t rank = VAT(z->w->locs, struct loc, cur)->rank;
 		uint32_t j = wait_before(z, cur, t);
-		const struct hwait *h = j == NIL ? NULL : &z->hw[j];
+		const struct ws_wait *h = j == NIL ? NULL : &z->hw[j];
 		uint64_t from = h ? wait_end(h) : z->p[cur].first;
 		interval(z, cur, from, t, &z->a);
 		path_add(z, rank, &z->a);

@@ -94,7 +94,7 @@ int ws_create(ws **out)
 	w->colls.size = sizeof(struct coll);
 	w->rows.size = sizeof(struct ws_row);
 	w->mpi_ns.size = sizeof(uint64_t);
-	w->hwaits.size = sizeof(struct hwait);
+	w->hwaits.size = sizeof(struct ws_wait);
 	w->hcolls.size = sizeof(struct hcoll);
 	w->hmembers.size = sizeof(struct hmember);
 	w->msg_free = w->coll_free = NIL;
@@ -182,10 +182,16 @@ void ws__wait(ws *w, enum ws_pattern p, const struct loc *l, uint32_t loc, uint3
 	      uint64_t from, uint64_t ns, uint32_t delayer, uint64_t cause)
 {
 	uint32_t row = ws__add(w, p, l->rank, site, op, of, ns);
-	struct hwait *h;
+	struct ws_wait *h;
 	if (row == NIL || !w->keep || delayer == NIL || !(h = vec_push(&w->hwaits)))
 		return;
-	*h = (struct hwait){ .from = from, .ns = ns, .cause = cause, .row = row, .waiter = loc, .delayer = delayer };
+	*h = (struct ws_wait){ .from = from, .ns = ns, .cause = cause, .row = row, .waiter = loc, .delayer = delayer };
+}
+
+size_t ws_waits(const ws *w, const struct ws_wait **out)
+{
+	*out = w->hwaits.v;
+	return w->hwaits.n;
 }
 
 void ws_keep(ws *w)

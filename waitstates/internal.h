@@ -76,12 +76,6 @@ struct hphase {
 	uint64_t start, end;
 	uint32_t key;
 };
-struct hwait {
-	uint64_t from, ns; /* the wait: from `from` (the call's enter), ns long */
-	uint64_t cause;    /* when the delayer entered its late call (or posted) */
-	uint32_t row;      /* its row in w->rows */
-	uint32_t waiter, delayer; /* threads */
-};
 struct hmember {
 	uint32_t loc;
 	uint64_t left;

@@ -202,6 +202,16 @@ int ws_ranks(const ws *w); /* the highest rank seen + 1 */
  * without the run growing.
  */
 void ws_keep(ws *w);
+/* A wait kept: the threads are the callers' (ws_event's loc). */
+struct ws_wait {
+	uint64_t from, ns; /* the wait: from `from` (its call's enter), ns long */
+	uint64_t cause;    /* when the delayer entered its late call (or posted) */
+	uint32_t row;      /* its row (ws_rows' order) */
+	uint32_t waiter, delayer; /* threads */
+};
+/* The waits kept so far, in the order found (not of time); valid until
+ * the next ws_event/ws_flush. */
+size_t ws_waits(const ws *w, const struct ws_wait **out);
 
 struct ws_cost {
 	int32_t rank;

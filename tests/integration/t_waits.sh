@@ -43,4 +43,27 @@ done
 grep -q "MPI_Wait(Ibcast)" "$dir/c.prof" || die "the Ibcast's wait not named on the page"
 grep -q "^judged: 5 receives, 5 sends that may have waited, 17 collectives$" "$dir/c.prof" ||
 	die "judged: $(grep '^judged' "$dir/c.prof")"
+
+# OTF2: each pattern a metric, its last value on each location the seconds that location waited so
+"$BIN/esconvert" -q --otf2 "$dir/o" "$dir/c.ar" || die "esconvert --otf2 failed"
+otf2-print "$dir/o/traces.otf2" >"$dir/o.txt" 2>"$dir/o.err" || die "otf2-print: $(cat "$dir/o.err")"
+python3 - "$dir/o.txt" "$dir/c.json" <<'PY' || die "OTF2's wait-state metrics: see above"
+import json, re, sys
+from collections import defaultdict
+last = {}
+for ln in open(sys.argv[1]):
+    m = re.match(r'METRIC\s+(\d+)\s+\d+\s+Metric: \d+, 1 Value: \("([^"]+)" <\d+>; DOUBLE; ([-0-9.e+]+)\)', ln)
+    if m:
+        last[(int(m.group(1)), m.group(2))] = float(m.group(3))
+otf2 = defaultdict(float)
+for (loc, name), v in last.items():
+    otf2[name] += v
+prof = defaultdict(float)
+for w in json.load(open(sys.argv[2]))["wait_states"]:
+    if "Wrong Order" not in w["name"] and "Completion" not in w["name"]:
+        prof[w["name"]] += w["seconds"]
+bad = [n for n in set(otf2) | set(prof) if abs(otf2[n] - prof[n]) > 1e-4 * prof[n] + 1e-5]
+if bad or len(prof) < 7:
+    print("OTF2 %s, the profile %s" % (dict(otf2), dict(prof))); sys.exit(1)
+PY
 exit 0
