@@ -8,6 +8,7 @@
 
 #include "colls.h"
 #include "monitors/monitors.h"
+#include "waitlive.h"
 
 static const char *usage =
 	"usage: colopmon [options] JOB\n"
@@ -29,6 +30,12 @@ static const char *usage =
 	"                       before it, for esprofile and esconvert)\n"
 	"      --imbalance MS   trigger: a collective whose imbalance passes MS\n"
 	"      --mpi-above PCT  trigger: a rank inside MPI more than PCT% of a second\n"
+	"      --waits          also Scalasca's wait states, once a period: each\n"
+	"                       pattern's time at each call site of each rank, and\n"
+	"                       the rank that caused most of it\n"
+	"      --wait-above PATTERN:PCT  trigger: a wait-state pattern (late_sender, wait_nxn,\n"
+	"                       late_broadcast...) more than PCT% of the ranks' time in\n"
+	"                       MPI over the last second\n"
 	MON_REMOTE_USAGE
 	"  -h, --help\n"
 	"      --version\n";
@@ -56,6 +63,20 @@ struct share {
 };
 static struct share *shares;
 static int nshares;
+
+/* --waits, --wait: the wait states, fed every MPI tuple (waitlive.c) */
+static wl *live;
+static bool print_waits;
+static int wait_pattern = -1;
+static double wait_pct = -1;
+static ar_symbols *sym;
+static uint64_t newest; /* the latest end consumed: the engine's now */
+/* the last second's periods, for --wait: each one's time, pattern's and MPI's ns */
+struct period_sum {
+	uint64_t at, ns, mpi;
+};
+static struct period_sum recent[256];
+static unsigned nrecent;
 
 /* The black box on the first trigger (mon_snapshot), a failure said. */
 static void snapshot(const char *why)
@@ -114,9 +135,15 @@ static void count_share(const struct es_trace *t, int rank)
 	sh->in_mpi += t->end - (s > sh->from ? s : sh->from);
 }
 
-static void mpi_event(const struct es_trace *t, int rank, bool quiet)
+static void mpi_event(const struct es_trace *t, int leaf, int rank, bool quiet)
 {
 	count_share(t, rank);
+	newest = t->end > newest ? t->end : newest;
+	if (live && wl_event(live, view, t, leaf, rank)) {
+		fprintf(stderr, "colopmon: no memory for the wait states: they stop here\n");
+		wl_destroy(live);
+		live = NULL;
+	}
 	struct cm_done d;
 	if (!view || !cm_event(colls, view, t, rank, &d))
 		return;
@@ -272,6 +299,29 @@ static void tree_event(const struct es_trace *t, const char *where, bool quiet)
 	*no = nodeops[--nnodeops]; /* done: drop it */
 }
 
+/* --wait-above PATTERN:PCT; 0 or says what was expected. */
+static int parse_wait(const char *arg)
+{
+	char name[64], *end;
+	const char *colon = strchr(arg, ':');
+	size_t n = colon ? (size_t)(colon - arg) : 0;
+	if (colon && n < sizeof(name)) {
+		memcpy(name, arg, n);
+		name[n] = 0;
+		wait_pattern = ws_pattern_of(name);
+		wait_pct = strtod(colon + 1, &end);
+		end += *end == '%';
+	}
+	if (!colon || wait_pattern < 0 || end == colon + 1 || *end || wait_pct < 0 || wait_pct > 100) {
+		fprintf(stderr, "colopmon: --wait-above %s: expected PATTERN:PCT, PATTERN one of", arg);
+		for (int p = 0; p < WS_NPATTERNS; p++)
+			fprintf(stderr, " %s", ws_pattern_key(p));
+		fprintf(stderr, ", PCT a share of MPI time from 0 to 100\n");
+		return -1;
+	}
+	return 0;
+}
+
 struct opts {
 	double period, wait; /* s */
 	bool quiet;
@@ -285,7 +335,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "period", required_argument, NULL, 'p' }, { "wait", required_argument, NULL, 'w' },
 		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' },
 		{ "snapshot", required_argument, NULL, 'A' }, { "imbalance", required_argument, NULL, 'I' },
-		{ "mpi-above", required_argument, NULL, 'M' }, MON_REMOTE_OPTS, { 0 } };
+		{ "mpi-above", required_argument, NULL, 'M' }, { "waits", no_argument, NULL, 'W' },
+		{ "wait-above", required_argument, NULL, 'X' }, MON_REMOTE_OPTS, { 0 } };
 	*o = (struct opts){ .period = 0.2, .wait = 10 };
 	int c;
 	while ((c = getopt_long(argc, argv, "p:w:qh", opts, NULL)) != -1) {
@@ -296,6 +347,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'A': snap.dir = optarg; break;
 		case 'I': imbalance_ms = mon_number("colopmon", "--imbalance", optarg, 0); break;
 		case 'M': mpi_above = mon_number("colopmon", "--mpi-above", optarg, 0); break;
+		case 'W': print_waits = true; break;
+		case 'X': if (parse_wait(optarg)) return 2; break;
 		case 'R': mon_servers = optarg; break;
 		case 'K': mon_secret_file = optarg; break;
 		case 'h': fputs(usage, stdout); return 0;
@@ -308,12 +361,34 @@ static int parse(int argc, char **argv, struct opts *o)
 	}
 	o->job = argv[optind];
 	snap.job = o->job;
-	if ((imbalance_ms >= 0 || mpi_above >= 0) != (snap.dir != NULL)) {
+	if ((imbalance_ms >= 0 || mpi_above >= 0 || wait_pattern >= 0) != (snap.dir != NULL)) {
 		fprintf(stderr, "colopmon: --snapshot DIR goes with a trigger (--imbalance MS, "
-			"--mpi-above PCT), and they with it\n");
+			"--mpi-above PCT, --wait-above PATTERN:PCT), and they with it\n");
 		return 2;
 	}
 	return -1;
+}
+
+/* --waits: each pattern's time over the whole watch, and what was not judged. */
+static void waits_summary(void)
+{
+	const struct ws_row *r;
+	size_t n = ws_rows(wl_engine(live), &r);
+	uint64_t by[WS_NPATTERNS] = { 0 }, mpi = 0;
+	for (size_t i = 0; i < n; i++)
+		by[r[i].pattern] += r[i].ns;
+	for (int k = 0; k < ws_ranks(wl_engine(live)); k++)
+		mpi += ws_mpi_ns(wl_engine(live), k);
+	for (int p = 0; p < WS_NPATTERNS; p++)
+		if (by[p])
+			printf("  wait state %-44s %12.3f ms, %6.2f%% of MPI time\n", ws_pattern_name(p), (double)by[p] / 1e6,
+			       mpi ? 100.0 * (double)by[p] / (double)mpi : 0.0);
+	struct ws_stats st;
+	ws_stats(wl_engine(live), &st);
+	printf("  wait states judged: %llu receives, %llu sends, %llu collectives; %llu message ends without their "
+	       "other end, %llu collectives without every member\n", (unsigned long long)st.receives,
+	       (unsigned long long)st.sends, (unsigned long long)st.colls, (unsigned long long)st.unpaired,
+	       (unsigned long long)st.incomplete);
 }
 
 /* Per kind of collective: its calls, latency, imbalance and who came last. */
@@ -340,9 +415,57 @@ static void summary(const struct mon_watch *w, uint64_t missed, uint64_t before)
 	}
 	if (tree_ops)
 		printf("  %lu tree node operations seen complete\n", tree_ops);
+	if (live && print_waits)
+		waits_summary();
 	if (missed)
 		printf("  %llu events were discarded before they could be read: operations that lost "
 		       "theirs are not reported\n", (unsigned long long)missed);
+}
+
+/* --wait: the pattern's share of the ranks' MPI time over the last
+ * second of periods, the black box kept when it passes the bound. */
+static void wait_trigger(const struct wl_period *w)
+{
+	recent[nrecent++ % 256] = (struct period_sum){ newest, w->ns[wait_pattern], w->mpi_ns };
+	uint64_t ns = 0, mpi = 0;
+	for (unsigned i = 0; i < nrecent && i < 256; i++)
+		if (recent[i].at + 1000000000ull > newest)
+			ns += recent[i].ns, mpi += recent[i].mpi;
+	double pct = mpi ? 100.0 * (double)ns / (double)mpi : 0;
+	if (pct > wait_pct) {
+		char why[300];
+		snprintf(why, sizeof(why), "%s was %.1f%% of the ranks' time in MPI over the last second (--wait-above %s:%g)",
+			 ws_pattern_name(wait_pattern), pct, ws_pattern_key(wait_pattern), wait_pct);
+		snapshot(why);
+	}
+}
+
+/* The period's wait states, said; the trigger judged. */
+static void waits_period(bool quiet)
+{
+	struct wl_period w;
+	if (wl_period(live, newest, &w)) {
+		fprintf(stderr, "colopmon: no memory for a period's wait states\n");
+		return;
+	}
+	if (wait_pattern >= 0)
+		wait_trigger(&w);
+	for (size_t i = 0; print_waits && !quiet && i < w.n; i++) {
+		const struct wl_row *r = &w.rows[i];
+		if (r->pattern == WS_BARRIER_COMPLETION || r->pattern == WS_NXN_COMPLETION)
+			continue; /* not waits: in the summary only */
+		const struct es_site_rec *sites = NULL;
+		const struct es_module_rec *mods = NULL;
+		int ns = view ? es_mpi_sites(view, r->thread, &sites) : 0, nm = view ? es_mpi_modules(view, r->rank, &mods) : 0;
+		char where[600], by[32] = "", call[64];
+		wl_site_name(sym, sites, ns, mods, nm, r->site, where, sizeof(where));
+		if (r->by >= 0)
+			snprintf(by, sizeof(by), ", caused by rank %d", r->by);
+		snprintf(call, sizeof(call), r->of ? "%s(%s)" : "%s", es_op_name(r->op), es_op_name(r->of) + 4);
+		printf("wait %s: rank %d, %s at %s: %.3f ms%s\n", ws_pattern_name(r->pattern), r->rank, call, where,
+		       (double)r->ns / 1e6, by);
+	}
+	wl_period_free(&w);
 }
 
 /* What the loop keeps between pulls. */
@@ -376,15 +499,19 @@ static double pull(void *arg)
 		p->missed += lost;
 		if (view) /* the communicators these tuples name are listed by now */
 			es_mpi_refresh(view);
+		if (live)
+			wl_refreshed(live);
 		for (int i = 0; i < n; i++) {
 			int leaf = es_scope_consumed_leaf(p->s, (size_t)i);
 			if (p->rank[leaf] >= 0)
-				mpi_event(&p->ev[i], p->rank[leaf], p->quiet);
+				mpi_event(&p->ev[i], leaf, p->rank[leaf], p->quiet);
 			else
 				tree_event(&p->ev[i], es_scope_leaf(p->s, leaf)->meta.where, p->quiet);
 		}
 	} while (n == MAX && !mon_stop);
 	mon_note_lost("colopmon", p->s, &p->was_lost);
+	if (live)
+		waits_period(p->quiet);
 	if (n < 0 || mon_stop || !alive)
 		return MON_END;
 	fflush(stdout);
@@ -418,6 +545,10 @@ int main(int argc, char **argv)
 			es_scope_leaves(s));
 		return 1;
 	}
+	if ((print_waits || wait_pattern >= 0) && (wl_create(&live) || (ar_symbols_create(&sym) && (sym = NULL, 0)))) {
+		fprintf(stderr, "colopmon: no memory for the wait states\n");
+		return 1;
+	}
 	printf("colopmon: job '%s': %d MPI ranks, %d tree edges with collectors\n", o.job, mpi_ranks,
 	       nedges);
 	enum { MAX = 65536 };
@@ -439,6 +570,8 @@ int main(int argc, char **argv)
 	free(rank);
 	cm_destroy(colls);
 	free(shares);
+	wl_destroy(live);
+	ar_symbols_destroy(sym);
 	es_mpi_close(view);
 	es_scope_destroy(s);
 	return 0;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "view_watch.h"
+#include "waitlive.h"
 
 /* The threads as the page lists them, from the scope. */
 static int set_threads(struct vw_watcher *w)
@@ -51,31 +52,6 @@ static void collective(struct vw_watcher *w, const struct cm_done *d)
 			 d->num, d->imb_ms, bound, d->last_rank);
 }
 
-/* Site s as the hover says it, from its thread's sites and its rank's
- * modules: "function (file:line)", the function, or the module and
- * offset, as much as is known. */
-static void name_site(struct vw_watcher *w, const struct es_site_rec *sites, int n, const struct es_module_rec *mods,
-		      int nm, uint16_t s, char *buf, size_t len)
-{
-	snprintf(buf, len, "site %u", s);
-	if (n <= s || !sites[s].frames)
-		return;
-	uint64_t pc = sites[s].pc[0];
-	for (int i = 0; i < nm; i++) {
-		if (pc < mods[i].base || pc >= mods[i].end)
-			continue;
-		struct ar_symbol sym;
-		const char *base = strrchr(mods[i].path, '/');
-		base = base ? base + 1 : mods[i].path;
-		if (w->sym && !ar_symbols_lookup(w->sym, mods[i].path, pc - mods[i].base, &sym) && sym.function)
-			snprintf(buf, len, sym.file && sym.line ? "%s (%s:%d)" : "%s (%s)", sym.function,
-				 sym.file && sym.line ? sym.file : base, sym.line);
-		else
-			snprintf(buf, len, "%.200s+0x%llx", base, (unsigned long long)(pc - mods[i].base));
-		return;
-	}
-}
-
 /* Sites met in a pull not yet named: (scope thread, its rank, site). */
 struct unnamed {
 	int thread, rank;
@@ -98,7 +74,7 @@ static void name_sites(struct vw_watcher *w, const struct unnamed *u, int n)
 			ns = es_mpi_sites(w->mpi, u[i].thread, &sites);
 		if (!i || u[i].rank != u[i - 1].rank)
 			nm = es_mpi_modules(w->mpi, u[i].rank, &mods);
-		name_site(w, sites, ns, mods, nm, u[i].site, names[i], sizeof(names[i]));
+		wl_site_name(w->sym, sites, ns, mods, nm, u[i].site, names[i], sizeof(names[i]));
 	}
 	pthread_mutex_lock(&w->sv->lock);
 	for (int i = 0; i < n; i++)

@@ -183,7 +183,7 @@ void ws__wait(ws *w, enum ws_pattern p, const struct loc *l, uint32_t loc, uint3
 {
 	uint32_t row = ws__add(w, p, l->rank, site, op, of, ns);
 	struct ws_wait *h;
-	if (row == NIL || !w->keep || delayer == NIL || !(h = vec_push(&w->hwaits)))
+	if (row == NIL || !(w->keep || w->keep_waits) || delayer == NIL || !(h = vec_push(&w->hwaits)))
 		return;
 	*h = (struct ws_wait){ .from = from, .ns = ns, .cause = cause, .row = row, .waiter = loc, .delayer = delayer };
 }
@@ -192,6 +192,16 @@ size_t ws_waits(const ws *w, const struct ws_wait **out)
 {
 	*out = w->hwaits.v;
 	return w->hwaits.n;
+}
+
+void ws_keep_waits(ws *w)
+{
+	w->keep_waits = true;
+}
+
+void ws_waits_clear(ws *w)
+{
+	w->hwaits.n = 0;
 }
 
 void ws_keep(ws *w)

@@ -144,7 +144,7 @@ struct ws {
 	struct tab row_ix;
 	struct vec mpi_ns; /* uint64_t by rank */
 	struct ws_stats st;
-	bool keep;
+	bool keep, keep_waits;
 	struct vec hwaits, hcolls, hmembers;
 };
 

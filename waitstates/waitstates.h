@@ -212,6 +212,10 @@ struct ws_wait {
 /* The waits kept so far, in the order found (not of time); valid until
  * the next ws_event/ws_flush. */
 size_t ws_waits(const ws *w, const struct ws_wait **out);
+/* A live reader's keeping: the waits only (not what ws_analyse needs),
+ * taken and cleared by the reader as it goes. */
+void ws_keep_waits(ws *w);
+void ws_waits_clear(ws *w);
 
 struct ws_cost {
 	int32_t rank;

@@ -11,15 +11,40 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# run PROGRAM D NAME: recorded under esrun on 3 ranks; $dir/NAME.json, its truth in $dir/NAME/
+# run PROGRAM D NAME: recorded under esrun on 3 ranks; $dir/NAME.json, its truth in $dir/NAME/;
+# colopmon watches it live, its wait states (--waits) in $dir/NAME.live and a trigger on Late
+# Sender (--wait-above) keeping its snapshot in $dir/NAME.snap
 run() {
 	mkdir -p "$dir/$3"
 	"$BIN/esrecord" -w 30 -o "$dir/$3.ar" "$job.$3" 2>"$dir/$3.err" &
 	rec=$!
+	"$BIN/colopmon" --waits -w 30 "$job.$3" >"$dir/$3.live" 2>&1 &
+	col=$!
+	"$BIN/colopmon" -q --wait-above late_sender:20 --snapshot "$dir/$3.snap" -w 30 "$job.$3" >"$dir/$3.trig" 2>&1 &
+	trig=$!
 	mpirun --oversubscribe --allow-run-as-root -np 3 "$BIN/esrun" -q -j "$job.$3" "$BUILD/tests/$1" "$2" "$dir/$3" \
 		>"$dir/$3.app" 2>&1 || die "$1 $2 failed: $(cat "$dir/$3.app")"
 	wait $rec || die "$1: esrecord failed: $(cat "$dir/$3.err")"
+	wait $col || die "$1: colopmon --waits failed: $(cat "$dir/$3.live")"
+	wait $trig || die "$1: colopmon --wait-above failed: $(cat "$dir/$3.trig")"
 	"$BIN/esprofile" --json -o "$dir/$3.json" "$dir/$3.ar" || die "$1: esprofile --json failed"
+}
+
+# live NAME: colopmon's wait states, each pattern's total, are the profile's (one engine)
+live() {
+	grep -q "no event was lost" "$dir/$1.live" || { echo "$1: colopmon lost events: not compared"; return; }
+	python3 - "$dir/$1.live" "$dir/$1.json" <<'PY' || die "$1: colopmon --waits and esprofile differ"
+import json, re, sys
+from collections import defaultdict
+live = {m.group(1): float(m.group(2)) / 1e3 for m in
+        re.finditer(r'^  wait state (.+?) +([0-9.]+) ms,', open(sys.argv[1]).read(), re.M)}
+prof = defaultdict(float)
+for w in json.load(open(sys.argv[2]))["wait_states"]:
+    prof[w["name"]] += w["seconds"]
+bad = [n for n in set(live) | set(prof) if abs(live.get(n, 0) - prof[n]) > 1e-3 * prof[n] + 2e-6]
+if bad or not live:
+    print("colopmon %s\nesprofile %s" % (live, dict(prof))); sys.exit(1)
+PY
 }
 
 # check NAME FILE: every wait state of FILE as the program's clock says
@@ -29,8 +54,16 @@ check() {
 
 run mpi_waits 200 c
 check c mpi_waits.c
+live c
+grep -q "^wait Late Sender: rank 0, MPI_Recv at late_sender (.*mpi_waits.c:[0-9]*): [0-9.]* ms, caused by rank 1$" \
+	"$dir/c.live" || die "colopmon --waits named no Late Sender caused by rank 1: $(grep '^wait' "$dir/c.live")"
+grep -q "snapshot of job .* Late Sender was [0-9.]*% of the ranks' time in MPI over the last second" "$dir/c.trig" ||
+	die "colopmon --wait-above late_sender:20 did not fire: $(cat "$dir/c.trig")"
+"$BIN/esprofile" -o "$dir/snap.prof" "$dir/c.snap" || die "esprofile of the trigger's snapshot failed"
+grep -q "^Late Sender  " "$dir/snap.prof" || die "the snapshot holds no Late Sender: $(cat "$dir/snap.prof")"
 run mpi_waits 0 balanced
 check balanced mpi_waits.c
+live balanced
 run mpi_waits_f 200 f
 check f mpi_waits_f.F90
 

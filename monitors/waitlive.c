@@ -1,0 +1,294 @@
+/* waitlive.c - the wait-state engine fed live: messages numbered on their channels as the collectors count them, communicators from the ranks' boards, each period's wait states and who caused them. */
+#define _GNU_SOURCE /* qsort_r */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "waitlive.h"
+
+/*
+ * What a reader of the archive gets from messages.c and the archive's
+ * communicators, a live reader makes as the tuples come: each message end
+ * is numbered on its thread's channel (collectors.h, "Messages' numbers":
+ * whole while small, else from the channel's latest mark), and its key is
+ * (sender, receiver, communicator id, tag, number), the same on both ends
+ * whichever rank's serial named the communicator.  An end whose number
+ * cannot be read (its mark was lost) is given no key: alone, never paired
+ * by guess.  A wait that waits past HORIZON for its other end is given up.
+ */
+#define HORIZON_NS 5000000000ull
+
+struct head { /* what every table entry begins with */
+	uint64_t key;
+	bool used;
+};
+struct chan { /* a thread's channel: its latest mark's count */
+	struct head h;
+	uint64_t base;
+	bool known;
+};
+struct comm { /* a rank's serial (low 16 bits), as looked up since the last refresh */
+	struct head h;
+	uint64_t id;
+	uint32_t size, me;
+	bool known;
+};
+
+struct wl {
+	ws *w;
+	struct chan *chans;
+	size_t ccap, cused;
+	struct comm *comms;
+	size_t mcap, mused;
+	uint64_t *prev;  /* each row's ns at the last period */
+	size_t nprev;
+	uint64_t prev_mpi;
+	int32_t *rank_of; /* by scope thread */
+	size_t nthreads;
+};
+
+int wl_create(wl **out)
+{
+	wl *l = calloc(1, sizeof(*l));
+	if (!l || ws_create(&l->w)) {
+		free(l);
+		return -ENOMEM;
+	}
+	ws_keep_waits(l->w);
+	*out = l;
+	return 0;
+}
+
+void wl_destroy(wl *l)
+{
+	if (!l)
+		return;
+	ws_destroy(l->w);
+	free(l->chans), free(l->comms), free(l->prev), free(l->rank_of);
+	free(l);
+}
+
+const ws *wl_engine(const wl *l)
+{
+	return l->w;
+}
+
+void wl_refreshed(wl *l)
+{
+	memset(l->comms, 0, sizeof(*l->comms) * l->mcap);
+	l->mused = 0;
+}
+
+/* The entry of key in a table of *cap entries of size sz (each a struct
+ * head first), made empty when new; grown to stay half empty.  NULL: no
+ * memory. */
+static void *slot(void **tab, size_t *cap, size_t *nused, size_t sz, uint64_t key)
+{
+	if ((*nused + 1) * 2 > *cap) {
+		size_t nc = *cap ? *cap * 2 : 256;
+		char *nt = calloc(nc, sz);
+		if (!nt)
+			return NULL;
+		for (size_t i = 0; i < *cap; i++) {
+			const struct head *e = (const void *)((char *)*tab + i * sz);
+			if (!e->used)
+				continue;
+			size_t h = ps_hash_slot(e->key, nc);
+			while (((struct head *)(void *)(nt + h * sz))->used)
+				h = ps_probe(h, nc);
+			memcpy(nt + h * sz, e, sz);
+		}
+		free(*tab);
+		*tab = nt, *cap = nc;
+	}
+	size_t h = ps_hash_slot(key, *cap);
+	struct head *e;
+	while ((e = (void *)((char *)*tab + h * sz))->used && e->key != key)
+		h = ps_probe(h, *cap);
+	if (!e->used) {
+		memset(e, 0, sz);
+		*e = (struct head){ key, true };
+		++*nused;
+	}
+	return e;
+}
+
+static struct comm *comm_of(wl *l, es_mpi *mpi, int rank, const struct es_trace *t)
+{
+	uint64_t k = (uint64_t)(uint32_t)rank << 16 | t->comm;
+	struct comm *c = slot((void **)&l->comms, &l->mcap, &l->mused, sizeof(*c), k);
+	if (!c || c->known)
+		return c && c->id ? c : NULL;
+	c->known = true;
+	int side = 0;
+	const struct es_mpi_comm *m = mpi ? es_mpi_comm_of(mpi, rank, t->comm, 0xffff, UINT64_MAX, &side) : NULL;
+	if (!m || (m->flags & ES_COMMS_INTER) || side < 0 || side > 1)
+		return NULL; /* an intercommunicator's collectives are not judged (archive/waitfeed.c) */
+	c->id = m->id;
+	c->size = m->size[side];
+	for (uint32_t i = 0; i < c->size; i++)
+		if (m->members[side] && m->members[side][i] == rank)
+			c->me = i;
+	return c;
+}
+
+/* A message end's key, or WS_MSG_NONE; a mark taken in. */
+static uint64_t number(wl *l, const struct es_trace *t, int thread, int rank, const struct comm *c)
+{
+	bool mark = es_is_mark(t->op);
+	int dir = mark ? (t->op & ES_OP_RECV ? -1 : 1) : es_message(t->op);
+	if (!dir || t->element == ES_NONE || !c)
+		return WS_MSG_NONE;
+	uint64_t k = ps_hash_fold(ps_hash_fold(ps_hash_fold(ps_hash_fold(ps_hash_fold(PS_HASH_SEED, (uint64_t)thread),
+									      t->element), t->arg), c->id), dir < 0);
+	struct chan *ch = slot((void **)&l->chans, &l->ccap, &l->cused, sizeof(*ch), k);
+	if (!ch)
+		return WS_MSG_NONE;
+	if (mark) {
+		ch->base = es_mark_count(t);
+		ch->known = true;
+		return WS_MSG_NONE;
+	}
+	uint64_t n;
+	if (!(t->op & ES_OP_NUMBERED) || !es_num_of((uint16_t)t->seq, ch->known, ch->base, &n))
+		return WS_MSG_NONE;
+	uint32_t from = dir > 0 ? (uint32_t)rank : t->element, to = dir > 0 ? t->element : (uint32_t)rank;
+	return ps_hash_fold(ps_hash_fold(ps_hash_fold(ps_hash_fold(ps_hash_fold(PS_HASH_SEED, from), to), c->id),
+					 t->arg), n);
+}
+
+int wl_event(wl *l, es_mpi *mpi, const struct es_trace *t, int thread, int rank)
+{
+	if (thread < 0 || rank < 0)
+		return 0;
+	if ((size_t)thread >= l->nthreads) {
+		size_t n = (size_t)thread + 16;
+		int32_t *v = realloc(l->rank_of, sizeof(*v) * n);
+		if (!v)
+			return -ENOMEM;
+		for (size_t i = l->nthreads; i < n; i++)
+			v[i] = -1;
+		l->rank_of = v, l->nthreads = n;
+	}
+	l->rank_of[thread] = rank;
+	const struct comm *c = t->comm == ES_COMM_NONE ? NULL : comm_of(l, mpi, rank, t);
+	uint64_t key = number(l, t, thread, rank, c);
+	if (es_is_mark(t->op))
+		return 0;
+	struct ws_event e = { .start = t->start, .end = t->end, .loc = (uint32_t)thread, .rank = rank, .op = t->op,
+			      .peer = t->element, .arg = t->arg, .size = t->size, .msg = key,
+			      .site = (uint32_t)thread << 16 | ES_TRACE_SITE(t) };
+	if (c)
+		e.comm = c->id, e.members = c->size, e.me = c->me;
+	return ws_event(l->w, &e);
+}
+
+static int by_row_then_rank(const void *a, const void *b, void *arg)
+{
+	const struct ws_wait *x = a, *y = b;
+	const struct ws_row *rows = arg;
+	(void)rows;
+	if (x->row != y->row)
+		return x->row < y->row ? -1 : 1;
+	return x->delayer < y->delayer ? -1 : x->delayer > y->delayer;
+}
+
+static int by_ns(const void *a, const void *b)
+{
+	const struct wl_row *x = a, *y = b;
+	return x->ns > y->ns ? -1 : x->ns < y->ns;
+}
+
+/* Each row's delayer of the period: the thread that caused most of its time there. */
+static void who(const wl *l, struct ws_wait *k, size_t n, const struct ws_row *rows, struct wl_row *out, size_t nout,
+		const uint32_t *slot_of)
+{
+	qsort_r(k, n, sizeof(*k), by_row_then_rank, (void *)rows);
+	uint64_t best = 0, sum = 0;
+	for (size_t i = 0; i < n; i++) {
+		sum = i && k[i].row == k[i - 1].row && k[i].delayer == k[i - 1].delayer ? sum + k[i].ns : k[i].ns;
+		if (i && k[i].row != k[i - 1].row)
+			best = 0;
+		uint32_t s = slot_of[k[i].row];
+		if (s < nout && sum > best) {
+			best = sum;
+			out[s].by = k[i].delayer < l->nthreads ? l->rank_of[k[i].delayer] : -1;
+		}
+	}
+}
+
+int wl_period(wl *l, uint64_t now_ns, struct wl_period *out)
+{
+	*out = (struct wl_period){ 0 };
+	ws_flush(l->w, now_ns > HORIZON_NS ? now_ns - HORIZON_NS : 0);
+	const struct ws_row *rows;
+	size_t n = ws_rows(l->w, &rows);
+	if (n > l->nprev) {
+		uint64_t *p = realloc(l->prev, sizeof(*p) * n);
+		if (!p)
+			return -ENOMEM;
+		memset(p + l->nprev, 0, sizeof(*p) * (n - l->nprev));
+		l->prev = p, l->nprev = n;
+	}
+	uint32_t *slot_of = malloc(sizeof(uint32_t) * (n + 1));
+	out->rows = malloc(sizeof(*out->rows) * (n + 1));
+	if (!slot_of || !out->rows) {
+		free(slot_of), wl_period_free(out);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t d = rows[i].ns - l->prev[i];
+		l->prev[i] = rows[i].ns;
+		slot_of[i] = UINT32_MAX;
+		if (!d)
+			continue;
+		slot_of[i] = (uint32_t)out->n;
+		out->rows[out->n++] = (struct wl_row){ rows[i].pattern, rows[i].op, rows[i].of, rows[i].rank, -1,
+						       (int)(rows[i].site >> 16), (uint16_t)rows[i].site, d };
+		out->ns[rows[i].pattern] += d;
+	}
+	const struct ws_wait *k;
+	size_t nk = ws_waits(l->w, &k);
+	struct ws_wait *copy = nk ? malloc(sizeof(*copy) * nk) : NULL;
+	if (copy) {
+		memcpy(copy, k, sizeof(*copy) * nk);
+		who(l, copy, nk, rows, out->rows, out->n, slot_of);
+	}
+	free(copy), free(slot_of);
+	ws_waits_clear(l->w);
+	qsort(out->rows, out->n, sizeof(*out->rows), by_ns);
+	uint64_t mpi = 0;
+	for (int r = 0; r < ws_ranks(l->w); r++)
+		mpi += ws_mpi_ns(l->w, r);
+	out->mpi_ns = mpi - l->prev_mpi;
+	l->prev_mpi = mpi;
+	return 0;
+}
+
+void wl_period_free(struct wl_period *p)
+{
+	free(p->rows);
+	*p = (struct wl_period){ 0 };
+}
+
+void wl_site_name(ar_symbols *sym, const struct es_site_rec *sites, int n, const struct es_module_rec *mods, int nm,
+		  uint16_t s, char *buf, size_t len)
+{
+	snprintf(buf, len, "site %u", s);
+	if (n <= s || !sites[s].frames)
+		return;
+	uint64_t pc = sites[s].pc[0];
+	for (int i = 0; i < nm; i++) {
+		if (pc < mods[i].base || pc >= mods[i].end)
+			continue;
+		struct ar_symbol sy;
+		const char *base = strrchr(mods[i].path, '/');
+		base = base ? base + 1 : mods[i].path;
+		if (sym && !ar_symbols_lookup(sym, mods[i].path, pc - mods[i].base, &sy) && sy.function)
+			snprintf(buf, len, sy.file && sy.line ? "%s (%s:%d)" : "%s (%s)", sy.function,
+				 sy.file && sy.line ? sy.file : base, sy.line);
+		else
+			snprintf(buf, len, "%.200s+0x%llx", base, (unsigned long long)(pc - mods[i].base));
+		return;
+	}
+}

@@ -1,0 +1,58 @@
+/* waitlive.h - the wait-state engine fed live (esview, colopmon): each consumed tuple numbered and resolved, each period's wait states with the rank that caused them, call sites named. */
+#ifndef ES_MONITORS_WAITLIVE_H
+#define ES_MONITORS_WAITLIVE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "archive/archive.h"
+#include "scopes/scopes.h"
+#include "waitstates/waitstates.h"
+
+typedef struct wl wl;
+
+int wl_create(wl **out);
+void wl_destroy(wl *l);
+/* A consumed tuple (stamps in ns) of scope thread `thread` of `rank`, in
+ * the thread's order: its message's number read from its channel (marks
+ * taken in), its communicator from mpi, then to the engine.  0 or
+ * -ENOMEM. */
+int wl_event(wl *l, es_mpi *mpi, const struct es_trace *t, int thread, int rank);
+/* mpi was refreshed: communicators are looked up anew. */
+void wl_refreshed(wl *l);
+
+/* A pattern's seconds found in a period at one call site of one rank,
+ * and the rank that caused most of them (-1: not known). */
+struct wl_row {
+	uint8_t pattern;
+	uint16_t op, of;
+	int32_t rank, by;
+	int thread;    /* the scope thread whose site it is */
+	uint16_t site; /* its ES_TRACE_SITE */
+	uint64_t ns;
+};
+struct wl_period {
+	struct wl_row *rows; /* by ns, the most first */
+	size_t n;
+	uint64_t ns[WS_NPATTERNS]; /* each pattern's, every rank */
+	uint64_t mpi_ns;           /* every rank's time in MPI calls that ended in it */
+};
+/*
+ * The wait states found since the last call: what the events up to now_ns
+ * decided, after giving up on ends that have waited past the horizon for
+ * their other end (a live reader cannot wait for ever).  *out is the
+ * caller's until wl_period_free.  0 or -ENOMEM.
+ */
+int wl_period(wl *l, uint64_t now_ns, struct wl_period *out);
+void wl_period_free(struct wl_period *p);
+/* The totals since the start, and what could not be judged. */
+const ws *wl_engine(const wl *l);
+
+/* A call site as monitors name it, from a thread's board and its rank's
+ * modules (es_mpi_sites, es_mpi_modules): "function (file:line)", the
+ * function, or the module and offset, as much as is known; "site N"
+ * when nothing is. */
+void wl_site_name(ar_symbols *sym, const struct es_site_rec *sites, int n, const struct es_module_rec *mods, int nm,
+		  uint16_t s, char *buf, size_t len);
+
+#endif
