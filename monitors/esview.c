@@ -42,7 +42,9 @@ static const char *usage =
 	"                       50,000 calls a second of it (2.4 MB): a busier job's page\n"
 	"                       holds fewer seconds\n"
 	"      --trigger LIST   armed at start: deadlock, stall=S, imbalance=MS\n"
-	"                       (a collective's last rank in MS after its first)\n"
+	"                       (a collective's last rank in MS after its first),\n"
+	"                       wait=PATTERN:PCT (a wait-state pattern, late_sender...,\n"
+	"                       above PCT% of the ranks' MPI time in the last second)\n"
 	"      --snapshot DIR   where triggers keep their archives: DIR/1, DIR/2..., each\n"
 	"                       number taken by whoever makes it first, so that viewers\n"
 	"                       sharing DIR never write over each other (default\n"
@@ -74,7 +76,25 @@ static double bytes_of(const char *opt, const char *arg)
 	return v * unit;
 }
 
-/* --trigger deadlock,stall=S,imbalance=MS; 0 or says what was expected. */
+/* wait=PATTERN:PCT(%): true when it is one */
+static bool wait_trigger(const char *w, struct lv_arm *arm)
+{
+	char name[64], *end;
+	const char *colon = strchr(w, ':');
+	if (!colon || (size_t)(colon - w) >= sizeof(name))
+		return false;
+	memcpy(name, w, (size_t)(colon - w));
+	name[colon - w] = 0;
+	double pct = strtod(colon + 1, &end);
+	end += *end == '%';
+	if (ws_pattern_of(name) < 0 || end == colon + 1 || *end || pct < 0 || pct > 100)
+		return false;
+	arm->wait_pattern = ws_pattern_of(name) + 1;
+	arm->wait_pct = pct;
+	return true;
+}
+
+/* --trigger deadlock,stall=S,imbalance=MS,wait=PATTERN:PCT; 0 or says what was expected. */
 static int parse_trigger(const char *list, struct lv_arm *arm)
 {
 	char buf[256];
@@ -89,9 +109,12 @@ static int parse_trigger(const char *list, struct lv_arm *arm)
 			arm->stall_s = x;
 		else if (number && !strncmp(w, "imbalance=", 10))
 			arm->imbalance_ms = x;
+		else if (!strncmp(w, "wait=", 5) && wait_trigger(w + 5, arm))
+			;
 		else {
-			fprintf(stderr, "esview: --trigger %s: at '%s': expected deadlock, stall=SECONDS or "
-					"imbalance=MS (numbers above 0)\n", list, w);
+			fprintf(stderr, "esview: --trigger %s: at '%s': expected deadlock, stall=SECONDS, "
+					"imbalance=MS (numbers above 0) or wait=PATTERN:PCT (a wait-state pattern, "
+					"late_sender...; a share of MPI time from 0 to 100)\n", list, w);
 			return 2;
 		}
 	}

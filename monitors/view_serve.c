@@ -27,9 +27,10 @@ static double arg_number(struct MHD_Connection *c, const char *name, double dflt
 /* The trigger's state, for the page. */
 static void say_trigger(FILE *f, const struct lv_served *sv)
 {
-	fprintf(f, ",\"rate\":%g,\"trigger\":{\"deadlock\":%s,\"stall_s\":%g,\"imbalance_ms\":%g,\"frozen\":%s,"
-		   "\"fired\":%d,\"why\":", sv->rate, sv->arm.deadlock ? "true" : "false", sv->arm.stall_s,
-		sv->arm.imbalance_ms, sv->frozen ? "true" : "false", sv->fired);
+	fprintf(f, ",\"rate\":%g,\"trigger\":{\"deadlock\":%s,\"stall_s\":%g,\"imbalance_ms\":%g,\"wait\":\"%s\","
+		   "\"wait_pct\":%g,\"frozen\":%s,\"fired\":%d,\"why\":", sv->rate, sv->arm.deadlock ? "true" : "false",
+		sv->arm.stall_s, sv->arm.imbalance_ms, sv->arm.wait_pattern ? ws_pattern_key(sv->arm.wait_pattern - 1) : "",
+		sv->arm.wait_pct, sv->frozen ? "true" : "false", sv->fired);
 	ar_json_string(f, sv->why);
 	fputs(",\"archive\":", f);
 	ar_json_string(f, sv->archive);
@@ -122,14 +123,16 @@ static enum MHD_Result picture(struct lv_served *sv, struct MHD_Connection *c)
 	return vd_reply(c, MHD_HTTP_OK, "image/svg+xml", svg, len, MHD_RESPMEM_MUST_FREE, NULL);
 }
 
-/* POST /arm?deadlock=1&stall=S&imbalance=MS: arms the trigger and runs
- * the view again; POST /rate?hz=H: the pull rate. */
+/* POST /arm?deadlock=1&stall=S&imbalance=MS&wait=PATTERN&wait_pct=PCT:
+ * arms the trigger and runs the view again; POST /rate?hz=H: the pull rate. */
 static enum MHD_Result control(struct lv_served *sv, struct MHD_Connection *c, const char *url)
 {
 	pthread_mutex_lock(&sv->lock);
 	if (!strcmp(url, "/arm")) {
+		const char *wait = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait");
 		sv->arm = (struct lv_arm){ arg_number(c, "deadlock", 0, 0, 1) > 0, arg_number(c, "stall", 0, 0, 86400),
-					arg_number(c, "imbalance", 0, 0, 86400000) };
+					arg_number(c, "imbalance", 0, 0, 86400000), ws_pattern_of(wait) + 1,
+					arg_number(c, "wait_pct", 0, 0, 100) };
 		sv->frozen = false;
 	} else {
 		sv->rate = arg_number(c, "hz", sv->rate, 0.1, 100);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "view.h"
+#include "waitstates/waitstates.h"
 
 /* A trigger, as on an oscilloscope: armed conditions; when one holds the
  * view freezes at that moment and an archive of it is kept. */
@@ -15,6 +16,8 @@ struct lv_arm {
 	bool deadlock;
 	double stall_s;      /* 0: not armed */
 	double imbalance_ms; /* 0: not armed */
+	int wait_pattern;    /* enum ws_pattern + 1; 0: not armed */
+	double wait_pct;     /* ... above this share of MPI time in the last second */
 };
 
 /*

@@ -132,6 +132,8 @@ static void pull(struct vw_watcher *w, struct es_trace *ev, int max)
 	}
 	if (w->mpi)
 		es_mpi_refresh(w->mpi);
+	if (w->wl)
+		wl_refreshed(w->wl);
 	read_clocks(w);
 	while ((n = es_scope_consume(w->s, ev, (size_t)max, &lost)) > 0) {
 		pthread_mutex_lock(&w->sv->lock);
@@ -171,6 +173,11 @@ static void pull(struct vw_watcher *w, struct es_trace *ev, int max)
 			struct cm_done d;
 			if (l->rank >= 0 && cm_event(w->cm, w->mpi, &ev[i], l->rank, &d))
 				collective(w, &d);
+			if (l->rank >= 0 && w->wl && !w->sv->frozen) {
+				w->newest = ev[i].end > w->newest ? ev[i].end : w->newest;
+				if (wl_event(w->wl, w->mpi, &ev[i], l->thread, l->rank))
+					wl_destroy(w->wl), w->wl = NULL; /* no memory: the page says none */
+			}
 		}
 		if (n < max)
 			break;
@@ -294,6 +301,126 @@ static struct lv_event *inside_now(struct vw_watcher *w, uint64_t now, int *n)
 	return in;
 }
 
+/* The rows found at this pull kept with its time; those older than a
+ * second dropped.  The pull's MPI time kept likewise. */
+static void keep_found(struct vw_watcher *w, const struct wl_period *p, double now)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < w->nfound; i++)
+		if (w->found[i].at > now - 1)
+			w->found[k++] = w->found[i];
+	w->nfound = k;
+	if (w->nfound + p->n > w->capfound) {
+		size_t cap = (w->nfound + p->n) * 2;
+		struct vw_found *v = realloc(w->found, sizeof(*v) * cap);
+		if (!v)
+			return;
+		w->found = v, w->capfound = cap;
+	}
+	for (size_t i = 0; i < p->n; i++)
+		w->found[w->nfound++] = (struct vw_found){ now, p->rows[i] };
+	w->in_mpi[w->nin_mpi % 64].at = now;
+	w->in_mpi[w->nin_mpi++ % 64].mpi_ns = p->mpi_ns;
+}
+
+static bool same_row(const struct wl_row *x, const struct wl_row *y)
+{
+	return x->pattern == y->pattern && x->rank == y->rank && x->thread == y->thread && x->site == y->site &&
+	       x->op == y->op && x->of == y->of;
+}
+
+/* The last second's rows, each (pattern, rank, site, call) summed, its
+ * delayer the latest found; the most first. */
+static size_t last_second(struct vw_watcher *w, struct wl_row *out, uint64_t *by_pattern)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < w->nfound; i++) {
+		const struct wl_row *r = &w->found[i].r;
+		by_pattern[r->pattern] += r->ns;
+		size_t k = 0;
+		while (k < n && !same_row(&out[k], r))
+			k++;
+		if (k == n)
+			out[n++] = *r;
+		else
+			out[k].ns += r->ns, out[k].by = r->by >= 0 ? r->by : out[k].by;
+	}
+	for (size_t i = 1; i < n; i++) /* by time: few rows */
+		for (size_t j = i; j > 0 && out[j].ns > out[j - 1].ns; j--) {
+			struct wl_row t = out[j];
+			out[j] = out[j - 1], out[j - 1] = t;
+		}
+	return n;
+}
+
+static void say_rows(struct vw_watcher *w, FILE *f, const struct wl_row *rows, size_t n)
+{
+	for (size_t i = 0; i < n && i < 12; i++) {
+		const struct wl_row *r = &rows[i];
+		const struct es_site_rec *sites = NULL;
+		const struct es_module_rec *mods = NULL;
+		int ns = w->mpi ? es_mpi_sites(w->mpi, r->thread, &sites) : 0;
+		int nm = w->mpi ? es_mpi_modules(w->mpi, r->rank, &mods) : 0;
+		char where[600];
+		wl_site_name(w->sym, sites, ns, mods, nm, r->site, where, sizeof(where));
+		fprintf(f, "%s{\"pattern\":\"%s\",\"name\":\"%s\",\"rank\":%d,\"call\":\"%s\",\"of\":\"%s\",\"site\":",
+			i ? "," : "", ws_pattern_key(r->pattern), ws_pattern_name(r->pattern), r->rank, es_op_name(r->op),
+			es_op_name(r->of ? r->of : r->op));
+		ar_json_string(f, where);
+		fprintf(f, ",\"ms\":%.3f,\"by\":%d}", (double)r->ns / 1e6, r->by);
+	}
+}
+
+/* The wait states found at this pull, and those of the last second for
+ * the page: each pattern's time, the worst rows with where and who caused
+ * them, the latest waits for the lanes; the wait trigger judged. */
+static void wait_states(struct vw_watcher *w)
+{
+	struct wl_period p;
+	double now = mon_now();
+	if (!w->wl || wl_period(w->wl, w->newest, &p))
+		return;
+	keep_found(w, &p, now);
+	for (size_t i = 0; i < p.nwaits; i++)
+		w->bars[w->nbars++ % 512] = p.waits[i];
+	wl_period_free(&p);
+	uint64_t by[WS_NPATTERNS] = { 0 }, mpi = 0;
+	struct wl_row *rows = malloc(sizeof(*rows) * (w->nfound + 1));
+	char *json = NULL;
+	size_t len = 0, n = rows ? last_second(w, rows, by) : 0;
+	for (unsigned i = 0; i < w->nin_mpi && i < 64; i++)
+		mpi += w->in_mpi[i].at > now - 1 ? w->in_mpi[i].mpi_ns : 0;
+	FILE *f = rows ? open_memstream(&json, &len) : NULL;
+	if (f) {
+		fprintf(f, ",\"waitstates\":{\"mpi_ms\":%.3f,\"patterns\":{", (double)mpi / 1e6);
+		for (int k = 0, m = 0; k < WS_NPATTERNS; k++)
+			if (by[k])
+				fprintf(f, "%s\"%s\":%.3f", m++ ? "," : "", ws_pattern_key(k), (double)by[k] / 1e6);
+		fputs("},\"rows\":[", f);
+		say_rows(w, f, rows, n);
+		fputs("],\"bars\":[", f); /* the latest waits: [thread, rank, from ns, ns, pattern] */
+		for (unsigned i = 0, nb = w->nbars < 512 ? w->nbars : 512; i < nb; i++) {
+			const struct wl_wait *b = &w->bars[i];
+			fprintf(f, "%s[%d,%d,%llu,%llu,%d]", i ? "," : "", b->thread, b->rank, (unsigned long long)b->from,
+				(unsigned long long)b->ns, b->pattern);
+		}
+		fputs("],\"keys\":[", f);
+		for (int k = 0; k < WS_NPATTERNS; k++)
+			fprintf(f, "%s\"%s\"", k ? "," : "", ws_pattern_key(k));
+		fputs("]}", f);
+		if (!fclose(f)) {
+			free(w->wstates);
+			w->wstates = json;
+		}
+	}
+	free(rows);
+	int k = w->arm.wait_pattern - 1;
+	double pct = k >= 0 && mpi ? 100.0 * (double)by[k] / (double)mpi : 0;
+	if (k >= 0 && pct > w->arm.wait_pct && !*w->pending)
+		snprintf(w->pending, sizeof(w->pending), "%s was %.1f%% of the ranks' time in MPI in the last second "
+			 "(trigger above %g%%)", ws_pattern_name(k), pct, w->arm.wait_pct);
+}
+
 /* What the page shows now: the judgement's, the collectives', the calls
  * threads are inside. */
 static void publish(struct vw_watcher *w)
@@ -307,6 +434,7 @@ static void publish(struct vw_watcher *w)
 	int nin;
 	struct lv_event *in = inside_now(w, now, &nin);
 	fputs(w->waits ? w->waits : "", f);
+	fputs(w->wstates ? w->wstates : "", f);
 	fputs(",\"colls\":[", f);
 	for (int i = w->nrecent; i-- > 0;) {
 		const struct cm_done *d = &w->recent[i];
@@ -390,7 +518,8 @@ static void fire(struct vw_watcher *w)
 	struct lv_served *sv = w->sv;
 	char dir[4200];
 	pthread_mutex_lock(&sv->lock);
-	bool armed = !sv->frozen && (sv->arm.deadlock || sv->arm.stall_s > 0 || sv->arm.imbalance_ms > 0), room = false;
+	bool armed = !sv->frozen && (sv->arm.deadlock || sv->arm.stall_s > 0 || sv->arm.imbalance_ms > 0 ||
+				      sv->arm.wait_pattern), room = false;
 	if (armed) {
 		sv->frozen = true;
 		sv->fired++;
@@ -478,6 +607,8 @@ static double tick(void *arg)
 		w->next_beat = mon_now() + w->o->period;
 		judge(w);
 	}
+	if (!w->sv->frozen)
+		wait_states(w);
 	if (!alive)
 		say_ended(w, &p->mw);
 	publish(w);
@@ -526,6 +657,8 @@ int vw_attach(const struct vw_opts *o, struct vw_watcher *w)
 	}
 	if (ar_symbols_create(&w->sym))
 		w->sym = NULL;
+	if (wl_create(&w->wl))
+		w->wl = NULL;
 	return 0;
 }
 
@@ -547,4 +680,7 @@ void vw_detach(struct vw_watcher *w)
 		es_scope_destroy(w->s);
 	free(w->waits);
 	free(w->findings);
+	free(w->wstates);
+	free(w->found);
+	wl_destroy(w->wl);
 }

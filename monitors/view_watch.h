@@ -8,6 +8,7 @@
 #include "monitors/monitors.h"
 #include "view.h"
 #include "view_serve.h"
+#include "waitlive.h"
 
 enum { MAX_HOSTS = 16 };
 struct vw_opts {
@@ -37,6 +38,15 @@ struct vw_watcher {
 	int nrecent;
 	double next_beat;
 	char *waits;            /* ,"waits":{...} as of the last judgement */
+	wl *wl;                 /* the wait states, fed every MPI tuple (NULL: no memory for them) */
+	char *wstates;          /* ,"waitstates":{...} of the last second */
+	struct vw_found { double at; struct wl_row r; } *found; /* the rows found in the last second's pulls */
+	size_t nfound, capfound;
+	struct { double at; uint64_t mpi_ns; } in_mpi[64]; /* each pull's time in MPI, the last second's */
+	unsigned nin_mpi;
+	uint64_t newest;        /* the latest end fed: the engine's now */
+	struct wl_wait bars[512]; /* the latest waits found, for the lanes (a ring) */
+	unsigned nbars;
 	char *findings;         /* its deadlocks and stalls in words */
 	char pending[400];      /* a trigger that held during the pull */
 	char dir[4096];         /* private: the graph's DOT and SVG */

@@ -250,6 +250,11 @@ int wl_period(wl *l, uint64_t now_ns, struct wl_period *out)
 	const struct ws_wait *k;
 	size_t nk = ws_waits(l->w, &k);
 	struct ws_wait *copy = nk ? malloc(sizeof(*copy) * nk) : NULL;
+	out->waits = nk ? malloc(sizeof(*out->waits) * nk) : NULL;
+	for (size_t i = 0; out->waits && i < nk; i++)
+		out->waits[out->nwaits++] = (struct wl_wait){ (int)k[i].waiter,
+							      k[i].waiter < l->nthreads ? l->rank_of[k[i].waiter] : -1,
+							      k[i].from, k[i].ns, rows[k[i].row].pattern };
 	if (copy) {
 		memcpy(copy, k, sizeof(*copy) * nk);
 		who(l, copy, nk, rows, out->rows, out->n, slot_of);
@@ -267,7 +272,7 @@ int wl_period(wl *l, uint64_t now_ns, struct wl_period *out)
 
 void wl_period_free(struct wl_period *p)
 {
-	free(p->rows);
+	free(p->rows), free(p->waits);
 	*p = (struct wl_period){ 0 };
 }
 

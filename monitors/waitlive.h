@@ -31,9 +31,18 @@ struct wl_row {
 	uint16_t site; /* its ES_TRACE_SITE */
 	uint64_t ns;
 };
+/* One wait found in the period, for a picture of when it was. */
+struct wl_wait {
+	int thread;
+	int32_t rank;
+	uint64_t from, ns;
+	uint8_t pattern;
+};
 struct wl_period {
 	struct wl_row *rows; /* by ns, the most first */
 	size_t n;
+	struct wl_wait *waits; /* in the order found */
+	size_t nwaits;
 	uint64_t ns[WS_NPATTERNS]; /* each pattern's, every rank */
 	uint64_t mpi_ns;           /* every rank's time in MPI calls that ended in it */
 };

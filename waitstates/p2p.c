@@ -77,14 +77,16 @@ static void drain(ws *w, struct loc *l, uint64_t before);
 
 /* A message's end came: its time (E(S) of a send, E(Q) of a receive),
  * and a use when a call will judge it.  The thread whose call waited for
- * this end is judged on.  Its index, or NIL. */
-static uint32_t end_came(ws *w, const struct ws_event *e, bool send, uint64_t t, bool use)
+ * this end is judged on.  *idx: its index, NIL when it has no key or is
+ * gone already (both ends came and no call judges it).  0 or -ENOMEM. */
+static int end_came(ws *w, const struct ws_event *e, bool send, uint64_t t, bool use, uint32_t *idx)
 {
+	*idx = NIL;
 	if (e->msg == WS_MSG_NONE)
-		return NIL;
+		return 0;
 	uint32_t i = msg_find(w, e->msg);
 	if (i == NIL && (i = msg_make(w, e->msg, e->end)) == NIL)
-		return NIL;
+		return -ENOMEM;
 	struct msg *m = msg_at(w, i);
 	if (send)
 		m->have_send = true, m->sent = t, m->from = e->rank, m->from_loc = e->loc;
@@ -98,7 +100,8 @@ static uint32_t end_came(ws *w, const struct ws_event *e, bool send, uint64_t t,
 		msg_drop(w, i);
 	else if (other != NIL && other != e->loc)
 		drain(w, VAT(w->locs, struct loc, other), 0);
-	return msg_find(w, e->msg);
+	*idx = msg_find(w, e->msg);
+	return 0;
 }
 
 static int add_item(struct loc *l, uint64_t key, bool recv)
@@ -146,9 +149,10 @@ int ws__p2p(ws *w, struct loc *l, const struct ws_event *e)
 	enum es_msg kind = es_msg_kind(e->op);
 	if (dir > 0) {
 		bool blocking = kind == ES_MSG_SEND && (code == ES_OP_MPI_SEND || code == ES_OP_MPI_SSEND);
-		uint32_t i = end_came(w, e, true, e->start, blocking || (kind == ES_MSG_ISEND && sync_or_standard(code)));
-		if (i == NIL)
-			return e->msg == WS_MSG_NONE ? 0 : -ENOMEM;
+		uint32_t i;
+		int rc = end_came(w, e, true, e->start, blocking || (kind == ES_MSG_ISEND && sync_or_standard(code)), &i);
+		if (rc || i == NIL)
+			return rc;
 		if (kind == ES_MSG_ISEND && sync_or_standard(code)) /* its completion will come in a wait */
 			return tab_put(&l->isends, e->start, i) < 0 ? (msg_release(w, i), -ENOMEM) : 0;
 		if (!blocking)
@@ -158,9 +162,10 @@ int ws__p2p(ws *w, struct loc *l, const struct ws_event *e)
 		return queue(w, l, e, e->end, 0, true);
 	}
 	/* a receive the call itself completed: MPI_Recv, Mrecv, Sendrecv's */
-	uint32_t i = end_came(w, e, false, e->start, true);
-	if (i == NIL)
-		return e->msg == WS_MSG_NONE ? (w->st.unpaired++, 0) : -ENOMEM;
+	uint32_t i;
+	int rc = end_came(w, e, false, e->start, true, &i);
+	if (rc || i == NIL)
+		return rc ? rc : (w->st.unpaired++, 0);
 	if (add_item(l, e->msg, true) < 0)
 		return msg_release(w, i), -ENOMEM;
 	return queue(w, l, e, e->end, 0, false);
@@ -171,9 +176,10 @@ int ws__p2p_done(ws *w, struct loc *l, const struct ws_event *d, const struct ws
 	(void)in;
 	int dir = es_message(d->op);
 	if (dir < 0) { /* a receive request's: posted at its start */
-		uint32_t i = end_came(w, d, false, d->start, true);
-		if (i == NIL)
-			return d->msg == WS_MSG_NONE ? (w->st.unpaired++, 0) : -ENOMEM;
+		uint32_t i;
+		int rc = end_came(w, d, false, d->start, true, &i);
+		if (rc || i == NIL)
+			return rc ? rc : (w->st.unpaired++, 0);
 		if (add_item(l, d->msg, true) < 0)
 			return msg_release(w, i), -ENOMEM;
 		l->of = es_op_code(d->op);

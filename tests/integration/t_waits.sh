@@ -5,7 +5,10 @@ set -u
 [ -f "$BUILD/lib/libescollect.so" ] || { echo "no libescollect.so (sanitizer build): skipped"; exit 0; }
 job="itws$$"
 dir=$(mktemp -d)
+app="" view=""
 cleanup() {
+	[ -n "$view" ] && kill "$view" 2>/dev/null && wait "$view" 2>/dev/null
+	[ -n "$app" ] && end_job "$app"
 	rm_segments "$job"
 	rm -rf "$dir"
 }
@@ -66,6 +69,37 @@ check balanced mpi_waits.c
 live balanced
 run mpi_waits_f 200 f
 check f mpi_waits_f.F90
+
+# esview: the last second's wait states beside the balance, each caused by the rank that was late;
+# the trigger wait=late_sender:20 freezes the view and keeps the black box; the page's table,
+# and its lanes coloured by pattern (?waits=1)
+if command -v chromium >/dev/null; then
+	mkdir -p "$dir/v"
+	mpirun --oversubscribe --allow-run-as-root -np 3 "$BIN/esrun" -q -j "$job.v" "$BUILD/tests/mpi_waits" 300 "$dir/v" \
+		>"$dir/v.app" 2>&1 &
+	app=$!
+	"$BIN/esview" -w 30 --trigger wait=late_sender:20 --snapshot "$dir/vsnap" "$job.v" >"$dir/view.out" 2>&1 &
+	view=$!
+	wait_for 60 grep -q "^esview: snapshot of job $job.v in $dir/vsnap/1: Late Sender was [0-9.]*% of the ranks' time in MPI in the last second" \
+		"$dir/view.out" || die "no wait trigger: $(cat "$dir/view.out")"
+	url=$(sed -n "s/^esview: job $job.v at \(http:[^ ]*\)$/\1/p" "$dir/view.out")
+	curl -sf "${url}data" >"$dir/v.json" || die "GET /data failed"
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))["waitstates"]
+rows = [r for r in d["rows"] if r["pattern"] == "late_sender" and r["rank"] == 0 and r["by"] == 1]
+assert rows and rows[0]["ms"] > 250 and "mpi_waits.c:" in rows[0]["site"], d["rows"]
+assert d["patterns"]["late_sender"] > 250 and d["bars"], d' "$dir/v.json" || die "esview's wait states: $(cat "$dir/v.json" | tail -c 800)"
+	profile=$(mktemp -d -p "$dir")
+	timeout 60 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$profile" --virtual-time-budget=3000 \
+		--dump-dom "${url}?waits=1" >"$dir/dom" 2>/dev/null || die "chromium failed"
+	grep -q '<tr class="ws" data-pattern="late_sender" data-rank="0" data-by="1">' "$dir/dom" ||
+		die "the page's wait states: $(grep -o '<table id="wstates">.\{0,600\}' "$dir/dom")"
+	grep -q 'data-waitbars="[1-9][0-9]*"' "$dir/dom" || die "the lanes' waiting time not drawn"
+	kill "$view"; wait "$view" 2>/dev/null; view=""
+	wait "$app" || die "mpi_waits under esview failed: $(cat "$dir/v.app")"
+	app=""
+	"$BIN/esprofile" "$dir/vsnap/1" >"$dir/vsnap.prof" || die "esprofile of esview's snapshot failed"
+fi
 
 # the page says them with Scalasca's names, and what it judged
 "$BIN/esprofile" -o "$dir/c.prof" "$dir/c.ar" || die "esprofile failed"

@@ -117,6 +117,29 @@ START_TEST(late_sender_at_the_wait)
 }
 END_TEST
 
+/* A buffered send that comes after its receive (whose call was waiting
+ * for it) is judged: the message is gone at once, and that is no error. */
+START_TEST(send_after_its_receive)
+{
+	ws *w;
+	ck_assert_int_eq(ws_create(&w), 0);
+	struct ws_event e[] = {
+		end_of(1, ES_OP_MPI_RECV, 100, 500, 0, 42, 7),
+		end_of(0, ES_OP_MPI_BSEND, 300, 310, 1, 42, 3),
+		end_of(0, ES_OP_MPI_SENDRECV, 600, 700, 1, 43, 3),
+		end_of(1, ES_OP_MPI_SENDRECV | ES_OP_DONE, 650, 710, 0, 43, 8),
+	};
+	feed(w, e, 4);
+	ck_assert_uint_eq(got(w, WS_LATE_SENDER, 1, 7), 200);
+	ws_flush(w, UINT64_MAX);
+	struct ws_stats st;
+	ws_stats(w, &st);
+	ck_assert_uint_eq(st.unpaired, 0);
+	ck_assert_uint_eq(st.receives, 2);
+	ws_destroy(w);
+}
+END_TEST
+
 /* A receive a test completed never waited; nor is a send a test completed
  * counted as a Late Receiver. */
 START_TEST(tests_never_wait)
@@ -479,6 +502,7 @@ Suite *waitstates_suite(void)
 	tcase_add_test(tc, late_sender_either_order);
 	tcase_add_test(tc, late_sender_at_the_wait);
 	tcase_add_test(tc, tests_never_wait);
+	tcase_add_test(tc, send_after_its_receive);
 	tcase_add_test(tc, wrong_order);
 	tcase_add_test(tc, late_receiver);
 	tcase_add_test(tc, barrier);
