@@ -521,7 +521,7 @@ MV := $(BUILD)/mpich
 MV_CFLAGS = $(CFLAGS) -Wno-stringop-overflow
 MV_C := mpi_calls mpi_late mpi_split mpi_every mpi_wait mpi_msgs mpi_sites mpi_io mpi_crash mpi_poll \
 	mpi_complete mpi_toggle mpi_clocks
-MV_TESTS := $(addprefix $(MV)/tests/,$(MV_C) mpi_sites_dyn mpi_sites_cxx mpi_phases mpi_phases_f mpi_io_f \
+MV_TESTS := $(addprefix $(MV)/tests/,$(MV_C) mpi_sites_dyn mpi_sites_cxx mpi_phases mpi_phases_f mpi_waits mpi_waits_f mpi_io_f \
 	    mpi_fortran77 mpi_fortran90 mpi_fortran08 ring_demo)
 $(addprefix $(MV)/tests/,$(MV_C)): $(MV)/tests/%: tests/integration/%.c | $(GEN)/stamp
 	@mkdir -p $(dir $@)
@@ -534,6 +534,13 @@ $(MV)/tests/mpi_sites_cxx: tests/integration/mpi_sites_cxx.cc
 $(MV)/tests/mpi_phases: tests/integration/mpi_phases.c $(ESREGION) | $(GEN)/stamp
 	@mkdir -p $(dir $@)
 	$(MPICC_MPICH) $(MV_CFLAGS) $< -o $@ -L$(BUILD)/lib -lesregion -Wl,-rpath,$(abspath $(BUILD)/lib) $(LDLIBS)
+$(MV)/tests/mpi_waits: tests/integration/mpi_waits.c $(ESREGION) | $(GEN)/stamp
+	@mkdir -p $(dir $@)
+	$(MPICC_MPICH) $(MV_CFLAGS) $< -o $@ -L$(BUILD)/lib -lesregion -Wl,-rpath,$(abspath $(BUILD)/lib) $(LDLIBS)
+$(MV)/tests/mpi_waits_f: tests/integration/mpi_waits_f.F90 $(ESREGION)
+	@mkdir -p $(dir $@) $(MPICH_OBJ)/waits_f
+	$(MPIFC_MPICH) -O1 -g -Wall -Werror -J $(MPICH_OBJ)/waits_f $< -o $@ -L$(BUILD)/lib -lesregion \
+		-Wl,-rpath,$(abspath $(BUILD)/lib)
 $(MV)/tests/mpi_phases_f: tests/integration/mpi_phases_f.F90 $(ESREGION)
 	@mkdir -p $(dir $@) $(MPICH_OBJ)/phases_f
 	$(MPIFC_MPICH) -O1 -g -Wall -Werror -J $(MPICH_OBJ)/phases_f $< -o $@ -L$(BUILD)/lib -lesregion \

@@ -4,6 +4,7 @@ program mpi_waits_f
   use mpi
   implicit none
   integer :: ierr, me, n, d, x, req, u
+  double precision :: t
   character(len=4096) :: arg, dir, path
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, me, ierr)
@@ -23,11 +24,13 @@ program mpi_waits_f
   call sync()
   if (me == 1) then
     call work(d)
-    call key('late_sender', __LINE__ + 1)
+    t = clk()
     call MPI_Send(x, 1, MPI_INTEGER, 0, 1, MPI_COMM_WORLD, ierr)
+    call key('late_sender', __LINE__ - 1, t)
   else if (me == 0) then
-    call key('late_sender', __LINE__ + 1)
+    t = clk()
     call MPI_Recv(x, 1, MPI_INTEGER, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+    call key('late_sender', __LINE__ - 1, t)
   else
     call work(d)
   end if
@@ -35,21 +38,24 @@ program mpi_waits_f
   ! Late Broadcast: the root works first
   call sync()
   if (me == 0) call work(d)
-  call key('bcast', __LINE__ + 1)
+  t = clk()
   call MPI_Bcast(x, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
+  call key('bcast', __LINE__ - 1, t)
 
   ! Wait at Barrier: rank 2 works first
   call sync()
   if (me == 2) call work(d)
-  call key('barrier', __LINE__ + 1)
+  t = clk()
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
+  call key('barrier', __LINE__ - 1, t)
 
   ! Ibcast: the root works, the others wait in MPI_Wait
   call sync()
   if (me == 0) then
     call work(d)
-    call key('ibcast', __LINE__ + 1)
+    t = clk()
     call MPI_Ibcast(x, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, req, ierr)
+    call key('ibcast', __LINE__ - 1, t)
     call MPI_Wait(req, MPI_STATUS_IGNORE, ierr)
   else
     call MPI_Ibcast(x, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, req, ierr)
@@ -64,17 +70,22 @@ contains
 
   ! between steps: a barrier that waits only for what the scheduler did
   subroutine sync()
-    call key('sync', __LINE__ + 1)
+    double precision :: t0
+    t0 = clk()
     call MPI_Barrier(MPI_COMM_WORLD, ierr)
+    call key('sync', __LINE__ - 1, t0)
   end subroutine sync
 
-  ! gfortran's line table (12.2, -O0 as -O1) gives its calls of MPI_Wait
-  ! the line of the unit or construct around them, not their own: the
-  ! wait's site is this subroutine's first line, two above the key
+  ! Through Open MPI's `use mpi`, gfortran's line table (12.2, -O0 as -O1)
+  ! gives its calls of MPI_Wait the line of the unit around them, not their
+  ! own (MPICH's module: their own): either is the wait's site
+  ! (waits_check.py takes LINE/OTHER)
   subroutine wait_for(r)
     integer, intent(inout) :: r
-    call key('ibcast', __LINE__ - 2)
+    double precision :: t0
+    t0 = clk()
     call MPI_Wait(r, MPI_STATUS_IGNORE, ierr)
+    call key('ibcast', __LINE__ - 1, t0, __LINE__ - 5)
   end subroutine wait_for
 
   ! busy for ms milliseconds, in the phase "delay"
@@ -89,12 +100,24 @@ contains
   end subroutine work
 
   ! MPI_Wtime is each process's own (Open MPI's starts at MPI_Init): the
-  ! ranks' enters are compared on the host's monotonic clock
-  subroutine key(step, line)
-    character(len=*), intent(in) :: step
-    integer, intent(in) :: line
+  ! ranks' enters are compared on the host's monotonic clock, in ns, read
+  ! just before the key call and written after it (no write between the
+  ! two for the scheduler to stop the rank in)
+  double precision function clk()
     integer(8) :: c, rate
     call system_clock(c, rate)
-    write (u, '(A,1X,I0,1X,F0.0,1X,I0)') step, me, dble(c) * (1d9 / dble(rate)), line
+    clk = dble(c) * (1d9 / dble(rate))
+  end function clk
+
+  subroutine key(step, line, at, other)
+    character(len=*), intent(in) :: step
+    integer, intent(in) :: line
+    double precision, intent(in) :: at
+    integer, intent(in), optional :: other
+    if (present(other)) then
+      write (u, '(A,1X,I0,1X,F0.0,1X,I0,A,I0)') step, me, at, line, '/', other
+    else
+      write (u, '(A,1X,I0,1X,F0.0,1X,I0)') step, me, at, line
+    end if
   end subroutine key
 end program mpi_waits_f

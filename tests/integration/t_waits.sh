@@ -50,9 +50,9 @@ if bad or not live:
 PY
 }
 
-# check NAME FILE: every wait state of FILE as the program's clock says
+# check NAME FILE [--balanced]: every wait state of FILE as the program's clock says
 check() {
-	python3 "$(dirname "$0")/waits_check.py" "$dir/$1.json" "$dir/$1"/truth* --file "$2" || die "$1: see above"
+	python3 "$(dirname "$0")/waits_check.py" "$dir/$1.json" "$dir/$1"/truth* --file "$2" ${3:-} || die "$1: see above"
 }
 
 run mpi_waits 200 c
@@ -65,7 +65,7 @@ grep -q "snapshot of job .* Late Sender was [0-9.]*% of the ranks' time in MPI o
 "$BIN/esprofile" -o "$dir/snap.prof" "$dir/c.snap" || die "esprofile of the trigger's snapshot failed"
 grep -q "^Late Sender  " "$dir/snap.prof" || die "the snapshot holds no Late Sender: $(cat "$dir/snap.prof")"
 run mpi_waits 0 balanced
-check balanced mpi_waits.c
+check balanced mpi_waits.c --balanced
 live balanced
 run mpi_waits_f 200 f
 check f mpi_waits_f.F90

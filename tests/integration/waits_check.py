@@ -3,9 +3,10 @@
 #
 #   waits_check.py PROFILE.json TRUTH_FILE... [--file NAME]
 #
-# Each truth line is "STEP RANK ENTER_NS LINE": when the rank entered its
+# Each truth line is "STEP RANK ENTER_NS LINE[/OTHER]": when the rank entered its
 # key call of the step (its clock, CLOCK_MONOTONIC or MPI_Wtime, not the
-# collector's) and that call's line.  The k-th line of a step on each rank
+# collector's) and that call's line (OTHER: a line the compiler's line table
+# may give the call instead).  The k-th line of a step on each rank
 # is one instance; the waits are Scalasca's definitions applied to those
 # enters (waitstates.h).  Every wait-state row of the profile at NAME must
 # be one of them (completions aside: they are not waits for a delay), and
@@ -16,6 +17,9 @@ from collections import defaultdict
 
 args = sys.argv[1:]
 name = None
+balanced = "--balanced" in args
+if balanced:
+    args.remove("--balanced")
 if "--file" in args:
     i = args.index("--file")
     name = args[i + 1]
@@ -23,15 +27,20 @@ if "--file" in args:
 prof = json.load(open(args[0]))
 inst = defaultdict(dict)   # (step, k) -> rank -> (enter_ns, line)
 seen = defaultdict(int)
+other = {}                 # (rank, a line the compiler may give) -> the call's own
 for path in args[1:]:
     for ln in open(path):
         step, rank, t, line = ln.split()
         rank = int(rank)
+        if "/" in line:
+            line, alt = line.split("/")
+            other[(rank, int(alt))] = int(line)
         k = seen[(step, rank)]
         seen[(step, rank)] += 1
         inst[(step, k)][rank] = (float(t), int(line))
 
 want = defaultdict(float)  # (pattern, rank, line) -> seconds
+noise = set()              # rows the scheduler made: the sync barriers' (and a balanced run's, --balanced)
 cause = defaultdict(float) # rank -> seconds of others' waits its phase "delay" caused
 
 def add(pattern, rank, line, ns, by=None):
@@ -47,15 +56,23 @@ for (step, k), e in sorted(inst.items()):
     if step == "sync":  # the scheduler's waits: caused by no phase of the program's
         for r in t:
             add("wait_barrier", r, line[r], t[last] - t[r])
+            noise.add(("wait_barrier", r, line[r]))
     elif step in ("barrier", "allreduce"):
         pat = "wait_nxn" if step == "allreduce" else "wait_barrier"
         for r in t:
             add(pat, r, line[r], t[last] - t[r], last)
     elif step in ("late_sender", "late_sender_wait"):
         add("late_sender", 0, line[0], t[1] - t[0], 1)
-    elif step == "wrong_order":
-        for p in ("late_sender", "late_sender_wo", "lswo_different"):
-            add(p, 0, line[0], t[1] - t[0], 1)
+    elif step == "wrong_order":  # rank 0 receives rank 1's message, then rank 2's (wrong_order2)
+        t2, l2 = inst[("wrong_order2", k)][0]
+        ls1 = t[1] - t[0]
+        add("late_sender", 0, line[0], ls1, 1)
+        add("late_sender", 0, l2, t[2] - t2, 2)
+        if ls1 > 0 and t[2] < t[1]:  # rank 2's was there to receive while rank 0 waited for rank 1's
+            add("late_sender_wo", 0, line[0], ls1)
+            add("lswo_different", 0, line[0], ls1)
+    elif step == "wrong_order2":
+        pass
     elif step == "late_receiver":
         add("late_receiver", 0, line[0], t[1] - t[0], 1)
     elif step in ("bcast", "ibcast"):
@@ -77,12 +94,16 @@ for w in prof["wait_states"]:
         continue
     if w["pattern"].endswith("_completion"):
         continue
-    got[(w["pattern"], w["rank"], w["line"])] += w["seconds"]
+    got[(w["pattern"], w["rank"], other.get((w["rank"], w["line"]), w["line"]))] += w["seconds"]
 
 bad = []
 for key in sorted(set(want) | set(got)):
     g, x = got.get(key, 0.0), want.get(key, 0.0)
-    if abs(g - x) > 0.05 * x + 0.0005:
+    # the program's clock is read just before its call, the collector's just inside it: a rank
+    # stopped by the scheduler between the two (two loaded cores, spinning ranks) makes a
+    # difference of a time slice, which only the scheduler's own waits are small enough to feel
+    slack = 0.003 if (key in noise or balanced) else 0.0005
+    if abs(g - x) > 0.05 * x + slack:
         bad.append("%s rank %d line %d: %.4f s in the profile, %.4f s by the program's clock" % (key + (g, x)))
 worst = max((abs(got.get(k, 0) - x) / x for k, x in want.items() if x > 0.05), default=0.0)
 print("waits_check: %d waits by the program's clock, %d rows in the profile, worst relative error of those "
@@ -95,7 +116,7 @@ costs = defaultdict(float)
 for c in prof["delay_costs"]:
     if c.get("phase") == "delay":
         costs[c["rank"]] += c["seconds"]
-for r in sorted(set(cause) | set(costs)):
+for r in sorted(set(cause) | set(costs)) if not balanced else []:  # a balanced run's waits have no delay to cause them
     g, x = costs.get(r, 0.0), cause.get(r, 0.0)
     if abs(g - x) > 0.05 * x + 0.002:
         bad.append("rank %d's phase delay: a cause of %.4f s of waiting in the profile, %.4f s by the program's clock"
