@@ -308,6 +308,10 @@ $(BUILD)/bench/archive: $(BUILD)/obj/tests/bench/archive.o $(BUILD)/obj/archive/
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(OTF2_LIBS) $(EXT_LIBS) $(LDLIBS)
 
+$(BUILD)/bench/waits: $(BUILD)/obj/tests/bench/waits.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(DW_LIBS) $(LDLIBS)
+
 $(BUILD)/bench/waitfor: $(BUILD)/obj/tests/bench/waitfor.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
@@ -665,7 +669,7 @@ MPI_BENCH := $(BUILD)/bench/ra $(BUILD)/bench/halo $(MV)/bench/ra $(MV)/bench/ha
 run-experiments: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost
 	@sh tests/bench/experiments.sh $(BUILD)
 
-run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost $(BUILD)/bench/archive $(NOCTL)/libescollect.so $(EMPTY) \
+run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost $(BUILD)/bench/archive $(BUILD)/bench/waits $(NOCTL)/libescollect.so $(EMPTY) \
 	   $(MPI_BENCH)
 	@for b in $(BENCH_BINS) $(BUILD)/bench/collector; do $$b || exit 1; done
 	@sh tests/bench/mpi.sh $(BUILD)
@@ -676,6 +680,7 @@ run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost $(BUILD)/bench
 	@sh tests/bench/profile.sh $(BUILD)
 	@sh tests/bench/control.sh $(BUILD)
 	@sh tests/bench/view.sh $(BUILD)
+	@sh tests/bench/waits.sh $(BUILD)
 	@sh tests/bench/attack.sh $(BUILD)
 	@if [ -f ../shared/mbi/labels.txt ]; then sh tests/bench/mbi.sh $(BUILD) && sh tests/bench/mbi.sh --mpi mpich $(BUILD) && \
 		sh tests/bench/mbi_diff.sh $(BUILD); else echo "mbi: ../shared/mbi not here: skipped"; fi

@@ -37,7 +37,9 @@ struct keys {
 static uint32_t site_key(void *arg, int thread, const struct es_trace *t)
 {
 	struct keys *k = arg;
-	if (thread >= k->nt)
+	/* only the calls the page lists sites for: not a completion (the
+	 * engine takes the completing call's), a mark, MPI_Init or Finalize */
+	if (thread >= k->nt || !es_in_mpi_call(t->op) || es_is_mark(t->op))
 		return 0;
 	if (!k->cache[thread] && !(k->cache[thread] = calloc((size_t)ES_SITES_SLOTS * 4, sizeof(uint32_t)))) {
 		k->err = -ENOMEM;

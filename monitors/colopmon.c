@@ -385,8 +385,9 @@ static void waits_summary(void)
 			       mpi ? 100.0 * (double)by[p] / (double)mpi : 0.0);
 	struct ws_stats st;
 	ws_stats(wl_engine(live), &st);
-	printf("  wait states judged: %llu receives, %llu sends, %llu collectives; %llu message ends without their "
-	       "other end, %llu collectives without every member\n", (unsigned long long)st.receives,
+	printf("  wait states judged from %llu events: %llu receives, %llu sends, %llu collectives; %llu message ends "
+	       "without their other end, %llu collectives without every member\n", (unsigned long long)st.events,
+	       (unsigned long long)st.receives,
 	       (unsigned long long)st.sends, (unsigned long long)st.colls, (unsigned long long)st.unpaired,
 	       (unsigned long long)st.incomplete);
 }

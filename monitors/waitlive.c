@@ -1,5 +1,4 @@
 /* waitlive.c - the wait-state engine fed live: messages numbered on their channels as the collectors count them, communicators from the ranks' boards, each period's wait states and who caused them. */
-#define _GNU_SOURCE /* qsort_r */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,11 +182,9 @@ int wl_event(wl *l, es_mpi *mpi, const struct es_trace *t, int thread, int rank)
 	return ws_event(l->w, &e);
 }
 
-static int by_row_then_rank(const void *a, const void *b, void *arg)
+static int by_row_then_rank(const void *a, const void *b)
 {
 	const struct ws_wait *x = a, *y = b;
-	const struct ws_row *rows = arg;
-	(void)rows;
 	if (x->row != y->row)
 		return x->row < y->row ? -1 : 1;
 	return x->delayer < y->delayer ? -1 : x->delayer > y->delayer;
@@ -200,10 +197,9 @@ static int by_ns(const void *a, const void *b)
 }
 
 /* Each row's delayer of the period: the thread that caused most of its time there. */
-static void who(const wl *l, struct ws_wait *k, size_t n, const struct ws_row *rows, struct wl_row *out, size_t nout,
-		const uint32_t *slot_of)
+static void who(const wl *l, struct ws_wait *k, size_t n, struct wl_row *out, size_t nout, const uint32_t *slot_of)
 {
-	qsort_r(k, n, sizeof(*k), by_row_then_rank, (void *)rows);
+	qsort(k, n, sizeof(*k), by_row_then_rank);
 	uint64_t best = 0, sum = 0;
 	for (size_t i = 0; i < n; i++) {
 		sum = i && k[i].row == k[i - 1].row && k[i].delayer == k[i - 1].delayer ? sum + k[i].ns : k[i].ns;
@@ -257,7 +253,7 @@ int wl_period(wl *l, uint64_t now_ns, struct wl_period *out)
 							      k[i].from, k[i].ns, rows[k[i].row].pattern };
 	if (copy) {
 		memcpy(copy, k, sizeof(*copy) * nk);
-		who(l, copy, nk, rows, out->rows, out->n, slot_of);
+		who(l, copy, nk, out->rows, out->n, slot_of);
 	}
 	free(copy), free(slot_of);
 	ws_waits_clear(l->w);

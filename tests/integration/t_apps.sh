@@ -23,6 +23,28 @@ json_ok() {
 	! grep -q "before they were sent" "$dir/$1.jconv" || die "$1's JSON left arrows out: $(cat "$dir/$1.jconv")"
 }
 
+# waits_ok NAME ARCHIVE: each rank's wait states (the patterns without a parent, completions
+# too) no more than its time in MPI calls as the profile counts it (profile.c, not the engine)
+waits_ok() {
+	"$BIN/esprofile" --json -o "$dir/$1.prof.json" "$2" || die "esprofile --json ($1) failed"
+	python3 - "$dir/$1.prof.json" "$1" <<'PY' || die "$1's wait states"
+import json, sys
+from collections import defaultdict
+p = json.load(open(sys.argv[1]))
+sub = {"late_sender_wo", "lswo_different", "lswo_same"}
+waited = defaultdict(float)
+for w in p["wait_states"]:
+    if w["pattern"] not in sub:
+        waited[w["rank"]] += w["seconds"]
+mpi = {r["rank"]: r["mpi_ns"] / 1e9 for r in p["ranks"]}
+bad = [r for r in waited if waited[r] > mpi.get(r, 0) + 1e-6]
+print("%s: wait states per rank %s s of %s s in MPI; %s" % (sys.argv[2],
+      " ".join("%.3f" % waited[r] for r in sorted(waited)), " ".join("%.3f" % mpi[r] for r in sorted(mpi)),
+      p["wait_judged"]))
+sys.exit(1 if bad or not waited else 0)
+PY
+}
+
 # LAMMPS melt, both monitors watching from before it starts: nothing lost,
 # and every MPI_Allreduce it made reported by colopmon
 "$BIN/geteventmon" -w 60 -o "$dir/ev.txt" "$job.l" 2>"$dir/gem.err" &
@@ -42,6 +64,7 @@ otf2-print "$dir/lmpo/traces.otf2" 2>/dev/null | python3 "$(dirname "$0")/msg_ch
 	die "LAMMPS's messages: $(cat "$dir/check")"
 echo "LAMMPS: $(cat "$dir/check")"
 json_ok LAMMPS "$dir/lmp"
+waits_ok LAMMPS "$dir/lmp"
 echo "LAMMPS: $rate steps/s"
 cat "$dir/gem.err"
 tail -8 "$dir/col.txt"
@@ -109,6 +132,7 @@ otf2-print "$dir/hpcco/traces.otf2" 2>/dev/null | python3 "$(dirname "$0")/msg_c
 	die "hpcc's messages: $(cat "$dir/check")"
 echo "hpcc: $(cat "$dir/check")"
 json_ok hpcc "$dir/hpcc"
+waits_ok hpcc "$dir/hpcc"
 echo "hpcc: MPIRandomAccess $gups GUP/s"
 tail -4 "$dir/hb.txt"
 grep -q "^MPIRandomAccess_Errors=0" "$dir/hpccoutf.txt" || die "hpcc's RandomAccess found errors"

@@ -275,7 +275,7 @@ grep -q "^esview: MPI_Allreduce #3: imbalance [0-9.]* ms (trigger above 1500 ms)
 kill "$view"; wait "$view" 2>/dev/null; view=""
 wait "$app"; app=""
 "$BIN/esview" --trigger stall=x "$job" >"$dir/bad" 2>&1 && die "a bad trigger was taken"
-grep -q "^esview: --trigger stall=x: at 'stall=x': expected deadlock, stall=SECONDS or imbalance=MS (numbers above 0)$" "$dir/bad" ||
+grep -q "^esview: --trigger stall=x: at 'stall=x': expected deadlock, stall=SECONDS, imbalance=MS (numbers above 0) or wait=PATTERN:PCT (a wait-state pattern, late_sender...; a share of MPI time from 0 to 100)$" "$dir/bad" ||
 	die "bad trigger: $(cat "$dir/bad")"
 "$BIN/esview" --window 1e5 "$job" >"$dir/bad" 2>&1 && die "a window of 1e5 s was taken"
 grep -q "^esview: --window 100000: expected at most 3600 seconds" "$dir/bad" || die "--window 1e5: $(cat "$dir/bad")"

@@ -285,6 +285,30 @@ START_TEST(rooted_and_scan)
 }
 END_TEST
 
+/* A fence whose members' calls overlap: each waits for the last to come;
+ * one whose calls do not (a member left before another came) is not
+ * judged a wait, as Scalasca's heuristic has it. */
+START_TEST(fence)
+{
+	ws *w;
+	ck_assert_int_eq(ws_create(&w), 0);
+	struct ws_event e[] = {
+		coll(0, ES_OP_MPI_WIN_FENCE, 0, 310, 0, 3, ES_NONE, 0),
+		coll(1, ES_OP_MPI_WIN_FENCE, 300, 320, 0, 3, ES_NONE, 0),
+		coll(2, ES_OP_MPI_WIN_FENCE, 100, 330, 0, 3, ES_NONE, 0),
+		coll(0, ES_OP_MPI_WIN_FENCE, 1000, 1010, 1, 3, ES_NONE, 0),
+		coll(1, ES_OP_MPI_WIN_FENCE, 1300, 1320, 1, 3, ES_NONE, 0),
+		coll(2, ES_OP_MPI_WIN_FENCE, 1100, 1330, 1, 3, ES_NONE, 0),
+	};
+	feed(w, e, 6);
+	ck_assert_uint_eq(got(w, WS_WAIT_FENCE, 0, 0), 300);
+	ck_assert_uint_eq(got(w, WS_WAIT_FENCE, 2, 0), 200);
+	ck_assert_uint_eq(got(w, WS_WAIT_FENCE, 1, 0), 0);
+	ck_assert_uint_eq(total(w), 500);
+	ws_destroy(w);
+}
+END_TEST
+
 /* An Ibcast whose root posts at 500: rank 1 posted at 10 and waits in
  * MPI_Wait from 100: 400 ns of Late Broadcast at the Wait; rank 2's
  * request completed by a test is not judged. */
@@ -507,6 +531,7 @@ Suite *waitstates_suite(void)
 	tcase_add_test(tc, late_receiver);
 	tcase_add_test(tc, barrier);
 	tcase_add_test(tc, rooted_and_scan);
+	tcase_add_test(tc, fence);
 	tcase_add_test(tc, nonblocking_collective_at_its_wait);
 	tcase_add_test(tc, flush_gives_up);
 	tcase_add_test(tc, delay_and_path);
