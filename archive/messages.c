@@ -95,6 +95,8 @@ static size_t gather(const ar_archive *a, struct end *v, bool *numbered)
 		size_t ne = ar_thread_events(a, t, &idx);
 		for (size_t i = 0; i < ne && rank >= 0; i++) {
 			const struct es_trace *e = &ev[idx[i]].t;
+			if (es_is_group_mark(e->op))
+				continue; /* a window's epoch's member, no channel's */
 			bool mark = es_is_mark(e->op);
 			int dir = mark ? (e->op & ES_OP_RECV ? -1 : 1) : es_message(e->op);
 			if (!dir || e->element == ES_NONE)

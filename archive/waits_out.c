@@ -69,7 +69,7 @@ static void print_stats(const struct prof *p, FILE *out)
 {
 	struct ws_stats st;
 	ws_stats(p->waits, &st);
-	fprintf(out, "judged: %llu receives, %llu sends that may have waited, %llu collectives",
+	fprintf(out, "judged: %llu receives, %llu sends that may have waited, %llu collectives and one-sided epochs",
 		(unsigned long long)st.receives, (unsigned long long)st.sends, (unsigned long long)st.colls);
 	if (st.unpaired)
 		fprintf(out, "; %llu message ends without their other end", (unsigned long long)st.unpaired);

@@ -318,6 +318,23 @@ static inline bool es_is_mark(unsigned op)
 {
 	return (op & ~(ES_OP_FLAGS)) == ES_OP_MPI_CHANNEL;
 }
+/*
+ * Group marks.  The same code with ES_OP_DONE is no channel's: just after
+ * the tuple of an MPI_Win_post (its origins) or MPI_Win_start (its
+ * targets), one per member of the call's group: element the member's
+ * world rank, comm the window's serial, arg the call's op code, size the
+ * group's size.  They say who a general active target epoch waits for
+ * (the wait states' Late Post and Early Wait); readers of channels'
+ * numbers take in only channel marks.
+ */
+static inline bool es_is_channel_mark(unsigned op)
+{
+	return es_is_mark(op) && !(op & ES_OP_DONE);
+}
+static inline bool es_is_group_mark(unsigned op)
+{
+	return es_is_mark(op) && (op & ES_OP_DONE);
+}
 static inline uint64_t es_mark_count(const struct es_trace *t)
 {
 	return (uint64_t)t->seq << 32 | t->size;

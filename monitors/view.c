@@ -294,7 +294,7 @@ static struct slot *channel(lv *v, const struct key *k, uint32_t thread)
 static void number_end(lv *v, struct lv_event *e)
 {
 	int rank = (int)e->thread < v->nth ? v->th[e->thread].rank : -1;
-	bool mark = es_is_mark(e->op);
+	bool mark = es_is_channel_mark(e->op);
 	int dir = mark ? (e->op & ES_OP_RECV ? -1 : 1) : rank >= 0 && e->peer != ES_NONE ? es_message(e->op) : 0;
 	e->dir = mark ? 0 : (int8_t)dir;
 	e->ord = 0;

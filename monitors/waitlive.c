@@ -120,7 +120,8 @@ static struct comm *comm_of(wl *l, es_mpi *mpi, int rank, const struct es_trace 
 		return c && c->id ? c : NULL;
 	c->known = true;
 	int side = 0;
-	const struct es_mpi_comm *m = mpi ? es_mpi_comm_of(mpi, rank, t->comm, 0xffff, UINT64_MAX, &side) : NULL;
+	/* as at the tuple's time: a communicator or window freed since is still its */
+	const struct es_mpi_comm *m = mpi ? es_mpi_comm_of(mpi, rank, t->comm, 0xffff, t->start, &side) : NULL;
 	if (!m || (m->flags & ES_COMMS_INTER) || side < 0 || side > 1)
 		return NULL; /* an intercommunicator's collectives are not judged (archive/waitfeed.c) */
 	c->id = m->id;
@@ -134,8 +135,8 @@ static struct comm *comm_of(wl *l, es_mpi *mpi, int rank, const struct es_trace 
 /* A message end's key, or WS_MSG_NONE; a mark taken in. */
 static uint64_t number(wl *l, const struct es_trace *t, int thread, int rank, const struct comm *c)
 {
-	bool mark = es_is_mark(t->op);
-	int dir = mark ? (t->op & ES_OP_RECV ? -1 : 1) : es_message(t->op);
+	bool mark = es_is_channel_mark(t->op);
+	int dir = mark ? (t->op & ES_OP_RECV ? -1 : 1) : es_is_mark(t->op) ? 0 : es_message(t->op);
 	if (!dir || t->element == ES_NONE || !c)
 		return WS_MSG_NONE;
 	uint64_t k = ps_hash_fold(ps_hash_fold(ps_hash_fold(ps_hash_fold(ps_hash_fold(PS_HASH_SEED, (uint64_t)thread),
@@ -172,8 +173,8 @@ int wl_event(wl *l, es_mpi *mpi, const struct es_trace *t, int thread, int rank)
 	l->rank_of[thread] = rank;
 	const struct comm *c = t->comm == ES_COMM_NONE ? NULL : comm_of(l, mpi, rank, t);
 	uint64_t key = number(l, t, thread, rank, c);
-	if (es_is_mark(t->op))
-		return 0;
+	if (es_is_channel_mark(t->op))
+		return 0; /* only numbers; a group mark is the engine's */
 	struct ws_event e = { .start = t->start, .end = t->end, .loc = (uint32_t)thread, .rank = rank, .op = t->op,
 			      .peer = t->element, .arg = t->arg, .size = t->size, .msg = key,
 			      .site = (uint32_t)thread << 16 | ES_TRACE_SITE(t) };

@@ -35,6 +35,8 @@ static const struct {
 	[WS_EARLY_REDUCE] = { "early_reduce", "Early Reduce", -1 },
 	[WS_EARLY_SCAN] = { "early_scan", "Early Scan", -1 },
 	[WS_WAIT_FENCE] = { "wait_fence", "Wait at Fence", -1 },
+	[WS_LATE_POST] = { "late_post", "Late Post", -1 },
+	[WS_EARLY_WAIT] = { "early_wait", "Early Wait", -1 },
 };
 
 const char *ws_pattern_key(enum ws_pattern p)
@@ -108,6 +110,7 @@ void ws_destroy(ws *w)
 		return;
 	ws__p2p_free(w);
 	ws__coll_free(w);
+	ws__gats_free(w);
 	for (size_t i = 0; i < w->locs.n; i++) {
 		struct loc *l = VAT(w->locs, struct loc, i);
 		vec_free(&l->calls), vec_free(&l->items), vec_free(&l->dones);
@@ -268,6 +271,8 @@ int ws_event(ws *w, const struct ws_event *e)
 	if (w->keep && e->end >= e->start && keep(w, l, e) < 0)
 		return -ENOMEM;
 	unsigned code = es_op_code(e->op);
+	if (es_is_group_mark(e->op))
+		return ws__gats_member(w, e);
 	if (es_is_mark(e->op) || code == ES_OP_MPI_PCONTROL)
 		return 0;
 	bool sendrecv = code == ES_OP_MPI_SENDRECV || code == ES_OP_MPI_SENDRECV_REPLACE;
@@ -282,6 +287,10 @@ int ws_event(ws *w, const struct ws_event *e)
 	if (l->dones.n)
 		rc = settle_dones(w, l, completes(es_op_info(e->op)) ? e : NULL);
 	int r = ws__is_coll(e->op) ? ws__coll(w, e) : ws__p2p(w, l, e);
+	if (!r && (code == ES_OP_MPI_WIN_POST || code == ES_OP_MPI_WIN_START) && !(e->op & ES_OP_FAILED))
+		r = ws__gats_open(w, e);
+	else if (!r && (code == ES_OP_MPI_WIN_COMPLETE || code == ES_OP_MPI_WIN_WAIT || code == ES_OP_MPI_WIN_TEST))
+		r = ws__gats_end(w, e);
 	return rc ? rc : r;
 }
 
@@ -295,6 +304,7 @@ void ws_flush(ws *w, uint64_t before)
 		}
 	ws__p2p_flush(w, before);
 	ws__coll_flush(w, before);
+	ws__gats_flush(w, before);
 }
 
 size_t ws_rows(const ws *w, const struct ws_row **out)

@@ -146,6 +146,7 @@ struct ws {
 	struct ws_stats st;
 	bool keep, keep_waits;
 	struct vec hwaits, hcolls, hmembers;
+	struct gats *gats; /* one-sided epochs in flight (gats.c), made when first met */
 };
 
 /* engine.c */
@@ -163,6 +164,13 @@ int ws__p2p_done(ws *w, struct loc *l, const struct ws_event *d, const struct ws
 int ws__p2p_call_end(ws *w, struct loc *l, const struct ws_event *call);
 void ws__p2p_flush(ws *w, uint64_t before);
 void ws__p2p_free(ws *w);
+/* gats.c: MPI_Win_post and MPI_Win_start open an epoch, their group
+ * marks give its members, MPI_Win_complete, _wait and _test end it */
+int ws__gats_open(ws *w, const struct ws_event *e);
+int ws__gats_member(ws *w, const struct ws_event *e);
+int ws__gats_end(ws *w, const struct ws_event *e);
+void ws__gats_flush(ws *w, uint64_t before);
+void ws__gats_free(ws *w);
 /* colls.c */
 bool ws__is_coll(unsigned op);
 int ws__coll(ws *w, const struct ws_event *e);

@@ -74,10 +74,17 @@
  *    of Ireduce and Igather(v), the latest lower rank's for Iscan and
  *    Iexscan).  A member whose request a test completed is not judged.
  *
+ * One-sided general active target synchronization (gats.c, from the
+ * group marks the collectors write after MPI_Win_post and MPI_Win_start):
+ *  - Late Post: an origin waits in MPI_Win_complete (or in an MPI_Win_start
+ *    that blocks) for the latest MPI_Win_post of its epoch's targets;
+ *  - Early Wait: a target waits in MPI_Win_wait for the latest
+ *    MPI_Win_complete of its epoch's origins.
+ *
  * Not analysed (each counted in ws_stats, never guessed): neighbourhood
- * collectives; communicators' and windows' creation; one-sided Late Post
- * and Early Wait (the groups of MPI_Win_post and MPI_Win_start are not
- * recorded); receives and collectives whose other ends were not recorded.
+ * collectives; communicators' and windows' creation; passive target
+ * synchronization (locks); receives and collectives whose other ends were
+ * not recorded.
  * A wait capped by its own call's end (a clock that put the other end
  * later than the call's end) counts as a clock violation.
  */
@@ -115,6 +122,8 @@ enum ws_pattern {
 	WS_EARLY_REDUCE,
 	WS_EARLY_SCAN,
 	WS_WAIT_FENCE,
+	WS_LATE_POST,         /* an origin's MPI_Win_start or _complete waits for a target's MPI_Win_post */
+	WS_EARLY_WAIT,        /* a target's MPI_Win_wait waits for an origin's MPI_Win_complete */
 	WS_NPATTERNS
 };
 /* "late_sender" ... as JSON, triggers and the command lines name them */

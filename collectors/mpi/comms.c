@@ -427,6 +427,26 @@ struct es_comm *es_win_of(MPI_Win win)
 	return win_attach(win, mix(key, occurrence(key)));
 }
 
+/* A general active target epoch's group (MPI_Win_post's origins,
+ * MPI_Win_start's targets): one group mark per member, after the call's
+ * tuple (collectors.h), when the call is recorded.  Once per epoch, not
+ * per message: its cost is the group's translation. */
+void es_win_group(unsigned op, MPI_Group group, const struct es_comm *w)
+{
+	if (!es_collects(op) || !w || group == MPI_GROUP_NULL || !es_elem())
+		return;
+	int n;
+	bool ident;
+	int *world = world_of(group, &n, &ident);
+	if (!world && !ident)
+		return;
+	uint64_t now = es_now();
+	for (int i = 0; i < n; i++)
+		es_put((uint16_t)(ES_OP_MPI_CHANNEL | ES_OP_DONE), now, now, 0, es_serial16(w),
+		       (uint32_t)(world ? world[i] : i), (uint32_t)n, op);
+	free(world);
+}
+
 /* --- matched probes ------------------------------------------------------------------------ */
 
 void es_msg_probed(MPI_Message m, const struct es_comm *c)

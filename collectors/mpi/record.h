@@ -503,6 +503,8 @@ uint32_t es_comm_seed(struct es_comm *parent) ES_HIDDEN;
 void es_comm_made(struct es_comm *parent, uint32_t seed, MPI_Comm newcomm, enum es_made how,
 		  int tag) ES_HIDDEN;
 void es_win_made(struct es_comm *parent, uint32_t seed, MPI_Win win) ES_HIDDEN;
+/* MPI_Win_post's or MPI_Win_start's group, as group marks (collectors.h) */
+void es_win_group(unsigned op, MPI_Group group, const struct es_comm *w) ES_HIDDEN;
 void es_comms_setup(void) ES_HIDDEN;
 void es_comms_finalize(void) ES_HIDDEN;
 

@@ -190,6 +190,8 @@ static int read_all(es_space *sp, const char *trace, struct es_trace *t, int max
 	uint16_t calls = 0;
 	nchans = 0;
 	for (int i = 0; i < n; i++) {
+		if (es_is_group_mark(t[i].op))
+			continue; /* a window epoch's member: no call, no channel */
 		if (es_is_mark(t[i].op) || (t[i].op & ES_OP_NUMBERED)) {
 			numbers_ok(trace, t, i);
 			if (es_is_mark(t[i].op))

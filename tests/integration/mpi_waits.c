@@ -52,6 +52,10 @@ static void ok(int rc)
  * caller's) */
 static double stamp;
 #define KEY(step, call) (stamp = now_ns(), ok(call), fprintf(truth, "%s %d %.0f %d\n", (step), me, stamp, __LINE__))
+/* the same with the call's leave too (a fifth field), for the one-sided
+ * epochs' calls, which a rule on both ends judges */
+#define KEY2(step, call) (stamp = now_ns(), ok(call), \
+			  fprintf(truth, "%s %d %.0f %d %.0f\n", (step), me, stamp, __LINE__, now_ns()))
 
 static void late_sender(int d)
 {
@@ -159,6 +163,60 @@ static void ibcast(int d)
 	}
 }
 
+/* one-sided, general active target: rank 1's window exposed to rank 0 */
+static MPI_Win win;
+static int cell;
+static MPI_Group peer_group(int rank)
+{
+	MPI_Group world, g;
+	MPI_Comm_group(MPI_COMM_WORLD, &world);
+	MPI_Group_incl(world, 1, &rank, &g);
+	MPI_Group_free(&world);
+	return g;
+}
+
+/* An epoch of rank 0 on rank 1's window, the target's calls after dt ms
+ * of work, the origin's complete after do_ ms: every call's enter and
+ * leave written, for Scalasca's rules on both ends (waits_check.py). */
+static void epoch(const char *step, int dt, int do_)
+{
+	int x = 7;
+	if (me == 1) {
+		MPI_Group g = peer_group(0);
+		work(dt);
+		char s[64];
+		snprintf(s, sizeof(s), "%s_post", step);
+		KEY2(s, MPI_Win_post(g, 0, win));
+		snprintf(s, sizeof(s), "%s_wait", step);
+		KEY2(s, MPI_Win_wait(win));
+		MPI_Group_free(&g);
+	} else if (me == 0) {
+		MPI_Group g = peer_group(1);
+		char s[64];
+		snprintf(s, sizeof(s), "%s_start", step);
+		KEY2(s, MPI_Win_start(g, 0, win));
+		work(do_);
+		MPI_Put(&x, 1, MPI_INT, 1, 0, 1, MPI_INT, win);
+		snprintf(s, sizeof(s), "%s_complete", step);
+		KEY2(s, MPI_Win_complete(win));
+		MPI_Group_free(&g);
+	} else {
+		work(dt > do_ ? dt : do_);
+	}
+}
+
+/* the target posts late: the origin waits in MPI_Win_start or _complete */
+static void late_post(int d)
+{
+	epoch("late_post", d, 0);
+}
+
+/* the origin completes late: the target waits in MPI_Win_wait */
+static void early_wait(int d)
+{
+	epoch("early_wait", 0, d);
+}
+
 int main(int argc, char **argv)
 {
 	MPI_Init(&argc, &argv);
@@ -177,13 +235,15 @@ int main(int argc, char **argv)
 		perror(path);
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
+	MPI_Win_create(&cell, sizeof(cell), sizeof(cell), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
 	void (*steps[])(int) = { late_sender, late_sender_wait, wrong_order, late_receiver, barrier,
-				 allreduce, bcast, reduce, scan, ibcast };
+				 allreduce, bcast, reduce, scan, ibcast, late_post, early_wait };
 	for (size_t i = 0; i <= sizeof(steps) / sizeof(steps[0]); i++) {
 		KEY("sync", MPI_Barrier(MPI_COMM_WORLD));
 		if (i < sizeof(steps) / sizeof(steps[0]))
 			steps[i](d);
 	}
+	MPI_Win_free(&win);
 	fclose(truth);
 	MPI_Finalize();
 	return 0;

@@ -104,11 +104,11 @@ fi
 # the page says them with Scalasca's names, and what it judged
 "$BIN/esprofile" -o "$dir/c.prof" "$dir/c.ar" || die "esprofile failed"
 for p in "Late Sender" "Late Sender, Wrong Order (different source)" "Late Receiver" "Wait at Barrier" \
-	"Wait at NxN" "Late Broadcast" "Early Reduce" "Early Scan"; do
+	"Wait at NxN" "Late Broadcast" "Early Reduce" "Early Scan" "Late Post" "Early Wait"; do
 	grep -q "^$p  " "$dir/c.prof" || die "the page has no $p row: $(sed -n '/Wait states/,$p' "$dir/c.prof")"
 done
 grep -q "MPI_Wait(Ibcast)" "$dir/c.prof" || die "the Ibcast's wait not named on the page"
-grep -q "^judged: 5 receives, 5 sends that may have waited, 17 collectives$" "$dir/c.prof" ||
+grep -q "^judged: 5 receives, 5 sends that may have waited, 23 collectives and one-sided epochs; 6 calls of no pattern (neighbourhood, communicators, windows made)$" "$dir/c.prof" ||
 	die "judged: $(grep '^judged' "$dir/c.prof")"
 
 # OTF2: each pattern a metric, its last value on each location the seconds that location waited so

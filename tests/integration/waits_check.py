@@ -25,19 +25,21 @@ if "--file" in args:
     name = args[i + 1]
     del args[i:i + 2]
 prof = json.load(open(args[0]))
-inst = defaultdict(dict)   # (step, k) -> rank -> (enter_ns, line)
+inst = defaultdict(dict)   # (step, k) -> rank -> (enter_ns, line, leave_ns or None)
 seen = defaultdict(int)
 other = {}                 # (rank, a line the compiler may give) -> the call's own
 for path in args[1:]:
     for ln in open(path):
-        step, rank, t, line = ln.split()
+        f = ln.split()
+        step, rank, t, line = f[:4]
+        leave = float(f[4]) if len(f) > 4 else None
         rank = int(rank)
         if "/" in line:
             line, alt = line.split("/")
             other[(rank, int(alt))] = int(line)
         k = seen[(step, rank)]
         seen[(step, rank)] += 1
-        inst[(step, k)][rank] = (float(t), int(line))
+        inst[(step, k)][rank] = (float(t), int(line), leave)
 
 want = defaultdict(float)  # (pattern, rank, line) -> seconds
 noise = set()              # rows the scheduler made: the sync barriers' (and a balanced run's, --balanced)
@@ -64,7 +66,7 @@ for (step, k), e in sorted(inst.items()):
     elif step in ("late_sender", "late_sender_wait"):
         add("late_sender", 0, line[0], t[1] - t[0], 1)
     elif step == "wrong_order":  # rank 0 receives rank 1's message, then rank 2's (wrong_order2)
-        t2, l2 = inst[("wrong_order2", k)][0]
+        t2, l2 = inst[("wrong_order2", k)][0][:2]
         ls1 = t[1] - t[0]
         add("late_sender", 0, line[0], ls1, 1)
         add("late_sender", 0, l2, t[2] - t2, 2)
@@ -85,6 +87,21 @@ for (step, k), e in sorted(inst.items()):
         for r in t:
             j = max((j for j in t if j <= r), key=lambda j: t[j])
             add("early_scan", r, line[r], t[j] - t[r], j)
+    elif step.endswith("_start"):  # a one-sided epoch: origin 0, target 1 (mpi_waits.c's epoch())
+        ep = step[:-len("_start")]
+        s0, sl, sL = e[0]
+        c0, cl, cL = inst[(ep + "_complete", k)][0]
+        p = inst[(ep + "_post", k)][1][0]
+        w0, wl, wL = inst[(ep + "_wait", k)][1]
+        # the delay injected is the cause of its own pattern only
+        lp_by, ew_by = (1, None) if ep == "late_post" else (None, 0)
+        if c0 < p < cL:  # Late Post, Scalasca's rule: in the complete if the post fell in it, else the start
+            add("late_post", 0, cl, p - c0, lp_by)
+        elif s0 < p < sL:
+            add("late_post", 0, sl, p - s0, lp_by)
+        add("early_wait", 1, wl, min(c0, wL) - w0, ew_by)
+    elif step.endswith(("_post", "_wait", "_complete")):
+        pass
     else:
         sys.exit("waits_check: unknown step %s" % step)
 

@@ -309,6 +309,60 @@ START_TEST(fence)
 }
 END_TEST
 
+static struct ws_event win(uint32_t loc, unsigned op, uint64_t start, uint64_t end, uint32_t site)
+{
+	struct ws_event e = ev(loc, op, start, end);
+	e.comm = 99, e.members = 2, e.me = loc, e.site = site;
+	return e;
+}
+
+/* a group mark after a Win_post or Win_start (collectors.h) */
+static struct ws_event member(uint32_t loc, unsigned call, uint32_t who)
+{
+	struct ws_event e = win(loc, ES_OP_MPI_CHANNEL | ES_OP_DONE, 0, 0, 0);
+	e.peer = who, e.arg = call, e.size = 1;
+	return e;
+}
+
+/* General active target synchronization, the origin's events fed first
+ * and then the other way: a target that posts late keeps its origin in
+ * MPI_Win_complete (Late Post); an origin that completes late keeps its
+ * target in MPI_Win_wait (Early Wait). */
+START_TEST(late_post_early_wait)
+{
+	struct ws_event origin[] = {
+		win(0, ES_OP_MPI_WIN_START, 100, 105, 20), member(0, ES_OP_MPI_WIN_START, 1),
+		win(0, ES_OP_MPI_WIN_COMPLETE, 110, 520, 21),
+		win(0, ES_OP_MPI_WIN_START, 1000, 1001, 20), member(0, ES_OP_MPI_WIN_START, 1),
+		win(0, ES_OP_MPI_WIN_COMPLETE, 1400, 1450, 21),
+	};
+	struct ws_event target[] = {
+		win(1, ES_OP_MPI_WIN_POST, 500, 510, 11), member(1, ES_OP_MPI_WIN_POST, 0),
+		win(1, ES_OP_MPI_WIN_WAIT, 515, 530, 12),
+		win(1, ES_OP_MPI_WIN_POST, 1000, 1001, 11), member(1, ES_OP_MPI_WIN_POST, 0),
+		win(1, ES_OP_MPI_WIN_WAIT, 1002, 1500, 12),
+	};
+	for (int order = 0; order < 2; order++) {
+		ws *w;
+		ck_assert_int_eq(ws_create(&w), 0);
+		ws_keep(w);
+		feed(w, order ? target : origin, 6);
+		feed(w, order ? origin : target, 6);
+		ck_assert_uint_eq(got(w, WS_LATE_POST, 0, 21), 390);
+		ck_assert_uint_eq(got(w, WS_EARLY_WAIT, 1, 12), 398);
+		ck_assert_uint_eq(total(w), 788);
+		const struct ws_wait *k;
+		ck_assert_uint_eq(ws_waits(w, &k), 2);
+		ck_assert(k[0].delayer != k[0].waiter && k[1].delayer != k[1].waiter);
+		ws_flush(w, UINT64_MAX);
+		struct ws_stats st;
+		ws_stats(w, &st);
+		ck_assert_uint_eq(st.incomplete, 0);
+		ws_destroy(w);
+	}
+}
+END_TEST
+
 /* An Ibcast whose root posts at 500: rank 1 posted at 10 and waits in
  * MPI_Wait from 100: 400 ns of Late Broadcast at the Wait; rank 2's
  * request completed by a test is not judged. */
@@ -532,6 +586,7 @@ Suite *waitstates_suite(void)
 	tcase_add_test(tc, barrier);
 	tcase_add_test(tc, rooted_and_scan);
 	tcase_add_test(tc, fence);
+	tcase_add_test(tc, late_post_early_wait);
 	tcase_add_test(tc, nonblocking_collective_at_its_wait);
 	tcase_add_test(tc, flush_gives_up);
 	tcase_add_test(tc, delay_and_path);
