@@ -151,6 +151,34 @@ static void show(char *buf, size_t len, uint32_t v)
 		snprintf(buf, len, "%u", v);
 }
 
+/* Group marks (collectors.h) follow their MPI_Win_post or MPI_Win_start,
+ * one per member of its group, each naming that call and the group's size
+ * (mpi_every's groups: the other rank); checked, then taken out, so that
+ * the calls are matched as the program made them.  The tuples left. */
+static int group_marks(const char *seg, struct es_trace *t, int n)
+{
+	int k = 0, call = -1, seen = 0;
+	for (int i = 0; i < n; i++) {
+		if (!es_is_group_mark(t[i].op)) {
+			if (call >= 0 && seen != 1)
+				FAIL("%s: tuple %d (%s) has %d group marks, expected 1", seg, call, es_op_name(t[call].op), seen);
+			unsigned code = es_op_code(t[i].op);
+			call = code == ES_OP_MPI_WIN_POST || code == ES_OP_MPI_WIN_START ? k : -1;
+			seen = 0;
+			t[k++] = t[i];
+			continue;
+		}
+		if (call < 0 || t[i].arg != es_op_code(t[call].op) || t[i].size != 1 || t[i].comm != t[call].comm ||
+		    t[i].element > 1)
+			FAIL("%s: tuple %d: a group mark (member %u of %u, for op %u) not after its MPI_Win_post or "
+			     "MPI_Win_start", seg, i, t[i].element, t[i].size, t[i].arg);
+		seen++;
+	}
+	if (call >= 0 && seen != 1)
+		FAIL("%s: the last tuple (%s) has %d group marks, expected 1", seg, es_op_name(t[call].op), seen);
+	return k;
+}
+
 static int check_rank(const char *job, int r, const char *dir)
 {
 	char seg[64], file[4096];
@@ -178,6 +206,7 @@ static int check_rank(const char *job, int r, const char *dir)
 		FAIL("%s: %llu tuples discarded", seg, (unsigned long long)st.discarded);
 	struct es_trace *t = calloc(st.written + 1, sizeof(*t));
 	int n = t ? ps_read_range(e, 0, st.written, t, NULL) : 0;
+	n = group_marks(seg, t, n);
 	int i = 0, k = 0;
 	for (; i < n && k < nw; k++) {
 		char a[16], b[16], c[16], label[64], label2[64];
