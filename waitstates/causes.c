@@ -23,8 +23,9 @@ struct sync {
 	bool coll; /* id: a kept collective's, else a kept wait's */
 };
 struct prep {
-	struct hcall *calls;
-	size_t ncalls;
+	struct hcall *calls;   /* the thread's own (kept in order), or a sorted copy (owned) */
+	size_t ncalls, hint, whint; /* hints: where the last search for a call, a wait ended */
+	bool own_calls;
 	struct point *line;
 	size_t nline;
 	uint32_t *waits; /* waits this thread waited in, by end */
@@ -110,6 +111,14 @@ static int by_wait_end(const void *a, const void *b, void *hw)
 	return x < y ? -1 : x > y;
 }
 
+static bool sorted(const void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	for (size_t i = 1; i < n; i++)
+		if (cmp((const char *)v + (i - 1) * size, (const char *)v + i * size) > 0)
+			return false;
+	return true;
+}
+
 /* The innermost phase over time: phases nest in a thread, so a stack of
  * the open ones, walked in order of their starts and ends. */
 static int timeline(struct prep *p, const struct loc *l)
@@ -152,10 +161,16 @@ static int prepare(struct an *z)
 		const struct loc *l = VAT(w->locs, struct loc, k);
 		struct prep *p = &z->p[k];
 		p->ncalls = l->hcalls.n;
-		if (!(p->calls = malloc(sizeof(struct hcall) * (p->ncalls + 1))) || timeline(p, l) < 0)
+		if (timeline(p, l) < 0)
 			return -ENOMEM;
-		memcpy(p->calls, l->hcalls.v, sizeof(struct hcall) * p->ncalls);
-		qsort(p->calls, p->ncalls, sizeof(struct hcall), by_start);
+		p->calls = l->hcalls.v; /* a thread's calls come in its order: sorted but for clock jitter */
+		if (!sorted(p->calls, p->ncalls, sizeof(struct hcall), by_start)) {
+			if (!(p->calls = malloc(sizeof(struct hcall) * (p->ncalls + 1))))
+				return -ENOMEM;
+			p->own_calls = true;
+			memcpy(p->calls, l->hcalls.v, sizeof(struct hcall) * p->ncalls);
+			qsort(p->calls, p->ncalls, sizeof(struct hcall), by_start);
+		}
 		p->first = p->ncalls ? p->calls[0].start : 0;
 		for (size_t i = 0; i < p->ncalls; i++)
 			p->last = p->calls[i].end > p->last ? p->calls[i].end : p->last;
@@ -192,14 +207,79 @@ static int prepare(struct an *z)
 			z->p[m->loc].syncs[z->p[m->loc].nsyncs++] = (struct sync){ m->left, j, true };
 		}
 	}
-	for (size_t k = 0; k < z->nlocs; k++) {
-		qsort_r(z->p[k].waits, z->p[k].nwaits, sizeof(uint32_t), by_wait_end, (void *)z->hw);
-		qsort(z->p[k].syncs, z->p[k].nsyncs, sizeof(struct sync), by_sync);
+	for (size_t k = 0; k < z->nlocs; k++) { /* mostly found in order already: sorted only when not */
+		bool in_order = true;
+		for (size_t i = 1; i < z->p[k].nwaits && in_order; i++)
+			in_order = by_wait_end(&z->p[k].waits[i - 1], &z->p[k].waits[i], (void *)z->hw) <= 0;
+		if (!in_order)
+			qsort_r(z->p[k].waits, z->p[k].nwaits, sizeof(uint32_t), by_wait_end, (void *)z->hw);
+		if (!sorted(z->p[k].syncs, z->p[k].nsyncs, sizeof(struct sync), by_sync))
+			qsort(z->p[k].syncs, z->p[k].nsyncs, sizeof(struct sync), by_sync);
 	}
 	return 0;
 }
 
 /* --- an interval's activities ----------------------------------------------------------- */
+
+/* The first i of 0 .. n - 1 whose end(i) is after a (ends rise with i),
+ * searched from *hint, where the last search ended, widening: the waits
+ * are taken in order of time, so the next is near, where a whole binary
+ * search over a long thread would miss the cache at every step. */
+static inline size_t gallop(size_t n, size_t *hint, uint64_t a, uint64_t (*end)(const void *, size_t), const void *ctx)
+{
+	size_t h = *hint < n ? *hint : 0, lo, hi, step = 1;
+	if (!n)
+		return 0;
+	if (end(ctx, h) <= a) {
+		lo = h + 1, hi = lo;
+		while (hi < n && end(ctx, hi) <= a)
+			lo = hi + 1, hi = lo + step, step *= 2;
+		hi = hi < n ? hi : n;
+	} else {
+		hi = h, lo = h;
+		while (lo > 0 && end(ctx, lo - 1) > a)
+			hi = lo - 1, lo = lo > step ? lo - step : 0, step *= 2;
+	}
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (end(ctx, mid) <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*hint = lo;
+	return lo;
+}
+
+struct wctx {
+	const struct ws_wait *hw;
+	const uint32_t *waits;
+};
+
+static uint64_t wait_end_at(const void *ctx, size_t i)
+{
+	const struct wctx *c = ctx;
+	return wait_end(&c->hw[c->waits[i]]);
+}
+
+static uint64_t call_end_at(const void *ctx, size_t i)
+{
+	return ((const struct hcall *)ctx)[i].end;
+}
+
+/* The first of thread p's waits (by end) that ends after a: a thread waits
+ * in one call at a time, so its waits are in order of their starts too. */
+static size_t first_wait_after(const struct an *z, struct prep *p, uint64_t a)
+{
+	struct wctx c = { z->hw, p->waits };
+	return gallop(p->nwaits, &p->whint, a, wait_end_at, &c);
+}
+
+/* The first of thread p's calls that ends after a. */
+static size_t first_call_after(struct prep *p, uint64_t a)
+{
+	return gallop(p->ncalls, &p->hint, a, call_end_at, p->calls);
+}
 
 /* The computation from x to y, by the innermost phase. */
 static void gap(struct an *z, const struct prep *p, struct acts *m, uint64_t x, uint64_t y)
@@ -224,18 +304,11 @@ static void gap(struct an *z, const struct prep *p, struct acts *m, uint64_t x, 
  * of their calls; its waiting there. */
 static uint64_t interval(struct an *z, uint32_t k, uint64_t a, uint64_t b, struct acts *m)
 {
-	const struct prep *p = &z->p[k];
+	struct prep *p = &z->p[k];
 	m->n = 0;
 	if (b <= a)
 		return 0;
-	size_t lo = 0, hi = p->ncalls; /* the first call that ends after a */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (p->calls[mid].end <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = first_call_after(p, a);
 	uint64_t at = a, waited = 0;
 	for (size_t i = lo; i < p->ncalls && p->calls[i].start < b; i++) {
 		uint64_t s = p->calls[i].start > a ? p->calls[i].start : a;
@@ -251,9 +324,9 @@ static uint64_t interval(struct an *z, uint32_t k, uint64_t a, uint64_t b, struc
 	if (at < b)
 		gap(z, p, m, at, b);
 	const struct ws_row *rows = z->w->rows.v;
-	for (size_t i = 0; i < p->nwaits; i++) {
+	for (size_t i = first_wait_after(z, p, a); i < p->nwaits && z->hw[p->waits[i]].from < b; i++) {
 		const struct ws_wait *h = &z->hw[p->waits[i]];
-		if (h->from < a || h->from >= b)
+		if (h->from < a)
 			continue;
 		uint64_t ns = wait_end(h) <= b ? h->ns : b - h->from;
 		act_add(z, m, rows[h->row].site, false, -(int64_t)ns);
@@ -363,10 +436,10 @@ static void delay_one(struct an *z, uint32_t j, uint64_t *indirect)
 			c->short_ns += (uint64_t)(gs * (double)z->a.v[i].ns), c->long_ns += (uint64_t)(gl * (double)z->a.v[i].ns);
 	}
 	indirect[h->row] += (uint64_t)(gs * (double)wp);
-	const struct prep *pp = &z->p[p]; /* p's own waits in the interval carry the cost further back */
-	for (size_t i = 0; i < pp->nwaits; i++) {
+	struct prep *pp = &z->p[p]; /* p's own waits in the interval carry the cost further back */
+	for (size_t i = first_wait_after(z, pp, ap); i < pp->nwaits && z->hw[pp->waits[i]].from < h->cause; i++) {
 		const struct ws_wait *k = &z->hw[pp->waits[i]];
-		if (k->from >= ap && k->from < h->cause)
+		if (k->from >= ap)
 			z->phi[pp->waits[i]] += (gs + gl) * (double)k->ns;
 	}
 }
@@ -477,7 +550,8 @@ static int off_path(struct an *z, struct ws_analysis *out)
 static void an_free(struct an *z)
 {
 	for (size_t k = 0; z->p && k < z->nlocs; k++)
-		free(z->p[k].calls), free(z->p[k].line), free(z->p[k].waits), free(z->p[k].syncs);
+		free(z->p[k].own_calls ? z->p[k].calls : NULL), free(z->p[k].line), free(z->p[k].waits),
+			free(z->p[k].syncs);
 	free(z->p), free(z->phi), free(z->a.v), free(z->b.v);
 	tab_free(&z->cost_ix), tab_free(&z->path_ix);
 }

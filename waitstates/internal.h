@@ -41,7 +41,7 @@ struct msg {
 /* An end a queued call completes: a receive (judged as Late Sender) or a
  * send that may have waited for its receiver (Late Receiver). */
 struct item {
-	uint64_t msg;
+	uint32_t msg; /* its index in w->msgs: the item's use keeps it there */
 	bool recv;
 };
 
@@ -106,6 +106,7 @@ struct loc {
 	bool may_lr;      /* ... and whether one of them is a send that may have waited */
 	struct ls_seen seen[LSWO_KEEP];  /* a ring: the newest at (nseen - 1) % LSWO_KEEP */
 	uint32_t nseen;
+	uint64_t seen_max; /* no remembered wait's message was sent later than this */
 	struct tab isends; /* a send request's start -> its message's key (Late Receiver) */
 	struct vec hcalls, hphases; /* kept (ws_keep): calls inside MPI, phases */
 };

@@ -16,8 +16,9 @@
  * Invariants (checked in ES_DEBUG builds):
  *  - l->calls[head ..] are queued, in the thread's order; their items are
  *    l->items[ihead .. committed), each call's contiguous and in order;
- *  - every item names a message in w->msg_ix and holds one of its uses;
- *    so does every link in l->isends (an Isend's message until its
+ *  - every item holds one use of the message it names (by its index in
+ *    w->msgs, where the use keeps it: a message goes only with its last
+ *    use); so does every link in l->isends (an Isend's message until its
  *    completion comes).
  */
 
@@ -96,20 +97,22 @@ static int end_came(ws *w, const struct ws_event *e, bool send, uint64_t t, bool
 	uint32_t other = m->wait_loc[send ? 0 : 1];
 	if (use)
 		m->wait_loc[send ? 1 : 0] = e->loc;
-	if (!m->uses && m->have_send && m->have_recv)
+	if (!m->uses && m->have_send && m->have_recv) {
 		msg_drop(w, i);
-	else if (other != NIL && other != e->loc)
-		drain(w, VAT(w->locs, struct loc, other), 0);
-	*idx = msg_find(w, e->msg);
+		return 0;
+	}
+	if (other != NIL && other != e->loc)
+		drain(w, VAT(w->locs, struct loc, other), 0); /* it holds a use of its own: i stays */
+	*idx = msg_at(w, i)->key == e->msg ? i : NIL;
 	return 0;
 }
 
-static int add_item(struct loc *l, uint64_t key, bool recv)
+static int add_item(struct loc *l, uint32_t msg, bool recv)
 {
 	struct item *it = vec_push(&l->items);
 	if (!it)
 		return -ENOMEM;
-	*it = (struct item){ key, recv };
+	*it = (struct item){ msg, recv };
 	return 0;
 }
 
@@ -157,7 +160,7 @@ int ws__p2p(ws *w, struct loc *l, const struct ws_event *e)
 			return tab_put(&l->isends, e->start, i) < 0 ? (msg_release(w, i), -ENOMEM) : 0;
 		if (!blocking)
 			return 0;
-		if (add_item(l, e->msg, false) < 0)
+		if (add_item(l, i, false) < 0)
 			return msg_release(w, i), -ENOMEM;
 		return queue(w, l, e, e->end, 0, true);
 	}
@@ -166,7 +169,7 @@ int ws__p2p(ws *w, struct loc *l, const struct ws_event *e)
 	int rc = end_came(w, e, false, e->start, true, &i);
 	if (rc || i == NIL)
 		return rc ? rc : (w->st.unpaired++, 0);
-	if (add_item(l, e->msg, true) < 0)
+	if (add_item(l, i, true) < 0)
 		return msg_release(w, i), -ENOMEM;
 	return queue(w, l, e, e->end, 0, false);
 }
@@ -180,7 +183,7 @@ int ws__p2p_done(ws *w, struct loc *l, const struct ws_event *d, const struct ws
 		int rc = end_came(w, d, false, d->start, true, &i);
 		if (rc || i == NIL)
 			return rc ? rc : (w->st.unpaired++, 0);
-		if (add_item(l, d->msg, true) < 0)
+		if (add_item(l, i, true) < 0)
 			return msg_release(w, i), -ENOMEM;
 		l->of = es_op_code(d->op);
 		return 0;
@@ -192,7 +195,7 @@ int ws__p2p_done(ws *w, struct loc *l, const struct ws_event *d, const struct ws
 		return 0; /* a buffered or ready send's, or its send was not seen */
 	uint32_t i = *v;
 	tab_del(&l->isends, d->start);
-	if (add_item(l, msg_at(w, i)->key, false) < 0)
+	if (add_item(l, i, false) < 0)
 		return msg_release(w, i), -ENOMEM;
 	l->of = l->of ? l->of : (uint16_t)es_op_code(d->op);
 	l->may_lr = true; /* the link's use is now the item's */
@@ -213,15 +216,21 @@ int ws__p2p_call_end(ws *w, struct loc *l, const struct ws_event *call)
  * remembered Late Sender waits whose messages were sent later. */
 static void wrong_order(ws *w, struct loc *l, uint64_t sent, int32_t from)
 {
+	if (sent >= l->seen_max)
+		return; /* the common case: messages received in the order sent */
 	uint32_t n = l->nseen < LSWO_KEEP ? l->nseen : LSWO_KEEP;
+	uint64_t max = 0;
 	for (uint32_t k = 0; k < n; k++) {
 		struct ls_seen *s = &l->seen[k];
+		if (s->ns && s->sent <= sent)
+			max = s->sent > max ? s->sent : max;
 		if (!s->ns || s->sent <= sent)
 			continue;
 		ws__add(w, WS_LATE_SENDER_WO, l->rank, s->site, s->op, s->of, s->ns);
 		ws__add(w, s->from == from ? WS_LSWO_SAME : WS_LSWO_DIFFERENT, l->rank, s->site, s->op, s->of, s->ns);
 		s->ns = 0;
 	}
+	l->seen_max = max;
 }
 
 struct verdict {
@@ -232,9 +241,8 @@ struct verdict {
 
 static void judge_item(ws *w, struct loc *l, const struct call *c, const struct item *it, struct verdict *v)
 {
-	uint32_t i = msg_find(w, it->msg);
-	struct msg *m = i == NIL ? NULL : msg_at(w, i);
-	if (!m || !(it->recv ? m->have_send : m->have_recv)) {
+	struct msg *m = msg_at(w, it->msg);
+	if (!(it->recv ? m->have_send : m->have_recv)) {
 		w->st.unpaired++;
 		return;
 	}
@@ -267,13 +275,12 @@ static void judge(ws *w, struct loc *l, uint32_t loc, const struct call *c)
 	if (v.ls) {
 		ws__wait(w, WS_LATE_SENDER, l, loc, c->site, c->op, c->of, c->enter, v.ls, v.sender, v.sent);
 		l->seen[l->nseen++ % LSWO_KEEP] = (struct ls_seen){ v.sent, v.ls, v.from, c->site, c->op, c->of };
+		l->seen_max = v.sent > l->seen_max ? v.sent : l->seen_max;
 	} else if (v.lr) {
 		ws__wait(w, WS_LATE_RECEIVER, l, loc, c->site, c->op, c->of, c->enter, v.lr, v.receiver, v.posted);
 	}
 	for (uint32_t k = 0; k < c->n; k++) { /* given back; one given up on goes with its last use */
-		uint32_t i = msg_find(w, its[k].msg);
-		if (i == NIL)
-			continue;
+		uint32_t i = its[k].msg;
 		msg_release(w, i);
 		struct msg *m = msg_at(w, i);
 		if (m->key != WS_MSG_NONE && !m->uses)
@@ -285,9 +292,8 @@ static bool ready(ws *w, const struct loc *l, const struct call *c)
 {
 	const struct item *its = VAT(l->items, struct item, c->first);
 	for (uint32_t k = 0; k < c->n; k++) {
-		uint32_t i = msg_find(w, its[k].msg);
-		const struct msg *m = i == NIL ? NULL : msg_at(w, i);
-		if (m && !(its[k].recv ? m->have_send : m->have_recv))
+		const struct msg *m = msg_at(w, its[k].msg);
+		if (!(its[k].recv ? m->have_send : m->have_recv))
 			return false;
 	}
 	return true;

@@ -44,7 +44,7 @@ for i in 1 2 3; do
 done
 wns=$(cut -d' ' -f2 "$dir/live" | median) live=$(cut -d' ' -f3 "$dir/live" | median)
 echo "  live: the wait states $wns ns of CPU an event (median), colopmon --waits keeps up with $live events/s on one core"
-"$bin/esrecord" -q -w 5 -o "$dir/halo" "$job.h" 2>/dev/null || { echo "waits: esrecord failed"; exit 1; }
+"$bin/esrecord" -w 5 -o "$dir/halo" "$job.h" 2>/dev/null || { echo "waits: esrecord failed"; exit 1; }
 rm_segments "$job.h"
 "$build/bench/waits" "$dir/halo" 3 | tee "$dir/post"
 post=$(sed -n 's/^post_events_per_s=//p' "$dir/post")
