@@ -522,6 +522,7 @@ START_TEST(delay_followed_back)
 	ck_assert_uint_eq(a.path_ns, 116);
 	ck_assert_uint_eq(on_path(&a, 2, 7, true), 100);
 	ws_analysis_free(&a);
+	ws_destroy(w);
 	ck_assert_int_eq(ws_create(&w) == 0 && ws_analyse(w, &a) == -EINVAL, 1); /* nothing kept */
 	ws_analysis_free(&a);
 	ws_destroy(w);
