@@ -50,13 +50,14 @@ if bad or not live:
 PY
 }
 
-# check NAME FILE [--balanced]: every wait state of FILE as the program's clock says
+# check NAME FILE D|--balanced: every wait state of FILE as the program's clock says
 check() {
-	python3 "$(dirname "$0")/waits_check.py" "$dir/$1.json" "$dir/$1"/truth* --file "$2" ${3:-} || die "$1: see above"
+	case $3 in --balanced) how=--balanced ;; *) how="--delay $3" ;; esac
+	python3 "$(dirname "$0")/waits_check.py" "$dir/$1.json" "$dir/$1"/truth* --file "$2" $how || die "$1: see above"
 }
 
 run mpi_waits 200 c
-check c mpi_waits.c
+check c mpi_waits.c 200
 live c
 grep -q "^wait Late Sender: rank 0, MPI_Recv at late_sender (.*mpi_waits.c:[0-9]*): [0-9.]* ms, caused by rank 1$" \
 	"$dir/c.live" || die "colopmon --waits named no Late Sender caused by rank 1: $(grep '^wait' "$dir/c.live")"
@@ -68,7 +69,7 @@ run mpi_waits 0 balanced
 check balanced mpi_waits.c --balanced
 live balanced
 run mpi_waits_f 200 f
-check f mpi_waits_f.F90
+check f mpi_waits_f.F90 200
 
 # esview: the last second's wait states beside the balance, each caused by the rank that was late;
 # the trigger wait=late_sender:20 freezes the view and keeps the black box; the page's table,
