@@ -141,7 +141,7 @@ SCOPES_LIB := $(BUILD)/lib/libscopes.a
 # Scalasca's wait states found in the tuples, one engine for the readers of
 # an archive (esprofile, esconvert) and the live monitors (esview, colopmon).
 
-WAITSTATES_SRC := waitstates/engine.c waitstates/table.c waitstates/p2p.c waitstates/colls.c waitstates/gats.c waitstates/causes.c
+WAITSTATES_SRC := waitstates/engine.c waitstates/rows.c waitstates/table.c waitstates/p2p.c waitstates/colls.c waitstates/gats.c waitstates/causes.c
 WAITSTATES_LIB := $(BUILD)/lib/libwaitstates.a
 
 # --- windtunnel/ -------------------------------------------------------------

@@ -429,7 +429,7 @@ static void print_traffic(struct prof *p, FILE *out, int top)
 int ar_profile(const ar_archive *a, FILE *out, int top, char *err, size_t errlen)
 {
 	struct prof p;
-	int rc = prof_build(&p, a);
+	int rc = prof_make(&p, a);
 	if (!rc) {
 		print_header(&p, out);
 		print_runs(&p, out);

@@ -533,11 +533,12 @@ int prof_build(struct prof *p, const ar_archive *a)
 	p->sites.size = sizeof(struct psite);
 	p->phases.size = sizeof(struct phase_row);
 	p->io.size = sizeof(struct io_row);
-	int rc = gather(p);
-	if (!rc && p->mpi)
-		rc = prof_waits(p);
-	if (!rc)
-		rc = number_sites(p);
+	return gather(p);
+}
+
+int prof_finish(struct prof *p)
+{
+	int rc = number_sites(p);
 	if (!rc)
 		rc = add_all_rows(p);
 	for (int g = 0; !rc && g < p->groups; g++) {

@@ -112,9 +112,14 @@ static inline double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-/* Counts everything into *p (sites numbered, the * rows of phases and
- * files added, the totals made); 0 or -ENOMEM.  prof_free either way. */
+/* The profile of an archive, in three steps the callers take through
+ * prof_make (waits.c): prof_build counts everything into *p, prof_waits
+ * adds the wait states (their call sites among the profile's), prof_finish
+ * numbers the sites, adds the * rows of phases and files and makes the
+ * totals.  0 or -ENOMEM; prof_free either way. */
+int prof_make(struct prof *p, const ar_archive *a);
 int prof_build(struct prof *p, const ar_archive *a);
+int prof_finish(struct prof *p);
 void prof_free(struct prof *p);
 /* prof_free, and the profile's outcome: rc, or -EIO if out could not be written (err says why). */
 int prof_end(struct prof *p, int rc, FILE *out, char *err, size_t errlen);

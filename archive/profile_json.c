@@ -156,7 +156,7 @@ static void phases_and_io(const struct prof *p, FILE *f)
 int ar_profile_json(const ar_archive *a, FILE *out, char *err, size_t errlen)
 {
 	struct prof p;
-	int rc = prof_build(&p, a);
+	int rc = prof_make(&p, a);
 	if (!rc) {
 		head(&p, out);
 		calls(&p, out);

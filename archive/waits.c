@@ -56,6 +56,14 @@ static uint32_t phase_key_of(void *arg, const char *name)
 	return key;
 }
 
+int prof_make(struct prof *p, const ar_archive *a)
+{
+	int rc = prof_build(p, a);
+	if (!rc && p->mpi)
+		rc = prof_waits(p);
+	return rc ? rc : prof_finish(p);
+}
+
 int prof_waits(struct prof *p)
 {
 	struct keys k = { .p = p, .nt = ar_nthreads(p->a) };

@@ -66,26 +66,6 @@ int ws_pattern_of(const char *key)
 	return -1;
 }
 
-void *vec_push(struct vec *v)
-{
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 16;
-		void *m = realloc(v->v, v->size * cap);
-		if (!m)
-			return NULL;
-		v->v = m;
-		v->cap = cap;
-	}
-	return memset((char *)v->v + v->size * v->n++, 0, v->size);
-}
-
-void vec_free(struct vec *v)
-{
-	free(v->v);
-	v->v = NULL;
-	v->n = v->cap = 0;
-}
-
 int ws_create(ws **out)
 {
 	ws *w = calloc(1, sizeof(*w));
@@ -123,72 +103,6 @@ void ws_destroy(ws *w)
 	vec_free(&w->mpi_ns);
 	vec_free(&w->hwaits), vec_free(&w->hcolls), vec_free(&w->hmembers);
 	free(w);
-}
-
-struct loc *ws__loc(ws *w, uint32_t n)
-{
-	while (w->locs.n <= n) {
-		struct loc *l = vec_push(&w->locs);
-		if (!l)
-			return NULL;
-		l->rank = -1;
-		l->calls.size = sizeof(struct call);
-		l->hcalls.size = sizeof(struct hcall);
-		l->hphases.size = sizeof(struct hphase);
-		l->items.size = sizeof(struct item);
-		l->dones.size = sizeof(struct done);
-	}
-	return VAT(w->locs, struct loc, n);
-}
-
-static uint64_t row_key(enum ws_pattern p, int32_t rank, uint32_t site, uint16_t op, uint16_t of)
-{
-	uint64_t h = ps_hash_fold(0xcbf29ce484222325ull, p);
-	h = ps_hash_fold(h, (uint32_t)rank);
-	h = ps_hash_fold(h, site);
-	return ps_hash_fold(h, (uint64_t)op << 16 | of);
-}
-
-/* Adds a wait of ns to its row.  A row is found by a hash of its fields:
- * the rows are few (patterns x sites x ranks), so a collision is looked
- * past, never merged. */
-uint32_t ws__add(ws *w, enum ws_pattern p, int32_t rank, uint32_t site, uint16_t op, uint16_t of, uint64_t ns)
-{
-	if (!ns)
-		return NIL;
-	uint64_t k = row_key(p, rank, site, op, of);
-	for (uint64_t probe = k;; probe = ps_hash_fold(probe, 1)) {
-		uint32_t *v = tab_get(&w->row_ix, probe);
-		struct ws_row *r;
-		if (!v) {
-			if (!(r = vec_push(&w->rows)))
-				return NIL;
-			if (tab_put(&w->row_ix, probe, (uint32_t)(w->rows.n - 1)) < 0) {
-				w->rows.n--;
-				return NIL;
-			}
-			*r = (struct ws_row){ .pattern = (uint8_t)p, .op = op, .of = of, .rank = rank, .site = site };
-		} else {
-			r = VAT(w->rows, struct ws_row, *v);
-			if (r->pattern != p || r->rank != rank || r->site != site || r->op != op || r->of != of)
-				continue;
-		}
-		r->ns += ns;
-		r->count++;
-		if (ns > r->worst_ns)
-			r->worst_ns = ns;
-		return (uint32_t)(r - (struct ws_row *)w->rows.v);
-	}
-}
-
-void ws__wait(ws *w, enum ws_pattern p, const struct loc *l, uint32_t loc, uint32_t site, uint16_t op, uint16_t of,
-	      uint64_t from, uint64_t ns, uint32_t delayer, uint64_t cause)
-{
-	uint32_t row = ws__add(w, p, l->rank, site, op, of, ns);
-	struct ws_wait *h;
-	if (row == NIL || !(w->keep || w->keep_waits) || delayer == NIL || !(h = vec_push(&w->hwaits)))
-		return;
-	*h = (struct ws_wait){ .from = from, .ns = ns, .cause = cause, .row = row, .waiter = loc, .delayer = delayer };
 }
 
 size_t ws_waits(const ws *w, const struct ws_wait **out)
