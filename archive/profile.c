@@ -554,6 +554,7 @@ void prof_free(struct prof *p)
 	free(p->io.v);
 	ws_destroy(p->waits);
 	ws_analysis_free(&p->why);
+	free(p->caused_by);
 	for (size_t i = 0; i < p->nphase_names; i++)
 		free(p->phase_names[i]);
 	free(p->phase_names);

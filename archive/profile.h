@@ -96,6 +96,7 @@ struct prof {
 	uint64_t app_all, mpi_all;
 	ws *waits; /* the wait states (waits.c), call sites keyed by their index + 1 in sites */
 	struct ws_analysis why; /* their causes and the critical path */
+	int32_t *caused_by;     /* by wait-state row: the rank that caused most of it, or -1 */
 	char **phase_names;     /* the analysis' phase keys: name k - 1 (0: outside phases) */
 	size_t nphase_names;
 };

@@ -24,16 +24,29 @@ static int by_ns(const void *a, const void *b)
 	return x->rank - y->rank;
 }
 
-/* The analysis' indirect part of a row (rows are matched by their fields). */
-static uint64_t indirect(const struct prof *p, const struct ws_row *r)
+/* A sorted row's index among the engine's (rows are matched by their
+ * fields), or -1. */
+static long row_index(const struct prof *p, const struct ws_row *r)
 {
 	const struct ws_row *all;
 	size_t n = p->waits ? ws_rows(p->waits, &all) : 0;
-	for (size_t i = 0; i < n && i < p->why.nrows; i++)
+	for (size_t i = 0; i < n; i++)
 		if (all[i].pattern == r->pattern && all[i].rank == r->rank && all[i].site == r->site && all[i].op == r->op &&
 		    all[i].of == r->of)
-			return p->why.indirect_ns[i];
-	return 0;
+			return (long)i;
+	return -1;
+}
+
+/* The analysis' indirect part of a row. */
+static uint64_t indirect(const struct prof *p, long i)
+{
+	return i >= 0 && (size_t)i < p->why.nrows ? p->why.indirect_ns[i] : 0;
+}
+
+/* The rank that caused most of a row, or -1. */
+static int caused_by(const struct prof *p, long i)
+{
+	return i >= 0 && p->caused_by ? p->caused_by[i] : -1;
 }
 
 /* The rows, sorted by time (most first): malloc'ed, NULL when none. */
@@ -147,14 +160,17 @@ void prof_print_waits(const struct prof *p, FILE *out, int top)
 	size_t n;
 	struct ws_row *v = sorted(p, &n);
 	fprintf(out, "\n@--- Wait states (Scalasca's patterns, top %d, descending) ---\n", top);
-	fprintf(out, "%-44s %-26s %5s %5s %12s %8s %10s %12s\n", "Pattern", "Call", "Site", "Rank", "Time (ms)",
-		"MPI%", "Count", "Worst (ms)");
+	fprintf(out, "%-44s %-26s %5s %5s %12s %8s %10s %12s %6s\n", "Pattern", "Call", "Site", "Rank", "Time (ms)",
+		"MPI%", "Count", "Worst (ms)", "By");
 	for (size_t i = 0; i < n && (int)i < top; i++) {
-		char buf[64];
+		char buf[64], by[12] = "";
 		const struct ws_row *r = &v[i];
-		fprintf(out, "%-44s %-26s %5u %5d %12.3f %8.2f %10llu %12.3f\n", ws_pattern_name(r->pattern),
+		int c = caused_by(p, row_index(p, r));
+		if (c >= 0)
+			snprintf(by, sizeof(by), "%d", c);
+		fprintf(out, "%-44s %-26s %5u %5d %12.3f %8.2f %10llu %12.3f %6s\n", ws_pattern_name(r->pattern),
 			call_of(r, buf, sizeof(buf)), site_number(p, r->site), r->rank, ms(r->ns),
-			pct(r->ns, ws_mpi_ns(p->waits, r->rank)), (unsigned long long)r->count, ms(r->worst_ns));
+			pct(r->ns, ws_mpi_ns(p->waits, r->rank)), (unsigned long long)r->count, ms(r->worst_ns), by);
 	}
 	uint64_t by[WS_NPATTERNS] = { 0 }, mpi = 0;
 	for (size_t i = 0; i < n; i++)
@@ -229,10 +245,11 @@ void prof_json_waits(const struct prof *p, FILE *f)
 		ar_json_string(f, fr ? fr->file : "");
 		fprintf(f, ",\"line\":%d,\"function\":", fr ? fr->line : 0);
 		ar_json_string(f, fr ? fr->function : "");
+		long ix = row_index(p, r);
 		fprintf(f, ",\"rank\":%d,\"seconds\":%.9f,\"count\":%llu,\"worst_seconds\":%.9f,\"mpi_share\":%.6f,"
-			"\"indirect_seconds\":%.9f}", r->rank, (double)r->ns / 1e9, (unsigned long long)r->count,
-			(double)r->worst_ns / 1e9, pct(r->ns, ws_mpi_ns(p->waits, r->rank)) / 100.0,
-			(double)indirect(p, r) / 1e9);
+			"\"indirect_seconds\":%.9f,\"caused_by\":%d}", r->rank, (double)r->ns / 1e9,
+			(unsigned long long)r->count, (double)r->worst_ns / 1e9,
+			pct(r->ns, ws_mpi_ns(p->waits, r->rank)) / 100.0, (double)indirect(p, ix) / 1e9, caused_by(p, ix));
 	}
 	fputs("],\n\"wait_ranks\":[", f);
 	for (int rk = 0, k = 0; p->waits && rk < ws_ranks(p->waits); rk++) {

@@ -52,9 +52,13 @@ cause = defaultdict(float) # rank -> seconds of others' waits its phase "delay" 
 delayed = set()            # the step instances a delay was injected in
 current = None
 
+want_by = {}               # (pattern, rank, line) -> the rank whose delay made it
+
 def add(pattern, rank, line, ns, by=None):
     if ns > 0:
         want[(pattern, rank, line)] += ns / 1e9
+        if by is not None and ns > 5e7:
+            want_by[(pattern, rank, line)] = by
         if by is not None and pattern not in ("late_sender_wo", "lswo_different"):
             cause[by] += ns / 1e9
             delayed.add(current)
@@ -115,12 +119,15 @@ for (step, k), e in sorted(inst.items()):
         sys.exit("waits_check: unknown step %s" % step)
 
 got = defaultdict(float)
+got_by = {}
 for w in prof["wait_states"]:
     if name and not w["file"].endswith(name):
         continue
     if w["pattern"].endswith("_completion"):
         continue
-    got[(w["pattern"], w["rank"], other.get((w["rank"], w["line"]), w["line"]))] += w["seconds"]
+    key = (w["pattern"], w["rank"], other.get((w["rank"], w["line"]), w["line"]))
+    got[key] += w["seconds"]
+    got_by[key] = w["caused_by"]
 
 bad = []
 for key in sorted(set(want) | set(got)):
@@ -131,6 +138,9 @@ for key in sorted(set(want) | set(got)):
     slack = 0.003 if (key in noise or balanced) else 0.0005
     if abs(g - x) > 0.05 * x + slack:
         bad.append("%s rank %d line %d: %.4f s in the profile, %.4f s by the program's clock" % (key + (g, x)))
+for key, by in sorted(want_by.items()):
+    if got_by.get(key) != by:
+        bad.append("%s rank %d line %d: caused by rank %s in the profile, by rank %d's delay" % (key + (got_by.get(key), by)))
 worst = max((abs(got.get(k, 0) - x) / x for k, x in want.items() if x > 0.05), default=0.0)
 print("waits_check: %d waits by the program's clock, %d rows in the profile, worst relative error of those "
       "over 50 ms %.4f" % (len(want), len(got), worst))
