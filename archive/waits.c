@@ -79,8 +79,10 @@ static int causers(struct prof *p)
 	}
 	for (size_t i = 0; i < nr; i++)
 		p->caused_by[i] = -1;
-	memcpy(v, k, sizeof(*v) * n);
-	qsort(v, n, sizeof(*v), by_row_delayer);
+	if (n) /* memcpy and qsort must not be given a NULL array even of no element */
+		memcpy(v, k, sizeof(*v) * n);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), by_row_delayer);
 	uint64_t sum = 0;
 	for (size_t i = 0; i < n; i++) {
 		sum = i && v[i].row == v[i - 1].row && v[i].delayer == v[i - 1].delayer ? sum + v[i].ns : v[i].ns;

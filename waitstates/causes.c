@@ -132,8 +132,10 @@ static int timeline(struct prep *p, const struct loc *l)
 		free(ph), free(stack), free(ends);
 		return -ENOMEM;
 	}
-	memcpy(ph, l->hphases.v, sizeof(*ph) * n);
-	qsort(ph, n, sizeof(*ph), by_phase_start);
+	if (n) /* memcpy and qsort must not be given a NULL array even of no element */
+		memcpy(ph, l->hphases.v, sizeof(*ph) * n);
+	if (n > 1)
+		qsort(ph, n, sizeof(*ph), by_phase_start);
 	size_t depth = 0;
 	for (size_t i = 0; i <= n; i++) {
 		uint64_t next = i < n ? ph[i].start : UINT64_MAX;
