@@ -74,7 +74,8 @@ const ws *wl_engine(const wl *l)
 
 void wl_refreshed(wl *l)
 {
-	memset(l->comms, 0, sizeof(*l->comms) * l->mcap);
+	if (l->comms) /* memset must not be given NULL even for no bytes */
+		memset(l->comms, 0, sizeof(*l->comms) * l->mcap);
 	l->mused = 0;
 }
 
