@@ -56,43 +56,18 @@ static uint32_t phase_key_of(void *arg, const char *name)
 	return key;
 }
 
-static int by_row_delayer(const void *a, const void *b)
-{
-	const struct ws_wait *x = a, *y = b;
-	if (x->row != y->row)
-		return x->row < y->row ? -1 : 1;
-	return x->delayer < y->delayer ? -1 : x->delayer > y->delayer;
-}
-
 /* Each row's rank that caused most of its time (the kept waits' delayers). */
 static int causers(struct prof *p)
 {
-	const struct ws_wait *k;
 	const struct ws_row *rows;
-	size_t n = ws_waits(p->waits, &k), nr = ws_rows(p->waits, &rows);
-	struct ws_wait *v = malloc(sizeof(*v) * (n + 1));
-	uint64_t *best = calloc(nr + 1, sizeof(*best));
+	size_t nr = ws_rows(p->waits, &rows);
+	uint32_t *t = malloc(sizeof(*t) * (nr + 1));
 	p->caused_by = malloc(sizeof(*p->caused_by) * (nr + 1));
-	if (!v || !best || !p->caused_by) {
-		free(v), free(best);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < nr; i++)
-		p->caused_by[i] = -1;
-	if (n) /* memcpy and qsort must not be given a NULL array even of no element */
-		memcpy(v, k, sizeof(*v) * n);
-	if (n > 1)
-		qsort(v, n, sizeof(*v), by_row_delayer);
-	uint64_t sum = 0;
-	for (size_t i = 0; i < n; i++) {
-		sum = i && v[i].row == v[i - 1].row && v[i].delayer == v[i - 1].delayer ? sum + v[i].ns : v[i].ns;
-		if (v[i].row < nr && sum > best[v[i].row] && (int)v[i].delayer < ar_nthreads(p->a)) {
-			best[v[i].row] = sum;
-			p->caused_by[v[i].row] = ar_thread(p->a, (int)v[i].delayer)->rank;
-		}
-	}
-	free(v), free(best);
-	return 0;
+	int rc = t && p->caused_by ? ws_causers(p->waits, t) : -ENOMEM;
+	for (size_t i = 0; !rc && i < nr; i++)
+		p->caused_by[i] = t[i] < (uint32_t)ar_nthreads(p->a) ? ar_thread(p->a, (int)t[i])->rank : -1;
+	free(t);
+	return rc;
 }
 
 int prof_make(struct prof *p, const ar_archive *a)

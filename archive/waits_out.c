@@ -1,4 +1,5 @@
 /* waits_out.c - the profile's wait states said: the page's section (pattern x call site x rank, by pattern, what was not judged) and --json's wait_states. */
+#define _GNU_SOURCE /* qsort_r */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,9 +13,22 @@
  * wait and completion do not overlap.
  */
 
-static int by_ns(const void *a, const void *b)
+/* The analysis' indirect part of row i. */
+static uint64_t indirect(const struct prof *p, uint32_t i)
 {
-	const struct ws_row *x = a, *y = b;
+	return i < p->why.nrows ? p->why.indirect_ns[i] : 0;
+}
+
+/* The rank that caused most of row i, or -1. */
+static int caused_by(const struct prof *p, uint32_t i)
+{
+	return p->caused_by ? p->caused_by[i] : -1;
+}
+
+static int by_ns(const void *a, const void *b, void *rows)
+{
+	const struct ws_row *x = &((const struct ws_row *)rows)[*(const uint32_t *)a];
+	const struct ws_row *y = &((const struct ws_row *)rows)[*(const uint32_t *)b];
 	if (x->ns != y->ns)
 		return x->ns > y->ns ? -1 : 1;
 	if (x->pattern != y->pattern)
@@ -24,43 +38,18 @@ static int by_ns(const void *a, const void *b)
 	return x->rank - y->rank;
 }
 
-/* A sorted row's index among the engine's (rows are matched by their
- * fields), or -1. */
-static long row_index(const struct prof *p, const struct ws_row *r)
+/* The rows' indices, by time (most first): malloc'ed, NULL when none. */
+static uint32_t *sorted(const struct prof *p, const struct ws_row **rows, size_t *n)
 {
-	const struct ws_row *all;
-	size_t n = p->waits ? ws_rows(p->waits, &all) : 0;
-	for (size_t i = 0; i < n; i++)
-		if (all[i].pattern == r->pattern && all[i].rank == r->rank && all[i].site == r->site && all[i].op == r->op &&
-		    all[i].of == r->of)
-			return (long)i;
-	return -1;
-}
-
-/* The analysis' indirect part of a row. */
-static uint64_t indirect(const struct prof *p, long i)
-{
-	return i >= 0 && (size_t)i < p->why.nrows ? p->why.indirect_ns[i] : 0;
-}
-
-/* The rank that caused most of a row, or -1. */
-static int caused_by(const struct prof *p, long i)
-{
-	return i >= 0 && p->caused_by ? p->caused_by[i] : -1;
-}
-
-/* The rows, sorted by time (most first): malloc'ed, NULL when none. */
-static struct ws_row *sorted(const struct prof *p, size_t *n)
-{
-	const struct ws_row *r;
-	*n = p->waits ? ws_rows(p->waits, &r) : 0;
-	struct ws_row *v = *n ? malloc(sizeof(*v) * *n) : NULL;
+	*n = p->waits ? ws_rows(p->waits, rows) : 0;
+	uint32_t *v = *n ? malloc(sizeof(*v) * *n) : NULL;
 	if (!v) {
 		*n = 0;
 		return NULL;
 	}
-	memcpy(v, r, sizeof(*v) * *n);
-	qsort(v, *n, sizeof(*v), by_ns);
+	for (uint32_t i = 0; i < *n; i++)
+		v[i] = i;
+	qsort_r(v, *n, sizeof(*v), by_ns, (void *)*rows);
 	return v;
 }
 
@@ -99,7 +88,7 @@ static void print_stats(const struct prof *p, FILE *out)
 	fputs("\n", out);
 }
 
-/* An activity of the analysis: "phase NAME" or "MPI_Xxx at site N". */
+/* An activity of the analysis as the page says it: "phase solve", "MPI_Recv at site 3". */
 static const char *activity(const struct prof *p, uint32_t key, bool phase, char *buf, size_t len)
 {
 	if (phase)
@@ -158,14 +147,15 @@ static void print_causes(const struct prof *p, FILE *out, int top)
 void prof_print_waits(const struct prof *p, FILE *out, int top)
 {
 	size_t n;
-	struct ws_row *v = sorted(p, &n);
+	const struct ws_row *all;
+	uint32_t *v = sorted(p, &all, &n);
 	fprintf(out, "\n@--- Wait states (Scalasca's patterns, top %d, descending) ---\n", top);
 	fprintf(out, "%-44s %-26s %5s %5s %12s %8s %10s %12s %6s\n", "Pattern", "Call", "Site", "Rank", "Time (ms)",
 		"MPI%", "Count", "Worst (ms)", "By");
 	for (size_t i = 0; i < n && (int)i < top; i++) {
 		char buf[64], by[12] = "";
-		const struct ws_row *r = &v[i];
-		int c = caused_by(p, row_index(p, r));
+		const struct ws_row *r = &all[v[i]];
+		int c = caused_by(p, v[i]);
 		if (c >= 0)
 			snprintf(by, sizeof(by), "%d", c);
 		fprintf(out, "%-44s %-26s %5u %5d %12.3f %8.2f %10llu %12.3f %6s\n", ws_pattern_name(r->pattern),
@@ -174,7 +164,7 @@ void prof_print_waits(const struct prof *p, FILE *out, int top)
 	}
 	uint64_t by[WS_NPATTERNS] = { 0 }, mpi = 0;
 	for (size_t i = 0; i < n; i++)
-		by[v[i].pattern] += v[i].ns;
+		by[all[v[i]].pattern] += all[v[i]].ns;
 	for (int r = 0; r < ws_ranks(p->waits); r++)
 		mpi += ws_mpi_ns(p->waits, r);
 	fprintf(out, "\n@--- Wait states by pattern (every rank) ---\n");
@@ -232,10 +222,11 @@ static void json_causes(const struct prof *p, FILE *f)
 void prof_json_waits(const struct prof *p, FILE *f)
 {
 	size_t n;
-	struct ws_row *v = sorted(p, &n);
+	const struct ws_row *all;
+	uint32_t *v = sorted(p, &all, &n);
 	fputs(",\n\"wait_states\":[", f);
 	for (size_t i = 0; i < n; i++) {
-		const struct ws_row *r = &v[i];
+		const struct ws_row *r = &all[v[i]];
 		const struct psite *s = prof_site_at(p, r->site);
 		const struct ar_frame *fr = s && s->where->nframes ? &s->where->frames[0] : NULL;
 		fprintf(f, "%s{\"pattern\":\"%s\",\"name\":\"%s\",\"call\":\"%s\",\"of\":\"%s\",\"site\":%u,",
@@ -245,7 +236,7 @@ void prof_json_waits(const struct prof *p, FILE *f)
 		ar_json_string(f, fr ? fr->file : "");
 		fprintf(f, ",\"line\":%d,\"function\":", fr ? fr->line : 0);
 		ar_json_string(f, fr ? fr->function : "");
-		long ix = row_index(p, r);
+		uint32_t ix = v[i];
 		fprintf(f, ",\"rank\":%d,\"seconds\":%.9f,\"count\":%llu,\"worst_seconds\":%.9f,\"mpi_share\":%.6f,"
 			"\"indirect_seconds\":%.9f,\"caused_by\":%d}", r->rank, (double)r->ns / 1e9,
 			(unsigned long long)r->count, (double)r->worst_ns / 1e9,
@@ -255,7 +246,7 @@ void prof_json_waits(const struct prof *p, FILE *f)
 	for (int rk = 0, k = 0; p->waits && rk < ws_ranks(p->waits); rk++) {
 		uint64_t sum = 0;
 		for (size_t i = 0; i < n; i++)
-			sum += v[i].rank == rk && ws_pattern_parent(v[i].pattern) < 0 ? v[i].ns : 0;
+			sum += all[v[i]].rank == rk && ws_pattern_parent(all[v[i]].pattern) < 0 ? all[v[i]].ns : 0;
 		fprintf(f, "%s{\"rank\":%d,\"mpi_seconds\":%.9f,\"wait_seconds\":%.9f}", k++ ? "," : "", rk,
 			(double)ws_mpi_ns(p->waits, rk) / 1e9, (double)sum / 1e9);
 	}

@@ -455,11 +455,8 @@ static void waits_period(bool quiet)
 		const struct wl_row *r = &w.rows[i];
 		if (r->pattern == WS_BARRIER_COMPLETION || r->pattern == WS_NXN_COMPLETION)
 			continue; /* not waits: in the summary only */
-		const struct es_site_rec *sites = NULL;
-		const struct es_module_rec *mods = NULL;
-		int ns = view ? es_mpi_sites(view, r->thread, &sites) : 0, nm = view ? es_mpi_modules(view, r->rank, &mods) : 0;
-		char where[600], by[32] = "", call[64];
-		wl_site_name(sym, sites, ns, mods, nm, r->site, where, sizeof(where));
+		char by[32] = "", call[64];
+		const char *where = wl_name(live, view, sym, r->thread, r->rank, r->site);
 		if (r->by >= 0)
 			snprintf(by, sizeof(by), ", caused by rank %d", r->by);
 		snprintf(call, sizeof(call), r->of ? "%s(%s)" : "%s", es_op_name(r->op), es_op_name(r->of) + 4);

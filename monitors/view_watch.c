@@ -357,12 +357,7 @@ static void say_rows(struct vw_watcher *w, FILE *f, const struct wl_row *rows, s
 {
 	for (size_t i = 0; i < n && i < 12; i++) {
 		const struct wl_row *r = &rows[i];
-		const struct es_site_rec *sites = NULL;
-		const struct es_module_rec *mods = NULL;
-		int ns = w->mpi ? es_mpi_sites(w->mpi, r->thread, &sites) : 0;
-		int nm = w->mpi ? es_mpi_modules(w->mpi, r->rank, &mods) : 0;
-		char where[600];
-		wl_site_name(w->sym, sites, ns, mods, nm, r->site, where, sizeof(where));
+		const char *where = wl_name(w->wl, w->mpi, w->sym, r->thread, r->rank, r->site);
 		fprintf(f, "%s{\"pattern\":\"%s\",\"name\":\"%s\",\"rank\":%d,\"call\":\"%s\",\"of\":\"%s\",\"site\":",
 			i ? "," : "", ws_pattern_key(r->pattern), ws_pattern_name(r->pattern), r->rank, es_op_name(r->op),
 			es_op_name(r->of ? r->of : r->op));

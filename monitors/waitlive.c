@@ -1,5 +1,7 @@
 /* waitlive.c - the wait-state engine fed live: messages numbered on their channels as the collectors count them, communicators from the ranks' boards, each period's wait states and who caused them. */
+#define _GNU_SOURCE /* strdup */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +28,10 @@ struct chan { /* a thread's channel: its latest mark's count */
 	uint64_t base;
 	bool known;
 };
+struct name { /* a thread's call site, named once */
+	struct head h;
+	char *s;
+};
 struct comm { /* a rank's serial (low 16 bits), as looked up since the last refresh */
 	struct head h;
 	uint64_t id;
@@ -44,6 +50,9 @@ struct wl {
 	uint64_t prev_mpi;
 	int32_t *rank_of; /* by scope thread */
 	size_t nthreads;
+	struct name *names;
+	size_t ncap, nused;
+	char unnamed[600]; /* a name not kept, until the next call */
 };
 
 int wl_create(wl **out)
@@ -63,7 +72,9 @@ void wl_destroy(wl *l)
 	if (!l)
 		return;
 	ws_destroy(l->w);
-	free(l->chans), free(l->comms), free(l->prev), free(l->rank_of);
+	for (size_t i = 0; i < l->ncap; i++)
+		free(l->names[i].s);
+	free(l->chans), free(l->comms), free(l->prev), free(l->rank_of), free(l->names);
 	free(l);
 }
 
@@ -184,35 +195,10 @@ int wl_event(wl *l, es_mpi *mpi, const struct es_trace *t, int thread, int rank)
 	return ws_event(l->w, &e);
 }
 
-static int by_row_then_rank(const void *a, const void *b)
-{
-	const struct ws_wait *x = a, *y = b;
-	if (x->row != y->row)
-		return x->row < y->row ? -1 : 1;
-	return x->delayer < y->delayer ? -1 : x->delayer > y->delayer;
-}
-
 static int by_ns(const void *a, const void *b)
 {
 	const struct wl_row *x = a, *y = b;
 	return x->ns > y->ns ? -1 : x->ns < y->ns;
-}
-
-/* Each row's delayer of the period: the thread that caused most of its time there. */
-static void who(const wl *l, struct ws_wait *k, size_t n, struct wl_row *out, size_t nout, const uint32_t *slot_of)
-{
-	qsort(k, n, sizeof(*k), by_row_then_rank);
-	uint64_t best = 0, sum = 0;
-	for (size_t i = 0; i < n; i++) {
-		sum = i && k[i].row == k[i - 1].row && k[i].delayer == k[i - 1].delayer ? sum + k[i].ns : k[i].ns;
-		if (i && k[i].row != k[i - 1].row)
-			best = 0;
-		uint32_t s = slot_of[k[i].row];
-		if (s < nout && sum > best) {
-			best = sum;
-			out[s].by = k[i].delayer < l->nthreads ? l->rank_of[k[i].delayer] : -1;
-		}
-	}
 }
 
 int wl_period(wl *l, uint64_t now_ns, struct wl_period *out)
@@ -247,17 +233,17 @@ int wl_period(wl *l, uint64_t now_ns, struct wl_period *out)
 	}
 	const struct ws_wait *k;
 	size_t nk = ws_waits(l->w, &k);
-	struct ws_wait *copy = nk ? malloc(sizeof(*copy) * nk) : NULL;
+	uint32_t *by = malloc(sizeof(*by) * (n + 1)); /* the period's waits' causers, by row */
 	out->waits = nk ? malloc(sizeof(*out->waits) * nk) : NULL;
 	for (size_t i = 0; out->waits && i < nk; i++)
 		out->waits[out->nwaits++] = (struct wl_wait){ (int)k[i].waiter,
 							      k[i].waiter < l->nthreads ? l->rank_of[k[i].waiter] : -1,
 							      k[i].from, k[i].ns, rows[k[i].row].pattern };
-	if (copy) {
-		memcpy(copy, k, sizeof(*copy) * nk);
-		who(l, copy, nk, out->rows, out->n, slot_of);
-	}
-	free(copy), free(slot_of);
+	bool known = by && !ws_causers(l->w, by);
+	for (size_t i = 0; known && i < n; i++)
+		if (slot_of[i] != UINT32_MAX && by[i] < l->nthreads)
+			out->rows[slot_of[i]].by = l->rank_of[by[i]];
+	free(by), free(slot_of);
 	ws_waits_clear(l->w);
 	qsort(out->rows, out->n, sizeof(*out->rows), by_ns);
 	uint64_t mpi = 0;
@@ -294,4 +280,20 @@ void wl_site_name(ar_symbols *sym, const struct es_site_rec *sites, int n, const
 			snprintf(buf, len, "%.200s+0x%llx", base, (unsigned long long)(pc - mods[i].base));
 		return;
 	}
+}
+
+const char *wl_name(wl *l, es_mpi *mpi, ar_symbols *sym, int thread, int rank, uint16_t site)
+{
+	uint64_t k = (uint64_t)(uint32_t)thread << 16 | site;
+	struct name *n = slot((void **)&l->names, &l->ncap, &l->nused, sizeof(*n), k);
+	if (n && n->s)
+		return n->s;
+	const struct es_site_rec *sites = NULL;
+	const struct es_module_rec *mods = NULL;
+	int ns = mpi ? es_mpi_sites(mpi, thread, &sites) : 0, nm = mpi ? es_mpi_modules(mpi, rank, &mods) : 0;
+	char buf[600];
+	wl_site_name(sym, sites, ns, mods, nm, site, buf, sizeof(buf));
+	if (n && site < ns && sites[site].frames) /* a site not on its board yet is looked up again */
+		n->s = strdup(buf);
+	return n && n->s ? n->s : (snprintf(l->unnamed, sizeof(l->unnamed), "%s", buf), l->unnamed);
 }

@@ -57,6 +57,11 @@ void wl_period_free(struct wl_period *p);
 /* The totals since the start, and what could not be judged. */
 const ws *wl_engine(const wl *l);
 
+/* Site `site` of scope thread `thread` (of `rank`) as wl_site_name names
+ * it, read from the boards once and kept (a site not yet on its board is
+ * read again next time); valid until the next call or wl_destroy. */
+const char *wl_name(wl *l, es_mpi *mpi, ar_symbols *sym, int thread, int rank, uint16_t site);
+
 /* A call site as monitors name it, from a thread's board and its rank's
  * modules (es_mpi_sites, es_mpi_modules): "function (file:line)", the
  * function, or the module and offset, as much as is known; "site N"

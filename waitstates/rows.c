@@ -1,4 +1,5 @@
 /* rows.c - what the patterns' files add to: the rows of waits, the waits kept with who caused them, each thread's state, the engine's vectors. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,3 +95,36 @@ void ws__wait(ws *w, enum ws_pattern p, const struct loc *l, uint32_t loc, uint3
 	*h = (struct ws_wait){ .from = from, .ns = ns, .cause = cause, .row = row, .waiter = loc, .delayer = delayer };
 }
 
+
+static int by_row_delayer(const void *a, const void *b)
+{
+	const struct ws_wait *x = a, *y = b;
+	if (x->row != y->row)
+		return x->row < y->row ? -1 : 1;
+	return x->delayer < y->delayer ? -1 : x->delayer > y->delayer;
+}
+
+int ws_causers(const ws *w, uint32_t *out)
+{
+	size_t n = w->hwaits.n, nr = w->rows.n;
+	struct ws_wait *v = n ? malloc(sizeof(*v) * n) : NULL;
+	uint64_t *best = nr ? calloc(nr, sizeof(*best)) : NULL;
+	if ((n && !v) || (nr && !best)) {
+		free(v), free(best);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nr; i++)
+		out[i] = UINT32_MAX;
+	if (n) {
+		memcpy(v, w->hwaits.v, sizeof(*v) * n);
+		qsort(v, n, sizeof(*v), by_row_delayer);
+	}
+	uint64_t sum = 0;
+	for (size_t i = 0; i < n; i++) {
+		sum = i && v[i].row == v[i - 1].row && v[i].delayer == v[i - 1].delayer ? sum + v[i].ns : v[i].ns;
+		if (v[i].row < nr && sum > best[v[i].row])
+			best[v[i].row] = sum, out[v[i].row] = v[i].delayer;
+	}
+	free(v), free(best);
+	return 0;
+}

@@ -221,6 +221,9 @@ struct ws_wait {
 /* The waits kept so far, in the order found (not of time); valid until
  * the next ws_event/ws_flush. */
 size_t ws_waits(const ws *w, const struct ws_wait **out);
+/* For each row (ws_rows' order), the thread that caused most of its time
+ * among the waits kept: out[i], or UINT32_MAX when none.  0 or -ENOMEM. */
+int ws_causers(const ws *w, uint32_t *out);
 /* A live reader's keeping: the waits only (not what ws_analyse needs),
  * taken and cleared by the reader as it goes. */
 void ws_keep_waits(ws *w);
