@@ -81,11 +81,14 @@ printf '%s\n' "1 (\"rank1.thread0\" <$loc1>), Communicator: \"MPI_COMM_WORLD\" <
 	"1 (\"rank1.thread0\" <$loc1>), Communicator: \"MPI_COMM_WORLD\" <0>, Tag: 2, Length: 16" | cmp -s - "$dir/first" ||
 	die "rank 0's first sends: $(cat "$dir/first")"
 # every message has both ends: as many sends (MPI_SEND, MPI_ISEND) from
-# rank a to rank b with a tag and length as receives (MPI_RECV, MPI_IRECV)
+# rank a to rank b with a tag and length as receives (MPI_RECV, MPI_IRECV);
+# a location is its thread's number in the archive, which need not be its
+# rank's (the recorder meets the ranks in either order): each made a rank
+rank_of() { awk -v f="$1" -v l0="$loc0" -v l1="$loc1" '{ $f = $f == l0 ? 0 : $f == l1 ? 1 : "?" $f } 1'; }
 sed -n 's/^MPI_I*SEND  *\([0-9]*\) .*Receiver: \([0-9]*\) .*Tag: \([0-9]*\), Length: \([0-9]*\).*$/\1 \2 \3 \4/p' "$dir/p.txt" |
-	sort >"$dir/sends"
+	rank_of 1 | sort >"$dir/sends"
 sed -n 's/^MPI_I*RECV  *\([0-9]*\) .*Sender: \([0-9]*\) .*Tag: \([0-9]*\), Length: \([0-9]*\).*$/\2 \1 \3 \4/p' "$dir/p.txt" |
-	sort >"$dir/recvs"
+	rank_of 2 | sort >"$dir/recvs"
 [ "$(wc -l <"$dir/sends")" -gt 20 ] || die "too few sends: $(cat "$dir/sends")"
 diff "$dir/sends" "$dir/recvs" >"$dir/unmatched" || die "sends and receives do not pair: $(cat "$dir/unmatched")"
 # each request: its MPI_ISEND before its MPI_ISEND_COMPLETE, its
