@@ -401,11 +401,13 @@ static bool which_done(const struct es_wait *w, int i, int rc, enum es_which whi
 }
 
 static void complete_all(struct es_wait *w, int rc, enum es_which which, int count, const int *indices,
-			 const MPI_Status *sts, const MPI_Fint *fsts)
+			 const MPI_Status *sts, const MPI_Fint *fsts, uint64_t t1)
 {
 	if (!w->followed || (count <= 0 && rc == MPI_SUCCESS))
 		return;
-	uint64_t now = es_now();
+	/* the call's end stamp, which its own tuple ends at: one clock read
+	 * (11 ns on these machines) fewer on every wait that completes */
+	uint64_t now = t1 ? t1 : es_now();
 	bool fortran = w->c == NULL;
 	for (int i = 0; i < w->n; i++) {
 		MPI_Status tmp;
@@ -430,9 +432,9 @@ static void wait_free(struct es_wait *w)
 }
 
 void es_wait_end(struct es_wait *w, int rc, enum es_which which, int count, const int *indices,
-		 const MPI_Status *sts, const MPI_Fint *fsts)
+		 const MPI_Status *sts, const MPI_Fint *fsts, uint64_t t1)
 {
-	complete_all(w, rc, which, count, indices, sts, fsts);
+	complete_all(w, rc, which, count, indices, sts, fsts, t1);
 	wait_free(w);
 	PS_INVARIANT("each entry of the index stands for one slot or record holding its handle",
 		     !es_t.ri || es__ri_whole(es_t.ri));
@@ -440,9 +442,9 @@ void es_wait_end(struct es_wait *w, int rc, enum es_which which, int count, cons
 
 /* --- polls ----------------------------------------------------------------------------------- */
 
-void es_poll_done(int slot, unsigned op, uint32_t element, uint64_t bytes, uint16_t comm, int rc)
+void es_poll_done(int slot, unsigned op, uint64_t t1, uint32_t element, uint64_t bytes, uint16_t comm, int rc)
 {
-	es_poll_end(slot, op, es_t.streak[slot].start, element, bytes, comm, rc);
+	es_poll_end(slot, op, es_t.streak[slot].start, t1, element, bytes, comm, rc);
 }
 
 /* The array a streak holds, looked at again after a request was made: only
@@ -525,7 +527,7 @@ MPI_Fint *es_poll_fstatuses(int n)
 
 void es_poll_completed(int slot, const MPI_Request *single, const MPI_Request *c, MPI_Fint *f, int n,
 		       enum es_which which, int count, const int *indices, const MPI_Status *sts,
-		       const MPI_Fint *fsts)
+		       const MPI_Fint *fsts, uint64_t t1)
 {
 	struct es_streak *s = &es_t.streak[slot];
 	const void *array = c ? (const void *)c : (const void *)f;
@@ -551,7 +553,7 @@ void es_poll_completed(int slot, const MPI_Request *single, const MPI_Request *c
 		return;
 	w.n = n;
 	find_refs(w.held, n, w.ref, 0, &w.recv, &w.followed);
-	complete_all(&w, MPI_SUCCESS, which, count, indices, sts, fsts);
+	complete_all(&w, MPI_SUCCESS, which, count, indices, sts, fsts, t1);
 	if (w.ref != w.ref_small)
 		free(w.ref);
 }

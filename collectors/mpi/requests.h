@@ -66,7 +66,7 @@ ES_INLINE void es_poll_miss(int slot, uint64_t t0, int fresh, int note_it, unsig
 	}
 }
 
-static inline void es_poll_end(int slot, unsigned op, uint64_t t0, uint32_t element, uint64_t bytes,
+static inline void es_poll_end(int slot, unsigned op, uint64_t t0, uint64_t t1, uint32_t element, uint64_t bytes,
 			       uint16_t comm, int rc)
 {
 	struct es_streak *s = &es_t.streak[slot];
@@ -74,7 +74,7 @@ static inline void es_poll_end(int slot, unsigned op, uint64_t t0, uint32_t elem
 	s->polls = 0;
 	s->key = 0;
 	if (es_want(op))
-		es_write(op, t0, es_now(), element, bytes, polls, comm, rc);
+		es_write(op, t0, t1, element, bytes, polls, comm, rc);
 }
 
 /* Whether the streak's array held a live request when MPI said it is
@@ -145,7 +145,7 @@ static inline void es_poll_arm(int slot, const void *array, int n)
 }
 
 /* es_poll_end, out of line: the completing poll of a streak, from poll_NAME */
-void es_poll_done(int slot, unsigned op, uint32_t element, uint64_t bytes, uint16_t comm, int rc) ES_HIDDEN
+void es_poll_done(int slot, unsigned op, uint64_t t1, uint32_t element, uint64_t bytes, uint16_t comm, int rc) ES_HIDDEN
 	__attribute__((cold, noinline));
 
 /* --- requests (requests.c) ------------------------------------------------------------ */
@@ -226,13 +226,14 @@ int es_wait_begin(struct es_wait *w, const MPI_Request *c, MPI_Fint *f, int n, u
  * but a followed receive needs its source, tag and size. */
 MPI_Status *es_wait_statuses(struct es_wait *w, MPI_Status *given, int n) ES_HIDDEN;
 MPI_Fint *es_wait_fstatuses(struct es_wait *w, MPI_Fint *given, int n) ES_HIDDEN;
-/* After the call: the completions, from what MPI said: every request
+/* After the call, at its end stamp t1 (0: none was read, the clock is
+ * read if a completion needs it): the completions, from what MPI said: every request
  * (ES_WHICH_ALL: statuses[i] for request i; count 0 when none completed),
  * the one at index (ES_WHICH_INDEX, count 1: *status), or count of them
  * at indices (ES_WHICH_SOME, statuses[k] for indices[k]).  Fortran indices
  * are 1-based.  Frees what es_wait_begin took. */
 void es_wait_end(struct es_wait *w, int rc, enum es_which which, int count, const int *indices,
-		 const MPI_Status *sts, const MPI_Fint *fsts) ES_HIDDEN;
+		 const MPI_Status *sts, const MPI_Fint *fsts, uint64_t t1) ES_HIDDEN;
 
 /* Persistent requests started: a tuple per request, with what its init
  * call said, each marked active. */
@@ -256,7 +257,7 @@ MPI_Fint *es_poll_fstatuses(int n) ES_HIDDEN;
  * NULL for a poll of an array, even of one, whose streak kept its handles */
 void es_poll_completed(int slot, const MPI_Request *single, const MPI_Request *c, MPI_Fint *f, int n,
 		       enum es_which which, int count, const int *indices, const MPI_Status *sts,
-		       const MPI_Fint *fsts) ES_HIDDEN;
+		       const MPI_Fint *fsts, uint64_t t1) ES_HIDDEN;
 void es_requests_setup(void) ES_HIDDEN;
 void es_requests_reset(void) ES_HIDDEN;
 

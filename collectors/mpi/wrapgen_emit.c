@@ -297,13 +297,14 @@ static void body_after(const struct call *c, int fortran)
 	const char *size = or_default(c->size, "0"), *arg = is_coll(c) ? "n_" : or_default(c->arg, "0");
 	const char *ci = cinfo_of(c), *serial = *ci ? "es_serial16(c_)" : "ES_COMM_NONE";
 	int wait = is(c, "wait");
-	if (wait)
-		emit("\tes_wait_end(&w_, rc, %s, rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS ? (%s) : 0, %s, %s);\n",
+	if (wait) /* one end stamp for the call's tuple and the completions it made */
+		emit("\tuint64_t t1_ = want_ || w_.followed ? es_now() : 0;\n"
+		     "\tes_wait_end(&w_, rc, %s, rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS ? (%s) : 0, %s, %s, t1_);\n",
 		     which_of(c), c->wcount, or_default(c->windex, "NULL"), status_args(c, fortran));
 	if (is(c, "start"))
 		emit("\tes_started(%s, t0, REQS(%s), %s, rc);\n", c->op, c->reqs, c->n);
 	else if (wait)
-		emit("\tif (want_)\n\t\tes_end(%s, t0, unk_, 0, %s, ES_COMM_NONE, rc);\n", c->op, arg);
+		emit("\tif (want_)\n\t\tes_write(%s, t0, t1_, unk_, 0, %s, ES_COMM_NONE, rc);\n", c->op, arg);
 	else if (*c->rsrc) /* the send and the receive end together, in the call: a
 			    * message is counted received only once its tuple is
 			    * written, so that heartbeat, seeing the count, never takes
@@ -367,7 +368,7 @@ static int polls_array(const struct call *c)
 static void poll_after(const struct call *c, int fortran, const char *begin_args)
 {
 	const char *ci = cinfo_of(c), *serial = *ci ? "es_serial16(c_)" : "ES_COMM_NONE";
-	emit("\tif (rc != MPI_SUCCESS || (%s)) {\n", c->done);
+	emit("\tif (rc != MPI_SUCCESS || (%s)) {\n\t\tuint64_t t1_ = es_now();\n", c->done);
 	if (fortran) {
 		char all[2300], before[800];
 		expr_text(c, before, sizeof(before), all, sizeof(all));
@@ -376,12 +377,12 @@ static void poll_after(const struct call *c, int fortran, const char *begin_args
 			emit("\t\tif (rc == MPI_SUCCESS)\n\t\t\tPMPI_Status_f2c(fst, st);\n");
 	}
 	if (*c->reqs)
-		emit("\t\tes_poll_completed(%d, %s, REQS(%s), %s, %s, rc == MPI_SUCCESS ? (%s) : 0, %s, %s);\n",
+		emit("\t\tes_poll_completed(%d, %s, REQS(%s), %s, %s, rc == MPI_SUCCESS ? (%s) : 0, %s, %s, t1_);\n",
 		     c->slot, single_of(c), c->reqs, c->n, which_of(c), c->wcount, or_default(c->windex, "NULL"),
 		     status_args(c, fortran));
 	if (*c->after)
 		emit("\t\tif (rc == MPI_SUCCESS)\n\t\t\t%s;\n", c->after);
-	emit("\t\tes_poll_end(%d, %s, t0, %s, %s, %s, rc);\n\t} else {\n"
+	emit("\t\tes_poll_end(%d, %s, t0, t1_, %s, %s, %s, rc);\n\t} else {\n"
 	     "\t\tes_poll_miss(%d, t0, fresh_, want_, %s, %s);\n", c->slot, c->op,
 	     or_default(c->element, "ES_NONE"), or_default(c->size, "0"), serial, c->slot, c->op,
 	     begin_args);
@@ -546,15 +547,16 @@ static void c_streak(const struct call *c)
 	size_t len = 0;
 	FILE *save = out;
 	out = open_memstream(&text, &len);
+	emit("\tuint64_t t1_ = es_now();\n");
 	if (*ci)
 		emit("\tstruct es_comm *c_ = %s;\n\t(void)c_;\n", ci);
 	if (*c->reqs)
-		emit("\tes_poll_completed(%d, %s, REQS(%s), %s, %s, rc == MPI_SUCCESS ? (%s) : 0, %s, %s);\n",
+		emit("\tes_poll_completed(%d, %s, REQS(%s), %s, %s, rc == MPI_SUCCESS ? (%s) : 0, %s, %s, t1_);\n",
 		     c->slot, single_of(c), c->reqs, c->n, which_of(c), c->wcount, or_default(c->windex, "NULL"),
 		     status_args(c, 0));
 	if (*c->after)
 		emit("\tif (rc == MPI_SUCCESS)\n\t\t%s;\n", c->after);
-	emit("\tes_poll_done(%d, %s, %s, %s, %s, rc);\n\treturn rc;\n}\n", c->slot, c->op,
+	emit("\tes_poll_done(%d, %s, t1_, %s, %s, %s, rc);\n\treturn rc;\n}\n", c->slot, c->op,
 	     or_default(c->element, "ES_NONE"), or_default(c->size, "0"), *ci ? "es_serial16(c_)" : "ES_COMM_NONE");
 	fclose(out);
 	out = save;
