@@ -122,6 +122,13 @@ PASTSET_LIB := $(BUILD)/lib/libpastset.a
 PATHS_SRC := paths/registry.c paths/path.c paths/tree.c
 PATHS_LIB := $(BUILD)/lib/libpaths.a
 
+# --- steering/ --------------------------------------------------------------
+# Objects an application exposes, the asks monitors queue for its safe
+# points, and the rule language: PastSet's elements only, beside PATHS.
+
+STEERING_SRC := steering/records.c steering/rules.c steering/app.c steering/mirror.c
+STEERING_LIB := $(BUILD)/lib/libsteering.a
+
 # --- pathmaps/ -------------------------------------------------------------
 
 PATHMAPS_SRC := pathmaps/model.c pathmaps/load.c pathmaps/load_nodes.c pathmaps/load_topology.c pathmaps/load_paths.c pathmaps/generate.c pathmaps/show.c pathmaps/job.c pathmaps/spaces.c
@@ -169,7 +176,7 @@ MONITORS_SRC := monitors/common.c monitors/record.c monitors/beat.c monitors/col
 MONITORS_LIB := $(BUILD)/lib/libesmon.a
 
 # Libraries in link order: each layer before the ones it depends on.
-LIBS := $(MONITORS_LIB) $(ARCHIVE_LIB) $(WAITSTATES_LIB) $(WINDTUNNEL_LIB) $(SCOPES_LIB) $(COLLECTORS_LIB) $(PATHMAPS_LIB) $(PATHS_LIB) $(PASTSET_LIB)
+LIBS := $(MONITORS_LIB) $(ARCHIVE_LIB) $(WAITSTATES_LIB) $(WINDTUNNEL_LIB) $(SCOPES_LIB) $(COLLECTORS_LIB) $(PATHMAPS_LIB) $(PATHS_LIB) $(STEERING_LIB) $(PASTSET_LIB)
 EXT_LIBS = $(shell pkg-config --libs yaml-0.1 hwloc)
 
 # --- generated ---------------------------------------------------------------
@@ -213,6 +220,11 @@ $(PASTSET_LIB): $(call obj,$(PASTSET_SRC))
 	$(AR) rcs $@ $^
 
 $(PATHS_LIB): $(call obj,$(PATHS_SRC))
+	@mkdir -p $(dir $@)
+	@rm -f $@ # made anew: a file moved out of the layer must not stay in it
+	$(AR) rcs $@ $^
+
+$(STEERING_LIB): $(call obj,$(STEERING_SRC))
 	@mkdir -p $(dir $@)
 	@rm -f $@ # made anew: a file moved out of the layer must not stay in it
 	$(AR) rcs $@ $^
@@ -324,7 +336,7 @@ UNIT_SRC := tests/unit/check_main.c tests/unit/test_pastset.c \
 	    tests/unit/test_pathmaps.c tests/unit/test_collectors.c tests/unit/test_scopes.c \
 	    tests/unit/test_windtunnel.c tests/unit/test_wire.c \
 	    tests/unit/test_tcp_server.c tests/unit/test_remote.c tests/unit/tcp_fixture.c \
-	    tests/unit/test_archive.c tests/unit/test_waitfor.c tests/unit/test_waits.c tests/unit/test_waitstates.c tests/unit/test_view.c tests/unit/test_view_door.c tests/unit/test_monitors.c \
+	    tests/unit/test_archive.c tests/unit/test_waitfor.c tests/unit/test_waits.c tests/unit/test_waitstates.c tests/unit/test_view.c tests/unit/test_view_door.c tests/unit/test_monitors.c tests/unit/test_steering.c \
 	    tests/unit/test_bench.c
 UNIT_BIN := $(BUILD)/tests/unit
 

@@ -317,7 +317,9 @@ out:
 
 int ps_writer_init(ps_elem *e, size_t tuple_size, struct ps_writer *w)
 {
-	if (!e || !w || !e->fast_write || e->tuple_size != tuple_size)
+	/* an exact-wake element's one writer too (ps_put_end_exact) */
+	bool one = e && e->writable && e->mode == PS_DISCARD && e->flags == PS_EXACT_WAKE && !e->ops;
+	if (!e || !w || !(e->fast_write || one) || e->tuple_size != tuple_size)
 		return PS_EINVAL;
 	*w = (struct ps_writer){ .head = &e->h->head, .wseq = &e->h->wseq, .slots = e->slots,
 				 .mask = e->mask, .stride = e->stride, .readers = &e->wc->readers, .e = e };

@@ -317,7 +317,9 @@ struct ps_writer {
 	ps_elem *e;
 };
 /* 0 and *w filled if e takes this path for tuples of tuple_size bytes
- * (in memory, single writer, discard mode); PS_EINVAL otherwise. */
+ * (in memory, single writer, discard mode, no flag but PS_EXACT_WAKE);
+ * PS_EINVAL otherwise.  A PS_EXACT_WAKE element's tuples end with
+ * ps_put_end_exact. */
 int ps_writer_init(ps_elem *e, size_t tuple_size, struct ps_writer *w);
 void ps__writer_wake(const struct ps_writer *w); /* ps_put_end's rare case */
 
@@ -334,6 +336,16 @@ static inline void ps_put_end(const struct ps_writer *w, uint64_t i)
 {
 	atomic_store_explicit(w->head, i + 1, memory_order_release);
 	if (__builtin_expect(atomic_load_explicit(w->readers, memory_order_relaxed) != 0, 0))
+		ps__writer_wake(w);
+}
+
+/* ps_put_end for a PS_EXACT_WAKE element: the fence that lets no sleeping
+ * reader miss the tuple (wait.c) */
+static inline void ps_put_end_exact(const struct ps_writer *w, uint64_t i)
+{
+	atomic_store_explicit(w->head, i + 1, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(w->readers, memory_order_relaxed) != 0)
 		ps__writer_wake(w);
 }
 

@@ -24,6 +24,7 @@ Suite *bench_suite(void);
 Suite *view_suite(void);
 Suite *door_suite(void);
 Suite *monitors_suite(void);
+Suite *steering_suite(void);
 
 /* A segment name unique to this test process, so parallel runs never meet. */
 #define TEST_SEG(buf, tag) snprintf((buf), sizeof(buf), "t%d-%s", (int)getpid(), (tag))
