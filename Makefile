@@ -172,7 +172,7 @@ ARCHIVE_LIB := $(BUILD)/lib/libesarchive.a
 
 MONITORS_SRC := monitors/common.c monitors/record.c monitors/beat.c monitors/colls.c monitors/waitfor.c monitors/waitfor_find.c \
 		monitors/waitfor_report.c monitors/waits.c monitors/waits_rules.c monitors/view.c monitors/view_json.c monitors/view_door.c \
-		monitors/view_serve.c monitors/view_watch.c monitors/waitlive.c
+		monitors/view_serve.c monitors/view_watch.c monitors/waitlive.c monitors/objects.c
 MONITORS_LIB := $(BUILD)/lib/libesmon.a
 
 # Libraries in link order: each layer before the ones it depends on.
@@ -379,12 +379,13 @@ MPI_TESTS := $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_check $(BUILD)/tests/mp
 	     $(BUILD)/tests/mpi_wait $(BUILD)/tests/mpi_msgs $(BUILD)/tests/mpi_sites $(BUILD)/tests/mpi_io $(BUILD)/tests/mpi_io_f $(BUILD)/tests/mpi_hdf5 $(BUILD)/tests/mpi_phases \
 	     $(BUILD)/tests/mpi_phases_f $(BUILD)/tests/ring_demo $(BUILD)/tests/mpi_crash $(BUILD)/tests/mpi_poll \
 	     $(BUILD)/tests/mpi_complete $(BUILD)/tests/mpi_sites_cxx $(BUILD)/tests/mpi_sites_dyn $(BUILD)/tests/mpi_toggle \
-	     $(BUILD)/tests/mpi_clocks $(BUILD)/tests/mpi_waits $(BUILD)/tests/mpi_waits_f
+	     $(BUILD)/tests/mpi_clocks $(BUILD)/tests/mpi_waits $(BUILD)/tests/mpi_waits_f $(BUILD)/tests/mpi_objects \
+	     $(BUILD)/tests/mpi_objects_f
 
 ESCOLLECT_SRC := collectors/mpi/escollect.c collectors/mpi/core.c collectors/mpi/comms.c collectors/mpi/requests.c \
 		 collectors/mpi/fortran.c collectors/mpi/sites.c collectors/mpi/phases.c \
 		 collectors/mpi/io.c collectors/mpi/ending.c collectors/mpi/control.c \
-		 collectors/mpi/clocks.c collectors/mpi/names.c collectors/mpi/reqindex.c
+		 collectors/mpi/clocks.c collectors/mpi/names.c collectors/mpi/reqindex.c collectors/mpi/objects.c
 
 $(BUILD)/obj/collectors/mpi/%.o: collectors/mpi/%.c | $(GEN)/stamp
 	@mkdir -p $(dir $@)
@@ -405,7 +406,7 @@ $(ESCOLLECT): $(call obj,$(ESCOLLECT_SRC)) $(BUILD)/obj/gen/wrappers.o $(BUILD)/
 # What a program links to name its phases (es_region.h): calls that do
 # nothing, which libescollect.so, preloaded, takes instead.
 ESREGION := $(BUILD)/lib/libesregion.so
-$(ESREGION): collectors/mpi/region_stub.c collectors/mpi/es_region.h
+$(ESREGION): collectors/mpi/region_stub.c collectors/mpi/es_region.h collectors/mpi/es_object.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -shared $< -o $@
 
@@ -456,6 +457,14 @@ $(BUILD)/tests/mpi_waits: $(BUILD)/obj/tests/integration/mpi_waits.o $(ESREGION)
 $(BUILD)/tests/mpi_waits_f: tests/integration/mpi_waits_f.F90 $(ESREGION)
 	@mkdir -p $(dir $@) $(BUILD)/obj/waits_f
 	$(MPIFC) -O1 -g -Wall -Werror -J $(BUILD)/obj/waits_f $< -o $@ -L$(BUILD)/lib -lesregion \
+		-Wl,-rpath,$(abspath $(BUILD)/lib)
+
+# Programs with objects (es_object.h) link the same library
+$(BUILD)/tests/mpi_objects: $(BUILD)/obj/tests/integration/mpi_objects.o $(ESREGION)
+	$(MPICC) $< -o $@ -L$(BUILD)/lib -lesregion -Wl,-rpath,$(abspath $(BUILD)/lib) $(LDLIBS)
+$(BUILD)/tests/mpi_objects_f: tests/integration/mpi_objects_f.F90 $(ESREGION)
+	@mkdir -p $(dir $@) $(BUILD)/obj/objects_f
+	$(MPIFC) -O1 -g -Wall -Werror -J $(BUILD)/obj/objects_f $< -o $@ -L$(BUILD)/lib -lesregion \
 		-Wl,-rpath,$(abspath $(BUILD)/lib)
 
 # Readers of what the MPI programs left: plain C, no MPI.
@@ -538,6 +547,7 @@ MV_CFLAGS = $(CFLAGS) -Wno-stringop-overflow
 MV_C := mpi_calls mpi_late mpi_split mpi_every mpi_wait mpi_msgs mpi_sites mpi_io mpi_crash mpi_poll \
 	mpi_complete mpi_toggle mpi_clocks
 MV_TESTS := $(addprefix $(MV)/tests/,$(MV_C) mpi_sites_dyn mpi_sites_cxx mpi_phases mpi_phases_f mpi_waits mpi_waits_f mpi_io_f \
+	    mpi_objects mpi_objects_f \
 	    mpi_fortran77 mpi_fortran90 mpi_fortran08 ring_demo)
 $(addprefix $(MV)/tests/,$(MV_C)): $(MV)/tests/%: tests/integration/%.c | $(GEN)/stamp
 	@mkdir -p $(dir $@)
@@ -553,6 +563,13 @@ $(MV)/tests/mpi_phases: tests/integration/mpi_phases.c $(ESREGION) | $(GEN)/stam
 $(MV)/tests/mpi_waits: tests/integration/mpi_waits.c $(ESREGION) | $(GEN)/stamp
 	@mkdir -p $(dir $@)
 	$(MPICC_MPICH) $(MV_CFLAGS) $< -o $@ -L$(BUILD)/lib -lesregion -Wl,-rpath,$(abspath $(BUILD)/lib) $(LDLIBS)
+$(MV)/tests/mpi_objects: tests/integration/mpi_objects.c $(ESREGION) | $(GEN)/stamp
+	@mkdir -p $(dir $@)
+	$(MPICC_MPICH) $(MV_CFLAGS) $< -o $@ -L$(BUILD)/lib -lesregion -Wl,-rpath,$(abspath $(BUILD)/lib) $(LDLIBS)
+$(MV)/tests/mpi_objects_f: tests/integration/mpi_objects_f.F90 $(ESREGION)
+	@mkdir -p $(dir $@) $(MPICH_OBJ)/objects_f
+	$(MPIFC_MPICH) -O1 -g -Wall -Werror -J $(MPICH_OBJ)/objects_f $< -o $@ -L$(BUILD)/lib -lesregion \
+		-Wl,-rpath,$(abspath $(BUILD)/lib)
 $(MV)/tests/mpi_waits_f: tests/integration/mpi_waits_f.F90 $(ESREGION)
 	@mkdir -p $(dir $@) $(MPICH_OBJ)/waits_f
 	$(MPIFC_MPICH) -O1 -g -Wall -Werror -J $(MPICH_OBJ)/waits_f $< -o $@ -L$(BUILD)/lib -lesregion \

@@ -199,8 +199,7 @@ static const struct st_member *member(const struct mobj *o, const char *name)
 	return NULL;
 }
 
-/* Whether the ask would be applied, as the application will check it */
-static int check(const st_mirror *m, const struct st_ask *k, char *err, size_t len)
+int st_mirror_check(const st_mirror *m, const struct st_ask *k, char *err, size_t len)
 {
 	if (k->kind == ST_ASK_UNRULE) /* the application knows its rules' numbers */
 		return 0;
@@ -251,7 +250,7 @@ int st_mirror_ask(st_mirror *m, struct st_ask *ask, uint64_t *id, char *err, siz
 	*err = 0;
 	if (!m->ask)
 		return PS_EROFS;
-	int rc = check(m, ask, err, len);
+	int rc = st_mirror_check(m, ask, err, len);
 	if (rc)
 		return rc;
 	ask->id = (uint64_t)getpid() << 32 | ++m->asked;

@@ -277,6 +277,9 @@ int st_mirror_latest(st_mirror *m, int i, struct st_pub *hdr);
  * last saw): 0 and it is the latest now, or PS_ETIMEDOUT. */
 int st_mirror_wait(st_mirror *m, int i, uint64_t seq, int timeout_ms);
 double st_mirror_value(const st_mirror *m, int i, const struct st_member *f, uint32_t index);
+/* Whether the ask would be applied, as the application will check it:
+ * 0, or the ST_E* code with err saying which name or value is wrong. */
+int st_mirror_check(const st_mirror *m, const struct st_ask *ask, char *err, size_t len);
 /* An ask, checked against the schema first (a value out of range, a
  * read-only field, an unknown name are refused here, never written):
  * 0 and *id, or the ST_E* code with err saying which. */

@@ -291,7 +291,7 @@ static size_t space_bytes(void)
 			    ps_elem_footprint(sizeof(struct es_site_rec), ES_SITES_SLOTS);
 	size_t per_rank = ps_elem_footprint(sizeof(struct es_comm_rec), ES_COMMS_HELD) +
 			  ps_elem_footprint(sizeof(struct es_calls_rec), ES_CALLS_SLOTS) +
-			  ps_elem_footprint(sizeof(struct es_module_rec), ES_MODULES_SLOTS) + (1u << 20);
+			  ps_elem_footprint(sizeof(struct es_module_rec), ES_MODULES_SLOTS) + es_objects_bytes() + (1u << 20);
 	return per_thread * ES_MAX_THREADS + per_rank;
 }
 
@@ -306,6 +306,7 @@ static void fill_space(ps_server *srv, const struct decision *d)
 				   &es_g.calls_elem);
 	es_sites_setup(srv);
 	es_phases_setup(srv);
+	es_objects_setup(srv);
 	es_files_setup(srv);
 	describe_process(srv);
 	es_clocks_setup(srv, !d->multiple);
@@ -388,6 +389,7 @@ static uint64_t finalizing(void)
 	if (es_g.sp)
 		es_clocks_finalize();
 	es_phases_finalize();
+	es_objects_finalize();
 	es_files_finalize();
 	es_comms_finalize();
 	/* the server goes before MPI does: it is a thread of ours */

@@ -224,6 +224,11 @@ uint16_t es__site(const void *ra) ES_HIDDEN; /* the slow path: a site not met, o
 void es_sites_setup(ps_server *srv) ES_HIDDEN;  /* the rank's mpi.modules */
 void es_sites_finalize(void) ES_HIDDEN;
 void es_phases_setup(ps_server *srv) ES_HIDDEN;
+/* objects.c: the program's objects (es_object.h) visible in the rank's
+ * space from MPI_Init until MPI_Finalize begins; the room they take */
+void es_objects_setup(ps_server *srv) ES_HIDDEN;
+void es_objects_finalize(void) ES_HIDDEN;
+size_t es_objects_bytes(void) ES_HIDDEN;
 /* MPI-IO (io.c): an open file's number on mpi.files, ES_NONE if not known */
 uint32_t es__file_id(MPI_File fh) ES_HIDDEN;
 static inline uint32_t es_file_id(MPI_File fh)

@@ -1,0 +1,58 @@
+/* objects.h - a job's objects mirrored rank by rank (steering/'s mirror on each rank's trace space, here or through its tuple servers): listed, set, called, and rules run here or handed to the application. */
+#ifndef ES_MON_OBJECTS_H
+#define ES_MON_OBJECTS_H
+
+#include <stdio.h>
+
+#include "monitors/monitors.h"
+#include "steering/steering.h"
+
+/* The ranks of a job that expose objects, in rank order */
+struct mon_objs_rank {
+	int rank;
+	char where[PS_NAME_MAX + 80];
+	ps_server *ro, *rw; /* rw: to write asks (a control element, allowed read-only remotely) */
+	st_mirror *m;
+};
+struct mon_objs {
+	int n;
+	struct mon_objs_rank *r;
+	int ranks; /* the job's MPI ranks, with objects or not */
+	struct ps_remote_attr ra;
+};
+
+/* Every MPI rank of the scope with objects; 0, or a negative code with why in err. */
+int mon_objs_open(const es_scope *s, const struct ps_remote_attr *ra, struct mon_objs *o, char *err, size_t len);
+void mon_objs_close(struct mon_objs *o);
+
+/* Prints each rank's objects: fields with types, ranges, help and their
+ * latest values, methods. */
+void mon_objs_list(struct mon_objs *o, FILE *out);
+
+/* Every change each rank applied (who asked, old and new values) and
+ * every ask it refused, in its order, as far as its log still holds them. */
+void mon_objs_changes(struct mon_objs *o, FILE *out);
+
+/* "OBJ.FIELD=VALUE" or "OBJ.FIELD[I]=VALUE" into obj and one set; 0, or
+ * ST_EBADASK with err saying what was expected. */
+int mon_objs_parse_set(const char *text, char obj[ST_NAME_MAX + 1], struct st_set *set, char *err, size_t len);
+
+/* The ask to every rank with its object (only rank `only` when >= 0):
+ * checked against every rank's schema before any is written, then
+ * written, then each rank's answers waited for up to wait seconds.
+ * Says on out what each rank did, and "esctl: WHAT: applied by N of M
+ * ranks".  0 when every rank applied it, 1 when
+ * one refused it or did not answer, 2 when it was refused before being
+ * written (why in err). */
+int mon_objs_ask(struct mon_objs *o, int only, struct st_ask *ask, const char *what, double wait, FILE *out, char *err,
+		 size_t len);
+
+/* A rule run here: at each publication of its object on every rank (or
+ * `only`), evaluated on what was published, its action asked of that
+ * rank, one ask in flight per rank; until a signal, `seconds` (0:
+ * none) or the job's end.  Says on out each action and its answer.  0, or 2 when it does
+ * not compile against a rank's object (why in err). */
+int mon_objs_rule(struct mon_objs *o, int only, const char *text, const char *who, double seconds, FILE *out,
+		  char *err, size_t len);
+
+#endif
