@@ -387,7 +387,10 @@ static int objects_main(const char *job, const char *cmd, int n, char **w, int o
 		es_scope_destroy(s);
 		return 1;
 	}
-	if (!strcmp(cmd, "objects")) {
+	if (!o.n && o.ranks && o.ended == o.ranks) {
+		fprintf(stderr, "esctl: job '%s' has ended: nothing to steer\n", job);
+		rc = 1;
+	} else if (!strcmp(cmd, "objects")) {
 		mon_objs_list(&o, stdout);
 	} else if (!strcmp(cmd, "changes")) {
 		mon_objs_changes(&o, stdout);

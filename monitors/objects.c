@@ -24,12 +24,12 @@ static bool seen(const struct mon_objs *o, int rank)
 	return false;
 }
 
-/* One rank's mirror: 1 if it has objects, 0 if not, or an error */
+/* One rank's mirror: 1 if it has objects, 0 if not, 2 if it ended, or an error */
 static int open_rank(struct mon_objs_rank *r, const struct ps_remote_attr *ra)
 {
 	int st = ps_state_at(r->where, ra);
 	if (st == PS_SHM_CLOSED || st == PS_SHM_STALE)
-		return 0;
+		return 2;
 	int rc = ps_server_open_at(r->where, PS_RDONLY, ra, &r->ro);
 	if (!rc && ps_server_open_at(r->where, PS_RDWR, ra, &r->rw))
 		r->rw = NULL; /* watch only: asks are refused (PS_EROFS) */
@@ -68,9 +68,10 @@ int mon_objs_open(const es_scope *s, const struct ps_remote_attr *ra, struct mon
 		if (got < 0) {
 			snprintf(err, len, "rank %d (%s): %s", ranks[i].rank, ranks[i].where, ps_strerror(got));
 			rc = got;
-		} else if (got) {
+		} else if (got == 1) {
 			o->r[o->n++] = ranks[i];
 		}
+		o->ended += got == 2;
 	}
 	free(ranks);
 	for (int i = 1; i < o->n; i++) /* few: by insertion */

@@ -18,6 +18,7 @@ struct mon_objs {
 	int n;
 	struct mon_objs_rank *r;
 	int ranks; /* the job's MPI ranks, with objects or not */
+	int ended; /* ... of which have ended or died */
 	struct ps_remote_attr ra;
 };
 

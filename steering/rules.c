@@ -28,6 +28,8 @@ struct parse {
 	size_t errlen;
 	int failed;
 	int depth;
+	const char *mat; /* the last member's name in the text, for what is said of it */
+	size_t mlen;
 };
 
 static void next(struct parse *q)
@@ -121,6 +123,7 @@ static const struct st_member *ref(struct parse *q, uint32_t *index)
 		expected(q, "a field or method of %s", q->s->obj);
 		return NULL;
 	}
+	q->mat = q->at, q->mlen = q->len;
 	next(q);
 	if (accept(q, "[")) {
 		if (q->tok != T_NUM || q->num < 0 || q->num != floor(q->num) || q->num >= m->count) {
@@ -246,12 +249,17 @@ static void action(struct parse *q)
 	const struct st_member *m = ref(q, &index);
 	if (!m)
 		return;
+	const char *at = q->at;
+	enum tok tok = q->tok;
+	size_t len = q->len;
+	q->at = q->mat, q->len = q->mlen, q->tok = T_NAME; /* what is said, is said of the member */
 	if (set && m->kind == ST_METHOD)
 		expected(q, "a field to set (%s is a method: call it)", m->name);
 	else if (set && !(m->flags & ST_WRITABLE))
 		expected(q, "a writable field (%s is read-only)", m->name);
 	else if (!set && m->kind != ST_METHOD)
 		expected(q, "a method to call (%s is a field: set it)", m->name);
+	q->at = at, q->len = len, q->tok = tok;
 	r->kind = set ? ST_ASK_SET : ST_ASK_CALL;
 	r->target = m->idx;
 	r->target_index = index;

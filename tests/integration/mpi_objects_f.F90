@@ -48,7 +48,7 @@ program mpi_objects_f
     end do
     applied = 0
   end do
-  write (*, '(a,i0,a,f0.3,a,3(f0.3,1x),a,i0,a,f0.3)') 'rank ', rank, ': gain=', gain, ' w=', w, &
+  write (*, '(a,i0,a,f6.3,a,3f7.3,a,i0,a,f6.3)') 'rank ', rank, ': gain=', gain, ' w=', w, &
     ' kicks=', kicks, ' last_kick=', last_kick
   call MPI_Finalize(ierr)
 end program mpi_objects_f

@@ -70,7 +70,7 @@ START_TEST(rules_refused_with_where)
 	static const struct { const char *text, *says; } bad[] = {
 		{ "if tunnel.inflow < 1 set tunnel.inflow = 0", "at 1: expected 'when', got 'if'" },
 		{ "when tunnel.mass < 1 set tunnel.inflow = 0", "at 13: expected a field or method of tunnel" },
-		{ "when tunnel.inflow < 1 set tunnel.mass_flow = 0", "read-only" },
+		{ "when tunnel.inflow < 1 set tunnel.mass_flow = 0", "at 35: expected a writable field (mass_flow is read-only), got 'mass_flow'" },
 		{ "when tunnel.inflow < 1 set tunnel.reset = 0", "is a method: call it" },
 		{ "when tunnel.inflow < 1 call tunnel.inflow", "is a field: set it" },
 		{ "when tunnel.reset < 1 call tunnel.reset", "a field (reset is a method)" },

@@ -1,0 +1,148 @@
+#!/bin/sh
+# t_objects.sh - a C and a Fortran program's objects (es_object.h) seen and steered by esctl: set, call, refusals (range, read-only, unknown, index, not whole), a batch applied whole, one rank only, two monitors at once (applied in arrival order, each recorded), a monitor gone with its ask queued, rules in the application and in a monitor, through the job's tuple servers with its secret (a wrong one steers nothing).
+set -u
+. "$(dirname "$0")/lib.sh"
+[ -f "$BUILD/lib/libescollect.so" ] || { echo "no libescollect.so (sanitizer build): skipped"; exit 0; }
+job="itobj$$"
+dir=$(mktemp -d)
+app=""
+cleanup() {
+	[ -n "$app" ] && end_job "$app"
+	rm_segments "$job"
+	rm_segments "${job}f"
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+secret="$dir/secret" wrong="$dir/wrong"
+echo "secret-$$-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')" >"$secret"
+echo "not-the-secret-of-this-job-$$" >"$wrong"
+chmod 600 "$secret" "$wrong"
+esctl() { "$BIN/esctl" "$@"; }
+# the value of OBJ's FIELD on rank R, as esctl objects lists it
+value() { esctl "$1" objects | awk -v r="rank $2:" -v f="$3" '
+	$1" "$2 == r { on = 1; next } /^rank / { on = 0 } on && $1 == f { getline; sub(/^ *= */, ""); print; exit }'; }
+is() { [ "$(value "$1" "$2" "$3")" = "$4" ]; }
+
+release="$dir/release"
+mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" --serve any --secret-file "$secret" -j "$job" \
+	"$BUILD/tests/mpi_objects" "$release" >"$dir/job.out" 2>"$dir/job.err" &
+app=$!
+wait_for 60 grep -q "monitors: --servers" "$dir/job.err" || die "the job did not say where it is served: $(cat "$dir/job.err")"
+servers=$(sed -n 's/.*monitors: --servers \([^ )]*\).*/\1/p' "$dir/job.err" | head -1)
+# both ranks sealed their object at their first safe point, however late a loaded machine lets them
+wait_for 60 sh -c "\"$BIN/esctl\" $job objects | grep -c '^rank [01]: sim  a simulation to steer' | grep -qx 2" ||
+	die "the objects never showed: $(esctl "$job" objects 2>&1)"
+esctl "$job" objects >"$dir/list"
+for w in "rate  double  writable in \[0, 10\]  how fast it goes" "steps  int  read-only  steps made" \
+	"v  double\[4\]  writable in \[-1, 1\]  a vector" "kick(arg)  method  count a kick"; do
+	[ "$(grep -c "^    $w$" "$dir/list")" -eq 2 ] || die "objects: no '$w' on both ranks: $(cat "$dir/list")"
+done
+grep -q "escollect: es_object_int(sim.steps): the name is taken" "$dir/job.err" || die "a taken name not said"
+grep -q "escollect: es_object_create(2bad): expected a name of letters" "$dir/job.err" || die "a bad name not said"
+
+# a set, and the values the object publishes follow
+esctl "$job" set sim.rate=2.5 >"$dir/o" || die "set: $(cat "$dir/o")"
+grep -q "^rank 0: sim.rate 1 -> 2.5$" "$dir/o" && grep -q "^rank 1: sim.rate 1 -> 2.5$" "$dir/o" &&
+	grep -q "^esctl: set sim.rate=2.5: applied by 2 of 2 ranks$" "$dir/o" || die "set: $(cat "$dir/o")"
+wait_for 30 is "$job" 1 rate 2.5 || die "rank 1 never published rate 2.5: $(value "$job" 1 rate)"
+
+# refused before anything is written, with what was wrong
+refused() { # refused EXPECTED ARGS...: exit 2 and the message
+	want=$1; shift
+	out=$(esctl "$job" "$@" 2>&1); rc=$?
+	[ $rc -eq 2 ] || die "esctl $*: exit $rc, expected 2: $out"
+	echo "$out" | grep -qF "$want" || die "esctl $*: said '$out', expected '$want'"
+}
+refused "esctl: sim.rate: 11 is out of its range [0, 10]" set sim.rate=11
+refused "esctl: sim.steps: the field is read-only" set sim.steps=3
+refused "esctl: sim.nothing: no field or method of that name" set sim.nothing=1
+refused "esctl: no rank exposes an object 'nosuch'" set nosuch.x=1
+refused "esctl: sim.v[4]: it has 4 elements" set 'sim.v[4]=0'
+refused "esctl: sim.mode: the field holds integers: the value is not whole" set sim.mode=1.5
+refused "expected OBJECT.FIELD=VALUE" set sim.rate
+refused "expected a number after '='" set sim.rate=fast
+refused "sim.rate: a method is called and a field set" call sim.rate
+refused "one object at a time" set sim.rate=1 other.x=2
+# a batch whose second set is out of range: nothing of it is applied
+refused "esctl: sim.mode: 4 is out of its range [0, 3]" set 'sim.v[0]=0.5' sim.mode=4
+is "$job" 0 v "0 0 0 0" || die "a refused batch changed v: $(value "$job" 0 v)"
+
+# a batch applied together, a call, one rank only
+esctl "$job" set 'sim.v[1]=0.5' 'sim.v[3]=-0.5' | grep -q "applied by 2 of 2 ranks" || die "batch not applied"
+esctl "$job" call sim.kick 3 >"$dir/o"
+grep -q "^rank 1: sim.kick(3) called$" "$dir/o" || die "call: $(cat "$dir/o")"
+esctl "$job" set --rank 1 sim.mode=2 >"$dir/o"
+grep -q "^esctl: set sim.mode=2: applied by 1 of 1 rank$" "$dir/o" && ! grep -q "^rank 0" "$dir/o" || die "--rank 1: $(cat "$dir/o")"
+
+# two monitors at once: both applied, in the order they arrived, each recorded with its asker
+esctl "$job" set sim.rate=3 >"$dir/a" & a=$!
+esctl "$job" set sim.rate=4 >"$dir/b" & b=$!
+wait $a || die "the first of two monitors: $(cat "$dir/a")"
+wait $b || die "the second of two monitors: $(cat "$dir/b")"
+esctl "$job" changes >"$dir/log"
+grep "^rank 0: by esctl pid [0-9]*: sim.rate [0-9.]* -> [0-9.]*$" "$dir/log" | tail -2 >"$dir/two"
+[ "$(awk '{ print $NF }' "$dir/two" | sort | tr '\n' ' ')" = "3 4 " ] || die "two monitors: $(cat "$dir/log")"
+first=$(sed -n 1p "$dir/two" | awk '{ print $NF }')
+sed -n 2p "$dir/two" | grep -q "sim.rate $first -> " || die "not applied in arrival order: $(cat "$dir/two")"
+[ "$(sed -n 1p "$dir/two" | awk '{ print $6 }')" != "$(sed -n 2p "$dir/two" | awk '{ print $6 }')" ] ||
+	die "both changes said to come from one asker: $(cat "$dir/two")"
+
+# a monitor gone with its ask queued: the program holds its safe points; the
+# ask is written, its asker ends without an answer; released, the program
+# applies all of it
+esctl "$job" call sim.hold | grep -q "applied by 2 of 2" || die "hold not applied"
+out=$(esctl --wait 0 "$job" set 'sim.v[0]=-1' 'sim.v[2]=1'); [ $? -eq 1 ] || die "an unanswered ask: exit $?: $out"
+echo "$out" | grep -q "^rank 0: not applied within 0 s" || die "an unanswered ask: $out"
+is "$job" 0 v "0 0.5 0 -0.5" || die "held, but v changed: $(value "$job" 0 v)"
+touch "$release"
+wait_for 30 is "$job" 0 v "-1 0.5 1 -0.5" || die "the queued batch was not applied whole: $(value "$job" 0 v)"
+
+# a rule in the application: it runs at each safe point until the mode is 3
+esctl "$job" rule --in-app 'when sim.mode < 3 set sim.mode = sim.mode + 1' >"$dir/o"
+grep -q "^rank 0: rule 1 runs in the application$" "$dir/o" || die "rule --in-app: $(cat "$dir/o")"
+wait_for 30 is "$job" 0 mode 3 && wait_for 30 is "$job" 1 mode 3 || die "the in-app rule did not act"
+esctl "$job" changes | grep -q "^rank 0: by rule 1 (in the application): sim.mode 2 -> 3$" || die "the rule's changes not recorded"
+refused "rule: at 27: expected a writable field (steps is read-only), got 'steps'" rule --in-app 'when sim.mode < 3 set sim.steps = 1'
+esctl "$job" unrule 1 | grep -q "^rank 1: rule 1 removed$" || die "unrule"
+esctl "$job" set sim.mode=0 >/dev/null
+is "$job" 0 mode 0 || die "the removed rule still acts"
+
+# a rule in a monitor: at each publication it mirrors, until stopped
+esctl "$job" rule 'when sim.rate < 6 set sim.rate = sim.rate + 0.5' >"$dir/rule" 2>&1 &
+r=$!
+wait_for 60 is "$job" 0 rate 6 && wait_for 60 is "$job" 1 rate 6 || die "the monitor's rule did not act: $(cat "$dir/rule")"
+kill $r; wait $r
+grep -q "^rank 0: sim.rate 5.5 -> 6$" "$dir/rule" || die "the monitor's rule: $(cat "$dir/rule")"
+
+# through the tuple servers with the job's secret; a wrong secret steers nothing
+esctl --servers "$servers" --secret-file "$secret" "$job" set sim.rate=7 | grep -q "applied by 2 of 2" ||
+	die "set through the servers"
+esctl -w 2 --servers "$servers" --secret-file "$wrong" "$job" set sim.rate=8 >"$dir/bad" 2>&1 &&
+	die "a wrong secret steered the job"
+grep -qi "permission denied" "$dir/bad" || die "a wrong secret: unclear error: $(cat "$dir/bad")"
+is "$job" 0 rate 7 || die "the wrong secret changed rate: $(value "$job" 0 rate)"
+
+esctl "$job" call sim.stop >/dev/null
+wait $app || die "the job failed: $(cat "$dir/job.err")"
+app=""
+grep -q "^rank 0: rate=7 v=-1,0.5,1,-0.5 mode=0 kicks=1 last_kick=3 .* stopped=1$" "$dir/job.out" ||
+	die "what rank 0 ended with: $(cat "$dir/job.out")"
+out=$(esctl -w 1 "$job" objects 2>&1) && die "objects of an ended job: $out"
+echo "$out" | grep -q "has ended: nothing to steer\|no trace spaces" || die "objects of an ended job: $out"
+
+# Fortran: the same calls from a program built with mpif90
+mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -j "${job}f" "$BUILD/tests/mpi_objects_f" \
+	>"$dir/f.out" 2>"$dir/f.err" &
+app=$!
+wait_for 60 sh -c "\"$BIN/esctl\" ${job}f objects | grep -c '^rank [01]: fsim  a Fortran simulation' | grep -qx 2" ||
+	die "the Fortran objects never showed: $(cat "$dir/f.err")"
+esctl "${job}f" objects | grep -q "^    w  double\[3\]  writable in \[-2, 2\]  weights$" || die "Fortran's array"
+esctl "${job}f" set fsim.gain=2.5 'fsim.w[2]=-1.5' | grep -q "applied by 2 of 2" || die "Fortran: set"
+esctl "${job}f" call fsim.kick 4 | grep -q "applied by 2 of 2" || die "Fortran: call"
+refused_f=$(esctl "${job}f" set fsim.steps=1 2>&1); [ $? -eq 2 ] || die "Fortran: a read-only set: $refused_f"
+esctl "${job}f" call fsim.stop >/dev/null
+wait $app || die "the Fortran job failed: $(cat "$dir/f.err")"
+app=""
+grep -q "^rank 1: gain= 2.500 w=  0.000  0.000 -1.500 kicks=1 last_kick= 4.000$" "$dir/f.out" ||
+	die "what the Fortran rank 1 ended with: $(cat "$dir/f.out")"
+echo "objects: C and Fortran objects seen, set, called and ruled; every refusal said"
