@@ -48,6 +48,7 @@ program mpi_objects_f
     end do
     applied = 0
   end do
+  call ES_OBJECT_SYNC()  ! a stop asked of every rank may have ended the loop elsewhere first
   write (*, '(a,i0,a,f6.3,a,3f7.3,a,i0,a,f6.3)') 'rank ', rank, ': gain=', gain, ' w=', w, &
     ' kicks=', kicks, ' last_kick=', last_kick
   call MPI_Finalize(ierr)
