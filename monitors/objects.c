@@ -53,12 +53,19 @@ int mon_objs_open(const es_scope *s, const struct ps_remote_attr *ra, struct mon
 	int nranks = 0;
 	for (int i = 0; ranks && i < es_scope_leaves(s); i++) {
 		const struct es_leaf *l = es_scope_leaf(s, i);
-		bool dup = l->rank < 0;
+		/* an MPI rank's space, or a PATHS process's: each once */
+		bool dup = false;
 		for (int k = 0; k < nranks && !dup; k++)
-			dup = ranks[k].rank == l->rank;
+			dup = l->rank >= 0 ? ranks[k].rank == l->rank : !strcmp(ranks[k].where, l->segment);
 		if (!dup) {
-			ranks[nranks].rank = l->rank;
-			snprintf(ranks[nranks++].where, sizeof(ranks[0].where), "%s", l->segment);
+			struct mon_objs_rank *r = &ranks[nranks++];
+			r->rank = l->rank;
+			snprintf(r->where, sizeof(r->where), "%s", l->segment);
+			if (l->rank >= 0)
+				snprintf(r->name, sizeof(r->name), "rank %d", l->rank);
+			else /* its segment's name, the host's part left out */
+				snprintf(r->name, sizeof(r->name), "%s", strrchr(l->segment, '/') ? strrchr(l->segment, '/') + 1
+												 : l->segment);
 		}
 	}
 	o->ranks = nranks;
@@ -66,7 +73,7 @@ int mon_objs_open(const es_scope *s, const struct ps_remote_attr *ra, struct mon
 	for (int i = 0; i < nranks && !rc; i++) {
 		int got = open_rank(&ranks[i], ra);
 		if (got < 0) {
-			snprintf(err, len, "rank %d (%s): %s", ranks[i].rank, ranks[i].where, ps_strerror(got));
+			snprintf(err, len, "%s (%s): %s", ranks[i].name, ranks[i].where, ps_strerror(got));
 			rc = got;
 		} else if (got == 1) {
 			o->r[o->n++] = ranks[i];
@@ -142,7 +149,7 @@ void mon_objs_list(struct mon_objs *o, FILE *out)
 			const struct st_member *ms, *self = st_mirror_object(m, i, &ms);
 			struct st_pub h;
 			bool have = st_mirror_latest(m, i, &h) == 0;
-			fprintf(out, "rank %d: %s  %s", o->r[r].rank, self->name, self->help);
+			fprintf(out, "%s: %s  %s", o->r[r].name, self->name, self->help);
 			if (have)
 				fprintf(out, "  (published %llu time%s)", (unsigned long long)h.seq + 1, h.seq ? "s" : "");
 			fputc('\n', out);
@@ -161,7 +168,7 @@ void mon_objs_changes(struct mon_objs *o, FILE *out)
 		if (ps_elem_stats(e, &st))
 			continue;
 		if (st.oldest)
-			fprintf(out, "rank %d: %llu older records no longer held\n", o->r[r].rank,
+			fprintf(out, "%s: %llu older records no longer held\n", o->r[r].name,
 				(unsigned long long)st.oldest);
 		for (uint64_t i = st.oldest; i < st.written; i++) {
 			struct st_done d;
@@ -169,20 +176,20 @@ void mon_objs_changes(struct mon_objs *o, FILE *out)
 				continue;
 			d.who[ST_WHO_MAX] = d.obj[ST_NAME_MAX] = d.field[ST_NAME_MAX] = 0;
 			d.why[sizeof(d.why) - 1] = 0;
-			fprintf(out, "rank %d: by %s: ", o->r[r].rank, d.who);
+			fprintf(out, "%s: by %s: ", o->r[r].name, d.who);
 			if (d.status == ST_ELOST)
 				fprintf(out, "%u asks lost: %s\n", d.n, st_strerror(d.status));
 			else if (d.status)
 				fprintf(out, "refused %s.%s: %s%s%s\n", d.obj, d.field, st_strerror(d.status), *d.why ? ": " : "",
 					d.why);
 			else if (d.kind == ST_ASK_CALL)
-				fprintf(out, "%s.%s(%.17g) called\n", d.obj, d.field, d.new_value);
+				fprintf(out, "%s.%s(%.15g) called\n", d.obj, d.field, d.new_value);
 			else if (d.kind == ST_ASK_RULE || d.kind == ST_ASK_UNRULE)
 				fprintf(out, "rule %u %s\n", d.index, d.kind == ST_ASK_RULE ? "begun" : "removed");
 			else if (d.index)
-				fprintf(out, "%s.%s[%u] %.17g -> %.17g\n", d.obj, d.field, d.index, d.old_value, d.new_value);
+				fprintf(out, "%s.%s[%u] %.15g -> %.15g\n", d.obj, d.field, d.index, d.old_value, d.new_value);
 			else
-				fprintf(out, "%s.%s %.17g -> %.17g\n", d.obj, d.field, d.old_value, d.new_value);
+				fprintf(out, "%s.%s %.15g -> %.15g\n", d.obj, d.field, d.old_value, d.new_value);
 		}
 	}
 }
@@ -230,22 +237,22 @@ int mon_objs_parse_set(const char *text, char obj[ST_NAME_MAX + 1], struct st_se
 static void say_answer(const struct mon_objs_rank *r, const struct st_ask *k, const struct st_done *d, FILE *out)
 {
 	if (d->status) {
-		fprintf(out, "rank %d: refused: %s.%s: %s%s%s\n", r->rank, d->obj, d->field, st_strerror(d->status),
+		fprintf(out, "%s: refused: %s.%s: %s%s%s\n", r->name, d->obj, d->field, st_strerror(d->status),
 			*d->why ? ": " : "", d->why);
 		return;
 	}
 	char old[40], now[40];
 	if (k->kind == ST_ASK_RULE) {
-		fprintf(out, "rank %d: rule %u runs in the application\n", r->rank, d->index);
+		fprintf(out, "%s: rule %u runs in the application\n", r->name, d->index);
 	} else if (k->kind == ST_ASK_UNRULE) {
-		fprintf(out, "rank %d: rule %u removed\n", r->rank, d->index);
+		fprintf(out, "%s: rule %u removed\n", r->name, d->index);
 	} else if (k->kind == ST_ASK_CALL) {
-		snprintf(now, sizeof(now), "%.17g", d->new_value);
-		fprintf(out, "rank %d: %s.%s(%s) called\n", r->rank, d->obj, d->field, now);
+		snprintf(now, sizeof(now), "%.15g", d->new_value);
+		fprintf(out, "%s: %s.%s(%s) called\n", r->name, d->obj, d->field, now);
 	} else {
-		snprintf(old, sizeof(old), "%.17g", d->old_value);
-		snprintf(now, sizeof(now), "%.17g", d->new_value);
-		fprintf(out, "rank %d: %s.%s", r->rank, d->obj, d->field);
+		snprintf(old, sizeof(old), "%.15g", d->old_value);
+		snprintf(now, sizeof(now), "%.15g", d->new_value);
+		fprintf(out, "%s: %s.%s", r->name, d->obj, d->field);
 		if (d->index)
 			fprintf(out, "[%u]", d->index);
 		fprintf(out, " %s -> %s\n", old, now);
@@ -271,7 +278,7 @@ int mon_objs_ask(struct mon_objs *o, int only, struct st_ask *ask, const char *w
 		n++;
 		int rc = st_mirror_check(o->r[i].m, ask, err, len);
 		if (!rc && !o->r[i].rw)
-			snprintf(err, len, "rank %d: its segment is read-only to you", o->r[i].rank), rc = PS_EROFS;
+			snprintf(err, len, "%s: its segment is read-only to you", o->r[i].name), rc = PS_EROFS;
 		if (rc)
 			return 2;
 	}
@@ -287,7 +294,7 @@ int mon_objs_ask(struct mon_objs *o, int only, struct st_ask *ask, const char *w
 		return 2;
 	for (int i = 0; i < o->n; i++)
 		if (takes_part(&o->r[i], only, ask) && st_mirror_ask(o->r[i].m, ask, &ids[i], err, len)) {
-			fprintf(out, "rank %d: not asked: %s\n", o->r[i].rank, err);
+			fprintf(out, "%s: not asked: %s\n", o->r[i].name, err);
 			ids[i] = 0;
 		}
 	int applied = 0, want = ask->kind == ST_ASK_SET ? (int)ask->n : 1;
@@ -303,8 +310,8 @@ int mon_objs_ask(struct mon_objs *o, int only, struct st_ask *ask, const char *w
 		if (got >= want && !d[0].status)
 			applied++;
 		else if (!got)
-			fprintf(out, "rank %d: not applied within %.0f s (a rank applies asks at its next es_object_sync)\n",
-				o->r[i].rank, wait);
+			fprintf(out, "%s: not applied within %.0f s (a rank applies asks at its next es_object_sync)\n",
+				o->r[i].name, wait);
 	}
 	free(ids);
 	fprintf(out, "esctl: %s: applied by %d of %d rank%s\n", what, applied, n, n == 1 ? "" : "s");
@@ -383,7 +390,7 @@ static void rule_turn(struct mon_objs_rank *r, struct ruled *u, const char *who,
 	u->k.u.set[0].has_arg = u->r.has_value;
 	char err[200];
 	if (st_mirror_ask(r->m, &u->k, &u->busy, err, sizeof(err))) {
-		fprintf(out, "rank %d: the rule's action not asked: %s\n", r->rank, err);
+		fprintf(out, "%s: the rule's action not asked: %s\n", r->name, err);
 		u->busy = 0;
 	}
 }
@@ -405,7 +412,7 @@ int mon_objs_rule(struct mon_objs *o, int only, const char *text, const char *wh
 		if (!takes_part(&o->r[i], only, &probe))
 			continue;
 		if (!o->r[i].rw) {
-			snprintf(err, len, "rank %d: its segment is read-only to you", o->r[i].rank);
+			snprintf(err, len, "%s: its segment is read-only to you", o->r[i].name);
 			rc = 2;
 		} else if (!(rc = rule_on(&o->r[i], text, obj, &u[i], err, len))) {
 			n++;
@@ -426,7 +433,7 @@ int mon_objs_rule(struct mon_objs *o, int only, const char *text, const char *wh
 		for (int i = 0; i < o->n; i++) {
 			int st = u[i].obj >= 0 ? ps_state_at(o->r[i].where, &o->ra) : 0;
 			if (st == PS_SHM_CLOSED || st == PS_SHM_STALE) {
-				fprintf(out, "rank %d has %s: the rule stops there\n", o->r[i].rank,
+				fprintf(out, "%s has %s: the rule stops there\n", o->r[i].name,
 					st == PS_SHM_CLOSED ? "ended" : "died");
 				u[i].obj = -1, n--;
 			}

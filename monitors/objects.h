@@ -7,9 +7,11 @@
 #include "monitors/monitors.h"
 #include "steering/steering.h"
 
-/* The ranks of a job that expose objects, in rank order */
+/* The ranks of a job that expose objects, in rank order (a PATHS
+ * program's processes, rank -1, by their trace spaces' names) */
 struct mon_objs_rank {
 	int rank;
+	char name[PS_NAME_MAX + 8]; /* "rank 3", or the space's name */
 	char where[PS_NAME_MAX + 80];
 	ps_server *ro, *rw; /* rw: to write asks (a control element, allowed read-only remotely) */
 	st_mirror *m;

@@ -229,7 +229,7 @@ int st_mirror_check(const st_mirror *m, const struct st_ask *k, char *err, size_
 		int rc = !f ? ST_ENOFIELD : k->kind == ST_ASK_CALL ? (f->kind == ST_METHOD ? 0 : ST_ENOTMETHOD)
 			 : st_value_check(f, x->index, x->value);
 		if (rc == ST_ERANGE)
-			snprintf(err, len, "%s.%s: %.17g is out of its range [%.17g, %.17g]", k->obj, x->field, x->value,
+			snprintf(err, len, "%s.%s: %.15g is out of its range [%.15g, %.15g]", k->obj, x->field, x->value,
 				 f->lo, f->hi);
 		else if (rc == ST_EINDEX)
 			snprintf(err, len, "%s.%s[%u]: it has %u element%s", k->obj, x->field, x->index, f->count,

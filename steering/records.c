@@ -59,5 +59,5 @@ void st_value_format(const struct st_member *m, double v, char *buf, size_t len)
 	if (m && m->kind == ST_INT)
 		snprintf(buf, len, "%.0f", v);
 	else
-		snprintf(buf, len, "%.17g", v);
+		snprintf(buf, len, "%.15g", v);
 }

@@ -24,6 +24,7 @@ int wt_geometry_init(struct wt_geometry *g, int width, int height, enum wt_model
 	g->model = model;
 	g->seed = seed;
 	g->inflow_density = 65536 / 5; /* a gentle wind: a particle on a fifth of inflow steps */
+	g->plate_x = width / 4;
 	return 0;
 }
 
@@ -49,8 +50,7 @@ static uint64_t last_mask(const struct wt_geometry *g)
 }
 
 /* The tunnel's walls, in one place: the top and bottom rows whole, and
- * the plate, a site at a quarter of the width in each row of the middle
- * third.  The collision trusts these to know which rows hold any. */
+ * the plate, a site at column plate_x in each row of the middle third.  The collision trusts these to know which rows hold any. */
 static bool edge_row(const struct wt_geometry *g, int y)
 {
 	return y == 0 || y == g->height - 1;
@@ -70,7 +70,7 @@ void wt_row_walls(const struct wt_geometry *g, int y, uint64_t *row)
 			wall[k] = ~0ull;
 		wall[g->words - 1] &= last_mask(g);
 	} else if (plate_row(g, y)) {
-		int x = g->width / 4;
+		int x = g->plate_x;
 		wall[x / 64] |= 1ull << (x % 64);
 	}
 }
@@ -210,7 +210,7 @@ static const int vx[6] = { 2, 1, -1, -2, -1, 1 }, vy[6] = { 0, 1, 1, 0, -1, -1 }
 static void walls_feel(const struct wt_geometry *g, int y, int k, const wv *p,
 		       struct wt_flow *flow)
 {
-	int px = g->width / 4;
+	int px = g->plate_x;
 	bool plate = plate_row(g, y);
 	for (int l = 0; l < LANES; l++) {
 		uint64_t wall = p[WT_WALL][l];

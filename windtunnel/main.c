@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "collectors/collectors.h"
+#include "steering/steering.h"
 #include "picture.h"
 #include "tunnel.h"
 
@@ -109,13 +110,94 @@ static int mpi_allreduce(void *ctx, int64_t *v, int n)
 	return 0;
 }
 
-static void progress(const struct wt_totals *t, double seconds, void *arg)
+/*
+ * The tunnel as an object monitors see and steer (steering/, in this
+ * process's trace space, which -c makes): its inflow and the plate's
+ * column, writable; the mass flow out of the far end and the drag on the
+ * plate, per step and matrix, over the last totals.  Published and synced
+ * by the thread that keeps the totals, after each allreduce of them; what
+ * was set there goes round with the next (struct wt_config's steer).
+ */
+struct tunnel {
+	bool quiet, tried;
+	const char *job;
+	int process, matrices, width;
+	ps_server *srv;
+	st_app *app;
+	st_obj *obj;
+	double inflow, mass_flow, drag;
+	int plate, step;
+	int64_t last_out, last_drag;
+	uint64_t last_step;
+};
+
+static void tunnel_open(struct tunnel *t, const struct wt_totals *tot)
 {
-	(void)arg;
+	char space[PS_NAME_MAX + 1];
+	t->tried = true;
+	t->inflow = tot->inflow_density / 65536.0;
+	t->plate = tot->plate_x;
+	if (pm_space_name(space, sizeof(space), t->job, PM_SPACE_PROCESS, t->process) ||
+	    ps_server_open_shm(space, PS_RDWR, &t->srv))
+		return; /* no trace space (no -c): nothing to steer */
+	int rc = st_app_create(&t->app);
+	if (!rc)
+		rc = st_obj_create(t->app, "tunnel", "the wind tunnel", &t->obj);
+	if (!rc)
+		rc = st_obj_field(t->obj, "inflow", ST_DOUBLE, &t->inflow, 1, ST_WRITABLE, 0, 1,
+				  "chance of a particle at an inflow site each step");
+	if (!rc)
+		rc = st_obj_field(t->obj, "plate", ST_INT, &t->plate, 1, ST_WRITABLE, 1, t->width - 2,
+				  "the plate's column (0 is the inflow)");
+	if (!rc)
+		rc = st_obj_field(t->obj, "mass_flow", ST_DOUBLE, &t->mass_flow, 1, 0, 0, 0,
+				  "particles out per step and matrix, over the last totals");
+	if (!rc)
+		rc = st_obj_field(t->obj, "drag", ST_DOUBLE, &t->drag, 1, 0, 0, 0,
+				  "momentum given to the plate per step and matrix");
+	if (!rc)
+		rc = st_obj_field(t->obj, "step", ST_INT, &t->step, 1, 0, 0, 0, "the step the totals are of");
+	if (!rc)
+		rc = st_app_attach(t->app, t->srv);
+	if (rc)
+		fprintf(stderr, "windtunnel: the tunnel's object: %s\n", st_strerror(rc));
+}
+
+static void tunnel_close(struct tunnel *t)
+{
+	st_app_destroy(t->app);
+	ps_server_destroy(t->srv);
+}
+
+static void progress(const struct wt_totals *tot, double seconds, void *arg)
+{
+	struct tunnel *t = arg;
+	if (!t->tried)
+		tunnel_open(t, tot);
+	if (t->app && tot->step > t->last_step) {
+		double steps = (double)(tot->step - t->last_step) * t->matrices;
+		t->mass_flow = (double)(tot->out - t->last_out) / steps;
+		t->drag = (double)(tot->drag - t->last_drag) / steps;
+		t->step = (int)tot->step;
+		t->last_step = tot->step, t->last_out = tot->out, t->last_drag = tot->drag;
+		st_obj_publish(t->obj);
+		st_app_sync(t->app);
+	}
+	if (t->quiet)
+		return;
 	printf("windtunnel: step %6llu  %8.2f s  particles %11lld  momentum (%lld, %lld)  drag %lld\n",
-	       (unsigned long long)t->step, seconds, (long long)t->particles, (long long)t->px,
-	       (long long)t->py, (long long)t->drag);
+	       (unsigned long long)tot->step, seconds, (long long)tot->particles, (long long)tot->px,
+	       (long long)tot->py, (long long)tot->drag);
 	fflush(stdout);
+}
+
+static void steer(void *arg, uint32_t *inflow_density, int *plate_x)
+{
+	const struct tunnel *t = arg;
+	if (!t->app)
+		return;
+	*inflow_density = (uint32_t)(t->inflow * 65536.0 + 0.5);
+	*plate_x = t->plate;
 }
 
 /* How the ranks tell each other where their tuple servers listen. */
@@ -400,8 +482,11 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return 2;
 	}
-	if (!a.quiet) /* called by the thread that keeps the totals, on whichever rank */
-		c.progress = progress;
+	/* called by the thread that keeps the totals, on whichever rank */
+	struct tunnel tun = { .quiet = a.quiet, .job = job, .process = rank, .matrices = c.matrices, .width = 2 * c.n };
+	c.progress = progress;
+	c.progress_arg = &tun;
+	c.steer = steer;
 	struct mpi_ctx mctx = { .slices = c.slices, .threads = c.matrices * c.slices, .processes = size };
 	struct wt_transport mpi_tr = { mpi_exchange, mpi_allreduce, &mctx };
 	if (a.use_mpi) {
@@ -439,6 +524,7 @@ int main(int argc, char **argv)
 	if (a.picture)
 		write_picture(r, a.picture, rank);
 	int status = gather_and_report(&c, r, &t, rank);
+	tunnel_close(&tun);
 	/* nobody stops its tuple server while another host may still ask it */
 	MPI_Barrier(MPI_COMM_WORLD);
 	wt_run_destroy(r);

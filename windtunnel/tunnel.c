@@ -100,6 +100,7 @@ int wt_pathmap_text(const struct wt_config *c, char *buf, size_t len)
 
 struct slice {
 	struct wt_run *run;
+	struct wt_geometry g;     /* the run's, as steering left it: each thread its own copy */
 	int m, s, y0, y1, index;
 	uint64_t *rows, *next;    /* y1 - y0 rows */
 	uint64_t *halo_up, *halo_dn;
@@ -208,15 +209,36 @@ static int exchange_take(struct slice *s, int timeout_ms)
 	return 0;
 }
 
+/* What steering asked (the allreduced proposal, + 1; 0: none), applied
+ * by this thread to its copy of the geometry and, for the plate, to the
+ * walls of its rows: between two steps, as every other thread does. */
+static void steered(struct slice *s, int64_t density, int64_t x)
+{
+	if (density > 0 && density <= 65536)
+		s->g.inflow_density = (uint32_t)(density - 1);
+	if (x > 1 && x - 1 <= s->g.width - 2 && x - 1 != s->g.plate_x) {
+		s->g.plate_x = (int)(x - 1);
+		for (int y = s->y0; y < s->y1; y++)
+			wt_row_walls(&s->g, y, row_of(s, s->rows, y));
+	}
+}
+
 /* Particles, momentum, inflow and outflow over all threads: an allreduce
  * on the stats tree, which is also what colopmon watches. */
 static int stats(struct slice *s, uint64_t step)
 {
 	struct wt_run *r = s->run;
-	const struct wt_geometry *g = &r->g;
+	const struct wt_geometry *g = &s->g;
 	const struct wt_flow *f = &s->flow;
-	int64_t v[11] = { 0, 0, 0, f->in, f->out, f->drag, f->min_x, f->mout_x, f->mout_y, f->mwall_x,
-			  f->mwall_y }, out[11];
+	int64_t v[13] = { 0, 0, 0, f->in, f->out, f->drag, f->min_x, f->mout_x, f->mout_y, f->mwall_x,
+			  f->mwall_y, 0, 0 }, out[13];
+	if (s->index == 0 && r->c->steer) { /* its proposal, + 1: 0 is none */
+		uint32_t density = UINT32_MAX;
+		int x = 0;
+		r->c->steer(r->c->progress_arg, &density, &x);
+		v[11] = density <= 65536 ? (int64_t)density + 1 : 0;
+		v[12] = x >= 1 && x <= g->width - 2 ? x + 1 : 0;
+	}
 	for (int y = s->y0; y < s->y1; y++) {
 		v[0] += wt_row_particles(g, row_of(s, s->rows, y));
 		wt_row_momentum(g, row_of(s, s->rows, y), &v[1], &v[2]);
@@ -225,12 +247,14 @@ static int stats(struct slice *s, uint64_t step)
 	int rc;
 	if (tr) {
 		memcpy(out, v, sizeof(v));
-		rc = tr->allreduce(tr->ctx, out, 11);
+		rc = tr->allreduce(tr->ctx, out, 13);
 	} else {
-		rc = paths_allreduce(s->stats, v, out, 11, PATHS_INT64, PATHS_SUM, 60000);
+		rc = paths_allreduce(s->stats, v, out, 13, PATHS_INT64, PATHS_SUM, 60000);
 		if (rc)
 			failed(s, rc, "in the totals' allreduce on", "tree stats");
 	}
+	if (!rc)
+		steered(s, out[11], out[12]);
 	if (rc || s->index != 0)
 		return rc;
 	if (step == 0) {
@@ -250,6 +274,8 @@ static int stats(struct slice *s, uint64_t step)
 	r->totals.mout_y = out[8];
 	r->totals.mwall_x = out[9];
 	r->totals.mwall_y = out[10];
+	r->totals.inflow_density = s->g.inflow_density;
+	r->totals.plate_x = s->g.plate_x;
 	if (r->c->progress && step)
 		r->c->progress(&r->totals, now() - r->started, r->c->progress_arg);
 	return 0;
@@ -276,7 +302,7 @@ static const uint64_t *collided(const struct slice *s, int y)
  */
 static int step_slice(struct slice *s, uint64_t step)
 {
-	const struct wt_geometry *g = &s->run->g;
+	const struct wt_geometry *g = &s->g;
 	int y0 = s->y0, y1 = s->y1, rc;
 	struct wt_flow *fl = &s->flow;
 	wt_collide_row_into(g, step, y0, row_of(s, s->rows, y0), s->c_top, fl);
@@ -407,9 +433,9 @@ static int fits(const struct wt_config *c, const pm_map *m, const struct wt_geom
 	for (int i = 0; i < md->ntrees; i++)
 		if (!strcmp(md->trees[i].name, "stats"))
 			st = &md->trees[i];
-	if (!st || st->n != threads || st->max_bytes < 11 * sizeof(int64_t))
+	if (!st || st->n != threads || st->max_bytes < 13 * sizeof(int64_t))
 		return misfit(err, len, f, "needs the tree 'stats' over all %d slice threads, with "
-			      "max_bytes of at least %zu", threads, 11 * sizeof(int64_t));
+			      "max_bytes of at least %zu", threads, 13 * sizeof(int64_t));
 	return 0;
 }
 
@@ -445,6 +471,7 @@ int wt_run_create(const struct wt_config *c, const pm_map *m, int process, struc
 		struct slice *s = &r->sl[i];
 		int t = md->processes[p].threads[i]; /* the pathmap says which slices run here */
 		s->run = r;
+		s->g = r->g;
 		sscanf(md->threads[t].name, "m%d.s%d", &s->m, &s->s);
 		for (int k = 0; k < stats_tree->n; k++)
 			if (stats_tree->threads[k] == t)

@@ -14,6 +14,8 @@ struct wt_totals {
 	int64_t min_x, mout_x, mout_y, mwall_x, mwall_y; /* see struct wt_flow */
 	double seconds;
 	double cpu_seconds;              /* CPU time of this process's slice threads */
+	uint32_t inflow_density;         /* as every thread applies it now (struct wt_geometry) */
+	int plate_x;
 };
 
 /* Another way to move border rows and totals than PastSet paths (the
@@ -52,6 +54,12 @@ struct wt_config {
 	/* called by one thread after each allreduce of the totals */
 	void (*progress)(const struct wt_totals *t, double seconds, void *arg);
 	void *progress_arg;
+	/* Steering: called by that same thread before each allreduce of the
+	 * totals (arg progress_arg); what it sets (0: no change) goes round
+	 * with the totals, and every thread of every process applies it after
+	 * that allreduce, all at the same step.  inflow_density in 0..65536
+	 * (it comes as UINT32_MAX), plate_x within [1, width - 2] (it comes as 0). */
+	void (*steer)(void *arg, uint32_t *inflow_density, int *plate_x);
 };
 
 /* The pathmap for c, as YAML text: the length, or -1 if buf was too small. */

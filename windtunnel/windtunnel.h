@@ -42,6 +42,7 @@ struct wt_geometry {
 	enum wt_model model;
 	uint64_t seed;
 	uint32_t inflow_density;  /* probability in 1/65536 that an inflow site gets an eastward particle */
+	int plate_x;              /* the plate's column: a quarter of the width at first */
 };
 
 /* The words of one row: plane d at row + d * stride. */
@@ -54,8 +55,8 @@ int wt_geometry_init(struct wt_geometry *g, int width, int height, enum wt_model
 		     uint64_t seed);
 
 /* Marks the tunnel's walls in a row: the top and bottom rows, and the
- * plate (a vertical line at a quarter of the width, over the middle third
- * of the height). */
+ * plate (a vertical line at column plate_x, over the middle third of the
+ * height). */
 void wt_row_walls(const struct wt_geometry *g, int y, uint64_t *row);
 
 /* What crossed the tunnel's ends in one row and step. */
