@@ -172,7 +172,7 @@ ARCHIVE_LIB := $(BUILD)/lib/libesarchive.a
 
 MONITORS_SRC := monitors/common.c monitors/record.c monitors/beat.c monitors/colls.c monitors/waitfor.c monitors/waitfor_find.c \
 		monitors/waitfor_report.c monitors/waits.c monitors/waits_rules.c monitors/view.c monitors/view_json.c monitors/view_door.c \
-		monitors/view_serve.c monitors/view_watch.c monitors/waitlive.c monitors/objects.c
+		monitors/view_serve.c monitors/view_watch.c monitors/waitlive.c monitors/objects.c monitors/view_objects.c
 MONITORS_LIB := $(BUILD)/lib/libesmon.a
 
 # Libraries in link order: each layer before the ones it depends on.

@@ -229,7 +229,7 @@ int main(int argc, char **argv)
 		snprintf(snapdir, sizeof(snapdir), "esview-%s", o.job);
 		o.snapshot = snapdir;
 	}
-	struct lv_served sv = { .lock = PTHREAD_MUTEX_INITIALIZER, .job = o.job, .rate = o.rate, .arm = o.arm,
+	struct lv_served sv = { .lock = PTHREAD_MUTEX_INITIALIZER, .objs.lock = PTHREAD_MUTEX_INITIALIZER, .job = o.job, .rate = o.rate, .arm = o.arm,
 			     .window_ns = (uint64_t)(o.window * 1e9) };
 	struct vw_watcher w = { .o = &o, .sv = &sv };
 	const char *tmp = getenv("TMPDIR");

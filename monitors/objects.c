@@ -325,6 +325,7 @@ struct ruled {
 	struct st_rule r;
 	uint64_t seq;  /* the last publication evaluated */
 	uint64_t busy; /* the ask in flight, 0: none */
+	uint64_t after; /* when its answer was applied: a publication before it still shows the old values */
 	struct st_ask k;
 };
 
@@ -368,6 +369,7 @@ static void rule_turn(struct mon_objs_rank *r, struct ruled *u, const char *who,
 			say_answer(r, &u->k, &d, out);
 			fflush(out);
 			u->busy = 0;
+			u->after = d.stamp;
 		}
 	}
 	if (st_mirror_wait(r->m, u->obj, u->seq, wait_ms))
@@ -379,7 +381,9 @@ static void rule_turn(struct mon_objs_rank *r, struct ruled *u, const char *who,
 	st_mirror_object(r->m, u->obj, &ms);
 	struct getter g = { r->m, u->obj, ms };
 	double v;
-	if (u->busy || !st_rule_eval(&u->r, get, &g, &v))
+	/* one action at a time, judged on what was published after the last
+	 * was applied (stamps of the application's one clock) */
+	if (u->busy || h.stamp <= u->after || !st_rule_eval(&u->r, get, &g, &v))
 		return;
 	u->k = (struct st_ask){ .kind = u->r.kind, .n = 1 };
 	snprintf(u->k.who, sizeof(u->k.who), "%s", who);

@@ -142,6 +142,43 @@ static enum MHD_Result control(struct lv_served *sv, struct MHD_Connection *c, c
 	return vd_reply(c, MHD_HTTP_OK, "text/plain", "ok\n", 3, MHD_RESPMEM_PERSISTENT, NULL);
 }
 
+/* POST /set?where=SPACE&obj=O&field=F&index=I&value=V and
+ * /call?where=SPACE&obj=O&method=M[&arg=X]: an ask of the job's object,
+ * checked against its schema first (a value out of range, a read-only
+ * field, an unknown name: 400 and why, nothing asked); applied at the
+ * application's next safe point, which the page's changes show. */
+static enum MHD_Result steer(struct lv_served *sv, struct MHD_Connection *c, const char *url)
+{
+	const char *where = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "where");
+	const char *obj = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "obj");
+	bool call = !strcmp(url, "/call");
+	const char *name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, call ? "method" : "field");
+	const char *value = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, call ? "arg" : "value");
+	char why[400];
+	struct st_ask k = { .kind = call ? ST_ASK_CALL : ST_ASK_SET, .n = 1 };
+	char *end = NULL;
+	int rc = 0;
+	if (!where || !obj || !name || strlen(obj) > ST_NAME_MAX || strlen(name) > ST_NAME_MAX ||
+	    (!call && !value)) {
+		snprintf(why, sizeof(why), "expected where, obj and %s\n", call ? "method" : "field and value");
+		rc = 1;
+	} else if (value && *value && ((k.u.set[0].value = strtod(value, &end)), *end || end == value)) {
+		snprintf(why, sizeof(why), "expected a number, got '%.40s'\n", value);
+		rc = 1;
+	}
+	if (!rc) {
+		snprintf(k.obj, sizeof(k.obj), "%s", obj);
+		snprintf(k.u.set[0].field, sizeof(k.u.set[0].field), "%s", name);
+		k.u.set[0].has_arg = value && *value;
+		k.u.set[0].index = call ? 0 : (uint32_t)arg_number(c, "index", 0, 0, UINT32_MAX);
+		if ((rc = vo_ask(&sv->objs, where, &k, why, sizeof(why) - 1)))
+			strcat(why, "\n");
+	}
+	if (rc)
+		return vd_reply(c, MHD_HTTP_BAD_REQUEST, "text/plain", strdup(why), strlen(why), MHD_RESPMEM_MUST_FREE, NULL);
+	return vd_reply(c, MHD_HTTP_OK, "text/plain", "asked\n", 6, MHD_RESPMEM_PERSISTENT, NULL);
+}
+
 /* A request the door let through (view_door.c): GET reads, POST changes. */
 enum MHD_Result lv_serve(void *cls, struct MHD_Connection *c, const char *url, bool post)
 {
@@ -149,6 +186,8 @@ enum MHD_Result lv_serve(void *cls, struct MHD_Connection *c, const char *url, b
 	static const char nope[] = "not found\n";
 	if (post && (!strcmp(url, "/arm") || !strcmp(url, "/rate")))
 		return control(sv, c, url);
+	if (post && (!strcmp(url, "/set") || !strcmp(url, "/call")))
+		return steer(sv, c, url);
 	if (!post && !strcmp(url, "/"))
 		return vd_reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", sv->page, sv->page_len, MHD_RESPMEM_PERSISTENT,
 				sv->csp);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "view.h"
+#include "view_objects.h"
 #include "waitstates/waitstates.h"
 
 /* A trigger, as on an oscilloscope: armed conditions; when one holds the
@@ -56,10 +57,11 @@ struct lv_served {
 	char *page;            /* the page with its token and nonce */
 	size_t page_len;
 	char csp[320];         /* its Content-Security-Policy: its script and nothing else */
+	struct vo_objects objs; /* the job's objects: its own lock */
 };
 
 /* Answers a request the door let through (a vd_serve_fn, cls the
- * lv_served): GET / the page, /data, /waitfor.svg; POST /arm, /rate. */
+ * lv_served): GET / the page, /data, /waitfor.svg; POST /arm, /rate, /set, /call. */
 enum MHD_Result lv_serve(void *cls, struct MHD_Connection *c, const char *url, bool post);
 /* The page as served, with the door's token; 0 or an error. */
 int lv_serve_page(struct lv_served *sv, const char *token);

@@ -430,6 +430,7 @@ static void publish(struct vw_watcher *w)
 	struct lv_event *in = inside_now(w, now, &nin);
 	fputs(w->waits ? w->waits : "", f);
 	fputs(w->wstates ? w->wstates : "", f);
+	vo_json(&w->sv->objs, f);
 	fputs(",\"colls\":[", f);
 	for (int i = w->nrecent; i-- > 0;) {
 		const struct cm_done *d = &w->recent[i];
@@ -604,6 +605,7 @@ static double tick(void *arg)
 	}
 	if (!w->sv->frozen)
 		wait_states(w);
+	vo_pull(&w->sv->objs, w->s);
 	if (!alive)
 		say_ended(w, &p->mw);
 	publish(w);
@@ -645,6 +647,7 @@ int vw_attach(const struct vw_opts *o, struct vw_watcher *w)
 	}
 	if (es_mpi_open(w->s, &w->mpi))
 		w->mpi = NULL;
+	w->sv->objs.ra = mon_ra();
 	if (hb_create_fed(w->s, o->period, &w->hb) || cm_create(&w->cm) || set_threads(w)) {
 		fprintf(stderr, "esview: no memory for the judgement, the collectives or the threads of %d threads\n",
 			es_scope_threads(w->s));
@@ -666,6 +669,7 @@ void vw_detach(struct vw_watcher *w)
 	unlink(f);
 	if (*w->dir)
 		rmdir(w->dir);
+	vo_close(&w->sv->objs);
 	hb_destroy(w->hb);
 	cm_destroy(w->cm);
 	es_mpi_close(w->mpi);

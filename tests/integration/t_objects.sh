@@ -8,6 +8,7 @@ dir=$(mktemp -d)
 app=""
 cleanup() {
 	[ -n "$app" ] && end_job "$app"
+	[ -n "${view:-}" ] && kill "$view" 2>/dev/null
 	rm_segments "$job"
 	rm_segments "${job}f"
 	rm -rf "$dir"
@@ -108,11 +109,44 @@ esctl "$job" set sim.mode=0 >/dev/null
 is "$job" 0 mode 0 || die "the removed rule still acts"
 
 # a rule in a monitor: at each publication it mirrors, until stopped
-esctl "$job" rule 'when sim.rate < 6 set sim.rate = sim.rate + 0.5' >"$dir/rule" 2>&1 &
+"$BIN/esctl" "$job" rule 'when sim.rate < 6 set sim.rate = sim.rate + 0.5' >"$dir/rule" 2>&1 & # not the function: $! must be esctl
 r=$!
 wait_for 60 is "$job" 0 rate 6 && wait_for 60 is "$job" 1 rate 6 || die "the monitor's rule did not act: $(cat "$dir/rule")"
 kill $r; wait $r
 grep -q "^rank 0: sim.rate 5.5 -> 6$" "$dir/rule" || die "the monitor's rule: $(cat "$dir/rule")"
+
+# esview: the objects on its page, set and called by its POSTs (what its
+# buttons send), refused out of range, and never without its page's token
+"$BIN/esview" -w 10 "$job" >"$dir/view" 2>&1 &
+view=$!
+wait_for 30 grep -q "http://" "$dir/view" || die "esview never served: $(cat "$dir/view")"
+url=$(sed -n 's/^esview: job [^ ]* at //p' "$dir/view")
+[ "$(view_post "$url" "set?where=rank%200&obj=sim&field=rate&value=5")" = asked ] || die "esview: set not asked"
+wait_for 30 is "$job" 0 rate 5 || die "esview's set never applied: $(value "$job" 0 rate) $(esctl "$job" changes | grep '^rank 0' | tail -4)"
+is "$job" 1 rate 6 || die "esview's set on rank 0 changed rank 1: $(value "$job" 1 rate)"
+tok=$(curl -sf "$url" | sed -n 's/.*name="es-token" content="\([0-9a-f]*\)".*/\1/p')
+out=$(curl -s -w " %{http_code}" -X POST -H "X-ES-Token: $tok" -H "Origin: ${url%/}" \
+	"${url}set?where=rank%200&obj=sim&field=rate&value=50")
+[ "$out" = "sim.rate: 50 is out of its range [0, 10]
+ 400" ] || die "esview: out of range: $out"
+out=$(curl -s -w " %{http_code}" -X POST "${url}set?where=rank%200&obj=sim&field=rate&value=1")
+echo "$out" | grep -q " 403$" || die "esview: a set without the page's token: $out"
+[ "$(view_post "$url" "call?where=rank%201&obj=sim&method=kick&arg=9")" = asked ] || die "esview: call not asked"
+wait_for 30 sh -c "\"$BIN/esctl\" $job changes | grep -q '^rank 1: by esview pid [0-9]* (a browser): sim.kick(9) called$'" ||
+	die "esview's call not applied: $(esctl "$job" changes | tail -3)"
+is "$job" 0 rate 5 || die "a refused or unauthorized set changed rate: $(value "$job" 0 rate)"
+if command -v chromium >/dev/null; then
+	profile=$(mktemp -d)
+	timeout 60 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$profile" \
+		--virtual-time-budget=3000 --dump-dom "$url" >"$dir/dom" 2>/dev/null
+	rm -rf "$profile"
+	grep -q 'class="object" data-where="rank 1" data-name="sim"' "$dir/dom" &&
+		grep -q 'class="obj-field" data-name="rate"' "$dir/dom" && grep -q 'id="ox-' "$dir/dom" &&
+		grep -q 'class="obj-method" data-name="kick"' "$dir/dom" &&
+		grep -q '<li class="change">rank 1: esview pid [0-9]* (a browser): sim.kick(9) called</li>' "$dir/dom" ||
+		die "esview's page: no objects, boxes, buttons or changes: $(grep -o '<div class="panel" id="objpanel">.*' "$dir/dom" | head -c 2000)"
+fi
+kill $view; wait $view
 
 # through the tuple servers with the job's secret; a wrong secret steers nothing
 esctl --servers "$servers" --secret-file "$secret" "$job" set sim.rate=7 | grep -q "applied by 2 of 2" ||
@@ -125,7 +159,8 @@ is "$job" 0 rate 7 || die "the wrong secret changed rate: $(value "$job" 0 rate)
 esctl "$job" call sim.stop >/dev/null
 wait $app || die "the job failed: $(cat "$dir/job.err")"
 app=""
-grep -q "^rank 0: rate=7 v=-1,0.5,1,-0.5 mode=0 kicks=1 last_kick=3 .* stopped=1$" "$dir/job.out" ||
+grep -q "^rank 0: rate=7 v=-1,0.5,1,-0.5 mode=0 kicks=1 last_kick=3 .* stopped=1$" "$dir/job.out" &&
+	grep -q "^rank 1: rate=7 .* kicks=2 last_kick=9 " "$dir/job.out" ||
 	die "what rank 0 ended with: $(cat "$dir/job.out")"
 out=$(esctl -w 1 "$job" objects 2>&1) && die "objects of an ended job: $out"
 echo "$out" | grep -q "has ended: nothing to steer\|no trace spaces" || die "objects of an ended job: $out"
