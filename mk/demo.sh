@@ -12,17 +12,43 @@ echo "== 1. The wind tunnel: 8 matrices of 1920 x 960 sites, 4 slices each, 32 t
 echo "==    processes, border rows through PastSet elements, a collector on every path and tree edge."
 echo "==    heartbeat and colopmon watch it from other processes while it runs."
 echo
-ES_KEEP=always mpirun --oversubscribe --allow-run-as-root -np 2 -x ES_KEEP "$bin/windtunnel" -s small -t 400 \
-	-c -j "$job" --stats-every 50 &
+ES_KEEP=always mpirun --oversubscribe --allow-run-as-root -np 2 -x ES_KEEP "$bin/windtunnel" -s small -t 12000 \
+	-c -j "$job" --stats-every 50 -q &
 app=$!
-colop=$(mktemp) viewout=$(mktemp)
+colop=$(mktemp) viewout=$(mktemp) hbout=$(mktemp)
 "$bin/colopmon" -q -w 10 "$job" >"$colop" &
 "$bin/esview" -w 10 "$job" >"$viewout" 2>&1 &
 view=$!
+"$bin/heartbeat" -p 1000 -w 10 "$job" >"$hbout" 2>&1 &
+hb=$!
 n=0; while ! grep -q "http://" "$viewout" && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
-echo "==    In a browser, while it runs: $(sed -n 's/^esview: job [^ ]* at //p' "$viewout") (esview: the job as lanes, who waits for whom, its balance)"
-"$bin/heartbeat" -p 1000 -w 10 "$job" | grep --line-buffered -v "^  m[0-9]"
+url=$(sed -n 's/^esview: job [^ ]* at //p' "$viewout")
+echo "==    In a browser, while it runs: $url (esview: the job as lanes, who waits for whom, its"
+echo "==    balance, and the tunnel's object: its values, and boxes that set them)"
+echo
+echo "== Steering: the tunnel exposes an object (steering/): its inflow and the plate's column,"
+echo "==    writable, its mass flow and drag, published after each allreduce of the totals."
+n=0; while ! "$bin/esctl" "$job" objects 2>/dev/null | grep -q "tunnel" && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+"$bin/esctl" "$job" objects | sed 's/^/   /'
+flow() { "$bin/esctl" "$job" objects 2>/dev/null | awk '$1 == "mass_flow" || $1 == "drag" || $1 == "step" { n = $1; getline; printf "%s %s  ", n, $2 } END { print "" }'; }
+echo "== The mass flow out of the far end, twice a second; then the inflow raised from esctl:"
+for i in 1 2 3; do printf "   "; flow; sleep 0.5; done
+echo "   \$ esctl $job set tunnel.inflow=0.6"
+"$bin/esctl" "$job" set tunnel.inflow=0.6 | sed 's/^/   /'
+for i in 1 2 3 4 5 6 7 8; do printf "   "; flow; sleep 0.5; done
+echo "== ... and the plate moved further in, as esview's box does (a POST with its page's token):"
+tok=$(curl -sf "$url" | sed -n 's/.*name="es-token" content="\([0-9a-f]*\)".*/\1/p')
+printf "   esview says: "
+curl -sf -X POST -H "X-ES-Token: $tok" -H "Origin: ${url%/}" "${url}set?where=$job.t0&obj=tunnel&field=plate&value=1200" ||
+	echo "(not asked)"
+for i in 1 2 3 4; do printf "   "; flow; sleep 0.5; done
+echo "== Every change, with who asked for it:"
+"$bin/esctl" "$job" changes | sed 's/^/   /'
 wait $app || { echo "demo: the wind tunnel failed" >&2; exit 1; }
+wait $hb
+echo
+echo "== What heartbeat said of it, watching every second from another process:"
+grep -v "^  m[0-9]" "$hbout" | tail -n 6; rm -f "$hbout"
 # the ended job stays in esview (its trace spaces are kept) until the user
 # has looked: Enter, or a minute; without a terminal the demo goes on
 url=$(sed -n 's/^esview: job [^ ]* at //p' "$viewout")
