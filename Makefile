@@ -172,7 +172,7 @@ ARCHIVE_LIB := $(BUILD)/lib/libesarchive.a
 
 MONITORS_SRC := monitors/common.c monitors/record.c monitors/beat.c monitors/colls.c monitors/waitfor.c monitors/waitfor_find.c \
 		monitors/waitfor_report.c monitors/waits.c monitors/waits_rules.c monitors/view.c monitors/view_json.c monitors/view_door.c \
-		monitors/view_serve.c monitors/view_watch.c monitors/waitlive.c monitors/objects.c monitors/view_objects.c
+		monitors/view_serve.c monitors/view_watch.c monitors/waitlive.c monitors/objects.c monitors/view_objects.c monitors/handlers.c
 MONITORS_LIB := $(BUILD)/lib/libesmon.a
 
 # Libraries in link order: each layer before the ones it depends on.
@@ -467,6 +467,15 @@ $(BUILD)/tests/mpi_objects_f: tests/integration/mpi_objects_f.F90 $(ESREGION)
 	$(MPIFC) -O1 -g -Wall -Werror -J $(BUILD)/obj/objects_f $< -o $@ -L$(BUILD)/lib -lesregion \
 		-Wl,-rpath,$(abspath $(BUILD)/lib)
 
+# Handlers (handlers/es_handler.h): the two examples, and the tests' own
+HANDLERS := $(BUILD)/lib/handlers/count.so $(BUILD)/lib/handlers/msgsize.so $(BUILD)/tests/handler_test.so
+$(BUILD)/lib/handlers/%.so: handlers/%.c handlers/es_handler.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -shared $< -o $@
+$(BUILD)/tests/handler_test.so: tests/integration/handler_test.c handlers/es_handler.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -shared $< -o $@
+
 # Readers of what the MPI programs left: plain C, no MPI.
 $(BUILD)/tests/mpi_check $(BUILD)/tests/mpi_expect: $(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/integration/mpi_%.o $(LIBS)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
@@ -622,7 +631,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/integration/%.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
 
-build: $(LIBS) $(BINS) $(UNIT_BIN) $(BENCH_BINS) $(OBSERVE) $(MPI_PARTS) $(APPS) $(FUZZ)
+build: $(LIBS) $(BINS) $(UNIT_BIN) $(BENCH_BINS) $(OBSERVE) $(MPI_PARTS) $(APPS) $(FUZZ) $(HANDLERS)
 
 # Sanitizer builds run slower: give Check's per-test timeouts room.
 # Integration tests start processes that share memory but no threads, which

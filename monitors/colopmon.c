@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "colls.h"
+#include "monitors/handlers.h"
 #include "monitors/monitors.h"
 #include "waitlive.h"
 
@@ -36,6 +37,7 @@ static const char *usage =
 	"      --wait-above PATTERN:PCT  trigger: a wait-state pattern (late_sender, wait_nxn,\n"
 	"                       late_broadcast...) more than PCT% of the ranks' time in\n"
 	"                       MPI over the last second\n"
+	MH_USAGE
 	MON_REMOTE_USAGE
 	"  -h, --help\n"
 	"      --version\n";
@@ -336,7 +338,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' },
 		{ "snapshot", required_argument, NULL, 'A' }, { "imbalance", required_argument, NULL, 'I' },
 		{ "mpi-above", required_argument, NULL, 'M' }, { "waits", no_argument, NULL, 'W' },
-		{ "wait-above", required_argument, NULL, 'X' }, MON_REMOTE_OPTS, { 0 } };
+		{ "wait-above", required_argument, NULL, 'X' }, MH_OPT, MON_REMOTE_OPTS, { 0 } };
 	*o = (struct opts){ .period = 0.2, .wait = 10 };
 	int c;
 	while ((c = getopt_long(argc, argv, "p:w:qh", opts, NULL)) != -1) {
@@ -349,6 +351,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'M': mpi_above = mon_number("colopmon", "--mpi-above", optarg, 0); break;
 		case 'W': print_waits = true; break;
 		case 'X': if (parse_wait(optarg)) return 2; break;
+		case MH_OPT_CODE: if (mh_opt("colopmon", optarg)) return 2; break;
 		case 'R': mon_servers = optarg; break;
 		case 'K': mon_secret_file = optarg; break;
 		case 'h': fputs(usage, stdout); return 0;
@@ -469,6 +472,7 @@ static void waits_period(bool quiet)
 /* What the loop keeps between pulls. */
 struct pulls {
 	es_scope *s;
+	mh_set *mh;
 	struct es_trace *ev;
 	int *rank;              /* by leaf: its MPI rank, or -1 (a PATHS thread) */
 	bool quiet;
@@ -495,6 +499,7 @@ static double pull(void *arg)
 		uint64_t lost;
 		n = es_scope_consume(p->s, p->ev, MAX, &lost);
 		p->missed += lost;
+		mh_feed(p->mh, p->s, p->ev, n);
 		if (view) /* the communicators these tuples name are listed by now */
 			es_mpi_refresh(view);
 		if (live)
@@ -532,9 +537,15 @@ int main(int argc, char **argv)
 	mon_signals();
 	es_scope *s;
 	char err[600];
+	mh_set *mh; /* loaded first: a handler that cannot be is said before any wait */
+	if ((rc = mh_start("colopmon", o.job, &mh, err, sizeof(err)))) {
+		fprintf(stderr, "colopmon: --handler %s\n", err);
+		return 2;
+	}
 	if ((rc = mon_remote(&spec, err, sizeof(err))) ||
 	    (rc = mon_attach("colopmon", &spec, o.wait, &s, err, sizeof(err)))) {
 		fprintf(stderr, "colopmon: %s\n", err);
+		mh_stop(mh);
 		return mon_status(rc);
 	}
 	int *rank = NULL;
@@ -555,11 +566,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "colopmon: no memory for a pull's %zu bytes\n", MAX * sizeof(*ev));
 		return 1;
 	}
-	struct pulls p = { .s = s, .ev = ev, .rank = rank, .quiet = o.quiet, .period = o.period,
+	struct pulls p = { .s = s, .mh = mh, .ev = ev, .rank = rank, .quiet = o.quiet, .period = o.period,
 			   .w = { .grace = o.period * 3 > 3 ? o.period * 3 : 3 } };
 	struct mon_loop loop = { 0 };
 	mon_loop_add(&loop, 0, pull, &p);
 	mon_loop_run(&loop);
+	mh_stop(mh);
 	rank = p.rank;
 	uint64_t missed = p.missed;
 	struct mon_watch w = p.w;

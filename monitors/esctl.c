@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "monitors/handlers.h"
 #include "monitors/monitors.h"
 #include "monitors/objects.h"
 
@@ -34,6 +35,8 @@ static const char *usage =
 	"  set OBJ.FIELD=VALUE [OBJ.FIELD[I]=VALUE...]   applied together or not at\n"
 	"                 all; refused here when out of range, read-only or unknown\n"
 	"  call OBJ.METHOD [ARG]\n"
+	"  query NAME     the latest answer (and push) of handler NAME in every\n"
+	"                 monitor watching JOB here (--handler)\n"
 	"  changes        every change each rank applied, with who asked, and every\n"
 	"                 ask it refused\n"
 	"  rule 'when tunnel.mass_flow < 0.9 set tunnel.inflow = tunnel.inflow + 0.01'\n"
@@ -437,6 +440,17 @@ int main(int argc, char **argv)
 		}
 	}
 	const char *cmd = optind + 1 < argc ? argv[optind + 1] : "";
+	if (!strcmp(cmd, "query")) { /* a handler's answers, kept by the monitors running it here */
+		if (optind + 3 != argc) {
+			fprintf(stderr, "esctl: query: expected a handler's name (esctl JOB query count)\n");
+			return 2;
+		}
+		if (mh_query(argv[optind], argv[optind + 2], stdout))
+			return 0;
+		fprintf(stderr, "esctl: no monitor of job '%s' on this host runs a handler '%s' (--handler)\n",
+			argv[optind], argv[optind + 2]);
+		return 1;
+	}
 	bool collect = !strcmp(cmd, "collect"), objects = is_objects_cmd(cmd);
 	if (objects)
 		return objects_main(argv[optind], cmd, argc - optind - 2, argv + optind + 2, only, in_app, seconds, wait);

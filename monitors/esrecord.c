@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "archive/archive.h"
+#include "monitors/handlers.h"
 #include "monitors/monitors.h"
 
 static const char *usage =
@@ -29,6 +30,7 @@ static const char *usage =
 	"      --repair DIR     finish an archive whose recorder was killed or whose\n"
 	"                       disk filled: its events up to the last checkpoint and\n"
 	"                       the whole ones written after it\n"
+	MH_USAGE
 	MON_REMOTE_USAGE
 	"  -h, --help\n"
 	"      --version\n"
@@ -66,7 +68,7 @@ int main(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' }, { "period", required_argument, NULL, 'p' },
 		{ "wait", required_argument, NULL, 'w' }, { "help", no_argument, NULL, 'h' },
 		{ "remains", no_argument, NULL, 'M' }, { "repair", required_argument, NULL, 'F' },
-		{ "version", no_argument, NULL, 'V' }, MON_REMOTE_OPTS, { 0 } };
+		{ "version", no_argument, NULL, 'V' }, MH_OPT, MON_REMOTE_OPTS, { 0 } };
 	struct mon_record_opts o = { .period = 0.5, .wait = 10 };
 	const char *fix = NULL;
 	int c;
@@ -77,6 +79,7 @@ int main(int argc, char **argv)
 		case 'w': o.wait = mon_number("esrecord", "--wait", optarg, 0); break;
 		case 'M': o.remains = true; break;
 		case 'F': fix = optarg; break;
+		case MH_OPT_CODE: if (mh_opt("esrecord", optarg)) return 2; break;
 		case 'R': mon_servers = optarg; break;
 		case 'K': mon_secret_file = optarg; break;
 		case 'h': fputs(usage, stdout); return 0;
@@ -97,7 +100,13 @@ int main(int argc, char **argv)
 	}
 	mon_signals();
 	char err[4800];
-	int rc = mon_record("esrecord", argv[optind], &o, err, sizeof(err));
+	int rc = mh_start("esrecord", argv[optind], &o.handlers, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "esrecord: --handler %s\n", err);
+		return 2;
+	}
+	rc = mon_record("esrecord", argv[optind], &o, err, sizeof(err));
+	mh_stop(o.handlers);
 	if (rc)
 		fprintf(stderr, "esrecord: %s\n", err);
 	return mon_status(rc);

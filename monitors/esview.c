@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "archive/archive.h"
+#include "monitors/handlers.h"
 #include "monitors/monitors.h"
 #include "view_door.h"
 #include "view_serve.h"
@@ -55,6 +56,7 @@ static const char *usage =
 	"                       keeps none (one is begun only if it fits beside the\n"
 	"                       largest so far)\n"
 	"  -w, --wait S         wait up to S seconds for the job to appear (default 10)\n"
+	MH_USAGE
 	MON_REMOTE_USAGE
 	"  -h, --help\n"
 	"      --version\n"
@@ -130,7 +132,7 @@ static int parse(int argc, char **argv, struct vw_opts *o)
 		{ "period", required_argument, NULL, 'P' }, { "trigger", required_argument, NULL, 'T' },
 		{ "snapshot", required_argument, NULL, 'N' }, { "host", required_argument, NULL, 'H' },
 		{ "snapshots", required_argument, NULL, 'n' }, { "snapshot-bytes", required_argument, NULL, 'B' },
-		{ "help", no_argument, NULL, 'h' }, { "version", no_argument, NULL, 'V' }, MON_REMOTE_OPTS, { 0 } };
+		{ "help", no_argument, NULL, 'h' }, { "version", no_argument, NULL, 'V' }, MH_OPT, MON_REMOTE_OPTS, { 0 } };
 	*o = (struct vw_opts){ .addr = "127.0.0.1", .rate = 10, .window = 10, .wait = 10, .period = 1, .snapshots = 10,
 			    .snapshot_bytes = 1073741824.0 };
 	int c;
@@ -157,6 +159,7 @@ static int parse(int argc, char **argv, struct vw_opts *o)
 			break;
 		case 'R': mon_servers = optarg; break;
 		case 'K': mon_secret_file = optarg; break;
+		case MH_OPT_CODE: if (mh_opt("esview", optarg)) return 2; break;
 		case 'h': fputs(usage, stdout); return 0;
 		case 'V': printf("esview (EventSpace) %s\n", ES_VERSION); return 0;
 		default: fputs(usage, stderr); return 2;
@@ -255,7 +258,11 @@ int main(int argc, char **argv)
 	mon_signals();
 	printf("esview: job %s at http://%s:%d/%s\n", o.job, o.addr, vd_port(d), o.secret_file ? "?key=KEY" : "");
 	fflush(stdout);
-	if (!(rc = vw_attach(&o, &w)) && vw_watch(&w)) {
+	char herr[600];
+	if ((rc = mh_start("esview", o.job, &w.mh, herr, sizeof(herr)))) {
+		fprintf(stderr, "esview: --handler %s\n", herr);
+		rc = 2;
+	} else if (!(rc = vw_attach(&o, &w)) && vw_watch(&w)) {
 		fprintf(stderr, "esview: no memory for a pull's %zu bytes\n", (size_t)PULL_MAX * sizeof(struct es_trace));
 		rc = 1;
 	} else if (!rc) {
@@ -266,6 +273,7 @@ int main(int argc, char **argv)
 		mon_loop_run(&loop);
 	}
 	vd_close(d);
+	mh_stop(w.mh);
 	vw_detach(&w);
 	lv_served_fini(&sv);
 	lv_destroy(sv.v);

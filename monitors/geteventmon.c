@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "monitors/handlers.h"
 #include "monitors/monitors.h"
 
 static const char *usage =
@@ -20,6 +21,7 @@ static const char *usage =
 	"      --thread NAME    only that thread's events (a thread view)\n"
 	"      --ops LIST       only these operations (write,take,MPI_Send,...)\n"
 	"      --element N      only events on element (or peer rank) N\n"
+	MH_USAGE
 	MON_REMOTE_USAGE
 	"  -h, --help\n"
 	"      --version\n"
@@ -59,7 +61,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "period", required_argument, NULL, 'p' }, { "count", required_argument, NULL, 'n' },
 		{ "wait", required_argument, NULL, 'w' }, { "thread", required_argument, NULL, 'T' },
 		{ "ops", required_argument, NULL, 'O' }, { "element", required_argument, NULL, 'E' },
-		{ "help", no_argument, NULL, 'h' }, MON_REMOTE_OPTS, { 0 } };
+		{ "help", no_argument, NULL, 'h' }, MH_OPT, MON_REMOTE_OPTS, { 0 } };
 	memset(o, 0, sizeof(*o));
 	o->any_op = true;
 	o->period = 0.1;
@@ -104,6 +106,10 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'R': mon_servers = optarg; break;
 		case 'K': mon_secret_file = optarg; break;
+		case MH_OPT_CODE:
+			if (mh_opt("geteventmon", optarg))
+				return 2;
+			break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: fputs(usage, stderr); return 2;
 		}
@@ -150,6 +156,7 @@ static uint64_t write_events(const struct opts *o, es_scope *s, const struct es_
 struct pulls {
 	const struct opts *o;
 	es_scope *s;
+	mh_set *mh;
 	FILE *out;
 	struct es_trace *ev;
 	uint64_t written, missed, filtered;
@@ -175,6 +182,7 @@ static double pull(void *arg)
 			break;
 		}
 		p->missed += lost;
+		mh_feed(p->mh, p->s, p->ev, n);
 		p->filtered += write_events(p->o, p->s, p->ev, n, p->out);
 		p->written += (uint64_t)n;
 	} while (n == MAX && !mon_stop);
@@ -213,9 +221,15 @@ int main(int argc, char **argv)
 		spec.of = o.thread;
 	}
 	mon_signals();
+	mh_set *mh; /* loaded first: a handler that cannot be is said before any wait */
+	if ((rc = mh_start("geteventmon", o.job, &mh, err, sizeof(err)))) {
+		fprintf(stderr, "geteventmon: --handler %s\n", err);
+		return 2;
+	}
 	es_scope *s;
 	if ((rc = mon_attach("geteventmon", &spec, o.wait, &s, err, sizeof(err)))) {
 		fprintf(stderr, "geteventmon: %s\n", err);
+		mh_stop(mh);
 		return mon_status(rc);
 	}
 	if (o.binary)
@@ -228,11 +242,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "geteventmon: no memory for a pull's %zu bytes\n", MAX * sizeof(*ev));
 		return 1;
 	}
-	struct pulls p = { .o = &o, .s = s, .out = out, .ev = ev,
+	struct pulls p = { .o = &o, .s = s, .mh = mh, .out = out, .ev = ev,
 			   .w = { .grace = o.period * 3 > 3 ? o.period * 3 : 3 } };
 	struct mon_loop loop = { 0 };
 	mon_loop_add(&loop, 0, pull, &p);
 	mon_loop_run(&loop);
+	mh_stop(mh);
 	uint64_t written = p.written, missed = p.missed, filtered = p.filtered;
 	struct mon_watch w = p.w;
 	fflush(out);

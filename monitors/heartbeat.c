@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "monitors/handlers.h"
 #include "monitors/monitors.h"
 #include "beat.h"
 
@@ -34,6 +35,7 @@ static const char *usage =
 	"                       seconds before the hang, for esprofile and esconvert\n"
 	"      --stall S        with --snapshot: also when a thread has made no progress\n"
 	"                       for S seconds\n"
+	MH_USAGE
 	MON_REMOTE_USAGE
 	"  -h, --help\n"
 	"      --version\n"
@@ -115,7 +117,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "scope", required_argument, NULL, 'S' }, { "quiet", no_argument, NULL, 'q' },
 		{ "graph", required_argument, NULL, 'g' }, { "exit-on-deadlock", no_argument, NULL, 'x' },
 		{ "snapshot", required_argument, NULL, 'A' }, { "stall", required_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' }, MON_REMOTE_OPTS, { 0 } };
+		{ "help", no_argument, NULL, 'h' }, MH_OPT, MON_REMOTE_OPTS, { 0 } };
 	*o = (struct opts){ .period = 1.0, .wait = 10, .count = -1 };
 	int c;
 	while ((c = getopt_long(argc, argv, "p:n:w:qg:xh", opts, NULL)) != -1) {
@@ -130,6 +132,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'g': o->graph = optarg; break;
 		case 'A': o->snapshot = optarg; break;
 		case 'T': o->stall = mon_number("heartbeat", "--stall", optarg, 0.001); break;
+		case MH_OPT_CODE: if (mh_opt("heartbeat", optarg)) return 2; break;
 		case 'R': mon_servers = optarg; break;
 		case 'K': mon_secret_file = optarg; break;
 		case 'h': fputs(usage, stdout); return 0;
@@ -161,6 +164,7 @@ struct watch {
 	long periods;           /* judged so far */
 	struct mon_watch w;
 	int rc;                 /* a pull that failed */
+	mh_set *mh;             /* --handler's, on a scope of their own (heartbeat reads each thread's latest only) */
 };
 
 /* The snapshot's trigger: the first deadlock named, or a stall of --stall. */
@@ -247,6 +251,7 @@ static double period(void *arg)
 	struct watch *h = arg;
 	const struct opts *o = h->o;
 	/* A job that ended is not stalled: stop before judging it. */
+	mh_pump(h->mh);
 	if (mon_stop || !mon_watch("heartbeat", h->s, &h->w))
 		return MON_END;
 	if (h->w.now == MON_UNREACHABLE) { /* nothing to judge by */
@@ -294,8 +299,14 @@ int main(int argc, char **argv)
 	}
 	spec.reduce = ES_REDUCE_LATEST; /* one timestamp per thread: its latest event */
 	mon_signals();
+	/* loaded first: a handler that cannot be is said before any wait */
+	if ((rc = mh_start("heartbeat", o.job, &h.mh, err, sizeof(err)))) {
+		fprintf(stderr, "heartbeat: --handler %s\n", err);
+		return 2;
+	}
 	if ((rc = mon_attach("heartbeat", &spec, o.wait, &h.s, err, sizeof(err)))) {
 		fprintf(stderr, "heartbeat: %s\n", err);
+		mh_stop(h.mh);
 		return mon_status(rc);
 	}
 	/* where every thread is now: the first period judges against it */
@@ -303,6 +314,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "heartbeat: no memory for the judgement of %d threads: %s\n", es_scope_threads(h.s),
 			ps_strerror(rc));
 		return 1;
+	}
+	if (h.mh && (rc = mh_follow(h.mh, &spec, o.wait, err, sizeof(err)))) {
+		fprintf(stderr, "heartbeat: --handler %s\n", err);
+		return 2;
 	}
 	printf("heartbeat: watching %d threads of job '%s' (%d trace elements), every %.0f ms\n",
 	       hb_threads(h.hb), o.job, es_scope_leaves(h.s), o.period * 1000);
@@ -313,6 +328,7 @@ int main(int argc, char **argv)
 	if (o.count)
 		mon_loop_add(&loop, o.period, period, &h);
 	mon_loop_run(&loop);
+	mh_stop(h.mh);
 	summary(&h, h.periods, &h.w);
 	free(h.last_findings);
 	bool deadlocked = hb_deadlocked(h.hb);

@@ -119,6 +119,7 @@ struct mon_record_opts {
 	bool quiet;      /* say nothing at the end unless something was lost */
 	bool remains;    /* one pull of what the elements hold, and the calls
 			    every thread is inside, then finish: a dead or hung job's */
+	struct mh_set *handlers; /* every event recorded is given to them too (handlers.h); NULL: none */
 };
 int mon_record(const char *prog, const char *job, const struct mon_record_opts *o, char *err, size_t errlen);
 

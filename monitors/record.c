@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "archive/archive.h"
+#include "monitors/handlers.h"
 #include "monitors/monitors.h"
 
 /*
@@ -92,6 +93,7 @@ static struct ar_frame frame_of(ar_symbols *sym, const struct es_module_rec *mod
  * the writer takes each once; a death is said once.
  */
 struct rec {
+	mh_set *mh;           /* --handler's: every event consumed is given to them too */
 	const char *prog;
 	es_scope *s;
 	es_mpi *m;
@@ -350,6 +352,7 @@ static int drain(struct rec *r, struct es_trace *ev, int max, int *n)
 			break;
 		}
 		r->missed += lost;
+		mh_feed(r->mh, r->s, ev, *n); /* before the renumbering: as read */
 		if (r->m) /* the communicators these tuples name are listed by now */
 			es_mpi_refresh(r->m);
 		r->nb.rank = -1; /* what the refresh made known may name the serial anew */
@@ -507,7 +510,7 @@ int mon_record(const char *prog, const char *job, const struct mon_record_opts *
 	es_scope_spec_default(&spec, job);
 	spec.reduce = ES_REDUCE_NONE;
 	spec.by_leaf = true; /* readers index the archive by thread: no merge by time */
-	struct rec r = { .prog = prog, .nb = { .rank = -1 } };
+	struct rec r = { .prog = prog, .nb = { .rank = -1 }, .mh = o->handlers };
 	*err = 0;
 	int rc = mon_remote(&spec, err, errlen);
 	/* the archive before anything else: a recorder killed while it waits

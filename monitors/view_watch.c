@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "monitors/handlers.h"
 #include "view_watch.h"
 #include "waitlive.h"
 
@@ -136,6 +137,7 @@ static void pull(struct vw_watcher *w, struct es_trace *ev, int max)
 		wl_refreshed(w->wl);
 	read_clocks(w);
 	while ((n = es_scope_consume(w->s, ev, (size_t)max, &lost)) > 0) {
+		mh_feed(w->mh, w->s, ev, n);
 		pthread_mutex_lock(&w->sv->lock);
 		if (lost || es_scope_before_attach(w->s))
 			lv_unpaired(w->sv->v, lost ? "some calls were overwritten before esview read them: a busy "
@@ -431,6 +433,20 @@ static void publish(struct vw_watcher *w)
 	fputs(w->waits ? w->waits : "", f);
 	fputs(w->wstates ? w->wstates : "", f);
 	vo_json(&w->sv->objs, f);
+	if (mon_now() >= w->handlers_at) { /* the answers change once a second */
+		char *h = NULL;
+		size_t hl = 0;
+		FILE *hf = open_memstream(&h, &hl);
+		if (hf) {
+			mh_json(w->o->job, hf);
+			if (!fclose(hf)) {
+				free(w->handlers);
+				w->handlers = h;
+			}
+		}
+		w->handlers_at = mon_now() + 1;
+	}
+	fputs(w->handlers ? w->handlers : "", f);
 	fputs(",\"colls\":[", f);
 	for (int i = w->nrecent; i-- > 0;) {
 		const struct cm_done *d = &w->recent[i];
@@ -680,6 +696,7 @@ void vw_detach(struct vw_watcher *w)
 	free(w->waits);
 	free(w->findings);
 	free(w->wstates);
+	free(w->handlers);
 	free(w->found);
 	wl_destroy(w->wl);
 }

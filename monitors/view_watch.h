@@ -27,6 +27,9 @@ struct vw_watcher {
 	const struct vw_opts *o;
 	struct lv_served *sv;
 	es_scope *s;            /* every event, by leaf */
+	struct mh_set *mh;      /* --handler's: every event pulled is given to them */
+	char *handlers;         /* ,"handlers":[...] of every monitor's here, read each second */
+	double handlers_at;
 	hb *hb;                 /* heartbeat's judgement, fed from s's pulls */
 	bool primed;            /* hb_prime done after the first pull */
 	cm *cm;

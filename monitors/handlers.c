@@ -1,0 +1,471 @@
+/* handlers.c - handlers loaded into a monitor: dlopen'ed, each given its own thread and bounded queue of events, stopped when process() fails, their answers and pushes kept in the monitor's segment. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "archive/archive.h"
+#include "monitors/handlers.h"
+
+enum { QUEUE = 1 << 16, BATCH = 4096, MAX_HANDLERS = 16 };
+
+const char *mh_specs[16];
+int mh_nspecs;
+
+struct one {
+	mh_set *set;
+	int k; /* the load's number, 1.. */
+	char spec[240];
+	void *dl;
+	const struct es_handler *h;
+	void *self;
+	pthread_t th;
+	bool started;
+	/* the queue: the feeder writes at head, the handler's thread reads at tail */
+	pthread_mutex_t lock;
+	pthread_cond_t more;
+	struct es_handler_event *q;
+	uint64_t head, tail, dropped, dropped_said;
+	bool stop;
+	_Atomic bool running;
+	double said_at;
+	ps_elem *answer, *push;
+};
+
+struct mh_set {
+	const char *prog;
+	es_scope *own; /* mh_follow's */
+	struct es_trace *ev;
+	char job[PS_NAME_MAX + 1];
+	char segment[PS_NAME_MAX + 16];
+	ps_server *seg;
+	int n;
+	struct one *h[MAX_HANDLERS];
+};
+
+int mh_opt(const char *prog, const char *spec)
+{
+	if (mh_nspecs >= 16) {
+		fprintf(stderr, "%s: --handler: at most 16\n", prog);
+		return 2;
+	}
+	mh_specs[mh_nspecs++] = spec;
+	return 0;
+}
+
+static double now_s(void)
+{
+	return (double)ps_now_ns() / 1e9;
+}
+
+static void keep(struct one *o, ps_elem *e, uint32_t kind, const char *text)
+{
+	struct mh_answer a = { .kind = kind, .stamp = ps_now_ns() };
+	snprintf(a.spec, sizeof(a.spec), "%s", o->spec);
+	snprintf(a.monitor, sizeof(a.monitor), "%s", o->set->prog);
+	snprintf(a.text, sizeof(a.text), "%s", text);
+	a.len = (uint32_t)strlen(a.text);
+	if (e)
+		ps_write(e, &a, 0, NULL);
+}
+
+static void push(void *ctx, const char *text)
+{
+	struct one *o = ctx;
+	keep(o, o->push, 1, text ? text : "");
+}
+
+static void answer(struct one *o)
+{
+	char text[3824];
+	int len = o->h->query ? o->h->query(o->self, "", text, sizeof(text)) : -1;
+	if (len >= 0) {
+		text[sizeof(text) - 1] = 0;
+		keep(o, o->answer, 0, text);
+	}
+}
+
+/* The handler's thread: batches from the queue to process(), its answer
+ * each second, until stopped and the queue is drained. */
+static void *run(void *arg)
+{
+	struct one *o = arg;
+	struct es_handler_event *batch = malloc(BATCH * sizeof(*batch));
+	double next = now_s() + 1;
+	for (;;) {
+		pthread_mutex_lock(&o->lock);
+		while (o->head == o->tail && !o->stop && now_s() < next) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 100000000;
+			if (ts.tv_nsec >= 1000000000)
+				ts.tv_sec++, ts.tv_nsec -= 1000000000;
+			pthread_cond_timedwait(&o->more, &o->lock, &ts);
+		}
+		size_t k = 0;
+		while (batch && k < BATCH && o->tail != o->head)
+			batch[k++] = o->q[o->tail++ % QUEUE];
+		bool last = o->stop && o->tail == o->head;
+		pthread_mutex_unlock(&o->lock);
+		if (k && o->running) {
+			int rc = o->h->process(o->self, batch, k);
+			if (rc < 0) {
+				o->running = false;
+				fprintf(stderr, "%s: handler %s (%s) stopped: its process returned %d (%s); the %s goes on\n",
+					o->set->prog, o->h->name, o->spec, rc, strerror(rc > -4096 ? -rc : EINVAL),
+					o->set->prog);
+			}
+		}
+		if (now_s() >= next || last) {
+			answer(o);
+			next = now_s() + 1;
+		}
+		if (last)
+			break;
+	}
+	free(batch);
+	return NULL;
+}
+
+static int open_segment(mh_set *m)
+{
+	if (m->seg)
+		return 0;
+	snprintf(m->segment, sizeof(m->segment), MH_SEGMENT_FORMAT, m->job, (int)getpid());
+	struct ps_shm_attr a = { .size = 2u << 20, .max_elems = 4 * MAX_HANDLERS, .flags = PS_SHM_REPLACE_DEAD };
+	return ps_server_create_shm(m->segment, &a, &m->seg);
+}
+
+static int elems(mh_set *m, struct one *o)
+{
+	char name[PS_NAME_MAX + 1];
+	struct ps_elem_attr a = { .tuple_size = sizeof(struct mh_answer), .threshold = 2, .mode = PS_DISCARD };
+	snprintf(name, sizeof(name), "a.%.30s.%d", o->h->name, o->k);
+	int rc = ps_elem_create(m->seg, name, &a, &o->answer);
+	snprintf(name, sizeof(name), "p.%.30s.%d", o->h->name, o->k);
+	if (!rc)
+		rc = ps_elem_create(m->seg, name, &a, &o->push);
+	return rc;
+}
+
+static void drop(struct one *o)
+{
+	if (o->self && o->h->destroy)
+		o->h->destroy(o->self);
+	ps_elem_close(o->answer);
+	ps_elem_close(o->push);
+	if (o->dl)
+		dlclose(o->dl);
+	pthread_mutex_destroy(&o->lock);
+	pthread_cond_destroy(&o->more);
+	free(o->q);
+	free(o);
+}
+
+/* The library's entry points, checked: 0, or why in err */
+static int entry(struct one *o, const char *lib, char *err, size_t len)
+{
+	if (!(o->dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL))) {
+		snprintf(err, len, "%s: %s", lib, dlerror());
+		return -ENOENT;
+	}
+	const struct es_handler *(*fn)(void) = (const struct es_handler *(*)(void))dlsym(o->dl, "es_handler_entry");
+	o->h = fn ? fn() : NULL;
+	if (!o->h) {
+		snprintf(err, len, "%s: no es_handler_entry(): not a handler (es_handler.h)", lib);
+		return -EINVAL;
+	}
+	if (o->h->abi != ES_HANDLER_ABI || !o->h->name || !o->h->create || !o->h->process) {
+		snprintf(err, len, "%s: a handler of another ABI (%d, this monitor's is %d) or without create or process",
+			 lib, o->h->abi, ES_HANDLER_ABI);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int mh_load(mh_set *m, const char *spec, char *err, size_t len)
+{
+	if (m->n >= MAX_HANDLERS) {
+		snprintf(err, len, "--handler: at most %d", MAX_HANDLERS);
+		return -E2BIG;
+	}
+	struct one *o = calloc(1, sizeof(*o));
+	if (!o || !(o->q = malloc(QUEUE * sizeof(*o->q)))) {
+		free(o);
+		snprintf(err, len, "--handler %s: no memory for its queue", spec);
+		return -ENOMEM;
+	}
+	o->set = m;
+	o->k = m->n + 1;
+	pthread_mutex_init(&o->lock, NULL);
+	pthread_cond_init(&o->more, NULL);
+	snprintf(o->spec, sizeof(o->spec), "%s", spec);
+	char lib[240];
+	snprintf(lib, sizeof(lib), "%s", spec);
+	char *colon = strchr(lib, ':');
+	if (colon)
+		*colon = 0;
+	int rc = entry(o, lib, err, len);
+	struct es_handler_host host = { .ctx = o, .push = push, .monitor = m->prog, .job = m->job };
+	char why[300] = "";
+	if (!rc && !(o->self = o->h->create(colon ? colon + 1 : "", &host, why, sizeof(why)))) {
+		snprintf(err, len, "%s: %s", spec, *why ? why : "its create() failed");
+		rc = -EINVAL;
+	}
+	if (!rc && (rc = open_segment(m) ? -EIO : 0))
+		snprintf(err, len, "%s: no segment for its answers", spec);
+	if (!rc && elems(m, o)) {
+		snprintf(err, len, "%s: no room for its answers", spec);
+		rc = -ENOSPC;
+	}
+	o->running = !rc;
+	if (!rc && pthread_create(&o->th, NULL, run, o)) {
+		snprintf(err, len, "%s: no thread for it", spec);
+		rc = -EAGAIN;
+	}
+	if (rc) {
+		drop(o);
+		return rc;
+	}
+	o->started = true;
+	m->h[m->n++] = o;
+	return 0;
+}
+
+int mh_start(const char *prog, const char *job, mh_set **out, char *err, size_t len)
+{
+	*out = NULL;
+	if (!mh_nspecs)
+		return 0;
+	mh_set *m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->prog = prog;
+	snprintf(m->job, sizeof(m->job), "%s", job);
+	for (int i = 0; i < mh_nspecs; i++) {
+		int rc = mh_load(m, mh_specs[i], err, len);
+		if (rc) {
+			mh_stop(m);
+			return rc;
+		}
+	}
+	*out = m;
+	return 0;
+}
+
+static void convert(const es_scope *s, const struct es_trace *t, int leaf, struct es_handler_event *e)
+{
+	const struct es_leaf *l = es_scope_leaf(s, leaf);
+	unsigned code = es_op_code(t->op);
+	*e = (struct es_handler_event){ .start_ns = t->start, .end_ns = t->end, .op = es_op_name(code), .code = code,
+					.flags = (t->op & ES_OP_FAILED ? ES_HANDLER_FAILED : 0) |
+						 (t->op & ES_OP_DONE ? ES_HANDLER_DONE : 0),
+					.rank = l ? l->rank : -1, .thread = l ? l->thread : -1,
+					.thread_name = l ? es_scope_thread(s, l->thread) : "",
+					.peer = t->element, .tag = t->arg, .bytes = t->size, .comm = t->comm };
+}
+
+void mh_feed(mh_set *m, const es_scope *s, const struct es_trace *ev, int n)
+{
+	if (!m)
+		return;
+	double now = now_s();
+	for (int k = 0; k < m->n; k++) {
+		struct one *o = m->h[k];
+		if (!o->running)
+			continue;
+		pthread_mutex_lock(&o->lock);
+		for (int i = 0; i < n; i++) {
+			if (o->head - o->tail >= QUEUE) {
+				o->dropped++;
+				continue;
+			}
+			convert(s, &ev[i], es_scope_consumed_leaf(s, (size_t)i), &o->q[o->head++ % QUEUE]);
+		}
+		uint64_t lost = o->dropped - o->dropped_said;
+		pthread_cond_signal(&o->more);
+		pthread_mutex_unlock(&o->lock);
+		if (lost && now >= o->said_at + 1) {
+			fprintf(stderr, "%s: handler %s (%s) falls behind: %llu events not given to it since it was last "
+				"said (the application is not slowed)\n", m->prog, o->h->name, o->spec,
+				(unsigned long long)lost);
+			o->dropped_said += lost;
+			o->said_at = now;
+		}
+	}
+}
+
+int mh_follow(mh_set *m, const struct es_scope_spec *spec, double wait, char *err, size_t len)
+{
+	struct es_scope_spec sp = *spec;
+	sp.reduce = ES_REDUCE_NONE;
+	sp.by_leaf = false;
+	if (!(m->ev = malloc(BATCH * 16 * sizeof(*m->ev))))
+		return -ENOMEM;
+	return mon_attach(m->prog, &sp, wait, &m->own, err, len);
+}
+
+void mh_pump(mh_set *m)
+{
+	if (!m || !m->own)
+		return;
+	es_scope_refresh(m->own);
+	int n;
+	do {
+		uint64_t lost;
+		n = es_scope_consume(m->own, m->ev, BATCH * 16, &lost);
+		if (n > 0)
+			mh_feed(m, m->own, m->ev, n);
+	} while (n == BATCH * 16 && !mon_stop);
+}
+
+void mh_stop(mh_set *m)
+{
+	if (!m)
+		return;
+	mh_pump(m);
+	if (m->own)
+		es_scope_destroy(m->own);
+	free(m->ev);
+	for (int k = 0; k < m->n; k++) {
+		struct one *o = m->h[k];
+		pthread_mutex_lock(&o->lock);
+		o->stop = true;
+		pthread_cond_signal(&o->more);
+		pthread_mutex_unlock(&o->lock);
+		pthread_join(o->th, NULL);
+		char last[3824];
+		int len = o->h->query ? o->h->query(o->self, "", last, sizeof(last)) : -1;
+		if (len >= 0) {
+			last[sizeof(last) - 1] = 0;
+			fprintf(stderr, "%s: handler %s (%s)%s: %s\n", m->prog, o->h->name, o->spec,
+				o->running ? "" : " (stopped)", last);
+		}
+		if (o->dropped)
+			fprintf(stderr, "%s: handler %s (%s): %llu events not given to it (it fell behind)\n", m->prog,
+				o->h->name, o->spec, (unsigned long long)o->dropped);
+		drop(o);
+	}
+	if (m->seg) {
+		ps_server_destroy(m->seg);
+		ps_shm_unlink(m->segment);
+	}
+	free(m);
+}
+
+/* --- reading what monitors keep (esctl JOB query NAME) -------------------------------------- */
+
+struct finding {
+	const char *job, *name;
+	FILE *out;
+	int found;
+};
+
+static void say_record(FILE *out, const struct mh_answer *a, const char *what)
+{
+	char text[sizeof(a->text)];
+	snprintf(text, sizeof(text), "%.*s", (int)(a->len < sizeof(a->text) ? a->len : sizeof(a->text) - 1), a->text);
+	double ago = (double)(ps_now_ns() - a->stamp) / 1e9;
+	fprintf(out, "  %s %.1f s ago: %s\n", what, ago > 0 ? ago : 0, text);
+}
+
+static void json_record(FILE *out, const char *key, const struct mh_answer *a)
+{
+	char text[sizeof(a->text)];
+	snprintf(text, sizeof(text), "%.*s", (int)(a->len < sizeof(a->text) ? a->len : sizeof(a->text) - 1), a->text);
+	fprintf(out, ",\"%s\":", key);
+	ar_json_string(out, text);
+}
+
+/* One handler's latest answer and push, as the page shows them */
+static void json_one(struct finding *f, ps_server *srv, const char *name, const char *pid)
+{
+	ps_elem *a, *p = NULL;
+	struct mh_answer rec;
+	if (ps_elem_open(srv, name, sizeof(rec), &a))
+		return;
+	char pname[PS_NAME_MAX + 1];
+	snprintf(pname, sizeof(pname), "p%s", name + 1);
+	ps_elem_open(srv, pname, sizeof(rec), &p);
+	if (ps_read_latest(a, &rec, NULL) == 0) {
+		rec.spec[sizeof(rec.spec) - 1] = rec.monitor[sizeof(rec.monitor) - 1] = 0;
+		fprintf(f->out, "%s{\"monitor\":", f->found ? "," : "");
+		ar_json_string(f->out, rec.monitor);
+		fprintf(f->out, ",\"pid\":%d,\"name\":", atoi(pid));
+		char hname[PS_NAME_MAX + 1];
+		snprintf(hname, sizeof(hname), "%s", name + 2);
+		*strrchr(hname, '.') = 0;
+		ar_json_string(f->out, hname);
+		fputs(",\"spec\":", f->out);
+		ar_json_string(f->out, rec.spec);
+		json_record(f->out, "answer", &rec);
+		if (p && ps_read_latest(p, &rec, NULL) == 0)
+			json_record(f->out, "pushed", &rec);
+		fputc('}', f->out);
+		f->found++;
+	}
+	ps_elem_close(a);
+	ps_elem_close(p);
+}
+
+static int one_segment(const char *segment, void *arg)
+{
+	struct finding *f = arg;
+	char prefix[PS_NAME_MAX + 16];
+	int len = snprintf(prefix, sizeof(prefix), MH_SEGMENT_FORMAT, f->job, 0);
+	len -= 1; /* without the 0 */
+	ps_server *srv;
+	if (strncmp(segment, prefix, (size_t)len) || ps_server_open_shm(segment, PS_RDONLY | PS_NOWAIT, &srv))
+		return 0;
+	for (int i = 0; i < ps_server_count(srv); i++) {
+		char name[PS_NAME_MAX + 1];
+		if (!f->name) { /* every one, as JSON */
+			if (!ps_server_elem_name(srv, i, name) && !strncmp(name, "a.", 2) && strrchr(name, '.') > name + 1)
+				json_one(f, srv, name, segment + len);
+			continue;
+		}
+		size_t n = strlen(f->name);
+		if (ps_server_elem_name(srv, i, name) || strncmp(name, "a.", 2) || strncmp(name + 2, f->name, n) ||
+		    name[2 + n] != '.')
+			continue;
+		ps_elem *a, *p = NULL;
+		struct mh_answer rec;
+		if (ps_elem_open(srv, name, sizeof(rec), &a))
+			continue;
+		name[0] = 'p';
+		ps_elem_open(srv, name, sizeof(rec), &p);
+		bool have = ps_read_latest(a, &rec, NULL) == 0;
+		rec.spec[sizeof(rec.spec) - 1] = rec.monitor[sizeof(rec.monitor) - 1] = 0;
+		fprintf(f->out, "%s pid %s: %s (%s)\n", have ? rec.monitor : "a monitor", segment + len,
+			f->name, have ? rec.spec : "no answer yet");
+		if (have)
+			say_record(f->out, &rec, "answered");
+		if (p && ps_read_latest(p, &rec, NULL) == 0)
+			say_record(f->out, &rec, "pushed");
+		ps_elem_close(a);
+		ps_elem_close(p);
+		f->found++;
+	}
+	ps_server_destroy(srv);
+	return 0;
+}
+
+int mh_query(const char *job, const char *name, FILE *out)
+{
+	struct finding f = { job, name, out, 0 };
+	ps_shm_list(one_segment, &f);
+	return f.found;
+}
+
+void mh_json(const char *job, FILE *out)
+{
+	struct finding f = { job, NULL, out, 0 };
+	fputs(",\"handlers\":[", out);
+	ps_shm_list(one_segment, &f);
+	fputc(']', out);
+}

@@ -1,0 +1,74 @@
+#!/bin/sh
+# t_handlers.sh - handlers (handlers/es_handler.h) loaded into the monitors: the two examples count calls and message sizes exactly, one loaded twice keeps its own state, one that fails is stopped and said while the monitor goes on, a slow one falls behind and is said while the application is not held; esctl query and esview show their answers and pushes.
+set -u
+. "$(dirname "$0")/lib.sh"
+[ -f "$BUILD/lib/libescollect.so" ] || { echo "no libescollect.so (sanitizer build): skipped"; exit 0; }
+job="ithnd$$"
+dir=$(mktemp -d)
+app=""
+cleanup() {
+	[ -n "$app" ] && end_job "$app"
+	[ -n "${mon:-}" ] && kill "$mon" 2>/dev/null
+	rm_segments "$job"
+	rm_segments "${job}b"
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+H="$BUILD/lib/handlers"
+T="$BUILD/tests/handler_test.so"
+
+# a bad handler is refused at the start, with why
+out=$("$BIN/geteventmon" -w 1 --handler /nonexistent/h.so "$job" 2>&1); [ $? -eq 2 ] || die "a missing library: $out"
+echo "$out" | grep -q "geteventmon: --handler /nonexistent/h.so: cannot open\|No such file" || die "a missing library: $out"
+out=$("$BIN/geteventmon" -w 1 --handler "$H/msgsize.so:oops" "$job" 2>&1); [ $? -eq 2 ] || die "bad arguments: $out"
+echo "$out" | grep -q "msgsize.so:oops: takes no arguments (got 'oops')" || die "bad arguments: $out"
+out=$("$BIN/geteventmon" -w 1 --handler "$BUILD/lib/libesregion.so" "$job" 2>&1); [ $? -eq 2 ] || die "not a handler: $out"
+echo "$out" | grep -q "no es_handler_entry(): not a handler" || die "not a handler: $out"
+
+# ring_demo for 3 s on 2 ranks: 300 MPI_Sendrecv of 2048 bytes each on MPI_COMM_WORLD, 30 MPI_Allreduce
+mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -j "$job" "$BUILD/tests/ring_demo" 3 >/dev/null 2>"$dir/job.err" &
+app=$!
+"$BIN/geteventmon" -o /dev/null -w 30 --handler "$H/count.so:filter=MPI_Sendrecv,MPI_All*" --handler "$H/msgsize.so" \
+	--handler "$H/count.so" --handler "$T:fail=100" "$job" 2>"$dir/gem.err" &
+mon=$!
+# esctl query while it runs: both counts (each its own), the histogram's push
+wait_for 60 sh -c "\"$BIN/esctl\" $job query count | grep -c '^geteventmon pid [0-9]*: count' | grep -qx 2" ||
+	die "esctl query count: $("$BIN/esctl" "$job" query count 2>&1)"
+wait_for 60 sh -c "\"$BIN/esctl\" $job query msgsize | grep -q '^  pushed .* ago: {\"messages\":[1-9]'" ||
+	die "esctl query msgsize: no push: $("$BIN/esctl" "$job" query msgsize 2>&1)"
+out=$("$BIN/esctl" "$job" query nosuch 2>&1); [ $? -eq 1 ] || die "query of no handler: $out"
+echo "$out" | grep -q "no monitor of job '$job' on this host runs a handler 'nosuch'" || die "query of no handler: $out"
+wait $app || die "the job failed: $(cat "$dir/job.err")"
+app=""
+wait $mon || die "geteventmon failed: $(cat "$dir/gem.err")"
+mon=""
+grep -q "0 discarded before they could be read" "$dir/gem.err" || die "geteventmon lost events: $(cat "$dir/gem.err")"
+# exact: every event geteventmon read was given to them
+# (an MPI_Sendrecv is two events: its send, and its receive's completion)
+f=$(grep '^geteventmon: handler count (.*filter=MPI_Sendrecv,MPI_All\*): ' "$dir/gem.err")
+echo "$f" | grep -q '"counted":1260,' && echo "$f" | grep -q '"MPI_Allreduce":60[,}]' &&
+	echo "$f" | grep -q '"MPI_Sendrecv":1200[,}]' && ! echo "$f" | grep -q MPI_Init ||
+	die "count with a filter: $(cat "$dir/gem.err")"
+grep -q '^geteventmon: handler count (.*/count.so): {"events":[0-9]*,.*"MPI_Init":2,.*"MPI_Sendrecv":1200' "$dir/gem.err" ||
+	die "count loaded twice did not keep its own state: $(cat "$dir/gem.err")"
+grep -q '^geteventmon: handler msgsize (.*): {"messages":600,"uncounted":0,"comms":\[{"rank":[01],"comm":0,"bytes_up_to":{"2048":300}},{"rank":[01],"comm":0,"bytes_up_to":{"2048":300}}\]}$' \
+	"$dir/gem.err" || die "msgsize: $(cat "$dir/gem.err")"
+grep -q "^geteventmon: handler test (.*:fail=100) stopped: its process returned -5 (Input/output error); the geteventmon goes on$" \
+	"$dir/gem.err" || die "the failing handler was not said stopped: $(cat "$dir/gem.err")"
+
+# a slow handler in colopmon: it falls behind and is said; the job ends as it would
+mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -j "${job}b" "$BIN/windtunnel" -j "${job}w" -q -N 128 -m 2 -l 2 \
+	-t 20000 --transport mpi >/dev/null 2>"$dir/job2.err" &
+app=$!
+"$BIN/colopmon" -q -w 30 --handler "$T:slow=300" --handler "$T:tag=quick" "${job}b" >/dev/null 2>"$dir/col.err" &
+mon=$!
+wait $app || die "the wind tunnel failed beside a slow handler: $(cat "$dir/job2.err")"
+app=""
+wait $mon || die "colopmon failed: $(cat "$dir/col.err")"
+mon=""
+grep -q "^colopmon: handler test (.*:slow=300) falls behind: [0-9]* events not given to it" "$dir/col.err" ||
+	die "a slow handler not said to fall behind: $(cat "$dir/col.err")"
+grep -q "^colopmon: handler test (.*:tag=quick): {\"events\":[0-9]*,\"tag\":\"quick\"}$" "$dir/col.err" ||
+	die "the quick handler beside the slow one: $(cat "$dir/col.err")"
+grep "falls behind" "$dir/col.err" | grep -q "tag=quick" && die "the quick handler fell behind with the slow one"
+echo "handlers: counted exactly, loaded twice, stopped when failing, said when slow, queried"
