@@ -336,7 +336,7 @@ UNIT_SRC := tests/unit/check_main.c tests/unit/test_pastset.c \
 	    tests/unit/test_pathmaps.c tests/unit/test_collectors.c tests/unit/test_scopes.c \
 	    tests/unit/test_windtunnel.c tests/unit/test_wire.c \
 	    tests/unit/test_tcp_server.c tests/unit/test_remote.c tests/unit/tcp_fixture.c \
-	    tests/unit/test_archive.c tests/unit/test_waitfor.c tests/unit/test_waits.c tests/unit/test_waitstates.c tests/unit/test_view.c tests/unit/test_view_door.c tests/unit/test_monitors.c tests/unit/test_steering.c \
+	    tests/unit/test_archive.c tests/unit/test_waitfor.c tests/unit/test_waits.c tests/unit/test_waitstates.c tests/unit/test_view.c tests/unit/test_view_door.c tests/unit/test_monitors.c tests/unit/test_steering.c tests/unit/test_handlers.c \
 	    tests/unit/test_bench.c
 UNIT_BIN := $(BUILD)/tests/unit
 

@@ -545,7 +545,7 @@ int main(int argc, char **argv)
 	if ((rc = mon_remote(&spec, err, sizeof(err))) ||
 	    (rc = mon_attach("colopmon", &spec, o.wait, &s, err, sizeof(err)))) {
 		fprintf(stderr, "colopmon: %s\n", err);
-		mh_stop(mh);
+		mh_stop(mh, stderr);
 		return mon_status(rc);
 	}
 	int *rank = NULL;
@@ -571,7 +571,7 @@ int main(int argc, char **argv)
 	struct mon_loop loop = { 0 };
 	mon_loop_add(&loop, 0, pull, &p);
 	mon_loop_run(&loop);
-	mh_stop(mh);
+	mh_stop(mh, stderr);
 	rank = p.rank;
 	uint64_t missed = p.missed;
 	struct mon_watch w = p.w;

@@ -106,7 +106,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	rc = mon_record("esrecord", argv[optind], &o, err, sizeof(err));
-	mh_stop(o.handlers);
+	mh_stop(o.handlers, stderr);
 	if (rc)
 		fprintf(stderr, "esrecord: %s\n", err);
 	return mon_status(rc);

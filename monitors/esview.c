@@ -273,7 +273,7 @@ int main(int argc, char **argv)
 		mon_loop_run(&loop);
 	}
 	vd_close(d);
-	mh_stop(w.mh);
+	mh_stop(w.mh, stderr);
 	vw_detach(&w);
 	lv_served_fini(&sv);
 	lv_destroy(sv.v);

@@ -229,7 +229,7 @@ int main(int argc, char **argv)
 	es_scope *s;
 	if ((rc = mon_attach("geteventmon", &spec, o.wait, &s, err, sizeof(err)))) {
 		fprintf(stderr, "geteventmon: %s\n", err);
-		mh_stop(mh);
+		mh_stop(mh, stderr);
 		return mon_status(rc);
 	}
 	if (o.binary)
@@ -247,7 +247,7 @@ int main(int argc, char **argv)
 	struct mon_loop loop = { 0 };
 	mon_loop_add(&loop, 0, pull, &p);
 	mon_loop_run(&loop);
-	mh_stop(mh);
+	mh_stop(mh, stderr);
 	uint64_t written = p.written, missed = p.missed, filtered = p.filtered;
 	struct mon_watch w = p.w;
 	fflush(out);

@@ -250,7 +250,7 @@ int mh_start(const char *prog, const char *job, mh_set **out, char *err, size_t 
 	for (int i = 0; i < mh_nspecs; i++) {
 		int rc = mh_load(m, mh_specs[i], err, len);
 		if (rc) {
-			mh_stop(m);
+			mh_stop(m, stderr);
 			return rc;
 		}
 	}
@@ -270,7 +270,7 @@ static void convert(const es_scope *s, const struct es_trace *t, int leaf, struc
 					.peer = t->element, .tag = t->arg, .bytes = t->size, .comm = t->comm };
 }
 
-void mh_feed(mh_set *m, const es_scope *s, const struct es_trace *ev, int n)
+void mh_give(mh_set *m, const struct es_handler_event *ev, size_t n)
 {
 	if (!m)
 		return;
@@ -280,13 +280,10 @@ void mh_feed(mh_set *m, const es_scope *s, const struct es_trace *ev, int n)
 		if (!o->running)
 			continue;
 		pthread_mutex_lock(&o->lock);
-		for (int i = 0; i < n; i++) {
-			if (o->head - o->tail >= QUEUE) {
-				o->dropped++;
-				continue;
-			}
-			convert(s, &ev[i], es_scope_consumed_leaf(s, (size_t)i), &o->q[o->head++ % QUEUE]);
-		}
+		size_t room = QUEUE - (size_t)(o->head - o->tail), take = n < room ? n : room;
+		for (size_t i = 0; i < take; i++)
+			o->q[o->head++ % QUEUE] = ev[i];
+		o->dropped += n - take;
 		uint64_t lost = o->dropped - o->dropped_said;
 		pthread_cond_signal(&o->more);
 		pthread_mutex_unlock(&o->lock);
@@ -297,6 +294,19 @@ void mh_feed(mh_set *m, const es_scope *s, const struct es_trace *ev, int n)
 			o->dropped_said += lost;
 			o->said_at = now;
 		}
+	}
+}
+
+void mh_feed(mh_set *m, const es_scope *s, const struct es_trace *ev, int n)
+{
+	if (!m)
+		return;
+	struct es_handler_event chunk[256];
+	for (int i = 0; i < n; i += 256) {
+		int k = n - i < 256 ? n - i : 256;
+		for (int j = 0; j < k; j++)
+			convert(s, &ev[i + j], es_scope_consumed_leaf(s, (size_t)(i + j)), &chunk[j]);
+		mh_give(m, chunk, (size_t)k);
 	}
 }
 
@@ -324,7 +334,7 @@ void mh_pump(mh_set *m)
 	} while (n == BATCH * 16 && !mon_stop);
 }
 
-void mh_stop(mh_set *m)
+void mh_stop(mh_set *m, FILE *says)
 {
 	if (!m)
 		return;
@@ -343,11 +353,11 @@ void mh_stop(mh_set *m)
 		int len = o->h->query ? o->h->query(o->self, "", last, sizeof(last)) : -1;
 		if (len >= 0) {
 			last[sizeof(last) - 1] = 0;
-			fprintf(stderr, "%s: handler %s (%s)%s: %s\n", m->prog, o->h->name, o->spec,
+			fprintf(says, "%s: handler %s (%s)%s: %s\n", m->prog, o->h->name, o->spec,
 				o->running ? "" : " (stopped)", last);
 		}
 		if (o->dropped)
-			fprintf(stderr, "%s: handler %s (%s): %llu events not given to it (it fell behind)\n", m->prog,
+			fprintf(says, "%s: handler %s (%s): %llu events not given to it (it fell behind)\n", m->prog,
 				o->h->name, o->spec, (unsigned long long)o->dropped);
 		drop(o);
 	}

@@ -41,14 +41,16 @@ int mh_load(mh_set *m, const char *spec, char *err, size_t len);
 /* The events of one consume of s (es_scope_consume: ns stamps), queued for
  * every running handler; never waits. */
 void mh_feed(mh_set *m, const es_scope *s, const struct es_trace *ev, int n);
+/* n events, already in the handlers' form, queued likewise */
+void mh_give(mh_set *m, const struct es_handler_event *ev, size_t n);
 /* For a monitor that reads no event itself (heartbeat reads each thread's
  * latest only): a scope of its own over spec's job, every event, that
  * mh_pump drains into the handlers.  0, or a negative code with why. */
 int mh_follow(mh_set *m, const struct es_scope_spec *spec, double wait, char *err, size_t len);
 void mh_pump(mh_set *m);
-/* The handlers given what was queued, asked their last answer, destroyed;
- * their segment removed. */
-void mh_stop(mh_set *m);
+/* The handlers given what was queued, asked their last answer (said on
+ * says, with what each lost), destroyed; their segment removed. */
+void mh_stop(mh_set *m, FILE *says);
 
 /* Every monitor's handler NAME watching job on this host: its latest
  * answer and push, said on out; how many were found. */

@@ -306,7 +306,7 @@ int main(int argc, char **argv)
 	}
 	if ((rc = mon_attach("heartbeat", &spec, o.wait, &h.s, err, sizeof(err)))) {
 		fprintf(stderr, "heartbeat: %s\n", err);
-		mh_stop(h.mh);
+		mh_stop(h.mh, stderr);
 		return mon_status(rc);
 	}
 	/* where every thread is now: the first period judges against it */
@@ -328,7 +328,7 @@ int main(int argc, char **argv)
 	if (o.count)
 		mon_loop_add(&loop, o.period, period, &h);
 	mon_loop_run(&loop);
-	mh_stop(h.mh);
+	mh_stop(h.mh, stderr);
 	summary(&h, h.periods, &h.w);
 	free(h.last_findings);
 	bool deadlocked = hb_deadlocked(h.hb);

@@ -27,6 +27,7 @@ int main(void)
 	srunner_add_suite(sr, door_suite());
 	srunner_add_suite(sr, monitors_suite());
 	srunner_add_suite(sr, steering_suite());
+	srunner_add_suite(sr, handlers_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -25,6 +25,7 @@ Suite *view_suite(void);
 Suite *door_suite(void);
 Suite *monitors_suite(void);
 Suite *steering_suite(void);
+Suite *handlers_suite(void);
 
 /* A segment name unique to this test process, so parallel runs never meet. */
 #define TEST_SEG(buf, tag) snprintf((buf), sizeof(buf), "t%d-%s", (int)getpid(), (tag))

@@ -1,0 +1,147 @@
+/* test_handlers.c - handlers loaded into a monitor (monitors/handlers.c): libraries refused with why, events counted exactly, a handler loaded twice with its own state, one whose process fails stopped and said, a queue that overflows counted, never waited on. */
+#define _GNU_SOURCE
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "monitors/handlers.h"
+#include "tests/unit/suites.h"
+
+/* build/FLAVOUR/..., from this test's own path (build/FLAVOUR/tests/unit) */
+static void built(char *out, size_t len, const char *rel)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	ck_assert_int_gt(n, 0);
+	self[n] = 0;
+	*strrchr(self, '/') = 0; /* tests */
+	*strrchr(self, '/') = 0; /* build/FLAVOUR */
+	snprintf(out, len, "%s/%s", self, rel);
+}
+
+static mh_set *start(const char *spec, const char *spec2)
+{
+	char job[32];
+	snprintf(job, sizeof(job), "th%d", (int)getpid());
+	mh_nspecs = 0;
+	mh_specs[mh_nspecs++] = spec;
+	if (spec2)
+		mh_specs[mh_nspecs++] = spec2;
+	mh_set *m = NULL;
+	char err[400];
+	ck_assert_msg(mh_start("t", job, &m, err, sizeof(err)) == 0, "%s", err);
+	mh_nspecs = 0;
+	return m;
+}
+
+static char *stop(mh_set *m)
+{
+	static char *text; /* static: gcc takes what a memstream returns for a pointer into this frame */
+	static size_t len;
+	text = NULL, len = 0;
+	FILE *f = open_memstream(&text, &len);
+	mh_stop(m, f);
+	fclose(f);
+	return text;
+}
+
+START_TEST(libraries_refused_with_why)
+{
+	char lib[PATH_MAX + 32], err[400];
+	mh_set *m = NULL;
+	mh_nspecs = 1;
+	mh_specs[0] = "/nonexistent/h.so";
+	ck_assert_int_eq(mh_start("t", "j", &m, err, sizeof(err)), -ENOENT);
+	ck_assert_msg(strstr(err, "/nonexistent/h.so: ") != NULL, "%s", err);
+	ck_assert_ptr_null(m);
+	mh_specs[0] = "libm.so.6"; /* a library, not a handler */
+	ck_assert_int_eq(mh_start("t", "j", &m, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "no es_handler_entry(): not a handler"), "%s", err);
+	built(lib, sizeof(lib), "lib/handlers/msgsize.so:oops");
+	mh_specs[0] = lib;
+	ck_assert_int_eq(mh_start("t", "j", &m, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "takes no arguments (got 'oops')"), "%s", err);
+	mh_nspecs = 0;
+	ck_assert_int_eq(mh_start("t", "j", &m, err, sizeof(err)), 0);
+	ck_assert_ptr_null(m); /* none asked for */
+	mh_feed(NULL, NULL, NULL, 0);
+	mh_stop(NULL, stderr);
+}
+END_TEST
+
+static struct es_handler_event ev(const char *op, uint32_t code, int rank, uint64_t bytes, uint32_t flags)
+{
+	return (struct es_handler_event){ .op = op, .code = code, .rank = rank, .bytes = bytes, .flags = flags,
+					  .comm = 0, .thread_name = "rank0.thread0" };
+}
+
+START_TEST(counted_exactly_twice)
+{
+	char count[PATH_MAX + 64], all[PATH_MAX + 64], sizes[PATH_MAX + 64];
+	built(count, sizeof(count), "lib/handlers/count.so:filter=MPI_Send,MPI_Wait*");
+	built(all, sizeof(all), "lib/handlers/count.so");
+	mh_set *m = start(count, all);
+	built(sizes, sizeof(sizes), "lib/handlers/msgsize.so");
+	char err[400];
+	ck_assert_msg(mh_load(m, sizes, err, sizeof(err)) == 0, "%s", err);
+	struct es_handler_event e[] = { ev("MPI_Send", 10, 0, 100, 0), ev("MPI_Waitall", 11, 0, 0, 0),
+					ev("MPI_Recv", 12, 1, 100, 0), ev("MPI_Send", 10, 1, 3000, 0),
+					ev("MPI_Isend", 13, 1, 0, 0), ev("MPI_Isend", 13, 1, 0, ES_HANDLER_DONE) };
+	for (int i = 0; i < 1000; i++)
+		mh_give(m, e, sizeof(e) / sizeof(e[0]));
+	char *said = stop(m);
+	ck_assert_msg(strstr(said, "{\"events\":6000,\"counted\":3000,\"by_call\":{\"MPI_Send\":2000,\"MPI_Waitall\":1000}}"),
+		      "%s", said);
+	ck_assert_msg(strstr(said, "\"counted\":6000,\"by_call\":{\"MPI_Send\":2000,\"MPI_Waitall\":1000,"
+				   "\"MPI_Recv\":1000,\"MPI_Isend\":2000}}"), "%s", said);
+	/* sends counted at the send, not at their completion; by (rank, communicator) */
+	ck_assert_msg(strstr(said, "{\"messages\":3000,\"uncounted\":0,\"comms\":[{\"rank\":0,\"comm\":0,"
+				   "\"bytes_up_to\":{\"128\":1000}},{\"rank\":1,\"comm\":0,\"bytes_up_to\":{\"0\":1000,"
+				   "\"4096\":1000}}]}"), "%s", said);
+	free(said);
+}
+END_TEST
+
+START_TEST(failing_stopped_slow_counted)
+{
+	char fail[PATH_MAX + 64], slow[PATH_MAX + 64];
+	built(fail, sizeof(fail), "tests/handler_test.so:fail=10");
+	built(slow, sizeof(slow), "tests/handler_test.so:slow=200");
+	mh_set *m = start(fail, slow);
+	struct es_handler_event e[4096];
+	for (int i = 0; i < 4096; i++)
+		e[i] = ev("MPI_Send", 10, 0, 8, 0);
+	/* far more than a queue holds while the slow one sleeps: never waited on */
+	for (int i = 0; i < 40; i++)
+		mh_give(m, e, 4096);
+	char *said = stop(m);
+	ck_assert_msg(strstr(said, "tests/handler_test.so:fail=10) (stopped): {\"events\":"), "%s", said);
+	ck_assert_msg(strstr(said, "tests/handler_test.so:slow=200): {\"events\":"), "%s", said);
+	ck_assert_msg(strstr(said, "tests/handler_test.so:slow=200): ") && strstr(said, "events not given to it (it fell behind)"),
+		      "%s", said);
+	/* what was given plus what was not: every event, for the slow one */
+	const char *p = strstr(said, "slow=200): {\"events\":");
+	unsigned long long got = strtoull(p + strlen("slow=200): {\"events\":"), NULL, 10);
+	p = strstr(said, "slow=200): ");
+	p = strstr(p + 1, "slow=200): ");
+	unsigned long long lost = strtoull(p + strlen("slow=200): "), NULL, 10);
+	ck_assert_uint_eq(got + lost, 40 * 4096);
+	free(said);
+}
+END_TEST
+
+Suite *handlers_suite(void)
+{
+	Suite *s = suite_create("handlers");
+	TCase *tc = tcase_create("handlers");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, libraries_refused_with_why);
+	tcase_add_test(tc, counted_exactly_twice);
+	tcase_add_test(tc, failing_stopped_slow_counted);
+	suite_add_tcase(s, tc);
+	return s;
+}
