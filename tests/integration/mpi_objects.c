@@ -3,6 +3,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,10 +45,13 @@ int main(int argc, char **argv)
 	int rank;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	const char *release = argc > 1 ? argv[1] : "/nonexistent";
-	double rate = 1, v[4] = { 0 }, sum = 0;
+	double rate = argc > 2 ? 0.2 : 1, v[4] = { 0 }, sum = 0;
 	int steps = 0, mode = 0;
-	es_object *o = es_object_create("sim", "a simulation to steer");
-	int rc = es_object_double(o, "rate", &rate, 1, 1, 0, 10, "how fast it goes") ||
+	/* argv[2]: the README's names (the wind tunnel's: tunnel.inflow in [0, 1]) */
+	int readme = argc > 2 && !strcmp(argv[2], "tunnel");
+	es_object *o = es_object_create(readme ? "tunnel" : "sim", "a simulation to steer");
+	int rc = (readme ? es_object_double(o, "inflow", &rate, 1, 1, 0, 1, "particles in")
+			 : es_object_double(o, "rate", &rate, 1, 1, 0, 10, "how fast it goes")) ||
 		 es_object_int(o, "steps", &steps, 1, 0, 0, 0, "steps made") ||
 		 es_object_double(o, "v", v, 4, 1, -1, 1, "a vector") ||
 		 es_object_int(o, "mode", &mode, 1, 1, 0, 3, "a mode") ||

@@ -43,5 +43,20 @@ end_job "$app"
 app=""
 "$BIN/psadm" list >"$dir/psadm" 2>&1
 
-python3 "$(dirname "$0")/readme_check.py" "$(dirname "$0")/../../README.md" "$dir/heartbeat" "$dir/esctl" "$dir/psadm" ||
-	die "the README quotes what the programs do not print (their output: $(cat "$dir/heartbeat" "$dir/esctl" "$dir/psadm"))"
+# a program's object steered as the README steers tunnel: an MPI program
+# whose object is named as the wind tunnel's (mpi_objects' sim renamed)
+mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q -j "$job.obj" "$BUILD/tests/mpi_objects" "$dir/none" tunnel \
+	>/dev/null 2>&1 &
+app=$!
+wait_for 60 sh -c "\"$BIN/esctl\" $job.obj objects | grep -c '^rank [01]: tunnel' | grep -qx 2" || die "mpi_objects: no object"
+{
+	"$BIN/esctl" "$job.obj" set tunnel.inflow=0.6
+	"$BIN/esctl" "$job.obj" set tunnel.inflow=2
+	"$BIN/esctl" "$job.obj" call tunnel.stop
+} >"$dir/steer" 2>&1
+wait $app || die "mpi_objects failed: $(cat "$dir/steer")"
+app=""
+
+python3 "$(dirname "$0")/readme_check.py" "$(dirname "$0")/../../README.md" "$dir/heartbeat" "$dir/esctl" "$dir/psadm" \
+	"$dir/steer" ||
+	die "the README quotes what the programs do not print (their output: $(cat "$dir/heartbeat" "$dir/esctl" "$dir/psadm" "$dir/steer"))"
