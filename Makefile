@@ -707,7 +707,7 @@ MPI_BENCH := $(BUILD)/bench/ra $(BUILD)/bench/halo $(MV)/bench/ra $(MV)/bench/ha
 run-experiments: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost
 	@sh tests/bench/experiments.sh $(BUILD)
 
-run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost $(BUILD)/bench/archive $(BUILD)/bench/waits $(NOCTL)/libescollect.so $(EMPTY) \
+run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost $(BUILD)/bench/archive $(BUILD)/bench/waits $(BUILD)/bench/steer $(NOCTL)/libescollect.so $(EMPTY) \
 	   $(MPI_BENCH)
 	@for b in $(BENCH_BINS) $(BUILD)/bench/collector; do $$b || exit 1; done
 	@sh tests/bench/mpi.sh $(BUILD)
@@ -719,6 +719,7 @@ run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost $(BUILD)/bench
 	@sh tests/bench/control.sh $(BUILD)
 	@sh tests/bench/view.sh $(BUILD)
 	@sh tests/bench/waits.sh $(BUILD)
+	@sh tests/bench/steer.sh $(BUILD)
 	@sh tests/bench/attack.sh $(BUILD)
 	@if [ -f ../shared/mbi/labels.txt ]; then sh tests/bench/mbi.sh $(BUILD) && sh tests/bench/mbi.sh --mpi mpich $(BUILD) && \
 		sh tests/bench/mbi_diff.sh $(BUILD); else echo "mbi: ../shared/mbi not here: skipped"; fi

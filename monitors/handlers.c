@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,7 @@
 #include "archive/archive.h"
 #include "monitors/handlers.h"
 
-enum { QUEUE = 1 << 16, BATCH = 4096, MAX_HANDLERS = 16 };
+enum { QUEUE = 1 << 16, BATCH = 4096, MAX_HANDLERS = 16 }; /* QUEUE a multiple of BATCH */
 
 const char *mh_specs[16];
 int mh_nspecs;
@@ -95,7 +96,6 @@ static void answer(struct one *o)
 static void *run(void *arg)
 {
 	struct one *o = arg;
-	struct es_handler_event *batch = malloc(BATCH * sizeof(*batch));
 	double next = now_s() + 1;
 	for (;;) {
 		pthread_mutex_lock(&o->lock);
@@ -107,19 +107,27 @@ static void *run(void *arg)
 				ts.tv_sec++, ts.tv_nsec -= 1000000000;
 			pthread_cond_timedwait(&o->more, &o->lock, &ts);
 		}
-		size_t k = 0;
-		while (batch && k < BATCH && o->tail != o->head)
-			batch[k++] = o->q[o->tail++ % QUEUE];
-		bool last = o->stop && o->tail == o->head;
+		/* processed where they lie: the feeder writes only past head and
+		 * never over what tail has not passed */
+		uint64_t from = o->tail;
+		size_t k = (size_t)(o->head - from), at = (size_t)(from % QUEUE);
+		k = k < BATCH ? k : BATCH;
+		k = k < QUEUE - at ? k : QUEUE - at;
+		bool last = o->stop && from + k == o->head;
 		pthread_mutex_unlock(&o->lock);
 		if (k && o->running) {
-			int rc = o->h->process(o->self, batch, k);
+			int rc = o->h->process(o->self, &o->q[at], k);
 			if (rc < 0) {
 				o->running = false;
 				fprintf(stderr, "%s: handler %s (%s) stopped: its process returned %d (%s); the %s goes on\n",
 					o->set->prog, o->h->name, o->spec, rc, strerror(rc > -4096 ? -rc : EINVAL),
 					o->set->prog);
 			}
+		}
+		if (k) {
+			pthread_mutex_lock(&o->lock);
+			o->tail = from + k;
+			pthread_mutex_unlock(&o->lock);
 		}
 		if (now_s() >= next || last) {
 			answer(o);
@@ -128,7 +136,6 @@ static void *run(void *arg)
 		if (last)
 			break;
 	}
-	free(batch);
 	return NULL;
 }
 
@@ -295,6 +302,19 @@ void mh_give(mh_set *m, const struct es_handler_event *ev, size_t n)
 			o->said_at = now;
 		}
 	}
+}
+
+void mh_idle(mh_set *m)
+{
+	for (int k = 0; m && k < m->n; k++)
+		for (;;) {
+			pthread_mutex_lock(&m->h[k]->lock);
+			bool empty = m->h[k]->head == m->h[k]->tail;
+			pthread_mutex_unlock(&m->h[k]->lock);
+			if (empty || !m->h[k]->running)
+				break;
+			sched_yield();
+		}
 }
 
 void mh_feed(mh_set *m, const es_scope *s, const struct es_trace *ev, int n)

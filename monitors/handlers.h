@@ -43,6 +43,9 @@ int mh_load(mh_set *m, const char *spec, char *err, size_t len);
 void mh_feed(mh_set *m, const es_scope *s, const struct es_trace *ev, int n);
 /* n events, already in the handlers' form, queued likewise */
 void mh_give(mh_set *m, const struct es_handler_event *ev, size_t n);
+/* Returns once every running handler has taken all it was given (a
+ * benchmark's: the monitors never wait on their handlers) */
+void mh_idle(mh_set *m);
 /* For a monitor that reads no event itself (heartbeat reads each thread's
  * latest only): a scope of its own over spec's job, every event, that
  * mh_pump drains into the handlers.  0, or a negative code with why. */
