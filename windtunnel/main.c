@@ -47,6 +47,7 @@ static const char *usage =
 	"      --secret-file F  the shared secret, needed with --listen any\n"
 	"      --servers-out F  write the servers' ADDR:PORT list to F (monitors' --servers)\n"
 	"      --picture F.png  at the end, the flow around the plate in matrix 0\n"
+	"      --no-object      do not expose the tunnel as an object (steering/)\n"
 	"  -q, --quiet          no progress lines\n"
 	"  -h, --help\n"
 	"      --version\n";
@@ -119,7 +120,7 @@ static int mpi_allreduce(void *ctx, int64_t *v, int n)
  * was set there goes round with the next (struct wt_config's steer).
  */
 struct tunnel {
-	bool quiet, tried;
+	bool quiet, tried; /* tried: true from the start with --no-object */
 	const char *job;
 	int process, matrices, width;
 	ps_server *srv;
@@ -211,7 +212,7 @@ static int mpi_allgather(const void *mine, void *all, size_t len, void *arg)
 /* What the command line asks for, besides the run's own configuration. */
 struct args {
 	const char *pm_out, *pm_in, *picture, *servers_out;
-	bool quiet, bad, use_mpi, help;
+	bool quiet, bad, use_mpi, help, no_object;
 };
 
 static void parse_args(int argc, char **argv, int rank, struct wt_config *c, char *job, size_t joblen,
@@ -223,7 +224,7 @@ static void parse_args(int argc, char **argv, int rank, struct wt_config *c, cha
 		{ "slices", required_argument, NULL, 'l' }, { "model", required_argument, NULL, 'M' },
 		{ "collectors", no_argument, NULL, 'c' }, { "job", required_argument, NULL, 'j' },
 		{ "stats-every", required_argument, NULL, 'k' },
-		{ "pathmap-out", required_argument, NULL, 'o' }, { "pathmap", required_argument, NULL, 'I' }, { "quiet", no_argument, NULL, 'q' },
+		{ "pathmap-out", required_argument, NULL, 'o' }, { "pathmap", required_argument, NULL, 'I' }, { "quiet", no_argument, NULL, 'q' }, { "no-object", no_argument, NULL, 'J' },
 		{ "transport", required_argument, NULL, 'T' }, { "nested", no_argument, NULL, 'Z' }, { "picture", required_argument, NULL, 'P' },
 		{ "hosts", required_argument, NULL, 'H' }, { "serve", no_argument, NULL, 'S' },
 		{ "listen", required_argument, NULL, 'L' }, { "port", required_argument, NULL, 'p' },
@@ -284,6 +285,7 @@ static void parse_args(int argc, char **argv, int rank, struct wt_config *c, cha
 		case 'K': c->secret_file = optarg; break;
 		case 'O': a->servers_out = optarg; break;
 		case 'q': a->quiet = true; break;
+		case 'J': a->no_object = true; break;
 		case 'V': {
 			int vrc = wt_vector_use(optarg);
 			if (vrc && !rank)
@@ -483,7 +485,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* called by the thread that keeps the totals, on whichever rank */
-	struct tunnel tun = { .quiet = a.quiet, .job = job, .process = rank, .matrices = c.matrices, .width = 2 * c.n };
+	struct tunnel tun = { .quiet = a.quiet, .tried = a.no_object, .job = job, .process = rank, .matrices = c.matrices, .width = 2 * c.n };
 	c.progress = progress;
 	c.progress_arg = &tun;
 	c.steer = steer;
