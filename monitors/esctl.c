@@ -275,6 +275,22 @@ static int find_ranks(const es_scope *s, struct rank **out)
 	return n;
 }
 
+/* The job's scope, every event's: 0, or the exit status (said why) */
+static int attach(const char *job, double wait, es_scope **s)
+{
+	struct es_scope_spec spec;
+	es_scope_spec_default(&spec, job);
+	spec.reduce = ES_REDUCE_NONE;
+	mon_signals();
+	char err[600];
+	int rc = mon_remote(&spec, err, sizeof(err));
+	if (rc || (rc = mon_attach("esctl", &spec, wait, s, err, sizeof(err)))) {
+		fprintf(stderr, "esctl: %s\n", err);
+		return mon_status(rc);
+	}
+	return 0;
+}
+
 /* --- objects ------------------------------------------------------------------------------- */
 
 static bool is_objects_cmd(const char *cmd)
@@ -371,17 +387,11 @@ static int objects_main(const char *job, const char *cmd, int n, char **w, int o
 		fprintf(stderr, "esctl: %s takes no words after it\n", cmd);
 		return 2;
 	}
-	struct es_scope_spec spec;
-	es_scope_spec_default(&spec, job);
-	spec.reduce = ES_REDUCE_NONE;
-	mon_signals();
 	es_scope *s;
 	char err[600];
-	int rc = mon_remote(&spec, err, sizeof(err));
-	if (rc || (rc = mon_attach("esctl", &spec, wait, &s, err, sizeof(err)))) {
-		fprintf(stderr, "esctl: %s\n", err);
-		return mon_status(rc);
-	}
+	int rc = attach(job, wait, &s);
+	if (rc)
+		return rc;
 	struct mon_objs o;
 	struct ps_remote_attr ra = mon_ra();
 	rc = mon_objs_open(s, &ra, &o, err, sizeof(err));
@@ -463,17 +473,10 @@ int main(int argc, char **argv)
 	char list[1024] = "";
 	for (int i = optind + 2, k = 0; i < argc && k < (int)sizeof(list); i++) /* the list's words, however quoted */
 		k += snprintf(list + k, sizeof(list) - (size_t)k, "%s%s", i > optind + 2 ? " " : "", argv[i]);
-	struct es_scope_spec spec;
-	es_scope_spec_default(&spec, argv[optind]);
-	spec.reduce = ES_REDUCE_NONE;
-	mon_signals();
 	es_scope *s;
-	char err[600];
-	int rc = mon_remote(&spec, err, sizeof(err));
-	if (rc || (rc = mon_attach("esctl", &spec, wait, &s, err, sizeof(err)))) {
-		fprintf(stderr, "esctl: %s\n", err);
-		return mon_status(rc);
-	}
+	int rc = attach(argv[optind], wait, &s);
+	if (rc)
+		return rc;
 	struct rank *r = NULL;
 	int n = find_ranks(s, &r);
 	struct ps_remote_attr ra = mon_ra();
