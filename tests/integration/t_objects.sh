@@ -95,8 +95,20 @@ esctl "$job" call sim.hold | grep -q "applied by 2 of 2" || die "hold not applie
 out=$(esctl --wait 0 "$job" set 'sim.v[0]=-1' 'sim.v[2]=1'); [ $? -eq 1 ] || die "an unanswered ask: exit $?: $out"
 echo "$out" | grep -q "^rank 0: not applied within 0 s" || die "an unanswered ask: $out"
 is "$job" 0 v "0 0.5 0 -0.5" || die "held, but v changed: $(value "$job" 0 v)"
+# and one killed (SIGKILL) while it waits for its answers, its batch written
+asks() { "$BIN/psadm" show "$job.r0" | awk '$1 == "obj.ask" { print $5 }'; }
+before=$(asks)
+"$BIN/esctl" "$job" set 'sim.mode=1' 'sim.rate=2' >/dev/null 2>&1 &
+killed=$!
+wait_for 30 sh -c "[ \"\$(\"$BIN/psadm\" show \"$job.r0\" | awk '\$1 == \"obj.ask\" { print \$5 }')\" -gt $before ]" ||
+	die "the second ask was never written"
+kill -9 $killed; wait $killed 2>/dev/null
+is "$job" 0 mode 0 || die "held, but mode changed: $(value "$job" 0 mode)"
 touch "$release"
 wait_for 30 is "$job" 0 v "-1 0.5 1 -0.5" || die "the queued batch was not applied whole: $(value "$job" 0 v)"
+wait_for 30 is "$job" 0 mode 1 && is "$job" 0 rate 2 ||
+	die "a killed monitor's batch was not applied whole: mode $(value "$job" 0 mode) rate $(value "$job" 0 rate)"
+"$BIN/esctl" "$job" set sim.mode=0 sim.rate=4 >/dev/null || die "mode and rate back"
 
 # a rule in the application: it runs at each safe point until the mode is 3
 esctl "$job" rule --in-app 'when sim.mode < 3 set sim.mode = sim.mode + 1' >"$dir/o"
