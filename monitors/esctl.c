@@ -466,8 +466,8 @@ int main(int argc, char **argv)
 		return objects_main(argv[optind], cmd, argc - optind - 2, argv + optind + 2, only, in_app, seconds, wait);
 	if ((collect && optind + 2 >= argc) || (!collect && optind + 2 != argc) ||
 	    (!collect && strcmp(cmd, "pause") && strcmp(cmd, "resume") && strcmp(cmd, "status"))) {
-		fprintf(stderr, "esctl: expected JOB and collect LIST, pause, resume, status, objects, set, call, rule "
-			"or unrule, got '%s'\n%s", optind < argc ? cmd : "", usage);
+		fprintf(stderr, "esctl: expected JOB and collect LIST, pause, resume, status, objects, set, call, rule, "
+			"unrule, changes or query, got '%s'\n%s", optind < argc ? cmd : "", usage);
 		return 2;
 	}
 	char list[1024] = "";

@@ -35,7 +35,7 @@ printf 'int ps_fn(void);\nint paths_fn(void) { return 1; }\nint paths_g(void) { 
 echo 'int layers_unused;' >e.c
 for f in a b e; do cc -c $f.c -o $f.o || die "cc"; done
 ar rcs lib/libpastset.a a.o && ar rcs lib/libpaths.a b.o || die "ar"
-for l in pathmaps collectors scopes waitstates windtunnel esarchive esmon; do ar rcs lib/lib$l.a e.o; done
+for l in steering pathmaps collectors scopes waitstates windtunnel esarchive esmon; do ar rcs lib/lib$l.a e.o; done
 out=$(sh "$src/mk/layers.sh" "$dir" "$dir/lib") && die "a library that links up passed"
 echo "$out" | grep -q "^layers: libpastset.a (pastset, rank 0) needs paths_fn from the paths library" || die "link: $out"
 echo "$out" | grep -q "libpaths.a" && die "a library linking down refused: $out"
