@@ -13,14 +13,14 @@ pathmap|check and show pathmaps
 heartbeat|which threads of a job progress, and where the stalled ones wait
 geteventmon|every event of a job, with an exact count of what was lost
 colopmon|MPI collectives and PATHS tree operations matched across ranks
-esctl|change what a running job records, pause and resume it
+esctl|change what a running job records, pause and resume it; list, set and call its objects, run rules, query handlers
 esview|a running job in the browser: lanes of its ranks, who waits for whom, its balance, triggers
 esrun|run an MPI program with EventSpace collectors on its MPI calls
 esrecord|record a running job into an archive
 esconvert|turn an archive into OTF2, trace-event JSON and pictures
 esprofile|an mpiP-style profile of a job or an archive'
-libs="libesmon libesarchive libscopes libcollectors libpathmaps libpaths libpastset"
-headers="pastset/pastset.h paths/paths.h pathmaps/pathmaps.h collectors/collectors.h scopes/scopes.h archive/archive.h monitors/monitors.h"
+libs="libesmon libesarchive libwaitstates libscopes libcollectors libpathmaps libpaths libsteering libpastset"
+headers="pastset/pastset.h paths/paths.h steering/steering.h pathmaps/pathmaps.h collectors/collectors.h scopes/scopes.h waitstates/waitstates.h archive/archive.h monitors/monitors.h"
 
 install -d "$root/bin" "$root/lib/pkgconfig" "$root/include/eventspace" "$root/share/man/man1"
 echo "$programs" | while IFS='|' read -r p summary; do
@@ -40,6 +40,14 @@ done
 # what a program links to name its phases: es_region.h and a library that does nothing
 [ -f "$build/lib/libesregion.so" ] && install -m 755 "$build/lib/libesregion.so" "$root/lib/libesregion.so"
 install -m 644 "$src/collectors/mpi/es_region.h" "$root/include/es_region.h"
+# ... and to expose its objects (es_object.h, the same library); a handler's
+# header, and the two example handlers
+install -m 644 "$src/collectors/mpi/es_object.h" "$root/include/es_object.h"
+install -m 644 "$src/handlers/es_handler.h" "$root/include/es_handler.h"
+install -d "$root/lib/eventspace/handlers"
+for h in "$build"/lib/handlers/*.so; do
+	[ -f "$h" ] && install -m 755 "$h" "$root/lib/eventspace/handlers/$(basename "$h")"
+done
 for l in $libs; do
 	install -m 644 "$build/lib/$l.a" "$root/lib/$l.a"
 done
