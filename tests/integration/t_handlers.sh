@@ -9,6 +9,7 @@ app=""
 cleanup() {
 	[ -n "$app" ] && end_job "$app"
 	[ -n "${mon:-}" ] && kill "$mon" 2>/dev/null
+	[ -n "${view:-}" ] && kill "$view" 2>/dev/null
 	rm_segments "$job"
 	rm_segments "${job}b"
 	rm -rf "$dir"
@@ -31,6 +32,22 @@ app=$!
 "$BIN/geteventmon" -o /dev/null -w 30 --handler "$H/count.so:filter=MPI_Sendrecv,MPI_All*" --handler "$H/msgsize.so" \
 	--handler "$H/count.so" --handler "$T:fail=100" "$job" 2>"$dir/gem.err" &
 mon=$!
+# esview with a handler of its own: its page's data carries every monitor's handlers' answers
+"$BIN/esview" -w 30 --handler "$H/count.so:filter=MPI_Sendrecv" "$job" >"$dir/view" 2>&1 &
+view=$!
+wait_for 30 grep -q "http://" "$dir/view" || die "esview never served: $(cat "$dir/view")"
+url=$(sed -n 's/^esview: job [^ ]* at //p' "$dir/view")
+# (the page's data as JSON: each monitor's handlers with their answers and pushes)
+handlers_say() { curl -sf "${url}data?shown=100&bins=4" | python3 -c '
+import json, sys
+h = json.load(sys.stdin)["handlers"]
+mine = [x for x in h if x["monitor"] == "esview" and x["name"] == "count" and x["spec"].endswith("count.so:filter=MPI_Sendrecv")
+        and json.loads(x["answer"])["events"] > 0]
+theirs = [x for x in h if x["monitor"] == "geteventmon" and x["name"] == "msgsize" and "pushed" in x]
+sys.exit(0 if mine and theirs else 1)'; }
+wait_for 30 handlers_say ||
+	die "esview's page: no handler's answer or push: $(curl -sf "${url}data?shown=100&bins=4" | grep -o '"handlers":.*' | head -c 1500)"
+kill $view; wait $view
 # esctl query while it runs: both counts (each its own), the histogram's push
 wait_for 60 sh -c "\"$BIN/esctl\" $job query count | grep -c '^geteventmon pid [0-9]*: count' | grep -qx 2" ||
 	die "esctl query count: $("$BIN/esctl" "$job" query count 2>&1)"
