@@ -32,6 +32,11 @@ app=$!
 "$BIN/geteventmon" -o /dev/null -w 30 --handler "$H/count.so:filter=MPI_Sendrecv,MPI_All*" --handler "$H/msgsize.so" \
 	--handler "$H/count.so" --handler "$T:fail=100" "$job" 2>"$dir/gem.err" &
 mon=$!
+# heartbeat (on a scope of its own for them) and esrecord give theirs every event too
+"$BIN/heartbeat" -q -p 500 -w 30 --handler "$H/count.so" "$job" >/dev/null 2>"$dir/hb.err" &
+hb=$!
+"$BIN/esrecord" -w 30 -o "$dir/arch" --handler "$H/count.so" "$job" 2>"$dir/rec.err" &
+rec=$!
 # esview with a handler of its own: its page's data carries every monitor's handlers' answers
 "$BIN/esview" -w 30 --handler "$H/count.so:filter=MPI_Sendrecv" "$job" >"$dir/view" 2>&1 &
 view=$!
@@ -59,6 +64,13 @@ wait $app || die "the job failed: $(cat "$dir/job.err")"
 app=""
 wait $mon || die "geteventmon failed: $(cat "$dir/gem.err")"
 mon=""
+wait $hb
+wait $rec || die "esrecord failed: $(cat "$dir/rec.err")"
+all=$(sed -n 's/^geteventmon: handler count (.*\/count.so): {"events":\([0-9]*\),.*/\1/p' "$dir/gem.err")
+grep -q "^heartbeat: handler count (.*/count.so): {\"events\":$all," "$dir/hb.err" ||
+	die "heartbeat's handler did not see the $all events geteventmon's did: $(cat "$dir/hb.err")"
+grep -q "^esrecord: handler count (.*/count.so): {\"events\":$all," "$dir/rec.err" ||
+	die "esrecord's handler did not see the $all events geteventmon's did: $(cat "$dir/rec.err")"
 grep -q "0 discarded before they could be read" "$dir/gem.err" || die "geteventmon lost events: $(cat "$dir/gem.err")"
 # exact: every event geteventmon read was given to them
 # (an MPI_Sendrecv is two events: its send, and its receive's completion)
