@@ -1,5 +1,6 @@
 /* view_objects.c - the job's objects in esview: mirrored every tenth of a second with a ring of each numeric field's recent values (the page's sparklines), the latest changes, and the page's sets and calls checked and asked. */
 #define _GNU_SOURCE
+#include <math.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -61,6 +62,16 @@ void vo_pull(struct vo_objects *v, const es_scope *s)
 	pthread_mutex_unlock(&v->lock);
 }
 
+/* A number as JSON has them: NaN and infinities (a program may publish
+ * them, or give them as a range) are null */
+static void num(FILE *out, const char *before, double x)
+{
+	if (isfinite(x))
+		fprintf(out, "%s%.15g", before, x);
+	else
+		fprintf(out, "%snull", before);
+}
+
 static void member_json(struct vo_objects *v, int i, int k, const struct st_member *f, FILE *out)
 {
 	fputs("{\"name\":", out);
@@ -71,14 +82,17 @@ static void member_json(struct vo_objects *v, int i, int k, const struct st_memb
 		fputs(",\"kind\":\"method\"}", out);
 		return;
 	}
-	fprintf(out, ",\"kind\":\"%s\",\"count\":%u,\"writable\":%s,\"lo\":%.15g,\"hi\":%.15g,\"values\":[",
-		f->kind == ST_INT ? "int" : "double", f->count, f->flags & ST_WRITABLE ? "true" : "false", f->lo, f->hi);
+	fprintf(out, ",\"kind\":\"%s\",\"count\":%u,\"writable\":%s", f->kind == ST_INT ? "int" : "double",
+		f->count, f->flags & ST_WRITABLE ? "true" : "false");
+	num(out, ",\"lo\":", f->lo);
+	num(out, ",\"hi\":", f->hi);
+	fputs(",\"values\":[", out);
 	for (uint32_t e = 0; e < f->count && e < 64; e++)
-		fprintf(out, "%s%.15g", e ? "," : "", st_mirror_value(v->o.r[i].m, k, f, e));
+		num(out, e ? "," : "", st_mirror_value(v->o.r[i].m, k, f, e));
 	fputs("],\"history\":[", out);
 	const struct vo_series *s = series(v, i, k, (int)(f->idx - 1));
 	for (int j = 0; s && j < s->n; j++)
-		fprintf(out, "%s%.15g", j ? "," : "", s->v[(s->at - s->n + j + VO_HISTORY) % VO_HISTORY]);
+		num(out, j ? "," : "", s->v[(s->at - s->n + j + VO_HISTORY) % VO_HISTORY]);
 	fputs("]}", out);
 }
 

@@ -1,5 +1,6 @@
 /* mpi_objects.c - a program with an object monitors steer (es_object.h): fields of each kind, methods, a safe point each step; it runs until a monitor calls sim.stop (or 120 s), then prints what it ended with. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +46,7 @@ int main(int argc, char **argv)
 	int rank;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	const char *release = argc > 1 ? argv[1] : "/nonexistent";
-	double rate = argc > 2 ? 0.2 : 1, v[4] = { 0 }, sum = 0;
+	double rate = argc > 2 ? 0.2 : 1, v[4] = { 0 }, sum = 0, odd[2] = { NAN, -INFINITY };
 	int steps = 0, mode = 0;
 	/* argv[2]: the README's names (the wind tunnel's: tunnel.inflow in [0, 1]) */
 	int readme = argc > 2 && !strcmp(argv[2], "tunnel");
@@ -55,6 +56,7 @@ int main(int argc, char **argv)
 		 es_object_int(o, "steps", &steps, 1, 0, 0, 0, "steps made") ||
 		 es_object_double(o, "v", v, 4, 1, -1, 1, "a vector") ||
 		 es_object_int(o, "mode", &mode, 1, 1, 0, 3, "a mode") ||
+		 es_object_double(o, "odd", odd, 2, 0, 0, 0, "what a program may publish: NaN, infinity") ||
 		 es_object_method(o, "kick", kick, NULL, "count a kick") ||
 		 es_object_method(o, "stop", stop, NULL, "end the run") ||
 		 es_object_method(o, "hold", hold, NULL, "no safe point until the release file exists");
