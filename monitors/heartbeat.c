@@ -151,6 +151,13 @@ static int parse(int argc, char **argv, struct opts *o)
 	return -1;
 }
 
+/* --handler's events, from their own scope */
+static double pump(void *arg)
+{
+	mh_pump(arg);
+	return mon_stop ? MON_END : 0.1;
+}
+
 /* What heartbeat knows of the job between periods. */
 struct watch {
 	const struct opts *o;
@@ -251,7 +258,6 @@ static double period(void *arg)
 	struct watch *h = arg;
 	const struct opts *o = h->o;
 	/* A job that ended is not stalled: stop before judging it. */
-	mh_pump(h->mh);
 	if (mon_stop || !mon_watch("heartbeat", h->s, &h->w))
 		return MON_END;
 	if (h->w.now == MON_UNREACHABLE) { /* nothing to judge by */
@@ -327,6 +333,8 @@ int main(int argc, char **argv)
 	struct mon_loop loop = { 0 };
 	if (o.count)
 		mon_loop_add(&loop, o.period, period, &h);
+	if (h.mh) /* ten times a second, whatever the period: a handler's queue holds 65,536 events */
+		mon_loop_add(&loop, 0.1, pump, h.mh);
 	mon_loop_run(&loop);
 	mh_stop(h.mh, stderr);
 	summary(&h, h.periods, &h.w);
