@@ -73,7 +73,7 @@ contains
     double precision :: t0
     t0 = clk()
     call MPI_Barrier(MPI_COMM_WORLD, ierr)
-    call key('sync', __LINE__ - 1, t0)
+    write (u, '(A,1X,I0,1X,F0.0,1X,I0,1X,F0.0)') 'sync', me, t0, __LINE__ - 1, clk()  ! with its leave
   end subroutine sync
 
   ! Through Open MPI's `use mpi`, gfortran's line table (12.2, -O0 as -O1)

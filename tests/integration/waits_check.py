@@ -53,6 +53,7 @@ delayed = set()            # the step instances a delay was injected in
 current = None
 
 want_by = {}               # (pattern, rank, line) -> the rank whose delay made it
+bounds = defaultdict(lambda: [0.0, 0.0])  # the scheduler's rows: (pattern, rank, line) -> [least, most] seconds
 
 def add(pattern, rank, line, ns, by=None):
     if ns > 0:
@@ -69,9 +70,18 @@ for (step, k), e in sorted(inst.items()):
     line = {r: v[1] for r, v in e.items()}
     last = max(t, key=lambda r: t[r])
     if step == "sync":  # the scheduler's waits: caused by no phase of the program's
+        leave = {r: v[2] for r, v in e.items()}
         for r in t:
-            add("wait_barrier", r, line[r], t[last] - t[r])
-            noise.add(("wait_barrier", r, line[r]))
+            key = ("wait_barrier", r, line[r])
+            noise.add(key)
+            if all(x is not None for x in leave.values()):
+                # each rank's enter as the collector stamped it lies between the program's stamp
+                # before its call and the one after: the wait lies between these, whatever the
+                # scheduler did between the two stamps (a time slice, on two loaded cores)
+                bounds[key][0] += max(0.0, max(t.values()) - leave[r]) / 1e9
+                bounds[key][1] += max(0.0, max(leave.values()) - t[r]) / 1e9
+            else:
+                add("wait_barrier", r, line[r], t[last] - t[r])
     elif step in ("barrier", "allreduce"):
         pat = "wait_nxn" if step == "allreduce" else "wait_barrier"
         for r in t:
@@ -130,8 +140,14 @@ for w in prof["wait_states"]:
     got_by[key] = w["caused_by"]
 
 bad = []
-for key in sorted(set(want) | set(got)):
+for key in sorted(set(want) | set(got) | set(bounds)):
     g, x = got.get(key, 0.0), want.get(key, 0.0)
+    if key in bounds and key not in want:
+        lo, hi = bounds[key]
+        if not lo - 0.0005 <= g <= hi + 0.0005:
+            bad.append("%s rank %d line %d: %.4f s in the profile, between %.4f and %.4f s by the program's clock"
+                       % (key + (g, lo, hi)))
+        continue
     # the program's clock is read just before its call, the collector's just inside it: a rank
     # stopped by the scheduler between the two (two loaded cores, spinning ranks) makes a
     # difference of a time slice, which only the scheduler's own waits are small enough to feel
