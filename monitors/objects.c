@@ -159,6 +159,23 @@ void mon_objs_list(struct mon_objs *o, FILE *out)
 	}
 }
 
+void mon_done_text(const struct st_done *d, char *out, size_t len)
+{
+	if (d->status == ST_ELOST)
+		snprintf(out, len, "%u asks lost: %s", d->n, st_strerror(d->status));
+	else if (d->status)
+		snprintf(out, len, "refused %s.%s: %s%s%.95s", d->obj, d->field, st_strerror(d->status), *d->why ? ": " : "",
+			 d->why);
+	else if (d->kind == ST_ASK_CALL)
+		snprintf(out, len, "%s.%s(%.15g) called", d->obj, d->field, d->new_value);
+	else if (d->kind == ST_ASK_RULE || d->kind == ST_ASK_UNRULE)
+		snprintf(out, len, "rule %u %s", d->index, d->kind == ST_ASK_RULE ? "begun" : "removed");
+	else if (d->index)
+		snprintf(out, len, "%s.%s[%u] %.15g -> %.15g", d->obj, d->field, d->index, d->old_value, d->new_value);
+	else
+		snprintf(out, len, "%s.%s %.15g -> %.15g", d->obj, d->field, d->old_value, d->new_value);
+}
+
 /* Every change each rank applied and every ask it refused, as its log holds them */
 void mon_objs_changes(struct mon_objs *o, FILE *out)
 {
@@ -176,20 +193,9 @@ void mon_objs_changes(struct mon_objs *o, FILE *out)
 				continue;
 			d.who[ST_WHO_MAX] = d.obj[ST_NAME_MAX] = d.field[ST_NAME_MAX] = 0;
 			d.why[sizeof(d.why) - 1] = 0;
-			fprintf(out, "%s: by %s: ", o->r[r].name, d.who);
-			if (d.status == ST_ELOST)
-				fprintf(out, "%u asks lost: %s\n", d.n, st_strerror(d.status));
-			else if (d.status)
-				fprintf(out, "refused %s.%s: %s%s%s\n", d.obj, d.field, st_strerror(d.status), *d.why ? ": " : "",
-					d.why);
-			else if (d.kind == ST_ASK_CALL)
-				fprintf(out, "%s.%s(%.15g) called\n", d.obj, d.field, d.new_value);
-			else if (d.kind == ST_ASK_RULE || d.kind == ST_ASK_UNRULE)
-				fprintf(out, "rule %u %s\n", d.index, d.kind == ST_ASK_RULE ? "begun" : "removed");
-			else if (d.index)
-				fprintf(out, "%s.%s[%u] %.15g -> %.15g\n", d.obj, d.field, d.index, d.old_value, d.new_value);
-			else
-				fprintf(out, "%s.%s %.15g -> %.15g\n", d.obj, d.field, d.old_value, d.new_value);
+			char text[300];
+			mon_done_text(&d, text, sizeof(text));
+			fprintf(out, "%s: by %s: %s\n", o->r[r].name, d.who, text);
 		}
 	}
 }
@@ -385,13 +391,7 @@ static void rule_turn(struct mon_objs_rank *r, struct ruled *u, const char *who,
 	 * was applied (stamps of the application's one clock) */
 	if (u->busy || h.stamp <= u->after || !st_rule_eval(&u->r, get, &g, &v))
 		return;
-	u->k = (struct st_ask){ .kind = u->r.kind, .n = 1 };
-	snprintf(u->k.who, sizeof(u->k.who), "%s", who);
-	snprintf(u->k.obj, sizeof(u->k.obj), "%s", u->r.obj);
-	snprintf(u->k.u.set[0].field, sizeof(u->k.u.set[0].field), "%s", u->r.target_name);
-	u->k.u.set[0].index = u->r.target_index;
-	u->k.u.set[0].value = v;
-	u->k.u.set[0].has_arg = u->r.has_value;
+	st_rule_ask(&u->r, v, who, &u->k);
 	char err[200];
 	if (st_mirror_ask(r->m, &u->k, &u->busy, err, sizeof(err))) {
 		fprintf(out, "%s: the rule's action not asked: %s\n", r->name, err);
@@ -436,9 +436,11 @@ int mon_objs_rule(struct mon_objs *o, int only, const char *text, const char *wh
 		look = mon_now() + 0.5; /* a rank that ended has no more publications */
 		for (int i = 0; i < o->n; i++) {
 			int st = u[i].obj >= 0 ? ps_state_at(o->r[i].where, &o->ra) : 0;
-			if (st == PS_SHM_CLOSED || st == PS_SHM_STALE) {
+			/* ended, died, or ended and its segment removed (a remote one
+			 * out of reach is waited for) */
+			if (st == PS_SHM_CLOSED || st == PS_SHM_STALE || st == PS_ENOENT) {
 				fprintf(out, "%s has %s: the rule stops there\n", o->r[i].name,
-					st == PS_SHM_CLOSED ? "ended" : "died");
+					st == PS_SHM_STALE ? "died" : "ended");
 				u[i].obj = -1, n--;
 			}
 		}

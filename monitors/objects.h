@@ -32,6 +32,8 @@ void mon_objs_close(struct mon_objs *o);
  * latest values, methods. */
 void mon_objs_list(struct mon_objs *o, FILE *out);
 
+/* What a record of obj.done says, without who asked: "sim.rate 1 -> 2.5" */
+void mon_done_text(const struct st_done *d, char *out, size_t len);
 /* Every change each rank applied (who asked, old and new values) and
  * every ask it refused, in its order, as far as its log still holds them. */
 void mon_objs_changes(struct mon_objs *o, FILE *out);

@@ -111,17 +111,9 @@ static void changes_json(struct vo_objects *v, FILE *out)
 			if (ps_read(e, j, &d, 0, NULL))
 				continue;
 			d.who[ST_WHO_MAX] = d.obj[ST_NAME_MAX] = d.field[ST_NAME_MAX] = 0;
-			char text[300];
-			if (d.status)
-				snprintf(text, sizeof(text), "%s: refused %s.%s: %s", d.who, d.obj, d.field, st_strerror(d.status));
-			else if (d.kind == ST_ASK_CALL)
-				snprintf(text, sizeof(text), "%s: %s.%s(%.15g) called", d.who, d.obj, d.field, d.new_value);
-			else if (d.kind == ST_ASK_SET)
-				snprintf(text, sizeof(text), "%s: %s.%s %.15g -> %.15g", d.who, d.obj, d.field, d.old_value,
-					 d.new_value);
-			else
-				snprintf(text, sizeof(text), "%s: rule %u %s", d.who, d.index,
-					 d.kind == ST_ASK_RULE ? "begun" : "removed");
+			char what[300], text[360];
+			mon_done_text(&d, what, sizeof(what));
+			snprintf(text, sizeof(text), "%s: %s", d.who, what);
 			fprintf(out, "%s[", first ? "" : ",");
 			ar_json_string(out, v->o.r[i].name);
 			fputc(',', out);

@@ -507,13 +507,10 @@ static int run_rules(st_app *a)
 		double v;
 		if (!st_rule_eval(&r->r, rule_get, r->o, &v))
 			continue;
-		struct st_ask k = { .id = 0, .kind = r->r.kind, .n = 1 };
-		snprintf(k.who, sizeof(k.who), "rule %u (in the application)", r->number);
-		snprintf(k.obj, sizeof(k.obj), "%s", r->o->self.name);
-		snprintf(k.u.set[0].field, sizeof(k.u.set[0].field), "%s", r->r.target_name);
-		k.u.set[0].index = r->r.target_index;
-		k.u.set[0].value = v;
-		k.u.set[0].has_arg = r->r.has_value;
+		char who[ST_WHO_MAX + 1];
+		struct st_ask k;
+		snprintf(who, sizeof(who), "rule %u (in the application)", r->number);
+		st_rule_ask(&r->r, v, who, &k);
 		n += k.kind == ST_ASK_SET ? apply_sets(a, r->o, &k) : apply_call(a, r->o, &k);
 	}
 	return n;

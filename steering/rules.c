@@ -353,3 +353,14 @@ int st_rule_eval(const struct st_rule *r, st_get_fn get, void *arg, double *valu
 	*value = r->has_value ? run(r, r->cond_end, r->n, get, arg) : 0;
 	return 1;
 }
+
+void st_rule_ask(const struct st_rule *r, double value, const char *who, struct st_ask *k)
+{
+	*k = (struct st_ask){ .kind = r->kind, .n = 1 };
+	snprintf(k->who, sizeof(k->who), "%s", who);
+	snprintf(k->obj, sizeof(k->obj), "%s", r->obj);
+	snprintf(k->u.set[0].field, sizeof(k->u.set[0].field), "%s", r->target_name);
+	k->u.set[0].index = r->target_index;
+	k->u.set[0].value = value;
+	k->u.set[0].has_arg = r->has_value;
+}

@@ -210,6 +210,8 @@ typedef double (*st_get_fn)(void *arg, uint32_t idx, uint32_t index);
 /* Evaluates the condition; when it holds, the action: 1 and *value (the
  * value to set, or the call's argument), else 0. */
 int st_rule_eval(const struct st_rule *r, st_get_fn get, void *arg, double *value);
+/* The ask a rule's action makes, with value (st_rule_eval's), from who */
+void st_rule_ask(const struct st_rule *r, double value, const char *who, struct st_ask *k);
 /* The object a rule's text names, without compiling it (for a monitor that
  * must find the object first): 0 or ST_ERULE. */
 int st_rule_object(const char *text, char obj[ST_NAME_MAX + 1]);

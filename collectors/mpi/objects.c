@@ -129,13 +129,6 @@ int es_object_sync(void)
 
 /* --- Fortran ------------------------------------------------------------------------------- */
 
-static void f_str(char *out, size_t len, const char *s, size_t n)
-{
-	while (n && s[n - 1] == ' ')
-		n--; /* Fortran pads with blanks */
-	snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), s);
-}
-
 static es_object *f_handle(const int *obj)
 {
 	pthread_mutex_lock(&lock);
@@ -147,8 +140,8 @@ static es_object *f_handle(const int *obj)
 static void f_create(const char *name, const char *help, int *obj, size_t ln, size_t lh)
 {
 	char n[ST_NAME_MAX + 2], hp[ST_HELP_MAX + 1];
-	f_str(n, sizeof(n), name, ln);
-	f_str(hp, sizeof(hp), help, lh);
+	es_f_str(n, sizeof(n), name, ln);
+	es_f_str(hp, sizeof(hp), help, lh);
 	es_object *h = es_object_create(n, hp);
 	pthread_mutex_lock(&lock);
 	*obj = h ? nhandles : 0;
@@ -159,8 +152,8 @@ static void f_int(const int *obj, const char *name, int *var, const int *count, 
 		  const int *hi, const char *help, size_t ln, size_t lh)
 {
 	char n[ST_NAME_MAX + 2], hp[ST_HELP_MAX + 1];
-	f_str(n, sizeof(n), name, ln);
-	f_str(hp, sizeof(hp), help, lh);
+	es_f_str(n, sizeof(n), name, ln);
+	es_f_str(hp, sizeof(hp), help, lh);
 	field(f_handle(obj), n, ST_INT, var, *count, *writable, *lo, *hi, hp, "ES_OBJECT_INT");
 }
 
@@ -168,8 +161,8 @@ static void f_double(const int *obj, const char *name, double *var, const int *c
 		     const double *lo, const double *hi, const char *help, size_t ln, size_t lh)
 {
 	char n[ST_NAME_MAX + 2], hp[ST_HELP_MAX + 1];
-	f_str(n, sizeof(n), name, ln);
-	f_str(hp, sizeof(hp), help, lh);
+	es_f_str(n, sizeof(n), name, ln);
+	es_f_str(hp, sizeof(hp), help, lh);
 	field(f_handle(obj), n, ST_DOUBLE, var, *count, *writable, *lo, *hi, hp, "ES_OBJECT_DOUBLE");
 }
 
@@ -187,8 +180,8 @@ static void f_call(void *arg, double value)
 static void f_method(const int *obj, const char *name, void (*fn)(double *), const char *help, size_t ln, size_t lh)
 {
 	char n[ST_NAME_MAX + 2], hp[ST_HELP_MAX + 1];
-	f_str(n, sizeof(n), name, ln);
-	f_str(hp, sizeof(hp), help, lh);
+	es_f_str(n, sizeof(n), name, ln);
+	es_f_str(hp, sizeof(hp), help, lh);
 	es_object *h = f_handle(obj);
 	struct f_method *m = h && fn ? malloc(sizeof(*m)) : NULL; /* lives as long as its object */
 	if (m)

@@ -124,7 +124,7 @@ void es_phases_finalize(void)
 
 /* --- Fortran: CALL ES_REGION_BEGIN('name'), CALL MPI_PCONTROL(level, ierr) --- */
 
-static void f_name(char *out, size_t len, const char *s, size_t n)
+void es_f_str(char *out, size_t len, const char *s, size_t n)
 {
 	while (n && s[n - 1] == ' ')
 		n--; /* Fortran pads with blanks */
@@ -134,7 +134,7 @@ static void f_name(char *out, size_t len, const char *s, size_t n)
 static void f_region_begin(const char *name, size_t len)
 {
 	char n[NAME_MAX_ + 1];
-	f_name(n, sizeof(n), name, len);
+	es_f_str(n, sizeof(n), name, len);
 	es_t.ra = __builtin_return_address(0);
 	if (recording())
 		begin(name_id(n));
@@ -143,7 +143,7 @@ static void f_region_begin(const char *name, size_t len)
 static void f_region_end(const char *name, size_t len)
 {
 	char n[NAME_MAX_ + 1];
-	f_name(n, sizeof(n), name, len);
+	es_f_str(n, sizeof(n), name, len);
 	es_t.ra = __builtin_return_address(0);
 	end_named(n);
 }

@@ -224,6 +224,8 @@ uint16_t es__site(const void *ra) ES_HIDDEN; /* the slow path: a site not met, o
 void es_sites_setup(ps_server *srv) ES_HIDDEN;  /* the rank's mpi.modules */
 void es_sites_finalize(void) ES_HIDDEN;
 void es_phases_setup(ps_server *srv) ES_HIDDEN;
+/* A Fortran string argument of n characters, its padding blanks dropped (phases.c) */
+void es_f_str(char *out, size_t len, const char *s, size_t n) ES_HIDDEN;
 /* objects.c: the program's objects (es_object.h) visible in the rank's
  * space from MPI_Init until MPI_Finalize begins; the room they take */
 void es_objects_setup(ps_server *srv) ES_HIDDEN;

@@ -1,15 +1,17 @@
-/* handler_test.c - a handler for the tests (es_handler.h): counts events, and on its arguments fails after N of them (fail=N), takes S ms over each batch (slow=S), or cannot be made (refuse). */
+/* handler_test.c - a handler for the tests (es_handler.h): counts events, and on its arguments fails after N of them (fail=N), takes S ms over each batch (slow=S), or stalls until a file exists (wait=FILE). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "handlers/es_handler.h"
 
 struct t {
 	long fail, slow_ms;
+	char wait[240]; /* wait=FILE: its first process() returns once FILE exists */
 	unsigned long long events;
 	char tag[32];
 };
@@ -25,10 +27,12 @@ static void *create(const char *args, const struct es_handler_host *host, char *
 		t->fail = atol(args + 5);
 	else if (!strncmp(args, "slow=", 5))
 		t->slow_ms = atol(args + 5);
+	else if (!strncmp(args, "wait=", 5))
+		snprintf(t->wait, sizeof(t->wait), "%s", args + 5);
 	else if (!strncmp(args, "tag=", 4))
 		snprintf(t->tag, sizeof(t->tag), "%s", args + 4);
 	else if (*args) {
-		snprintf(err, len, "expected fail=N, slow=MS or tag=WORD, got '%s'", args);
+		snprintf(err, len, "expected fail=N, slow=MS, wait=FILE or tag=WORD, got '%s'", args);
 		free(t);
 		return NULL;
 	}
@@ -45,6 +49,8 @@ static int process(void *self, const struct es_handler_event *ev, size_t n)
 	struct t *t = self;
 	(void)ev;
 	t->events += n;
+	while (*t->wait && access(t->wait, F_OK)) /* stalled: its queue fills, whatever the machine's speed */
+		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
 	if (t->slow_ms)
 		nanosleep(&(struct timespec){ t->slow_ms / 1000, (t->slow_ms % 1000) * 1000000 }, NULL);
 	return t->fail >= 0 && t->events > (unsigned long long)t->fail ? -5 : 0;
@@ -59,7 +65,7 @@ static int query(void *self, const char *question, char *out, size_t len)
 
 static const char *help(void)
 {
-	return "test[:fail=N|slow=MS|tag=WORD]";
+	return "test[:fail=N|slow=MS|wait=FILE|tag=WORD]";
 }
 
 static const struct es_handler entry = { ES_HANDLER_ABI, "test", create, destroy, process, query, help };
