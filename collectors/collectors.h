@@ -147,6 +147,10 @@ const char *es_class_colour(enum es_class c); /* "#1f77b4"... */
  *   mpi.chansK  a board per thread: how many messages it sent to and
  *               received from each (peer, tag, communicator) (es_chan_rec)
  *
+ * Order of making, which readers rely on (they open each element once):
+ * the rank's elements before any thread's, and a thread's boards before
+ * its trace element, the thing that makes the thread seen.
+ *
  * Communicators.  Each communicator and window has an id that is the same
  * on every member and unique in the job: MPI_COMM_WORLD's is
  * ES_COMM_WORLD_ID; one made collectively over a parent takes it from the

@@ -3,7 +3,9 @@
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "collectors/mpi/record.h"
 
@@ -34,6 +36,19 @@ static void *board(const char *trace, const char *what, size_t slot, uint32_t sl
 	return ps_board(b);
 }
 
+/* The collector with its invariants checked stops each thread the moment
+ * it is seen, until the file ES_DEBUG_SEEN_UNTIL names exists (at most
+ * 60 s): t_waitreq's monitor attaches then and must find what the order
+ * of making (collectors.h) promises. */
+static void seen_pause(void)
+{
+#ifdef ES_DEBUG
+	const char *f = getenv("ES_DEBUG_SEEN_UNTIL");
+	for (int i = 0; f && *f && i < 1200 && access(f, F_OK); i++)
+		usleep(50000);
+#endif
+}
+
 ps_elem *es_thread_elem(void)
 {
 	if (es_t.tried || !es_g.sp)
@@ -49,23 +64,32 @@ ps_elem *es_thread_elem(void)
 	snprintf(m.where, sizeof(m.where), "MPI rank %d of %d", es_g.rank, es_g.size);
 	int rc = PS_ENOSPC;
 	if (es_g.sp && k < ES_MAX_THREADS &&
-	    es_g.nelems < (int)(sizeof(es_g.elems) / sizeof(es_g.elems[0])) &&
-	    (rc = es_space_add(es_g.sp, &m, es_g.threshold, false, &es_t.id, &es_t.elem)) == 0) {
-		es_g.elems[es_g.nelems++] = es_t.elem;
-		es_t.notes = ps_elem_notes(es_t.elem);
-		if (ps_writer_init(es_t.elem, sizeof(struct es_trace), &es_t.w))
-			es_t.w.head = NULL;
-		es_t.k = k;
-		/* without its boards a thread is still traced: its requests are
-		 * then followed privately, its channels not counted */
-		es_t.reqs = board(m.trace, ES_REQS_ELEMENT, sizeof(struct es_req_rec), ES_REQS_SLOTS,
-				  ES_REQS_LAYOUT);
-		es_t.chans = board(m.trace, ES_CHANS_ELEMENT, sizeof(struct es_chan_rec), ES_CHANS_SLOTS,
-				   ES_CHANS_LAYOUT);
-		es_t.site_board = board(m.trace, ES_SITES_ELEMENT, sizeof(struct es_site_rec), ES_SITES_SLOTS,
-					ES_SITES_LAYOUT);
-		atomic_store_explicit(&es_g.boards[k], es_t.reqs, memory_order_release);
-		__atomic_store_n(&es_g.nthreads, k + 1, __ATOMIC_RELEASE);
+	    es_g.nelems + 4 <= (int)(sizeof(es_g.elems) / sizeof(es_g.elems[0]))) {
+		/* The boards first: a monitor that sees the thread's trace element
+		 * reads its boards then, and once (a Wait whose request board was
+		 * made a moment after the thread appeared was, to heartbeat, a Wait
+		 * on nothing: a deadlock went unnamed under load).  Without its
+		 * boards a thread is still traced: its requests are then followed
+		 * privately, its channels not counted. */
+		void *reqs = board(m.trace, ES_REQS_ELEMENT, sizeof(struct es_req_rec), ES_REQS_SLOTS,
+				   ES_REQS_LAYOUT);
+		void *chans = board(m.trace, ES_CHANS_ELEMENT, sizeof(struct es_chan_rec), ES_CHANS_SLOTS,
+				    ES_CHANS_LAYOUT);
+		void *sites = board(m.trace, ES_SITES_ELEMENT, sizeof(struct es_site_rec), ES_SITES_SLOTS,
+				    ES_SITES_LAYOUT);
+		if ((rc = es_space_add(es_g.sp, &m, es_g.threshold, false, &es_t.id, &es_t.elem)) == 0) {
+			seen_pause();
+			es_g.elems[es_g.nelems++] = es_t.elem;
+			es_t.notes = ps_elem_notes(es_t.elem);
+			if (ps_writer_init(es_t.elem, sizeof(struct es_trace), &es_t.w))
+				es_t.w.head = NULL;
+			es_t.k = k;
+			es_t.reqs = reqs;
+			es_t.chans = chans;
+			es_t.site_board = sites;
+			atomic_store_explicit(&es_g.boards[k], es_t.reqs, memory_order_release);
+			__atomic_store_n(&es_g.nthreads, k + 1, __ATOMIC_RELEASE);
+		}
 	}
 	static bool said; /* once per process: a full /dev/shm fails every later thread too */
 	bool say = rc && !said;

@@ -17,10 +17,16 @@ runs=0 UNTIL="" LATE=""
 watch() {
 	np=$1 sc=$2 secs=$3; shift 3
 	runs=$((runs + 1))
-	mpirun --oversubscribe --allow-run-as-root -np "$np" -x LD_PRELOAD="$lib" -x ES_JOB="$job.$sc$runs" \
+	mpirun --oversubscribe --allow-run-as-root -np "$np" -x LD_PRELOAD="${LIB:-$lib}" -x ES_JOB="$job.$sc$runs" \
 		${UNTIL:+-x MPI_WAIT_UNTIL="$UNTIL"} ${LATE:+-x MPI_WAIT_MADE="$dir/$sc.made"} \
+		${SEEN:+-x ES_DEBUG_SEEN_UNTIL="$SEEN"} \
 		"$BUILD/tests/mpi_wait" "$sc" "$secs" >"$dir/$sc.app" 2>&1 &
 	app=$!
+	# SEEN: each thread stops the moment it is seen until heartbeat has
+	# seen every one (the debug collector's pause, core.c)
+	[ -n "${SEEN:-}" ] && (until grep -q "watching $np threads" "$dir/$sc" 2>/dev/null; do
+		sleep 0.1
+	done; touch "$SEEN") &
 	# LATE: heartbeat starts once every rank has made what it waits for
 	while [ -n "${LATE:-}" ] && [ "$(ls "$dir" | grep -c "^$sc\.made\.")" -lt "$np" ] && kill -0 "$app" 2>/dev/null; do
 		sleep 0.1
@@ -106,6 +112,13 @@ deadlock() {
 # Ibarrier): the ranks in the Barrier are named as far as a loaded machine
 # let them get there first
 deadlock 3 nbc
+says "deadlock for [0-9.]* s: collective mismatch on MPI_COMM_WORLD: rank0 in MPI_Ibarrier #0\(, rank[12] in MPI_Barrier #0\)\{1,2\}"
+# heartbeat attaching the moment the threads are seen, before they go on:
+# each thread's request board is there from then (made after, a Wait was
+# on nothing to heartbeat, and the deadlock went unnamed: MBI under load)
+LIB="$(cd "$BUILD/lib/debug" && pwd)/libescollect.so" SEEN="$dir/seen"
+deadlock 3 nbc
+LIB="" SEEN=""
 says "deadlock for [0-9.]* s: collective mismatch on MPI_COMM_WORLD: rank0 in MPI_Ibarrier #0\(, rank[12] in MPI_Barrier #0\)\{1,2\}"
 deadlock 3 waitcycle
 says "deadlock for [0-9.]* s: rank0 in MPI_Wait: MPI_Irecv from 1 tag 5 <- rank2 in MPI_Wait: MPI_Irecv from 0 tag 5 <- rank1 in MPI_Wait: MPI_Irecv from 2 tag 5"
