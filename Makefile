@@ -141,7 +141,7 @@ COLLECTORS_LIB := $(BUILD)/lib/libcollectors.a
 
 # --- scopes/ -----------------------------------------------------------------
 
-SCOPES_SRC := scopes/wrappers.c scopes/scope.c scopes/read.c scopes/mpiview.c
+SCOPES_SRC := scopes/wrappers.c scopes/scope.c scopes/read.c scopes/mpiview.c scopes/handler.c
 SCOPES_LIB := $(BUILD)/lib/libscopes.a
 
 # --- waitstates/ -------------------------------------------------------------

@@ -233,6 +233,14 @@ int mon_attach(const char *prog, struct es_scope_spec *spec, double wait_s, es_s
 		if (!rc) {
 			if (in >= 0)
 				close(in);
+			const char *why;
+			for (int i = 0; i < es_scope_handlers(*out); i++)
+				if (!es_scope_handler(*out, i, &why)) {
+					snprintf(err, errlen, "the scope's handler %s", why);
+					es_scope_destroy(*out);
+					*out = NULL;
+					return -EINVAL;
+				}
 			skipped(prog, *out);
 			clocks(prog, *out);
 			return 0;

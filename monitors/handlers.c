@@ -22,9 +22,10 @@ struct one {
 	mh_set *set;
 	int k; /* the load's number, 1.. */
 	char spec[240];
-	void *dl;
-	const struct es_handler *h;
-	void *self;
+	es_hlib *hl;
+	bool scope;      /* a scope's (mh_adopt): fed by the scope, only asked here */
+	uint64_t pushes; /* a scope's: the kept pushes written out */
+	bool said_stop;
 	pthread_t th;
 	bool started;
 	/* the queue: the feeder writes at head, the handler's thread reads at tail */
@@ -81,13 +82,28 @@ static void push(void *ctx, const char *text)
 	keep(o, o->push, 1, text ? text : "");
 }
 
+static void stopped(struct one *o, int rc, const char *goes_on)
+{
+	fprintf(stderr, "%s: handler %s (%s) stopped: its process returned %d (%s); %s goes on\n", o->set->prog,
+		es_hlib_name(o->hl), o->spec, rc, strerror(rc > -4096 ? -rc : EINVAL), goes_on);
+}
+
 static void answer(struct one *o)
 {
 	char text[3824];
-	int len = o->h->query ? o->h->query(o->self, "", text, sizeof(text)) : -1;
-	if (len >= 0) {
-		text[sizeof(text) - 1] = 0;
+	if (es_hlib_query(o->hl, "", text, sizeof(text)) >= 0)
 		keep(o, o->answer, 0, text);
+	if (!o->scope)
+		return;
+	uint64_t n = es_hlib_pushed(o->hl, text, sizeof(text));
+	if (n != o->pushes) {
+		keep(o, o->push, 1, text);
+		o->pushes = n;
+	}
+	int rc = es_hlib_stopped(o->hl);
+	if (rc && !o->said_stop) {
+		stopped(o, rc, "the scope");
+		o->said_stop = true;
 	}
 }
 
@@ -116,12 +132,12 @@ static void *run(void *arg)
 		bool last = o->stop && from + k == o->head;
 		pthread_mutex_unlock(&o->lock);
 		if (k && o->running) {
-			int rc = o->h->process(o->self, &o->q[at], k);
+			int rc = es_hlib_process(o->hl, &o->q[at], k);
 			if (rc < 0) {
 				o->running = false;
-				fprintf(stderr, "%s: handler %s (%s) stopped: its process returned %d (%s); the %s goes on\n",
-					o->set->prog, o->h->name, o->spec, rc, strerror(rc > -4096 ? -rc : EINVAL),
-					o->set->prog);
+				char who[40];
+				snprintf(who, sizeof(who), "the %s", o->set->prog);
+				stopped(o, rc, who);
 			}
 		}
 		if (k) {
@@ -152,9 +168,9 @@ static int elems(mh_set *m, struct one *o)
 {
 	char name[PS_NAME_MAX + 1];
 	struct ps_elem_attr a = { .tuple_size = sizeof(struct mh_answer), .threshold = 2, .mode = PS_DISCARD };
-	snprintf(name, sizeof(name), "a.%.30s.%d", o->h->name, o->k);
+	snprintf(name, sizeof(name), "a.%.30s.%d", es_hlib_name(o->hl), o->k);
 	int rc = ps_elem_create(m->seg, name, &a, &o->answer);
-	snprintf(name, sizeof(name), "p.%.30s.%d", o->h->name, o->k);
+	snprintf(name, sizeof(name), "p.%.30s.%d", es_hlib_name(o->hl), o->k);
 	if (!rc)
 		rc = ps_elem_create(m->seg, name, &a, &o->push);
 	return rc;
@@ -162,47 +178,25 @@ static int elems(mh_set *m, struct one *o)
 
 static void drop(struct one *o)
 {
-	if (o->self && o->h->destroy)
-		o->h->destroy(o->self);
+	es_hlib_close(o->hl); /* a scope's: its reference only */
 	ps_elem_close(o->answer);
 	ps_elem_close(o->push);
-	if (o->dl)
-		dlclose(o->dl);
 	pthread_mutex_destroy(&o->lock);
 	pthread_cond_destroy(&o->more);
 	free(o->q);
 	free(o);
 }
 
-/* The library's entry points, checked: 0, or why in err */
-static int entry(struct one *o, const char *lib, char *err, size_t len)
-{
-	if (!(o->dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL))) {
-		snprintf(err, len, "%s: %s", lib, dlerror());
-		return -ENOENT;
-	}
-	const struct es_handler *(*fn)(void) = (const struct es_handler *(*)(void))dlsym(o->dl, "es_handler_entry");
-	o->h = fn ? fn() : NULL;
-	if (!o->h) {
-		snprintf(err, len, "%s: no es_handler_entry(): not a handler (es_handler.h)", lib);
-		return -EINVAL;
-	}
-	if (o->h->abi != ES_HANDLER_ABI || !o->h->name || !o->h->create || !o->h->process) {
-		snprintf(err, len, "%s: a handler of another ABI (%d, this monitor's is %d) or without create or process",
-			 lib, o->h->abi, ES_HANDLER_ABI);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-int mh_load(mh_set *m, const char *spec, char *err, size_t len)
+/* One more handler in m: loaded (spec) or a scope's (hl), its answers'
+ * elements made and its thread started; 0 or why in err */
+static int add(mh_set *m, const char *spec, es_hlib *hl, char *err, size_t len)
 {
 	if (m->n >= MAX_HANDLERS) {
 		snprintf(err, len, "--handler: at most %d", MAX_HANDLERS);
 		return -E2BIG;
 	}
 	struct one *o = calloc(1, sizeof(*o));
-	if (!o || !(o->q = malloc(QUEUE * sizeof(*o->q)))) {
+	if (!o || (!hl && !(o->q = malloc(QUEUE * sizeof(*o->q))))) {
 		free(o);
 		snprintf(err, len, "--handler %s: no memory for its queue", spec);
 		return -ENOMEM;
@@ -212,25 +206,15 @@ int mh_load(mh_set *m, const char *spec, char *err, size_t len)
 	pthread_mutex_init(&o->lock, NULL);
 	pthread_cond_init(&o->more, NULL);
 	snprintf(o->spec, sizeof(o->spec), "%s", spec);
-	char lib[240];
-	snprintf(lib, sizeof(lib), "%s", spec);
-	char *colon = strchr(lib, ':');
-	if (colon)
-		*colon = 0;
-	int rc = entry(o, lib, err, len);
-	struct es_handler_host host = { .ctx = o, .push = push, .monitor = m->prog, .job = m->job };
-	char why[300] = "";
-	if (!rc && !(o->self = o->h->create(colon ? colon + 1 : "", &host, why, sizeof(why)))) {
-		snprintf(err, len, "%s: %s", spec, *why ? why : "its create() failed");
-		rc = -EINVAL;
-	}
+	o->scope = hl != NULL;
+	int rc = hl ? es_hlib_ref(o->hl = hl) : es_hlib_open(spec, m->prog, m->job, push, o, &o->hl, err, len);
 	if (!rc && (rc = open_segment(m) ? -EIO : 0))
 		snprintf(err, len, "%s: no segment for its answers", spec);
 	if (!rc && elems(m, o)) {
 		snprintf(err, len, "%s: no room for its answers", spec);
 		rc = -ENOSPC;
 	}
-	o->running = !rc;
+	o->running = !rc && !hl;
 	if (!rc && pthread_create(&o->th, NULL, run, o)) {
 		snprintf(err, len, "%s: no thread for it", spec);
 		rc = -EAGAIN;
@@ -241,6 +225,28 @@ int mh_load(mh_set *m, const char *spec, char *err, size_t len)
 	}
 	o->started = true;
 	m->h[m->n++] = o;
+	return 0;
+}
+
+int mh_load(mh_set *m, const char *spec, char *err, size_t len)
+{
+	return add(m, spec, NULL, err, len);
+}
+
+int mh_adopt(mh_set **mp, const char *prog, const char *job, es_scope *s, char *err, size_t len)
+{
+	for (int i = 0; i < es_scope_handlers(s); i++) {
+		es_hlib *hl = es_scope_handler(s, i, NULL);
+		if (!hl)
+			continue; /* mon_attach refused the scope */
+		if (!*mp && !(*mp = calloc(1, sizeof(**mp))))
+			return -ENOMEM;
+		(*mp)->prog = prog;
+		snprintf((*mp)->job, sizeof((*mp)->job), "%s", job);
+		int rc = add(*mp, es_hlib_spec(hl), hl, err, len);
+		if (rc)
+			return rc;
+	}
 	return 0;
 }
 
@@ -265,18 +271,6 @@ int mh_start(const char *prog, const char *job, mh_set **out, char *err, size_t 
 	return 0;
 }
 
-static void convert(const es_scope *s, const struct es_trace *t, int leaf, struct es_handler_event *e)
-{
-	const struct es_leaf *l = es_scope_leaf(s, leaf);
-	unsigned code = es_op_code(t->op);
-	*e = (struct es_handler_event){ .start_ns = t->start, .end_ns = t->end, .op = es_op_name(code), .code = code,
-					.flags = (t->op & ES_OP_FAILED ? ES_HANDLER_FAILED : 0) |
-						 (t->op & ES_OP_DONE ? ES_HANDLER_DONE : 0),
-					.rank = l ? l->rank : -1, .thread = l ? l->thread : -1,
-					.thread_name = l ? es_scope_thread(s, l->thread) : "",
-					.peer = t->element, .tag = t->arg, .bytes = t->size, .comm = t->comm };
-}
-
 void mh_give(mh_set *m, const struct es_handler_event *ev, size_t n)
 {
 	if (!m)
@@ -284,7 +278,7 @@ void mh_give(mh_set *m, const struct es_handler_event *ev, size_t n)
 	double now = now_s();
 	for (int k = 0; k < m->n; k++) {
 		struct one *o = m->h[k];
-		if (!o->running)
+		if (!o->running || o->scope)
 			continue;
 		pthread_mutex_lock(&o->lock);
 		size_t room = QUEUE - (size_t)(o->head - o->tail), take = n < room ? n : room;
@@ -296,7 +290,7 @@ void mh_give(mh_set *m, const struct es_handler_event *ev, size_t n)
 		pthread_mutex_unlock(&o->lock);
 		if (lost && now >= o->said_at + 1) {
 			fprintf(stderr, "%s: handler %s (%s) falls behind: %llu events not given to it since it was last "
-				"said (the application is not slowed)\n", m->prog, o->h->name, o->spec,
+				"said (the application is not slowed)\n", m->prog, es_hlib_name(o->hl), o->spec,
 				(unsigned long long)lost);
 			o->dropped_said += lost;
 			o->said_at = now;
@@ -325,7 +319,7 @@ void mh_feed(mh_set *m, const es_scope *s, const struct es_trace *ev, int n)
 	for (int i = 0; i < n; i += 256) {
 		int k = n - i < 256 ? n - i : 256;
 		for (int j = 0; j < k; j++)
-			convert(s, &ev[i + j], es_scope_consumed_leaf(s, (size_t)(i + j)), &chunk[j]);
+			es_hlib_event(s, &ev[i + j], es_scope_consumed_leaf(s, (size_t)(i + j)), &chunk[j]);
 		mh_give(m, chunk, (size_t)k);
 	}
 }
@@ -335,6 +329,7 @@ int mh_follow(mh_set *m, const struct es_scope_spec *spec, double wait, char *er
 	struct es_scope_spec sp = *spec;
 	sp.reduce = ES_REDUCE_NONE;
 	sp.by_leaf = false;
+	sp.nhandlers = 0; /* the monitor's scope has them: not loaded twice */
 	if (!(m->ev = malloc(BATCH * 16 * sizeof(*m->ev))))
 		return -ENOMEM;
 	return mon_attach(m->prog, &sp, wait, &m->own, err, len);
@@ -370,15 +365,13 @@ void mh_stop(mh_set *m, FILE *says)
 		pthread_mutex_unlock(&o->lock);
 		pthread_join(o->th, NULL);
 		char last[3824];
-		int len = o->h->query ? o->h->query(o->self, "", last, sizeof(last)) : -1;
-		if (len >= 0) {
-			last[sizeof(last) - 1] = 0;
-			fprintf(says, "%s: handler %s (%s)%s: %s\n", m->prog, o->h->name, o->spec,
-				o->running ? "" : " (stopped)", last);
-		}
+		bool stop = o->scope ? es_hlib_stopped(o->hl) != 0 : !o->running;
+		if (es_hlib_query(o->hl, "", last, sizeof(last)) >= 0)
+			fprintf(says, "%s: %shandler %s (%s)%s: %s\n", m->prog, o->scope ? "the scope's " : "",
+				es_hlib_name(o->hl), o->spec, stop ? " (stopped)" : "", last);
 		if (o->dropped)
 			fprintf(says, "%s: handler %s (%s): %llu events not given to it (it fell behind)\n", m->prog,
-				o->h->name, o->spec, (unsigned long long)o->dropped);
+				es_hlib_name(o->hl), o->spec, (unsigned long long)o->dropped);
 		drop(o);
 	}
 	if (m->seg) {

@@ -38,6 +38,10 @@ int mh_opt(const char *prog, const char *spec);
 int mh_start(const char *prog, const char *job, mh_set **out, char *err, size_t len);
 /* Loads one more (LIB.so[:ARGS]) */
 int mh_load(mh_set *m, const char *spec, char *err, size_t len);
+/* The handlers of s's own (a pathmap scope's handler:, fed by s) asked
+ * each second and kept like the others; *m made if there was none.  0 or
+ * a negative code with why in err. */
+int mh_adopt(mh_set **m, const char *prog, const char *job, es_scope *s, char *err, size_t len);
 /* The events of one consume of s (es_scope_consume: ns stamps), queued for
  * every running handler; never waits. */
 void mh_feed(mh_set *m, const es_scope *s, const struct es_trace *ev, int n);

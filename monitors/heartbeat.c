@@ -321,7 +321,11 @@ int main(int argc, char **argv)
 			ps_strerror(rc));
 		return 1;
 	}
-	if (h.mh && (rc = mh_follow(h.mh, &spec, o.wait, err, sizeof(err)))) {
+	if ((rc = mh_adopt(&h.mh, "heartbeat", o.job, h.s, err, sizeof(err)))) {
+		fprintf(stderr, "heartbeat: the scope's handler %s\n", err);
+		return 2;
+	}
+	if (mh_nspecs && (rc = mh_follow(h.mh, &spec, o.wait, err, sizeof(err)))) {
 		fprintf(stderr, "heartbeat: --handler %s\n", err);
 		return 2;
 	}

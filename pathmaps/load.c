@@ -96,6 +96,32 @@ int pm_parse_bytes(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* handler: LIB.so[:ARGS], or a list of up to four: loaded by the monitor
+ * that reads the scope (the loader only checks their form), which asks
+ * them; a helper process's tree could not be asked. */
+static int scope_handlers(struct ld *ld, yaml_node_t *v, struct pm_scope *sc)
+{
+	int k = v->type == YAML_SEQUENCE_NODE ? pm__list_len(v) : 1;
+	if (k < 1 || k > PM_SCOPE_HANDLERS)
+		return pm__fail(ld, v, "handler: expected LIB.so[:ARGS] or a list of 1 to %d of them, got %d",
+				PM_SCOPE_HANDLERS, k);
+	if (sc->runs == PM_RUNS_PROCESS)
+		return pm__fail(ld, v, "handler: a scope whose nodes run in a helper process (runs: process) "
+				"cannot have one: it runs where the monitor reads (runs: monitor or thread)");
+	for (int i = 0; i < k; i++) {
+		yaml_node_t *w = v->type == YAML_SEQUENCE_NODE ? pm__item(ld, v, i) : v;
+		const char *spec = pm__sval(w);
+		size_t lib = spec ? strcspn(spec, ":") : 0;
+		if (!spec || !lib || strlen(spec) > 239 || lib < 4 || strncmp(spec + lib - 3, ".so", 3))
+			return pm__fail(ld, w, "handler: expected LIB.so[:ARGS] (a shared library, es_handler.h; at "
+					"most 239 characters), got %s%s%s", spec ? "'" : "", spec ? spec : pm__kind(w),
+					spec ? "'" : "");
+		NOMEM(sc->handlers[i] = pm__strdup(ld->m, spec));
+	}
+	sc->nhandlers = k;
+	return 0;
+}
+
 static int scopes(struct ld *ld, yaml_node_t *list)
 {
 	pm_map *m = ld->m;
@@ -109,7 +135,7 @@ static int scopes(struct ld *ld, yaml_node_t *list)
 	if ((rc = pm__names_init(m, &m->sc_ix, n)))
 		return rc;
 	static const char *const keys[] = { "name", "view", "of", "fanout", "runs", "gather",
-					    "rate_limit_hz", "reduce", NULL };
+					    "rate_limit_hz", "reduce", "handler", NULL };
 	static const char *const req[] = { "name", "view", NULL };
 	static const char *const views[] = { "thread", "node", "cluster", "multi-cluster", NULL };
 	static const char *const runs[] = { "monitor", "thread", "process", NULL };
@@ -163,6 +189,8 @@ static int scopes(struct ld *ld, yaml_node_t *list)
 				return rc;
 			sc->reduce = reduces[ch];
 		}
+		if ((v = pm__get(ld, s, "handler")) && (rc = scope_handlers(ld, v, sc)))
+			return rc;
 	}
 	m->model.nscopes = n;
 	return 0;

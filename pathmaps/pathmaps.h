@@ -104,6 +104,7 @@ struct pm_tree {
 enum pm_view { PM_VIEW_THREAD = 1, PM_VIEW_NODE, PM_VIEW_CLUSTER, PM_VIEW_MULTI };
 enum pm_runs { PM_RUNS_MONITOR = 1, PM_RUNS_THREAD, PM_RUNS_PROCESS };
 
+#define PM_SCOPE_HANDLERS 4
 struct pm_scope {
 	const char *name;
 	enum pm_view view;
@@ -113,6 +114,9 @@ struct pm_scope {
 	bool concurrent;     /* gather children at the same time */
 	double rate_hz;      /* pull-rate limit; 0 = none */
 	const char *reduce;  /* reduce wrapper at the nodes, or NULL for gather only */
+	/* handlers (LIB.so[:ARGS], es_handler.h) on the scope's top node */
+	const char *handlers[PM_SCOPE_HANDLERS];
+	int nhandlers;
 };
 
 struct pm_trace {

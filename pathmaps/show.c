@@ -204,6 +204,8 @@ static void show_scopes(const pm_map *m, FILE *out)
 			fprintf(out, ", reduce %s", s->reduce);
 		if (s->rate_hz > 0)
 			fprintf(out, ", at most %g Hz", s->rate_hz);
+		for (int k = 0; k < s->nhandlers; k++)
+			fprintf(out, "%s%s", k ? ", " : ", handlers ", s->handlers[k]);
 		fputc('\n', out);
 	}
 }

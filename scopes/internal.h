@@ -12,6 +12,22 @@ bool es__filter_match(const void *filter_state, const struct es_trace *t);
  * not answer): never an index, which counts tuples */
 #define CURSOR_UNSET UINT64_MAX
 
+/* The scope's own handlers (its spec's), and what of its pulls they were
+ * given: a pull's slot is handed on only when its tuple is new. */
+struct es_hset {
+	int n;
+	es_hlib *h[ES_SCOPE_HANDLERS];
+	char why[ES_SCOPE_HANDLERS][300]; /* a handler that could not be loaded */
+	struct es_trace *prev;            /* each slot's tuple at the last pull */
+	size_t nprev;
+	struct es_handler_event *ev;
+	size_t cap;
+};
+int es__hset_open(es_scope *s);
+void es__hset_close(struct es_hset *hs);
+void es__hset_pulled(const es_scope *s, const struct es_trace *t, size_t width);
+void es__hset_consumed(const es_scope *s, const struct es_trace *t, size_t n);
+
 /* A scope (scopes.h): its trace spaces and leaves (scope.c), the tree it
  * pulls through, and what reading it keeps (read.c). */
 struct es_scope {
@@ -52,6 +68,10 @@ struct es_scope {
 	ps_elem *req, *rep;
 	uint64_t asked;
 	char chan_name[PS_NAME_MAX + 1];
+	/* handlers: the scope's own, kept across refreshes (a refresh's new
+	 * scope borrows them) */
+	struct es_hset *hs;
+	bool hs_borrowed;
 };
 
 size_t es__scope_width_below(const paths_stage *s);

@@ -61,7 +61,9 @@ int es_scope_pull(es_scope *s, struct es_trace *out)
 		 * or hangs gives an error, not a stuck monitor. */
 		uint64_t ask = ++s->asked;
 		int rc = ps_write(s->req, &ask, 5000, NULL);
-		return rc ? rc : ps_read(s->rep, ask - 1, out, 5000, NULL);
+		if (!rc && !(rc = ps_read(s->rep, ask - 1, out, 5000, NULL)))
+			es__hset_pulled(s, out, (size_t)s->width);
+		return rc;
 	}
 	/* Remote leaves: all of them in one request per server, which the
 	 * tree's reads then find waiting. */
@@ -78,6 +80,8 @@ int es_scope_pull(es_scope *s, struct es_trace *out)
 	int rc = paths_run(s->root, &op);
 	if (s->servers[0])
 		ps_prefetch_forget(s->elems, s->nleaves); /* a failed pull leaves none behind */
+	if (!rc)
+		es__hset_pulled(s, out, (size_t)s->width);
 	return rc;
 }
 
@@ -187,6 +191,7 @@ int es_scope_consume(es_scope *s, struct es_trace *out, size_t max, uint64_t *mi
 	}
 	if (missed)
 		*missed = lost;
+	es__hset_consumed(s, out, n);
 	return (int)n;
 }
 

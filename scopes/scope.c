@@ -49,6 +49,9 @@ int es_scope_spec_from(const pm_map *m, const char *scope, const char *job,
 			if (out->servers && out->runs == PM_RUNS_PROCESS)
 				out->runs = PM_RUNS_THREAD;
 		}
+		out->nhandlers = sc->nhandlers;
+		for (int k = 0; k < sc->nhandlers && k < ES_SCOPE_HANDLERS; k++)
+			out->handlers[k] = sc->handlers[k];
 		static const char *const names[] = { "latest", "min", "max", "sum", "count" };
 		for (int k = 0; sc->reduce && k < 5; k++)
 			if (!strcmp(sc->reduce, names[k]))
@@ -399,12 +402,19 @@ static int create(const struct es_scope_spec *spec, const es_scope *before, es_s
 	if (before) {
 		s->seed = (const char (*)[PS_NAME_MAX + 1])before->threads;
 		s->nseed = before->nthreads;
+		s->hs = before->hs; /* the same handlers, their state kept */
+		s->hs_borrowed = true;
 	}
 	if ((rc = attach(s)) || (before && !keeps_threads(s, s->nseed) && (rc = PS_ENOENT)) || (rc = build(s)) ||
-	    (spec->runs == PM_RUNS_PROCESS && (rc = start_helper(s)))) {
+	    (spec->runs == PM_RUNS_PROCESS && (rc = start_helper(s))) ||
+	    /* loaded once the job is there (a monitor waiting for it makes
+	     * scopes again and again) */
+	    (!before && (rc = es__hset_open(s)))) {
 		es_scope_destroy(s);
 		return rc;
 	}
+	for (int i = 0; i < ES_SCOPE_HANDLERS; i++)
+		s->spec.handlers[i] = NULL; /* the caller's: the handlers hold their own */
 	*out = s;
 	return 0;
 }
@@ -440,6 +450,8 @@ void es_scope_destroy(es_scope *s)
 	free(s->cursor);
 	free(s->got);
 	free(s->got_leaf);
+	if (!s->hs_borrowed)
+		es__hset_close(s->hs);
 	free(s);
 }
 

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "collectors/collectors.h"
+#include "handlers/es_handler.h"
 #include "pathmaps/pathmaps.h"
 
 #ifdef __cplusplus
@@ -57,6 +58,7 @@ static inline bool es_trace_empty(const struct es_trace *t)
 enum es_reduce { ES_REDUCE_NONE = 0, ES_REDUCE_LATEST, ES_REDUCE_MIN, ES_REDUCE_MAX,
 		 ES_REDUCE_SUM, ES_REDUCE_COUNT };
 
+#define ES_SCOPE_HANDLERS 4
 struct es_scope_spec {
 	const char *job;
 	enum pm_view view;   /* PM_VIEW_THREAD needs `of` */
@@ -78,6 +80,10 @@ struct es_scope_spec {
 	 * and each pull fetches every leaf in one request per server. */
 	const char *servers;
 	const char *secret_file; /* for servers off loopback */
+	/* Handlers (LIB.so[:ARGS]) on the scope's top gather node: each is
+	 * given what the scope reads, on the thread that reads it (es_hlib) */
+	const char *handlers[ES_SCOPE_HANDLERS];
+	int nhandlers;
 };
 void es_scope_spec_default(struct es_scope_spec *s, const char *job);
 /* The spec of a pathmap's scope, by name. */
@@ -262,4 +268,42 @@ bool es_scope_leaf_lost(const es_scope *s, int i);
 #ifdef __cplusplus
 }
 #endif
+
+/* --- handlers (handlers/es_handler.h) ------------------------------------------------------ */
+
+/*
+ * A handler library loaded and created: what a monitor's --handler and a
+ * scope's pathmap `handler:` both hold.  Its process() and query() are
+ * never entered from two threads at once (es_hlib serialises them).
+ */
+#define ES_HLIB_TEXT 3824 /* an answer or a push, at most (ended by 0) */
+typedef struct es_hlib es_hlib;
+/* Loads LIB.so[:ARGS] and creates it for monitor watching job.  Its pushes
+ * go to push(ctx, text); with push NULL they are kept (es_hlib_pushed).
+ * 0, or a negative code with why in err. */
+int es_hlib_open(const char *spec, const char *monitor, const char *job, void (*push)(void *ctx, const char *text),
+		 void *ctx, es_hlib **out, char *err, size_t len);
+/* n events given: 0, or the code below 0 its process() returned, now or
+ * before (it is given nothing more) */
+int es_hlib_process(es_hlib *h, const struct es_handler_event *ev, size_t n);
+/* Its answer to question into out: the answer's length, or below 0 */
+int es_hlib_query(es_hlib *h, const char *question, char *out, size_t len);
+/* The number of its latest kept push (0: none yet), the text into out */
+uint64_t es_hlib_pushed(es_hlib *h, char *out, size_t len);
+const char *es_hlib_name(const es_hlib *h); /* as it names itself */
+const char *es_hlib_spec(const es_hlib *h); /* LIB.so[:ARGS] as given */
+int es_hlib_stopped(es_hlib *h);            /* 0 while it runs, else its process's code */
+int es_hlib_ref(es_hlib *h);                /* one more holder: 0 */
+void es_hlib_close(es_hlib *h);             /* let go; the last holder's destroys and unloads */
+/* A tuple the scope read from leaf (stamps in ns), as a handler's event */
+void es_hlib_event(const es_scope *s, const struct es_trace *t, int leaf, struct es_handler_event *e);
+
+/* The scope's own handlers (its spec's handlers, loaded when it was made):
+ * each is given every tuple es_scope_consume reads, and of each pull the
+ * tuples new since the last (a pull reads each thread's latest: what is
+ * gathered there, not every event).  How many were asked for; the i-th,
+ * or NULL when it could not be loaded, why in *why. */
+int es_scope_handlers(const es_scope *s);
+es_hlib *es_scope_handler(const es_scope *s, int i, const char **why);
+
 #endif /* SCOPES_H */

@@ -134,6 +134,130 @@ START_TEST(failing_stopped_slow_counted)
 }
 END_TEST
 
+/* --- a scope's own handlers (a pathmap's handler:) -------------------------------------------- */
+
+static es_space *hsp;
+static ps_elem *hel[2];
+static char hjob[32];
+
+/* A job of one trace space, threads a and b, and a scope over it with handlers */
+static es_scope *scope_with(const char *h1, const char *h2, enum es_reduce reduce)
+{
+	snprintf(hjob, sizeof(hjob), "ths%d", (int)getpid());
+	char seg[48];
+	snprintf(seg, sizeof(seg), "%s.t0", hjob);
+	ps_shm_unlink(seg);
+	ck_assert_int_eq(es_space_create(seg, 0, &hsp), 0);
+	for (int i = 0; i < 2; i++) {
+		struct es_meta m = { .element = (uint32_t)i };
+		snprintf(m.thread, sizeof(m.thread), "%c", 'a' + i);
+		uint16_t id;
+		ck_assert_int_eq(es_space_add(hsp, &m, 100, false, &id, &hel[i]), 0);
+	}
+	struct es_scope_spec spec;
+	es_scope_spec_default(&spec, hjob);
+	spec.reduce = reduce;
+	spec.handlers[spec.nhandlers++] = h1;
+	if (h2)
+		spec.handlers[spec.nhandlers++] = h2;
+	es_scope *s;
+	ck_assert_int_eq(es_scope_create(&spec, &s), 0);
+	return s;
+}
+
+static void put_call(int thread, unsigned op, int k)
+{
+	uint64_t t0 = es_space_clock(hsp)->raw0 + 100u * (uint64_t)k;
+	struct es_trace t = { .start = t0, .end = t0 + 10, .op = (uint16_t)op, .element = 1, .size = 8 };
+	ck_assert_int_eq(ps_write(hel[thread], &t, 0, NULL), 0);
+}
+
+static void scope_gone(es_scope *s)
+{
+	es_scope_destroy(s);
+	for (int i = 0; i < 2; i++)
+		ps_elem_close(hel[i]);
+	es_space_destroy(hsp);
+	char seg[48];
+	snprintf(seg, sizeof(seg), "%s.t0", hjob);
+	ps_shm_unlink(seg);
+}
+
+static long counted(es_hlib *h, const char *call)
+{
+	char text[ES_HLIB_TEXT], key[64];
+	ck_assert_int_ge(es_hlib_query(h, "", text, sizeof(text)), 0);
+	snprintf(key, sizeof(key), "\"%s\":", call);
+	const char *p = strstr(text, key);
+	return p ? atol(p + strlen(key)) : 0;
+}
+
+START_TEST(scope_handlers_given_what_it_reads)
+{
+	char count[PATH_MAX], fail[PATH_MAX];
+	built(count, sizeof(count), "lib/handlers/count.so");
+	built(fail, sizeof(fail), "tests/handler_test.so:fail=3");
+	es_scope *s = scope_with(count, fail, ES_REDUCE_NONE);
+	ck_assert_int_eq(es_scope_handlers(s), 2);
+	es_hlib *c = es_scope_handler(s, 0, NULL), *f = es_scope_handler(s, 1, NULL);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_str_eq(es_hlib_name(c), "count");
+	/* consumed: every tuple once */
+	for (int k = 0; k < 5; k++)
+		put_call(0, ES_OP_WRITE, k), put_call(1, ES_OP_READ, k);
+	struct es_trace out[64];
+	uint64_t missed;
+	ck_assert_int_eq(es_scope_consume(s, out, 64, &missed), 10);
+	ck_assert_int_eq(counted(c, "write"), 5);
+	ck_assert_int_eq(counted(c, "read"), 5);
+	/* the failing one stopped at its fourth event; the scope went on */
+	ck_assert_int_eq(es_hlib_stopped(f), -5);
+	ck_assert_int_eq(es_scope_consume(s, out, 64, &missed), 0);
+	/* pulled: each leaf's latest, and only when it is new */
+	struct es_trace w[2];
+	ck_assert_int_eq(es_scope_width(s), 2);
+	ck_assert_int_eq(es_scope_pull(s, w), 0);
+	ck_assert_int_eq(counted(c, "write"), 6);
+	ck_assert_int_eq(counted(c, "read"), 6);
+	ck_assert_int_eq(es_scope_pull(s, w), 0);
+	ck_assert_int_eq(counted(c, "write"), 6);
+	put_call(1, ES_OP_TAKE, 9);
+	ck_assert_int_eq(es_scope_pull(s, w), 0);
+	ck_assert_int_eq(counted(c, "take"), 1);
+	ck_assert_int_eq(counted(c, "write"), 6);
+	/* a second holder keeps it past the scope */
+	es_hlib_ref(c);
+	scope_gone(s);
+	ck_assert_int_eq(counted(c, "take"), 1);
+	es_hlib_close(c);
+}
+END_TEST
+
+START_TEST(scope_handler_not_loaded_says_why)
+{
+	es_scope *s = scope_with("/nonexistent/h.so", NULL, ES_REDUCE_LATEST);
+	const char *why = NULL;
+	ck_assert_int_eq(es_scope_handlers(s), 1);
+	ck_assert_ptr_null(es_scope_handler(s, 0, &why));
+	ck_assert_msg(why && strstr(why, "/nonexistent/h.so: "), "%s", why ? why : "(null)");
+	/* the scope itself reads on */
+	put_call(0, ES_OP_WRITE, 1);
+	struct es_trace w[2];
+	ck_assert_int_eq(es_scope_pull(s, w), 0);
+	/* and a monitor attaching to the job with it refuses the scope, with why */
+	char err[400];
+	struct es_scope_spec spec;
+	es_scope_spec_default(&spec, hjob);
+	spec.handlers[spec.nhandlers++] = "/nonexistent/h.so";
+	es_scope *m = NULL;
+	ck_assert_int_eq(mon_attach("t", &spec, 0, &m, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_null(m);
+	ck_assert_msg(strstr(err, "the scope's handler /nonexistent/h.so: "), "%s", err);
+	scope_gone(s);
+}
+END_TEST
+
 Suite *handlers_suite(void)
 {
 	Suite *s = suite_create("handlers");
@@ -142,6 +266,8 @@ Suite *handlers_suite(void)
 	tcase_add_test(tc, libraries_refused_with_why);
 	tcase_add_test(tc, counted_exactly_twice);
 	tcase_add_test(tc, failing_stopped_slow_counted);
+	tcase_add_test(tc, scope_handlers_given_what_it_reads);
+	tcase_add_test(tc, scope_handler_not_loaded_says_why);
 	suite_add_tcase(s, tc);
 	return s;
 }

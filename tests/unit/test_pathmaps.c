@@ -287,6 +287,37 @@ START_TEST(trees_and_scopes)
 	ck_assert(md->scopes[0].concurrent);
 	ck_assert(md->scopes[0].rate_hz == 2.5);
 	ck_assert_str_eq(md->scopes[0].reduce, "latest");
+	ck_assert_int_eq(md->scopes[0].nhandlers, 0);
+	pm_destroy(m);
+}
+END_TEST
+
+/* handler: on a scope, one or a list; its form checked, not loaded */
+START_TEST(scope_handlers)
+{
+	bad(HEAD APP "scopes:\n  - { name: s, view: node, handler: count }\n",
+	    "t.yaml:12:37: handler: expected LIB.so[:ARGS] (a shared library, es_handler.h; at most 239 "
+	    "characters), got 'count'");
+	bad(HEAD APP "scopes:\n  - { name: s, view: node, handler: [a.so, b.so, c.so, d.so, e.so] }\n",
+	    "t.yaml:12:37: handler: expected LIB.so[:ARGS] or a list of 1 to 4 of them, got 5");
+	bad(HEAD APP "scopes:\n  - { name: s, view: node, runs: process, handler: a.so }\n",
+	    "t.yaml:12:52: handler: a scope whose nodes run in a helper process (runs: process) cannot have "
+	    "one: it runs where the monitor reads (runs: monitor or thread)");
+	bad(HEAD APP "scopes:\n  - { name: s, view: node, handler: [a.so, { x: 1 }] }\n",
+	    "t.yaml:12:44: handler: expected LIB.so[:ARGS] (a shared library, es_handler.h; at most 239 "
+	    "characters), got a mapping");
+	pm_map *m;
+	ck_assert_int_eq(load(HEAD APP "scopes:\n  - { name: s, view: node, handler: /h/count.so:filter=MPI_* }\n"
+			      "  - { name: u, view: node, runs: thread, handler: [a.so, 'b.so:x:y'] }\n", &m), 0);
+	const struct pm_model *md = pm_model(m);
+	ck_assert_int_eq(md->scopes[0].nhandlers, 1);
+	ck_assert_str_eq(md->scopes[0].handlers[0], "/h/count.so:filter=MPI_*");
+	ck_assert_int_eq(md->scopes[1].nhandlers, 2);
+	ck_assert_str_eq(md->scopes[1].handlers[1], "b.so:x:y");
+	struct es_scope_spec spec;
+	ck_assert_int_eq(es_scope_spec_from(m, "u", "j", &spec), 0);
+	ck_assert_int_eq(spec.nhandlers, 2);
+	ck_assert_str_eq(spec.handlers[0], "a.so");
 	pm_destroy(m);
 }
 END_TEST
@@ -1099,6 +1130,7 @@ Suite *pathmaps_suite(void)
 	tcase_add_test(tc, mapping_errors);
 	tcase_add_test(tc, paths_and_stages);
 	tcase_add_test(tc, trees_and_scopes);
+	tcase_add_test(tc, scope_handlers);
 	tcase_add_test(tc, generator_follows_the_maps);
 	tcase_add_test(tc, examples_are_valid);
 	tcase_add_test(tc, job_in_one_process);
