@@ -10,6 +10,7 @@ cleanup() {
 	[ -n "$app" ] && end_job "$app"
 	[ -n "${mon:-}" ] && kill "$mon" 2>/dev/null
 	[ -n "${view:-}" ] && kill "$view" 2>/dev/null
+	[ -n "${hbs:-}" ] && kill "$hbs" 2>/dev/null
 	rm_segments "$job"
 	rm_segments "${job}b"
 	rm -rf "$dir"
@@ -37,6 +38,21 @@ mon=$!
 hb=$!
 "$BIN/esrecord" -w 30 -o "$dir/arch" --handler "$H/count.so" "$job" 2>"$dir/rec.err" &
 rec=$!
+# a pathmap's handlers on heartbeat's scope: given what the scope gathers
+# (each thread's latest at each pull), one failing and stopped, the scope
+# and heartbeat going on; one that cannot be loaded refuses the scope
+cat >"$dir/map.yaml" <<EOF
+pathmap: 1
+name: $job
+scopes:
+  - { name: beat, view: node, handler: ["$H/count.so:filter=MPI_Sendrecv", "$T:fail=1"] }
+  - { name: bad, view: node, handler: /nonexistent/h.so }
+EOF
+"$BIN/heartbeat" -q -p 200 -w 30 --pathmap "$dir/map.yaml" --scope beat "$job" >/dev/null 2>"$dir/hbs.err" &
+hbs=$!
+out=$("$BIN/heartbeat" -w 30 --pathmap "$dir/map.yaml" --scope bad "$job" 2>&1); [ $? -eq 2 ] ||
+	die "a scope's handler that cannot be loaded: $out"
+echo "$out" | grep -q "^heartbeat: the scope's handler /nonexistent/h.so: " || die "a scope's handler not loaded: $out"
 # esview with a handler of its own: its page's data carries every monitor's handlers' answers
 "$BIN/esview" -w 30 --handler "$H/count.so:filter=MPI_Sendrecv" "$job" >"$dir/view" 2>&1 &
 view=$!
@@ -58,6 +74,8 @@ wait_for 60 sh -c "\"$BIN/esctl\" $job query count | grep -c '^geteventmon pid [
 	die "esctl query count: $("$BIN/esctl" "$job" query count 2>&1)"
 wait_for 60 sh -c "\"$BIN/esctl\" $job query msgsize | grep -q '^  pushed .* ago: {\"messages\":[1-9]'" ||
 	die "esctl query msgsize: no push: $("$BIN/esctl" "$job" query msgsize 2>&1)"
+wait_for 60 sh -c "\"$BIN/esctl\" $job query count | grep -A1 '^heartbeat pid [0-9]*: count (.*count.so:filter=MPI_Sendrecv)' | grep -q 'MPI_Sendrecv\":[1-9]'" ||
+	die "esctl query count: the scope's handler's answer: $("$BIN/esctl" "$job" query count 2>&1)"
 out=$("$BIN/esctl" "$job" query nosuch 2>&1); [ $? -eq 1 ] || die "query of no handler: $out"
 echo "$out" | grep -q "no monitor of job '$job' on this host runs a handler 'nosuch'" || die "query of no handler: $out"
 wait $app || die "the job failed: $(cat "$dir/job.err")"
@@ -65,6 +83,11 @@ app=""
 wait $mon || die "geteventmon failed: $(cat "$dir/gem.err")"
 mon=""
 wait $hb
+wait $hbs
+grep -q "^heartbeat: handler test (.*:fail=1) stopped: its process returned -5 (Input/output error); the scope goes on$" \
+	"$dir/hbs.err" || die "the scope's failing handler was not said stopped: $(cat "$dir/hbs.err")"
+grep -q "^heartbeat: the scope's handler count (.*filter=MPI_Sendrecv): {\"events\":[1-9][0-9]*,\"counted\":[1-9][0-9]*,\"by_call\":{\"MPI_Sendrecv\":[1-9][0-9]*}}$" \
+	"$dir/hbs.err" || die "the scope's count: $(cat "$dir/hbs.err")"
 wait $rec || die "esrecord failed: $(cat "$dir/rec.err")"
 all=$(sed -n 's/^geteventmon: handler count (.*\/count.so): {"events":\([0-9]*\),.*/\1/p' "$dir/gem.err")
 grep -q "^heartbeat: handler count (.*/count.so): {\"events\":$all," "$dir/hb.err" ||

@@ -16,8 +16,12 @@ trap cleanup EXIT
 # dom URL: the page as chromium has it after 3 s of its own time (the data polled 10 times a second)
 dom() { # a profile of its own each: two browsers at once must not share one
 	profile=$(mktemp -d -p "$dir")
-	timeout 60 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$profile" \
-		--virtual-time-budget=3000 --dump-dom "$1" 2>/dev/null
+	# (120 s: a bound on a browser that hangs, far beyond a loaded machine's start)
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$profile" \
+		--virtual-time-budget=3000 --dump-dom "$1" 2>"$profile.err"
+	st=$?
+	[ $st -eq 0 ] || echo "chromium on $1: exit status $st$([ $st -eq 124 ] && echo ' (timed out)'); its last words: $(tail -3 "$profile.err")" >&2
+	return $st
 }
 frames() { sed -n 's/.*data-frames="\([0-9]*\)".*/\1/p' | head -1; }
 added() { sed -n 's/.*data-added="\([0-9]*\)".*/\1/p' | head -1; }
