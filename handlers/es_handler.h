@@ -18,7 +18,10 @@
  * A process() that returns below 0 stops the handler, said on stderr;
  * the monitor goes on.  The same library may be loaded twice, with other
  * arguments: create() is called once per load, and each has its own
- * state.  Build one with: cc -shared -fPIC -o h.so h.c
+ * state.  A pathmap may also put a handler on a scope (`handler:`): it is
+ * then given what the scope reads, on the thread that reads it (for a
+ * pull, each thread's latest), and asked like the monitor's own.
+ * Build one with: cc -shared -fPIC -o h.so h.c
  */
 #ifdef __cplusplus
 extern "C" {
