@@ -9,10 +9,12 @@ run() {
 	t=$1 label=$2
 	shift 2
 	log=$(mktemp)
+	t0=$(date +%s)
+	# (each test's seconds: make check must stay within twenty minutes)
 	if env "$@" sh "$here/$t.sh" >"$log" 2>&1; then
-		pass=$((pass + 1)); echo "  ok   $label"
+		pass=$((pass + 1)); echo "  ok   $label ($(($(date +%s) - t0)) s)"
 	else
-		fail=$((fail + 1)); echo "  FAIL $label"; sed 's/^/       /' "$log"
+		fail=$((fail + 1)); echo "  FAIL $label ($(($(date +%s) - t0)) s)"; sed 's/^/       /' "$log"
 	fi
 	rm -f "$log"
 }
