@@ -169,13 +169,15 @@ void es_hlib_close(es_hlib *h)
 
 void es_hlib_event(const es_scope *s, const struct es_trace *t, int leaf, struct es_handler_event *e)
 {
-	const struct es_leaf *l = es_scope_leaf(s, leaf);
+	/* the scope's fields, not its functions: handler.c is called by
+	 * scope.c and read.c, and calls neither (data flows one way) */
+	const struct es_leaf *l = leaf >= 0 && leaf < s->nleaves ? &s->leaves[leaf] : NULL;
 	unsigned code = es_op_code(t->op);
 	*e = (struct es_handler_event){ .start_ns = t->start, .end_ns = t->end, .op = es_op_name(code), .code = code,
 					.flags = (t->op & ES_OP_FAILED ? ES_HANDLER_FAILED : 0) |
 						 (t->op & ES_OP_DONE ? ES_HANDLER_DONE : 0),
 					.rank = l ? l->rank : -1, .thread = l ? l->thread : -1,
-					.thread_name = l ? es_scope_thread(s, l->thread) : "",
+					.thread_name = l ? s->threads[l->thread] : "",
 					.peer = t->element, .tag = t->arg, .bytes = t->size, .comm = t->comm };
 }
 
@@ -269,7 +271,7 @@ void es__hset_consumed(const es_scope *s, const struct es_trace *t, size_t n)
 	for (size_t i = 0; i < n; i += 4096) {
 		size_t k = n - i < 4096 ? n - i : 4096;
 		for (size_t j = 0; j < k; j++)
-			es_hlib_event(s, &t[i + j], es_scope_consumed_leaf(s, i + j), &hs->ev[j]);
+			es_hlib_event(s, &t[i + j], s->got_leaf[i + j], &hs->ev[j]);
 		give(hs, k);
 	}
 }
