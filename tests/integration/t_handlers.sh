@@ -109,10 +109,10 @@ grep -q "^geteventmon: handler test (.*:fail=100) stopped: its process returned 
 	"$dir/gem.err" || die "the failing handler was not said stopped: $(cat "$dir/gem.err")"
 
 # a slow handler in colopmon (stalled until the job ended: its queue of 65,536 fills with
-# the wind tunnel's 400,000 events, whatever the machine's speed): it falls behind and
+# the wind tunnel's 120,000 events, whatever the machine's speed): it falls behind and
 # is said; the quick one beside it does not; the job ends as it would
 mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -j "${job}b" "$BIN/windtunnel" -j "${job}w" -q -N 128 -m 2 -l 2 \
-	-t 20000 --transport mpi >/dev/null 2>"$dir/job2.err" &
+	-t 6000 --transport mpi >/dev/null 2>"$dir/job2.err" &
 app=$!
 "$BIN/colopmon" -q -w 30 --handler "$T:wait=$dir/go" --handler "$T:tag=quick" "${job}b" >/dev/null 2>"$dir/col.err" &
 mon=$!
