@@ -73,6 +73,6 @@ for i in $(seq 1 "$pairs"); do
 done
 wt=$(median <"$dir/r") null=$(median <"$dir/null")
 echo "steer: the wind tunnel with its object published and four handlers in colopmon, over without either:" \
-	"median $wt ($(spread <"$dir/r")) over $pairs pairs; null (bare over the pair before) $null"
+	"median $wt ($(spread <"$dir/r")) over $pairs pairs; null (bare over the pair before) $null ($(spread <"$dir/null"))"
 echo "steer: sensor_ns_12B=$(get sensor_ns_12B) sensor_ns_10KB=$(get sensor_ns_10KB) roundtrip_us=$(get roundtrip_us)" \
 	"roundtrip_remote_us=$remote migrated_us=$(get migrated_us) handler_ns_per_event=$(get handler_ns_per_event)"
