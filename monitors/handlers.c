@@ -365,10 +365,9 @@ void mh_stop(mh_set *m, FILE *says)
 		pthread_mutex_unlock(&o->lock);
 		pthread_join(o->th, NULL);
 		char last[3824];
-		bool stop = o->scope ? es_hlib_stopped(o->hl) != 0 : !o->running;
 		if (es_hlib_query(o->hl, "", last, sizeof(last)) >= 0)
 			fprintf(says, "%s: %shandler %s (%s)%s: %s\n", m->prog, o->scope ? "the scope's " : "",
-				es_hlib_name(o->hl), o->spec, stop ? " (stopped)" : "", last);
+				es_hlib_name(o->hl), o->spec, es_hlib_stopped(o->hl) ? " (stopped)" : "", last);
 		if (o->dropped)
 			fprintf(says, "%s: handler %s (%s): %llu events not given to it (it fell behind)\n", m->prog,
 				es_hlib_name(o->hl), o->spec, (unsigned long long)o->dropped);

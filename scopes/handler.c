@@ -187,8 +187,6 @@ int es__hset_open(es_scope *s)
 {
 	if (!s->spec.nhandlers)
 		return 0;
-	if (s->spec.nhandlers < 0 || s->spec.nhandlers > ES_SCOPE_HANDLERS)
-		return PS_EINVAL;
 	struct es_hset *hs = calloc(1, sizeof(*hs));
 	if (!hs)
 		return PS_ENOMEM;
@@ -230,17 +228,6 @@ static void give(struct es_hset *hs, size_t n)
 			es_hlib_process(hs->h[i], hs->ev, n); /* a failure stops that one: es_hlib_stopped */
 }
 
-/* A pull's slot: a leaf, or (reduced per thread) the thread's first leaf */
-static int slot_leaf(const es_scope *s, size_t slot, size_t width)
-{
-	if (width == (size_t)s->nleaves)
-		return (int)slot;
-	for (int i = 0; i < s->nleaves; i++)
-		if (s->leaves[i].thread == (int)slot)
-			return i;
-	return -1;
-}
-
 void es__hset_pulled(const es_scope *s, const struct es_trace *t, size_t width)
 {
 	struct es_hset *hs = s->hs;
@@ -253,12 +240,19 @@ void es__hset_pulled(const es_scope *s, const struct es_trace *t, size_t width)
 		if (!hs->prev)
 			return;
 	}
+	/* A slot is a leaf, or (reduced per thread) a thread, named by its
+	 * first leaf: the leaves are in gather order, thread by thread, so
+	 * one cursor walks them beside the slots. */
+	bool per_leaf = width == (size_t)s->nleaves;
 	size_t n = 0;
+	int l = 0;
 	for (size_t i = 0; i < width; i++) {
+		while (!per_leaf && l < s->nleaves && s->leaves[l].thread < (int)i)
+			l++;
 		if (es_trace_empty(&t[i]) || !memcmp(&t[i], &hs->prev[i], sizeof(*t)))
 			continue;
 		hs->prev[i] = t[i];
-		es_hlib_event(s, &t[i], slot_leaf(s, i, width), &hs->ev[n++]);
+		es_hlib_event(s, &t[i], per_leaf ? (int)i : l, &hs->ev[n++]);
 	}
 	give(hs, n);
 }

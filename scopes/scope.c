@@ -49,8 +49,9 @@ int es_scope_spec_from(const pm_map *m, const char *scope, const char *job,
 			if (out->servers && out->runs == PM_RUNS_PROCESS)
 				out->runs = PM_RUNS_THREAD;
 		}
+		_Static_assert(PM_SCOPE_HANDLERS <= ES_SCOPE_HANDLERS, "a pathmap's handlers fit a spec");
 		out->nhandlers = sc->nhandlers;
-		for (int k = 0; k < sc->nhandlers && k < ES_SCOPE_HANDLERS; k++)
+		for (int k = 0; k < sc->nhandlers; k++)
 			out->handlers[k] = sc->handlers[k];
 		static const char *const names[] = { "latest", "min", "max", "sum", "count" };
 		for (int k = 0; sc->reduce && k < 5; k++)
@@ -378,6 +379,7 @@ static int create(const struct es_scope_spec *spec, const es_scope *before, es_s
 	    (spec->runs != PM_RUNS_MONITOR && spec->runs != PM_RUNS_THREAD &&
 	     spec->runs != PM_RUNS_PROCESS) ||
 	    spec->reduce > ES_REDUCE_COUNT || spec->rate_hz < 0 ||
+	    spec->nhandlers < 0 || spec->nhandlers > ES_SCOPE_HANDLERS ||
 	    (spec->servers && spec->runs == PM_RUNS_PROCESS) ||
 	    (spec->servers && strlen(spec->servers) >= sizeof(((es_scope *)0)->servers)) ||
 	    (spec->secret_file && strlen(spec->secret_file) >= sizeof(((es_scope *)0)->secret_file)))
