@@ -1,16 +1,20 @@
 /* clocks.c - one clock line per host, and each host's offset to rank 0's measured by ping-pong over MPI, on the board mpi.clock (collectors.h, "Clocks across hosts"). */
+#define _GNU_SOURCE /* gethostname */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "record.h"
 
 /*
  * Invariants:
- *  - node and lead are made at MPI_Init by every rank (collective over
- *    MPI_COMM_WORLD) and freed at MPI_Finalize; lead is MPI_COMM_NULL on
- *    a rank that is not its host's first, and its rank 0 is world rank 0
- *    (split by world rank, and world rank 0 is first on its host).
+ *  - node and lead are made at MPI_Init (every rank takes part, as in a
+ *    collective over MPI_COMM_WORLD) and freed at MPI_Finalize; lead is
+ *    MPI_COMM_NULL on a rank that is not its host's first, and its rank 0
+ *    is world rank 0 (its group in world order, and world rank 0 is first
+ *    on its host).  Neither is made by a collective of MPI_COMM_WORLD's
+ *    (group_comm says why).
  *  - A point is measured only where every rank measures it: at MPI_Init,
  *    at MPI_Finalize, and after the barrier, all-reduce, -gather or
  *    -to-all over every rank (wrapgen.c's world_coll, es_clocks_coll)
@@ -34,15 +38,87 @@ static struct {
 	uint64_t last_ns;
 	uint64_t every_ns;     /* rank 0: the time it wants between points */
 	bool congruent;        /* communicators of every rank count too (not MPI_THREAD_MULTIPLE) */
-} ck = { .node = MPI_COMM_NULL, .lead = MPI_COMM_NULL, .run_slot = 2 };
+	int local;             /* this rank's place among its host's (-1: not known) */
+} ck = { .node = MPI_COMM_NULL, .lead = MPI_COMM_NULL, .run_slot = 2, .local = -1 };
 
 #define SYNC_TAG 0x7e5c
+#define NODE_TAG 0x7e5d /* MPI_Comm_create_group's, over MPI_COMM_WORLD */
+#define LEAD_TAG 0x7e5e
 
 static MPI_Fint world_f; /* MPI_COMM_WORLD from Fortran */
 
 static uint64_t now_ns(void)
 {
 	return es_clock_ns(es_clock_init(), es_now());
+}
+
+/* This host's key: its name and this boot of it (a container may share
+ * the name, never the boot), folded.  Two hosts meet only if their
+ * 64-bit keys collide, which a job of n hosts risks at n^2 / 2^65. */
+static uint64_t host_key(void)
+{
+	char name[256] = "", boot[64] = "";
+	gethostname(name, sizeof(name) - 1);
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+	if (f) {
+		if (!fgets(boot, sizeof(boot), f))
+			*boot = 0;
+		fclose(f);
+	}
+	return ps_hash_str(ps_hash_str(PS_HASH_SEED, name), boot);
+}
+
+/* A communicator of the world ranks in[0..n) (ascending), made by those
+ * ranks alone.  Not MPI_Comm_split: Open MPI 4 agrees on a new
+ * communicator's id by an MPI_Iallreduce over the parent, which registers
+ * libnbc's progress routine for as long as the parent lives, and
+ * MPI_COMM_WORLD lives to the end: every later poll of the program then
+ * ran it too (hpcc's RandomAccess, a poll every 25 ns, lost 4.5% of its
+ * speed to it).  MPI_Comm_create_group agrees by point-to-point messages
+ * among the group, with the tag given; no program's receive is posted
+ * while MPI_Init runs, so none can take them. */
+static MPI_Comm group_comm(const int *in, int n, int tag)
+{
+	MPI_Group world, g;
+	MPI_Comm c = MPI_COMM_NULL;
+	if (PMPI_Comm_group(MPI_COMM_WORLD, &world) != MPI_SUCCESS)
+		return MPI_COMM_NULL;
+	if (PMPI_Group_incl(world, n, in, &g) == MPI_SUCCESS) {
+		if (PMPI_Comm_create_group(MPI_COMM_WORLD, g, tag, &c) != MPI_SUCCESS)
+			c = MPI_COMM_NULL;
+		PMPI_Group_free(&g);
+	}
+	PMPI_Group_free(&world);
+	return c;
+}
+
+/* node: the ranks whose host key is mine; lead: the first rank of each
+ * host, made by them alone.  Every rank learns every key, or none does. */
+static void make_node_and_lead(void)
+{
+	uint64_t mine = host_key(), *keys = calloc((size_t)es_g.size, sizeof(*keys));
+	int *in = calloc((size_t)es_g.size, sizeof(*in)), ok = keys && in, n = 0, leads = 0;
+	PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	if (ok && PMPI_Allgather(&mine, 1, MPI_UINT64_T, keys, 1, MPI_UINT64_T, MPI_COMM_WORLD) == MPI_SUCCESS) {
+		for (int r = 0; r < es_g.size; r++)
+			if (keys[r] == mine)
+				in[n++] = r;
+		ck.local = 0;
+		while (in[ck.local] != es_g.rank)
+			ck.local++;
+		ck.node = group_comm(in, n, NODE_TAG);
+		for (int r = 0; r < es_g.size && ck.local == 0; r++) {
+			int first = 1;
+			for (int q = 0; q < r && first; q++)
+				first = keys[q] != keys[r];
+			if (first)
+				in[leads++] = r;
+		}
+		if (ck.local == 0)
+			ck.lead = group_comm(in, leads, LEAD_TAG);
+	}
+	free(keys);
+	free(in);
 }
 
 /* The ranks of one node stamp with one TSC: they all take the line of the
@@ -53,16 +129,16 @@ static uint64_t now_ns(void)
 void es_clocks_node(void)
 {
 	struct es_clock c = *es_clock_init();
-	if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &ck.node) != MPI_SUCCESS) {
-		ck.node = MPI_COMM_NULL;
+	make_node_and_lead();
+	if (ck.node == MPI_COMM_NULL)
 		return;
-	}
 	PMPI_Bcast(&c, sizeof(c), MPI_BYTE, 0, ck.node);
 	es_clock_adopt(&c); /* a rank whose stamps are not TSC ticks keeps its own */
-	int local = 1;
-	PMPI_Comm_rank(ck.node, &local);
-	if (PMPI_Comm_split(MPI_COMM_WORLD, local == 0 ? 0 : MPI_UNDEFINED, es_g.rank, &ck.lead) != MPI_SUCCESS)
-		ck.lead = MPI_COMM_NULL;
+}
+
+int es_node_rank(void)
+{
+	return ck.local;
 }
 
 /* Rank 0's part: each other host's first rank in turn, ES_SYNC_ROUNDS times. */

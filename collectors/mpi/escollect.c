@@ -47,14 +47,10 @@
  * learn where (every rank calls this, so the collectives match). */
 static void serve_node(int any, int port, const char *secret)
 {
-	MPI_Comm node;
-	int local = 0;
 	struct rec { int32_t port; char addr[60]; } mine = { 0 }, *all = NULL;
-	if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node))
+	if (es_node_rank() < 0) /* the hosts are not known: on every rank alike */
 		return;
-	PMPI_Comm_rank(node, &local);
-	PMPI_Comm_free(&node);
-	if (local == 0) {
+	if (es_node_rank() == 0) {
 		char prefix[PS_NAME_MAX + 2];
 		snprintf(prefix, sizeof(prefix), "%s.", es_g.job);
 		struct ps_tcp_attr a = { .addr = any ? "0.0.0.0" : NULL, .port = port,

@@ -541,6 +541,9 @@ void es_names_close(struct es_names *b) ES_HIDDEN;
 /* In MPI_Init, before the trace spaces are made: the host's ranks take
  * one clock line.  Collective over MPI_COMM_WORLD. */
 void es_clocks_node(void) ES_HIDDEN;
+/* After it: this rank's place among its host's ranks (0: the first), -1
+ * if it could not be learned */
+int es_node_rank(void) ES_HIDDEN;
 /* Once the rank's trace space is made: its board, and MPI_Init's point;
  * congruent: dups of MPI_COMM_WORLD count too (es_clocks_coll). */
 void es_clocks_setup(ps_server *srv, bool congruent) ES_HIDDEN;
