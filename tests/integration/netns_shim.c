@@ -30,6 +30,13 @@
  * process's start: a host whose clock is set apart and drifts.
  */
 static int64_t skew_off, skew_base;
+
+/* An environment variable set, and not to 0 */
+static int on(const char *name)
+{
+	const char *v = getenv(name);
+	return v && *v && strcmp(v, "0");
+}
 static double skew_ppm;
 static int skewed;
 
@@ -80,11 +87,65 @@ int gethostname(char *name, size_t len)
 		real = (int (*)(char *, size_t))dlsym(RTLD_NEXT, "gethostname");
 	int rc = real(name, len);
 	const char *r = getenv("OMPI_COMM_WORLD_RANK");
-	if (!rc && getenv("ES_TEST_HOSTS") && r && len > 0) {
+	if (!rc && on("ES_TEST_HOSTS") && r && len > 0) {
 		size_t n = strnlen(name, len);
 		snprintf(name + n, len - n, ".rank%s", r);
 	}
 	return rc;
+}
+
+/*
+ * ES_TEST_COMMS=FILE: each communicator made by a collective over
+ * MPI_COMM_WORLD (MPI_Comm_split, _split_type, _dup, _create), a line
+ * in FILE: Open MPI agrees on such a communicator's id by an
+ * MPI_Iallreduce over MPI_COMM_WORLD, after which every poll of the
+ * program also runs libnbc's progress routine (t_clocks: the collector
+ * makes none).
+ */
+static void comm_made(const char *what, MPI_Comm parent)
+{
+	const char *file = getenv("ES_TEST_COMMS");
+	if (!file || parent != MPI_COMM_WORLD)
+		return;
+	FILE *f = fopen(file, "a");
+	if (f) {
+		fprintf(f, "%s over MPI_COMM_WORLD\n", what);
+		fclose(f);
+	}
+}
+
+/* real: the routine of that name the next library has */
+#define SHIM_REAL(fn) \
+	static __typeof__(&fn) real; \
+	if (!real) \
+		real = (__typeof__(&fn))dlsym(RTLD_NEXT, #fn)
+
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+	SHIM_REAL(PMPI_Comm_split);
+	comm_made("MPI_Comm_split", comm);
+	return real(comm, color, key, newcomm);
+}
+
+int PMPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *newcomm)
+{
+	SHIM_REAL(PMPI_Comm_split_type);
+	comm_made("MPI_Comm_split_type", comm);
+	return real(comm, type, key, info, newcomm);
+}
+
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+	SHIM_REAL(PMPI_Comm_dup);
+	comm_made("MPI_Comm_dup", comm);
+	return real(comm, newcomm);
+}
+
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+	SHIM_REAL(PMPI_Comm_create);
+	comm_made("MPI_Comm_create", comm);
+	return real(comm, group, newcomm);
 }
 
 __attribute__((constructor)) static void private_shm(void)
@@ -94,7 +155,7 @@ __attribute__((constructor)) static void private_shm(void)
 		skewed = 0;
 		take_skew();
 	}
-	if (!getenv("ES_TEST_NETNS") && !getenv("ES_TEST_HOSTS"))
+	if (!getenv("ES_TEST_NETNS") && !on("ES_TEST_HOSTS"))
 		return;
 	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
 	    mount("tmpfs", "/dev/shm", "tmpfs", 0, "mode=1777")) {
