@@ -186,7 +186,7 @@ EXT_LIBS = $(shell pkg-config --libs yaml-0.1 hwloc)
 # which really include them).
 
 WRAPGEN := $(GEN)/wrapgen
-GENERATED := $(GEN)/es_mpi_ops.h $(GEN)/es_mpi_ops.c $(GEN)/wrappers.c $(GEN)/route.c $(GEN)/empty.c
+GENERATED := $(GEN)/es_mpi_ops.h $(GEN)/es_mpi_ops.c $(GEN)/wrappers.c $(GEN)/route.c $(GEN)/empty.c $(GEN)/floor.c
 
 $(WRAPGEN): collectors/mpi/wrapgen.c collectors/mpi/wrapgen_emit.c collectors/mpi/wrapgen.h
 	@mkdir -p $(dir $@)
@@ -677,16 +677,26 @@ $(BUILD)/bench/mpi_cost: $(BUILD)/obj/tests/bench/mpi_cost.o
 # libescollect.so without live control's check, for tests/bench/control.sh's
 # side-by-side cost of that check: every object built again with ES_NO_CONTROL
 NOCTL := $(BUILD)/bench/noctl
-$(NOCTL)/libescollect.so: $(ESCOLLECT_SRC) $(GEN)/wrappers.c collectors/mpi/record.h collectors/mpi/requests.h collectors/mpi/wrap.h collectors/mpi/reqindex.h collectors/collectors.h $(LIBS) | $(GEN)/stamp
-	@mkdir -p $(NOCTL)
+# ... and without its clock reads (each stamp a per-thread count): mpi.sh
+# says how much of each call's cost the clock reads are
+NOCLOCK := $(BUILD)/bench/noclock
+$(NOCTL)/libescollect.so: VARIANT := -DES_NO_CONTROL
+$(NOCLOCK)/libescollect.so: VARIANT := -DES_BENCH_NOCLOCK
+$(NOCTL)/libescollect.so $(NOCLOCK)/libescollect.so: $(ESCOLLECT_SRC) $(GEN)/wrappers.c collectors/mpi/record.h collectors/mpi/requests.h collectors/mpi/wrap.h collectors/mpi/reqindex.h collectors/collectors.h $(LIBS) | $(GEN)/stamp
+	@mkdir -p $(dir $@)
 	for f in $(ESCOLLECT_SRC) $(GEN)/wrappers.c $(GEN)/route.c; do \
-		$(MPICC) $(CFLAGS) -DES_NO_CONTROL -c $$f -o $(NOCTL)/$$(basename $$f .c).o || exit 1; done
-	$(MPICC) -shared -Wl,-z,defs $(NOCTL)/*.o $(LIBS) -o $@ $(EXT_LIBS) $(LDLIBS) -ldl
+		$(MPICC) $(CFLAGS) $(VARIANT) -c $$f -o $(dir $@)$$(basename $$f .c).o || exit 1; done
+	$(MPICC) -shared -Wl,-z,defs $(dir $@)*.o $(LIBS) -o $@ $(EXT_LIBS) $(LDLIBS) -ldl
 
 # An empty PMPI interposer (wrapgen's empty.c), the floor tests/bench/mpi.sh
 # measures libescollect against; built with libescollect's flags.
 EMPTY := $(BUILD)/bench/empty/libesempty.so
 $(EMPTY): $(GEN)/empty.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -shared -Wl,-z,defs $< -o $@
+# ... and the floor of one that sees each poll's outcome (wrapgen's floor.c)
+FLOOR := $(BUILD)/bench/floor/libesfloor.so
+$(FLOOR): $(GEN)/floor.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -shared -Wl,-z,defs $< -o $@
 
@@ -708,6 +718,7 @@ run-experiments: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost
 	@sh tests/bench/experiments.sh $(BUILD)
 
 run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost $(BUILD)/bench/archive $(BUILD)/bench/waits $(BUILD)/bench/steer $(NOCTL)/libescollect.so $(EMPTY) \
+	   $(NOCLOCK)/libescollect.so $(FLOOR) \
 	   $(MPI_BENCH)
 	@for b in $(BENCH_BINS) $(BUILD)/bench/collector; do $$b || exit 1; done
 	@sh tests/bench/mpi.sh $(BUILD)

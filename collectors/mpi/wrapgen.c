@@ -10,8 +10,8 @@
 
 /*
  * Usage: wrapgen calls.def OUTDIR
- * Writes OUTDIR/es_mpi_ops.h, OUTDIR/es_mpi_ops.c, OUTDIR/wrappers.c, OUTDIR/route.c
- * and OUTDIR/empty.c.
+ * Writes OUTDIR/es_mpi_ops.h, OUTDIR/es_mpi_ops.c, OUTDIR/wrappers.c, OUTDIR/route.c,
+ * OUTDIR/empty.c and OUTDIR/floor.c.
  * The format of calls.def is described at its top.  A malformed entry is
  * reported as FILE:LINE: what was expected, and nothing is written.
  */
@@ -392,6 +392,48 @@ static void write_empty(const char *dir)
 	finish(out, dir, "empty.c");
 }
 
+/* The pointer a poll's outcome is read through: its flag, or Testsome's count. */
+static const char *outcome_of(const struct call *c)
+{
+	for (int i = 0; i < c->np; i++)
+		if (c->p[i].ptr == 1 && (!strcmp(c->p[i].name, "flag") || !strcmp(c->p[i].name, "outcount")))
+			return c->p[i].name;
+	return NULL;
+}
+
+/*
+ * The floor of any PMPI tool that sees each poll's outcome, for
+ * tests/bench/mpi.sh: as empty.c, but a poll keeps its flag across MPI's
+ * call and looks at it (counting those that completed something), the
+ * least a tool that records completions must do: a frame, a register kept,
+ * a load and a compare.  hpcc's RandomAccess polls every 25 ns, so this
+ * floor, not the empty interposer's jump, is what such a tool can reach.
+ */
+static void write_floor(const char *dir)
+{
+	out = open_out(dir, "floor.c");
+	emit("/* floor.c - the floor of a PMPI tool that sees each poll's outcome: every C entry point "
+	     "libescollect has, each calling its PMPI_ twin, a poll also looking at its flag; written by "
+	     "wrapgen from collectors/mpi/calls.def, do not edit. */\n"
+	     "#include <mpi.h>\n\n/* polls that completed something, so that the look is not "
+	     "optimised away */\n__thread unsigned long es_floor_done;\n");
+	for (int i = 0; i < ncalls; i++) {
+		const struct call *c = &calls[i];
+		if (!strcmp(c->kind, "manual"))
+			continue;
+		const char *flag = !strcmp(c->kind, "poll") ? outcome_of(c) : NULL;
+		emit("\nint %s(", c->name);
+		c_params(c);
+		emit(")\n{\n\t%sP%s(", flag ? "int rc = " : "return ", c->name);
+		c_args(c, 0);
+		if (flag)
+			emit(");\n\tif (rc == MPI_SUCCESS && *%s > 0)\n\t\tes_floor_done++;\n\treturn rc;\n}\n", flag);
+		else
+			emit(");\n}\n");
+	}
+	finish(out, dir, "floor.c");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -405,5 +447,6 @@ int main(int argc, char **argv)
 	write_wrappers(argv[2]);
 	write_route(argv[2]);
 	write_empty(argv[2]);
+	write_floor(argv[2]);
 	return 0;
 }

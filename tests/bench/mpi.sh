@@ -13,6 +13,11 @@
 # empty) run of the same round, beside the null ratio of bare over the
 # previous round's bare.  Under MPICH every program, the interposer and
 # the collector are MPICH's builds (build/*/mpich).
+# Under Open MPI two more take part: libescollect built without its clock
+# reads (bench/noclock: each stamp a per-thread count), so that each
+# call's cost is split into its clock reads and the rest; and, beside
+# hpcc, the floor of a PMPI tool that sees each poll's outcome
+# (bench/floor: a poll keeps its flag across MPI's call and looks at it).
 set -u
 mpi=openmpi
 if [ "${1:-}" = --mpi ]; then
@@ -34,6 +39,11 @@ empty=$at/bench/empty/libesempty.so
 for f in "$at/bench/mpi_cost" "$at/bench/ra" "$at/bench/halo" "$empty" "$lib"; do
 	[ -e "$f" ] || { echo "mpi: no $f: build $build's benchmarks first (make bench)"; exit 2; }
 done
+noclock=$at/bench/noclock/libescollect.so floor=$at/bench/floor/libesfloor.so
+cost_kinds="bare empty es" hpcc_kinds="bare empty es"
+if [ "$mpi" = openmpi ] && [ -e "$noclock" ] && [ -e "$floor" ]; then
+	cost_kinds="bare empty es noclock" hpcc_kinds="bare empty es floor"
+fi
 
 # launch NP [VAR=VALUE...] PROGRAM ARGS...: under this MPI's launcher,
 # the variables set for the ranks (values without blanks: paths, names)
@@ -59,6 +69,7 @@ cost() {
 	bare) launch 1 "$at/bench/mpi_cost" ;;
 	empty) launch 1 LD_PRELOAD="$empty" "$at/bench/mpi_cost" ;;
 	es) launch 1 LD_PRELOAD="$lib" ES_JOB="$job.m" "$at/bench/mpi_cost"; rm_segments "$job.m" ;;
+	noclock) launch 1 LD_PRELOAD="$noclock" ES_JOB="$job.n" "$at/bench/mpi_cost"; rm_segments "$job.n" ;;
 	esac 2>/dev/null
 }
 # hpcc KIND: MPIRandomAccess's GUP/s
@@ -66,6 +77,7 @@ hpcc() {
 	case $1 in
 	bare) hpcc_run "$dir" ;;
 	empty) hpcc_run "$dir" -x LD_PRELOAD="$empty" ;;
+	floor) hpcc_run "$dir" -x LD_PRELOAD="$floor" ;;
 	es) hpcc_run "$dir" "$bin/esrun" -q -j "$job.h"; rm_segments "$job.h" ;;
 	esac
 }
@@ -79,54 +91,76 @@ prog() { # prog NP NAME ARG KIND
 	es) launch "$1" "$bin/esrun" -q -j "$job.$2" "$at/bench/$2" "$3"; rm_segments "$job.$2" ;;
 	esac 2>/dev/null
 }
-order() { # order I: round I's kinds, rotated so that none always runs first
-	case $(($1 % 3)) in 0) echo bare empty es ;; 1) echo empty es bare ;; 2) echo es bare empty ;; esac
-}
-
-# rounds N FN OUT: N rounds of FN bare, FN empty and FN es in rotating
-# order; OUT gets a line "bare empty es" per round, OUT.null "before bare"
-# for each round after the first (bare twice in a row: the null control)
+# rounds N FN OUT KIND...: N rounds of FN KIND for each KIND, in an order
+# rotated each round so that none always runs first; OUT gets a line of
+# the kinds' figures per round, in the order given (bare first), OUT.null
+# "before bare" for each round after the first (bare twice in a row: the
+# null control)
 rounds() {
 	n=$1 fn=$2 out=$3 prev=""
+	shift 3
 	for i in $(seq 1 "$n"); do
-		for k in $(order "$i"); do
-			eval "v_$k=\$($fn $k)"
-			eval "[ -n \"\$v_$k\" ]" || { echo "mpi: $fn failed ($k)"; exit 1; }
+		r=$((i % $#)) k=0
+		for kind in "$@" "$@"; do
+			k=$((k + 1))
+			[ "$k" -gt "$r" ] && [ "$k" -le $((r + $#)) ] || continue
+			eval "v_$kind=\$($fn $kind)"
+			eval "[ -n \"\$v_$kind\" ]" || { echo "mpi: $fn failed ($kind)"; exit 1; }
 		done
-		echo "$v_bare $v_empty $v_es" >>"$dir/$out"
+		line="" said=""
+		for kind in "$@"; do
+			eval "line=\"\$line \$v_$kind\" said=\"\$said | $kind \$v_$kind\""
+		done
+		echo "$line" >>"$dir/$out"
 		[ -n "$prev" ] && echo "$prev $v_bare" >>"$dir/$out.null"
 		prev=$v_bare
-		echo "  round $i: bare $v_bare | empty $v_empty | libescollect $v_es"
+		echo "  round $i:${said# |}"
 	done
 }
 
-echo "mpi: $runs rounds of mpi_cost under $mpi, bare, under an empty PMPI interposer and under libescollect"
-rounds "$runs" cost cost
-# over FILE K OFF: median of field K+OFF minus field K (OFF 4: empty, 8: libescollect)
-over() { awk -v k="$2" -v o="$3" '{ printf "%.2f\n", $(k + o) - $k }' "$dir/$1" | median; }
+echo "mpi: $runs rounds of mpi_cost under $mpi: $cost_kinds (bare MPI, an empty PMPI interposer, libescollect$([ "$cost_kinds" = "bare empty es" ] || echo ", libescollect without its clock reads"))"
+# shellcheck disable=SC2086 # the kinds, split on purpose
+rounds "$runs" cost cost $cost_kinds
+# over FILE K A B: median over rounds of field K of kind A minus field K of
+# kind B (kinds by place: 0 bare, 1 empty, 2 libescollect, 3 without clocks)
+over() { awk -v k="$2" -v a="$3" -v b="$4" '{ printf "%.2f\n", $(k + 4 * a) - $(k + 4 * b) }' "$dir/$1" | median; }
 nullc() { awk -v k="$1" '{ printf "%.2f\n", $(k + 4) - $k }' "$dir/cost.null" | median; }
-b=$(over cost 1 8) s=$(over cost 2 8) p=$(over cost 3 8) h=$(over cost 4 8)
-eb=$(over cost 1 4) es=$(over cost 2 4) ep=$(over cost 3 4) eh=$(over cost 4 4)
+b=$(over cost 1 2 0) s=$(over cost 2 2 0) p=$(over cost 3 2 0) h=$(over cost 4 2 0)
+eb=$(over cost 1 1 0) es=$(over cost 2 1 0) ep=$(over cost 3 1 0) eh=$(over cost 4 1 0)
 echo "  libescollect over bare, median ns a call: Barrier $b, Sendrecv $s, fruitless Testany $p, Isend+Irecv+Waitall $h"
 echo "  empty interposer over bare:                Barrier $eb, Sendrecv $es, fruitless Testany $ep, Isend+Irecv+Waitall $eh"
+ch=-
+if [ "$cost_kinds" != "bare empty es" ]; then
+	ch=$(over cost 4 2 3)
+	echo "  of libescollect's, its clock reads:         Barrier $(over cost 1 2 3), Sendrecv $(over cost 2 2 3), fruitless Testany $(over cost 3 2 3), Isend+Irecv+Waitall $ch"
+fi
 echo "  null (bare over the round before):         $(nullc 1), $(nullc 2), $(nullc 3), $(nullc 4)"
 
 # ratios A B FILE: field A over field B of each line of FILE, into FILE.AB
 ratios() { awk -v a="$1" -v b="$2" '{ printf "%.4f\n", $a / $b }' "$dir/$3" >"$dir/$3.$1$2"; }
-# app NAME WHAT: HPCC_RUNS rounds of NAME; sets NAME_ve, NAME_vb (libescollect over empty, over bare)
+# app NAME WHAT KIND...: HPCC_RUNS rounds of NAME; sets NAME_ve, NAME_vb
+# (libescollect over empty, over bare) and, with the floor, NAME_vf
 app() {
-	echo "mpi: $hpcc_runs rounds of $1 (2 ranks, $2) under $mpi, the same three"
-	rounds "$hpcc_runs" "$1" "$1"
-	ratios 3 2 "$1"; ratios 3 1 "$1"; ratios 2 1 "$1"; ratios 2 1 "$1.null"
-	eval "${1}_ve=\$(median <\"\$dir/\$1.32\") ${1}_vb=\$(median <\"\$dir/\$1.31\")"
-	echo "  libescollect / empty: median $(median <"$dir/$1.32") ($(spread <"$dir/$1.32")); / bare: median $(median <"$dir/$1.31") ($(spread <"$dir/$1.31"))"
-	echo "  empty / bare: median $(median <"$dir/$1.21") ($(spread <"$dir/$1.21")); null, bare / the round before: median $(median <"$dir/$1.null.21") ($(spread <"$dir/$1.null.21"))"
+	name=$1 what=$2
+	shift 2
+	echo "mpi: $hpcc_runs rounds of $name (2 ranks, $what) under $mpi: $*"
+	rounds "$hpcc_runs" "$name" "$name" "$@"
+	ratios 3 2 "$name"; ratios 3 1 "$name"; ratios 2 1 "$name"; ratios 2 1 "$name.null"
+	eval "${name}_ve=\$(median <\"\$dir/\$name.32\") ${name}_vb=\$(median <\"\$dir/\$name.31\")"
+	echo "  libescollect / empty: median $(median <"$dir/$name.32") ($(spread <"$dir/$name.32")); / bare: median $(median <"$dir/$name.31") ($(spread <"$dir/$name.31"))"
+	echo "  empty / bare: median $(median <"$dir/$name.21") ($(spread <"$dir/$name.21")); null, bare / the round before: median $(median <"$dir/$name.null.21") ($(spread <"$dir/$name.null.21"))"
+	if [ $# = 4 ]; then
+		ratios 4 2 "$name"; ratios 3 4 "$name"
+		eval "${name}_vf=\$(median <\"\$dir/\$name.34\")"
+		echo "  the floor of a tool that sees each poll's outcome / empty: median $(median <"$dir/$name.42") ($(spread <"$dir/$name.42")); libescollect / that floor: median $(median <"$dir/$name.34") ($(spread <"$dir/$name.34"))"
+	fi
 }
-hpcc_ve=- hpcc_vb=-
+hpcc_ve=- hpcc_vb=- hpcc_vf=-
 if [ "$mpi" = openmpi ]; then
 	hpcc_input "$dir"
-	app hpcc "MPIRandomAccess GUP/s"
+	# shellcheck disable=SC2086
+	app hpcc "MPIRandomAccess GUP/s" $hpcc_kinds
 fi
-app ra "hpcc RandomAccess's communication, GUP/s"
-app halo "LAMMPS melt's communication, steps/s"
-echo "mpi: mpi=$mpi barrier_ns=$b sendrecv_ns=$s halo_ns=$h poll_ns=$p empty_halo_ns=$eh hpcc_vs_empty=$hpcc_ve hpcc_vs_bare=$hpcc_vb ra_vs_empty=$ra_ve ra_vs_bare=$ra_vb melt_vs_empty=$halo_ve melt_vs_bare=$halo_vb"
+app ra "hpcc RandomAccess's communication, GUP/s" bare empty es
+app halo "LAMMPS melt's communication, steps/s" bare empty es
+echo "mpi: mpi=$mpi barrier_ns=$b sendrecv_ns=$s halo_ns=$h poll_ns=$p empty_halo_ns=$eh halo_clock_ns=$ch hpcc_vs_empty=$hpcc_ve hpcc_vs_bare=$hpcc_vb hpcc_vs_floor=$hpcc_vf ra_vs_empty=$ra_ve ra_vs_bare=$ra_vb melt_vs_empty=$halo_ve melt_vs_bare=$halo_vb"
