@@ -53,8 +53,9 @@ static uint64_t now_ns(void)
 }
 
 /* This host's key: its name and this boot of it (a container may share
- * the name, never the boot), folded.  Two hosts meet only if their
- * 64-bit keys collide, which a job of n hosts risks at n^2 / 2^65. */
+ * the name, never the boot), folded; never 0 (first_ranks' empty slot).
+ * Two hosts meet only if their 64-bit keys collide, which a job of n
+ * hosts risks at n^2 / 2^65. */
 static uint64_t host_key(void)
 {
 	char name[256] = "", boot[64] = "";
@@ -65,7 +66,25 @@ static uint64_t host_key(void)
 			*boot = 0;
 		fclose(f);
 	}
-	return ps_hash_str(ps_hash_str(PS_HASH_SEED, name), boot);
+	uint64_t k = ps_hash_str(ps_hash_str(PS_HASH_SEED, name), boot);
+	return k ? k : 1;
+}
+
+/* Into in[]: the ranks no lower rank shares a host with, in world order
+ * (seen: cap slots, a power of two above the ranks, zeroed). */
+static int first_ranks(const uint64_t *keys, int size, uint64_t *seen, size_t cap, int *in)
+{
+	int n = 0;
+	for (int r = 0; r < size; r++) {
+		size_t i = ps_hash_slot(keys[r], cap);
+		while (seen[i] && seen[i] != keys[r])
+			i = ps_probe(i, cap);
+		if (!seen[i]) {
+			seen[i] = keys[r];
+			in[n++] = r;
+		}
+	}
+	return n;
 }
 
 /* A communicator of the world ranks in[0..n) (ascending), made by those
@@ -93,11 +112,15 @@ static MPI_Comm group_comm(const int *in, int n, int tag)
 }
 
 /* node: the ranks whose host key is mine; lead: the first rank of each
- * host, made by them alone.  Every rank learns every key, or none does. */
+ * host, made by them alone.  Every rank learns every key, or none does:
+ * what each needs is taken before they agree to go on. */
 static void make_node_and_lead(void)
 {
-	uint64_t mine = host_key(), *keys = calloc((size_t)es_g.size, sizeof(*keys));
-	int *in = calloc((size_t)es_g.size, sizeof(*in)), ok = keys && in, n = 0, leads = 0;
+	size_t cap = 2;
+	while (cap < 2 * (size_t)es_g.size)
+		cap *= 2;
+	uint64_t mine = host_key(), *keys = calloc((size_t)es_g.size, sizeof(*keys)), *seen = calloc(cap, sizeof(*seen));
+	int *in = calloc((size_t)es_g.size, sizeof(*in)), ok = keys && seen && in, n = 0;
 	PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
 	if (ok && PMPI_Allgather(&mine, 1, MPI_UINT64_T, keys, 1, MPI_UINT64_T, MPI_COMM_WORLD) == MPI_SUCCESS) {
 		for (int r = 0; r < es_g.size; r++)
@@ -107,17 +130,11 @@ static void make_node_and_lead(void)
 		while (in[ck.local] != es_g.rank)
 			ck.local++;
 		ck.node = group_comm(in, n, NODE_TAG);
-		for (int r = 0; r < es_g.size && ck.local == 0; r++) {
-			int first = 1;
-			for (int q = 0; q < r && first; q++)
-				first = keys[q] != keys[r];
-			if (first)
-				in[leads++] = r;
-		}
 		if (ck.local == 0)
-			ck.lead = group_comm(in, leads, LEAD_TAG);
+			ck.lead = group_comm(in, first_ranks(keys, es_g.size, seen, cap, in), LEAD_TAG);
 	}
 	free(keys);
+	free(seen);
 	free(in);
 }
 
