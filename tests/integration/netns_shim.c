@@ -30,6 +30,8 @@
  * process's start: a host whose clock is set apart and drifts.
  */
 static int64_t skew_off, skew_base;
+static double skew_ppm;
+static int skewed;
 
 /* An environment variable set, and not to 0 */
 static int on(const char *name)
@@ -37,8 +39,6 @@ static int on(const char *name)
 	const char *v = getenv(name);
 	return v && *v && strcmp(v, "0");
 }
-static double skew_ppm;
-static int skewed;
 
 static void take_skew(void)
 {
