@@ -149,6 +149,12 @@ struct es_thread {
 	 * copy and puts it back after MPI's call, which may have run a
 	 * callback that made a recorded call of its own */
 	const void *ra;
+	/* the site last named from the table, by its return address: a call's
+	 * tuple and its requests' completions name one site, so the table's
+	 * hash is taken once a call (the table's numbers are never rewritten,
+	 * so the pair stays true) */
+	const void *site_ra;
+	uint16_t site_id;
 	struct es_sites *sites;              /* sites.c's, made at the thread's first site from: */
 	struct es_site_rec *site_board;      /* its board mpi.sitesK, core.c's */
 	struct es_phase phases[ES_PHASE_DEPTH]; /* phases.c: those open, outermost first */
@@ -254,11 +260,16 @@ ES_INLINE uint32_t es_site_hash(uintptr_t k)
 /* The thread's number for the site its recorded call came from: 0 if not known. */
 ES_INLINE uint16_t es_site(const void *ra)
 {
+	if (ra == es_t.site_ra && ra) /* set only at one frame (depth 1), which never changes */
+		return es_t.site_id;
 	struct es_sites *s = es_t.sites;
 	if (__builtin_expect(s != NULL && es_route.depth == 1, 1)) {
 		uint32_t h = es_site_hash((uintptr_t)ra);
-		if (__builtin_expect(s->key[h] == (uintptr_t)ra && s->id[h] != ES_SITE_UNWIND, 1))
+		if (__builtin_expect(s->key[h] == (uintptr_t)ra && s->id[h] != ES_SITE_UNWIND, 1)) {
+			es_t.site_ra = ra;
+			es_t.site_id = s->id[h];
 			return s->id[h];
+		}
 	}
 	return es_route.depth ? es__site(ra) : 0; /* 0: sites not kept (ES_CALLPATH=0) */
 }

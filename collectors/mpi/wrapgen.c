@@ -135,6 +135,58 @@ static int index_of(const char *const *list, const char *w)
 }
 
 /* One entry: header, parameter list, fields (already joined into one line). */
+/* A value parameter of the call named name (not a pointer, not an array). */
+static int value_param(const struct call *c, const char *name)
+{
+	for (int i = 0; i < c->np; i++)
+		if (!strcmp(c->p[i].name, name))
+			return !c->p[i].ptr && !c->p[i].array;
+	return 0;
+}
+
+/*
+ * W(x) of a value parameter x, once: the expressions may name it several
+ * times (MPI_Sendrecv's W(dest) four), and gcc reads c_'s fields again for
+ * each, since the notes' and the tuple's atomic stores come between.  The
+ * expressions then read w_x_, which the wrappers declare where c_ is
+ * (c->hoist, whole lines).
+ */
+static void hoist(struct call *c)
+{
+	char *fields[] = { c->note, c->notetag, c->notedest, c->notesendtag, c->element, c->size, c->arg,
+			   c->rsrc, c->rsize, c->rtag };
+	size_t lens[] = { sizeof(c->note), sizeof(c->notetag), sizeof(c->notedest), sizeof(c->notesendtag),
+			  sizeof(c->element), sizeof(c->size), sizeof(c->arg), sizeof(c->rsrc), sizeof(c->rsize),
+			  sizeof(c->rtag) };
+	for (size_t k = 0; k < sizeof(fields) / sizeof(fields[0]); k++) {
+		char *f = fields[k];
+		for (char *at = f; (at = strstr(at, "W(")); at++) {
+			if (at > f && (isalnum((unsigned char)at[-1]) || at[-1] == '_'))
+				continue;
+			char name[40], *close = strchr(at, ')');
+			size_t n = close ? (size_t)(close - at - 2) : 0;
+			if (!n || n >= sizeof(name))
+				continue;
+			memcpy(name, at + 2, n);
+			name[n] = 0;
+			if (!value_param(c, name))
+				continue;
+			char var[48], decl[200], rest[400];
+			snprintf(var, sizeof(var), "w_%s_", name);
+			snprintf(decl, sizeof(decl), "\tuint32_t %s = W(%s);\n\t(void)%s;\n", var, name, var);
+			if (!strstr(c->hoist, decl)) {
+				if (strlen(c->hoist) + strlen(decl) >= sizeof(c->hoist))
+					die(c->line, "%s: too many W() to compute once", c->name);
+				strcat(c->hoist, decl);
+			}
+			snprintf(rest, sizeof(rest), "%s", close + 1);
+			if ((size_t)(at - f) + strlen(var) + strlen(rest) >= lens[k])
+				die(c->line, "%s: an expression too long once W(%s) is %s", c->name, name, var);
+			snprintf(at, lens[k] - (size_t)(at - f), "%s%s", var, rest);
+		}
+	}
+}
+
 static void parse_entry(char *text, int line)
 {
 	if (ncalls == MAXC)
@@ -217,6 +269,7 @@ static void parse_entry(char *text, int line)
 		die(line, "%s: rsrc=, rsize= and rtag= go together", name);
 	if (*c->after && strstr(c->after, "held_") && !*c->hold)
 		die(line, "%s: after= uses held_ without hold=", name);
+	hoist(c);
 }
 
 static void read_def(const char *file)

@@ -29,6 +29,9 @@ struct call {
 	char done[200], comm[80], win[80], cinfo[80], new_[80], newwin[80], made[16], madetag[40];
 	char reqs[80], n[80], f08[16], fortran[16], chan[16], rsrc[80], rsize[80], rtag[80], req[40];
 	char which[16], wcount[120], windex[80], hold[80], after[120], idup[40];
+	/* W(x) of a value parameter x, computed once where c_ is (wrapgen.c,
+	 * hoist): "uint32_t w_x_ = W(x);" lines, as the expressions read w_x_ */
+	char hoist[400];
 };
 
 extern struct call calls[MAXC];

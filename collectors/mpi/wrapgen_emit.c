@@ -232,7 +232,7 @@ static void note_args(const struct call *c, char *buf, size_t len)
 /* Everything the call's expressions read before the call, and after it. */
 static void expr_text(const struct call *c, char *before, size_t bl, char *after, size_t al)
 {
-	snprintf(before, bl, "%s %s %s %s %s %s %s %s %s %s %s %s", c->note, c->notetag, c->notedest,
+	snprintf(before, bl, "%s %s %s %s %s %s %s %s %s %s %s %s %s", c->hoist, c->note, c->notetag, c->notedest,
 		 c->notesendtag, cinfo_of(c), c->n, c->hold, c->madetag,
 		 is_coll(c) ? c->size : "", *c->chan && !strcmp(c->chan, "send") ? c->element : "",
 		 *c->chan && !strcmp(c->chan, "send") ? c->arg : "", c->win);
@@ -309,12 +309,13 @@ static void body_after(const struct call *c, int fortran)
 			    * message is counted received only once its tuple is
 			    * written, so that heartbeat, seeing the count, never takes
 			    * the receiver for one that still waits (waits.c, rule R) */
-		emit("\tstruct es_num r_ = rc == MPI_SUCCESS ? es_chan(c_, %s, %s, ES_CHAN_RECVD) : ES_NUM_NONE;\n"
+		emit("\tuint32_t rsrc_ = %s, rtag_ = %s;\n"
+		     "\tstruct es_num r_ = rc == MPI_SUCCESS ? es_chan(c_, rsrc_, rtag_, ES_CHAN_RECVD) : ES_NUM_NONE;\n"
 		     "\tif (want_) {\n\t\tuint64_t t1_ = es_now();\n"
 		     "\t\tes_write_msg(%s, t0, t1_, %s, %s, %s, %s, rc, m_);\n"
-		     "\t\tes_write_msg(%s | ES_OP_DONE, t0, t1_, %s, %s, %s, %s, rc, r_);\n\t}\n"
+		     "\t\tes_write_msg(%s | ES_OP_DONE, t0, t1_, rsrc_, %s, rtag_, %s, rc, r_);\n\t}\n"
 		     "\tes_chan_done(r_);\n", c->rsrc, c->rtag, c->op,
-		     element, size, arg, serial, c->op, c->rsrc, c->rsize, c->rtag, serial);
+		     element, size, arg, serial, c->op, c->rsize, serial);
 	else if (!strcmp(c->chan, "recv"))
 		emit("\tes_end_recv(%s, t0, c_, %s, %s, %s, rc, want_);\n", c->op, element, size, arg);
 	else if (*c->req) /* a request MPI completes within the call ends with it */
@@ -396,7 +397,7 @@ static void poll_after(const struct call *c, int fortran, const char *begin_args
  * the call and yields its return code. */
 static void body(const struct call *c, int fortran, const char *call)
 {
-	char before[800], after[1400], begin_args[1200];
+	char before[1000], after[1400], begin_args[1200];
 	expr_text(c, before, sizeof(before), after, sizeof(after));
 	const char *ci = cinfo_of(c);
 	int poll = is(c, "poll"), wait = is(c, "wait"), coll = is_coll(c);
@@ -413,12 +414,13 @@ static void body(const struct call *c, int fortran, const char *call)
 		emit("\tMPI_Fint fst_[ES_F_STATUS_SIZE], *fst = f_status == MPI_F_STATUS_IGNORE ? fst_ : f_status;\n"
 		     "\tMPI_Status st_%s, *st = &st_;\n", poll ? "" : " = ES_STATUS_INIT");
 	if (fortran) {
-		char all[2300];
+		char all[2500];
 		snprintf(all, sizeof(all), "%s %s", before, after);
 		f_locals(c, all, 0);
 	}
 	if (*ci)
 		emit("\tstruct es_comm *c_ = %s;\n\t(void)c_;\n", ci);
+	emit("%s", c->hoist);
 	if (*c->hold)
 		emit("\t__typeof__(%s) held_ = %s;\n", c->hold, c->hold);
 	emit("\tint want_ = es_collects(%s);\n", c->op); /* the entry point looked for an order */
@@ -550,6 +552,7 @@ static void c_streak(const struct call *c)
 	emit("\tuint64_t t1_ = es_now();\n");
 	if (*ci)
 		emit("\tstruct es_comm *c_ = %s;\n\t(void)c_;\n", ci);
+	emit("%s", c->hoist);
 	if (*c->reqs)
 		emit("\tes_poll_completed(%d, %s, REQS(%s), %s, %s, rc == MPI_SUCCESS ? (%s) : 0, %s, %s, t1_);\n",
 		     c->slot, single_of(c), c->reqs, c->n, which_of(c), c->wcount, or_default(c->windex, "NULL"),
