@@ -57,12 +57,18 @@ static int launch_rank(void)
 	return 0;
 }
 
+/* Why esrun will not run the program, said once, by the first rank.  The
+ * others end a second later: MPICH's launcher ends every rank once one
+ * failed, and under load took rank 0 before it had said why (9 times in
+ * 40, the message lost). */
 static int fail(const char *fmt, const char *a, const char *b)
 {
 	if (launch_rank() == 0) {
 		fprintf(stderr, "esrun: ");
 		fprintf(stderr, fmt, a, b);
 		fputc('\n', stderr);
+	} else {
+		sleep(1);
 	}
 	return 2;
 }
@@ -138,6 +144,8 @@ int main(int argc, char **argv)
 	if (optind >= argc) {
 		if (launch_rank() == 0)
 			fprintf(stderr, "esrun: expected the program to run\n%s", usage);
+		else
+			sleep(1); /* as fail() */
 		return 2;
 	}
 	if (job) {
