@@ -425,26 +425,6 @@ static void write_route(const char *dir)
 	finish(out, dir, "route.c");
 }
 
-/* The floor any PMPI tool stands on, for tests/bench/mpi.sh: every C entry
- * point of the list and nothing but its PMPI call, built as libescollect is. */
-static void write_empty(const char *dir)
-{
-	out = open_out(dir, "empty.c");
-	emit("/* empty.c - an empty PMPI interposer: every C entry point libescollect has, each only calling "
-	     "its PMPI_ twin; written by wrapgen from collectors/mpi/calls.def, do not edit. */\n"
-	     "#include <mpi.h>\n");
-	for (int i = 0; i < ncalls; i++) {
-		if (!strcmp(calls[i].kind, "manual"))
-			continue;
-		emit("\nint %s(", calls[i].name);
-		c_params(&calls[i]);
-		emit(")\n{\n\treturn P%s(", calls[i].name);
-		c_args(&calls[i], 0);
-		emit(");\n}\n");
-	}
-	finish(out, dir, "empty.c");
-}
-
 /* The pointer a poll's outcome is read through: its flag, or Testsome's count. */
 static const char *outcome_of(const struct call *c)
 {
@@ -455,26 +435,28 @@ static const char *outcome_of(const struct call *c)
 }
 
 /*
- * The floor of any PMPI tool that sees each poll's outcome, for
- * tests/bench/mpi.sh: as empty.c, but a poll keeps its flag across MPI's
- * call and looks at it (counting those that completed something), the
- * least a tool that records completions must do: a frame, a register kept,
- * a load and a compare.  hpcc's RandomAccess polls every 25 ns, so this
- * floor, not the empty interposer's jump, is what such a tool can reach.
+ * The floors tests/bench/mpi.sh measures libescollect against, built as it
+ * is: empty.c, every C entry point of the list and nothing but its PMPI
+ * call, the floor any PMPI tool stands on; and floor.c, the same but a
+ * poll keeps its flag across MPI's call and looks at it (counting those
+ * that completed something), the least a tool that records completions
+ * must do: a frame, a register kept, a load and a compare.  hpcc's
+ * RandomAccess polls every 25 ns, so the second, not the empty
+ * interposer's jump, is what such a tool can reach.
  */
-static void write_floor(const char *dir)
+static void write_interposer(const char *dir, const char *name, const char *what, int look)
 {
-	out = open_out(dir, "floor.c");
-	emit("/* floor.c - the floor of a PMPI tool that sees each poll's outcome: every C entry point "
-	     "libescollect has, each calling its PMPI_ twin, a poll also looking at its flag; written by "
-	     "wrapgen from collectors/mpi/calls.def, do not edit. */\n"
-	     "#include <mpi.h>\n\n/* polls that completed something, so that the look is not "
-	     "optimised away */\n__thread unsigned long es_floor_done;\n");
+	out = open_out(dir, name);
+	emit("/* %s - %s; written by wrapgen from collectors/mpi/calls.def, do not edit. */\n#include <mpi.h>\n",
+	     name, what);
+	if (look)
+		emit("\n/* polls that completed something, so that the look is not optimised away */\n"
+		     "__thread unsigned long es_floor_done;\n");
 	for (int i = 0; i < ncalls; i++) {
 		const struct call *c = &calls[i];
 		if (!strcmp(c->kind, "manual"))
 			continue;
-		const char *flag = !strcmp(c->kind, "poll") ? outcome_of(c) : NULL;
+		const char *flag = look && !strcmp(c->kind, "poll") ? outcome_of(c) : NULL;
 		emit("\nint %s(", c->name);
 		c_params(c);
 		emit(")\n{\n\t%sP%s(", flag ? "int rc = " : "return ", c->name);
@@ -484,7 +466,7 @@ static void write_floor(const char *dir)
 		else
 			emit(");\n}\n");
 	}
-	finish(out, dir, "floor.c");
+	finish(out, dir, name);
 }
 
 int main(int argc, char **argv)
@@ -499,7 +481,9 @@ int main(int argc, char **argv)
 	write_ops_c(argv[2]);
 	write_wrappers(argv[2]);
 	write_route(argv[2]);
-	write_empty(argv[2]);
-	write_floor(argv[2]);
+	write_interposer(argv[2], "empty.c", "an empty PMPI interposer: every C entry point libescollect has, "
+			 "each only calling its PMPI_ twin", 0);
+	write_interposer(argv[2], "floor.c", "the floor of a PMPI tool that sees each poll's outcome: every C "
+			 "entry point libescollect has, each calling its PMPI_ twin, a poll also looking at its flag", 1);
 	return 0;
 }
