@@ -55,22 +55,26 @@ mpi -np 2 "$wt" -N 128 -m 1 -l 4 -t 100000000 -c -q -j "${job}c" --stats-every 5
 app=$!
 wait_for 30 test -s "$srv" || die "no tuple servers: $(cat "$out")"
 servers=$(cat "$srv")
-# every thread of both hosts seen progressing: in the periods of one look,
-# or, on a loaded machine where a thread's period holds no operation (the
-# stats thread writes every 50 steps), of the looks until then (60 s at most);
-# a stall is a judgement of the moment (status 1), a deadlock or an error not
-progressed=""
-t_end=$(($(date +%s) + 60))
-while :; do
-	hb=$(at0 "$BIN/heartbeat" -p 300 -n 3 -w 10 --servers "$servers" --secret-file "$secret" "${job}c")
-	st=$?
-	[ $st -le 1 ] || die "heartbeat from es0 failed (status $st): $hb"
-	echo "$hb" | grep -q "watching 5 threads" || die "heartbeat did not see both hosts' threads: $hb"
-	progressed=$( (echo "$progressed"; echo "$hb" | sed -n 's/^  *\([^ ]*\)  *[a-zA-Z ]*: progressed in [1-9][0-9]* periods.*/\1/p') |
-		grep . | sort -u)
-	[ "$(echo "$progressed" | grep -c .)" -ge 5 ] && break
-	[ "$(date +%s)" -lt "$t_end" ] || die "heartbeat saw these threads progress only: $progressed; last: $hb"
-done
+# watch WHEN: heartbeat from es0 until every thread of both hosts has been
+# seen progressing: in the periods of one look, or, on a loaded machine
+# where a thread's period holds no operation (the stats thread writes every
+# 50 steps), of the looks until then (60 s at most); a stall is a judgement
+# of the moment (status 1), a deadlock or an error not
+watch() {
+	progressed=""
+	t_end=$(($(date +%s) + 60))
+	while :; do
+		hb=$(at0 "$BIN/heartbeat" -p 300 -n 3 -w 10 --servers "$servers" --secret-file "$secret" "${job}c")
+		st=$?
+		[ $st -le 1 ] || die "heartbeat from es0 $1 failed (status $st): $hb"
+		echo "$hb" | grep -q "watching 5 threads" || die "heartbeat $1 did not see both hosts' threads: $hb"
+		progressed=$( (echo "$progressed"; echo "$hb" | sed -n 's/^  *\([^ ]*\)  *[a-zA-Z ]*: progressed in [1-9][0-9]* periods.*/\1/p') |
+			grep . | sort -u)
+		[ "$(echo "$progressed" | grep -c .)" -ge 5 ] && return 0
+		[ "$(date +%s)" -lt "$t_end" ] || die "heartbeat $1 saw these threads progress only: $progressed; last: $hb"
+	done
+}
+watch "at first"
 echo "$hb" | head -3
 ev=$(at0 "$BIN/geteventmon" -n 3 -p 200 -w 10 --servers "$servers" --secret-file "$secret" "${job}c" 2>&1) ||
 	die "geteventmon from es0 failed: $ev"
@@ -98,9 +102,7 @@ sleep 0.5
 kill -9 "$mon" 2>/dev/null
 wait "$mon" 2>/dev/null
 kill -0 "$app" 2>/dev/null || die "the job died with its monitor: $(cat "$out")"
-hb=$(at0 "$BIN/heartbeat" -p 300 -n 2 -w 5 --servers "$servers" --secret-file "$secret" "${job}c") ||
-	die "heartbeat after the killed monitor failed: $hb"
-echo "$hb" | grep -q "5 progressing, 0 stalled" || die "no progress after the killed monitor: $hb"
+watch "after the killed monitor"
 end_job "$app"
 app=
 exit 0
