@@ -5,11 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "collectors/mpi/es_region.h"
 
 /*
- * mpirun -np 3 mpi_waits D DIR   (D in ms; 0: a balanced run)
+ * mpirun -np 3 mpi_waits D DIR [UNTIL]   (D in ms; 0: a balanced run)
  *
  * Every step is balanced: the ranks that do not wait work D too, so that
  * all leave the step about D after they began it; the barrier between
@@ -18,7 +19,10 @@
  *   STEP RANK ENTER_NS LINE
  * the CLOCK_MONOTONIC time just before the rank's key call (the call it
  * waits in, or the delayed rank's late call) and that call's line, from
- * which t_waits.sh computes each wait as Scalasca defines it.
+ * which t_waits.sh computes each wait as Scalasca defines it.  With UNTIL
+ * (esview's run) the first step, a Late Sender, comes again until the file
+ * UNTIL exists (two minutes at most): how soon a monitor sees it is the
+ * machine's to decide, not a number of steps.
  */
 
 static FILE *truth;
@@ -224,12 +228,13 @@ int main(int argc, char **argv)
 	int n;
 	MPI_Comm_rank(MPI_COMM_WORLD, &me);
 	MPI_Comm_size(MPI_COMM_WORLD, &n);
-	if (argc != 3 || n != 3) {
+	if ((argc != 3 && argc != 4) || n != 3) {
 		if (!me)
-			fprintf(stderr, "usage: mpirun -np 3 mpi_waits D_MS DIR\n");
+			fprintf(stderr, "usage: mpirun -np 3 mpi_waits D_MS DIR [UNTIL]\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	int d = atoi(argv[1]);
+	double until_ns = now_ns() + 120e9;
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/truth.%d", argv[2], me);
 	if (!(truth = fopen(path, "w"))) {
@@ -239,6 +244,13 @@ int main(int argc, char **argv)
 	MPI_Win_create(&cell, sizeof(cell), sizeof(cell), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
 	void (*steps[])(int) = { late_sender, late_sender_wait, wrong_order, late_receiver, barrier,
 				 allreduce, bcast, reduce, scan, ibcast, late_post, early_wait };
+	for (int more = argc == 4; more;) { /* rank 0 decides, for all */
+		KEY2("sync", MPI_Barrier(MPI_COMM_WORLD));
+		late_sender(d);
+		if (me == 0)
+			more = access(argv[3], F_OK) != 0 && now_ns() < until_ns;
+		MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	}
 	for (size_t i = 0; i <= sizeof(steps) / sizeof(steps[0]); i++) {
 		KEY2("sync", MPI_Barrier(MPI_COMM_WORLD)); /* with its leave: the scheduler's waits are bounded, not guessed */
 		if (i < sizeof(steps) / sizeof(steps[0]))
