@@ -680,9 +680,13 @@ NOCTL := $(BUILD)/bench/noctl
 # ... and without its clock reads (each stamp a per-thread count): mpi.sh
 # says how much of each call's cost the clock reads are
 NOCLOCK := $(BUILD)/bench/noclock
+# ... and following no request (each made, none looked for by its wait):
+# mpi.sh says how much of a halo exchange's cost following its requests is
+NOREQ := $(BUILD)/bench/noreq
 $(NOCTL)/libescollect.so: VARIANT := -DES_NO_CONTROL
 $(NOCLOCK)/libescollect.so: VARIANT := -DES_BENCH_NOCLOCK
-$(NOCTL)/libescollect.so $(NOCLOCK)/libescollect.so: $(ESCOLLECT_SRC) $(GEN)/wrappers.c collectors/mpi/record.h collectors/mpi/requests.h collectors/mpi/wrap.h collectors/mpi/reqindex.h collectors/collectors.h $(LIBS) | $(GEN)/stamp
+$(NOREQ)/libescollect.so: VARIANT := -DES_BENCH_NOREQ
+$(NOCTL)/libescollect.so $(NOCLOCK)/libescollect.so $(NOREQ)/libescollect.so: $(ESCOLLECT_SRC) $(GEN)/wrappers.c collectors/mpi/record.h collectors/mpi/requests.h collectors/mpi/wrap.h collectors/mpi/reqindex.h collectors/collectors.h $(LIBS) | $(GEN)/stamp
 	@mkdir -p $(dir $@)
 	for f in $(ESCOLLECT_SRC) $(GEN)/wrappers.c $(GEN)/route.c; do \
 		$(MPICC) $(CFLAGS) $(VARIANT) -c $$f -o $(dir $@)$$(basename $$f .c).o || exit 1; done
@@ -718,7 +722,7 @@ run-experiments: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost
 	@sh tests/bench/experiments.sh $(BUILD)
 
 run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost $(BUILD)/bench/archive $(BUILD)/bench/waits $(BUILD)/bench/steer $(NOCTL)/libescollect.so $(EMPTY) \
-	   $(NOCLOCK)/libescollect.so $(FLOOR) \
+	   $(NOCLOCK)/libescollect.so $(NOREQ)/libescollect.so $(FLOOR) \
 	   $(MPI_BENCH)
 	@for b in $(BENCH_BINS) $(BUILD)/bench/collector; do $$b || exit 1; done
 	@sh tests/bench/mpi.sh $(BUILD)

@@ -13,11 +13,13 @@
 # empty) run of the same round, beside the null ratio of bare over the
 # previous round's bare.  Under MPICH every program, the interposer and
 # the collector are MPICH's builds (build/*/mpich).
-# Under Open MPI two more take part: libescollect built without its clock
-# reads (bench/noclock: each stamp a per-thread count), so that each
-# call's cost is split into its clock reads and the rest; and, beside
-# hpcc, the floor of a PMPI tool that sees each poll's outcome
-# (bench/floor: a poll keeps its flag across MPI's call and looks at it).
+# Under Open MPI three more take part: libescollect built without its
+# clock reads (bench/noclock: each stamp a per-thread count), so that each
+# call's cost is split into its clock reads and the rest; libescollect
+# following no request (bench/noreq), so that the halo exchange's cost of
+# following its requests is its own figure; and, beside hpcc, the floor
+# of a PMPI tool that sees each poll's outcome (bench/floor: a poll keeps
+# its flag across MPI's call and looks at it).
 set -u
 mpi=openmpi
 if [ "${1:-}" = --mpi ]; then
@@ -39,10 +41,10 @@ empty=$at/bench/empty/libesempty.so
 for f in "$at/bench/mpi_cost" "$at/bench/ra" "$at/bench/halo" "$empty" "$lib"; do
 	[ -e "$f" ] || { echo "mpi: no $f: build $build's benchmarks first (make bench)"; exit 2; }
 done
-noclock=$at/bench/noclock/libescollect.so floor=$at/bench/floor/libesfloor.so
+noclock=$at/bench/noclock/libescollect.so noreq=$at/bench/noreq/libescollect.so floor=$at/bench/floor/libesfloor.so
 cost_kinds="bare empty es" hpcc_kinds="bare empty es"
-if [ "$mpi" = openmpi ] && [ -e "$noclock" ] && [ -e "$floor" ]; then
-	cost_kinds="bare empty es noclock" hpcc_kinds="bare empty es floor"
+if [ "$mpi" = openmpi ] && [ -e "$noclock" ] && [ -e "$noreq" ] && [ -e "$floor" ]; then
+	cost_kinds="bare empty es noclock noreq" hpcc_kinds="bare empty es floor"
 fi
 
 # launch NP [VAR=VALUE...] PROGRAM ARGS...: under this MPI's launcher,
@@ -70,6 +72,7 @@ cost() {
 	empty) launch 1 LD_PRELOAD="$empty" "$at/bench/mpi_cost" ;;
 	es) launch 1 LD_PRELOAD="$lib" ES_JOB="$job.m" "$at/bench/mpi_cost"; rm_segments "$job.m" ;;
 	noclock) launch 1 LD_PRELOAD="$noclock" ES_JOB="$job.n" "$at/bench/mpi_cost"; rm_segments "$job.n" ;;
+	noreq) launch 1 LD_PRELOAD="$noreq" ES_JOB="$job.r" "$at/bench/mpi_cost"; rm_segments "$job.r" ;;
 	esac 2>/dev/null
 }
 # hpcc KIND: MPIRandomAccess's GUP/s
@@ -118,21 +121,22 @@ rounds() {
 	done
 }
 
-echo "mpi: $runs rounds of mpi_cost under $mpi: $cost_kinds (bare MPI, an empty PMPI interposer, libescollect$([ "$cost_kinds" = "bare empty es" ] || echo ", libescollect without its clock reads"))"
+echo "mpi: $runs rounds of mpi_cost under $mpi: $cost_kinds (bare MPI, an empty PMPI interposer, libescollect$([ "$cost_kinds" = "bare empty es" ] || echo ", libescollect without its clock reads, libescollect following no request"))"
 # shellcheck disable=SC2086 # the kinds, split on purpose
 rounds "$runs" cost cost $cost_kinds
 # over FILE K A B: median over rounds of field K of kind A minus field K of
-# kind B (kinds by place: 0 bare, 1 empty, 2 libescollect, 3 without clocks)
+# kind B (kinds by place: 0 bare, 1 empty, 2 libescollect, 3 without clocks, 4 following no request)
 over() { awk -v k="$2" -v a="$3" -v b="$4" '{ printf "%.2f\n", $(k + 4 * a) - $(k + 4 * b) }' "$dir/$1" | median; }
 nullc() { awk -v k="$1" '{ printf "%.2f\n", $(k + 4) - $k }' "$dir/cost.null" | median; }
 b=$(over cost 1 2 0) s=$(over cost 2 2 0) p=$(over cost 3 2 0) h=$(over cost 4 2 0)
 eb=$(over cost 1 1 0) es=$(over cost 2 1 0) ep=$(over cost 3 1 0) eh=$(over cost 4 1 0)
 echo "  libescollect over bare, median ns a call: Barrier $b, Sendrecv $s, fruitless Testany $p, Isend+Irecv+Waitall $h"
 echo "  empty interposer over bare:                Barrier $eb, Sendrecv $es, fruitless Testany $ep, Isend+Irecv+Waitall $eh"
-ch=-
+ch=- fh=-
 if [ "$cost_kinds" != "bare empty es" ]; then
-	ch=$(over cost 4 2 3)
+	ch=$(over cost 4 2 3) fh=$(over cost 4 2 4)
 	echo "  of libescollect's, its clock reads:         Barrier $(over cost 1 2 3), Sendrecv $(over cost 2 2 3), fruitless Testany $(over cost 3 2 3), Isend+Irecv+Waitall $ch"
+	echo "  ... following requests (their records, looking them up, their completions written): Isend+Irecv+Waitall $fh"
 fi
 echo "  null (bare over the round before):         $(nullc 1), $(nullc 2), $(nullc 3), $(nullc 4)"
 
@@ -163,4 +167,4 @@ if [ "$mpi" = openmpi ]; then
 fi
 app ra "hpcc RandomAccess's communication, GUP/s" bare empty es
 app halo "LAMMPS melt's communication, steps/s" bare empty es
-echo "mpi: mpi=$mpi barrier_ns=$b sendrecv_ns=$s halo_ns=$h poll_ns=$p empty_halo_ns=$eh halo_clock_ns=$ch hpcc_vs_empty=$hpcc_ve hpcc_vs_bare=$hpcc_vb hpcc_vs_floor=$hpcc_vf ra_vs_empty=$ra_ve ra_vs_bare=$ra_vb melt_vs_empty=$halo_ve melt_vs_bare=$halo_vb"
+echo "mpi: mpi=$mpi barrier_ns=$b sendrecv_ns=$s halo_ns=$h poll_ns=$p empty_halo_ns=$eh halo_clock_ns=$ch halo_follow_ns=$fh hpcc_vs_empty=$hpcc_ve hpcc_vs_bare=$hpcc_vb hpcc_vs_floor=$hpcc_vf ra_vs_empty=$ra_ve ra_vs_bare=$ra_vb melt_vs_empty=$halo_ve melt_vs_bare=$halo_vb"
