@@ -56,42 +56,37 @@ check() {
 	python3 "$(dirname "$0")/waits_check.py" "$dir/$1.json" "$dir/$1"/truth* --file "$2" $how || die "$1: see above"
 }
 
+# The checker itself, on a reduce made by hand: its two senders delayed alike, so the scheduler
+# decides which entered MPI last.  It takes either of a tie (rank 2 entered 10 us before rank 1
+# by the program's stamps, but was still in its call when rank 1 entered), never the root nor
+# a rank that left before the other came, and the delay's cost goes with the cause given.
+# tie LEAVE2_MS CAUSED_BY COST1 COST2: waits_check's verdict on that reduce
+tie() {
+	mkdir -p "$dir/tie" && python3 - "$dir/tie" "$@" <<'PY' || die "tie: no fixture"
+import json, sys
+d, leave2, by, c1, c2 = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+t = {0: 1.0e9, 1: 1.2e9, 2: 1.2e9 - 1e4}
+leave = {0: 1.2e9 + 2e6, 1: 1.2e9 + 5e5, 2: 1.2e9 - 1e4 + leave2 * 1e6}
+for r in t:
+    open("%s/truth.%d" % (d, r), "w").write("reduce %d %.0f 146 %.0f\n" % (r, t[r], leave[r]))
+json.dump({"wait_states": [{"pattern": "early_reduce", "rank": 0, "line": 146, "file": "t/mpi_waits.c",
+                            "seconds": 0.2, "caused_by": by}],
+           "delay_costs": [{"rank": 1, "phase": "delay", "seconds": c1}, {"rank": 2, "phase": "delay", "seconds": c2}],
+           "critical_path": {"seconds": 0.2, "ranks": [{"on_path_seconds": 0.2}],
+                             "activities": [{"phase": "delay", "seconds": 0.2}]},
+           "wait_ranks": []}, open("%s/prof.json" % d, "w"))
+PY
+	python3 "$(dirname "$0")/waits_check.py" "$dir/tie/prof.json" "$dir/tie"/truth.* --delay 200 >"$dir/tie.out"
+}
+tie 1 1 0.2 0 || die "waits_check refused the rank its stamps made last: $(cat "$dir/tie.out")"
+tie 1 2 0 0.2 || die "waits_check refused the other rank of a tie: $(cat "$dir/tie.out")"
+tie 1 0 0.2 0 && die "waits_check took the root as its own cause: $(cat "$dir/tie.out")"
+tie 1 2 0.2 0 && die "waits_check took a tie's other rank with the cost left on the first: $(cat "$dir/tie.out")"
+tie 0.001 2 0 0.2 && die "waits_check took a rank that left before the last came: $(cat "$dir/tie.out")"
+
 run mpi_waits 200 c
 check c mpi_waits.c 200
 live c
-# reduce's two senders are delayed alike, so the scheduler decides which entered MPI last:
-# the check takes either of a tie (rank 2 held in its call until after rank 1 entered), never
-# the root, and the delay's cost goes with the cause the profile gave
-tie() { # CAUSED_BY MOVE_COST: the c run as if rank 2 were held so, the profile saying CAUSED_BY
-	rm -rf "$dir/tie" && mkdir -p "$dir/tie/c" && cp "$dir/c"/truth* "$dir/tie/c/" || die "tie: no copy"
-	python3 - "$dir" "$1" "$2" <<'PY' || die "tie: the c run has no reduce to make a tie of"
-import json, sys
-d, by, move = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
-enter = {}
-for r in (1, 2):
-    for ln in open("%s/tie/c/truth.%d" % (d, r)):
-        if ln.startswith("reduce "):
-            enter[r] = float(ln.split()[2])
-lines = [ln.split() for ln in open("%s/tie/c/truth.2" % d)]
-with open("%s/tie/c/truth.2" % d, "w") as out:
-    for f in lines:
-        if f[0] == "reduce":
-            f[4] = "%.0f" % (max(float(f[4]), enter[1] + 1e6))
-        out.write(" ".join(f) + "\n")
-p = json.load(open("%s/c.json" % d))
-s = [w for w in p["wait_states"] if w["pattern"] == "early_reduce"][0]
-s["caused_by"] = by
-for c in p["delay_costs"]:
-    if move and c.get("phase") == "delay" and c["rank"] in (1, 2):
-        c["seconds"] += s["seconds"] if c["rank"] == 2 else -s["seconds"]
-json.dump(p, open("%s/tie.json" % d, "w"))
-PY
-	python3 "$(dirname "$0")/waits_check.py" "$dir/tie.json" "$dir/tie/c"/truth* --file mpi_waits.c --delay 200 \
-		>"$dir/tie.out"
-}
-tie 2 1 || die "a tie given to rank 2 was refused: $(cat "$dir/tie.out")"
-tie 0 1 && die "an Early Reduce caused by the root itself passed: $(cat "$dir/tie.out")"
-tie 2 0 && die "a tie given to rank 2 passed with its cost left on rank 1: $(cat "$dir/tie.out")"
 grep -q "^wait Late Sender: rank 0, MPI_Recv at late_sender (.*mpi_waits.c:[0-9]*): [0-9.]* ms, caused by rank 1$" \
 	"$dir/c.live" || die "colopmon --waits named no Late Sender caused by rank 1: $(grep '^wait' "$dir/c.live")"
 grep -q "snapshot of job .* Late Sender was [0-9.]*% of the ranks' time in MPI over the last second" "$dir/c.trig" ||
