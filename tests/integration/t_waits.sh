@@ -59,16 +59,22 @@ check() {
 # The checker itself, on a reduce made by hand: its two senders delayed alike, so the scheduler
 # decides which entered MPI last.  It takes either of a tie (rank 2 entered 10 us before rank 1
 # by the program's stamps, but was still in its call when rank 1 entered), never the root nor
-# a rank that left before the other came, and the delay's cost goes with the cause given.
-# tie LEAVE2_MS CAUSED_BY COST1 COST2: waits_check's verdict on that reduce
+# a rank that left before the other came, and the delay's cost goes with the cause given.  With
+# SYNC 1 the ranks left a sync barrier 300 ms before the reduce (the 200 ms delay, and 100 ms the
+# scheduler held them outside it): the delay phase's cost may then be as little as 2/3 of the wait.
+# tie LEAVE2_MS CAUSED_BY COST1 COST2 [SYNC]: waits_check's verdict on that reduce
 tie() {
 	mkdir -p "$dir/tie" && python3 - "$dir/tie" "$@" <<'PY' || die "tie: no fixture"
 import json, sys
 d, leave2, by, c1, c2 = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+sync = len(sys.argv) > 6 and sys.argv[6] == "1"
 t = {0: 1.0e9, 1: 1.2e9, 2: 1.2e9 - 1e4}
 leave = {0: 1.2e9 + 2e6, 1: 1.2e9 + 5e5, 2: 1.2e9 - 1e4 + leave2 * 1e6}
 for r in t:
-    open("%s/truth.%d" % (d, r), "w").write("reduce %d %.0f 146 %.0f\n" % (r, t[r], leave[r]))
+    with open("%s/truth.%d" % (d, r), "w") as f:
+        if sync:
+            f.write("sync %d %.0f 140 %.0f\n" % (r, 0.9e9 - 1e3, 0.9e9))
+        f.write("reduce %d %.0f 146 %.0f\n" % (r, t[r], leave[r]))
 json.dump({"wait_states": [{"pattern": "early_reduce", "rank": 0, "line": 146, "file": "t/mpi_waits.c",
                             "seconds": 0.2, "caused_by": by}],
            "delay_costs": [{"rank": 1, "phase": "delay", "seconds": c1}, {"rank": 2, "phase": "delay", "seconds": c2}],
@@ -83,6 +89,9 @@ tie 1 2 0 0.2 || die "waits_check refused the other rank of a tie: $(cat "$dir/t
 tie 1 0 0.2 0 && die "waits_check took the root as its own cause: $(cat "$dir/tie.out")"
 tie 1 2 0.2 0 && die "waits_check took a tie's other rank with the cost left on the first: $(cat "$dir/tie.out")"
 tie 0.001 2 0 0.2 && die "waits_check took a rank that left before the last came: $(cat "$dir/tie.out")"
+tie 1 1 0.15 0 1 || die "waits_check refused a delay charged 3/4 of a wait the scheduler stretched: $(cat "$dir/tie.out")"
+tie 1 1 0.1 0 1 && die "waits_check took a delay charged half of a wait it made 2/3 of: $(cat "$dir/tie.out")"
+tie 1 1 0.15 0 && die "waits_check took a delay charged 3/4 of a wait nothing stretched: $(cat "$dir/tie.out")"
 
 run mpi_waits 200 c
 check c mpi_waits.c 200
