@@ -60,7 +60,7 @@ delayed = set()            # the step instances a delay was injected in
 current = None
 
 want_by = {}               # (pattern, rank, line) -> the ranks whose delay may have made it
-moved = []                 # (key, seconds, by): a wait whose cause the profile may give to another of want_by's
+moved = []                 # (key, seconds, by, share by rank): a wait whose cause the profile may give to another of want_by's
 bounds = defaultdict(lambda: [0.0, 0.0])  # the scheduler's rows: (pattern, rank, line) -> [least, most] seconds
 
 def share(r, at):
