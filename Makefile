@@ -350,12 +350,14 @@ $(UNIT_BIN): $(call obj,$(UNIT_SRC)) $(CONVERTERS) $(LIBS)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CHECK_LIBS) $(OTF2_LIBS) $(DW_LIBS) $(EXT_LIBS) $(MHD_LIBS) $(LDLIBS)
 
 # What EventSpace must survive (tests/fuzz): mutated pathmaps, hostile wire
-# frames, damaged segments; and SIGKILL at random points.  make check runs a
-# bounded, seeded count (the fuzzer under ASan+UBSan); make fuzz runs longer.
+# frames, damaged segments, archives recorded from real jobs (tests/fuzz/seeds)
+# mutated and read by every reader; and SIGKILL at random points.  make check
+# runs a bounded, seeded count (the fuzzer under ASan+UBSan; the archives at
+# most 120 s); make fuzz runs longer.
 FUZZ := $(BUILD)/tests/fuzz $(BUILD)/tests/kill
-$(BUILD)/tests/fuzz: $(BUILD)/obj/tests/fuzz/fuzz.o $(LIBS)
+$(BUILD)/tests/fuzz: $(BUILD)/obj/tests/fuzz/fuzz.o $(BUILD)/obj/tests/fuzz/archive.o $(CONVERTERS) $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(OTF2_LIBS) $(DW_LIBS) $(EXT_LIBS) $(LDLIBS)
 $(BUILD)/tests/kill: $(BUILD)/obj/tests/fuzz/kill.o $(PASTSET_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
@@ -647,7 +649,7 @@ ifneq ($(TSAN),1)
 	@sh tests/integration/run.sh $(BUILD)
 endif
 ifeq ($(SAN),1)
-	@mkdir -p $(BUILD)/fuzz && $(BUILD)/tests/fuzz --count $(FUZZ_COUNT) --seed 1 --out $(BUILD)/fuzz
+	@mkdir -p $(BUILD)/fuzz && $(BUILD)/tests/fuzz --count $(FUZZ_COUNT) --seed 1 --seconds 120 --out $(BUILD)/fuzz
 	@$(BUILD)/tests/kill 100 1
 endif
 
@@ -721,7 +723,7 @@ MPI_BENCH := $(BUILD)/bench/ra $(BUILD)/bench/halo $(MV)/bench/ra $(MV)/bench/ha
 run-experiments: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost
 	@sh tests/bench/experiments.sh $(BUILD)
 
-run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost $(BUILD)/bench/archive $(BUILD)/bench/waits $(BUILD)/bench/steer $(NOCTL)/libescollect.so $(EMPTY) \
+run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost $(BUILD)/bench/archive $(BUILD)/bench/listed $(BUILD)/bench/waits $(BUILD)/bench/steer $(NOCTL)/libescollect.so $(EMPTY) \
 	   $(NOCLOCK)/libescollect.so $(NOREQ)/libescollect.so $(FLOOR) \
 	   $(MPI_BENCH)
 	@for b in $(BENCH_BINS) $(BUILD)/bench/collector; do $$b || exit 1; done
@@ -731,6 +733,7 @@ run-bench: build $(BUILD)/bench/collector $(BUILD)/bench/mpi_cost $(BUILD)/bench
 	@sh tests/bench/record.sh $(BUILD)
 	@sh tests/bench/clocks.sh $(BUILD)
 	@sh tests/bench/profile.sh $(BUILD)
+	@sh tests/bench/threads.sh $(BUILD)
 	@sh tests/bench/control.sh $(BUILD)
 	@sh tests/bench/view.sh $(BUILD)
 	@sh tests/bench/waits.sh $(BUILD)

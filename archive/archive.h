@@ -169,9 +169,11 @@ struct ar_comm {
 	unsigned flags;      /* ES_COMMS_WORLD, _WINDOW, _INTER */
 	uint32_t size[2];    /* its groups: an intercommunicator has two */
 	int32_t *members[2]; /* world rank of each rank in each; -1 where unknown */
-	/* the reader's: each world rank's rank in it (-1: none), below span */
-	int32_t *rank_of;
-	uint32_t span;
+	/* the reader's: each member as world rank << 33 | group << 32 | its
+	 * rank, sorted (a member's rank found by its world rank at once,
+	 * however sparse the world ranks an archive gives) */
+	uint64_t *by_world;
+	uint32_t nby;
 };
 
 int ar_open(const char *dir, ar_archive **out, char *err, size_t errlen);
@@ -239,8 +241,12 @@ void ar_clocks_free(struct ar_clocks *c);
 int ar_clocks_shift(struct ar_clocks *c, int rank, int64_t shift_ns);
 int ar_clocks_add(struct ar_clocks *c, const struct ar_sync *s);
 int ar_clocks_print(const struct ar_clocks *c, FILE *f);
-/* The file f (named path), whole; a line it cannot read fails, saying which. */
-int ar_clocks_read(FILE *f, const char *path, struct ar_clocks **out, char *err, size_t errlen);
+/* The file f (named path), whole; a line it cannot read fails, saying
+ * which: one that names a rank at or past rank_bound, or a shift or an
+ * offset past AR_CLOCK_SPAN either way (no two hosts' clocks are 146
+ * years apart; within it, no reader's sums of them overflow). */
+#define AR_CLOCK_SPAN (INT64_C(1) << 62)
+int ar_clocks_read(FILE *f, const char *path, int rank_bound, struct ar_clocks **out, char *err, size_t errlen);
 /* Whether rank's stamps move (its line is not 0 at every point: never on
  * rank 0's host), and by how much at t (its stamp on the archive's clock,
  * as recorded): add it. */

@@ -126,31 +126,106 @@ int ar_clocks_print(const struct ar_clocks *c, FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
-static int bad_line(const char *path, int line, char *err, size_t errlen)
+/* A line of the file, its number kept so that repeats resolve as
+ * ar_clocks_add resolves them: the first of a (rank, serial) stays, and
+ * points of one time keep the file's order. */
+struct read_pt {
+	struct ar_sync s;
+	int line;
+};
+
+static int by_serial(const void *x, const void *y)
 {
-	snprintf(err, errlen, "%s:%d: expected \"shift RANK NS\" or \"sync RANK SERIAL KIND AT OFFSET RTT\"",
-		 path, line);
-	return -EINVAL;
+	const struct read_pt *a = x, *b = y;
+	if (a->s.rank != b->s.rank)
+		return a->s.rank < b->s.rank ? -1 : 1;
+	if (a->s.serial != b->s.serial)
+		return a->s.serial < b->s.serial ? -1 : 1;
+	return a->line < b->line ? -1 : a->line > b->line;
 }
 
-int ar_clocks_read(FILE *f, const char *path, struct ar_clocks **out, char *err, size_t errlen)
+static int by_time(const void *x, const void *y)
+{
+	const struct read_pt *a = x, *b = y;
+	if (a->s.rank != b->s.rank)
+		return a->s.rank < b->s.rank ? -1 : 1;
+	if (a->s.at_ns != b->s.at_ns)
+		return a->s.at_ns < b->s.at_ns ? -1 : 1;
+	return a->line < b->line ? -1 : a->line > b->line;
+}
+
+/* The points read, each rank's given to it at once: sorted, not inserted
+ * one by one, so that a file of any order reads in n log n. */
+static int settle_points(struct ar_clocks *c, struct read_pt *v, size_t n)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), by_serial);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!k || v[i].s.rank != v[k - 1].s.rank || v[i].s.serial != v[k - 1].s.serial)
+			v[k++] = v[i];
+	qsort(v, k, sizeof(*v), by_time);
+	for (size_t i = 0, e; i < k; i = e) {
+		for (e = i; e < k && v[e].s.rank == v[i].s.rank;)
+			e++;
+		struct rank_clock *r = rank_of(c, v[i].s.rank);
+		if (!r || !(r->pts = malloc(sizeof(*r->pts) * (e - i))))
+			return -ENOMEM;
+		for (size_t j = i; j < e; j++)
+			r->pts[j - i] = v[j].s;
+		r->n = r->cap = (int)(e - i);
+	}
+	c->settled = false;
+	return 0;
+}
+
+/* One line into c (a shift) or v (a point); -EINVAL: not one of them, or
+ * a rank or a clock no recorder writes */
+static int read_line(const char *buf, int line, int rank_bound, struct ar_clocks *c, struct read_pt *pt)
+{
+	struct ar_sync s = { 0 };
+	int64_t shift;
+	char tail;
+	if (sscanf(buf, "shift %d %" SCNd64 " %c", &s.rank, &shift, &tail) == 2)
+		return s.rank >= 0 && s.rank < rank_bound && shift >= -AR_CLOCK_SPAN && shift <= AR_CLOCK_SPAN &&
+			       ar_clocks_shift(c, s.rank, shift) >= 0 ? 0 : -EINVAL;
+	if (sscanf(buf, "sync %d %" SCNu64 " %u %" SCNu64 " %" SCNd64 " %u %c", &s.rank, &s.serial, &s.kind,
+		   &s.at_ns, &s.offset_ns, &s.rtt_ns, &tail) != 6 || s.rank < 0 || s.rank >= rank_bound ||
+	    !s.serial || s.offset_ns < -AR_CLOCK_SPAN || s.offset_ns > AR_CLOCK_SPAN)
+		return -EINVAL;
+	*pt = (struct read_pt){ s, line };
+	return 1;
+}
+
+int ar_clocks_read(FILE *f, const char *path, int rank_bound, struct ar_clocks **out, char *err, size_t errlen)
 {
 	struct ar_clocks *c = ar_clocks_new();
+	struct read_pt *v = NULL;
+	size_t n = 0, cap = 0;
 	char buf[256];
 	int line = 0, rc = c ? 0 : -ENOMEM;
 	while (!rc && fgets(buf, sizeof(buf), f)) {
 		line++;
-		struct ar_sync s = { 0 };
-		int64_t shift;
-		char tail;
-		if (sscanf(buf, "shift %d %" SCNd64 " %c", &s.rank, &shift, &tail) == 2)
-			rc = ar_clocks_shift(c, s.rank, shift) < 0 ? bad_line(path, line, err, errlen) : 0;
-		else if (sscanf(buf, "sync %d %" SCNu64 " %u %" SCNu64 " %" SCNd64 " %u %c", &s.rank, &s.serial,
-				&s.kind, &s.at_ns, &s.offset_ns, &s.rtt_ns, &tail) == 6)
-			rc = ar_clocks_add(c, &s) < 0 ? bad_line(path, line, err, errlen) : 0;
-		else
-			rc = bad_line(path, line, err, errlen);
+		if (n == cap) {
+			struct read_pt *g = realloc(v, sizeof(*v) * (cap = cap ? 2 * cap : 64));
+			if (!g) {
+				rc = -ENOMEM;
+				break;
+			}
+			v = g;
+		}
+		int got = read_line(buf, line, rank_bound, c, &v[n]);
+		if (got < 0)
+			snprintf(err, errlen, "%s:%d: expected \"shift RANK NS\" or \"sync RANK SERIAL KIND AT OFFSET "
+				 "RTT\", RANK below %d, SERIAL from 1, NS and OFFSET within %lld s", path, line,
+				 rank_bound, (long long)(AR_CLOCK_SPAN / 1000000000));
+		rc = got < 0 ? got : 0;
+		n += got > 0;
 	}
+	if (!rc && (rc = settle_points(c, v, n)))
+		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+	free(v);
 	if (rc) {
 		ar_clocks_free(c);
 		return rc;
@@ -187,7 +262,7 @@ static double offset_at(const struct rank_clock *r, uint64_t t)
 		if (b->at_ns == a->at_ns)
 			return (double)b->offset_ns;
 	}
-	double slope = (double)(b->offset_ns - a->offset_ns) / (double)(b->at_ns - a->at_ns);
+	double slope = ((double)b->offset_ns - (double)a->offset_ns) / ((double)b->at_ns - (double)a->at_ns);
 	return (double)a->offset_ns + slope * ((double)t - (double)a->at_ns);
 }
 
@@ -197,7 +272,9 @@ int64_t ar_clocks_delta(const struct ar_clocks *c, int rank, uint64_t t)
 		return 0;
 	const struct rank_clock *r = &c->r[rank];
 	int64_t s0 = c->nr > 0 && c->r[0].shifted ? c->r[0].shift : 0;
-	double d = (double)(r->shift - s0) - offset_at(r, t);
+	double d = (double)r->shift - (double)s0 - offset_at(r, t);
+	/* the writer's values are any; a file's are within AR_CLOCK_SPAN */
+	d = d < -1.5 * AR_CLOCK_SPAN ? -1.5 * AR_CLOCK_SPAN : d > 1.5 * AR_CLOCK_SPAN ? 1.5 * AR_CLOCK_SPAN : d;
 	return (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
 }
 

@@ -116,6 +116,9 @@ int main(int argc, char **argv)
 				"%llu nonblocking completions; %llu regions cut to nest\n", otf2, ar_nevents(a), ar_nthreads(a), (unsigned long long)st.regions,
 				(unsigned long long)st.messages, (unsigned long long)st.colls,
 				(unsigned long long)st.completes, (unsigned long long)st.clipped);
+			if (st.unlocated) /* never silent: what OTF2 leaves out */
+				fprintf(stderr, "esconvert: %s/traces.otf2: %llu threads that recorded nothing (and are "
+					"no rank's first) are not locations\n", otf2, (unsigned long long)st.unlocated);
 			said_alone("left out of OTF2's messages", &st);
 		}
 	}

@@ -124,7 +124,7 @@ int ar__part_close(struct ar__part *pt, bool sync, char *err, size_t errlen)
 void ar__free_comms(struct ar_comm *c, int n)
 {
 	for (int i = 0; i < n; i++)
-		free(c[i].members[0]), free(c[i].members[1]), free(c[i].rank_of);
+		free(c[i].members[0]), free(c[i].members[1]), free(c[i].by_world);
 	free(c);
 }
 

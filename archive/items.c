@@ -58,6 +58,8 @@ int ar_thread_items(const ar_archive *a, int t, struct ar_item **out, size_t *n,
 	size_t ne = ar_thread_events(a, t, &idx), nr = 0, np = 0;
 	*out = NULL;
 	*n = 0;
+	if (!ne) /* a listed thread that recorded nothing costs nothing */
+		return 0;
 	for (size_t j = 0; j < ne; j++)
 		*(ev[idx[j]].t.op & ES_OP_DONE ? &np : &nr) += 1;
 	/* a channel's mark (collectors.h) is no call: messages.c reads it */

@@ -161,19 +161,55 @@ struct jout {
 	struct ar_out_stats *st;
 };
 
-/* A process per trace space (an MPI rank), a track per thread. */
-static void tracks(struct jout *j)
+/* A rank's threads are one process (its pid the rank); others by name. */
+static int by_process(const void *x, const void *y, void *arg)
+{
+	int t = *(const int *)x, u = *(const int *)y;
+	const struct ar_thread *a = ar_thread(arg, t), *b = ar_thread(arg, u);
+	unsigned ra = (unsigned)a->rank, rb = (unsigned)b->rank; /* no rank (-1) last */
+	int c = ra != rb ? (ra > rb) - (ra < rb) : a->rank < 0 ? strcmp(a->process, b->process) : 0;
+	return c ? c : (t > u) - (t < u);
+}
+
+/* Each thread's pid: its rank's number, or for a process of no rank from
+ * 1000 on, past every rank's; threads of one process found together by sorting
+ * (linear in threads but for the sort).  -ENOMEM. */
+static int number_processes(struct jout *j, bool *first)
 {
 	const ar_archive *a = j->a;
-	int nproc = 0;
+	int nt = ar_nthreads(a), top = 0, others = 0;
+	int *order = malloc(sizeof(int) * ((size_t)nt + 1));
+	if (!order)
+		return -ENOMEM;
+	for (int t = 0; t < nt; t++) {
+		order[t] = t;
+		top = ar_thread(a, t)->rank >= top ? ar_thread(a, t)->rank + 1 : top;
+	}
+	top = top > 1000 ? top : 1000;
+	qsort_r(order, (size_t)nt, sizeof(*order), by_process, (void *)a);
+	for (int k = 0; k < nt; k++) {
+		int t = order[k];
+		const struct ar_thread *before = k ? ar_thread(a, order[k - 1]) : NULL, *me = ar_thread(a, t);
+		bool same = before && before->rank == me->rank && (me->rank >= 0 || !strcmp(before->process, me->process));
+		first[t] = !same; /* sorted by index within a process: its lowest first */
+		j->pid[t] = same ? j->pid[order[k - 1]] : ar_thread(a, t)->rank >= 0 ? ar_thread(a, t)->rank
+											 : top + others++;
+	}
+	free(order);
+	return 0;
+}
+
+/* A process per trace space (an MPI rank), a track per thread. */
+static int tracks(struct jout *j)
+{
+	const ar_archive *a = j->a;
+	bool *first = malloc((size_t)ar_nthreads(a) + 1);
+	if (!first || number_processes(j, first)) {
+		free(first);
+		return -ENOMEM;
+	}
 	for (int t = 0; t < ar_nthreads(a); t++) {
-		j->pid[t] = -1;
-		for (int u = 0; u < t && j->pid[t] < 0; u++)
-			if (!strcmp(ar_thread(a, u)->process, ar_thread(a, t)->process))
-				j->pid[t] = j->pid[u];
-		if (j->pid[t] < 0) {
-			j->pid[t] = ar_thread(a, t)->rank >= 0 ? ar_thread(a, t)->rank : 1000 + nproc;
-			nproc++;
+		if (first[t]) {
 			char label[PS_NAME_MAX + 16];
 			if (ar_thread(a, t)->rank >= 0)
 				snprintf(label, sizeof(label), "MPI rank %d", ar_thread(a, t)->rank);
@@ -188,6 +224,8 @@ static void tracks(struct jout *j)
 		ar_json_string(j->f, ar_thread(a, t)->name);
 		fputs("}}", j->f);
 	}
+	free(first);
+	return 0;
 }
 
 /* Thread t's slices, nested, and its messages' ends. */
@@ -196,7 +234,7 @@ static int thread_slices(struct jout *j, int t)
 	struct ar_item *items;
 	size_t n;
 	int rc = ar_thread_items(j->a, t, &items, &n, j->st);
-	if (rc)
+	if (rc || !n)
 		return rc;
 	struct slice *stack = malloc(sizeof(*stack) * (n + 1));
 	size_t depth = 0;
@@ -390,7 +428,7 @@ int ar_to_json(const ar_archive *a, const char *path, uint64_t from, uint64_t to
 		ar_json_string(f, ar_job(a));
 		fputs("},\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":0,"
 		      "\"args\":{\"sort_index\":0}}", f);
-		tracks(&j);
+		rc = tracks(&j);
 	}
 	for (int t = 0; t < ar_nthreads(a) && !rc; t++)
 		rc = thread_slices(&j, t);

@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <otf2/otf2.h>
 
@@ -112,6 +114,31 @@ static OTF2_ErrorCode io(struct otf2_out *o, OTF2_EvtWriter *w, int thread, cons
 					       t->size, it->event);
 }
 
+static uint64_t place_hash(const char *file, int line)
+{
+	return ps_hash_fold(ps_hash_str(PS_HASH_SEED, file), (uint64_t)(uint32_t)line);
+}
+
+/* The places' index (place + 1 by file and line) at twice their number:
+ * found at once however many there are.  -ENOMEM. */
+static int index_places(struct otf2_out *o)
+{
+	size_t cap = o->capix ? o->capix * 2 : 128;
+	uint32_t *ix = calloc(cap, sizeof(*ix));
+	if (!ix)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < o->nplaces; i++) {
+		size_t h = ps_hash_slot(place_hash(o->places[i].file, o->places[i].line), cap);
+		while (ix[h])
+			h = ps_probe(h, cap);
+		ix[h] = i + 1;
+	}
+	free(o->place_ix);
+	o->place_ix = ix;
+	o->capix = cap;
+	return 0;
+}
+
 /* The source code location of a call's site (its innermost frame), made if
  * new: UINT32_MAX when the site or its line is not known, or no memory. */
 static uint32_t new_place(struct otf2_out *o, int thread, uint16_t site)
@@ -120,9 +147,14 @@ static uint32_t new_place(struct otf2_out *o, int thread, uint16_t site)
 	if (!s || !s->frames[0].line)
 		return UINT32_MAX;
 	const struct ar_frame *f = &s->frames[0];
-	for (uint32_t i = o->nplaces; i-- > 0;) /* a thread's calls come from few places */
+	if (2 * ((size_t)o->nplaces + 1) > o->capix && index_places(o))
+		return UINT32_MAX;
+	size_t h = ps_hash_slot(place_hash(f->file, f->line), o->capix);
+	for (; o->place_ix[h]; h = ps_probe(h, o->capix)) {
+		uint32_t i = o->place_ix[h] - 1;
 		if (o->places[i].line == f->line && !strcmp(o->places[i].file, f->file))
 			return i;
+	}
 	if (o->nplaces == o->capplaces) {
 		uint32_t cap = o->capplaces ? o->capplaces * 2 : 64;
 		void *v = realloc(o->places, sizeof(*o->places) * cap);
@@ -133,6 +165,7 @@ static uint32_t new_place(struct otf2_out *o, int thread, uint16_t site)
 	}
 	o->places[o->nplaces].file = f->file;
 	o->places[o->nplaces].line = f->line;
+	o->place_ix[h] = o->nplaces + 1;
 	return o->nplaces++;
 }
 
@@ -142,9 +175,10 @@ static uint32_t place_of(struct otf2_out *o, int thread, const struct es_trace *
 	uint16_t site = ES_TRACE_SITE(t);
 	if (!site || site >= ES_SITES_SLOTS)
 		return UINT32_MAX;
-	if (!o->place_of[site]) {
+	if (o->place_thread[site] != (uint32_t)thread + 1) {
 		uint32_t p = new_place(o, thread, site);
 		o->place_of[site] = p == UINT32_MAX ? UINT32_MAX : p + 1;
+		o->place_thread[site] = (uint32_t)thread + 1;
 	}
 	return o->place_of[site] == UINT32_MAX ? UINT32_MAX : o->place_of[site] - 1;
 }
@@ -427,7 +461,6 @@ static int write_thread(struct otf2_out *o, int t, struct ar_out_stats *st)
 		return -EIO;
 	}
 	const struct ar_event *ev = ar_events(o->a);
-	memset(o->place_of, 0, sizeof(o->place_of)); /* site numbers are the thread's */
 	OTF2_ErrorCode e = OTF2_SUCCESS;
 	size_t next = o->wfirst[t];
 	double sum[WS_NPATTERNS] = { 0 };
@@ -473,6 +506,123 @@ static int write_thread(struct otf2_out *o, int t, struct ar_out_stats *st)
 	return e == OTF2_SUCCESS ? 0 : ar__otf2_fail(o, e, "closing an event writer");
 }
 
+/*
+ * Which threads are OTF2 locations: each that recorded an event, and each
+ * rank's first thread (MPI_COMM_WORLD's ranks are locations by position,
+ * OTF2_GROUP_TYPE_COMM_LOCATIONS).  A thread that recorded nothing
+ * otherwise is left out and counted (st->unlocated): libotf2 makes two
+ * files, clears two chunks and searches its list of locations for each
+ * location it writes, so a listed thread would cost more than all the
+ * events of the archive.  A rank that recorded nothing gets the files
+ * libotf2 wrote for the first such rank, copied (locate_empty).
+ */
+static int locate(struct otf2_out *o, struct ar_out_stats *st)
+{
+	const ar_archive *a = o->a;
+	int nt = ar_nthreads(a);
+	int *first = malloc(sizeof(int) * ((size_t)o->nranks + 1));
+	o->located = calloc((size_t)nt + 1, 1);
+	if (!first || !o->located) {
+		free(first);
+		return -ENOMEM;
+	}
+	for (int r = 0; r < o->nranks; r++)
+		first[r] = -1;
+	for (int t = 0; t < nt; t++) {
+		int r = ar_thread(a, t)->rank;
+		if (r >= 0 && first[r] < 0)
+			first[r] = t;
+	}
+	const uint32_t *idx;
+	o->template_t = -1;
+	for (int t = 0; t < nt; t++) {
+		int r = ar_thread(a, t)->rank;
+		bool events = ar_thread_events(a, t, &idx) > 0;
+		o->located[t] = events ? LOC_EVENTS : r >= 0 && first[r] == t ? LOC_EMPTY : LOC_NONE;
+		st->unlocated += o->located[t] == LOC_NONE;
+		if (o->located[t] == LOC_EMPTY && o->template_t < 0)
+			o->template_t = t;
+	}
+	free(first);
+	return 0;
+}
+
+/* Each location's events: libotf2's writer for those with events and the
+ * template, then (phase 2) their local definitions, empty. */
+static int write_locations(struct otf2_out *o, struct ar_out_stats *st)
+{
+	const ar_archive *a = o->a;
+	int nt = ar_nthreads(a), rc = 0;
+	OTF2_ErrorCode e;
+	for (int t = 0; !rc && t < nt; t++)
+		if (o->located[t] == LOC_EVENTS)
+			rc = write_thread(o, t, st);
+	/* the template, or ar__otf2_defs' placeholder when there is no thread */
+	int empty = nt ? o->template_t : 0;
+	if (!rc && empty >= 0) {
+		OTF2_EvtWriter *w = OTF2_Archive_GetEvtWriter(o->ar, (OTF2_LocationRef)empty);
+		if (!w || (e = OTF2_Archive_CloseEvtWriter(o->ar, w)) != OTF2_SUCCESS)
+			rc = ar__otf2_fail(o, w ? e : OTF2_ERROR_INVALID, "an empty location's events");
+	}
+	if (!rc && (e = OTF2_Archive_CloseEvtFiles(o->ar)) != OTF2_SUCCESS)
+		rc = ar__otf2_fail(o, e, "closing the event files");
+	if (!rc && (e = OTF2_Archive_OpenDefFiles(o->ar)) != OTF2_SUCCESS)
+		rc = ar__otf2_fail(o, e, "opening the definition files");
+	for (int t = 0; !rc && t < (nt ? nt : 1); t++) {
+		if (nt && o->located[t] != LOC_EVENTS && t != empty)
+			continue;
+		OTF2_DefWriter *dw = OTF2_Archive_GetDefWriter(o->ar, (OTF2_LocationRef)t);
+		if (!dw || (e = OTF2_Archive_CloseDefWriter(o->ar, dw)) != OTF2_SUCCESS)
+			rc = ar__otf2_fail(o, dw ? e : OTF2_ERROR_INVALID, "a location's definitions");
+	}
+	if (!rc && (e = OTF2_Archive_CloseDefFiles(o->ar)) != OTF2_SUCCESS)
+		rc = ar__otf2_fail(o, e, "closing the definition files");
+	return rc;
+}
+
+/* The template's two files (what libotf2 wrote for a location with no
+ * event and no local definition) as every other empty rank's. */
+static int locate_empty(struct otf2_out *o, const char *dir, const char *name)
+{
+	static const char *const kinds[] = { "evt", "def" };
+	int rc = 0;
+	for (int k = 0; k < 2 && !rc && o->template_t >= 0; k++) {
+		char path[4300];
+		snprintf(path, sizeof(path), "%s/%s/%d.%s", dir, name, o->template_t, kinds[k]);
+		unsigned char bytes[4096];
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, bytes, sizeof(bytes)) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (n < 0 || n == (ssize_t)sizeof(bytes)) {
+			snprintf(o->err, sizeof(o->err), "%s: not the small file of an empty location", path);
+			return -EIO;
+		}
+		for (int t = o->template_t + 1; t < ar_nthreads(o->a) && !rc; t++) {
+			if (o->located[t] != LOC_EMPTY)
+				continue;
+			snprintf(path, sizeof(path), "%s/%s/%d.%s", dir, name, t, kinds[k]);
+			fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+			if (fd < 0 || write(fd, bytes, (size_t)n) != n)
+				rc = -errno ? -errno : -EIO;
+			if (fd >= 0 && close(fd) && !rc)
+				rc = -errno;
+			if (rc)
+				snprintf(o->err, sizeof(o->err), "%s: %s", path, strerror(-rc));
+		}
+	}
+	return rc;
+}
+
+static void free_out(struct otf2_out *o)
+{
+	free(o->events), free(o->region_op), free(o->phase), free(o->files), free(o->comm_ref), free(o->places);
+	free(o->alone_irecvs), free(o->waits), free(o->wfirst), free(o->place_ix), free(o->located);
+	if (o->attrs)
+		OTF2_AttributeList_Delete(o->attrs);
+	ar_msgs_free(&o->msgs);
+}
+
 int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar_out_stats *st,
 	       char *err, size_t errlen)
 {
@@ -488,11 +638,9 @@ int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar
 			o.nranks = ar_thread(a, t)->rank + 1;
 	o.events = calloc((size_t)ar_nthreads(a) + 1, sizeof(*o.events));
 	o.attrs = OTF2_AttributeList_New();
-	if (!o.events || !o.attrs || number_comms(&o) || ar_msgs_match(a, &o.msgs) || find_waits(&o)) {
-		free(o.events), free(o.comm_ref), free(o.waits), free(o.wfirst);
-		ar_msgs_free(&o.msgs);
-		if (o.attrs)
-			OTF2_AttributeList_Delete(o.attrs);
+	if (!o.events || !o.attrs || number_comms(&o) || ar_msgs_match(a, &o.msgs) || find_waits(&o) ||
+	    locate(&o, st)) {
+		free_out(&o);
 		return -ENOMEM;
 	}
 	int rc = 0;
@@ -507,10 +655,7 @@ int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar
 				 OTF2_COMPRESSION_NONE);
 	if (!o.ar) {
 		snprintf(err, errlen, "%s: OTF2 cannot make an archive there", dir);
-		free(o.events), free(o.region_op), free(o.phase), free(o.files), free(o.comm_ref), free(o.places);
-		free(o.waits), free(o.wfirst);
-		ar_msgs_free(&o.msgs);
-		OTF2_AttributeList_Delete(o.attrs);
+		free_out(&o);
 		return -EIO;
 	}
 	if ((e = OTF2_Archive_SetFlushCallbacks(o.ar, &flush_callbacks, NULL)) != OTF2_SUCCESS ||
@@ -526,36 +671,18 @@ int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar
 	}
 	if (t0 > t1)
 		t0 = t1 = 0;
-	for (int t = 0; !rc && t < ar_nthreads(a); t++)
-		rc = write_thread(&o, t, st);
-	if (!rc && !ar_nthreads(a)) { /* ar__otf2_defs' placeholder location: its (empty) events */
-		OTF2_EvtWriter *w = OTF2_Archive_GetEvtWriter(o.ar, 0);
-		if (!w || (e = OTF2_Archive_CloseEvtWriter(o.ar, w)) != OTF2_SUCCESS)
-			rc = ar__otf2_fail(&o, w ? e : OTF2_ERROR_INVALID, "the placeholder location's events");
-	}
-	if (!rc && (e = OTF2_Archive_CloseEvtFiles(o.ar)) != OTF2_SUCCESS)
-		rc = ar__otf2_fail(&o, e, "closing the event files");
-	/* every location has its (empty) local definitions */
-	if (!rc && (e = OTF2_Archive_OpenDefFiles(o.ar)) != OTF2_SUCCESS)
-		rc = ar__otf2_fail(&o, e, "opening the definition files");
-	for (int t = 0; !rc && t < (ar_nthreads(a) ? ar_nthreads(a) : 1); t++) { /* ar__otf2_defs' placeholder's too */
-		OTF2_DefWriter *dw = OTF2_Archive_GetDefWriter(o.ar, (OTF2_LocationRef)t);
-		if (!dw || (e = OTF2_Archive_CloseDefWriter(o.ar, dw)) != OTF2_SUCCESS)
-			rc = ar__otf2_fail(&o, dw ? e : OTF2_ERROR_INVALID, "a location's definitions");
-	}
-	if (!rc && (e = OTF2_Archive_CloseDefFiles(o.ar)) != OTF2_SUCCESS)
-		rc = ar__otf2_fail(&o, e, "closing the definition files");
+	if (!rc)
+		rc = write_locations(&o, st);
 	if (!rc)
 		rc = ar__otf2_defs(&o, t0, t1);
 	e = OTF2_Archive_Close(o.ar);
 	if (!rc && e != OTF2_SUCCESS)
 		rc = ar__otf2_fail(&o, e, "closing the archive");
+	if (!rc)
+		rc = locate_empty(&o, dir, name);
 	if (rc)
 		snprintf(err, errlen, "%s: %s", dir, o.err[0] ? o.err : strerror(-rc));
-	free(o.events), free(o.region_op), free(o.phase), free(o.files), free(o.comm_ref), free(o.places);
-	free(o.alone_irecvs), free(o.waits), free(o.wfirst);
-	OTF2_AttributeList_Delete(o.attrs);
-	ar_msgs_free(&o.msgs);
-	st->pairing = o.msgs;
+	free_out(&o);
+	st->pairing = o.msgs; /* its counts: free_out freed its pairs */
 	return rc;
 }

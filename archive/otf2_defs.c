@@ -180,14 +180,18 @@ static int def_locations(const struct otf2_out *o, struct defs *df)
 		order[t] = t;
 	qsort_r(order, (size_t)nt, sizeof(*order), by_rank_then_name, (void *)a);
 	int ngroups = 0;
+	int last = -1; /* the last located thread in order */
 	for (int k = 0; k < nt && df->e == OTF2_SUCCESS; k++) {
 		int t = order[k];
-		group[t] = -1;
-		for (int j = 0; j < k && group[t] < 0; j++)
-			if (!strcmp(ar_thread(a, order[j])->process, ar_thread(a, t)->process))
-				group[t] = group[order[j]];
-		if (group[t] >= 0)
+		if (o->located[t] == LOC_NONE)
 			continue;
+		/* sorted by rank, then process: a process's threads are together
+		 * (a process is one rank), so the one before says (linear in threads) */
+		if (last >= 0 && !strcmp(ar_thread(a, last)->process, ar_thread(a, t)->process)) {
+			group[t] = group[last];
+			continue;
+		}
+		last = t;
 		group[t] = ngroups++;
 		char label[PS_NAME_MAX + 32];
 		if (ar_thread(a, t)->rank >= 0)
@@ -202,6 +206,8 @@ static int def_locations(const struct otf2_out *o, struct defs *df)
 	}
 	for (int k = 0; k < nt && df->e == OTF2_SUCCESS; k++) {
 		int t = order[k];
+		if (o->located[t] == LOC_NONE)
+			continue;
 		uint32_t str = def_string(df, ar_thread(a, t)->name);
 		if (df->e == OTF2_SUCCESS)
 			df->e = OTF2_GlobalDefWriter_WriteLocation(df->d, (OTF2_LocationRef)t, str,
@@ -259,12 +265,15 @@ static int def_mpi(const struct otf2_out *o, struct defs *df)
 	uint64_t *members = malloc(sizeof(uint64_t) * (size_t)o->nranks);
 	if (!members)
 		return -ENOMEM;
-	for (int r = 0; r < o->nranks; r++) {
-		members[r] = 0;
-		for (int t = nt - 1; t >= 0; t--)
-			if (ar_thread(a, t)->rank == r)
-				members[r] = (uint64_t)t;
+	for (int r = 0; r < o->nranks; r++)
+		members[r] = UINT64_MAX;
+	for (int t = 0; t < nt; t++) { /* each rank's first thread: one pass */
+		int r = ar_thread(a, t)->rank;
+		if (r >= 0 && members[r] == UINT64_MAX)
+			members[r] = (uint64_t)t;
 	}
+	for (int r = 0; r < o->nranks; r++)
+		members[r] = members[r] == UINT64_MAX ? 0 : members[r];
 	uint32_t str = def_string(df, "MPI_COMM_WORLD's ranks");
 	if (df->e == OTF2_SUCCESS)
 		df->e = OTF2_GlobalDefWriter_WriteGroup(df->d, 0, str, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,

@@ -8,11 +8,15 @@
 
 #define AR_NO_ELEMENT 0xffffffffu /* a tuple's element when it has none (no peer, no root) */
 
+enum { LOC_NONE, LOC_EVENTS, LOC_EMPTY }; /* what a thread is in OTF2 (otf2.c's locate) */
+
 struct otf2_out {
 	OTF2_Archive *ar;
 	uint64_t *events;    /* by location: events written */
+	uint8_t *located;    /* by thread: LOC_* */
+	int template_t;      /* the first empty rank's thread, whose files the others copy; -1 */
 	const ar_archive *a;
-	char err[512];
+	char err[4600];
 	uint32_t region_of[256]; /* by op code (below 256, flags cleared) + 1; 0: not yet defined */
 	uint16_t *region_op;     /* by region: its op code (a phase's: ES_OP_MPI_PCONTROL) */
 	const char **phase;      /* by region: a phase's name (the archive's), or NULL */
@@ -23,7 +27,11 @@ struct otf2_out {
 	 * attribute "callsite" of each call's Enter */
 	struct { const char *file; int line; } *places;
 	uint32_t nplaces, capplaces;
-	uint32_t place_of[ES_SITES_SLOTS]; /* the thread being written: its site's place + 1; 0 not looked up */
+	uint32_t *place_ix; /* place + 1 by place_hash, capix slots (0: free) */
+	size_t capix;
+	/* the thread being written's site's place + 1 (0: none), where
+	 * place_thread holds that thread + 1: nothing cleared per thread */
+	uint32_t place_of[ES_SITES_SLOTS], place_thread[ES_SITES_SLOTS];
 	OTF2_AttributeList *attrs;
 	uint32_t nfiles, capfiles;
 	/* by op code, worked out once: what the names say */

@@ -54,6 +54,21 @@ struct timeline {
 
 #define SHARE(tl, r, b, c) ((tl)->share[((size_t)(r) * BINS + (size_t)(b)) * NCLASS + (size_t)(c)])
 
+/* s as a gnuplot string: single-quoted, where gnuplot substitutes
+ * nothing (a backquote in a double-quoted string runs a command: an
+ * archive's job or phase names are anyone's bytes), a quote doubled, a
+ * control byte as '?' (a newline would end the command). */
+static void gp_string(FILE *f, const char *s)
+{
+	fputc('\'', f);
+	for (; *s; s++)
+		if (*s == '\'')
+			fputs("''", f);
+		else
+			fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+	fputc('\'', f);
+}
+
 static int run_gnuplot(const char *script, char *err, size_t errlen)
 {
 	char cmd[4400];
@@ -278,8 +293,9 @@ static int place_labels(const struct timeline *tl, FILE *f)
 		if (slot < 0)
 			continue;
 		done[nd++] = (struct placed){ l->row, slot, x - w / 2, x + w / 2 };
-		fprintf(f, "set label %d \"%s\" at %.9f,%.2f center front noenhanced font ',8'\n", label++, text, x,
-			l->row - 0.27 + 0.27 * slot);
+		fprintf(f, "set label %d ", label++);
+		gp_string(f, text);
+		fprintf(f, " at %.9f,%.2f center front noenhanced font ',8'\n", x, l->row - 0.27 + 0.27 * slot);
 	}
 	return label;
 }
@@ -292,25 +308,27 @@ static int write_timeline_script(const struct timeline *tl, const char *dir, con
 	if (!f)
 		return -errno;
 	const char *job = ar_job(tl->a), *what = tl->mpi ? "MPI" : "operations", *row = tl->mpi ? "rank" : "thread";
-	fprintf(f, "# timeline.gp - %s: each %s's time inside %s, by class; white is computing\n"
+	fprintf(f, "# timeline.gp - each %s's time inside %s, by class; white is computing\n"
 		"set terminal pngcairo size 1400,%d font ',10'\nset output '%s/timeline.png'\n"
-		"set title \"%s: time inside %s per %s (white: computing)%s\" noenhanced\n"
 		"set xlabel 'seconds since the first call after MPI_Init' noenhanced\nset ylabel '%s'\n"
 		"set yrange [-0.6:%d.6]\nset ytics 1\nset xrange [0:%.9f]\nset key outside right\n"
-		"set style fill solid noborder\n", job, row, what, 200 + 40 * tl->rows, dir, job, what, row,
-		tl->empty ? ": no call recorded" : "", row,
+		"set style fill solid noborder\n", row, what, 200 + 40 * tl->rows, dir, row,
 		tl->rows - 1, (double)(tl->t1 - tl->t0) / 1e9);
+	char title[PS_NAME_MAX + 128];
+	snprintf(title, sizeof(title), "%s: time inside %s per %s (white: computing)%s", job, what, row,
+		 tl->empty ? ": no call recorded" : "");
+	fputs("set title ", f);
+	gp_string(f, title);
+	fputs(" noenhanced\n", f);
 	int label = place_labels(tl, f);
 	for (int k = 0; k < tl->nmarks; k++) {
 		const struct mark *m = &tl->marks[k];
 		char buf[32];
 		double x = (double)(m->at > tl->t0 ? m->at - tl->t0 : 0) / 1e9;
 		fprintf(f, "set arrow from %.9f,graph 0 to %.9f,graph 1 nohead dt 2 lc rgb '#808080' back\n"
-			"set label %d \"", x, x, label++);
-		for (const char *c = ar_phase_name(tl->a, m->thread, &ar_events(tl->a)[m->event].t, buf, sizeof(buf)); *c; c++)
-			if (*c != '"' && *c != '\\')
-				fputc(*c, f);
-		fprintf(f, "\" at %.9f,graph 1.01 left rotate by 20 noenhanced font ',8'\n", x);
+			"set label %d ", x, x, label++);
+		gp_string(f, ar_phase_name(tl->a, m->thread, &ar_events(tl->a)[m->event].t, buf, sizeof(buf)));
+		fprintf(f, " at %.9f,graph 1.01 left rotate by 20 noenhanced font ',8'\n", x);
 	}
 	fputs("plot ", f);
 	/* the key: an MPI job's classes, or a PATHS job's one */
@@ -388,13 +406,16 @@ static int matrix(const ar_archive *a, int nranks, const char *dir, char *err, s
 	if (!rc && !f)
 		rc = -errno;
 	if (f) {
-		fprintf(f, "# matrix.gp - %s: bytes sent point to point, from the row's rank to the column's\n"
+		fprintf(f, "# matrix.gp - bytes sent point to point, from the row's rank to the column's\n"
 			"set terminal pngcairo size 800,700 font ',10'\nset output '%s/matrix.png'\n"
-			"set title \"%s: bytes sent point to point\" noenhanced\nset xlabel 'to rank'\n"
+			"set xlabel 'to rank'\n"
 			"set ylabel 'from rank'\nset xrange [-0.5:%d.5]\nset yrange [-0.5:%d.5] reverse\n"
 			"set xtics 1\nset ytics 1\nset palette defined (0 'white', 1 '#fdd49e', 2 '#d7301f')\n"
-			"set cblabel 'bytes'\nplot '%s/matrix.dat' matrix with image notitle\n", ar_job(a), dir,
-			ar_job(a), nranks - 1, nranks - 1, dir);
+			"set cblabel 'bytes'\nset title ", dir, nranks - 1, nranks - 1);
+		char title[PS_NAME_MAX + 64];
+		snprintf(title, sizeof(title), "%s: bytes sent point to point", ar_job(a));
+		gp_string(f, title);
+		fprintf(f, " noenhanced\nplot '%s/matrix.dat' matrix with image notitle\n", dir);
 		if (fclose(f))
 			rc = -errno;
 	}

@@ -178,28 +178,52 @@ static bool same_site(const struct ar_site *x, const struct ar_site *y)
 	return true;
 }
 
-/* The page's index + 1 of thread t's site s called with op; 0: not known. */
-uint32_t prof_site_key(struct prof *p, int t, uint16_t s, unsigned op, uint32_t *cache)
+/* A site already on the page with hash h and these frames, or 0.  The
+ * index finds the first of a hash; the rare other of the same hash is
+ * looked for among all (never in a recording: hashes are 64 bits). */
+static uint32_t known_site(struct prof *p, uint64_t h, unsigned op, const struct ar_site *where, uint32_t *first)
 {
-	if (!s)
+	if (!*first)
 		return 0;
-	uint32_t *c = &cache[(size_t)s * 4 + (op & 3)];
-	if (*c && AT(p->sites, struct psite, *c - 1)->op == op)
-		return *c;
-	const struct ar_site *where = ar_site(p->a, t, s);
-	if (!where)
-		return 0;
-	uint64_t h = site_hash(op, where);
-	for (size_t i = 0; i < p->sites.n; i++) { /* sites are few: hundreds in LAMMPS */
-		const struct psite *q = AT(p->sites, struct psite, i);
+	const struct psite *q = AT(p->sites, struct psite, *first - 1);
+	if (q->op == op && same_site(q->where, where))
+		return *first;
+	for (size_t i = 0; i < p->sites.n; i++) {
+		q = AT(p->sites, struct psite, i);
 		if (q->hash == h && q->op == op && same_site(q->where, where))
-			return *c = (uint32_t)i + 1;
+			return (uint32_t)i + 1;
 	}
-	struct psite *q = push(&p->sites);
-	if (!q)
+	return 0;
+}
+
+/* The page's index + 1 of thread t's site s called with op; 0: not
+ * known.  Looked up once per thread, site and call, in one table for all
+ * threads: a thread's lookups cost nothing for the threads that made none. */
+uint32_t prof_site_key(struct prof *p, int t, uint16_t s, unsigned op)
+{
+	if (!s || s >= ES_SITES_SLOTS) /* no thread names a site past its board's: not known */
 		return 0;
-	*q = (struct psite){ .op = op, .where = where, .hash = h };
-	return *c = (uint32_t)p->sites.n;
+	uint64_t key = (uint64_t)(uint32_t)t << 32 | (uint64_t)s << 16 | (op & 0xffff);
+	uint32_t *c = map_at(&p->site_of, key);
+	p->oom |= !c;
+	if (!c || *c)
+		return c ? *c : 0;
+	const struct ar_site *where = ar_site(p->a, t, s);
+	uint64_t h = where ? site_hash(op, where) : 0;
+	uint32_t *first = where ? map_at(&p->site_ix, h) : NULL;
+	uint32_t k = first ? known_site(p, h, op, where, first) : 0;
+	struct psite *q = first && !k ? push(&p->sites) : NULL;
+	p->oom |= where && (!first || (!k && !q));
+	if (q) {
+		*q = (struct psite){ .op = op, .where = where, .hash = h };
+		k = (uint32_t)p->sites.n;
+		*first = *first ? *first : k;
+	}
+	if (first && !*first)
+		p->site_ix.n--; /* its slot stays free (its value 0), as find's */
+	if (!(*c = k))
+		p->site_of.n--;
+	return k;
 }
 
 /* --- one pass over the events --------------------------------------------------------- */
@@ -286,7 +310,7 @@ static int add_io(struct prof *p, const struct es_trace *e, int g, uint64_t d)
 
 /* A region of thread t (group g) from t0 to t1, depth the regions around it. */
 static int add_call(struct prof *p, int t, int g, const struct es_trace *e, uint64_t t0, uint64_t t1,
-		    size_t depth, uint32_t *cache)
+		    size_t depth)
 {
 	unsigned code = es_op_code(e->op);
 	struct rank_run *r = &p->run[g];
@@ -304,7 +328,7 @@ static int add_call(struct prof *p, int t, int g, const struct es_trace *e, uint
 	}
 	if (depth == 0)
 		r->mpi += t1 - t0; /* the outermost only: nested time is counted once */
-	uint32_t site = p->mpi ? prof_site_key(p, t, ES_TRACE_SITE(e), code, cache) : 0;
+	uint32_t site = p->mpi ? prof_site_key(p, t, ES_TRACE_SITE(e), code) : 0;
 	int keys[4][2] = { { 0, g }, { 0, ALL }, { 1, g }, { 1, ALL } };
 	for (int k = 0; k < (site ? 4 : 2); k++) {
 		struct stat_row *s = row(p, code, keys[k][0] ? site : 0, keys[k][1]);
@@ -354,20 +378,19 @@ static int phase_item(struct prof *p, int t, int g, const struct ar_item *it, st
 	return 0;
 }
 
-static int add_thread(struct prof *p, int t, int g, uint32_t *cache)
+static int add_thread(struct prof *p, int t, int g)
 {
 	const struct ar_event *ev = ar_events(p->a);
 	struct ar_item *items;
 	size_t n;
 	int rc = ar_thread_items(p->a, t, &items, &n, NULL);
-	if (rc)
+	if (rc || !n)
 		return rc;
 	uint64_t *enter = malloc(sizeof(uint64_t) * (n + 1));
 	struct open_phases op = { malloc(sizeof(uint32_t) * (n + 1)), malloc(sizeof(uint64_t) * (n + 1)), 0 };
 	size_t depth = 0;
 	if (!enter || !op.row || !op.start)
 		rc = -ENOMEM;
-	memset(cache, 0, sizeof(uint32_t) * ES_SITES_SLOTS * 4);
 	for (size_t i = 0; i < n && !rc; i++) {
 		const struct es_trace *e = &ev[items[i].event].t;
 		if (ar_is_phase(e)) {
@@ -379,7 +402,7 @@ static int add_thread(struct prof *p, int t, int g, uint32_t *cache)
 		if (items[i].kind != AR_LEAVE || !depth)
 			continue;
 		uint64_t t0 = enter[--depth];
-		rc = add_call(p, t, g, e, t0, items[i].time, depth, cache);
+		rc = add_call(p, t, g, e, t0, items[i].time, depth);
 		unsigned code = es_op_code(e->op);
 		if (!rc && op.n && depth == 0 && code != ES_OP_MPI_INIT && code != ES_OP_MPI_FINALIZE) {
 			struct phase_row *r = AT(p->phases, struct phase_row, op.row[op.n - 1] - 1);
@@ -402,16 +425,14 @@ static int gather(struct prof *p)
 	p->groups = p->mpi ? nranks : nt; /* rows per rank, or per thread when no MPI */
 	p->run = calloc((size_t)p->groups + 1, sizeof(*p->run));
 	p->comms = calloc((size_t)ar_ncomms(a) + 1, sizeof(*p->comms));
-	uint32_t *cache = malloc(sizeof(uint32_t) * ES_SITES_SLOTS * 4);
-	int rc = p->run && p->comms && cache ? 0 : -ENOMEM;
+	int rc = p->run && p->comms ? 0 : -ENOMEM;
 	for (int g = 0; g < p->groups && !rc; g++)
 		p->run[g].first = UINT64_MAX;
 	for (int t = 0; t < nt && !rc; t++) {
 		int g = p->mpi ? ar_thread(a, t)->rank : t;
 		if (g >= 0) /* not a thread of no rank in an MPI job */
-			rc = add_thread(p, t, g, cache);
+			rc = add_thread(p, t, g);
 	}
-	free(cache);
 	return rc;
 }
 
@@ -559,6 +580,7 @@ void prof_free(struct prof *p)
 		free(p->phase_names[i]);
 	free(p->phase_names);
 	map_free(&p->row_ix), map_free(&p->coll_ix), map_free(&p->pair_ix), map_free(&p->phase_ix), map_free(&p->io_ix);
+	map_free(&p->site_of), map_free(&p->site_ix);
 }
 
 int prof_end(struct prof *p, int rc, FILE *out, char *err, size_t errlen)

@@ -93,6 +93,9 @@ struct prof {
 	struct rank_run *run;
 	struct vec rows, colls, pairs, sites, phases, io;
 	struct map row_ix, coll_ix, pair_ix, phase_ix, io_ix;
+	struct map site_of; /* (thread, its site, op) -> prof_site_key's answer */
+	struct map site_ix; /* a site's hash -> the first site of it on the page */
+	bool oom;           /* a look-up found no memory: the profile fails so */
 	uint64_t app_all, mpi_all;
 	ws *waits; /* the wait states (waits.c), call sites keyed by their index + 1 in sites */
 	struct ws_analysis why; /* their causes and the critical path */
@@ -127,9 +130,8 @@ int prof_end(struct prof *p, int rc, FILE *out, char *err, size_t errlen);
 uint64_t prof_app(const struct prof *p, int g); /* group g's run: from MPI_Init's end to MPI_Finalize's start */
 const struct psite *prof_site(const struct prof *p, uint32_t number);
 double prof_cov(const struct prof *p, const struct stat_row *all); /* across the ranks that called the site */
-/* The index + 1 in sites of thread t's site s called with op (0: not
- * known); cache: the thread's, ES_SITES_SLOTS * 4 zeroed words. */
-uint32_t prof_site_key(struct prof *p, int t, uint16_t s, unsigned op, uint32_t *cache);
+/* The index + 1 in sites of thread t's site s called with op (0: not known). */
+uint32_t prof_site_key(struct prof *p, int t, uint16_t s, unsigned op);
 /* The wait states of the archive (waits.c): p->waits.  0 or -ENOMEM. */
 int prof_waits(struct prof *p);
 /* The wait states said (waits_out.c): the page's section, --json's members. */

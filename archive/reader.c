@@ -403,7 +403,7 @@ static int read_clocks(ar_archive *a, const char *dir, char *err, size_t errlen)
 	FILE *f = ar__open_optional(p, err, errlen, &rc);
 	if (!f)
 		return rc;
-	rc = ar_clocks_read(f, p, &a->clocks, err, errlen);
+	rc = ar_clocks_read(f, p, a->rank_bound, &a->clocks, err, errlen);
 	fclose(f);
 	if (rc)
 		return rc;
@@ -424,7 +424,7 @@ static int read_clocks(ar_archive *a, const char *dir, char *err, size_t errlen)
 		int64_t d0 = ar_clocks_delta(a->clocks, r, ev[i].t.start), d1 = ar_clocks_delta(a->clocks, r, ev[i].t.end);
 		ev[i].t.start += (uint64_t)d0;
 		ev[i].t.end += (uint64_t)d1;
-		int64_t most = d0 < 0 ? -d0 : d0;
+		int64_t most = d0 < 0 ? -d0 : d0; /* within 1.5 * AR_CLOCK_SPAN: no overflow */
 		if (most > a->most_moved)
 			a->most_moved = most;
 	}
@@ -628,8 +628,19 @@ const struct ar_comm *ar_comm(const ar_archive *a, int i)
 
 int ar_comm_rank(const struct ar_comm *c, int world)
 {
-	if (c && c->rank_of)
-		return world >= 0 && (uint32_t)world < c->span ? c->rank_of[world] : -1;
+	if (c && c->by_world) {
+		uint64_t key = (uint64_t)(uint32_t)world << 33;
+		uint32_t lo = 0, hi = c->nby; /* the first at or after key */
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (c->by_world[mid] < key)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return world >= 0 && lo < c->nby && c->by_world[lo] >> 33 == (uint64_t)world
+			       ? (int)(uint32_t)c->by_world[lo] : -1;
+	}
 	for (int s = 0; c && s < 2; s++)
 		for (uint32_t i = 0; i < c->size[s]; i++)
 			if (c->members[s][i] == world)
@@ -637,23 +648,24 @@ int ar_comm_rank(const struct ar_comm *c, int world)
 	return -1;
 }
 
+static int by_key(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
 /* A communicator's ranks by world rank, so that a message's peer is found
- * at once (the first group's rank first, as the scan above finds it). */
+ * at once: the first group's rank first, the lowest of repeats, as the
+ * scan above finds it. */
 static int index_comm(struct ar_comm *c)
 {
-	int32_t top = -1;
+	if (!(c->by_world = malloc(sizeof(uint64_t) * ((size_t)c->size[0] + c->size[1] + 1))))
+		return -ENOMEM;
 	for (int s = 0; s < 2; s++)
 		for (uint32_t i = 0; i < c->size[s]; i++)
-			top = c->members[s][i] > top ? c->members[s][i] : top;
-	c->span = (uint32_t)(top + 1);
-	if (!(c->rank_of = malloc(sizeof(int32_t) * (c->span + 1))))
-		return -ENOMEM;
-	for (uint32_t w = 0; w < c->span; w++)
-		c->rank_of[w] = -1;
-	for (int s = 1; s >= 0; s--) /* the first group wins where both hold a rank */
-		for (uint32_t i = c->size[s]; i-- > 0;)
 			if (c->members[s][i] >= 0)
-				c->rank_of[c->members[s][i]] = (int32_t)i;
+				c->by_world[c->nby++] = (uint64_t)c->members[s][i] << 33 | (uint64_t)s << 32 | i;
+	qsort(c->by_world, c->nby, sizeof(uint64_t), by_key);
 	return 0;
 }
 
@@ -699,13 +711,16 @@ size_t ar_deaths_note(const ar_archive *a, char *buf, size_t len)
 size_t ar_missing_note(const ar_archive *a, char *buf, size_t len)
 {
 	int ranks = 0, unsaid = 0, comms = 0;
-	for (int i = 0; i < a->nthreads; i++) {
-		int r = a->threads[i].rank, first = 1;
-		for (int j = 0; j < i && first; j++)
-			first = a->threads[j].rank != r;
-		if (r >= 0 && first)
-			ranks++, unsaid += !ar_rank(a, r);
+	/* each rank once: every rank is below rank_bound (check_ranks) */
+	unsigned char *seen_rank = calloc((size_t)a->rank_bound / 8 + 1, 1);
+	for (int i = 0; i < a->nthreads && seen_rank; i++) {
+		int r = a->threads[i].rank;
+		if (r < 0 || seen_rank[r / 8] & 1u << (r % 8))
+			continue;
+		seen_rank[r / 8] |= (unsigned char)(1u << (r % 8));
+		ranks++, unsaid += !ar_rank(a, r);
 	}
+	free(seen_rank);
 	uint16_t seen[64];
 	int nseen = 0;
 	const struct ar_event *ev = ar_events(a);

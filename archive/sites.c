@@ -207,6 +207,12 @@ int ar_sites_read(struct ar_sites *s, const char *path, int nthreads, char *err,
 			rc = -EINVAL;
 			break;
 		}
+		if (more && (unsigned)st >= ES_SITES_SLOTS) { /* a tuple's site indexes readers' tables */
+			snprintf(err, errlen, "%s:%d: site %d, but a thread names its sites from 1 to %u", path,
+				 lineno, st, ES_SITES_SLOTS - 1);
+			rc = -EINVAL;
+			break;
+		}
 		if (more && t >= nthreads) {
 			snprintf(err, errlen, "%s:%d: thread %d, but the archive holds %d threads", path, lineno, t,
 				 nthreads);

@@ -26,11 +26,9 @@ const char *prof_phase_name(const struct prof *p, uint32_t key)
 	return key && key <= p->nphase_names ? p->phase_names[key - 1] : "(outside phases)";
 }
 
-/* the profile's keys: its call sites, each thread's looked up through a
- * cache of its own */
+/* the profile's keys: its call sites */
 struct keys {
 	struct prof *p;
-	uint32_t **cache;
 	int nt, err;
 };
 
@@ -41,11 +39,7 @@ static uint32_t site_key(void *arg, int thread, const struct es_trace *t)
 	 * engine takes the completing call's), a mark, MPI_Init or Finalize */
 	if (thread >= k->nt || !es_in_mpi_call(t->op) || es_is_mark(t->op))
 		return 0;
-	if (!k->cache[thread] && !(k->cache[thread] = calloc((size_t)ES_SITES_SLOTS * 4, sizeof(uint32_t)))) {
-		k->err = -ENOMEM;
-		return 0;
-	}
-	return prof_site_key(k->p, thread, ES_TRACE_SITE(t), es_op_code(t->op), k->cache[thread]);
+	return prof_site_key(k->p, thread, ES_TRACE_SITE(t), es_op_code(t->op));
 }
 
 static uint32_t phase_key_of(void *arg, const char *name)
@@ -75,14 +69,14 @@ int prof_make(struct prof *p, const ar_archive *a)
 	int rc = prof_build(p, a);
 	if (!rc && p->mpi)
 		rc = prof_waits(p);
+	rc = rc ? rc : p->oom ? -ENOMEM : 0;
 	return rc ? rc : prof_finish(p);
 }
 
 int prof_waits(struct prof *p)
 {
 	struct keys k = { .p = p, .nt = ar_nthreads(p->a) };
-	k.cache = calloc((size_t)k.nt + 1, sizeof(*k.cache));
-	int rc = k.cache ? ws_create(&p->waits) : -ENOMEM;
+	int rc = ws_create(&p->waits);
 	if (!rc) {
 		ws_keep(p->waits);
 		rc = ar_waits_feed(p->a, p->waits, &(struct ar_wait_keys){ site_key, phase_key_of, &k });
@@ -92,8 +86,5 @@ int prof_waits(struct prof *p)
 		rc = ws_analyse(p->waits, &p->why);
 	if (!rc)
 		rc = causers(p);
-	for (int t = 0; k.cache && t < k.nt; t++)
-		free(k.cache[t]);
-	free(k.cache);
 	return rc;
 }

@@ -19,17 +19,17 @@
 #include "pastset/wire.h"
 #include "pathmaps/pathmaps.h"
 
+#include "tests/fuzz/fuzz.h"
+
 /*
  * Each case runs under alarm(HANG_S): a case that takes longer is a hang,
  * and the default action of SIGALRM ends the run with it.  Crashes end it
  * too, under ASan+UBSan with a report.  What a case was is written to
  * fuzz-case.* before it runs, so a failure can be replayed.
  */
-#define HANG_S 5
-
 static uint64_t rng;
 
-static uint64_t rnd(void)
+uint64_t rnd(void)
 {
 	rng ^= rng << 13;
 	rng ^= rng >> 7;
@@ -37,14 +37,14 @@ static uint64_t rnd(void)
 	return rng;
 }
 
-static size_t below(size_t n)
+size_t below(size_t n)
 {
 	return n ? (size_t)(rnd() % n) : 0;
 }
 
-static const char *outdir = ".";
+const char *outdir = ".";
 
-static void keep_case(const char *what, const void *p, size_t n)
+void keep_case(const char *what, const void *p, size_t n)
 {
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/fuzz-case.%s", outdir, what);
@@ -519,7 +519,8 @@ int main(int argc, char **argv)
 {
 	long count = 2000;
 	uint64_t seed = 1;
-	const char *what = "all", *examples = "pathmaps/examples";
+	const char *what = "all", *examples = "pathmaps/examples", *seeds = "tests/fuzz/seeds";
+	double seconds = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--count") && i + 1 < argc)
 			count = atol(argv[++i]);
@@ -527,13 +528,17 @@ int main(int argc, char **argv)
 			seed = strtoull(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--examples") && i + 1 < argc)
 			examples = argv[++i];
+		else if (!strcmp(argv[i], "--seeds") && i + 1 < argc)
+			seeds = argv[++i];
+		else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
+			seconds = atof(argv[++i]);
 		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
 			outdir = argv[++i];
 		else if (argv[i][0] != '-')
 			what = argv[i];
 		else {
-			fprintf(stderr, "usage: fuzz [--count N] [--seed N] [--examples DIR] [--out DIR] "
-				"[pathmaps|wire|segments|all]\n");
+			fprintf(stderr, "usage: fuzz [--count N] [--seed N] [--examples DIR] [--seeds DIR] "
+				"[--seconds S] [--out DIR] [pathmaps|wire|segments|archives|all]\n");
 			return 2;
 		}
 	}
@@ -550,5 +555,8 @@ int main(int argc, char **argv)
 		rc = fuzz_wire(count);
 	if (!rc && (!strcmp(what, "all") || !strcmp(what, "segments")))
 		rc = fuzz_segments(count);
+	/* archives: --seconds bounds the time too (each case reads one five ways) */
+	if (!rc && (!strcmp(what, "all") || !strcmp(what, "archives")))
+		rc = fuzz_archives(seeds, count, seconds);
 	return rc;
 }

@@ -62,7 +62,7 @@ PY
 # the timeline marks where rank 0's phases began
 "$BIN/esconvert" -q --plot "$dir/pics" "$dir/mpi_phases" || die "esconvert --plot failed"
 for name in setup solve "Pcontrol 2" last; do
-	grep -q "^set label [0-9]* \"$name\" at " "$dir/pics/timeline.gp" || die "the timeline does not mark $name"
+	grep -q "^set label [0-9]* '$name' at " "$dir/pics/timeline.gp" || die "the timeline does not mark $name"
 done
 
 record mpi_phases_f

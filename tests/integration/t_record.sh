@@ -174,8 +174,8 @@ plot_adds_up "$dir/longpics/timeline.dat" "$dir/long.txt" || die "the timeline u
 # the calls' labels: inside the frame, none over another (text 6.5 px a
 # character on a plot some 1,150 px wide, a third of a lane high)
 for gp in "$dir/pics/timeline.gp" "$dir/longpics/timeline.gp"; do
-	awk -F'"' '/^set xrange/ { sub(/.*:/, ""); sub(/].*/, ""); span = $0 + 0 }
-		/^set label [0-9]* "MPI_/ { n++; split($3, p, /[ ,]/); x[n] = p[3]; y[n] = p[4]; w[n] = length($2) * 6.5 / 1150 * span }
+	awk -F"'" '/^set xrange/ { sub(/.*:/, ""); sub(/].*/, ""); span = $0 + 0 }
+		/^set label [0-9]* .MPI_/ { n++; split($3, p, /[ ,]/); x[n] = p[3]; y[n] = p[4]; w[n] = length($2) * 6.5 / 1150 * span }
 		END {
 			for (i = 1; i <= n; i++) {
 				if (x[i] - w[i] / 2 < -1e-9 || x[i] + w[i] / 2 > span + 1e-9) { print "outside: " i; bad = 1 }

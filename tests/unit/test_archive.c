@@ -670,8 +670,8 @@ START_TEST(plot_lanes_and_key)
 	while (fgets(line, sizeof(line), f)) {
 		coll_label |= !strncmp(line, "set label", 9) && strstr(line, "MPI_Allreduce 9 ms") != NULL;
 		send_label |= !strncmp(line, "set label", 9) && strstr(line, "MPI_Send 500 us") != NULL;
-		for (char *q = line; (q = strstr(q, " title '")); q++)
-			titles++;
+		for (char *q = line; strncmp(line, "set title", 9) && (q = strstr(q, " title '")); q++)
+			titles++; /* the key's entries */
 	}
 	fclose(f);
 	ck_assert(coll_label);
@@ -1161,8 +1161,140 @@ START_TEST(clocks_move_a_rank_onto_rank_0)
 	fprintf(f, "shift 1 0\nsync 1 one 1 1000000 0 0\n");
 	fclose(f);
 	ck_assert_int_eq(ar_open(dir, &r, err, sizeof(err)), -EINVAL);
-	ck_assert_msg(strstr(err, "/clocks:2: expected \"shift RANK NS\" or \"sync RANK SERIAL KIND AT OFFSET RTT\""),
-		      "%s", err);
+	ck_assert_msg(strstr(err, "/clocks:2: expected \"shift RANK NS\" or \"sync RANK SERIAL KIND AT OFFSET RTT\", "
+			      "RANK below 2"), "%s", err);
+}
+END_TEST
+
+/* What a crafted archive may hold, read by every reader: a site past any
+ * thread's board (esprofile once indexed a 4,096-slot cache by it), a
+ * communicator of sparse, huge world ranks, clocks past what hosts can be
+ * apart and points in any order. */
+START_TEST(readers_on_crafted_fields)
+{
+	char err[4400] = "", p[4300];
+	write_two_ranks(dir);
+	/* rank 1's receive at site 4096 and 65535: no site known, no crash */
+	snprintf(p, sizeof(p), "%s/events", dir);
+	FILE *f = fopen(p, "r+b");
+	ck_assert_ptr_nonnull(f);
+	uint32_t seq = 65535u << 16 | 1;
+	ck_assert_int_eq(fseek(f, 8 + AR_RECORD + 16, SEEK_SET), 0); /* the second record's seq */
+	ck_assert_int_eq(fwrite(&seq, 4, 1, f), 1);
+	fclose(f);
+	ar_archive *a;
+	ck_assert_msg(ar_open(dir, &a, err, sizeof(err)) == 0, "%s", err);
+	FILE *null = fopen("/dev/null", "w");
+	ck_assert_int_eq(ar_profile(a, null, 20, err, sizeof(err)), 0);
+	ck_assert_int_eq(ar_profile_json(a, null, err, sizeof(err)), 0);
+	struct ar_out_stats st;
+	snprintf(p, sizeof(p), "%s/o", dir);
+	ck_assert_msg(ar_to_otf2(a, p, "traces", &st, err, sizeof(err)) == 0, "%s", err);
+	ar_close(a);
+	/* ... and a sites line that names it: refused, with its line */
+	snprintf(p, sizeof(p), "%s/sites", dir);
+	put(p, "1\t4096\t0\t/bin/app\t10\tf\ta.c\t3\n");
+	ck_assert_int_eq(ar_open(dir, &a, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "/sites:1: site 4096, but a thread names its sites from 1 to 4095"), "%s", err);
+	unlink(p);
+	/* a communicator of world ranks far apart: each found, the first
+	 * group's first where a rank repeats; nothing sized by the largest */
+	snprintf(p, sizeof(p), "%s/comms", dir);
+	put(p, "0 1 world 2 0 1\n1 abc inter 3 2147483647 1 2147483647 | 2 0 1000000000\n");
+	ck_assert_msg(ar_open(dir, &a, err, sizeof(err)) == 0, "%s", err);
+	const struct ar_comm *c = ar_comm(a, 1);
+	ck_assert_int_eq(ar_comm_rank(c, 2147483647), 0);
+	ck_assert_int_eq(ar_comm_rank(c, 1), 1);
+	ck_assert_int_eq(ar_comm_rank(c, 1000000000), 1);
+	ck_assert_int_eq(ar_comm_rank(c, 0), 0);
+	ck_assert_int_eq(ar_comm_rank(c, 5), -1);
+	ck_assert_int_eq(ar_comm_rank(c, -1), -1);
+	ck_assert_int_eq(ar_profile(a, null, 20, err, sizeof(err)), 0);
+	ar_close(a);
+	/* clocks: points in reverse read as in order; a shift or offset past
+	 * AR_CLOCK_SPAN, or a rank past the archive's, refused with its line */
+	snprintf(p, sizeof(p), "%s/clocks", dir);
+	put(p, "sync 1 3 3 300 30 0\nsync 1 2 3 200 20 0\nsync 1 1 1 100 10 0\nsync 1 2 3 250 99 0\n");
+	ck_assert_msg(ar_open(dir, &a, err, sizeof(err)) == 0, "%s", err);
+	const struct ar_sync *pts;
+	ck_assert_int_eq(ar_sync_points(a, 1, &pts), 3);
+	ck_assert_uint_eq(pts[0].at_ns, 100);
+	ck_assert_int_eq(pts[1].offset_ns, 20); /* serial 2's first line, as ar_clocks_add keeps */
+	ck_assert_uint_eq(pts[2].at_ns, 300);
+	ar_close(a);
+	const char *bad[] = { "shift 1 4611686018427387905\n", "sync 1 1 1 5 -4611686018427387905 0\n",
+			      "sync 2 1 1 5 0 0\n", "shift 16777216 0\n", "sync 1 0 1 5 0 0\n" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		put(p, bad[i]);
+		ck_assert_int_eq(ar_open(dir, &a, err, sizeof(err)), -EINVAL);
+		ck_assert_msg(strstr(err, "/clocks:1: expected"), "%s: %s", bad[i], err);
+	}
+	/* a job's and a phase's names are anyone's bytes: gnuplot never runs them */
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/regions", dir);
+	put(p, "1\t1\tx`touch pwned`'`touch pwned`'\"`touch pwned`\"\n");
+	ck_assert_msg(ar_open(dir, &a, err, sizeof(err)) == 0, "%s", err);
+	snprintf(p, sizeof(p), "%s/pics", dir);
+	int pics;
+	char cwd[4096];
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+	ck_assert_int_eq(chdir(dir), 0);
+	int prc = ar_plot(a, p, &pics, err, sizeof(err));
+	ck_assert_int_eq(chdir(cwd), 0);
+	ck_assert_msg(prc == 0, "%s", err);
+	snprintf(p, sizeof(p), "%s/pwned", dir);
+	ck_assert_msg(access(p, F_OK) != 0, "a phase's name ran a command through gnuplot");
+	ar_close(a);
+	snprintf(p, sizeof(p), "%s/clocks", dir);
+	/* at the span itself: read, every stamp moved without overflow */
+	put(p, "shift 0 -4611686018427387904\nshift 1 4611686018427387904\nsync 1 1 1 5 -4611686018427387904 0\n");
+	ck_assert_msg(ar_open(dir, &a, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(ar_profile(a, null, 20, err, sizeof(err)), 0);
+	ar_close(a);
+	fclose(null);
+}
+END_TEST
+
+/* Threads that recorded nothing: no OTF2 location unless a rank's first
+ * (MPI_COMM_WORLD's ranks are locations by position), said; an empty
+ * rank's files are libotf2's own for such a location. */
+START_TEST(otf2_locations_of_listed_threads)
+{
+	char err[4400] = "", p[4300];
+	ar_writer *w;
+	ck_assert_int_eq(ar_create(dir, "lt", &w, err, sizeof(err)), 0);
+	/* ranks 0 to 3, threads 4 to 11 more of theirs; only 0 and 1 record */
+	for (int t = 0; t < 12; t++) {
+		char proc[32], name[32];
+		snprintf(proc, sizeof(proc), "lt.r%d", t % 4);
+		snprintf(name, sizeof(name), "rank%d.thread%d", t % 4, t / 4);
+		ck_assert_int_eq(ar_set_thread(w, t, proc, name), 0);
+	}
+	const int world[] = { 0, 1, 2, 3 };
+	set_comm(w, 0, ES_COMM_WORLD_ID, ES_COMMS_WORLD, 4, world, 0, NULL);
+	struct es_trace t = tuple(100, 200, ES_OP_MPI_SEND, 1, 5);
+	ck_assert_int_eq(ar_write(w, &t, 0), 0);
+	t = tuple(150, 250, ES_OP_MPI_RECV, 0, 5);
+	ck_assert_int_eq(ar_write(w, &t, 1), 0);
+	ck_assert_int_eq(ar_finish(w, &(struct ar_end){ .why = "test" }, err, sizeof(err)), 0);
+	ar_archive *a;
+	ck_assert_msg(ar_open(dir, &a, err, sizeof(err)) == 0, "%s", err);
+	struct ar_out_stats st;
+	snprintf(p, sizeof(p), "%s/o", dir);
+	ck_assert_msg(ar_to_otf2(a, p, "traces", &st, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(st.unlocated, 8);
+	ar_close(a);
+	struct stat sb;
+	for (int loc = 0; loc < 12; loc++) {
+		snprintf(p, sizeof(p), "%s/o/traces/%d.evt", dir, loc);
+		ck_assert_msg((stat(p, &sb) == 0) == (loc < 4), "%s", p);
+	}
+	char cmd[17000];
+	snprintf(cmd, sizeof(cmd), "cd %s/o/traces && cmp -s 2.evt 3.evt && cmp -s 2.def 3.def", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	/* otf2-print, an independent reader, reads every location */
+	snprintf(cmd, sizeof(cmd), "otf2-print %s/o/traces.otf2 >%s/print 2>&1", dir, dir);
+	ck_assert_msg(system(cmd) == 0, "otf2-print failed on %s/o", dir);
 }
 END_TEST
 
@@ -1189,6 +1321,8 @@ Suite *archive_suite(void)
 	tcase_add_test(tc, checkpoint_kill_and_repair);
 	tcase_add_test(tc, readers_on_cut_archives);
 	tcase_add_test(tc, create_aside_or_in_place);
+	tcase_add_test(tc, readers_on_crafted_fields);
+	tcase_add_test(tc, otf2_locations_of_listed_threads);
 	suite_add_tcase(s, tc);
 	return s;
 }
