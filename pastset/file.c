@@ -2,7 +2,11 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -90,4 +94,90 @@ FILE *ps_fopen_in(const char *path)
 		errno = e;
 	}
 	return f;
+}
+
+/* Whose files a program may take its code or its orders from: its own
+ * user's, or root's. */
+static bool trusted_owner(uid_t uid)
+{
+	return uid == geteuid() || uid == 0;
+}
+
+/* An absolute path's directory: "/a/b" -> "/a", "/a" -> "/" */
+static void up(char *path)
+{
+	char *slash = strrchr(path, '/');
+	if (slash == path)
+		slash[1] = 0;
+	else if (slash)
+		*slash = 0;
+}
+
+/* Each directory from dir up to /: a trusted owner's, and nobody else may
+ * rename or replace what is in it (not writable by group or others, or
+ * sticky as /tmp is, where only an entry's owner may). */
+static int trusted_dirs(const char *given, char *dir, char *why, size_t len)
+{
+	for (;;) {
+		struct stat st;
+		if (lstat(dir, &st)) {
+			int e = errno;
+			snprintf(why, len, "%s: its directory %s: %s", given, dir, strerror(e));
+			return -e;
+		}
+		if (!trusted_owner(st.st_uid)) {
+			snprintf(why, len, "%s: its directory %s is owned by uid %u, not by you (uid %u) or root",
+				 given, dir, (unsigned)st.st_uid, (unsigned)geteuid());
+			return -EACCES;
+		}
+		if ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)) {
+			snprintf(why, len, "%s: its directory %s is writable by %s (mode %04o): another user could "
+				 "put their file there", given, dir, st.st_mode & 002 ? "anyone" : "its group",
+				 (unsigned)(st.st_mode & 07777));
+			return -EACCES;
+		}
+		if (!strcmp(dir, "/"))
+			return 0;
+		up(dir);
+	}
+}
+
+int ps_open_trusted(const char *path, char *why, size_t len)
+{
+	char real[PATH_MAX];
+	if (!realpath(path, real)) {
+		int e = errno;
+		snprintf(why, len, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	int fd = open(real, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		snprintf(why, len, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	struct stat st;
+	int rc = 0;
+	if (fstat(fd, &st))
+		rc = -errno, snprintf(why, len, "%s: %s", path, strerror(errno));
+	else if (!S_ISREG(st.st_mode))
+		rc = -EINVAL, snprintf(why, len, "%s: not a regular file", path);
+	else if (!trusted_owner(st.st_uid))
+		rc = -EACCES, snprintf(why, len, "%s is owned by uid %u, not by you (uid %u) or root", path,
+				       (unsigned)st.st_uid, (unsigned)geteuid());
+	else if (st.st_mode & 022)
+		rc = -EACCES, snprintf(why, len, "%s is writable by %s (mode %04o): another user could have "
+				       "written it", path, st.st_mode & 002 ? "anyone" : "its group",
+				       (unsigned)(st.st_mode & 07777));
+	if (!rc) {
+		up(real); /* realpath's answer is absolute */
+		rc = trusted_dirs(path, real, why, len);
+	}
+	if (!rc && fcntl(fd, F_SETFL, 0))
+		rc = -errno, snprintf(why, len, "%s: %s", path, strerror(errno));
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	return fd;
 }

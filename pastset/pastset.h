@@ -560,6 +560,15 @@ FILE *ps_fopen_in(const char *path);
 /* Makes directory dir with mode, or takes the one there if it is a real
  * directory of ours that nobody else may write into: 0 or -errno. */
 int ps_mkdir_out(const char *dir, mode_t mode);
+/* Opens path to read a file a program takes code or orders from (a
+ * pathmap, a handler library), as OpenSSH takes its keys: only a regular
+ * file owned by the program's user or root that neither its group nor
+ * others may write, in directories (every one up to /) of its user or
+ * root that nobody else may put files in (not writable by group or
+ * others, unless sticky as /tmp).  Checked on the file opened, so that
+ * what is read is what was checked.  A descriptor, or -errno with why
+ * (naming the file or directory and whose it is) in why. */
+int ps_open_trusted(const char *path, char *why, size_t len);
 
 #ifdef __cplusplus
 }

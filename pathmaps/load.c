@@ -3,10 +3,12 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <yaml.h>
 
 #include "internal.h"
@@ -116,7 +118,16 @@ static int scope_handlers(struct ld *ld, yaml_node_t *v, struct pm_scope *sc)
 			return pm__fail(ld, w, "handler: expected LIB.so[:ARGS] (a shared library, es_handler.h; at "
 					"most 239 characters), got %s%s%s", spec ? "'" : "", spec ? spec : pm__kind(w),
 					spec ? "'" : "");
-		NOMEM(sc->handlers[i] = pm__strdup(ld->m, spec));
+		if (*spec != '/' && ld->dir) { /* the pathmap's own directory, never the monitor's */
+			char abs[4400];
+			int n = snprintf(abs, sizeof(abs), "%s/%s", ld->dir, spec);
+			if (n > 239)
+				return pm__fail(ld, w, "handler: '%s' in the pathmap's directory is %s, longer than 239 "
+						"characters", spec, abs);
+			NOMEM(sc->handlers[i] = pm__strdup(ld->m, abs));
+		} else {
+			NOMEM(sc->handlers[i] = pm__strdup(ld->m, spec));
+		}
 	}
 	sc->nhandlers = k;
 	return 0;
@@ -397,8 +408,17 @@ static void publish(pm_map *m)
 	m->model.scopes = m->sc;
 }
 
+static int load_text(const char *file, const char *dir, const char *text, size_t len, pm_map **out,
+		     char *err, size_t errlen);
+
 int pm_load_string(const char *file, const char *text, size_t len, pm_map **out, char *err,
 		   size_t errlen)
+{
+	return load_text(file, NULL, text, len, out, err, errlen);
+}
+
+static int load_text(const char *file, const char *dir, const char *text, size_t len, pm_map **out,
+		     char *err, size_t errlen)
 {
 	if (!text || !out)
 		return PS_EINVAL;
@@ -407,7 +427,7 @@ int pm_load_string(const char *file, const char *text, size_t len, pm_map **out,
 	pm_map *m = calloc(1, sizeof(*m));
 	if (!m)
 		return PS_ENOMEM;
-	struct ld ld = { .m = m, .file = file ? file : "<pathmap>", .err = err, .errlen = errlen };
+	struct ld ld = { .m = m, .file = file ? file : "<pathmap>", .dir = dir, .err = err, .errlen = errlen };
 	m->model.file = pm__strdup(m, ld.file);
 	yaml_parser_t parser;
 	yaml_document_t doc;
@@ -452,14 +472,28 @@ int pm_load(const char *file, pm_map **out, char *err, size_t errlen)
 {
 	if (!file || !out)
 		return PS_EINVAL;
-	FILE *f = ps_fopen_in(file);
+	/* a pathmap names code a monitor loads and orders the application
+	 * follows: only its user's or root's, as OpenSSH takes its keys */
+	char why[4400];
+	int fd = ps_open_trusted(file, why, sizeof(why));
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	if (!f) {
-		int e = errno;
-		if (err && errlen)
-			snprintf(err, errlen, "%s: cannot open: %s", file,
-				 e == EINVAL ? "not a regular file (a pathmap is a YAML file)" : strerror(e));
+		int e = fd < 0 ? -fd : errno;
+		if (fd >= 0)
+			close(fd);
+		if (err && errlen && fd >= 0)
+			snprintf(err, errlen, "%s: %s", file, strerror(e));
+		else if (err && errlen)
+			snprintf(err, errlen, "%s%s", why, e == EACCES ? ": not read (a pathmap is taken only from its "
+				 "user or root: it names code a monitor loads)" : e == EINVAL ? " (a pathmap is a YAML file)" : "");
 		return -e;
 	}
+	char dir[PATH_MAX];
+	if (!realpath(file, dir))
+		snprintf(dir, sizeof(dir), ".");
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = 0;
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
 	for (;;) {
@@ -493,7 +527,7 @@ int pm_load(const char *file, pm_map **out, char *err, size_t errlen)
 			snprintf(err, errlen, "%s: read error", file);
 		return -EIO;
 	}
-	int rc = pm_load_string(file, buf, len, out, err, errlen);
+	int rc = load_text(file, dir, buf, len, out, err, errlen);
 	free(buf);
 	return rc;
 }

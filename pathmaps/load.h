@@ -30,6 +30,7 @@ struct ld {
 	pm_map *m;
 	yaml_document_t *doc;
 	const char *file;
+	const char *dir; /* the file's directory (resolved), where relative handlers are; NULL: none */
 	char *err;
 	size_t errlen;
 };

@@ -2,10 +2,12 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -46,7 +48,24 @@ static void keep_push(void *ctx, const char *text)
 /* The library's entry points, checked: 0, or why in err */
 static int entry(es_hlib *h, const char *lib, char *err, size_t len)
 {
-	if (!(h->dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL))) {
+	/* only its user's or root's code (ps_open_trusted): every directory to
+	 * it is theirs and nobody else's to write, so that the file loaded by
+	 * its path is the file checked (a descriptor's /proc name would not
+	 * do: the loader knows libraries by name, and a number closed and used
+	 * again would give another library's handle) */
+	char why[600], real[PATH_MAX];
+	int fd = ps_open_trusted(lib, why, sizeof(why));
+	if (fd < 0) {
+		snprintf(err, len, "%s%s", why,
+			 fd == -EACCES ? ": not loaded (a monitor runs only its own user's or root's code)" : "");
+		return fd;
+	}
+	close(fd);
+	if (!realpath(lib, real)) {
+		snprintf(err, len, "%s: %s", lib, strerror(errno));
+		return -errno;
+	}
+	if (!(h->dl = dlopen(real, RTLD_NOW | RTLD_LOCAL))) {
 		snprintf(err, len, "%s: %s", lib, dlerror());
 		return -ENOENT;
 	}

@@ -45,10 +45,10 @@ for f in "$bad" /no/such/pathmap.yaml "$fifo"; do
 	echo "$err"
 	[ "$(echo "$err" | grep -c '^escollect:')" -eq 1 ] || die "not exactly one line for $f: $err"
 	echo "$err" | grep -q "running unmonitored" || die "does not say it runs unmonitored"
-	[ "$f" = /no/such/pathmap.yaml ] && { echo "$err" | grep -q "$f: cannot open" || die "missing file not named"; }
+	[ "$f" = /no/such/pathmap.yaml ] && { echo "$err" | grep -q "$f: No such file" || die "missing file not named"; }
 	"$BIN/psadm" list | grep -q "^$job.bad" && die "segments made despite the bad pathmap"
 done
-echo "$err" | grep -q "$fifo: cannot open: not a regular file" || die "the FIFO not named: $err"
+echo "$err" | grep -q "$fifo: not a regular file" || die "the FIFO not named: $err"
 err=$(timeout 20 "$BIN/esrun" --pathmap "$fifo" true 2>&1); [ $? -eq 2 ] || die "esrun --pathmap FIFO: not status 2: $err"
 echo "$err" | grep -q "not a regular file" || die "esrun --pathmap FIFO: $err"
 

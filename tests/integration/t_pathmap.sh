@@ -23,7 +23,7 @@ printf 'pathmap: 1\nname: j\napplication:\n  elements:\n    - { name: a, tuple_s
 msg=$("$BIN/pathmap" check "$bad" 2>&1); rc=$?
 [ $rc -eq 1 ] || die "bad pathmap: exit $rc, not 1"
 [ "$msg" = "$bad:7:29: thread 't0' uses undefined element 'nope': expected the name of an element in application.elements" ] || die "message: $msg"
-"$BIN/pathmap" check /no/such.yaml 2>&1 | grep -q "/no/such.yaml: cannot open" || die "missing file"
+"$BIN/pathmap" check /no/such.yaml 2>&1 | grep -q "/no/such.yaml: No such file" || die "missing file"
 "$BIN/pathmap" frob >/dev/null 2>&1; [ $? -eq 2 ] || die "bad command not exit 2"
 "$BIN/pathmap" --help | grep -q "pathmap check" || die "no help"
 # across hosts: show says who serves where, and the daemon command each host needs

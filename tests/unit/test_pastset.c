@@ -1,6 +1,9 @@
 /* test_pastset.c - element operations and errors, on both kinds of tuple server. */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -448,6 +451,54 @@ START_TEST(notes)
 }
 END_TEST
 
+/* What a program takes code or orders from: its user's or root's file,
+ * in directories nobody else may put files in.  Another user is played
+ * by chown (as root, as CI runs). */
+START_TEST(files_trusted_as_ssh_takes_keys)
+{
+	char d[] = "/tmp/es-trust-XXXXXX", f[128], sub[128], link[160], why[512];
+	ck_assert_ptr_nonnull(mkdtemp(d));
+	snprintf(f, sizeof(f), "%s/map.yaml", d);
+	int fd = open(f, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	fd = ps_open_trusted(f, why, sizeof(why));
+	ck_assert_msg(fd >= 0, "%s", why);
+	close(fd);
+	ck_assert_int_eq(chmod(f, 0664), 0); /* its group may write it */
+	ck_assert_int_eq(ps_open_trusted(f, why, sizeof(why)), -EACCES);
+	ck_assert_msg(strstr(why, "map.yaml is writable by its group (mode 0664)"), "%s", why);
+	ck_assert_int_eq(chmod(f, 0644), 0);
+	ck_assert_int_eq(chmod(d, 0777), 0); /* anyone may put a file beside it */
+	ck_assert_int_eq(ps_open_trusted(f, why, sizeof(why)), -EACCES);
+	ck_assert_msg(strstr(why, "is writable by anyone (mode 0777)"), "%s", why);
+	ck_assert_int_eq(chmod(d, 01777), 0); /* sticky, as /tmp: only an entry's owner may replace it */
+	fd = ps_open_trusted(f, why, sizeof(why));
+	ck_assert_msg(fd >= 0, "%s", why);
+	close(fd);
+	ck_assert_int_eq(chmod(d, 0700), 0);
+	ck_assert_int_eq(ps_open_trusted(d, why, sizeof(why)), -EINVAL); /* not a regular file */
+	snprintf(sub, sizeof(sub), "%s/none", d);
+	ck_assert_int_eq(ps_open_trusted(sub, why, sizeof(why)), -ENOENT);
+	if (geteuid() == 0) {
+		ck_assert_int_eq(chown(f, 65534, 65534), 0); /* another user's */
+		ck_assert_int_eq(ps_open_trusted(f, why, sizeof(why)), -EACCES);
+		ck_assert_msg(strstr(why, "map.yaml is owned by uid 65534, not by you (uid 0) or root"), "%s", why);
+		/* a link of ours to it is no way round */
+		snprintf(link, sizeof(link), "%s/mine.yaml", d);
+		ck_assert_int_eq(symlink(f, link), 0);
+		ck_assert_int_eq(ps_open_trusted(link, why, sizeof(why)), -EACCES);
+		ck_assert_int_eq(chown(f, 0, 0), 0);
+		ck_assert_int_eq(chown(d, 65534, 65534), 0); /* ours, in their directory */
+		ck_assert_int_eq(ps_open_trusted(f, why, sizeof(why)), -EACCES);
+		ck_assert_msg(strstr(why, "its directory /tmp/es-trust-"), "%s", why);
+		unlink(link);
+	}
+	unlink(f);
+	rmdir(d);
+}
+END_TEST
+
 START_TEST(strerror_messages)
 {
 	const int codes[] = { PS_EINVAL, PS_ENOMEM, PS_EEXIST, PS_ENOENT, PS_EACCES,
@@ -682,6 +733,7 @@ Suite *pastset_suite(void)
 	tcase_add_loop_test(tc, writer_path, 0, 2);
 	tcase_add_test(tc, out_of_memory);
 	tcase_add_test(tc, strerror_messages);
+	tcase_add_test(tc, files_trusted_as_ssh_takes_keys);
 	tcase_add_test(tc, clock_and_deadlines);
 	suite_add_tcase(s, tc);
 	return s;
