@@ -155,13 +155,37 @@ static void *run(void *arg)
 	return NULL;
 }
 
-static int open_segment(mh_set *m)
+/* A dead monitor's segment of ours for this job (killed: it could not
+ * remove it), removed by the next: nobody reads a dead monitor's answers. */
+static int dead_one(const char *segment, void *arg)
+{
+	const char *prefix = arg;
+	struct ps_shm_info info;
+	uid_t uid;
+	if (!strncmp(segment, prefix, strlen(prefix)) && !ps_shm_owner(segment, &uid) && uid == geteuid() &&
+	    !ps_shm_info(segment, &info) && info.state != PS_SHM_LIVE)
+		ps_shm_unlink(segment);
+	return 0;
+}
+
+static int open_segment(mh_set *m, char *err, size_t len)
 {
 	if (m->seg)
 		return 0;
-	snprintf(m->segment, sizeof(m->segment), MH_SEGMENT_FORMAT, m->job, (int)getpid());
-	struct ps_shm_attr a = { .size = 2u << 20, .max_elems = 4 * MAX_HANDLERS, .flags = PS_SHM_REPLACE_DEAD };
-	return ps_server_create_shm(m->segment, &a, &m->seg);
+	char prefix[PS_NAME_MAX + 1], why[300];
+	snprintf(prefix, sizeof(prefix), MH_SEGMENT_PREFIX, m->job);
+	size_t n = strlen(prefix);
+	prefix[n] = '-', prefix[n + 1] = 0;
+	ps_shm_list(dead_one, prefix);
+	prefix[n] = 0;
+	/* a name no other user can take first (their squatting the next pids'
+	 * names once kept every monitor with a handler out); removed by psadm
+	 * clean if the monitor dies */
+	struct ps_shm_attr a = { .size = 2u << 20, .max_elems = 4 * MAX_HANDLERS, .keep = PS_KEEP_NEVER };
+	int rc = ps_server_create_private(prefix, &a, &m->seg, m->segment, why, sizeof(why));
+	if (rc)
+		snprintf(err, len, "no segment for its answers: %s", why);
+	return rc;
 }
 
 static int elems(mh_set *m, struct one *o)
@@ -208,8 +232,9 @@ static int add(mh_set *m, const char *spec, es_hlib *hl, char *err, size_t len)
 	snprintf(o->spec, sizeof(o->spec), "%s", spec);
 	o->scope = hl != NULL;
 	int rc = hl ? es_hlib_ref(o->hl = hl) : es_hlib_open(spec, m->prog, m->job, push, o, &o->hl, err, len);
-	if (!rc && (rc = open_segment(m) ? -EIO : 0))
-		snprintf(err, len, "%s: no segment for its answers", spec);
+	char why[400];
+	if (!rc && (rc = open_segment(m, why, sizeof(why)) ? -EIO : 0))
+		snprintf(err, len, "%s: %s", spec, why);
 	if (!rc && elems(m, o)) {
 		snprintf(err, len, "%s: no room for its answers", spec);
 		rc = -ENOSPC;
@@ -439,16 +464,21 @@ static int one_segment(const char *segment, void *arg)
 {
 	struct finding *f = arg;
 	char prefix[PS_NAME_MAX + 16];
-	int len = snprintf(prefix, sizeof(prefix), MH_SEGMENT_FORMAT, f->job, 0);
-	len -= 1; /* without the 0 */
+	int len = snprintf(prefix, sizeof(prefix), MH_SEGMENT_PREFIX "-", f->job);
 	ps_server *srv;
-	if (strncmp(segment, prefix, (size_t)len) || ps_server_open_shm(segment, PS_RDONLY | PS_NOWAIT, &srv))
+	struct ps_shm_info info;
+	/* a live monitor's only (a killed one's answers are no one's now),
+	 * and our own (ps_server_open_shm refuses another user's) */
+	if (strncmp(segment, prefix, (size_t)len) || ps_shm_info(segment, &info) || info.state != PS_SHM_LIVE ||
+	    ps_server_open_shm(segment, PS_RDONLY | PS_NOWAIT, &srv))
 		return 0;
+	char pid[16];
+	snprintf(pid, sizeof(pid), "%d", (int)info.creator_pid);
 	for (int i = 0; i < ps_server_count(srv); i++) {
 		char name[PS_NAME_MAX + 1];
 		if (!f->name) { /* every one, as JSON */
 			if (!ps_server_elem_name(srv, i, name) && !strncmp(name, "a.", 2) && strrchr(name, '.') > name + 1)
-				json_one(f, srv, name, segment + len);
+				json_one(f, srv, name, pid);
 			continue;
 		}
 		size_t n = strlen(f->name);
@@ -463,7 +493,7 @@ static int one_segment(const char *segment, void *arg)
 		ps_elem_open(srv, name, sizeof(rec), &p);
 		bool have = ps_read_latest(a, &rec, NULL) == 0;
 		rec.spec[sizeof(rec.spec) - 1] = rec.monitor[sizeof(rec.monitor) - 1] = 0;
-		fprintf(f->out, "%s pid %s: %s (%s)\n", have ? rec.monitor : "a monitor", segment + len,
+		fprintf(f->out, "%s pid %s: %s (%s)\n", have ? rec.monitor : "a monitor", pid,
 			f->name, have ? rec.spec : "no answer yet");
 		if (have)
 			say_record(f->out, &rec, "answered");

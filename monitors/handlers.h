@@ -15,9 +15,11 @@
  *    counted, and said once a second ("falls behind").
  *  - A handler whose process() returned below 0 is called no more (its
  *    destroy excepted); its last answer stays.
- *  - Answers and pushes live in the segment JOB-handlers-PID (owner-only),
- *    elements a.NAME.K and p.NAME.K (K: the load's number), from the
- *    handler's thread only; the segment goes with the monitor.
+ *  - Answers and pushes live in the segment JOB-handlers-R (owner-only, R
+ *    random: no other user can take the name first), elements a.NAME.K
+ *    and p.NAME.K (K: the load's number), from the handler's thread only;
+ *    the segment goes with the monitor, or, if it is killed, with the next
+ *    monitor of the job or psadm clean.
  */
 typedef struct mh_set mh_set;
 
@@ -65,8 +67,9 @@ int mh_query(const char *job, const char *name, FILE *out);
 /* ,"handlers":[{"monitor","pid","name","spec","answer","pushed"}...] of every one */
 void mh_json(const char *job, FILE *out);
 
-/* The segment holding a monitor's answers: JOB-handlers-PID */
-#define MH_SEGMENT_FORMAT "%.24s-handlers-%d" /* the job's name cut to fit */
+/* The segment holding a monitor's answers: JOB-handlers-R, R random
+ * (ps_server_create_private); the monitor is its creator */
+#define MH_SEGMENT_PREFIX "%.24s-handlers" /* the job's name cut to fit */
 struct mh_answer {
 	uint32_t len;
 	uint32_t kind;  /* 0: an answer to "", 1: a push */

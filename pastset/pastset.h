@@ -197,6 +197,14 @@ enum ps_shm_flags {
 };
 int ps_server_create_shm(const char *name, const struct ps_shm_attr *attr,
 			 ps_server **out);
+/* A segment of the caller's own, for itself (a monitor's answers, a
+ * scope's channel to its helper): named PREFIX-R, R twelve hex digits
+ * from getrandom, a name no other user can take first.  A name found
+ * taken (by another user: said in why, with who) is passed over for
+ * another.  The name made into name (PS_NAME_MAX + 1 bytes); PREFIX at
+ * most PS_NAME_MAX - 13 characters.  0, or a negative code with why. */
+int ps_server_create_private(const char *prefix, const struct ps_shm_attr *attr, ps_server **out, char *name,
+			     char *why, size_t whylen);
 
 enum ps_open_flags {
 	PS_RDONLY = 0,     /* observe only: tuples are mapped read-only */

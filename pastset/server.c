@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -243,6 +244,32 @@ fail:
 		close(fd);
 	shm_unlink(obj);
 	free(s);
+	return rc;
+}
+
+int ps_server_create_private(const char *prefix, const struct ps_shm_attr *attr, ps_server **out, char *name,
+			     char *why, size_t whylen)
+{
+	if (!prefix || strlen(prefix) > PS_NAME_MAX - 13 || !out || !name)
+		return PS_EINVAL;
+	snprintf(why, whylen, "%s", "");
+	int rc = PS_EEXIST;
+	for (int tries = 0; tries < 8 && rc == PS_EEXIST; tries++) {
+		uint64_t r = 0;
+		if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+			return ps__neg_errno(errno);
+		snprintf(name, PS_NAME_MAX + 1, "%s-%012llx", prefix, (unsigned long long)(r & 0xffffffffffffull));
+		if ((rc = ps_server_create_shm(name, attr, out)) != PS_EEXIST)
+			break;
+		uid_t uid; /* said, whoever it is: a name of 48 random bits taken is no accident */
+		if (!ps_shm_owner(name, &uid))
+			snprintf(why, whylen, "%s was taken, by uid %u%s; ", name, (unsigned)uid,
+				 uid == geteuid() ? " (yours)" : " (another user)");
+	}
+	if (rc && why && whylen) {
+		size_t n = strlen(why);
+		snprintf(why + n, whylen - n, "a segment %s-...: %s", prefix, ps_strerror(rc));
+	}
 	return rc;
 }
 

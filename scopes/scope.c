@@ -331,9 +331,11 @@ static void helper_main(es_scope *s, pid_t monitor)
 
 static int start_helper(es_scope *s)
 {
-	snprintf(s->chan_name, sizeof(s->chan_name), "%.24s.scope%d", s->job, (int)getpid());
-	struct ps_shm_attr a = { .size = 1u << 20, .max_elems = 4, .flags = PS_SHM_REPLACE_DEAD };
-	int rc = ps_server_create_shm(s->chan_name, &a, &s->chan);
+	/* a name no other user can take first (ps_server_create_private) */
+	char prefix[PS_NAME_MAX + 1], why[300];
+	snprintf(prefix, sizeof(prefix), "%.24s-scope", s->job);
+	struct ps_shm_attr a = { .size = 1u << 20, .max_elems = 4, .keep = PS_KEEP_NEVER };
+	int rc = ps_server_create_private(prefix, &a, &s->chan, s->chan_name, why, sizeof(why));
 	if (rc)
 		return rc;
 	struct ps_elem_attr ra = { .tuple_size = 8, .threshold = 1, .mode = PS_FLOW };

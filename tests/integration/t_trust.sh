@@ -67,6 +67,22 @@ expect "a pathmap's handler others may replace" 2 "its directory $dir/open is wr
 	>/dev/null 2>"$dir/rel.err")
 grep -q "^heartbeat: the scope's handler count ($dir/mine/count.so)" "$dir/rel.err" ||
 	die "the relative handler was not the pathmap's neighbour: $(cat "$dir/rel.err")"
+# names nobody else can take: nobody makes the names a monitor's own
+# segments would once have had (JOB-handlers-PID, JOB.scopePID) for the
+# next 400 pids, and some of today's form; a monitor with a handler and
+# one whose scope runs in a helper process start and answer all the same
+last=$(cat /proc/sys/kernel/ns_last_pid)
+other sh -c "for p in \$(seq $last $((last + 400))); do : >/dev/shm/pastset.$job-handlers-\$p; \
+	: >/dev/shm/pastset.$job.scope\$p; : >/dev/shm/pastset.$job-scope-\$p; done"
+printf 'pathmap: 1\nname: %s\nscopes:\n  - { name: p, view: node, runs: process }\n' "$job" >"$dir/mine/proc.yaml"
+"$BIN/geteventmon" -o /dev/null -w 10 --handler "$dir/mine/count.so" "$job" 2>"$dir/gem.err" &
+gem=$!
+wait_for 30 sh -c "'$BIN/esctl' '$job' query count | grep -q answered" ||
+	die "a monitor with a handler, its old names squatted: $(cat "$dir/gem.err"); $("$BIN/esctl" "$job" query count 2>&1)"
+kill -INT $gem; wait $gem
+timeout -s INT 3 "$BIN/heartbeat" -w 10 --pathmap "$dir/mine/proc.yaml" --scope p "$job" >"$dir/proc.out" 2>&1
+grep -q "rank0.thread0" "$dir/proc.out" || die "a process scope, its old names squatted: $(cat "$dir/proc.out")"
+rm -f /dev/shm/pastset.$job-handlers-* /dev/shm/pastset.$job.scope* /dev/shm/pastset.$job-scope-*
 end_job "$app"
 app=""
 
