@@ -382,7 +382,7 @@ MPI_TESTS := $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_check $(BUILD)/tests/mp
 	     $(BUILD)/tests/mpi_phases_f $(BUILD)/tests/ring_demo $(BUILD)/tests/mpi_crash $(BUILD)/tests/mpi_poll \
 	     $(BUILD)/tests/mpi_complete $(BUILD)/tests/mpi_sites_cxx $(BUILD)/tests/mpi_sites_dyn $(BUILD)/tests/mpi_toggle \
 	     $(BUILD)/tests/mpi_clocks $(BUILD)/tests/mpi_waits $(BUILD)/tests/mpi_waits_f $(BUILD)/tests/mpi_objects \
-	     $(BUILD)/tests/mpi_objects_f
+	     $(BUILD)/tests/mpi_objects_f $(BUILD)/tests/mpi_badargs
 
 ESCOLLECT_SRC := collectors/mpi/escollect.c collectors/mpi/core.c collectors/mpi/comms.c collectors/mpi/requests.c \
 		 collectors/mpi/fortran.c collectors/mpi/sites.c collectors/mpi/phases.c \
@@ -422,7 +422,8 @@ $(BUILD)/obj/tests/integration/mpi_%.o: tests/integration/mpi_%.c | $(GEN)/stamp
 
 $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_late $(BUILD)/tests/mpi_split $(BUILD)/tests/mpi_every \
 $(BUILD)/tests/mpi_wait $(BUILD)/tests/mpi_msgs $(BUILD)/tests/mpi_sites $(BUILD)/tests/mpi_io $(BUILD)/tests/mpi_crash \
-$(BUILD)/tests/mpi_poll $(BUILD)/tests/mpi_complete $(BUILD)/tests/mpi_toggle $(BUILD)/tests/mpi_clocks: $(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/integration/mpi_%.o
+$(BUILD)/tests/mpi_poll $(BUILD)/tests/mpi_complete $(BUILD)/tests/mpi_toggle $(BUILD)/tests/mpi_clocks \
+$(BUILD)/tests/mpi_badargs: $(BUILD)/tests/mpi_%: $(BUILD)/obj/tests/integration/mpi_%.o
 	$(MPICC) $^ -o $@ $(LDLIBS)
 
 # mpi_sites exporting its functions (-rdynamic): stripped, they still name its sites
@@ -556,7 +557,7 @@ MV := $(BUILD)/mpich
 # 0-byte region passed where statuses are written
 MV_CFLAGS = $(CFLAGS) -Wno-stringop-overflow
 MV_C := mpi_calls mpi_late mpi_split mpi_every mpi_wait mpi_msgs mpi_sites mpi_io mpi_crash mpi_poll \
-	mpi_complete mpi_toggle mpi_clocks
+	mpi_complete mpi_toggle mpi_clocks mpi_badargs
 MV_TESTS := $(addprefix $(MV)/tests/,$(MV_C) mpi_sites_dyn mpi_sites_cxx mpi_phases mpi_phases_f mpi_waits mpi_waits_f mpi_io_f \
 	    mpi_objects mpi_objects_f \
 	    mpi_fortran77 mpi_fortran90 mpi_fortran08 ring_demo)

@@ -83,6 +83,10 @@ ES_INLINE uint32_t es_tagof(const MPI_Status *st, int rc, int fallback)
 									      : peer(fallback);
 }
 
+/* what a pointer argument points to, or none when it is NULL: read before
+ * the call, which has not yet refused it (MPI's error is the caller's) */
+#define DEREF(p, none) ((p) ? *(p) : (none))
+
 /* the expressions' words: c_ is the call's communicator or window */
 #define W(r) es_world(c_, (r))
 #define ROOT(r) es_root(c_, (r))

@@ -449,14 +449,14 @@ static void body(const struct call *c, int fortran, const char *call)
 		emit("\tstruct es_wait w_;\n\tuint64_t t0 = es_now();\n"
 		     "\tint unk_ = es_wait_begin(&w_, REQS(%s), %s, want_ ? t0 : 0);\n"
 		     "\tif (want_ && es_elem())\n\t\tes_note_call(es_t.notes, t0, %s, (uint32_t)unk_, %s, ES_NONE);\n",
-		     c->reqs, c->n, c->op, or_default(c->arg, "0"));
+		     c->reqs, c->n, c->op, c->n); /* before the call: how many were given */
 		if (has_statuses(c))
 			emit(fortran ? "\tMPI_Fint *fsts_ = es_wait_fstatuses(&w_, f_array_of_statuses, %s);\n"
 				     : "\tMPI_Status *sts_ = es_wait_statuses(&w_, array_of_statuses, %s);\n", c->n);
 	} else if (poll) {
 		emit("\tuint64_t t0 = 0;\n\tint fresh_ = es_poll_begin(%d, &t0);\n", c->slot);
 		if (*c->reqs && !strcmp(c->n, "1") && !fortran)
-			emit("\tes_t.poll_req = *%s;\n", c->reqs);
+			emit("\tes_t.poll_req = %s ? *%s : MPI_REQUEST_NULL; /* NULL: MPI refuses it */\n", c->reqs, c->reqs);
 		if (polls_array(c)) /* inside a streak too, when its array moved */
 			emit("\tint unk_ = fresh_ || es_poll_moved(%d, REQS(%s), %s) ? es_poll_hold(%d, REQS(%s), %s, t0) "
 			     ": 0;\n\t(void)unk_;\n", c->slot, c->reqs, c->n, c->slot, c->reqs, c->n);
@@ -581,7 +581,7 @@ static void c_streak(const struct call *c)
 	if (has_status(c))
 		emit("\tMPI_Status *st = status == MPI_STATUS_IGNORE ? &es_t.poll_status : status;\n");
 	if (*c->reqs && !strcmp(c->n, "1"))
-		emit("\tes_t.poll_req = *%s;\n", c->reqs);
+		emit("\tes_t.poll_req = %s ? *%s : MPI_REQUEST_NULL; /* NULL: MPI refuses it */\n", c->reqs, c->reqs);
 	if (has_statuses(c))
 		emit("\tMPI_Status *sts_ = array_of_statuses == MPI_STATUSES_IGNORE && es_t.streak[%d].recv ? "
 		     "es_poll_statuses(%s) : array_of_statuses;\n", c->slot, c->n);
