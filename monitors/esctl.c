@@ -37,8 +37,13 @@ static const char *usage =
 	"  call OBJ.METHOD [ARG]\n"
 	"  query NAME     the latest answer (and push) of handler NAME in every\n"
 	"                 monitor watching JOB here (--handler)\n"
-	"  changes        every change each rank applied, with who asked, and every\n"
-	"                 ask it refused\n"
+	"  changes        every change people asked of each rank, with who asked (as\n"
+	"                 the kernel or the tuple server says), every ask refused with\n"
+	"                 the value refused, every rule begun or removed; then what\n"
+	"                 the rules did, counted (they never evict people's changes)\n"
+	"  rules          every rule running: in the application (its number, who\n"
+	"                 began it, its actions applied and refused) and in monitors\n"
+	"                 here (esctl rule)\n"
 	"  rule 'when tunnel.mass_flow < 0.9 set tunnel.inflow = tunnel.inflow + 0.01'\n"
 	"                 run here at each publication until Ctrl-C (--for S);\n"
 	"                 with --in-app, given to the application, which runs it at\n"
@@ -295,7 +300,7 @@ static int attach(const char *job, double wait, es_scope **s)
 
 static bool is_objects_cmd(const char *cmd)
 {
-	static const char *const cmds[] = { "objects", "set", "call", "rule", "unrule", "changes" };
+	static const char *const cmds[] = { "objects", "set", "call", "rule", "unrule", "changes", "rules" };
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(cmd, cmds[i]))
 			return true;
@@ -308,7 +313,6 @@ static int make_ask(const char *cmd, int n, char **w, bool in_app, struct st_ask
 	char err[300] = "";
 	int rc = 0;
 	*k = (struct st_ask){ 0 };
-	snprintf(k->who, sizeof(k->who), "esctl pid %d", (int)getpid());
 	if (!strcmp(cmd, "set")) {
 		k->kind = ST_ASK_SET;
 		if (n < 1 || n > ST_SETS_MAX)
@@ -380,7 +384,7 @@ static int objects_main(const char *job, const char *cmd, int n, char **w, int o
 		}
 	}
 	n = kept;
-	bool look = !strcmp(cmd, "objects") || !strcmp(cmd, "changes");
+	bool look = !strcmp(cmd, "objects") || !strcmp(cmd, "changes") || !strcmp(cmd, "rules");
 	if (!look && make_ask(cmd, n, w, in_app, &k))
 		return 2;
 	if (look && n) {
@@ -407,12 +411,12 @@ static int objects_main(const char *job, const char *cmd, int n, char **w, int o
 		mon_objs_list(&o, stdout);
 	} else if (!strcmp(cmd, "changes")) {
 		mon_objs_changes(&o, stdout);
+	} else if (!strcmp(cmd, "rules")) {
+		mon_objs_rules(&o, job, stdout);
 	} else if (!strcmp(cmd, "rule") && !in_app) {
-		char who[ST_WHO_MAX + 1];
-		snprintf(who, sizeof(who), "rule in esctl pid %d", (int)getpid());
 		printf("esctl: rule runs here: %s\n", k.u.rule);
 		fflush(stdout);
-		rc = mon_objs_rule(&o, only, k.u.rule, who, seconds, stdout, err, sizeof(err));
+		rc = mon_objs_rule(&o, job, only, k.u.rule, seconds, stdout, err, sizeof(err));
 	} else {
 		char what[600];
 		int at = snprintf(what, sizeof(what), "%s", cmd);
@@ -467,7 +471,7 @@ int main(int argc, char **argv)
 	if ((collect && optind + 2 >= argc) || (!collect && optind + 2 != argc) ||
 	    (!collect && strcmp(cmd, "pause") && strcmp(cmd, "resume") && strcmp(cmd, "status"))) {
 		fprintf(stderr, "esctl: expected JOB and collect LIST, pause, resume, status, objects, set, call, rule, "
-			"unrule, changes or query, got '%s'\n%s", optind < argc ? cmd : "", usage);
+			"unrule, changes, rules or query, got '%s'\n%s", optind < argc ? cmd : "", usage);
 		return 2;
 	}
 	char list[1024] = "";

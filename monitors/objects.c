@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "monitors/objects.h"
 
@@ -159,24 +160,69 @@ void mon_objs_list(struct mon_objs *o, FILE *out)
 	}
 }
 
-void mon_done_text(const struct st_done *d, char *out, size_t len)
+/* A field and its element as a user reads it: an array's index always, a
+ * scalar's never (an index past it said too) */
+static void field_text(const struct st_done *d, char *out, size_t len)
 {
-	if (d->status == ST_ELOST)
-		snprintf(out, len, "%u asks lost: %s", d->n, st_strerror(d->status));
-	else if (d->status)
-		snprintf(out, len, "refused %s.%s: %s%s%.95s", d->obj, d->field, st_strerror(d->status), *d->why ? ": " : "",
-			 d->why);
-	else if (d->kind == ST_ASK_CALL)
-		snprintf(out, len, "%s.%s(%.15g) called", d->obj, d->field, d->new_value);
-	else if (d->kind == ST_ASK_RULE || d->kind == ST_ASK_UNRULE)
-		snprintf(out, len, "rule %u %s", d->index, d->kind == ST_ASK_RULE ? "begun" : "removed");
-	else if (d->index)
-		snprintf(out, len, "%s.%s[%u] %.15g -> %.15g", d->obj, d->field, d->index, d->old_value, d->new_value);
+	char obj[4 * ST_NAME_MAX + 1], field[4 * ST_NAME_MAX + 1];
+	st_text(d->obj, obj, sizeof(obj));
+	st_text(d->field, field, sizeof(field));
+	if (d->count > 1 || d->index)
+		snprintf(out, len, "%s.%s[%u]", obj, field, d->index);
 	else
-		snprintf(out, len, "%s.%s %.15g -> %.15g", d->obj, d->field, d->old_value, d->new_value);
+		snprintf(out, len, "%s.%s", obj, field);
 }
 
-/* Every change each rank applied and every ask it refused, as its log holds them */
+void mon_done_text(const struct st_done *d, char *out, size_t len)
+{
+	char f[300], why[4 * sizeof(d->why) + 1];
+	field_text(d, f, sizeof(f));
+	st_text(d->why, why, sizeof(why));
+	unsigned kind = ST_ASK_KIND(d->kind);
+	bool change = (kind == ST_ASK_SET || kind == ST_ASK_CALL) && *d->field;
+	if (d->status == ST_ELOST)
+		snprintf(out, len, "%u asks lost: %s", d->n, st_strerror(d->status));
+	else if (d->status && change) /* the value refused, said */
+		snprintf(out, len, "refused %s%s%.15g%s: %s%s%s", f, kind == ST_ASK_SET ? " = " : "(", d->new_value,
+			 kind == ST_ASK_CALL ? ")" : "", st_strerror(d->status), *why ? ": " : "", why);
+	else if (d->status)
+		snprintf(out, len, "refused %s%s: %s%s%s", kind == ST_ASK_UNRULE ? "removing rule " : "",
+			 kind == ST_ASK_UNRULE ? "" : f, st_strerror(d->status), *why ? ": " : "", why);
+	else if (kind == ST_ASK_CALL)
+		snprintf(out, len, "%s(%.15g) called", f, d->new_value);
+	else if (kind == ST_ASK_RULE)
+		snprintf(out, len, "rule %u begun", d->index);
+	else if (kind == ST_ASK_UNRULE)
+		snprintf(out, len, "rule %u removed (its action applied %.0f times)", d->index, d->new_value);
+	else
+		snprintf(out, len, "%s %.15g -> %.15g", f, d->old_value, d->new_value);
+}
+
+/* What the rules running in a rank did: counted, not logged one by one */
+static void say_rules(const struct mon_objs_rank *r, const struct st_rule_rec *x, int n, FILE *out)
+{
+	for (int i = 0; i < n; i++) {
+		char who[4 * ST_WHO_MAX + 1], text[4 * ST_RULE_MAX + 1], obj[4 * ST_NAME_MAX + 1];
+		st_text(x[i].who, who, sizeof(who));
+		st_text(x[i].text, text, sizeof(text));
+		st_text(x[i].obj, obj, sizeof(obj));
+		if (x[i].number)
+			fprintf(out, "%s: rule %u (in the application, begun by %s): %s\n", r->name, x[i].number, who, text);
+		else
+			fprintf(out, "%s: a monitor's rule on %s, asking as %s\n", r->name, obj, who);
+		fprintf(out, "%s:   applied %llu time%s, refused %llu", r->name, (unsigned long long)x[i].fired,
+			x[i].fired == 1 ? "" : "s", (unsigned long long)x[i].refused);
+		if (x[i].last_ns) {
+			double ago = (double)(ps_now_ns() - x[i].last_ns) / 1e9;
+			fprintf(out, "; last %.1f s ago: %.15g%s%s", ago > 0 ? ago : 0, x[i].last_value,
+				x[i].last_status ? ", refused: " : "", x[i].last_status ? st_strerror(x[i].last_status) : "");
+		}
+		fputc('\n', out);
+	}
+}
+
+/* Every change each rank applied and every ask it refused, as its log holds
+ * them; then what the rules did, counted */
 void mon_objs_changes(struct mon_objs *o, FILE *out)
 {
 	for (int r = 0; r < o->n; r++) {
@@ -193,11 +239,31 @@ void mon_objs_changes(struct mon_objs *o, FILE *out)
 				continue;
 			d.who[ST_WHO_MAX] = d.obj[ST_NAME_MAX] = d.field[ST_NAME_MAX] = 0;
 			d.why[sizeof(d.why) - 1] = 0;
-			char text[300];
+			char text[1200], who[4 * ST_WHO_MAX + 1];
 			mon_done_text(&d, text, sizeof(text));
-			fprintf(out, "%s: by %s: %s\n", o->r[r].name, d.who, text);
+			st_text(d.who, who, sizeof(who));
+			fprintf(out, "%s: by %s: %s\n", o->r[r].name, who, text);
 		}
+		struct st_rule_rec x[ST_RULES_MAX + ST_RULE_ASKERS];
+		int n = st_mirror_rules(o->r[r].m, x, ST_RULES_MAX + ST_RULE_ASKERS);
+		say_rules(&o->r[r], x, n > 0 ? n : 0, out);
 	}
+}
+
+void mon_objs_rules(struct mon_objs *o, const char *job, FILE *out)
+{
+	int any = 0;
+	for (int r = 0; r < o->n; r++) {
+		struct st_rule_rec x[ST_RULES_MAX + ST_RULE_ASKERS];
+		int n = st_mirror_rules(o->r[r].m, x, ST_RULES_MAX + ST_RULE_ASKERS);
+		if (n < 0)
+			fprintf(out, "%s: its rules cannot be read: %s\n", o->r[r].name, st_strerror(n));
+		say_rules(&o->r[r], x, n > 0 ? n : 0, out);
+		any += n > 0;
+	}
+	any += mon_rules_running(job, out);
+	if (!any)
+		fprintf(out, "no rule runs in job '%s' or in a monitor of it on this host\n", job);
 }
 
 /* --- asking ---------------------------------------------------------------------------------- */
@@ -220,7 +286,9 @@ int mon_objs_parse_set(const char *text, char obj[ST_NAME_MAX + 1], struct st_se
 	snprintf(set->field, sizeof(set->field), "%.*s", (int)(fend - dot - 1), dot + 1);
 	char *end;
 	if (br && br < eq) {
-		unsigned long i = strtoul(br + 1, &end, 10);
+		unsigned long i = strtoul(br + 1, &end, 10); /* digits only: no sign, no space */
+		if (br[1] < '0' || br[1] > '9')
+			end = (char *)br + 1;
 		if (end == br + 1 || *end != ']' || end + 1 != eq || i > UINT32_MAX) {
 			snprintf(err, len, "'%s': expected an index in brackets before '='", text);
 			return ST_EBADASK;
@@ -243,25 +311,17 @@ int mon_objs_parse_set(const char *text, char obj[ST_NAME_MAX + 1], struct st_se
 static void say_answer(const struct mon_objs_rank *r, const struct st_ask *k, const struct st_done *d, FILE *out)
 {
 	if (d->status) {
-		fprintf(out, "%s: refused: %s.%s: %s%s%s\n", r->name, d->obj, d->field, st_strerror(d->status),
-			*d->why ? ": " : "", d->why);
+		char text[1200];
+		mon_done_text(d, text, sizeof(text));
+		fprintf(out, "%s: %s\n", r->name, text);
 		return;
 	}
-	char old[40], now[40];
-	if (k->kind == ST_ASK_RULE) {
+	char text[1200];
+	if (ST_ASK_KIND(k->kind) == ST_ASK_RULE) {
 		fprintf(out, "%s: rule %u runs in the application\n", r->name, d->index);
-	} else if (k->kind == ST_ASK_UNRULE) {
-		fprintf(out, "%s: rule %u removed\n", r->name, d->index);
-	} else if (k->kind == ST_ASK_CALL) {
-		snprintf(now, sizeof(now), "%.15g", d->new_value);
-		fprintf(out, "%s: %s.%s(%s) called\n", r->name, d->obj, d->field, now);
 	} else {
-		snprintf(old, sizeof(old), "%.15g", d->old_value);
-		snprintf(now, sizeof(now), "%.15g", d->new_value);
-		fprintf(out, "%s: %s.%s", r->name, d->obj, d->field);
-		if (d->index)
-			fprintf(out, "[%u]", d->index);
-		fprintf(out, " %s -> %s\n", old, now);
+		mon_done_text(d, text, sizeof(text));
+		fprintf(out, "%s: %s\n", r->name, text);
 	}
 }
 
@@ -303,7 +363,7 @@ int mon_objs_ask(struct mon_objs *o, int only, struct st_ask *ask, const char *w
 			fprintf(out, "%s: not asked: %s\n", o->r[i].name, err);
 			ids[i] = 0;
 		}
-	int applied = 0, want = ask->kind == ST_ASK_SET ? (int)ask->n : 1;
+	int applied = 0, want = ST_ASK_KIND(ask->kind) == ST_ASK_SET ? (int)ask->n : 1;
 	double until = mon_now() + wait;
 	for (int i = 0; i < o->n; i++) {
 		if (!ids[i])
@@ -366,8 +426,113 @@ static int rule_on(struct mon_objs_rank *r, const char *text, const char *obj, s
 	return 0;
 }
 
+/*
+ * A rule run here is said where `esctl JOB rules` finds it: a segment of
+ * this process's own (JOB-rules-R, a name nobody else can take, removed
+ * with it or, if it is killed, by psadm clean), its element "rule" holding
+ * the rule and what its actions came to, written when they move (at most
+ * twice a second).
+ */
+#define RULES_PREFIX "%.24s-rules"
+struct mon_rule_rec {
+	uint64_t started_ns, asked, applied, refused;
+	int32_t pid, ranks;
+	char obj[ST_NAME_MAX + 1];
+	char text[ST_RULE_MAX + 1];
+};
+
+struct reg {
+	ps_server *srv;
+	ps_elem *e;
+	char name[PS_NAME_MAX + 1];
+	struct mon_rule_rec x;
+	bool moved;
+	double said;
+};
+
+static void reg_open(struct reg *g, const char *job, const char *text, const char *obj, int ranks)
+{
+	char prefix[PS_NAME_MAX + 1], why[200];
+	snprintf(prefix, sizeof(prefix), RULES_PREFIX, job);
+	struct ps_shm_attr a = { .size = 64u << 10, .max_elems = 2, .keep = PS_KEEP_NEVER };
+	struct ps_elem_attr ea = { .tuple_size = sizeof(struct mon_rule_rec), .threshold = 4, .mode = PS_DISCARD };
+	*g = (struct reg){ .x = { .started_ns = ps_now_ns(), .pid = (int32_t)getpid(), .ranks = ranks } };
+	snprintf(g->x.obj, sizeof(g->x.obj), "%s", obj);
+	snprintf(g->x.text, sizeof(g->x.text), "%s", text);
+	if (ps_server_create_private(prefix, &a, &g->srv, g->name, why, sizeof(why)))
+		return; /* the rule runs all the same, unlisted */
+	if (ps_elem_create(g->srv, "rule", &ea, &g->e)) {
+		ps_server_destroy(g->srv);
+		ps_shm_unlink(g->name);
+		g->srv = NULL;
+		return;
+	}
+	ps_write(g->e, &g->x, 0, NULL);
+}
+
+static void reg_say(struct reg *g, bool now)
+{
+	if (g->e && g->moved && (now || mon_now() >= g->said + 0.5)) {
+		ps_write(g->e, &g->x, 0, NULL);
+		g->moved = false;
+		g->said = mon_now();
+	}
+}
+
+static void reg_close(struct reg *g)
+{
+	if (!g->srv)
+		return;
+	ps_elem_close(g->e);
+	ps_server_destroy(g->srv);
+	ps_shm_unlink(g->name);
+}
+
+struct listing {
+	const char *job;
+	FILE *out;
+	int found;
+};
+
+static int one_rule(const char *segment, void *arg)
+{
+	struct listing *l = arg;
+	char prefix[PS_NAME_MAX + 8];
+	int n = snprintf(prefix, sizeof(prefix), RULES_PREFIX "-", l->job);
+	struct ps_shm_info info;
+	ps_server *srv;
+	ps_elem *e;
+	struct mon_rule_rec x;
+	if (strncmp(segment, prefix, (size_t)n) || ps_shm_info(segment, &info) || info.state != PS_SHM_LIVE ||
+	    ps_server_open_shm(segment, PS_RDONLY | PS_NOWAIT, &srv))
+		return 0; /* a live monitor's, ours only */
+	if (!ps_elem_open(srv, "rule", sizeof(x), &e)) {
+		if (!ps_read_latest(e, &x, NULL)) {
+			char text[4 * ST_RULE_MAX + 1];
+			x.text[ST_RULE_MAX] = 0;
+			st_text(x.text, text, sizeof(text));
+			fprintf(l->out, "esctl pid %d: rule (run there, on %d rank%s): %s\n", (int)info.creator_pid, x.ranks,
+				x.ranks == 1 ? "" : "s", text);
+			fprintf(l->out, "esctl pid %d:   asked %llu time%s: applied %llu, refused %llu\n",
+				(int)info.creator_pid, (unsigned long long)x.asked, x.asked == 1 ? "" : "s",
+				(unsigned long long)x.applied, (unsigned long long)x.refused);
+			l->found++;
+		}
+		ps_elem_close(e);
+	}
+	ps_server_destroy(srv);
+	return 0;
+}
+
+int mon_rules_running(const char *job, FILE *out)
+{
+	struct listing l = { job, out, 0 };
+	ps_shm_list(one_rule, &l);
+	return l.found;
+}
+
 /* One rank's turn: its answer read, its next publication waited for and judged */
-static void rule_turn(struct mon_objs_rank *r, struct ruled *u, const char *who, int wait_ms, FILE *out)
+static void rule_turn(struct mon_objs_rank *r, struct ruled *u, struct reg *g, int wait_ms, FILE *out)
 {
 	if (u->busy) {
 		struct st_done d;
@@ -376,6 +541,7 @@ static void rule_turn(struct mon_objs_rank *r, struct ruled *u, const char *who,
 			fflush(out);
 			u->busy = 0;
 			u->after = d.stamp;
+			g->x.applied += !d.status, g->x.refused += d.status != 0, g->moved = true;
 		}
 	}
 	if (st_mirror_wait(r->m, u->obj, u->seq, wait_ms))
@@ -385,21 +551,38 @@ static void rule_turn(struct mon_objs_rank *r, struct ruled *u, const char *who,
 	u->seq = h.seq;
 	const struct st_member *ms;
 	st_mirror_object(r->m, u->obj, &ms);
-	struct getter g = { r->m, u->obj, ms };
+	struct getter g2 = { r->m, u->obj, ms };
 	double v;
 	/* one action at a time, judged on what was published after the last
 	 * was applied (stamps of the application's one clock) */
-	if (u->busy || h.stamp <= u->after || !st_rule_eval(&u->r, get, &g, &v))
+	if (u->busy || h.stamp <= u->after || !st_rule_eval(&u->r, get, &g2, &v))
 		return;
-	st_rule_ask(&u->r, v, who, &u->k);
+	st_rule_ask(&u->r, v, &u->k);
 	char err[200];
 	if (st_mirror_ask(r->m, &u->k, &u->busy, err, sizeof(err))) {
 		fprintf(out, "%s: the rule's action not asked: %s\n", r->name, err);
 		u->busy = 0;
+	} else {
+		g->x.asked++, g->moved = true;
 	}
 }
 
-int mon_objs_rule(struct mon_objs *o, int only, const char *text, const char *who, double seconds, FILE *out,
+/* Watches the ranks the rule runs on until they end: how many still run */
+static int still_running(struct mon_objs *o, struct ruled *u, int n, FILE *out)
+{
+	for (int i = 0; i < o->n; i++) {
+		int st = u[i].obj >= 0 ? ps_state_at(o->r[i].where, &o->ra) : 0;
+		/* ended, died, or ended and its segment removed (a remote one
+		 * out of reach is waited for) */
+		if (st == PS_SHM_CLOSED || st == PS_SHM_STALE || st == PS_ENOENT) {
+			fprintf(out, "%s has %s: the rule stops there\n", o->r[i].name, st == PS_SHM_STALE ? "died" : "ended");
+			u[i].obj = -1, n--;
+		}
+	}
+	return n;
+}
+
+int mon_objs_rule(struct mon_objs *o, const char *job, int only, const char *text, double seconds, FILE *out,
 		  char *err, size_t len)
 {
 	char obj[ST_NAME_MAX + 1];
@@ -426,25 +609,21 @@ int mon_objs_rule(struct mon_objs *o, int only, const char *text, const char *wh
 		snprintf(err, len, "no rank exposes an object '%s' (esctl JOB objects lists them)", obj);
 		rc = 2;
 	}
+	struct reg g = { 0 };
+	if (!rc)
+		reg_open(&g, job, text, obj, n);
 	double until = seconds > 0 ? mon_now() + seconds : INFINITY, look = 0;
 	while (!rc && !mon_stop && mon_now() < until && n) {
 		for (int i = 0; i < o->n; i++)
 			if (u[i].obj >= 0)
-				rule_turn(&o->r[i], &u[i], who, n == 1 ? 50 : 5, out);
+				rule_turn(&o->r[i], &u[i], &g, n == 1 ? 50 : 5, out);
+		reg_say(&g, false);
 		if (mon_now() < look)
 			continue;
 		look = mon_now() + 0.5; /* a rank that ended has no more publications */
-		for (int i = 0; i < o->n; i++) {
-			int st = u[i].obj >= 0 ? ps_state_at(o->r[i].where, &o->ra) : 0;
-			/* ended, died, or ended and its segment removed (a remote one
-			 * out of reach is waited for) */
-			if (st == PS_SHM_CLOSED || st == PS_SHM_STALE || st == PS_ENOENT) {
-				fprintf(out, "%s has %s: the rule stops there\n", o->r[i].name,
-					st == PS_SHM_STALE ? "died" : "ended");
-				u[i].obj = -1, n--;
-			}
-		}
+		n = still_running(o, u, n, out);
 	}
+	reg_close(&g);
 	free(u);
 	return rc;
 }

@@ -32,10 +32,13 @@ void mon_objs_close(struct mon_objs *o);
  * latest values, methods. */
 void mon_objs_list(struct mon_objs *o, FILE *out);
 
-/* What a record of obj.done says, without who asked: "sim.rate 1 -> 2.5" */
+/* What a record of obj.done says, without who asked ("sim.rate 1 -> 2.5",
+ * "sim.w[0] 1 -> 2", "refused sim.rate = 7: ..."), another process's words
+ * escaped (st_text) */
 void mon_done_text(const struct st_done *d, char *out, size_t len);
 /* Every change each rank applied (who asked, old and new values) and
- * every ask it refused, in its order, as far as its log still holds them. */
+ * every ask it refused, in its order, as far as its log still holds them;
+ * then what the rules running did, counted. */
 void mon_objs_changes(struct mon_objs *o, FILE *out);
 
 /* "OBJ.FIELD=VALUE" or "OBJ.FIELD[I]=VALUE" into obj and one set; 0, or
@@ -57,7 +60,13 @@ int mon_objs_ask(struct mon_objs *o, int only, struct st_ask *ask, const char *w
  * rank, one ask in flight per rank; until a signal, `seconds` (0:
  * none) or the job's end.  Says on out each action and its answer.  0, or 2 when it does
  * not compile against a rank's object (why in err). */
-int mon_objs_rule(struct mon_objs *o, int only, const char *text, const char *who, double seconds, FILE *out,
+int mon_objs_rule(struct mon_objs *o, const char *job, int only, const char *text, double seconds, FILE *out,
 		  char *err, size_t len);
+/* The rules running in the job's ranks (in the application: each with
+ * who began it and what its actions came to, counted) and in monitors of
+ * it on this host (esctl rule: theirs, and what they asked); said on out. */
+void mon_objs_rules(struct mon_objs *o, const char *job, FILE *out);
+/* ... of those, the monitors' only: how many were said */
+int mon_rules_running(const char *job, FILE *out);
 
 #endif

@@ -160,7 +160,6 @@ void vo_json(struct vo_objects *v, FILE *out)
 
 int vo_ask(struct vo_objects *v, const char *where, struct st_ask *k, char *err, size_t len)
 {
-	snprintf(k->who, sizeof(k->who), "esview pid %d (a browser)", (int)getpid());
 	pthread_mutex_lock(&v->lock);
 	int rc = ST_ENOOBJ;
 	snprintf(err, len, "no space '%s' with objects in this job", where);

@@ -154,23 +154,34 @@ static enum MHD_Result steer(struct lv_served *sv, struct MHD_Connection *c, con
 	bool call = !strcmp(url, "/call");
 	const char *name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, call ? "method" : "field");
 	const char *value = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, call ? "arg" : "value");
-	char why[400];
+	const char *index = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "index");
+	char why[400], text[200], o[ST_NAME_MAX + 1];
 	struct st_ask k = { .kind = call ? ST_ASK_CALL : ST_ASK_SET, .n = 1 };
-	char *end = NULL;
 	int rc = 0;
 	if (!where || !obj || !name || strlen(obj) > ST_NAME_MAX || strlen(name) > ST_NAME_MAX ||
-	    (!call && !value)) {
-		snprintf(why, sizeof(why), "expected where, obj and %s\n", call ? "method" : "field and value");
+	    (!call && (!value || !index))) {
+		snprintf(why, sizeof(why), "expected where, obj and %s\n", call ? "method" : "field, index and value");
 		rc = 1;
-	} else if (value && *value && ((k.u.set[0].value = strtod(value, &end)), *end || end == value)) {
-		snprintf(why, sizeof(why), "expected a number, got '%.40s'\n", value);
-		rc = 1;
+	} else if (call) { /* in esctl's words: call OBJ.METHOD [ARG] */
+		char *end = NULL;
+		if (value && ((k.u.set[0].value = strtod(value, &end)), end == value || *end)) {
+			snprintf(why, sizeof(why), "call: expected a number as the argument, got '%.40s'\n", value);
+			rc = 1;
+		}
+		snprintf(k.u.set[0].field, sizeof(k.u.set[0].field), "%s", name);
+		k.u.set[0].has_arg = value != NULL;
+		snprintf(o, sizeof(o), "%s", obj);
+	} else { /* set OBJ.FIELD[INDEX]=VALUE, read as esctl reads it */
+		snprintf(text, sizeof(text), "%s.%s[%s]=%s", obj, name, index, value);
+		if (mon_objs_parse_set(text, o, &k.u.set[0], why, sizeof(why) - 1) || strcmp(o, obj)) {
+			if (strcmp(o, obj))
+				snprintf(why, sizeof(why) - 1, "'%s': expected OBJECT.FIELD[INDEX]=VALUE", text);
+			strcat(why, "\n");
+			rc = 1;
+		}
 	}
 	if (!rc) {
-		snprintf(k.obj, sizeof(k.obj), "%s", obj);
-		snprintf(k.u.set[0].field, sizeof(k.u.set[0].field), "%s", name);
-		k.u.set[0].has_arg = value && *value;
-		k.u.set[0].index = call ? 0 : (uint32_t)arg_number(c, "index", 0, 0, UINT32_MAX);
+		snprintf(k.obj, sizeof(k.obj), "%s", o);
 		if ((rc = vo_ask(&sv->objs, where, &k, why, sizeof(why) - 1)))
 			strcat(why, "\n");
 	}

@@ -1,8 +1,10 @@
 /* element.c - PastSet element operations on the ring layout of internal.h. */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -54,8 +56,11 @@ int ps__check_attr(const struct ps_elem_attr *a)
 		return PS_ETHRESHOLD;
 	if (a->mode != PS_DISCARD && a->mode != PS_FLOW && a->mode != PS_BOARD)
 		return PS_EINVAL;
-	if (a->flags & ~(unsigned)(PS_MULTI_WRITER | PS_EXACT_WAKE | PS_CONTROL))
+	unsigned known = PS_MULTI_WRITER | PS_EXACT_WAKE | PS_CONTROL | PS_STAMP_WHO;
+	if ((a->flags & 0xffffu & ~known) || (!(a->flags & PS_STAMP_WHO) && PS_WHO_OFF(a->flags)))
 		return PS_EINVAL;
+	if ((a->flags & PS_STAMP_WHO) && (size_t)PS_WHO_OFF(a->flags) + PS_WHO_LEN > a->tuple_size)
+		return PS_EINVAL; /* who's place inside the tuple */
 	/* a board's one writer stores in place: its slots are arrays of words */
 	if (a->mode == PS_BOARD && (a->flags || a->tuple_size % 8))
 		return PS_EINVAL;
@@ -265,7 +270,61 @@ static inline __attribute__((always_inline)) uint64_t publish(ps_elem *e, const 
 	return i;
 }
 
+static int write_locked(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx);
+
+/* This process as a writer of a PS_STAMP_WHO element: what the kernel says
+ * of it (its pid, user and name; the name read once, the pid each time:
+ * a child of a fork writes as itself) */
+static char self_comm[17] = "?";
+static pthread_once_t self_comm_once = PTHREAD_ONCE_INIT;
+
+static void self_comm_read(void)
+{
+	FILE *f = fopen("/proc/self/comm", "re");
+	if (f) {
+		if (fgets(self_comm, sizeof(self_comm), f))
+			self_comm[strcspn(self_comm, "\n")] = 0;
+		fclose(f);
+	}
+	for (char *c = self_comm; *c; c++) /* the name a process gave itself: no control bytes */
+		*c = (unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c;
+}
+
+static const char *self_who(char *buf, size_t len)
+{
+	pthread_once(&self_comm_once, self_comm_read);
+	snprintf(buf, len, "pid %d uid %u %s", (int)getpid(), (unsigned)geteuid(), self_comm);
+	return buf;
+}
+
+int ps_write_as(ps_elem *e, const void *tuple, const char *who, int timeout_ms, uint64_t *idx)
+{
+	if (ps_unlikely(!e || !tuple))
+		return PS_EINVAL;
+	if (e->ops || !(e->flags & PS_STAMP_WHO))
+		return ps_write(e, tuple, timeout_ms, idx);
+	size_t n = e->tuple_size, off = PS_WHO_OFF(e->flags);
+	unsigned char small[1024], *t = n <= sizeof(small) ? small : malloc(n);
+	if (!t)
+		return PS_ENOMEM;
+	memcpy(t, tuple, n);
+	memset(t + off, 0, PS_WHO_LEN);
+	snprintf((char *)t + off, PS_WHO_LEN, "%s", who ? who : "");
+	int rc = write_locked(e, t, timeout_ms, idx);
+	if (t != small)
+		free(t);
+	return rc;
+}
+
 static __attribute__((noinline)) int write_slow(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx)
+{
+	char who[PS_WHO_LEN];
+	if (!e->ops && (e->flags & PS_STAMP_WHO))
+		return ps_write_as(e, tuple, self_who(who, sizeof(who)), timeout_ms, idx);
+	return write_locked(e, tuple, timeout_ms, idx);
+}
+
+static int write_locked(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx)
 {
 	struct ps_ehdr *h = e->h;
 	struct ps_deadline d;

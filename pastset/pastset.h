@@ -79,6 +79,25 @@ static inline size_t ps_probe(size_t i, size_t cap)
 	return (i + 1) & (cap - 1);
 }
 
+/* The length of the UTF-8 character at p (1 to 4), 0 if the bytes there
+ * are none (a stray or overlong byte, a surrogate, past U+10FFFF, cut by
+ * the string's end): what every printer of another process's text asks
+ * (st_text, ar_json_string). */
+static inline int ps_utf8_len(const unsigned char *p)
+{
+	unsigned char c = p[0];
+	if (c < 0x80)
+		return c ? 1 : 0;
+	int n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+	for (int i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	if (n > 2 && ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0) || (c == 0xf0 && p[1] < 0x90) ||
+		      (c == 0xf4 && p[1] >= 0x90)))
+		return 0;
+	return n;
+}
+
 /* Error codes.  Where errno has a fitting code it is used, negated. */
 #define PS_EINVAL      (-EINVAL)    /* bad argument */
 #define PS_ENOMEM      (-ENOMEM)    /* out of memory */
@@ -142,7 +161,20 @@ enum ps_elem_flags {
 	 * steers a job with the access watching it takes).  Give it
 	 * PS_MULTI_WRITER too: its writers are other processes. */
 	PS_CONTROL = 1u << 2,
+	/* Who wrote each tuple is written into it by the writing side, never
+	 * taken from the writer: PS_WHO_LEN bytes at the offset PS_WHO_AT
+	 * gives (give PS_WHO_AT(off), not this bit alone).  A tuple server
+	 * writing for a client puts the client there as the kernel reports it
+	 * ("tcp from 10.1.2.3", "tcp from this host, uid 1000"); a process
+	 * writing itself, its pid, user and name ("pid 4242 uid 1000
+	 * esctl").  A process that may write the segment itself is its
+	 * owner's (0600): it could write anything there, as it could trace
+	 * the application. */
+	PS_STAMP_WHO = 1u << 3,
 };
+#define PS_WHO_LEN 48
+#define PS_WHO_AT(off) (PS_STAMP_WHO | (unsigned)(off) << 16)
+#define PS_WHO_OFF(flags) ((flags) >> 16)
 
 struct ps_elem_attr {
 	size_t tuple_size;     /* bytes per tuple, 1..PS_TUPLE_MAX */
@@ -305,6 +337,10 @@ const uint64_t *ps_elem_watch_word(ps_elem *e);
  * tuple); a PS_FLOW element waits up to timeout_ms for space.  *idx (may be
  * NULL) gets its index. */
 int ps_write(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx);
+/* ps_write of an element that stamps who writes (PS_STAMP_WHO), saying who
+ * (a tuple server's client): what the tuple holds there is replaced.
+ * Elsewhere the same as ps_write. */
+int ps_write_as(ps_elem *e, const void *tuple, const char *who, int timeout_ms, uint64_t *idx);
 
 /*
  * The writer's own path to a discard element in this process's memory, for

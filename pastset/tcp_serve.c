@@ -1,6 +1,9 @@
 /* tcp_serve.c - the tuple server's requests: one handler per operation of the wire protocol, from a table. */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -359,6 +362,26 @@ static bool on_range(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
 	return true;
 }
 
+/* The client as the kernel reports it, for an element that stamps who
+ * writes (PS_STAMP_WHO): its address, and on this host its user. */
+static const char *peer_text(const struct conn *c, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char addr[INET6_ADDRSTRLEN] = "?";
+	if (!getpeername(c->fd, (struct sockaddr *)&ss, &sl)) {
+		if (ss.ss_family == AF_INET)
+			inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, addr, sizeof(addr));
+		else if (ss.ss_family == AF_INET6)
+			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, addr, sizeof(addr));
+	}
+	if ((c->who & PS_WHO_USER) == PS_WHO_USER)
+		snprintf(buf, len, "tcp from %s, uid %u", addr, (unsigned)(c->who & 0xffffffffu));
+	else
+		snprintf(buf, len, "tcp from %s", addr);
+	return buf;
+}
+
 static bool on_write(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
 		     const unsigned char *in)
 {
@@ -368,8 +391,9 @@ static bool on_write(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
 	ps_elem *e = handle(c, in, &wr);
 	int rc = !e ? PSW_EBADH : !wr ? PS_EROFS : n != ps_elem_tuple_size(e) ? PS_ESIZE : 0;
 	struct psw_tuple_rep r = { 0 };
-	if (!rc)
-		rc = ps_write(e, in + PSW_HANDLE_LEN, 0, &r.index); /* never waits: a full flow element says so */
+	char who[PS_WHO_LEN];
+	if (!rc) /* never waits: a full flow element says so */
+		rc = ps_write_as(e, in + PSW_HANDLE_LEN, peer_text(c, who, sizeof(who)), 0, &r.index);
 	unsigned char *o = ps__tcp_reply(c, h->op, h->tag, PSW_TUPLE_REP_LEN);
 	if (!o)
 		return false;

@@ -1,6 +1,8 @@
 /* app.c - the application's side of steering: its objects declared, sealed into the rank's trace space, published, and the asks and rules applied at its safe points. */
 #define _GNU_SOURCE
 #include <limits.h>
+#include <math.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -12,6 +14,8 @@
 #define SCHEMA_RECORDS (ST_OBJECTS_MAX * (ST_MEMBERS_MAX + 1)) /* never discarded */
 #define ASKS_HELD 64
 #define DONE_HELD 1024
+#define FIRED_HELD 256
+#define RULES_HELD (4 * (ST_RULES_MAX + ST_RULE_ASKERS + 1)) /* the latest snapshot, and room to read it */
 #define PUBS_HELD 16
 
 /* A member's variable or method, beside its schema record */
@@ -40,16 +44,33 @@ struct st_obj {
 	uint64_t seq;
 };
 
+/* What a rule's actions came to, counted at the safe point that made them */
+struct count {
+	uint64_t fired, refused, last_ns;
+	double last_value;
+	int32_t last_status;
+};
+
 struct rule {
 	struct st_rule r;
 	uint32_t number;
 	st_obj *o;
+	char who[ST_WHO_MAX + 1]; /* who installed it */
+	struct count c;
+};
+
+/* The asks of one monitor's rules (by who asks), counted */
+struct asker {
+	char who[ST_WHO_MAX + 1];
+	char obj[ST_NAME_MAX + 1];
+	uint32_t kind;
+	struct count c;
 };
 
 struct st_app {
 	pthread_mutex_t lock;
 	ps_server *srv;
-	ps_elem *schema, *ask, *done;
+	ps_elem *schema, *ask, *done, *fired, *log; /* log: obj.rules */
 	_Atomic(const uint64_t *) ask_word; /* obj.ask's count written; NULL when detached */
 	_Atomic uint64_t ask_seen;          /* ... as the last safe point saw it */
 	_Atomic int unsealed;               /* objects not sealed yet, or rules running: a safe point has work */
@@ -59,6 +80,10 @@ struct st_app {
 	int nrules;
 	struct rule rules[ST_RULES_MAX];
 	uint32_t rule_serial;
+	int naskers; /* the last, ST_RULE_ASKERS - 1, gathers any more ("others") */
+	struct asker askers[ST_RULE_ASKERS];
+	bool moved;       /* counts changed since the last snapshot */
+	uint64_t snap, snap_ns; /* snapshots written, the last's time */
 	void (*on_done)(void *, const struct st_done *);
 	void *on_done_arg;
 };
@@ -86,9 +111,11 @@ static void close_elems(st_app *a)
 	ps_elem_close(a->schema);
 	ps_elem_close(a->ask);
 	ps_elem_close(a->done);
-	a->schema = a->ask = a->done = NULL;
+	ps_elem_close(a->fired);
+	ps_elem_close(a->log);
+	a->schema = a->ask = a->done = a->fired = a->log = NULL;
 	a->srv = NULL;
-	a->nrules = 0; /* rules ran on a space that is gone */
+	a->nrules = a->naskers = 0; /* rules ran on a space that is gone */
 }
 
 void st_app_destroy(st_app *a)
@@ -115,7 +142,7 @@ static int unsealed(const st_app *a)
 	int n = 0;
 	for (int i = 0; i < a->nobj; i++)
 		n += a->obj[i]->data == NULL;
-	return n + a->nrules;
+	return n + a->nrules + a->moved; /* rules to run, counts to say */
 }
 
 int st_app_attach(st_app *a, ps_server *srv)
@@ -128,10 +155,16 @@ int st_app_attach(st_app *a, ps_server *srv)
 	if (srv) {
 		if (!(rc = make(srv, ST_SCHEMA_ELEMENT, sizeof(struct st_member), SCHEMA_RECORDS, 0, &a->schema)))
 			ps_elem_set_layout(a->schema, ST_MEMBER_LAYOUT);
+		/* who asks is PastSet's to write, never the asker's (PS_STAMP_WHO) */
 		if (!rc)
-			rc = make(srv, ST_ASK_ELEMENT, sizeof(struct st_ask), ASKS_HELD, PS_MULTI_WRITER | PS_CONTROL, &a->ask);
+			rc = make(srv, ST_ASK_ELEMENT, sizeof(struct st_ask), ASKS_HELD,
+				  PS_MULTI_WRITER | PS_CONTROL | PS_WHO_AT(offsetof(struct st_ask, who)), &a->ask);
 		if (!rc)
 			rc = make(srv, ST_DONE_ELEMENT, sizeof(struct st_done), DONE_HELD, 0, &a->done);
+		if (!rc)
+			rc = make(srv, ST_FIRED_ELEMENT, sizeof(struct st_done), FIRED_HELD, 0, &a->fired);
+		if (!rc)
+			rc = make(srv, ST_RULES_ELEMENT, sizeof(struct st_rule_rec), RULES_HELD, 0, &a->log);
 		if (rc) {
 			close_elems(a);
 		} else {
@@ -243,13 +276,19 @@ int st_obj_field(st_obj *o, const char *name, enum st_kind kind, void *var, uint
 
 int st_obj_method(st_obj *o, const char *name, st_method_fn fn, void *arg, const char *help)
 {
-	if (!o || !fn)
+	return st_obj_method_range(o, name, fn, arg, -1e308, 1e308, help);
+}
+
+int st_obj_method_range(st_obj *o, const char *name, st_method_fn fn, void *arg, double lo, double hi,
+			const char *help)
+{
+	if (!o || !fn || !(lo <= hi) || isinf(lo) || isinf(hi))
 		return PS_EINVAL;
 	pthread_mutex_lock(&o->a->lock);
 	struct st_member m;
 	int rc = add_member(o, name, &m);
 	if (!rc) {
-		m.kind = ST_METHOD, m.count = 1, m.lo = -1e308, m.hi = 1e308;
+		m.kind = ST_METHOD, m.count = 1, m.lo = lo, m.hi = hi;
 		snprintf(m.help, sizeof(m.help), "%s", help ? help : "");
 		o->m[o->n] = m;
 		o->b[o->n++] = (struct binding){ .fn = fn, .arg = arg };
@@ -342,12 +381,44 @@ static void put_value(st_obj *o, int k, uint32_t index, double v)
 		((double *)o->b[k].var)[index] = v;
 }
 
+/* A count moved by one action, applied (rc 0) or refused */
+static void count(struct count *c, int rc, double v, uint64_t now)
+{
+	c->fired += !rc;
+	c->refused += rc != 0;
+	c->last_ns = now;
+	c->last_value = v;
+	c->last_status = rc;
+}
+
+/* An answer: a person's in obj.done (and told to on_done), a monitor's
+ * rule's in obj.fired and counted by who asked. */
 static void said(st_app *a, struct st_done *d)
 {
 	d->stamp = ps_now_ns();
+	if (d->kind & ST_ASK_BY_RULE) {
+		ps_write(a->fired, d, 0, NULL);
+		return;
+	}
 	ps_write(a->done, d, 0, NULL);
 	if (a->on_done)
 		a->on_done(a->on_done_arg, d);
+}
+
+/* The count of asks from a monitor's rule that asks as who */
+static struct count *asker_of(st_app *a, const struct st_ask *k)
+{
+	for (int i = 0; i < a->naskers; i++)
+		if (!strncmp(a->askers[i].who, k->who, ST_WHO_MAX))
+			return &a->askers[i].c;
+	struct asker *s = &a->askers[a->naskers < ST_RULE_ASKERS ? a->naskers++ : ST_RULE_ASKERS - 1];
+	if (s - a->askers == ST_RULE_ASKERS - 1 && a->naskers == ST_RULE_ASKERS && *s->who)
+		snprintf(s->who, sizeof(s->who), "others"); /* more askers than kept apart: together */
+	else
+		snprintf(s->who, sizeof(s->who), "%.*s", ST_WHO_MAX, k->who);
+	snprintf(s->obj, sizeof(s->obj), "%.*s", ST_NAME_MAX, k->obj);
+	s->kind = ST_ASK_KIND(k->kind);
+	return &s->c;
 }
 
 /* A done record for ask k (names copied, bounded) */
@@ -359,6 +430,15 @@ static struct st_done answer(const struct st_ask *k, int status)
 	return d;
 }
 
+/* What an ask from a monitor's rule came to, counted too */
+static void counted(st_app *a, const struct st_ask *k, int rc, double v)
+{
+	if (k->kind & ST_ASK_BY_RULE) {
+		count(asker_of(a, k), rc, v, ps_now_ns());
+		a->moved = true;
+	}
+}
+
 /* The sets of k: all checked, then all applied (under the app's lock) */
 static int apply_sets(st_app *a, st_obj *o, const struct st_ask *k)
 {
@@ -366,6 +446,7 @@ static int apply_sets(st_app *a, st_obj *o, const struct st_ask *k)
 	if (k->n < 1 || k->n > ST_SETS_MAX) {
 		struct st_done d = answer(k, ST_EBADASK);
 		said(a, &d);
+		counted(a, k, ST_EBADASK, 0);
 		return 0;
 	}
 	for (uint32_t s = 0; s < k->n; s++) {
@@ -377,18 +458,21 @@ static int apply_sets(st_app *a, st_obj *o, const struct st_ask *k)
 			struct st_done d = answer(k, rc);
 			snprintf(d.field, sizeof(d.field), "%s", field);
 			d.n = s, d.index = k->u.set[s].index, d.new_value = k->u.set[s].value;
+			d.count = at[s] < 0 ? 0 : o->m[at[s]].count;
 			said(a, &d);
+			counted(a, k, rc, d.new_value);
 			return 0;
 		}
 	}
 	for (uint32_t s = 0; s < k->n; s++) {
 		struct st_done d = answer(k, 0);
 		snprintf(d.field, sizeof(d.field), "%s", o->m[at[s]].name);
-		d.n = s, d.index = k->u.set[s].index;
+		d.n = s, d.index = k->u.set[s].index, d.count = o->m[at[s]].count;
 		d.old_value = get_value(o, at[s], d.index);
 		put_value(o, at[s], d.index, k->u.set[s].value);
 		d.new_value = get_value(o, at[s], d.index);
 		said(a, &d);
+		counted(a, k, 0, d.new_value);
 	}
 	return (int)k->n;
 }
@@ -398,14 +482,16 @@ static int apply_call(st_app *a, st_obj *o, const struct st_ask *k)
 	char name[ST_NAME_MAX + 1];
 	snprintf(name, sizeof(name), "%.*s", ST_NAME_MAX, k->u.set[0].field);
 	int at = member_named(o, name);
-	struct st_done d = answer(k, k->n != 1 ? ST_EBADASK : at < 0 ? ST_ENOFIELD
-						 : o->m[at].kind != ST_METHOD ? ST_ENOTMETHOD : 0);
-	snprintf(d.field, sizeof(d.field), "%s", name);
 	double v = k->u.set[0].has_arg ? k->u.set[0].value : 0;
+	/* its argument checked as a field's value: the monitor did, but an ask
+	 * may come from anyone who may write */
+	struct st_done d = answer(k, k->n != 1 ? ST_EBADASK : at < 0 ? ST_ENOFIELD : st_arg_check(&o->m[at], v));
+	snprintf(d.field, sizeof(d.field), "%s", name);
 	d.new_value = v;
 	if (!d.status)
 		o->b[at].fn(o->b[at].arg, v);
 	said(a, &d);
+	counted(a, k, d.status, v);
 	return !d.status;
 }
 
@@ -422,10 +508,12 @@ static int add_rule(st_app *a, st_obj *o, const struct st_ask *k)
 	} else if (st_rule_compile(text, &s, &r->r, d.why, sizeof(d.why))) {
 		d.status = ST_ERULE;
 	} else {
-		r->number = ++a->rule_serial;
-		r->o = o;
+		*r = (struct rule){ .r = r->r, .number = ++a->rule_serial, .o = o };
+		snprintf(r->who, sizeof(r->who), "%.*s", ST_WHO_MAX, k->who);
 		d.index = r->number;
 		a->nrules++;
+		a->moved = true;
+		a->snap_ns = 0; /* said at once */
 	}
 	said(a, &d);
 	return !d.status;
@@ -438,8 +526,11 @@ static int drop_rule(st_app *a, const struct st_ask *k)
 	for (int i = 0; i < a->nrules; i++)
 		if (a->rules[i].number == k->n) {
 			snprintf(d.obj, sizeof(d.obj), "%s", a->rules[i].o->self.name);
+			d.new_value = (double)a->rules[i].c.fired; /* what it did, said as it goes */
 			a->rules[i] = a->rules[--a->nrules];
 			d.status = 0;
+			a->moved = true;
+			a->snap_ns = 0;
 			break;
 		}
 	if (d.status)
@@ -452,16 +543,19 @@ static int apply(st_app *a, const struct st_ask *k)
 {
 	char name[ST_NAME_MAX + 1];
 	snprintf(name, sizeof(name), "%.*s", ST_NAME_MAX, k->obj);
-	if (k->kind == ST_ASK_UNRULE)
+	unsigned kind = ST_ASK_KIND(k->kind);
+	bool by_rule = k->kind & ST_ASK_BY_RULE;
+	if (kind == ST_ASK_UNRULE && !by_rule)
 		return drop_rule(a, k);
 	st_obj *o = find_obj(a, name);
-	if (!o || !o->data || k->kind < ST_ASK_SET || k->kind > ST_ASK_RULE) {
+	if (!o || !o->data || kind < ST_ASK_SET || kind > ST_ASK_RULE || (k->kind & ~(0xffu | ST_ASK_BY_RULE)) ||
+	    (by_rule && kind == ST_ASK_RULE)) {
 		struct st_done d = answer(k, !o || !o->data ? ST_ENOOBJ : ST_EBADASK);
 		said(a, &d);
+		counted(a, k, d.status, 0);
 		return 0;
 	}
-	return k->kind == ST_ASK_SET ? apply_sets(a, o, k) : k->kind == ST_ASK_CALL ? apply_call(a, o, k)
-										     : add_rule(a, o, k);
+	return kind == ST_ASK_SET ? apply_sets(a, o, k) : kind == ST_ASK_CALL ? apply_call(a, o, k) : add_rule(a, o, k);
 }
 
 /* The asks written since the last safe point, in order (under the app's lock) */
@@ -498,22 +592,80 @@ static double rule_get(void *arg, uint32_t idx, uint32_t index)
 }
 
 /* Each rule running here, evaluated on the variables as they are now; its
- * action checked like any ask's (under the app's lock) */
+ * action checked like any ask's and applied where it was compiled to go,
+ * counted, never written by itself (under the app's lock) */
 static int run_rules(st_app *a)
 {
 	int n = 0;
+	uint64_t now = 0;
 	for (int i = 0; i < a->nrules; i++) {
 		struct rule *r = &a->rules[i];
 		double v;
 		if (!st_rule_eval(&r->r, rule_get, r->o, &v))
 			continue;
-		char who[ST_WHO_MAX + 1];
-		struct st_ask k;
-		snprintf(who, sizeof(who), "rule %u (in the application)", r->number);
-		st_rule_ask(&r->r, v, who, &k);
-		n += k.kind == ST_ASK_SET ? apply_sets(a, r->o, &k) : apply_call(a, r->o, &k);
+		int k = (int)r->r.target - 1; /* compiled: a member of r->o */
+		const struct st_member *m = &r->o->m[k];
+		int rc;
+		if (r->r.kind == ST_ASK_SET) {
+			if (!(rc = st_value_check(m, r->r.target_index, v)))
+				put_value(r->o, k, r->r.target_index, v);
+		} else if (!(rc = st_arg_check(m, v))) {
+			r->o->b[k].fn(r->o->b[k].arg, v);
+		}
+		count(&r->c, rc, v, now ? now : (now = ps_now_ns()));
+		a->moved = true;
+		n += !rc;
 	}
 	return n;
+}
+
+/* A record of obj.rules for rule r, or asker s */
+static void rule_rec(const st_app *a, const struct rule *r, const struct asker *s, uint32_t of,
+		     struct st_rule_rec *x)
+{
+	const struct count *c = r ? &r->c : &s->c;
+	*x = (struct st_rule_rec){ .snap = a->snap, .stamp = a->snap_ns, .of = of, .fired = c->fired,
+				   .refused = c->refused, .last_ns = c->last_ns, .last_value = c->last_value,
+				   .last_status = c->last_status };
+	if (r) {
+		x->number = r->number, x->kind = r->r.kind;
+		snprintf(x->who, sizeof(x->who), "%s", r->who);
+		snprintf(x->obj, sizeof(x->obj), "%s", r->o->self.name);
+		snprintf(x->text, sizeof(x->text), "%s", r->r.text);
+	} else {
+		x->kind = s->kind;
+		snprintf(x->who, sizeof(x->who), "%s", s->who);
+		snprintf(x->obj, sizeof(x->obj), "%s", s->obj);
+	}
+}
+
+/* Every rule and asker now, as one snapshot, when their counts moved: at
+ * once after a rule came or went, else at most every ST_RULES_EVERY_NS
+ * (a rule's firing is never written by itself) */
+static void snapshot(st_app *a)
+{
+	if (!a->moved)
+		return;
+	uint64_t now = ps_now_ns();
+	if (a->snap_ns && now - a->snap_ns < ST_RULES_EVERY_NS)
+		return;
+	a->moved = false;
+	a->snap++;
+	a->snap_ns = now;
+	uint32_t of = (uint32_t)(a->nrules + a->naskers);
+	struct st_rule_rec x;
+	if (!of) { /* none runs: one record that says so */
+		rule_rec(a, NULL, &(struct asker){ .who = "" }, 0, &x);
+		ps_write(a->log, &x, 0, NULL);
+	}
+	for (int i = 0; i < a->nrules; i++) {
+		rule_rec(a, &a->rules[i], NULL, of, &x);
+		ps_write(a->log, &x, 0, NULL);
+	}
+	for (int i = 0; i < a->naskers; i++) {
+		rule_rec(a, NULL, &a->askers[i], of, &x);
+		ps_write(a->log, &x, 0, NULL);
+	}
 }
 
 int st_app_sync(st_app *a)
@@ -532,6 +684,7 @@ int st_app_sync(st_app *a)
 				seal(a->obj[i]);
 		n = apply_asks(a);
 		n += run_rules(a);
+		snapshot(a);
 		atomic_store(&a->unsealed, unsealed(a));
 	}
 	pthread_mutex_unlock(&a->lock);

@@ -18,8 +18,8 @@ struct mobj {
 
 struct st_mirror {
 	ps_server *srv, *rw;
-	ps_elem *schema, *ask, *done;
-	uint64_t schema_next, done_next;
+	ps_elem *schema, *ask, *done, *fired, *rules; /* fired, rules: NULL from an older application */
+	uint64_t schema_next, done_next, fired_next;
 	int nobj;
 	struct mobj o[ST_OBJECTS_MAX];
 	/* members read before their object's record: the object's writer puts
@@ -44,6 +44,11 @@ int st_mirror_open(ps_server *srv, ps_server *rw, st_mirror **out)
 	struct ps_stats st;
 	if (!rc && !(rc = ps_elem_stats(m->done, &st)))
 		m->done_next = st.written; /* answers to asks from now on */
+	if (!rc && !ps_elem_open(srv, ST_FIRED_ELEMENT, sizeof(struct st_done), &m->fired) &&
+	    !ps_elem_stats(m->fired, &st))
+		m->fired_next = st.written;
+	if (!rc)
+		ps_elem_open(srv, ST_RULES_ELEMENT, sizeof(struct st_rule_rec), &m->rules);
 	if (!rc)
 		rc = st_mirror_refresh(m);
 	if (rc) {
@@ -64,6 +69,8 @@ void st_mirror_close(st_mirror *m)
 	}
 	ps_elem_close(m->schema);
 	ps_elem_close(m->done);
+	ps_elem_close(m->fired);
+	ps_elem_close(m->rules);
 	ps_elem_close(m->ask);
 	free(m);
 }
@@ -201,7 +208,10 @@ static const struct st_member *member(const struct mobj *o, const char *name)
 
 int st_mirror_check(const st_mirror *m, const struct st_ask *k, char *err, size_t len)
 {
-	if (k->kind == ST_ASK_UNRULE) /* the application knows its rules' numbers */
+	unsigned kind = ST_ASK_KIND(k->kind);
+	if ((k->kind & ~(0xffu | ST_ASK_BY_RULE)) || kind < ST_ASK_SET || kind > ST_ASK_UNRULE)
+		return ST_EBADASK;
+	if (kind == ST_ASK_UNRULE) /* the application knows its rules' numbers */
 		return 0;
 	int i = st_mirror_find(m, k->obj);
 	if (i < 0) {
@@ -209,7 +219,7 @@ int st_mirror_check(const st_mirror *m, const struct st_ask *k, char *err, size_
 		return ST_ENOOBJ;
 	}
 	const struct mobj *o = &m->o[i];
-	if (k->kind == ST_ASK_RULE) {
+	if (kind == ST_ASK_RULE) {
 		struct st_rule r;
 		struct st_schema s = { .n = (int)o->self.count, .members = o->m };
 		snprintf(s.obj, sizeof(s.obj), "%s", o->self.name);
@@ -220,17 +230,17 @@ int st_mirror_check(const st_mirror *m, const struct st_ask *k, char *err, size_
 		}
 		return 0;
 	}
-	uint32_t n = k->kind == ST_ASK_CALL ? 1 : k->n;
+	uint32_t n = kind == ST_ASK_CALL ? 1 : k->n;
 	if (n < 1 || n > ST_SETS_MAX)
 		return ST_EBADASK;
 	for (uint32_t s = 0; s < n; s++) {
 		const struct st_set *x = &k->u.set[s];
 		const struct st_member *f = member(o, x->field);
-		int rc = !f ? ST_ENOFIELD : k->kind == ST_ASK_CALL ? (f->kind == ST_METHOD ? 0 : ST_ENOTMETHOD)
-			 : st_value_check(f, x->index, x->value);
+		double v = kind == ST_ASK_CALL && !x->has_arg ? 0 : x->value;
+		int rc = !f ? ST_ENOFIELD : kind == ST_ASK_CALL ? st_arg_check(f, v) : st_value_check(f, x->index, v);
 		if (rc == ST_ERANGE)
-			snprintf(err, len, "%s.%s: %.15g is out of its range [%.15g, %.15g]", k->obj, x->field, x->value,
-				 f->lo, f->hi);
+			snprintf(err, len, "%s.%s: %.15g is out of its range [%.15g, %.15g]", k->obj, x->field, v, f->lo,
+				 f->hi);
 		else if (rc == ST_EINDEX)
 			snprintf(err, len, "%s.%s[%u]: it has %u element%s", k->obj, x->field, x->index, f->count,
 				 f->count == 1 ? "" : "s");
@@ -254,9 +264,7 @@ int st_mirror_ask(st_mirror *m, struct st_ask *ask, uint64_t *id, char *err, siz
 	if (rc)
 		return rc;
 	ask->id = (uint64_t)getpid() << 32 | ++m->asked;
-	ask->stamp = ps_now_ns();
-	if (!*ask->who)
-		snprintf(ask->who, sizeof(ask->who), "pid %d", (int)getpid());
+	ask->stamp = ps_now_ns(); /* its who: PastSet writes it (PS_STAMP_WHO) */
 	rc = ps_write(m->ask, ask, 0, NULL);
 	if (rc)
 		snprintf(err, len, "%s", ps_strerror(rc));
@@ -265,30 +273,42 @@ int st_mirror_ask(st_mirror *m, struct st_ask *ask, uint64_t *id, char *err, siz
 	return rc;
 }
 
+/* The answers to id among e's records from *next on, into out[*got..n) */
+static int gather(ps_elem *e, uint64_t *next, uint64_t id, struct st_done *out, int n, int *got)
+{
+	struct ps_stats st;
+	int rc = e ? ps_elem_stats(e, &st) : 0;
+	if (!e || rc)
+		return rc;
+	if (*next < st.oldest)
+		*next = st.oldest;
+	while (*next < st.written && *got < n) {
+		struct st_done d;
+		uint64_t oldest;
+		if (ps_read(e, *next, &d, 0, &oldest))
+			break;
+		++*next;
+		if (d.ask == id) {
+			d.who[ST_WHO_MAX] = d.obj[ST_NAME_MAX] = d.field[ST_NAME_MAX] = 0;
+			d.why[sizeof(d.why) - 1] = 0;
+			out[(*got)++] = d;
+		}
+	}
+	return 0;
+}
+
 int st_mirror_answers(st_mirror *m, uint64_t id, struct st_done *out, int n, int timeout_ms)
 {
 	uint64_t until = ps_now_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000u;
 	int got = 0;
 	long nap = 100000; /* 0.1 ms, then doubling to 5 ms */
 	for (;;) {
-		struct ps_stats st;
-		int rc = ps_elem_stats(m->done, &st);
+		/* a person's ask is answered in obj.done, a monitor's rule's in obj.fired */
+		int rc = gather(m->done, &m->done_next, id, out, n, &got);
+		if (!rc)
+			rc = gather(m->fired, &m->fired_next, id, out, n, &got);
 		if (rc)
 			return rc;
-		if (m->done_next < st.oldest)
-			m->done_next = st.oldest;
-		while (m->done_next < st.written && got < n) {
-			struct st_done d;
-			uint64_t oldest;
-			if (ps_read(m->done, m->done_next, &d, 0, &oldest))
-				break;
-			m->done_next++;
-			if (d.ask == id) {
-				d.who[ST_WHO_MAX] = d.obj[ST_NAME_MAX] = d.field[ST_NAME_MAX] = 0;
-				d.why[sizeof(d.why) - 1] = 0;
-				out[got++] = d;
-			}
-		}
 		/* one refusal answers the whole ask */
 		if (got >= n || (got && out[0].status) || ps_now_ns() >= until)
 			return got;
@@ -296,6 +316,41 @@ int st_mirror_answers(st_mirror *m, uint64_t id, struct st_done *out, int n, int
 		nanosleep(&ts, NULL);
 		nap = nap < 5000000 ? nap * 2 : nap;
 	}
+}
+
+int st_mirror_rules(st_mirror *m, struct st_rule_rec *out, int n)
+{
+	struct ps_stats st;
+	if (!m->rules)
+		return PS_ENOENT;
+	int rc = ps_elem_stats(m->rules, &st);
+	if (rc || st.written == 0)
+		return rc;
+	/* the latest record names its snapshot and how many it has: they are
+	 * the last `of` written, all of that snapshot (read again if a newer
+	 * one came meanwhile) */
+	for (int tries = 0; tries < 4; tries++) {
+		struct st_rule_rec last;
+		uint64_t oldest;
+		if ((rc = ps_read(m->rules, st.written - 1, &last, 0, &oldest)))
+			return rc;
+		uint32_t of = last.of < (uint32_t)n ? last.of : (uint32_t)n;
+		if (last.of > st.written)
+			return PS_EBADSEG;
+		int got = 0;
+		for (uint64_t i = st.written - (last.of ? last.of : 1); got < (int)of && i < st.written; i++)
+			if (!ps_read(m->rules, i, &out[got], 0, &oldest) && out[got].snap == last.snap)
+				got++;
+		if (got == (int)of) {
+			for (int k = 0; k < got; k++) {
+				out[k].who[ST_WHO_MAX] = out[k].obj[ST_NAME_MAX] = out[k].text[ST_RULE_MAX] = 0;
+			}
+			return got;
+		}
+		if ((rc = ps_elem_stats(m->rules, &st)))
+			return rc;
+	}
+	return PS_EAGAIN;
 }
 
 ps_elem *st_mirror_done_elem(st_mirror *m)

@@ -1,4 +1,4 @@
-/* records.c - the steering records' words: error texts, names, and whether a value may be set into a field. */
+/* records.c - the steering records' words: error texts, names, whether a value may be set into a field or given to a method, and another process's text made safe to print. */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,7 +13,7 @@ const char *st_strerror(int rc)
 	case ST_ENOOBJ: return "no object of that name";
 	case ST_ENOFIELD: return "no field or method of that name";
 	case ST_EREADONLY: return "the field is read-only";
-	case ST_ERANGE: return "the value is out of the field's range";
+	case ST_ERANGE: return "the value is out of its range";
 	case ST_ENOTINT: return "the field holds integers: the value is not whole";
 	case ST_EINDEX: return "the index is past the field's length";
 	case ST_ELOST: return "asks were discarded before a safe point read them";
@@ -60,4 +60,42 @@ void st_value_format(const struct st_member *m, double v, char *buf, size_t len)
 		snprintf(buf, len, "%.0f", v);
 	else
 		snprintf(buf, len, "%.15g", v);
+}
+
+int st_arg_check(const struct st_member *m, double v)
+{
+	if (m->kind != ST_METHOD)
+		return ST_ENOTMETHOD;
+	/* NaN is in no range; an infinity past every method's */
+	if (!(v >= m->lo && v <= m->hi) || isinf(v))
+		return ST_ERANGE;
+	return 0;
+}
+
+void st_text(const char *text, char *out, size_t len)
+{
+	size_t o = 0;
+	if (!len)
+		return;
+	for (const unsigned char *p = (const unsigned char *)(text ? text : ""); *p; p++) {
+		int n = *p >= 0x80 ? ps_utf8_len(p) : 0;
+		char esc[8];
+		size_t k;
+		if (n) {
+			if (o + (size_t)n >= len)
+				break;
+			memcpy(out + o, p, (size_t)n);
+			o += (size_t)n, p += n - 1;
+			continue;
+		}
+		if (*p < 0x20 || *p == 0x7f || *p >= 0x80 || *p == '\\')
+			k = (size_t)snprintf(esc, sizeof(esc), *p == '\\' ? "\\\\" : "\\x%02x", *p);
+		else
+			esc[0] = (char)*p, k = 1;
+		if (o + k >= len)
+			break;
+		memcpy(out + o, esc, k);
+		o += k;
+	}
+	out[o] = 0;
 }

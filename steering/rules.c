@@ -354,10 +354,9 @@ int st_rule_eval(const struct st_rule *r, st_get_fn get, void *arg, double *valu
 	return 1;
 }
 
-void st_rule_ask(const struct st_rule *r, double value, const char *who, struct st_ask *k)
+void st_rule_ask(const struct st_rule *r, double value, struct st_ask *k)
 {
-	*k = (struct st_ask){ .kind = r->kind, .n = 1 };
-	snprintf(k->who, sizeof(k->who), "%s", who);
+	*k = (struct st_ask){ .kind = r->kind | ST_ASK_BY_RULE, .n = 1 };
 	snprintf(k->obj, sizeof(k->obj), "%s", r->obj);
 	snprintf(k->u.set[0].field, sizeof(k->u.set[0].field), "%s", r->target_name);
 	k->u.set[0].index = r->target_index;

@@ -23,14 +23,27 @@
  *               rule to run in the application, one to stop): written by
  *               any process that may read the segment (PS_CONTROL, as
  *               es.ctl), through a tuple server with the job's secret too.
- *   obj.done    what the application did with each ask (struct st_done),
- *               at its safe point: each change applied, with who asked,
- *               the old and the new value, or why it was refused.  This is
- *               the record of every change.
+ *   obj.done    what the application did with each ask people made
+ *               (struct st_done), at its safe point: each change applied,
+ *               with who asked, the old and the new value, or why it was
+ *               refused, with the value refused; each rule installed or
+ *               removed, and by whom.  This is the record of every change
+ *               people made: rules' actions never evict it.
+ *   obj.fired   the answers to the asks monitors' rules make (ST_ASK_BY_RULE),
+ *               as obj.done's: a rule that fires often evicts only these.
+ *   obj.rules   every rule running in the application, and what the asks of
+ *               monitors' rules came to, counted (struct st_rule_rec): a
+ *               rule's firing is counted, never written by itself.
  *
  * Invariants (who writes what, and when a change reaches the application):
- *  - Only the application writes obj.schema, obj.K and obj.done, each from
- *    one thread at a time (its lock); anyone who may steer writes obj.ask.
+ *  - Only the application writes obj.schema, obj.K, obj.done, obj.fired
+ *    and obj.rules, each from one thread at a time (its lock); anyone who
+ *    may steer writes obj.ask.
+ *  - An ask's who is written by PastSet where the ask is written
+ *    (PS_STAMP_WHO): the tuple server's client as the kernel reports it,
+ *    or the writing process's pid, user and name; never what the asker
+ *    put there.  A reader escapes every string it prints of another
+ *    process's (st_text).
  *  - An ask is applied only at a safe point (st_app_sync), on the thread
  *    that calls it, in the order the asks were written; an ask is one
  *    tuple, so it is applied whole or not at all: its sets are all checked
@@ -47,11 +60,13 @@
 #define ST_SCHEMA_ELEMENT "obj.schema"
 #define ST_ASK_ELEMENT "obj.ask"
 #define ST_DONE_ELEMENT "obj.done"
+#define ST_FIRED_ELEMENT "obj.fired"
+#define ST_RULES_ELEMENT "obj.rules"
 #define ST_DATA_FORMAT "obj.%u" /* object K's publications */
 
 #define ST_NAME_MAX 31  /* an object's, field's or method's name */
 #define ST_HELP_MAX 95  /* its one line of help */
-#define ST_WHO_MAX 47   /* who asked: "esctl pid 4242 on host", a rule's number */
+#define ST_WHO_MAX 47   /* who asked (PS_WHO_LEN - 1): "pid 4242 uid 1000 esctl", "tcp from 10.1.2.3" */
 #define ST_OBJECTS_MAX 32
 #define ST_MEMBERS_MAX 64 /* fields and methods of one object */
 #define ST_SETS_MAX 8     /* sets in one ask, applied together */
@@ -105,6 +120,10 @@ struct st_pub {
 _Static_assert(sizeof(struct st_pub) == 24, "a publication's header has a fixed size");
 
 enum st_ask_kind { ST_ASK_SET = 1, ST_ASK_CALL = 2, ST_ASK_RULE = 3, ST_ASK_UNRULE = 4 };
+/* Beside a set's or call's kind: asked by a monitor's rule (answered in
+ * obj.fired and counted in obj.rules, not in obj.done) */
+#define ST_ASK_BY_RULE 0x100u
+#define ST_ASK_KIND(k) ((k) & 0xffu)
 struct st_set {
 	char field[ST_NAME_MAX + 1];
 	uint32_t index;   /* an array's element (0 for a scalar) */
@@ -117,7 +136,7 @@ struct st_ask {
 	uint64_t stamp; /* CLOCK_MONOTONIC ns, when asked */
 	uint32_t kind;  /* enum st_ask_kind */
 	uint32_t n;     /* sets (ST_ASK_SET), 1 (a call), the rule's number (ST_ASK_UNRULE) */
-	char who[ST_WHO_MAX + 1];
+	char who[ST_WHO_MAX + 1]; /* written by PastSet (PS_STAMP_WHO), whatever the asker put */
 	char obj[ST_NAME_MAX + 1];
 	union {
 		struct st_set set[ST_SETS_MAX];
@@ -134,20 +153,51 @@ struct st_done {
 	uint32_t kind;  /* the ask's */
 	uint32_t index; /* a set's element; a rule's number (installed, removed, acting) */
 	uint32_t n;     /* ST_ELOST: asks lost; else which of the ask's sets (from 0) */
-	double old_value, new_value;
+	double old_value, new_value; /* refused: new_value the value refused */
 	char who[ST_WHO_MAX + 1];
 	char obj[ST_NAME_MAX + 1];
 	char field[ST_NAME_MAX + 1];
-	char why[96]; /* a refused rule: where it does not compile */
+	uint32_t count; /* the field's elements (0: no field): an array's index is always said */
+	char why[92];   /* a refused rule: where it does not compile */
 };
 _Static_assert(sizeof(struct st_done) == 256, "obj.done's record has a fixed size");
 
+/* obj.rules: written whole (a snapshot of every rule, one record each) when
+ * a rule is installed or removed, and at most every ST_RULES_EVERY_NS
+ * while their counts move: its latest `of` records are the rules now.
+ * number 0: the asks of a monitor's rule, by who (the rule runs there). */
+struct st_rule_rec {
+	uint64_t snap;    /* the snapshot's number, from 1 */
+	uint64_t stamp;   /* CLOCK_MONOTONIC ns, when written */
+	uint32_t of;      /* records in the snapshot (0: no rule runs) */
+	uint32_t number;  /* the rule's number here; 0: a monitor's */
+	uint64_t fired;   /* actions applied */
+	uint64_t refused; /* actions refused (a value out of range...) */
+	uint64_t last_ns; /* the last action, applied or refused (0: none) */
+	double last_value;
+	int32_t last_status; /* 0, or the last refusal's ST_E* */
+	uint32_t kind;    /* its action's: ST_ASK_SET, ST_ASK_CALL */
+	char who[ST_WHO_MAX + 1]; /* who installed it; a monitor's: who asks */
+	char obj[ST_NAME_MAX + 1];
+	char text[ST_RULE_MAX + 1]; /* an in-app rule's; a monitor's: "" */
+};
+_Static_assert(sizeof(struct st_rule_rec) == 552, "obj.rules' record has a fixed size");
+#define ST_RULES_EVERY_NS 200000000ull /* a snapshot of moving counts, at most every 0.2 s */
+#define ST_RULE_ASKERS 16 /* monitors' rules counted apart; more: together, as "others" */
+
 /* --- values and names ----------------------------------------------------------- */
+
+/* text as safe to print: control bytes and bytes that are not UTF-8 as
+ * \xNN, a backslash as \\ (another process's words: a newline or a
+ * terminal escape in them must not show as a line of ours) */
+void st_text(const char *text, char *out, size_t len);
 
 /* 0 if name is a name (letters, digits, _; a letter first; 1..31 long) */
 int st_name_check(const char *name);
 /* Whether v may be set into member m at index: 0, or ST_E* (never a PastSet code) */
 int st_value_check(const struct st_member *m, uint32_t index, double v);
+/* Whether v may be method m's argument (within its [lo, hi]): 0 or ST_E* */
+int st_arg_check(const struct st_member *m, double v);
 /* A value as written back to a user: an int without a point, a double with %.17g */
 void st_value_format(const struct st_member *m, double v, char *buf, size_t len);
 
@@ -210,8 +260,9 @@ typedef double (*st_get_fn)(void *arg, uint32_t idx, uint32_t index);
 /* Evaluates the condition; when it holds, the action: 1 and *value (the
  * value to set, or the call's argument), else 0. */
 int st_rule_eval(const struct st_rule *r, st_get_fn get, void *arg, double *value);
-/* The ask a rule's action makes, with value (st_rule_eval's), from who */
-void st_rule_ask(const struct st_rule *r, double value, const char *who, struct st_ask *k);
+/* The ask a monitor's rule's action makes, with value (st_rule_eval's):
+ * marked ST_ASK_BY_RULE (its who is PastSet's to write) */
+void st_rule_ask(const struct st_rule *r, double value, struct st_ask *k);
 /* The object a rule's text names, without compiling it (for a monitor that
  * must find the object first): 0 or ST_ERULE. */
 int st_rule_object(const char *text, char obj[ST_NAME_MAX + 1]);
@@ -247,6 +298,10 @@ int st_obj_create(st_app *a, const char *name, const char *help, st_obj **out);
 int st_obj_field(st_obj *o, const char *name, enum st_kind kind, void *var, uint32_t count, unsigned flags,
 		 double lo, double hi, const char *help);
 int st_obj_method(st_obj *o, const char *name, st_method_fn fn, void *arg, const char *help);
+/* ... whose argument must be in [lo, hi]; st_obj_method's: every finite
+ * number up to 1e308 either way (NaN and infinities never reach it) */
+int st_obj_method_range(st_obj *o, const char *name, st_method_fn fn, void *arg, double lo, double hi,
+			const char *help);
 /* The sensor: every field's values as they are now, one tuple. */
 int st_obj_publish(st_obj *o);
 /* The safe point: the asks queued since the last, applied in order, and
@@ -291,5 +346,10 @@ int st_mirror_ask(st_mirror *m, struct st_ask *ask, uint64_t *id, char *err, siz
 int st_mirror_answers(st_mirror *m, uint64_t id, struct st_done *out, int n, int timeout_ms);
 /* obj.done from its first record still held, for a reader of the log */
 ps_elem *st_mirror_done_elem(st_mirror *m);
+/* The rules running in the application, and the asks of monitors' rules
+ * counted, as its latest snapshot of obj.rules says: how many into out
+ * (at most n), 0 when none runs, or a negative code (an application of
+ * an older EventSpace: PS_ENOENT). */
+int st_mirror_rules(st_mirror *m, struct st_rule_rec *out, int n);
 
 #endif

@@ -23,9 +23,10 @@
  * on the thread that calls it, in the order asked: `esctl JOB set
  * tunnel.inflow=0.3`, `esctl JOB call tunnel.reset`, and rules (`esctl JOB
  * rule --in-app 'when tunnel.mass_flow < 0.9 set tunnel.inflow =
- * tunnel.inflow + 0.01'`).  A value out of range, a read-only field, an
- * unknown name never reach it; every change applied is recorded, with who
- * asked for it.  Declare an object's members before its first publish or
+ * tunnel.inflow + 0.01'`).  A value out of range (a method's argument
+ * too), a read-only field, an unknown name never reach it; every change
+ * people ask is recorded, with who asked as the kernel says, and rules'
+ * actions are counted (esctl JOB changes, esctl JOB rules).  Declare an object's members before its first publish or
  * sync; names are letters, digits and _ (31 at most).  Functions return 0
  * or a negative code, and say what was wrong on stderr.
  *
@@ -51,9 +52,13 @@ int es_object_int(es_object *o, const char *name, int *var, int count, int writa
 		  const char *help);
 int es_object_double(es_object *o, const char *name, double *var, int count, int writable, double lo, double hi,
 		     const char *help);
-/* fn(arg, value) at a safe point; value is the call's argument (0 if none) */
+/* fn(arg, value) at a safe point; value is the call's argument (0 if none):
+ * a finite number within 1e308 either way (NaN and infinities never reach
+ * it); with es_object_method_range, within [lo, hi], as a field's value */
 int es_object_method(es_object *o, const char *name, void (*fn)(void *arg, double value), void *arg,
 		     const char *help);
+int es_object_method_range(es_object *o, const char *name, void (*fn)(void *arg, double value), void *arg, double lo,
+			   double hi, const char *help);
 /* The sensor: every field's values now, written where monitors see them */
 int es_object_publish(es_object *o);
 /* The safe point: returns how many changes were applied (sets, calls) */

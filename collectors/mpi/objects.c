@@ -117,6 +117,13 @@ int es_object_method(es_object *o, const char *name, void (*fn)(void *arg, doubl
 	return said(rc, "es_object_method", o ? o->name : "NULL", name);
 }
 
+int es_object_method_range(es_object *o, const char *name, void (*fn)(void *arg, double value), void *arg, double lo,
+			   double hi, const char *help)
+{
+	int rc = o ? st_obj_method_range(o->o, name, fn, arg, lo, hi, help) : PS_EINVAL;
+	return said(rc, "es_object_method_range", o ? o->name : "NULL", name);
+}
+
 int es_object_publish(es_object *o)
 {
 	return o ? st_obj_publish(o->o) : PS_EINVAL;

@@ -61,6 +61,13 @@ int es_object_method(es_object *o, const char *name, void (*fn)(void *arg, doubl
 	return 0;
 }
 
+int es_object_method_range(es_object *o, const char *name, void (*fn)(void *arg, double value), void *arg, double lo,
+			   double hi, const char *help)
+{
+	(void)o, (void)name, (void)fn, (void)arg, (void)lo, (void)hi, (void)help;
+	return 0;
+}
+
 int es_object_publish(es_object *o)
 {
 	(void)o;

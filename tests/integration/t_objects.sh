@@ -64,6 +64,11 @@ refused "expected OBJECT.FIELD=VALUE" set sim.rate
 refused "expected a number after '='" set sim.rate=fast
 refused "sim.rate: a method is called and a field set" call sim.rate
 refused "one object at a time" set sim.rate=1 other.x=2
+# a method's argument is checked as a field's value: NaN, infinities and
+# numbers past its range never reach it
+for arg in nan inf -inf 1.79e+308; do
+	refused "esctl: sim.kick: $arg is out of its range" call sim.kick "$arg"
+done
 # a batch whose second set is out of range: nothing of it is applied
 refused "esctl: sim.mode: 4 is out of its range [0, 3]" set 'sim.v[0]=0.5' sim.mode=4
 is "$job" 0 v "0 0 0 0" || die "a refused batch changed v: $(value "$job" 0 v)"
@@ -81,11 +86,12 @@ esctl "$job" set sim.rate=4 >"$dir/b" & b=$!
 wait $a || die "the first of two monitors: $(cat "$dir/a")"
 wait $b || die "the second of two monitors: $(cat "$dir/b")"
 esctl "$job" changes >"$dir/log"
-grep "^rank 0: by esctl pid [0-9]*: sim.rate [0-9.]* -> [0-9.]*$" "$dir/log" | tail -2 >"$dir/two"
+# who asked is what the kernel says of the writer (PastSet writes it), never what the ask says
+grep "^rank 0: by pid [0-9]* uid $(id -u) esctl: sim.rate [0-9.]* -> [0-9.]*$" "$dir/log" | tail -2 >"$dir/two"
 [ "$(awk '{ print $NF }' "$dir/two" | sort | tr '\n' ' ')" = "3 4 " ] || die "two monitors: $(cat "$dir/log")"
 first=$(sed -n 1p "$dir/two" | awk '{ print $NF }')
 sed -n 2p "$dir/two" | grep -q "sim.rate $first -> " || die "not applied in arrival order: $(cat "$dir/two")"
-[ "$(sed -n 1p "$dir/two" | awk '{ print $6 }')" != "$(sed -n 2p "$dir/two" | awk '{ print $6 }')" ] ||
+[ "$(sed -n 1p "$dir/two" | awk '{ print $5 }')" != "$(sed -n 2p "$dir/two" | awk '{ print $5 }')" ] ||
 	die "both changes said to come from one asker: $(cat "$dir/two")"
 
 # a monitor gone with its ask queued: the program holds its safe points; the
@@ -106,6 +112,9 @@ kill -9 $killed; wait $killed 2>/dev/null
 is "$job" 0 mode 0 || die "held, but mode changed: $(value "$job" 0 mode)"
 touch "$release"
 wait_for 30 is "$job" 0 v "-1 0.5 1 -0.5" || die "the queued batch was not applied whole: $(value "$job" 0 v)"
+# an array's element said with its index, [0] too
+wait_for 30 sh -c "\"$BIN/esctl\" $job changes | grep -q '^rank 0: by pid [0-9]* uid [0-9]* esctl: sim.v\[0\] 0 -> -1$'" ||
+	die "v[0]'s change not said with its index: $(esctl "$job" changes | tail -5)"
 wait_for 30 is "$job" 0 mode 1 && is "$job" 0 rate 2 ||
 	die "a killed monitor's batch was not applied whole: mode $(value "$job" 0 mode) rate $(value "$job" 0 rate)"
 "$BIN/esctl" "$job" set sim.mode=0 sim.rate=4 >/dev/null || die "mode and rate back"
@@ -114,9 +123,16 @@ wait_for 30 is "$job" 0 mode 1 && is "$job" 0 rate 2 ||
 esctl "$job" rule --in-app 'when sim.mode < 3 set sim.mode = sim.mode + 1' >"$dir/o"
 grep -q "^rank 0: rule 1 runs in the application$" "$dir/o" || die "rule --in-app: $(cat "$dir/o")"
 wait_for 30 is "$job" 0 mode 3 && wait_for 30 is "$job" 1 mode 3 || die "the in-app rule did not act"
-esctl "$job" changes | grep -q "^rank 0: by rule 1 (in the application): sim.mode 2 -> 3$" || die "the rule's changes not recorded"
+# its actions counted, not logged one by one (esctl rules lists it, with who began it)
+wait_for 30 sh -c "\"$BIN/esctl\" $job rules | grep -q '^rank 0:   applied 3 times, refused 0'" ||
+	die "the rule's actions not counted: $(esctl "$job" rules)"
+esctl "$job" rules | grep -q "^rank 0: rule 1 (in the application, begun by pid [0-9]* uid $(id -u) esctl): when sim.mode < 3 set sim.mode = sim.mode + 1$" ||
+	die "esctl rules: $(esctl "$job" rules)"
+esctl "$job" changes >"$dir/log"
+grep -q "^rank 0: by pid [0-9]* uid $(id -u) esctl: rule 1 begun$" "$dir/log" || die "the rule's start not in the log: $(cat "$dir/log")"
+grep -q "sim.mode 2 -> 3" "$dir/log" && die "a rule's action logged one by one: $(cat "$dir/log")"
 refused "rule: at 27: expected a writable field (steps is read-only), got 'steps'" rule --in-app 'when sim.mode < 3 set sim.steps = 1'
-esctl "$job" unrule 1 | grep -q "^rank 1: rule 1 removed$" || die "unrule"
+esctl "$job" unrule 1 | grep -q "^rank 1: rule 1 removed (its action applied 3 times)$" || die "unrule"
 esctl "$job" set sim.mode=0 >/dev/null
 is "$job" 0 mode 0 || die "the removed rule still acts"
 
@@ -124,6 +140,11 @@ is "$job" 0 mode 0 || die "the removed rule still acts"
 "$BIN/esctl" "$job" rule 'when sim.rate < 6 set sim.rate = sim.rate + 0.5' >"$dir/rule" 2>&1 & # not the function: $! must be esctl
 r=$!
 wait_for 60 is "$job" 0 rate 6 && wait_for 60 is "$job" 1 rate 6 || die "the monitor's rule did not act: $(cat "$dir/rule")"
+# listed where it runs, its asks counted in the application by who asked
+wait_for 30 sh -c "\"$BIN/esctl\" $job rules | grep -q '^esctl pid $r: rule (run there, on 2 ranks): when sim.rate < 6'" ||
+	die "esctl rules: no monitor's rule: $(esctl "$job" rules)"
+wait_for 30 sh -c "\"$BIN/esctl\" $job rules | grep -q '^rank 0: a monitor.s rule on sim, asking as pid $r uid'" ||
+	die "esctl rules: the monitor's asks not counted: $(esctl "$job" rules)"
 kill $r; wait $r
 grep -q "^rank 0: sim.rate 5.5 -> 6$" "$dir/rule" || die "the monitor's rule: $(cat "$dir/rule")"
 
@@ -141,18 +162,30 @@ d = json.load(sys.stdin)
 odd = [m for o in d.get("objects", []) for m in o["members"] if m["name"] == "odd"]
 sys.exit(0 if odd and odd[0]["values"] == [None, None] else 1)'; }
 wait_for 30 odd || die "esview's data with NaN: $(curl -sf "${url}data?shown=100&bins=4" | grep -o '"objects".*' | head -c 600)"
-[ "$(view_post "$url" "set?where=rank%200&obj=sim&field=rate&value=5")" = asked ] || die "esview: set not asked"
+[ "$(view_post "$url" "set?where=rank%200&obj=sim&field=rate&index=0&value=5")" = asked ] || die "esview: set not asked"
+# an index or value esctl would refuse, refused the same way, nothing asked
+for bad in "index=-1&value=1" "index=nan&value=1" "index=4.7&value=1" "value=1" "index=0&value=" "index=+0&value=1"; do
+	out=$(curl -s -w " %{http_code}" -X POST -H "X-ES-Token: $(curl -sf "$url" | sed -n 's/.*name="es-token" content="\([0-9a-f]*\)".*/\1/p')" \
+		-H "Origin: ${url%/}" "${url}set?where=rank%200&obj=sim&field=v&$bad")
+	case "$out" in
+	*"expected an index in brackets before '='"*" 400"|*"expected a number after '='"*" 400"|*"expected where, obj and field, index and value"*" 400") ;;
+	*) die "esview's set with $bad: $out" ;;
+	esac
+done
+out=$(curl -s -w " %{http_code}" -X POST -H "X-ES-Token: $(curl -sf "$url" | sed -n 's/.*name="es-token" content="\([0-9a-f]*\)".*/\1/p')" \
+	-H "Origin: ${url%/}" "${url}call?where=rank%200&obj=sim&method=kick&arg=nan")
+echo "$out" | tr '\n' ' ' | grep -q "^sim.kick: nan is out of its range .* 400" || die "esview's call with a NaN: $out"
 wait_for 30 is "$job" 0 rate 5 || die "esview's set never applied: $(value "$job" 0 rate) $(esctl "$job" changes | grep '^rank 0' | tail -4)"
 is "$job" 1 rate 6 || die "esview's set on rank 0 changed rank 1: $(value "$job" 1 rate)"
 tok=$(curl -sf "$url" | sed -n 's/.*name="es-token" content="\([0-9a-f]*\)".*/\1/p')
 out=$(curl -s -w " %{http_code}" -X POST -H "X-ES-Token: $tok" -H "Origin: ${url%/}" \
-	"${url}set?where=rank%200&obj=sim&field=rate&value=50")
+	"${url}set?where=rank%200&obj=sim&field=rate&index=0&value=50")
 [ "$out" = "sim.rate: 50 is out of its range [0, 10]
  400" ] || die "esview: out of range: $out"
-out=$(curl -s -w " %{http_code}" -X POST "${url}set?where=rank%200&obj=sim&field=rate&value=1")
+out=$(curl -s -w " %{http_code}" -X POST "${url}set?where=rank%200&obj=sim&field=rate&index=0&value=1")
 echo "$out" | grep -q " 403$" || die "esview: a set without the page's token: $out"
 [ "$(view_post "$url" "call?where=rank%201&obj=sim&method=kick&arg=9")" = asked ] || die "esview: call not asked"
-wait_for 30 sh -c "\"$BIN/esctl\" $job changes | grep -q '^rank 1: by esview pid [0-9]* (a browser): sim.kick(9) called$'" ||
+wait_for 30 sh -c "\"$BIN/esctl\" $job changes | grep -q '^rank 1: by pid [0-9]* uid [0-9]* esview: sim.kick(9) called$'" ||
 	die "esview's call not applied: $(esctl "$job" changes | tail -3)"
 is "$job" 0 rate 5 || die "a refused or unauthorized set changed rate: $(value "$job" 0 rate)"
 if command -v chromium >/dev/null; then
@@ -163,7 +196,7 @@ if command -v chromium >/dev/null; then
 	grep -q 'class="object" data-where="rank 1" data-name="sim"' "$dir/dom" &&
 		grep -q 'class="obj-field" data-name="rate"' "$dir/dom" && grep -q 'id="ox-' "$dir/dom" &&
 		grep -q 'class="obj-method" data-name="kick"' "$dir/dom" &&
-		grep -q '<li class="change">rank 1: esview pid [0-9]* (a browser): sim.kick(9) called</li>' "$dir/dom" ||
+		grep -q '<li class="change">rank 1: pid [0-9]* uid [0-9]* esview: sim.kick(9) called</li>' "$dir/dom" ||
 		die "esview's page: no objects, boxes, buttons or changes: $(grep -o '<div class="panel" id="objpanel">.*' "$dir/dom" | head -c 2000)"
 fi
 kill $view; wait $view
@@ -171,6 +204,9 @@ kill $view; wait $view
 # through the tuple servers with the job's secret; a wrong secret steers nothing
 esctl --servers "$servers" --secret-file "$secret" "$job" set sim.rate=7 | grep -q "applied by 2 of 2" ||
 	die "set through the servers"
+# who asked: the tuple server's client, as the kernel reported it
+esctl "$job" changes | grep -q "^rank 1: by tcp from [0-9.]*\(, uid $(id -u)\)\{0,1\}: sim.rate [0-9.]* -> 7$" ||
+	die "a set through the servers not said as the server's client: $(esctl "$job" changes | tail -3)"
 esctl -w 2 --servers "$servers" --secret-file "$wrong" "$job" set sim.rate=8 >"$dir/bad" 2>&1 &&
 	die "a wrong secret steered the job"
 grep -qi "permission denied" "$dir/bad" || die "a wrong secret: unclear error: $(cat "$dir/bad")"

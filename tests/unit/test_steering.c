@@ -4,6 +4,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "steering/steering.h"
 #include "tests/unit/suites.h"
@@ -200,7 +202,9 @@ START_TEST(objects_seen_and_set)
 	ck_assert_int_eq(st_mirror_answers(w.m, id1, d, 1, 0), 1);
 	ck_assert_int_eq(d[0].status, 0);
 	ck_assert(d[0].old_value == 0.5 && d[0].new_value == 0.25);
-	ck_assert_str_eq(d[0].who, "test");
+	char me[ST_WHO_MAX + 1]; /* who asked: what the kernel says of the writer, not the ask's "test" */
+	snprintf(me, sizeof(me), "pid %d uid %u ", (int)getpid(), (unsigned)geteuid());
+	ck_assert_msg(!strncmp(d[0].who, me, strlen(me)), "who: %s", d[0].who);
 	ck_assert_str_eq(d[0].field, "inflow");
 	ck_assert_int_eq(st_mirror_answers(w.m, id2, d, 1, 0), 1);
 	ck_assert_int_eq(d[0].status, 0);
@@ -288,12 +292,15 @@ START_TEST(asks_in_order_and_lost_said)
 	world_up(&w, true);
 	ps_elem *ask;
 	ck_assert_int_eq(ps_elem_open(w.srv, ST_ASK_ELEMENT, sizeof(struct st_ask), &ask), 0);
-	/* two askers, interleaved: applied in the order written, each recorded with its asker */
+	/* two askers, interleaved: applied in the order written, each recorded
+	 * with its asker as the writing side says, whatever the ask claims */
 	for (int i = 0; i < 10; i++) {
 		struct st_ask k = set1("steps", 0, i);
 		k.id = 1000 + (uint64_t)i;
-		snprintf(k.who, sizeof(k.who), "asker %d", i % 2);
-		ck_assert_int_eq(ps_write(ask, &k, 0, NULL), 0);
+		snprintf(k.who, sizeof(k.who), "rank 0: by esctl pid 4242\n\x1b[2J");
+		char who[PS_WHO_LEN];
+		snprintf(who, sizeof(who), "asker %d", i % 2);
+		ck_assert_int_eq(i % 2 ? ps_write_as(ask, &k, who, 0, NULL) : ps_write(ask, &k, 0, NULL), 0);
 	}
 	ck_assert_int_eq(st_app_sync(w.a), 10);
 	ck_assert_int_eq(w.steps, 9);
@@ -303,9 +310,12 @@ START_TEST(asks_in_order_and_lost_said)
 		ck_assert_int_eq(ps_read(done, (uint64_t)i, &d, 0, NULL), 0);
 		ck_assert_int_eq(d.ask, 1000 + i);
 		ck_assert(d.old_value == (i ? i - 1 : 0) && d.new_value == i);
-		char who[16];
-		snprintf(who, sizeof(who), "asker %d", i % 2);
-		ck_assert_str_eq(d.who, who);
+		char who[ST_WHO_MAX + 1];
+		if (i % 2)
+			snprintf(who, sizeof(who), "asker 1");
+		else
+			snprintf(who, sizeof(who), "pid %d uid %u ", (int)getpid(), (unsigned)geteuid());
+		ck_assert_msg(!strncmp(d.who, who, strlen(who)), "who: %s", d.who);
 	}
 	/* more than the ring holds before a safe point: the lost ones said */
 	for (int i = 0; i < 100; i++) {
@@ -348,14 +358,27 @@ START_TEST(rules_in_the_application)
 	ck_assert_int_eq(st_app_sync(w.a), 1);
 	ck_assert_int_eq(st_app_sync(w.a), 1);
 	ck_assert(w.inflow == 1);
-	/* its next action is out of range: refused and said, never applied */
+	/* its next action is out of range: refused and counted, never applied;
+	 * its actions are counted, never logged one by one: the log holds the
+	 * install alone */
 	ck_assert_int_eq(st_app_sync(w.a), 0);
 	ck_assert(w.inflow == 1);
 	struct ps_stats st;
 	ck_assert_int_eq(ps_elem_stats(st_mirror_done_elem(w.m), &st), 0);
-	ck_assert_int_eq(ps_read(st_mirror_done_elem(w.m), st.written - 1, d, 0, NULL), 0);
-	ck_assert_int_eq(d[0].status, ST_ERANGE);
-	ck_assert_str_eq(d[0].who, "rule 1 (in the application)");
+	ck_assert_int_eq(st.written, 1);
+	struct st_rule_rec x[4];
+	for (int i = 0; i < 20 && st_mirror_rules(w.m, x, 4) == 1 && x[0].refused == 0; i++) {
+		struct timespec ts = { 0, 20000000 }; /* its counts said at most every 0.2 s */
+		nanosleep(&ts, NULL);
+		st_app_sync(w.a);
+	}
+	ck_assert_int_eq(st_mirror_rules(w.m, x, 4), 1);
+	ck_assert_int_eq(x[0].number, number);
+	ck_assert_uint_eq(x[0].fired, 4); /* 0.625, 0.75, 0.875, 1 */
+	ck_assert_uint_ge(x[0].refused, 1);
+	ck_assert_int_eq(x[0].last_status, ST_ERANGE);
+	ck_assert_msg(!strncmp(x[0].who, "pid ", 4), "who: %s", x[0].who);
+	ck_assert_str_eq(x[0].text, "when tunnel.flow[0] < 0.9 set tunnel.inflow = tunnel.inflow + 0.125");
 	/* a rule that does not compile: the mirror says so, the application too */
 	snprintf(k.u.rule, sizeof(k.u.rule), "when tunnel.flow < 1 set tunnel.flow = 0");
 	ck_assert_int_eq(st_mirror_ask(w.m, &k, &id, err, sizeof(err)), ST_ERULE);
@@ -374,7 +397,84 @@ START_TEST(rules_in_the_application)
 	ck_assert_int_eq(st_mirror_answers(w.m, id, d, 1, 0), 1);
 	ck_assert_int_eq(d[0].status, ST_ERULE);
 	ck_assert_msg(strstr(d[0].why, "no rule 1 runs here"), "%s", d[0].why);
+	ck_assert_int_eq(st_mirror_rules(w.m, x, 4), 0); /* none runs now */
 	world_down(&w);
+}
+END_TEST
+
+/* Two monitor rules that undo each other, flooding: their asks answered in
+ * obj.fired and counted by asker; a person's change before them stays in
+ * obj.done, and method arguments out of range never reach the method. */
+START_TEST(rules_never_evict_people)
+{
+	struct world w;
+	world_up(&w, true);
+	char err[200];
+	uint64_t id;
+	struct st_ask k = set1("inflow", 0, 0.75);
+	ck_assert_int_eq(st_mirror_ask(w.m, &k, &id, err, sizeof(err)), 0);
+	ck_assert_int_eq(st_app_sync(w.a), 1);
+	ps_elem *ask;
+	ck_assert_int_eq(ps_elem_open(w.srv, ST_ASK_ELEMENT, sizeof(struct st_ask), &ask), 0);
+	for (int i = 0; i < 3000; i++) {
+		struct st_ask r = set1("inflow", 0, i % 2 ? 0.25 : 0.5);
+		r.kind |= ST_ASK_BY_RULE;
+		r.id = 5000 + (uint64_t)i;
+		ck_assert_int_eq(ps_write_as(ask, &r, i % 2 ? "monitor b" : "monitor a", 0, NULL), 0);
+		if (i % 32 == 31)
+			st_app_sync(w.a);
+	}
+	st_app_sync(w.a);
+	ps_elem *done = st_mirror_done_elem(w.m);
+	struct ps_stats st;
+	ck_assert_int_eq(ps_elem_stats(done, &st), 0);
+	ck_assert_int_eq(st.written, 1); /* the person's change, alone */
+	struct st_done d;
+	ck_assert_int_eq(ps_read(done, 0, &d, 0, NULL), 0);
+	ck_assert_uint_eq(d.ask, id);
+	ck_assert(d.new_value == 0.75);
+	/* the last rule ask answered in obj.fired, for the monitor waiting on it */
+	ck_assert_int_eq(st_mirror_answers(w.m, 5000 + 2999, &d, 1, 0), 1);
+	ck_assert_int_eq(d.status, 0);
+	struct st_rule_rec x[4];
+	for (int i = 0; i < 20 && (st_mirror_rules(w.m, x, 4) != 2 || x[0].fired + x[1].fired != 3000); i++) {
+		struct timespec ts = { 0, 20000000 };
+		nanosleep(&ts, NULL);
+		st_app_sync(w.a);
+	}
+	ck_assert_int_eq(st_mirror_rules(w.m, x, 4), 2);
+	ck_assert_uint_eq(x[0].fired + x[1].fired, 3000);
+	ck_assert_int_eq(x[0].number, 0);
+	/* a method's argument: NaN, infinities and values past 1e308 never reach it */
+	static const double bad[] = { NAN, INFINITY, -INFINITY, 1.79e308 };
+	for (size_t i = 0; i < 4; i++) {
+		struct st_ask c = { .kind = ST_ASK_CALL, .n = 1, .obj = "tunnel" };
+		snprintf(c.u.set[0].field, sizeof(c.u.set[0].field), "reset");
+		c.u.set[0].has_arg = 1, c.u.set[0].value = bad[i];
+		ck_assert_int_eq(st_mirror_ask(w.m, &c, &id, err, sizeof(err)), ST_ERANGE);
+		c.id = 9000 + i; /* past the mirror: the application refuses it too */
+		ck_assert_int_eq(ps_write(ask, &c, 0, NULL), 0);
+	}
+	st_app_sync(w.a);
+	ck_assert_int_eq(w.calls, 0);
+	ck_assert_int_eq(st_mirror_answers(w.m, 9000, &d, 1, 0), 1);
+	ck_assert_int_eq(d.status, ST_ERANGE);
+	ps_elem_close(ask);
+	world_down(&w);
+}
+END_TEST
+
+/* Another process's words as they are printed: nothing of it a line or a
+ * terminal's order, valid UTF-8 kept */
+START_TEST(text_escaped)
+{
+	char out[200];
+	st_text("rank 0: by esctl\n\x1b[2Jx\\y caf\xc3\xa9 \xff\xc3", out, sizeof(out));
+	ck_assert_str_eq(out, "rank 0: by esctl\\x0a\\x1b[2Jx\\\\y caf\xc3\xa9 \\xff\\xc3");
+	st_text("\xed\xa0\x80 \xc0\xaf \xf4\x90\x80\x80", out, sizeof(out)); /* surrogate, overlong, past U+10FFFF */
+	ck_assert_str_eq(out, "\\xed\\xa0\\x80 \\xc0\\xaf \\xf4\\x90\\x80\\x80");
+	st_text("abcdef", out, 4);
+	ck_assert_str_eq(out, "abc");
 }
 END_TEST
 
@@ -411,6 +511,8 @@ Suite *steering_suite(void)
 	tcase_add_test(tc, asks_in_order_and_lost_said);
 	tcase_add_test(tc, rules_in_the_application);
 	tcase_add_test(tc, declared_wrong);
+	tcase_add_test(tc, rules_never_evict_people);
+	tcase_add_test(tc, text_escaped);
 	suite_add_tcase(s, tc);
 	return s;
 }
