@@ -1,6 +1,7 @@
 /* steer.c - steering against MOSS's tables: a sensor's cost for 12 bytes and 10 KB, the round trip from a publication to the action applied at the next safe point (a rule in a monitor here, or through a tuple server elsewhere), a rule migrated into the application, a handler's cost per event. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,6 +204,121 @@ static double migrated(void)
 	return (acting - idle) / 1e3;
 }
 
+/*
+ * Sixteen rules in the application, "when o.x != o.yK set o.yK = o.x":
+ * the safe point's ns with none, with sixteen that never fire and with
+ * sixteen that fire at every safe point (each action counted, none written
+ * by itself); then the same with another thread flooding the program with
+ * asks (a person's sets, as fast as it can write them), its safe points'
+ * median and slowest.
+ */
+struct sixteen {
+	struct app p;
+	double y[16];
+	volatile int stop;
+};
+
+static double per_sync(struct sixteen *s, int change)
+{
+	double best = 1e30;
+	for (int rep = 0; rep < 5; rep++) {
+		double t0 = now_ns();
+		for (int i = 0; i < 100000; i++) {
+			if (change)
+				s->p.x = rep * 100000 + i + 1;
+			st_app_sync(s->p.a);
+		}
+		double per = (now_ns() - t0) / 100000;
+		best = per < best ? per : best;
+	}
+	return best;
+}
+
+static void *flood(void *arg)
+{
+	struct sixteen *s = arg;
+	ps_elem *ask;
+	if (ps_elem_open(s->p.srv, ST_ASK_ELEMENT, sizeof(struct st_ask), &ask))
+		return NULL;
+	for (uint64_t i = 0; !s->stop; i++) {
+		struct st_ask k = { .id = i, .kind = ST_ASK_SET, .n = 1, .obj = "o" };
+		snprintf(k.u.set[0].field, sizeof(k.u.set[0].field), "y");
+		k.u.set[0].value = (double)(i % 2);
+		ps_write(ask, &k, 0, NULL);
+	}
+	ps_elem_close(ask);
+	return NULL;
+}
+
+static void rules16(double *none, double *idle, double *firing, double *flood_med, double *flood_max)
+{
+	struct sixteen *s = calloc(1, sizeof(*s));
+	app_up(&s->p, "r16", 12);
+	/* the fields the rules set: declared before the object is sealed,
+	 * so a second object */
+	st_obj *o2;
+	char name[8];
+	st_mirror *m;
+	if (st_obj_create(s->p.a, "t", "sixteen targets", &o2)) {
+		fprintf(stderr, "steer: no second object\n");
+		exit(1);
+	}
+	for (int k = 0; k < 16; k++) {
+		snprintf(name, sizeof(name), "y%d", k);
+		st_obj_field(o2, name, ST_DOUBLE, &s->y[k], 1, ST_WRITABLE, -1e18, 1e18, "");
+	}
+	st_obj_field(o2, "x", ST_DOUBLE, &s->p.x, 1, 0, 0, 0, "");
+	st_app_sync(s->p.a);
+	*none = per_sync(s, 0);
+	if (st_mirror_open(s->p.srv, s->p.srv, &m)) {
+		fprintf(stderr, "steer: no mirror\n");
+		exit(1);
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		for (int k = 0; k < 16; k++) {
+			struct st_ask r = { .kind = pass ? ST_ASK_UNRULE : ST_ASK_RULE, .n = (uint32_t)k + 1, .obj = "t" };
+			snprintf(r.u.rule, sizeof(r.u.rule), "when t.x < -1 set t.y%d = 0", k);
+			if (st_mirror_ask(m, &r, NULL, NULL, 0)) {
+				fprintf(stderr, "steer: a rule was not taken\n");
+				exit(1);
+			}
+			st_app_sync(s->p.a);
+		}
+		if (!pass)
+			*idle = per_sync(s, 1);
+	}
+	for (int k = 0; k < 16; k++) {
+		struct st_ask r = { .kind = ST_ASK_RULE, .obj = "t" };
+		snprintf(r.u.rule, sizeof(r.u.rule), "when t.x != t.y%d set t.y%d = t.x", k, k);
+		st_mirror_ask(m, &r, NULL, NULL, 0);
+		st_app_sync(s->p.a);
+	}
+	*firing = per_sync(s, 1);
+	if (s->y[15] != s->p.x) {
+		fprintf(stderr, "steer: the sixteen rules did not act\n");
+		exit(1);
+	}
+	pthread_t th;
+	pthread_create(&th, NULL, flood, s);
+	enum { N = 200000 };
+	double *v = malloc(sizeof(double) * N), most = 0;
+	for (int i = 0; i < N; i++) {
+		s->p.x = i + 1e6;
+		double t0 = now_ns();
+		st_app_sync(s->p.a);
+		v[i] = now_ns() - t0;
+		most = v[i] > most ? v[i] : most;
+	}
+	s->stop = 1;
+	pthread_join(th, NULL);
+	*flood_med = median(v, N);
+	*flood_max = most;
+	free(v);
+	st_mirror_close(m);
+	app_down(&s->p);
+	free(s);
+}
+
 /* ns per event a counting handler costs a monitor: fed and counted */
 static double handler(const char *lib)
 {
@@ -295,9 +411,16 @@ int main(int argc, char **argv)
 	double rt = local_round_trip();
 	printf("steer: round trip, a publication to its action applied, by a monitor's rule on this host: %.1f us\n", rt);
 	double mig = migrated();
+	double none, idle, firing, fmed, fmax;
+	rules16(&none, &idle, &firing, &fmed, &fmax);
+	printf("steer: a safe point with no rule %.1f ns, with 16 rules that never fire %.1f ns, with 16 that fire at "
+	       "every safe point %.1f ns (each action counted, none written by itself)\n", none, idle, firing);
+	printf("steer: ... the 16 firing while another thread floods the program with asks: median safe point %.1f ns, "
+	       "slowest %.1f us\n", fmed, fmax / 1e3);
 	double h = handler(argv[2]);
 	printf("steer: a counting handler in a monitor: %.2f ns an event\n", h);
-	printf("steer-local: sensor_ns_12B=%.1f sensor_ns_10KB=%.1f roundtrip_us=%.1f migrated_us=%.3f handler_ns_per_event=%.2f\n",
-	       s12, s10k, rt, mig, h);
+	printf("steer-local: sensor_ns_12B=%.1f sensor_ns_10KB=%.1f roundtrip_us=%.1f migrated_us=%.3f handler_ns_per_event=%.2f "
+	       "rules16_firing_ns=%.1f rules16_idle_ns=%.1f flood_slowest_us=%.1f\n", s12, s10k, rt, mig, h, firing, idle,
+	       fmax / 1e3);
 	return 0;
 }

@@ -2,7 +2,7 @@
 # steer.sh - steering against MOSS's tables: a sensor of 12 bytes and of 10 KB, the round trip from a publication to its action applied by a monitor's rule here and through a tuple server on another host (a network namespace), a rule migrated into the application, a counting handler's cost an event; and the wind tunnel's speed with its object published and four handlers loaded, beside null pairs.
 #
 # usage: steer.sh BUILDDIR [PAIRS]
-# Ends with: steer: sensor_ns_12B=.. sensor_ns_10KB=.. roundtrip_us=.. roundtrip_remote_us=.. migrated_us=.. handler_ns_per_event=..
+# Ends with: steer: sensor_ns_12B=.. sensor_ns_10KB=.. roundtrip_us=.. roundtrip_remote_us=.. migrated_us=.. handler_ns_per_event=.. rules16_firing_ns=.. rules16_idle_ns=.. flood_slowest_us=..
 set -u
 build=$(cd "${1:?usage: steer.sh BUILDDIR [PAIRS]}" && pwd)
 pairs=${2:-7}
@@ -75,4 +75,5 @@ wt=$(median <"$dir/r") null=$(median <"$dir/null")
 echo "steer: the wind tunnel with its object published and four handlers in colopmon, over without either:" \
 	"median $wt ($(spread <"$dir/r")) over $pairs pairs; null (bare over the pair before) $null ($(spread <"$dir/null"))"
 echo "steer: sensor_ns_12B=$(get sensor_ns_12B) sensor_ns_10KB=$(get sensor_ns_10KB) roundtrip_us=$(get roundtrip_us)" \
-	"roundtrip_remote_us=$remote migrated_us=$(get migrated_us) handler_ns_per_event=$(get handler_ns_per_event)"
+	"roundtrip_remote_us=$remote migrated_us=$(get migrated_us) handler_ns_per_event=$(get handler_ns_per_event)" \
+	"rules16_firing_ns=$(get rules16_firing_ns) rules16_idle_ns=$(get rules16_idle_ns) flood_slowest_us=$(get flood_slowest_us)"
