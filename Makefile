@@ -268,7 +268,7 @@ $(MONITORS_LIB): $(call obj,$(MONITORS_SRC))
 
 BINS := $(BUILD)/bin/psadm $(BUILD)/bin/psdemo $(BUILD)/bin/pathmap \
 	$(BUILD)/bin/heartbeat $(BUILD)/bin/geteventmon $(BUILD)/bin/colopmon $(BUILD)/bin/esctl $(BUILD)/bin/esview \
-	$(BUILD)/bin/esrecord $(BUILD)/bin/esconvert $(BUILD)/bin/esprofile
+	$(BUILD)/bin/esrecord $(BUILD)/bin/esconvert $(BUILD)/bin/esprofile $(BUILD)/bin/eshandler
 
 $(BUILD)/bin/%: $(BUILD)/obj/pastset/%.o $(PASTSET_LIB)
 	@mkdir -p $(dir $@)
@@ -277,6 +277,12 @@ $(BUILD)/bin/%: $(BUILD)/obj/pastset/%.o $(PASTSET_LIB)
 $(BUILD)/bin/%: $(BUILD)/obj/pathmaps/%.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(LDLIBS)
+
+# The process a monitor runs each handler in (scopes/hhost.c: es_hlib's
+# other end): the handler's library and libc, nothing of EventSpace's.
+$(BUILD)/bin/eshandler: $(BUILD)/obj/scopes/hhost.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ -o $@ -ldl
 
 # A monitor may take a snapshot (mon_snapshot: the recorder in process),
 # which names call sites' frames through elfutils' libdw (libdw-dev).

@@ -8,20 +8,28 @@
 /*
  * A handler is a shared library that exports es_handler_entry(), which
  * returns its entry points.  A monitor (heartbeat, colopmon, geteventmon,
- * esview, esrecord) given --handler lib.so[:args] loads it, without being
- * rebuilt, calls create(args), and then process() with every batch of
- * events it reads, on a thread of the handler's own: a slow handler
- * loses events (the monitor says so), never the monitor's own work nor
- * the application's speed.  Each second the monitor asks query("") and
- * keeps the answer where `esctl JOB query NAME` and esview read it; a
- * handler may also push() text or JSON at any time, from process().
- * A process() that returns below 0 stops the handler, said on stderr;
- * the monitor goes on.  The same library may be loaded twice, with other
- * arguments: create() is called once per load, and each has its own
- * state.  A pathmap may also put a handler on a scope (`handler:`): it is
- * then given what the scope reads, on the thread that reads it (for a
- * pull, each thread's latest), and asked like the monitor's own.
- * Build one with: cc -shared -fPIC -o h.so h.c
+ * esview, esrecord) given --handler lib.so[:args] runs it, without being
+ * rebuilt, in a process of its own (eshandler, started beside the
+ * monitor's program): it calls create(args), and then process() with
+ * every batch of events the monitor reads.  Whatever a handler does
+ * costs the monitor nothing but the handler: a crash or an abort ends
+ * its process (said, with the signal), a hang or slowness fills its
+ * queue and its events are counted as not given ("falls behind"), its
+ * answer is waited for a quarter of a second at most, and Ctrl-C ends
+ * the monitor within a second, which then kills its handlers' processes.
+ * Each second the monitor asks query("") and keeps the answer where
+ * `esctl JOB query NAME` and esview read it; a handler may also push()
+ * text or JSON at any time, from process() (the latest push is kept
+ * until the monitor takes it).  What a handler returns is shown escaped
+ * and as valid UTF-8.  A process() that returns below 0 stops the
+ * handler, said on stderr; the monitor goes on.  process() and query()
+ * are never entered at once.  The same library may be loaded twice, with
+ * other arguments: each load is a process of its own.  A pathmap may
+ * also put a handler on a scope (`handler:`; a relative LIB is beside the
+ * pathmap): it is then given what the scope reads (for a pull, each
+ * thread's latest), and asked like the monitor's own.  The library must
+ * be its monitor's user's or root's, and nobody else's to write
+ * (ps_open_trusted).  Build one with: cc -shared -fPIC -o h.so h.c
  */
 #ifdef __cplusplus
 extern "C" {
@@ -46,7 +54,7 @@ struct es_handler_event {
 #define ES_HANDLER_FAILED 1u /* the call returned an error */
 #define ES_HANDLER_DONE 2u   /* completes a request (an Irecv's, an Isend's) */
 
-/* What the monitor offers a handler */
+/* What the monitor offers a handler: it lives as long as the handler */
 struct es_handler_host {
 	void *ctx;
 	/* Shows text (or JSON) as the handler's latest result, now: in esview

@@ -27,6 +27,8 @@ echo "$programs" | while IFS='|' read -r p summary; do
 	install -m 755 "$build/bin/$p" "$root/bin/$p"
 	sh "$src/mk/man.sh" "$build/bin/$p" "$summary" >"$root/share/man/man1/$p.1"
 done
+# the process a monitor runs each handler in: found beside the monitors
+install -m 755 "$build/bin/eshandler" "$root/bin/eshandler"
 # a collector for each MPI built (libescollect-openmpi.so, -mpich.so), as
 # esrun finds them; libescollect.so is Open MPI's, the name it always had
 collectors=""

@@ -12,6 +12,7 @@
 
 #include "archive/archive.h"
 #include "monitors/handlers.h"
+#include "steering/steering.h"
 
 enum { QUEUE = 1 << 16, BATCH = 4096, MAX_HANDLERS = 16 }; /* QUEUE a multiple of BATCH */
 
@@ -26,6 +27,8 @@ struct one {
 	bool scope;      /* a scope's (mh_adopt): fed by the scope, only asked here */
 	uint64_t pushes; /* a scope's: the kept pushes written out */
 	bool said_stop;
+	char last[3824]; /* its latest answer, said at the end */
+	bool have_last;
 	pthread_t th;
 	bool started;
 	/* the queue: the feeder writes at head, the handler's thread reads at tail */
@@ -82,17 +85,26 @@ static void push(void *ctx, const char *text)
 	keep(o, o->push, 1, text ? text : "");
 }
 
-static void stopped(struct one *o, int rc, const char *goes_on)
+static void stopped(struct one *o, const char *goes_on)
 {
-	fprintf(stderr, "%s: handler %s (%s) stopped: its process returned %d (%s); %s goes on\n", o->set->prog,
-		es_hlib_name(o->hl), o->spec, rc, strerror(rc > -4096 ? -rc : EINVAL), goes_on);
+	char why[200];
+	es_hlib_why(o->hl, why, sizeof(why));
+	fprintf(stderr, "%s: handler %s (%s) stopped: %s; %s goes on\n", o->set->prog, es_hlib_name(o->hl), o->spec, why,
+		goes_on);
 }
+
+/* How long a monitor waits for a handler's answer: each second, and at its
+ * end (a busy or hung one's answer is missed, never waited for longer) */
+#define ANSWER_MS 250
 
 static void answer(struct one *o)
 {
 	char text[3824];
-	if (es_hlib_query(o->hl, "", text, sizeof(text)) >= 0)
+	if (es_hlib_query(o->hl, "", text, sizeof(text), ANSWER_MS) >= 0) {
 		keep(o, o->answer, 0, text);
+		memcpy(o->last, text, sizeof(o->last));
+		o->have_last = true;
+	}
 	if (!o->scope)
 		return;
 	uint64_t n = es_hlib_pushed(o->hl, text, sizeof(text));
@@ -102,7 +114,7 @@ static void answer(struct one *o)
 	}
 	int rc = es_hlib_stopped(o->hl);
 	if (rc && !o->said_stop) {
-		stopped(o, rc, "the scope");
+		stopped(o, "the scope");
 		o->said_stop = true;
 	}
 }
@@ -132,12 +144,18 @@ static void *run(void *arg)
 		bool last = o->stop && from + k == o->head;
 		pthread_mutex_unlock(&o->lock);
 		if (k && o->running) {
-			int rc = es_hlib_process(o->hl, &o->q[at], k);
+			size_t lost = 0; /* its process is behind: counted as its queue's are */
+			int rc = es_hlib_process(o->hl, &o->q[at], k, &lost);
+			if (lost) {
+				pthread_mutex_lock(&o->lock);
+				o->dropped += lost;
+				pthread_mutex_unlock(&o->lock);
+			}
 			if (rc < 0) {
 				o->running = false;
 				char who[40];
 				snprintf(who, sizeof(who), "the %s", o->set->prog);
-				stopped(o, rc, who);
+				stopped(o, who);
 			}
 		}
 		if (k) {
@@ -374,6 +392,31 @@ void mh_pump(mh_set *m)
 	} while (n == BATCH * 16 && !mon_stop);
 }
 
+/* What a monitor says of a handler at its end: its last answer, escaped
+ * (a handler's bytes are anyone's: a newline or a terminal's escape in
+ * them is shown as such), what it lost and what it never processed */
+static void say_last(const mh_set *m, struct one *o, FILE *says)
+{
+	char text[4 * 3824 + 1], why[200];
+	if (o->have_last) {
+		st_text(o->last, text, sizeof(text));
+		fprintf(says, "%s: %shandler %s (%s)%s: %s\n", m->prog, o->scope ? "the scope's " : "", es_hlib_name(o->hl),
+			o->spec, es_hlib_stopped(o->hl) ? " (stopped)" : "", text);
+	} else {
+		es_hlib_why(o->hl, why, sizeof(why));
+		fprintf(says, "%s: %shandler %s (%s): no last answer (%s)\n", m->prog, o->scope ? "the scope's " : "",
+			es_hlib_name(o->hl), o->spec, es_hlib_stopped(o->hl) ? why : "busy or hung: not waited for");
+	}
+	if (o->dropped)
+		fprintf(says, "%s: handler %s (%s): %llu events not given to it (it fell behind)\n", m->prog,
+			es_hlib_name(o->hl), o->spec, (unsigned long long)o->dropped);
+	uint64_t done, given = es_hlib_given(o->hl, &done);
+	if (!o->scope && done < given && !es_hlib_stopped(o->hl)) /* the queue it had left */
+		fprintf(says, "%s: handler %s (%s): %llu events given to it, %llu of them processed by its last "
+			"answer: the rest were not when the monitor ended\n", m->prog, es_hlib_name(o->hl), o->spec,
+			(unsigned long long)given, (unsigned long long)done);
+}
+
 void mh_stop(mh_set *m, FILE *says)
 {
 	if (!m)
@@ -382,21 +425,21 @@ void mh_stop(mh_set *m, FILE *says)
 	if (m->own)
 		es_scope_destroy(m->own);
 	free(m->ev);
+	/* every thread told at once: their queues go to their processes
+	 * without waiting, and their last answers are waited for together,
+	 * ANSWER_MS at most however many hang */
 	for (int k = 0; k < m->n; k++) {
 		struct one *o = m->h[k];
 		pthread_mutex_lock(&o->lock);
 		o->stop = true;
 		pthread_cond_signal(&o->more);
 		pthread_mutex_unlock(&o->lock);
-		pthread_join(o->th, NULL);
-		char last[3824];
-		if (es_hlib_query(o->hl, "", last, sizeof(last)) >= 0)
-			fprintf(says, "%s: %shandler %s (%s)%s: %s\n", m->prog, o->scope ? "the scope's " : "",
-				es_hlib_name(o->hl), o->spec, es_hlib_stopped(o->hl) ? " (stopped)" : "", last);
-		if (o->dropped)
-			fprintf(says, "%s: handler %s (%s): %llu events not given to it (it fell behind)\n", m->prog,
-				es_hlib_name(o->hl), o->spec, (unsigned long long)o->dropped);
-		drop(o);
+	}
+	for (int k = 0; k < m->n; k++)
+		pthread_join(m->h[k]->th, NULL);
+	for (int k = 0; k < m->n; k++) {
+		say_last(m, m->h[k], says);
+		drop(m->h[k]);
 	}
 	if (m->seg) {
 		ps_server_destroy(m->seg);
@@ -415,8 +458,9 @@ struct finding {
 
 static void say_record(FILE *out, const struct mh_answer *a, const char *what)
 {
-	char text[sizeof(a->text)];
-	snprintf(text, sizeof(text), "%.*s", (int)(a->len < sizeof(a->text) ? a->len : sizeof(a->text) - 1), a->text);
+	char raw[sizeof(a->text)], text[4 * sizeof(a->text) + 1];
+	snprintf(raw, sizeof(raw), "%.*s", (int)(a->len < sizeof(a->text) ? a->len : sizeof(a->text) - 1), a->text);
+	st_text(raw, text, sizeof(text)); /* a handler's bytes: no line of their own, no terminal's order */
 	double ago = (double)(ps_now_ns() - a->stamp) / 1e9;
 	fprintf(out, "  %s %.1f s ago: %s\n", what, ago > 0 ? ago : 0, text);
 }
@@ -493,8 +537,10 @@ static int one_segment(const char *segment, void *arg)
 		ps_elem_open(srv, name, sizeof(rec), &p);
 		bool have = ps_read_latest(a, &rec, NULL) == 0;
 		rec.spec[sizeof(rec.spec) - 1] = rec.monitor[sizeof(rec.monitor) - 1] = 0;
-		fprintf(f->out, "%s pid %s: %s (%s)\n", have ? rec.monitor : "a monitor", pid,
-			f->name, have ? rec.spec : "no answer yet");
+		char mon[4 * sizeof(rec.monitor) + 1], spec[4 * sizeof(rec.spec) + 1];
+		st_text(have ? rec.monitor : "a monitor", mon, sizeof(mon));
+		st_text(have ? rec.spec : "no answer yet", spec, sizeof(spec));
+		fprintf(f->out, "%s pid %s: %s (%s)\n", mon, pid, f->name, spec);
 		if (have)
 			say_record(f->out, &rec, "answered");
 		if (p && ps_read_latest(p, &rec, NULL) == 0)

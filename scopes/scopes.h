@@ -273,28 +273,40 @@ bool es_scope_leaf_lost(const es_scope *s, int i);
 
 /*
  * A handler library loaded and created: what a monitor's --handler and a
- * scope's pathmap `handler:` both hold.  Its process() and query() are
- * never entered from two threads at once (es_hlib serialises them).
+ * scope's pathmap `handler:` both hold.  It runs in a process of its own
+ * (eshandler, handler.c says why): nothing it does, crash, hang or
+ * slowness, holds or ends its monitor.  Its process() and query() are
+ * never entered at once.
  */
 #define ES_HLIB_TEXT 3824 /* an answer or a push, at most (ended by 0) */
 typedef struct es_hlib es_hlib;
-/* Loads LIB.so[:ARGS] and creates it for monitor watching job.  Its pushes
- * go to push(ctx, text); with push NULL they are kept (es_hlib_pushed).
- * 0, or a negative code with why in err. */
+/* Loads LIB.so[:ARGS] (its user's or root's: ps_open_trusted) in its
+ * process, and creates it for monitor watching job, within 5 s.  Its
+ * pushes go to push(ctx, text); with push NULL they are kept
+ * (es_hlib_pushed).  0, or a negative code with why in err. */
 int es_hlib_open(const char *spec, const char *monitor, const char *job, void (*push)(void *ctx, const char *text),
 		 void *ctx, es_hlib **out, char *err, size_t len);
-/* n events given: 0, or the code below 0 its process() returned, now or
- * before (it is given nothing more) */
-int es_hlib_process(es_hlib *h, const struct es_handler_event *ev, size_t n);
-/* Its answer to question into out: the answer's length, or below 0 */
-int es_hlib_query(es_hlib *h, const char *question, char *out, size_t len);
+/* n events given, never waiting: *lost (NULL: not asked) gets how many
+ * could not be (its process is behind: its socket full).  0, or the
+ * code it stopped with (es_hlib_stopped) */
+int es_hlib_process(es_hlib *h, const struct es_handler_event *ev, size_t n, size_t *lost);
+/* Its answer to question into out, waited for up to timeout_ms: the
+ * answer's length, -ETIMEDOUT (busy, or hung), -EPIPE (gone), or below 0 */
+int es_hlib_query(es_hlib *h, const char *question, char *out, size_t len, int timeout_ms);
 /* The number of its latest kept push (0: none yet), the text into out */
 uint64_t es_hlib_pushed(es_hlib *h, char *out, size_t len);
 const char *es_hlib_name(const es_hlib *h); /* as it names itself */
 const char *es_hlib_spec(const es_hlib *h); /* LIB.so[:ARGS] as given */
-int es_hlib_stopped(es_hlib *h);            /* 0 while it runs, else its process's code */
+/* 0 while it runs; else what its process() returned, or -EPIPE: its
+ * process ended (a crash: es_hlib_why says which signal) */
+int es_hlib_stopped(es_hlib *h);
+void es_hlib_why(es_hlib *h, char *out, size_t len); /* "its process died of signal 11 (SIGSEGV)" */
+/* Events given it; *processed: how many of them its last answer had processed */
+uint64_t es_hlib_given(es_hlib *h, uint64_t *processed);
 int es_hlib_ref(es_hlib *h);                /* one more holder: 0 */
-void es_hlib_close(es_hlib *h);             /* let go; the last holder's destroys and unloads */
+/* Let go; the last holder's asks destroy() and ends its process, which
+ * is killed if it has not ended within 0.2 s */
+void es_hlib_close(es_hlib *h);
 /* A tuple the scope read from leaf (stamps in ns), as a handler's event */
 void es_hlib_event(const es_scope *s, const struct es_trace *t, int leaf, struct es_handler_event *e);
 

@@ -16,8 +16,8 @@ cleanup() {
 	rm -rf "$dir"
 }
 trap cleanup EXIT
-H="$BUILD/lib/handlers"
-T="$BUILD/tests/handler_test.so"
+H=$(cd "$BUILD/lib/handlers" && pwd) # absolute: a pathmap's relative handler is beside the pathmap
+T=$(cd "$BUILD/tests" && pwd)/handler_test.so
 
 # a bad handler is refused at the start, with why
 out=$("$BIN/geteventmon" -w 1 --handler /nonexistent/h.so "$job" 2>&1); [ $? -eq 2 ] || die "a missing library: $out"
@@ -126,4 +126,64 @@ grep -q "^colopmon: handler test (.*:wait=$dir/go) falls behind: [0-9]* events n
 grep -q "^colopmon: handler test (.*:tag=quick): {\"events\":[0-9]*,\"tag\":\"quick\"}$" "$dir/col.err" ||
 	die "the quick handler beside the slow one: $(cat "$dir/col.err")"
 grep "falls behind" "$dir/col.err" | grep -q "tag=quick" && die "the quick handler fell behind with the slow one"
-echo "handlers: counted exactly, loaded twice, stopped when failing, said when slow, queried"
+# handlers that crash, abort, hang in process() or in query(), or answer
+# with bytes no terminal should take: each runs in a process of its own
+# (eshandler), so the monitor watches on, says each one's end, and ends
+# at SIGINT however they hang; what they say is escaped, and valid UTF-8
+mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -j "${job}c" "$BUILD/tests/ring_demo" 60 >/dev/null \
+	2>"$dir/job3.err" &
+app=$!
+"$BIN/geteventmon" -o "$dir/gem3.out" -w 30 --handler "$T:crash=50" --handler "$T:abort=50" --handler "$T:hang" \
+	--handler "$T:hangq" --handler "$T:bytes" --handler "$H/count.so" "${job}c" 2>"$dir/gem3.err" &
+mon=$!
+"$BIN/esview" -w 30 --handler "$T:bytes" "${job}c" >"$dir/view3" 2>&1 &
+view=$!
+wait_for 60 sh -c "\"$BIN/esctl\" ${job}c query count | grep -q '\"MPI_Sendrecv\":[1-9]'" ||
+	die "a monitor beside handlers that crash and hang: $(cat "$dir/gem3.err")"
+wait_for 60 grep -q "handler test (.*:crash=50) stopped: its process died of signal 11 (SIGSEGV); the geteventmon goes on" \
+	"$dir/gem3.err" || die "a crashing handler not said: $(cat "$dir/gem3.err")"
+wait_for 60 grep -q "handler test (.*:abort=50) stopped: its process died of signal 6 (SIGABRT); the geteventmon goes on" \
+	"$dir/gem3.err" || die "an aborting handler not said: $(cat "$dir/gem3.err")"
+wait_for 60 sh -c "\"$BIN/esctl\" ${job}c query test | grep -q 'events [0-9]*\\\\x0arank 0: forged\\\\x1b\\[2J?? end'" ||
+	die "esctl query: a handler's bytes not escaped: $("$BIN/esctl" "${job}c" query test 2>&1 | od -c | head -20)"
+wait_for 30 grep -q "http://" "$dir/view3" || die "esview never served: $(cat "$dir/view3")"
+url=$(sed -n 's/^esview: job [^ ]* at //p' "$dir/view3")
+bytes_json() { curl -sf "${url}data?shown=100&bins=4" | python3 -c '
+import json, sys
+h = json.loads(sys.stdin.buffer.read().decode("utf-8"))["handlers"]
+sys.exit(0 if any("forged\x1b[2J" in x.get("answer", "") for x in h) else 1)'; }
+wait_for 60 bytes_json || die "esview's data with a handler's bytes: $(curl -sf "${url}data?shown=100&bins=4" | grep -o '"handlers":.*' | head -c 800)"
+kill -INT $view; wait $view
+kill -INT $mon
+t0=$(date +%s)
+wait_for 10 sh -c "! kill -0 $mon 2>/dev/null" || die "SIGINT did not end a monitor whose handlers hang"
+wait $mon
+t1=$(date +%s)
+echo "handlers: geteventmon ended $((t1 - t0)) s after SIGINT, two of its handlers hung"
+grep -q "handler test (.*:hang): no last answer (busy or hung: not waited for)" "$dir/gem3.err" ||
+	die "a hung handler's end not said: $(cat "$dir/gem3.err")"
+mon=""
+ls /dev/shm | grep -q "^pastset.${job}c-handlers-" && die "a monitor's answers segment outlived it: $(ls /dev/shm | grep "${job}c")"
+pgrep -f "eshandler" >/dev/null && pgrep -P $$ eshandler >/dev/null && die "a handler's process outlived its monitor"
+# a monitor killed with SIGKILL: its handlers' processes go with it, its
+# answers segment is no one's to read (esctl lists it no more), and the
+# next monitor of the job removes it
+"$BIN/geteventmon" -o /dev/null -w 30 --handler "$H/count.so" "${job}c" 2>"$dir/gem4.err" &
+mon=$!
+wait_for 60 sh -c "\"$BIN/esctl\" ${job}c query count | grep -q '^geteventmon pid $mon: count'" ||
+	die "the monitor to be killed never answered: $(cat "$dir/gem4.err")"
+kill -9 $mon; wait $mon 2>/dev/null
+mon=""
+wait_for 30 sh -c "! \"$BIN/esctl\" ${job}c query count" || die "a killed monitor's handler still listed"
+ls /dev/shm | grep -q "^pastset.${job}c-handlers-" || die "the killed monitor's segment was expected left"
+"$BIN/colopmon" -q -w 30 --handler "$H/count.so" "${job}c" >/dev/null 2>"$dir/col4.err" &
+mon=$!
+wait_for 60 sh -c "\"$BIN/esctl\" ${job}c query count | grep -q '^colopmon pid $mon: count'" ||
+	die "the next monitor never answered: $(cat "$dir/col4.err")"
+[ "$(ls /dev/shm | grep -c "^pastset.${job}c-handlers-")" = 1 ] ||
+	die "the killed monitor's segment not removed by the next: $(ls /dev/shm | grep "${job}c")"
+kill -INT $mon; wait $mon
+mon=""
+end_job "$app"
+app=""
+echo "handlers: counted exactly, loaded twice, stopped when failing, said when slow, queried; crashes, aborts and hangs contained"

@@ -125,16 +125,54 @@ START_TEST(failing_stopped_slow_counted)
 		mh_give(m, e, 4096);
 	char *said = stop(m);
 	ck_assert_msg(strstr(said, "tests/handler_test.so:fail=10) (stopped): {\"events\":"), "%s", said);
-	ck_assert_msg(strstr(said, "tests/handler_test.so:slow=200): {\"events\":"), "%s", said);
-	ck_assert_msg(strstr(said, "tests/handler_test.so:slow=200): ") && strstr(said, "events not given to it (it fell behind)"),
+	/* the slow one, busy, is not waited for: its last answer missed, and
+	 * said so; what was given it plus what was not: every event */
+	ck_assert_msg(strstr(said, "tests/handler_test.so:slow=200): no last answer (busy or hung: not waited for)"),
 		      "%s", said);
-	/* what was given plus what was not: every event, for the slow one */
-	const char *p = strstr(said, "slow=200): {\"events\":");
-	unsigned long long got = strtoull(p + strlen("slow=200): {\"events\":"), NULL, 10);
-	p = strstr(said, "slow=200): ");
-	p = strstr(p + 1, "slow=200): ");
-	unsigned long long lost = strtoull(p + strlen("slow=200): "), NULL, 10);
-	ck_assert_uint_eq(got + lost, 40 * 4096);
+	const char *p = strstr(said, "slow=200): ");
+	unsigned long long lost = 0, given = 0;
+	for (; p; p = strstr(p + 1, "slow=200): ")) {
+		unsigned long long v = strtoull(p + strlen("slow=200): "), NULL, 10);
+		const char *eol = strchr(p, '\n'), *a = strstr(p, "events not given to it (it fell behind)"),
+			   *b = strstr(p, "events given to it, ");
+		if (a && a < eol)
+			lost = v;
+		else if (b && b < eol)
+			given = v;
+	}
+	ck_assert_msg(lost > 0 && given > 0, "%s", said);
+	ck_assert_uint_eq(given + lost, 40 * 4096);
+	free(said);
+}
+END_TEST
+
+/* A handler that crashes, aborts or hangs costs its monitor nothing but
+ * itself: each runs in a process of its own (eshandler) */
+START_TEST(crash_abort_hang_contained)
+{
+	char crash[PATH_MAX + 64], abrt[PATH_MAX + 64], hang[PATH_MAX + 64], hangq[PATH_MAX + 64], bytes[PATH_MAX + 64];
+	built(crash, sizeof(crash), "tests/handler_test.so:crash=10");
+	built(abrt, sizeof(abrt), "tests/handler_test.so:abort=10");
+	built(hang, sizeof(hang), "tests/handler_test.so:hang");
+	built(hangq, sizeof(hangq), "tests/handler_test.so:hangq");
+	built(bytes, sizeof(bytes), "tests/handler_test.so:bytes");
+	mh_set *m = start(crash, abrt);
+	char err[400];
+	ck_assert_msg(mh_load(m, hang, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(mh_load(m, hangq, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(mh_load(m, bytes, err, sizeof(err)) == 0, "%s", err);
+	struct es_handler_event e[64];
+	for (int i = 0; i < 64; i++)
+		e[i] = ev("MPI_Send", 10, 0, 8, 0);
+	mh_give(m, e, 64);
+	mh_idle(m); /* given to their processes */
+	char *said = stop(m);
+	ck_assert_msg(strstr(said, "crash=10): no last answer (its process died of signal 11 (SIGSEGV))"), "%s", said);
+	ck_assert_msg(strstr(said, "abort=10): no last answer (its process died of signal 6 (SIGABRT))"), "%s", said);
+	ck_assert_msg(strstr(said, "hang): no last answer (busy or hung: not waited for)"), "%s", said);
+	ck_assert_msg(strstr(said, "hangq): no last answer (busy or hung: not waited for)"), "%s", said);
+	/* another process's bytes, escaped: no line of its own, no terminal's order */
+	ck_assert_msg(strstr(said, "bytes): events 64\\x0arank 0: forged\\x1b[2J?? end"), "%s", said);
 	free(said);
 }
 END_TEST
@@ -191,7 +229,7 @@ static void scope_gone(es_scope *s)
 static long counted(es_hlib *h, const char *call)
 {
 	char text[ES_HLIB_TEXT], key[64];
-	ck_assert_int_ge(es_hlib_query(h, "", text, sizeof(text)), 0);
+	ck_assert_int_ge(es_hlib_query(h, "", text, sizeof(text), 5000), 0); /* in order: after what it was given */
 	snprintf(key, sizeof(key), "\"%s\":", call);
 	const char *p = strstr(text, key);
 	return p ? atol(p + strlen(key)) : 0;
@@ -216,7 +254,10 @@ START_TEST(scope_handlers_given_what_it_reads)
 	ck_assert_int_eq(es_scope_consume(s, out, 64, &missed), 10);
 	ck_assert_int_eq(counted(c, "write"), 5);
 	ck_assert_int_eq(counted(c, "read"), 5);
-	/* the failing one stopped at its fourth event; the scope went on */
+	/* the failing one stopped at its fourth event; the scope went on (its
+	 * answer comes after its stop, in order: then the stop is known) */
+	char t[ES_HLIB_TEXT];
+	ck_assert_int_ge(es_hlib_query(f, "", t, sizeof(t), 5000), 0);
 	ck_assert_int_eq(es_hlib_stopped(f), -5);
 	ck_assert_int_eq(es_scope_consume(s, out, 64, &missed), 0);
 	/* pulled: each leaf's latest, and only when it is new */
@@ -271,6 +312,7 @@ Suite *handlers_suite(void)
 	tcase_add_test(tc, libraries_refused_with_why);
 	tcase_add_test(tc, counted_exactly_twice);
 	tcase_add_test(tc, failing_stopped_slow_counted);
+	tcase_add_test(tc, crash_abort_hang_contained);
 	tcase_add_test(tc, scope_handlers_given_what_it_reads);
 	tcase_add_test(tc, scope_handler_not_loaded_says_why);
 	suite_add_tcase(s, tc);
