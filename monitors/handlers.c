@@ -119,7 +119,34 @@ static void answer(struct one *o)
 	}
 }
 
-/* The handler's thread: batches from the queue to process(), its answer
+/* What run() gives the handler's process of k events at q: how many it
+ * took (its socket full: the rest stay queued, and this thread waits for
+ * room a moment; at the end they are counted as not given, said) */
+static size_t give_some(struct one *o, const struct es_handler_event *q, size_t k, bool ending)
+{
+	if (!o->running)
+		return k;
+	size_t lost = 0;
+	int rc = es_hlib_process(o->hl, q, k, &lost);
+	if (rc < 0) {
+		o->running = false;
+		char who[40];
+		snprintf(who, sizeof(who), "the %s", o->set->prog);
+		stopped(o, who);
+		return k;
+	}
+	if (lost && ending) { /* the monitor ends: what its process cannot take now, it never will */
+		pthread_mutex_lock(&o->lock);
+		o->dropped += lost;
+		pthread_mutex_unlock(&o->lock);
+		return k;
+	}
+	if (lost)
+		es_hlib_wait_room(o->hl, 20);
+	return k - lost;
+}
+
+/* The handler's thread: batches from the queue to its process, its answer
  * each second, until stopped and the queue is drained. */
 static void *run(void *arg)
 {
@@ -141,28 +168,13 @@ static void *run(void *arg)
 		size_t k = (size_t)(o->head - from), at = (size_t)(from % QUEUE);
 		k = k < BATCH ? k : BATCH;
 		k = k < QUEUE - at ? k : QUEUE - at;
-		bool last = o->stop && from + k == o->head;
+		bool ending = o->stop;
 		pthread_mutex_unlock(&o->lock);
-		if (k && o->running) {
-			size_t lost = 0; /* its process is behind: counted as its queue's are */
-			int rc = es_hlib_process(o->hl, &o->q[at], k, &lost);
-			if (lost) {
-				pthread_mutex_lock(&o->lock);
-				o->dropped += lost;
-				pthread_mutex_unlock(&o->lock);
-			}
-			if (rc < 0) {
-				o->running = false;
-				char who[40];
-				snprintf(who, sizeof(who), "the %s", o->set->prog);
-				stopped(o, who);
-			}
-		}
-		if (k) {
-			pthread_mutex_lock(&o->lock);
-			o->tail = from + k;
-			pthread_mutex_unlock(&o->lock);
-		}
+		size_t took = k ? give_some(o, &o->q[at], k, ending) : 0;
+		pthread_mutex_lock(&o->lock);
+		o->tail = from + took;
+		bool last = ending && o->tail == o->head;
+		pthread_mutex_unlock(&o->lock);
 		if (now_s() >= next || last) {
 			answer(o);
 			next = now_s() + 1;
@@ -173,8 +185,6 @@ static void *run(void *arg)
 	return NULL;
 }
 
-/* A dead monitor's segment of ours for this job (killed: it could not
- * remove it), removed by the next: nobody reads a dead monitor's answers. */
 static int dead_one(const char *segment, void *arg)
 {
 	const char *prefix = arg;
@@ -352,6 +362,24 @@ void mh_idle(mh_set *m)
 				break;
 			sched_yield();
 		}
+}
+
+uint64_t mh_settle(mh_set *m, int timeout_ms)
+{
+	mh_idle(m);
+	uint64_t lost = 0;
+	double until = now_s() + timeout_ms / 1e3;
+	for (int k = 0; m && k < m->n; k++) {
+		struct one *o = m->h[k];
+		char text[3824];
+		uint64_t done = 0;
+		while (!o->scope && es_hlib_given(o->hl, &done) > done && !es_hlib_stopped(o->hl) && now_s() < until)
+			es_hlib_query(o->hl, "", text, sizeof(text), 100); /* its answer says what it processed */
+		pthread_mutex_lock(&o->lock);
+		lost += o->dropped;
+		pthread_mutex_unlock(&o->lock);
+	}
+	return lost;
 }
 
 void mh_feed(mh_set *m, const es_scope *s, const struct es_trace *ev, int n)

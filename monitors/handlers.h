@@ -52,6 +52,9 @@ void mh_give(mh_set *m, const struct es_handler_event *ev, size_t n);
 /* Returns once every running handler has taken all it was given (a
  * benchmark's: the monitors never wait on their handlers) */
 void mh_idle(mh_set *m);
+/* ... and once each one's process has processed it, up to timeout_ms:
+ * how many events were not given to them in all (they fell behind) */
+uint64_t mh_settle(mh_set *m, int timeout_ms);
 /* For a monitor that reads no event itself (heartbeat reads each thread's
  * latest only): a scope of its own over spec's job, every event, that
  * mh_pump drains into the handlers.  0, or a negative code with why. */

@@ -334,6 +334,13 @@ int es_hlib_process(es_hlib *h, const struct es_handler_event *ev, size_t n, siz
 	return rc;
 }
 
+void es_hlib_wait_room(es_hlib *h, int timeout_ms)
+{
+	struct pollfd p = { h->fd, POLLOUT, 0 };
+	if (!h->dead)
+		poll(&p, 1, timeout_ms);
+}
+
 int es_hlib_query(es_hlib *h, const char *question, char *out, size_t len, int timeout_ms)
 {
 	if (!len)

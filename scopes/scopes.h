@@ -290,6 +290,9 @@ int es_hlib_open(const char *spec, const char *monitor, const char *job, void (*
  * could not be (its process is behind: its socket full).  0, or the
  * code it stopped with (es_hlib_stopped) */
 int es_hlib_process(es_hlib *h, const struct es_handler_event *ev, size_t n, size_t *lost);
+/* Waits up to timeout_ms for room to give it more (the caller's queue
+ * holds what it could not take) */
+void es_hlib_wait_room(es_hlib *h, int timeout_ms);
 /* Its answer to question into out, waited for up to timeout_ms: the
  * answer's length, -ETIMEDOUT (busy, or hung), -EPIPE (gone), or below 0 */
 int es_hlib_query(es_hlib *h, const char *question, char *out, size_t len, int timeout_ms);
