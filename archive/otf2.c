@@ -534,6 +534,7 @@ static int locate(struct otf2_out *o, struct ar_out_stats *st)
 			first[r] = t;
 	}
 	const uint32_t *idx;
+	bool any = false;
 	o->template_t = -1;
 	for (int t = 0; t < nt; t++) {
 		int r = ar_thread(a, t)->rank;
@@ -542,6 +543,12 @@ static int locate(struct otf2_out *o, struct ar_out_stats *st)
 		st->unlocated += o->located[t] == LOC_NONE;
 		if (o->located[t] == LOC_EMPTY && o->template_t < 0)
 			o->template_t = t;
+		any |= o->located[t] != LOC_NONE;
+	}
+	if (nt && !any) { /* OTF2's readers want a location: the first thread is one, empty */
+		o->located[0] = LOC_EMPTY;
+		o->template_t = 0;
+		st->unlocated--;
 	}
 	free(first);
 	return 0;

@@ -58,7 +58,7 @@ out=$("$BIN/esctl" "$job" collect '[all, -MPI_Frobnicate]' 2>&1) && die "a bad l
 echo "$out" | grep -q "^esctl: collect:1:7: mpi collect: expected all, a group .* got '-MPI_Frobnicate'$" ||
 	die "bad list: $out"
 out=$("$BIN/esctl" "$job" frobnicate 2>&1); [ $? -eq 2 ] || die "a bad command did not exit 2"
-echo "$out" | grep -q "^esctl: expected JOB and collect LIST, pause, resume, status, objects, set, call, rule, unrule, changes or query, got 'frobnicate'" ||
+echo "$out" | grep -q "^esctl: expected JOB and collect LIST, pause, resume, status, objects, set, call, rule, unrule, changes, rules or query, got 'frobnicate'" ||
 	die "bad command: $out"
 "$BIN/esctl" "$job" status | grep -q "order 4)$" || die "a refused order was written"
 
