@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -513,6 +514,54 @@ START_TEST(output_files_refuse_links)
 }
 END_TEST
 
+/* Segments a process makes for itself: names nobody can take first, each
+ * its own; and who writes a PS_STAMP_WHO element's tuples, as the writing
+ * side says it, never as the tuple claims */
+START_TEST(private_names_and_stamped_writers)
+{
+	char a[PS_NAME_MAX + 1], b[PS_NAME_MAX + 1], why[300], prefix[40];
+	snprintf(prefix, sizeof(prefix), "tpriv%d", (int)getpid());
+	ps_server *sa, *sb;
+	ck_assert_int_eq(ps_server_create_private(prefix, NULL, &sa, a, why, sizeof(why)), 0);
+	ck_assert_int_eq(ps_server_create_private(prefix, NULL, &sb, b, why, sizeof(why)), 0);
+	ck_assert_str_ne(a, b);
+	ck_assert_int_eq(strncmp(a, prefix, strlen(prefix)), 0);
+	ck_assert_int_eq((int)strlen(a), (int)strlen(prefix) + 13); /* PREFIX-R, R twelve hex digits */
+	char longp[PS_NAME_MAX];
+	memset(longp, 'x', sizeof(longp) - 1);
+	longp[sizeof(longp) - 1] = 0;
+	ps_server *sc;
+	ck_assert_int_eq(ps_server_create_private(longp, NULL, &sc, b, why, sizeof(why)), PS_EINVAL);
+	/* an element that stamps its writers: who at offset 8 */
+	struct ps_elem_attr at = { .tuple_size = 64, .threshold = 8, .mode = PS_DISCARD,
+				   .flags = PS_MULTI_WRITER | PS_WHO_AT(8) };
+	ps_elem *e;
+	ck_assert_int_eq(ps_elem_create(sa, "w", &at, &e), 0);
+	unsigned char t[64], r[64];
+	memset(t, 'A', sizeof(t));
+	memcpy(t + 8, "forged by someone else", 23);
+	ck_assert_int_eq(ps_write(e, t, 0, NULL), 0);
+	ck_assert_int_eq(ps_write_as(e, t, "tcp from 10.1.2.3", 0, NULL), 0);
+	ck_assert_int_eq(ps_read(e, 0, r, 0, NULL), 0);
+	char me[PS_WHO_LEN];
+	snprintf(me, sizeof(me), "pid %d uid %u ", (int)getpid(), (unsigned)geteuid());
+	ck_assert_msg(!strncmp((char *)r + 8, me, strlen(me)), "%s", (char *)r + 8);
+	ck_assert(r[0] == 'A' && r[8 + PS_WHO_LEN] == 'A'); /* the rest as written */
+	ck_assert_int_eq(ps_read(e, 1, r, 0, NULL), 0);
+	ck_assert_str_eq((char *)r + 8, "tcp from 10.1.2.3");
+	ps_elem_close(e);
+	/* who's place must lie inside the tuple; offset bits without the flag are refused */
+	at.flags = PS_MULTI_WRITER | PS_WHO_AT(40);
+	ck_assert_int_eq(ps_elem_create(sa, "x", &at, &e), PS_EINVAL);
+	at.flags = PS_MULTI_WRITER | 8u << 16;
+	ck_assert_int_eq(ps_elem_create(sa, "y", &at, &e), PS_EINVAL);
+	ps_server_destroy(sa);
+	ps_server_destroy(sb);
+	ps_shm_unlink(a);
+	ck_assert_int_eq(ps_shm_unlink(b), 0);
+}
+END_TEST
+
 START_TEST(read_only_observer_blocks)
 {
 	fresh("ro");
@@ -951,6 +1000,7 @@ Suite *pastset_shm_suite(void)
 	tcase_add_test(tc, input_files_only_regular);
 	tcase_add_test(tc, full_shm_refuses_not_crashes);
 	tcase_add_test(tc, read_only_observer_blocks);
+	tcase_add_test(tc, private_names_and_stamped_writers);
 	tcase_add_test(tc, list_segments);
 	tcase_add_test(tc, foreign_segments_refused);
 	tcase_add_test(tc, corrupt_segments_never_crash);
