@@ -137,11 +137,16 @@ static void answer(uint32_t seq, const char *question, uint64_t done)
 	say(HW_ANSWER, seq, done, rc, out, 0);
 }
 
-/* Built with AddressSanitizer (make check SAN=1), a handler's SIGSEGV
+/* Built with a sanitizer (make check SAN=1, TSAN=1), a handler's SIGSEGV
  * ends this process as it does built plain, and its monitor says the
- * signal: not ASan's report and exit status 1 */
+ * signal: not the sanitizer's report and an exit status */
 const char *__asan_default_options(void);
 const char *__asan_default_options(void)
+{
+	return "handle_segv=0:handle_sigbus=0";
+}
+const char *__tsan_default_options(void);
+const char *__tsan_default_options(void)
 {
 	return "handle_segv=0:handle_sigbus=0";
 }
