@@ -37,7 +37,7 @@ struct ar_out_stats {
 	uint64_t clipped;   /* regions cut to nest in their thread's others */
 	uint64_t backwards; /* messages received before they were sent, by the clocks: no arrow */
 	uint64_t colls_backwards; /* collective arrows that would end before they began: not drawn */
-	uint64_t unlocated; /* OTF2: threads that recorded nothing, not a rank's first: no location */
+	uint64_t unlocated; /* threads that recorded nothing: no JSON track; in OTF2 no location but a rank's first */
 	struct ar_msgs pairing; /* how messages were paired, and what was left alone (other: NULL) */
 };
 

@@ -139,6 +139,9 @@ int main(int argc, char **argv)
 					"it would come from came (by the ranks' clocks, or a collective that "
 					"does not wait for all)", (unsigned long long)st.colls_backwards);
 			fputc('\n', stderr);
+			if (st.unlocated)
+				fprintf(stderr, "esconvert: %s: %llu threads that recorded nothing have no track\n", json,
+					(unsigned long long)st.unlocated);
 			said_alone("not drawn", &st);
 		}
 	}

@@ -187,11 +187,16 @@ static int number_processes(struct jout *j, bool *first)
 	}
 	top = top > 1000 ? top : 1000;
 	qsort_r(order, (size_t)nt, sizeof(*order), by_process, (void *)a);
+	bool unnamed = false; /* the process of order[k] has no label yet */
+	const uint32_t *idx;
 	for (int k = 0; k < nt; k++) {
 		int t = order[k];
 		const struct ar_thread *before = k ? ar_thread(a, order[k - 1]) : NULL, *me = ar_thread(a, t);
 		bool same = before && before->rank == me->rank && (me->rank >= 0 || !strcmp(before->process, me->process));
-		first[t] = !same; /* sorted by index within a process: its lowest first */
+		unnamed |= !same;
+		/* sorted by index within a process: its lowest with an event says its name */
+		first[t] = unnamed && ar_thread_events(a, t, &idx);
+		unnamed &= !first[t];
 		j->pid[t] = same ? j->pid[order[k - 1]] : ar_thread(a, t)->rank >= 0 ? ar_thread(a, t)->rank
 											 : top + others++;
 	}
@@ -199,7 +204,8 @@ static int number_processes(struct jout *j, bool *first)
 	return 0;
 }
 
-/* A process per trace space (an MPI rank), a track per thread. */
+/* A process per trace space (an MPI rank), a track per thread that
+ * recorded something (an empty one: counted in st->unlocated, as OTF2's) */
 static int tracks(struct jout *j)
 {
 	const ar_archive *a = j->a;
@@ -208,7 +214,12 @@ static int tracks(struct jout *j)
 		free(first);
 		return -ENOMEM;
 	}
+	const uint32_t *idx;
 	for (int t = 0; t < ar_nthreads(a); t++) {
+		if (!ar_thread_events(a, t, &idx)) { /* a track with nothing on it: none, counted */
+			j->st->unlocated++;
+			continue;
+		}
 		if (first[t]) {
 			char label[PS_NAME_MAX + 16];
 			if (ar_thread(a, t)->rank >= 0)
