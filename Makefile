@@ -114,7 +114,7 @@ clean:
 
 PASTSET_SRC := pastset/element.c pastset/server.c pastset/clock.c pastset/wait.c pastset/wire.c pastset/file.c \
 	       pastset/tcp.c pastset/tcp_segs.c pastset/tcp_serve.c pastset/tcp_peer.c pastset/conn.c pastset/secret.c pastset/layout.c pastset/remote.c pastset/batch.c \
-	       pastset/guard.c pastset/locate.c pastset/segment.c
+	       pastset/guard.c pastset/locate.c pastset/segment.c pastset/expect.c
 PASTSET_LIB := $(BUILD)/lib/libpastset.a
 
 # --- paths/ ----------------------------------------------------------------

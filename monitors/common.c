@@ -204,6 +204,79 @@ static void clocks(const char *prog, const es_scope *s)
 				(double)drift / 1e3);
 }
 
+/*
+ * A monitor that waits for its job says so (ps_shm_expect) before its
+ * first look, and for as long as it runs: a job that starts and ends
+ * between two looks leaves its segments for it rather than removing them
+ * at its clean end.  As the monitor exits, its note goes first, then the
+ * job's segments are released as the job would have released them
+ * (pastset/expect.c: whichever of them looks last removes them).
+ */
+static struct waited {
+	ps_expect *note;
+	char job[PS_NAME_MAX + 1];
+} waited[4];
+
+struct job_names {
+	const char *job;
+	char (*v)[PS_NAME_MAX + 1];
+	int n, cap;
+};
+
+static int job_segment(const char *name, void *arg)
+{
+	struct job_names *j = arg;
+	size_t n = strlen(j->job);
+	if (strncmp(name, j->job, n) || name[n] != '.')
+		return 0;
+	if (j->n == j->cap) {
+		int cap = j->cap ? 2 * j->cap : 16;
+		void *p = realloc(j->v, sizeof(*j->v) * (size_t)cap);
+		if (!p)
+			return PS_ENOMEM;
+		j->v = p, j->cap = cap;
+	}
+	snprintf(j->v[j->n++], sizeof(*j->v), "%s", name);
+	return 0;
+}
+
+int mon_release_job(const char *job)
+{
+	struct job_names j = { .job = job };
+	int rc = ps_shm_list(job_segment, &j);
+	const char **names = rc ? NULL : calloc((size_t)j.n + 1, sizeof(*names));
+	for (int i = 0; names && i < j.n; i++)
+		names[i] = j.v[i];
+	rc = rc ? rc : !names ? PS_ENOMEM : ps_shm_release(names, j.n);
+	free(names);
+	free(j.v);
+	return rc;
+}
+
+static void release_waited(void)
+{
+	for (size_t i = 0; i < sizeof(waited) / sizeof(waited[0]) && waited[i].note; i++) {
+		ps_shm_expect_end(waited[i].note);
+		waited[i].note = NULL;
+		mon_release_job(waited[i].job);
+	}
+}
+
+static void expect_job(const char *job)
+{
+	size_t i = 0, n = sizeof(waited) / sizeof(waited[0]);
+	for (; i < n && waited[i].note; i++)
+		if (!strcmp(waited[i].job, job))
+			return;
+	char prefix[PS_NAME_MAX + 2];
+	snprintf(prefix, sizeof(prefix), "%s.", job);
+	if (i == n || ps_shm_expect(prefix, &waited[i].note))
+		return; /* not said: the job removes its segments at its end, as before */
+	snprintf(waited[i].job, sizeof(waited[i].job), "%s", job);
+	if (i == 0)
+		atexit(release_waited);
+}
+
 int mon_attach(const char *prog, struct es_scope_spec *spec, double wait_s, es_scope **out, char *err,
 	       size_t errlen)
 {
@@ -220,6 +293,8 @@ int mon_attach(const char *prog, struct es_scope_spec *spec, double wait_s, es_s
 			fprintf(stderr, "%s: watching the threads behind %s only\n", prog, list);
 		spec->servers = list;
 	}
+	if (wait_s > 0 && !spec->servers)
+		expect_job(spec->job);
 	double until = mon_now() + wait_s;
 	/* a job of MPICH's can start and end in 50 ms: waiting, the scope is
 	 * made again the moment a segment appears, not at the next tick */

@@ -52,7 +52,14 @@ void mon_loop_run(struct mon_loop *l);
  * scope's headroom (es_scope_headroom), at least 1 ms, at most period. */
 double mon_pace(const es_scope *s, double period);
 
+/* After the job ended cleanly: its segments on this host (JOB.*) removed
+ * as their keep policy says, as the job's last process would have
+ * (ps_shm_release).  How many were removed, or an error. */
+int mon_release_job(const char *job);
 /* Attaches a scope to the job, waiting up to wait_s for it to appear.
+ * A monitor that waits says so (ps_shm_expect) until it exits: a job
+ * that ends meanwhile leaves its segments, which the monitor releases as
+ * it exits (mon_release_job).
  * With --servers, each server is asked first: one that cannot be reached
  * is named and left out (the others' threads are watched).  0; -EINVAL
  * (no job can have that name, a malformed --servers entry), -EHOSTUNREACH

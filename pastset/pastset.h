@@ -276,8 +276,25 @@ int ps_shm_info(const char *name, struct ps_shm_info *info);
  * host, or gone).  Called by each of its processes as it ends cleanly,
  * after destroying its own server: once none is live and none was left by
  * a process that died, those whose keep is not PS_KEEP_ALWAYS are removed
- * (the last to end removes them all).  How many it removed. */
+ * (the last to end removes them all), unless a reader waits for them
+ * (ps_shm_expect below: it releases them when done).  How many it removed. */
 int ps_shm_release(const char *const *names, int n);
+/*
+ * Readers that wait.  A reader started before the segments it reads exist
+ * (a monitor waiting for its job) says so with ps_shm_expect: while it
+ * lives, ps_shm_release leaves the segments whose names begin with
+ * PREFIX, so that a job that starts and ends between two of its looks is
+ * still there to be read; at its end the reader calls ps_shm_expect_end
+ * and then ps_shm_release on what it read, which removes the segments as
+ * the job would have.  The job never waits for a reader: one that died is
+ * passed over, and only the caller's own user's and root's notes count.
+ */
+typedef struct ps_expect ps_expect;
+/* PREFIX: [A-Za-z0-9._-], at most PS_NAME_MAX.  0, PS_EINVAL, or an errno code. */
+int ps_shm_expect(const char *prefix, ps_expect **out);
+void ps_shm_expect_end(ps_expect *e);
+/* Whether a live reader (of this user or root) waits for segment `name`. */
+bool ps_shm_expected(const char *name);
 /* The policy of a segment this user owns, set after it was made (by the
  * job that decides it, for segments its layers made). */
 int ps_shm_set_keep(const char *name, enum ps_keep keep);

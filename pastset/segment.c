@@ -222,6 +222,8 @@ int ps_shm_release(const char *const *names, int n)
 		if (rc || in.state != PS_SHM_CLOSED)
 			return 0;
 		there++;
+		if (ps_shm_expected(names[i]))
+			return 0; /* a reader that waited for them releases them when it has read them */
 	}
 	int removed = 0;
 	for (int i = 0; i < n; i++)

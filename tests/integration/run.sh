@@ -34,7 +34,7 @@ done
 # choice of calls, and the recorder's pairing: the same code whatever the
 # MPI, their MPI calls covered by t_mpi_every and t_messages here), and
 # t_windtunnel, t_demo, t_readme.
-MPICH_TESTS="t_badargs t_mpi_every t_messages t_sites t_phases t_io t_record t_blackbox t_esctl t_waitfor t_waitreq t_colopmon t_waits t_objects"
+MPICH_TESTS="t_badargs t_waiting t_mpi_every t_messages t_sites t_phases t_io t_record t_blackbox t_esctl t_waitfor t_waitreq t_colopmon t_waits t_objects"
 if [ -f "$build/mpich/stamp" ]; then
 	mb=$(cd "$build/mpich" && pwd)
 	for name in $MPICH_TESTS; do

@@ -892,6 +892,60 @@ START_TEST(keep_policy_and_release)
 }
 END_TEST
 
+/* A reader that waits (ps_shm_expect) keeps a cleanly ended group for
+ * itself, and only for as long as it lives; it releases the group after
+ * taking its note away.  A note of a process that is gone, or of a
+ * prefix not the group's, keeps nothing; bad prefixes are refused. */
+START_TEST(waiting_reader_keeps_the_group)
+{
+	char a[64], b[64], prefix[64];
+	TEST_SEG(a, "expw.r0");
+	TEST_SEG(b, "expw.r1");
+	snprintf(prefix, sizeof(prefix), "%.*s", (int)(strrchr(a, '.') - a + 1), a); /* "...expw." */
+	ps_shm_unlink(a);
+	ps_shm_unlink(b);
+	const char *group[2] = { a, b };
+	ps_expect *e, *other;
+	ck_assert_int_eq(ps_shm_expect("", &e), PS_EINVAL);
+	ck_assert_int_eq(ps_shm_expect("a/b.", &e), PS_EINVAL);
+	ck_assert_int_eq(ps_shm_expect("no-such-group.", &other), 0);
+	ck_assert(!ps_shm_expected(a));
+	ck_assert_int_eq(ps_shm_expect(prefix, &e), 0);
+	ck_assert(ps_shm_expected(a));
+	ps_server *sa, *sb;
+	ck_assert_int_eq(ps_server_create_shm(a, NULL, &sa), 0);
+	ck_assert_int_eq(ps_server_create_shm(b, NULL, &sb), 0);
+	ps_server_destroy(sa);
+	ps_server_destroy(sb);
+	/* the job's last process: the reader has not read it, it stays */
+	ck_assert_int_eq(ps_shm_release(group, 2), 0);
+	struct ps_shm_info in;
+	ck_assert_int_eq(ps_shm_info(a, &in), 0);
+	/* the reader, done: its note first, then the group goes */
+	ps_shm_expect_end(e);
+	ck_assert(!ps_shm_expected(a));
+	ck_assert_int_eq(ps_shm_release(group, 2), 2);
+	ck_assert_int_eq(ps_shm_info(b, &in), PS_ENOENT);
+	/* a reader that died keeps nothing, and its note goes at the next look */
+	pid_t pid = fork();
+	if (pid == 0) {
+		ps_expect *x;
+		_exit(ps_shm_expect(prefix, &x) ? 1 : (raise(SIGKILL), 0));
+	}
+	ck_assert_int_eq(child_status(pid), 128 + SIGKILL);
+	char note[128];
+	snprintf(note, sizeof(note), "/dev/shm/pastset-expect.%s.%d", prefix, (int)pid);
+	ck_assert_int_eq(access(note, F_OK), 0);
+	ck_assert(!ps_shm_expected(a));
+	ck_assert_int_eq(access(note, F_OK), -1);
+	ck_assert_int_eq(ps_server_create_shm(a, NULL, &sa), 0);
+	ps_server_destroy(sa);
+	ck_assert_int_eq(ps_shm_release(group, 2), 1);
+	ps_shm_expect_end(other);
+	ps_shm_expect_end(NULL);
+}
+END_TEST
+
 /* The watch word moves with every write, and only then. */
 #ifdef ES_DEBUG
 /* A broken invariant is caught where it breaks (PS_INVARIANT, the debug
@@ -1011,6 +1065,7 @@ Suite *pastset_shm_suite(void)
 #endif
 	tcase_add_test(tc, multi_writer_processes);
 	tcase_add_test(tc, keep_policy_and_release);
+	tcase_add_test(tc, waiting_reader_keeps_the_group);
 	tcase_add_test(tc, watch_word_moves_with_writes);
 #ifdef ES_DEBUG
 	tcase_add_test_raise_signal(tc, broken_invariant_aborts, SIGABRT);
