@@ -209,30 +209,6 @@ int ps_shm_set_keep(const char *name, enum ps_keep keep)
 	return 0;
 }
 
-int ps_shm_release(const char *const *names, int n)
-{
-	struct ps_shm_info in;
-	int there = 0;
-	/* the last of the group to end removes it: each one closed its own
-	 * first, so at least the last to look sees every one closed */
-	for (int i = 0; i < n; i++) {
-		int rc = ps_shm_info(names[i], &in);
-		if (rc == PS_ENOENT)
-			continue; /* on another host, or removed already */
-		if (rc || in.state != PS_SHM_CLOSED)
-			return 0;
-		there++;
-		if (ps_shm_expected(names[i]))
-			return 0; /* a reader that waited for them releases them when it has read them */
-	}
-	int removed = 0;
-	for (int i = 0; i < n; i++)
-		if (!ps_shm_info(names[i], &in) && in.state == PS_SHM_CLOSED && in.keep != PS_KEEP_ALWAYS &&
-		    !ps_shm_unlink(names[i]))
-			removed++;
-	return there ? removed : 0;
-}
-
 int ps_shm_info(const char *name, struct ps_shm_info *info)
 {
 	return ps__shm_info(name, info, true);
