@@ -36,10 +36,14 @@ static uint32_t site_key(void *arg, int thread, const struct es_trace *t)
 {
 	struct keys *k = arg;
 	/* only the calls the page lists sites for: not a completion (the
-	 * engine takes the completing call's), a mark, MPI_Init or Finalize */
-	if (thread >= k->nt || !es_in_mpi_call(t->op) || es_is_mark(t->op))
+	 * engine takes the completing call's) but MPI_Sendrecv's receive,
+	 * which the engine judges as the call itself and which carries its
+	 * site; not a mark, MPI_Init or Finalize */
+	unsigned code = es_op_code(t->op);
+	bool sendrecv = (t->op & ES_OP_DONE) && (code == ES_OP_MPI_SENDRECV || code == ES_OP_MPI_SENDRECV_REPLACE);
+	if (thread >= k->nt || !(es_in_mpi_call(t->op) || sendrecv) || es_is_mark(t->op))
 		return 0;
-	return prof_site_key(k->p, thread, ES_TRACE_SITE(t), es_op_code(t->op));
+	return prof_site_key(k->p, thread, ES_TRACE_SITE(t), code);
 }
 
 static uint32_t phase_key_of(void *arg, const char *name)

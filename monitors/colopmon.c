@@ -33,7 +33,9 @@ static const char *usage =
 	"      --mpi-above PCT  trigger: a rank inside MPI more than PCT% of a second\n"
 	"      --waits          also Scalasca's wait states, once a period: each\n"
 	"                       pattern's time at each call site of each rank, and\n"
-	"                       the rank that caused most of it\n"
+	"                       the rank that caused most of it; at the end, each\n"
+	"                       pattern's total and the places that spent most\n"
+	"      --places N       how many places the end lists (default 15; 0: all)\n"
 	"      --wait-above PATTERN:PCT  trigger: a wait-state pattern (late_sender, wait_nxn,\n"
 	"                       late_broadcast...) more than PCT% of the ranks' time in\n"
 	"                       MPI over the last second\n"
@@ -69,6 +71,7 @@ static int nshares;
 /* --waits, --wait: the wait states, fed every MPI tuple (waitlive.c) */
 static wl *live;
 static bool print_waits;
+static size_t nplaces = 15; /* --places: 0 lists all */
 static int wait_pattern = -1;
 static double wait_pct = -1;
 static ar_symbols *sym;
@@ -338,7 +341,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' },
 		{ "snapshot", required_argument, NULL, 'A' }, { "imbalance", required_argument, NULL, 'I' },
 		{ "mpi-above", required_argument, NULL, 'M' }, { "waits", no_argument, NULL, 'W' },
-		{ "wait-above", required_argument, NULL, 'X' }, MH_OPT, MON_REMOTE_OPTS, { 0 } };
+		{ "wait-above", required_argument, NULL, 'X' },
+		{ "places", required_argument, NULL, 'P' }, MH_OPT, MON_REMOTE_OPTS, { 0 } };
 	*o = (struct opts){ .period = 0.2, .wait = 10 };
 	int c;
 	while ((c = getopt_long(argc, argv, "p:w:qh", opts, NULL)) != -1) {
@@ -350,6 +354,11 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'I': imbalance_ms = mon_number("colopmon", "--imbalance", optarg, 0); break;
 		case 'M': mpi_above = mon_number("colopmon", "--mpi-above", optarg, 0); break;
 		case 'W': print_waits = true; break;
+		case 'P': {
+			double v = mon_number("colopmon", "--places", optarg, 0);
+			nplaces = v >= 1e9 ? 0 : (size_t)v; /* more than any job has: all */
+			break;
+		}
 		case 'X': if (parse_wait(optarg)) return 2; break;
 		case MH_OPT_CODE: if (mh_opt("colopmon", optarg)) return 2; break;
 		case 'R': mon_servers = optarg; break;
@@ -375,24 +384,52 @@ static int parse(int argc, char **argv, struct opts *o)
 /* --waits: each pattern's time over the whole watch, and what was not judged. */
 static void waits_summary(void)
 {
+	const ws *w = wl_engine(live);
+	ws_flush((ws *)w, UINT64_MAX); /* the run is over: what waited for an end is judged without it */
 	const struct ws_row *r;
-	size_t n = ws_rows(wl_engine(live), &r);
+	size_t n = ws_rows(w, &r);
 	uint64_t by[WS_NPATTERNS] = { 0 }, mpi = 0;
 	for (size_t i = 0; i < n; i++)
 		by[r[i].pattern] += r[i].ns;
-	for (int k = 0; k < ws_ranks(wl_engine(live)); k++)
-		mpi += ws_mpi_ns(wl_engine(live), k);
+	for (int k = 0; k < ws_ranks(w); k++)
+		mpi += ws_mpi_ns(w, k);
 	for (int p = 0; p < WS_NPATTERNS; p++)
 		if (by[p])
 			printf("  wait state %-44s %12.3f ms, %6.2f%% of MPI time\n", ws_pattern_name(p), (double)by[p] / 1e6,
 			       mpi ? 100.0 * (double)by[p] / (double)mpi : 0.0);
+	struct wl_place *pl;
+	size_t np;
+	if (wl_places(live, view, sym, &pl, &np)) {
+		np = 0, pl = NULL;
+		printf("  (no memory to list the wait states by place)\n");
+	}
+	uint64_t rest = 0;
+	size_t shown = nplaces && nplaces < np ? nplaces : np;
+	for (size_t i = shown; i < np; i++)
+		rest += pl[i].ns;
+	for (size_t i = 0; i < shown; i++) {
+		char call[64];
+		snprintf(call, sizeof(call), pl[i].of ? "%s(%s)" : "%s", es_op_name(pl[i].op), es_op_name(pl[i].of) + 4);
+		printf("    %s at rank %d, %s in %s: %.3f ms in %llu\n", ws_pattern_name(pl[i].pattern), pl[i].rank, call,
+		       pl[i].where, (double)pl[i].ns / 1e6, (unsigned long long)pl[i].count);
+	}
+	if (shown < np)
+		printf("    and %zu more places, %.3f ms in all (--places 0 lists them)\n", np - shown, (double)rest / 1e6);
+	wl_places_free(pl, np);
 	struct ws_stats st;
-	ws_stats(wl_engine(live), &st);
+	ws_stats(w, &st);
+	char nonum[120] = "";
+	if (wl_unnumbered(live))
+		snprintf(nonum, sizeof(nonum), " (%llu of them without a number: their channel's mark was lost)",
+			 (unsigned long long)wl_unnumbered(live));
 	printf("  wait states judged from %llu events: %llu receives, %llu sends, %llu collectives; %llu message ends "
-	       "without their other end, %llu collectives without every member\n", (unsigned long long)st.events,
-	       (unsigned long long)st.receives,
-	       (unsigned long long)st.sends, (unsigned long long)st.colls, (unsigned long long)st.unpaired,
-	       (unsigned long long)st.incomplete);
+	       "without their other end%s, %llu collectives without every member\n", (unsigned long long)st.events,
+	       (unsigned long long)st.receives, (unsigned long long)st.sends, (unsigned long long)st.colls,
+	       (unsigned long long)st.unpaired, nonum, (unsigned long long)st.incomplete);
+	if (st.given_up || st.unseen_calls)
+		printf("  not judged in full: %llu calls whose other ends had not come within %u s (judged without them), "
+		       "%llu completions whose wait or test was not seen (paired, not judged)\n",
+		       (unsigned long long)st.given_up, WL_HORIZON_S, (unsigned long long)st.unseen_calls);
 }
 
 /* Per kind of collective: its calls, latency, imbalance and who came last. */
@@ -534,6 +571,10 @@ int main(int argc, char **argv)
 	struct es_scope_spec spec;
 	es_scope_spec_default(&spec, o.job);
 	spec.reduce = ES_REDUCE_NONE;
+	/* each thread's events in the order it wrote them: a completion comes
+	 * before the wait it came in, which a merge by start time would put
+	 * after the calls made since its request began (waitstates/engine.c) */
+	spec.by_leaf = true;
 	mon_signals();
 	es_scope *s;
 	char err[600];

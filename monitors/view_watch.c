@@ -371,11 +371,11 @@ static void say_rows(struct vw_watcher *w, FILE *f, const struct wl_row *rows, s
 /* The wait states found at this pull, and those of the last second for
  * the page: each pattern's time, the worst rows with where and who caused
  * them, the latest waits for the lanes; the wait trigger judged. */
-static void wait_states(struct vw_watcher *w)
+static void wait_states(struct vw_watcher *w, bool ended)
 {
 	struct wl_period p;
 	double now = mon_now();
-	if (!w->wl || wl_period(w->wl, w->newest, &p))
+	if (!w->wl || wl_period(w->wl, ended ? UINT64_MAX : w->newest, &p))
 		return;
 	keep_found(w, &p, now);
 	for (size_t i = 0; i < p.nwaits; i++)
@@ -393,6 +393,14 @@ static void wait_states(struct vw_watcher *w)
 		for (int k = 0, m = 0; k < WS_NPATTERNS; k++)
 			if (by[k])
 				fprintf(f, "%s\"%s\":%.3f", m++ ? "," : "", ws_pattern_key(k), (double)by[k] / 1e6);
+		struct ws_stats st; /* since the start: what could not be judged, said beside what was */
+		ws_stats(wl_engine(w->wl), &st);
+		fprintf(f, "},\"judged\":{\"receives\":%llu,\"sends\":%llu,\"collectives\":%llu,\"unpaired\":%llu,"
+			   "\"unnumbered\":%llu,\"incomplete\":%llu,\"given_up\":%llu,\"unseen_calls\":%llu,\"horizon_s\":%u",
+			(unsigned long long)st.receives, (unsigned long long)st.sends, (unsigned long long)st.colls,
+			(unsigned long long)st.unpaired, (unsigned long long)wl_unnumbered(w->wl),
+			(unsigned long long)st.incomplete, (unsigned long long)st.given_up,
+			(unsigned long long)st.unseen_calls, WL_HORIZON_S);
 		fputs("},\"rows\":[", f);
 		say_rows(w, f, rows, n);
 		fputs("],\"bars\":[", f); /* the latest waits: [thread, rank, from ns, ns, pattern] */
@@ -620,7 +628,7 @@ static double tick(void *arg)
 		judge(w);
 	}
 	if (!w->sv->frozen)
-		wait_states(w);
+		wait_states(w, !alive); /* the job's end: what waited for an end it will never get is judged */
 	vo_pull(&w->sv->objs, w->s);
 	if (!alive)
 		say_ended(w, &p->mw);

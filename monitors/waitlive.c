@@ -15,9 +15,10 @@
  * (sender, receiver, communicator id, tag, number), the same on both ends
  * whichever rank's serial named the communicator.  An end whose number
  * cannot be read (its mark was lost) is given no key: alone, never paired
- * by guess.  A wait that waits past HORIZON for its other end is given up.
+ * by guess.  A wait that waits past WL_HORIZON_S for its other end is given
+ * up.
  */
-#define HORIZON_NS 5000000000ull
+#define HORIZON_NS (WL_HORIZON_S * 1000000000ull)
 
 struct head { /* what every table entry begins with */
 	uint64_t key;
@@ -53,6 +54,7 @@ struct wl {
 	struct name *names;
 	size_t ncap, nused;
 	char unnamed[600]; /* a name not kept, until the next call */
+	uint64_t unnumbered; /* message ends whose number could not be read */
 };
 
 int wl_create(wl **out)
@@ -81,6 +83,11 @@ void wl_destroy(wl *l)
 const ws *wl_engine(const wl *l)
 {
 	return l->w;
+}
+
+uint64_t wl_unnumbered(const wl *l)
+{
+	return l->unnumbered;
 }
 
 void wl_refreshed(wl *l)
@@ -187,6 +194,7 @@ int wl_event(wl *l, es_mpi *mpi, const struct es_trace *t, int thread, int rank)
 	uint64_t key = number(l, t, thread, rank, c);
 	if (es_is_channel_mark(t->op))
 		return 0; /* only numbers; a group mark is the engine's */
+	l->unnumbered += key == WS_MSG_NONE && es_message(t->op) && t->element != ES_NONE;
 	struct ws_event e = { .start = t->start, .end = t->end, .loc = (uint32_t)thread, .rank = rank, .op = t->op,
 			      .peer = t->element, .arg = t->arg, .size = t->size, .msg = key,
 			      .site = (uint32_t)thread << 16 | ES_TRACE_SITE(t) };
@@ -204,7 +212,7 @@ static int by_ns(const void *a, const void *b)
 int wl_period(wl *l, uint64_t now_ns, struct wl_period *out)
 {
 	*out = (struct wl_period){ 0 };
-	ws_flush(l->w, now_ns > HORIZON_NS ? now_ns - HORIZON_NS : 0);
+	ws_flush(l->w, now_ns == UINT64_MAX ? UINT64_MAX : now_ns > HORIZON_NS ? now_ns - HORIZON_NS : 0);
 	const struct ws_row *rows;
 	size_t n = ws_rows(l->w, &rows);
 	if (n > l->nprev) {
@@ -258,6 +266,58 @@ void wl_period_free(struct wl_period *p)
 {
 	free(p->rows), free(p->waits);
 	*p = (struct wl_period){ 0 };
+}
+
+static int by_place(const void *a, const void *b)
+{
+	const struct wl_place *x = a, *y = b;
+	if (x->pattern != y->pattern || x->rank != y->rank || x->op != y->op || x->of != y->of)
+		return x->pattern != y->pattern ? x->pattern - y->pattern : x->rank != y->rank ? (x->rank < y->rank ? -1 : 1)
+		       : x->op != y->op ? x->op - y->op : x->of - y->of;
+	return strcmp(x->where, y->where);
+}
+
+static int by_place_ns(const void *a, const void *b)
+{
+	const struct wl_place *x = a, *y = b;
+	return x->ns != y->ns ? (x->ns > y->ns ? -1 : 1) : by_place(a, b);
+}
+
+int wl_places(wl *l, es_mpi *mpi, ar_symbols *sym, struct wl_place **out, size_t *n)
+{
+	const struct ws_row *r;
+	size_t nr = ws_rows(l->w, &r), k = 0;
+	struct wl_place *p = calloc(nr + 1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	for (size_t i = 0; i < nr; i++) {
+		int thread = (int)(r[i].site >> 16);
+		p[k] = (struct wl_place){ r[i].pattern, r[i].op, r[i].of, r[i].rank,
+					  strdup(wl_name(l, mpi, sym, thread, r[i].rank, (uint16_t)r[i].site)), r[i].ns,
+					  r[i].count };
+		if (!p[k++].where)
+			return wl_places_free(p, k), -ENOMEM;
+	}
+	qsort(p, k, sizeof(*p), by_place);
+	size_t m = 0; /* merged: a rank's threads at one site */
+	for (size_t i = 0; i < k; i++) {
+		if (m && !by_place(&p[m - 1], &p[i])) {
+			p[m - 1].ns += p[i].ns, p[m - 1].count += p[i].count;
+			free(p[i].where);
+		} else {
+			p[m++] = p[i];
+		}
+	}
+	qsort(p, m, sizeof(*p), by_place_ns);
+	*out = p, *n = m;
+	return 0;
+}
+
+void wl_places_free(struct wl_place *p, size_t n)
+{
+	for (size_t i = 0; p && i < n; i++)
+		free(p[i].where);
+	free(p);
 }
 
 void wl_site_name(ar_symbols *sym, const struct es_site_rec *sites, int n, const struct es_module_rec *mods, int nm,

@@ -11,6 +11,10 @@
 
 typedef struct wl wl;
 
+/* How long a call waits for its messages' other ends before a period
+ * judges it without them (a live reader cannot wait for ever). */
+#define WL_HORIZON_S 5u
+
 int wl_create(wl **out);
 void wl_destroy(wl *l);
 /* A consumed tuple (stamps in ns) of scope thread `thread` of `rank`, in
@@ -49,13 +53,32 @@ struct wl_period {
 /*
  * The wait states found since the last call: what the events up to now_ns
  * decided, after giving up on ends that have waited past the horizon for
- * their other end (a live reader cannot wait for ever).  *out is the
+ * their other end (a live reader cannot wait for ever); now_ns
+ * UINT64_MAX: the run is over, everything is judged.  *out is the
  * caller's until wl_period_free.  0 or -ENOMEM.
  */
 int wl_period(wl *l, uint64_t now_ns, struct wl_period *out);
 void wl_period_free(struct wl_period *p);
 /* The totals since the start, and what could not be judged. */
 const ws *wl_engine(const wl *l);
+/* Message ends whose number could not be read (their channel's mark was
+ * lost before this reader saw it): given no key, so alone (ws_stats's
+ * unpaired counts them too). */
+uint64_t wl_unnumbered(const wl *l);
+
+/* The totals since the start by place: one per pattern, rank, call and
+ * site name (a rank's threads at the same site together), the most time
+ * first.  *out (names in it too) is the caller's until wl_places_free.
+ * 0 or -ENOMEM. */
+struct wl_place {
+	uint8_t pattern;
+	uint16_t op, of;
+	int32_t rank;
+	char *where; /* as wl_name names it */
+	uint64_t ns, count;
+};
+int wl_places(wl *l, es_mpi *mpi, ar_symbols *sym, struct wl_place **out, size_t *n);
+void wl_places_free(struct wl_place *p, size_t n);
 
 /* Site `site` of scope thread `thread` (of `rank`) as wl_site_name names
  * it, read from the boards once and kept (a site not yet on its board is

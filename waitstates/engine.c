@@ -164,14 +164,17 @@ static bool completes(const struct es_op_info *in)
 static int settle_dones(ws *w, struct loc *l, const struct ws_event *call)
 {
 	int rc = 0;
+	uint64_t last = 0; /* an unknown call's time: its completions' latest end, for the horizon */
 	for (size_t i = 0; i < l->dones.n; i++) {
 		const struct ws_event *d = &VAT(l->dones, struct done, i)->e;
+		last = d->end > last ? d->end : last;
 		const struct ws_event *in = call && d->end >= call->start && d->end <= call->end ? call : NULL;
 		int r = ws__is_coll(d->op) ? ws__coll_done(w, d, in) : ws__p2p_done(w, l, d, in);
 		rc = rc ? rc : r;
 	}
+	w->st.unseen_calls += call ? 0 : l->dones.n;
 	l->dones.n = 0;
-	return rc ? rc : ws__p2p_call_end(w, l, call);
+	return rc ? rc : ws__p2p_call_end(w, l, call, last);
 }
 
 int ws_event(ws *w, const struct ws_event *e)

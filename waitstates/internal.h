@@ -162,7 +162,8 @@ int ws__p2p(ws *w, struct loc *l, const struct ws_event *e);
 /* A completion d that came in call `in` (NULL: not known): its end, an
  * item of the call ws__p2p_call_end queues next. */
 int ws__p2p_done(ws *w, struct loc *l, const struct ws_event *d, const struct ws_event *in);
-int ws__p2p_call_end(ws *w, struct loc *l, const struct ws_event *call);
+/* at: when call is NULL (not known), the time the horizon judges it by */
+int ws__p2p_call_end(ws *w, struct loc *l, const struct ws_event *call, uint64_t at);
 void ws__p2p_flush(ws *w, uint64_t before);
 void ws__p2p_free(ws *w);
 /* gats.c: MPI_Win_post and MPI_Win_start open an epoch, their group

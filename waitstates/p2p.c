@@ -83,8 +83,10 @@ static void drain(ws *w, struct loc *l, uint64_t before);
 static int end_came(ws *w, const struct ws_event *e, bool send, uint64_t t, bool use, uint32_t *idx)
 {
 	*idx = NIL;
-	if (e->msg == WS_MSG_NONE)
+	if (e->msg == WS_MSG_NONE) {
+		w->st.unpaired += e->peer != ES_NONE; /* MPI_PROC_NULL's is no message */
 		return 0;
+	}
 	uint32_t i = msg_find(w, e->msg);
 	if (i == NIL && (i = msg_make(w, e->msg, e->end)) == NIL)
 		return -ENOMEM;
@@ -168,7 +170,7 @@ int ws__p2p(ws *w, struct loc *l, const struct ws_event *e)
 	uint32_t i;
 	int rc = end_came(w, e, false, e->start, true, &i);
 	if (rc || i == NIL)
-		return rc ? rc : (w->st.unpaired++, 0);
+		return rc;
 	if (add_item(l, i, true) < 0)
 		return msg_release(w, i), -ENOMEM;
 	return queue(w, l, e, e->end, 0, false);
@@ -182,7 +184,7 @@ int ws__p2p_done(ws *w, struct loc *l, const struct ws_event *d, const struct ws
 		uint32_t i;
 		int rc = end_came(w, d, false, d->start, true, &i);
 		if (rc || i == NIL)
-			return rc ? rc : (w->st.unpaired++, 0);
+			return rc;
 		if (add_item(l, i, true) < 0)
 			return msg_release(w, i), -ENOMEM;
 		l->of = es_op_code(d->op);
@@ -203,13 +205,12 @@ int ws__p2p_done(ws *w, struct loc *l, const struct ws_event *d, const struct ws
 	return 0;
 }
 
-int ws__p2p_call_end(ws *w, struct loc *l, const struct ws_event *call)
+int ws__p2p_call_end(ws *w, struct loc *l, const struct ws_event *call, uint64_t at)
 {
 	uint16_t of = l->of;
 	bool may_lr = l->may_lr;
 	l->of = 0, l->may_lr = false;
-	uint64_t at = call ? call->end : 0;
-	return queue(w, l, call, at, of, may_lr);
+	return queue(w, l, call, call ? call->end : at, of, may_lr);
 }
 
 /* Wrong Order: a receive whose message was sent at `sent` finds the
@@ -305,8 +306,11 @@ static void drain(ws *w, struct loc *l, uint64_t before)
 {
 	while (l->head < l->calls.n) {
 		const struct call *c = VAT(l->calls, struct call, l->head);
-		if (!ready(w, l, c) && c->queued >= before)
-			break;
+		if (!ready(w, l, c)) {
+			if (c->queued >= before)
+				break;
+			w->st.given_up += before != UINT64_MAX;
+		}
 		judge(w, l, (uint32_t)(l - (struct loc *)w->locs.v), c);
 		l->ihead = c->first + c->n;
 		l->head++;

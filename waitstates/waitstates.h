@@ -153,11 +153,16 @@ struct ws_stats {
 	uint64_t events;
 	uint64_t receives, sends;  /* message ends judged */
 	uint64_t colls;            /* collective operations judged (all members seen) */
-	uint64_t unpaired;         /* message ends whose other end never came */
+	uint64_t unpaired;         /* message ends whose other end never came, or that came
+				    * with no key to be paired by (WS_MSG_NONE, a peer named) */
 	uint64_t incomplete;       /* collectives some member of which never came */
 	uint64_t by_test;          /* completions a test made: never a wait state */
 	uint64_t not_analysed;     /* calls of the kinds said above */
 	uint64_t clock_violations; /* waits capped by their own call's end */
+	uint64_t unseen_calls;     /* completions whose wait or test was not the thread's next
+				    * event: their messages paired, their waits not judged */
+	uint64_t given_up;         /* calls judged without an end that had not come within a
+				    * ws_flush's horizon (the end, when it came, was alone) */
 };
 
 int ws_create(ws **out);

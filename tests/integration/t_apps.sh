@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_apps.sh - real MPI programs from Debian under the collectors: LAMMPS watched by geteventmon and colopmon, hpcc by heartbeat; both recorded, their messages checked by an independent reader.
+# t_apps.sh - real MPI programs from Debian under the collectors: LAMMPS watched by geteventmon and colopmon, hpcc by heartbeat and colopmon; both recorded, their messages checked by an independent reader, their live wait states equal to the archive's.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../apps/apps.sh"
@@ -23,6 +23,12 @@ json_ok() {
 	! grep -q "before they were sent" "$dir/$1.jconv" || die "$1's JSON left arrows out: $(cat "$dir/$1.jconv")"
 }
 
+# live_ok NAME COLOPMON_OUTPUT: colopmon --waits, live, judged what esprofile judged after
+# the run (waits_ok made its JSON): every pattern's total, every place, the ends judged
+live_ok() {
+	python3 "$(dirname "$0")/live_check.py" "$2" "$dir/$1.prof.json" "$1" || die "$1: live and after differ"
+}
+
 # waits_ok NAME ARCHIVE: each rank's wait states (the patterns without a parent, completions
 # too) no more than its time in MPI calls as the profile counts it (profile.c, not the engine)
 waits_ok() {
@@ -38,10 +44,14 @@ for w in p["wait_states"]:
         waited[w["rank"]] += w["seconds"]
 mpi = {r["rank"]: r["mpi_ns"] / 1e9 for r in p["ranks"]}
 bad = [r for r in waited if waited[r] > mpi.get(r, 0) + 1e-6]
+# every row has its place: a call site the page lists, with a function (or "-": no symbol there)
+nowhere = [w for w in p["wait_states"] if not w["site"] or not w["function"]]
+for w in nowhere[:5]:
+    print("%s: a wait state without a place: %s" % (sys.argv[2], w))
 print("%s: wait states per rank %s s of %s s in MPI; %s" % (sys.argv[2],
       " ".join("%.3f" % waited[r] for r in sorted(waited)), " ".join("%.3f" % mpi[r] for r in sorted(mpi)),
       p["wait_judged"]))
-sys.exit(1 if bad or not waited else 0)
+sys.exit(1 if bad or nowhere or not waited else 0)
 PY
 }
 
@@ -49,7 +59,7 @@ PY
 # and every MPI_Allreduce it made reported by colopmon
 "$BIN/geteventmon" -w 60 -o "$dir/ev.txt" "$job.l" 2>"$dir/gem.err" &
 gem=$!
-"$BIN/colopmon" -q -w 60 "$job.l" >"$dir/col.txt" 2>&1 &
+"$BIN/colopmon" -q --waits --places 0 -w 60 "$job.l" >"$dir/col.txt" 2>&1 &
 col=$!
 "$BIN/esrecord" -w 60 -o "$dir/lmp" "$job.l" 2>"$dir/lrec.err" &
 rec=$!
@@ -65,9 +75,10 @@ otf2-print "$dir/lmpo/traces.otf2" 2>/dev/null | python3 "$(dirname "$0")/msg_ch
 echo "LAMMPS: $(cat "$dir/check")"
 json_ok LAMMPS "$dir/lmp"
 waits_ok LAMMPS "$dir/lmp"
+live_ok LAMMPS "$dir/col.txt"
 echo "LAMMPS: $rate steps/s"
 cat "$dir/gem.err"
-tail -8 "$dir/col.txt"
+grep -v "^    " "$dir/col.txt" | tail -12
 grep -q "events written, 0 discarded before they could be read" "$dir/gem.err" || die "geteventmon lost events"
 grep -q "no event was lost while it watched" "$dir/col.txt" || die "colopmon lost events"
 # the trace elements held the whole run: what they wrote is the truth to compare with
@@ -122,10 +133,13 @@ python3 "$(dirname "$0")/ar_events.py" list "$dir/ctl" | awk -v t1="$t1" -v t2="
 hpcc_input "$dir"
 "$BIN/heartbeat" -p 100 -w 60 "$job.h" >"$dir/hb.txt" 2>&1 &
 hb=$!
+"$BIN/colopmon" -q --waits --places 0 -w 60 "$job.h" >"$dir/hcol.txt" 2>&1 &
+hcol=$!
 "$BIN/esrecord" -w 60 -o "$dir/hpcc" "$job.h" 2>"$dir/hrec.err" &
 rec=$!
 gups=$(hpcc_run "$dir" "$BIN/esrun" -q -j "$job.h") || die "hpcc failed"
 wait $hb
+wait $hcol || die "colopmon (hpcc) failed: $(cat "$dir/hcol.txt")"
 wait $rec || die "esrecord (hpcc): $(cat "$dir/hrec.err")"
 "$BIN/esconvert" -q --otf2 "$dir/hpcco" "$dir/hpcc" || die "esconvert (hpcc) failed"
 otf2-print "$dir/hpcco/traces.otf2" 2>/dev/null | python3 "$(dirname "$0")/msg_check.py" >"$dir/check" ||
@@ -133,6 +147,7 @@ otf2-print "$dir/hpcco/traces.otf2" 2>/dev/null | python3 "$(dirname "$0")/msg_c
 echo "hpcc: $(cat "$dir/check")"
 json_ok hpcc "$dir/hpcc"
 waits_ok hpcc "$dir/hpcc"
+live_ok hpcc "$dir/hcol.txt"
 echo "hpcc: MPIRandomAccess $gups GUP/s"
 tail -4 "$dir/hb.txt"
 grep -q "^MPIRandomAccess_Errors=0" "$dir/hpccoutf.txt" || die "hpcc's RandomAccess found errors"

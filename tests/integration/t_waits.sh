@@ -21,7 +21,7 @@ run() {
 	mkdir -p "$dir/$3"
 	"$BIN/esrecord" -w 30 -o "$dir/$3.ar" "$job.$3" 2>"$dir/$3.err" &
 	rec=$!
-	"$BIN/colopmon" --waits -w 30 "$job.$3" >"$dir/$3.live" 2>&1 &
+	"$BIN/colopmon" --waits --places 0 -w 30 "$job.$3" >"$dir/$3.live" 2>&1 &
 	col=$!
 	"$BIN/colopmon" -q --wait-above late_sender:20 --snapshot "$dir/$3.snap" -w 30 "$job.$3" >"$dir/$3.trig" 2>&1 &
 	trig=$!
@@ -33,21 +33,11 @@ run() {
 	"$BIN/esprofile" --json -o "$dir/$3.json" "$dir/$3.ar" || die "$1: esprofile --json failed"
 }
 
-# live NAME: colopmon's wait states, each pattern's total, are the profile's (one engine)
+# live NAME: colopmon's wait states are the profile's: each pattern's total, each place's time
+# and count, the ends judged (live_check.py)
 live() {
-	grep -q "no event was lost" "$dir/$1.live" || { echo "$1: colopmon lost events: not compared"; return; }
-	python3 - "$dir/$1.live" "$dir/$1.json" <<'PY' || die "$1: colopmon --waits and esprofile differ"
-import json, re, sys
-from collections import defaultdict
-live = {m.group(1): float(m.group(2)) / 1e3 for m in
-        re.finditer(r'^  wait state (.+?) +([0-9.]+) ms,', open(sys.argv[1]).read(), re.M)}
-prof = defaultdict(float)
-for w in json.load(open(sys.argv[2]))["wait_states"]:
-    prof[w["name"]] += w["seconds"]
-bad = [n for n in set(live) | set(prof) if abs(live.get(n, 0) - prof[n]) > 1e-3 * prof[n] + 2e-6]
-if bad or not live:
-    print("colopmon %s\nesprofile %s" % (live, dict(prof))); sys.exit(1)
-PY
+	python3 "$(dirname "$0")/live_check.py" "$dir/$1.live" "$dir/$1.json" "$1" ||
+		die "$1: colopmon --waits and esprofile differ"
 }
 
 # check NAME FILE D|--balanced: every wait state of FILE as the program's clock says
@@ -129,13 +119,17 @@ if command -v chromium >/dev/null; then
 d = json.load(open(sys.argv[1]))["waitstates"]
 rows = [r for r in d["rows"] if r["pattern"] == "late_sender" and r["rank"] == 0 and r["by"] == 1]
 assert rows and rows[0]["ms"] > 250 and "mpi_waits.c:" in rows[0]["site"], d["rows"]
-assert d["patterns"]["late_sender"] > 250 and d["bars"], d' "$dir/v.json" || die "esview's wait states: $(cat "$dir/v.json" | tail -c 800)"
+assert d["patterns"]["late_sender"] > 250 and d["bars"], d
+j = d["judged"]  # what it judged since the start, and what it could not
+assert j["receives"] > 0 and j["unpaired"] == 0 and j["unseen_calls"] == 0, j' "$dir/v.json" || die "esview's wait states: $(cat "$dir/v.json" | tail -c 800)"
 	profile=$(mktemp -d -p "$dir")
 	timeout 60 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$profile" --virtual-time-budget=3000 \
 		--dump-dom "${url}?waits=1" >"$dir/dom" 2>/dev/null || die "chromium failed"
 	grep -q '<tr class="ws" data-pattern="late_sender" data-rank="0" data-by="1">' "$dir/dom" ||
 		die "the page's wait states: $(grep -o '<table id="wstates">.\{0,600\}' "$dir/dom")"
 	grep -q 'data-waitbars="[1-9][0-9]*"' "$dir/dom" || die "the lanes' waiting time not drawn"
+	grep -q 'ms in MPI; since the start [1-9][0-9]* receives' "$dir/dom" ||
+		die "the page does not say what it judged: $(grep -o '<div id="wsline">.\{0,300\}' "$dir/dom")"
 	kill "$view"; wait "$view" 2>/dev/null; view=""
 	wait "$app" || die "mpi_waits under esview failed: $(cat "$dir/v.app")"
 	app=""

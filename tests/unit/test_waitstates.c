@@ -417,11 +417,50 @@ START_TEST(flush_gives_up)
 	struct ws_stats st;
 	ws_stats(w, &st);
 	ck_assert_uint_eq(st.unpaired, 1);
+	ck_assert_uint_eq(st.given_up, 1);
 	ck_assert_uint_eq(st.incomplete, 0);
 	ws_flush(w, UINT64_MAX);
 	ws_stats(w, &st);
 	ck_assert_uint_eq(st.incomplete, 1);
 	ck_assert_uint_eq(st.unpaired, 1);
+	ws_destroy(w);
+}
+END_TEST
+
+/* A completion whose thread's next event is no wait or test (its wait was
+ * not seen: a reader out of the thread's order, a lost tuple) is paired,
+ * not judged, and said; its call waits for the other end from the
+ * completion's end, not from the start of time, so a live reader's
+ * horizon does not give it up at once.  An end with no key is said alone
+ * when it names a peer; MPI_PROC_NULL's is no message. */
+START_TEST(unseen_call_and_unkeyed_ends)
+{
+	ws *w;
+	ck_assert_int_eq(ws_create(&w), 0);
+	struct ws_event e[] = {
+		ev(1, ES_OP_MPI_IRECV, 0, 5),
+		end_of(1, ES_OP_MPI_IRECV | ES_OP_DONE, 0, 400, 0, 1, 5),
+		end_of(1, ES_OP_MPI_SEND, 410, 420, 0, 2, 6), /* not the wait it came in */
+		end_of(0, ES_OP_MPI_SEND, 10, 20, 1, WS_MSG_NONE, 3),
+		end_of(0, ES_OP_MPI_SEND, 30, 40, ES_NONE, WS_MSG_NONE, 3),
+	};
+	feed(w, e, sizeof(e) / sizeof(e[0]));
+	struct ws_stats st;
+	ws_stats(w, &st);
+	ck_assert_uint_eq(st.unseen_calls, 1);
+	ck_assert_uint_eq(st.unpaired, 1); /* the send with a peer and no key */
+	ws_flush(w, 300); /* before the completion's end: still waited for */
+	ws_stats(w, &st);
+	ck_assert_uint_eq(st.given_up, 0);
+	ck_assert_uint_eq(st.receives, 0);
+	struct ws_event send = end_of(0, ES_OP_MPI_ISEND, 50, 55, 1, 1, 3);
+	feed(w, &send, 1);
+	ws_stats(w, &st);
+	ck_assert_uint_eq(st.receives, 1); /* paired: counted */
+	ck_assert_uint_eq(total(w), 0);    /* not judged: its call is not known */
+	ws_flush(w, UINT64_MAX);
+	ws_stats(w, &st);
+	ck_assert_uint_eq(st.given_up, 0);
 	ws_destroy(w);
 }
 END_TEST
@@ -590,6 +629,7 @@ Suite *waitstates_suite(void)
 	tcase_add_test(tc, late_post_early_wait);
 	tcase_add_test(tc, nonblocking_collective_at_its_wait);
 	tcase_add_test(tc, flush_gives_up);
+	tcase_add_test(tc, unseen_call_and_unkeyed_ends);
 	tcase_add_test(tc, delay_and_path);
 	tcase_add_test(tc, delay_followed_back);
 	tcase_add_test(tc, pattern_names);
