@@ -14,6 +14,14 @@
  */
 
 /* The analysis' indirect part of row i. */
+/* A rank's time in MPI calls as the profile counts it (its ranks[].mpi_ns:
+ * outermost calls only, so a poll's streak around other calls counts
+ * once): the one whole that every share of it is taken of. */
+static uint64_t rank_mpi(const struct prof *p, int rank)
+{
+	return p->mpi && rank >= 0 && rank < p->groups ? p->run[rank].mpi : 0;
+}
+
 static uint64_t indirect(const struct prof *p, uint32_t i)
 {
 	return i < p->why.nrows ? p->why.indirect_ns[i] : 0;
@@ -160,13 +168,13 @@ void prof_print_waits(const struct prof *p, FILE *out, int top)
 			snprintf(by, sizeof(by), "%d", c);
 		fprintf(out, "%-44s %-26s %5u %5d %12.3f %8.2f %10llu %12.3f %6s\n", ws_pattern_name(r->pattern),
 			call_of(r, buf, sizeof(buf)), site_number(p, r->site), r->rank, ms(r->ns),
-			pct(r->ns, ws_mpi_ns(p->waits, r->rank)), (unsigned long long)r->count, ms(r->worst_ns), by);
+			pct(r->ns, rank_mpi(p, r->rank)), (unsigned long long)r->count, ms(r->worst_ns), by);
 	}
 	uint64_t by[WS_NPATTERNS] = { 0 }, mpi = 0;
 	for (size_t i = 0; i < n; i++)
 		by[all[v[i]].pattern] += all[v[i]].ns;
-	for (int r = 0; r < ws_ranks(p->waits); r++)
-		mpi += ws_mpi_ns(p->waits, r);
+	for (int r = 0; r < p->groups; r++)
+		mpi += rank_mpi(p, r);
 	fprintf(out, "\n@--- Wait states by pattern (every rank) ---\n");
 	fprintf(out, "%-44s %12s %8s\n", "Pattern", "Time (ms)", "MPI%");
 	for (int k = 0; k < WS_NPATTERNS; k++)
@@ -240,7 +248,7 @@ void prof_json_waits(const struct prof *p, FILE *f)
 		fprintf(f, ",\"rank\":%d,\"seconds\":%.9f,\"count\":%llu,\"worst_seconds\":%.9f,\"mpi_share\":%.6f,"
 			"\"indirect_seconds\":%.9f,\"caused_by\":%d}", r->rank, (double)r->ns / 1e9,
 			(unsigned long long)r->count, (double)r->worst_ns / 1e9,
-			pct(r->ns, ws_mpi_ns(p->waits, r->rank)) / 100.0, (double)indirect(p, ix) / 1e9, caused_by(p, ix));
+			pct(r->ns, rank_mpi(p, r->rank)) / 100.0, (double)indirect(p, ix) / 1e9, caused_by(p, ix));
 	}
 	fputs("],\n\"wait_ranks\":[", f);
 	for (int rk = 0, k = 0; p->waits && rk < ws_ranks(p->waits); rk++) {
@@ -248,7 +256,7 @@ void prof_json_waits(const struct prof *p, FILE *f)
 		for (size_t i = 0; i < n; i++)
 			sum += all[v[i]].rank == rk && ws_pattern_parent(all[v[i]].pattern) < 0 ? all[v[i]].ns : 0;
 		fprintf(f, "%s{\"rank\":%d,\"mpi_seconds\":%.9f,\"wait_seconds\":%.9f}", k++ ? "," : "", rk,
-			(double)ws_mpi_ns(p->waits, rk) / 1e9, (double)sum / 1e9);
+			(double)rank_mpi(p, rk) / 1e9, (double)sum / 1e9);
 	}
 	struct ws_stats st = { 0 };
 	if (p->waits)

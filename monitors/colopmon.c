@@ -397,6 +397,10 @@ static void waits_summary(void)
 		if (by[p])
 			printf("  wait state %-44s %12.3f ms, %6.2f%% of MPI time\n", ws_pattern_name(p), (double)by[p] / 1e6,
 			       mpi ? 100.0 * (double)by[p] / (double)mpi : 0.0);
+	printf("  time in MPI calls:");
+	for (int k = 0; k < ws_ranks(w); k++)
+		printf("%s rank %d %.3f ms", k ? "," : "", k, (double)ws_mpi_ns(w, k) / 1e6);
+	putchar('\n');
 	struct wl_place *pl;
 	size_t np;
 	if (wl_places(live, view, sym, &pl, &np)) {

@@ -94,7 +94,7 @@ void ws_destroy(ws *w)
 	for (size_t i = 0; i < w->locs.n; i++) {
 		struct loc *l = VAT(w->locs, struct loc, i);
 		vec_free(&l->calls), vec_free(&l->items), vec_free(&l->dones);
-		vec_free(&l->hcalls), vec_free(&l->hphases);
+		vec_free(&l->hcalls), vec_free(&l->hphases), vec_free(&l->tops);
 		tab_free(&l->isends);
 	}
 	vec_free(&w->locs);
@@ -144,14 +144,42 @@ static int keep(ws *w, struct loc *l, const struct ws_event *e)
 	return 0;
 }
 
-static void count_mpi(ws *w, const struct ws_event *e)
+/* A thread's calls come in the order it wrote them, each counted as a
+ * profile's outermost regions are (archive/items.c): a completing poll's
+ * tuple spans its streak, which begins no earlier than what the thread
+ * did before it; a call that began before the latest counted one holds
+ * the ones since its start, which it replaces; one that began inside the
+ * latest is inside it. */
+static void count_mpi(ws *w, struct loc *l, const struct ws_event *e)
 {
 	if (!es_in_mpi_call(e->op) || e->rank < 0 || e->end < e->start)
 		return;
 	while (w->mpi_ns.n <= (size_t)e->rank)
 		if (!vec_push(&w->mpi_ns))
 			return;
-	*VAT(w->mpi_ns, uint64_t, e->rank) += e->end - e->start;
+	uint64_t *ns = VAT(w->mpi_ns, uint64_t, e->rank), from = e->start;
+	struct span *t = l->tops.v;
+	size_t n = l->tops.n;
+	const struct es_op_info *in = es_op_info(e->op);
+	if (n && from < t[n - 1].e && in && in->kind == ES_KIND_POLL)
+		from = t[n - 1].e;
+	else if (n && from < t[n - 1].e && from >= t[n - 1].s)
+		return;
+	if (from >= e->end && from != e->start)
+		return;
+	while (n && t[n - 1].s >= from)
+		*ns -= t[n - 1].e - t[n - 1].s, n--;
+	w->st.mpi_nested_lost += !n && from < l->forgot; /* around calls no longer remembered */
+	*ns += e->end - from;
+	l->tops.n = n;
+	if (n == TOPS_KEEP) { /* the older half forgotten */
+		l->forgot = t[TOPS_KEEP / 2 - 1].e;
+		memmove(t, t + TOPS_KEEP / 2, sizeof(*t) * (TOPS_KEEP / 2));
+		l->tops.n = TOPS_KEEP / 2;
+	}
+	struct span *sp = vec_push(&l->tops);
+	if (sp)
+		*sp = (struct span){ from, e->end };
 }
 
 static bool completes(const struct es_op_info *in)
@@ -184,7 +212,7 @@ int ws_event(ws *w, const struct ws_event *e)
 		return -ENOMEM;
 	w->st.events++;
 	l->rank = e->rank;
-	count_mpi(w, e);
+	count_mpi(w, l, e);
 	if (w->keep && e->end >= e->start && keep(w, l, e) < 0)
 		return -ENOMEM;
 	unsigned code = es_op_code(e->op);

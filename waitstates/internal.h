@@ -109,6 +109,13 @@ struct loc {
 	uint64_t seen_max; /* no remembered wait's message was sent later than this */
 	struct tab isends; /* a send request's start -> its message's key (Late Receiver) */
 	struct vec hcalls, hphases; /* kept (ws_keep): calls inside MPI, phases */
+	struct vec tops;    /* the latest outermost MPI calls counted (struct span), for count_mpi */
+	uint64_t forgot;    /* the end of the latest one no longer in tops */
+};
+#define TOPS_KEEP 4096 /* outermost calls a thread remembers: a poll's streak around more is counted
+			* whole, its calls inside it too for the rest (ws_stats's mpi_nested_lost) */
+struct span {
+	uint64_t s, e;
 };
 
 /* A collective's member as it came: a blocking call's begin and end, or a

@@ -41,6 +41,7 @@ struct loc *ws__loc(ws *w, uint32_t n)
 		l->hphases.size = sizeof(struct hphase);
 		l->items.size = sizeof(struct item);
 		l->dones.size = sizeof(struct done);
+		l->tops.size = sizeof(struct span);
 	}
 	return VAT(w->locs, struct loc, n);
 }

@@ -163,6 +163,8 @@ struct ws_stats {
 				    * event: their messages paired, their waits not judged */
 	uint64_t given_up;         /* calls judged without an end that had not come within a
 				    * ws_flush's horizon (the end, when it came, was alone) */
+	uint64_t mpi_nested_lost;  /* calls around more outermost calls than a thread remembers:
+				    * ws_mpi_ns counts those inside them twice */
 };
 
 int ws_create(ws **out);
@@ -178,7 +180,9 @@ void ws_flush(ws *w, uint64_t before);
 size_t ws_rows(const ws *w, const struct ws_row **out);
 void ws_stats(const ws *w, struct ws_stats *out);
 /* A rank's time inside MPI calls so far (es_in_mpi_call), ns: the whole
- * of which its waits are a part. */
+ * of which its waits are a part.  Outermost calls only, as a profile
+ * counts them: a poll's streak (collectors.h), whose tuple comes after
+ * the calls made while it polled, counts once with them inside it. */
 uint64_t ws_mpi_ns(const ws *w, int rank);
 int ws_ranks(const ws *w); /* the highest rank seen + 1 */
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""live_check.py - colopmon's live wait states (--waits --places 0) against esprofile --json of the same run: each pattern's total, each place's time and count (pattern, rank, call, function), and the ends judged, equal.
+"""live_check.py - colopmon's live wait states (--waits --places 0) against esprofile --json of the same run: each pattern's total, each place's time and count (pattern, rank, call, function), each rank's time in MPI and the ends judged, equal.
 
 usage: live_check.py COLOPMON_OUTPUT PROFILE.json [NAME]
 
@@ -27,9 +27,11 @@ def live_side(text):
         places[key][2] += 1
     j = re.search(r'judged from \d+ events: (\d+) receives, (\d+) sends, (\d+) collectives; (\d+) message ends', text)
     judged = tuple(int(x) for x in j.groups()) if j else None
+    m = re.search(r'^  time in MPI calls:(.*)$', text, re.M)
+    mpi = {int(r): float(ms) for r, ms in re.findall(r'rank (\d+) ([0-9.]+) ms', m.group(1))} if m else {}
     if re.search(r'^    and \d+ more places', text, re.M):
         sys.exit("live_check: colopmon listed only some places (run it with --places 0)")
-    return totals, places, judged
+    return totals, places, judged, mpi
 
 
 def unnamed(p, site):
@@ -52,7 +54,8 @@ def profile_side(p):
         places[key][0] += w["seconds"] * 1e3
         places[key][1] += w["count"]
     j = p["wait_judged"]
-    return totals, places, (j["receives"], j["sends"], j["collectives"], j["unpaired"])
+    mpi = {r["rank"]: r["mpi_ns"] / 1e6 for r in p["ranks"]}
+    return totals, places, (j["receives"], j["sends"], j["collectives"], j["unpaired"]), mpi
 
 
 def main():
@@ -60,8 +63,8 @@ def main():
     text = open(sys.argv[1]).read()
     if "no event was lost" not in text:
         sys.exit("%s: colopmon lost events: nothing to compare" % name)
-    lt, lp, lj = live_side(text)
-    pt, pp, pj = profile_side(json.load(open(sys.argv[2])))
+    lt, lp, lj, lm = live_side(text)
+    pt, pp, pj, pm = profile_side(json.load(open(sys.argv[2])))
     bad = []
     for n in set(lt) | set(pt):
         # a total printed at 1 us: the profile's rounded the same way, within one rounding
@@ -72,6 +75,12 @@ def main():
         # each of its live rows rounded to 1 us
         if a[1] != b[1] or abs(a[0] - b[0]) > 0.0005 * a[2] + 1e-6:
             bad.append("%s at rank %d, %s in %s: live %.3f ms in %d, profile %.6f ms in %d" % (k + (a[0], a[1], b[0], b[1])))
+    # one time in MPI per rank: the whole the shares are of
+    for r in set(lm) | set(pm):
+        if abs(lm.get(r, 0) - round(pm.get(r, 0), 3)) > 0.0011:
+            bad.append("rank %d's time in MPI: live %.3f ms, profile %.6f ms" % (r, lm.get(r, 0), pm.get(r, 0)))
+    if not lm:
+        bad.append("colopmon gave no time in MPI")
     if lj != pj:
         bad.append("judged (receives, sends, collectives, unpaired): live %s, profile %s" % (lj, pj))
     if not lt or not lp:

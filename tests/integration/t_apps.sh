@@ -46,12 +46,16 @@ mpi = {r["rank"]: r["mpi_ns"] / 1e9 for r in p["ranks"]}
 bad = [r for r in waited if waited[r] > mpi.get(r, 0) + 1e-6]
 # every row has its place: a call site the page lists, with a function (or "-": no symbol there)
 nowhere = [w for w in p["wait_states"] if not w["site"] or not w["function"]]
+# one time in MPI per rank: the wait rows' shares are of the ranks' own
+two = [(r, mpi.get(r["rank"])) for r in p["wait_ranks"] if abs(r["mpi_seconds"] - mpi.get(r["rank"], -1)) > 1e-9]
+for r in two:
+    print("%s: two times in MPI: %s" % (sys.argv[2], r))
 for w in nowhere[:5]:
     print("%s: a wait state without a place: %s" % (sys.argv[2], w))
 print("%s: wait states per rank %s s of %s s in MPI; %s" % (sys.argv[2],
       " ".join("%.3f" % waited[r] for r in sorted(waited)), " ".join("%.3f" % mpi[r] for r in sorted(mpi)),
       p["wait_judged"]))
-sys.exit(1 if bad or nowhere or not waited else 0)
+sys.exit(1 if bad or nowhere or two or not waited else 0)
 PY
 }
 

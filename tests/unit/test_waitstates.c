@@ -465,6 +465,43 @@ START_TEST(unseen_call_and_unkeyed_ends)
 }
 END_TEST
 
+/* A rank's time in MPI as a profile counts it: a poll's streak (its tuple
+ * after the calls made while it polled) from the end of the call before
+ * it; a call around others once; one inside another not again. */
+START_TEST(mpi_time_outermost)
+{
+	ws *w;
+	ck_assert_int_eq(ws_create(&w), 0);
+	struct ws_event e[] = {
+		ev(0, ES_OP_MPI_SEND, 10, 20),     /* 10 */
+		ev(0, ES_OP_MPI_SEND, 30, 40),     /* 10 */
+		ev(0, ES_OP_MPI_TESTANY, 5, 50),   /* a streak: from 40, 10 */
+		ev(0, ES_OP_MPI_BARRIER, 60, 70),  /* 10 */
+		ev(0, ES_OP_MPI_ALLREDUCE, 80, 85),
+		ev(0, ES_OP_MPI_BCAST, 82, 84),    /* inside the allreduce (written after it): not again */
+		ev(0, ES_OP_MPI_REDUCE, 90, 95),
+		ev(0, ES_OP_MPI_ALLTOALL, 88, 100), /* around the reduce: 12 in place of its 5 */
+		ev(1, ES_OP_MPI_BARRIER, 0, 1000),
+	};
+	feed(w, e, sizeof(e) / sizeof(e[0]));
+	ck_assert_uint_eq(ws_mpi_ns(w, 0), 10 + 10 + 10 + 10 + 5 + 12);
+	ck_assert_uint_eq(ws_mpi_ns(w, 1), 1000);
+	struct ws_stats st;
+	ws_stats(w, &st);
+	ck_assert_uint_eq(st.mpi_nested_lost, 0);
+	/* a call around more calls than a thread remembers: said */
+	for (uint64_t i = 0; i < TOPS_KEEP + 10; i++) {
+		struct ws_event c = ev(2, ES_OP_MPI_SEND, 2000 + 10 * i, 2005 + 10 * i);
+		feed(w, &c, 1);
+	}
+	struct ws_event around = ev(2, ES_OP_MPI_ALLTOALL, 1000, 2000 + 10 * (TOPS_KEEP + 10));
+	feed(w, &around, 1);
+	ws_stats(w, &st);
+	ck_assert_uint_eq(st.mpi_nested_lost, 1);
+	ws_destroy(w);
+}
+END_TEST
+
 static const struct ws_cost *cost(const struct ws_analysis *a, int rank, uint32_t key, bool phase)
 {
 	for (size_t i = 0; i < a->ncosts; i++)
@@ -630,6 +667,7 @@ Suite *waitstates_suite(void)
 	tcase_add_test(tc, nonblocking_collective_at_its_wait);
 	tcase_add_test(tc, flush_gives_up);
 	tcase_add_test(tc, unseen_call_and_unkeyed_ends);
+	tcase_add_test(tc, mpi_time_outermost);
 	tcase_add_test(tc, delay_and_path);
 	tcase_add_test(tc, delay_followed_back);
 	tcase_add_test(tc, pattern_names);
