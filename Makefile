@@ -396,7 +396,7 @@ MPI_TESTS := $(BUILD)/tests/mpi_calls $(BUILD)/tests/mpi_check $(BUILD)/tests/mp
 	     $(BUILD)/tests/mpi_phases_f $(BUILD)/tests/ring_demo $(BUILD)/tests/mpi_crash $(BUILD)/tests/mpi_poll \
 	     $(BUILD)/tests/mpi_complete $(BUILD)/tests/mpi_sites_cxx $(BUILD)/tests/mpi_sites_dyn $(BUILD)/tests/mpi_toggle \
 	     $(BUILD)/tests/mpi_clocks $(BUILD)/tests/mpi_waits $(BUILD)/tests/mpi_waits_f $(BUILD)/tests/mpi_objects \
-	     $(BUILD)/tests/mpi_objects_f $(BUILD)/tests/mpi_badargs
+	     $(BUILD)/tests/mpi_objects_f $(BUILD)/tests/mpi_badargs $(BUILD)/tests/mpi_module_f
 
 ESCOLLECT_SRC := collectors/mpi/escollect.c collectors/mpi/core.c collectors/mpi/comms.c collectors/mpi/requests.c \
 		 collectors/mpi/fortran.c collectors/mpi/sites.c collectors/mpi/phases.c \
@@ -460,6 +460,10 @@ $(BUILD)/tests/mpi_hdf5: tests/integration/mpi_hdf5.c
 $(BUILD)/tests/mpi_io_f: tests/integration/mpi_io_f.F90
 	@mkdir -p $(dir $@) $(BUILD)/obj/io_f
 	$(MPIFC) -O1 -g -Wall -Werror -J $(BUILD)/obj/io_f $< -o $@
+
+$(BUILD)/tests/mpi_module_f: tests/integration/mpi_module_f.F90
+	@mkdir -p $(dir $@) $(BUILD)/obj/module_f
+	$(MPIFC) -O0 -g -Wall -Werror -J $(BUILD)/obj/module_f $< -o $@
 
 # Programs that name phases link the library that does nothing (es_region.h).
 $(BUILD)/tests/mpi_phases: $(BUILD)/obj/tests/integration/mpi_phases.o $(ESREGION)
@@ -573,7 +577,7 @@ MV_CFLAGS = $(CFLAGS) -Wno-stringop-overflow
 MV_C := mpi_calls mpi_late mpi_split mpi_every mpi_wait mpi_msgs mpi_sites mpi_io mpi_crash mpi_poll \
 	mpi_complete mpi_toggle mpi_clocks mpi_badargs
 MV_TESTS := $(addprefix $(MV)/tests/,$(MV_C) mpi_sites_dyn mpi_sites_cxx mpi_phases mpi_phases_f mpi_waits mpi_waits_f mpi_io_f \
-	    mpi_objects mpi_objects_f \
+	    mpi_objects mpi_objects_f mpi_module_f \
 	    mpi_fortran77 mpi_fortran90 mpi_fortran08 ring_demo)
 $(addprefix $(MV)/tests/,$(MV_C)): $(MV)/tests/%: tests/integration/%.c | $(GEN)/stamp
 	@mkdir -p $(dir $@)
@@ -607,6 +611,9 @@ $(MV)/tests/mpi_phases_f: tests/integration/mpi_phases_f.F90 $(ESREGION)
 $(MV)/tests/mpi_io_f: tests/integration/mpi_io_f.F90
 	@mkdir -p $(dir $@) $(MPICH_OBJ)/io_f
 	$(MPIFC_MPICH) -O1 -g -Wall -Werror -J $(MPICH_OBJ)/io_f $< -o $@
+$(MV)/tests/mpi_module_f: tests/integration/mpi_module_f.F90
+	@mkdir -p $(dir $@) $(MPICH_OBJ)/module_f
+	$(MPIFC_MPICH) -O0 -g -Wall -Werror -J $(MPICH_OBJ)/module_f $< -o $@
 $(MV)/tests/mpi_fortran%: tests/integration/mpi_fortran.F90
 	@mkdir -p $(dir $@) $(MPICH_OBJ)/fortran$*
 	$(MPIFC_MPICH) -cpp -DBINDING=$(patsubst 0%,%,$*) -O1 -g -Wall -Werror -J $(MPICH_OBJ)/fortran$* $< -o $@

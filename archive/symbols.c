@@ -156,12 +156,47 @@ static char *demangled(const char *sym)
 	return name;
 }
 
+/* Fortran's name of subprogram d, in module `module` (NULL: none). */
+static char *fortran_name(Dwarf_Die *d, const char *module)
+{
+	const char *plain = dwarf_diename(d);
+	char *name = NULL;
+	if (plain && asprintf(&name, "%s%s%s", module ? module : "", module ? "::" : "", plain) < 0)
+		name = NULL;
+	return name;
+}
+
+/* The subprogram under parent whose code holds a, as Fortran names it
+ * (an internal procedure, which is code of its own, after its host:
+ * MODULE::HOST::NAME); NULL if none.  scope: the names around parent. */
+static char *fortran_within(Dwarf_Die *parent, Dwarf_Addr a, const char *scope, int depth)
+{
+	Dwarf_Die c;
+	if (depth > 8 || dwarf_child(parent, &c) != 0)
+		return NULL;
+	char *name = NULL;
+	do {
+		int tag = dwarf_tag(&c);
+		if (tag != DW_TAG_module && tag != DW_TAG_subprogram)
+			continue;
+		if (tag == DW_TAG_subprogram && dwarf_haspc(&c, a) > 0)
+			return fortran_name(&c, scope);
+		char *inner = fortran_name(&c, scope); /* the scope of what it contains */
+		if (inner)
+			name = fortran_within(&c, a, inner, depth + 1);
+		free(inner);
+	} while (!name && dwarf_siblingof(&c, &c) == 0);
+	return name;
+}
+
 /*
  * The function the code at a is of, from DWARF: the innermost function
  * or inlined call around a (so that the name agrees with the file and
  * line, which are the inlined code's), C++'s by its linkage name
- * demangled, Fortran's as MODULE::NAME, C's by its name.  NULL if DWARF
- * says none.
+ * demangled, Fortran's as MODULE::NAME, C's by its name.  A module
+ * procedure's scopes are not found by dwarf_getscopes (libdw does not
+ * look inside DW_TAG_module): a Fortran unit's tree is walked for it.
+ * NULL if DWARF says none.
  */
 static char *dwarf_function(Dwfl_Module *mod, Dwarf_Addr a)
 {
@@ -171,10 +206,12 @@ static char *dwarf_function(Dwfl_Module *mod, Dwarf_Addr a)
 		return NULL;
 	int n = dwarf_getscopes(cu, a - bias, &scopes);
 	char *name = NULL;
-	for (int i = 0; i < n && !name; i++) {
+	bool found = false;
+	for (int i = 0; i < n && !found; i++) {
 		int tag = dwarf_tag(&scopes[i]);
 		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
 			continue;
+		found = true;
 		Dwarf_Attribute at;
 		const char *link = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &at));
 		const char *plain = dwarf_diename(&scopes[i]);
@@ -183,31 +220,32 @@ static char *dwarf_function(Dwfl_Module *mod, Dwarf_Addr a)
 			for (int k = i + 1; k < n && !module; k++)
 				if (dwarf_tag(&scopes[k]) == DW_TAG_module)
 					module = dwarf_diename(&scopes[k]);
-			if (plain && asprintf(&name, "%s%s%s", module ? module : "", module ? "::" : "", plain) < 0)
-				name = NULL;
+			name = fortran_name(&scopes[i], module);
 		} else if (!(name = demangled(link)) && plain) {
 			name = strdup(plain);
 		}
-		break;
 	}
 	free(scopes);
+	if (!found && fortran(dwarf_srclang(cu)))
+		name = fortran_within(cu, a - bias, NULL, 0);
 	return name;
 }
 
-/* A stripped module: the nearest function symbol before a that it still
- * exports, as NAME+0xOFF (the offset says it is the nearest, not the
- * function itself: a static function after it has no name of its own). */
+/* A stripped module: the function symbol it still exports whose code
+ * holds a (its size says so), as NAME+0xOFF; NULL when a lies in none
+ * (a static function's code after an exported one is not that one's:
+ * the caller names the module and offset instead). */
 static char *nearest(Dwfl_Module *mod, Dwarf_Addr a)
 {
 	int n = dwfl_module_getsymtab(mod);
 	const char *best = NULL;
 	GElf_Addr at = 0;
-	for (int i = 1; i < n; i++) {
+	for (int i = 1; i < n && !best; i++) {
 		GElf_Sym sym;
 		GElf_Addr v;
 		const char *nm = dwfl_module_getsym_info(mod, i, &sym, &v, NULL, NULL, NULL);
 		if (nm && *nm && GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx != SHN_UNDEF && v <= a &&
-		    (!best || v > at))
+		    a < v + sym.st_size)
 			best = nm, at = v;
 	}
 	if (!best)

@@ -206,11 +206,24 @@ n=$(sites st | awk '$2 == 0' | wc -l)
 grep -q "^@ Lines        : $n of $n call sites have no file and line (stripped and perhaps others have no debug information): build with -g, or install the distribution's debug symbols" "$dir/st" ||
 	die "stripped: the header does not say why there are no lines: $(head -12 "$dir/st")"
 grep -q "^@ Lines" "$dir/one" && die "a program built with -g said to have no lines: $(grep '^@ Lines' "$dir/one")"
-# stripped, but exporting its functions: each site by the nearest one before it
+# stripped, but exporting its functions: a site in one of them by its name and offset; one in a
+# static function, whose code is no exported function's, by the program and offset (never by the
+# nearest name before it, which would say the wrong function)
 cp "$BUILD/tests/mpi_sites_dyn" "$dir/dynbin" && strip "$dir/dynbin" || die "cannot strip a copy of mpi_sites_dyn"
 profile dyn "$dir/dynbin"
-# (its static functions have no symbol left: named NAME+0xOFF after the
-# nearest one, main or _start; those in main by main)
-sites dyn | awk '$2 == 0 && $5 !~ /^(main|_start)(\+0x[0-9a-f]+)?$/ { bad = 1 } $5 ~ /\+0x/ { off++ } END { exit bad || !off }' ||
-	die "dyn: sites not named by the nearest exported function: $(sites dyn)"
+sites dyn | awk '$2 == 0 && $5 !~ /^main(\+0x[0-9a-f]+)?$/ && $5 != "-" { bad = 1 } $5 ~ /^main/ { m++ } $5 == "-" { o++ }
+	END { exit bad || !m || !o }' || die "dyn: sites not named by the function that holds them: $(sites dyn)"
+"$BIN/esprofile" --json -o "$dir/dyn.json" "$dir/dyn.ar" || die "dyn: esprofile --json failed"
+python3 - "$dir/dyn.json" <<'PY' || die "dyn: a site without a function has no module and offset"
+import json, sys
+fr = [s["frames"][0] for s in json.load(open(sys.argv[1]))["sites"] if s["frames"]]
+assert any(f["function"] in ("", "-") for f in fr), fr
+assert all(f["module"].endswith("/dynbin") and f["offset"] > 0 for f in fr if f["function"] in ("", "-")), fr
+PY
+
+# Fortran module procedures as module::name, an internal procedure under its host
+profile mod "$BUILD/tests/mpi_module_f"
+sites mod | awk '$2 == 0 && $6 == "Sendrecv" && $5 == "halo_mod::exchange" { a = 1 }
+	$2 == 0 && $6 == "Barrier" && $5 == "halo_mod::exchange::settle" { b = 1 } END { exit !(a && b) }' ||
+	die "mod: module procedures not named module::name: $(sites mod)"
 exit 0
