@@ -1,6 +1,7 @@
 /* test_archive.c - archives written and read back, refused when not whole or malformed; a thread's events as nested regions and points. */
 #define _GNU_SOURCE
 #include <check.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -1298,6 +1299,38 @@ START_TEST(otf2_locations_of_listed_threads)
 }
 END_TEST
 
+/* A function of this file the symbol reader names from DWARF: its
+ * address in the test program, as a module's offset (one past a byte of
+ * its code, as return addresses are written). */
+__attribute__((noinline)) static int symbol_probe(int x)
+{
+	return x * 3 + 1;
+}
+
+START_TEST(symbols_name_a_static_function)
+{
+	Dl_info di;
+	int (*volatile fn)(int) = symbol_probe;
+	ck_assert_int_eq(fn(1), 4);
+	ck_assert(dladdr((void *)symbol_probe, &di) && di.dli_fbase);
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ck_assert(n > 0);
+	exe[n] = 0;
+	ar_symbols *s;
+	ck_assert_int_eq(ar_symbols_create(&s), 0);
+	struct ar_symbol y;
+	uint64_t off = (uint64_t)((uintptr_t)symbol_probe - (uintptr_t)di.dli_fbase) + 2;
+	ck_assert_int_eq(ar_symbols_lookup(s, exe, off, &y), 0);
+	ck_assert_str_eq(y.function, "symbol_probe");
+	ck_assert(y.file && strstr(y.file, "test_archive.c") && y.line > 0);
+	/* a module that is not there: said, not named by guess */
+	ck_assert_int_ne(ar_symbols_lookup(s, "/nonexistent/lib.so", 100, &y), 0);
+	ck_assert(!y.function);
+	ar_symbols_destroy(s);
+}
+END_TEST
+
 Suite *archive_suite(void)
 {
 	Suite *s = suite_create("archive");
@@ -1323,6 +1356,7 @@ Suite *archive_suite(void)
 	tcase_add_test(tc, create_aside_or_in_place);
 	tcase_add_test(tc, readers_on_crafted_fields);
 	tcase_add_test(tc, otf2_locations_of_listed_threads);
+	tcase_add_test(tc, symbols_name_a_static_function);
 	suite_add_tcase(s, tc);
 	return s;
 }
