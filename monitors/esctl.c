@@ -144,7 +144,16 @@ static int parse_list(const char *list, struct es_ctl_rec *c)
 		fprintf(stderr, "esctl: %s\n", err);
 		return 2;
 	}
-	snprintf(c->list, sizeof(c->list), "%s", list);
+	/* kept as a flow list whatever way it was typed ("all", "[all]"):
+	 * esctl status says every list the same way */
+	size_t at = 0;
+	for (int i = 0; i < n && at < sizeof(c->list); i++)
+		at += (size_t)snprintf(c->list + at, sizeof(c->list) - at, "%s%s%s", i ? ", " : "[", words[i],
+				       i == n - 1 ? "]" : "");
+	if (at >= sizeof(c->list)) {
+		fprintf(stderr, "esctl: collect: a list of at most %zu characters\n", sizeof(c->list) - 1);
+		return 2;
+	}
 	return 0;
 }
 

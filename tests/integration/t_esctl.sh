@@ -66,7 +66,7 @@ echo "$out" | grep -q "^esctl: expected JOB and collect LIST, pause, resume, sta
 # next, and bytes that are no order; each rank refuses them, status says so
 # in text, and esctl's next order is numbered after the one applied
 "$BUILD/tests/ctl_forge" "$job.r0" 18446744073709551615 clean || die "ctl_forge failed"
-wait_for 30 sh -c "'$BIN/esctl' '$job' status | grep -q '^rank 0: records all (order 4); refused 1 order; the latest written is no order it will apply (its number does not follow the order applied)$'" ||
+wait_for 30 sh -c "'$BIN/esctl' '$job' status | grep -q '^rank 0: records [[]all[]] (order 4); refused 1 order; the latest written is no order it will apply (its number does not follow the order applied)$'" ||
 	die "the order numbered 2^64-1 was not refused: $("$BIN/esctl" "$job" status)"
 "$BIN/esctl" "$job" collect '[-all, MPI_Allreduce]' >"$dir/out" || die "esctl after a hostile order: $(cat "$dir/out")"
 grep -q "^esctl: collect \[-all, MPI_Allreduce\]: applied by 2 of 2 ranks$" "$dir/out" || die "$(cat "$dir/out")"
@@ -82,7 +82,7 @@ grep -q "^rank 1: records \[-all, MPI_Allreduce\] (order 5)" "$dir/st" || die "r
 # one numbered two past the order applied, with one order written since: refused,
 # and esctl's next is numbered after the applied one, not after it
 "$BUILD/tests/ctl_forge" "$job.r0" 8 clean || die "ctl_forge failed"
-wait_for 30 sh -c "'$BIN/esctl' '$job' status | grep -q '^rank 0: records all (order 6); refused 2 orders'" ||
+wait_for 30 sh -c "'$BIN/esctl' '$job' status | grep -q '^rank 0: records [[]all[]] (order 6); refused 2 orders'" ||
 	die "the order numbered 8 was not refused: $("$BIN/esctl" "$job" status)"
 "$BIN/esctl" "$job" collect '[-all, MPI_Allreduce]' >"$dir/out" || die "esctl after an order out of turn: $(cat "$dir/out")"
 grep -q "^esctl: collect \[-all, MPI_Allreduce\]: applied by 2 of 2 ranks$" "$dir/out" || die "$(cat "$dir/out")"
