@@ -204,6 +204,29 @@ static void clocks(const char *prog, const es_scope *s)
 				(double)drift / 1e3);
 }
 
+struct seg_look {
+	const char *job;
+	bool found;
+};
+
+static int seg_of(const char *name, void *arg)
+{
+	struct seg_look *k = arg;
+	size_t n = strlen(k->job);
+	if (!strncmp(name, k->job, n) && name[n] == '.')
+		k->found = true;
+	return 0;
+}
+
+/* Whether the job has any segment on this host: a job that runs without
+ * collectors still has its PATHS elements there. */
+static bool job_has_segments(const char *job)
+{
+	struct seg_look k = { job, false };
+	ps_shm_list(seg_of, &k);
+	return k.found;
+}
+
 /*
  * A monitor that waits for its job says so (ps_shm_expect) before its
  * first look, and for as long as it runs: a job that starts and ends
@@ -323,6 +346,10 @@ int mon_attach(const char *prog, struct es_scope_spec *spec, double wait_s, es_s
 		if (rc != PS_ENOENT || mon_now() >= until || mon_stop) {
 			if (rc == PS_ENOENT && spec->servers)
 				snprintf(err, errlen, "job '%s': no trace spaces on %s", spec->job, spec->servers);
+			else if (rc == PS_ENOENT && job_has_segments(spec->job))
+				snprintf(err, errlen, "job '%s' has segments on this host (psadm list) but no trace "
+					 "spaces: it runs without collectors (an MPI program: under esrun; the wind "
+					 "tunnel: -c)", spec->job);
 			else if (rc == PS_ENOENT) /* an ended job's are gone: say what it may be */
 				snprintf(err, errlen, "job '%s': no trace spaces on this host (it has ended, has "
 					 "not started%s, or runs on other hosts: --servers)", spec->job,

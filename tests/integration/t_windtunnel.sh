@@ -51,6 +51,15 @@ lib="$(cd "$BUILD/lib" && pwd)/libescollect.so"
 mpirun --oversubscribe --allow-run-as-root -np 2 -x LD_PRELOAD="$lib" -x ES_JOB="$job.e" "$wt" -q \
 	-N 64 -t 60 -m 2 -l 3 --transport mpi >/dev/null || die "windtunnel under libescollect failed"
 "$BIN/psadm" show "$job.e.r0" | grep -q "mpi.thread" || die "no MPI calls recorded"
+# without -c: no trace spaces, and a monitor says why rather than that the job is not there
+mpirun --oversubscribe --allow-run-as-root -np 2 "$wt" -q -N 64 -t 100000000 -m 2 -l 2 -j "$job.nc" >/dev/null 2>&1 &
+nc=$!
+wait_for 30 sh -c "\"$BIN/psadm\" list | grep -q '^$job.nc\.'" || die "the wind tunnel made no segment"
+out=$("$BIN/esctl" -w 0 "$job.nc" objects 2>&1) && die "esctl saw objects without -c: $out"
+kill "$nc"; wait "$nc" 2>/dev/null
+rm_segments "$job.nc."
+[ "$out" = "esctl: job '$job.nc' has segments on this host (psadm list) but no trace spaces: it runs without collectors (an MPI program: under esrun; the wind tunnel: -c)" ] ||
+	die "without -c, esctl said: $out"
 png=$(mktemp --suffix=.png)
 run 2 -N 64 -t 60 -m 2 -l 3 --picture "$png" >/dev/null || exit 1
 head -c 8 "$png" | od -An -c | grep -q "P   N   G" || die "--picture did not write a PNG"
