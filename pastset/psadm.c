@@ -17,7 +17,8 @@ static const char *usage =
 	"       psadm list HOST:PORT [PREFIX]  segments a tuple server serves\n"
 	"       psadm show NAME...       a segment's elements and their counts\n"
 	"                                (HOST:PORT/NAME: one a tuple server serves)\n"
-	"       psadm rm NAME...         remove segments\n"
+	"       psadm rm NAME...         remove segments, or a job's (its name: every segment\n"
+	"                                of it whose process has ended)\n"
 	"       psadm clean [--dry-run] [--all] [PREFIX]  remove what the keep policy lets go\n"
 	"                                (PREFIX: only segments whose names start with it, a job's):\n"
 	"                                ended jobs' segments (unless keep: always), those\n"
@@ -129,13 +130,16 @@ static void print_job(const struct seg *v, int n)
 		for (int i = 0, k = 0; i < n; i++)
 			if (!v[i].rc && v[i].in.state == PS_SHM_STALE)
 				printf("%s%s (pid %d)", k++ ? ", " : "", v[i].name, v[i].in.creator_pid);
-		printf(" gone without closing; its remains are kept%s",
-		       v[0].in.keep == PS_KEEP_NEVER ? " until psadm clean" : " (psadm clean --all removes them)");
+		printf(" gone without closing; its remains are kept");
+		if (v[0].in.keep == PS_KEEP_NEVER)
+			printf(" until psadm clean");
+		else
+			printf(" (psadm rm %.*s removes them)", (int)job_len(v[0].name), v[0].name);
 	} else if (other == n)
 		printf("not readable");
 	else
-		printf("ended%s", v[0].in.keep == PS_KEEP_ALWAYS ? ", kept (keep: always)" :
-		       " (psadm clean removes it)");
+		printf("ended%s %.*s%s", v[0].in.keep == PS_KEEP_ALWAYS ? ", kept (keep: always; psadm rm" :
+		       " (psadm clean", (int)job_len(v[0].name), v[0].name, " removes it)");
 	printf("; %.1f MiB in memory of %.1f MiB\n", used / 1048576.0, size / 1048576.0);
 }
 
@@ -211,6 +215,45 @@ static int rm(const char *name)
 	return 0;
 }
 
+struct job_rm {
+	const char *job;
+	int found, live, status;
+};
+
+static int rm_of_job(const char *name, void *arg)
+{
+	struct job_rm *j = arg;
+	size_t n = strlen(j->job);
+	if (strncmp(name, j->job, n) || name[n] != '.' || job_len(name) != n)
+		return 0; /* another job's, or one whose name only begins with it */
+	struct ps_shm_info in;
+	j->found++;
+	if (!ps_shm_info(name, &in) && in.state == PS_SHM_LIVE) {
+		printf("kept %s: its process runs\n", name);
+		j->live++;
+		return 0;
+	}
+	j->status |= rm(name);
+	return 0;
+}
+
+/* psadm rm NAME: a segment, or a job by the name users type (every
+ * segment of it but those whose process still runs). */
+static int rm_name(const char *name)
+{
+	struct ps_shm_info in;
+	int rc = ps_shm_info(name, &in);
+	if (rc != PS_ENOENT)
+		return rm(name);
+	struct job_rm j = { name, 0, 0, 0 };
+	ps_shm_list(rm_of_job, &j);
+	if (!j.found) {
+		fprintf(stderr, "psadm: %s: no segment and no job of that name (psadm list)\n", name);
+		return 1;
+	}
+	return j.status;
+}
+
 /* A segment whose creator died before finishing its header never becomes
  * readable; once it has sat unchanged for a while, it is debris. */
 static bool broken_and_old(const char *name)
@@ -242,10 +285,11 @@ static int clean_one(const char *name, void *arg)
 	else if (rc || in.state == PS_SHM_LIVE)
 		return 0;
 	else if (in.state == PS_SHM_STALE && in.keep != PS_KEEP_NEVER && !c->all) {
-		printf("kept %s: its process died; the job's remains (psadm clean --all removes them)\n", name);
+		printf("kept %s: its process died; the job's remains (psadm rm %.*s removes them)\n", name,
+		       (int)job_len(name), name);
 		return 0;
 	} else if (in.state == PS_SHM_CLOSED && in.keep == PS_KEEP_ALWAYS && !c->all) {
-		printf("kept %s: keep: always (psadm clean --all removes it)\n", name);
+		printf("kept %s: keep: always (psadm rm %.*s removes it)\n", name, (int)job_len(name), name);
 		return 0;
 	} else
 		why = state_name(in.state);
@@ -382,7 +426,7 @@ int main(int argc, char **argv)
 			status |= show(argv[i]);
 	} else if (!strcmp(cmd, "rm") && argc > 2) {
 		for (int i = 2; i < argc; i++)
-			status |= rm(argv[i]);
+			status |= rm_name(argv[i]);
 	} else if (!strcmp(cmd, "clean")) {
 		struct clean c = { 0 };
 		for (int i = 2; i < argc; i++) {

@@ -1,5 +1,7 @@
 /* escollect.c - libescollect.so: collectors on an unmodified MPI program's calls, through PMPI; its set-up and threads. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
+#include <limits.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -311,6 +313,27 @@ static void fill_space(ps_server *srv, const struct decision *d)
 	es_requests_setup();
 }
 
+/* Where the monitors are, as a prefix to name them by ("" when not
+ * beside this library, as installed: then on PATH, one hopes): this
+ * library's directory's ../bin, where the build and the install put them. */
+static void tools_dir(char *buf, size_t len)
+{
+	Dl_info di;
+	char lib[PATH_MAX], *slash;
+	buf[0] = 0;
+	if (!dladdr((void *)tools_dir, &di) || !di.dli_fname || !realpath(di.dli_fname, lib) ||
+	    !(slash = strrchr(lib, '/')))
+		return;
+	*slash = 0;
+	char probe[PATH_MAX + 32];
+	snprintf(probe, sizeof(probe), "%s/../bin/heartbeat", lib);
+	char real[PATH_MAX];
+	if (realpath(probe, real) && !access(real, X_OK) && (slash = strrchr(real, '/'))) {
+		slash[1] = 0;
+		snprintf(buf, len, "%s", real);
+	}
+}
+
 /* Decides, on every rank alike, whether and where to record. */
 static void setup(int provided)
 {
@@ -356,10 +379,13 @@ static void setup(int provided)
 	 * its messages are counted from the first (collectors.h) */
 	es_elem();
 	es_control_setup(srv, collect, list);
-	if (es_g.rank == 0 && getenv("ES_VERBOSE") && !strcmp(getenv("ES_VERBOSE"), "1"))
+	if (es_g.rank == 0 && getenv("ES_VERBOSE") && !strcmp(getenv("ES_VERBOSE"), "1")) {
+		char bin[PATH_MAX];
+		tools_dir(bin, sizeof(bin));
 		fprintf(stderr, "escollect: job %s: %d ranks traced (segments %s.r0..r%d); watch it with "
-			"heartbeat %s, geteventmon %s or colopmon %s\n", es_g.job, es_g.size, es_g.job,
-			es_g.size - 1, es_g.job, es_g.job, es_g.job);
+			"%sheartbeat %s, %sgeteventmon %s or %scolopmon %s\n", es_g.job, es_g.size, es_g.job,
+			es_g.size - 1, bin, es_g.job, bin, es_g.job, bin, es_g.job);
+	}
 	if (d.serve)
 		serve_node(d.any, d.port, d.secret);
 }

@@ -43,6 +43,9 @@ n=$("$BIN/geteventmon" -w 0 -n 1 "$job.p" 2>/dev/null | grep -c "rank0.thread0")
 out=$(mpi "$BIN/esrun" "$BUILD/tests/mpi_fortran90" 2>&1 >/dev/null) || die "esrun without options failed: $out"
 echo "$out" | grep -q "^escollect: job mpi_fortran90-[0-9]*: 2 ranks traced" || die "no job line: $out"
 [ "$(echo "$out" | grep -c '^escollect')" -eq 1 ] || die "more than rank 0 spoke: $out"
+# ... naming the monitors by paths that work, wherever the user's PATH points
+hb=$(echo "$out" | sed -n 's/^escollect: .*; watch it with \([^ ]*heartbeat\) .*/\1/p')
+[ -x "$hb" ] && [ "$hb" -ef "$BIN/heartbeat" ] || die "the job line names heartbeat as '$hb': $out"
 name=$(echo "$out" | sed -n 's/^escollect: job \([^:]*\):.*/\1/p')
 "$BIN/psadm" rm "$name.r0" >/dev/null && "$BIN/psadm" rm "$name.r1" >/dev/null || die "no segments $name.r0, .r1"
 

@@ -25,6 +25,25 @@ written=$(echo "$out" | awk '$1 == "thread0.trace" { print $5 }')
 "$BIN/psadm" list | grep -q "^$seg " || die "dry run removed it"
 "$BIN/psadm" clean --all "$seg" | grep -q "removed $seg" || die "clean --all did not remove it"
 "$BIN/psadm" list | grep -q "^$seg " && die "still listed after clean"
+# a job by the name users type: psadm list says how to remove a dead one's remains, and psadm rm
+# JOB removes every segment of it whose process has ended (one still running is kept, and said)
+jb="it-psadmj-$$"
+"$BIN/psdemo" writer "$jb.r0" 30 >/dev/null &
+p0=$!
+"$BIN/psdemo" writer "$jb.r1" 30 >/dev/null &
+p1=$!
+trap 'kill -9 $pid $p0 $p1 2>/dev/null; "$BIN/psadm" rm "$seg" "$jb" >/dev/null 2>&1' EXIT
+wait_for 5 sh -c "'$BIN/psadm' list | grep -q '^$jb.r1 .* live'" || die "the job's segments never listed live"
+sleep 0.2
+kill -9 "$p0"; wait "$p0" 2>/dev/null
+"$BIN/psadm" list | grep -q "^job $jb: live" || die "the job is not live: $("$BIN/psadm" list | grep "$jb")"
+out=$("$BIN/psadm" rm "$jb") || die "psadm rm $jb failed: $out"
+echo "$out" | grep -q "^removed $jb.r0$" && echo "$out" | grep -q "^kept $jb.r1: its process runs$" || die "psadm rm $jb: $out"
+kill -9 "$p1"; wait "$p1" 2>/dev/null
+"$BIN/psadm" list | grep -q "^job $jb: died: .* (psadm rm $jb removes them)" || die "list: $("$BIN/psadm" list | grep "$jb")"
+"$BIN/psadm" rm "$jb" | grep -q "^removed $jb.r1$" || die "psadm rm $jb did not remove the dead rank's remains"
+"$BIN/psadm" list | grep -q "^$jb\." && die "the job's segments are still listed"
+"$BIN/psadm" rm "$jb" 2>&1 | grep -q "psadm: $jb: no segment and no job of that name (psadm list)" || die "rm of a job gone"
 # a creator that died before finishing the header leaves debris clean removes once old
 junk="it-junk-$$"
 head -c 100 /dev/zero >"/dev/shm/pastset.$junk"
