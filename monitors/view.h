@@ -69,6 +69,8 @@ struct lv_ask {
 	const struct lv_event *inside; /* calls threads are inside at now_ns (their end) */
 	int ninside;
 	uint64_t upto;   /* the events added before this many (lv_added) ended by now_ns; 0: all */
+	uint64_t window_ns; /* the most time said held (esview --window; what is kept beyond it, when
+			     * the job is quiet, is not shown); 0: no bound */
 };
 
 /*

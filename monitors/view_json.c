@@ -412,6 +412,8 @@ int lv_json(lv *v, const char *job, const struct lv_ask *a, const char *extra, c
 	if (!f)
 		return -ENOMEM;
 	uint64_t oldest = v->n ? lv__at(v, v->added - v->n)->start : a->now_ns;
+	if (a->window_ns && a->now_ns > a->window_ns && oldest < a->now_ns - a->window_ns)
+		oldest = a->now_ns - a->window_ns; /* held within the window, whatever else is kept */
 	fputs("{\"job\":", f);
 	ar_json_string(f, job);
 	fprintf(f, ",\"shown_ms\":%.3f,\"held_ms\":%.3f,\"added\":%llu,\"from_ns\":%llu", (double)(a->now_ns - from) / 1e6,

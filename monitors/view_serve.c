@@ -61,7 +61,7 @@ static enum MHD_Result data(struct lv_served *sv, struct MHD_Connection *c)
 		say_trigger(f, sv);
 		fclose(f);
 		struct lv_ask a = { sv->now_ns, (uint64_t)(shown * 1e6), bins, open ? open : "", 256, 400,
-				    sv->inside, sv->ninside, sv->upto };
+				    sv->inside, sv->ninside, sv->upto, sv->window_ns };
 		if (extra && !lv_json(sv->v, sv->job, &a, extra, &json, &len)) {
 			unsigned k = sv->next_cache++ % LV_CACHED;
 			free(sv->cache[k].json);
@@ -101,7 +101,7 @@ static enum MHD_Result call(struct lv_served *sv, struct MHD_Connection *c)
 	size_t len = 0;
 	pthread_mutex_lock(&sv->lock);
 	struct lv_ask a = { sv->now_ns, (uint64_t)(shown * 1e6), 1, open ? open : "", 256, 0, sv->inside, sv->ninside,
-			    sv->upto };
+			    sv->upto, sv->window_ns };
 	int rc = lv_call_json(sv->v, &a, lane, at_ns, (uint64_t)tol, &json, &len);
 	pthread_mutex_unlock(&sv->lock);
 	if (rc)

@@ -96,6 +96,15 @@ START_TEST(bins_and_ring)
 	/* and in the balance: rank 1's 1.5 ms inside it count (capped at the span) */
 	ck_assert_msg(strstr(j, "\"mpi\":[[0,66.7],[1,100.0]]"), "%s", j);
 	free(j);
+	/* what is held is said within the window, though more is kept (a quiet job) */
+	a.inside = NULL, a.ninside = 0;
+	ck_assert_int_eq(lv_json(v, "j", &a, "", &j, &len), 0);
+	ck_assert_msg(strstr(j, "\"held_ms\":4.500"), "%s", j); /* the oldest held began at 5 ms */
+	free(j);
+	a.window_ns = 2 * ms;
+	ck_assert_int_eq(lv_json(v, "j", &a, "", &j, &len), 0);
+	ck_assert_msg(strstr(j, "\"held_ms\":2.000"), "%s", j);
+	free(j);
 	lv_destroy(v);
 	ck_assert_int_eq(lv_create(0, &v), -ENOMEM);
 }
