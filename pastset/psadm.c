@@ -152,7 +152,8 @@ static int list_local(void)
 		free(g.v);
 		return 1;
 	}
-	qsort(g.v, (size_t)g.n, sizeof(*g.v), by_name);
+	if (g.n) /* qsort must not be given NULL, even for nothing */
+		qsort(g.v, (size_t)g.n, sizeof(*g.v), by_name);
 	for (int i = 0, j; i < g.n; i = j) {
 		size_t jl = job_len(g.v[i].name);
 		for (j = i + 1; j < g.n && job_len(g.v[j].name) == jl && !strncmp(g.v[i].name, g.v[j].name, jl); j++)

@@ -1,0 +1,67 @@
+#!/bin/sh
+# t_readme_blocks.sh - the README's command blocks run as written (readme_blocks.py: only paths, job names and root's mpirun flags made this machine's), and do what their comments say: "Watching an MPI program", "Keeping a run", "Running the wind tunnel".
+set -u
+. "$(dirname "$0")/lib.sh"
+[ -f "$BUILD/lib/libescollect.so" ] || { echo "no libescollect.so (sanitizer build): skipped"; exit 0; }
+BIN=$(cd "$BIN" && pwd) BUILD=$(cd "$BUILD" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+pre="itrb$$"
+dir=$(mktemp -d)
+tun="" hb=""
+cleanup() {
+	[ -n "$tun" ] && end_job "$tun"
+	[ -n "$hb" ] && kill "$hb" 2>/dev/null && wait "$hb" 2>/dev/null
+	rm_segments "$pre"
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+block() { # SECTION: its first sh block, as this machine runs it
+	python3 "$here/readme_blocks.py" "$here/../../README.md" "$1" "$BIN" "$BUILD/tests/ring_demo 1" "$pre" >"$dir/block" ||
+		die "the README has no block under '$1'"
+	cat "$dir/block"
+}
+cd "$dir" || die "no $dir"
+
+# Watching an MPI program: the job kept (--keep always), listed, shown, removed by its name
+block "Watching an MPI program" >"$dir/watch.sh"
+sh -e "$dir/watch.sh" >"$dir/watch.out" 2>&1 || die "the block failed: $(cat "$dir/watch.out")"
+for r in 0 1 2 3; do
+	grep -q "^${pre}run1.r$r " "$dir/watch.out" || die "psadm list did not list ${pre}run1.r$r: $(cat "$dir/watch.out")"
+	grep -q "^removed ${pre}run1.r$r$" "$dir/watch.out" || die "psadm rm ${pre}run1 left r$r: $(cat "$dir/watch.out")"
+done
+grep -q "^  mpi.thread0 " "$dir/watch.out" || die "psadm show gave no trace element: $(cat "$dir/watch.out")"
+"$BIN/psadm" list | grep -q "^${pre}run1\." && die "the job's segments are still there after psadm rm"
+
+# Keeping a run: every output where the comments say, none written over another
+block "Keeping a run: OTF2, Perfetto, a profile, pictures" >"$dir/keep.sh"
+sh -e "$dir/keep.sh" >"$dir/keep.out" 2>&1 || die "the block failed: $(cat "$dir/keep.out")"
+otf2-print "${pre}run1.otf2/traces.otf2" >/dev/null 2>&1 || die "no OTF2 at ${pre}run1.otf2/traces.otf2"
+python3 -c 'import json, sys; assert "traceEvents" in json.load(open(sys.argv[1]))' "${pre}run1.json" ||
+	die "${pre}run1.json is not Perfetto's JSON"
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert "wait_states" in d and d["events"] > 0' \
+	"${pre}run1.profile.json" || die "${pre}run1.profile.json is not esprofile's JSON"
+[ -s "${pre}run1.png.d/timeline.png" ] && [ -s "${pre}run1.png.d/matrix.png" ] || die "no pictures in ${pre}run1.png.d"
+grep -q "^@--- " "$dir/keep.out" || die "esprofile printed no page: $(tail "$dir/keep.out")"
+
+# Running the wind tunnel: heartbeat "in another terminal, while it runs", esctl on its object;
+# long enough for them (-t 400 is over in a second), then ended
+block "Running the wind tunnel" | sed 's/ -t 400 / -t 100000000 /' >"$dir/wt.sh"
+(echo "exec \\"; sed -n 1p "$dir/wt.sh") >"$dir/wt1.sh" # its pid mpirun's, for end_job
+sh "$dir/wt1.sh" >"$dir/wt.out" 2>&1 &
+tun=$!
+(echo "exec \\"; sed -n 2p "$dir/wt.sh") >"$dir/wt2.sh"
+sh "$dir/wt2.sh" >"$dir/hb.out" 2>&1 &
+hb=$!
+sed -n '3,$p' "$dir/wt.sh" >"$dir/wt3.sh"
+# (its object comes with its first totals: esctl asked before then finds none, and says so)
+wait_for 60 sh -c "\"$BIN/esctl\" ${pre}tunnel objects | grep -q ': tunnel  the wind tunnel'" || die "the tunnel never exposed its object"
+sh -e "$dir/wt3.sh" >"$dir/esctl.out" 2>&1 || die "esctl on the wind tunnel: $(cat "$dir/esctl.out")"
+end_job "$tun"
+tun=""
+wait "$hb"
+hb=""
+grep -q "^    inflow  double  writable in \[0, 1\]" "$dir/esctl.out" || die "esctl objects showed no inflow: $(cat "$dir/esctl.out")"
+grep -q ": tunnel.inflow 0.199996948242188 -> 0.6" "$dir/esctl.out" ||
+	die "esctl set did not say the README's old value: $(cat "$dir/esctl.out")"
+grep -q "threads" "$dir/hb.out" || die "heartbeat said nothing of the tunnel's threads: $(cat "$dir/hb.out")"
+echo "t_readme_blocks: 3 blocks run as written"
