@@ -144,7 +144,7 @@ PATHMAPS_LIB := $(BUILD)/lib/libpathmaps.a
 
 # --- collectors/ -----------------------------------------------------------
 
-COLLECTORS_SRC := collectors/clock.c collectors/ops.c collectors/space.c collectors/collector.c collectors/launch.c
+COLLECTORS_SRC := collectors/clock.c collectors/ops.c collectors/numbers.c collectors/space.c collectors/collector.c collectors/launch.c
 COLLECTORS_LIB := $(BUILD)/lib/libcollectors.a
 
 # --- scopes/ -----------------------------------------------------------------

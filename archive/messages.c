@@ -26,8 +26,8 @@
 struct end {
 	uint32_t from, to, tag, thread, event;
 	uint16_t comm;
-	uint8_t recv, mark, numbered;
-	uint64_t num; /* a mark's count; an end's low bits, then its number */
+	uint8_t recv, numbered;
+	uint64_t num; /* its number on its channel, NUM_NONE when it has none to be paired by */
 	uint64_t start;
 };
 
@@ -42,16 +42,6 @@ static int key_cmp(const struct end *x, const struct end *y)
 	c = c ? c : cmp(x->to, y->to);
 	c = c ? c : cmp(x->comm, y->comm);
 	return c ? c : cmp(x->tag, y->tag);
-}
-
-/* a thread's channels, each in the order written (the file's: event index) */
-static int by_thread(const void *a, const void *b)
-{
-	const struct end *x = a, *y = b;
-	int c = cmp(x->thread, y->thread);
-	c = c ? c : key_cmp(x, y);
-	c = c ? c : cmp(x->recv, y->recv);
-	return c ? c : cmp(x->event, y->event);
 }
 
 /* a channel's ends by thread, to find channels two threads used */
@@ -83,11 +73,22 @@ static int by_order(const void *a, const void *b)
 	return c ? c : cmp(x->event, y->event);
 }
 
-/* Every message end and mark of the ranks' threads; whether any is numbered. */
-static size_t gather(const ar_archive *a, struct end *v, bool *numbered)
+static uint64_t chan_of(const struct end *e)
+{
+	return ps_hash_fold(ps_hash_fold(ps_hash_fold(ps_hash_fold(ps_hash_fold(PS_HASH_SEED, e->from), e->to), e->tag),
+					 e->comm), e->recv);
+}
+
+/* Every message end of the ranks' threads, numbered as it comes in its
+ * thread's order (the marks taken in: collectors.h's reader); whether any
+ * is numbered.  -ENOMEM as (size_t)-1. */
+static size_t gather(const ar_archive *a, struct end *v, bool *numbered, uint64_t *unnumbered)
 {
 	const struct ar_event *ev = ar_events(a);
-	size_t n = 0;
+	size_t n = 0, none = 0;
+	es_numr *r;
+	if (es_numr_create(&r))
+		return (size_t)-1;
 	*numbered = false;
 	for (int t = 0; t < ar_nthreads(a); t++) {
 		int rank = ar_thread(a, t)->rank;
@@ -101,41 +102,28 @@ static size_t gather(const ar_archive *a, struct end *v, bool *numbered)
 			int dir = mark ? (e->op & ES_OP_RECV ? -1 : 1) : es_message(e->op);
 			if (!dir || e->element == ES_NONE)
 				continue;
-			bool num = mark || (e->op & ES_OP_NUMBERED);
-			*numbered |= num;
-			v[n++] = (struct end){ .from = dir > 0 ? (uint32_t)rank : e->element,
-					       .to = dir > 0 ? e->element : (uint32_t)rank, .tag = e->arg,
-					       .thread = (uint32_t)t, .event = idx[i], .comm = e->comm,
-					       .recv = dir < 0, .mark = mark, .numbered = num,
-					       .num = mark ? es_mark_count(e) : (e->seq & 0xffffu), .start = e->start };
-		}
-	}
-	return n;
-}
-
-/* Each end's number from its low bits and its channel's marks; marks dropped. */
-static size_t number(struct ar_msgs *m, struct end *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), by_thread);
-	size_t k = 0;
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		uint64_t base = 0;
-		bool known = false;
-		for (; j < n && v[j].thread == v[i].thread && !key_cmp(&v[j], &v[i]) && v[j].recv == v[i].recv; j++) {
-			if (v[j].mark) {
-				base = v[j].num, known = true;
-				continue;
+			struct end x = { .from = dir > 0 ? (uint32_t)rank : e->element,
+					 .to = dir > 0 ? e->element : (uint32_t)rank, .tag = e->arg, .thread = (uint32_t)t,
+					 .event = idx[i], .comm = e->comm, .recv = dir < 0,
+					 .numbered = mark || (e->op & ES_OP_NUMBERED), .num = NUM_NONE, .start = e->start };
+			*numbered |= x.numbered;
+			int rc = x.numbered ? es_numr_end(r, (uint32_t)t, chan_of(&x), e, &x.num) : ES_NUMR_NONE;
+			if (rc < 0) {
+				es_numr_destroy(r);
+				return (size_t)-1;
 			}
-			struct end e = v[j];
-			uint64_t num;
-			e.num = e.numbered && es_num_of((uint16_t)e.num, known, base, &num) ? num : NUM_NONE;
-			m->unnumbered += e.num == NUM_NONE;
-			v[k++] = e;
+			if (rc == ES_NUMR_MARK)
+				continue;
+			if (rc) {
+				x.num = NUM_NONE;
+				none++;
+			}
+			v[n++] = x;
 		}
-		i = j;
 	}
-	return k;
+	es_numr_destroy(r);
+	*unnumbered = *numbered ? none : 0; /* an archive made before numbers pairs by order */
+	return n;
 }
 
 /* A channel whose sends (or receives) two threads of a rank made has
@@ -205,9 +193,13 @@ int ar_msgs_match(const ar_archive *a, struct ar_msgs *m)
 	}
 	for (size_t i = 0; i < ne; i++)
 		m->other[i] = AR_MSG_NOT;
-	size_t n = gather(a, v, &m->numbered);
+	size_t n = gather(a, v, &m->numbered, &m->unnumbered);
+	if (n == (size_t)-1) {
+		free(v);
+		ar_msgs_free(m);
+		return -ENOMEM;
+	}
 	if (m->numbered) {
-		n = number(m, v, n);
 		unshare(m, v, n);
 		qsort(v, n, sizeof(*v), by_number);
 		pair_numbered(m, v, n);

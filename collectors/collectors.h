@@ -343,6 +343,20 @@ static inline uint64_t es_mark_count(const struct es_trace *t)
 {
 	return (uint64_t)t->seq << 32 | t->size;
 }
+/*
+ * Reading the numbers (numbers.c): one reader per consumer, given each
+ * thread's message ends and channel marks in the order the thread wrote
+ * them.  chan is the caller's hash of what tells the thread's channels
+ * apart (peer, tag, communicator, direction).  0 with *num the end's
+ * number; ES_NUMR_MARK for a mark, taken in; ES_NUMR_NONE for an end
+ * whose number cannot be read (unnumbered, or its mark was lost);
+ * -ENOMEM.
+ */
+typedef struct es_numr es_numr;
+enum { ES_NUMR_MARK = 1, ES_NUMR_NONE = 2 };
+int es_numr_create(es_numr **out);
+void es_numr_destroy(es_numr *r);
+int es_numr_end(es_numr *r, uint32_t thread, uint64_t chan, const struct es_trace *t, uint64_t *num);
 
 /*
  * Call sites.  An MPI call's tuple says where the program called it: its

@@ -47,13 +47,12 @@ size_t lv__first_after(const lv *v, uint64_t from)
 int lv_create(size_t max, lv **out)
 {
 	lv *v = calloc(1, sizeof(*v));
-	if (!v || !max || !(v->ev = calloc(max, sizeof(*v->ev))) || !(v->ords = calloc(1024, sizeof(*v->ords))) ||
+	if (!v || !max || !(v->ev = calloc(max, sizeof(*v->ev))) || es_numr_create(&v->numr) ||
 	    !(v->sent = calloc(SENT, sizeof(*v->sent)))) {
 		lv_destroy(v);
 		return -ENOMEM;
 	}
 	v->cap = max;
-	v->ocap = 1024;
 	*out = v;
 	return 0;
 }
@@ -128,7 +127,7 @@ void lv_destroy(lv *v)
 		return;
 	free_threads(v);
 	free(v->at);
-	free(v->ords);
+	es_numr_destroy(v->numr);
 	free(v->sent);
 	free(v->mpi_ns), free(v->calls), free(v->traffic);
 	if (v->bn)
@@ -251,45 +250,6 @@ uint64_t lv__key(const struct key *k)
 			    (uint64_t)k->tag << 17 | (uint64_t)k->comm << 1 | k->recv);
 }
 
-static uint64_t slot_key(const struct key *k, uint32_t thread)
-{
-	return ps_hash_fold(lv__key(k), thread);
-}
-
-static bool grow_ords(lv *v)
-{
-	struct slot *o = calloc(v->ocap * 2, sizeof(*o));
-	if (!o)
-		return false;
-	for (size_t i = 0; i < v->ocap; i++) {
-		if (!v->ords[i].used)
-			continue;
-		size_t h = ps_hash_slot(slot_key(&v->ords[i].k, v->ords[i].thread), v->ocap * 2);
-		while (o[h].used)
-			h = ps_probe(h, v->ocap * 2);
-		o[h] = v->ords[i];
-	}
-	free(v->ords);
-	v->ords = o;
-	v->ocap *= 2;
-	return true;
-}
-
-/* Thread's channel k, met now (NULL when it cannot be kept) */
-static struct slot *channel(lv *v, const struct key *k, uint32_t thread)
-{
-	if (v->oused * 2 >= v->ocap && !grow_ords(v))
-		return NULL;
-	size_t h = ps_hash_slot(slot_key(k, thread), v->ocap);
-	while (v->ords[h].used && (v->ords[h].thread != thread || memcmp(&v->ords[h].k, k, sizeof(*k))))
-		h = ps_probe(h, v->ocap);
-	if (!v->ords[h].used) {
-		v->ords[h] = (struct slot){ .k = *k, .thread = thread, .used = true };
-		v->oused++;
-	}
-	return &v->ords[h];
-}
-
 /* Numbers e if it is a message end; takes in a channel's mark. */
 static void number_end(lv *v, struct lv_event *e)
 {
@@ -303,19 +263,13 @@ static void number_end(lv *v, struct lv_event *e)
 		return;
 	struct key k = { dir > 0 ? (uint32_t)rank : e->peer, dir > 0 ? e->peer : (uint32_t)rank, e->tag, e->comm,
 			 dir < 0 };
-	struct slot *c = channel(v, &k, e->thread);
-	if (!c) {
-		lv_unpaired(v, "too many channels to follow their messages' numbers");
-		return;
-	}
-	if (mark) { /* its count in full (collectors.h: es_mark_count) */
-		c->base = (uint64_t)e->bytes | (uint64_t)e->seq << 32;
-		c->known = true;
-		return;
-	}
+	struct es_trace t = { .op = e->op, .seq = e->seq, .size = e->bytes };
 	uint64_t n;
-	if (!(e->op & ES_OP_NUMBERED) || !es_num_of((uint16_t)e->seq, c->known, c->base, &n))
-		return; /* no number to pair it by: never joined to another */
+	int rc = es_numr_end(v->numr, e->thread, lv__key(&k), &t, &n);
+	if (rc == -ENOMEM)
+		lv_unpaired(v, "no memory to follow the channels' numbers");
+	if (rc)
+		return; /* a mark taken in, or no number to pair it by: never joined to another */
 	e->ord = (uint32_t)n;
 	e->numbered = true;
 	if (dir > 0)

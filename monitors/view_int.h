@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "collectors/collectors.h"
 #include "view.h"
 
 #define NCLASS ES_NCLASS   /* enum es_class: every picture's classes and colours */
@@ -21,13 +22,6 @@ struct key {
 	uint32_t from, to, tag;
 	uint16_t comm;
 	uint16_t recv;
-};
-/* A thread's channel: its latest mark's count, once one was read (es_num_of). */
-struct slot {
-	struct key k;
-	uint32_t thread;
-	uint64_t base;
-	bool known, used;
 };
 /* A send kept for the line to its receive. */
 struct sent {
@@ -78,8 +72,7 @@ struct lv {
 	struct place *at;
 	int nth, units;
 	uint64_t tgen;
-	struct slot *ords;
-	size_t ocap, oused;
+	es_numr *numr; /* the threads' channels' numbers (collectors.h) */
 	char unpaired[200];
 	struct sent *sent;
 	struct mark marks[MARKS]; /* a ring, the newest at (nmarks - 1) % MARKS */

@@ -24,11 +24,6 @@ struct head { /* what every table entry begins with */
 	uint64_t key;
 	bool used;
 };
-struct chan { /* a thread's channel: its latest mark's count */
-	struct head h;
-	uint64_t base;
-	bool known;
-};
 struct name { /* a thread's call site, named once */
 	struct head h;
 	char *s;
@@ -42,8 +37,7 @@ struct comm { /* a rank's serial (low 16 bits), as looked up since the last refr
 
 struct wl {
 	ws *w;
-	struct chan *chans;
-	size_t ccap, cused;
+	es_numr *numr; /* the threads' channels' numbers */
 	struct comm *comms;
 	size_t mcap, mused;
 	uint64_t *prev;  /* each row's ns at the last period */
@@ -60,7 +54,9 @@ struct wl {
 int wl_create(wl **out)
 {
 	wl *l = calloc(1, sizeof(*l));
-	if (!l || ws_create(&l->w)) {
+	if (!l || ws_create(&l->w) || es_numr_create(&l->numr)) {
+		if (l)
+			ws_destroy(l->w);
 		free(l);
 		return -ENOMEM;
 	}
@@ -74,9 +70,10 @@ void wl_destroy(wl *l)
 	if (!l)
 		return;
 	ws_destroy(l->w);
+	es_numr_destroy(l->numr);
 	for (size_t i = 0; i < l->ncap; i++)
 		free(l->names[i].s);
-	free(l->chans), free(l->comms), free(l->prev), free(l->rank_of), free(l->names);
+	free(l->comms), free(l->prev), free(l->rank_of), free(l->names);
 	free(l);
 }
 
@@ -158,19 +155,10 @@ static uint64_t number(wl *l, const struct es_trace *t, int thread, int rank, co
 	int dir = mark ? (t->op & ES_OP_RECV ? -1 : 1) : es_is_mark(t->op) ? 0 : es_message(t->op);
 	if (!dir || t->element == ES_NONE || !c)
 		return WS_MSG_NONE;
-	uint64_t k = ps_hash_fold(ps_hash_fold(ps_hash_fold(ps_hash_fold(ps_hash_fold(PS_HASH_SEED, (uint64_t)thread),
-									      t->element), t->arg), c->id), dir < 0);
-	struct chan *ch = slot((void **)&l->chans, &l->ccap, &l->cused, sizeof(*ch), k);
-	if (!ch)
-		return WS_MSG_NONE;
-	if (mark) {
-		ch->base = es_mark_count(t);
-		ch->known = true;
-		return WS_MSG_NONE;
-	}
-	uint64_t n;
-	if (!(t->op & ES_OP_NUMBERED) || !es_num_of((uint16_t)t->seq, ch->known, ch->base, &n))
-		return WS_MSG_NONE;
+	uint64_t n, ch = ps_hash_fold(ps_hash_fold(ps_hash_fold(ps_hash_fold(PS_HASH_SEED, t->element), t->arg), c->id),
+				     dir < 0);
+	if (es_numr_end(l->numr, (uint32_t)thread, ch, t, &n))
+		return WS_MSG_NONE; /* a mark taken in, or no number to pair it by */
 	uint32_t from = dir > 0 ? (uint32_t)rank : t->element, to = dir > 0 ? t->element : (uint32_t)rank;
 	return ps_hash_fold(ps_hash_fold(ps_hash_fold(ps_hash_fold(ps_hash_fold(PS_HASH_SEED, from), to), c->id),
 					 t->arg), n);

@@ -99,7 +99,7 @@ mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q -j "$job.ok" "$
 "$BIN/psadm" list | grep -q "$job.ok" && die "a job that ended cleanly left its segments: $("$BIN/psadm" list)"
 mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q --keep always -j "$job.ka" \
 	"$BUILD/tests/mpi_late" || die "mpi_late --keep always failed"
-"$BIN/psadm" list | grep -q "^job $job.ka: ended, kept (keep: always)" || die "keep always: $("$BIN/psadm" list)"
+"$BIN/psadm" list | grep -q "^job $job.ka: ended, kept (keep: always; psadm rm $job.ka removes it)" || die "keep always: $("$BIN/psadm" list)"
 "$BIN/psadm" clean "$job" | grep -q "^kept $job.ka.r0: keep: always" || die "psadm clean removed a job kept always"
 rm_segments "$job.ka"
 

@@ -735,6 +735,35 @@ START_TEST(collector_picked_by_the_program_mpi)
 }
 END_TEST
 
+/* The readers' numbers: whole while small, from the latest mark after
+ * it, nothing when the mark was lost; each thread's and each channel's
+ * apart; marks taken in, no number of their own. */
+START_TEST(numbers_read_as_written)
+{
+	es_numr *r;
+	ck_assert_int_eq(es_numr_create(&r), 0);
+	uint64_t n = 0;
+	struct es_trace whole = { .op = ES_OP_MPI_SEND | ES_OP_NUMBERED, .seq = ES_NUM_WHOLE | 7 };
+	ck_assert_int_eq(es_numr_end(r, 0, 11, &whole, &n), 0);
+	ck_assert_uint_eq(n, 7);
+	struct es_trace late = { .op = ES_OP_MPI_SEND | ES_OP_NUMBERED, .seq = 40000u & 0x7fff };
+	ck_assert_int_eq(es_numr_end(r, 0, 11, &late, &n), ES_NUMR_NONE); /* its mark not seen */
+	struct es_trace mark = { .op = ES_OP_MPI_CHANNEL, .seq = 0, .size = 39000 };
+	ck_assert_int_eq(es_numr_end(r, 0, 11, &mark, &n), ES_NUMR_MARK);
+	ck_assert_int_eq(es_numr_end(r, 0, 11, &late, &n), 0);
+	ck_assert_uint_eq(n, 40000);
+	ck_assert_int_eq(es_numr_end(r, 1, 11, &late, &n), ES_NUMR_NONE); /* another thread's channel */
+	ck_assert_int_eq(es_numr_end(r, 0, 12, &late, &n), ES_NUMR_NONE); /* another channel */
+	struct es_trace plain = { .op = ES_OP_MPI_SEND, .seq = 5 };
+	ck_assert_int_eq(es_numr_end(r, 0, 11, &plain, &n), ES_NUMR_NONE); /* not numbered */
+	for (uint32_t t = 0; t < 2000; t++) /* grown past its first table: the mark still there */
+		ck_assert_int_eq(es_numr_end(r, t + 10, 11, &mark, &n), ES_NUMR_MARK);
+	ck_assert_int_eq(es_numr_end(r, 0, 11, &late, &n), 0);
+	ck_assert_uint_eq(n, 40000);
+	es_numr_destroy(r);
+}
+END_TEST
+
 Suite *collectors_suite(void)
 {
 	Suite *s = suite_create("collectors");
@@ -757,6 +786,7 @@ Suite *collectors_suite(void)
 	tcase_add_test(tc, shared_space_read_elsewhere);
 	tcase_add_test(tc, pathmap_puts_collectors_on_paths);
 	tcase_add_test(tc, collector_picked_by_the_program_mpi);
+	tcase_add_test(tc, numbers_read_as_written);
 	suite_add_tcase(s, tc);
 	return s;
 }
