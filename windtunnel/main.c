@@ -140,8 +140,11 @@ static void tunnel_open(struct tunnel *t, const struct wt_totals *tot)
 	t->tried = true;
 	t->inflow = tot->inflow_density / 65536.0;
 	t->plate = tot->plate_x;
-	if (pm_space_name(space, sizeof(space), t->job, PM_SPACE_PROCESS, t->process) ||
-	    ps_server_open_shm(space, PS_RDWR, &t->srv))
+	struct ps_shm_info in;
+	/* this run's own (its collectors made it): an earlier run's of the
+	 * same name, ended, is no place for this one's object */
+	if (pm_space_name(space, sizeof(space), t->job, PM_SPACE_PROCESS, t->process) || ps_shm_info(space, &in) ||
+	    in.state != PS_SHM_LIVE || ps_server_open_shm(space, PS_RDWR, &t->srv))
 		return; /* no trace space (no -c): nothing to steer */
 	int rc = st_app_create(&t->app);
 	if (!rc)
