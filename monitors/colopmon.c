@@ -486,6 +486,22 @@ static void wait_trigger(const struct wl_period *w)
 }
 
 /* The period's wait states, said; the trigger judged. */
+/* What the wait states could not judge, said in the period it grew. */
+static void waits_unseen(void)
+{
+	static struct ws_stats was;
+	struct ws_stats st;
+	ws_stats(wl_engine(live), &st);
+	if (st.unpaired == was.unpaired && st.incomplete == was.incomplete && st.given_up == was.given_up &&
+	    st.unseen_calls == was.unseen_calls)
+		return;
+	printf("waits not judged in full so far: %llu message ends without their other end, %llu collectives "
+	       "without every member, %llu calls given up after %u s, %llu completions whose wait was not seen\n",
+	       (unsigned long long)st.unpaired, (unsigned long long)st.incomplete, (unsigned long long)st.given_up,
+	       WL_HORIZON_S, (unsigned long long)st.unseen_calls);
+	was = st;
+}
+
 static void waits_period(bool quiet)
 {
 	struct wl_period w;
@@ -508,6 +524,8 @@ static void waits_period(bool quiet)
 		       (double)r->ns / 1e6, by);
 	}
 	wl_period_free(&w);
+	if (print_waits && !quiet)
+		waits_unseen();
 }
 
 /* What the loop keeps between pulls. */
