@@ -129,6 +129,24 @@ bool ps_shm_expected(const char *name)
 	return found;
 }
 
+int ps_shm_expect_sweep(void)
+{
+	DIR *dir = opendir("/dev/shm");
+	if (!dir)
+		return ps__neg_errno(errno);
+	int gone = 0;
+	const size_t np = strlen(NOTE_PREFIX);
+	for (struct dirent *de; (de = readdir(dir));) {
+		struct stat st;
+		if (strncmp(de->d_name, NOTE_PREFIX, np) || fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    st.st_uid != geteuid())
+			continue;
+		gone += !note_live(dirfd(dir), de->d_name) && faccessat(dirfd(dir), de->d_name, F_OK, AT_EACCESS) != 0;
+	}
+	closedir(dir);
+	return gone;
+}
+
 int ps_shm_release(const char *const *names, int n)
 {
 	struct ps_shm_info in;

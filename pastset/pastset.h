@@ -295,6 +295,10 @@ int ps_shm_expect(const char *prefix, ps_expect **out);
 void ps_shm_expect_end(ps_expect *e);
 /* Whether a live reader (of this user or root) waits for segment `name`. */
 bool ps_shm_expected(const char *name);
+/* Removes the caller's notes whose reader is gone (a monitor killed before
+ * it could end its note; the next look at the job's prefix would too).
+ * How many went, or a negative code. */
+int ps_shm_expect_sweep(void);
 /* The policy of a segment this user owns, set after it was made (by the
  * job that decides it, for segments its layers made). */
 int ps_shm_set_keep(const char *name, enum ps_keep keep);

@@ -24,7 +24,8 @@ static const char *usage =
 	"                                ended jobs' segments (unless keep: always), those\n"
 	"                                of jobs that died only with keep: never, and ones\n"
 	"                                left incomplete for over 10 s; --all: every one\n"
-	"                                whose creator is gone\n"
+	"                                whose creator is gone; and the notes of your\n"
+	"                                monitors that died waiting for their jobs\n"
 	"       psadm serve PREFIX [--addr A] [--port P] [--secret-file F] [--writable]\n"
 	"                  [--port-file F]  the node daemon: serves this host's segments\n"
 	"                                whose names start with PREFIX over TCP, on\n"
@@ -444,6 +445,10 @@ int main(int argc, char **argv)
 			}
 		}
 		ps_shm_list(clean_one, &c);
+		int notes = c.dry ? 0 : ps_shm_expect_sweep(); /* a killed monitor's note waits for nothing */
+		if (notes > 0)
+			printf("removed %d note%s of monitors that died waiting for their jobs\n", notes,
+			       notes == 1 ? "" : "s");
 	} else {
 		fprintf(stderr, "psadm: expected list, show NAME..., rm NAME..., clean or serve PREFIX, got '%s'\n%s",
 			cmd, usage);

@@ -6,6 +6,7 @@ dir=$(mktemp -d)
 job="${bench_job:-bench}$$"
 rm_segments() { # rm_segments PREFIX: this host's segments whose names start with PREFIX
 	for seg in $("$bin/psadm" list | awk '{print $1}' | grep "^$1"); do "$bin/psadm" rm "$seg" >/dev/null; done
+	rm -f /dev/shm/pastset-expect."$1"* # the notes of waiting monitors killed before they could
 }
 cleanup() {
 	rm_segments "$job"

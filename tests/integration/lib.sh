@@ -24,9 +24,11 @@ end_job() {
 	wait "$1" 2>/dev/null
 	return 0
 }
-# rm_segments PREFIX: removes this host's segments whose names start with PREFIX.
+# rm_segments PREFIX: removes this host's segments whose names start with PREFIX, and the notes
+# of monitors that waited for them (pastset.h: ps_shm_expect) a test killed before they could
 rm_segments() {
 	for s in $("$BIN/psadm" list | awk '{print $1}' | grep "^$1"); do "$BIN/psadm" rm "$s" >/dev/null; done
+	rm -f /dev/shm/pastset-expect."$1"*
 }
 # view_post URL WHAT: a POST to esview at URL (http://HOST:PORT/) as its own
 # page makes one: with the page's token and its Origin.

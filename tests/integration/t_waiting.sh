@@ -74,6 +74,16 @@ mkdir "$dir/edead"
 mpi -x ES_EXPECT_DIR="$dir/edead" "$BIN/esrun" -q -j "$j" "$BUILD/tests/mpi_every" >/dev/null 2>&1 || die "mpi_every (dead)"
 gone "$j" || die "a dead monitor's note kept the job's segments: $(ls /dev/shm | grep "$j")"
 noted "$j" && die "a dead monitor's note outlived the job's end"
+# ... and one killed while no job came: psadm clean sweeps its note
+j="$job.swept"
+"$BIN/esrecord" -w 60 -o "$dir/swept" "$j" 2>/dev/null &
+rec=$!
+wait_for 30 noted "$j" || die "esrecord (swept) never said it waits"
+kill -9 $rec
+wait $rec 2>/dev/null
+"$BIN/psadm" clean "$j" | grep -q "^removed [1-9][0-9]* notes\{0,1\} of monitors that died waiting for their jobs$" ||
+	die "psadm clean did not sweep a dead monitor's note"
+noted "$j" && die "psadm clean left a dead monitor's note"
 
 # another user's note, of a live process of theirs, keeps nothing
 if id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then

@@ -1038,6 +1038,33 @@ START_TEST(multi_writer_processes)
 }
 END_TEST
 
+/* A note whose reader is gone is swept; a live reader's stays. */
+START_TEST(dead_readers_notes_swept)
+{
+	char pfx[64], dead[128];
+	snprintf(pfx, sizeof(pfx), "sweep%d.", (int)getpid());
+	ps_expect *e;
+	ck_assert_int_eq(ps_shm_expect(pfx, &e), 0);
+	/* one of a process that is gone: a child's, after it exited */
+	pid_t c = fork();
+	if (c == 0)
+		_exit(0);
+	ck_assert_int_eq(waitpid(c, NULL, 0), c);
+	snprintf(dead, sizeof(dead), "/dev/shm/pastset-expect.%s.%d", pfx, (int)c);
+	FILE *f = fopen(dead, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "%d 12345\n", (int)c);
+	fclose(f);
+	ck_assert_int_ge(ps_shm_expect_sweep(), 1);
+	ck_assert_int_ne(access(dead, F_OK), 0);
+	char name[80];
+	snprintf(name, sizeof(name), "%sr0", pfx);
+	ck_assert(ps_shm_expected(name)); /* the live one stays */
+	ps_shm_expect_end(e);
+	ck_assert(!ps_shm_expected(name));
+}
+END_TEST
+
 Suite *pastset_shm_suite(void)
 {
 	Suite *s = suite_create("pastset_shm");
@@ -1066,6 +1093,7 @@ Suite *pastset_shm_suite(void)
 	tcase_add_test(tc, multi_writer_processes);
 	tcase_add_test(tc, keep_policy_and_release);
 	tcase_add_test(tc, waiting_reader_keeps_the_group);
+	tcase_add_test(tc, dead_readers_notes_swept);
 	tcase_add_test(tc, watch_word_moves_with_writes);
 #ifdef ES_DEBUG
 	tcase_add_test_raise_signal(tc, broken_invariant_aborts, SIGABRT);
