@@ -8,6 +8,9 @@ taken, and mpirun gets the flags a root user on a small machine needs
 (the README says them once, under "Two commands").  "make" lines are
 left out (the test has built).  Comments are dropped.  Exits 1 when the
 section or its block is not there.
+
+readme_blocks.py --programs README: the program each command of every sh
+block begins with, a line each.
 """
 import re
 import sys
@@ -31,7 +34,26 @@ def block(readme, section):
     return None
 
 
+def programs(readme):
+    """The first word of every command in every sh block (continuation lines and comments aside)."""
+    out, inside, cont = set(), False, False
+    for ln in open(readme):
+        if ln.startswith("```"):
+            inside, cont = ln.strip() == "```sh", False
+            continue
+        if not inside:
+            continue
+        cmd = re.sub(r"\s+#.*$", "", ln.rstrip("\n")).strip()
+        if cmd and not cont and not cmd.startswith("#"):
+            out.add(cmd.lstrip("(").split()[0])
+        cont = cmd.endswith("\\")
+    return sorted(out)
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--programs":
+        print("\n".join(programs(sys.argv[2])))
+        return
     readme, section, bindir, app, prefix = sys.argv[1:6]
     got = block(readme, section)
     if not got:

@@ -22,6 +22,15 @@ block() { # SECTION: its first sh block, as this machine runs it
 }
 cd "$dir" || die "no $dir"
 
+# every program a block runs is there by the path it gives, or on PATH (a shell's own: wait, umask)
+for p in $(python3 "$here/readme_blocks.py" --programs "$here/../../README.md"); do
+	case $p in
+	build/release/bin/*) [ -x "$BIN/${p#build/release/bin/}" ] || die "the README runs $p, which the build has not" ;;
+	wait | umask) ;;
+	*) command -v "$p" >/dev/null || die "the README runs $p, which is not on PATH" ;;
+	esac
+done
+
 # Watching an MPI program: the job kept (--keep always), listed, shown, removed by its name
 block "Watching an MPI program" >"$dir/watch.sh"
 sh -e "$dir/watch.sh" >"$dir/watch.out" 2>&1 || die "the block failed: $(cat "$dir/watch.out")"
