@@ -66,6 +66,7 @@ def main():
         # run1 is a job and its files' stem; tunnel a job, and tunnel.FIELD its object's
         cmd = re.sub(r"\brun1\b", prefix + "run1", cmd)
         cmd = re.sub(r"(?<![\w.])tunnel(?=\s|$)", prefix + "tunnel", cmd)
+        cmd = re.sub(r"\bJOB\b", prefix + "job", cmd)  # the placeholder some blocks use
         cmd = re.sub(r"^mpirun ", "mpirun --oversubscribe --allow-run-as-root ", cmd)
         print(cmd)
 

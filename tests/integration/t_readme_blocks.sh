@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_readme_blocks.sh - the README's command blocks run as written (readme_blocks.py: only paths, job names and root's mpirun flags made this machine's), and do what their comments say: "Watching an MPI program", "Keeping a run", "Running the wind tunnel".
+# t_readme_blocks.sh - the README's command blocks run as written (readme_blocks.py: only paths, job names and root's mpirun flags made this machine's), and do what their comments say: "Watching an MPI program", "Keeping a run", "Watching a job live", "Running the wind tunnel".
 set -u
 . "$(dirname "$0")/lib.sh"
 [ -f "$BUILD/lib/libescollect.so" ] || { echo "no libescollect.so (sanitizer build): skipped"; exit 0; }
@@ -52,6 +52,39 @@ python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert "wait_sta
 [ -s "${pre}run1.png.d/timeline.png" ] && [ -s "${pre}run1.png.d/matrix.png" ] || die "no pictures in ${pre}run1.png.d"
 grep -q "^@--- " "$dir/keep.out" || die "esprofile printed no page: $(tail "$dir/keep.out")"
 
+# Watching a job live: each monitor of the block at once, in a terminal of its own, on a job
+# started after them (they wait for it); each says what the comments say, esview until stopped
+block "Watching a job live" >"$dir/live.sh"
+k=0
+pids=""
+while read -r line; do
+	k=$((k + 1))
+	echo "exec $line" >"$dir/live$k.sh"
+	sh "$dir/live$k.sh" >"$dir/live$k.out" 2>&1 &
+	pids="$pids $!"
+done <"$dir/live.sh"
+[ "$k" -eq 5 ] || die "the block has $k monitors, this test knows 5"
+esv=$!
+wait_for 30 grep -q "^esview: job ${pre}job at http" "$dir/live5.out" || die "esview: $(cat "$dir/live5.out")"
+mpirun --oversubscribe --allow-run-as-root -np 4 "$BIN/esrun" -q -j "${pre}job" "$BUILD/tests/ring_demo" 3 >/dev/null 2>&1 ||
+	die "ring_demo failed"
+k=0
+for p in $pids; do
+	k=$((k + 1))
+	[ "$p" = "$esv" ] && continue
+	wait "$p"
+	st=$?
+	# heartbeat's status 1: a thread stalled, as ring_demo's does by design
+	[ "$st" -eq 0 ] || { [ "$st" -eq 1 ] && grep -q "heartbeat" "$dir/live$k.sh"; } ||
+		die "the block's line $k ($(cat "$dir/live$k.sh")) ended $st: $(cat "$dir/live$k.out")"
+done
+kill "$esv"; wait "$esv" 2>/dev/null
+grep -q "threads: .* progressing" "$dir/live1.out" || die "heartbeat: $(cat "$dir/live1.out")"
+grep -q "stall: rank" "$dir/live1.out" || die "heartbeat did not name the stuck rank: $(cat "$dir/live1.out")"
+[ -s wait.dot ] && [ -s wait.png ] || die "heartbeat --graph made no wait.dot and wait.png"
+[ -s ev.txt ] && grep -q "events written, 0 discarded" "$dir/live3.out" || die "geteventmon: $(cat "$dir/live3.out")"
+grep -q "MPI_Allreduce .* calls, latency" "$dir/live4.out" || die "colopmon: $(cat "$dir/live4.out")"
+
 # Running the wind tunnel: heartbeat "in another terminal, while it runs", esctl on its object;
 # long enough for them (-t 400 is over in a second), then ended
 block "Running the wind tunnel" | sed 's/ -t 400 / -t 100000000 /' >"$dir/wt.sh"
@@ -73,4 +106,4 @@ grep -q "^    inflow  double  writable in \[0, 1\]" "$dir/esctl.out" || die "esc
 grep -q ": tunnel.inflow 0.199996948242188 -> 0.6" "$dir/esctl.out" ||
 	die "esctl set did not say the README's old value: $(cat "$dir/esctl.out")"
 grep -q "threads" "$dir/hb.out" || die "heartbeat said nothing of the tunnel's threads: $(cat "$dir/hb.out")"
-echo "t_readme_blocks: 3 blocks run as written"
+echo "t_readme_blocks: 4 blocks run as written"
