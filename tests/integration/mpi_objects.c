@@ -48,6 +48,7 @@ int main(int argc, char **argv)
 	const char *release = argc > 1 ? argv[1] : "/nonexistent";
 	double rate = argc > 2 ? 0.2 : 1, v[4] = { 0 }, sum = 0, odd[2] = { NAN, -INFINITY };
 	int steps = 0, mode = 0;
+	double flow = 0;
 	/* argv[2]: the README's names (the wind tunnel's: tunnel.inflow in [0, 1]) */
 	int readme = argc > 2 && !strcmp(argv[2], "tunnel");
 	es_object *o = es_object_create(readme ? "tunnel" : "sim", "a simulation to steer");
@@ -59,7 +60,10 @@ int main(int argc, char **argv)
 		 es_object_double(o, "odd", odd, 2, 0, 0, 0, "what a program may publish: NaN, infinity") ||
 		 es_object_method(o, "kick", kick, NULL, "count a kick") ||
 		 es_object_method(o, "stop", stop, NULL, "end the run") ||
-		 es_object_method(o, "hold", hold, NULL, "no safe point until the release file exists");
+		 es_object_method(o, "hold", hold, NULL, "no safe point until the release file exists") ||
+		 /* and the README's sample's other two: a sensor, and a method with an argument */
+		 (readme && (es_object_double(o, "mass_flow", &flow, 1, 0, 0, 0, "mass flow through the exit") ||
+			     es_object_method(o, "reset", kick, NULL, "start the flow again")));
 	/* declared wrong: said on stderr, refused */
 	int bad;
 	if (es_object_int(o, "steps", &bad, 1, 0, 0, 1, "again") == 0 || es_object_create("2bad", "") != NULL)
@@ -69,6 +73,7 @@ int main(int argc, char **argv)
 	while (!rc) {
 		steps++;
 		sum += rate;
+		flow = rate + 0.5; /* what comes in, and what was there */
 		es_object_publish(o);
 		if (held && access(release, F_OK) == 0)
 			held = 0;

@@ -1,16 +1,18 @@
 #!/bin/sh
-# t_readme_blocks.sh - the README's command blocks run as written (readme_blocks.py: only paths, job names and root's mpirun flags made this machine's), and do what their comments say: "Watching an MPI program", "Keeping a run", "Watching a job live", "Running the wind tunnel".
+# t_readme_blocks.sh - the README's command blocks run as written (readme_blocks.py: only paths, job names and root's mpirun flags made this machine's), and do what their comments say: "Watching an MPI program", "Keeping a run", "Watching a job live", "Changing what a running job records", "Steering a running program", "Running the wind tunnel".
 set -u
 . "$(dirname "$0")/lib.sh"
 [ -f "$BUILD/lib/libescollect.so" ] || { echo "no libescollect.so (sanitizer build): skipped"; exit 0; }
 BIN=$(cd "$BIN" && pwd) BUILD=$(cd "$BUILD" && pwd)
+unset ES_KEEP # as a user runs them: the default keep policy, which the blocks count on
 here=$(cd "$(dirname "$0")" && pwd)
 pre="itrb$$"
 dir=$(mktemp -d)
-tun="" hb=""
+tun="" hb="" rule=""
 cleanup() {
 	[ -n "$tun" ] && end_job "$tun"
 	[ -n "$hb" ] && kill "$hb" 2>/dev/null && wait "$hb" 2>/dev/null
+	[ -n "$rule" ] && kill "$rule" 2>/dev/null && wait "$rule" 2>/dev/null
 	rm_segments "$pre"
 	rm -rf "$dir"
 }
@@ -85,6 +87,36 @@ grep -q "stall: rank" "$dir/live1.out" || die "heartbeat did not name the stuck 
 [ -s ev.txt ] && grep -q "events written, 0 discarded" "$dir/live3.out" || die "geteventmon: $(cat "$dir/live3.out")"
 grep -q "MPI_Allreduce .* calls, latency" "$dir/live4.out" || die "colopmon: $(cat "$dir/live4.out")"
 
+# Changing what a running job records, and steering it: each esctl line on a running program
+# (mpi_objects, whose object is the README's sample's tunnel); the line through another host's
+# servers is the across-hosts test's (t_esctl), not this host's
+mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q -j "${pre}run1" "$BUILD/tests/mpi_objects" "$dir/none" \
+	tunnel >"$dir/obj.app" 2>&1 &
+tun=$!
+wait_for 60 sh -c "\"$BIN/esctl\" ${pre}run1 objects | grep -c '^rank [01]: tunnel' | grep -qx 2" || die "mpi_objects: no object"
+for sec in "Changing what a running job records" "Steering a running program: objects, rules, handlers"; do
+	block "$sec" | grep -v -- "--servers" >"$dir/ctl.sh"
+	while read -r line; do
+		echo "exec $line" >"$dir/one.sh"
+		case $line in
+		*" rule '"*) # a monitor's rule runs in esctl until the job ends: a terminal of its own
+			sh "$dir/one.sh" >"$dir/rule.out" 2>&1 &
+			rule=$!
+			wait_for 30 grep -q "^esctl: rule runs here: " "$dir/rule.out" || die "the rule never ran: $(cat "$dir/rule.out")" ;;
+		*) sh "$dir/one.sh" >>"$dir/ctl.out" 2>&1 || die "'$line' failed: $(tail -5 "$dir/ctl.out")" ;;
+		esac
+	done <"$dir/ctl.sh"
+done
+"$BIN/esctl" "${pre}run1" call tunnel.stop >/dev/null
+wait "$tun" || die "mpi_objects under the README's esctl lines failed: $(cat "$dir/obj.app")"
+tun=""
+wait "$rule" || die "the monitor's rule did not end with the job: $(cat "$dir/rule.out")"
+for want in "esctl: collect \[-all, MPI_Allreduce\]: applied by 2 of 2 ranks" "^rank 0: records \[all\] (order" \
+	": tunnel.inflow 0.2 -> 0.6" "rule 1" "^rank 0: tunnel  a simulation to steer"; do
+	grep -q "$want" "$dir/ctl.out" || die "the esctl lines did not say '$want': $(cat "$dir/ctl.out")"
+done
+grep -q "rank 0: .*v=0,0.5,0,-0.5" "$dir/obj.app" || die "the array set did not reach the program: $(cat "$dir/obj.app")"
+
 # Running the wind tunnel: heartbeat "in another terminal, while it runs", esctl on its object;
 # long enough for them (-t 400 is over in a second), then ended
 block "Running the wind tunnel" | sed 's/ -t 400 / -t 100000000 /' >"$dir/wt.sh"
@@ -106,4 +138,4 @@ grep -q "^    inflow  double  writable in \[0, 1\]" "$dir/esctl.out" || die "esc
 grep -q ": tunnel.inflow 0.199996948242188 -> 0.6" "$dir/esctl.out" ||
 	die "esctl set did not say the README's old value: $(cat "$dir/esctl.out")"
 grep -q "threads" "$dir/hb.out" || die "heartbeat said nothing of the tunnel's threads: $(cat "$dir/hb.out")"
-echo "t_readme_blocks: 4 blocks run as written"
+echo "t_readme_blocks: 6 blocks run as written"
