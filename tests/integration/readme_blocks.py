@@ -66,7 +66,8 @@ def main():
         # run1 is a job and its files' stem; tunnel a job, and tunnel.FIELD its object's
         cmd = re.sub(r"\brun1\b", prefix + "run1", cmd)
         cmd = re.sub(r"(?<![\w.])tunnel(?=\s|$)", prefix + "tunnel", cmd)
-        cmd = re.sub(r"\bJOB\b", prefix + "job", cmd)  # the placeholder some blocks use
+        cmd = re.sub(r"\bJOB\b", prefix + "job", cmd)  # the placeholders some blocks use
+        cmd = re.sub(r"\bDIR\b", prefix + "dir", cmd)
         cmd = re.sub(r"^mpirun ", "mpirun --oversubscribe --allow-run-as-root ", cmd)
         print(cmd)
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_readme_blocks.sh - the README's command blocks run as written (readme_blocks.py: only paths, job names and root's mpirun flags made this machine's), and do what their comments say: "Watching an MPI program", "Keeping a run", "Watching a job live", "Changing what a running job records", "Steering a running program", "Running the wind tunnel".
+# t_readme_blocks.sh - the README's command blocks run as written (readme_blocks.py: only paths, job names and root's mpirun flags made this machine's), and do what their comments say: "Watching an MPI program", "Keeping a run", "Watching a job live", "Why time is lost", "Changing what a running job records", "Steering a running program", "Running the wind tunnel".
 set -u
 . "$(dirname "$0")/lib.sh"
 [ -f "$BUILD/lib/libescollect.so" ] || { echo "no libescollect.so (sanitizer build): skipped"; exit 0; }
@@ -87,6 +87,38 @@ grep -q "stall: rank" "$dir/live1.out" || die "heartbeat did not name the stuck 
 [ -s ev.txt ] && grep -q "events written, 0 discarded" "$dir/live3.out" || die "geteventmon: $(cat "$dir/live3.out")"
 grep -q "MPI_Allreduce .* calls, latency" "$dir/live4.out" || die "colopmon: $(cat "$dir/live4.out")"
 
+# Why time is lost: the readers on the archive the block before made, then the three live
+# monitors at once on a job whose rank 1 sends 300 ms late (mpi_waits), esview until stopped
+block "Why time is lost: wait states, their causes, the critical path" >"$dir/why.sh"
+head -3 "$dir/why.sh" >"$dir/why1.sh"
+sh -e "$dir/why1.sh" >"$dir/why1.out" 2>&1 || die "the block's readers failed: $(tail "$dir/why1.out")"
+grep -q "Wait states" "$dir/why1.out" && grep -q '"wait_states"' "$dir/why1.out" && [ -s o/traces.otf2 ] ||
+	die "the readers did not give the wait states: $(head -c 600 "$dir/why1.out")"
+k=0
+pids=""
+tail -n +4 "$dir/why.sh" >"$dir/why2.sh"
+while read -r line; do
+	k=$((k + 1))
+	echo "exec $line" >"$dir/why2.$k.sh"
+	sh "$dir/why2.$k.sh" >"$dir/why2.$k.out" 2>&1 &
+	pids="$pids $!"
+done <"$dir/why2.sh"
+[ "$k" -eq 3 ] || die "the block has $k monitors, this test knows 3"
+esv=$!
+wait_for 30 grep -q "^esview: job ${pre}job at http" "$dir/why2.3.out" || die "esview: $(cat "$dir/why2.3.out")"
+mkdir -p "$dir/truth"
+mpirun --oversubscribe --allow-run-as-root -np 3 "$BIN/esrun" -q -j "${pre}job" "$BUILD/tests/mpi_waits" 300 "$dir/truth" \
+	>/dev/null 2>&1 || die "mpi_waits failed"
+for p in $pids; do
+	[ "$p" = "$esv" ] && continue
+	wait "$p" || die "a monitor of the block failed: $(cat "$dir"/why2.*.out)"
+done
+kill "$esv"; wait "$esv" 2>/dev/null
+grep -q "^  wait state Late Sender " "$dir/why2.1.out" || die "colopmon --waits: $(tail "$dir/why2.1.out")"
+grep -q "snapshot of job ${pre}job in ${pre}dir" "$dir/why2.2.out" || die "colopmon --wait-above: $(cat "$dir/why2.2.out")"
+grep -q "^esview: snapshot of job ${pre}job" "$dir/why2.3.out" || die "esview --trigger: $(cat "$dir/why2.3.out")"
+rm_segments "${pre}job"
+
 # Changing what a running job records, and steering it: each esctl line on a running program
 # (mpi_objects, whose object is the README's sample's tunnel); the line through another host's
 # servers is the across-hosts test's (t_esctl), not this host's
@@ -138,4 +170,4 @@ grep -q "^    inflow  double  writable in \[0, 1\]" "$dir/esctl.out" || die "esc
 grep -q ": tunnel.inflow 0.199996948242188 -> 0.6" "$dir/esctl.out" ||
 	die "esctl set did not say the README's old value: $(cat "$dir/esctl.out")"
 grep -q "threads" "$dir/hb.out" || die "heartbeat said nothing of the tunnel's threads: $(cat "$dir/hb.out")"
-echo "t_readme_blocks: 6 blocks run as written"
+echo "t_readme_blocks: 7 blocks run as written"
