@@ -7,28 +7,29 @@
 #include "archive/convert.h"
 
 /*
- * collectors.h ("Messages' numbers") says what the collector writes: a
- * message end's number on its channel in its tuple, whole while small,
- * else read from the channel's latest mark (es_num_of).  Here each
- * thread's channels are read in the order the thread wrote them; ends with
- * equal (channel, number) are one message.  An end without a number (one
- * whose mark was lost, with tuples lost or a recorder that came late; its
- * thread had no memory for the channel; a channel two threads of a rank
- * used, whose numbers are each thread's) is alone: never paired by guess.
+ * collectors.h ("Messages' numbers", "Reading the numbers") says what the
+ * collector writes and how every reader joins a message's two ends: each
+ * thread's ends are read in the order the thread wrote them, with the
+ * communicator as every rank names it (its id), and ends of equal key are
+ * one message, as the live readers (monitors/waitlive.c, view.c) join
+ * them.  An end without a key (one whose mark was lost, with tuples lost
+ * or a recorder that came late; its thread had no memory for the
+ * channel; a channel two threads of a rank used, whose numbers are each
+ * thread's) is alone: never paired by guess.  Having the whole run, an
+ * archive also un-keys the ends a channel's first thread made before a
+ * second came (a live reader has paired those already).
  *
  * An archive made before messages were numbered has neither flags nor
  * marks: its ends are paired by order, the k-th send on a channel with
  * the k-th receive, as MPI pairs them when every end was recorded.
  */
 
-#define NUM_NONE UINT64_MAX
-
 struct end {
-	uint32_t from, to, tag, thread, event;
-	uint16_t comm;
-	uint8_t recv, numbered;
-	uint64_t num; /* its number on its channel, NUM_NONE when it has none to be paired by */
+	uint64_t link; /* the channel, sends and receives alike (es_msg_end) */
+	uint64_t key;  /* the message's, 0 when it has none to be paired by */
 	uint64_t start;
+	uint32_t thread, event;
+	uint8_t recv, numbered, shared;
 };
 
 static int cmp(uint64_t x, uint64_t y)
@@ -36,52 +37,37 @@ static int cmp(uint64_t x, uint64_t y)
 	return x < y ? -1 : x > y;
 }
 
-static int key_cmp(const struct end *x, const struct end *y)
-{
-	int c = cmp(x->from, y->from);
-	c = c ? c : cmp(x->to, y->to);
-	c = c ? c : cmp(x->comm, y->comm);
-	return c ? c : cmp(x->tag, y->tag);
-}
-
 /* a channel's ends by thread, to find channels two threads used */
 static int by_side(const void *a, const void *b)
 {
 	const struct end *x = a, *y = b;
-	int c = key_cmp(x, y);
+	int c = cmp(x->link, y->link);
 	c = c ? c : cmp(x->recv, y->recv);
 	return c ? c : cmp(x->thread, y->thread);
 }
 
-/* a channel's messages by number, the send before the receive */
-static int by_number(const void *a, const void *b)
+/* ends by key, the send before the receive */
+static int by_key(const void *a, const void *b)
 {
 	const struct end *x = a, *y = b;
-	int c = key_cmp(x, y);
-	c = c ? c : cmp(x->num, y->num);
+	int c = cmp(x->key, y->key);
 	c = c ? c : cmp(x->recv, y->recv);
-	return c ? c : cmp(x->start, y->start);
+	c = c ? c : cmp(x->start, y->start);
+	return c ? c : cmp(x->event, y->event);
 }
 
 /* an archive without numbers: a channel's sends, then its receives, each by time */
 static int by_order(const void *a, const void *b)
 {
 	const struct end *x = a, *y = b;
-	int c = key_cmp(x, y);
+	int c = cmp(x->link, y->link);
 	c = c ? c : cmp(x->recv, y->recv);
 	c = c ? c : cmp(x->start, y->start);
 	return c ? c : cmp(x->event, y->event);
 }
 
-static uint64_t chan_of(const struct end *e)
-{
-	return ps_hash_fold(ps_hash_fold(ps_hash_fold(ps_hash_fold(ps_hash_fold(PS_HASH_SEED, e->from), e->to), e->tag),
-					 e->comm), e->recv);
-}
-
-/* Every message end of the ranks' threads, numbered as it comes in its
- * thread's order (the marks taken in: collectors.h's reader); whether any
- * is numbered.  -ENOMEM as (size_t)-1. */
+/* Every message end of the ranks' threads, read in its thread's order
+ * (the marks taken in); whether any is numbered.  -ENOMEM as (size_t)-1. */
 static size_t gather(const ar_archive *a, struct end *v, bool *numbered, uint64_t *unnumbered)
 {
 	const struct ar_event *ev = ar_events(a);
@@ -96,28 +82,22 @@ static size_t gather(const ar_archive *a, struct end *v, bool *numbered, uint64_
 		size_t ne = ar_thread_events(a, t, &idx);
 		for (size_t i = 0; i < ne && rank >= 0; i++) {
 			const struct es_trace *e = &ev[idx[i]].t;
-			if (es_is_group_mark(e->op))
-				continue; /* a window's epoch's member, no channel's */
-			bool mark = es_is_mark(e->op);
-			int dir = mark ? (e->op & ES_OP_RECV ? -1 : 1) : es_message(e->op);
-			if (!dir || e->element == ES_NONE)
-				continue;
-			struct end x = { .from = dir > 0 ? (uint32_t)rank : e->element,
-					 .to = dir > 0 ? e->element : (uint32_t)rank, .tag = e->arg, .thread = (uint32_t)t,
-					 .event = idx[i], .comm = e->comm, .recv = dir < 0,
-					 .numbered = mark || (e->op & ES_OP_NUMBERED), .num = NUM_NONE, .start = e->start };
-			*numbered |= x.numbered;
-			int rc = x.numbered ? es_numr_end(r, (uint32_t)t, chan_of(&x), e, &x.num) : ES_NUMR_NONE;
+			const struct ar_comm *c = e->comm == ES_COMM_NONE ? NULL : ar_comm(a, e->comm);
+			/* its id, as live readers name it; failing that its number in the archive */
+			uint64_t comm = c ? c->id : 1ull << 63 | e->comm;
+			struct es_msg_end m;
+			int rc = es_numr_read(r, (uint32_t)t, rank, comm, e, &m);
 			if (rc < 0) {
 				es_numr_destroy(r);
 				return (size_t)-1;
 			}
-			if (rc == ES_NUMR_MARK)
+			if (rc == ES_NUMR_MARK || rc == ES_NUMR_NOT)
 				continue;
-			if (rc) {
-				x.num = NUM_NONE;
-				none++;
-			}
+			struct end x = { .link = m.link, .key = rc ? 0 : m.key, .start = e->start, .thread = (uint32_t)t,
+					 .event = idx[i], .recv = m.recv, .numbered = !!(e->op & ES_OP_NUMBERED),
+					 .shared = rc == ES_NUMR_SHARED };
+			*numbered |= x.numbered;
+			none += rc == ES_NUMR_NONE;
 			v[n++] = x;
 		}
 	}
@@ -134,11 +114,11 @@ static void unshare(struct ar_msgs *m, struct end *v, size_t n)
 	for (size_t i = 0; i < n;) {
 		size_t j = i + 1;
 		bool shared = false;
-		for (; j < n && !key_cmp(&v[j], &v[i]) && v[j].recv == v[i].recv; j++)
+		for (; j < n && v[j].link == v[i].link && v[j].recv == v[i].recv; j++)
 			shared |= v[j].thread != v[i].thread;
 		for (size_t k = i; k < j && shared; k++) {
-			m->shared += v[k].num != NUM_NONE;
-			v[k].num = NUM_NONE;
+			m->shared += v[k].key || v[k].shared;
+			v[k].key = 0;
 		}
 		i = j;
 	}
@@ -151,16 +131,15 @@ static void pair(struct ar_msgs *m, const struct end *s, const struct end *r)
 	m->pairs++;
 }
 
-/* Ends of equal channel and number, a send and a receive: one message. */
-static void pair_numbered(struct ar_msgs *m, const struct end *v, size_t n)
+/* Ends of equal key, a send and a receive: one message. */
+static void pair_keyed(struct ar_msgs *m, const struct end *v, size_t n)
 {
 	for (size_t i = 0; i < n;) {
 		size_t j = i + 1;
-		while (j < n && !key_cmp(&v[j], &v[i]) && v[j].num == v[i].num)
+		while (j < n && v[j].key == v[i].key)
 			j++;
-		/* sorted: a send first, then a receive; any more of either
-		 * (serials alike in their low 16 bits) stay alone */
-		if (v[i].num != NUM_NONE && j - i >= 2 && !v[i].recv && v[i + 1].recv)
+		/* sorted: a send first, then a receive; any more of either stay alone */
+		if (v[i].key && j - i >= 2 && !v[i].recv && v[i + 1].recv)
 			pair(m, &v[i], &v[i + 1]);
 		i = j;
 	}
@@ -171,9 +150,9 @@ static void pair_ordered(struct ar_msgs *m, const struct end *v, size_t n)
 {
 	for (size_t i = 0; i < n;) {
 		size_t r = i, j;
-		while (r < n && !key_cmp(&v[r], &v[i]) && !v[r].recv)
+		while (r < n && v[r].link == v[i].link && !v[r].recv)
 			r++;
-		for (j = r; j < n && !key_cmp(&v[j], &v[i]); j++)
+		for (j = r; j < n && v[j].link == v[i].link; j++)
 			if (i + (j - r) < r)
 				pair(m, &v[i + (j - r)], &v[j]);
 		i = j;
@@ -201,8 +180,8 @@ int ar_msgs_match(const ar_archive *a, struct ar_msgs *m)
 	}
 	if (m->numbered) {
 		unshare(m, v, n);
-		qsort(v, n, sizeof(*v), by_number);
-		pair_numbered(m, v, n);
+		qsort(v, n, sizeof(*v), by_key);
+		pair_keyed(m, v, n);
 	} else {
 		qsort(v, n, sizeof(*v), by_order);
 		pair_ordered(m, v, n);

@@ -344,19 +344,34 @@ static inline uint64_t es_mark_count(const struct es_trace *t)
 	return (uint64_t)t->seq << 32 | t->size;
 }
 /*
- * Reading the numbers (numbers.c): one reader per consumer, given each
- * thread's message ends and channel marks in the order the thread wrote
- * them.  chan is the caller's hash of what tells the thread's channels
- * apart (peer, tag, communicator, direction).  0 with *num the end's
- * number; ES_NUMR_MARK for a mark, taken in; ES_NUMR_NONE for an end
- * whose number cannot be read (unnumbered, or its mark was lost);
- * -ENOMEM.
+ * Reading the numbers (numbers.c): the one join of a message's two ends,
+ * for every reader (archives, esview, the live wait states).  One reader
+ * per consumer, given each thread's message ends and channel marks in the
+ * order the thread wrote them, each with its thread's rank and its
+ * communicator as every rank names it (comm: its id, the same on both
+ * ends).  A message is keyed by (sender, receiver, communicator, tag,
+ * number): its two ends, and only they, have equal keys.
+ *
+ * 0: *out filled, key and all.  ES_NUMR_MARK: a mark, taken in.
+ * ES_NUMR_NONE: an end with no number to pair it by (unnumbered, or its
+ * channel's mark was lost), ES_NUMR_SHARED: an end on a channel another
+ * thread of its rank used first (numbers are a thread's): *out filled but
+ * its key, which is 0: alone, never paired by guess.  ES_NUMR_NOT: no
+ * message end (no peer, a group mark, not a message).  -ENOMEM.
  */
+struct es_msg_end {
+	uint32_t from, to, tag; /* world ranks; its tag */
+	bool recv;
+	uint64_t link; /* its channel without the direction: the sends' and the receives' alike */
+	uint64_t num;  /* its number on its channel */
+	uint64_t key;  /* the message's */
+};
 typedef struct es_numr es_numr;
-enum { ES_NUMR_MARK = 1, ES_NUMR_NONE = 2 };
+enum { ES_NUMR_MARK = 1, ES_NUMR_NONE, ES_NUMR_SHARED, ES_NUMR_NOT };
 int es_numr_create(es_numr **out);
 void es_numr_destroy(es_numr *r);
-int es_numr_end(es_numr *r, uint32_t thread, uint64_t chan, const struct es_trace *t, uint64_t *num);
+int es_numr_read(es_numr *r, uint32_t thread, int rank, uint64_t comm, const struct es_trace *t,
+		 struct es_msg_end *out);
 
 /*
  * Call sites.  An MPI call's tuple says where the program called it: its

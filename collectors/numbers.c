@@ -1,4 +1,4 @@
-/* numbers.c - the readers' side of messages' numbers: each thread's channels followed in the order it wrote them, one table for every reader (archives, esview, the live wait states). */
+/* numbers.c - the readers' side of messages' numbers: each thread's channels followed in the order it wrote them, and a message's two ends joined by one key, for every reader (archives, esview, the live wait states). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,16 +7,21 @@
 #include "pastset/pastset.h"
 
 /*
- * A channel, for a reader, is what its caller says tells channels apart
- * (peer, tag, communicator, direction: `chan`) on one thread: a number is
- * a thread's (collectors.h).  Its entry holds the latest mark's count;
- * an end before any mark is read whole or not at all (es_num_of).  The
- * table stays at most half full; entries live as long as the reader (a
- * job has as many channels as its threads talk to peers by tags).
+ * A channel is (sender, receiver, communicator, tag, direction); a number
+ * is a thread's (collectors.h).  The table holds two kinds of entry: a
+ * thread's channel, with its latest mark's count (an end before any mark
+ * is read whole or not at all: es_num_of), and a channel's owner, the
+ * first thread of its rank seen on it (a second thread's ends are
+ * ES_NUMR_SHARED: its numbers are its own, and would meet the owner's).
+ * The table stays at most half full; entries live as long as the reader
+ * (a job has as many channels as its threads talk to peers by tags).
  */
+enum { ENT_THREAD = 1, ENT_OWNER };
 struct ent {
 	uint64_t key, base;
-	bool used, known;
+	uint32_t owner;
+	uint8_t kind; /* 0: free */
+	bool known;
 };
 
 struct es_numr {
@@ -44,10 +49,10 @@ static int grow(es_numr *r)
 	if (!nt)
 		return -ENOMEM;
 	for (size_t i = 0; i < r->cap; i++) {
-		if (!r->t[i].used)
+		if (!r->t[i].kind)
 			continue;
 		size_t h = ps_hash_slot(r->t[i].key, nc);
-		while (nt[h].used)
+		while (nt[h].kind)
 			h = ps_probe(h, nc);
 		nt[h] = r->t[i];
 	}
@@ -56,26 +61,41 @@ static int grow(es_numr *r)
 	return 0;
 }
 
-static struct ent *entry(es_numr *r, uint64_t key)
+static struct ent *entry(es_numr *r, uint8_t kind, uint64_t key)
 {
 	if ((r->n + 1) * 2 > r->cap && grow(r))
 		return NULL;
 	size_t h = ps_hash_slot(key, r->cap);
-	while (r->t[h].used && r->t[h].key != key)
+	while (r->t[h].kind && (r->t[h].key != key || r->t[h].kind != kind))
 		h = ps_probe(h, r->cap);
-	if (!r->t[h].used) {
-		r->t[h] = (struct ent){ .key = key, .used = true };
+	if (!r->t[h].kind) {
+		r->t[h] = (struct ent){ .key = key, .kind = kind };
 		r->n++;
 	}
 	return &r->t[h];
 }
 
-int es_numr_end(es_numr *r, uint32_t thread, uint64_t chan, const struct es_trace *t, uint64_t *num)
+int es_numr_read(es_numr *r, uint32_t thread, int rank, uint64_t comm, const struct es_trace *t,
+		 struct es_msg_end *out)
 {
 	bool mark = es_is_channel_mark(t->op);
+	int dir = mark ? (t->op & ES_OP_RECV ? -1 : 1) : es_is_mark(t->op) ? 0 : es_message(t->op);
+	if (!dir || t->element == ES_NONE || rank < 0)
+		return ES_NUMR_NOT;
+	*out = (struct es_msg_end){ .from = dir > 0 ? (uint32_t)rank : t->element,
+				    .to = dir > 0 ? t->element : (uint32_t)rank, .tag = t->arg, .recv = dir < 0 };
+	out->link = ps_hash_fold(ps_hash_fold(ps_hash_fold(ps_hash_fold(PS_HASH_SEED, out->from), out->to), comm),
+				 out->tag);
 	if (!mark && !(t->op & ES_OP_NUMBERED))
 		return ES_NUMR_NONE;
-	struct ent *e = entry(r, ps_hash_fold(ps_hash_fold(PS_HASH_SEED, thread), chan));
+	uint64_t chan = ps_hash_fold(out->link, out->recv);
+	struct ent *o = entry(r, ENT_OWNER, chan);
+	if (!o)
+		return -ENOMEM;
+	if (!o->known)
+		o->owner = thread, o->known = true;
+	uint32_t owner = o->owner; /* o moves when the table grows */
+	struct ent *e = entry(r, ENT_THREAD, ps_hash_fold(ps_hash_fold(PS_HASH_SEED, thread), chan));
 	if (!e)
 		return -ENOMEM;
 	if (mark) {
@@ -83,5 +103,10 @@ int es_numr_end(es_numr *r, uint32_t thread, uint64_t chan, const struct es_trac
 		e->known = true;
 		return ES_NUMR_MARK;
 	}
-	return es_num_of((uint16_t)t->seq, e->known, e->base, num) ? 0 : ES_NUMR_NONE;
+	if (owner != thread)
+		return ES_NUMR_SHARED;
+	if (!es_num_of((uint16_t)t->seq, e->known, e->base, &out->num))
+		return ES_NUMR_NONE;
+	out->key = ps_hash_fold(out->link, out->num);
+	return 0;
 }

@@ -244,36 +244,24 @@ uint64_t lv_added(const lv *v)
 	return v->added;
 }
 
-uint64_t lv__key(const struct key *k)
-{
-	return ps_hash_fold(ps_hash_fold(PS_HASH_SEED, (uint64_t)k->from << 32 | k->to),
-			    (uint64_t)k->tag << 17 | (uint64_t)k->comm << 1 | k->recv);
-}
-
-/* Numbers e if it is a message end; takes in a channel's mark. */
+/* Keys e if it is a message's end; takes in a channel's mark. */
 static void number_end(lv *v, struct lv_event *e)
 {
 	int rank = (int)e->thread < v->nth ? v->th[e->thread].rank : -1;
-	bool mark = es_is_channel_mark(e->op);
-	int dir = mark ? (e->op & ES_OP_RECV ? -1 : 1) : rank >= 0 && e->peer != ES_NONE ? es_message(e->op) : 0;
-	e->dir = mark ? 0 : (int8_t)dir;
-	e->ord = 0;
-	e->numbered = false;
-	if (!dir || rank < 0 || e->peer == ES_NONE)
-		return;
-	struct key k = { dir > 0 ? (uint32_t)rank : e->peer, dir > 0 ? e->peer : (uint32_t)rank, e->tag, e->comm,
-			 dir < 0 };
-	struct es_trace t = { .op = e->op, .seq = e->seq, .size = e->bytes };
-	uint64_t n;
-	int rc = es_numr_end(v->numr, e->thread, lv__key(&k), &t, &n);
+	e->dir = es_is_mark(e->op) || rank < 0 || e->peer == ES_NONE ? 0 : (int8_t)es_message(e->op);
+	e->key = 0;
+	if (!e->comm_id || (!e->dir && !es_is_channel_mark(e->op)))
+		return; /* its communicator not known (yet): never joined to another */
+	struct es_trace t = { .op = e->op, .element = e->peer, .arg = e->tag, .seq = e->seq, .size = e->bytes };
+	struct es_msg_end m;
+	int rc = es_numr_read(v->numr, e->thread, rank, e->comm_id, &t, &m);
 	if (rc == -ENOMEM)
 		lv_unpaired(v, "no memory to follow the channels' numbers");
-	if (rc)
+	if (rc || !e->dir)
 		return; /* a mark taken in, or no number to pair it by: never joined to another */
-	e->ord = (uint32_t)n;
-	e->numbered = true;
-	if (dir > 0)
-		*lv__sent_of(v, &k, e->ord) = (struct sent){ k, e->ord, e->thread, e->start, true };
+	e->key = m.key;
+	if (!m.recv)
+		*lv__sent_of(v, m.key) = (struct sent){ m.key, e->thread, e->start, true };
 }
 
 void lv_count(lv *v, struct lv_event *e)

@@ -13,12 +13,12 @@ struct lv_event {
 	uint32_t thread; /* the scope's number */
 	uint32_t peer;   /* a message's other end or a collective's root (world rank), or ES_NONE */
 	uint32_t bytes, tag;
-	uint32_t ord;    /* a message's number on its channel, low 32 bits (lv_add) */
 	uint16_t op;     /* with its flags */
 	uint16_t comm;   /* the rank's serial of its communicator */
+	uint64_t comm_id; /* its communicator as every rank names it (0: not known, never paired) */
 	int8_t dir;      /* a message's send (1) or receive (-1), else 0 (lv_add) */
-	bool numbered;   /* ord is its number (lv_add): the message can be paired */
 	uint32_t seq;    /* its tuple's: a numbered end's number in the low 16 bits, a mark's count's high half */
+	uint64_t key;    /* its message's, equal on both its ends (lv_add: collectors.h); 0: none */
 };
 
 /* A thread as the page lists it: its name, its rank (-1: none) and the
@@ -37,7 +37,7 @@ void lv_destroy(lv *v);
 /* The job's threads, by the scope's numbers (copied): before the events
  * that name them are added.  0 or -ENOMEM. */
 int lv_set_threads(lv *v, const struct lv_thread *t, int n);
-/* Adds e, numbering it if it is a message (e->ord). */
+/* Adds e, keying it if it is a message's end (e->key). */
 void lv_add(lv *v, struct lv_event *e);
 /* Numbers e as lv_add does, without keeping it: a frozen view goes on
  * numbering, and a channel's mark (collectors.h) is only read. */

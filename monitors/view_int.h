@@ -14,19 +14,11 @@
 #define BALANCE_NS 1000000000ull /* the balance is of the calls that ended in the last second */
 #define LV_MAX_TRAFFIC_RANKS 256 /* a matrix a page can draw */
 
-/* A message's ends are numbered per (from, to, communicator, tag), sends
- * and receives apart, by the threads that made them (collectors.h): the
- * k-th sent is the k-th received, as MPI pairs them (non-overtaking), so
- * equal numbers are one message. */
-struct key {
-	uint32_t from, to, tag;
-	uint16_t comm;
-	uint16_t recv;
-};
-/* A send kept for the line to its receive. */
+/* A send kept for the line to its receive: a message's two ends have one
+ * key (collectors.h, "Reading the numbers"). */
 struct sent {
-	struct key k;
-	uint32_t ord, thread;
+	uint64_t key;
+	uint32_t thread;
 	uint64_t start;
 	bool used;
 };
@@ -54,7 +46,7 @@ struct binner;
  *   drawn); at sorts them by place; tgen changes with them.
  * - ords holds each thread's channels met, with the base their latest
  *   mark gave;
- *   sent holds the latest numbered sends by (key, ord) hash, a newer one
+ *   sent holds the latest keyed sends by their key's hash, a newer one
  *   taking an older one's slot.
  * - marks: an event that ends at t or later was added after the last mark
  *   before t.
@@ -72,7 +64,7 @@ struct lv {
 	struct place *at;
 	int nth, units;
 	uint64_t tgen;
-	es_numr *numr; /* the threads' channels' numbers (collectors.h) */
+	es_numr *numr; /* the threads' channels' numbers: messages' keys (collectors.h) */
 	char unpaired[200];
 	struct sent *sent;
 	struct mark marks[MARKS]; /* a ring, the newest at (nmarks - 1) % MARKS */
@@ -94,11 +86,10 @@ static inline const struct lv_event *lv__at(const lv *v, uint64_t i)
 size_t lv__first_after(const lv *v, uint64_t from); /* an index 0 .. n into the ring */
 const char *lv__site_name(const lv *v, uint32_t thread, uint16_t site); /* NULL: not named */
 size_t lv__stem(const char *name);
-uint64_t lv__key(const struct key *k); /* a channel's key as one word (pastset.h's hash) */
-/* The slot of sent[] a message's send (its key, its number on it) is kept in. */
-static inline struct sent *lv__sent_of(const lv *v, const struct key *k, uint64_t ord)
+/* The slot of sent[] a message's send (by its key) is kept in. */
+static inline struct sent *lv__sent_of(const lv *v, uint64_t key)
 {
-	return (struct sent *)&v->sent[ps_hash_slot(ps_hash_fold(lv__key(k), ord), SENT)];
+	return (struct sent *)&v->sent[ps_hash_slot(key, SENT)];
 }
 
 #endif

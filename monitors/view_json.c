@@ -98,8 +98,7 @@ static int lanes_make(const lv *v, const struct lv_ask *a, struct lanes *l)
 
 /* A receive kept for its line: the newest within the time shown. */
 struct end {
-	struct key k;
-	uint32_t ord;
+	uint64_t key;
 	int lane;
 	uint64_t at;
 };
@@ -199,9 +198,8 @@ static void advance(const lv *v, struct binner *b, const struct lv_ask *a, uint6
 		int lane = (int)e->thread < v->nth ? b->l.lane[e->thread] : -1;
 		if (lane < 0 || e->end < from)
 			continue;
-		if (e->dir < 0 && e->numbered)
-			b->recvs[b->nrv++ % b->rcap] = (struct end){ { e->peer, (uint32_t)v->th[e->thread].rank, e->tag,
-								       e->comm, 0 }, e->ord, lane, e->end };
+		if (e->dir < 0 && e->key)
+			b->recvs[b->nrv++ % b->rcap] = (struct end){ e->key, lane, e->end };
 		if (!(e->op & ES_OP_DONE)) /* a completion's tuple spans its request, not time in a call */
 			bin_event(b, e, lane);
 	}
@@ -274,10 +272,10 @@ static void say_messages(FILE *f, const lv *v, const struct binner *b, uint64_t 
 	size_t n = b->nrv < b->rcap ? b->nrv : b->rcap, k = 0, alone = 0, back = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct end *r = &b->recvs[(b->nrv - n + i) % b->rcap];
-		const struct sent *s = lv__sent_of(v, &r->k, r->ord);
+		const struct sent *s = lv__sent_of(v, r->key);
 		if (r->at < from || r->at > now)
 			continue;
-		if (!s->used || s->ord != r->ord || memcmp(&s->k, &r->k, sizeof(r->k))) {
+		if (!s->used || s->key != r->key) {
 			alone++; /* its send not recorded (paused, filtered), not read yet, or no longer kept */
 			continue;
 		}

@@ -150,8 +150,10 @@ static void pull(struct vw_watcher *w, struct es_trace *ev, int max)
 			hb_feed(w->hb, l->thread, &ev[i]); /* heartbeat's judgement, on the job's own clocks */
 			move_clock(w, &ev[i], l->rank); /* for the collectives below too */
 			const struct es_trace *t = &ev[i];
-			struct lv_event e = { t->start, t->end, (uint32_t)l->thread, t->element, t->size, t->arg, 0,
-					      t->op, t->comm, 0, false, t->seq };
+			struct lv_event e = { .start = t->start, .end = t->end, .thread = (uint32_t)l->thread,
+					      .peer = t->element, .bytes = t->size, .tag = t->arg, .op = t->op,
+					      .comm = t->comm, .seq = t->seq,
+					      .comm_id = w->wl ? wl_comm_id(w->wl, w->mpi, l->rank, t) : 0 };
 			uint16_t s = ES_TRACE_SITE(t);
 			if (w->mpi && l->rank >= 0 && s && es_op_code(t->op) >= ES_OP_MPI_INIT && !es_is_mark(t->op) &&
 			    nu < UNNAMED && !lv_site_named(w->sv->v, (uint32_t)l->thread, s)) {

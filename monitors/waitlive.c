@@ -10,13 +10,12 @@
 /*
  * What a reader of the archive gets from messages.c and the archive's
  * communicators, a live reader makes as the tuples come: each message end
- * is numbered on its thread's channel (collectors.h, "Messages' numbers":
- * whole while small, else from the channel's latest mark), and its key is
- * (sender, receiver, communicator id, tag, number), the same on both ends
- * whichever rank's serial named the communicator.  An end whose number
- * cannot be read (its mark was lost) is given no key: alone, never paired
- * by guess.  A wait that waits past WL_HORIZON_S for its other end is given
- * up.
+ * is read by the one join of collectors.h ("Reading the numbers"), with
+ * its communicator's id from the ranks' boards, so that both ends have
+ * one key whichever rank's serial named the communicator.  An end whose
+ * number cannot be read (its mark was lost; a channel a second thread of
+ * its rank used) is given no key: alone, never paired by guess.  A wait
+ * that waits past WL_HORIZON_S for its other end is given up.
  */
 #define HORIZON_NS (WL_HORIZON_S * 1000000000ull)
 
@@ -32,7 +31,7 @@ struct comm { /* a rank's serial (low 16 bits), as looked up since the last refr
 	struct head h;
 	uint64_t id;
 	uint32_t size, me;
-	bool known;
+	bool known, intra; /* intra: its collectives are judged */
 };
 
 struct wl {
@@ -138,30 +137,23 @@ static struct comm *comm_of(wl *l, es_mpi *mpi, int rank, const struct es_trace 
 	int side = 0;
 	/* as at the tuple's time: a communicator or window freed since is still its */
 	const struct es_mpi_comm *m = mpi ? es_mpi_comm_of(mpi, rank, t->comm, 0xffff, t->start, &side) : NULL;
-	if (!m || (m->flags & ES_COMMS_INTER) || side < 0 || side > 1)
-		return NULL; /* an intercommunicator's collectives are not judged (archive/waitfeed.c) */
+	if (!m || side < 0 || side > 1)
+		return NULL;
 	c->id = m->id;
+	/* an intercommunicator's messages are paired, its collectives not
+	 * judged (archive/waitfeed.c) */
+	c->intra = !(m->flags & ES_COMMS_INTER);
 	c->size = m->size[side];
 	for (uint32_t i = 0; i < c->size; i++)
 		if (m->members[side] && m->members[side][i] == rank)
 			c->me = i;
-	return c;
+	return c->id ? c : NULL;
 }
 
-/* A message end's key, or WS_MSG_NONE; a mark taken in. */
-static uint64_t number(wl *l, const struct es_trace *t, int thread, int rank, const struct comm *c)
+uint64_t wl_comm_id(wl *l, es_mpi *mpi, int rank, const struct es_trace *t)
 {
-	bool mark = es_is_channel_mark(t->op);
-	int dir = mark ? (t->op & ES_OP_RECV ? -1 : 1) : es_is_mark(t->op) ? 0 : es_message(t->op);
-	if (!dir || t->element == ES_NONE || !c)
-		return WS_MSG_NONE;
-	uint64_t n, ch = ps_hash_fold(ps_hash_fold(ps_hash_fold(ps_hash_fold(PS_HASH_SEED, t->element), t->arg), c->id),
-				     dir < 0);
-	if (es_numr_end(l->numr, (uint32_t)thread, ch, t, &n))
-		return WS_MSG_NONE; /* a mark taken in, or no number to pair it by */
-	uint32_t from = dir > 0 ? (uint32_t)rank : t->element, to = dir > 0 ? t->element : (uint32_t)rank;
-	return ps_hash_fold(ps_hash_fold(ps_hash_fold(ps_hash_fold(ps_hash_fold(PS_HASH_SEED, from), to), c->id),
-					 t->arg), n);
+	const struct comm *c = t->comm == ES_COMM_NONE || rank < 0 ? NULL : comm_of(l, mpi, rank, t);
+	return c ? c->id : 0;
 }
 
 int wl_event(wl *l, es_mpi *mpi, const struct es_trace *t, int thread, int rank)
@@ -179,14 +171,18 @@ int wl_event(wl *l, es_mpi *mpi, const struct es_trace *t, int thread, int rank)
 	}
 	l->rank_of[thread] = rank;
 	const struct comm *c = t->comm == ES_COMM_NONE ? NULL : comm_of(l, mpi, rank, t);
-	uint64_t key = number(l, t, thread, rank, c);
+	struct es_msg_end m;
+	int rc = c ? es_numr_read(l->numr, (uint32_t)thread, rank, c->id, t, &m) : ES_NUMR_NONE;
+	if (rc < 0)
+		return rc;
 	if (es_is_channel_mark(t->op))
 		return 0; /* only numbers; a group mark is the engine's */
-	l->unnumbered += key == WS_MSG_NONE && es_message(t->op) && t->element != ES_NONE;
+	bool end = es_message(t->op) && t->element != ES_NONE;
+	l->unnumbered += end && (rc == ES_NUMR_NONE || rc == ES_NUMR_SHARED);
 	struct ws_event e = { .start = t->start, .end = t->end, .loc = (uint32_t)thread, .rank = rank, .op = t->op,
-			      .peer = t->element, .arg = t->arg, .size = t->size, .msg = key,
+			      .peer = t->element, .arg = t->arg, .size = t->size, .msg = rc ? WS_MSG_NONE : m.key,
 			      .site = (uint32_t)thread << 16 | ES_TRACE_SITE(t) };
-	if (c)
+	if (c && c->intra)
 		e.comm = c->id, e.members = c->size, e.me = c->me;
 	return ws_event(l->w, &e);
 }

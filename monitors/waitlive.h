@@ -22,6 +22,10 @@ void wl_destroy(wl *l);
  * taken in), its communicator from mpi, then to the engine.  0 or
  * -ENOMEM. */
 int wl_event(wl *l, es_mpi *mpi, const struct es_trace *t, int thread, int rank);
+/* The id of a tuple's communicator, as every rank names it (0: not
+ * known), from the table wl_event keeps: for other readers of the same
+ * tuples (esview's lines from sends to receives). */
+uint64_t wl_comm_id(wl *l, es_mpi *mpi, int rank, const struct es_trace *t);
 /* mpi was refreshed: communicators are looked up anew. */
 void wl_refreshed(wl *l);
 

@@ -735,31 +735,58 @@ START_TEST(collector_picked_by_the_program_mpi)
 }
 END_TEST
 
-/* The readers' numbers: whole while small, from the latest mark after
- * it, nothing when the mark was lost; each thread's and each channel's
- * apart; marks taken in, no number of their own. */
+/* The one join of a message's ends: numbers whole while small, from the
+ * latest mark after it, nothing when the mark was lost; each thread's and
+ * each channel's apart; marks taken in; a send and its receive keyed
+ * alike, whichever thread or rank reads them, and nothing else so; a
+ * second thread on a channel never paired. */
 START_TEST(numbers_read_as_written)
 {
 	es_numr *r;
 	ck_assert_int_eq(es_numr_create(&r), 0);
-	uint64_t n = 0;
-	struct es_trace whole = { .op = ES_OP_MPI_SEND | ES_OP_NUMBERED, .seq = ES_NUM_WHOLE | 7 };
-	ck_assert_int_eq(es_numr_end(r, 0, 11, &whole, &n), 0);
-	ck_assert_uint_eq(n, 7);
-	struct es_trace late = { .op = ES_OP_MPI_SEND | ES_OP_NUMBERED, .seq = 40000u & 0x7fff };
-	ck_assert_int_eq(es_numr_end(r, 0, 11, &late, &n), ES_NUMR_NONE); /* its mark not seen */
-	struct es_trace mark = { .op = ES_OP_MPI_CHANNEL, .seq = 0, .size = 39000 };
-	ck_assert_int_eq(es_numr_end(r, 0, 11, &mark, &n), ES_NUMR_MARK);
-	ck_assert_int_eq(es_numr_end(r, 0, 11, &late, &n), 0);
-	ck_assert_uint_eq(n, 40000);
-	ck_assert_int_eq(es_numr_end(r, 1, 11, &late, &n), ES_NUMR_NONE); /* another thread's channel */
-	ck_assert_int_eq(es_numr_end(r, 0, 12, &late, &n), ES_NUMR_NONE); /* another channel */
-	struct es_trace plain = { .op = ES_OP_MPI_SEND, .seq = 5 };
-	ck_assert_int_eq(es_numr_end(r, 0, 11, &plain, &n), ES_NUMR_NONE); /* not numbered */
+	struct es_msg_end s, v;
+	/* rank 0 sends to 1, tag 3, on the communicator both name 9 */
+	struct es_trace whole = { .op = ES_OP_MPI_SEND | ES_OP_NUMBERED, .element = 1, .arg = 3, .seq = ES_NUM_WHOLE | 7 };
+	ck_assert_int_eq(es_numr_read(r, 0, 0, 9, &whole, &s), 0);
+	ck_assert_uint_eq(s.num, 7);
+	ck_assert(s.from == 0 && s.to == 1 && s.tag == 3 && !s.recv);
+	struct es_trace got = { .op = ES_OP_MPI_RECV | ES_OP_NUMBERED, .element = 0, .arg = 3, .seq = ES_NUM_WHOLE | 7 };
+	ck_assert_int_eq(es_numr_read(r, 5, 1, 9, &got, &v), 0);
+	ck_assert(v.from == 0 && v.to == 1 && v.recv);
+	ck_assert_uint_eq(v.key, s.key);
+	ck_assert_uint_eq(v.link, s.link);
+	got.seq = ES_NUM_WHOLE | 8; /* the next message */
+	ck_assert_int_eq(es_numr_read(r, 5, 1, 9, &got, &v), 0);
+	ck_assert_uint_ne(v.key, s.key);
+	got.seq = ES_NUM_WHOLE | 7; /* another communicator */
+	ck_assert_int_eq(es_numr_read(r, 5, 1, 10, &got, &v), 0);
+	ck_assert_uint_ne(v.key, s.key);
+
+	struct es_trace late = { .op = ES_OP_MPI_SEND | ES_OP_NUMBERED, .element = 1, .arg = 3, .seq = 40000u & 0x7fff };
+	ck_assert_int_eq(es_numr_read(r, 0, 0, 9, &late, &s), ES_NUMR_NONE); /* its mark not seen */
+	ck_assert_uint_eq(s.key, 0);
+	struct es_trace mark = { .op = ES_OP_MPI_CHANNEL, .element = 1, .arg = 3, .seq = 0, .size = 39000 };
+	ck_assert_int_eq(es_numr_read(r, 0, 0, 9, &mark, &s), ES_NUMR_MARK);
+	ck_assert_int_eq(es_numr_read(r, 0, 0, 9, &late, &s), 0);
+	ck_assert_uint_eq(s.num, 40000);
+	ck_assert_int_eq(es_numr_read(r, 1, 0, 9, &late, &s), ES_NUMR_SHARED); /* thread 0's channel */
+	ck_assert_uint_eq(s.key, 0);
+	late.arg = 4;
+	ck_assert_int_eq(es_numr_read(r, 0, 0, 9, &late, &s), ES_NUMR_NONE); /* another channel */
+	late.arg = 3;
+	struct es_trace plain = { .op = ES_OP_MPI_SEND, .element = 1, .seq = 5 };
+	ck_assert_int_eq(es_numr_read(r, 0, 0, 9, &plain, &s), ES_NUMR_NONE); /* not numbered */
+	struct es_trace nobody = whole, group = mark, barrier = { .op = ES_OP_MPI_BARRIER, .element = ES_NONE };
+	nobody.element = ES_NONE;
+	group.op |= ES_OP_DONE;
+	ck_assert_int_eq(es_numr_read(r, 0, 0, 9, &nobody, &s), ES_NUMR_NOT);
+	ck_assert_int_eq(es_numr_read(r, 0, 0, 9, &group, &s), ES_NUMR_NOT);
+	ck_assert_int_eq(es_numr_read(r, 0, 0, 9, &barrier, &s), ES_NUMR_NOT);
+	ck_assert_int_eq(es_numr_read(r, 0, -1, 9, &whole, &s), ES_NUMR_NOT); /* no rank */
 	for (uint32_t t = 0; t < 2000; t++) /* grown past its first table: the mark still there */
-		ck_assert_int_eq(es_numr_end(r, t + 10, 11, &mark, &n), ES_NUMR_MARK);
-	ck_assert_int_eq(es_numr_end(r, 0, 11, &late, &n), 0);
-	ck_assert_uint_eq(n, 40000);
+		ck_assert_int_eq(es_numr_read(r, t + 10, 0, 9, &mark, &s), ES_NUMR_MARK);
+	ck_assert_int_eq(es_numr_read(r, 0, 0, 9, &late, &s), 0);
+	ck_assert_uint_eq(s.num, 40000);
 	es_numr_destroy(r);
 }
 END_TEST

@@ -30,12 +30,14 @@ static void add(lv *v, uint32_t thread, uint64_t start, uint64_t end, unsigned o
 	lv_add(v, &e);
 }
 
+#define WORLD 0x51 /* a communicator's id, as every rank names it */
+
 /* A message's end as the collector writes it: numbered n on its channel
  * (tag 7), whole below 2^15, else from the channel's mark (collectors.h) */
 static void msg(lv *v, uint32_t thread, uint64_t start, uint64_t end, unsigned op, uint32_t peer, uint64_t n)
 {
 	struct lv_event e = { .start = start, .end = end, .thread = thread, .peer = peer, .bytes = 8, .tag = 7,
-			      .op = (uint16_t)(op | ES_OP_NUMBERED),
+			      .op = (uint16_t)(op | ES_OP_NUMBERED), .comm_id = WORLD,
 			      .seq = n < ES_NUM_WHOLE ? ES_NUM_WHOLE | (uint32_t)n : (uint32_t)(n & (ES_NUM_WHOLE - 1)) };
 	lv_add(v, &e);
 }
@@ -43,7 +45,7 @@ static void msg(lv *v, uint32_t thread, uint64_t start, uint64_t end, unsigned o
 /* A channel's mark: its count in full (collectors.h) */
 static void mark(lv *v, uint32_t thread, uint32_t peer, bool recv, uint64_t count)
 {
-	struct lv_event e = { .thread = thread, .peer = peer, .bytes = (uint32_t)count, .tag = 7,
+	struct lv_event e = { .thread = thread, .peer = peer, .bytes = (uint32_t)count, .tag = 7, .comm_id = WORLD,
 			      .op = (uint16_t)(ES_OP_MPI_CHANNEL | (recv ? ES_OP_RECV : 0)), .seq = (uint32_t)(count >> 32) };
 	lv_add(v, &e);
 }
@@ -212,7 +214,7 @@ START_TEST(messages)
 	msg(v, 0, 2 * ms, 3 * ms, ES_OP_MPI_SEND, 1, 1);
 	msg(v, 1, 3 * ms, 4 * ms, ES_OP_MPI_RECV, 0, 0);
 	struct lv_event other = { .start = 4 * ms, .end = 5 * ms, .thread = 1, .peer = 0, .tag = 9,
-				  .op = ES_OP_MPI_RECV | ES_OP_NUMBERED };
+				  .op = ES_OP_MPI_RECV | ES_OP_NUMBERED, .comm_id = WORLD };
 	lv_add(v, &other);
 	msg(v, 1, 5 * ms, 6 * ms, ES_OP_MPI_RECV, 0, 1);
 	add(v, 1, 6 * ms, 7 * ms, ES_OP_MPI_RECV, 0, 8); /* no number: no line */
@@ -235,10 +237,10 @@ START_TEST(messages)
 	/* read while frozen: numbered, not kept */
 	uint64_t added = lv_added(v);
 	struct lv_event e = { .start = 7 * ms, .end = 8 * ms, .thread = 0, .peer = 1, .tag = 7,
-			      .op = ES_OP_MPI_SEND | ES_OP_NUMBERED, .seq = ES_NUM_WHOLE | 2 };
+			      .op = ES_OP_MPI_SEND | ES_OP_NUMBERED, .seq = ES_NUM_WHOLE | 2, .comm_id = WORLD };
 	lv_count(v, &e);
-	ck_assert(e.numbered);
-	ck_assert_uint_eq(e.ord, 2);
+	ck_assert_uint_ne(e.key, 0);
+	ck_assert_int_eq(e.dir, 1);
 	ck_assert_uint_eq(lv_added(v), added);
 	lv_destroy(v);
 }
@@ -286,6 +288,21 @@ START_TEST(messages_numbered)
 	j = ask(v, 20 * ms, 20 * ms, 10, "");
 	ck_assert_msg(strstr(j, "\"msgs\":[[0,5.000,1,8.000]],\"msgs_note\":\"lost\""), "%s", j);
 	ck_assert_msg(strstr(j, "\"added\":4,"), "marks are no calls: %.60s", j);
+	free(j);
+	lv_destroy(v);
+	/* a communicator each rank names by a serial of its own is one
+	 * communicator: its messages are joined by its id, never its serials */
+	ck_assert_int_eq(lv_create(64, &v), 0);
+	ck_assert_int_eq(lv_set_threads(v, th, 2), 0);
+	struct lv_event s0 = { .start = 1 * ms, .end = 2 * ms, .thread = 0, .peer = 1, .tag = 7, .comm = 3,
+			       .comm_id = 0x77, .op = ES_OP_MPI_SEND | ES_OP_NUMBERED, .seq = ES_NUM_WHOLE | 1 };
+	struct lv_event r1 = { .start = 3 * ms, .end = 4 * ms, .thread = 1, .peer = 0, .tag = 7, .comm = 5,
+			       .comm_id = 0x77, .op = ES_OP_MPI_RECV | ES_OP_NUMBERED, .seq = ES_NUM_WHOLE | 1 };
+	struct lv_event w1 = r1; /* another communicator the receiver names by the sender's serial */
+	w1.comm = 3, w1.comm_id = 0x78, w1.start = 5 * ms, w1.end = 6 * ms;
+	lv_add(v, &s0), lv_add(v, &r1), lv_add(v, &w1);
+	j = ask(v, 20 * ms, 20 * ms, 10, "");
+	ck_assert_msg(strstr(j, "\"msgs\":[[0,1.000,1,4.000]],\"msgs_alone\":1"), "%s", j);
 	free(j);
 	lv_destroy(v);
 }
