@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_readme_blocks.sh - the README's command blocks run as written (readme_blocks.py: only paths, job names and root's mpirun flags made this machine's), and do what their comments say: "Watching an MPI program", "Keeping a run", "Watching a job live", "Why time is lost", "Changing what a running job records", "Steering a running program", "Running the wind tunnel".
+# t_readme_blocks.sh - the README's command blocks run as written (readme_blocks.py: only paths, job names and root's mpirun flags made this machine's), and do what their comments say: "Watching an MPI program", "Keeping a run", "Watching a job live", "Why time is lost", "Changing what a running job records", "Steering a running program", "Running the wind tunnel", "Open MPI or MPICH", the black box.
 set -u
 . "$(dirname "$0")/lib.sh"
 [ -f "$BUILD/lib/libescollect.so" ] || { echo "no libescollect.so (sanitizer build): skipped"; exit 0; }
@@ -17,8 +17,10 @@ cleanup() {
 	rm -rf "$dir"
 }
 trap cleanup EXIT
-block() { # SECTION: its first sh block, as this machine runs it
-	python3 "$here/readme_blocks.py" "$here/../../README.md" "$1" "$BIN" "$BUILD/tests/ring_demo 1" "$pre" >"$dir/block" ||
+block() { # SECTION [WORD=PATH...]: its first sh block, as this machine runs it
+	sec=$1
+	shift
+	python3 "$here/readme_blocks.py" "$here/../../README.md" "$sec" "$BIN" "$BUILD/tests/ring_demo 1" "$pre" "$@" >"$dir/block" ||
 		die "the README has no block under '$1'"
 	cat "$dir/block"
 }
@@ -170,4 +172,34 @@ grep -q "^    inflow  double  writable in \[0, 1\]" "$dir/esctl.out" || die "esc
 grep -q ": tunnel.inflow 0.199996948242188 -> 0.6" "$dir/esctl.out" ||
 	die "esctl set did not say the README's old value: $(cat "$dir/esctl.out")"
 grep -q "threads" "$dir/hb.out" || die "heartbeat said nothing of the tunnel's threads: $(cat "$dir/hb.out")"
-echo "t_readme_blocks: 7 blocks run as written"
+# Open MPI or MPICH: each line under its launcher, esrun choosing the collector (a script's named);
+# every rank traced
+if [ -f "$BUILD/mpich/stamp" ]; then
+	printf '#!/bin/sh\nexec "%s" 1\n' "$BUILD/mpich/tests/ring_demo" >"$dir/run.sh"
+	chmod +x "$dir/run.sh"
+	block "Open MPI or MPICH" "./app_built_with_mpicc=$BUILD/tests/ring_demo 1" \
+		"./app_built_with_mpicc.mpich=$BUILD/mpich/tests/ring_demo 1" "./run.sh=$dir/run.sh" >"$dir/mpis.sh"
+	[ "$(wc -l <"$dir/mpis.sh")" -eq 3 ] || die "the block has $(wc -l <"$dir/mpis.sh") lines, this test knows 3"
+	sh -e "$dir/mpis.sh" >"$dir/mpis.out" 2>&1 || die "the block failed: $(cat "$dir/mpis.out")"
+	[ "$(grep -c "^escollect: job ring_demo-[0-9]*: 4 ranks traced" "$dir/mpis.out")" -eq 3 ] ||
+		die "not every line traced its 4 ranks: $(cat "$dir/mpis.out")"
+	blocks=9
+else
+	echo "no MPICH build: 'Open MPI or MPICH' not run"
+	blocks=8
+fi
+
+# The black box: on a job that died (a rank's SIGSEGV), psadm lists it died, esrecord --remains
+# keeps what its elements hold, esprofile reads that; heartbeat and colopmon, whose triggers are
+# for a job that hangs (t_blackbox's), end at once saying the job has ended
+mpirun --oversubscribe --allow-run-as-root -np 2 "$BIN/esrun" -q -j "${pre}run1" "$BUILD/tests/mpi_crash" segv 10 \
+	>"$dir/crash.out" 2>&1 && die "mpi_crash segv did not fail"
+block "What a job did before it crashed or hung: the black box" >"$dir/bb.sh"
+sh -e "$dir/bb.sh" >"$dir/bb.out" 2>&1 || die "the block failed: $(cat "$dir/bb.out")"
+grep -q "^job ${pre}run1: died: ${pre}run1.r[01] (pid [0-9]*).* gone without closing" "$dir/bb.out" ||
+	die "psadm list did not say the job died: $(cat "$dir/bb.out")"
+grep -q "^@--- " "$dir/bb.out" && [ -d "${pre}run1.ar" ] || die "no profile of the remains: $(cat "$dir/bb.out")"
+grep -q "^heartbeat: summary after [0-9]* periods (the job ended)" "$dir/bb.out" &&
+	grep -q "^colopmon: summary (the job ended)" "$dir/bb.out" || die "the triggers' monitors: $(cat "$dir/bb.out")"
+rm_segments "${pre}run1"
+echo "t_readme_blocks: $blocks blocks run as written"
