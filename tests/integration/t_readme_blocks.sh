@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_readme_blocks.sh - the README's command blocks run as written (readme_blocks.py: only paths, job names and root's mpirun flags made this machine's), and do what their comments say: "Watching an MPI program", "Keeping a run", "Watching a job live", "Why time is lost", "Changing what a running job records", "Steering a running program", "Running the wind tunnel", "Open MPI or MPICH", the black box.
+# t_readme_blocks.sh - the README's command blocks run as written (readme_blocks.py: only paths, job names and root's mpirun flags made this machine's), and do what their comments say: "Watching an MPI program", "Keeping a run", "Watching a job live", "Why time is lost", "Changing what a running job records", "Steering a running program", "Running the wind tunnel", "Open MPI or MPICH", "Across hosts", the black box.
 set -u
 . "$(dirname "$0")/lib.sh"
 [ -f "$BUILD/lib/libescollect.so" ] || { echo "no libescollect.so (sanitizer build): skipped"; exit 0; }
@@ -183,11 +183,36 @@ if [ -f "$BUILD/mpich/stamp" ]; then
 	sh -e "$dir/mpis.sh" >"$dir/mpis.out" 2>&1 || die "the block failed: $(cat "$dir/mpis.out")"
 	[ "$(grep -c "^escollect: job ring_demo-[0-9]*: 4 ranks traced" "$dir/mpis.out")" -eq 3 ] ||
 		die "not every line traced its 4 ranks: $(cat "$dir/mpis.out")"
-	blocks=9
+	blocks=10
 else
 	echo "no MPICH build: 'Open MPI or MPICH' not run"
-	blocks=8
+	blocks=9
 fi
+
+# Across hosts: the secret made as the block makes it (in a HOME of the test's: a user's own
+# is never written over), the wind tunnel on two pathmap hosts listening on every address,
+# heartbeat through the servers it wrote; the tunnel's own line in the background (its `&`),
+# heartbeat once the servers are written (a reader types it after), the tunnel ended after
+# heartbeat has watched it progress
+block "Across hosts" >"$dir/hosts.sh"
+[ "$(wc -l <"$dir/hosts.sh")" -eq 4 ] || die "the block has $(wc -l <"$dir/hosts.sh") lines, this test knows 4"
+HOME="$dir" sh -e -c "$(sed -n 1p "$dir/hosts.sh")" || die "the secret was not made"
+[ "$(stat -c %a "$dir/.es-secret")" = 600 ] || die "the secret is not its owner's alone"
+(echo "exec \\"; sed -n 2,3p "$dir/hosts.sh" | sed 's/ &$//') >"$dir/hosts1.sh"
+HOME="$dir" sh "$dir/hosts1.sh" >"$dir/hosts1.out" 2>&1 &
+tun=$!
+wait_for 60 test -s servers.txt || die "no servers.txt: $(cat "$dir/hosts1.out")"
+(echo "exec \\"; sed -n 4p "$dir/hosts.sh") >"$dir/hosts2.sh"
+HOME="$dir" sh "$dir/hosts2.sh" >"$dir/hosts2.out" 2>&1 &
+hb=$!
+wait_for 60 grep -q "progressing" "$dir/hosts2.out" || die "heartbeat through the servers: $(cat "$dir/hosts2.out")"
+end_job "$tun"
+tun=""
+wait "$hb"
+hb=""
+grep -q "^heartbeat: watching [0-9]* threads of job '${pre}tunnel'" "$dir/hosts2.out" ||
+	die "heartbeat did not watch the tunnel's threads: $(cat "$dir/hosts2.out")"
+rm_segments "${pre}tunnel"
 
 # The black box: on a job that died (a rank's SIGSEGV), psadm lists it died, esrecord --remains
 # keeps what its elements hold, esprofile reads that; heartbeat and colopmon, whose triggers are
