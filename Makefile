@@ -44,7 +44,10 @@ CFLAGS += -I$(GEN)
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 
-SUB := $(MAKE) --no-print-directory
+# The targets' own work runs as many jobs as the machine has cores (the
+# build; the tests themselves run one after another).
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+SUB := $(MAKE) --no-print-directory -j$(JOBS)
 
 # --- public targets -------------------------------------------------------
 
@@ -67,14 +70,15 @@ check: deps
 	@sh mk/own_shm.sh $(SUB) run-check-all
 
 run-check-all:
-	@mkdir -p $(BUILD) && sh mk/leftovers.sh start $(LEFT)
+	@mkdir -p $(BUILD) && sh mk/leftovers.sh start $(LEFT) && date +%s >$(LEFT).t
 	@$(SUB) run-check
 ifeq ($(SAN)$(TSAN)$(FAST),)
-	@echo "== again under AddressSanitizer + UndefinedBehaviorSanitizer"
+	@echo "== again under AddressSanitizer + UndefinedBehaviorSanitizer ($$(($$(date +%s) - $$(cat $(LEFT).t))) s so far)"
 	@$(SUB) run-check SAN=1
-	@echo "== again under ThreadSanitizer"
+	@echo "== again under ThreadSanitizer ($$(($$(date +%s) - $$(cat $(LEFT).t))) s so far)"
 	@$(SUB) run-check TSAN=1
 endif
+	@echo "check: $$(($$(date +%s) - $$(cat $(LEFT).t))) s" && rm -f $(LEFT).t
 	@sh mk/leftovers.sh check $(LEFT)
 
 demo: deps
@@ -672,8 +676,8 @@ run-layers: build
 	@sh mk/circles.sh $(BUILD)/obj .
 
 run-check: build run-layers
-	@CK_TIMEOUT_MULTIPLIER=$(if $(SAN)$(TSAN),10,1) TSAN_OPTIONS="halt_on_error=1 allocator_may_return_null=1" \
-	  ASAN_OPTIONS=allocator_may_return_null=1 $(UNIT_BIN)
+	@t=$$(date +%s); CK_TIMEOUT_MULTIPLIER=$(if $(SAN)$(TSAN),10,1) TSAN_OPTIONS="halt_on_error=1 allocator_may_return_null=1" \
+	  ASAN_OPTIONS=allocator_may_return_null=1 $(UNIT_BIN) && echo "unit: $$(($$(date +%s) - t)) s"
 ifneq ($(TSAN),1)
 	@sh tests/integration/run.sh $(BUILD)
 endif

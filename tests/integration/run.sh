@@ -3,7 +3,7 @@
 set -u
 build=${1:?usage: run.sh BUILDDIR}
 here=$(cd "$(dirname "$0")" && pwd)
-pass=0 fail=0
+pass=0 fail=0 start=$(date +%s)
 # run NAME LABEL [ENV...]: one test, its log shown only when it fails
 run() {
 	t=$1 label=$2
@@ -41,5 +41,5 @@ if [ -f "$build/mpich/stamp" ]; then
 		run "$name" "$name (mpich)" BUILD="$mb" BIN="$mb/bin" PATH="$here/mpich:$PATH" ES_TEST_MPI=mpich
 	done
 fi
-echo "integration: $pass passed, $fail failed"
+echo "integration: $pass passed, $fail failed in $(($(date +%s) - start)) s"
 [ "$fail" -eq 0 ]
