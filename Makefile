@@ -135,6 +135,13 @@ PASTSET_SRC := pastset/element.c pastset/server.c pastset/clock.c pastset/wait.c
 	       pastset/guard.c pastset/locate.c pastset/segment.c pastset/expect.c
 PASTSET_LIB := $(BUILD)/lib/libpastset.a
 
+# --- trace/ ----------------------------------------------------------------
+# The trace format every writer and reader shares (trace/trace.h): above
+# PastSet's helpers only, below PATHS, pathmaps and the collectors.
+
+TRACE_SRC := trace/ops.c trace/numbers.c trace/spaces.c
+TRACE_LIB := $(BUILD)/lib/libtrace.a
+
 # --- paths/ ----------------------------------------------------------------
 
 PATHS_SRC := paths/registry.c paths/path.c paths/tree.c
@@ -149,12 +156,12 @@ STEERING_LIB := $(BUILD)/lib/libsteering.a
 
 # --- pathmaps/ -------------------------------------------------------------
 
-PATHMAPS_SRC := pathmaps/model.c pathmaps/load.c pathmaps/load_nodes.c pathmaps/load_topology.c pathmaps/load_paths.c pathmaps/generate.c pathmaps/show.c pathmaps/job.c pathmaps/spaces.c
+PATHMAPS_SRC := pathmaps/model.c pathmaps/load.c pathmaps/load_nodes.c pathmaps/load_topology.c pathmaps/load_paths.c pathmaps/generate.c pathmaps/show.c pathmaps/job.c
 PATHMAPS_LIB := $(BUILD)/lib/libpathmaps.a
 
 # --- collectors/ -----------------------------------------------------------
 
-COLLECTORS_SRC := collectors/clock.c collectors/ops.c collectors/numbers.c collectors/space.c collectors/collector.c collectors/launch.c
+COLLECTORS_SRC := collectors/clock.c collectors/select.c collectors/space.c collectors/collector.c collectors/launch.c
 COLLECTORS_LIB := $(BUILD)/lib/libcollectors.a
 
 # --- scopes/ -----------------------------------------------------------------
@@ -181,7 +188,7 @@ WINDTUNNEL_LIB := $(BUILD)/lib/libwindtunnel.a
 # converters (otf2.c, json.c, plot.c, profile*.c, page.c) are the
 # programs' parts, linked into esconvert and esprofile.
 ARCHIVE_SRC := archive/files.c archive/writer.c archive/reader.c archive/repair.c archive/items.c archive/messages.c archive/sites.c archive/clocks.c archive/waitfeed.c \
-	       archive/symbols.c archive/escape.c
+	       archive/symbols.c archive/escape.c archive/colours.c
 ARCHIVE_LIB := $(BUILD)/lib/libesarchive.a
 
 # --- monitors/ ---------------------------------------------------------------
@@ -194,7 +201,7 @@ MONITORS_SRC := monitors/common.c monitors/record.c monitors/beat.c monitors/col
 MONITORS_LIB := $(BUILD)/lib/libesmon.a
 
 # Libraries in link order: each layer before the ones it depends on.
-LIBS := $(MONITORS_LIB) $(ARCHIVE_LIB) $(WAITSTATES_LIB) $(WINDTUNNEL_LIB) $(SCOPES_LIB) $(COLLECTORS_LIB) $(PATHMAPS_LIB) $(PATHS_LIB) $(STEERING_LIB) $(PASTSET_LIB)
+LIBS := $(MONITORS_LIB) $(ARCHIVE_LIB) $(WAITSTATES_LIB) $(WINDTUNNEL_LIB) $(SCOPES_LIB) $(COLLECTORS_LIB) $(PATHMAPS_LIB) $(PATHS_LIB) $(STEERING_LIB) $(TRACE_LIB) $(PASTSET_LIB)
 EXT_LIBS = $(shell pkg-config --libs yaml-0.1 hwloc)
 
 # --- generated ---------------------------------------------------------------
@@ -252,7 +259,12 @@ $(PATHMAPS_LIB): $(call obj,$(PATHMAPS_SRC))
 	@rm -f $@ # made anew: a file moved out of the layer must not stay in it
 	$(AR) rcs $@ $^
 
-$(COLLECTORS_LIB): $(call obj,$(COLLECTORS_SRC)) $(BUILD)/obj/gen/es_mpi_ops.o
+$(TRACE_LIB): $(call obj,$(TRACE_SRC)) $(BUILD)/obj/gen/es_mpi_ops.o
+	@mkdir -p $(dir $@)
+	@rm -f $@ # made anew: a file moved out of the layer must not stay in it
+	$(AR) rcs $@ $^
+
+$(COLLECTORS_LIB): $(call obj,$(COLLECTORS_SRC))
 	@mkdir -p $(dir $@)
 	@rm -f $@ # made anew: a file moved out of the layer must not stay in it
 	$(AR) rcs $@ $^
@@ -288,7 +300,7 @@ BINS := $(BUILD)/bin/psadm $(BUILD)/bin/psdemo $(BUILD)/bin/pathmap \
 	$(BUILD)/bin/heartbeat $(BUILD)/bin/geteventmon $(BUILD)/bin/colopmon $(BUILD)/bin/esctl $(BUILD)/bin/esview \
 	$(BUILD)/bin/esrecord $(BUILD)/bin/esconvert $(BUILD)/bin/esprofile $(BUILD)/bin/eshandler
 
-$(BUILD)/bin/%: $(BUILD)/obj/pastset/%.o $(PASTSET_LIB)
+$(BUILD)/bin/%: $(BUILD)/obj/pastset/%.o $(TRACE_LIB) $(PASTSET_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 

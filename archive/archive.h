@@ -7,7 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "collectors/collectors.h"
+#include "pastset/pastset.h"
+#include "trace/trace.h"
 
 /*
  * An archive is a directory:
@@ -276,5 +277,7 @@ int ar_symbols_lookup(ar_symbols *s, const char *path, uint64_t offset, struct a
 
 /* s as a JSON string, quoted and escaped. */
 void ar_json_string(FILE *f, const char *s);
+/* The colour every picture gives a class of calls ("#1f77b4"...). */
+const char *ar_class_colour(enum es_class c);
 
 #endif

@@ -336,7 +336,7 @@ static int write_timeline_script(const struct timeline *tl, const char *dir, con
 		if ((c == ES_CLASS_PATHS) == tl->mpi)
 			continue;
 		fprintf(f, "%s'%s/timeline.dat' index %d using 1:2:3:4:5:6 with boxxyerror lc rgb '%s' title '%s'",
-			first ? "" : ", \\\n     ", dir, c, es_class_colour((enum es_class)c),
+			first ? "" : ", \\\n     ", dir, c, ar_class_colour((enum es_class)c),
 			es_class_name((enum es_class)c));
 		first = 0;
 	}

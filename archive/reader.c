@@ -220,10 +220,10 @@ static int read_threads(ar_archive *a, const char *dir, char *err, size_t errlen
 		snprintf(t->process, sizeof(t->process), "%s", proc);
 		snprintf(t->name, sizeof(t->name), "%s", name);
 		const char *seg = strrchr(t->process, '/'); /* after HOST:PORT/, if any */
-		enum pm_space_kind kind;
+		enum es_space_kind kind;
 		int r;
-		t->rank = pm_space_of(seg ? seg + 1 : t->process, NULL, &kind, &r) &&
-			  kind == PM_SPACE_RANK ? r : -1;
+		t->rank = es_space_of(seg ? seg + 1 : t->process, NULL, &kind, &r) &&
+			  kind == ES_SPACE_RANK ? r : -1;
 	}
 	fclose(f);
 	return rc;

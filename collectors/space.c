@@ -165,15 +165,6 @@ int es_space_rank(const es_space *sp, int *size)
 	return sp->rank;
 }
 
-void es_mpi_board_name(char *buf, size_t len, const char *trace, const char *board)
-{
-	const char *k = !strncmp(trace, "mpi.thread", 10) ? trace + 10 : NULL;
-	if (k && *k && strspn(k, "0123456789") == strlen(k))
-		snprintf(buf, len, "%s%s", board, k);
-	else if (len)
-		*buf = 0;
-}
-
 const struct es_clock *es_space_clock(const es_space *sp)
 {
 	return &sp->clock;

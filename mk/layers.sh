@@ -11,9 +11,9 @@
 set -u
 root=${1:-.}
 libdir=${2:-}
-LAYERS="pastset:0 paths:1 steering:1 pathmaps:2 collectors:3 scopes:4 waitstates:4 archive:5 monitors:6 windtunnel:5"
+LAYERS="pastset:0 trace:1 paths:2 steering:2 waitstates:2 pathmaps:3 archive:3 collectors:4 scopes:5 windtunnel:5 monitors:6"
 # each library, by the layer whose sources it holds
-LIBS="pastset:libpastset.a paths:libpaths.a steering:libsteering.a pathmaps:libpathmaps.a collectors:libcollectors.a
+LIBS="pastset:libpastset.a trace:libtrace.a paths:libpaths.a steering:libsteering.a pathmaps:libpathmaps.a collectors:libcollectors.a
       scopes:libscopes.a waitstates:libwaitstates.a windtunnel:libwindtunnel.a archive:libesarchive.a monitors:libesmon.a"
 
 rank_of() { # layer -> rank, or nothing for what is not a layer (system headers, generated ones)

@@ -304,8 +304,8 @@ int mon_attach(const char *prog, struct es_scope_spec *spec, double wait_s, es_s
 	       size_t errlen)
 {
 	static char list[1024];
-	if (!pm_job_ok(spec->job)) {
-		snprintf(err, errlen, "job '%s': no job can have that name (expected %s)", spec->job, PM_JOB_RULE);
+	if (!es_job_ok(spec->job)) {
+		snprintf(err, errlen, "job '%s': no job can have that name (expected %s)", spec->job, ES_JOB_RULE);
 		return -EINVAL;
 	}
 	if (spec->servers) {

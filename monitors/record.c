@@ -515,7 +515,7 @@ int mon_record(const char *prog, const char *job, const struct mon_record_opts *
 	int rc = mon_remote(&spec, err, errlen);
 	/* the archive before anything else: a recorder killed while it waits
 	 * for its job leaves one that says it recorded nothing */
-	if (!rc && pm_job_ok(job)) /* else mon_attach says why */
+	if (!rc && es_job_ok(job)) /* else mon_attach says why */
 		rc = ar_create(o->dir, job, &r.w, err, errlen);
 	if (rc)
 		return rc;

@@ -394,7 +394,7 @@ static void say_threads(FILE *f, const lv *v)
 		fprintf(f, "%s\"%s\"", c ? "," : "", es_class_name((enum es_class)c));
 	fputs("],\"colours\":[", f);
 	for (int c = 0; c < NCLASS; c++)
-		fprintf(f, "%s\"%s\"", c ? "," : "", es_class_colour((enum es_class)c));
+		fprintf(f, "%s\"%s\"", c ? "," : "", ar_class_colour((enum es_class)c));
 	fputc(']', f);
 }
 

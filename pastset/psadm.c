@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "pastset.h"
-#include "pathmaps/pathmaps.h" /* pm_job_ok: the one rule for job names, inline */
+#include "pathmaps/pathmaps.h" /* es_job_ok: the one rule for job names, inline */
 
 static const char *usage =
 	"usage: psadm list               segments on this host, with their state\n"
@@ -362,9 +362,9 @@ static int serve(int argc, char **argv)
 	size_t pl = strlen(a.shm_prefix);
 	char job[PS_NAME_MAX + 1];
 	snprintf(job, sizeof(job), "%.*s", pl ? (int)(pl - 1) : 0, a.shm_prefix);
-	if (pl && a.shm_prefix[pl - 1] == '.' && !pm_job_ok(job)) {
+	if (pl && a.shm_prefix[pl - 1] == '.' && !es_job_ok(job)) {
 		fprintf(stderr, "psadm: serve %s: no job can be called '%s' (expected %s)\n", a.shm_prefix,
-			job, PM_JOB_RULE);
+			job, ES_JOB_RULE);
 		return 2;
 	}
 	char why[128];

@@ -481,7 +481,7 @@ static void release(const pm_map *m)
 	const char **v = calloc((size_t)n, sizeof(*v));
 	int k = 0;
 	for (int p = 0; names && v && p < m->model.nprocesses && m->model.trace.shared; p++)
-		if (pm_space_name(names[k], sizeof(names[k]), m->model.name, PM_SPACE_PROCESS, p) == 0)
+		if (es_space_name(names[k], sizeof(names[k]), m->model.name, ES_SPACE_PROCESS, p) == 0)
 			v[k] = names[k], k++;
 	for (int h = 0; names && v && h < m->model.nhosts; h++) {
 		seg_name(m, h, names[k], sizeof(names[k]));
@@ -508,7 +508,7 @@ int pm_job_start(const pm_map *m, const char *process, const struct pm_job_attr 
 	j->m = m;
 	j->proc = p;
 	if (m->model.trace.shared)
-		pm_space_name(j->trace_space, sizeof(j->trace_space), m->model.name, PM_SPACE_PROCESS, p);
+		es_space_name(j->trace_space, sizeof(j->trace_space), m->model.name, ES_SPACE_PROCESS, p);
 	j->elems = calloc((size_t)m->model.nelements + 1, sizeof(*j->elems));
 	j->paths = calloc((size_t)m->model.npaths + 1, sizeof(*j->paths));
 	j->trees = calloc((size_t)m->model.ntrees + 1, sizeof(*j->trees));

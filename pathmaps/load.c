@@ -337,11 +337,11 @@ static int document(struct ld *ld, yaml_node_t *root)
 		return pm__fail(ld, NULL, "empty pathmap: expected a mapping with pathmap and name");
 	if ((rc = pm__check_map(ld, root, "pathmap", keys, req)) ||
 	    (rc = pm__as_int(ld, pm__get(ld, root, "pathmap"), "pathmap (the schema version)", 1, 1, &version)) ||
-	    (rc = pm__as_name(ld, pm__get(ld, root, "name"), "name", PM_JOB_MAX, &m->model.name)))
+	    (rc = pm__as_name(ld, pm__get(ld, root, "name"), "name", ES_JOB_MAX, &m->model.name)))
 		return rc;
-	if (!pm_job_ok(m->model.name))
+	if (!es_job_ok(m->model.name))
 		return pm__fail(ld, pm__get(ld, root, "name"), "name: the job's name, expected %s, got '%s'",
-			    PM_JOB_RULE, m->model.name);
+			    ES_JOB_RULE, m->model.name);
 	/* No application map: an unmodified MPI program, say, that only
 	 * libescollect.so watches. */
 	yaml_node_t *app = pm__get(ld, root, "application"), empty = { .type = YAML_SEQUENCE_NODE };

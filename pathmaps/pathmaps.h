@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "paths/paths.h"
+#include "trace/trace.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -171,34 +172,6 @@ struct pm_model {
 
 const struct pm_model *pm_model(const pm_map *m);
 
-/*
- * A job's trace spaces, one segment per process, are named for the job so
- * that monitors find them by the job's name alone: JOB.tP for process P of
- * a pathmap job, JOB.rR for rank R of an MPI job.
- */
-enum pm_space_kind { PM_SPACE_PROCESS = 't', PM_SPACE_RANK = 'r' };
-/*
- * A job's name: 1 to PM_JOB_MAX characters of A-Z a-z 0-9 . _ -, the first
- * a letter or a digit (never "-rf" or ".."), so that its trace spaces fit a
- * segment name for any process count below 10^13.  esrun, libescollect,
- * pathmaps, scopes, the monitors and psadm all hold names to this one
- * rule: a name one of them takes, the others can watch.
- */
-#define PM_JOB_MAX 32
-#define PM_JOB_RULE "1 to 32 characters of A-Z a-z 0-9 . _ -, the first a letter or a digit"
-static inline bool pm_job_ok(const char *job)
-{
-	size_t n = job ? strlen(job) : 0;
-	char c = n ? job[0] : 0;
-	return n && n <= PM_JOB_MAX && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-					(c >= '0' && c <= '9')) && !ps_name_check(job);
-}
-/* Fills buf (PS_NAME_MAX + 1 bytes or more); PS_EBADNAME when the name
- * would be too long or not a segment name, buf then empty. */
-int pm_space_name(char *buf, size_t len, const char *job, enum pm_space_kind kind, int n);
-/* Whether segment `name` is one of job's trace spaces (job NULL: of any
- * job); its kind and number if so (either may be NULL). */
-bool pm_space_of(const char *name, const char *job, enum pm_space_kind *kind, int *n);
 /* "4194304", "4M", "4MiB", "512K", "1G": bytes; PS_EINVAL if it is not one. */
 int pm_parse_bytes(const char *s, uint64_t *out);
 /* The keep policy a job's segments get: $ES_KEEP if set, else the

@@ -32,7 +32,7 @@ void es__hset_consumed(const es_scope *s, const struct es_trace *t, size_t n);
  * pulls through, and what reading it keeps (read.c). */
 struct es_scope {
 	struct es_scope_spec spec;
-	char job[PM_JOB_MAX + 1], of[PS_NAME_MAX + 1];
+	char job[ES_JOB_MAX + 1], of[PS_NAME_MAX + 1];
 	char servers[1024], secret_file[256];
 	int nspaces;
 	es_space **spaces;

@@ -74,7 +74,7 @@ struct found {
 static int collect(const char *name, void *arg)
 {
 	struct found *f = arg;
-	if (!pm_space_of(name, f->job, NULL, NULL))
+	if (!es_space_of(name, f->job, NULL, NULL))
 		return 0;
 	/* Two servers on one machine (hosts of a pathmap that share it) list
 	 * the same segments: segment names are unique in a job, so the first
@@ -386,7 +386,7 @@ static int create(const struct es_scope_spec *spec, const es_scope *before, es_s
 	    (spec->servers && strlen(spec->servers) >= sizeof(((es_scope *)0)->servers)) ||
 	    (spec->secret_file && strlen(spec->secret_file) >= sizeof(((es_scope *)0)->secret_file)))
 		return PS_EINVAL;
-	if (!pm_job_ok(spec->job))
+	if (!es_job_ok(spec->job))
 		return PS_EBADNAME; /* no job is called that: refused, never cut */
 	int rc = es_scopes_register();
 	if (rc)

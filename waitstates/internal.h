@@ -2,6 +2,7 @@
 #ifndef ES_WAITSTATES_INTERNAL_H
 #define ES_WAITSTATES_INTERNAL_H
 
+#include "pastset/pastset.h" /* its hash helpers */
 #include "waitstates/waitstates.h"
 
 #define NIL UINT32_MAX

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "collectors/collectors.h"
+#include "trace/trace.h"
 
 /*
  * One engine serves every reader: esprofile and esconvert feed it an

@@ -143,7 +143,7 @@ static void tunnel_open(struct tunnel *t, const struct wt_totals *tot)
 	struct ps_shm_info in;
 	/* this run's own (its collectors made it): an earlier run's of the
 	 * same name, ended, is no place for this one's object */
-	if (pm_space_name(space, sizeof(space), t->job, PM_SPACE_PROCESS, t->process) || ps_shm_info(space, &in) ||
+	if (es_space_name(space, sizeof(space), t->job, ES_SPACE_PROCESS, t->process) || ps_shm_info(space, &in) ||
 	    in.state != PS_SHM_LIVE || ps_server_open_shm(space, PS_RDWR, &t->srv))
 		return; /* no trace space (no -c): nothing to steer */
 	int rc = st_app_create(&t->app);
@@ -262,10 +262,10 @@ static void parse_args(int argc, char **argv, int rank, struct wt_config *c, cha
 		case 'c': c->collectors = true; break;
 		case 'j':
 			/* refused, never cut: two long names cut alike would be one job */
-			if (!pm_job_ok(optarg)) {
+			if (!es_job_ok(optarg)) {
 				if (!rank)
 					fprintf(stderr, "windtunnel: --job '%s': expected %s\n", optarg,
-						PM_JOB_RULE);
+						ES_JOB_RULE);
 				a->bad = true;
 			} else {
 				snprintf(job, joblen, "%s", optarg);
@@ -467,7 +467,7 @@ int main(int argc, char **argv)
 	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	static char job[PM_JOB_MAX + 1];
+	static char job[ES_JOB_MAX + 1];
 	snprintf(job, sizeof(job), "wt%d", (int)getpid());
 	struct wt_config c = { .job = job, .n = 960, .matrices = 8, .slices = 4, .processes = size,
 			       .steps = 200, .stats_every = 20, .model = WT_FHP1, .seed = 1 };

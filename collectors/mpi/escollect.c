@@ -120,8 +120,8 @@ static int trace_threshold(const pm_map *m, uint32_t *out, char *err, size_t len
 /* A job name every monitor can watch: refused, never cut. */
 static int job_name_ok(const char *job, char *err, size_t len)
 {
-	if (!pm_job_ok(job)) {
-		snprintf(err, len, "job name '%s': expected %s", job, PM_JOB_RULE);
+	if (!es_job_ok(job)) {
+		snprintf(err, len, "job name '%s': expected %s", job, ES_JOB_RULE);
 		return PS_EINVAL;
 	}
 	return 0;
@@ -131,12 +131,12 @@ static int job_name_ok(const char *job, char *err, size_t len)
  * recognise in psadm list, and unique on the host while it runs. */
 static void default_job(char *name, size_t len)
 {
-	char prog[PM_JOB_MAX - 7]; /* and '-' and a pid of at most 7 digits */
+	char prog[ES_JOB_MAX - 7]; /* and '-' and a pid of at most 7 digits */
 	size_t k = 0;
 	for (const char *p = program_invocation_short_name; *p && k + 1 < sizeof(prog); p++)
 		prog[k++] = ps_name_check((char[]){ *p, 0 }) ? '_' : *p;
 	prog[k] = 0;
-	snprintf(name, len, "%s-%d", k && pm_job_ok((char[]){ prog[0], 0 }) ? prog : "mpi", (int)getpid());
+	snprintf(name, len, "%s-%d", k && es_job_ok((char[]){ prog[0], 0 }) ? prog : "mpi", (int)getpid());
 }
 
 /* Whether every rank made its trace space.  A job watched on some ranks
@@ -359,7 +359,7 @@ static void setup(int provided)
 	}
 	snprintf(es_g.job, sizeof(es_g.job), "%s", d.job);
 	char seg[PS_NAME_MAX + 1]; /* job_name_ok made sure it fits */
-	pm_space_name(seg, sizeof(seg), es_g.job, PM_SPACE_RANK, es_g.rank);
+	es_space_name(seg, sizeof(seg), es_g.job, ES_SPACE_RANK, es_g.rank);
 	es_clocks_node();
 	/* a trace an earlier run of this name left is replaced: said once */
 	struct ps_shm_info old;
@@ -427,7 +427,7 @@ static void release_job(void)
 	char (*names)[PS_NAME_MAX + 1] = calloc((size_t)es_g.size, sizeof(*names));
 	const char **v = calloc((size_t)es_g.size, sizeof(*v));
 	for (int r = 0; names && v && r < es_g.size; r++) {
-		pm_space_name(names[r], sizeof(names[r]), es_g.job, PM_SPACE_RANK, r);
+		es_space_name(names[r], sizeof(names[r]), es_g.job, ES_SPACE_RANK, r);
 		v[r] = names[r];
 	}
 	if (names && v)

@@ -149,8 +149,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (job) {
-		if (!pm_job_ok(job))
-			return fail("--job '%s': expected %s", job, PM_JOB_RULE);
+		if (!es_job_ok(job))
+			return fail("--job '%s': expected %s", job, ES_JOB_RULE);
 		setenv("ES_JOB", job, 1);
 	}
 	if (size) {

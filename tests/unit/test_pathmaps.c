@@ -98,10 +98,10 @@ START_TEST(syntax_and_top_level)
 	const char *at32 = "pathmap: 1\nname: abcdefghijklmnopqrstuvwxyz012345\n" APP;
 	ck_assert_msg(pm_load_string("t.yaml", at32, strlen(at32), &m, err, sizeof(err)) == 0, "%s", err);
 	pm_destroy(m);
-	ck_assert(pm_job_ok("abcdefghijklmnopqrstuvwxyz012345"));
-	ck_assert(!pm_job_ok("abcdefghijklmnopqrstuvwxyz0123456"));
-	ck_assert(!pm_job_ok("..") && !pm_job_ok("-rf") && !pm_job_ok("") && !pm_job_ok(NULL));
-	ck_assert(!pm_job_ok("a/b") && pm_job_ok("lmp-4312") && pm_job_ok("9.x_y"));
+	ck_assert(es_job_ok("abcdefghijklmnopqrstuvwxyz012345"));
+	ck_assert(!es_job_ok("abcdefghijklmnopqrstuvwxyz0123456"));
+	ck_assert(!es_job_ok("..") && !es_job_ok("-rf") && !es_job_ok("") && !es_job_ok(NULL));
+	ck_assert(!es_job_ok("a/b") && es_job_ok("lmp-4312") && es_job_ok("9.x_y"));
 	bad(HEAD APP "name: again\n", "t.yaml:11:1: pathmap: key 'name' given twice (first at line 2)");
 }
 END_TEST
@@ -877,37 +877,37 @@ END_TEST
 START_TEST(trace_space_names)
 {
 	char buf[PS_NAME_MAX + 1];
-	enum pm_space_kind k;
+	enum es_space_kind k;
 	int n;
-	ck_assert_int_eq(pm_space_name(buf, sizeof(buf), "lmp-4312", PM_SPACE_RANK, 17), 0);
+	ck_assert_int_eq(es_space_name(buf, sizeof(buf), "lmp-4312", ES_SPACE_RANK, 17), 0);
 	ck_assert_str_eq(buf, "lmp-4312.r17");
-	ck_assert(pm_space_of(buf, "lmp-4312", &k, &n) && k == PM_SPACE_RANK && n == 17);
-	ck_assert_int_eq(pm_space_name(buf, sizeof(buf), "wt", PM_SPACE_PROCESS, 0), 0);
+	ck_assert(es_space_of(buf, "lmp-4312", &k, &n) && k == ES_SPACE_RANK && n == 17);
+	ck_assert_int_eq(es_space_name(buf, sizeof(buf), "wt", ES_SPACE_PROCESS, 0), 0);
 	ck_assert_str_eq(buf, "wt.t0");
-	ck_assert(pm_space_of(buf, "wt", &k, &n) && k == PM_SPACE_PROCESS && n == 0);
+	ck_assert(es_space_of(buf, "wt", &k, &n) && k == ES_SPACE_PROCESS && n == 0);
 	/* not the job's: another job, its host segment, no number, other letters */
-	ck_assert(!pm_space_of("wt.t0", "w", NULL, NULL));
-	ck_assert(!pm_space_of("wtx.t0", "wt", NULL, NULL));
-	ck_assert(!pm_space_of("wt.node0", "wt", NULL, NULL));
-	ck_assert(!pm_space_of("wt.t", "wt", NULL, NULL));
-	ck_assert(!pm_space_of("wt.t1a", "wt", NULL, NULL));
-	ck_assert(!pm_space_of("wt.x1", "wt", NULL, NULL));
-	ck_assert(!pm_space_of("wt.t1", "", NULL, NULL));
+	ck_assert(!es_space_of("wt.t0", "w", NULL, NULL));
+	ck_assert(!es_space_of("wtx.t0", "wt", NULL, NULL));
+	ck_assert(!es_space_of("wt.node0", "wt", NULL, NULL));
+	ck_assert(!es_space_of("wt.t", "wt", NULL, NULL));
+	ck_assert(!es_space_of("wt.t1a", "wt", NULL, NULL));
+	ck_assert(!es_space_of("wt.x1", "wt", NULL, NULL));
+	ck_assert(!es_space_of("wt.t1", "", NULL, NULL));
 	/* of any job: what follows the last dot */
-	ck_assert(pm_space_of("lmp-4312.x.r7", NULL, &k, &n) && k == PM_SPACE_RANK && n == 7);
-	ck_assert(!pm_space_of("wt.node0", NULL, NULL, NULL));
-	ck_assert(!pm_space_of(".r7", NULL, NULL, NULL)); /* no job at all */
-	ck_assert(!pm_space_of("r7", NULL, NULL, NULL));
+	ck_assert(es_space_of("lmp-4312.x.r7", NULL, &k, &n) && k == ES_SPACE_RANK && n == 7);
+	ck_assert(!es_space_of("wt.node0", NULL, NULL, NULL));
+	ck_assert(!es_space_of(".r7", NULL, NULL, NULL)); /* no job at all */
+	ck_assert(!es_space_of("r7", NULL, NULL, NULL));
 	/* a name that would not fit or is not a segment name is refused */
 	char job[PS_NAME_MAX + 1];
 	memset(job, 'j', PS_NAME_MAX - 3);
 	job[PS_NAME_MAX - 3] = 0;
-	ck_assert_int_eq(pm_space_name(buf, sizeof(buf), job, PM_SPACE_RANK, 9), 0);
-	ck_assert_int_eq(pm_space_name(buf, sizeof(buf), job, PM_SPACE_RANK, 10), PS_EBADNAME);
+	ck_assert_int_eq(es_space_name(buf, sizeof(buf), job, ES_SPACE_RANK, 9), 0);
+	ck_assert_int_eq(es_space_name(buf, sizeof(buf), job, ES_SPACE_RANK, 10), PS_EBADNAME);
 	ck_assert_str_eq(buf, "");
-	ck_assert_int_eq(pm_space_name(buf, sizeof(buf), "a/b", PM_SPACE_RANK, 0), PS_EBADNAME);
-	ck_assert_int_eq(pm_space_name(buf, sizeof(buf), "a", PM_SPACE_RANK, -1), PS_EBADNAME);
-	ck_assert_int_eq(pm_space_name(buf, sizeof(buf), "a", (enum pm_space_kind)'x', 0), PS_EBADNAME);
+	ck_assert_int_eq(es_space_name(buf, sizeof(buf), "a/b", ES_SPACE_RANK, 0), PS_EBADNAME);
+	ck_assert_int_eq(es_space_name(buf, sizeof(buf), "a", ES_SPACE_RANK, -1), PS_EBADNAME);
+	ck_assert_int_eq(es_space_name(buf, sizeof(buf), "a", (enum es_space_kind)'x', 0), PS_EBADNAME);
 }
 END_TEST
 

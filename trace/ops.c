@@ -1,9 +1,9 @@
-/* ops.c - what each op code in a trace tuple is: its name, group and kind, and the MPI calls a pathmap selects. */
+/* ops.c - what each op code in a trace tuple is: its name, group, kind and class; the control order's checks; the boards' names. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
 
-#include "collectors.h"
+#include "trace/trace.h"
 
 /* Written by wrapgen from collectors/mpi/calls.def (es_mpi_ops.c). */
 extern const struct es_op_info es__mpi_ops[];
@@ -66,18 +66,10 @@ const char *es_op_group_name(enum es_op_group g)
 	return (unsigned)g < sizeof(group_names) / sizeof(group_names[0]) ? group_names[g] : "?";
 }
 
-/* Waiting is red wherever it is drawn; the rest are matplotlib's first
- * colours, told apart by most eyes. */
-static const struct {
-	const char *name, *colour;
-} classes[ES_NCLASS] = {
-	[ES_CLASS_P2P] = { "point-to-point", "#1f77b4" },
-	[ES_CLASS_WAIT] = { "waits and polls", "#d62728" },
-	[ES_CLASS_COLL] = { "collectives", "#ff7f0e" },
-	[ES_CLASS_ONE_SIDED] = { "one-sided", "#2ca02c" },
-	[ES_CLASS_IO] = { "I/O", "#8c564b" },
-	[ES_CLASS_OTHER] = { "other MPI", "#9467bd" },
-	[ES_CLASS_PATHS] = { "PATHS operations", "#7f7f7f" },
+static const char *const class_names[ES_NCLASS] = {
+	[ES_CLASS_P2P] = "point-to-point", [ES_CLASS_WAIT] = "waits and polls", [ES_CLASS_COLL] = "collectives",
+	[ES_CLASS_ONE_SIDED] = "one-sided", [ES_CLASS_IO] = "I/O", [ES_CLASS_OTHER] = "other MPI",
+	[ES_CLASS_PATHS] = "PATHS operations",
 };
 
 enum es_class es_op_class(unsigned op)
@@ -100,52 +92,13 @@ enum es_class es_op_class(unsigned op)
 
 const char *es_class_name(enum es_class c)
 {
-	return (unsigned)c < ES_NCLASS ? classes[c].name : "?";
+	return (unsigned)c < ES_NCLASS ? class_names[c] : "?";
 }
 
-const char *es_class_colour(enum es_class c)
+const struct es_op_info *es_mpi_ops(int *n)
 {
-	return (unsigned)c < ES_NCLASS ? classes[c].colour : "#000000";
-}
-
-/* Does WORD (all, a group, polls or a name) name the op? */
-static bool selects(const char *w, const struct es_op_info *o)
-{
-	return !strcmp(w, "all") || !strcmp(w, o->name) ||
-	       !strcmp(w, es_op_group_name((enum es_op_group)o->group)) ||
-	       (!strcmp(w, "polls") && o->kind == ES_KIND_POLL);
-}
-
-int es_mpi_select(const struct pm_mpi *mpi, const char *file, unsigned char collect[256], char *err,
-		  size_t errlen)
-{
-	bool every = !mpi || !mpi->given || mpi->ncalls == 0;
-	memset(collect, 0, 256);
-	for (int i = 0; i < es__mpi_nops; i++)
-		collect[es__mpi_ops[i].code] = every;
-	/* in order: a word adds what it names, -word takes it away again */
-	for (int k = 0; !every && k < mpi->ncalls; k++) {
-		const char *w = mpi->calls[k];
-		bool drop = w[0] == '-', known = false;
-		for (int i = 0; i < es__mpi_nops; i++) {
-			const struct es_op_info *o = &es__mpi_ops[i];
-			if (selects(w + drop, o)) {
-				collect[o->code] = !drop;
-				known = true;
-			}
-		}
-		if (!known) {
-			if (err)
-				snprintf(err, errlen, "%s:%d:%d: mpi collect: expected all, a group (point-to-point, "
-					 "collectives, one-sided, persistent, communicators), polls or the name of "
-					 "an MPI function libescollect records (MPI_Send, MPI_Allreduce...), each "
-					 "with a - to leave it out, got '%s'",
-					 file ? file : "pathmap", mpi->lines ? mpi->lines[k] : 0,
-					 mpi->cols ? mpi->cols[k] : 0, w);
-			return PS_EINVAL;
-		}
-	}
-	return 0;
+	*n = es__mpi_nops;
+	return es__mpi_ops;
 }
 
 /* --- live control's orders -------------------------------------------------------- */
@@ -227,4 +180,13 @@ bool es_in_mpi_call(unsigned op)
 	unsigned code = es_op_code(op);
 	return code > ES_OP_MPI_INIT && code != ES_OP_MPI_FINALIZE && code != ES_OP_MPI_PCONTROL &&
 	       !(op & (ES_OP_DONE | ES_OP_UNFINISHED));
+}
+
+void es_mpi_board_name(char *buf, size_t len, const char *trace, const char *board)
+{
+	const char *k = !strncmp(trace, "mpi.thread", 10) ? trace + 10 : NULL;
+	if (k && *k && strspn(k, "0123456789") == strlen(k))
+		snprintf(buf, len, "%s%s", board, k);
+	else if (len)
+		*buf = 0;
 }

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectors/collectors.h"
+#include "trace/trace.h"
 #include "pastset/pastset.h"
 
 /*
