@@ -4,14 +4,15 @@
 #   sh mk/layers.sh [ROOT [LIBDIR]]     (ROOT: the tree, default .; LIBDIR: its built libraries)
 #
 # The layers, bottom up (docs/ARCHITECTURE.md): each may use only the ones
-# below it; layers of one rank do not use each other.  Programs (a file with
+# below it; layers of one rank do not use each other.  handlers/ is the
+# handler libraries' header (standard headers only) and their examples.  Programs (a file with
 # main) sit above every layer and may include anything: `pathmap` knows the
 # collectors' wrapper types so that it can check their parameters, while
 # the pathmaps library stays below the collectors.
 set -u
 root=${1:-.}
 libdir=${2:-}
-LAYERS="pastset:0 trace:1 paths:2 steering:2 waitstates:2 pathmaps:3 archive:3 collectors:4 scopes:5 windtunnel:5 monitors:6"
+LAYERS="pastset:0 handlers:0 trace:1 paths:2 steering:2 waitstates:2 pathmaps:3 archive:3 collectors:4 scopes:5 windtunnel:5 monitors:6"
 # each library, by the layer whose sources it holds
 LIBS="pastset:libpastset.a trace:libtrace.a paths:libpaths.a steering:libsteering.a pathmaps:libpathmaps.a collectors:libcollectors.a
       scopes:libscopes.a waitstates:libwaitstates.a windtunnel:libwindtunnel.a archive:libesarchive.a monitors:libesmon.a"
@@ -38,6 +39,51 @@ for l in $LAYERS; do
 		done
 	done
 done
+
+# ... and through other headers: a header a file reaches by a chain of
+# includes counts as its own include (archive.h including a header that
+# includes pathmaps.h puts the archive on the pathmap model).  Only chains
+# of two or more are said here; the loop above says the direct ones.
+files=$(for l in $LAYERS; do [ -d "$root/${l%%:*}" ] && find "$root/${l%%:*}" -name '*.[ch]'; done | sort)
+if [ -n "$files" ]; then
+	# FILE<TAB>INCLUDED, the included resolved to a path under root
+	every=$(find "$root" -path "$root/build" -prune -o -path "$root/.git" -prune -o -name '*.[ch]' -print | sort)
+	edges=$(for f in $every; do
+		d=$(dirname "$f")
+		sed -n 's/^[ \t]*#[ \t]*include[ \t]*"\([^"]*\)".*/\1/p' "$f" | while read -r inc; do
+			case $inc in
+			*/*) t="$root/$inc" ;;
+			*) t="$d/$inc" ;;
+			esac
+			[ -f "$t" ] && printf '%s\t%s\n' "${f#"$root"/}" "${t#"$root"/}"
+		done
+	done)
+	mains=$(grep -l '^int main(' $files 2>/dev/null | sed "s|^$root/||")
+	out=$(printf '%s\n' "$edges" | awk -F'\t' -v layers="$LAYERS" -v mains="$mains" '
+		BEGIN { n = split(layers, L, " "); for (i = 1; i <= n; i++) { split(L[i], p, ":"); rank[p[1]] = p[2] }
+			m = split(mains, M, "\n"); for (i = 1; i <= m; i++) ismain[M[i]] = 1 }
+		NF == 2 { adj[$1] = adj[$1] SUBSEP $2; seen_file[$1] = 1 }
+		function layer_of(f,   a) { split(f, a, "/"); return a[1] }
+		function walk(f, chain, depth,   k, a, i, g, lg) {
+			if (depth > 12 || (f in visited)) return
+			visited[f] = 1
+			k = split(adj[f], a, SUBSEP)
+			for (i = 2; i <= k; i++) {
+				g = a[i]; lg = layer_of(g)
+				if (depth >= 1 && (lg in rank) && lg != from && rank[lg] >= rank[from] && !((from, lg) in said)) {
+					said[from, lg] = 1
+					print "layers: " start ": " from " (rank " rank[from] ") reaches a header of " lg " (rank " rank[lg] ") through " chain " -> " g ": a layer may use only the ones below it"
+				}
+				walk(g, chain " -> " g, depth + 1)
+			}
+		}
+		END { for (f in seen_file) { start = f; from = layer_of(f); if (!(from in rank) || (f in ismain)) continue
+			delete visited; delete said; walk(f, f, 0) } }')
+	if [ -n "$out" ]; then
+		echo "$out" | sort
+		bad=1
+	fi
+fi
 
 # Each library's undefined symbols must be defined by itself or by a library
 # of a lower layer.

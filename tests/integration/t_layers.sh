@@ -32,7 +32,15 @@ echo "$out" | grep -q "^layers: archive/side.h:2: archive (rank 3) includes a he
 echo "$out" | grep -q "^layers: waitstates/side.h:1: waitstates (rank 2) includes a header of scopes (rank 5)" || die "waitstates up: $out"
 echo "$out" | grep -q "^layers: waitstates/side.h:2: waitstates (rank 2) includes a header of paths (rank 2)" || die "waitstates sideways: $out"
 echo "$out" | grep -q "paths/ok.c\|pastset/tool.c\|monitors/ok.c\|archive/ok.c\|trace/up.h:1" && die "a downward include or a program refused: $out"
-rm paths/up.h windtunnel/side.c archive/up.c archive/side.h waitstates/side.h trace/up.h
+# through another header: a folder that is no layer (extra/) passes the model on
+mkdir -p extra pathmaps
+printf '#include "pathmaps/pathmaps.h"\n' >extra/e.h
+printf '\n' >pathmaps/pathmaps.h
+printf '#include "extra/e.h"\n' >waitstates/t.c
+out=$(sh "$src/mk/layers.sh" "$dir") && die "an include through another header passed"
+echo "$out" | grep -q "^layers: waitstates/t.c: waitstates (rank 2) reaches a header of pathmaps (rank 3) through waitstates/t.c -> extra/e.h -> pathmaps/pathmaps.h" ||
+	die "through: $out"
+rm paths/up.h windtunnel/side.c archive/up.c archive/side.h waitstates/side.h trace/up.h waitstates/t.c
 sh "$src/mk/layers.sh" "$dir" >/dev/null || die "a clean tree refused"
 # libraries: pastset calling into paths fails; paths calling into pastset is fine
 printf 'int paths_fn(void);\nint ps_fn(void) { return paths_fn(); }\n' >a.c
