@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "pastset.h"
-#include "pathmaps/pathmaps.h" /* es_job_ok: the one rule for job names, inline */
+#include "trace/trace.h" /* es_job_ok: the one rule for job names */
 
 static const char *usage =
 	"usage: psadm list               segments on this host, with their state\n"

@@ -18,19 +18,6 @@
 
 struct call calls[MAXC];
 int ncalls, npolls;
-const char *deffile;
-FILE *out;
-
-void die(int line, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "%s:%d: ", deffile, line);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(1);
-}
 
 static char *trim(char *s)
 {

@@ -34,15 +34,16 @@ struct call {
 	char hoist[400];
 };
 
+/* wrapgen.c's: the calls read */
 extern struct call calls[MAXC];
 extern int ncalls, npolls;
+
+/* --- wrapgen_emit.c: it uses nothing of wrapgen.c (data flows one way) ---------------- */
+
 extern const char *deffile;
 extern FILE *out; /* the file being written */
-
 /* calls.def:LINE: what was expected, on stderr; then exit 1, nothing written. */
 __attribute__((format(printf, 2, 3), noreturn)) void die(int line, const char *fmt, ...);
-
-/* --- wrapgen_emit.c ---------------------------------------------------------------- */
 
 /* fmt to out */
 __attribute__((format(printf, 1, 2))) void emit(const char *fmt, ...);

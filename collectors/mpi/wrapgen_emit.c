@@ -10,6 +10,23 @@
 
 /* --- output helpers ------------------------------------------------------------- */
 
+/* What is written and where, and the one way out on a malformed entry: the
+ * reader (wrapgen.c) sets them and calls in here; this half never calls
+ * back, so the two do not go round in a circle. */
+const char *deffile;
+FILE *out;
+
+void die(int line, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "%s:%d: ", deffile, line);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(1);
+}
+
 void emit(const char *fmt, ...)
 {
 	va_list ap;

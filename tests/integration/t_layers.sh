@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_layers.sh - make layers' check: the real tree passes; an include or a library that points up fails, naming the file.
+# t_layers.sh - make layers' check: the real tree passes; an include (direct, through another header, or a program's beyond what it may use) or a library that points up fails, naming the file.
 set -u
 . "$(dirname "$0")/lib.sh"
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -20,7 +20,9 @@ printf '#include "windtunnel/windtunnel.h"\n#include "pathmaps/pathmaps.h"\n' >a
 printf '#include "waitstates/waitstates.h"\n#include "trace/trace.h"\n' >archive/ok.c
 printf '#include "scopes/scopes.h"\n#include "paths/paths.h"\n' >waitstates/side.h
 printf '#include "archive/archive.h"\n' >monitors/ok.c
+# a program is held to its folder's layer, but for what layers.sh's PROGRAMS lets it use
 printf '#include "scopes/scopes.h"\nint main(void) { return 0; }\n' >pastset/tool.c
+printf '#include "trace/trace.h"\nint main(void) { return 0; }\n' >pastset/psadm.c
 out=$(sh "$src/mk/layers.sh" "$dir") && die "an include that points up passed"
 echo "$out" | grep -q "^layers: paths/up.h:2: paths (rank 2) includes a header of scopes" || die "up: $out"
 echo "$out" | grep -q "^layers: windtunnel/side.c:1: windtunnel (rank 5) includes a header of monitors" || die "sideways: $out"
@@ -31,7 +33,9 @@ echo "$out" | grep -q "^layers: archive/side.h:1: archive (rank 3) includes a he
 echo "$out" | grep -q "^layers: archive/side.h:2: archive (rank 3) includes a header of pathmaps (rank 3)" || die "archive sideways: $out"
 echo "$out" | grep -q "^layers: waitstates/side.h:1: waitstates (rank 2) includes a header of scopes (rank 5)" || die "waitstates up: $out"
 echo "$out" | grep -q "^layers: waitstates/side.h:2: waitstates (rank 2) includes a header of paths (rank 2)" || die "waitstates sideways: $out"
-echo "$out" | grep -q "paths/ok.c\|pastset/tool.c\|monitors/ok.c\|archive/ok.c\|trace/up.h:1" && die "a downward include or a program refused: $out"
+echo "$out" | grep -q "^layers: pastset/tool.c:1: pastset (rank 0) includes a header of scopes (rank 5)" ||
+	die "a program above its layer passed: $out"
+echo "$out" | grep -q "paths/ok.c\|pastset/psadm.c\|monitors/ok.c\|archive/ok.c\|trace/up.h:1" && die "a downward include or a program's allowed one refused: $out"
 # through another header: a folder that is no layer (extra/) passes the model on
 mkdir -p extra pathmaps
 printf '#include "pathmaps/pathmaps.h"\n' >extra/e.h
@@ -40,7 +44,7 @@ printf '#include "extra/e.h"\n' >waitstates/t.c
 out=$(sh "$src/mk/layers.sh" "$dir") && die "an include through another header passed"
 echo "$out" | grep -q "^layers: waitstates/t.c: waitstates (rank 2) reaches a header of pathmaps (rank 3) through waitstates/t.c -> extra/e.h -> pathmaps/pathmaps.h" ||
 	die "through: $out"
-rm paths/up.h windtunnel/side.c archive/up.c archive/side.h waitstates/side.h trace/up.h waitstates/t.c
+rm paths/up.h windtunnel/side.c archive/up.c archive/side.h waitstates/side.h trace/up.h waitstates/t.c pastset/tool.c
 sh "$src/mk/layers.sh" "$dir" >/dev/null || die "a clean tree refused"
 # libraries: pastset calling into paths fails; paths calling into pastset is fine
 printf 'int paths_fn(void);\nint ps_fn(void) { return paths_fn(); }\n' >a.c
