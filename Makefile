@@ -695,8 +695,8 @@ run-layers: build
 	@sh mk/circles.sh $(BUILD)/obj .
 
 run-check: build run-layers
-	@t=$$(date +%s); CK_TIMEOUT_MULTIPLIER=$(if $(SAN)$(TSAN),10,1) TSAN_OPTIONS="halt_on_error=1 allocator_may_return_null=1" \
-	  ASAN_OPTIONS=allocator_may_return_null=1 $(UNIT_BIN) && echo "unit: $$(($$(date +%s) - t)) s"
+	@CK_TIMEOUT_MULTIPLIER=$(if $(SAN)$(TSAN),10,1) TSAN_OPTIONS="halt_on_error=1 allocator_may_return_null=1" \
+	  ASAN_OPTIONS=allocator_may_return_null=1 sh mk/unit.sh $(UNIT_BIN) $(JOBS)
 ifneq ($(TSAN),1)
 	@sh tests/integration/run.sh $(BUILD)
 endif

@@ -24,6 +24,11 @@ LAYERS="pastset:0 handlers:0 trace:1 paths:2 steering:2 waitstates:2 pathmaps:3 
 LIBS="pastset:libpastset.a trace:libtrace.a paths:libpaths.a steering:libsteering.a pathmaps:libpathmaps.a collectors:libcollectors.a
       scopes:libscopes.a waitstates:libwaitstates.a windtunnel:libwindtunnel.a archive:libesarchive.a monitors:libesmon.a"
 
+# the prefixes each library's exported names begin with (docs/ARCHITECTURE.md):
+# an installed library never exports a name another program could also use
+PREFIXES="pastset:ps_,psw_ trace:es_ paths:paths_ steering:st_ pathmaps:pm_ collectors:es_
+          scopes:es_ waitstates:ws_ windtunnel:wt_ archive:ar_ monitors:mon_,wf_,wr_,hb_,cm_,lv_,vd_,vw_,vo_,mh_,wl_"
+
 rank_of() { # layer -> rank, or nothing for what is not a layer (system headers, generated ones)
 	for l in $LAYERS; do [ "${l%%:*}" = "$1" ] && echo "${l#*:}" && return; done
 }
@@ -115,6 +120,19 @@ if [ -n "$libdir" ]; then
 				echo "layers: ${e#*:} ($layer, rank $rank) needs $sym from the $owner library (rank $r): a library may link only the ones below it"
 				bad=1
 			fi
+		done
+	done
+fi
+# ... and exports only names with its layer's prefixes
+if [ -n "$libdir" ]; then
+	for e in $LIBS; do
+		layer=${e%%:*} lib=$libdir/${e#*:}
+		pre=""
+		for p in $PREFIXES; do [ "${p%%:*}" = "$layer" ] && pre=${p#*:}; done
+		re="^($(echo "$pre" | sed 's/,/|/g'))"
+		for sym in $(nm -g --defined-only "$lib" 2>/dev/null | awk 'NF == 3 { print $3 }' | grep -Ev "$re|^__" | sort -u); do # (__: the compiler's, as ASan's __odr_asan_gen_)
+			echo "layers: ${e#*:} ($layer) exports $sym, a name without its prefix (${pre})"
+			bad=1
 		done
 	done
 fi

@@ -393,11 +393,11 @@ static void last_sync(struct an *z, uint32_t p, uint32_t q, uint64_t sp, uint64_
 static struct ws_cost *cost_of(struct an *z, int32_t rank, uint32_t key, bool phase)
 {
 	uint64_t k = (uint64_t)(uint32_t)rank << 33 | (uint64_t)phase << 32 | key;
-	uint32_t *v = tab_get(&z->cost_ix, k);
+	uint32_t *v = ws__tab_get(&z->cost_ix, k);
 	if (v)
 		return VAT(z->costs, struct ws_cost, *v);
-	struct ws_cost *c = vec_push(&z->costs);
-	if (!c || tab_put(&z->cost_ix, k, (uint32_t)(z->costs.n - 1)) < 0) {
+	struct ws_cost *c = ws__vec_push(&z->costs);
+	if (!c || ws__tab_put(&z->cost_ix, k, (uint32_t)(z->costs.n - 1)) < 0) {
 		z->err = -ENOMEM;
 		return NULL;
 	}
@@ -474,9 +474,9 @@ static void path_add(struct an *z, int32_t rank, const struct acts *m)
 		if (m->v[i].ns <= 0)
 			continue;
 		uint64_t k = (uint64_t)(uint32_t)rank << 33 | (uint64_t)m->v[i].phase << 32 | m->v[i].key;
-		uint32_t *v = tab_get(&z->path_ix, k);
-		struct ws_share *s = v ? VAT(z->path, struct ws_share, *v) : vec_push(&z->path);
-		if (!s || (!v && tab_put(&z->path_ix, k, (uint32_t)(z->path.n - 1)) < 0)) {
+		uint32_t *v = ws__tab_get(&z->path_ix, k);
+		struct ws_share *s = v ? VAT(z->path, struct ws_share, *v) : ws__vec_push(&z->path);
+		if (!s || (!v && ws__tab_put(&z->path_ix, k, (uint32_t)(z->path.n - 1)) < 0)) {
 			z->err = -ENOMEM;
 			return;
 		}
@@ -555,7 +555,7 @@ static void an_free(struct an *z)
 		free(z->p[k].own_calls ? z->p[k].calls : NULL), free(z->p[k].line), free(z->p[k].waits),
 			free(z->p[k].syncs);
 	free(z->p), free(z->phi), free(z->a.v), free(z->b.v);
-	tab_free(&z->cost_ix), tab_free(&z->path_ix);
+	ws__tab_free(&z->cost_ix), ws__tab_free(&z->path_ix);
 }
 
 int ws_analyse(const ws *w, struct ws_analysis *out)

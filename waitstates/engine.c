@@ -93,15 +93,15 @@ void ws_destroy(ws *w)
 	ws__gats_free(w);
 	for (size_t i = 0; i < w->locs.n; i++) {
 		struct loc *l = VAT(w->locs, struct loc, i);
-		vec_free(&l->calls), vec_free(&l->items), vec_free(&l->dones);
-		vec_free(&l->hcalls), vec_free(&l->hphases), vec_free(&l->tops);
-		tab_free(&l->isends);
+		ws__vec_free(&l->calls), ws__vec_free(&l->items), ws__vec_free(&l->dones);
+		ws__vec_free(&l->hcalls), ws__vec_free(&l->hphases), ws__vec_free(&l->tops);
+		ws__tab_free(&l->isends);
 	}
-	vec_free(&w->locs);
-	vec_free(&w->rows);
-	tab_free(&w->row_ix);
-	vec_free(&w->mpi_ns);
-	vec_free(&w->hwaits), vec_free(&w->hcolls), vec_free(&w->hmembers);
+	ws__vec_free(&w->locs);
+	ws__vec_free(&w->rows);
+	ws__tab_free(&w->row_ix);
+	ws__vec_free(&w->mpi_ns);
+	ws__vec_free(&w->hwaits), ws__vec_free(&w->hcolls), ws__vec_free(&w->hmembers);
 	free(w);
 }
 
@@ -130,12 +130,12 @@ void ws_keep(ws *w)
 static int keep(ws *w, struct loc *l, const struct ws_event *e)
 {
 	if (es_op_code(e->op) == ES_OP_MPI_PCONTROL) {
-		struct hphase *h = vec_push(&l->hphases);
+		struct hphase *h = ws__vec_push(&l->hphases);
 		if (!h)
 			return -ENOMEM;
 		*h = (struct hphase){ e->start, e->end, e->site };
 	} else if (es_in_mpi_call(e->op)) {
-		struct hcall *h = vec_push(&l->hcalls);
+		struct hcall *h = ws__vec_push(&l->hcalls);
 		if (!h)
 			return -ENOMEM;
 		*h = (struct hcall){ e->start, e->end, e->site };
@@ -155,7 +155,7 @@ static void count_mpi(ws *w, struct loc *l, const struct ws_event *e)
 	if (!es_in_mpi_call(e->op) || e->rank < 0 || e->end < e->start)
 		return;
 	while (w->mpi_ns.n <= (size_t)e->rank)
-		if (!vec_push(&w->mpi_ns))
+		if (!ws__vec_push(&w->mpi_ns))
 			return;
 	uint64_t *ns = VAT(w->mpi_ns, uint64_t, e->rank), from = e->start;
 	struct span *t = l->tops.v;
@@ -177,7 +177,7 @@ static void count_mpi(ws *w, struct loc *l, const struct ws_event *e)
 		memmove(t, t + TOPS_KEEP / 2, sizeof(*t) * (TOPS_KEEP / 2));
 		l->tops.n = TOPS_KEEP / 2;
 	}
-	struct span *sp = vec_push(&l->tops);
+	struct span *sp = ws__vec_push(&l->tops);
 	if (sp)
 		*sp = (struct span){ from, e->end };
 }
@@ -222,7 +222,7 @@ int ws_event(ws *w, const struct ws_event *e)
 		return 0;
 	bool sendrecv = code == ES_OP_MPI_SENDRECV || code == ES_OP_MPI_SENDRECV_REPLACE;
 	if ((e->op & ES_OP_DONE) && !sendrecv) {
-		struct done *d = vec_push(&l->dones);
+		struct done *d = ws__vec_push(&l->dones);
 		if (!d)
 			return -ENOMEM;
 		d->e = *e;

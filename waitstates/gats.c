@@ -127,10 +127,10 @@ static void deliver(ws *w, struct gats *g, uint32_t i, uint64_t t, uint32_t from
  * epoch waiting for one (epoch != NIL); met with what the other queued. */
 static int meet(ws *w, struct gats *g, uint64_t key, uint64_t t, uint32_t from, uint32_t epoch)
 {
-	uint32_t *v = tab_get(&g->chan_ix, key);
+	uint32_t *v = ws__tab_get(&g->chan_ix, key);
 	struct chanq *c;
 	if (!v) {
-		if (!(c = vec_push(&g->chans)) || tab_put(&g->chan_ix, key, (uint32_t)(g->chans.n - 1)) < 0)
+		if (!(c = ws__vec_push(&g->chans)) || ws__tab_put(&g->chan_ix, key, (uint32_t)(g->chans.n - 1)) < 0)
 			return -ENOMEM;
 		c->head = c->tail = NIL;
 	} else {
@@ -157,13 +157,13 @@ static int meet(ws *w, struct gats *g, uint64_t key, uint64_t t, uint32_t from, 
 	uint32_t qi = g->free_q;
 	if (qi != NIL)
 		g->free_q = VAT(g->q, struct qent, qi)->next;
-	else if (vec_push(&g->q))
+	else if (ws__vec_push(&g->q))
 		qi = (uint32_t)(g->q.n - 1);
 	else
 		return -ENOMEM;
 	*VAT(g->q, struct qent, qi) = (struct qent){ t, from, epoch, epoch == NIL ? 0 : ep(g, epoch)->gen, NIL,
 						     epoch != NIL };
-	c = VAT(g->chans, struct chanq, *tab_get(&g->chan_ix, key));
+	c = VAT(g->chans, struct chanq, *ws__tab_get(&g->chan_ix, key));
 	if (c->tail != NIL && c->head != NIL)
 		VAT(g->q, struct qent, c->tail)->next = qi;
 	else
@@ -180,7 +180,7 @@ int ws__gats_open(ws *w, const struct ws_event *e)
 	uint32_t i = g->free_epoch;
 	if (i != NIL)
 		g->free_epoch = ep(g, i)->next_free;
-	else if (vec_push(&g->epochs))
+	else if (ws__vec_push(&g->epochs))
 		i = (uint32_t)(g->epochs.n - 1);
 	else
 		return -ENOMEM;
@@ -189,14 +189,14 @@ int ws__gats_open(ws *w, const struct ws_event *e)
 	*x = (struct epoch){ .win = e->comm, .born = e->end, .e_open = e->start, .l_open = e->end, .loc = e->loc,
 			     .last_loc = NIL, .site_open = e->site, .gen = gen, .op_open = (uint16_t)es_op_code(e->op),
 			     .post = es_op_code(e->op) == ES_OP_MPI_WIN_POST, .open = true, .live = true };
-	return tab_put(&g->current, current_key(e->loc, e->comm, x->post), i);
+	return ws__tab_put(&g->current, current_key(e->loc, e->comm, x->post), i);
 }
 
 /* A group mark: a member of the thread's epoch just opened. */
 int ws__gats_member(ws *w, const struct ws_event *e)
 {
 	struct gats *g = w->gats;
-	uint32_t *v = g ? tab_get(&g->current, current_key(e->loc, e->comm, e->arg == ES_OP_MPI_WIN_POST)) : NULL;
+	uint32_t *v = g ? ws__tab_get(&g->current, current_key(e->loc, e->comm, e->arg == ES_OP_MPI_WIN_POST)) : NULL;
 	if (!v || !ep(g, *v)->open)
 		return 0;
 	struct epoch *x = ep(g, *v);
@@ -227,11 +227,11 @@ int ws__gats_end(ws *w, const struct ws_event *e)
 	struct gats *g = w->gats;
 	unsigned code = es_op_code(e->op);
 	bool post = code == ES_OP_MPI_WIN_WAIT || code == ES_OP_MPI_WIN_TEST;
-	uint32_t *v = g && e->comm ? tab_get(&g->current, current_key(e->loc, e->comm, post)) : NULL;
+	uint32_t *v = g && e->comm ? ws__tab_get(&g->current, current_key(e->loc, e->comm, post)) : NULL;
 	if (!v)
 		return 0;
 	uint32_t i = *v;
-	tab_del(&g->current, current_key(e->loc, e->comm, post));
+	ws__tab_del(&g->current, current_key(e->loc, e->comm, post));
 	struct epoch *x = ep(g, i);
 	x->open = false, x->ended = true, x->test = code == ES_OP_MPI_WIN_TEST;
 	x->e_end = e->start, x->l_end = e->end, x->site_end = e->site, x->op_end = (uint16_t)code;
@@ -266,7 +266,7 @@ void ws__gats_flush(ws *w, uint64_t before)
 		}
 	}
 	if (before == UINT64_MAX)
-		tab_free(&g->current);
+		ws__tab_free(&g->current);
 }
 
 void ws__gats_free(ws *w)
@@ -276,8 +276,8 @@ void ws__gats_free(ws *w)
 		return;
 	for (uint32_t i = 0; i < g->epochs.n; i++)
 		free(ep(g, i)->targets);
-	vec_free(&g->epochs), vec_free(&g->q), vec_free(&g->chans);
-	tab_free(&g->chan_ix), tab_free(&g->current);
+	ws__vec_free(&g->epochs), ws__vec_free(&g->q), ws__vec_free(&g->chans);
+	ws__tab_free(&g->chan_ix), ws__tab_free(&g->current);
 	free(g);
 	w->gats = NULL;
 }

@@ -14,10 +14,10 @@ struct tab {
 	uint32_t *vals; /* NIL: empty */
 	size_t n, cap;
 };
-uint32_t *tab_get(struct tab *t, uint64_t key);            /* NULL: absent */
-int tab_put(struct tab *t, uint64_t key, uint32_t val);    /* 0 or -ENOMEM */
-void tab_del(struct tab *t, uint64_t key);
-void tab_free(struct tab *t);
+uint32_t *ws__tab_get(struct tab *t, uint64_t key);            /* NULL: absent */
+int ws__tab_put(struct tab *t, uint64_t key, uint32_t val);    /* 0 or -ENOMEM */
+void ws__tab_del(struct tab *t, uint64_t key);
+void ws__tab_free(struct tab *t);
 
 /*
  * A message in flight, from whichever end came first until both came and
@@ -94,8 +94,8 @@ struct vec {
 	void *v;
 	size_t n, cap, size;
 };
-void *vec_push(struct vec *v); /* zeroed; NULL: no memory */
-void vec_free(struct vec *v);
+void *ws__vec_push(struct vec *v); /* zeroed; NULL: no memory */
+void ws__vec_free(struct vec *v);
 #define VAT(vec, type, i) (&((type *)(vec).v)[i])
 
 struct loc {

@@ -24,7 +24,7 @@
 
 static uint32_t msg_find(ws *w, uint64_t key)
 {
-	uint32_t *v = key == WS_MSG_NONE ? NULL : tab_get(&w->msg_ix, key);
+	uint32_t *v = key == WS_MSG_NONE ? NULL : ws__tab_get(&w->msg_ix, key);
 	return v ? *v : NIL;
 }
 
@@ -39,11 +39,11 @@ static uint32_t msg_make(ws *w, uint64_t key, uint64_t born)
 	if (i != NIL) {
 		w->msg_free = msg_at(w, i)->next_free;
 	} else {
-		if (!vec_push(&w->msgs))
+		if (!ws__vec_push(&w->msgs))
 			return NIL;
 		i = (uint32_t)(w->msgs.n - 1);
 	}
-	if (tab_put(&w->msg_ix, key, i) < 0) {
+	if (ws__tab_put(&w->msg_ix, key, i) < 0) {
 		msg_at(w, i)->key = WS_MSG_NONE;
 		msg_at(w, i)->next_free = w->msg_free;
 		w->msg_free = i;
@@ -58,7 +58,7 @@ static uint32_t msg_make(ws *w, uint64_t key, uint64_t born)
 static void msg_drop(ws *w, uint32_t i)
 {
 	struct msg *m = msg_at(w, i);
-	tab_del(&w->msg_ix, m->key);
+	ws__tab_del(&w->msg_ix, m->key);
 	m->key = WS_MSG_NONE;
 	m->next_free = w->msg_free;
 	w->msg_free = i;
@@ -111,7 +111,7 @@ static int end_came(ws *w, const struct ws_event *e, bool send, uint64_t t, bool
 
 static int add_item(struct loc *l, uint32_t msg, bool recv)
 {
-	struct item *it = vec_push(&l->items);
+	struct item *it = ws__vec_push(&l->items);
 	if (!it)
 		return -ENOMEM;
 	*it = (struct item){ msg, recv };
@@ -129,7 +129,7 @@ static int queue(ws *w, struct loc *l, const struct ws_event *call, uint64_t at,
 	size_t n = l->items.n - l->committed;
 	if (!n)
 		return 0;
-	struct call *c = vec_push(&l->calls);
+	struct call *c = ws__vec_push(&l->calls);
 	if (!c) {
 		l->items.n = l->committed; /* its ends are not judged; their uses stay until flushed */
 		return -ENOMEM;
@@ -159,7 +159,7 @@ int ws__p2p(ws *w, struct loc *l, const struct ws_event *e)
 		if (rc || i == NIL)
 			return rc;
 		if (kind == ES_MSG_ISEND && sync_or_standard(code)) /* its completion will come in a wait */
-			return tab_put(&l->isends, e->start, i) < 0 ? (msg_release(w, i), -ENOMEM) : 0;
+			return ws__tab_put(&l->isends, e->start, i) < 0 ? (msg_release(w, i), -ENOMEM) : 0;
 		if (!blocking)
 			return 0;
 		if (add_item(l, i, false) < 0)
@@ -192,11 +192,11 @@ int ws__p2p_done(ws *w, struct loc *l, const struct ws_event *d, const struct ws
 	}
 	if (es_msg_kind(d->op) != ES_MSG_ISEND_DONE)
 		return 0;
-	uint32_t *v = tab_get(&l->isends, d->start);
+	uint32_t *v = ws__tab_get(&l->isends, d->start);
 	if (!v)
 		return 0; /* a buffered or ready send's, or its send was not seen */
 	uint32_t i = *v;
-	tab_del(&l->isends, d->start);
+	ws__tab_del(&l->isends, d->start);
 	if (add_item(l, i, false) < 0)
 		return msg_release(w, i), -ENOMEM;
 	l->of = l->of ? l->of : (uint16_t)es_op_code(d->op);
@@ -341,7 +341,7 @@ void ws__p2p_flush(ws *w, uint64_t before)
 			for (size_t s = 0; s < l->isends.cap; s++)
 				if (l->isends.vals[s] != NIL)
 					msg_release(w, l->isends.vals[s]);
-			tab_free(&l->isends);
+			ws__tab_free(&l->isends);
 		}
 	}
 	for (uint32_t i = 0; i < w->msgs.n; i++) {
@@ -355,6 +355,6 @@ void ws__p2p_flush(ws *w, uint64_t before)
 
 void ws__p2p_free(ws *w)
 {
-	vec_free(&w->msgs);
-	tab_free(&w->msg_ix);
+	ws__vec_free(&w->msgs);
+	ws__tab_free(&w->msg_ix);
 }

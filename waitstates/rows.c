@@ -9,7 +9,7 @@
  * colls.c, gats.c); they add what they find here, and call nothing of the
  * engine's, so that data goes one way: engine -> patterns -> rows. */
 
-void *vec_push(struct vec *v)
+void *ws__vec_push(struct vec *v)
 {
 	if (v->n == v->cap) {
 		size_t cap = v->cap ? v->cap * 2 : 16;
@@ -22,7 +22,7 @@ void *vec_push(struct vec *v)
 	return memset((char *)v->v + v->size * v->n++, 0, v->size);
 }
 
-void vec_free(struct vec *v)
+void ws__vec_free(struct vec *v)
 {
 	free(v->v);
 	v->v = NULL;
@@ -32,7 +32,7 @@ void vec_free(struct vec *v)
 struct loc *ws__loc(ws *w, uint32_t n)
 {
 	while (w->locs.n <= n) {
-		struct loc *l = vec_push(&w->locs);
+		struct loc *l = ws__vec_push(&w->locs);
 		if (!l)
 			return NULL;
 		l->rank = -1;
@@ -63,12 +63,12 @@ uint32_t ws__add(ws *w, enum ws_pattern p, int32_t rank, uint32_t site, uint16_t
 		return NIL;
 	uint64_t k = row_key(p, rank, site, op, of);
 	for (uint64_t probe = k;; probe = ps_hash_fold(probe, 1)) {
-		uint32_t *v = tab_get(&w->row_ix, probe);
+		uint32_t *v = ws__tab_get(&w->row_ix, probe);
 		struct ws_row *r;
 		if (!v) {
-			if (!(r = vec_push(&w->rows)))
+			if (!(r = ws__vec_push(&w->rows)))
 				return NIL;
-			if (tab_put(&w->row_ix, probe, (uint32_t)(w->rows.n - 1)) < 0) {
+			if (ws__tab_put(&w->row_ix, probe, (uint32_t)(w->rows.n - 1)) < 0) {
 				w->rows.n--;
 				return NIL;
 			}
@@ -91,7 +91,7 @@ void ws__wait(ws *w, enum ws_pattern p, const struct loc *l, uint32_t loc, uint3
 {
 	uint32_t row = ws__add(w, p, l->rank, site, op, of, ns);
 	struct ws_wait *h;
-	if (row == NIL || !(w->keep || w->keep_waits) || delayer == NIL || !(h = vec_push(&w->hwaits)))
+	if (row == NIL || !(w->keep || w->keep_waits) || delayer == NIL || !(h = ws__vec_push(&w->hwaits)))
 		return;
 	*h = (struct ws_wait){ .from = from, .ns = ns, .cause = cause, .row = row, .waiter = loc, .delayer = delayer };
 }

@@ -27,7 +27,7 @@ static int grow(struct tab *t)
 	return 0;
 }
 
-uint32_t *tab_get(struct tab *t, uint64_t key)
+uint32_t *ws__tab_get(struct tab *t, uint64_t key)
 {
 	if (!t->n)
 		return NULL;
@@ -37,9 +37,9 @@ uint32_t *tab_get(struct tab *t, uint64_t key)
 	return NULL;
 }
 
-int tab_put(struct tab *t, uint64_t key, uint32_t val)
+int ws__tab_put(struct tab *t, uint64_t key, uint32_t val)
 {
-	uint32_t *v = tab_get(t, key);
+	uint32_t *v = ws__tab_get(t, key);
 	if (v) {
 		*v = val;
 		return 0;
@@ -54,9 +54,9 @@ int tab_put(struct tab *t, uint64_t key, uint32_t val)
 	return 0;
 }
 
-void tab_del(struct tab *t, uint64_t key)
+void ws__tab_del(struct tab *t, uint64_t key)
 {
-	uint32_t *v = tab_get(t, key);
+	uint32_t *v = ws__tab_get(t, key);
 	if (!v)
 		return;
 	size_t i = (size_t)(v - t->vals), j = i;
@@ -77,7 +77,7 @@ void tab_del(struct tab *t, uint64_t key)
 	}
 }
 
-void tab_free(struct tab *t)
+void ws__tab_free(struct tab *t)
 {
 	free(t->keys), free(t->vals);
 	*t = (struct tab){ 0 };

@@ -49,7 +49,7 @@ sh "$src/mk/layers.sh" "$dir" >/dev/null || die "a clean tree refused"
 # libraries: pastset calling into paths fails; paths calling into pastset is fine
 printf 'int paths_fn(void);\nint ps_fn(void) { return paths_fn(); }\n' >a.c
 printf 'int ps_fn(void);\nint paths_fn(void) { return 1; }\nint paths_g(void) { return ps_fn(); }\n' >b.c
-echo 'int layers_unused;' >e.c
+echo 'typedef int layers_unused;' >e.c
 for f in a b e; do cc -c $f.c -o $f.o || die "cc"; done
 ar rcs lib/libpastset.a a.o && ar rcs lib/libpaths.a b.o || die "ar"
 for l in trace steering pathmaps collectors scopes waitstates windtunnel esarchive esmon; do ar rcs lib/lib$l.a e.o; done
@@ -58,6 +58,13 @@ echo "$out" | grep -q "^layers: libpastset.a (pastset, rank 0) needs paths_fn fr
 echo "$out" | grep -q "libpaths.a" && die "a library linking down refused: $out"
 rm lib/libpastset.a && ar rcs lib/libpastset.a e.o
 sh "$src/mk/layers.sh" "$dir" "$dir/lib" >/dev/null || die "clean libraries refused"
+# a library exporting a name without its layer's prefix (libwaitstates.a's tab_get, once)
+printf 'int tab_get(void) { return 0; }\nint ws__tab_put(void) { return 0; }\n' >w.c
+cc -c w.c -o w.o && ar rcs lib/libwaitstates.a w.o || die "cc"
+out=$(sh "$src/mk/layers.sh" "$dir" "$dir/lib") && die "an unprefixed name exported passed"
+echo "$out" | grep -q "^layers: libwaitstates.a (waitstates) exports tab_get, a name without its prefix (ws_)$" || die "prefix: $out"
+echo "$out" | grep -q "ws__tab_put" && die "a prefixed name refused: $out"
+rm -f lib/libwaitstates.a && ar rcs lib/libwaitstates.a e.o
 # circles: two files of a folder that call each other are refused, naming
 # both, unless one says why; the real tree has none unsaid
 sh "$src/mk/circles.sh" "$BUILD/obj" "$src" >/dev/null || die "the tree has a circle: sh mk/circles.sh $BUILD/obj"

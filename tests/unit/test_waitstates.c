@@ -634,19 +634,19 @@ START_TEST(table_deletes)
 	for (int step = 0; step < 100000; step++) {
 		int k = rand() % N;
 		if (rand() % 3) {
-			ck_assert_int_eq(tab_put(&t, (uint64_t)k * 0x1000193, (uint32_t)step), 0);
+			ck_assert_int_eq(ws__tab_put(&t, (uint64_t)k * 0x1000193, (uint32_t)step), 0);
 			ref[k] = (uint32_t)step;
 		} else {
-			tab_del(&t, (uint64_t)k * 0x1000193);
+			ws__tab_del(&t, (uint64_t)k * 0x1000193);
 			ref[k] = NIL;
 		}
 		if (step % 9973 == 0)
 			for (int j = 0; j < N; j++) {
-				uint32_t *v = tab_get(&t, (uint64_t)j * 0x1000193);
+				uint32_t *v = ws__tab_get(&t, (uint64_t)j * 0x1000193);
 				ck_assert_uint_eq(v ? *v : NIL, ref[j]);
 			}
 	}
-	tab_free(&t);
+	ws__tab_free(&t);
 }
 END_TEST
 
