@@ -1,4 +1,4 @@
-/* colours.c - how every picture colours a call (esconvert's timeline, esview, the JSON's categories, the README's key): one colour per class of trace/trace.h. */
+/* colours.c - how every picture colours a call (esconvert's timeline, esview, the JSON's categories, the guide's key): one colour per class of trace/trace.h. */
 #include "archive/archive.h"
 
 /* Waiting is red wherever it is drawn; the rest are matplotlib's first

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 /*
- * The rules (README: "Who may see a job's live view"):
+ * The rules (docs/guide.md: "Who may see a job's live view"):
  *  - Without a key, esview listens on loopback and serves only the user
  *    who started it (or root): the kernel says who owns the other end of
  *    each connection, as the tuple servers ask.  With a key (--view-secret),

@@ -207,7 +207,7 @@ int ps_server_create_local(ps_server **out);
  * mode 0600, that outlives its creator until ps_shm_unlink() (or the psadm
  * command) removes it, so monitors can read it after a crash.  Names follow
  * the element rules ([A-Za-z0-9._-], at most PS_NAME_MAX). */
-/* When a job's segments are removed (the README states it; psadm list
+/* When a job's segments are removed (docs/guide.md states it; psadm list
  * shows it; ps_shm_release and psadm clean honour it). */
 enum ps_keep {
 	PS_KEEP_FAILED = 0, /* default: removed when its job ended cleanly (every

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_readme.sh - what the README quotes the programs as printing, they print: its examples run as it describes them (heartbeat on the demo's stalled ring, esctl steering a job, psadm on a job one of whose ranks was killed), and every quoted message is found in their output (tests/integration/readme_check.py).
+# t_readme.sh - what the README and docs/ quote the programs as printing, they print: its examples run as it describes them (heartbeat on the demo's stalled ring, esctl steering a job, psadm on a job one of whose ranks was killed), and every quoted message is found in their output (tests/integration/readme_check.py).
 set -u
 . "$(dirname "$0")/lib.sh"
 [ -f "$BUILD/lib/libescollect.so" ] || { echo "no libescollect.so (sanitizer build): skipped"; exit 0; }
@@ -57,6 +57,7 @@ wait_for 60 sh -c "\"$BIN/esctl\" $job.obj objects | grep -c '^rank [01]: tunnel
 wait $app || die "mpi_objects failed: $(cat "$dir/steer")"
 app=""
 
-python3 "$(dirname "$0")/readme_check.py" "$(dirname "$0")/../../README.md" "$dir/heartbeat" "$dir/esctl" "$dir/psadm" \
+cat "$(dirname "$0")/../../README.md" "$(dirname "$0")"/../../docs/*.md >"$dir/docs.md"
+python3 "$(dirname "$0")/readme_check.py" "$dir/docs.md" "$dir/heartbeat" "$dir/esctl" "$dir/psadm" \
 	"$dir/steer" ||
 	die "the README quotes what the programs do not print (their output: $(cat "$dir/heartbeat" "$dir/esctl" "$dir/psadm" "$dir/steer"))"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_readme_blocks.sh - the README's command blocks run as written (readme_blocks.py: only paths, job names and root's mpirun flags made this machine's), and do what their comments say: "Watching an MPI program", "Keeping a run", "Watching a job live", "Why time is lost", "Changing what a running job records", "Steering a running program", "Running the wind tunnel", "Open MPI or MPICH", "Across hosts", the black box.
+# t_readme_blocks.sh - the README's and the user guide's command blocks run as written (readme_blocks.py: only paths, job names and root's mpirun flags made this machine's), and do what their comments say: "Quick start", "Watching an MPI program", "Keeping a run", "Watching a job live", "Why time is lost", "Changing what a running job records", "Steering a running program", "Running the wind tunnel", "Open MPI or MPICH", "Across hosts", the black box.
 set -u
 . "$(dirname "$0")/lib.sh"
 [ -f "$BUILD/lib/libescollect.so" ] || { echo "no libescollect.so (sanitizer build): skipped"; exit 0; }
@@ -17,17 +17,20 @@ cleanup() {
 	rm -rf "$dir"
 }
 trap cleanup EXIT
+# the README and the user guide, whose sections the blocks are under
+cat "$here/../../README.md" "$here/../../docs/guide.md" >"$dir/docs.md"
 block() { # SECTION [WORD=PATH...]: its first sh block, as this machine runs it
 	sec=$1
 	shift
-	python3 "$here/readme_blocks.py" "$here/../../README.md" "$sec" "$BIN" "$BUILD/tests/ring_demo 1" "$pre" "$@" >"$dir/block" ||
+	python3 "$here/readme_blocks.py" "$dir/docs.md" "$sec" "$BIN" "$BUILD/tests/ring_demo 1" "$pre" "$@" >"$dir/block" ||
 		die "the README has no block under '$1'"
 	cat "$dir/block"
 }
 cd "$dir" || die "no $dir"
 
 # every program a block runs is there by the path it gives, or on PATH (a shell's own: wait, umask)
-for p in $(python3 "$here/readme_blocks.py" --programs "$here/../../README.md"); do
+cat "$here/../../README.md" "$here"/../../docs/*.md >"$dir/every.md"
+for p in $(python3 "$here/readme_blocks.py" --programs "$dir/every.md"); do
 	case $p in
 	build/release/bin/*) [ -x "$BIN/${p#build/release/bin/}" ] || die "the README runs $p, which the build has not" ;;
 	wait | umask) ;;
@@ -44,6 +47,16 @@ for r in 0 1 2 3; do
 done
 grep -q "^  mpi.thread0 " "$dir/watch.out" || die "psadm show gave no trace element: $(cat "$dir/watch.out")"
 "$BIN/psadm" list | grep -q "^${pre}run1\." && die "the job's segments are still there after psadm rm"
+
+# Quick start: the recorder and heartbeat waiting, the job, then the archive read
+block "Quick start" >"$dir/quick.sh"
+sh -e "$dir/quick.sh" >"$dir/quick.out" 2>&1 || die "the block failed: $(cat "$dir/quick.out")"
+grep -q "^esrecord: [0-9]* events written to ${pre}run1.es, 0 discarded" "$dir/quick.out" ||
+	die "esrecord did not record the job whole: $(cat "$dir/quick.out")"
+grep -q "^heartbeat: watching 4 threads of job '${pre}run1'" "$dir/quick.out" || die "heartbeat: $(cat "$dir/quick.out")"
+otf2-print "${pre}run1.otf2/traces.otf2" >/dev/null 2>&1 || die "no OTF2 at ${pre}run1.otf2/traces.otf2"
+grep -q "^@--- " "$dir/quick.out" || die "esprofile printed no page: $(tail "$dir/quick.out")"
+rm -rf "${pre}run1.es" "${pre}run1.otf2"
 
 # Keeping a run: every output where the comments say, none written over another
 block "Keeping a run: OTF2, Perfetto, a profile, pictures" >"$dir/keep.sh"
@@ -183,10 +196,10 @@ if [ -f "$BUILD/mpich/stamp" ]; then
 	sh -e "$dir/mpis.sh" >"$dir/mpis.out" 2>&1 || die "the block failed: $(cat "$dir/mpis.out")"
 	[ "$(grep -c "^escollect: job ring_demo-[0-9]*: 4 ranks traced" "$dir/mpis.out")" -eq 3 ] ||
 		die "not every line traced its 4 ranks: $(cat "$dir/mpis.out")"
-	blocks=10
+	blocks=11
 else
 	echo "no MPICH build: 'Open MPI or MPICH' not run"
-	blocks=9
+	blocks=10
 fi
 
 # Across hosts: the secret made as the block makes it (in a HOME of the test's: a user's own
