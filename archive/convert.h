@@ -79,7 +79,10 @@ struct ar_wait_keys {
 	uint32_t (*phase)(void *arg, const char *name);
 	void *arg;
 };
-int ar_waits_feed(const ar_archive *a, ws *w, const struct ar_wait_keys *k);
+/* m: the archive's messages as ar_msgs_match paired them, when the caller
+ * has them already (a converter writes them too): read once; NULL: paired
+ * here. */
+int ar_waits_feed(const ar_archive *a, const struct ar_msgs *m, ws *w, const struct ar_wait_keys *k);
 /* The events' indices in the order ar_waits_feed gives them (each
  * thread's in its order, merged by their ends); *out malloc'ed. */
 int ar_waits_order(const ar_archive *a, uint32_t **out, size_t *n);

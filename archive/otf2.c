@@ -401,7 +401,7 @@ static int find_waits(struct otf2_out *o)
 	if (rc)
 		return rc;
 	ws_keep(w);
-	rc = ar_waits_feed(o->a, w, NULL);
+	rc = ar_waits_feed(o->a, &o->msgs, w, NULL); /* the messages paired once, for both */
 	const struct ws_wait *k;
 	const struct ws_row *rows;
 	size_t n = ws_waits(w, &k), nt = (size_t)ar_nthreads(o->a);

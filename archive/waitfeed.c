@@ -112,19 +112,20 @@ int ar_waits_order(const ar_archive *a, uint32_t **out, size_t *n)
 	return 0;
 }
 
-int ar_waits_feed(const ar_archive *a, ws *w, const struct ar_wait_keys *k)
+int ar_waits_feed(const ar_archive *a, const struct ar_msgs *given, ws *w, const struct ar_wait_keys *k)
 {
-	struct ar_msgs m = { 0 };
+	struct ar_msgs own = { 0 };
+	const struct ar_msgs *m = given ? given : &own;
 	uint32_t *order = NULL;
 	size_t n = 0;
-	int rc = ar_msgs_match(a, &m) ? -ENOMEM : ar_waits_order(a, &order, &n);
+	int rc = !given && ar_msgs_match(a, &own) ? -ENOMEM : ar_waits_order(a, &order, &n);
 	struct ws_event e;
 	for (size_t i = 0; i < n && !rc; i++)
-		if (ar_wait_event(a, &m, order[i], k, &e))
+		if (ar_wait_event(a, m, order[i], k, &e))
 			rc = ws_event(w, &e);
 	if (!rc)
 		ws_flush(w, UINT64_MAX);
 	free(order);
-	ar_msgs_free(&m);
+	ar_msgs_free(&own);
 	return rc;
 }

@@ -83,7 +83,7 @@ int prof_waits(struct prof *p)
 	int rc = ws_create(&p->waits);
 	if (!rc) {
 		ws_keep(p->waits);
-		rc = ar_waits_feed(p->a, p->waits, &(struct ar_wait_keys){ site_key, phase_key_of, &k });
+		rc = ar_waits_feed(p->a, NULL, p->waits, &(struct ar_wait_keys){ site_key, phase_key_of, &k });
 	}
 	rc = rc ? rc : k.err;
 	if (!rc)
