@@ -46,16 +46,6 @@ static int by_side(const void *a, const void *b)
 	return c ? c : cmp(x->thread, y->thread);
 }
 
-/* ends by key, the send before the receive */
-static int by_key(const void *a, const void *b)
-{
-	const struct end *x = a, *y = b;
-	int c = cmp(x->key, y->key);
-	c = c ? c : cmp(x->recv, y->recv);
-	c = c ? c : cmp(x->start, y->start);
-	return c ? c : cmp(x->event, y->event);
-}
-
 /* an archive without numbers: a channel's sends, then its receives, each by time */
 static int by_order(const void *a, const void *b)
 {
@@ -131,18 +121,44 @@ static void pair(struct ar_msgs *m, const struct end *s, const struct end *r)
 	m->pairs++;
 }
 
-/* Ends of equal key, a send and a receive: one message. */
-static void pair_keyed(struct ar_msgs *m, const struct end *v, size_t n)
+/* Ends of equal key, a send and a receive: one message.  In one pass
+ * through a table of the keys (an archive's ends are in the millions: no
+ * sort), each key keeping its earliest send and earliest receive (by
+ * start, then event); any more of either stay alone. */
+struct kslot {
+	uint64_t key; /* 0: free */
+	uint32_t send, recv; /* indices into the ends, UINT32_MAX: none */
+};
+static bool earlier(const struct end *x, const struct end *y)
 {
-	for (size_t i = 0; i < n;) {
-		size_t j = i + 1;
-		while (j < n && v[j].key == v[i].key)
-			j++;
-		/* sorted: a send first, then a receive; any more of either stay alone */
-		if (v[i].key && j - i >= 2 && !v[i].recv && v[i + 1].recv)
-			pair(m, &v[i], &v[i + 1]);
-		i = j;
+	return x->start != y->start ? x->start < y->start : x->event < y->event;
+}
+static int pair_keyed(struct ar_msgs *m, const struct end *v, size_t n)
+{
+	size_t cap = 16;
+	while (cap < 2 * n + 2)
+		cap *= 2;
+	struct kslot *t = malloc(sizeof(*t) * cap);
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < cap; i++)
+		t[i] = (struct kslot){ 0, UINT32_MAX, UINT32_MAX };
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i].key)
+			continue;
+		size_t h = ps_hash_slot(v[i].key, cap);
+		while (t[h].key && t[h].key != v[i].key)
+			h = ps_probe(h, cap);
+		t[h].key = v[i].key;
+		uint32_t *side = v[i].recv ? &t[h].recv : &t[h].send;
+		if (*side == UINT32_MAX || earlier(&v[i], &v[*side]))
+			*side = (uint32_t)i;
 	}
+	for (size_t h = 0; h < cap; h++)
+		if (t[h].key && t[h].send != UINT32_MAX && t[h].recv != UINT32_MAX)
+			pair(m, &v[t[h].send], &v[t[h].recv]);
+	free(t);
+	return 0;
 }
 
 /* The k-th send on a channel with its k-th receive. */
@@ -179,9 +195,16 @@ int ar_msgs_match(const ar_archive *a, struct ar_msgs *m)
 		return -ENOMEM;
 	}
 	if (m->numbered) {
-		unshare(m, v, n);
-		qsort(v, n, sizeof(*v), by_key);
-		pair_keyed(m, v, n);
+		bool shared = false;
+		for (size_t i = 0; i < n && !shared; i++)
+			shared = v[i].shared;
+		if (shared)
+			unshare(m, v, n); /* rare (threads of a rank on one channel): a sort only then */
+		if (pair_keyed(m, v, n)) {
+			free(v);
+			ar_msgs_free(m);
+			return -ENOMEM;
+		}
 	} else {
 		qsort(v, n, sizeof(*v), by_order);
 		pair_ordered(m, v, n);
