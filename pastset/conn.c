@@ -18,8 +18,33 @@
 
 #include "remote.h"
 
+/*
+ * The pool, under pool_lock:
+ *  - it holds at most one connection per (address, port, secret file):
+ *    callers share it;
+ *  - a connection's refs count its holders (ps__conn_get, ps__conn_hold),
+ *    at least one while it is in the pool; the last ps__conn_put takes it
+ *    out and frees it.
+ */
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ps__rconn *pool;
+
+static bool same_place(const struct ps__rconn *c, const char *addr, int port, const char *sf)
+{
+	return c->port == port && !strcmp(c->addr, addr) && !strcmp(c->secret_file, sf);
+}
+
+static void pool_check(void)
+{
+#ifdef ES_DEBUG
+	for (const struct ps__rconn *c = pool; c; c = c->next) {
+		PS_INVARIANT("a connection in the pool has a holder", c->refs >= 1);
+		for (const struct ps__rconn *d = c->next; d; d = d->next)
+			PS_INVARIANT("at most one connection per address, port and secret",
+				     !same_place(d, c->addr, c->port, c->secret_file));
+	}
+#endif
+}
 
 /* --- the connection ---------------------------------------------------------- */
 
@@ -285,6 +310,7 @@ void ps__conn_put(struct ps__rconn *c)
 				*p = c->next;
 				break;
 			}
+	pool_check();
 	pthread_mutex_unlock(&pool_lock);
 	if (!last)
 		return;
@@ -304,7 +330,7 @@ int ps__conn_get(const char *addr, int port, const struct ps_remote_attr *a,
 		return PS_EINVAL;
 	pthread_mutex_lock(&pool_lock);
 	for (struct ps__rconn *c = pool; c; c = c->next)
-		if (c->port == port && !strcmp(c->addr, addr) && !strcmp(c->secret_file, sf)) {
+		if (same_place(c, addr, port, sf)) {
 			c->refs++;
 			pthread_mutex_unlock(&pool_lock);
 			*out = c;
@@ -334,9 +360,26 @@ int ps__conn_get(const char *addr, int port, const struct ps_remote_attr *a,
 		return rc;
 	}
 	pthread_mutex_lock(&pool_lock);
-	c->next = pool;
-	pool = c;
+	/* another caller may have opened one to the same place meanwhile
+	 * (the pool is not held while connecting): share it, drop ours */
+	struct ps__rconn *had = pool;
+	while (had && !same_place(had, addr, port, sf))
+		had = had->next;
+	if (had) {
+		had->refs++;
+	} else {
+		c->next = pool;
+		pool = c;
+	}
+	pool_check();
 	pthread_mutex_unlock(&pool_lock);
+	if (had) {
+		close(c->fd);
+		pthread_mutex_destroy(&c->lock);
+		free(c->buf);
+		free(c);
+		c = had;
+	}
 	*out = c;
 	return 0;
 }

@@ -45,6 +45,8 @@ void pm__host_segment(const pm_map *m, int host, char *buf, size_t len);
 
 /* generate.c: decides placements and builds the path list; messages like the loader's. */
 int pm__generate(pm_map *m, char *err, size_t errlen);
+/* The model's invariants (model.c), checked in the debug builds once it is loaded. */
+void pm__model_check(const pm_map *m);
 
 /* The local host as hwloc sees it: its name and the OS indices of its cores. */
 int pm__local_host(pm_map *m, struct pm_host *h);

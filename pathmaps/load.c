@@ -464,6 +464,7 @@ static int load_text(const char *file, const char *dir, const char *text, size_t
 		return rc;
 	}
 	publish(m);
+	pm__model_check(m);
 	*out = m;
 	return 0;
 }

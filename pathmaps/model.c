@@ -117,3 +117,71 @@ const struct pm_model *pm_model(const pm_map *m)
 {
 	return &m->model;
 }
+
+/* --- the model's invariants ------------------------------------------------------- */
+
+/*
+ * A loaded, generated model (pm_load's, before anyone reads it):
+ *  - every index names something of the model: an element's home is a
+ *    process (PM_PROCESS) or a host (PM_NODE, PM_REMOTE); a thread's
+ *    process, and the elements it uses; a process's host; a path's thread
+ *    and element; a tree's participants; a tree's internal node runs on a
+ *    participant or on none (-1);
+ *  - a process lists exactly the threads whose process it is;
+ *  - every element, thread and process is found by its name (pm_find_*),
+ *    names being unique.
+ * Checked where the loader publishes the model (PS_INVARIANT: the debug
+ * builds), so that a loader or generator that breaks one fails there and
+ * not in the process that trusts it.
+ */
+#ifdef ES_DEBUG
+static bool in(int i, int n)
+{
+	return i >= 0 && i < n;
+}
+
+void pm__model_check(const pm_map *m)
+{
+	const struct pm_model *d = &m->model;
+	for (int i = 0; i < d->nelements; i++) {
+		const struct pm_element *e = &d->elements[i];
+		PS_INVARIANT("an element's home is a process or a host of the model",
+			     in(e->home, e->place == PM_PROCESS ? d->nprocesses : d->nhosts));
+		PS_INVARIANT("every element is found by its name", pm_find_element(m, e->name) == i);
+	}
+	for (int i = 0; i < d->nthreads; i++) {
+		const struct pm_thread *t = &d->threads[i];
+		PS_INVARIANT("a thread's process is a process of the model", in(t->process, d->nprocesses));
+		for (int k = 0; k < t->nuses; k++)
+			PS_INVARIANT("a thread uses elements of the model", in(t->uses[k], d->nelements));
+		PS_INVARIANT("every thread is found by its name", pm_find_thread(m, t->name) == i);
+	}
+	for (int i = 0; i < d->nprocesses; i++) {
+		const struct pm_process *p = &d->processes[i];
+		PS_INVARIANT("a process's host is a host of the model", in(p->host, d->nhosts));
+		for (int k = 0; k < p->nthreads; k++)
+			PS_INVARIANT("a process lists the threads whose process it is",
+				     in(p->threads[k], d->nthreads) && d->threads[p->threads[k]].process == i);
+		PS_INVARIANT("every process is found by its name", pm_find_process(m, p->name) == i);
+	}
+	int listed = 0;
+	for (int i = 0; i < d->nprocesses; i++)
+		listed += d->processes[i].nthreads;
+	PS_INVARIANT("a process lists exactly the threads whose process it is", listed == d->nthreads);
+	for (int i = 0; i < d->npaths; i++)
+		PS_INVARIANT("a path runs from a thread to an element of the model",
+			     in(d->paths[i].thread, d->nthreads) && in(d->paths[i].element, d->nelements));
+	for (int i = 0; i < d->ntrees; i++) {
+		const struct pm_tree *t = &d->trees[i];
+		for (int k = 0; k < t->n; k++)
+			PS_INVARIANT("a tree's participants are threads of the model", in(t->threads[k], d->nthreads));
+		for (int k = 0; t->runs_on && k < t->nnodes; k++)
+			PS_INVARIANT("a tree's node runs on a participant or on none", t->runs_on[k] >= -1 && t->runs_on[k] < t->n);
+	}
+}
+#else
+void pm__model_check(const pm_map *m)
+{
+	(void)m; /* the checks cost nothing outside the debug builds */
+}
+#endif

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1111,12 +1112,30 @@ START_TEST(large_pathmaps_load_in_linear_time)
 }
 END_TEST
 
+#ifdef ES_DEBUG
+/* The model's invariants hold on every model the loader publishes (every
+ * test here loads through them in the debug builds), and one broken
+ * aborts, naming it: a thread moved to a process that does not list it. */
+START_TEST(model_invariant_aborts)
+{
+	pm_map *m;
+	ck_assert_int_eq(load(HEAD APP, &m), 0);
+	pm__model_check(m);
+	m->th[1].process = m->model.nprocesses; /* no such process */
+	pm__model_check(m);
+}
+END_TEST
+#endif
+
 Suite *pathmaps_suite(void)
 {
 	Suite *s = suite_create("pathmaps");
 	TCase *tc = tcase_create("load");
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, valid_minimal);
+#ifdef ES_DEBUG
+	tcase_add_test_raise_signal(tc, model_invariant_aborts, SIGABRT);
+#endif
 	tcase_add_test(tc, syntax_and_top_level);
 	tcase_add_test(tc, unknown_key);
 	tcase_add_test(tc, mpi_section);
