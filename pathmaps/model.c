@@ -123,7 +123,9 @@ const struct pm_model *pm_model(const pm_map *m)
 /*
  * A loaded, generated model (pm_load's, before anyone reads it):
  *  - every index names something of the model: an element's home is a
- *    process (PM_PROCESS) or a host (PM_NODE, PM_REMOTE); a thread's
+ *    process (PM_PROCESS) or a host (PM_NODE, PM_REMOTE), 0 in a model
+ *    without any (no process then holds it, and `pathmap show` says so;
+ *    an element no thread uses is process 0's); a thread's
  *    process, and the elements it uses; a process's host; a path's thread
  *    and element; a tree's participants; a tree's internal node runs on a
  *    participant or on none (-1);
@@ -145,8 +147,9 @@ void pm__model_check(const pm_map *m)
 	const struct pm_model *d = &m->model;
 	for (int i = 0; i < d->nelements; i++) {
 		const struct pm_element *e = &d->elements[i];
-		PS_INVARIANT("an element's home is a process or a host of the model",
-			     in(e->home, e->place == PM_PROCESS ? d->nprocesses : d->nhosts));
+		int homes = e->place == PM_PROCESS ? d->nprocesses : d->nhosts;
+		PS_INVARIANT("an element's home is a process or a host of the model (a model without any: 0)",
+			     in(e->home, homes) || (!homes && !e->home));
 		PS_INVARIANT("every element is found by its name", pm_find_element(m, e->name) == i);
 	}
 	for (int i = 0; i < d->nthreads; i++) {
