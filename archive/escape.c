@@ -15,7 +15,7 @@ void ar_json_string(FILE *f, const char *s)
 		else if (c < 0x80)
 			fputc(c, f);
 		else { /* valid UTF-8 whatever it was given (a handler's bytes, a thread's name) */
-			int n = ps_utf8_len((const unsigned char *)s);
+			int n = base_utf8_len((const unsigned char *)s);
 			if (n)
 				fwrite(s, 1, (size_t)n, f), s += n - 1;
 			else

@@ -109,7 +109,7 @@ int main(int argc, char **argv)
 	}
 	ar_print_state(a, "esprofile", dir, stderr);
 	FILE *out = stdout;
-	if (outfile && !(out = ps_fopen_out(outfile, 0600))) {
+	if (outfile && !(out = base_fopen_out(outfile, 0600))) {
 		perror(outfile);
 		ar_close(a);
 		if (*tmp)

@@ -105,7 +105,7 @@ int ar__part_open(const char *dir, const char *name, struct ar__part *pt, char *
 {
 	ar__path(pt->path, sizeof(pt->path), dir, name);
 	snprintf(pt->tmp, sizeof(pt->tmp), "%s.tmp", pt->path);
-	pt->f = ps_fopen_out(pt->tmp, 0600);
+	pt->f = base_fopen_out(pt->tmp, 0600);
 	return pt->f ? 0 : ar__sys_fail(err, errlen, -errno, "%s", pt->tmp);
 }
 
@@ -132,7 +132,7 @@ void ar__free_comms(struct ar_comm *c, int n)
  * would hold the reader forever). */
 FILE *ar__open_in(const char *p, char *err, size_t errlen, int *rc)
 {
-	FILE *f = ps_fopen_in(p);
+	FILE *f = base_fopen_in(p);
 	if (f)
 		return f;
 	*rc = errno == EINVAL ? ar__fail(err, errlen, -EINVAL, "%s: not a regular file", p)
@@ -144,7 +144,7 @@ FILE *ar__open_in(const char *p, char *err, size_t errlen, int *rc)
  * with *rc 0 when it is not there, or the error naming it. */
 FILE *ar__open_optional(const char *p, char *err, size_t errlen, int *rc)
 {
-	FILE *f = ps_fopen_in(p);
+	FILE *f = base_fopen_in(p);
 	*rc = 0;
 	if (!f && errno != ENOENT)
 		*rc = errno == EINVAL ? ar__fail(err, errlen, -EINVAL, "%s: not a regular file", p)

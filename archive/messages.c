@@ -146,9 +146,9 @@ static int pair_keyed(struct ar_msgs *m, const struct end *v, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (!v[i].key)
 			continue;
-		size_t h = ps_hash_slot(v[i].key, cap);
+		size_t h = base_hash_slot(v[i].key, cap);
 		while (t[h].key && t[h].key != v[i].key)
-			h = ps_probe(h, cap);
+			h = base_probe(h, cap);
 		t[h].key = v[i].key;
 		uint32_t *side = v[i].recv ? &t[h].recv : &t[h].send;
 		if (*side == UINT32_MAX || earlier(&v[i], &v[*side]))

@@ -116,7 +116,7 @@ static OTF2_ErrorCode io(struct otf2_out *o, OTF2_EvtWriter *w, int thread, cons
 
 static uint64_t place_hash(const char *file, int line)
 {
-	return ps_hash_fold(ps_hash_str(PS_HASH_SEED, file), (uint64_t)(uint32_t)line);
+	return base_hash_fold(base_hash_str(BASE_HASH_SEED, file), (uint64_t)(uint32_t)line);
 }
 
 /* The places' index (place + 1 by file and line) at twice their number:
@@ -128,9 +128,9 @@ static int index_places(struct otf2_out *o)
 	if (!ix)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < o->nplaces; i++) {
-		size_t h = ps_hash_slot(place_hash(o->places[i].file, o->places[i].line), cap);
+		size_t h = base_hash_slot(place_hash(o->places[i].file, o->places[i].line), cap);
 		while (ix[h])
-			h = ps_probe(h, cap);
+			h = base_probe(h, cap);
 		ix[h] = i + 1;
 	}
 	free(o->place_ix);
@@ -149,8 +149,8 @@ static uint32_t new_place(struct otf2_out *o, int thread, uint16_t site)
 	const struct ar_frame *f = &s->frames[0];
 	if (2 * ((size_t)o->nplaces + 1) > o->capix && index_places(o))
 		return UINT32_MAX;
-	size_t h = ps_hash_slot(place_hash(f->file, f->line), o->capix);
-	for (; o->place_ix[h]; h = ps_probe(h, o->capix)) {
+	size_t h = base_hash_slot(place_hash(f->file, f->line), o->capix);
+	for (; o->place_ix[h]; h = base_probe(h, o->capix)) {
 		uint32_t i = o->place_ix[h] - 1;
 		if (o->places[i].line == f->line && !strcmp(o->places[i].file, f->file))
 			return i;
@@ -250,7 +250,7 @@ static uint64_t reqid_key(uint64_t start, bool recv)
 
 static size_t reqid_home(const struct reqids *r, uint64_t key)
 {
-	return ps_hash_slot(key, r->cap);
+	return base_hash_slot(key, r->cap);
 }
 
 /* A new id for the request begun at start (the table holds twice the
@@ -259,7 +259,7 @@ static uint64_t reqid_new(struct reqids *r, uint64_t start, bool recv)
 {
 	size_t i = reqid_home(r, reqid_key(start, recv));
 	while (r->key[i] && r->key[i] != REQ_GONE)
-		i = ps_probe(i, r->cap);
+		i = base_probe(i, r->cap);
 	r->key[i] = reqid_key(start, recv);
 	r->id[i] = ++r->next;
 	return r->next;
@@ -270,7 +270,7 @@ static uint64_t reqid_new(struct reqids *r, uint64_t start, bool recv)
 static uint64_t reqid_done(struct reqids *r, uint64_t start, bool recv)
 {
 	uint64_t key = reqid_key(start, recv);
-	for (size_t i = reqid_home(r, key); r->key[i]; i = ps_probe(i, r->cap))
+	for (size_t i = reqid_home(r, key); r->key[i]; i = base_probe(i, r->cap))
 		if (r->key[i] == key) {
 			r->key[i] = REQ_GONE;
 			return r->id[i];

@@ -388,7 +388,7 @@ static int print_phases(struct prof *p, FILE *out)
 	fprintf(out, "%-28s %5s %8s %14s %14s %8s %10s\n", "Phase", "Rank", "Count", "Time (ms)", "MPI (ms)", "MPI%",
 		"Calls");
 	for (size_t i = 0; i < p->phases.n; i++) {
-		const struct phase_row *r = AT(p->phases, struct phase_row, i);
+		const struct phase_row *r = BASE_AT(p->phases, struct phase_row, i);
 		char rank[12];
 		snprintf(rank, sizeof(rank), r->key.rank == ALL ? "*" : "%d", r->key.rank);
 		fprintf(out, "%-28s %5s %8llu %14.3f %14.3f %8.2f %10llu\n", r->key.name, rank, (unsigned long long)r->count,
@@ -406,7 +406,7 @@ static void print_io(struct prof *p, FILE *out)
 	fprintf(out, "%-40s %5s %8s %14s %8s %14s %8s %12s\n", "File", "Rank", "Reads", "Bytes read", "Writes",
 		"Bytes written", "Calls", "Time (ms)");
 	for (size_t i = 0; i < p->io.n; i++) {
-		const struct io_row *r = AT(p->io, struct io_row, i);
+		const struct io_row *r = BASE_AT(p->io, struct io_row, i);
 		char rank[12];
 		snprintf(rank, sizeof(rank), r->key.rank == ALL ? "*" : "%d", r->key.rank);
 		fprintf(out, "%-40s %5s %8llu %14llu %8llu %14llu %8llu %12.3f\n", r->key.name, rank,

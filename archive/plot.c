@@ -224,7 +224,7 @@ static void box_at(const struct timeline *tl, int r, int b, int c, double *below
 
 static int write_timeline_data(const struct timeline *tl, const char *path)
 {
-	FILE *f = ps_fopen_out(path, 0600);
+	FILE *f = base_fopen_out(path, 0600);
 	if (!f)
 		return -errno;
 	for (int c = 0; c < NCLASS; c++) {
@@ -304,7 +304,7 @@ static int place_labels(const struct timeline *tl, FILE *f)
  * (place_labels), the first lane's phases marked. */
 static int write_timeline_script(const struct timeline *tl, const char *dir, const char *path)
 {
-	FILE *f = ps_fopen_out(path, 0600);
+	FILE *f = base_fopen_out(path, 0600);
 	if (!f)
 		return -errno;
 	const char *job = ar_job(tl->a), *what = tl->mpi ? "MPI" : "operations", *row = tl->mpi ? "rank" : "thread";
@@ -392,7 +392,7 @@ static int matrix(const ar_archive *a, int nranks, const char *dir, char *err, s
 	char p[4400];
 	int rc = 0;
 	snprintf(p, sizeof(p), "%s/matrix.dat", dir);
-	FILE *f = ps_fopen_out(p, 0600);
+	FILE *f = base_fopen_out(p, 0600);
 	if (!f)
 		rc = -errno;
 	for (int r = 0; f && r < nranks; r++)
@@ -402,7 +402,7 @@ static int matrix(const ar_archive *a, int nranks, const char *dir, char *err, s
 		rc = -errno;
 	free(bytes);
 	snprintf(p, sizeof(p), "%s/matrix.gp", dir);
-	f = rc ? NULL : ps_fopen_out(p, 0600);
+	f = rc ? NULL : base_fopen_out(p, 0600);
 	if (!rc && !f)
 		rc = -errno;
 	if (f) {
@@ -434,7 +434,7 @@ int ar_plot(const ar_archive *a, const char *dir, int *pictures, char *err, size
 			 "scripts name it)", dir);
 		return -EINVAL;
 	}
-	int made = ps_mkdir_out(dir, 0700); /* a trace's pictures are its owner's, as the archive is */
+	int made = base_mkdir_out(dir, 0700); /* a trace's pictures are its owner's, as the archive is */
 	if (made) {
 		snprintf(err, errlen, "%s: %s", dir, strerror(-made));
 		return made;

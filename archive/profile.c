@@ -28,77 +28,17 @@
  * hash table: the page costs time linear in the events.
  */
 
-static void *push(struct vec *v)
+/* An element of v by an exact key, pushed (zeroed) when new; *fresh says
+ * which.  m maps each key to its element's index. */
+static void *find(struct base_vec *v, struct base_tab *m, uint64_t key, bool *fresh)
 {
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 64;
-		void *m = realloc(v->v, v->size * cap);
-		if (!m)
-			return NULL;
-		v->v = m;
-		v->cap = cap;
-	}
-	return memset((char *)v->v + v->size * v->n++, 0, v->size);
-}
-
-static size_t map_slot(uint64_t key, size_t cap)
-{
-	return ps_hash_slot(key, cap);
-}
-
-/* The value slot of key, 0 in it when new; NULL: no memory. */
-static uint32_t *map_at(struct map *m, uint64_t key)
-{
-	if ((m->n + 1) * 2 > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 1024;
-		uint64_t *keys = malloc(sizeof(*keys) * cap);
-		uint32_t *vals = calloc(cap, sizeof(*vals));
-		if (!keys || !vals) {
-			free(keys), free(vals);
-			return NULL;
-		}
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->vals[i]) {
-				size_t h = map_slot(m->keys[i], cap);
-				while (vals[h])
-					h = ps_probe(h, cap);
-				keys[h] = m->keys[i];
-				vals[h] = m->vals[i];
-			}
-		free(m->keys), free(m->vals);
-		m->keys = keys;
-		m->vals = vals;
-		m->cap = cap;
-	}
-	size_t h = map_slot(key, m->cap);
-	while (m->vals[h] && m->keys[h] != key)
-		h = ps_probe(h, m->cap);
-	if (!m->vals[h]) {
-		m->keys[h] = key;
-		m->n++;
-	}
-	return &m->vals[h];
-}
-
-static void map_free(struct map *m)
-{
-	free(m->keys), free(m->vals);
-}
-
-/* An element of v by an exact key, pushed (zeroed) when new; *fresh says which. */
-static void *find(struct vec *v, struct map *m, uint64_t key, bool *fresh)
-{
-	uint32_t *x = map_at(m, key);
-	if (!x)
-		return NULL;
-	*fresh = !*x;
-	if (*x)
-		return (char *)v->v + v->size * (*x - 1);
-	void *e = push(v);
-	if (e)
-		*x = (uint32_t)v->n;
-	else
-		m->n--; /* the key's slot stays free (its value 0) */
+	uint32_t *x = base_tab_get(m, key);
+	*fresh = !x;
+	if (x)
+		return (char *)v->v + v->size * *x;
+	void *e = base_vec_push(v);
+	if (e && base_tab_set32(m, key, (uint32_t)(v->n - 1)) < 0)
+		v->n--, e = NULL; /* as it was */
 	return e;
 }
 
@@ -150,13 +90,13 @@ static void count(struct stat_row *r, const struct es_trace *e, uint64_t d)
  * address in its module. */
 static uint64_t site_hash(unsigned op, const struct ar_site *s)
 {
-	uint64_t h = ps_hash_fold(PS_HASH_SEED, op);
+	uint64_t h = base_hash_fold(BASE_HASH_SEED, op);
 	for (int i = 0; i < s->nframes; i++) {
 		const struct ar_frame *f = &s->frames[i];
 		if (f->line)
-			h = ps_hash_fold(ps_hash_str(ps_hash_str(h, f->file), f->function), (uint64_t)f->line);
+			h = base_hash_fold(base_hash_str(base_hash_str(h, f->file), f->function), (uint64_t)f->line);
 		else
-			h = ps_hash_fold(ps_hash_str(h, f->module), f->offset);
+			h = base_hash_fold(base_hash_str(h, f->module), f->offset);
 	}
 	return h;
 }
@@ -181,15 +121,13 @@ static bool same_site(const struct ar_site *x, const struct ar_site *y)
 /* A site already on the page with hash h and these frames, or 0.  The
  * index finds the first of a hash; the rare other of the same hash is
  * looked for among all (never in a recording: hashes are 64 bits). */
-static uint32_t known_site(struct prof *p, uint64_t h, unsigned op, const struct ar_site *where, uint32_t *first)
+static uint32_t known_site(struct prof *p, uint64_t h, unsigned op, const struct ar_site *where, uint32_t first)
 {
-	if (!*first)
-		return 0;
-	const struct psite *q = AT(p->sites, struct psite, *first - 1);
+	const struct psite *q = BASE_AT(p->sites, struct psite, first - 1);
 	if (q->op == op && same_site(q->where, where))
-		return *first;
+		return first;
 	for (size_t i = 0; i < p->sites.n; i++) {
-		q = AT(p->sites, struct psite, i);
+		q = BASE_AT(p->sites, struct psite, i);
 		if (q->hash == h && q->op == op && same_site(q->where, where))
 			return (uint32_t)i + 1;
 	}
@@ -204,25 +142,25 @@ uint32_t prof_site_key(struct prof *p, int t, uint16_t s, unsigned op)
 	if (!s || s >= ES_SITES_SLOTS) /* no thread names a site past its board's: not known */
 		return 0;
 	uint64_t key = (uint64_t)(uint32_t)t << 32 | (uint64_t)s << 16 | (op & 0xffff);
-	uint32_t *c = map_at(&p->site_of, key);
-	p->oom |= !c;
-	if (!c || *c)
-		return c ? *c : 0;
+	uint32_t *c = base_tab_get(&p->site_of, key);
+	if (c)
+		return *c;
 	const struct ar_site *where = ar_site(p->a, t, s);
 	uint64_t h = where ? site_hash(op, where) : 0;
-	uint32_t *first = where ? map_at(&p->site_ix, h) : NULL;
-	uint32_t k = first ? known_site(p, h, op, where, first) : 0;
-	struct psite *q = first && !k ? push(&p->sites) : NULL;
-	p->oom |= where && (!first || (!k && !q));
-	if (q) {
-		*q = (struct psite){ .op = op, .where = where, .hash = h };
-		k = (uint32_t)p->sites.n;
-		*first = *first ? *first : k;
+	uint32_t *first = where ? base_tab_get(&p->site_ix, h) : NULL;
+	uint32_t k = first ? known_site(p, h, op, where, *first) : 0;
+	if (where && !k) {
+		struct psite *q = base_vec_push(&p->sites);
+		if (q) {
+			*q = (struct psite){ .op = op, .where = where, .hash = h };
+			k = (uint32_t)p->sites.n;
+			if (!first && base_tab_set32(&p->site_ix, h, k) < 0)
+				p->sites.n--, k = 0;
+		}
+		p->oom |= !k;
 	}
-	if (first && !*first)
-		p->site_ix.n--; /* its slot stays free (its value 0), as find's */
-	if (!(*c = k))
-		p->site_of.n--;
+	if (!p->oom && base_tab_set32(&p->site_of, key, k) < 0)
+		p->oom = true; /* answered, not kept: the profile fails so */
 	return k;
 }
 
@@ -273,9 +211,9 @@ static int add_pair(struct prof *p, const struct es_trace *e, int g)
 /* The row of (name, rank) in v (rows that begin with their struct named),
  * made if new: its index + 1, 0 when out of memory.  Keyed by the name's
  * hash and the rank; a key another name took moves on to the next. */
-static uint32_t named_row(struct vec *v, struct map *m, const char *name, int rank)
+static uint32_t named_row(struct base_vec *v, struct base_tab *m, const char *name, int rank)
 {
-	uint64_t h = ps_hash_str(PS_HASH_SEED, name);
+	uint64_t h = base_hash_str(BASE_HASH_SEED, name);
 	for (uint64_t key = (h << 24) ^ (uint32_t)(rank + 1);; key++) {
 		bool fresh;
 		struct named *r = find(v, m, key, &fresh);
@@ -295,7 +233,7 @@ static int add_io(struct prof *p, const struct es_trace *e, int g, uint64_t d)
 	uint32_t x = named_row(&p->io, &p->io_ix, file ? file : "(a file opened before recording)", g);
 	if (!x)
 		return -ENOMEM;
-	struct io_row *r = AT(p->io, struct io_row, x - 1);
+	struct io_row *r = BASE_AT(p->io, struct io_row, x - 1);
 	const char *name = es_op_name(e->op);
 	r->calls++;
 	r->time += d;
@@ -372,7 +310,7 @@ static int phase_item(struct prof *p, int t, int g, const struct ar_item *it, st
 	if (it->kind != AR_LEAVE || !op->n)
 		return 0;
 	op->n--;
-	struct phase_row *r = AT(p->phases, struct phase_row, op->row[op->n] - 1);
+	struct phase_row *r = BASE_AT(p->phases, struct phase_row, op->row[op->n] - 1);
 	r->count++;
 	r->time += it->time - op->start[op->n];
 	return 0;
@@ -405,7 +343,7 @@ static int add_thread(struct prof *p, int t, int g)
 		rc = add_call(p, t, g, e, t0, items[i].time, depth);
 		unsigned code = es_op_code(e->op);
 		if (!rc && op.n && depth == 0 && code != ES_OP_MPI_INIT && code != ES_OP_MPI_FINALIZE) {
-			struct phase_row *r = AT(p->phases, struct phase_row, op.row[op.n - 1] - 1);
+			struct phase_row *r = BASE_AT(p->phases, struct phase_row, op.row[op.n - 1] - 1);
 			r->mpi += items[i].time - t0;
 			r->calls++;
 		}
@@ -463,14 +401,14 @@ static int number_sites(struct prof *p)
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++)
-		order[i] = AT(p->sites, struct psite, i);
+		order[i] = BASE_AT(p->sites, struct psite, i);
 	qsort(order, n, sizeof(*order), by_place);
 	for (size_t i = 0; i < n; i++) {
 		order[i]->number = (uint32_t)i + 1;
-		renum[order[i] - AT(p->sites, struct psite, 0)] = (uint32_t)i + 1;
+		renum[order[i] - BASE_AT(p->sites, struct psite, 0)] = (uint32_t)i + 1;
 	}
 	for (size_t i = 0; i < p->rows.n; i++) {
-		struct stat_row *r = AT(p->rows, struct stat_row, i);
+		struct stat_row *r = BASE_AT(p->rows, struct stat_row, i);
 		if (r->site)
 			r->site = renum[r->site - 1];
 	}
@@ -480,14 +418,14 @@ static int number_sites(struct prof *p)
 
 const struct psite *prof_site_at(const struct prof *p, uint32_t key)
 {
-	return key && key <= p->sites.n ? AT(p->sites, struct psite, key - 1) : NULL;
+	return key && key <= p->sites.n ? BASE_AT(p->sites, struct psite, key - 1) : NULL;
 }
 
 const struct psite *prof_site(const struct prof *p, uint32_t number)
 {
 	for (size_t i = 0; i < p->sites.n; i++)
-		if (AT(p->sites, struct psite, i)->number == number)
-			return AT(p->sites, struct psite, i);
+		if (BASE_AT(p->sites, struct psite, i)->number == number)
+			return BASE_AT(p->sites, struct psite, i);
 	return NULL;
 }
 
@@ -497,7 +435,7 @@ double prof_cov(const struct prof *p, const struct stat_row *all)
 	double sum = 0, sq = 0;
 	int n = 0;
 	for (size_t i = 0; i < p->rows.n; i++) {
-		const struct stat_row *r = AT(p->rows, struct stat_row, i);
+		const struct stat_row *r = BASE_AT(p->rows, struct stat_row, i);
 		if (r->site == all->site && r->op == all->op && r->rank != ALL) {
 			sum += (double)r->total;
 			sq += (double)r->total * (double)r->total;
@@ -516,20 +454,20 @@ static int add_all_rows(struct prof *p)
 {
 	size_t n = p->phases.n;
 	for (size_t i = 0; i < n; i++) {
-		struct phase_row r = *AT(p->phases, struct phase_row, i);
+		struct phase_row r = *BASE_AT(p->phases, struct phase_row, i);
 		uint32_t x = named_row(&p->phases, &p->phase_ix, r.key.name, ALL);
 		if (!x)
 			return -ENOMEM;
-		struct phase_row *all = AT(p->phases, struct phase_row, x - 1);
+		struct phase_row *all = BASE_AT(p->phases, struct phase_row, x - 1);
 		all->count += r.count, all->time += r.time, all->mpi += r.mpi, all->calls += r.calls;
 	}
 	n = p->io.n;
 	for (size_t i = 0; i < n; i++) {
-		struct io_row r = *AT(p->io, struct io_row, i);
+		struct io_row r = *BASE_AT(p->io, struct io_row, i);
 		uint32_t x = named_row(&p->io, &p->io_ix, r.key.name, ALL);
 		if (!x)
 			return -ENOMEM;
-		struct io_row *all = AT(p->io, struct io_row, x - 1);
+		struct io_row *all = BASE_AT(p->io, struct io_row, x - 1);
 		all->reads += r.reads, all->read_bytes += r.read_bytes, all->writes += r.writes;
 		all->written += r.written, all->calls += r.calls, all->time += r.time;
 	}
@@ -579,8 +517,8 @@ void prof_free(struct prof *p)
 	for (size_t i = 0; i < p->nphase_names; i++)
 		free(p->phase_names[i]);
 	free(p->phase_names);
-	map_free(&p->row_ix), map_free(&p->coll_ix), map_free(&p->pair_ix), map_free(&p->phase_ix), map_free(&p->io_ix);
-	map_free(&p->site_of), map_free(&p->site_ix);
+	base_tab_free(&p->row_ix), base_tab_free(&p->coll_ix), base_tab_free(&p->pair_ix), base_tab_free(&p->phase_ix);
+	base_tab_free(&p->io_ix), base_tab_free(&p->site_of), base_tab_free(&p->site_ix);
 }
 
 int prof_end(struct prof *p, int rc, FILE *out, char *err, size_t errlen)

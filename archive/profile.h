@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "archive/convert.h"
+#include "base/base.h"
 #include "waitstates/waitstates.h"
 
 #define NONE 0xffffffffu
@@ -48,18 +49,6 @@ struct psite {
 	uint32_t number; /* as printed, from 1, in the order of file and line */
 };
 
-struct vec {
-	void *v;
-	size_t n, cap, size;
-};
-
-/* Exact keys to indices + 1 (0: none yet), by open addressing. */
-struct map {
-	uint64_t *keys;
-	uint32_t *vals;
-	size_t n, cap;
-};
-
 /* What a phase's or a file's row is of: a name (the archive's) on a rank
  * (ALL: every rank); its rows' first member, so that one comparison sorts both. */
 struct named {
@@ -91,10 +80,10 @@ struct prof {
 	bool mpi;
 	int groups; /* ranks, or threads when no MPI */
 	struct rank_run *run;
-	struct vec rows, colls, pairs, sites, phases, io;
-	struct map row_ix, coll_ix, pair_ix, phase_ix, io_ix;
-	struct map site_of; /* (thread, its site, op) -> prof_site_key's answer */
-	struct map site_ix; /* a site's hash -> the first site of it on the page */
+	struct base_vec rows, colls, pairs, sites, phases, io;
+	struct base_tab row_ix, coll_ix, pair_ix, phase_ix, io_ix; /* keys -> their rows' indices */
+	struct base_tab site_of; /* (thread, its site, op) -> prof_site_key's answer */
+	struct base_tab site_ix; /* a site's hash -> the first site of it on the page */
 	bool oom;           /* a look-up found no memory: the profile fails so */
 	uint64_t app_all, mpi_all;
 	ws *waits; /* the wait states (waits.c), call sites keyed by their index + 1 in sites */
@@ -104,7 +93,6 @@ struct prof {
 	size_t nphase_names;
 };
 
-#define AT(vec, type, i) (&((type *)(vec).v)[i])
 
 static inline double ms(uint64_t ns)
 {

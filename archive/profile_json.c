@@ -47,7 +47,7 @@ static void calls(const struct prof *p, FILE *f)
 {
 	fputs(",\n\"calls\":[", f);
 	for (size_t i = 0, n = 0; i < p->rows.n; i++) {
-		const struct stat_row *r = AT(p->rows, struct stat_row, i);
+		const struct stat_row *r = BASE_AT(p->rows, struct stat_row, i);
 		if (r->site)
 			continue;
 		/* count: calls, each poll one; regions: as OTF2 and the JSON have them */
@@ -80,7 +80,7 @@ static void sites(const struct prof *p, FILE *f)
 	}
 	fputs("],\n\"site_stats\":[", f);
 	for (size_t i = 0, n = 0; i < p->rows.n; i++) {
-		const struct stat_row *r = AT(p->rows, struct stat_row, i);
+		const struct stat_row *r = BASE_AT(p->rows, struct stat_row, i);
 		if (!r->site)
 			continue;
 		fprintf(f, "%s{\"site\":%u,\"call\":\"%s\",\"rank\":%d,\"count\":%llu,\"total_ns\":%llu,\"min_ns\":%llu,"
@@ -101,7 +101,7 @@ static void colls_and_traffic(const struct prof *p, FILE *f)
 {
 	fputs(",\n\"collectives\":[", f);
 	for (size_t i = 0; i < p->colls.n; i++) {
-		const struct coll *c = AT(p->colls, struct coll, i);
+		const struct coll *c = BASE_AT(p->colls, struct coll, i);
 		const struct ar_comm *cm = ar_comm(p->a, c->comm);
 		fprintf(f, "%s{\"call\":\"%s\",\"number\":%u,\"comm\":%u,\"world\":%s,\"last_rank\":%d,"
 			"\"imbalance_ns\":%llu,\"ranks_in\":%d,\"time_ns\":%llu}", i ? ",\n" : "", es_op_name(c->op), c->arg,
@@ -122,7 +122,7 @@ static void colls_and_traffic(const struct prof *p, FILE *f)
 	}
 	fputs("],\n\"traffic\":[", f);
 	for (size_t i = 0; i < p->pairs.n; i++) {
-		const struct pair *q = AT(p->pairs, struct pair, i);
+		const struct pair *q = BASE_AT(p->pairs, struct pair, i);
 		fprintf(f, "%s{\"from\":%d,\"to\":%d,\"messages\":%llu,\"bytes\":%llu}", i ? ",\n" : "", q->from, q->to,
 			(unsigned long long)q->count, (unsigned long long)q->bytes);
 	}
@@ -133,7 +133,7 @@ static void phases_and_io(const struct prof *p, FILE *f)
 {
 	fputs(",\n\"phases\":[", f);
 	for (size_t i = 0; i < p->phases.n; i++) {
-		const struct phase_row *r = AT(p->phases, struct phase_row, i);
+		const struct phase_row *r = BASE_AT(p->phases, struct phase_row, i);
 		fputs(i ? ",\n{\"phase\":" : "{\"phase\":", f);
 		ar_json_string(f, r->key.name);
 		fprintf(f, ",\"rank\":%d,\"count\":%llu,\"time_ns\":%llu,\"mpi_ns\":%llu,\"calls\":%llu}", r->key.rank,
@@ -142,7 +142,7 @@ static void phases_and_io(const struct prof *p, FILE *f)
 	}
 	fputs("],\n\"io\":[", f);
 	for (size_t i = 0; i < p->io.n; i++) {
-		const struct io_row *r = AT(p->io, struct io_row, i);
+		const struct io_row *r = BASE_AT(p->io, struct io_row, i);
 		fputs(i ? ",\n{\"file\":" : "{\"file\":", f);
 		ar_json_string(f, r->key.name);
 		fprintf(f, ",\"rank\":%d,\"reads\":%llu,\"bytes_read\":%llu,\"writes\":%llu,\"bytes_written\":%llu,"

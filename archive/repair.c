@@ -48,7 +48,7 @@ static int keep_cut(const char *dir, const char *events, off_t off, uint64_t *sa
 			data = buf[i] != 0;
 	FILE *f = NULL;
 	ar__path(p, sizeof(p), dir, "events.cut");
-	if (data && !(f = ps_fopen_out(p, 0600))) {
+	if (data && !(f = base_fopen_out(p, 0600))) {
 		int rc = -errno;
 		close(fd);
 		return ar__sys_fail(err, errlen, rc, "%s", p);

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "archive/sites.h"
-#include "pastset/pastset.h"
+#include "base/base.h"
 
 /*
  * Invariants: sites[] is sorted by (thread, site) once `sorted`; adding
@@ -183,7 +183,7 @@ static int read_line(char *line, int *thread, int *site, int *k, struct ar_frame
 
 int ar_sites_read(struct ar_sites *s, const char *path, int nthreads, char *err, size_t errlen)
 {
-	FILE *f = ps_fopen_in(path);
+	FILE *f = base_fopen_in(path);
 	if (!f) {
 		if (errno == ENOENT)
 			return 0;

@@ -203,7 +203,7 @@ static int create_aside(ar_writer *w, const char *dir, char *err, size_t errlen)
 static int create_in_place(ar_writer *w, const char *dir, bool made, char *err, size_t errlen)
 {
 	char p[4200];
-	int rc = ps_mkdir_out(dir, 0700); /* a trace is its owner's, as its segments are */
+	int rc = base_mkdir_out(dir, 0700); /* a trace is its owner's, as its segments are */
 	if (rc)
 		return ar__sys_fail(err, errlen, rc, "%s", dir);
 	snprintf(w->dir, sizeof(w->dir), "%s", dir);
@@ -343,7 +343,7 @@ static int write_tail(ar_writer *w)
 
 int ar_write_run(ar_writer *w, const struct es_trace *t, size_t n, uint32_t thread)
 {
-	PS_INVARIANT("every record is on a thread named before it (invariant 5)",
+	BASE_INVARIANT("every record is on a thread named before it (invariant 5)",
 		     !n || ((int)thread < w->nthreads && w->threads[thread].name[0]));
 	for (size_t i = 0; i < n; i++) {
 		if (w->len + AR_RECORD > WBYTES) {
@@ -357,7 +357,7 @@ int ar_write_run(ar_writer *w, const struct es_trace *t, size_t n, uint32_t thre
 		w->len += AR_RECORD;
 	}
 	w->written += n;
-	PS_INVARIANT("buf holds the bytes after the first off written out: the header and a record per event",
+	BASE_INVARIANT("buf holds the bytes after the first off written out: the header and a record per event",
 		     w->off + w->len == 8 + (uint64_t)AR_RECORD * w->written);
 	return 0;
 }

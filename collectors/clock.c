@@ -52,7 +52,7 @@ static void pair(uint64_t *ns, uint64_t *tsc)
 {
 	uint64_t best = UINT64_MAX;
 	for (int i = 0; i < 9; i++) {
-		uint64_t a = ps_now_ns(), t = __builtin_ia32_rdtsc(), b = ps_now_ns();
+		uint64_t a = base_now_ns(), t = __builtin_ia32_rdtsc(), b = base_now_ns();
 		if (b - a < best) {
 			best = b - a;
 			*ns = a + (b - a) / 2;

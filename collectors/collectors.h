@@ -84,7 +84,7 @@ static inline __attribute__((always_inline)) uint64_t es_now(void)
 	if (__builtin_expect(es__clock_tsc, 1))
 		return __builtin_ia32_rdtsc();
 #endif
-	return ps_now_ns();
+	return base_now_ns();
 }
 
 /* The fixed form a reader on any machine can use: ns timestamps,

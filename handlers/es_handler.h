@@ -29,7 +29,7 @@
  * pathmap): it is then given what the scope reads (for a pull, each
  * thread's latest), and asked like the monitor's own.  The library must
  * be its monitor's user's or root's, and nobody else's to write
- * (ps_open_trusted).  Build one with: cc -shared -fPIC -o h.so h.c
+ * (base_open_trusted).  Build one with: cc -shared -fPIC -o h.so h.c
  */
 #ifdef __cplusplus
 extern "C" {

@@ -19,14 +19,14 @@ PROGRAMS="archive/esprofile.c:monitors pastset/psadm.c:trace pathmaps/pathmap.c:
 set -u
 root=${1:-.}
 libdir=${2:-}
-LAYERS="pastset:0 handlers:0 trace:1 paths:2 steering:2 waitstates:2 pathmaps:3 archive:3 collectors:4 scopes:5 windtunnel:5 monitors:6"
+LAYERS="base:0 handlers:0 pastset:1 trace:2 paths:3 steering:3 waitstates:3 pathmaps:4 archive:4 collectors:5 scopes:6 windtunnel:6 monitors:7"
 # each library, by the layer whose sources it holds
-LIBS="pastset:libpastset.a trace:libtrace.a paths:libpaths.a steering:libsteering.a pathmaps:libpathmaps.a collectors:libcollectors.a
+LIBS="base:libbase.a pastset:libpastset.a trace:libtrace.a paths:libpaths.a steering:libsteering.a pathmaps:libpathmaps.a collectors:libcollectors.a
       scopes:libscopes.a waitstates:libwaitstates.a windtunnel:libwindtunnel.a archive:libesarchive.a monitors:libesmon.a"
 
 # the prefixes each library's exported names begin with (docs/ARCHITECTURE.md):
 # an installed library never exports a name another program could also use
-PREFIXES="pastset:ps_,psw_ trace:es_ paths:paths_ steering:st_ pathmaps:pm_ collectors:es_
+PREFIXES="base:base_ pastset:ps_,psw_ trace:es_ paths:paths_ steering:st_ pathmaps:pm_ collectors:es_
           scopes:es_ waitstates:ws_ windtunnel:wt_ archive:ar_ monitors:mon_,wf_,wr_,hb_,cm_,lv_,vd_,vw_,vo_,mh_,wl_"
 
 rank_of() { # layer -> rank, or nothing for what is not a layer (system headers, generated ones)

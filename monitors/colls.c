@@ -50,13 +50,13 @@ void cm_destroy(cm *c)
 /* A collective's key as one word (pastset.h's hash). */
 static uint64_t op_key(unsigned code, uint64_t comm, uint32_t arg)
 {
-	return ps_hash_fold(ps_hash_fold(PS_HASH_SEED, comm), (uint64_t)code << 32 | arg);
+	return base_hash_fold(base_hash_fold(BASE_HASH_SEED, comm), (uint64_t)code << 32 | arg);
 }
 
 static struct op *find_op(struct op *table, unsigned code, uint64_t comm, uint32_t arg)
 {
-	size_t h = ps_hash_slot(op_key(code, comm, arg), TABLE);
-	for (uint32_t i = 0; i < TABLE; i++, h = ps_probe(h, TABLE)) {
+	size_t h = base_hash_slot(op_key(code, comm, arg), TABLE);
+	for (uint32_t i = 0; i < TABLE; i++, h = base_probe(h, TABLE)) {
 		struct op *o = &table[h];
 		if (!o->used) {
 			memset(o, 0, sizeof(*o));
@@ -81,10 +81,10 @@ static void drop_op(struct op *table, struct op *o)
 		table[i].used = false;
 		size_t j = i;
 		for (;;) {
-			j = ps_probe(j, TABLE);
+			j = base_probe(j, TABLE);
 			if (!table[j].used)
 				return;
-			size_t h = ps_hash_slot(op_key(table[j].code, table[j].comm, table[j].arg), TABLE);
+			size_t h = base_hash_slot(op_key(table[j].code, table[j].comm, table[j].arg), TABLE);
 			/* can the entry at j move to the hole at i? */
 			if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j))
 				break;

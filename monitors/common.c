@@ -46,7 +46,7 @@ int mon_space_open(const char *segment, es_space **out)
 
 FILE *mon_fopen_private(const char *path)
 {
-	return ps_fopen_out(path, 0600);
+	return base_fopen_out(path, 0600);
 }
 
 static void on_signal(int sig)
@@ -67,7 +67,7 @@ void mon_signals(void)
 
 double mon_now(void)
 {
-	return (double)ps_now_ns() / 1e9;
+	return (double)base_now_ns() / 1e9;
 }
 
 void mon_sleep(double seconds)
@@ -504,7 +504,7 @@ int mon_dot(const char *in, const char *fmt, const char *out)
 	snprintf(opt, sizeof(opt), "-T%s", fmt);
 	/* dot draws to its stdout, a file opened the safe way, which takes
 	 * the picture's name once whole */
-	FILE *f = ps_fopen_out(tmp, 0600);
+	FILE *f = base_fopen_out(tmp, 0600);
 	if (!f)
 		return -errno;
 	char *argv[] = { "dot", opt, (char *)in, NULL };

@@ -65,12 +65,12 @@ int mh_opt(const char *prog, const char *spec)
 
 static double now_s(void)
 {
-	return (double)ps_now_ns() / 1e9;
+	return (double)base_now_ns() / 1e9;
 }
 
 static void keep(struct one *o, ps_elem *e, uint32_t kind, const char *text)
 {
-	struct mh_answer a = { .kind = kind, .stamp = ps_now_ns() };
+	struct mh_answer a = { .kind = kind, .stamp = base_now_ns() };
 	snprintf(a.spec, sizeof(a.spec), "%s", o->spec);
 	snprintf(a.monitor, sizeof(a.monitor), "%s", o->set->prog);
 	snprintf(a.text, sizeof(a.text), "%s", text);
@@ -489,7 +489,7 @@ static void say_record(FILE *out, const struct mh_answer *a, const char *what)
 	char raw[sizeof(a->text)], text[4 * sizeof(a->text) + 1];
 	snprintf(raw, sizeof(raw), "%.*s", (int)(a->len < sizeof(a->text) ? a->len : sizeof(a->text) - 1), a->text);
 	st_text(raw, text, sizeof(text)); /* a handler's bytes: no line of their own, no terminal's order */
-	double ago = (double)(ps_now_ns() - a->stamp) / 1e9;
+	double ago = (double)(base_now_ns() - a->stamp) / 1e9;
 	fprintf(out, "  %s %.1f s ago: %s\n", what, ago > 0 ? ago : 0, text);
 }
 

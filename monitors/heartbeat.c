@@ -63,7 +63,7 @@ static int picture_open(struct picture *p, const char *file)
 		snprintf(png, sizeof(png), "%s.png", file);
 	p->png = png;
 	snprintf(p->tmp, sizeof(p->tmp), "%s.tmp", file);
-	FILE *f = ps_fopen_out(p->tmp, 0600); /* say now, not after the first period, that it cannot be */
+	FILE *f = base_fopen_out(p->tmp, 0600); /* say now, not after the first period, that it cannot be */
 	if (!f) {
 		fprintf(stderr, "heartbeat: --graph %s: %s\n", file, strerror(errno));
 		return 2;
@@ -75,7 +75,7 @@ static int picture_open(struct picture *p, const char *file)
 
 static void picture_write(struct picture *p, const wf_graph *g, const char *title)
 {
-	FILE *f = ps_fopen_out(p->tmp, 0600);
+	FILE *f = base_fopen_out(p->tmp, 0600);
 	if (!f || wf_dot(g, f, title) || fclose(f)) {
 		if (f)
 			fclose(f);

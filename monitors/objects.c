@@ -213,7 +213,7 @@ static void say_rules(const struct mon_objs_rank *r, const struct st_rule_rec *x
 		fprintf(out, "%s:   applied %llu time%s, refused %llu", r->name, (unsigned long long)x[i].fired,
 			x[i].fired == 1 ? "" : "s", (unsigned long long)x[i].refused);
 		if (x[i].last_ns) {
-			double ago = (double)(ps_now_ns() - x[i].last_ns) / 1e9;
+			double ago = (double)(base_now_ns() - x[i].last_ns) / 1e9;
 			fprintf(out, "; last %.1f s ago: %.15g%s%s", ago > 0 ? ago : 0, x[i].last_value,
 				x[i].last_status ? ", refused: " : "", x[i].last_status ? st_strerror(x[i].last_status) : "");
 		}
@@ -456,7 +456,7 @@ static void reg_open(struct reg *g, const char *job, const char *text, const cha
 	snprintf(prefix, sizeof(prefix), RULES_PREFIX, job);
 	struct ps_shm_attr a = { .size = 64u << 10, .max_elems = 2, .keep = PS_KEEP_NEVER };
 	struct ps_elem_attr ea = { .tuple_size = sizeof(struct mon_rule_rec), .threshold = 4, .mode = PS_DISCARD };
-	*g = (struct reg){ .x = { .started_ns = ps_now_ns(), .pid = (int32_t)getpid(), .ranks = ranks } };
+	*g = (struct reg){ .x = { .started_ns = base_now_ns(), .pid = (int32_t)getpid(), .ranks = ranks } };
 	snprintf(g->x.obj, sizeof(g->x.obj), "%s", obj);
 	snprintf(g->x.text, sizeof(g->x.text), "%s", text);
 	if (ps_server_create_private(prefix, &a, &g->srv, g->name, why, sizeof(why)))

@@ -280,7 +280,7 @@ static int watch_deaths(struct rec *r)
 		struct es_proc_rec p;
 		uint64_t at;
 		struct ar_death d = { .rank = l->rank, .pid = -1, .last_ns = r->last_end[l->rank],
-				      .seen_ns = ps_now_ns() };
+				      .seen_ns = base_now_ns() };
 		if (r->m && !es_mpi_process(r->m, l->rank, &p, &at))
 			d.pid = p.pid, d.signal = p.fatal;
 		r->dead[l->rank] = true;
@@ -299,7 +299,7 @@ static int watch_deaths(struct rec *r)
 static int add_unfinished(struct rec *r, bool all)
 {
 	int rc = 0;
-	uint64_t now = ps_now_ns();
+	uint64_t now = base_now_ns();
 	for (int t = 0; t < es_scope_threads(r->s) && !rc; t++) {
 		struct es_flight f;
 		if (!es_scope_in_flight(r->s, t, &f))
@@ -385,7 +385,7 @@ static int checkpoint(struct rec *r, char *err, size_t errlen)
 	if (rc)
 		return snprintf(err, errlen, "%s", strerror(-rc)), rc;
 	struct ar_end end = { .lost = r->missed, .before = es_scope_before_attach(r->s),
-			      .until_ns = ps_now_ns() };
+			      .until_ns = base_now_ns() };
 	r->checkpointed = mon_now();
 	return ar_checkpoint(r->w, &end, err, errlen);
 }
@@ -523,7 +523,7 @@ int mon_record(const char *prog, const char *job, const struct mon_record_opts *
 		ar_discard(r.w); /* no job: no archive of it */
 		return rc;
 	}
-	PS_INVARIANT("the archive exists (ar_create) before the recorder attaches", r.w != NULL);
+	BASE_INVARIANT("the archive exists (ar_create) before the recorder attaches", r.w != NULL);
 	if (!o->remains)
 		be_nice(prog, r.s);
 	if (es_mpi_open(r.s, &r.m))
@@ -571,7 +571,7 @@ static void snapshot_file(const char *prog, const char *dir, const char *name, c
 {
 	char p[4200];
 	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	FILE *f = ps_fopen_out(p, 0600);
+	FILE *f = base_fopen_out(p, 0600);
 	if (!f || fputs(text, f) < 0 || fclose(f)) {
 		fprintf(stderr, "%s: %s: %s\n", prog, p, strerror(errno));
 		if (f)

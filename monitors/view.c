@@ -23,7 +23,7 @@ static void count(lv *v, const struct lv_event *e, int sign)
 
 void lv_mark(lv *v, uint64_t now_ns)
 {
-	PS_INVARIANT("marks: an event that ends at t or later was added after the last mark before t, so marks "
+	BASE_INVARIANT("marks: an event that ends at t or later was added after the last mark before t, so marks "
 		     "come in time order", !v->nmarks || v->marks[(v->nmarks - 1) % MARKS].t <= now_ns);
 	v->marks[v->nmarks++ % MARKS] = (struct mark){ now_ns, v->added };
 	while (v->tail < v->added && lv__at(v, v->tail)->end + BALANCE_NS < now_ns)
@@ -146,8 +146,8 @@ static uint64_t site_key(uint32_t thread, uint16_t site)
 
 const char *lv__site_name(const lv *v, uint32_t thread, uint16_t site)
 {
-	for (size_t h = v->scap ? ps_hash_slot(site_key(thread, site), v->scap) : 0; v->scap && v->sites[h].name;
-	     h = ps_probe(h, v->scap))
+	for (size_t h = v->scap ? base_hash_slot(site_key(thread, site), v->scap) : 0; v->scap && v->sites[h].name;
+	     h = base_probe(h, v->scap))
 		if (v->sites[h].thread == thread && v->sites[h].site == site)
 			return v->sites[h].name;
 	return NULL;
@@ -170,9 +170,9 @@ int lv_set_site(lv *v, uint32_t thread, uint16_t site, const char *name)
 		for (size_t i = 0; i < v->scap; i++) {
 			if (!v->sites[i].name)
 				continue;
-			size_t h = ps_hash_slot(site_key(v->sites[i].thread, v->sites[i].site), cap);
+			size_t h = base_hash_slot(site_key(v->sites[i].thread, v->sites[i].site), cap);
 			while (t[h].name)
-				h = ps_probe(h, cap);
+				h = base_probe(h, cap);
 			t[h] = v->sites[i];
 		}
 		free(v->sites);
@@ -182,9 +182,9 @@ int lv_set_site(lv *v, uint32_t thread, uint16_t site, const char *name)
 	char *copy = strdup(name);
 	if (!copy)
 		return -ENOMEM;
-	size_t h = ps_hash_slot(site_key(thread, site), v->scap);
+	size_t h = base_hash_slot(site_key(thread, site), v->scap);
 	while (v->sites[h].name)
-		h = ps_probe(h, v->scap);
+		h = base_probe(h, v->scap);
 	v->sites[h] = (struct site_name){ thread, site, copy };
 	v->sused++;
 	return 0;
@@ -281,9 +281,9 @@ void lv_add(lv *v, struct lv_event *e)
 	v->n += v->n < v->cap;
 	v->added++;
 	count(v, e, 1);
-	PS_INVARIANT("ev holds the last min(added, cap) events, the oldest at (next - n) mod cap",
+	BASE_INVARIANT("ev holds the last min(added, cap) events, the oldest at (next - n) mod cap",
 		     v->n == (v->added < v->cap ? v->added : v->cap) && v->next == (v->added % v->cap));
-	PS_INVARIANT("the sums count the events from tail to added, every one of them in the ring",
+	BASE_INVARIANT("the sums count the events from tail to added, every one of them in the ring",
 		     v->tail <= v->added && v->tail >= v->added - v->n);
 }
 

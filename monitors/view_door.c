@@ -92,7 +92,7 @@ struct vreq {
 
 static int64_t now_ms(void)
 {
-	return (int64_t)(ps_now_ns() / 1000000u);
+	return (int64_t)(base_now_ns() / 1000000u);
 }
 
 enum MHD_Result vd_reply(struct MHD_Connection *c, unsigned status, const char *type, const void *body, size_t len,

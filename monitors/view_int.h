@@ -89,7 +89,7 @@ size_t lv__stem(const char *name);
 /* The slot of sent[] a message's send (by its key) is kept in. */
 static inline struct sent *lv__sent_of(const lv *v, uint64_t key)
 {
-	return (struct sent *)&v->sent[ps_hash_slot(key, SENT)];
+	return (struct sent *)&v->sent[base_hash_slot(key, SENT)];
 }
 
 #endif

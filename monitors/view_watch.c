@@ -89,7 +89,7 @@ static void name_sites(struct vw_watcher *w, const struct unnamed *u, int n)
  * archive's readers put it (archive/clocks.c); on one host, none moves. */
 static void read_clocks(struct vw_watcher *w)
 {
-	uint64_t now = ps_now_ns();
+	uint64_t now = base_now_ns();
 	if (!w->mpi || (w->clocks_at && now - w->clocks_at < 1000000000u))
 		return;
 	w->clocks_at = now;
@@ -169,7 +169,7 @@ static void pull(struct vw_watcher *w, struct es_trace *ev, int max)
 				lv_add(w->sv->v, &e);
 		}
 		if (!w->sv->frozen) /* the last second's balance stays as it was at the trigger */
-			lv_mark(w->sv->v, ps_now_ns()); /* what was consumed ended by now */
+			lv_mark(w->sv->v, base_now_ns()); /* what was consumed ended by now */
 		pthread_mutex_unlock(&w->sv->lock);
 		name_sites(w, unnamed, nu);
 		for (int i = 0; i < n && w->mpi; i++) {
@@ -198,7 +198,7 @@ static void draw_graph(struct vw_watcher *w, const char *title)
 	char dot[4200], svg[4200];
 	snprintf(dot, sizeof(dot), "%s/waitfor.dot", w->dir);
 	snprintf(svg, sizeof(svg), "%s/waitfor.svg", w->dir);
-	FILE *f = ps_fopen_out(dot, 0600);
+	FILE *f = base_fopen_out(dot, 0600);
 	if (!f)
 		return;
 	int rc = wf_dot(hb_graph(w->hb), f, title);
@@ -437,7 +437,7 @@ static void publish(struct vw_watcher *w)
 	FILE *f = open_memstream(&extra, &len);
 	if (!f)
 		return;
-	uint64_t now = ps_now_ns();
+	uint64_t now = base_now_ns();
 	int nin;
 	struct lv_event *in = inside_now(w, now, &nin);
 	fputs(w->waits ? w->waits : "", f);
@@ -490,7 +490,7 @@ static void publish(struct vw_watcher *w)
  * viewers of one DIR never take the same.  0, or an error. */
 static int claim(const char *top, char *dir, size_t len)
 {
-	int rc = ps_mkdir_out(top, 0700); /* ours, and nobody else may add names to it */
+	int rc = base_mkdir_out(top, 0700); /* ours, and nobody else may add names to it */
 	for (int n = 1; !rc && n < 1000000; n++) {
 		snprintf(dir, len, "%s/%d", top, n);
 		if (!mkdir(dir, 0700))

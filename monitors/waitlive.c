@@ -107,18 +107,18 @@ static void *slot(void **tab, size_t *cap, size_t *nused, size_t sz, uint64_t ke
 			const struct head *e = (const void *)((char *)*tab + i * sz);
 			if (!e->used)
 				continue;
-			size_t h = ps_hash_slot(e->key, nc);
+			size_t h = base_hash_slot(e->key, nc);
 			while (((struct head *)(void *)(nt + h * sz))->used)
-				h = ps_probe(h, nc);
+				h = base_probe(h, nc);
 			memcpy(nt + h * sz, e, sz);
 		}
 		free(*tab);
 		*tab = nt, *cap = nc;
 	}
-	size_t h = ps_hash_slot(key, *cap);
+	size_t h = base_hash_slot(key, *cap);
 	struct head *e;
 	while ((e = (void *)((char *)*tab + h * sz))->used && e->key != key)
-		h = ps_probe(h, *cap);
+		h = base_probe(h, *cap);
 	if (!e->used) {
 		memset(e, 0, sz);
 		*e = (struct head){ key, true };

@@ -38,9 +38,9 @@ static void pool_check(void)
 {
 #ifdef ES_DEBUG
 	for (const struct ps__rconn *c = pool; c; c = c->next) {
-		PS_INVARIANT("a connection in the pool has a holder", c->refs >= 1);
+		BASE_INVARIANT("a connection in the pool has a holder", c->refs >= 1);
 		for (const struct ps__rconn *d = c->next; d; d = d->next)
-			PS_INVARIANT("at most one connection per address, port and secret",
+			BASE_INVARIANT("at most one connection per address, port and secret",
 				     !same_place(d, c->addr, c->port, c->secret_file));
 	}
 #endif
@@ -72,7 +72,7 @@ static int io(struct ps__rconn *c, void *p, size_t n, bool out, uint64_t deadlin
 			continue;
 		if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
 			break; /* closed, or reset */
-		uint64_t now = ps_now_ns();
+		uint64_t now = base_now_ns();
 		if (!out && c->spin_ns) {
 			if (!spin_until)
 				spin_until = now + c->spin_ns;
@@ -94,7 +94,7 @@ static int io(struct ps__rconn *c, void *p, size_t n, bool out, uint64_t deadlin
 
 static uint64_t deadline_of(const struct ps__rconn *c)
 {
-	return ps_now_ns() + (uint64_t)c->timeout_ms * 1000000u;
+	return base_now_ns() + (uint64_t)c->timeout_ms * 1000000u;
 }
 
 int ps__send_req(struct ps__rconn *c, uint16_t op, const void *payload, size_t len,
@@ -202,7 +202,7 @@ static int dial(struct ps__rconn *c, const struct sockaddr_in *sin)
 	int k, err = 0;
 	socklen_t el = sizeof(err);
 	for (;;) {
-		uint64_t now = ps_now_ns(), left = now >= c->deadline ? 0 : c->deadline - now;
+		uint64_t now = base_now_ns(), left = now >= c->deadline ? 0 : c->deadline - now;
 		k = poll(&pf, 1, left > 60000000000ull ? 60000 : (int)((left + 999999) / 1000000));
 		if (!(k < 0 && errno == EINTR) && !(k == 0 && left > 60000000000ull))
 			break;
@@ -242,7 +242,7 @@ static int conn_open(struct ps__rconn *c)
 		if (!(rc = ps__send_req(c, PSW_HELLO, hello, hlen, deadline)) &&
 		    !(rc = ps__recv_rep(c, PSW_HELLO, c->tag, &len, deadline)))
 			break;
-		uint64_t now = ps_now_ns(), pause_ns = (pause_us + (uint64_t)rand_r(&c->seed) % pause_us) * 1000;
+		uint64_t now = base_now_ns(), pause_ns = (pause_us + (uint64_t)rand_r(&c->seed) % pause_us) * 1000;
 		if (rc != PS_ELOST || now + pause_ns >= deadline)
 			goto fail;
 		struct timespec ts = { (time_t)(pause_ns / 1000000000u), (long)(pause_ns % 1000000000u) };
@@ -261,11 +261,11 @@ static int conn_open(struct ps__rconn *c)
 	 * half the trip of the truth. */
 	uint64_t best = UINT64_MAX;
 	for (int i = 0; i < 5; i++) {
-		uint64_t t0 = ps_now_ns();
+		uint64_t t0 = base_now_ns();
 		if ((rc = ps__send_req(c, PSW_TIME, NULL, 0, deadline)) ||
 		    (rc = ps__recv_rep(c, PSW_TIME, c->tag, &len, deadline)))
 			goto fail;
-		uint64_t t1 = ps_now_ns(), theirs;
+		uint64_t t1 = base_now_ns(), theirs;
 		if ((rc = psw_time_get(c->buf, len, &theirs)))
 			goto fail;
 		if (t1 - t0 < best) {
@@ -291,7 +291,7 @@ int ps__conn_ready(struct ps__rconn *c)
 {
 	if (!c->broken)
 		return 0;
-	uint64_t now = ps_now_ns();
+	uint64_t now = base_now_ns();
 	if (now < c->retry_at)
 		return PS_ELOST;
 	c->retry_at = now + RETRY_MS * 1000000ull;
@@ -343,7 +343,7 @@ int ps__conn_get(const char *addr, int port, const struct ps_remote_attr *a,
 	c->fd = -1;
 	c->refs = 1;
 	c->port = port;
-	c->seed = (unsigned)(ps_now_ns() ^ (uint64_t)getpid() << 16);
+	c->seed = (unsigned)(base_now_ns() ^ (uint64_t)getpid() << 16);
 	c->timeout_ms = a && a->timeout_ms > 0 ? a->timeout_ms : 10000;
 	c->spin_ns = a && a->spin_us < 0 ? 0 : a && a->spin_us > 0 ? (uint64_t)a->spin_us * 1000 : 100000;
 	snprintf(c->addr, sizeof(c->addr), "%s", addr);

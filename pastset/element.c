@@ -357,7 +357,7 @@ static int write_locked(ps_elem *e, const void *tuple, int timeout_ms, uint64_t 
 		}
 	}
 	uint64_t i = publish(e, tuple);
-	PS_INVARIANT("a flow element holds at most threshold tuples: head - tail <= threshold",
+	BASE_INVARIANT("a flow element holds at most threshold tuples: head - tail <= threshold",
 		     e->mode != PS_FLOW || i + 1 - atomic_load_explicit(&h->tail, memory_order_relaxed) <= e->threshold);
 	if (idx)
 		*idx = i;
@@ -397,7 +397,7 @@ int ps_write(ps_elem *e, const void *tuple, int timeout_ms, uint64_t *idx)
 	/* The trace-element case: one writer, discard mode, nobody to wait for. */
 	if (ps_likely(e->fast_write)) {
 		uint64_t i = publish(e, tuple);
-		PS_INVARIANT("a trace element has one writer: no write begun but this one's, which is published",
+		BASE_INVARIANT("a trace element has one writer: no write begun but this one's, which is published",
 			     atomic_load_explicit(&e->h->wseq, memory_order_relaxed) == i + 1);
 		if (idx)
 			*idx = i;
@@ -559,7 +559,7 @@ int ps_take(ps_elem *e, void *out, int timeout_ms, uint64_t *idx)
 			 * over-count discards for an instant, never under-count. */
 			h->j_tail = lo + 1;
 			h->j_taken = atomic_load_explicit(&h->taken, memory_order_relaxed) + 1;
-			PS_INVARIANT("every index below the oldest held was taken or discarded: taken <= tail <= head",
+			BASE_INVARIANT("every index below the oldest held was taken or discarded: taken <= tail <= head",
 				     h->j_taken <= h->j_tail && h->j_tail <= hd);
 			atomic_store_explicit(&h->j_active, 1, memory_order_release);
 			atomic_store_explicit(&h->tail, h->j_tail, memory_order_release);
@@ -638,13 +638,6 @@ int ps_elem_stats(ps_elem *e, struct ps_stats *st)
 	st->mode = e->mode;
 	st->flags = e->flags;
 	return 0;
-}
-
-_Noreturn void ps__invariant_broken(const char *name, const char *cond, const char *file, int line)
-{
-	fprintf(stderr, "EventSpace: invariant broken: %s (%s, at %s:%d)\n", name, cond, file, line);
-	fflush(stderr);
-	abort();
 }
 
 const char *ps_strerror(int err)

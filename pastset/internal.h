@@ -159,7 +159,7 @@ void ps__layout_swap(const char *layout, unsigned char *tuple);
 struct ps_deadline {
 	bool forever;
 	bool now;          /* timeout 0: never wait */
-	uint64_t at;        /* ps_now_ns() */
+	uint64_t at;        /* base_now_ns() */
 	long backoff;       /* polling sleep, for handles that cannot register */
 	bool slept;         /* yielding is over: sleep from now on */
 };

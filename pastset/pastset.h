@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "base/base.h" /* the clock, hashes, invariants, files: everyone's, PastSet's too */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -31,72 +33,6 @@ extern "C" {
  * error state.  Timeouts are in milliseconds: 0 never waits, PS_FOREVER
  * waits as long as it takes.
  */
-
-/*
- * Invariants checked, as SQLite's pager asserts its states: where a
- * comment states an invariant, PS_INVARIANT(NAME, COND) checks it in the
- * debug builds (-DES_DEBUG: the sanitizer flavour of make check, and the
- * collector make check preloads as build/.../lib/debug/libescollect.so)
- * and costs nothing in the others.  NAME is the invariant's words, as the
- * comment states it; a broken one says NAME, COND, file and line on
- * stderr and aborts, so that the test that broke it fails where it did.
- */
-#ifdef ES_DEBUG
-#define PS_INVARIANT(name, cond) ((cond) ? (void)0 : ps__invariant_broken(name, #cond, __FILE__, __LINE__))
-#else
-#define PS_INVARIANT(name, cond) ((void)0)
-#endif
-_Noreturn void ps__invariant_broken(const char *name, const char *cond, const char *file, int line);
-
-/*
- * The one hash of EventSpace's tables (the request index, call sites,
- * types, channels, file handles, communicators, collectives, the view's
- * keys, the profile's, the converters', the pathmaps' name sets): a key
- * of several words or a string is folded into one word (FNV-1a), and the
- * word placed by Fibonacci hashing, its product with 2^64/phi, whose top
- * bits every bit of the key moves (one multiply on the hot paths).
- * Collisions probe the next slot.  Only for memory of one process: what
- * another process reads is scanned, never probed.
- */
-#define PS_HASH_SEED 0xcbf29ce484222325ull
-static inline uint64_t ps_hash_fold(uint64_t h, uint64_t word)
-{
-	return (h ^ word) * 0x100000001b3ull;
-}
-static inline uint64_t ps_hash_str(uint64_t h, const char *s)
-{
-	for (; s && *s; s++)
-		h = ps_hash_fold(h, (unsigned char)*s);
-	return ps_hash_fold(h, 0xff); /* the end: "ab" + "c" is not "a" + "bc" */
-}
-/* key's slot in a table of cap slots, a power of two and at least 2. */
-static inline size_t ps_hash_slot(uint64_t key, size_t cap)
-{
-	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - __builtin_ctzll((unsigned long long)cap)));
-}
-static inline size_t ps_probe(size_t i, size_t cap)
-{
-	return (i + 1) & (cap - 1);
-}
-
-/* The length of the UTF-8 character at p (1 to 4), 0 if the bytes there
- * are none (a stray or overlong byte, a surrogate, past U+10FFFF, cut by
- * the string's end): what every printer of another process's text asks
- * (st_text, ar_json_string). */
-static inline int ps_utf8_len(const unsigned char *p)
-{
-	unsigned char c = p[0];
-	if (c < 0x80)
-		return c ? 1 : 0;
-	int n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-	for (int i = 1; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	if (n > 2 && ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0) || (c == 0xf0 && p[1] < 0x90) ||
-		      (c == 0xf4 && p[1] >= 0x90)))
-		return 0;
-	return n;
-}
 
 /* Error codes.  Where errno has a fitting code it is used, negated. */
 #define PS_EINVAL      (-EINVAL)    /* bad argument */
@@ -128,16 +64,6 @@ static inline int ps_utf8_len(const unsigned char *p)
 
 const char *ps_strerror(int err);
 
-/*
- * The one clock every layer waits, times out and paces by: CLOCK_MONOTONIC,
- * in ns.  A deadline is a point on it; PS_FOREVER's is UINT64_MAX.
- */
-uint64_t ps_now_ns(void);
-/* timeout_ms from now: now for 0, UINT64_MAX for a negative timeout. */
-uint64_t ps_deadline_ns(int timeout_ms);
-/* What is left of a deadline as a timeout: 0 once it passed, PS_FOREVER
- * for UINT64_MAX, at most INT_MAX ms. */
-int ps_ms_left(uint64_t deadline_ns);
 
 typedef struct ps_server ps_server; /* a tuple server: in-process or shared memory */
 typedef struct ps_elem ps_elem;     /* a process-local handle on one element */
@@ -609,31 +535,6 @@ void ps_prefetch_forget(ps_elem *const *e, int n);
  * fetched, or a local element), PS_ENODATA, or the error its server gave
  * (PS_ELOST for one that could not be reached). */
 int ps_prefetched(ps_elem *e);
-
-/* --- Files EventSpace writes ---------------------------------------------- */
-
-/* Opens path to write it afresh, the way every file EventSpace writes is
- * opened: never through a symbolic link at path, never into a file another
- * user owns or one with a second name (a hard link); a new file gets mode,
- * one there already loses any bits beyond it.  NULL and errno if refused
- * (ELOOP for a link, EACCES another's file, EPERM not a plain file). */
-FILE *ps_fopen_out(const char *path, mode_t mode);
-/* Opens path to read, only if it is a regular file: a FIFO, socket or
- * device (ES_PATHMAP=/some/fifo) would block or never end.  NULL and errno
- * if refused (EINVAL: not a regular file). */
-FILE *ps_fopen_in(const char *path);
-/* Makes directory dir with mode, or takes the one there if it is a real
- * directory of ours that nobody else may write into: 0 or -errno. */
-int ps_mkdir_out(const char *dir, mode_t mode);
-/* Opens path to read a file a program takes code or orders from (a
- * pathmap, a handler library), as OpenSSH takes its keys: only a regular
- * file owned by the program's user or root that neither its group nor
- * others may write, in directories (every one up to /) of its user or
- * root that nobody else may put files in (not writable by group or
- * others, unless sticky as /tmp).  Checked on the file opened, so that
- * what is read is what was checked.  A descriptor, or -errno with why
- * (naming the file or directory and whose it is) in why. */
-int ps_open_trusted(const char *path, char *why, size_t len);
 
 #ifdef __cplusplus
 }

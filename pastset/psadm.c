@@ -389,7 +389,7 @@ static int serve(int argc, char **argv)
 	if (port_file) {
 		char tmp[4096];
 		snprintf(tmp, sizeof(tmp), "%s.tmp", port_file);
-		FILE *f = ps_fopen_out(tmp, 0644);
+		FILE *f = base_fopen_out(tmp, 0644);
 		if (!f || fprintf(f, "%d\n", ps_tcp_port(t)) < 0 || fclose(f) || rename(tmp, port_file))
 			fprintf(stderr, "psadm: %s: cannot write the port\n", port_file);
 	}

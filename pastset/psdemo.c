@@ -36,15 +36,15 @@ static int writer(const char *seg, double seconds)
 		return fail("thread0.trace", rc);
 	printf("writer: segment %s, element thread0.trace (threshold 200)\n", seg);
 	fflush(stdout);
-	uint64_t end = ps_now_ns() + (uint64_t)(seconds * 1e9);
+	uint64_t end = base_now_ns() + (uint64_t)(seconds * 1e9);
 	volatile double x = 1.0;
 	uint32_t seq = 0;
-	while (ps_now_ns() < end) {
-		struct trace t = { .start = ps_now_ns(), .op = 1, .collector = 0,
+	while (base_now_ns() < end) {
+		struct trace t = { .start = base_now_ns(), .op = 1, .collector = 0,
 				   .element = 7, .size = 4096, .seq = seq };
 		for (int i = 0; i < 2000; i++)
 			x = x * 1.0000001 + 1e-9; /* the "communication" being traced */
-		t.end = ps_now_ns();
+		t.end = base_now_ns();
 		t.arg = seq & 0xffff;
 		ps_write(e, &t, 0, NULL);
 		seq++;
@@ -76,7 +76,7 @@ static int reader(const char *seg, double seconds)
 	}
 	if (rc)
 		return fail(seg, rc);
-	uint64_t end = ps_now_ns() + (uint64_t)(seconds * 1e9), next_report = 0;
+	uint64_t end = base_now_ns() + (uint64_t)(seconds * 1e9), next_report = 0;
 	uint64_t cur = 0, got = 0, missed = 0, lat_sum = 0;
 	struct trace buf[64];
 	for (;;) {
@@ -91,7 +91,7 @@ static int reader(const char *seg, double seconds)
 			lat_sum += buf[i].end - buf[i].start;
 		got += (uint64_t)(n > 0 ? n : 0);
 		cur += (uint64_t)(n > 0 ? n : 0);
-		uint64_t t = ps_now_ns();
+		uint64_t t = base_now_ns();
 		if (t >= next_report) {
 			struct ps_stats st;
 			ps_elem_stats(e, &st);

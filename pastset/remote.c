@@ -348,13 +348,13 @@ static void poll_start(struct poll_wait *w, int timeout_ms)
 {
 	w->now = timeout_ms == 0;
 	w->sleep_ns = 20000;
-	w->at = ps_deadline_ns(timeout_ms);
+	w->at = base_deadline_ns(timeout_ms);
 }
 
 /* Sleeps before the next try; false when the time is up. */
 static bool poll_again(struct poll_wait *w)
 {
-	if (w->now || ps_now_ns() >= w->at)
+	if (w->now || base_now_ns() >= w->at)
 		return false;
 	struct timespec d = { 0, w->sleep_ns };
 	nanosleep(&d, NULL);

@@ -129,10 +129,10 @@ struct ps_tcp {
 	unsigned next_linger;
 };
 
-/* The loop's clock, in ms (ps_now_ns'). */
+/* The loop's clock, in ms (base_now_ns'). */
 static inline int64_t ps__tcp_now_ms(void)
 {
-	return (int64_t)(ps_now_ns() / 1000000u);
+	return (int64_t)(base_now_ns() / 1000000u);
 }
 
 /* tcp_serve.c: room for a reply of len payload bytes at the end of c's

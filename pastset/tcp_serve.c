@@ -260,7 +260,7 @@ static bool on_time(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,
 {
 	(void)t, (void)in;
 	unsigned char *o = ps__tcp_reply(c, h->op, h->tag, PSW_TIME_LEN);
-	return o && psw_time_put(o, ps_now_ns());
+	return o && psw_time_put(o, base_now_ns());
 }
 
 static bool on_close(struct ps_tcp *t, struct conn *c, const struct psw_hdr *h,

@@ -41,7 +41,7 @@ void ps__deadline(struct ps_deadline *d, int timeout_ms)
 	d->now = timeout_ms == 0;
 	d->backoff = 0;
 	d->slept = false;
-	d->at = ps_deadline_ns(timeout_ms);
+	d->at = base_deadline_ns(timeout_ms);
 }
 
 /* Nanoseconds left before the deadline, capped at cap; 0 when it passed. */
@@ -51,7 +51,7 @@ static long remaining_ns(const struct ps_deadline *d, long cap)
 		return cap;
 	if (d->now)
 		return 0;
-	uint64_t now = ps_now_ns();
+	uint64_t now = base_now_ns();
 	if (now >= d->at)
 		return 0;
 	return d->at - now < (uint64_t)cap ? (long)(d->at - now) : cap;
@@ -149,7 +149,7 @@ int ps__mutex_init(pthread_mutex_t *m, bool pshared)
 static int clocklock(pthread_mutex_t *m, uint64_t at_ns)
 {
 	struct timespec now_r, at;
-	uint64_t now = ps_now_ns(), left = at_ns > now ? at_ns - now : 0;
+	uint64_t now = base_now_ns(), left = at_ns > now ? at_ns - now : 0;
 	clock_gettime(CLOCK_REALTIME, &now_r);
 	uint64_t r = (uint64_t)now_r.tv_sec * 1000000000u + (uint64_t)now_r.tv_nsec + left;
 	at.tv_sec = (time_t)(r / 1000000000u);

@@ -476,7 +476,7 @@ int pm_load(const char *file, pm_map **out, char *err, size_t errlen)
 	/* a pathmap names code a monitor loads and orders the application
 	 * follows: only its user's or root's, as OpenSSH takes its keys */
 	char why[4400];
-	int fd = ps_open_trusted(file, why, sizeof(why));
+	int fd = base_open_trusted(file, why, sizeof(why));
 	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	if (!f) {
 		int e = fd < 0 ? -fd : errno;

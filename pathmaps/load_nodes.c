@@ -39,7 +39,7 @@ void pm__set_free(struct set *s)
 /* Adds key -> v; if the key is there, its value instead (and -1 if new). */
 int pm__set_put(struct set *s, uint64_t key, int v)
 {
-	for (size_t k = ps_hash_slot(key, (size_t)s->mask + 1);; k = ps_probe(k, (size_t)s->mask + 1)) {
+	for (size_t k = base_hash_slot(key, (size_t)s->mask + 1);; k = base_probe(k, (size_t)s->mask + 1)) {
 		if (!s->key[k]) {
 			s->key[k] = key + 1;
 			s->val[k] = v;
@@ -52,7 +52,7 @@ int pm__set_put(struct set *s, uint64_t key, int v)
 
 int pm__set_get(const struct set *s, uint64_t key)
 {
-	for (size_t k = ps_hash_slot(key, (size_t)s->mask + 1); s->key[k]; k = ps_probe(k, (size_t)s->mask + 1))
+	for (size_t k = base_hash_slot(key, (size_t)s->mask + 1); s->key[k]; k = base_probe(k, (size_t)s->mask + 1))
 		if (s->key[k] == key + 1)
 			return s->val[k];
 	return -1;

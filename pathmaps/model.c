@@ -61,7 +61,7 @@ int pm__names_init(pm_map *m, struct pm_names *x, int n)
 /* Adds name -> i; if the name is there already, its index instead. */
 int pm__names_put(struct pm_names *x, const char *name, int i)
 {
-	for (size_t k = ps_hash_slot(ps_hash_str(PS_HASH_SEED, name), (size_t)x->mask + 1);; k = ps_probe(k, (size_t)x->mask + 1)) {
+	for (size_t k = base_hash_slot(base_hash_str(BASE_HASH_SEED, name), (size_t)x->mask + 1);; k = base_probe(k, (size_t)x->mask + 1)) {
 		if (!x->key[k]) {
 			x->key[k] = name;
 			x->val[k] = i;
@@ -76,7 +76,7 @@ int pm__names_get(const struct pm_names *x, const char *name)
 {
 	if (!x->mask || !name)
 		return -1;
-	for (size_t k = ps_hash_slot(ps_hash_str(PS_HASH_SEED, name), (size_t)x->mask + 1); x->key[k]; k = ps_probe(k, (size_t)x->mask + 1))
+	for (size_t k = base_hash_slot(base_hash_str(BASE_HASH_SEED, name), (size_t)x->mask + 1); x->key[k]; k = base_probe(k, (size_t)x->mask + 1))
 		if (!strcmp(x->key[k], name))
 			return x->val[k];
 	return -1;
@@ -132,7 +132,7 @@ const struct pm_model *pm_model(const pm_map *m)
  *  - a process lists exactly the threads whose process it is;
  *  - every element, thread and process is found by its name (pm_find_*),
  *    names being unique.
- * Checked where the loader publishes the model (PS_INVARIANT: the debug
+ * Checked where the loader publishes the model (BASE_INVARIANT: the debug
  * builds), so that a loader or generator that breaks one fails there and
  * not in the process that trusts it.
  */
@@ -148,38 +148,38 @@ void pm__model_check(const pm_map *m)
 	for (int i = 0; i < d->nelements; i++) {
 		const struct pm_element *e = &d->elements[i];
 		int homes = e->place == PM_PROCESS ? d->nprocesses : d->nhosts;
-		PS_INVARIANT("an element's home is a process or a host of the model (a model without any: 0)",
+		BASE_INVARIANT("an element's home is a process or a host of the model (a model without any: 0)",
 			     in(e->home, homes) || (!homes && !e->home));
-		PS_INVARIANT("every element is found by its name", pm_find_element(m, e->name) == i);
+		BASE_INVARIANT("every element is found by its name", pm_find_element(m, e->name) == i);
 	}
 	for (int i = 0; i < d->nthreads; i++) {
 		const struct pm_thread *t = &d->threads[i];
-		PS_INVARIANT("a thread's process is a process of the model", in(t->process, d->nprocesses));
+		BASE_INVARIANT("a thread's process is a process of the model", in(t->process, d->nprocesses));
 		for (int k = 0; k < t->nuses; k++)
-			PS_INVARIANT("a thread uses elements of the model", in(t->uses[k], d->nelements));
-		PS_INVARIANT("every thread is found by its name", pm_find_thread(m, t->name) == i);
+			BASE_INVARIANT("a thread uses elements of the model", in(t->uses[k], d->nelements));
+		BASE_INVARIANT("every thread is found by its name", pm_find_thread(m, t->name) == i);
 	}
 	for (int i = 0; i < d->nprocesses; i++) {
 		const struct pm_process *p = &d->processes[i];
-		PS_INVARIANT("a process's host is a host of the model", in(p->host, d->nhosts));
+		BASE_INVARIANT("a process's host is a host of the model", in(p->host, d->nhosts));
 		for (int k = 0; k < p->nthreads; k++)
-			PS_INVARIANT("a process lists the threads whose process it is",
+			BASE_INVARIANT("a process lists the threads whose process it is",
 				     in(p->threads[k], d->nthreads) && d->threads[p->threads[k]].process == i);
-		PS_INVARIANT("every process is found by its name", pm_find_process(m, p->name) == i);
+		BASE_INVARIANT("every process is found by its name", pm_find_process(m, p->name) == i);
 	}
 	int listed = 0;
 	for (int i = 0; i < d->nprocesses; i++)
 		listed += d->processes[i].nthreads;
-	PS_INVARIANT("a process lists exactly the threads whose process it is", listed == d->nthreads);
+	BASE_INVARIANT("a process lists exactly the threads whose process it is", listed == d->nthreads);
 	for (int i = 0; i < d->npaths; i++)
-		PS_INVARIANT("a path runs from a thread to an element of the model",
+		BASE_INVARIANT("a path runs from a thread to an element of the model",
 			     in(d->paths[i].thread, d->nthreads) && in(d->paths[i].element, d->nelements));
 	for (int i = 0; i < d->ntrees; i++) {
 		const struct pm_tree *t = &d->trees[i];
 		for (int k = 0; k < t->n; k++)
-			PS_INVARIANT("a tree's participants are threads of the model", in(t->threads[k], d->nthreads));
+			BASE_INVARIANT("a tree's participants are threads of the model", in(t->threads[k], d->nthreads));
 		for (int k = 0; t->runs_on && k < t->nnodes; k++)
-			PS_INVARIANT("a tree's node runs on a participant or on none", t->runs_on[k] >= -1 && t->runs_on[k] < t->n);
+			BASE_INVARIANT("a tree's node runs on a participant or on none", t->runs_on[k] >= -1 && t->runs_on[k] < t->n);
 	}
 }
 #else

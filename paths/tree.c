@@ -383,12 +383,12 @@ struct coll {
 	size_t share;     /* gather: bytes per participant */
 	int root;
 	bool down;        /* result goes to everyone */
-	uint64_t deadline; /* ps_deadline_ns */
+	uint64_t deadline; /* base_deadline_ns */
 };
 
 static int ms_left(const struct coll *c)
 {
-	return ps_ms_left(c->deadline);
+	return base_ms_left(c->deadline);
 }
 
 static void combine(const paths_tree *t, const struct coll *c, unsigned char *acc,
@@ -600,7 +600,7 @@ static void start(struct coll *c, enum kind k, int timeout_ms)
 	memset(c, 0, sizeof(*c));
 	c->kind = k;
 	c->down = k == K_BARRIER || k == K_BCAST || k == K_ALLREDUCE || k == K_SCATTER;
-	c->deadline = ps_deadline_ns(timeout_ms);
+	c->deadline = base_deadline_ns(timeout_ms);
 }
 
 int paths_barrier(paths_member *m, int timeout_ms)

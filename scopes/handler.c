@@ -89,7 +89,7 @@ static int host_path(char *out, size_t len)
 static void utf8_fix(char *text)
 {
 	for (unsigned char *p = (unsigned char *)text; *p;) {
-		int n = ps_utf8_len(p);
+		int n = base_utf8_len(p);
 		if (!n)
 			*p = '?', n = 1; /* a handler's bytes shown as text: valid UTF-8 */
 		p += n;
@@ -264,10 +264,10 @@ int es_hlib_open(const char *spec, const char *monitor, const char *job, void (*
 	char *colon = strchr(lib, ':');
 	if (colon)
 		*colon = 0;
-	/* only its user's or root's code (ps_open_trusted): every directory to
+	/* only its user's or root's code (base_open_trusted): every directory to
 	 * it is theirs and nobody else's to write, so that the file the host
 	 * loads by its path is the file checked */
-	int rc = ps_open_trusted(lib, why, sizeof(why));
+	int rc = base_open_trusted(lib, why, sizeof(why));
 	if (rc < 0)
 		snprintf(err, len, "%s%s", why,
 			 rc == -EACCES ? ": not loaded (a monitor runs only its own user's or root's code)" : "");

@@ -54,13 +54,13 @@ struct es_scope {
 	int width;
 	/* consume */
 	uint64_t *cursor, before;
-	uint64_t last_consume; /* ps_now_ns(); 0 before the first */
+	uint64_t last_consume; /* base_now_ns(); 0 before the first */
 	double headroom;  /* seconds until the fastest leaf would overwrite what is unread */
 	struct es_trace *got;
 	int *got_leaf;
 	size_t cap;
 	/* rate limit */
-	uint64_t last;         /* the last pull, ps_now_ns(); 0 before the first */
+	uint64_t last;         /* the last pull, base_now_ns(); 0 before the first */
 	/* runs: process -- the tree lives in a helper process on this node,
 	 * asked through a request element and answering through a reply one */
 	pid_t helper;

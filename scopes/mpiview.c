@@ -76,7 +76,7 @@ static struct rank *rank_at(const es_mpi *m, int rank)
 
 static int comm_find(const es_mpi *m, uint64_t id)
 {
-	for (size_t i = m->ix_cap ? ps_hash_slot(id, m->ix_cap) : 0, k = 0; m->ix_cap && k < m->ix_cap; k++, i = ps_probe(i, m->ix_cap)) {
+	for (size_t i = m->ix_cap ? base_hash_slot(id, m->ix_cap) : 0, k = 0; m->ix_cap && k < m->ix_cap; k++, i = base_probe(i, m->ix_cap)) {
 		int x = m->comm_ix[i];
 		if (!x)
 			return -1;
@@ -93,9 +93,9 @@ static int ix_grow(es_mpi *m)
 	if (!ix)
 		return PS_ENOMEM;
 	for (int c = 0; c < m->ncomms; c++) {
-		size_t i = ps_hash_slot(m->comms[c].pub.id, cap);
+		size_t i = base_hash_slot(m->comms[c].pub.id, cap);
 		while (ix[i])
-			i = ps_probe(i, cap);
+			i = base_probe(i, cap);
 		ix[i] = c + 1;
 	}
 	free(m->comm_ix);
@@ -142,9 +142,9 @@ static int comm_get(es_mpi *m, uint64_t id, uint32_t flags)
 	memset(n, 0, sizeof(*n));
 	n->pub.id = id;
 	n->pub.flags = flags & (ES_COMMS_WINDOW | ES_COMMS_INTER | ES_COMMS_WORLD);
-	size_t i = ps_hash_slot(id, m->ix_cap);
+	size_t i = base_hash_slot(id, m->ix_cap);
 	while (m->comm_ix[i])
-		i = ps_probe(i, m->ix_cap);
+		i = base_probe(i, m->ix_cap);
 	m->comm_ix[i] = ++m->ncomms;
 	return m->ncomms - 1;
 }

@@ -26,7 +26,7 @@ static void pace(es_scope *s)
 {
 	if (s->spec.rate_hz <= 0)
 		return;
-	uint64_t gap = (uint64_t)(1e9 / s->spec.rate_hz), now = ps_now_ns();
+	uint64_t gap = (uint64_t)(1e9 / s->spec.rate_hz), now = base_now_ns();
 	uint64_t next = s->last + gap, slack = 4 * gap > 50000000u ? 4 * gap : 50000000u;
 	if (!s->last || now >= next + slack) {
 		s->last = now;
@@ -126,7 +126,7 @@ int es_scope_consume(es_scope *s, struct es_trace *out, size_t max, uint64_t *mi
 	struct ev *ev = (struct ev *)s->got;
 	size_t n = 0;
 	uint64_t lost = 0;
-	uint64_t now = ps_now_ns();
+	uint64_t now = base_now_ns();
 	double dt = s->last_consume ? (double)(now - s->last_consume) / 1e9 : 0;
 	double headroom = INFINITY;
 	for (int i = 0; i < s->nleaves && n < max; i++) {
@@ -236,7 +236,7 @@ int es_scope_in_flight(const es_scope *s, int thread, struct es_flight *f)
 		f->arg = w[ES_NOTE_ARG];
 		f->comm = w[ES_NOTE_COMM];
 		f->start = start;
-		uint64_t now_ns = ps_now_ns(), at = es_clock_ns(l->clock, start);
+		uint64_t now_ns = base_now_ns(), at = es_clock_ns(l->clock, start);
 		f->since_ns = now_ns > at ? now_ns - at : 0;
 		f->leaf = i;
 		found = 1;

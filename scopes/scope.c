@@ -296,13 +296,13 @@ static int build(es_scope *s)
 			rc = wrap("reduce", "op", "count", &thr[t]);
 		first += n;
 	}
-	PS_INVARIANT("the leaves are sorted by thread: each in its thread's subtree", rc || first == s->nleaves);
+	BASE_INVARIANT("the leaves are sorted by thread: each in its thread's subtree", rc || first == s->nleaves);
 	paths_stage *root = NULL;
 	if (!rc)
 		rc = gather(s, thr, s->nthreads, false, &root);
 	if (!rc) {
 		s->width = (int)es__scope_width_below(root);
-		PS_INVARIANT("a view without a reduce pulls one tuple per leaf",
+		BASE_INVARIANT("a view without a reduce pulls one tuple per leaf",
 			     s->spec.reduce != ES_REDUCE_NONE || s->width == s->nleaves);
 		rc = paths_path_create(s->job, root, (size_t)s->width * T, &s->root);
 		paths_stage_release(root);

@@ -280,7 +280,7 @@ bool es_scope_leaf_lost(const es_scope *s, int i);
  */
 #define ES_HLIB_TEXT 3824 /* an answer or a push, at most (ended by 0) */
 typedef struct es_hlib es_hlib;
-/* Loads LIB.so[:ARGS] (its user's or root's: ps_open_trusted) in its
+/* Loads LIB.so[:ARGS] (its user's or root's: base_open_trusted) in its
  * process, and creates it for monitor watching job, within 5 s.  Its
  * pushes go to push(ctx, text); with push NULL they are kept
  * (es_hlib_pushed).  0, or a negative code with why in err. */

@@ -353,7 +353,7 @@ int st_obj_publish(st_obj *o)
 	}
 	uint64_t i;
 	unsigned char *slot = (unsigned char *)ps_put_begin(&o->w, &i);
-	struct st_pub h = { .seq = o->seq++, .stamp = ps_now_ns(), .obj = o->id, .bytes = o->bytes };
+	struct st_pub h = { .seq = o->seq++, .stamp = base_now_ns(), .obj = o->id, .bytes = o->bytes };
 	memcpy(slot, &h, sizeof(h));
 	unsigned char *values = slot + sizeof(h);
 	for (int k = 0; k < o->n; k++)
@@ -395,7 +395,7 @@ static void count(struct count *c, int rc, double v, uint64_t now)
  * rule's in obj.fired and counted by who asked. */
 static void said(st_app *a, struct st_done *d)
 {
-	d->stamp = ps_now_ns();
+	d->stamp = base_now_ns();
 	if (d->kind & ST_ASK_BY_RULE) {
 		ps_write(a->fired, d, 0, NULL);
 		return;
@@ -434,7 +434,7 @@ static struct st_done answer(const struct st_ask *k, int status)
 static void counted(st_app *a, const struct st_ask *k, int rc, double v)
 {
 	if (k->kind & ST_ASK_BY_RULE) {
-		count(asker_of(a, k), rc, v, ps_now_ns());
+		count(asker_of(a, k), rc, v, base_now_ns());
 		a->moved = true;
 	}
 }
@@ -612,7 +612,7 @@ static int run_rules(st_app *a)
 		} else if (!(rc = st_arg_check(m, v))) {
 			r->o->b[k].fn(r->o->b[k].arg, v);
 		}
-		count(&r->c, rc, v, now ? now : (now = ps_now_ns()));
+		count(&r->c, rc, v, now ? now : (now = base_now_ns()));
 		a->moved = true;
 		n += !rc;
 	}
@@ -646,7 +646,7 @@ static void snapshot(st_app *a)
 {
 	if (!a->moved)
 		return;
-	uint64_t now = ps_now_ns();
+	uint64_t now = base_now_ns();
 	if (a->snap_ns && now - a->snap_ns < ST_RULES_EVERY_NS)
 		return;
 	a->moved = false;

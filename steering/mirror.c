@@ -264,7 +264,7 @@ int st_mirror_ask(st_mirror *m, struct st_ask *ask, uint64_t *id, char *err, siz
 	if (rc)
 		return rc;
 	ask->id = (uint64_t)getpid() << 32 | ++m->asked;
-	ask->stamp = ps_now_ns(); /* its who: PastSet writes it (PS_STAMP_WHO) */
+	ask->stamp = base_now_ns(); /* its who: PastSet writes it (PS_STAMP_WHO) */
 	rc = ps_write(m->ask, ask, 0, NULL);
 	if (rc)
 		snprintf(err, len, "%s", ps_strerror(rc));
@@ -299,7 +299,7 @@ static int gather(ps_elem *e, uint64_t *next, uint64_t id, struct st_done *out, 
 
 int st_mirror_answers(st_mirror *m, uint64_t id, struct st_done *out, int n, int timeout_ms)
 {
-	uint64_t until = ps_now_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000u;
+	uint64_t until = base_now_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000u;
 	int got = 0;
 	long nap = 100000; /* 0.1 ms, then doubling to 5 ms */
 	for (;;) {
@@ -310,7 +310,7 @@ int st_mirror_answers(st_mirror *m, uint64_t id, struct st_done *out, int n, int
 		if (rc)
 			return rc;
 		/* one refusal answers the whole ask */
-		if (got >= n || (got && out[0].status) || ps_now_ns() >= until)
+		if (got >= n || (got && out[0].status) || base_now_ns() >= until)
 			return got;
 		struct timespec ts = { 0, nap };
 		nanosleep(&ts, NULL);

@@ -78,7 +78,7 @@ void st_text(const char *text, char *out, size_t len)
 	if (!len)
 		return;
 	for (const unsigned char *p = (const unsigned char *)(text ? text : ""); *p; p++) {
-		int n = *p >= 0x80 ? ps_utf8_len(p) : 0;
+		int n = *p >= 0x80 ? base_utf8_len(p) : 0;
 		char esc[8];
 		size_t k;
 		if (n) {

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "trace/trace.h"
-#include "pastset/pastset.h"
+#include "base/base.h"
 
 /*
  * A channel is (sender, receiver, communicator, tag, direction); a number
@@ -51,9 +51,9 @@ static int grow(es_numr *r)
 	for (size_t i = 0; i < r->cap; i++) {
 		if (!r->t[i].kind)
 			continue;
-		size_t h = ps_hash_slot(r->t[i].key, nc);
+		size_t h = base_hash_slot(r->t[i].key, nc);
 		while (nt[h].kind)
-			h = ps_probe(h, nc);
+			h = base_probe(h, nc);
 		nt[h] = r->t[i];
 	}
 	free(r->t);
@@ -65,9 +65,9 @@ static struct ent *entry(es_numr *r, uint8_t kind, uint64_t key)
 {
 	if ((r->n + 1) * 2 > r->cap && grow(r))
 		return NULL;
-	size_t h = ps_hash_slot(key, r->cap);
+	size_t h = base_hash_slot(key, r->cap);
 	while (r->t[h].kind && (r->t[h].key != key || r->t[h].kind != kind))
-		h = ps_probe(h, r->cap);
+		h = base_probe(h, r->cap);
 	if (!r->t[h].kind) {
 		r->t[h] = (struct ent){ .key = key, .kind = kind };
 		r->n++;
@@ -84,18 +84,18 @@ int es_numr_read(es_numr *r, uint32_t thread, int rank, uint64_t comm, const str
 		return ES_NUMR_NOT;
 	*out = (struct es_msg_end){ .from = dir > 0 ? (uint32_t)rank : t->element,
 				    .to = dir > 0 ? t->element : (uint32_t)rank, .tag = t->arg, .recv = dir < 0 };
-	out->link = ps_hash_fold(ps_hash_fold(ps_hash_fold(ps_hash_fold(PS_HASH_SEED, out->from), out->to), comm),
+	out->link = base_hash_fold(base_hash_fold(base_hash_fold(base_hash_fold(BASE_HASH_SEED, out->from), out->to), comm),
 				 out->tag);
 	if (!mark && !(t->op & ES_OP_NUMBERED))
 		return ES_NUMR_NONE;
-	uint64_t chan = ps_hash_fold(out->link, out->recv);
+	uint64_t chan = base_hash_fold(out->link, out->recv);
 	struct ent *o = entry(r, ENT_OWNER, chan);
 	if (!o)
 		return -ENOMEM;
 	if (!o->known)
 		o->owner = thread, o->known = true;
 	uint32_t owner = o->owner; /* o moves when the table grows */
-	struct ent *e = entry(r, ENT_THREAD, ps_hash_fold(ps_hash_fold(PS_HASH_SEED, thread), chan));
+	struct ent *e = entry(r, ENT_THREAD, base_hash_fold(base_hash_fold(BASE_HASH_SEED, thread), chan));
 	if (!e)
 		return -ENOMEM;
 	if (mark) {
@@ -107,6 +107,6 @@ int es_numr_read(es_numr *r, uint32_t thread, int rank, uint64_t comm, const str
 		return ES_NUMR_SHARED;
 	if (!es_num_of((uint16_t)t->seq, e->known, e->base, &out->num))
 		return ES_NUMR_NONE;
-	out->key = ps_hash_fold(out->link, out->num);
+	out->key = base_hash_fold(out->link, out->num);
 	return 0;
 }

@@ -52,9 +52,9 @@ struct an {
 	size_t nlocs;
 	double *phi;    /* long-term cost on each kept wait */
 	struct acts a, b;
-	struct tab cost_ix;
-	struct vec costs, path;
-	struct tab path_ix;
+	struct base_tab cost_ix;
+	struct base_vec costs, path;
+	struct base_tab path_ix;
 	int err;
 };
 
@@ -160,7 +160,7 @@ static int prepare(struct an *z)
 	if (!z->p)
 		return -ENOMEM;
 	for (size_t k = 0; k < z->nlocs; k++) {
-		const struct loc *l = VAT(w->locs, struct loc, k);
+		const struct loc *l = BASE_AT(w->locs, struct loc, k);
 		struct prep *p = &z->p[k];
 		p->ncalls = l->hcalls.n;
 		if (timeline(p, l) < 0)
@@ -184,9 +184,9 @@ static int prepare(struct an *z)
 		z->p[z->hw[j].delayer].nsyncs++;
 	}
 	for (size_t j = 0; j < w->hcolls.n; j++) {
-		const struct hcoll *c = VAT(w->hcolls, struct hcoll, j);
+		const struct hcoll *c = BASE_AT(w->hcolls, struct hcoll, j);
 		for (uint32_t i = 0; i < c->n; i++)
-			z->p[VAT(w->hmembers, struct hmember, c->first + i)->loc].nsyncs++;
+			z->p[BASE_AT(w->hmembers, struct hmember, c->first + i)->loc].nsyncs++;
 	}
 	for (size_t k = 0; k < z->nlocs; k++) {
 		struct prep *p = &z->p[k];
@@ -203,9 +203,9 @@ static int prepare(struct an *z)
 		z->p[h->delayer].syncs[z->p[h->delayer].nsyncs++] = (struct sync){ h->cause, j, false };
 	}
 	for (uint32_t j = 0; j < w->hcolls.n; j++) {
-		const struct hcoll *c = VAT(w->hcolls, struct hcoll, j);
+		const struct hcoll *c = BASE_AT(w->hcolls, struct hcoll, j);
 		for (uint32_t i = 0; i < c->n; i++) {
-			const struct hmember *m = VAT(w->hmembers, struct hmember, c->first + i);
+			const struct hmember *m = BASE_AT(w->hmembers, struct hmember, c->first + i);
 			z->p[m->loc].syncs[z->p[m->loc].nsyncs++] = (struct sync){ m->left, j, true };
 		}
 	}
@@ -351,8 +351,8 @@ static bool shared(struct an *z, const struct sync *s, uint32_t q, uint64_t *on_
 		}
 		return false;
 	}
-	const struct hcoll *c = VAT(z->w->hcolls, struct hcoll, s->id);
-	const struct hmember *m = VAT(z->w->hmembers, struct hmember, c->first);
+	const struct hcoll *c = BASE_AT(z->w->hcolls, struct hcoll, s->id);
+	const struct hmember *m = BASE_AT(z->w->hmembers, struct hmember, c->first);
 	size_t lo = 0, hi = c->n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -393,11 +393,11 @@ static void last_sync(struct an *z, uint32_t p, uint32_t q, uint64_t sp, uint64_
 static struct ws_cost *cost_of(struct an *z, int32_t rank, uint32_t key, bool phase)
 {
 	uint64_t k = (uint64_t)(uint32_t)rank << 33 | (uint64_t)phase << 32 | key;
-	uint32_t *v = ws__tab_get(&z->cost_ix, k);
+	uint32_t *v = base_tab_get(&z->cost_ix, k);
 	if (v)
-		return VAT(z->costs, struct ws_cost, *v);
-	struct ws_cost *c = ws__vec_push(&z->costs);
-	if (!c || ws__tab_put(&z->cost_ix, k, (uint32_t)(z->costs.n - 1)) < 0) {
+		return BASE_AT(z->costs, struct ws_cost, *v);
+	struct ws_cost *c = base_vec_push(&z->costs);
+	if (!c || base_tab_set32(&z->cost_ix, k, (uint32_t)(z->costs.n - 1)) < 0) {
 		z->err = -ENOMEM;
 		return NULL;
 	}
@@ -431,7 +431,7 @@ static void delay_one(struct an *z, uint32_t j, uint64_t *indirect)
 		return;
 	double gs = (double)h->ns / sum, gl = z->phi[j] / sum;
 	gs = gs > 1 ? 1 : gs;
-	int32_t rank = VAT(z->w->locs, struct loc, p)->rank;
+	int32_t rank = BASE_AT(z->w->locs, struct loc, p)->rank;
 	for (size_t i = 0; i < z->a.n; i++) {
 		struct ws_cost *c = z->a.v[i].ns ? cost_of(z, rank, z->a.v[i].key, z->a.v[i].phase) : NULL;
 		if (c)
@@ -474,9 +474,9 @@ static void path_add(struct an *z, int32_t rank, const struct acts *m)
 		if (m->v[i].ns <= 0)
 			continue;
 		uint64_t k = (uint64_t)(uint32_t)rank << 33 | (uint64_t)m->v[i].phase << 32 | m->v[i].key;
-		uint32_t *v = ws__tab_get(&z->path_ix, k);
-		struct ws_share *s = v ? VAT(z->path, struct ws_share, *v) : ws__vec_push(&z->path);
-		if (!s || (!v && ws__tab_put(&z->path_ix, k, (uint32_t)(z->path.n - 1)) < 0)) {
+		uint32_t *v = base_tab_get(&z->path_ix, k);
+		struct ws_share *s = v ? BASE_AT(z->path, struct ws_share, *v) : base_vec_push(&z->path);
+		if (!s || (!v && base_tab_set32(&z->path_ix, k, (uint32_t)(z->path.n - 1)) < 0)) {
 			z->err = -ENOMEM;
 			return;
 		}
@@ -509,7 +509,7 @@ static int walk_path(struct an *z, struct ws_analysis *out)
 		if (z->p[k].ncalls && (cur == NIL || z->p[k].last > t))
 			cur = k, t = z->p[k].last;
 	for (size_t steps = 0; cur != NIL && steps <= z->w->hwaits.n; steps++) {
-		int32_t rank = VAT(z->w->locs, struct loc, cur)->rank;
+		int32_t rank = BASE_AT(z->w->locs, struct loc, cur)->rank;
 		uint32_t j = wait_before(z, cur, t);
 		const struct ws_wait *h = j == NIL ? NULL : &z->hw[j];
 		uint64_t from = h ? wait_end(h) : z->p[cur].first;
@@ -529,14 +529,14 @@ static int walk_path(struct an *z, struct ws_analysis *out)
 static int off_path(struct an *z, struct ws_analysis *out)
 {
 	for (uint32_t k = 0; k < z->nlocs && !z->err; k++) {
-		int32_t rank = VAT(z->w->locs, struct loc, k)->rank;
+		int32_t rank = BASE_AT(z->w->locs, struct loc, k)->rank;
 		if (rank < 0 || rank >= out->nranks || !z->p[k].ncalls)
 			continue;
 		interval(z, k, z->p[k].first, z->p[k].last, &z->a);
 		for (size_t i = 0; i < z->a.n; i++) {
 			int64_t on = 0;
 			for (size_t s = 0; s < z->path.n; s++) {
-				const struct ws_share *x = VAT(z->path, struct ws_share, s);
+				const struct ws_share *x = BASE_AT(z->path, struct ws_share, s);
 				if (x->key == z->a.v[i].key && x->phase == z->a.v[i].phase)
 					on += (int64_t)x->ns;
 			}
@@ -555,7 +555,7 @@ static void an_free(struct an *z)
 		free(z->p[k].own_calls ? z->p[k].calls : NULL), free(z->p[k].line), free(z->p[k].waits),
 			free(z->p[k].syncs);
 	free(z->p), free(z->phi), free(z->a.v), free(z->b.v);
-	ws__tab_free(&z->cost_ix), ws__tab_free(&z->path_ix);
+	base_tab_free(&z->cost_ix), base_tab_free(&z->path_ix);
 }
 
 int ws_analyse(const ws *w, struct ws_analysis *out)

@@ -45,12 +45,12 @@ bool ws__is_coll(unsigned op)
 
 static struct coll *at(ws *w, uint32_t i)
 {
-	return VAT(w->colls, struct coll, i);
+	return BASE_AT(w->colls, struct coll, i);
 }
 
 static uint64_t coll_key(uint64_t comm, uint32_t num)
 {
-	return ps_hash_fold(ps_hash_fold(0x9ae16a3b2f90404full, comm), num);
+	return base_hash_fold(base_hash_fold(0x9ae16a3b2f90404full, comm), num);
 }
 
 /* The collective (comm, num), made when make; NIL when absent or no
@@ -58,18 +58,18 @@ static uint64_t coll_key(uint64_t comm, uint32_t num)
 static uint32_t find(ws *w, const struct ws_event *e, bool make)
 {
 	uint64_t k = coll_key(e->comm, e->arg);
-	uint32_t *v = ws__tab_get(&w->coll_ix, k);
+	uint32_t *v = base_tab_get(&w->coll_ix, k);
 	if (v)
 		return at(w, *v)->comm == e->comm && at(w, *v)->num == e->arg ? *v : NIL;
 	if (!make)
 		return NIL;
 	struct member *m = calloc(e->members, sizeof(*m));
 	uint32_t i = w->coll_free;
-	if (m && i == NIL && ws__vec_push(&w->colls))
+	if (m && i == NIL && base_vec_push(&w->colls))
 		i = (uint32_t)(w->colls.n - 1);
 	else if (m && i != NIL)
 		w->coll_free = at(w, i)->next_free;
-	if (!m || i == NIL || ws__tab_put(&w->coll_ix, k, i) < 0) {
+	if (!m || i == NIL || base_tab_set32(&w->coll_ix, k, i) < 0) {
 		if (m && i != NIL)
 			at(w, i)->m = NULL, at(w, i)->next_free = w->coll_free, w->coll_free = i;
 		free(m);
@@ -84,7 +84,7 @@ static uint32_t find(ws *w, const struct ws_event *e, bool make)
 static void forget(ws *w, uint32_t i)
 {
 	struct coll *c = at(w, i);
-	ws__tab_del(&w->coll_ix, c->key);
+	base_tab_del(&w->coll_ix, c->key);
 	free(c->m);
 	c->m = NULL;
 	c->comm = 0;
@@ -196,9 +196,9 @@ static int by_loc(const void *a, const void *b)
 static void keep(ws *w, const struct coll *c)
 {
 	size_t first = w->hmembers.n;
-	struct hcoll *h = ws__vec_push(&w->hcolls);
+	struct hcoll *h = base_vec_push(&w->hcolls);
 	for (uint32_t i = 0; h && i < c->members; i++) {
-		struct hmember *m = ws__vec_push(&w->hmembers);
+		struct hmember *m = base_vec_push(&w->hmembers);
 		if (!m) {
 			w->hcolls.n--;
 			w->hmembers.n = first;
@@ -209,7 +209,7 @@ static void keep(ws *w, const struct coll *c)
 	if (!h)
 		return;
 	*h = (struct hcoll){ (uint32_t)first, c->members };
-	qsort(VAT(w->hmembers, struct hmember, first), c->members, sizeof(struct hmember), by_loc);
+	qsort(BASE_AT(w->hmembers, struct hmember, first), c->members, sizeof(struct hmember), by_loc);
 }
 
 static void judge_if_whole(ws *w, uint32_t i)
@@ -285,6 +285,6 @@ void ws__coll_free(ws *w)
 {
 	for (uint32_t i = 0; i < w->colls.n; i++)
 		free(at(w, i)->m);
-	ws__vec_free(&w->colls);
-	ws__tab_free(&w->coll_ix);
+	base_vec_free(&w->colls);
+	base_tab_free(&w->coll_ix);
 }

@@ -92,16 +92,16 @@ void ws_destroy(ws *w)
 	ws__coll_free(w);
 	ws__gats_free(w);
 	for (size_t i = 0; i < w->locs.n; i++) {
-		struct loc *l = VAT(w->locs, struct loc, i);
-		ws__vec_free(&l->calls), ws__vec_free(&l->items), ws__vec_free(&l->dones);
-		ws__vec_free(&l->hcalls), ws__vec_free(&l->hphases), ws__vec_free(&l->tops);
-		ws__tab_free(&l->isends);
+		struct loc *l = BASE_AT(w->locs, struct loc, i);
+		base_vec_free(&l->calls), base_vec_free(&l->items), base_vec_free(&l->dones);
+		base_vec_free(&l->hcalls), base_vec_free(&l->hphases), base_vec_free(&l->tops);
+		base_tab_free(&l->isends);
 	}
-	ws__vec_free(&w->locs);
-	ws__vec_free(&w->rows);
-	ws__tab_free(&w->row_ix);
-	ws__vec_free(&w->mpi_ns);
-	ws__vec_free(&w->hwaits), ws__vec_free(&w->hcolls), ws__vec_free(&w->hmembers);
+	base_vec_free(&w->locs);
+	base_vec_free(&w->rows);
+	base_tab_free(&w->row_ix);
+	base_vec_free(&w->mpi_ns);
+	base_vec_free(&w->hwaits), base_vec_free(&w->hcolls), base_vec_free(&w->hmembers);
 	free(w);
 }
 
@@ -130,12 +130,12 @@ void ws_keep(ws *w)
 static int keep(ws *w, struct loc *l, const struct ws_event *e)
 {
 	if (es_op_code(e->op) == ES_OP_MPI_PCONTROL) {
-		struct hphase *h = ws__vec_push(&l->hphases);
+		struct hphase *h = base_vec_push(&l->hphases);
 		if (!h)
 			return -ENOMEM;
 		*h = (struct hphase){ e->start, e->end, e->site };
 	} else if (es_in_mpi_call(e->op)) {
-		struct hcall *h = ws__vec_push(&l->hcalls);
+		struct hcall *h = base_vec_push(&l->hcalls);
 		if (!h)
 			return -ENOMEM;
 		*h = (struct hcall){ e->start, e->end, e->site };
@@ -155,9 +155,9 @@ static void count_mpi(ws *w, struct loc *l, const struct ws_event *e)
 	if (!es_in_mpi_call(e->op) || e->rank < 0 || e->end < e->start)
 		return;
 	while (w->mpi_ns.n <= (size_t)e->rank)
-		if (!ws__vec_push(&w->mpi_ns))
+		if (!base_vec_push(&w->mpi_ns))
 			return;
-	uint64_t *ns = VAT(w->mpi_ns, uint64_t, e->rank), from = e->start;
+	uint64_t *ns = BASE_AT(w->mpi_ns, uint64_t, e->rank), from = e->start;
 	struct span *t = l->tops.v;
 	size_t n = l->tops.n;
 	const struct es_op_info *in = es_op_info(e->op);
@@ -177,7 +177,7 @@ static void count_mpi(ws *w, struct loc *l, const struct ws_event *e)
 		memmove(t, t + TOPS_KEEP / 2, sizeof(*t) * (TOPS_KEEP / 2));
 		l->tops.n = TOPS_KEEP / 2;
 	}
-	struct span *sp = ws__vec_push(&l->tops);
+	struct span *sp = base_vec_push(&l->tops);
 	if (sp)
 		*sp = (struct span){ from, e->end };
 }
@@ -194,7 +194,7 @@ static int settle_dones(ws *w, struct loc *l, const struct ws_event *call)
 	int rc = 0;
 	uint64_t last = 0; /* an unknown call's time: its completions' latest end, for the horizon */
 	for (size_t i = 0; i < l->dones.n; i++) {
-		const struct ws_event *d = &VAT(l->dones, struct done, i)->e;
+		const struct ws_event *d = &BASE_AT(l->dones, struct done, i)->e;
 		last = d->end > last ? d->end : last;
 		const struct ws_event *in = call && d->end >= call->start && d->end <= call->end ? call : NULL;
 		int r = ws__is_coll(d->op) ? ws__coll_done(w, d, in) : ws__p2p_done(w, l, d, in);
@@ -222,7 +222,7 @@ int ws_event(ws *w, const struct ws_event *e)
 		return 0;
 	bool sendrecv = code == ES_OP_MPI_SENDRECV || code == ES_OP_MPI_SENDRECV_REPLACE;
 	if ((e->op & ES_OP_DONE) && !sendrecv) {
-		struct done *d = ws__vec_push(&l->dones);
+		struct done *d = base_vec_push(&l->dones);
 		if (!d)
 			return -ENOMEM;
 		d->e = *e;
@@ -243,7 +243,7 @@ void ws_flush(ws *w, uint64_t before)
 {
 	if (before == UINT64_MAX)
 		for (size_t i = 0; i < w->locs.n; i++) {
-			struct loc *l = VAT(w->locs, struct loc, i);
+			struct loc *l = BASE_AT(w->locs, struct loc, i);
 			if (l->dones.n)
 				settle_dones(w, l, NULL);
 		}
@@ -265,7 +265,7 @@ void ws_stats(const ws *w, struct ws_stats *out)
 
 uint64_t ws_mpi_ns(const ws *w, int rank)
 {
-	return rank >= 0 && (size_t)rank < w->mpi_ns.n ? *VAT(w->mpi_ns, uint64_t, rank) : 0;
+	return rank >= 0 && (size_t)rank < w->mpi_ns.n ? *BASE_AT(w->mpi_ns, uint64_t, rank) : 0;
 }
 
 int ws_ranks(const ws *w)

@@ -49,9 +49,9 @@ struct chanq {
 };
 
 struct gats {
-	struct vec epochs, q, chans;
+	struct base_vec epochs, q, chans;
 	uint32_t free_epoch, free_q;
-	struct tab chan_ix, current; /* (window, o, t, channel) -> chans; (thread, window, kind) -> epoch */
+	struct base_tab chan_ix, current; /* (window, o, t, channel) -> chans; (thread, window, kind) -> epoch */
 };
 
 static struct gats *g_of(ws *w)
@@ -67,17 +67,17 @@ static struct gats *g_of(ws *w)
 
 static struct epoch *ep(struct gats *g, uint32_t i)
 {
-	return VAT(g->epochs, struct epoch, i);
+	return BASE_AT(g->epochs, struct epoch, i);
 }
 
 static uint64_t current_key(uint32_t loc, uint64_t win, bool post)
 {
-	return ps_hash_fold(ps_hash_fold(ps_hash_fold(0x67617473ull, loc), win), post);
+	return base_hash_fold(base_hash_fold(base_hash_fold(0x67617473ull, loc), win), post);
 }
 
 static uint64_t chan_key(uint64_t win, uint32_t o, uint32_t t, int kind)
 {
-	return ps_hash_fold(ps_hash_fold(ps_hash_fold(ps_hash_fold(0x6368616eull, win), o), t), (uint64_t)kind);
+	return base_hash_fold(base_hash_fold(base_hash_fold(base_hash_fold(0x6368616eull, win), o), t), (uint64_t)kind);
 }
 
 static void free_epoch(struct gats *g, uint32_t i)
@@ -127,23 +127,23 @@ static void deliver(ws *w, struct gats *g, uint32_t i, uint64_t t, uint32_t from
  * epoch waiting for one (epoch != NIL); met with what the other queued. */
 static int meet(ws *w, struct gats *g, uint64_t key, uint64_t t, uint32_t from, uint32_t epoch)
 {
-	uint32_t *v = ws__tab_get(&g->chan_ix, key);
+	uint32_t *v = base_tab_get(&g->chan_ix, key);
 	struct chanq *c;
 	if (!v) {
-		if (!(c = ws__vec_push(&g->chans)) || ws__tab_put(&g->chan_ix, key, (uint32_t)(g->chans.n - 1)) < 0)
+		if (!(c = base_vec_push(&g->chans)) || base_tab_set32(&g->chan_ix, key, (uint32_t)(g->chans.n - 1)) < 0)
 			return -ENOMEM;
 		c->head = c->tail = NIL;
 	} else {
-		c = VAT(g->chans, struct chanq, *v);
+		c = BASE_AT(g->chans, struct chanq, *v);
 	}
 	while (c->head != NIL) { /* stale epochs (flushed) first out */
-		struct qent *q = VAT(g->q, struct qent, c->head);
+		struct qent *q = BASE_AT(g->q, struct qent, c->head);
 		if (!q->is_epoch || (ep(g, q->epoch)->live && ep(g, q->epoch)->gen == q->gen))
 			break;
 		uint32_t n = q->next;
 		q->next = g->free_q, g->free_q = c->head, c->head = n;
 	}
-	struct qent *h = c->head == NIL ? NULL : VAT(g->q, struct qent, c->head);
+	struct qent *h = c->head == NIL ? NULL : BASE_AT(g->q, struct qent, c->head);
 	if (h && h->is_epoch != (epoch != NIL)) { /* the other side waits: take it */
 		uint32_t hi = c->head;
 		c->head = h->next;
@@ -156,16 +156,16 @@ static int meet(ws *w, struct gats *g, uint64_t key, uint64_t t, uint32_t from, 
 	}
 	uint32_t qi = g->free_q;
 	if (qi != NIL)
-		g->free_q = VAT(g->q, struct qent, qi)->next;
-	else if (ws__vec_push(&g->q))
+		g->free_q = BASE_AT(g->q, struct qent, qi)->next;
+	else if (base_vec_push(&g->q))
 		qi = (uint32_t)(g->q.n - 1);
 	else
 		return -ENOMEM;
-	*VAT(g->q, struct qent, qi) = (struct qent){ t, from, epoch, epoch == NIL ? 0 : ep(g, epoch)->gen, NIL,
+	*BASE_AT(g->q, struct qent, qi) = (struct qent){ t, from, epoch, epoch == NIL ? 0 : ep(g, epoch)->gen, NIL,
 						     epoch != NIL };
-	c = VAT(g->chans, struct chanq, *ws__tab_get(&g->chan_ix, key));
+	c = BASE_AT(g->chans, struct chanq, *(uint32_t *)base_tab_get(&g->chan_ix, key));
 	if (c->tail != NIL && c->head != NIL)
-		VAT(g->q, struct qent, c->tail)->next = qi;
+		BASE_AT(g->q, struct qent, c->tail)->next = qi;
 	else
 		c->head = qi;
 	c->tail = qi;
@@ -180,7 +180,7 @@ int ws__gats_open(ws *w, const struct ws_event *e)
 	uint32_t i = g->free_epoch;
 	if (i != NIL)
 		g->free_epoch = ep(g, i)->next_free;
-	else if (ws__vec_push(&g->epochs))
+	else if (base_vec_push(&g->epochs))
 		i = (uint32_t)(g->epochs.n - 1);
 	else
 		return -ENOMEM;
@@ -189,14 +189,14 @@ int ws__gats_open(ws *w, const struct ws_event *e)
 	*x = (struct epoch){ .win = e->comm, .born = e->end, .e_open = e->start, .l_open = e->end, .loc = e->loc,
 			     .last_loc = NIL, .site_open = e->site, .gen = gen, .op_open = (uint16_t)es_op_code(e->op),
 			     .post = es_op_code(e->op) == ES_OP_MPI_WIN_POST, .open = true, .live = true };
-	return ws__tab_put(&g->current, current_key(e->loc, e->comm, x->post), i);
+	return base_tab_set32(&g->current, current_key(e->loc, e->comm, x->post), i);
 }
 
 /* A group mark: a member of the thread's epoch just opened. */
 int ws__gats_member(ws *w, const struct ws_event *e)
 {
 	struct gats *g = w->gats;
-	uint32_t *v = g ? ws__tab_get(&g->current, current_key(e->loc, e->comm, e->arg == ES_OP_MPI_WIN_POST)) : NULL;
+	uint32_t *v = g ? base_tab_get(&g->current, current_key(e->loc, e->comm, e->arg == ES_OP_MPI_WIN_POST)) : NULL;
 	if (!v || !ep(g, *v)->open)
 		return 0;
 	struct epoch *x = ep(g, *v);
@@ -227,11 +227,11 @@ int ws__gats_end(ws *w, const struct ws_event *e)
 	struct gats *g = w->gats;
 	unsigned code = es_op_code(e->op);
 	bool post = code == ES_OP_MPI_WIN_WAIT || code == ES_OP_MPI_WIN_TEST;
-	uint32_t *v = g && e->comm ? ws__tab_get(&g->current, current_key(e->loc, e->comm, post)) : NULL;
+	uint32_t *v = g && e->comm ? base_tab_get(&g->current, current_key(e->loc, e->comm, post)) : NULL;
 	if (!v)
 		return 0;
 	uint32_t i = *v;
-	ws__tab_del(&g->current, current_key(e->loc, e->comm, post));
+	base_tab_del(&g->current, current_key(e->loc, e->comm, post));
 	struct epoch *x = ep(g, i);
 	x->open = false, x->ended = true, x->test = code == ES_OP_MPI_WIN_TEST;
 	x->e_end = e->start, x->l_end = e->end, x->site_end = e->site, x->op_end = (uint16_t)code;
@@ -255,9 +255,9 @@ void ws__gats_flush(ws *w, uint64_t before)
 			free_epoch(g, i);
 		}
 	for (uint32_t c = 0; c < g->chans.n; c++) { /* times no epoch came for, oldest first */
-		struct chanq *q = VAT(g->chans, struct chanq, c);
+		struct chanq *q = BASE_AT(g->chans, struct chanq, c);
 		while (q->head != NIL) {
-			struct qent *h = VAT(g->q, struct qent, q->head);
+			struct qent *h = BASE_AT(g->q, struct qent, q->head);
 			bool stale = h->is_epoch ? !ep(g, h->epoch)->live || ep(g, h->epoch)->gen != h->gen : h->t < before;
 			if (!stale)
 				break;
@@ -266,7 +266,7 @@ void ws__gats_flush(ws *w, uint64_t before)
 		}
 	}
 	if (before == UINT64_MAX)
-		ws__tab_free(&g->current);
+		base_tab_free(&g->current);
 }
 
 void ws__gats_free(ws *w)
@@ -276,8 +276,8 @@ void ws__gats_free(ws *w)
 		return;
 	for (uint32_t i = 0; i < g->epochs.n; i++)
 		free(ep(g, i)->targets);
-	ws__vec_free(&g->epochs), ws__vec_free(&g->q), ws__vec_free(&g->chans);
-	ws__tab_free(&g->chan_ix), ws__tab_free(&g->current);
+	base_vec_free(&g->epochs), base_vec_free(&g->q), base_vec_free(&g->chans);
+	base_tab_free(&g->chan_ix), base_tab_free(&g->current);
 	free(g);
 	w->gats = NULL;
 }

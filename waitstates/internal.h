@@ -2,22 +2,11 @@
 #ifndef ES_WAITSTATES_INTERNAL_H
 #define ES_WAITSTATES_INTERNAL_H
 
-#include "pastset/pastset.h" /* its hash helpers */
+#include "base/base.h" /* its tables, vectors and hash */
 #include "waitstates/waitstates.h"
 
 #define NIL UINT32_MAX
 #define LSWO_KEEP 100 /* Late Sender waits a thread remembers (Scalasca's) */
-
-/* uint64 keys to uint32 values, linear probing, deletion by backward shift */
-struct tab {
-	uint64_t *keys;
-	uint32_t *vals; /* NIL: empty */
-	size_t n, cap;
-};
-uint32_t *ws__tab_get(struct tab *t, uint64_t key);            /* NULL: absent */
-int ws__tab_put(struct tab *t, uint64_t key, uint32_t val);    /* 0 or -ENOMEM */
-void ws__tab_del(struct tab *t, uint64_t key);
-void ws__tab_free(struct tab *t);
 
 /*
  * A message in flight, from whichever end came first until both came and
@@ -90,17 +79,9 @@ struct done {
 	struct ws_event e;
 };
 
-struct vec {
-	void *v;
-	size_t n, cap, size;
-};
-void *ws__vec_push(struct vec *v); /* zeroed; NULL: no memory */
-void ws__vec_free(struct vec *v);
-#define VAT(vec, type, i) (&((type *)(vec).v)[i])
-
 struct loc {
 	int32_t rank;
-	struct vec calls, items, dones; /* calls[head ..], items[ihead ..] pending */
+	struct base_vec calls, items, dones; /* calls[head ..], items[ihead ..] pending */
 	size_t head, ihead;
 	size_t committed; /* items before this are some queued call's */
 	uint16_t of;      /* the completions' call, for the call ws__p2p_call_end queues */
@@ -108,9 +89,9 @@ struct loc {
 	struct ls_seen seen[LSWO_KEEP];  /* a ring: the newest at (nseen - 1) % LSWO_KEEP */
 	uint32_t nseen;
 	uint64_t seen_max; /* no remembered wait's message was sent later than this */
-	struct tab isends; /* a send request's start -> its message's key (Late Receiver) */
-	struct vec hcalls, hphases; /* kept (ws_keep): calls inside MPI, phases */
-	struct vec tops;    /* the latest outermost MPI calls counted (struct span), for count_mpi */
+	struct base_tab isends; /* a send request's start -> its message's key (Late Receiver) */
+	struct base_vec hcalls, hphases; /* kept (ws_keep): calls inside MPI, phases */
+	struct base_vec tops;    /* the latest outermost MPI calls counted (struct span), for count_mpi */
 	uint64_t forgot;    /* the end of the latest one no longer in tops */
 };
 #define TOPS_KEEP 4096 /* outermost calls a thread remembers: a poll's streak around more is counted
@@ -142,19 +123,19 @@ struct coll {
 };
 
 struct ws {
-	struct vec locs;   /* struct loc, by loc number */
-	struct vec msgs;   /* struct msg, a pool */
+	struct base_vec locs;   /* struct loc, by loc number */
+	struct base_vec msgs;   /* struct msg, a pool */
 	uint32_t msg_free;
-	struct tab msg_ix;
-	struct vec colls;  /* struct coll, a pool */
+	struct base_tab msg_ix;
+	struct base_vec colls;  /* struct coll, a pool */
 	uint32_t coll_free;
-	struct tab coll_ix;
-	struct vec rows;   /* struct ws_row */
-	struct tab row_ix;
-	struct vec mpi_ns; /* uint64_t by rank */
+	struct base_tab coll_ix;
+	struct base_vec rows;   /* struct ws_row */
+	struct base_tab row_ix;
+	struct base_vec mpi_ns; /* uint64_t by rank */
 	struct ws_stats st;
 	bool keep, keep_waits;
-	struct vec hwaits, hcolls, hmembers;
+	struct base_vec hwaits, hcolls, hmembers;
 	struct gats *gats; /* one-sided epochs in flight (gats.c), made when first met */
 };
 

@@ -24,13 +24,13 @@
 
 static uint32_t msg_find(ws *w, uint64_t key)
 {
-	uint32_t *v = key == WS_MSG_NONE ? NULL : ws__tab_get(&w->msg_ix, key);
+	uint32_t *v = key == WS_MSG_NONE ? NULL : base_tab_get(&w->msg_ix, key);
 	return v ? *v : NIL;
 }
 
 static struct msg *msg_at(ws *w, uint32_t i)
 {
-	return VAT(w->msgs, struct msg, i);
+	return BASE_AT(w->msgs, struct msg, i);
 }
 
 static uint32_t msg_make(ws *w, uint64_t key, uint64_t born)
@@ -39,11 +39,11 @@ static uint32_t msg_make(ws *w, uint64_t key, uint64_t born)
 	if (i != NIL) {
 		w->msg_free = msg_at(w, i)->next_free;
 	} else {
-		if (!ws__vec_push(&w->msgs))
+		if (!base_vec_push(&w->msgs))
 			return NIL;
 		i = (uint32_t)(w->msgs.n - 1);
 	}
-	if (ws__tab_put(&w->msg_ix, key, i) < 0) {
+	if (base_tab_set32(&w->msg_ix, key, i) < 0) {
 		msg_at(w, i)->key = WS_MSG_NONE;
 		msg_at(w, i)->next_free = w->msg_free;
 		w->msg_free = i;
@@ -58,7 +58,7 @@ static uint32_t msg_make(ws *w, uint64_t key, uint64_t born)
 static void msg_drop(ws *w, uint32_t i)
 {
 	struct msg *m = msg_at(w, i);
-	ws__tab_del(&w->msg_ix, m->key);
+	base_tab_del(&w->msg_ix, m->key);
 	m->key = WS_MSG_NONE;
 	m->next_free = w->msg_free;
 	w->msg_free = i;
@@ -104,14 +104,14 @@ static int end_came(ws *w, const struct ws_event *e, bool send, uint64_t t, bool
 		return 0;
 	}
 	if (other != NIL && other != e->loc)
-		drain(w, VAT(w->locs, struct loc, other), 0); /* it holds a use of its own: i stays */
+		drain(w, BASE_AT(w->locs, struct loc, other), 0); /* it holds a use of its own: i stays */
 	*idx = msg_at(w, i)->key == e->msg ? i : NIL;
 	return 0;
 }
 
 static int add_item(struct loc *l, uint32_t msg, bool recv)
 {
-	struct item *it = ws__vec_push(&l->items);
+	struct item *it = base_vec_push(&l->items);
 	if (!it)
 		return -ENOMEM;
 	*it = (struct item){ msg, recv };
@@ -129,7 +129,7 @@ static int queue(ws *w, struct loc *l, const struct ws_event *call, uint64_t at,
 	size_t n = l->items.n - l->committed;
 	if (!n)
 		return 0;
-	struct call *c = ws__vec_push(&l->calls);
+	struct call *c = base_vec_push(&l->calls);
 	if (!c) {
 		l->items.n = l->committed; /* its ends are not judged; their uses stay until flushed */
 		return -ENOMEM;
@@ -159,7 +159,7 @@ int ws__p2p(ws *w, struct loc *l, const struct ws_event *e)
 		if (rc || i == NIL)
 			return rc;
 		if (kind == ES_MSG_ISEND && sync_or_standard(code)) /* its completion will come in a wait */
-			return ws__tab_put(&l->isends, e->start, i) < 0 ? (msg_release(w, i), -ENOMEM) : 0;
+			return base_tab_set32(&l->isends, e->start, i) < 0 ? (msg_release(w, i), -ENOMEM) : 0;
 		if (!blocking)
 			return 0;
 		if (add_item(l, i, false) < 0)
@@ -192,11 +192,11 @@ int ws__p2p_done(ws *w, struct loc *l, const struct ws_event *d, const struct ws
 	}
 	if (es_msg_kind(d->op) != ES_MSG_ISEND_DONE)
 		return 0;
-	uint32_t *v = ws__tab_get(&l->isends, d->start);
+	uint32_t *v = base_tab_get(&l->isends, d->start);
 	if (!v)
 		return 0; /* a buffered or ready send's, or its send was not seen */
 	uint32_t i = *v;
-	ws__tab_del(&l->isends, d->start);
+	base_tab_del(&l->isends, d->start);
 	if (add_item(l, i, false) < 0)
 		return msg_release(w, i), -ENOMEM;
 	l->of = l->of ? l->of : (uint16_t)es_op_code(d->op);
@@ -270,7 +270,7 @@ static void judge_item(ws *w, struct loc *l, const struct call *c, const struct 
 static void judge(ws *w, struct loc *l, uint32_t loc, const struct call *c)
 {
 	struct verdict v = { .sender = NIL, .receiver = NIL };
-	const struct item *its = VAT(l->items, struct item, c->first);
+	const struct item *its = BASE_AT(l->items, struct item, c->first);
 	for (uint32_t k = 0; k < c->n; k++)
 		judge_item(w, l, c, &its[k], &v);
 	if (v.ls) {
@@ -291,7 +291,7 @@ static void judge(ws *w, struct loc *l, uint32_t loc, const struct call *c)
 
 static bool ready(ws *w, const struct loc *l, const struct call *c)
 {
-	const struct item *its = VAT(l->items, struct item, c->first);
+	const struct item *its = BASE_AT(l->items, struct item, c->first);
 	for (uint32_t k = 0; k < c->n; k++) {
 		const struct msg *m = msg_at(w, its[k].msg);
 		if (!(its[k].recv ? m->have_send : m->have_recv))
@@ -305,7 +305,7 @@ static bool ready(ws *w, const struct loc *l, const struct call *c)
 static void drain(ws *w, struct loc *l, uint64_t before)
 {
 	while (l->head < l->calls.n) {
-		const struct call *c = VAT(l->calls, struct call, l->head);
+		const struct call *c = BASE_AT(l->calls, struct call, l->head);
 		if (!ready(w, l, c)) {
 			if (c->queued >= before)
 				break;
@@ -315,19 +315,19 @@ static void drain(ws *w, struct loc *l, uint64_t before)
 		l->ihead = c->first + c->n;
 		l->head++;
 	}
-	PS_INVARIANT("a thread's queued calls hold the items from ihead to committed",
-		     l->head < l->calls.n ? VAT(l->calls, struct call, l->head)->first == l->ihead : l->ihead == l->committed);
+	BASE_INVARIANT("a thread's queued calls hold the items from ihead to committed",
+		     l->head < l->calls.n ? BASE_AT(l->calls, struct call, l->head)->first == l->ihead : l->ihead == l->committed);
 	if (l->head == l->calls.n && l->committed == l->items.n) {
 		l->head = l->calls.n = 0;
 		l->ihead = l->committed = l->items.n = 0;
 	} else if (l->head >= 1024 && l->head * 2 >= l->calls.n) {
 		size_t drop = l->ihead;
-		memmove(l->calls.v, VAT(l->calls, struct call, l->head), (l->calls.n - l->head) * sizeof(struct call));
+		memmove(l->calls.v, BASE_AT(l->calls, struct call, l->head), (l->calls.n - l->head) * sizeof(struct call));
 		l->calls.n -= l->head;
 		l->head = 0;
 		for (size_t k = 0; k < l->calls.n; k++)
-			VAT(l->calls, struct call, k)->first -= (uint32_t)drop;
-		memmove(l->items.v, VAT(l->items, struct item, drop), (l->items.n - drop) * sizeof(struct item));
+			BASE_AT(l->calls, struct call, k)->first -= (uint32_t)drop;
+		memmove(l->items.v, BASE_AT(l->items, struct item, drop), (l->items.n - drop) * sizeof(struct item));
 		l->items.n -= drop, l->committed -= drop, l->ihead = 0;
 	}
 }
@@ -335,13 +335,13 @@ static void drain(ws *w, struct loc *l, uint64_t before)
 void ws__p2p_flush(ws *w, uint64_t before)
 {
 	for (size_t k = 0; k < w->locs.n; k++) {
-		struct loc *l = VAT(w->locs, struct loc, k);
+		struct loc *l = BASE_AT(w->locs, struct loc, k);
 		drain(w, l, before);
 		if (before == UINT64_MAX) { /* sends whose completion never came */
-			for (size_t s = 0; s < l->isends.cap; s++)
-				if (l->isends.vals[s] != NIL)
-					msg_release(w, l->isends.vals[s]);
-			ws__tab_free(&l->isends);
+			uint32_t *m;
+			for (size_t at = 0; (m = base_tab_next(&l->isends, &at, NULL));)
+				msg_release(w, *m);
+			base_tab_free(&l->isends);
 		}
 	}
 	for (uint32_t i = 0; i < w->msgs.n; i++) {
@@ -355,6 +355,6 @@ void ws__p2p_flush(ws *w, uint64_t before)
 
 void ws__p2p_free(ws *w)
 {
-	ws__vec_free(&w->msgs);
-	ws__tab_free(&w->msg_ix);
+	base_vec_free(&w->msgs);
+	base_tab_free(&w->msg_ix);
 }

@@ -9,30 +9,10 @@
  * colls.c, gats.c); they add what they find here, and call nothing of the
  * engine's, so that data goes one way: engine -> patterns -> rows. */
 
-void *ws__vec_push(struct vec *v)
-{
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 16;
-		void *m = realloc(v->v, v->size * cap);
-		if (!m)
-			return NULL;
-		v->v = m;
-		v->cap = cap;
-	}
-	return memset((char *)v->v + v->size * v->n++, 0, v->size);
-}
-
-void ws__vec_free(struct vec *v)
-{
-	free(v->v);
-	v->v = NULL;
-	v->n = v->cap = 0;
-}
-
 struct loc *ws__loc(ws *w, uint32_t n)
 {
 	while (w->locs.n <= n) {
-		struct loc *l = ws__vec_push(&w->locs);
+		struct loc *l = base_vec_push(&w->locs);
 		if (!l)
 			return NULL;
 		l->rank = -1;
@@ -43,15 +23,15 @@ struct loc *ws__loc(ws *w, uint32_t n)
 		l->dones.size = sizeof(struct done);
 		l->tops.size = sizeof(struct span);
 	}
-	return VAT(w->locs, struct loc, n);
+	return BASE_AT(w->locs, struct loc, n);
 }
 
 static uint64_t row_key(enum ws_pattern p, int32_t rank, uint32_t site, uint16_t op, uint16_t of)
 {
-	uint64_t h = ps_hash_fold(0xcbf29ce484222325ull, p);
-	h = ps_hash_fold(h, (uint32_t)rank);
-	h = ps_hash_fold(h, site);
-	return ps_hash_fold(h, (uint64_t)op << 16 | of);
+	uint64_t h = base_hash_fold(0xcbf29ce484222325ull, p);
+	h = base_hash_fold(h, (uint32_t)rank);
+	h = base_hash_fold(h, site);
+	return base_hash_fold(h, (uint64_t)op << 16 | of);
 }
 
 /* Adds a wait of ns to its row.  A row is found by a hash of its fields:
@@ -62,19 +42,19 @@ uint32_t ws__add(ws *w, enum ws_pattern p, int32_t rank, uint32_t site, uint16_t
 	if (!ns)
 		return NIL;
 	uint64_t k = row_key(p, rank, site, op, of);
-	for (uint64_t probe = k;; probe = ps_hash_fold(probe, 1)) {
-		uint32_t *v = ws__tab_get(&w->row_ix, probe);
+	for (uint64_t probe = k;; probe = base_hash_fold(probe, 1)) {
+		uint32_t *v = base_tab_get(&w->row_ix, probe);
 		struct ws_row *r;
 		if (!v) {
-			if (!(r = ws__vec_push(&w->rows)))
+			if (!(r = base_vec_push(&w->rows)))
 				return NIL;
-			if (ws__tab_put(&w->row_ix, probe, (uint32_t)(w->rows.n - 1)) < 0) {
+			if (base_tab_set32(&w->row_ix, probe, (uint32_t)(w->rows.n - 1)) < 0) {
 				w->rows.n--;
 				return NIL;
 			}
 			*r = (struct ws_row){ .pattern = (uint8_t)p, .op = op, .of = of, .rank = rank, .site = site };
 		} else {
-			r = VAT(w->rows, struct ws_row, *v);
+			r = BASE_AT(w->rows, struct ws_row, *v);
 			if (r->pattern != p || r->rank != rank || r->site != site || r->op != op || r->of != of)
 				continue;
 		}
@@ -91,7 +71,7 @@ void ws__wait(ws *w, enum ws_pattern p, const struct loc *l, uint32_t loc, uint3
 {
 	uint32_t row = ws__add(w, p, l->rank, site, op, of, ns);
 	struct ws_wait *h;
-	if (row == NIL || !(w->keep || w->keep_waits) || delayer == NIL || !(h = ws__vec_push(&w->hwaits)))
+	if (row == NIL || !(w->keep || w->keep_waits) || delayer == NIL || !(h = base_vec_push(&w->hwaits)))
 		return;
 	*h = (struct ws_wait){ .from = from, .ns = ns, .cause = cause, .row = row, .waiter = loc, .delayer = delayer };
 }

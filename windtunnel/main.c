@@ -347,7 +347,7 @@ static struct wt_run *start(const struct wt_config *c, const struct args *a, int
 	if (!rc && a->pm_in)
 		snprintf(job, joblen, "%s", pm_model(*m)->name); /* the pathmap names the job */
 	if (!rc && a->pm_out && !rank) {
-		FILE *f = ps_fopen_out(a->pm_out, 0644);
+		FILE *f = base_fopen_out(a->pm_out, 0644);
 		if (f) {
 			fwrite(*text, 1, (size_t)len, f);
 			fclose(f);
@@ -362,7 +362,7 @@ static struct wt_run *start(const struct wt_config *c, const struct args *a, int
 	if (!rank && *wt_run_servers(r)) {
 		printf("windtunnel: tuple servers %s (for monitors: --servers %s)\n", wt_run_servers(r),
 		       wt_run_servers(r));
-		FILE *f = a->servers_out ? ps_fopen_out(a->servers_out, 0644) : NULL;
+		FILE *f = a->servers_out ? base_fopen_out(a->servers_out, 0644) : NULL;
 		if (f) {
 			fprintf(f, "%s\n", wt_run_servers(r));
 			fclose(f);

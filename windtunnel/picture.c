@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pastset/pastset.h"
+#include "base/base.h"
 #include "picture.h"
 
 /* --- a small PNG writer: stored (uncompressed) deflate blocks ---------------- */
@@ -82,7 +82,7 @@ int wt_png_write(const char *path, int w, int h, const unsigned char *rgb)
 	}
 	be32(z + o, b << 16 | a);
 	o += 4;
-	FILE *f = ps_fopen_out(path, 0644);
+	FILE *f = base_fopen_out(path, 0644);
 	int rc = -1;
 	if (f) {
 		unsigned char ihdr[13];

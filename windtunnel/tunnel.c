@@ -130,7 +130,7 @@ struct wt_run {
 
 static double now(void)
 {
-	return (double)ps_now_ns() / 1e9;
+	return (double)base_now_ns() / 1e9;
 }
 
 static uint64_t *row_of(const struct slice *s, uint64_t *base, int y)

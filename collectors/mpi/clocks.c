@@ -66,7 +66,7 @@ static uint64_t host_key(void)
 			*boot = 0;
 		fclose(f);
 	}
-	uint64_t k = ps_hash_str(ps_hash_str(PS_HASH_SEED, name), boot);
+	uint64_t k = base_hash_str(base_hash_str(BASE_HASH_SEED, name), boot);
 	return k ? k : 1;
 }
 
@@ -76,9 +76,9 @@ static int first_ranks(const uint64_t *keys, int size, uint64_t *seen, size_t ca
 {
 	int n = 0;
 	for (int r = 0; r < size; r++) {
-		size_t i = ps_hash_slot(keys[r], cap);
+		size_t i = base_hash_slot(keys[r], cap);
 		while (seen[i] && seen[i] != keys[r])
-			i = ps_probe(i, cap);
+			i = base_probe(i, cap);
 		if (!seen[i]) {
 			seen[i] = keys[r];
 			in[n++] = r;

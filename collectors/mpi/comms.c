@@ -530,7 +530,7 @@ void es_types_setup(void)
 		int sz;
 		if (!k || t[i] == MPI_DATATYPE_NULL || PMPI_Type_size(t[i], &sz) != MPI_SUCCESS || sz < 0)
 			continue;
-		for (uint32_t h = es_type_hash(k), n = 0; n < ES_TYPES_HASH; n++, h = (uint32_t)ps_probe(h, ES_TYPES_HASH)) {
+		for (uint32_t h = es_type_hash(k), n = 0; n < ES_TYPES_HASH; n++, h = (uint32_t)base_probe(h, ES_TYPES_HASH)) {
 			if (es_types.key[h] == k)
 				break;
 			if (!es_types.key[h]) {

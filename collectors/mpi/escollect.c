@@ -86,7 +86,7 @@ static void serve_node(int any, int port, const char *secret)
 	free(all);
 	fprintf(stderr, "escollect: job %s served at %s (monitors: --servers %s)\n", es_g.job, list, list);
 	const char *out = getenv("ES_SERVERS_OUT");
-	FILE *f = out && *out ? ps_fopen_out(out, 0644) : NULL;
+	FILE *f = out && *out ? base_fopen_out(out, 0644) : NULL;
 	if (f) {
 		fprintf(f, "%s\n", list);
 		fclose(f);

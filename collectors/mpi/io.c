@@ -34,13 +34,13 @@ static struct {
 
 static uint32_t slot_of(uintptr_t h)
 {
-	return (uint32_t)ps_hash_slot(h, HANDLES);
+	return (uint32_t)base_hash_slot(h, HANDLES);
 }
 
 uint32_t es__file_id(MPI_File fh)
 {
 	uintptr_t h = (uintptr_t)fh;
-	for (uint32_t i = slot_of(h), k = 0; k < HANDLES; k++, i = (uint32_t)ps_probe(i, HANDLES)) {
+	for (uint32_t i = slot_of(h), k = 0; k < HANDLES; k++, i = (uint32_t)base_probe(i, HANDLES)) {
 		uintptr_t x = atomic_load_explicit(&handles[i].handle, memory_order_acquire);
 		if (x == h)
 			return handles[i].id;
@@ -74,7 +74,7 @@ uint32_t es_file_opened(MPI_File fh, const char *filename)
 		for (uint32_t k = 0; k < nlive; k++) {
 			uint32_t i = slot_of(live_h[k]);
 			while (atomic_load_explicit(&handles[i].handle, memory_order_relaxed))
-				i = (uint32_t)ps_probe(i, HANDLES);
+				i = (uint32_t)base_probe(i, HANDLES);
 			handles[i].id = live_id[k];
 			atomic_store_explicit(&handles[i].handle, live_h[k], memory_order_release);
 			files.used++;
@@ -83,7 +83,7 @@ uint32_t es_file_opened(MPI_File fh, const char *filename)
 	if (id) {
 		uint32_t i = slot_of((uintptr_t)fh);
 		while (atomic_load_explicit(&handles[i].handle, memory_order_relaxed) > TOMB)
-			i = (uint32_t)ps_probe(i, HANDLES);
+			i = (uint32_t)base_probe(i, HANDLES);
 		handles[i].id = id;
 		files.used += atomic_load_explicit(&handles[i].handle, memory_order_relaxed) == 0;
 		atomic_store_explicit(&handles[i].handle, (uintptr_t)fh, memory_order_release);
@@ -96,7 +96,7 @@ void es_file_closed(MPI_File fh)
 {
 	pthread_mutex_lock(&es_g.lock);
 	uintptr_t h = (uintptr_t)fh;
-	for (uint32_t i = slot_of(h), k = 0; k < HANDLES; k++, i = (uint32_t)ps_probe(i, HANDLES)) {
+	for (uint32_t i = slot_of(h), k = 0; k < HANDLES; k++, i = (uint32_t)base_probe(i, HANDLES)) {
 		uintptr_t x = atomic_load_explicit(&handles[i].handle, memory_order_relaxed);
 		if (!x)
 			break;

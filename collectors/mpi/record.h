@@ -254,7 +254,7 @@ void es_ending_finalize(void) ES_HIDDEN; /* before the segment is unmapped */
 
 ES_INLINE uint32_t es_site_hash(uintptr_t k)
 {
-	return (uint32_t)ps_hash_slot(k, ES_SITES_HASH);
+	return (uint32_t)base_hash_slot(k, ES_SITES_HASH);
 }
 
 /* The thread's number for the site its recorded call came from: 0 if not known. */

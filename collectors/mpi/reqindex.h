@@ -49,7 +49,7 @@ int es__ri_reclaim(struct es_rindex *ri) ES_HIDDEN;
 /* A private record, when the board is full (-1 - its index); INT32_MIN: no memory. */
 int es__ri_priv_slot(struct es_rindex *ri) ES_HIDDEN;
 #ifdef ES_DEBUG
-/* The index as requests.h's invariants say it is (PS_INVARIANT). */
+/* The index as requests.h's invariants say it is (BASE_INVARIANT). */
 bool es__ri_whole(struct es_rindex *ri) ES_HIDDEN;
 #endif
 
@@ -64,7 +64,7 @@ static inline uint64_t *words(struct es_req_rec *r)
  * it does, so a reader's copy is whole when ver is even and unchanged. */
 static inline __attribute__((always_inline)) void slot_put(struct es_req_rec *r, const struct es_req_rec *v)
 {
-	PS_INVARIANT("only the owner writes a slot: its ver is even when the owner begins",
+	BASE_INVARIANT("only the owner writes a slot: its ver is even when the owner begins",
 		     !(__atomic_load_n(&r->ver, __ATOMIC_RELAXED) & 1));
 	uint64_t ver = __atomic_load_n(&r->ver, __ATOMIC_RELAXED) | 1;
 	__atomic_store_n(&r->ver, ver, __ATOMIC_RELAXED);
@@ -78,7 +78,7 @@ static inline __attribute__((always_inline)) void slot_put(struct es_req_rec *r,
 /* A slot no request holds: its handle 0 (readers pass over it). */
 static inline void slot_free(struct es_req_rec *r)
 {
-	PS_INVARIANT("only the owner writes a slot: its ver is even when the owner begins",
+	BASE_INVARIANT("only the owner writes a slot: its ver is even when the owner begins",
 		     !(__atomic_load_n(&r->ver, __ATOMIC_RELAXED) & 1));
 	uint64_t ver = __atomic_load_n(&r->ver, __ATOMIC_RELAXED) | 1;
 	__atomic_store_n(&r->ver, ver, __ATOMIC_RELAXED);
@@ -92,7 +92,7 @@ static inline void slot_free(struct es_req_rec *r)
 
 static inline size_t hash(MPI_Request r, size_t cap)
 {
-	return ps_hash_slot(es_handle_of(r), cap);
+	return base_hash_slot(es_handle_of(r), cap);
 }
 
 
@@ -101,7 +101,7 @@ static inline size_t hash(MPI_Request r, size_t cap)
  * the same one), and probing keeps their order (so does erase). */
 static inline struct rentry *find_nth(struct es_rindex *ri, MPI_Request r, int k)
 {
-	for (size_t i = hash(r, ri->cap), n = 0; n < ri->cap; n++, i = ps_probe(i, ri->cap)) {
+	for (size_t i = hash(r, ri->cap), n = 0; n < ri->cap; n++, i = base_probe(i, ri->cap)) {
 		if (ri->tab[i].handle == r && k-- == 0)
 			return &ri->tab[i];
 		if (ri->tab[i].handle == MPI_REQUEST_NULL)
@@ -119,7 +119,7 @@ static inline struct rentry *find(struct es_rindex *ri, MPI_Request r)
  * insert would put it, while no entry moves. */
 static inline struct rentry *probe(struct es_rindex *ri, MPI_Request r, size_t *empty)
 {
-	for (size_t i = hash(r, ri->cap), n = 0; n < ri->cap; n++, i = ps_probe(i, ri->cap)) {
+	for (size_t i = hash(r, ri->cap), n = 0; n < ri->cap; n++, i = base_probe(i, ri->cap)) {
 		if (ri->tab[i].handle == r)
 			return &ri->tab[i];
 		if (ri->tab[i].handle == MPI_REQUEST_NULL) {
@@ -133,7 +133,7 @@ static inline struct rentry *probe(struct es_rindex *ri, MPI_Request r, size_t *
 /* The entry for r on slot. */
 static inline struct rentry *find_slot(struct es_rindex *ri, MPI_Request r, int slot)
 {
-	for (size_t i = hash(r, ri->cap), n = 0; n < ri->cap; n++, i = ps_probe(i, ri->cap)) {
+	for (size_t i = hash(r, ri->cap), n = 0; n < ri->cap; n++, i = base_probe(i, ri->cap)) {
 		if (ri->tab[i].handle == r && ri->tab[i].slot == slot)
 			return &ri->tab[i];
 		if (ri->tab[i].handle == MPI_REQUEST_NULL)
@@ -157,7 +157,7 @@ static inline struct rentry *insert(struct es_rindex *ri, MPI_Request r, int slo
 		return NULL;
 	size_t i = hash(r, ri->cap);
 	while (ri->tab[i].handle != MPI_REQUEST_NULL)
-		i = ps_probe(i, ri->cap);
+		i = base_probe(i, ri->cap);
 	return put_at(ri, i, r, slot);
 }
 
@@ -170,7 +170,7 @@ static inline void erase(struct es_rindex *ri, struct rentry *e)
 		ri->tab[i].handle = MPI_REQUEST_NULL;
 		size_t j = i;
 		for (;;) {
-			j = ps_probe(j, ri->cap);
+			j = base_probe(j, ri->cap);
 			if (ri->tab[j].handle == MPI_REQUEST_NULL)
 				return;
 			size_t h = hash(ri->tab[j].handle, ri->cap);

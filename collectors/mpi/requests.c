@@ -115,7 +115,7 @@ void es_req_made(MPI_Request req, unsigned op, const struct es_comm *c, uint32_t
 				.size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size };
 	/* a receive from any source learns its source's world rank through c at its completion */
 	follow(req, &v, is_recv(op) && peer == ES_NONE ? (struct es_comm *)c : NULL);
-	PS_INVARIANT("each entry of the index stands for one slot or record holding its handle",
+	BASE_INVARIANT("each entry of the index stands for one slot or record holding its handle",
 		     !es_t.ri || es__ri_whole(es_t.ri));
 }
 
@@ -296,7 +296,7 @@ static inline void completed(const struct es_ref *ref, const MPI_Status *st, boo
 									: ES_NUM_NONE;
 	es_write_msg(op | ES_OP_DONE, r->start, now, peer, size, arg, (uint16_t)serial, MPI_SUCCESS, m);
 	struct rentry *e = find_slot(ri, h, ref->slot);
-	PS_INVARIANT("a request a wait completes is its owner's entry until its completion is written", e != NULL);
+	BASE_INVARIANT("a request a wait completes is its owner's entry until its completion is written", e != NULL);
 	if (e)
 		forget(ri, e);
 	/* counted once its completion and its slot's end are visible (rule R) */
@@ -445,7 +445,7 @@ void es_wait_end(struct es_wait *w, int rc, enum es_which which, int count, cons
 {
 	complete_all(w, rc, which, count, indices, sts, fsts, t1);
 	wait_free(w);
-	PS_INVARIANT("each entry of the index stands for one slot or record holding its handle",
+	BASE_INVARIANT("each entry of the index stands for one slot or record holding its handle",
 		     !es_t.ri || es__ri_whole(es_t.ri));
 }
 
@@ -659,7 +659,7 @@ void es_requests_reset(void)
 /* A channel's key as one word (pastset.h's hash). */
 static uint64_t chan_key(uint32_t peer, uint32_t tag, uint32_t serial, uint32_t dir)
 {
-	return ps_hash_fold(ps_hash_fold(PS_HASH_SEED, (uint64_t)peer << 32 | tag), (uint64_t)serial << 32 | dir);
+	return base_hash_fold(base_hash_fold(BASE_HASH_SEED, (uint64_t)peer << 32 | tag), (uint64_t)serial << 32 | dir);
 }
 
 /* A key's slot on the board mpi.chansK: open addressing over slots 1..,
@@ -670,7 +670,7 @@ static struct es_chan_rec *board_slot(uint32_t peer, uint32_t tag, uint32_t seri
 	struct es_chan_rec *b = es_t.chans;
 	if (!b)
 		return NULL;
-	uint32_t h = (uint32_t)ps_hash_slot(chan_key(peer, tag, serial, dir), ES_CHANS_SLOTS);
+	uint32_t h = (uint32_t)base_hash_slot(chan_key(peer, tag, serial, dir), ES_CHANS_SLOTS);
 	uint32_t want = ES_CHAN_USED | dir;
 	for (uint32_t k = 0, i = h ? h : 1; k < ES_CHANS_SLOTS - 1;
 	     k++, i = i + 1 < ES_CHANS_SLOTS ? i + 1 : 1) {
@@ -717,9 +717,9 @@ static int chans_grow(struct es_chans *t)
 		const struct es_chan *c = &t->tab[i];
 		if (c->dir == ES_NONE)
 			continue;
-		uint32_t h = (uint32_t)ps_hash_slot(chan_key(c->peer, c->tag, c->serial, c->dir), cap);
+		uint32_t h = (uint32_t)base_hash_slot(chan_key(c->peer, c->tag, c->serial, c->dir), cap);
 		while (tab[h].dir != ES_NONE)
-			h = (uint32_t)ps_probe(h, cap);
+			h = (uint32_t)base_probe(h, cap);
 		tab[h] = *c;
 	}
 	free(t->tab);
@@ -740,8 +740,8 @@ struct es_chan *es__chan_find(uint32_t peer, uint32_t tag, uint32_t serial, uint
 		return NULL;
 	struct es_chan *c;
 	for (int tries = 0; tries < 2; tries++) {
-		uint32_t h = (uint32_t)ps_hash_slot(chan_key(peer, tag, serial, dir), t->cap);
-		for (c = &t->tab[h]; c->dir != ES_NONE; h = (uint32_t)ps_probe(h, t->cap), c = &t->tab[h])
+		uint32_t h = (uint32_t)base_hash_slot(chan_key(peer, tag, serial, dir), t->cap);
+		for (c = &t->tab[h]; c->dir != ES_NONE; h = (uint32_t)base_probe(h, t->cap), c = &t->tab[h])
 			if (c->peer == peer && c->tag == tag && c->serial == serial && c->dir == dir)
 				goto found;
 		if ((t->used + 1) * 2 <= t->cap)

@@ -101,7 +101,7 @@ static uint32_t slot_of(const struct es_sites *s, uintptr_t key)
 {
 	uint32_t h = es_site_hash(key);
 	while (s->key[h] && s->key[h] != key)
-		h = (uint32_t)ps_probe(h, ES_SITES_HASH);
+		h = (uint32_t)base_probe(h, ES_SITES_HASH);
 	return h;
 }
 
@@ -154,9 +154,9 @@ static int unwind(const void *ra, uintptr_t *pc, int depth)
 
 static uintptr_t path_key(const uintptr_t *pc, int n)
 {
-	uint64_t h = PS_HASH_SEED;
+	uint64_t h = BASE_HASH_SEED;
 	for (int i = 0; i < n; i++)
-		h = ps_hash_fold(h, pc[i]);
+		h = base_hash_fold(h, pc[i]);
 	return (uintptr_t)(h | 1); /* never 0, and apart from any single address's own key */
 }
 

@@ -32,7 +32,7 @@ uint64_t es__bytes(int count, MPI_Datatype type) ES_HIDDEN;
 
 ES_INLINE uint32_t es_type_hash(uint64_t k)
 {
-	return (uint32_t)ps_hash_slot(k, ES_TYPES_HASH);
+	return (uint32_t)base_hash_slot(k, ES_TYPES_HASH);
 }
 
 ES_INLINE uint64_t es_bytes(int count, MPI_Datatype type)

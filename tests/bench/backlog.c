@@ -53,7 +53,7 @@ int main(int argc, char **argv)
 		ps_elem *e;
 		if ((rc = es_space_add(sp, &m, (uint32_t)events, false, &id, &e)))
 			break;
-		uint64_t at = ps_now_ns() - (uint64_t)events * 1000;
+		uint64_t at = base_now_ns() - (uint64_t)events * 1000;
 		for (long i = 0; i < events && !rc; i++, at += 1000) {
 			struct es_trace tr = { .start = at, .end = at + 400, .op = (uint16_t)ops[i % 3],
 					       .element = (uint32_t)t, .size = 36, .arg = (uint32_t)i };

@@ -15,7 +15,7 @@
 
 static double now_ns(void)
 {
-	return (double)ps_now_ns();
+	return (double)base_now_ns();
 }
 
 static int cmp(const void *a, const void *b)

@@ -12,7 +12,7 @@ static Suite *(*const suites[])(void) = {
 	tcp_server_suite, remote_suite,	    door_suite,	      pastset_stress_suite, archive_suite, pastset_shm_suite,
 	pathmaps_suite,	  handlers_suite,   pastset_suite,    scopes_suite,	    steering_suite, collectors_suite,
 	paths_tree_suite, waits_suite,	    waitstates_suite, monitors_suite,	    paths_suite,   view_suite,
-	waitfor_suite,	  windtunnel_suite, wire_suite,	      bench_suite,
+	waitfor_suite,	  windtunnel_suite, wire_suite,	      bench_suite, base_suite,
 };
 
 int main(void)

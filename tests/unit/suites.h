@@ -4,6 +4,7 @@
 
 #include <check.h>
 
+Suite *base_suite(void);
 Suite *pastset_suite(void);
 Suite *pastset_shm_suite(void);
 Suite *pastset_stress_suite(void);

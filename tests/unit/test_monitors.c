@@ -155,7 +155,7 @@ START_TEST(fed_judgement_as_pulled)
 		uint16_t id;
 		ck_assert_int_eq(es_space_add(sp, &m, 1000, false, &id, &e[i]), 0);
 	}
-	uint64_t now = ps_now_ns();
+	uint64_t now = base_now_ns();
 	for (int i = 0; i < 2; i++) {
 		struct es_trace t = { .start = now - 2000, .end = now - 1000 + (uint64_t)i, .op = ES_OP_WRITE, .size = 36 };
 		ck_assert_int_eq(ps_write(e[i], &t, 0, NULL), 0);
@@ -182,7 +182,7 @@ START_TEST(fed_judgement_as_pulled)
 			ck_assert_int_eq(es_space_add(sp, &m, 1000, false, &id, &e[2]), 0);
 		}
 		if (period > 0) { /* only busy moves (and late, once there) */
-			uint64_t t0 = ps_now_ns();
+			uint64_t t0 = base_now_ns();
 			struct es_trace t = { .start = t0, .end = t0 + 10, .op = ES_OP_WRITE, .size = 36 };
 			ck_assert_int_eq(ps_write(e[0], &t, 0, NULL), 0);
 			if (period > 2)

@@ -462,35 +462,35 @@ START_TEST(files_trusted_as_ssh_takes_keys)
 	int fd = open(f, O_WRONLY | O_CREAT | O_EXCL, 0644);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	fd = ps_open_trusted(f, why, sizeof(why));
+	fd = base_open_trusted(f, why, sizeof(why));
 	ck_assert_msg(fd >= 0, "%s", why);
 	close(fd);
 	ck_assert_int_eq(chmod(f, 0664), 0); /* its group may write it */
-	ck_assert_int_eq(ps_open_trusted(f, why, sizeof(why)), -EACCES);
+	ck_assert_int_eq(base_open_trusted(f, why, sizeof(why)), -EACCES);
 	ck_assert_msg(strstr(why, "map.yaml is writable by its group (mode 0664)"), "%s", why);
 	ck_assert_int_eq(chmod(f, 0644), 0);
 	ck_assert_int_eq(chmod(d, 0777), 0); /* anyone may put a file beside it */
-	ck_assert_int_eq(ps_open_trusted(f, why, sizeof(why)), -EACCES);
+	ck_assert_int_eq(base_open_trusted(f, why, sizeof(why)), -EACCES);
 	ck_assert_msg(strstr(why, "is writable by anyone (mode 0777)"), "%s", why);
 	ck_assert_int_eq(chmod(d, 01777), 0); /* sticky, as /tmp: only an entry's owner may replace it */
-	fd = ps_open_trusted(f, why, sizeof(why));
+	fd = base_open_trusted(f, why, sizeof(why));
 	ck_assert_msg(fd >= 0, "%s", why);
 	close(fd);
 	ck_assert_int_eq(chmod(d, 0700), 0);
-	ck_assert_int_eq(ps_open_trusted(d, why, sizeof(why)), -EINVAL); /* not a regular file */
+	ck_assert_int_eq(base_open_trusted(d, why, sizeof(why)), -EINVAL); /* not a regular file */
 	snprintf(sub, sizeof(sub), "%s/none", d);
-	ck_assert_int_eq(ps_open_trusted(sub, why, sizeof(why)), -ENOENT);
+	ck_assert_int_eq(base_open_trusted(sub, why, sizeof(why)), -ENOENT);
 	if (geteuid() == 0) {
 		ck_assert_int_eq(chown(f, 65534, 65534), 0); /* another user's */
-		ck_assert_int_eq(ps_open_trusted(f, why, sizeof(why)), -EACCES);
+		ck_assert_int_eq(base_open_trusted(f, why, sizeof(why)), -EACCES);
 		ck_assert_msg(strstr(why, "map.yaml is owned by uid 65534, not by you (uid 0) or root"), "%s", why);
 		/* a link of ours to it is no way round */
 		snprintf(link, sizeof(link), "%s/mine.yaml", d);
 		ck_assert_int_eq(symlink(f, link), 0);
-		ck_assert_int_eq(ps_open_trusted(link, why, sizeof(why)), -EACCES);
+		ck_assert_int_eq(base_open_trusted(link, why, sizeof(why)), -EACCES);
 		ck_assert_int_eq(chown(f, 0, 0), 0);
 		ck_assert_int_eq(chown(d, 65534, 65534), 0); /* ours, in their directory */
-		ck_assert_int_eq(ps_open_trusted(f, why, sizeof(why)), -EACCES);
+		ck_assert_int_eq(base_open_trusted(f, why, sizeof(why)), -EACCES);
 		ck_assert_msg(strstr(why, "its directory /tmp/es-trust-"), "%s", why);
 		unlink(link);
 	}
@@ -520,20 +520,20 @@ END_TEST
 /* The clock and deadlines every layer waits by. */
 START_TEST(clock_and_deadlines)
 {
-	uint64_t a = ps_now_ns(), b = ps_now_ns();
+	uint64_t a = base_now_ns(), b = base_now_ns();
 	ck_assert(a > 0 && b >= a);
-	ck_assert(ps_deadline_ns(PS_FOREVER) == UINT64_MAX);
-	ck_assert(ps_deadline_ns(-7) == UINT64_MAX);
-	ck_assert_int_eq(ps_ms_left(UINT64_MAX), PS_FOREVER);
-	ck_assert_int_eq(ps_ms_left(ps_deadline_ns(0)), 0);
-	ck_assert_int_eq(ps_ms_left(a), 0); /* passed */
-	ck_assert_int_eq(ps_ms_left(0), 0);
-	uint64_t d = ps_deadline_ns(60000);
+	ck_assert(base_deadline_ns(PS_FOREVER) == UINT64_MAX);
+	ck_assert(base_deadline_ns(-7) == UINT64_MAX);
+	ck_assert_int_eq(base_ms_left(UINT64_MAX), PS_FOREVER);
+	ck_assert_int_eq(base_ms_left(base_deadline_ns(0)), 0);
+	ck_assert_int_eq(base_ms_left(a), 0); /* passed */
+	ck_assert_int_eq(base_ms_left(0), 0);
+	uint64_t d = base_deadline_ns(60000);
 	ck_assert(d >= b + 60000ull * 1000000 && d != UINT64_MAX);
-	int left = ps_ms_left(d);
+	int left = base_ms_left(d);
 	ck_assert(left > 0 && left <= 60000);
 	/* a deadline further than INT_MAX ms is capped, not wrapped */
-	ck_assert_int_eq(ps_ms_left(ps_now_ns() + 3000000000ull * 1000000), 0x7fffffff);
+	ck_assert_int_eq(base_ms_left(base_now_ns() + 3000000000ull * 1000000), 0x7fffffff);
 }
 END_TEST
 
@@ -686,11 +686,11 @@ START_TEST(one_hash_for_the_tables)
 {
 	for (size_t cap = 2; cap <= (1u << 16); cap <<= 1)
 		for (uint64_t k = 0; k < 1000; k++) {
-			ck_assert_uint_lt(ps_hash_slot(k, cap), cap);
-			ck_assert_uint_lt(ps_hash_slot(k << 40, cap), cap);
-			ck_assert_uint_lt(ps_probe(ps_hash_slot(k, cap), cap), cap);
+			ck_assert_uint_lt(base_hash_slot(k, cap), cap);
+			ck_assert_uint_lt(base_hash_slot(k << 40, cap), cap);
+			ck_assert_uint_lt(base_probe(base_hash_slot(k, cap), cap), cap);
 		}
-	ck_assert_uint_eq(ps_probe(7, 8), 0);
+	ck_assert_uint_eq(base_probe(7, 8), 0);
 	/* 1024 keys 16 apart (aligned pointers) and 1024 apart in the high
 	 * word: in a table of 2048, at least 3 in 4 slots of their own */
 	enum { N = 1024, CAP = 2048 };
@@ -699,15 +699,15 @@ START_TEST(one_hash_for_the_tables)
 		memset(used, 0, sizeof(used));
 		int alone = 0;
 		for (uint64_t k = 0; k < N; k++) {
-			size_t s = ps_hash_slot(pass ? k << 32 : 0x7f0000001000ull + 16 * k, CAP);
+			size_t s = base_hash_slot(pass ? k << 32 : 0x7f0000001000ull + 16 * k, CAP);
 			alone += !used[s]++;
 		}
 		ck_assert_int_ge(alone, N * 3 / 4);
 	}
-	ck_assert_uint_ne(ps_hash_str(ps_hash_str(PS_HASH_SEED, "ab"), "c"),
-			  ps_hash_str(ps_hash_str(PS_HASH_SEED, "a"), "bc"));
-	ck_assert_uint_ne(ps_hash_fold(ps_hash_fold(PS_HASH_SEED, 1), 2), ps_hash_fold(ps_hash_fold(PS_HASH_SEED, 2), 1));
-	ck_assert_uint_eq(ps_hash_str(PS_HASH_SEED, "x"), ps_hash_str(PS_HASH_SEED, "x"));
+	ck_assert_uint_ne(base_hash_str(base_hash_str(BASE_HASH_SEED, "ab"), "c"),
+			  base_hash_str(base_hash_str(BASE_HASH_SEED, "a"), "bc"));
+	ck_assert_uint_ne(base_hash_fold(base_hash_fold(BASE_HASH_SEED, 1), 2), base_hash_fold(base_hash_fold(BASE_HASH_SEED, 2), 1));
+	ck_assert_uint_eq(base_hash_str(BASE_HASH_SEED, "x"), base_hash_str(BASE_HASH_SEED, "x"));
 }
 END_TEST
 

@@ -399,20 +399,20 @@ START_TEST(input_files_only_regular)
 	snprintf(name, sizeof(name), "%s/map", dir);
 	ck_assert_int_eq(mkfifo(name, 0600), 0);
 	errno = 0;
-	ck_assert_ptr_null(ps_fopen_in(name));
+	ck_assert_ptr_null(base_fopen_in(name));
 	ck_assert_int_eq(errno, EINVAL);
 	unlink(name);
 	errno = 0;
-	ck_assert_ptr_null(ps_fopen_in(dir));
+	ck_assert_ptr_null(base_fopen_in(dir));
 	ck_assert_int_eq(errno, EISDIR);
-	ck_assert_ptr_null(ps_fopen_in("/dev/zero"));
+	ck_assert_ptr_null(base_fopen_in("/dev/zero"));
 	ck_assert_int_eq(errno, EINVAL);
-	ck_assert_ptr_null(ps_fopen_in("/no/such/file"));
+	ck_assert_ptr_null(base_fopen_in("/no/such/file"));
 	ck_assert_int_eq(errno, ENOENT);
 	FILE *w = fopen(name, "w");
 	fputs("data\n", w);
 	fclose(w);
-	FILE *f = ps_fopen_in(name);
+	FILE *f = base_fopen_in(name);
 	ck_assert_ptr_nonnull(f);
 	char buf[16] = "";
 	ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
@@ -437,12 +437,12 @@ START_TEST(output_files_refuse_links)
 	/* a symbolic link at the name: refused, the file it points to unchanged */
 	ck_assert_int_eq(symlink(victim, name), 0);
 	errno = 0;
-	ck_assert_ptr_null(ps_fopen_out(name, 0644));
+	ck_assert_ptr_null(base_fopen_out(name, 0644));
 	ck_assert_int_eq(errno, ELOOP);
 	/* a hard link to a file of ours: refused too */
 	unlink(name);
 	ck_assert_int_eq(link(victim, name), 0);
-	ck_assert_ptr_null(ps_fopen_out(name, 0644));
+	ck_assert_ptr_null(base_fopen_out(name, 0644));
 	ck_assert_int_eq(errno, EPERM);
 	char buf[32] = "";
 	v = fopen(victim, "r");
@@ -452,12 +452,12 @@ START_TEST(output_files_refuse_links)
 	unlink(name);
 	/* a FIFO nobody reads: refused at once, no hang */
 	ck_assert_int_eq(mkfifo(name, 0600), 0);
-	ck_assert_ptr_null(ps_fopen_out(name, 0644));
+	ck_assert_ptr_null(base_fopen_out(name, 0644));
 	ck_assert_int_eq(errno, ENXIO);
 	/* ... and one a reader waits on: written, its mode left alone */
 	int rd = open(name, O_RDONLY | O_NONBLOCK);
 	ck_assert_int_ge(rd, 0);
-	FILE *pf = ps_fopen_out(name, 0644);
+	FILE *pf = base_fopen_out(name, 0644);
 	ck_assert_ptr_nonnull(pf);
 	fputs("piped\n", pf);
 	fclose(pf);
@@ -472,7 +472,7 @@ START_TEST(output_files_refuse_links)
 	/* /dev/null: written, and its mode (0666, every user's) never changed */
 	struct stat nb, na;
 	ck_assert_int_eq(stat("/dev/null", &nb), 0);
-	FILE *nf = ps_fopen_out("/dev/null", 0600);
+	FILE *nf = base_fopen_out("/dev/null", 0600);
 	ck_assert_ptr_nonnull(nf);
 	fputs("nothing\n", nf);
 	ck_assert_int_eq(fclose(nf), 0);
@@ -483,7 +483,7 @@ START_TEST(output_files_refuse_links)
 	fputs("old contents\n", v);
 	fclose(v);
 	chmod(name, 0666);
-	FILE *f = ps_fopen_out(name, 0600);
+	FILE *f = base_fopen_out(name, 0600);
 	ck_assert_ptr_nonnull(f);
 	fputs("new\n", f);
 	fclose(f);
@@ -494,21 +494,21 @@ START_TEST(output_files_refuse_links)
 	/* another user's file (root only: to make one) */
 	if (geteuid() == 0) {
 		ck_assert_int_eq(chown(name, 65534, 65534), 0);
-		ck_assert_ptr_null(ps_fopen_out(name, 0600));
+		ck_assert_ptr_null(base_fopen_out(name, 0600));
 		ck_assert_int_eq(errno, EACCES);
 	}
 	unlink(name);
 	/* directories: made, ours taken, a link or one others may write refused */
 	snprintf(path, sizeof(path), "%s/d", dir);
-	ck_assert_int_eq(ps_mkdir_out(path, 0700), 0);
-	ck_assert_int_eq(ps_mkdir_out(path, 0700), 0);
+	ck_assert_int_eq(base_mkdir_out(path, 0700), 0);
+	ck_assert_int_eq(base_mkdir_out(path, 0700), 0);
 	chmod(path, 0777);
-	ck_assert_int_eq(ps_mkdir_out(path, 0700), -EACCES);
+	ck_assert_int_eq(base_mkdir_out(path, 0700), -EACCES);
 	rmdir(path);
 	ck_assert_int_eq(symlink(dir, path), 0);
-	ck_assert_int_eq(ps_mkdir_out(path, 0700), -ELOOP);
+	ck_assert_int_eq(base_mkdir_out(path, 0700), -ELOOP);
 	unlink(path);
-	ck_assert_int_eq(ps_mkdir_out(victim, 0700), -ENOTDIR);
+	ck_assert_int_eq(base_mkdir_out(victim, 0700), -ENOTDIR);
 	unlink(victim);
 	rmdir(dir);
 }
@@ -948,7 +948,7 @@ END_TEST
 
 /* The watch word moves with every write, and only then. */
 #ifdef ES_DEBUG
-/* A broken invariant is caught where it breaks (PS_INVARIANT, the debug
+/* A broken invariant is caught where it breaks (BASE_INVARIANT, the debug
  * builds): counters that say more were taken than the tail passed abort
  * the next take, naming the invariant. */
 START_TEST(broken_invariant_aborts)

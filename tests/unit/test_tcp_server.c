@@ -395,14 +395,14 @@ static void *hello_loop(void *arg)
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)h->port) };
 	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
 	while (!atomic_load(h->stop)) {
-		uint64_t t0 = ps_now_ns();
+		uint64_t t0 = base_now_ns();
 		int fd = socket(AF_INET, SOCK_STREAM, 0);
 		struct timeval tv = { 5, 0 };
 		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 		if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) ||
 		    send(fd, f, sizeof(f), MSG_NOSIGNAL) != (ssize_t)sizeof(f) ||
 		    recv(fd, r, sizeof(r), MSG_WAITALL) != (ssize_t)sizeof(r)) {
-			if (ps_now_ns() - t0 >= HELLO_IDLE_MS * 1000000ull)
+			if (base_now_ns() - t0 >= HELLO_IDLE_MS * 1000000ull)
 				h->held_up++;
 			else
 				h->failed++;

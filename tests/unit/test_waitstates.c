@@ -621,35 +621,6 @@ START_TEST(pattern_names)
 }
 END_TEST
 
-/* The table against a plain array, through inserts and deletes that
- * shift runs back across the table's end. */
-START_TEST(table_deletes)
-{
-	struct tab t = { 0 };
-	enum { N = 5000 };
-	static uint32_t ref[N];
-	srand(7);
-	for (int i = 0; i < N; i++)
-		ref[i] = NIL;
-	for (int step = 0; step < 100000; step++) {
-		int k = rand() % N;
-		if (rand() % 3) {
-			ck_assert_int_eq(ws__tab_put(&t, (uint64_t)k * 0x1000193, (uint32_t)step), 0);
-			ref[k] = (uint32_t)step;
-		} else {
-			ws__tab_del(&t, (uint64_t)k * 0x1000193);
-			ref[k] = NIL;
-		}
-		if (step % 9973 == 0)
-			for (int j = 0; j < N; j++) {
-				uint32_t *v = ws__tab_get(&t, (uint64_t)j * 0x1000193);
-				ck_assert_uint_eq(v ? *v : NIL, ref[j]);
-			}
-	}
-	ws__tab_free(&t);
-}
-END_TEST
-
 Suite *waitstates_suite(void)
 {
 	Suite *s = suite_create("waitstates");
@@ -671,7 +642,6 @@ Suite *waitstates_suite(void)
 	tcase_add_test(tc, delay_and_path);
 	tcase_add_test(tc, delay_followed_back);
 	tcase_add_test(tc, pattern_names);
-	tcase_add_test(tc, table_deletes);
 	suite_add_tcase(s, tc);
 	return s;
 }

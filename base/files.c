@@ -1,4 +1,4 @@
-/* file.c - how EventSpace opens files: what it writes never through another user's link or into their file, what it reads only when it is a regular file. */
+/* files.c - how EventSpace opens files: what it writes never through another user's link or into their file, what it reads only when it is a regular file. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pastset.h"
+#include "base.h"
 
 /*
  * Output names are often in shared directories (/tmp): a name another user
@@ -22,7 +22,7 @@
  * written as it is: there is nothing to cut, and its mode is not ours to
  * change.
  */
-FILE *ps_fopen_out(const char *path, mode_t mode)
+FILE *base_fopen_out(const char *path, mode_t mode)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
 	if (fd < 0)
@@ -53,7 +53,7 @@ FILE *ps_fopen_out(const char *path, mode_t mode)
 	return f;
 }
 
-int ps_mkdir_out(const char *dir, mode_t mode)
+int base_mkdir_out(const char *dir, mode_t mode)
 {
 	if (!mkdir(dir, mode))
 		return 0;
@@ -74,7 +74,7 @@ int ps_mkdir_out(const char *dir, mode_t mode)
 /* Opened without waiting (a FIFO with no writer would hold the open
  * forever, MPI_Init with it), then taken only if it is a regular file,
  * and made blocking again for the reads. */
-FILE *ps_fopen_in(const char *path)
+FILE *base_fopen_in(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
@@ -142,7 +142,7 @@ static int trusted_dirs(const char *given, char *dir, char *why, size_t len)
 	}
 }
 
-int ps_open_trusted(const char *path, char *why, size_t len)
+int base_open_trusted(const char *path, char *why, size_t len)
 {
 	char real[PATH_MAX];
 	if (!realpath(path, real)) {
