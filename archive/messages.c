@@ -126,7 +126,6 @@ static void pair(struct ar_msgs *m, const struct end *s, const struct end *r)
  * sort), each key keeping its earliest send and earliest receive (by
  * start, then event); any more of either stay alone. */
 struct kslot {
-	uint64_t key; /* 0: free */
 	uint32_t send, recv; /* indices into the ends, UINT32_MAX: none */
 };
 static bool earlier(const struct end *x, const struct end *y)
@@ -135,29 +134,30 @@ static bool earlier(const struct end *x, const struct end *y)
 }
 static int pair_keyed(struct ar_msgs *m, const struct end *v, size_t n)
 {
-	size_t cap = 16;
-	while (cap < 2 * n + 2)
-		cap *= 2;
-	struct kslot *t = malloc(sizeof(*t) * cap);
-	if (!t)
+	struct base_tab t;
+	base_tab_init(&t, sizeof(struct kslot));
+	if (base_tab_reserve(&t, n / 2 + 1) < 0) /* a send and a receive a key, mostly */
 		return -ENOMEM;
-	for (size_t i = 0; i < cap; i++)
-		t[i] = (struct kslot){ 0, UINT32_MAX, UINT32_MAX };
 	for (size_t i = 0; i < n; i++) {
 		if (!v[i].key)
 			continue;
-		size_t h = base_hash_slot(v[i].key, cap);
-		while (t[h].key && t[h].key != v[i].key)
-			h = base_probe(h, cap);
-		t[h].key = v[i].key;
-		uint32_t *side = v[i].recv ? &t[h].recv : &t[h].send;
+		bool fresh;
+		struct kslot *k = base_tab_put(&t, v[i].key, &fresh);
+		if (!k) {
+			base_tab_free(&t);
+			return -ENOMEM;
+		}
+		if (fresh)
+			*k = (struct kslot){ UINT32_MAX, UINT32_MAX };
+		uint32_t *side = v[i].recv ? &k->recv : &k->send;
 		if (*side == UINT32_MAX || earlier(&v[i], &v[*side]))
 			*side = (uint32_t)i;
 	}
-	for (size_t h = 0; h < cap; h++)
-		if (t[h].key && t[h].send != UINT32_MAX && t[h].recv != UINT32_MAX)
-			pair(m, &v[t[h].send], &v[t[h].recv]);
-	free(t);
+	struct kslot *k;
+	for (size_t at = 0; (k = base_tab_next(&t, &at, NULL));)
+		if (k->send != UINT32_MAX && k->recv != UINT32_MAX)
+			pair(m, &v[k->send], &v[k->recv]);
+	base_tab_free(&t);
 	return 0;
 }
 

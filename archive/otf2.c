@@ -119,42 +119,28 @@ static uint64_t place_hash(const char *file, int line)
 	return base_hash_fold(base_hash_str(BASE_HASH_SEED, file), (uint64_t)(uint32_t)line);
 }
 
-/* The places' index (place + 1 by file and line) at twice their number:
- * found at once however many there are.  -ENOMEM. */
-static int index_places(struct otf2_out *o)
+static bool place_is(const struct otf2_out *o, uint32_t i, const char *file, int line)
 {
-	size_t cap = o->capix ? o->capix * 2 : 128;
-	uint32_t *ix = calloc(cap, sizeof(*ix));
-	if (!ix)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < o->nplaces; i++) {
-		size_t h = base_hash_slot(place_hash(o->places[i].file, o->places[i].line), cap);
-		while (ix[h])
-			h = base_probe(h, cap);
-		ix[h] = i + 1;
-	}
-	free(o->place_ix);
-	o->place_ix = ix;
-	o->capix = cap;
-	return 0;
+	return o->places[i].line == line && !strcmp(o->places[i].file, file);
 }
 
 /* The source code location of a call's site (its innermost frame), made if
- * new: UINT32_MAX when the site or its line is not known, or no memory. */
+ * new: UINT32_MAX when the site or its line is not known, or no memory.
+ * The index finds the first place of a hash; another of the same hash is
+ * looked for among all (never in practice: hashes are 64 bits). */
 static uint32_t new_place(struct otf2_out *o, int thread, uint16_t site)
 {
 	const struct ar_site *s = ar_site(o->a, thread, site);
 	if (!s || !s->frames[0].line)
 		return UINT32_MAX;
 	const struct ar_frame *f = &s->frames[0];
-	if (2 * ((size_t)o->nplaces + 1) > o->capix && index_places(o))
-		return UINT32_MAX;
-	size_t h = base_hash_slot(place_hash(f->file, f->line), o->capix);
-	for (; o->place_ix[h]; h = base_probe(h, o->capix)) {
-		uint32_t i = o->place_ix[h] - 1;
-		if (o->places[i].line == f->line && !strcmp(o->places[i].file, f->file))
+	uint64_t h = place_hash(f->file, f->line);
+	uint32_t *x = base_tab_get(&o->place_ix, h);
+	if (x && place_is(o, *x, f->file, f->line))
+		return *x;
+	for (uint32_t i = 0; x && i < o->nplaces; i++)
+		if (place_is(o, i, f->file, f->line))
 			return i;
-	}
 	if (o->nplaces == o->capplaces) {
 		uint32_t cap = o->capplaces ? o->capplaces * 2 : 64;
 		void *v = realloc(o->places, sizeof(*o->places) * cap);
@@ -163,9 +149,10 @@ static uint32_t new_place(struct otf2_out *o, int thread, uint16_t site)
 		o->places = v;
 		o->capplaces = cap;
 	}
+	if (!x && base_tab_set32(&o->place_ix, h, o->nplaces) < 0)
+		return UINT32_MAX;
 	o->places[o->nplaces].file = f->file;
 	o->places[o->nplaces].line = f->line;
-	o->place_ix[h] = o->nplaces + 1;
 	return o->nplaces++;
 }
 
@@ -238,31 +225,50 @@ static uint32_t rank_in(const struct otf2_out *o, uint16_t comm, uint32_t world)
  * those still open (which one matters not: the completion carries what
  * came). */
 struct reqids {
-	uint64_t *key, *id;
-	size_t cap, next;
+	struct base_tab opened; /* reqid_key -> struct opened */
+	struct base_tab ids;    /* (reqid_key, k) -> the k-th id opened with it (uint64_t) */
+	uint64_t next;
 };
-#define REQ_GONE UINT64_MAX /* a completed request's slot: probes go past it */
+struct opened {
+	uint32_t n, done; /* ids opened with the key, and completed (the first done) */
+};
 
 static uint64_t reqid_key(uint64_t start, bool recv)
 {
-	return (start << 1 | recv) + 1; /* never 0, a free slot */
+	return start << 1 | recv;
 }
 
-static size_t reqid_home(const struct reqids *r, uint64_t key)
+/* The k-th id's key: hashed, since (key ^ k) would make a send's second
+ * id the receive's first (their keys differ in the low bit alone). */
+static uint64_t reqid_nth(uint64_t key, uint32_t k)
 {
-	return base_hash_slot(key, r->cap);
+	return base_hash_fold(base_hash_fold(BASE_HASH_SEED, key), k);
 }
 
-/* A new id for the request begun at start (the table holds twice the
- * thread's items, so a free slot is always found). */
+/* Room for n requests: then neither table grows, and no call fails. */
+static int reqids_init(struct reqids *r, size_t n)
+{
+	*r = (struct reqids){ 0 };
+	base_tab_init(&r->opened, sizeof(struct opened));
+	base_tab_init(&r->ids, sizeof(uint64_t));
+	return base_tab_reserve(&r->opened, n) < 0 || base_tab_reserve(&r->ids, n) < 0 ? -ENOMEM : 0;
+}
+
+static void reqids_free(struct reqids *r)
+{
+	base_tab_free(&r->opened), base_tab_free(&r->ids);
+}
+
+/* A new id for the request begun at start (0: no memory). */
 static uint64_t reqid_new(struct reqids *r, uint64_t start, bool recv)
 {
-	size_t i = reqid_home(r, reqid_key(start, recv));
-	while (r->key[i] && r->key[i] != REQ_GONE)
-		i = base_probe(i, r->cap);
-	r->key[i] = reqid_key(start, recv);
-	r->id[i] = ++r->next;
-	return r->next;
+	uint64_t key = reqid_key(start, recv);
+	struct opened *o = base_tab_put(&r->opened, key, NULL);
+	uint64_t *id = o ? base_tab_put(&r->ids, reqid_nth(key, o->n), NULL) : NULL;
+	if (!id)
+		return 0;
+	o->n++;
+	return *id = ++r->next;
 }
 
 /* The id of a request begun at start and still open, which it no longer
@@ -270,12 +276,15 @@ static uint64_t reqid_new(struct reqids *r, uint64_t start, bool recv)
 static uint64_t reqid_done(struct reqids *r, uint64_t start, bool recv)
 {
 	uint64_t key = reqid_key(start, recv);
-	for (size_t i = reqid_home(r, key); r->key[i]; i = base_probe(i, r->cap))
-		if (r->key[i] == key) {
-			r->key[i] = REQ_GONE;
-			return r->id[i];
-		}
-	return 0;
+	struct opened *o = base_tab_get(&r->opened, key);
+	const uint64_t *id = o && o->done < o->n ? base_tab_get(&r->ids, reqid_nth(key, o->done)) : NULL;
+	if (!id)
+		return 0;
+	uint64_t was = *id;
+	base_tab_del(&r->ids, reqid_nth(key, o->done));
+	if (++o->done == o->n)
+		base_tab_del(&r->opened, key);
+	return was;
 }
 
 static int by_u64(const void *a, const void *b)
@@ -448,15 +457,11 @@ static int write_thread(struct otf2_out *o, int t, struct ar_out_stats *st)
 		snprintf(o->err, sizeof(o->err), "thread %d: %s", t, strerror(-rc));
 		return rc;
 	}
-	struct reqids ids = { .cap = 64 };
-	while (ids.cap < 2 * n + 2)
-		ids.cap *= 2;
-	ids.key = calloc(ids.cap, sizeof(uint64_t));
-	ids.id = calloc(ids.cap, sizeof(uint64_t));
-	OTF2_EvtWriter *w = ids.key && ids.id && !find_alone_irecvs(o, items, n)
+	struct reqids ids;
+	OTF2_EvtWriter *w = !reqids_init(&ids, n) && !find_alone_irecvs(o, items, n)
 			    ? OTF2_Archive_GetEvtWriter(o->ar, (OTF2_LocationRef)t) : NULL;
 	if (!w) {
-		free(items), free(ids.key), free(ids.id);
+		free(items), reqids_free(&ids);
 		snprintf(o->err, sizeof(o->err), "no event writer for thread %d", t);
 		return -EIO;
 	}
@@ -498,7 +503,7 @@ static int write_thread(struct otf2_out *o, int t, struct ar_out_stats *st)
 	}
 	if (e == OTF2_SUCCESS)
 		e = metrics(o, w, t, &next, UINT64_MAX, sum);
-	free(items), free(ids.key), free(ids.id);
+	free(items), reqids_free(&ids);
 	if (e != OTF2_SUCCESS)
 		return ar__otf2_fail(o, e, "writing events");
 	OTF2_EvtWriter_GetNumberOfEvents(w, &o->events[t]);
@@ -624,7 +629,8 @@ static int locate_empty(struct otf2_out *o, const char *dir, const char *name)
 static void free_out(struct otf2_out *o)
 {
 	free(o->events), free(o->region_op), free(o->phase), free(o->files), free(o->comm_ref), free(o->places);
-	free(o->alone_irecvs), free(o->waits), free(o->wfirst), free(o->place_ix), free(o->located);
+	free(o->alone_irecvs), free(o->waits), free(o->wfirst), free(o->located);
+	base_tab_free(&o->place_ix);
 	if (o->attrs)
 		OTF2_AttributeList_Delete(o->attrs);
 	ar_msgs_free(&o->msgs);

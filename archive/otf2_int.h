@@ -5,6 +5,7 @@
 #include <otf2/otf2.h>
 
 #include "archive/convert.h"
+#include "base/base.h"
 
 #define AR_NO_ELEMENT 0xffffffffu /* a tuple's element when it has none (no peer, no root) */
 
@@ -27,8 +28,7 @@ struct otf2_out {
 	 * attribute "callsite" of each call's Enter */
 	struct { const char *file; int line; } *places;
 	uint32_t nplaces, capplaces;
-	uint32_t *place_ix; /* place + 1 by place_hash, capix slots (0: free) */
-	size_t capix;
+	struct base_tab place_ix; /* place_hash -> the first place of it */
 	/* the thread being written's site's place + 1 (0: none), where
 	 * place_thread holds that thread + 1: nothing cleared per thread */
 	uint32_t place_of[ES_SITES_SLOTS], place_thread[ES_SITES_SLOTS];

@@ -97,6 +97,8 @@ void *base_tab_get(const struct base_tab *t, uint64_t key);
 /* The value of key, added zeroed when new (*fresh says which, if fresh is
  * not NULL); NULL: no memory (the table is as it was). */
 void *base_tab_put(struct base_tab *t, uint64_t key, bool *fresh);
+/* Room for n entries in all without growing: 0 or -ENOMEM. */
+int base_tab_reserve(struct base_tab *t, size_t n);
 /* key's entry removed; nothing if absent. */
 void base_tab_del(struct base_tab *t, uint64_t key);
 /* Every entry once, in no order: start with *at = 0; NULL at the end. */

@@ -28,9 +28,9 @@ void *base_tab_get(const struct base_tab *t, uint64_t key)
 	return NULL;
 }
 
-static int grow(struct base_tab *t)
+static int grow_to(struct base_tab *t, size_t cap)
 {
-	size_t cap = t->cap ? t->cap * 2 : 16, stride = t->stride ? t->stride : stride_of(t);
+	size_t stride = t->stride ? t->stride : stride_of(t);
 	unsigned char *slots = malloc(stride * cap), *used = calloc(cap, 1);
 	if (!slots || !used) {
 		free(slots), free(used);
@@ -50,6 +50,16 @@ static int grow(struct base_tab *t)
 	return 0;
 }
 
+int base_tab_reserve(struct base_tab *t, size_t n)
+{
+	if (n > SIZE_MAX / 4)
+		return -ENOMEM;
+	size_t cap = t->cap ? t->cap : 16;
+	while (cap < 2 * n)
+		cap *= 2;
+	return cap == t->cap ? 0 : grow_to(t, cap);
+}
+
 void *base_tab_put(struct base_tab *t, uint64_t key, bool *fresh)
 {
 	void *v = base_tab_get(t, key);
@@ -57,7 +67,7 @@ void *base_tab_put(struct base_tab *t, uint64_t key, bool *fresh)
 		*fresh = !v;
 	if (v)
 		return v;
-	if ((t->n + 1) * 2 > t->cap && grow(t) < 0)
+	if ((t->n + 1) * 2 > t->cap && grow_to(t, t->cap ? t->cap * 2 : 16) < 0)
 		return NULL;
 	size_t h = base_hash_slot(key, t->cap);
 	while (t->used[h])

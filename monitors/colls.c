@@ -9,33 +9,29 @@
 /*
  * A collective is complete when every rank of its communicator reported
  * it; what each rank's tuple names is read from the ranks' own lists
- * (es_mpi).  Operations in progress sit in an open-addressing table and
- * leave it when complete, so the cost per event stays constant however
- * long the job runs.
+ * (es_mpi).  Operations in progress sit in a table and leave it when
+ * complete, so the cost per event stays constant however long the job
+ * runs.
  */
 struct op {
-	unsigned code;
-	uint64_t comm;  /* the communicator's id */
 	uint32_t arg, root, size;
 	int nranks;
 	uint64_t first_in, last_in, last_out;
 	int last_rank;
-	bool used;
 };
 
-#define TABLE (1 << 16)
+#define MAX_OPS (1 << 16) /* collectives in flight at once: more are not matched */
 
 struct cm {
-	struct op *table; /* open addressing: the collectives not complete yet */
+	struct base_tab ops; /* op_key -> struct op: the collectives not complete yet */
 };
 
 int cm_create(cm **out)
 {
 	cm *c = calloc(1, sizeof(*c));
-	if (!c || !(c->table = calloc(TABLE, sizeof(*c->table)))) {
-		free(c);
+	if (!c)
 		return -ENOMEM;
-	}
+	base_tab_init(&c->ops, sizeof(struct op));
 	*out = c;
 	return 0;
 }
@@ -43,55 +39,23 @@ int cm_create(cm **out)
 void cm_destroy(cm *c)
 {
 	if (c)
-		free(c->table);
+		base_tab_free(&c->ops);
 	free(c);
 }
 
-/* A collective's key as one word (pastset.h's hash). */
+/* A collective's key as one word (base.h's hash). */
 static uint64_t op_key(unsigned code, uint64_t comm, uint32_t arg)
 {
 	return base_hash_fold(base_hash_fold(BASE_HASH_SEED, comm), (uint64_t)code << 32 | arg);
 }
 
-static struct op *find_op(struct op *table, unsigned code, uint64_t comm, uint32_t arg)
+static struct op *find_op(cm *c, uint64_t key, uint32_t arg)
 {
-	size_t h = base_hash_slot(op_key(code, comm, arg), TABLE);
-	for (uint32_t i = 0; i < TABLE; i++, h = base_probe(h, TABLE)) {
-		struct op *o = &table[h];
-		if (!o->used) {
-			memset(o, 0, sizeof(*o));
-			o->used = true;
-			o->code = code;
-			o->comm = comm;
-			o->arg = arg;
-			o->first_in = UINT64_MAX;
-			return o;
-		}
-		if (o->code == code && o->comm == comm && o->arg == arg)
-			return o;
-	}
-	return NULL; /* 65536 collectives in flight at once: give up on this one */
-}
-
-/* Removes o, keeping every other entry findable (backward-shift deletion). */
-static void drop_op(struct op *table, struct op *o)
-{
-	size_t i = (size_t)(o - table);
-	for (;;) {
-		table[i].used = false;
-		size_t j = i;
-		for (;;) {
-			j = base_probe(j, TABLE);
-			if (!table[j].used)
-				return;
-			size_t h = base_hash_slot(op_key(table[j].code, table[j].comm, table[j].arg), TABLE);
-			/* can the entry at j move to the hole at i? */
-			if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j))
-				break;
-		}
-		table[i] = table[j];
-		i = j;
-	}
+	bool fresh = false;
+	struct op *o = c->ops.n < MAX_OPS ? base_tab_put(&c->ops, key, &fresh) : base_tab_get(&c->ops, key);
+	if (o && fresh)
+		*o = (struct op){ .arg = arg, .first_in = UINT64_MAX };
+	return o;
 }
 
 int cm_event(cm *c, es_mpi *mpi, const struct es_trace *t, int rank, struct cm_done *d)
@@ -102,7 +66,8 @@ int cm_event(cm *c, es_mpi *mpi, const struct es_trace *t, int rank, struct cm_d
 	if (!es_op_matched(code) || (es_op_info(code)->kind == ES_KIND_ICOLL && !(t->op & ES_OP_DONE)))
 		return 0;
 	const struct es_mpi_comm *cc = es_mpi_comm_of(mpi, rank, t->comm, 0xffff, t->start, NULL);
-	struct op *o = cc ? find_op(c->table, code, cc->id, t->arg) : NULL;
+	uint64_t key = cc ? op_key(code, cc->id, t->arg) : 0;
+	struct op *o = cc ? find_op(c, key, t->arg) : NULL;
 	if (!o)
 		return 0;
 	o->size = cc->size[0] + cc->size[1];
@@ -121,6 +86,6 @@ int cm_event(cm *c, es_mpi *mpi, const struct es_trace *t, int rank, struct cm_d
 	*d = (struct cm_done){ code, o->arg, o->root, (int)o->size, o->last_rank,
 			       (double)(o->last_out - o->first_in) / 1e6, (double)(o->last_in - o->first_in) / 1e6,
 			       o->last_in };
-	drop_op(c->table, o);
+	base_tab_del(&c->ops, key);
 	return 1;
 }

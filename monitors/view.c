@@ -47,6 +47,8 @@ size_t lv__first_after(const lv *v, uint64_t from)
 int lv_create(size_t max, lv **out)
 {
 	lv *v = calloc(1, sizeof(*v));
+	if (v)
+		base_tab_init(&v->sites, sizeof(char *));
 	if (!v || !max || !(v->ev = calloc(max, sizeof(*v->ev))) || es_numr_create(&v->numr) ||
 	    !(v->sent = calloc(SENT, sizeof(*v->sent)))) {
 		lv_destroy(v);
@@ -132,9 +134,10 @@ void lv_destroy(lv *v)
 	free(v->mpi_ns), free(v->calls), free(v->traffic);
 	if (v->bn)
 		v->bn_free(v->bn);
-	for (size_t i = 0; i < v->scap; i++)
-		free(v->sites[i].name);
-	free(v->sites);
+	char **name;
+	for (size_t at = 0; (name = base_tab_next(&v->sites, &at, NULL));)
+		free(*name);
+	base_tab_free(&v->sites);
 	free(v->ev);
 	free(v);
 }
@@ -146,11 +149,8 @@ static uint64_t site_key(uint32_t thread, uint16_t site)
 
 const char *lv__site_name(const lv *v, uint32_t thread, uint16_t site)
 {
-	for (size_t h = v->scap ? base_hash_slot(site_key(thread, site), v->scap) : 0; v->scap && v->sites[h].name;
-	     h = base_probe(h, v->scap))
-		if (v->sites[h].thread == thread && v->sites[h].site == site)
-			return v->sites[h].name;
-	return NULL;
+	char **name = base_tab_get(&v->sites, site_key(thread, site));
+	return name ? *name : NULL;
 }
 
 bool lv_site_named(const lv *v, uint32_t thread, uint16_t site)
@@ -162,31 +162,12 @@ int lv_set_site(lv *v, uint32_t thread, uint16_t site, const char *name)
 {
 	if (lv_site_named(v, thread, site))
 		return 0;
-	if ((v->sused + 1) * 2 > v->scap) {
-		size_t cap = v->scap ? v->scap * 2 : 256;
-		struct site_name *t = calloc(cap, sizeof(*t));
-		if (!t)
-			return -ENOMEM;
-		for (size_t i = 0; i < v->scap; i++) {
-			if (!v->sites[i].name)
-				continue;
-			size_t h = base_hash_slot(site_key(v->sites[i].thread, v->sites[i].site), cap);
-			while (t[h].name)
-				h = base_probe(h, cap);
-			t[h] = v->sites[i];
-		}
-		free(v->sites);
-		v->sites = t;
-		v->scap = cap;
-	}
-	char *copy = strdup(name);
-	if (!copy)
+	char *copy = strdup(name), **slot = copy ? base_tab_put(&v->sites, site_key(thread, site), NULL) : NULL;
+	if (!slot) {
+		free(copy);
 		return -ENOMEM;
-	size_t h = base_hash_slot(site_key(thread, site), v->scap);
-	while (v->sites[h].name)
-		h = base_probe(h, v->scap);
-	v->sites[h] = (struct site_name){ thread, site, copy };
-	v->sused++;
+	}
+	*slot = copy;
 	return 0;
 }
 

@@ -74,9 +74,7 @@ struct lv {
 	int nr;                   /* traffic is nr x nr, ranks below nr */
 	struct binner *bn;
 	void (*bn_free)(struct binner *); /* view_json.c's, given with bn: the ring never calls its answers */
-	/* call sites' names: open addressing, cap a power of two, half used at most */
-	struct site_name { uint32_t thread; uint16_t site; char *name; } *sites;
-	size_t scap, sused;
+	struct base_tab sites; /* (thread, call site) -> its name (char *) */
 };
 
 static inline const struct lv_event *lv__at(const lv *v, uint64_t i)
@@ -86,7 +84,10 @@ static inline const struct lv_event *lv__at(const lv *v, uint64_t i)
 size_t lv__first_after(const lv *v, uint64_t from); /* an index 0 .. n into the ring */
 const char *lv__site_name(const lv *v, uint32_t thread, uint16_t site); /* NULL: not named */
 size_t lv__stem(const char *name);
-/* The slot of sent[] a message's send (by its key) is kept in. */
+/* The slot of sent[] a message's send (by its key) is kept in: a cache of
+ * SENT slots, not a table (base_tab), on purpose: the newest send takes
+ * its slot, so that a job's millions of messages cost the view fixed
+ * memory, and a line drawn is one whose send is still there. */
 static inline struct sent *lv__sent_of(const lv *v, uint64_t key)
 {
 	return (struct sent *)&v->sent[base_hash_slot(key, SENT)];

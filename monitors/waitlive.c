@@ -19,16 +19,10 @@
  */
 #define HORIZON_NS (WL_HORIZON_S * 1000000000ull)
 
-struct head { /* what every table entry begins with */
-	uint64_t key;
-	bool used;
-};
 struct name { /* a thread's call site, named once */
-	struct head h;
 	char *s;
 };
 struct comm { /* a rank's serial (low 16 bits), as looked up since the last refresh */
-	struct head h;
 	uint64_t id;
 	uint32_t size, me;
 	bool known, intra; /* intra: its collectives are judged */
@@ -37,15 +31,13 @@ struct comm { /* a rank's serial (low 16 bits), as looked up since the last refr
 struct wl {
 	ws *w;
 	es_numr *numr; /* the threads' channels' numbers */
-	struct comm *comms;
-	size_t mcap, mused;
+	struct base_tab comms; /* (rank, serial) -> struct comm */
 	uint64_t *prev;  /* each row's ns at the last period */
 	size_t nprev;
 	uint64_t prev_mpi;
 	int32_t *rank_of; /* by scope thread */
 	size_t nthreads;
-	struct name *names;
-	size_t ncap, nused;
+	struct base_tab names; /* (thread, site) -> struct name */
 	char unnamed[600]; /* a name not kept, until the next call */
 	uint64_t unnumbered; /* message ends whose number could not be read */
 };
@@ -60,6 +52,8 @@ int wl_create(wl **out)
 		return -ENOMEM;
 	}
 	ws_keep_waits(l->w);
+	base_tab_init(&l->comms, sizeof(struct comm));
+	base_tab_init(&l->names, sizeof(struct name));
 	*out = l;
 	return 0;
 }
@@ -70,9 +64,11 @@ void wl_destroy(wl *l)
 		return;
 	ws_destroy(l->w);
 	es_numr_destroy(l->numr);
-	for (size_t i = 0; i < l->ncap; i++)
-		free(l->names[i].s);
-	free(l->comms), free(l->prev), free(l->rank_of), free(l->names);
+	struct name *n;
+	for (size_t at = 0; (n = base_tab_next(&l->names, &at, NULL));)
+		free(n->s);
+	base_tab_free(&l->comms), base_tab_free(&l->names);
+	free(l->prev), free(l->rank_of);
 	free(l);
 }
 
@@ -88,49 +84,13 @@ uint64_t wl_unnumbered(const wl *l)
 
 void wl_refreshed(wl *l)
 {
-	if (l->comms) /* memset must not be given NULL even for no bytes */
-		memset(l->comms, 0, sizeof(*l->comms) * l->mcap);
-	l->mused = 0;
-}
-
-/* The entry of key in a table of *cap entries of size sz (each a struct
- * head first), made empty when new; grown to stay half empty.  NULL: no
- * memory. */
-static void *slot(void **tab, size_t *cap, size_t *nused, size_t sz, uint64_t key)
-{
-	if ((*nused + 1) * 2 > *cap) {
-		size_t nc = *cap ? *cap * 2 : 256;
-		char *nt = calloc(nc, sz);
-		if (!nt)
-			return NULL;
-		for (size_t i = 0; i < *cap; i++) {
-			const struct head *e = (const void *)((char *)*tab + i * sz);
-			if (!e->used)
-				continue;
-			size_t h = base_hash_slot(e->key, nc);
-			while (((struct head *)(void *)(nt + h * sz))->used)
-				h = base_probe(h, nc);
-			memcpy(nt + h * sz, e, sz);
-		}
-		free(*tab);
-		*tab = nt, *cap = nc;
-	}
-	size_t h = base_hash_slot(key, *cap);
-	struct head *e;
-	while ((e = (void *)((char *)*tab + h * sz))->used && e->key != key)
-		h = base_probe(h, *cap);
-	if (!e->used) {
-		memset(e, 0, sz);
-		*e = (struct head){ key, true };
-		++*nused;
-	}
-	return e;
+	base_tab_clear(&l->comms);
 }
 
 static struct comm *comm_of(wl *l, es_mpi *mpi, int rank, const struct es_trace *t)
 {
 	uint64_t k = (uint64_t)(uint32_t)rank << 16 | t->comm;
-	struct comm *c = slot((void **)&l->comms, &l->mcap, &l->mused, sizeof(*c), k);
+	struct comm *c = base_tab_put(&l->comms, k, NULL);
 	if (!c || c->known)
 		return c && c->id ? c : NULL;
 	c->known = true;
@@ -329,7 +289,7 @@ void wl_site_name(ar_symbols *sym, const struct es_site_rec *sites, int n, const
 const char *wl_name(wl *l, es_mpi *mpi, ar_symbols *sym, int thread, int rank, uint16_t site)
 {
 	uint64_t k = (uint64_t)(uint32_t)thread << 16 | site;
-	struct name *n = slot((void **)&l->names, &l->ncap, &l->nused, sizeof(*n), k);
+	struct name *n = base_tab_put(&l->names, k, NULL);
 	if (n && n->s)
 		return n->s;
 	const struct es_site_rec *sites = NULL;

@@ -6,10 +6,16 @@
 
 /* Names to indices, for lookups in constant time: a pathmap of n threads
  * loads in time linear in n (open addressing, at most half full). */
+/* Names to indices: by the name's hash; a second name of a hash already
+ * taken (never seen: hashes are 64 bits) kept aside in more, so that a
+ * lookup is always exact. */
+struct pm_name {
+	const char *name;
+	int i;
+};
 struct pm_names {
-	const char **key;
-	int *val;
-	uint32_t mask; /* 0 while empty */
+	struct base_tab t;    /* hash -> struct pm_name */
+	struct base_vec more; /* struct pm_name */
 };
 
 struct pm_map {
@@ -40,6 +46,7 @@ int pm__find_tree(const pm_map *m, const char *name); /* its index, or PS_ENOENT
 int pm__names_init(pm_map *m, struct pm_names *x, int n); /* room for n, in the map */
 int pm__names_put(struct pm_names *x, const char *name, int i); /* -1, or the index already there */
 int pm__names_get(const struct pm_names *x, const char *name); /* its index, or -1 */
+void pm__names_free(struct pm_names *x);
 /* The segment that holds host h's shared elements and trees: JOB.HOST. */
 void pm__host_segment(const pm_map *m, int host, char *buf, size_t len);
 

@@ -19,9 +19,7 @@
 
 /* A set of 64-bit keys with a value each, for one check: malloc'd. */
 struct set {
-	uint64_t *key; /* key + 1: 0 is empty */
-	int *val;
-	uint32_t mask;
+	struct base_tab t; /* key -> int */
 };
 
 /* The loader at work: the map it fills, the document it reads, and where

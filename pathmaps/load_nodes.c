@@ -14,48 +14,31 @@
 
 int pm__set_init(struct set *s, size_t n)
 {
-	uint32_t cap = 8;
-	while (cap < 2 * n)
-		cap <<= 1;
-	s->key = calloc(cap, sizeof(*s->key));
-	s->val = calloc(cap, sizeof(*s->val));
-	s->mask = cap - 1;
-	if (!s->key || !s->val) {
-		free(s->key);
-		free(s->val);
-		s->key = NULL;
-		s->val = NULL;
-		return PS_ENOMEM;
-	}
-	return 0;
+	base_tab_init(&s->t, sizeof(int));
+	return base_tab_reserve(&s->t, n) < 0 ? PS_ENOMEM : 0;
 }
 
 void pm__set_free(struct set *s)
 {
-	free(s->key);
-	free(s->val);
+	base_tab_free(&s->t);
 }
 
-/* Adds key -> v; if the key is there, its value instead (and -1 if new). */
+/* Adds key -> v; if the key is there, its value instead (and -1 if new,
+ * or out of memory: the sets are reserved for all their keys first). */
 int pm__set_put(struct set *s, uint64_t key, int v)
 {
-	for (size_t k = base_hash_slot(key, (size_t)s->mask + 1);; k = base_probe(k, (size_t)s->mask + 1)) {
-		if (!s->key[k]) {
-			s->key[k] = key + 1;
-			s->val[k] = v;
-			return -1;
-		}
-		if (s->key[k] == key + 1)
-			return s->val[k];
-	}
+	bool fresh;
+	int *x = base_tab_put(&s->t, key, &fresh);
+	if (!x || !fresh)
+		return x ? *x : -1;
+	*x = v;
+	return -1;
 }
 
 int pm__set_get(const struct set *s, uint64_t key)
 {
-	for (size_t k = base_hash_slot(key, (size_t)s->mask + 1); s->key[k]; k = base_probe(k, (size_t)s->mask + 1))
-		if (s->key[k] == key + 1)
-			return s->val[k];
-	return -1;
+	const int *x = base_tab_get(&s->t, key);
+	return x ? *x : -1;
 }
 
 uint64_t pm__pair(int a, int b)

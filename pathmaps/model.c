@@ -36,6 +36,9 @@ void pm_destroy(pm_map *m)
 {
 	if (!m)
 		return;
+	struct pm_names *ix[] = { &m->el_ix, &m->th_ix, &m->pr_ix, &m->ho_ix, &m->tr_ix, &m->sc_ix };
+	for (size_t k = 0; k < sizeof(ix) / sizeof(ix[0]); k++)
+		pm__names_free(ix[k]);
 	for (int i = 0; i < m->nblocks; i++)
 		free(m->blocks[i]);
 	free(m->blocks);
@@ -44,42 +47,53 @@ void pm_destroy(pm_map *m)
 
 /* --- names to indices ------------------------------------------------------------ */
 
-/* Room for n names, in the map's memory. */
+/* Room for n names. */
 int pm__names_init(pm_map *m, struct pm_names *x, int n)
 {
-	uint32_t cap = 8;
-	while (cap < 2u * (uint32_t)n)
-		cap <<= 1;
-	x->key = pm__alloc(m, sizeof(*x->key) * cap);
-	x->val = pm__alloc(m, sizeof(*x->val) * cap);
-	if (!x->key || !x->val)
-		return PS_ENOMEM;
-	x->mask = cap - 1;
-	return 0;
+	(void)m;
+	pm__names_free(x);
+	base_tab_init(&x->t, sizeof(struct pm_name));
+	x->more = (struct base_vec){ .size = sizeof(struct pm_name) };
+	return base_tab_reserve(&x->t, n > 0 ? (size_t)n : 1) < 0 ? PS_ENOMEM : 0;
 }
 
-/* Adds name -> i; if the name is there already, its index instead. */
+void pm__names_free(struct pm_names *x)
+{
+	base_tab_free(&x->t);
+	base_vec_free(&x->more);
+}
+
+static int names_find(const struct pm_names *x, const char *name, uint64_t h)
+{
+	const struct pm_name *e = base_tab_get(&x->t, h);
+	if (!e || !strcmp(e->name, name))
+		return e ? e->i : -1;
+	for (size_t k = 0; k < x->more.n; k++)
+		if (!strcmp(BASE_AT(x->more, struct pm_name, k)->name, name))
+			return BASE_AT(x->more, struct pm_name, k)->i;
+	return -1;
+}
+
+/* Adds name -> i; if the name is there already, its index instead.  -1
+ * also when out of memory: the sets are reserved for their names first. */
 int pm__names_put(struct pm_names *x, const char *name, int i)
 {
-	for (size_t k = base_hash_slot(base_hash_str(BASE_HASH_SEED, name), (size_t)x->mask + 1);; k = base_probe(k, (size_t)x->mask + 1)) {
-		if (!x->key[k]) {
-			x->key[k] = name;
-			x->val[k] = i;
-			return -1;
-		}
-		if (!strcmp(x->key[k], name))
-			return x->val[k];
-	}
+	uint64_t h = base_hash_str(BASE_HASH_SEED, name);
+	int there = names_find(x, name, h);
+	if (there >= 0)
+		return there;
+	bool fresh;
+	struct pm_name *e = base_tab_put(&x->t, h, &fresh);
+	if (e && !fresh)
+		e = base_vec_push(&x->more);
+	if (e)
+		*e = (struct pm_name){ name, i };
+	return -1;
 }
 
 int pm__names_get(const struct pm_names *x, const char *name)
 {
-	if (!x->mask || !name)
-		return -1;
-	for (size_t k = base_hash_slot(base_hash_str(BASE_HASH_SEED, name), (size_t)x->mask + 1); x->key[k]; k = base_probe(k, (size_t)x->mask + 1))
-		if (!strcmp(x->key[k], name))
-			return x->val[k];
-	return -1;
+	return name ? names_find(x, name, base_hash_str(BASE_HASH_SEED, name)) : -1;
 }
 
 /* Only indices below n count: a lookup made while the list is read. */

@@ -59,8 +59,7 @@ struct es_mpi {
 	int nranks;
 	struct comm *comms;
 	int ncomms, capcomms;
-	int *comm_ix;          /* open addressing on id: index + 1 */
-	size_t ix_cap;
+	struct base_tab comm_ix; /* id -> its index in comms */
 	int nthreads;
 	int *thread_rank, *thread_tb; /* per scope thread: its rank, its boards' index there */
 	uint64_t epoch;
@@ -76,32 +75,8 @@ static struct rank *rank_at(const es_mpi *m, int rank)
 
 static int comm_find(const es_mpi *m, uint64_t id)
 {
-	for (size_t i = m->ix_cap ? base_hash_slot(id, m->ix_cap) : 0, k = 0; m->ix_cap && k < m->ix_cap; k++, i = base_probe(i, m->ix_cap)) {
-		int x = m->comm_ix[i];
-		if (!x)
-			return -1;
-		if (m->comms[x - 1].pub.id == id)
-			return x - 1;
-	}
-	return -1;
-}
-
-static int ix_grow(es_mpi *m)
-{
-	size_t cap = m->ix_cap ? m->ix_cap * 2 : 64;
-	int *ix = calloc(cap, sizeof(*ix));
-	if (!ix)
-		return PS_ENOMEM;
-	for (int c = 0; c < m->ncomms; c++) {
-		size_t i = base_hash_slot(m->comms[c].pub.id, cap);
-		while (ix[i])
-			i = base_probe(i, cap);
-		ix[i] = c + 1;
-	}
-	free(m->comm_ix);
-	m->comm_ix = ix;
-	m->ix_cap = cap;
-	return 0;
+	const uint32_t *x = base_tab_get(&m->comm_ix, id);
+	return x ? (int)*x : -1;
 }
 
 static int group_room(struct comm *c, int side, uint32_t size)
@@ -136,17 +111,13 @@ static int comm_get(es_mpi *m, uint64_t id, uint32_t flags)
 			for (int s = 0; s < 2; s++)
 				cc[i].pub.members[s] = cc[i].members[s];
 	}
-	if ((size_t)(m->ncomms + 1) * 2 > m->ix_cap && ix_grow(m))
+	if (base_tab_set32(&m->comm_ix, id, (uint32_t)m->ncomms) < 0)
 		return PS_ENOMEM;
 	struct comm *n = &m->comms[m->ncomms];
 	memset(n, 0, sizeof(*n));
 	n->pub.id = id;
 	n->pub.flags = flags & (ES_COMMS_WINDOW | ES_COMMS_INTER | ES_COMMS_WORLD);
-	size_t i = base_hash_slot(id, m->ix_cap);
-	while (m->comm_ix[i])
-		i = base_probe(i, m->ix_cap);
-	m->comm_ix[i] = ++m->ncomms;
-	return m->ncomms - 1;
+	return m->ncomms++;
 }
 
 static int take_record(es_mpi *m, struct rank *r, const struct es_comm_rec *rec)
@@ -347,7 +318,7 @@ void es_mpi_close(es_mpi *m)
 	for (int c = 0; c < m->ncomms; c++)
 		free(m->comms[c].members[0]), free(m->comms[c].members[1]);
 	free(m->comms);
-	free(m->comm_ix);
+	base_tab_free(&m->comm_ix);
 	free(m->by_rank);
 	free(m->thread_rank);
 	free(m->thread_tb);

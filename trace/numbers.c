@@ -8,71 +8,43 @@
 
 /*
  * A channel is (sender, receiver, communicator, tag, direction); a number
- * is a thread's (collectors.h).  The table holds two kinds of entry: a
+ * is a thread's (collectors.h).  Two tables hold two kinds of entry: a
  * thread's channel, with its latest mark's count (an end before any mark
  * is read whole or not at all: es_num_of), and a channel's owner, the
  * first thread of its rank seen on it (a second thread's ends are
  * ES_NUMR_SHARED: its numbers are its own, and would meet the owner's).
- * The table stays at most half full; entries live as long as the reader
+ * Entries live as long as the reader
  * (a job has as many channels as its threads talk to peers by tags).
  */
-enum { ENT_THREAD = 1, ENT_OWNER };
-struct ent {
-	uint64_t key, base;
+struct chan_owner {
 	uint32_t owner;
-	uint8_t kind; /* 0: free */
+	bool known;
+};
+struct chan_thread {
+	uint64_t base; /* its latest mark's count */
 	bool known;
 };
 
 struct es_numr {
-	struct ent *t;
-	size_t cap, n;
+	struct base_tab owners;  /* a channel -> struct chan_owner */
+	struct base_tab threads; /* (a thread, a channel) -> struct chan_thread */
 };
 
 int es_numr_create(es_numr **out)
 {
 	*out = calloc(1, sizeof(**out));
-	return *out ? 0 : -ENOMEM;
+	if (!*out)
+		return -ENOMEM;
+	base_tab_init(&(*out)->owners, sizeof(struct chan_owner));
+	base_tab_init(&(*out)->threads, sizeof(struct chan_thread));
+	return 0;
 }
 
 void es_numr_destroy(es_numr *r)
 {
 	if (r)
-		free(r->t);
+		base_tab_free(&r->owners), base_tab_free(&r->threads);
 	free(r);
-}
-
-static int grow(es_numr *r)
-{
-	size_t nc = r->cap ? r->cap * 2 : 256;
-	struct ent *nt = calloc(nc, sizeof(*nt));
-	if (!nt)
-		return -ENOMEM;
-	for (size_t i = 0; i < r->cap; i++) {
-		if (!r->t[i].kind)
-			continue;
-		size_t h = base_hash_slot(r->t[i].key, nc);
-		while (nt[h].kind)
-			h = base_probe(h, nc);
-		nt[h] = r->t[i];
-	}
-	free(r->t);
-	r->t = nt, r->cap = nc;
-	return 0;
-}
-
-static struct ent *entry(es_numr *r, uint8_t kind, uint64_t key)
-{
-	if ((r->n + 1) * 2 > r->cap && grow(r))
-		return NULL;
-	size_t h = base_hash_slot(key, r->cap);
-	while (r->t[h].kind && (r->t[h].key != key || r->t[h].kind != kind))
-		h = base_probe(h, r->cap);
-	if (!r->t[h].kind) {
-		r->t[h] = (struct ent){ .key = key, .kind = kind };
-		r->n++;
-	}
-	return &r->t[h];
 }
 
 int es_numr_read(es_numr *r, uint32_t thread, int rank, uint64_t comm, const struct es_trace *t,
@@ -89,13 +61,12 @@ int es_numr_read(es_numr *r, uint32_t thread, int rank, uint64_t comm, const str
 	if (!mark && !(t->op & ES_OP_NUMBERED))
 		return ES_NUMR_NONE;
 	uint64_t chan = base_hash_fold(out->link, out->recv);
-	struct ent *o = entry(r, ENT_OWNER, chan);
+	struct chan_owner *o = base_tab_put(&r->owners, chan, NULL);
 	if (!o)
 		return -ENOMEM;
 	if (!o->known)
 		o->owner = thread, o->known = true;
-	uint32_t owner = o->owner; /* o moves when the table grows */
-	struct ent *e = entry(r, ENT_THREAD, base_hash_fold(base_hash_fold(BASE_HASH_SEED, thread), chan));
+	struct chan_thread *e = base_tab_put(&r->threads, base_hash_fold(base_hash_fold(BASE_HASH_SEED, thread), chan), NULL);
 	if (!e)
 		return -ENOMEM;
 	if (mark) {
@@ -103,7 +74,7 @@ int es_numr_read(es_numr *r, uint32_t thread, int rank, uint64_t comm, const str
 		e->known = true;
 		return ES_NUMR_MARK;
 	}
-	if (owner != thread)
+	if (o->owner != thread)
 		return ES_NUMR_SHARED;
 	if (!es_num_of((uint16_t)t->seq, e->known, e->base, &out->num))
 		return ES_NUMR_NONE;

@@ -87,6 +87,13 @@ START_TEST(table_values_and_walk)
 		seen[v->a] = true, n++;
 	}
 	ck_assert_uint_eq(n, 1000);
+	size_t cap = t.cap;
+	ck_assert_int_eq(base_tab_reserve(&t, 1000), 0);
+	ck_assert_uint_eq(t.cap, cap); /* room already */
+	ck_assert_int_eq(base_tab_reserve(&t, 5000), 0);
+	ck_assert_uint_ge(t.cap, 10000);
+	ck_assert_uint_eq(((struct val *)base_tab_get(&t, 7 * 999))->a, 999); /* kept through the growth */
+	ck_assert_int_eq(base_tab_reserve(&t, SIZE_MAX / 2), -ENOMEM);
 	base_tab_clear(&t);
 	ck_assert_uint_eq(t.n, 0);
 	ck_assert_ptr_null(base_tab_get(&t, 7));
