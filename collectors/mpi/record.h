@@ -17,6 +17,22 @@
  * call: a load of es_route.collect[op], two clock reads, a few stores into
  * the thread's notes and boards and one write into the thread's own trace
  * element.  Locks are taken only where communicators are made or freed.
+ *
+ * Why the tables here are not base_tab (base/base.h), the one table of
+ * the rest of EventSpace: each is the hot path of an application's MPI
+ * calls, or read by another process or thread while one writes it, and
+ * base_tab is for one thread's memory off the hot path.
+ *  - the request index (reqindex.h) and the types' and call sites' caches
+ *    are looked up inline on every call: fixed arrays whose probe gcc
+ *    inlines, with no function call, no malloc and no growth to copy
+ *    while a rank waits in MPI;
+ *  - the boards (mpi.chansK, the request board) live in shared memory,
+ *    read by monitors while written, and the files' handles are looked up
+ *    by the application's threads at once: slots change by atomics and
+ *    are never moved (base_tab's backward shift moves them);
+ *  - clocks.c's set of hosts runs once at MPI_Init, on memory it is given.
+ * They share base.h's hash (base_hash_slot, base_probe), so that one
+ * function places every key of EventSpace.
  */
 
 #define ES_HIDDEN __attribute__((visibility("hidden")))
