@@ -1,6 +1,9 @@
 /* collector.c - benchmark: the cost of one collector, as the EventSpace paper measures it, beside LTTng-UST and a bare ring store. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <sys/stat.h>
 #include <libgen.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -242,6 +245,50 @@ static pid_t sessiond_pid(void)
 	return pid > 0 && kill(pid, 0) == 0 ? pid : 0;
 }
 
+/*
+ * LTTng-UST's wait files (/dev/shm/lttng-ust-wait-ABI, -ABI-UID), which
+ * liblttng-ust makes as it loads (in this program, before main) and the
+ * session daemon keeps: made since this process began, they are this
+ * benchmark's to remove (make bench leaves no segment behind); made
+ * before, another user of LTTng's, left alone.
+ */
+static double started_s(void) /* this process's start, in seconds since the epoch */
+{
+	unsigned long long ticks = 0, btime = 0;
+	FILE *f = fopen("/proc/self/stat", "r");
+	char buf[1024];
+	if (f && fgets(buf, sizeof(buf), f)) {
+		const char *p = strrchr(buf, ')'); /* past the command's name, which may hold anything */
+		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+				&ticks) != 1)
+			ticks = 0;
+	}
+	if (f)
+		fclose(f);
+	f = fopen("/proc/stat", "r");
+	while (f && fgets(buf, sizeof(buf), f))
+		if (sscanf(buf, "btime %llu", &btime) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (double)btime + (double)ticks / (double)sysconf(_SC_CLK_TCK);
+}
+
+static void ust_waits_remove_ours(void)
+{
+	glob_t g;
+	if (glob("/dev/shm/lttng-ust-wait-*", 0, NULL, &g))
+		return;
+	double since = started_s() - 1; /* the tick's rounding, and btime's second */
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		struct statx st;
+		if (!statx(AT_FDCWD, g.gl_pathv[i], AT_SYMLINK_NOFOLLOW, STATX_BTIME, &st) &&
+		    (st.stx_mask & STATX_BTIME) && (double)st.stx_btime.tv_sec >= since && st.stx_uid == geteuid())
+			unlink(g.gl_pathv[i]);
+	}
+	globfree(&g);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -315,8 +362,12 @@ int main(int argc, char **argv)
 		sh("lttng -q stop %s", session);
 	}
 	sh("lttng -q destroy %s >/dev/null 2>&1", session);
-	if (ours)
+	if (ours) {
 		kill(ours, SIGTERM);
+		for (int i = 0; i < 500 && kill(ours, 0) == 0; i++) /* its end, before its files go */
+			usleep(10000);
+	}
+	ust_waits_remove_ours();
 	sh("rm -rf %s", tmp);
 	return rc;
 }
