@@ -31,6 +31,49 @@ static uint64_t ud(int ev, int conn, uint32_t gen)
 
 /* --- connections ------------------------------------------------------------- */
 
+/* tcp.h's invariants, in the debug builds: a walk of every connection's
+ * handles, at each tick and each newcomer, never per request. */
+void ps__tcp_check(struct ps_tcp *t)
+{
+#ifdef ES_DEBUG
+	static int refs[MAX_SEGS];
+	memset(refs, 0, sizeof(refs));
+	int strangers = 0;
+	for (int i = 0; i < MAX_CONNS; i++) {
+		const struct conn *c = &t->conns[i];
+		BASE_INVARIANT("a free slot holds nothing", c->used || (!c->h && !c->out && !c->nh && !c->inflight));
+		if (!c->used)
+			continue;
+		BASE_INVARIANT("in_off <= in_len <= RECV_BUF", c->in_off <= c->in_len && c->in_len <= RECV_BUF);
+		BASE_INVARIANT("out_sent <= out_len <= OUT_CAP, out allocated once it holds a reply",
+			       c->out_sent <= c->out_len && c->out_len <= OUT_CAP && (c->out || !c->out_len));
+		BASE_INVARIANT("inflight >= 0", c->inflight >= 0);
+		for (int k = 0; k < c->nh; k++) {
+			if (!c->h[k].e)
+				continue;
+			BASE_INVARIANT("every handle names a segment slot", c->h[k].seg >= 0 && c->h[k].seg < MAX_SEGS);
+			refs[c->h[k].seg]++;
+		}
+		if (c->authed || c->dead)
+			continue;
+		strangers++;
+		int mine = 0;
+		for (int j = 0; j < MAX_CONNS; j++)
+			mine += t->conns[j].used && !t->conns[j].authed && !t->conns[j].dead && t->conns[j].who == c->who;
+		BASE_INVARIANT("strangers of one client at most MAX_PREAUTH_WHO", mine <= MAX_PREAUTH_WHO);
+	}
+	BASE_INVARIANT("strangers at most MAX_PREAUTH", strangers <= MAX_PREAUTH);
+	pthread_mutex_lock(&t->lock);
+	for (int g = 0; g < MAX_SEGS; g++) {
+		BASE_INVARIANT("a segment's refs is the number of handles that name it", t->segs[g].refs == refs[g]);
+		BASE_INVARIANT("a handle's segment has a server", !refs[g] || t->segs[g].srv);
+	}
+	pthread_mutex_unlock(&t->lock);
+#else
+	(void)t;
+#endif
+}
+
 /* The slot is freed once the kernel has given back every buffer of it. */
 static void reap(struct ps_tcp *t, int i)
 {
@@ -260,6 +303,7 @@ static void on_tick(struct ps_tcp *t)
 	let_go(t, false);
 	if (t->serve_shm && ++t->ticks % 8 == 0)
 		ps__segs_sweep(t);
+	ps__tcp_check(t);
 }
 
 static bool arm_accept(struct ps_tcp *t)
@@ -410,7 +454,7 @@ static void *loop(void *arg)
 				if (!accepting && !stop) /* out of fds a while ago: accept again */
 					accepting = arm_accept(t);
 			} else if (ev == EV_ACCEPT) {
-				on_accept(t, res);
+				on_accept(t, res), ps__tcp_check(t);
 				if (res == -EMFILE || res == -ENFILE)
 					let_go(t, true); /* the refused ones' fds first */
 				/* a multishot ends on errors; out of fds, it waits for the

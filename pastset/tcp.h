@@ -100,6 +100,21 @@ struct seg {
 	uint64_t dev, ino; /* which segment of that name it is */
 };
 
+/*
+ * The server's invariants, checked at every tick in the debug builds
+ * (ps__tcp_check, tcp.c), as SQLite's pager checks its states:
+ *  - a connection's received bytes: in_off <= in_len <= RECV_BUF; its
+ *    replies: out_sent <= out_len <= OUT_CAP, out allocated (at its first
+ *    reply, once) whenever it holds one; inflight >= 0 (its slot stays until the kernel gave back
+ *    every buffer); a free slot holds nothing (fd, handles, replies);
+ *  - every handle names a segment slot (0 <= seg < MAX_SEGS) that has a
+ *    server;
+ *  - a segment's refs is the number of handles, of every connection,
+ *    that name it: a segment retired goes exactly when its last handle
+ *    does, never while one is left;
+ *  - strangers (connections not let in, not being dropped) number at most
+ *    MAX_PREAUTH, and those of one client at most MAX_PREAUTH_WHO.
+ */
 struct ps_tcp {
 	int lfd, efd, port, idle_ms, sndbuf;
 	char addr[INET_ADDRSTRLEN]; /* where others reach it */
@@ -128,6 +143,9 @@ struct ps_tcp {
 	} lingering[LINGER]; /* refused connections, kept a while (the loop thread's) */
 	unsigned next_linger;
 };
+/* tcp.h's invariants checked (the debug builds; nothing in the others).
+ * The loop thread's, or a server no thread runs. */
+void ps__tcp_check(struct ps_tcp *t);
 
 /* The loop's clock, in ms (base_now_ns'). */
 static inline int64_t ps__tcp_now_ms(void)

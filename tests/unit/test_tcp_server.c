@@ -701,6 +701,32 @@ START_TEST(daemon_lets_removed_segments_go)
 }
 END_TEST
 
+/* The server's invariants hold on a server no thread runs (every test
+ * above runs the real loop through them in the debug builds), and one
+ * broken aborts, naming it: a segment whose refs count a handle that no
+ * connection holds. */
+START_TEST(invariants_checked)
+{
+	struct ps_tcp *t = calloc(1, sizeof(*t));
+	ck_assert_ptr_nonnull(t);
+	pthread_mutex_init(&t->lock, NULL);
+	ps__tcp_check(t); /* an empty server: holds */
+	t->conns[3].used = true;
+	t->conns[3].out_len = 10; /* replies, with no buffer */
+	ps__tcp_check(t);
+}
+END_TEST
+
+START_TEST(invariants_refs)
+{
+	struct ps_tcp *t = calloc(1, sizeof(*t));
+	ck_assert_ptr_nonnull(t);
+	pthread_mutex_init(&t->lock, NULL);
+	t->segs[7].refs = 1;
+	ps__tcp_check(t);
+}
+END_TEST
+
 Suite *tcp_server_suite(void)
 {
 	Suite *s = suite_create("tcp_server");
@@ -709,6 +735,10 @@ Suite *tcp_server_suite(void)
 	tcase_add_test(tc, node_daemon_serves_shm);
 	tcase_add_test(tc, malformed_input);
 	tcase_add_test(tc, replies_while_sending);
+#ifdef ES_DEBUG
+	tcase_add_test_raise_signal(tc, invariants_checked, SIGABRT);
+	tcase_add_test_raise_signal(tc, invariants_refs, SIGABRT);
+#endif
 	tcase_add_test(tc, other_users_refused);
 	tcase_add_test(tc, trickling_clients_dropped);
 	tcase_add_test(tc, daemon_follows_replaced_segments);
