@@ -701,6 +701,7 @@ START_TEST(daemon_lets_removed_segments_go)
 }
 END_TEST
 
+#ifdef ES_DEBUG
 /* The server's invariants hold on a server no thread runs (every test
  * above runs the real loop through them in the debug builds), and one
  * broken aborts, naming it: a segment whose refs count a handle that no
@@ -726,6 +727,7 @@ START_TEST(invariants_refs)
 	ps__tcp_check(t);
 }
 END_TEST
+#endif
 
 Suite *tcp_server_suite(void)
 {
