@@ -61,3 +61,20 @@ cat "$(dirname "$0")/../../README.md" "$(dirname "$0")"/../../docs/*.md >"$dir/d
 python3 "$(dirname "$0")/readme_check.py" "$dir/docs.md" "$dir/heartbeat" "$dir/esctl" "$dir/psadm" \
 	"$dir/steer" ||
 	die "the README quotes what the programs do not print (their output: $(cat "$dir/heartbeat" "$dir/esctl" "$dir/psadm" "$dir/steer"))"
+
+# a README a newcomer reads: short, every layer's folder with its own
+# README, and every link of the README, docs/ and the folders' READMEs
+# to a file that is there
+src=$(cd "$(dirname "$0")/../.." && pwd)
+lines=$(wc -l <"$src/README.md")
+[ "$lines" -le 250 ] || die "the README is $lines lines, over 250"
+for l in $(sed -n 's/^LAYERS="\(.*\)"/\1/p' "$src/mk/layers.sh"); do
+	[ -f "$src/${l%%:*}/README.md" ] || die "${l%%:*}/ has no README.md"
+done
+for f in "$src/README.md" "$src"/docs/*.md "$src"/*/README.md; do
+	d=$(dirname "$f")
+	for l in $(grep -o '](\([^)#]*\)[#)]' "$f" | sed 's/^](//; s/[#)]$//' | grep -v '^https\?:\|^mailto:'); do
+		[ -e "$d/$l" ] || die "${f#"$src"/} links to $l, which is not there"
+	done
+done
+echo "t_readme: the quoted output found, $lines lines, every folder's README and link there"
