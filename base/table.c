@@ -62,16 +62,22 @@ int base_tab_reserve(struct base_tab *t, size_t n)
 
 void *base_tab_put(struct base_tab *t, uint64_t key, bool *fresh)
 {
-	void *v = base_tab_get(t, key);
+	/* one probe: the key's slot if there, else the free slot ending its run */
+	size_t h = t->cap ? base_hash_slot(key, t->cap) : 0;
+	for (; t->cap && t->used[h]; h = base_probe(h, t->cap))
+		if (KEY(t, h) == key) {
+			if (fresh)
+				*fresh = false;
+			return VAL(t, h);
+		}
 	if (fresh)
-		*fresh = !v;
-	if (v)
-		return v;
-	if ((t->n + 1) * 2 > t->cap && grow_to(t, t->cap ? t->cap * 2 : 16) < 0)
-		return NULL;
-	size_t h = base_hash_slot(key, t->cap);
-	while (t->used[h])
-		h = base_probe(h, t->cap);
+		*fresh = true;
+	if ((t->n + 1) * 2 > t->cap) {
+		if (grow_to(t, t->cap ? t->cap * 2 : 16) < 0)
+			return NULL;
+		for (h = base_hash_slot(key, t->cap); t->used[h]; h = base_probe(h, t->cap))
+			;
+	}
 	t->used[h] = 1;
 	KEY(t, h) = key;
 	t->n++;
