@@ -34,6 +34,9 @@
  *    (MSG_DONTWAIT; what does not fit is counted, not given), receives
  *    are taken under lock by whoever comes (drain): pushes kept, a
  *    stop noted, an answer kept for the query that waits on its number.
+ *  - Queries are numbered from 1; number 0 is the answer a host gives as
+ *    its handler stops (before the stop, in the socket's order): from
+ *    then on every query gets it, since the handler processes no more.
  *  - A name (an op's, a thread's) is sent before the first event that
  *    points to it; one that could not be sent is sent again, its events
  *    not given meanwhile.
@@ -57,6 +60,9 @@ struct es_hlib {
 	uint32_t asked, answered; /* queries' numbers: the last asked, the last answered */
 	int answer_rc;
 	char answer[ES_HLIB_TEXT];
+	bool final;           /* its answer as it stopped (number 0), the one it keeps giving */
+	int final_rc;
+	char final_text[ES_HLIB_TEXT];
 	uint64_t given, processed; /* events sent; processed, as its last answer said */
 	uint8_t op_sent[65536 / 8];
 	uint8_t *thread_sent;
@@ -138,6 +144,11 @@ static void drain(es_hlib *h)
 			h->npushed++;
 		} else if (hd.type == HW_STOPPED) {
 			h->stopped = hd.c < 0 && hd.c > INT_MIN ? (int)hd.c : -EINVAL;
+		} else if (hd.type == HW_ANSWER && hd.a == 0) {
+			h->final = true;
+			h->processed = hd.b;
+			h->final_rc = hd.c > INT_MIN && hd.c < INT_MAX ? (int)hd.c : -EINVAL;
+			snprintf(h->final_text, sizeof(h->final_text), "%.*s", (int)sizeof(h->final_text) - 1, text);
 		} else if (hd.type == HW_ANSWER) {
 			h->answered = hd.a;
 			h->processed = hd.b;
@@ -341,40 +352,57 @@ void es_hlib_wait_room(es_hlib *h, int timeout_ms)
 		poll(&p, 1, timeout_ms);
 }
 
+/* Stopped (process() failed): the answer it gave then, which it keeps
+ * giving (under lock, drained); false while it runs */
+static bool final_answer(es_hlib *h, char *out, size_t len, int *rc)
+{
+	if (!h->final || !h->stopped || h->stopped == -EPIPE)
+		return false;
+	*rc = h->final_rc;
+	snprintf(out, len, "%s", h->final_text);
+	return true;
+}
+
 int es_hlib_query(es_hlib *h, const char *question, char *out, size_t len, int timeout_ms)
 {
 	if (!len)
 		return -EINVAL;
-	pthread_mutex_lock(&h->lock);
-	drain(h);
-	uint32_t seq = ++h->asked;
 	const char *q = question ? question : "";
-	int rc = h->dead ? -EPIPE : tell(h, HW_QUERY, seq, 0, q, strnlen(q, HW_TEXT - 1) + 1);
-	pthread_mutex_unlock(&h->lock);
-	struct timespec t0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	uint64_t until = base_deadline_ns(timeout_ms);
+	uint32_t seq = 0; /* asked as this number; 0: not yet (its socket full of events) */
 	/* waited for without the lock, which events given meanwhile take: an
 	 * answer whoever drains first keeps for us, by its number */
-	for (int left = timeout_ms; !rc;) {
+	for (;;) {
+		int rc = 0;
 		pthread_mutex_lock(&h->lock);
 		drain(h);
-		if (h->answered == seq) {
-			rc = h->answer_rc;
-			snprintf(out, len, "%s", h->answer);
-			pthread_mutex_unlock(&h->lock);
+		if ((!seq || h->answered != seq) && final_answer(h, out, len, &rc)) {
+			pthread_mutex_unlock(&h->lock); /* not asked, or needs no answer: stopped */
 			return rc;
 		}
-		rc = h->dead ? -EPIPE : 0;
+		if (seq && h->answered == seq) {
+			rc = h->answer_rc;
+			snprintf(out, len, "%s", h->answer);
+		} else if (h->dead) {
+			rc = -EPIPE;
+		} else if (!seq) {
+			uint32_t next = h->asked + 1 ? h->asked + 1 : 1; /* 0 is the stop's */
+			rc = tell(h, HW_QUERY, next, 0, q, strnlen(q, HW_TEXT - 1) + 1);
+			if (!rc)
+				seq = h->asked = next;
+			else if (rc == -EAGAIN)
+				rc = 0; /* asked once there is room */
+		}
+		bool answered = seq && h->answered == seq;
 		pthread_mutex_unlock(&h->lock);
-		if (rc || left <= 0)
-			return rc ? rc : -ETIMEDOUT;
-		struct pollfd p = { h->fd, POLLIN, 0 };
+		if (rc || answered)
+			return rc;
+		int left = base_ms_left(until);
+		if (left <= 0)
+			return -ETIMEDOUT;
+		struct pollfd p = { h->fd, (short)(seq ? POLLIN : POLLIN | POLLOUT), 0 };
 		poll(&p, 1, left < 20 ? left : 20);
-		struct timespec t1;
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		left = timeout_ms - (int)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
 	}
-	return rc;
 }
 
 uint64_t es_hlib_pushed(es_hlib *h, char *out, size_t len)

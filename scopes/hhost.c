@@ -110,6 +110,14 @@ static int hello(const char *p, size_t n)
 	return send(HW_FD, buf, sizeof(hd) + len, MSG_NOSIGNAL) < 0;
 }
 
+static void answer(uint32_t seq, const char *question, uint64_t done)
+{
+	char out[HW_TEXT] = "";
+	int rc = h->query ? h->query(self, question, out, sizeof(out)) : -ENOTSUP;
+	out[sizeof(out) - 1] = 0;
+	say(HW_ANSWER, seq, done, rc, out, 0);
+}
+
 static void events(const struct hw_event *w, uint32_t n, int *stopped, uint64_t *done)
 {
 	static struct es_handler_event ev[HW_EVENTS_MAX];
@@ -125,16 +133,12 @@ static void events(const struct hw_event *w, uint32_t n, int *stopped, uint64_t 
 	*done += n;
 	if (rc < 0) {
 		*stopped = rc;
+		/* what it says now it will say to the end, as it processes no
+		 * more: its last answer, given before the stop so that whoever
+		 * knows it stopped has it, however slow this process is then */
+		answer(0, "", *done);
 		say(HW_STOPPED, 0, 0, rc, NULL, 0);
 	}
-}
-
-static void answer(uint32_t seq, const char *question, uint64_t done)
-{
-	char out[HW_TEXT] = "";
-	int rc = h->query ? h->query(self, question, out, sizeof(out)) : -ENOTSUP;
-	out[sizeof(out) - 1] = 0;
-	say(HW_ANSWER, seq, done, rc, out, 0);
 }
 
 /* Built with a sanitizer (make check SAN=1, TSAN=1), a handler's SIGSEGV

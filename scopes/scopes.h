@@ -294,7 +294,9 @@ int es_hlib_process(es_hlib *h, const struct es_handler_event *ev, size_t n, siz
  * holds what it could not take) */
 void es_hlib_wait_room(es_hlib *h, int timeout_ms);
 /* Its answer to question into out, waited for up to timeout_ms: the
- * answer's length, -ETIMEDOUT (busy, or hung), -EPIPE (gone), or below 0 */
+ * answer's length, -ETIMEDOUT (busy, or hung), -EPIPE (gone), or below 0.
+ * Once its process() failed (es_hlib_stopped), at once the answer it gave
+ * as it stopped: it processes nothing more, so says nothing new. */
 int es_hlib_query(es_hlib *h, const char *question, char *out, size_t len, int timeout_ms);
 /* The number of its latest kept push (0: none yet), the text into out */
 uint64_t es_hlib_pushed(es_hlib *h, char *out, size_t len);
