@@ -183,6 +183,14 @@ SCOPES_LIB := $(BUILD)/lib/libscopes.a
 WAITSTATES_SRC := waitstates/engine.c waitstates/rows.c waitstates/p2p.c waitstates/colls.c waitstates/gats.c waitstates/causes.c
 WAITSTATES_LIB := $(BUILD)/lib/libwaitstates.a
 
+# --- waitfor/ ----------------------------------------------------------------
+# The wait-for graph (heartbeat's analysis, a peer of the wait-state
+# engine): who waits for whom, who can still go on, deadlocks and the roots
+# of stalls named.  The monitors fill it from a running job (monitors/waits.c).
+
+WAITFOR_SRC := waitfor/graph.c waitfor/find.c waitfor/report.c
+WAITFOR_LIB := $(BUILD)/lib/libwaitfor.a
+
 # --- windtunnel/ -------------------------------------------------------------
 
 WINDTUNNEL_SRC := windtunnel/lga.c windtunnel/tunnel.c windtunnel/picture.c
@@ -202,13 +210,19 @@ ARCHIVE_LIB := $(BUILD)/lib/libesarchive.a
 # libesmon: what the monitor programs share (monitors/monitors.h), the
 # recorder among it, and each analysis more than one program uses.
 
-MONITORS_SRC := monitors/common.c monitors/record.c monitors/beat.c monitors/colls.c monitors/waitfor.c monitors/waitfor_find.c \
-		monitors/waitfor_report.c monitors/waits.c monitors/waits_rules.c monitors/view.c monitors/view_json.c monitors/view_door.c \
-		monitors/view_serve.c monitors/view_watch.c monitors/waitlive.c monitors/objects.c monitors/view_objects.c monitors/handlers.c
+MONITORS_SRC := monitors/common.c monitors/record.c monitors/beat.c monitors/colls.c monitors/waits.c monitors/waits_rules.c \
+		monitors/waitlive.c monitors/objects.c monitors/handlers.c
 MONITORS_LIB := $(BUILD)/lib/libesmon.a
 
+# --- view/ -------------------------------------------------------------------
+# esview: the live view's ring and answers, its watch loop over the monitor
+# runtime, its door; the program above them (view/esview.c).
+
+VIEW_SRC := view/ring.c view/json.c view/door.c view/serve.c view/watch.c view/objects.c
+VIEW_LIB := $(BUILD)/lib/libesview.a
+
 # Libraries in link order: each layer before the ones it depends on.
-LIBS := $(MONITORS_LIB) $(ARCHIVE_LIB) $(WAITSTATES_LIB) $(WINDTUNNEL_LIB) $(SCOPES_LIB) $(COLLECTORS_LIB) $(PATHMAPS_LIB) $(PATHS_LIB) $(STEERING_LIB) $(TRACE_LIB) $(PASTSET_LIB) $(BASE_LIB)
+LIBS := $(VIEW_LIB) $(MONITORS_LIB) $(ARCHIVE_LIB) $(WAITFOR_LIB) $(WAITSTATES_LIB) $(WINDTUNNEL_LIB) $(SCOPES_LIB) $(COLLECTORS_LIB) $(PATHMAPS_LIB) $(PATHS_LIB) $(STEERING_LIB) $(TRACE_LIB) $(PASTSET_LIB) $(BASE_LIB)
 EXT_LIBS = $(shell pkg-config --libs yaml-0.1 hwloc)
 
 # --- generated ---------------------------------------------------------------
@@ -298,6 +312,11 @@ $(WAITSTATES_LIB): $(call obj,$(WAITSTATES_SRC))
 	@rm -f $@ # made anew: a file moved out of the layer must not stay in it
 	$(AR) rcs $@ $^
 
+$(WAITFOR_LIB): $(call obj,$(WAITFOR_SRC))
+	@mkdir -p $(dir $@)
+	@rm -f $@ # made anew: a file moved out of the layer must not stay in it
+	$(AR) rcs $@ $^
+
 $(WINDTUNNEL_LIB): $(call obj,$(WINDTUNNEL_SRC))
 	@mkdir -p $(dir $@)
 	@rm -f $@ # made anew: a file moved out of the layer must not stay in it
@@ -309,6 +328,11 @@ $(ARCHIVE_LIB): $(call obj,$(ARCHIVE_SRC))
 	$(AR) rcs $@ $^
 
 $(MONITORS_LIB): $(call obj,$(MONITORS_SRC))
+	@mkdir -p $(dir $@)
+	@rm -f $@ # made anew: a file moved out of the layer must not stay in it
+	$(AR) rcs $@ $^
+
+$(VIEW_LIB): $(call obj,$(VIEW_SRC))
 	@mkdir -p $(dir $@)
 	@rm -f $@ # made anew: a file moved out of the layer must not stay in it
 	$(AR) rcs $@ $^
@@ -343,13 +367,13 @@ $(BUILD)/bin/%: $(BUILD)/obj/monitors/%.o $(LIBS)
 # esview serves the live view through GNU libmicrohttpd (libmicrohttpd-dev);
 # its page is plain HTML and JavaScript, embedded at build time.
 MHD_LIBS = $(shell pkg-config --libs libmicrohttpd)
-$(GEN)/view_page.c: monitors/view/index.html mk/embed.sh
+$(GEN)/view_page.c: view/page/index.html mk/embed.sh
 	@mkdir -p $(dir $@)
 	sh mk/embed.sh es_view_page $< >$@
 $(BUILD)/obj/gen/view_page.o: $(GEN)/view_page.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
-$(BUILD)/bin/esview: $(BUILD)/obj/monitors/esview.o $(BUILD)/obj/gen/view_page.o $(LIBS)
+$(BUILD)/bin/esview: $(BUILD)/obj/view/esview.o $(BUILD)/obj/gen/view_page.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ -o $@ $(EXT_LIBS) $(MHD_LIBS) $(DW_LIBS) $(LDLIBS)
 

@@ -19,8 +19,8 @@ esrun|run an MPI program with EventSpace collectors on its MPI calls
 esrecord|record a running job into an archive
 esconvert|turn an archive into OTF2, trace-event JSON and pictures
 esprofile|an mpiP-style profile of a job or an archive'
-libs="libesmon libesarchive libwaitstates libscopes libcollectors libpathmaps libpaths libsteering libtrace libpastset libbase"
-headers="base/base.h pastset/pastset.h trace/trace.h paths/paths.h steering/steering.h pathmaps/pathmaps.h collectors/collectors.h scopes/scopes.h waitstates/waitstates.h archive/archive.h monitors/monitors.h"
+libs="libesview libesmon libesarchive libwaitfor libwaitstates libscopes libcollectors libpathmaps libpaths libsteering libtrace libpastset libbase"
+headers="base/base.h pastset/pastset.h trace/trace.h paths/paths.h steering/steering.h pathmaps/pathmaps.h collectors/collectors.h scopes/scopes.h waitstates/waitstates.h waitfor/waitfor.h archive/archive.h monitors/monitors.h"
 
 install -d "$root/bin" "$root/lib/pkgconfig" "$root/include/eventspace" "$root/share/man/man1"
 echo "$programs" | while IFS='|' read -r p summary; do

@@ -19,15 +19,17 @@ PROGRAMS="archive/esprofile.c:monitors pastset/psadm.c:trace pathmaps/pathmap.c:
 set -u
 root=${1:-.}
 libdir=${2:-}
-LAYERS="base:0 handlers:0 pastset:1 trace:2 paths:3 steering:3 waitstates:3 pathmaps:4 archive:4 collectors:5 scopes:6 windtunnel:6 monitors:7"
+LAYERS="base:0 handlers:0 pastset:1 trace:2 paths:3 steering:3 waitstates:3 waitfor:3 pathmaps:4 archive:4 collectors:5 scopes:6 windtunnel:6 monitors:7 view:8"
 # each library, by the layer whose sources it holds
 LIBS="base:libbase.a pastset:libpastset.a trace:libtrace.a paths:libpaths.a steering:libsteering.a pathmaps:libpathmaps.a collectors:libcollectors.a
-      scopes:libscopes.a waitstates:libwaitstates.a windtunnel:libwindtunnel.a archive:libesarchive.a monitors:libesmon.a"
+      scopes:libscopes.a waitstates:libwaitstates.a waitfor:libwaitfor.a windtunnel:libwindtunnel.a archive:libesarchive.a monitors:libesmon.a
+      view:libesview.a"
 
 # the prefixes each library's exported names begin with (docs/ARCHITECTURE.md):
 # an installed library never exports a name another program could also use
 PREFIXES="base:base_ pastset:ps_,psw_ trace:es_ paths:paths_ steering:st_ pathmaps:pm_ collectors:es_
-          scopes:es_ waitstates:ws_ windtunnel:wt_ archive:ar_ monitors:mon_,wf_,wr_,hb_,cm_,lv_,vd_,vw_,vo_,mh_,wl_"
+          scopes:es_ waitstates:ws_ waitfor:wf_ windtunnel:wt_ archive:ar_ monitors:mon_,wr_,hb_,cm_,mh_,wl_
+          view:lv_,vd_,vw_,vo_"
 
 rank_of() { # layer -> rank, or nothing for what is not a layer (system headers, generated ones)
 	for l in $LAYERS; do [ "${l%%:*}" = "$1" ] && echo "${l#*:}" && return; done

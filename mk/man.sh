@@ -105,5 +105,5 @@ fi
 cat <<MAN
 .SH SEE ALSO
 EventSpace's README and the READMEs of its folders (pastset, paths, pathmaps,
-collectors, scopes, monitors, archive).
+collectors, scopes, monitors, view, archive).
 MAN

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "beat.h"
+#include "waits.h"
 #include "monitors/monitors.h"
 
 /* Invariants: th and beat have a slot per thread of s as s last numbered
@@ -249,13 +250,13 @@ static bool look(struct hb *h, struct look *p, const char *prog)
 			p->in[t] = es_scope_in_flight(h->s, t, &p->fl[t]);
 	if (h->mpi)
 		es_mpi_refresh(h->mpi);
-	struct wf_look lk = { h->beat, p->progressed, p->lost, p->idle_s, p->in, p->fl, h->mpi };
+	struct hb_look lk = { h->beat, p->progressed, p->lost, p->idle_s, p->in, p->fl, h->mpi };
 	wf_clear(h->wfg);
-	int rc = wf_from_scope(h->wfg, h->s, &lk);
+	int rc = hb_waits_build(h->wfg, h->s, &lk);
 	if (!rc)
 		rc = wf_analyze(h->wfg);
 	if (!rc)
-		rc = wf_confirm(h->wfg, h->s, &lk);
+		rc = hb_waits_confirm(h->wfg, h->s, &lk);
 	if (rc && !h->wf_failed) {
 		fprintf(stderr, "%s: who waits for whom: %s\n", prog, ps_strerror(rc));
 		h->wf_failed = true;

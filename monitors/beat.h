@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "scopes/scopes.h"
-#include "waitfor.h"
+#include "waitfor/waitfor.h"
 
 /* What is known of a thread across periods. */
 struct hb_thread {
@@ -54,7 +54,7 @@ int hb_step(hb *h, const char *prog, struct hb_period *p);
 int hb_threads(const hb *h);
 const struct hb_thread *hb_thread(const hb *h, int t);
 /* The period's graph, analysed, when p->looked; deadlocks it names are
- * confirmed (wf_confirm: every thread it stands on still inside the call
+ * confirmed (hb_waits_confirm: every thread it stands on still inside the call
  * it was read in, with the same boards). */
 const wf_graph *hb_graph(const hb *h);
 /* The first thread stalled now for seconds or more (its stalled periods

@@ -38,12 +38,12 @@
  * to any length, so no judgement may rest on what was read at different
  * moments unless the facts themselves say they held together.
  *
- * O (the order of reads; beat.c, wf_from_scope, wf_confirm).  Each period
+ * O (the order of reads; beat.c, hb_waits_build, hb_waits_confirm).  Each period
  * reads (1) every thread's latest tuple, (2) every thread's notes, (3)
  * which ranks have ended (from 1 and 2, and their segments' state now),
  * then judges, reading (4) each board the judgement consults when it
  * first does (a thread's requests, then its channels, once per period;
- * mpi.calls), all after (3).  Then (5) wf_confirm reads again, for every
+ * mpi.calls), all after (3).  Then (5) hb_waits_confirm reads again, for every
  * thread a deadlock stands on (its members, its waiters, and every
  * blocked or ended thread below them: wf_deadlock_threads), its notes and
  * the boards read of it: one not still inside the very call (the same
@@ -500,7 +500,7 @@ static int job_init(struct job *j)
 
 static int one_thread(struct job *j, int t)
 {
-	const struct wf_look *look = j->look;
+	const struct hb_look *look = j->look;
 	int r = j->rank[t];
 	char label[PS_NAME_MAX + 16], what[600];
 	if (r >= 0 && j->rank_first[r + 1] - j->rank_first[r] == 1)
@@ -550,7 +550,7 @@ static int one_thread(struct job *j, int t)
 	return k < 0 ? k : 0;
 }
 
-int wf_from_scope(wf_graph *g, const es_scope *s, const struct wf_look *look)
+int hb_waits_build(wf_graph *g, const es_scope *s, const struct hb_look *look)
 {
 	if (!g || !s || !look)
 		return PS_EINVAL;
@@ -576,7 +576,7 @@ int wf_from_scope(wf_graph *g, const es_scope *s, const struct wf_look *look)
  * judgement used; a rank that ended stays ended.  Anything else drops it
  * for this period, to be judged afresh at the next: no number of periods
  * decides, only whether the facts agree. */
-int wf_confirm(wf_graph *g, const es_scope *s, const struct wf_look *look)
+int hb_waits_confirm(wf_graph *g, const es_scope *s, const struct hb_look *look)
 {
 	int n = es_scope_threads(s);
 	int *t = malloc(sizeof(int) * (size_t)(n + 1));

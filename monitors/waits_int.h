@@ -3,7 +3,7 @@
 #define ES_MONITORS_WAITS_INT_H
 
 #include "monitors/monitors.h"
-#include "waitfor.h"
+#include "waits.h"
 
 #define UNIT_PATHS 0x40000000 /* a PATHS thread is a unit of its own: this + its index */
 #define MAX_TARGETS 4096     /* units one clause waits for, at most, for the picture's sake */
@@ -28,7 +28,7 @@ struct target {
 
 struct job {
 	const es_scope *s;
-	const struct wf_look *look;
+	const struct hb_look *look;
 	es_mpi *mpi;
 	wf_graph *g;
 	int n;                    /* threads */

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "monitors/waitfor.h"
+#include "waitfor/waitfor.h"
 #include "pastset/pastset.h"
 
 /*

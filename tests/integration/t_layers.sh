@@ -56,7 +56,7 @@ printf 'int ps_fn(void);\nint paths_fn(void) { return 1; }\nint paths_g(void) { 
 echo 'typedef int layers_unused;' >e.c
 for f in a b e; do cc -c $f.c -o $f.o || die "cc"; done
 ar rcs lib/libpastset.a a.o && ar rcs lib/libpaths.a b.o || die "ar"
-for l in base trace steering pathmaps collectors scopes waitstates windtunnel esarchive esmon; do ar rcs lib/lib$l.a e.o; done
+for l in base trace steering pathmaps collectors scopes waitstates waitfor windtunnel esarchive esmon esview; do ar rcs lib/lib$l.a e.o; done
 out=$(sh "$src/mk/layers.sh" "$dir" "$dir/lib") && die "a library that links up passed"
 echo "$out" | grep -q "^layers: libpastset.a (pastset, rank 1) needs paths_fn from the paths library" || die "link: $out"
 echo "$out" | grep -q "libpaths.a" && die "a library linking down refused: $out"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "collectors/collectors.h"
-#include "monitors/view.h"
+#include "view/view.h"
 #include "tests/unit/suites.h"
 
 static const uint64_t ms = 1000000;

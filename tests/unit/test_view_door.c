@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "monitors/view_door.h"
+#include "view/door.h"
 #include "tests/unit/suites.h"
 
 static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *url, bool post)

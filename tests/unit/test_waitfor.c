@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "monitors/waitfor.h"
+#include "waitfor/waitfor.h"
 #include "pastset/pastset.h"
 #include "tests/unit/suites.h"
 

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "collectors/collectors.h"
-#include "monitors/waitfor.h"
+#include "monitors/waits.h"
 #include "scopes/scopes.h"
 #include "tests/unit/suites.h"
 
@@ -16,7 +16,7 @@
  * JOB.rR that says its rank, a trace element with notes for its one
  * thread, its boards (requests, channels), mpi.comms and mpi.calls.  The
  * tests write into them as a rank's calls would, then read them as
- * heartbeat does: a scope, es_mpi, wf_from_scope.
+ * heartbeat does: a scope, es_mpi, hb_waits_build.
  */
 
 enum { MAXR = 4 };
@@ -139,7 +139,7 @@ static void began(int r, uint32_t serial, const unsigned *ops, int n)
 
 /* heartbeat's look at the job now: its report, and how many deadlocks;
  * between, if given, is what the job does after the look and before its
- * confirmation (wf_confirm), the interleaving a loaded machine makes. */
+ * confirmation (hb_waits_confirm), the interleaving a loaded machine makes. */
 static char text[4096];
 static int judge_between(void (*between)(void))
 {
@@ -165,12 +165,12 @@ static int judge_between(void (*between)(void))
 		ck_assert_int_eq(es_mpi_rank_of(m, t), t);
 		in[t] = es_scope_in_flight(s, t, &fl[t]);
 	}
-	struct wf_look lk = { beat, progressed, lost, idle, in, fl, m };
-	ck_assert_int_eq(wf_from_scope(g, s, &lk), 0);
+	struct hb_look lk = { beat, progressed, lost, idle, in, fl, m };
+	ck_assert_int_eq(hb_waits_build(g, s, &lk), 0);
 	ck_assert_int_eq(wf_analyze(g), 0);
 	if (between)
 		between();
-	ck_assert_int_eq(wf_confirm(g, s, &lk), 0);
+	ck_assert_int_eq(hb_waits_confirm(g, s, &lk), 0);
 	memset(text, 0, sizeof(text)); /* a report of nothing writes nothing */
 	FILE *out = fmemopen(text, sizeof(text), "w");
 	ck_assert_ptr_nonnull(out);

@@ -1,4 +1,4 @@
-/* view_int.h - what the live view's ring (view.c) and its answers (view_json.c) share: the ring's state and its invariants. */
+/* internal.h - what the live view's ring (ring.c) and its answers (json.c) share: the ring's state and its invariants. */
 #ifndef ES_MONITORS_VIEW_INT_H
 #define ES_MONITORS_VIEW_INT_H
 
@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "collectors/collectors.h"
-#include "view.h"
+#include "view/view.h"
 
 #define NCLASS ES_NCLASS   /* enum es_class: every picture's classes and colours */
 #define MARKS 1024
@@ -53,7 +53,7 @@ struct binner;
  * - mpi_ns, calls and traffic sum the events from global index tail to
  *   added: each event is counted in when added and out when it ended more
  *   than BALANCE_NS before the last mark, or when the ring drops it.
- * - bn, the answers' cache, is view_json.c's (freed through bn_free, so
+ * - bn, the answers' cache, is json.c's (freed through bn_free, so
  *   that the ring never calls its answers); it never changes an event.
  */
 struct lv {
@@ -73,7 +73,7 @@ struct lv {
 	uint32_t *calls;
 	int nr;                   /* traffic is nr x nr, ranks below nr */
 	struct binner *bn;
-	void (*bn_free)(struct binner *); /* view_json.c's, given with bn: the ring never calls its answers */
+	void (*bn_free)(struct binner *); /* json.c's, given with bn: the ring never calls its answers */
 	struct base_tab sites; /* (thread, call site) -> its name (char *) */
 };
 

@@ -1,4 +1,4 @@
-/* view_door.c - esview's door: accepts connections itself, hands them to libmicrohttpd, and lets through only the requests its rules allow (view_door.h). */
+/* door.c - esview's door: accepts connections itself, hands them to libmicrohttpd, and lets through only the requests its rules allow (door.h). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "pastset/pastset.h"
-#include "view_door.h"
+#include "view/door.h"
 
 /*
  * Who owns what:

@@ -1,14 +1,14 @@
-/* view_watch.h - esview's watch loop (view_watch.c): attaches to the job, pulls it into the view's ring, judges it, fires the triggers; esview.c parses the command line and opens the door. */
+/* watch.h - esview's watch loop (watch.c): attaches to the job, pulls it into the view's ring, judges it, fires the triggers; esview.c parses the command line and opens the door. */
 #ifndef ES_MONITORS_VIEW_WATCH_H
 #define ES_MONITORS_VIEW_WATCH_H
 
 #include "archive/archive.h"
-#include "beat.h"
-#include "colls.h"
+#include "monitors/beat.h"
+#include "monitors/colls.h"
 #include "monitors/monitors.h"
-#include "view.h"
-#include "view_serve.h"
-#include "waitlive.h"
+#include "view/view.h"
+#include "view/serve.h"
+#include "monitors/waitlive.h"
 
 enum { MAX_HOSTS = 16 };
 struct vw_opts {

@@ -1,4 +1,4 @@
-/* view_serve.h - what esview's watch loop publishes and its HTTP threads answer from: the data, the graph, the trigger, the page (private to esview). */
+/* serve.h - what esview's watch loop publishes and its HTTP threads answer from: the data, the graph, the trigger, the page (private to esview). */
 #ifndef MONITORS_VIEW_SERVE_H
 #define MONITORS_VIEW_SERVE_H
 
@@ -7,8 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "view.h"
-#include "view_objects.h"
+#include "view/view.h"
+#include "view/objects.h"
 #include "waitstates/waitstates.h"
 
 /* A trigger, as on an oscilloscope: armed conditions; when one holds the

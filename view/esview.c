@@ -16,9 +16,9 @@
 #include "archive/archive.h"
 #include "monitors/handlers.h"
 #include "monitors/monitors.h"
-#include "view_door.h"
-#include "view_serve.h"
-#include "view_watch.h"
+#include "view/door.h"
+#include "view/serve.h"
+#include "view/watch.h"
 
 static const char *usage =
 	"usage: esview [options] JOB\n"
@@ -182,7 +182,7 @@ static int parse(int argc, char **argv, struct vw_opts *o)
 	return -1;
 }
 
-/* The door (view_door.c) with the key, if any, and the page it serves. */
+/* The door (door.c) with the key, if any, and the page it serves. */
 static vd *open_door(const struct vw_opts *o, struct lv_served *sv)
 {
 	char key[PS_SECRET_MAX + 1], why[400];

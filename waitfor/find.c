@@ -1,12 +1,12 @@
-/* waitfor_find.c - the wait-for graph's analysis: who can still go on, why the others cannot (mismatched collectives, dead ends, cycles: deadlocks), the roots of stalls, and what is asked of the findings. */
+/* find.c - the wait-for graph's analysis: who can still go on, why the others cannot (mismatched collectives, dead ends, cycles: deadlocks), the roots of stalls, and what is asked of the findings. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pastset/pastset.h"
-#include "waitfor.h"
-#include "waitfor_int.h"
+#include "waitfor/waitfor.h"
+#include "internal.h"
 
 /* --- who can go on ------------------------------------------------------------------- */
 

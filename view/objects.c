@@ -1,11 +1,11 @@
-/* view_objects.c - the job's objects in esview: mirrored every tenth of a second with a ring of each numeric field's recent values (the page's sparklines), the latest changes, and the page's sets and calls checked and asked. */
+/* objects.c - the job's objects in esview: mirrored every tenth of a second with a ring of each numeric field's recent values (the page's sparklines), the latest changes, and the page's sets and calls checked and asked. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "archive/archive.h"
-#include "view_objects.h"
+#include "view/objects.h"
 
 /* The series of (rank i, object k, member m): found or made; NULL when full */
 static struct vo_series *series(struct vo_objects *v, int i, int k, int m)

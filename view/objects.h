@@ -1,4 +1,4 @@
-/* view_objects.h - the job's objects in esview (view_objects.c): mirrored by the watch loop with each field's recent values, asked of by the page's POSTs. */
+/* objects.h - the job's objects in esview (objects.c): mirrored by the watch loop with each field's recent values, asked of by the page's POSTs. */
 #ifndef ES_MONITORS_VIEW_OBJECTS_H
 #define ES_MONITORS_VIEW_OBJECTS_H
 

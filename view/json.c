@@ -1,4 +1,4 @@
-/* view_json.c - the live view's answers: a page's question (the time shown, its detail, the lanes open) said as JSON from the ring, the bins kept from one answer to the next. */
+/* json.c - the live view's answers: a page's question (the time shown, its detail, the lanes open) said as JSON from the ring, the bins kept from one answer to the next. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
@@ -9,7 +9,7 @@
 #include "collectors/collectors.h"
 #include "archive/archive.h"
 #include "monitors/monitors.h"
-#include "view_int.h"
+#include "view/internal.h"
 
 /* The lanes of one answer: lane[t] for thread t (-1: folded away). */
 struct lanes {

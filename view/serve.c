@@ -1,4 +1,4 @@
-/* view_serve.c - esview's answers to browsers, from what its watch loop published: the page, its data (cached per question), the graph, the trigger armed and the pull rate. */
+/* serve.c - esview's answers to browsers, from what its watch loop published: the page, its data (cached per question), the graph, the trigger armed and the pull rate. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -8,8 +8,8 @@
 
 #include "archive/archive.h"
 #include "monitors/monitors.h"
-#include "view_door.h"
-#include "view_serve.h"
+#include "view/door.h"
+#include "view/serve.h"
 
 extern const unsigned char es_view_page[];
 extern const size_t es_view_page_len;
@@ -190,7 +190,7 @@ static enum MHD_Result steer(struct lv_served *sv, struct MHD_Connection *c, con
 	return vd_reply(c, MHD_HTTP_OK, "text/plain", "asked\n", 6, MHD_RESPMEM_PERSISTENT, NULL);
 }
 
-/* A request the door let through (view_door.c): GET reads, POST changes. */
+/* A request the door let through (door.c): GET reads, POST changes. */
 enum MHD_Result lv_serve(void *cls, struct MHD_Connection *c, const char *url, bool post)
 {
 	struct lv_served *sv = cls;

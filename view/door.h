@@ -1,4 +1,4 @@
-/* view_door.h - esview's door: who may connect, which requests pass, how many at once and how fast a key is guessed (private to esview). */
+/* door.h - esview's door: who may connect, which requests pass, how many at once and how fast a key is guessed (private to esview). */
 #ifndef MONITORS_VIEW_DOOR_H
 #define MONITORS_VIEW_DOOR_H
 

@@ -1,4 +1,4 @@
-/* waitfor_report.c - the wait-for graph's findings in words (heartbeat's report) and as a Graphviz picture. */
+/* report.c - the wait-for graph's findings in words (heartbeat's report) and as a Graphviz picture. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "pastset/pastset.h"
-#include "waitfor.h"
-#include "waitfor_int.h"
+#include "waitfor/waitfor.h"
+#include "internal.h"
 
 /* "A", "A and B", "A, B and C"; past eight names, how many more. */
 static void names(FILE *out, const wf_graph *g, const int *t, int n, bool with_what)

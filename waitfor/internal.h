@@ -1,11 +1,11 @@
-/* waitfor_int.h - the wait-for graph as waitfor.c builds and analyses it and waitfor_report.c tells it; private to these two. */
-#ifndef MONITORS_WAITFOR_INT_H
-#define MONITORS_WAITFOR_INT_H
+/* internal.h - the wait-for graph as graph.c builds and find.c analyses it and report.c tells it; private to this folder. */
+#ifndef WAITFOR_INTERNAL_H
+#define WAITFOR_INTERNAL_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "waitfor.h"
+#include "waitfor/waitfor.h"
 
 enum cause_kind { C_CYCLE = 1, C_MISMATCH, C_ENDED, C_NOBODY };
 enum vkind { V_THREAD, V_UNIT, V_GATE, V_ALWAYS };
@@ -99,7 +99,7 @@ void wf__sort_named(const wf_graph *g, int *t, int n);
 /* Two members of one collective that give it different byte counts. */
 bool wf__bytes_differ(const struct coll *a, const struct coll *b);
 
-/* waitfor.c: the analysis's state dropped; the vertices, then the edges as arrays (0 or -ENOMEM). */
+/* graph.c: the analysis's state dropped; the vertices, then the edges as arrays (0 or -ENOMEM). */
 void wf__drop_analysis(wf_graph *g);
 int wf__make_vertices(wf_graph *g);
 int wf__make_edges(wf_graph *g);

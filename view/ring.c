@@ -1,4 +1,4 @@
-/* view.c - the live view's ring: the last events of a job, their messages numbered, the last second's balance summed as they come. */
+/* ring.c - the live view's ring: the last events of a job, their messages numbered, the last second's balance summed as they come. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "collectors/collectors.h"
-#include "view_int.h"
+#include "view/internal.h"
 
 /* Event e in the balance's sums (sign 1) or out of them (-1). */
 static void count(lv *v, const struct lv_event *e, int sign)

@@ -1,4 +1,4 @@
-/* view_watch.c - esview's watch loop: pulls the job into the view's ring at the page's rate, numbers its messages, moves its clocks, judges it once a period (heartbeat's beat), matches its collectives, fires the triggers and their snapshots. */
+/* watch.c - esview's watch loop: pulls the job into the view's ring at the page's rate, numbers its messages, moves its clocks, judges it once a period (heartbeat's beat), matches its collectives, fires the triggers and their snapshots. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "monitors/handlers.h"
-#include "view_watch.h"
-#include "waitlive.h"
+#include "view/watch.h"
+#include "monitors/waitlive.h"
 
 /* The threads as the page lists them, from the scope. */
 static int set_threads(struct vw_watcher *w)

@@ -1,12 +1,12 @@
 /* waitfor.h - the waiting relation of a job: who waits for whom, the roots of its stalls, its deadlocks named. */
-#ifndef MONITORS_WAITFOR_H
-#define MONITORS_WAITFOR_H
+#ifndef ES_WAITFOR_H
+#define ES_WAITFOR_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "scopes/scopes.h"
+#include "trace/trace.h"
 
 /*
  * A thread waits for another when it is inside an operation only the other
@@ -121,29 +121,5 @@ int wf_report(const wf_graph *g, FILE *out, const char *indent);
 /* The graph in Graphviz DOT: deadlocked threads and their waits in red, the
  * roots of stalls and the chains to them in orange. */
 int wf_dot(const wf_graph *g, FILE *out, const char *title);
-
-/* --- from a running job ---------------------------------------------------------------- */
-
-/* What heartbeat saw this period, per scope thread. */
-struct wf_look {
-	const struct es_trace *beat; /* each thread's latest tuple (empty: none yet) */
-	const bool *progressed;      /* it had a new event since the last look */
-	const bool *lost;            /* its tuple server did not answer */
-	const double *idle_s;        /* seconds since its latest event ended */
-	const bool *in;              /* it is inside an operation (es_scope_in_flight) ... */
-	const struct es_flight *fl;  /* ... this one */
-	es_mpi *mpi;                 /* the job's MPI side (NULL: none), refreshed this period */
-};
-/* Fills g from the job behind s, thread i of the scope as the graph's i:
- * each thread's state, and what it waits for, from its notes (as look
- * holds them), the ranks' communicators, requests, collectives begun and
- * messages counted (look->mpi), and the PastSet elements' other paths (who
- * writes them).  Reads only what the collectors already wrote. */
-int wf_from_scope(wf_graph *g, const es_scope *s, const struct wf_look *look);
-/* After wf_from_scope and wf_analyze, with the same look: drops each
- * deadlock unless every thread it stands on (wf_deadlock_threads) is, read
- * again now, inside the very call look said, with its boards as read then
- * (waits.c, rule O).  0, or PS_ENOMEM. */
-int wf_confirm(wf_graph *g, const es_scope *s, const struct wf_look *look);
 
 #endif

@@ -1,12 +1,12 @@
-/* waitfor.c - the wait-for graph built (threads, units, gates, the edges between them) and laid out for the analysis (waitfor_find.c), which waitfor_report.c says in words and pictures. */
+/* graph.c - the wait-for graph built (threads, units, gates, the edges between them) and laid out for the analysis (find.c), which report.c says in words and pictures. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pastset/pastset.h"
-#include "waitfor.h"
-#include "waitfor_int.h"
+#include "waitfor/waitfor.h"
+#include "internal.h"
 
 /*
  * At analysis every thread, unit and gate is a vertex; an edge goes from a
