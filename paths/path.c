@@ -607,6 +607,35 @@ int paths_stage_fork(paths_stage *const *branches, int n, paths_stage **out)
 
 /* --- paths -------------------------------------------------------------------- */
 
+#ifdef ES_DEBUG
+/* S1-S4 (internal.h) for s and every stage after it, depth-first:
+ * forks' branches are few and their depth a path's length */
+static void check_from(const paths_stage *s, int depth)
+{
+	for (; s; s = s->next, depth++) {
+		BASE_INVARIANT("S4: a walk of a path ends (no cycle)", depth < 1 << 20);
+		BASE_INVARIANT("S3: a stage a path leads to is held", s->refs >= 1);
+		bool fork = s->type == &paths__fork_type, terminal = fork || s->type == &paths__element_type;
+		BASE_INVARIANT("S1: next is NULL exactly for an element's and a fork's stage", terminal == !s->next);
+		BASE_INVARIANT("S2: a fork has branches, no other stage any",
+			       fork ? s->nbranches >= 1 && s->branches : s->nbranches == 0 && !s->branches);
+		for (int i = 0; fork && i < s->nbranches; i++) {
+			BASE_INVARIANT("S2: a fork's branches are stages", s->branches[i] != NULL);
+			check_from(s->branches[i], depth + 1);
+		}
+	}
+}
+#endif
+
+void paths__check_stage(const paths_stage *s)
+{
+#ifdef ES_DEBUG
+	check_from(s, 0);
+#else
+	(void)s;
+#endif
+}
+
 struct paths_path {
 	paths_stage *first;
 	size_t tuple_size;
@@ -621,6 +650,7 @@ int paths_path_create(const char *name, paths_stage *first, size_t tuple_size,
 	paths_path *p = calloc(1, sizeof(*p));
 	if (!p)
 		return PS_ENOMEM;
+	paths__check_stage(first);
 	p->first = first;
 	p->tuple_size = tuple_size;
 	snprintf(p->name, sizeof(p->name), "%s", name ? name : "");

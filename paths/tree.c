@@ -188,6 +188,42 @@ static int build_shape(paths_tree *t, const int *runs_on)
 	return 0;
 }
 
+/* T1-T4 (internal.h) */
+void paths__check_tree(const paths_tree *t)
+{
+#ifdef ES_DEBUG
+	BASE_INVARIANT("T1: the root is the last node", t->nnodes >= 1 && t->nodes[t->nnodes - 1].pub.parent == -1);
+	for (int i = 0; i < t->nnodes; i++) {
+		const struct tnode *nd = &t->nodes[i];
+		BASE_INVARIANT("T1: every other node's parent is above it",
+			       i == t->nnodes - 1 || (nd->pub.parent > i && nd->pub.parent < t->nnodes));
+		BASE_INVARIANT("T3: a node runs on a participant", nd->pub.runs_on >= 0 && nd->pub.runs_on < t->n);
+		BASE_INVARIANT("T4: every node has its path down", nd->down != NULL);
+		int next = nd->pub.first;
+		for (int j = 0; j < nd->pub.nchildren; j++) {
+			int c = nd->children[j];
+			if (c < 0) {
+				BASE_INVARIANT("T2: a participant names the node and place that list it",
+					       t->leaf_node[-1 - c] == i && t->leaf_slot[-1 - c] == j);
+				BASE_INVARIANT("T3: a subtree's participants in order", -1 - c == next);
+				next++;
+			} else {
+				BASE_INVARIANT("T2: a child node is below its parent, and knows its place",
+					       c < i && t->nodes[c].pub.parent == i && t->nodes[c].slot == j);
+				BASE_INVARIANT("T3: a subtree's participants in order", t->nodes[c].pub.first == next);
+				next = t->nodes[c].pub.last + 1;
+			}
+			int runner = c < 0 ? -1 - c : t->nodes[c].pub.runs_on;
+			BASE_INVARIANT("T4: an edge up unless the child's runner is the node's",
+				       (runner == nd->pub.runs_on) == !nd->edge[j]);
+		}
+		BASE_INVARIANT("T3: a subtree is its children's participants", next == nd->pub.last + 1);
+	}
+#else
+	(void)t;
+#endif
+}
+
 int paths_tree_create(const struct paths_tree_spec *s, paths_tree **out)
 {
 	if (!s || !out || !s->name || !s->server || s->nparticipants < 1 ||
@@ -241,6 +277,7 @@ int paths_tree_create(const struct paths_tree_spec *s, paths_tree **out)
 	paths_tree_elem_name(name, sizeof(name), t->name, PATHS_TREE_RESULT, 0, 0);
 	if ((rc = make_path(t, s, name, 4, PS_DISCARD, &t->result)))
 		goto fail;
+	paths__check_tree(t);
 	*out = t;
 	return 0;
 fail:

@@ -1,12 +1,14 @@
 /* test_paths.c - wrapper registry, parameters, stages, paths, forks, joins and hand-offs. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "paths/internal.h"
 #include "paths/paths.h"
 #include "tests/unit/suites.h"
 
@@ -622,12 +624,32 @@ START_TEST(remote_stage)
 }
 END_TEST
 
+#ifdef ES_DEBUG
+/* The stages' invariants (paths/internal.h) hold on every path made (each
+ * test here makes them through the check, in the debug builds), and one
+ * broken aborts: a pass stage that ends the path (S1). */
+START_TEST(stage_invariant_aborts)
+{
+	ps_elem *e = elem("inv", 4);
+	paths_stage *el, *s;
+	ck_assert_int_eq(paths_stage_element(e, &el), 0);
+	ck_assert_int_eq(paths_stage_create("pass", NULL, el, &s), 0);
+	paths__check_stage(s);
+	s->next = NULL;
+	paths__check_stage(s);
+}
+END_TEST
+#endif
+
 Suite *paths_suite(void)
 {
 	Suite *s = suite_create("paths");
 	TCase *tc = tcase_create("paths");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, registry);
+#ifdef ES_DEBUG
+	tcase_add_test_raise_signal(tc, stage_invariant_aborts, SIGABRT);
+#endif
 	tcase_add_test(tc, path_ops_through_stages);
 	tcase_add_test(tc, before_and_after_forwarding);
 	tcase_add_test(tc, parameter_errors);

@@ -1,11 +1,13 @@
 /* test_paths_tree.c - tree shapes and every collective, among threads and among processes, against serial answers. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "paths/internal.h"
 #include "paths/paths.h"
 #include "tests/unit/suites.h"
 
@@ -398,12 +400,33 @@ START_TEST(shape_without_a_tree)
 }
 END_TEST
 
+#ifdef ES_DEBUG
+/* The tree's invariants (paths/internal.h) hold on every tree built (each
+ * test here builds through the check, in the debug builds), and one
+ * broken aborts: a node that names the wrong parent (T2). */
+START_TEST(tree_invariant_aborts)
+{
+	ps_server *srv;
+	ck_assert_int_eq(ps_server_create_local(&srv), 0);
+	struct paths_tree_spec spec = { .name = "inv", .nparticipants = 8, .fanout = 2, .max_bytes = 8, .server = srv };
+	paths_tree *t;
+	ck_assert_int_eq(paths_tree_create(&spec, &t), 0);
+	paths__check_tree(t);
+	((struct paths_tree_node *)paths_tree_node(t, 0))->parent = 5; /* its parent is 4 */
+	paths__check_tree(t);
+}
+END_TEST
+#endif
+
 Suite *paths_tree_suite(void)
 {
 	Suite *s = suite_create("paths_tree");
 	TCase *tc = tcase_create("tree");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, shapes);
+#ifdef ES_DEBUG
+	tcase_add_test_raise_signal(tc, tree_invariant_aborts, SIGABRT);
+#endif
 	tcase_add_test(tc, spec_errors);
 	tcase_add_test(tc, collectives_among_threads);
 	tcase_add_test(tc, collectives_with_placement);
