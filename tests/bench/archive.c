@@ -16,7 +16,8 @@ static double now(void)
 
 /* A message end numbered on its channel as the collector numbers it
  * (collectors/mpi/record.h, es_write_msg): whole below 2^15, then from the
- * channel's mark, written every ES_CHAN_MARK_EVERY messages. */
+ * channel's mark, written every ES_CHAN_MARK_EVERY messages.
+ * ES_BENCH_KEEP=1 leaves the archive (for bench/waits, for perf). */
 struct chan {
 	uint64_t n, base;
 };
@@ -60,7 +61,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench archive: %s\n", err);
 		return 1;
 	}
-	/* ranks that send to the next, receive from the last, an allreduce every tenth */
+	/* ranks that send to the next and receive from the last, as many of
+	 * each, an allreduce every eleventh: every message received as a real
+	 * program's are, a few in flight (with a send more than receives in
+	 * each ten, as once, 144,000 were in flight at the end, none received) */
 	for (int r = 0; r < RANKS; r++) {
 		char proc[32], name[32];
 		snprintf(proc, sizeof(proc), "bench.r%d", r);
@@ -84,11 +88,11 @@ int main(int argc, char **argv)
 		size_t k = i / RANKS;
 		struct es_trace e = { .start = t, .end = t + 500, .seq = (uint32_t)k, .element = (uint32_t)((r + 1) % RANKS),
 				      .size = 4096, .arg = 5, .comm = 0 };
-		if (k % 10 == 9) {
+		if (k % 11 == 10) {
 			e.op = ES_OP_MPI_ALLREDUCE;
 			e.element = 0xffffffffu;
-			e.arg = (uint32_t)(k / 10);
-		} else if (k % 2) {
+			e.arg = (uint32_t)(k / 11);
+		} else if (k % 11 % 2) {
 			e.op = ES_OP_MPI_RECV;
 			e.element = (uint32_t)((r + RANKS - 1) % RANKS);
 		} else {
@@ -141,7 +145,9 @@ int main(int argc, char **argv)
 	free(world), free(sent), free(got);
 	char cmd[4200];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd))
+	if (getenv("ES_BENCH_KEEP")) /* for bench/waits and perf: the archive left, and where */
+		printf("archive: kept %s/a\n", dir);
+	else if (system(cmd))
 		return 1;
 	printf("archive: %zu events of %d threads: OTF2 in %.3f s, JSON in %.3f s, profile in %.3f s\n", n, RANKS,
 	       t1 - t0, t2 - t1, t3 - t2);
