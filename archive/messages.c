@@ -124,11 +124,18 @@ static void pair(struct ar_msgs *m, const struct end *s, const struct end *r)
 /* Ends of equal key, a send and a receive: one message.  In one pass
  * through a table of the keys (an archive's ends are in the millions: no
  * sort), each key keeping its earliest send and earliest receive (by
- * start, then event); any more of either stay alone. */
-struct kslot {
-	uint32_t send, recv; /* indices into the ends, UINT32_MAX: none */
+ * start, then event); any more of either stay alone.  A slot holds its
+ * ends' events and starts, so that the pass over the table that pairs
+ * them reads nothing else (the ends, in the table's order, would be a
+ * cache miss each). */
+struct kside {
+	uint64_t start;
+	uint32_t event; /* UINT32_MAX: none yet */
 };
-static bool earlier(const struct end *x, const struct end *y)
+struct kslot {
+	struct kside send, recv;
+};
+static bool earlier(const struct end *x, const struct kside *y)
 {
 	return x->start != y->start ? x->start < y->start : x->event < y->event;
 }
@@ -148,15 +155,18 @@ static int pair_keyed(struct ar_msgs *m, const struct end *v, size_t n)
 			return -ENOMEM;
 		}
 		if (fresh)
-			*k = (struct kslot){ UINT32_MAX, UINT32_MAX };
-		uint32_t *side = v[i].recv ? &k->recv : &k->send;
-		if (*side == UINT32_MAX || earlier(&v[i], &v[*side]))
-			*side = (uint32_t)i;
+			k->send.event = k->recv.event = UINT32_MAX;
+		struct kside *side = v[i].recv ? &k->recv : &k->send;
+		if (side->event == UINT32_MAX || earlier(&v[i], side))
+			*side = (struct kside){ v[i].start, v[i].event };
 	}
 	struct kslot *k;
 	for (size_t at = 0; (k = base_tab_next(&t, &at, NULL));)
-		if (k->send != UINT32_MAX && k->recv != UINT32_MAX)
-			pair(m, &v[k->send], &v[k->recv]);
+		if (k->send.event != UINT32_MAX && k->recv.event != UINT32_MAX) {
+			m->other[k->send.event] = k->recv.event;
+			m->other[k->recv.event] = k->send.event;
+			m->pairs++;
+		}
 	base_tab_free(&t);
 	return 0;
 }
