@@ -28,7 +28,7 @@ LIBS="base:libbase.a pastset:libpastset.a trace:libtrace.a paths:libpaths.a stee
 # the prefixes each library's exported names begin with (docs/ARCHITECTURE.md):
 # an installed library never exports a name another program could also use
 PREFIXES="base:base_ pastset:ps_,psw_ trace:es_ paths:paths_ steering:st_ pathmaps:pm_ collectors:es_
-          scopes:es_ waitstates:ws_ waitfor:wf_ windtunnel:wt_ archive:ar_ monitors:mon_,wr_,hb_,cm_,mh_,wl_
+          scopes:es_ waitstates:ws_ waitfor:wf_ windtunnel:wt_ archive:ar_ monitors:mon_,wr_,hb_,cm_,co_,mh_,wl_
           view:lv_,vd_,vw_,vo_"
 
 rank_of() { # layer -> rank, or nothing for what is not a layer (system headers, generated ones)
