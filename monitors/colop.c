@@ -44,6 +44,7 @@ struct nodeop {
 
 struct co {
 	struct co_opts o;
+	FILE *out;
 	cm *colls;
 	es_mpi *view;
 	int *rank;           /* by leaf: its MPI rank, or -1 (a PATHS thread) */
@@ -71,6 +72,7 @@ int co_create(const struct co_opts *o, co **out)
 	if (!c)
 		return -ENOMEM;
 	c->o = *o;
+	c->out = o->out ? o->out : stdout;
 	c->max_rank = -1;
 	c->snap = (struct mon_snapshot){ .dir = o->snapshot, .job = o->job };
 	if (cm_create(&c->colls) || ((o->waits || o->wait_pattern >= 0) && wl_create(&c->live))) {
@@ -190,7 +192,7 @@ static void coll_done(co *c, const struct cm_done *d)
 		char root[32] = "";
 		if (d->root != 0xffffffffu)
 			snprintf(root, sizeof(root), ", root %u", d->root);
-		printf("%-18s #%-5u latency %9.3f ms, last in: rank %d, imbalance %9.3f ms%s%s\n", es_op_name(code),
+		fprintf(c->out, "%-18s #%-5u latency %9.3f ms, last in: rank %d, imbalance %9.3f ms%s%s\n", es_op_name(code),
 		       d->num, lat, d->last_rank, imb, root, d->members != c->mpi_ranks ? " (a smaller communicator)" : "");
 	}
 }
@@ -302,7 +304,7 @@ static void tree_event(co *c, const struct es_trace *t, const char *where)
 		return;
 	c->tree_ops++;
 	if (!c->o.quiet)
-		printf("tree %-10s node %-3d op #%-5llu contributions arrived over %9.3f ms, last: child %d\n", tree, node,
+		fprintf(c->out, "tree %-10s node %-3d op #%-5llu contributions arrived over %9.3f ms, last: child %d\n", tree, node,
 		       (unsigned long long)op, (double)(no->last - no->first) / 1e6, no->last_child);
 	*no = c->nodeops[--c->nnodeops]; /* done: drop it */
 }
@@ -351,7 +353,7 @@ static void waits_unseen(co *c)
 	if (st.unpaired == c->was.unpaired && st.incomplete == c->was.incomplete && st.given_up == c->was.given_up &&
 	    st.unseen_calls == c->was.unseen_calls)
 		return;
-	printf("waits not judged in full so far: %llu message ends without their other end, %llu collectives "
+	fprintf(c->out, "waits not judged in full so far: %llu message ends without their other end, %llu collectives "
 	       "without every member, %llu calls given up after %u s, %llu completions whose wait was not seen\n",
 	       (unsigned long long)st.unpaired, (unsigned long long)st.incomplete, (unsigned long long)st.given_up,
 	       WL_HORIZON_S, (unsigned long long)st.unseen_calls);
@@ -379,7 +381,7 @@ void co_period(co *c)
 		if (r->by >= 0)
 			snprintf(by, sizeof(by), ", caused by rank %d", r->by);
 		snprintf(call, sizeof(call), r->of ? "%s(%s)" : "%s", es_op_name(r->op), es_op_name(r->of) + 4);
-		printf("wait %s: rank %d, %s at %s: %.3f ms%s\n", ws_pattern_name(r->pattern), r->rank, call, where,
+		fprintf(c->out, "wait %s: rank %d, %s at %s: %.3f ms%s\n", ws_pattern_name(r->pattern), r->rank, call, where,
 		       (double)r->ns / 1e6, by);
 	}
 	wl_period_free(&w);
@@ -394,7 +396,7 @@ static void waits_places(co *c)
 	size_t np;
 	if (wl_places(c->live, c->view, c->sym, &pl, &np)) {
 		np = 0, pl = NULL;
-		printf("  (no memory to list the wait states by place)\n");
+		fprintf(c->out, "  (no memory to list the wait states by place)\n");
 	}
 	uint64_t rest = 0;
 	size_t shown = c->o.places && c->o.places < np ? c->o.places : np;
@@ -403,11 +405,11 @@ static void waits_places(co *c)
 	for (size_t i = 0; i < shown; i++) {
 		char call[64];
 		snprintf(call, sizeof(call), pl[i].of ? "%s(%s)" : "%s", es_op_name(pl[i].op), es_op_name(pl[i].of) + 4);
-		printf("    %s at rank %d, %s in %s: %.3f ms in %llu\n", ws_pattern_name(pl[i].pattern), pl[i].rank, call,
+		fprintf(c->out, "    %s at rank %d, %s in %s: %.3f ms in %llu\n", ws_pattern_name(pl[i].pattern), pl[i].rank, call,
 		       pl[i].where, (double)pl[i].ns / 1e6, (unsigned long long)pl[i].count);
 	}
 	if (shown < np)
-		printf("    and %zu more places, %.3f ms in all (--places 0 lists them)\n", np - shown, (double)rest / 1e6);
+		fprintf(c->out, "    and %zu more places, %.3f ms in all (--places 0 lists them)\n", np - shown, (double)rest / 1e6);
 	wl_places_free(pl, np);
 }
 
@@ -425,12 +427,12 @@ static void waits_summary(co *c)
 		mpi += ws_mpi_ns(w, k);
 	for (int p = 0; p < WS_NPATTERNS; p++)
 		if (by[p])
-			printf("  wait state %-44s %12.3f ms, %6.2f%% of MPI time\n", ws_pattern_name(p), (double)by[p] / 1e6,
+			fprintf(c->out, "  wait state %-44s %12.3f ms, %6.2f%% of MPI time\n", ws_pattern_name(p), (double)by[p] / 1e6,
 			       mpi ? 100.0 * (double)by[p] / (double)mpi : 0.0);
-	printf("  time in MPI calls:");
+	fprintf(c->out, "  time in MPI calls:");
 	for (int k = 0; k < ws_ranks(w); k++)
-		printf("%s rank %d %.3f ms", k ? "," : "", k, (double)ws_mpi_ns(w, k) / 1e6);
-	putchar('\n');
+		fprintf(c->out, "%s rank %d %.3f ms", k ? "," : "", k, (double)ws_mpi_ns(w, k) / 1e6);
+	fputc('\n', c->out);
 	waits_places(c);
 	struct ws_stats st;
 	ws_stats(w, &st);
@@ -438,22 +440,22 @@ static void waits_summary(co *c)
 	if (wl_unnumbered(c->live))
 		snprintf(nonum, sizeof(nonum), " (%llu of them without a number: their channel's mark was lost)",
 			 (unsigned long long)wl_unnumbered(c->live));
-	printf("  wait states judged from %llu events: %llu receives, %llu sends, %llu collectives; %llu message ends "
+	fprintf(c->out, "  wait states judged from %llu events: %llu receives, %llu sends, %llu collectives; %llu message ends "
 	       "without their other end%s, %llu collectives without every member\n", (unsigned long long)st.events,
 	       (unsigned long long)st.receives, (unsigned long long)st.sends, (unsigned long long)st.colls,
 	       (unsigned long long)st.unpaired, nonum, (unsigned long long)st.incomplete);
 	if (st.given_up || st.unseen_calls)
-		printf("  not judged in full: %llu calls whose other ends had not come within %u s (judged without them), "
+		fprintf(c->out, "  not judged in full: %llu calls whose other ends had not come within %u s (judged without them), "
 		       "%llu completions whose wait or test was not seen (paired, not judged)\n",
 		       (unsigned long long)st.given_up, WL_HORIZON_S, (unsigned long long)st.unseen_calls);
 }
 
 void co_summary(co *c, const struct mon_watch *w, uint64_t missed, uint64_t before)
 {
-	printf("colopmon: summary%s%s", mon_watch_end(w), missed ? "" : " (no event was lost while it watched)");
+	fprintf(c->out, "colopmon: summary%s%s", mon_watch_end(w), missed ? "" : " (no event was lost while it watched)");
 	if (before)
-		printf("; %llu earlier events had rotated out before it attached", (unsigned long long)before);
-	putchar('\n');
+		fprintf(c->out, "; %llu earlier events had rotated out before it attached", (unsigned long long)before);
+	fputc('\n', c->out);
 	for (int k = 0; k < 256; k++) {
 		struct kind_sum *x = &c->kinds[k];
 		if (!x->n)
@@ -461,15 +463,15 @@ void co_summary(co *c, const struct mon_watch *w, uint64_t missed, uint64_t befo
 		int most = 0;
 		for (int r = 1; r < x->nlast; r++)
 			most = x->last_counts[r] > x->last_counts[most] ? r : most;
-		printf("  %-18s %6lu calls, latency mean %9.3f ms, max %9.3f ms; worst imbalance "
+		fprintf(c->out, "  %-18s %6lu calls, latency mean %9.3f ms, max %9.3f ms; worst imbalance "
 		       "%9.3f ms; last in most often: rank %d (%d times)\n", es_op_name((unsigned)k), x->n,
 		       x->lat_sum / (double)x->n, x->lat_max, x->imb_max, most, x->nlast ? x->last_counts[most] : 0);
 	}
 	if (c->tree_ops)
-		printf("  %lu tree node operations seen complete\n", c->tree_ops);
+		fprintf(c->out, "  %lu tree node operations seen complete\n", c->tree_ops);
 	if (c->live && c->o.waits)
 		waits_summary(c);
 	if (missed)
-		printf("  %llu events were discarded before they could be read: operations that lost "
+		fprintf(c->out, "  %llu events were discarded before they could be read: operations that lost "
 		       "theirs are not reported\n", (unsigned long long)missed);
 }

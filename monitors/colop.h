@@ -5,12 +5,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "monitors/monitors.h"
 
 /* What colopmon's command line asked for. */
 struct co_opts {
 	const char *job;
+	FILE *out;            /* where it says what it finds (NULL: stdout) */
 	bool quiet;           /* no line per operation, only the summary */
 	bool waits;           /* the wait states said each period and at the end */
 	size_t places;        /* how many places the end lists (0: all) */

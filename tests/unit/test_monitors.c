@@ -1,7 +1,8 @@
-/* test_monitors.c - libesmon's shared code: its error convention (0 or -errno, why in err, the exit status only in main) and a snapshot written in process. */
+/* test_monitors.c - libesmon: its error convention (0 or -errno, why in err, the exit status only in main), a snapshot written in process, heartbeat's judgement fed and pulled, the one loop, live control's orders (control.c) and colopmon's judgement of tree nodes (colop.c). */
 #define _GNU_SOURCE
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,8 @@
 
 #include "archive/archive.h"
 #include "monitors/beat.h"
+#include "monitors/colop.h"
+#include "monitors/control.h"
 #include "monitors/monitors.h"
 #include "tests/unit/suites.h"
 
@@ -277,6 +280,203 @@ START_TEST(one_loop_for_every_monitor)
 }
 END_TEST
 
+/* --- live control (control.c) ------------------------------------------------------ */
+
+struct fake_rank {
+	ps_elem *ctl, *now;
+};
+struct fake_job {
+	struct fake_rank r[2];
+	int stop; /* atomic */
+};
+
+/* What a rank does at its next MPI call (collectors/mpi/control.c): the
+ * latest order it has not applied, applied and said, as fast or as slow
+ * as the machine makes this thread. */
+static void *apply_orders(void *arg)
+{
+	struct fake_job *j = arg;
+	while (!__atomic_load_n(&j->stop, __ATOMIC_ACQUIRE)) {
+		for (int i = 0; i < 2; i++) {
+			struct es_ctl_rec o, now;
+			if (!ps_read_latest(j->r[i].ctl, &o, NULL) && !ps_read_latest(j->r[i].now, &now, NULL) &&
+			    o.gen > now.gen)
+				ps_write(j->r[i].now, &o, 0, NULL);
+		}
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+	return NULL;
+}
+
+/* A rank's trace space with a thread and, if ctl, its control elements
+ * saying it records [all] as MPI_Init chose (gen 0). */
+static es_space *fake_space(const char *job, int rank, bool ctl, struct fake_rank *fr)
+{
+	char seg[64];
+	snprintf(seg, sizeof(seg), "%s.r%d", job, rank);
+	ps_shm_unlink(seg);
+	es_space *sp;
+	ck_assert_int_eq(es_space_create_rank(seg, 0, rank, 2, &sp), 0);
+	struct es_meta m = { .element = 0 };
+	snprintf(m.thread, sizeof(m.thread), "rank%d.thread0", rank);
+	uint16_t id;
+	ps_elem *e;
+	ck_assert_int_eq(es_space_add(sp, &m, 100, false, &id, &e), 0);
+	ps_elem_close(e);
+	if (!ctl)
+		return sp;
+	struct ps_elem_attr a = { .tuple_size = sizeof(struct es_ctl_rec), .threshold = 1, .mode = PS_DISCARD,
+				  .flags = PS_MULTI_WRITER | PS_CONTROL };
+	struct ps_elem_attr b = { .tuple_size = sizeof(struct es_ctl_rec), .threshold = 1, .mode = PS_DISCARD,
+				  .flags = PS_MULTI_WRITER };
+	ck_assert_int_eq(ps_elem_create(es_space_server(sp), ES_CTL_ELEMENT, &a, &fr->ctl), 0);
+	ck_assert_int_eq(ps_elem_create(es_space_server(sp), ES_CTL_NOW_ELEMENT, &b, &fr->now), 0);
+	struct es_ctl_rec c = { .gen = 0 };
+	memset(c.collect, 1, sizeof(c.collect));
+	snprintf(c.list, sizeof(c.list), "[all]");
+	ck_assert_int_eq(ps_write(fr->now, &c, 0, NULL), 0);
+	return sp;
+}
+
+static char *said(FILE **f, char **text)
+{
+	fflush(*f);
+	return *text;
+}
+
+/* An order written to every rank and waited for until each applied it; a
+ * list that names no call refused with why; an order nobody applies said
+ * so; ranks without control elements refused. */
+START_TEST(control_orders_applied_and_refused)
+{
+	char job[32];
+	snprintf(job, sizeof(job), "ctl%d", (int)getpid());
+	struct fake_job j = { .stop = 0 };
+	es_space *sp[2] = { fake_space(job, 0, true, &j.r[0]), fake_space(job, 1, true, &j.r[1]) };
+	struct es_scope_spec spec;
+	es_scope_spec_default(&spec, job);
+	es_scope *s;
+	ck_assert_int_eq(es_scope_create(&spec, &s), 0);
+	struct ps_remote_attr ra = mon_ra();
+	mon_ctl *c;
+	ck_assert_int_eq(mon_ctl_open(s, job, &ra, &c), 0);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, apply_orders, &j), 0);
+	ck_assert_int_eq(mon_ctl_order(c, "pause", "", 60, f), 0); /* 60 s only guards a hang */
+	ck_assert_msg(strstr(said(&f, &text), "esctl: pause: applied by 2 of 2 ranks\n"), "%s", text);
+	ck_assert_int_eq(mon_ctl_order(c, "collect", "[-all, MPI_Allreduce]", 60, f), 0);
+	mon_ctl_status(c, f);
+	ck_assert_msg(strstr(said(&f, &text), "rank 1: records [-all, MPI_Allreduce], paused (order 2)\n"), "%s",
+		      text);
+	ck_assert_int_eq(mon_ctl_order(c, "collect", "[MPI_Nope]", 60, f), 2);
+	__atomic_store_n(&j.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	/* nobody applies it now: said, whatever the wait */
+	ck_assert_int_eq(mon_ctl_order(c, "resume", "", 0, f), 1);
+	ck_assert_msg(strstr(said(&f, &text), "esctl: resume: applied by 0 of 2 ranks within 0 s"), "%s", text);
+	mon_ctl_status(c, f);
+	ck_assert_msg(strstr(said(&f, &text), "rank 0: records [-all, MPI_Allreduce], paused (order 2); order 3 "
+				"([-all, MPI_Allreduce]) not applied: no MPI call since\n"), "%s", text);
+	fclose(f);
+	free(text);
+	mon_ctl_close(c);
+	es_scope_destroy(s);
+	for (int i = 0; i < 2; i++) {
+		ps_elem_close(j.r[i].ctl);
+		ps_elem_close(j.r[i].now);
+		es_space_destroy(sp[i]);
+	}
+	/* a job whose ranks made no control elements: nothing to steer */
+	char job2[40], seg[64];
+	snprintf(job2, sizeof(job2), "ctn%d", (int)getpid());
+	es_space *bare = fake_space(job2, 0, false, NULL);
+	es_scope_spec_default(&spec, job2);
+	ck_assert_int_eq(es_scope_create(&spec, &s), 0);
+	ck_assert_int_eq(mon_ctl_open(s, job2, &ra, &c), 1);
+	es_scope_destroy(s);
+	es_space_destroy(bare);
+	for (int i = 0; i < 2; i++) {
+		snprintf(seg, sizeof(seg), "%s.r%d", job, i);
+		ps_shm_unlink(seg);
+	}
+	snprintf(seg, sizeof(seg), "%s.r0", job2);
+	ps_shm_unlink(seg);
+}
+END_TEST
+
+/* colopmon's judgement (colop.c) of a PATHS tree: a node's operation
+ * said once every edge's contribution came, with its spread and the child
+ * that came last; an operation still missing a child not said; the summary
+ * counts what completed. */
+START_TEST(colop_tree_nodes)
+{
+	char job[32], seg[48];
+	snprintf(job, sizeof(job), "cop%d", (int)getpid());
+	snprintf(seg, sizeof(seg), "%s.t0", job);
+	ps_shm_unlink(seg);
+	es_space *sp;
+	ck_assert_int_eq(es_space_create(seg, 0, &sp), 0);
+	ps_elem *e[2];
+	for (int i = 0; i < 2; i++) {
+		struct es_meta m = { .element = (uint32_t)i };
+		snprintf(m.thread, sizeof(m.thread), "t%d", i);
+		snprintf(m.where, sizeof(m.where), "sum.n0.c%d", i);
+		uint16_t id;
+		ck_assert_int_eq(es_space_add(sp, &m, 100, false, &id, &e[i]), 0);
+	}
+	/* op 0: child 1 comes 3 ms after child 0; op 1: only child 0 */
+	struct es_trace t[] = { { .start = 1000, .end = 2000000, .op = ES_OP_WRITE, .arg = 0 },
+				{ .start = 1000, .end = 5000000, .op = ES_OP_WRITE, .arg = 0 },
+				{ .start = 6000000, .end = 7000000, .op = ES_OP_WRITE, .arg = 1 } };
+	ck_assert_int_eq(ps_write(e[0], &t[0], 0, NULL), 0);
+	ck_assert_int_eq(ps_write(e[1], &t[1], 0, NULL), 0);
+	ck_assert_int_eq(ps_write(e[0], &t[2], 0, NULL), 0);
+	struct es_scope_spec spec;
+	es_scope_spec_default(&spec, job);
+	spec.reduce = ES_REDUCE_NONE;
+	spec.by_leaf = true;
+	es_scope *s;
+	ck_assert_int_eq(es_scope_create(&spec, &s), 0);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	struct co_opts o = { .job = job, .out = f, .places = 15, .imbalance_ms = -1, .mpi_above = -1,
+			     .wait_pattern = -1, .wait_pct = -1 };
+	co *c;
+	ck_assert_int_eq(co_create(&o, &c), 0);
+	ck_assert_int_eq(co_identify(c, s), 0);
+	ck_assert_int_eq(co_mpi_ranks(c), 0);
+	ck_assert_int_eq(co_tree_edges(c), 2);
+	struct es_trace ev[8];
+	uint64_t lost;
+	int n = es_scope_consume(s, ev, 8, &lost);
+	ck_assert_int_eq(n, 3);
+	co_refreshed(c);
+	for (int i = 0; i < n; i++)
+		co_event(c, s, &ev[i], es_scope_consumed_leaf(s, (size_t)i));
+	co_period(c);
+	struct mon_watch w = { .grace = 1 };
+	co_summary(c, &w, 0, 0);
+	fflush(f);
+	/* (the stamps are the clock's raw ticks: the spread is what they make in ms) */
+	const char *op0 = strstr(text, "tree sum        node 0   op #0     contributions arrived over ");
+	ck_assert_msg(op0 && strstr(op0, " ms, last: child 1\n"), "%s", text);
+	ck_assert_msg(!strstr(text, "op #1 "), "%s", text);
+	ck_assert_msg(strstr(text, "  1 tree node operations seen complete\n"), "%s", text);
+	fclose(f);
+	free(text);
+	co_destroy(c);
+	es_scope_destroy(s);
+	for (int i = 0; i < 2; i++)
+		ps_elem_close(e[i]);
+	es_space_destroy(sp);
+	ps_shm_unlink(seg);
+}
+END_TEST
+
 Suite *monitors_suite(void)
 {
 	Suite *s = suite_create("monitors");
@@ -286,6 +486,8 @@ Suite *monitors_suite(void)
 	tcase_add_test(tc, snapshot_in_process);
 	tcase_add_test(tc, fed_judgement_as_pulled);
 	tcase_add_test(tc, one_loop_for_every_monitor);
+	tcase_add_test(tc, control_orders_applied_and_refused);
+	tcase_add_test(tc, colop_tree_nodes);
 	suite_add_tcase(s, tc);
 	return s;
 }
