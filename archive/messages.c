@@ -27,8 +27,10 @@
 struct end {
 	uint64_t link; /* the channel, sends and receives alike (es_msg_end) */
 	uint64_t key;  /* the message's, 0 when it has none to be paired by */
+	uint64_t num;  /* with a key: its number on its channel */
 	uint64_t start;
 	uint32_t thread, event;
+	uint32_t chan; /* pair_numbered's: its channel's index */
 	uint8_t recv, numbered, shared;
 };
 
@@ -83,7 +85,7 @@ static size_t gather(const ar_archive *a, struct end *v, bool *numbered, uint64_
 			}
 			if (rc == ES_NUMR_MARK || rc == ES_NUMR_NOT)
 				continue;
-			struct end x = { .link = m.link, .key = rc ? 0 : m.key, .start = e->start, .thread = (uint32_t)t,
+			struct end x = { .link = m.link, .key = rc ? 0 : m.key, .num = m.num, .start = e->start, .thread = (uint32_t)t,
 					 .event = idx[i], .recv = m.recv, .numbered = !!(e->op & ES_OP_NUMBERED),
 					 .shared = rc == ES_NUMR_SHARED };
 			*numbered |= x.numbered;
@@ -141,9 +143,14 @@ static bool earlier(const struct end *x, const struct kside *y)
 }
 static int pair_keyed(struct ar_msgs *m, const struct end *v, size_t n)
 {
+	size_t keyed = 0;
+	for (size_t i = 0; i < n; i++)
+		keyed += v[i].key != 0;
+	if (!keyed)
+		return 0;
 	struct base_tab t;
 	base_tab_init(&t, sizeof(struct kslot));
-	if (base_tab_reserve(&t, n / 2 + 1) < 0) /* a send and a receive a key, mostly */
+	if (base_tab_reserve(&t, keyed / 2 + 1) < 0) /* a send and a receive a key, mostly */
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		if (!v[i].key)
@@ -169,6 +176,90 @@ static int pair_keyed(struct ar_msgs *m, const struct end *v, size_t n)
 		}
 	base_tab_free(&t);
 	return 0;
+}
+
+/*
+ * The same pairing, by channel: a channel's messages are numbered from
+ * one on, so its ends find their slot by number in an array of the
+ * channel's own, which the ends (each thread's in its order) fill nearly
+ * in order, and the pass that pairs them reads in order too; the table
+ * of keys above is a cache miss an end.  A channel whose numbers spread
+ * far wider than its ends (a recorder that came and went, bytes nobody
+ * should trust) keeps its keys for pair_keyed.  Either way, each message
+ * gets its earliest send and earliest receive.
+ */
+struct chan {
+	uint64_t lo, hi; /* the numbers its ends carry */
+	size_t ends, base; /* how many; its first slot, SIZE_MAX: too wide for slots */
+};
+struct nslot {
+	uint32_t send, recv; /* indices into the ends, UINT32_MAX: none */
+};
+static bool before(const struct end *x, const struct end *y)
+{
+	return x->start != y->start ? x->start < y->start : x->event < y->event;
+}
+/* Each keyed end's channel, counted and spanned; the slots each gets.
+ * The number of slots, or SIZE_MAX for no memory. */
+static size_t chans_make(struct end *v, size_t n, struct base_vec *cv)
+{
+	struct base_tab ix = { 0 };
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i].key)
+			continue;
+		bool fresh;
+		uint32_t *k = base_tab_put(&ix, v[i].link, &fresh);
+		struct chan *c = k && fresh ? base_vec_push(cv) : NULL;
+		if (!k || (fresh && !c)) {
+			base_tab_free(&ix);
+			return SIZE_MAX;
+		}
+		if (fresh)
+			*k = (uint32_t)(cv->n - 1), *c = (struct chan){ .lo = v[i].num, .hi = v[i].num };
+		c = BASE_AT(*cv, struct chan, *k);
+		c->lo = v[i].num < c->lo ? v[i].num : c->lo;
+		c->hi = v[i].num > c->hi ? v[i].num : c->hi;
+		c->ends++;
+		v[i].chan = *k;
+	}
+	base_tab_free(&ix);
+	size_t slots = 0;
+	for (size_t k = 0; k < cv->n; k++) {
+		struct chan *c = BASE_AT(*cv, struct chan, k);
+		bool dense = c->hi - c->lo < 2 * (uint64_t)c->ends + 64;
+		c->base = dense ? slots : SIZE_MAX;
+		slots += dense ? (size_t)(c->hi - c->lo + 1) : 0;
+	}
+	return slots;
+}
+static int pair_numbered(struct ar_msgs *m, struct end *v, size_t n)
+{
+	struct base_vec cv = { .size = sizeof(struct chan) };
+	size_t ns = chans_make(v, n, &cv);
+	struct nslot *sl = ns == SIZE_MAX ? NULL : malloc(sizeof(*sl) * (ns + 1));
+	if (!sl) {
+		base_vec_free(&cv);
+		return -ENOMEM;
+	}
+	memset(sl, 0xff, sizeof(*sl) * ns);
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i].key)
+			continue;
+		const struct chan *c = BASE_AT(cv, struct chan, v[i].chan);
+		if (c->base == SIZE_MAX)
+			continue; /* pair_keyed's */
+		struct nslot *x = &sl[c->base + (size_t)(v[i].num - c->lo)];
+		uint32_t *side = v[i].recv ? &x->recv : &x->send;
+		if (*side == UINT32_MAX || before(&v[i], &v[*side]))
+			*side = (uint32_t)i;
+		v[i].key = 0; /* paired here */
+	}
+	for (size_t k = 0; k < ns; k++)
+		if (sl[k].send != UINT32_MAX && sl[k].recv != UINT32_MAX)
+			pair(m, &v[sl[k].send], &v[sl[k].recv]);
+	free(sl);
+	base_vec_free(&cv);
+	return pair_keyed(m, v, n); /* the channels too wide for slots */
 }
 
 /* The k-th send on a channel with its k-th receive. */
@@ -210,7 +301,7 @@ int ar_msgs_match(const ar_archive *a, struct ar_msgs *m)
 			shared = v[i].shared;
 		if (shared)
 			unshare(m, v, n); /* rare (threads of a rank on one channel): a sort only then */
-		if (pair_keyed(m, v, n)) {
+		if (pair_numbered(m, v, n)) {
 			free(v);
 			ar_msgs_free(m);
 			return -ENOMEM;

@@ -400,8 +400,9 @@ static struct es_trace chan_mark(uint64_t t, uint32_t peer, bool recv, uint64_t 
 /* Messages pair by number: sends 1 to 3 not recorded leave receives 1 to
  * 3 alone, never joined to sends 4 and 5; numbers past 2^15 through
  * marks, not before one; an end without a number, and a channel two
- * threads of a rank send on, alone and said; an archive without numbers
- * pairs by order. */
+ * threads of a rank send on, alone and said; a number twice, the earlier
+ * end paired, in a channel's slots as in the table of keys (a channel
+ * whose numbers spread wide); an archive without numbers pairs by order. */
 START_TEST(messages_pair_by_number)
 {
 	char err[512] = "", sub[4200];
@@ -434,6 +435,21 @@ START_TEST(messages_pair_by_number)
 	put_ev(w, numbered(7001, ES_OP_MPI_SEND, 0, 0), 2);
 	put_ev(w, numbered(7100, ES_OP_MPI_RECV, 1, 0), 0);
 	put_ev(w, numbered(7200, ES_OP_MPI_RECV, 1, 1), 0);
+	/* tag 9, 0 -> 1, numbers close together (a channel's slots, not the
+	 * table of keys, pair them): sends 0, 1, 3 (7300-7320), receives 0, 2,
+	 * 3, 3 again (a number twice: bytes nobody should trust; the earlier
+	 * end is the message's, the later alone) and 1 (7400-7440) */
+	uint64_t s9[] = { 0, 1, 3 }, r9[] = { 0, 2, 3, 3, 1 };
+	for (int i = 0; i < 3; i++) {
+		struct es_trace e = numbered(7300 + 10 * (uint64_t)i, ES_OP_MPI_SEND, 1, s9[i]);
+		e.arg = 9;
+		put_ev(w, e, 0);
+	}
+	for (int i = 0; i < 5; i++) {
+		struct es_trace e = numbered(7400 + 10 * (uint64_t)i, ES_OP_MPI_RECV, 0, r9[i]);
+		e.arg = 9;
+		put_ev(w, e, 1);
+	}
 	ck_assert_int_eq(ar_finish(w, &(struct ar_end){ .lost = 0, .before = 0, .why = "-" }, err, sizeof(err)), 0);
 	ar_archive *a;
 	ck_assert_msg(ar_open(sub, &a, err, sizeof(err)) == 0, "%s", err);
@@ -456,14 +472,19 @@ START_TEST(messages_pair_by_number)
 	ck_assert_uint_eq(m.other[at[6100]], AR_MSG_ALONE);
 	ck_assert_uint_eq(m.other[at[7000]], AR_MSG_ALONE);
 	ck_assert_uint_eq(m.other[at[7200]], AR_MSG_ALONE);
-	ck_assert_uint_eq(m.pairs, 4);
+	ck_assert_uint_eq(m.other[at[7300]], at[7400]); /* tag 9: 0 with 0 */
+	ck_assert_uint_eq(m.other[at[7310]], at[7440]); /* 1 with 1, received last */
+	ck_assert_uint_eq(m.other[at[7320]], at[7420]); /* 3 with the earlier 3 */
+	ck_assert_uint_eq(m.other[at[7430]], AR_MSG_ALONE);
+	ck_assert_uint_eq(m.other[at[7410]], AR_MSG_ALONE); /* 2: its send not recorded */
+	ck_assert_uint_eq(m.pairs, 7);
 	ck_assert_uint_eq(m.sends_alone, 2);
-	ck_assert_uint_eq(m.recvs_alone, 7);
+	ck_assert_uint_eq(m.recvs_alone, 9);
 	ck_assert_uint_eq(m.unnumbered, 2);
 	ck_assert_uint_eq(m.shared, 2);
 	char said[600];
 	ck_assert_uint_gt(ar_msgs_said(&m, said, sizeof(said)), 0);
-	ck_assert_msg(strstr(said, "2 sends and 7 receives without their other end") && strstr(said, "2 of them had no number") &&
+	ck_assert_msg(strstr(said, "2 sends and 9 receives without their other end") && strstr(said, "2 of them had no number") &&
 		      strstr(said, "2 on channels two threads of a rank used"), "%s", said);
 	ar_msgs_free(&m);
 	ar_close(a);
