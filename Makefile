@@ -210,7 +210,7 @@ ARCHIVE_LIB := $(BUILD)/lib/libesarchive.a
 # libesmon: what the monitor programs share (monitors/monitors.h), the
 # recorder among it, and each analysis more than one program uses.
 
-MONITORS_SRC := monitors/common.c monitors/record.c monitors/beat.c monitors/colls.c monitors/colop.c monitors/control.c monitors/waits.c monitors/waits_rules.c \
+MONITORS_SRC := monitors/common.c monitors/record.c monitors/beat.c monitors/colls.c monitors/colop.c monitors/control.c monitors/resolve.c monitors/waits.c monitors/waits_rules.c \
 		monitors/waitlive.c monitors/objects.c monitors/handlers.c
 MONITORS_LIB := $(BUILD)/lib/libesmon.a
 

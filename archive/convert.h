@@ -89,7 +89,7 @@ int ar_waits_order(const ar_archive *a, uint32_t **out, size_t *n);
 /* Event i as ar_waits_feed gives it, messages paired by m; false: none to
  * give (a thread of no rank, a call that had not returned). */
 bool ar_wait_event(const ar_archive *a, const struct ar_msgs *m, size_t i, const struct ar_wait_keys *k,
-		   struct ws_event *e);
+		   struct es_event *e);
 
 /* An OTF2 archive DIR/NAME.otf2 (and DIR/NAME/, DIR/NAME.def); DIR must not exist. */
 int ar_to_otf2(const ar_archive *a, const char *dir, const char *name, struct ar_out_stats *st,

@@ -11,7 +11,7 @@
  * collector writes and how every reader joins a message's two ends: each
  * thread's ends are read in the order the thread wrote them, with the
  * communicator as every rank names it (its id), and ends of equal key are
- * one message, as the live readers (monitors/waitlive.c, view.c) join
+ * one message, as the live readers (monitors/resolve.c, view/ring.c) join
  * them.  An end without a key (one whose mark was lost, with tuples lost
  * or a recorder that came late; its thread had no memory for the
  * channel; a channel two threads of a rank used, whose numbers are each

@@ -19,7 +19,7 @@
  * call that had not returned when the archive was made is not judged.
  */
 
-static void resolve(const ar_archive *a, const struct es_trace *t, int rank, struct ws_event *e)
+static void resolve(const ar_archive *a, const struct es_trace *t, int rank, struct es_event *e)
 {
 	const struct ar_comm *c = t->comm == ES_COMM_NONE ? NULL : ar_comm(a, t->comm);
 	if (!c || (c->flags & ES_COMMS_INTER))
@@ -33,7 +33,7 @@ static void resolve(const ar_archive *a, const struct es_trace *t, int rank, str
 }
 
 bool ar_wait_event(const ar_archive *a, const struct ar_msgs *m, size_t i, const struct ar_wait_keys *k,
-		   struct ws_event *e)
+		   struct es_event *e)
 {
 	const struct ar_event *ev = &ar_events(a)[i];
 	const struct es_trace *t = &ev->t;
@@ -41,8 +41,8 @@ bool ar_wait_event(const ar_archive *a, const struct ar_msgs *m, size_t i, const
 	int rank = (int)th < ar_nthreads(a) ? ar_thread(a, (int)th)->rank : -1;
 	if (rank < 0 || (t->op & ES_OP_UNFINISHED))
 		return false;
-	*e = (struct ws_event){ .start = t->start, .end = t->end, .loc = th, .rank = rank, .op = t->op,
-				.peer = t->element, .arg = t->arg, .size = t->size, .msg = WS_MSG_NONE };
+	*e = (struct es_event){ .start = t->start, .end = t->end, .loc = th, .rank = rank, .op = t->op,
+				.peer = t->element, .arg = t->arg, .size = t->size, .msg = ES_EVENT_NO_MSG };
 	resolve(a, t, rank, e);
 	if (ar_is_phase(t) && k && k->phase) {
 		char buf[32];
@@ -119,7 +119,7 @@ int ar_waits_feed(const ar_archive *a, const struct ar_msgs *given, ws *w, const
 	uint32_t *order = NULL;
 	size_t n = 0;
 	int rc = !given && ar_msgs_match(a, &own) ? -ENOMEM : ar_waits_order(a, &order, &n);
-	struct ws_event e;
+	struct es_event e;
 	for (size_t i = 0; i < n && !rc; i++)
 		if (ar_wait_event(a, m, order[i], k, &e))
 			rc = ws_event(w, &e);

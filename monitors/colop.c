@@ -7,6 +7,7 @@
 
 #include "monitors/colls.h"
 #include "monitors/colop.h"
+#include "monitors/resolve.h"
 #include "monitors/waitlive.h"
 
 struct kind_sum {
@@ -53,7 +54,8 @@ struct co {
 	struct mon_snapshot snap;
 	struct share *shares;
 	int nshares;
-	wl *live;            /* the wait states, fed every MPI tuple (waitlive.c) */
+	mon_rs *rs;          /* every MPI tuple resolved (resolve.c) ... */
+	wl *live;            /* ... for the wait states (waitlive.c) */
 	ar_symbols *sym;
 	uint64_t newest;     /* the latest end consumed: the engine's now */
 	struct period_sum recent[256];
@@ -75,7 +77,8 @@ int co_create(const struct co_opts *o, co **out)
 	c->out = o->out ? o->out : stdout;
 	c->max_rank = -1;
 	c->snap = (struct mon_snapshot){ .dir = o->snapshot, .job = o->job };
-	if (cm_create(&c->colls) || ((o->waits || o->wait_pattern >= 0) && wl_create(&c->live))) {
+	bool waits = o->waits || o->wait_pattern >= 0;
+	if (cm_create(&c->colls) || (waits && (mon_rs_create(&c->rs) || wl_create(&c->live)))) {
 		co_destroy(c);
 		return -ENOMEM;
 	}
@@ -95,6 +98,7 @@ void co_destroy(co *c)
 	free(c->shares);
 	free(c->rank);
 	wl_destroy(c->live);
+	mon_rs_destroy(c->rs);
 	ar_symbols_destroy(c->sym);
 	es_mpi_close(c->view);
 	free(c);
@@ -201,7 +205,9 @@ static void mpi_event(co *c, const struct es_trace *t, int leaf, int rank)
 {
 	count_share(c, t, rank);
 	c->newest = t->end > c->newest ? t->end : c->newest;
-	if (c->live && wl_event(c->live, c->view, t, leaf, rank)) {
+	struct es_event e;
+	int rc = c->live ? mon_rs_event(c->rs, c->view, t, leaf, rank, &e) : MON_RS_MARK;
+	if (c->live && (rc < 0 || (rc == 0 && wl_event(c->live, &e)))) {
 		fprintf(stderr, "colopmon: no memory for the wait states: they stop here\n");
 		wl_destroy(c->live);
 		c->live = NULL;
@@ -313,8 +319,8 @@ void co_refreshed(co *c)
 {
 	if (c->view) /* the communicators these tuples name are listed by now */
 		es_mpi_refresh(c->view);
-	if (c->live)
-		wl_refreshed(c->live);
+	if (c->rs)
+		mon_rs_refreshed(c->rs);
 }
 
 void co_event(co *c, const es_scope *s, const struct es_trace *t, int leaf)
@@ -437,9 +443,9 @@ static void waits_summary(co *c)
 	struct ws_stats st;
 	ws_stats(w, &st);
 	char nonum[120] = "";
-	if (wl_unnumbered(c->live))
+	if (mon_rs_unnumbered(c->rs))
 		snprintf(nonum, sizeof(nonum), " (%llu of them without a number: their channel's mark was lost)",
-			 (unsigned long long)wl_unnumbered(c->live));
+			 (unsigned long long)mon_rs_unnumbered(c->rs));
 	fprintf(c->out, "  wait states judged from %llu events: %llu receives, %llu sends, %llu collectives; %llu message ends "
 	       "without their other end%s, %llu collectives without every member\n", (unsigned long long)st.events,
 	       (unsigned long long)st.receives, (unsigned long long)st.sends, (unsigned long long)st.colls,

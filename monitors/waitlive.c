@@ -1,4 +1,4 @@
-/* waitlive.c - the wait-state engine fed live: messages numbered on their channels as the collectors count them, communicators from the ranks' boards, each period's wait states and who caused them. */
+/* waitlive.c - the wait-state engine fed live the resolver's events (resolve.c): each period's wait states and who caused them, call sites named. */
 #define _GNU_SOURCE /* strdup */
 #include <errno.h>
 #include <stdio.h>
@@ -8,30 +8,17 @@
 #include "waitlive.h"
 
 /*
- * What a reader of the archive gets from messages.c and the archive's
- * communicators, a live reader makes as the tuples come: each message end
- * is read by the one join of collectors.h ("Reading the numbers"), with
- * its communicator's id from the ranks' boards, so that both ends have
- * one key whichever rank's serial named the communicator.  An end whose
- * number cannot be read (its mark was lost; a channel a second thread of
- * its rank used) is given no key: alone, never paired by guess.  A wait
- * that waits past WL_HORIZON_S for its other end is given up.
+ * The live resolver (resolve.c) makes each tuple an event; this keeps the
+ * engine those events are fed to, and says each period what it found.  A
+ * wait that waits past WL_HORIZON_S for its other end is given up.
  */
 #define HORIZON_NS (WL_HORIZON_S * 1000000000ull)
 
 struct name { /* a thread's call site, named once */
 	char *s;
 };
-struct comm { /* a rank's serial (low 16 bits), as looked up since the last refresh */
-	uint64_t id;
-	uint32_t size, me;
-	bool known, intra; /* intra: its collectives are judged */
-};
-
 struct wl {
 	ws *w;
-	es_numr *numr; /* the threads' channels' numbers */
-	struct base_tab comms; /* (rank, serial) -> struct comm */
 	uint64_t *prev;  /* each row's ns at the last period */
 	size_t nprev;
 	uint64_t prev_mpi;
@@ -39,20 +26,18 @@ struct wl {
 	size_t nthreads;
 	struct base_tab names; /* (thread, site) -> struct name */
 	char unnamed[600]; /* a name not kept, until the next call */
-	uint64_t unnumbered; /* message ends whose number could not be read */
 };
 
 int wl_create(wl **out)
 {
 	wl *l = calloc(1, sizeof(*l));
-	if (!l || ws_create(&l->w) || es_numr_create(&l->numr)) {
+	if (!l || ws_create(&l->w)) {
 		if (l)
 			ws_destroy(l->w);
 		free(l);
 		return -ENOMEM;
 	}
 	ws_keep_waits(l->w);
-	base_tab_init(&l->comms, sizeof(struct comm));
 	base_tab_init(&l->names, sizeof(struct name));
 	*out = l;
 	return 0;
@@ -63,11 +48,10 @@ void wl_destroy(wl *l)
 	if (!l)
 		return;
 	ws_destroy(l->w);
-	es_numr_destroy(l->numr);
 	struct name *n;
 	for (size_t at = 0; (n = base_tab_next(&l->names, &at, NULL));)
 		free(n->s);
-	base_tab_free(&l->comms), base_tab_free(&l->names);
+	base_tab_free(&l->names);
 	free(l->prev), free(l->rank_of);
 	free(l);
 }
@@ -77,51 +61,12 @@ const ws *wl_engine(const wl *l)
 	return l->w;
 }
 
-uint64_t wl_unnumbered(const wl *l)
+int wl_event(wl *l, const struct es_event *e)
 {
-	return l->unnumbered;
-}
-
-void wl_refreshed(wl *l)
-{
-	base_tab_clear(&l->comms);
-}
-
-static struct comm *comm_of(wl *l, es_mpi *mpi, int rank, const struct es_trace *t)
-{
-	uint64_t k = (uint64_t)(uint32_t)rank << 16 | t->comm;
-	struct comm *c = base_tab_put(&l->comms, k, NULL);
-	if (!c || c->known)
-		return c && c->id ? c : NULL;
-	c->known = true;
-	int side = 0;
-	/* as at the tuple's time: a communicator or window freed since is still its */
-	const struct es_mpi_comm *m = mpi ? es_mpi_comm_of(mpi, rank, t->comm, 0xffff, t->start, &side) : NULL;
-	if (!m || side < 0 || side > 1)
-		return NULL;
-	c->id = m->id;
-	/* an intercommunicator's messages are paired, its collectives not
-	 * judged (archive/waitfeed.c) */
-	c->intra = !(m->flags & ES_COMMS_INTER);
-	c->size = m->size[side];
-	for (uint32_t i = 0; i < c->size; i++)
-		if (m->members[side] && m->members[side][i] == rank)
-			c->me = i;
-	return c->id ? c : NULL;
-}
-
-uint64_t wl_comm_id(wl *l, es_mpi *mpi, int rank, const struct es_trace *t)
-{
-	const struct comm *c = t->comm == ES_COMM_NONE || rank < 0 ? NULL : comm_of(l, mpi, rank, t);
-	return c ? c->id : 0;
-}
-
-int wl_event(wl *l, es_mpi *mpi, const struct es_trace *t, int thread, int rank)
-{
-	if (thread < 0 || rank < 0)
+	if (e->rank < 0)
 		return 0;
-	if ((size_t)thread >= l->nthreads) {
-		size_t n = (size_t)thread + 16;
+	if ((size_t)e->loc >= l->nthreads) {
+		size_t n = (size_t)e->loc + 16;
 		int32_t *v = realloc(l->rank_of, sizeof(*v) * n);
 		if (!v)
 			return -ENOMEM;
@@ -129,22 +74,8 @@ int wl_event(wl *l, es_mpi *mpi, const struct es_trace *t, int thread, int rank)
 			v[i] = -1;
 		l->rank_of = v, l->nthreads = n;
 	}
-	l->rank_of[thread] = rank;
-	const struct comm *c = t->comm == ES_COMM_NONE ? NULL : comm_of(l, mpi, rank, t);
-	struct es_msg_end m;
-	int rc = c ? es_numr_read(l->numr, (uint32_t)thread, rank, c->id, t, &m) : ES_NUMR_NONE;
-	if (rc < 0)
-		return rc;
-	if (es_is_channel_mark(t->op))
-		return 0; /* only numbers; a group mark is the engine's */
-	bool end = es_message(t->op) && t->element != ES_NONE;
-	l->unnumbered += end && (rc == ES_NUMR_NONE || rc == ES_NUMR_SHARED);
-	struct ws_event e = { .start = t->start, .end = t->end, .loc = (uint32_t)thread, .rank = rank, .op = t->op,
-			      .peer = t->element, .arg = t->arg, .size = t->size, .msg = rc ? WS_MSG_NONE : m.key,
-			      .site = (uint32_t)thread << 16 | ES_TRACE_SITE(t) };
-	if (c && c->intra)
-		e.comm = c->id, e.members = c->size, e.me = c->me;
-	return ws_event(l->w, &e);
+	l->rank_of[e->loc] = e->rank;
+	return ws_event(l->w, e);
 }
 
 static int by_ns(const void *a, const void *b)

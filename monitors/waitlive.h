@@ -1,4 +1,4 @@
-/* waitlive.h - the wait-state engine fed live (esview, colopmon): each consumed tuple numbered and resolved, each period's wait states with the rank that caused them, call sites named. */
+/* waitlive.h - the wait-state engine fed live (esview, colopmon): each event the live resolver made (resolve.h), each period's wait states with the rank that caused them, call sites named. */
 #ifndef ES_MONITORS_WAITLIVE_H
 #define ES_MONITORS_WAITLIVE_H
 
@@ -17,17 +17,10 @@ typedef struct wl wl;
 
 int wl_create(wl **out);
 void wl_destroy(wl *l);
-/* A consumed tuple (stamps in ns) of scope thread `thread` of `rank`, in
- * the thread's order: its message's number read from its channel (marks
- * taken in), its communicator from mpi, then to the engine.  0 or
- * -ENOMEM. */
-int wl_event(wl *l, es_mpi *mpi, const struct es_trace *t, int thread, int rank);
-/* The id of a tuple's communicator, as every rank names it (0: not
- * known), from the table wl_event keeps: for other readers of the same
- * tuples (esview's lines from sends to receives). */
-uint64_t wl_comm_id(wl *l, es_mpi *mpi, int rank, const struct es_trace *t);
-/* mpi was refreshed: communicators are looked up anew. */
-void wl_refreshed(wl *l);
+/* A resolved event (resolve.c: stamps in ns, loc the scope thread, site
+ * thread << 16 | its site number) of an MPI rank, in its thread's order,
+ * to the engine.  0 or -ENOMEM. */
+int wl_event(wl *l, const struct es_event *e);
 
 /* A pattern's seconds found in a period at one call site of one rank,
  * and the rank that caused most of them (-1: not known). */
@@ -65,10 +58,6 @@ int wl_period(wl *l, uint64_t now_ns, struct wl_period *out);
 void wl_period_free(struct wl_period *p);
 /* The totals since the start, and what could not be judged. */
 const ws *wl_engine(const wl *l);
-/* Message ends whose number could not be read (their channel's mark was
- * lost before this reader saw it): given no key, so alone (ws_stats's
- * unpaired counts them too). */
-uint64_t wl_unnumbered(const wl *l);
 
 /* The totals since the start by place: one per pattern, rank, call and
  * site name (a rank's threads at the same site together), the most time

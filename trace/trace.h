@@ -379,6 +379,32 @@ int es_numr_read(es_numr *r, uint32_t thread, int rank, uint64_t comm, const str
 		 struct es_msg_end *out);
 
 /*
+ * A tuple resolved: what every reader derives from a raw struct es_trace
+ * (its own rank's serials, its thread's numbers) once, in one place, so
+ * that every analysis after it reads the same thing.  Made by the
+ * archive's reader (archive/waitfeed.c, ar_wait_event) and by the live
+ * resolver (monitors/resolve.c); read by the wait-state engine, the live
+ * wait states and the view.  A raw tuple is a struct es_trace; a resolved
+ * one is a struct es_event, never the other way round.
+ */
+#define ES_EVENT_NO_MSG UINT64_MAX
+struct es_event {
+	uint64_t start, end; /* ns, on one clock for the whole job */
+	uint32_t loc;        /* the reader's thread number: one thread's events come in its order */
+	int32_t rank;        /* its world rank */
+	uint16_t op;         /* the tuple's, with its flags */
+	uint32_t peer;       /* the tuple's element: a peer's or root's world rank, ES_NONE */
+	uint32_t arg;        /* the tuple's arg: a tag, or a collective's number */
+	uint32_t size;       /* bytes */
+	uint64_t comm;       /* its communicator's or window's id as the job numbers it; 0: none known,
+			      * or an intercommunicator (whose collectives are not judged) */
+	uint32_t members;    /* the communicator's size (this rank's group's) */
+	uint32_t me;         /* this rank's rank in it */
+	uint64_t msg;        /* a message's end: the key its other end has too; ES_EVENT_NO_MSG */
+	uint32_t site;       /* the reader's key for its call site; 0: not known */
+};
+
+/*
  * Call sites.  An MPI call's tuple says where the program called it: its
  * seq holds the thread's number for that site in its high 16 bits
  * (ES_TRACE_SITE; 0: not known) and the count of the thread's calls in

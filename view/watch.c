@@ -133,8 +133,8 @@ static void pull(struct vw_watcher *w, struct es_trace *ev, int max)
 	}
 	if (w->mpi)
 		es_mpi_refresh(w->mpi);
-	if (w->wl)
-		wl_refreshed(w->wl);
+	if (w->rs)
+		mon_rs_refreshed(w->rs);
 	read_clocks(w);
 	while ((n = es_scope_consume(w->s, ev, (size_t)max, &lost)) > 0) {
 		mh_feed(w->mh, w->s, ev, n);
@@ -153,7 +153,7 @@ static void pull(struct vw_watcher *w, struct es_trace *ev, int max)
 			struct lv_event e = { .start = t->start, .end = t->end, .thread = (uint32_t)l->thread,
 					      .peer = t->element, .bytes = t->size, .tag = t->arg, .op = t->op,
 					      .comm = t->comm, .seq = t->seq,
-					      .comm_id = w->wl ? wl_comm_id(w->wl, w->mpi, l->rank, t) : 0 };
+					      .comm_id = w->rs ? mon_rs_comm_id(w->rs, w->mpi, l->rank, t) : 0 };
 			uint16_t s = ES_TRACE_SITE(t);
 			if (w->mpi && l->rank >= 0 && s && es_op_code(t->op) >= ES_OP_MPI_INIT && !es_is_mark(t->op) &&
 			    nu < UNNAMED && !lv_site_named(w->sv->v, (uint32_t)l->thread, s)) {
@@ -177,11 +177,14 @@ static void pull(struct vw_watcher *w, struct es_trace *ev, int max)
 			struct cm_done d;
 			if (l->rank >= 0 && cm_event(w->cm, w->mpi, &ev[i], l->rank, &d))
 				collective(w, &d);
-			if (l->rank >= 0 && w->wl && !w->sv->frozen) {
+			/* resolved whether frozen or not: a channel's numbers need every mark */
+			struct es_event e;
+			int rc = l->rank >= 0 && w->wl ? mon_rs_event(w->rs, w->mpi, &ev[i], l->thread, l->rank, &e)
+						       : MON_RS_MARK;
+			if (rc == 0 && !w->sv->frozen)
 				w->newest = ev[i].end > w->newest ? ev[i].end : w->newest;
-				if (wl_event(w->wl, w->mpi, &ev[i], l->thread, l->rank))
-					wl_destroy(w->wl), w->wl = NULL; /* no memory: the page says none */
-			}
+			if (w->wl && (rc < 0 || (rc == 0 && !w->sv->frozen && wl_event(w->wl, &e))))
+				wl_destroy(w->wl), w->wl = NULL; /* no memory: the page says none */
 		}
 		if (n < max)
 			break;
@@ -400,7 +403,7 @@ static void wait_states(struct vw_watcher *w, bool ended)
 		fprintf(f, "},\"judged\":{\"receives\":%llu,\"sends\":%llu,\"collectives\":%llu,\"unpaired\":%llu,"
 			   "\"unnumbered\":%llu,\"incomplete\":%llu,\"given_up\":%llu,\"unseen_calls\":%llu,\"horizon_s\":%u",
 			(unsigned long long)st.receives, (unsigned long long)st.sends, (unsigned long long)st.colls,
-			(unsigned long long)st.unpaired, (unsigned long long)wl_unnumbered(w->wl),
+			(unsigned long long)st.unpaired, (unsigned long long)mon_rs_unnumbered(w->rs),
 			(unsigned long long)st.incomplete, (unsigned long long)st.given_up,
 			(unsigned long long)st.unseen_calls, WL_HORIZON_S);
 		fputs("},\"rows\":[", f);
@@ -681,7 +684,7 @@ int vw_attach(const struct vw_opts *o, struct vw_watcher *w)
 	}
 	if (ar_symbols_create(&w->sym))
 		w->sym = NULL;
-	if (wl_create(&w->wl))
+	if (mon_rs_create(&w->rs) || wl_create(&w->wl))
 		w->wl = NULL;
 	return 0;
 }
@@ -709,4 +712,5 @@ void vw_detach(struct vw_watcher *w)
 	free(w->handlers);
 	free(w->found);
 	wl_destroy(w->wl);
+	mon_rs_destroy(w->rs);
 }

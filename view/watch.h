@@ -6,6 +6,7 @@
 #include "monitors/beat.h"
 #include "monitors/colls.h"
 #include "monitors/monitors.h"
+#include "monitors/resolve.h"
 #include "view/view.h"
 #include "view/serve.h"
 #include "monitors/waitlive.h"
@@ -42,6 +43,7 @@ struct vw_watcher {
 	double next_beat;
 	char *waits;            /* ,"waits":{...} as of the last judgement */
 	wl *wl;                 /* the wait states, fed every MPI tuple (NULL: no memory for them) */
+	mon_rs *rs;             /* ... each resolved once (resolve.c); its table names the ring's communicators */
 	char *wstates;          /* ,"waitstates":{...} of the last second */
 	struct vw_found { double at; struct wl_row r; } *found; /* the rows found in the last second's pulls */
 	size_t nfound, capfound;

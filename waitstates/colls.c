@@ -55,7 +55,7 @@ static uint64_t coll_key(uint64_t comm, uint32_t num)
 
 /* The collective (comm, num), made when make; NIL when absent or no
  * memory, or when another has its key (64 bits: never seen). */
-static uint32_t find(ws *w, const struct ws_event *e, bool make)
+static uint32_t find(ws *w, const struct es_event *e, bool make)
 {
 	uint64_t k = coll_key(e->comm, e->arg);
 	uint32_t *v = base_tab_get(&w->coll_ix, k);
@@ -228,7 +228,7 @@ static void judge_if_whole(ws *w, uint32_t i)
 	forget(w, i);
 }
 
-int ws__coll(ws *w, const struct ws_event *e)
+int ws__coll(ws *w, const struct es_event *e)
 {
 	if (family(es_op_code(e->op)) == F_NONE) {
 		w->st.not_analysed++;
@@ -252,7 +252,7 @@ int ws__coll(ws *w, const struct ws_event *e)
 	return 0;
 }
 
-int ws__coll_done(ws *w, const struct ws_event *d, const struct ws_event *wait)
+int ws__coll_done(ws *w, const struct es_event *d, const struct es_event *wait)
 {
 	if (family(es_op_code(d->op)) == F_NONE || !d->comm || d->members <= 1 || d->me >= d->members)
 		return 0;

@@ -127,7 +127,7 @@ void ws_keep(ws *w)
 }
 
 /* A call inside MPI or a phase, kept for ws_analyse. */
-static int keep(ws *w, struct loc *l, const struct ws_event *e)
+static int keep(ws *w, struct loc *l, const struct es_event *e)
 {
 	if (es_op_code(e->op) == ES_OP_MPI_PCONTROL) {
 		struct hphase *h = base_vec_push(&l->hphases);
@@ -150,7 +150,7 @@ static int keep(ws *w, struct loc *l, const struct ws_event *e)
  * did before it; a call that began before the latest counted one holds
  * the ones since its start, which it replaces; one that began inside the
  * latest is inside it. */
-static void count_mpi(ws *w, struct loc *l, const struct ws_event *e)
+static void count_mpi(ws *w, struct loc *l, const struct es_event *e)
 {
 	if (!es_in_mpi_call(e->op) || e->rank < 0 || e->end < e->start)
 		return;
@@ -189,14 +189,14 @@ static bool completes(const struct es_op_info *in)
 
 /* The completions that came before e, given the call they came in (NULL:
  * not known). */
-static int settle_dones(ws *w, struct loc *l, const struct ws_event *call)
+static int settle_dones(ws *w, struct loc *l, const struct es_event *call)
 {
 	int rc = 0;
 	uint64_t last = 0; /* an unknown call's time: its completions' latest end, for the horizon */
 	for (size_t i = 0; i < l->dones.n; i++) {
-		const struct ws_event *d = &BASE_AT(l->dones, struct done, i)->e;
+		const struct es_event *d = &BASE_AT(l->dones, struct done, i)->e;
 		last = d->end > last ? d->end : last;
-		const struct ws_event *in = call && d->end >= call->start && d->end <= call->end ? call : NULL;
+		const struct es_event *in = call && d->end >= call->start && d->end <= call->end ? call : NULL;
 		int r = ws__is_coll(d->op) ? ws__coll_done(w, d, in) : ws__p2p_done(w, l, d, in);
 		rc = rc ? rc : r;
 	}
@@ -205,7 +205,7 @@ static int settle_dones(ws *w, struct loc *l, const struct ws_event *call)
 	return rc ? rc : ws__p2p_call_end(w, l, call, last);
 }
 
-int ws_event(ws *w, const struct ws_event *e)
+int ws_event(ws *w, const struct es_event *e)
 {
 	struct loc *l = ws__loc(w, e->loc);
 	if (!l)

@@ -172,7 +172,7 @@ static int meet(ws *w, struct gats *g, uint64_t key, uint64_t t, uint32_t from, 
 	return 0;
 }
 
-int ws__gats_open(ws *w, const struct ws_event *e)
+int ws__gats_open(ws *w, const struct es_event *e)
 {
 	struct gats *g = g_of(w);
 	if (!g || !e->comm)
@@ -193,7 +193,7 @@ int ws__gats_open(ws *w, const struct ws_event *e)
 }
 
 /* A group mark: a member of the thread's epoch just opened. */
-int ws__gats_member(ws *w, const struct ws_event *e)
+int ws__gats_member(ws *w, const struct es_event *e)
 {
 	struct gats *g = w->gats;
 	uint32_t *v = g ? base_tab_get(&g->current, current_key(e->loc, e->comm, e->arg == ES_OP_MPI_WIN_POST)) : NULL;
@@ -222,7 +222,7 @@ int ws__gats_member(ws *w, const struct ws_event *e)
  * on the window (its group marks all came before): an access epoch's
  * complete goes to its targets' exposure epochs; the epoch is judged once
  * its partners' times are all in. */
-int ws__gats_end(ws *w, const struct ws_event *e)
+int ws__gats_end(ws *w, const struct es_event *e)
 {
 	struct gats *g = w->gats;
 	unsigned code = es_op_code(e->op);

@@ -11,7 +11,7 @@
 /*
  * A message in flight, from whichever end came first until both came and
  * every call that judges it has.  Invariants:
- *  - it is in w->msgs under its key while alive (key != WS_MSG_NONE);
+ *  - it is in w->msgs under its key while alive (key != ES_EVENT_NO_MSG);
  *  - uses counts the queued calls (items) that name it; it is freed when
  *    both ends came and uses is 0, or when flushed.
  */
@@ -76,7 +76,7 @@ struct hcoll {
 
 /* A completion (op | ES_OP_DONE) waiting for the call it came in. */
 struct done {
-	struct ws_event e;
+	struct es_event e;
 };
 
 struct loc {
@@ -147,25 +147,25 @@ void ws__wait(ws *w, enum ws_pattern p, const struct loc *l, uint32_t loc, uint3
 	      uint64_t from, uint64_t ns, uint32_t delayer, uint64_t cause);
 struct loc *ws__loc(ws *w, uint32_t loc);
 /* p2p.c */
-int ws__p2p(ws *w, struct loc *l, const struct ws_event *e);
+int ws__p2p(ws *w, struct loc *l, const struct es_event *e);
 /* A completion d that came in call `in` (NULL: not known): its end, an
  * item of the call ws__p2p_call_end queues next. */
-int ws__p2p_done(ws *w, struct loc *l, const struct ws_event *d, const struct ws_event *in);
+int ws__p2p_done(ws *w, struct loc *l, const struct es_event *d, const struct es_event *in);
 /* at: when call is NULL (not known), the time the horizon judges it by */
-int ws__p2p_call_end(ws *w, struct loc *l, const struct ws_event *call, uint64_t at);
+int ws__p2p_call_end(ws *w, struct loc *l, const struct es_event *call, uint64_t at);
 void ws__p2p_flush(ws *w, uint64_t before);
 void ws__p2p_free(ws *w);
 /* gats.c: MPI_Win_post and MPI_Win_start open an epoch, their group
  * marks give its members, MPI_Win_complete, _wait and _test end it */
-int ws__gats_open(ws *w, const struct ws_event *e);
-int ws__gats_member(ws *w, const struct ws_event *e);
-int ws__gats_end(ws *w, const struct ws_event *e);
+int ws__gats_open(ws *w, const struct es_event *e);
+int ws__gats_member(ws *w, const struct es_event *e);
+int ws__gats_end(ws *w, const struct es_event *e);
 void ws__gats_flush(ws *w, uint64_t before);
 void ws__gats_free(ws *w);
 /* colls.c */
 bool ws__is_coll(unsigned op);
-int ws__coll(ws *w, const struct ws_event *e);
-int ws__coll_done(ws *w, const struct ws_event *done, const struct ws_event *wait);
+int ws__coll(ws *w, const struct es_event *e);
+int ws__coll_done(ws *w, const struct es_event *done, const struct es_event *wait);
 void ws__coll_flush(ws *w, uint64_t before);
 void ws__coll_free(ws *w);
 

@@ -24,7 +24,7 @@
 
 static uint32_t msg_find(ws *w, uint64_t key)
 {
-	uint32_t *v = key == WS_MSG_NONE ? NULL : base_tab_get(&w->msg_ix, key);
+	uint32_t *v = key == ES_EVENT_NO_MSG ? NULL : base_tab_get(&w->msg_ix, key);
 	return v ? *v : NIL;
 }
 
@@ -44,7 +44,7 @@ static uint32_t msg_make(ws *w, uint64_t key, uint64_t born)
 		i = (uint32_t)(w->msgs.n - 1);
 	}
 	if (base_tab_set32(&w->msg_ix, key, i) < 0) {
-		msg_at(w, i)->key = WS_MSG_NONE;
+		msg_at(w, i)->key = ES_EVENT_NO_MSG;
 		msg_at(w, i)->next_free = w->msg_free;
 		w->msg_free = i;
 		return NIL;
@@ -59,7 +59,7 @@ static void msg_drop(ws *w, uint32_t i)
 {
 	struct msg *m = msg_at(w, i);
 	base_tab_del(&w->msg_ix, m->key);
-	m->key = WS_MSG_NONE;
+	m->key = ES_EVENT_NO_MSG;
 	m->next_free = w->msg_free;
 	w->msg_free = i;
 }
@@ -80,10 +80,10 @@ static void drain(ws *w, struct loc *l, uint64_t before);
  * and a use when a call will judge it.  The thread whose call waited for
  * this end is judged on.  *idx: its index, NIL when it has no key or is
  * gone already (both ends came and no call judges it).  0 or -ENOMEM. */
-static int end_came(ws *w, const struct ws_event *e, bool send, uint64_t t, bool use, uint32_t *idx)
+static int end_came(ws *w, const struct es_event *e, bool send, uint64_t t, bool use, uint32_t *idx)
 {
 	*idx = NIL;
-	if (e->msg == WS_MSG_NONE) {
+	if (e->msg == ES_EVENT_NO_MSG) {
 		w->st.unpaired += e->peer != ES_NONE; /* MPI_PROC_NULL's is no message */
 		return 0;
 	}
@@ -124,7 +124,7 @@ static bool sync_or_standard(unsigned code)
 	       code == ES_OP_MPI_START || code == ES_OP_MPI_STARTALL;
 }
 
-static int queue(ws *w, struct loc *l, const struct ws_event *call, uint64_t at, uint16_t of, bool may_lr)
+static int queue(ws *w, struct loc *l, const struct es_event *call, uint64_t at, uint16_t of, bool may_lr)
 {
 	size_t n = l->items.n - l->committed;
 	if (!n)
@@ -145,7 +145,7 @@ static int queue(ws *w, struct loc *l, const struct ws_event *call, uint64_t at,
 	return 0;
 }
 
-int ws__p2p(ws *w, struct loc *l, const struct ws_event *e)
+int ws__p2p(ws *w, struct loc *l, const struct es_event *e)
 {
 	int dir = es_message(e->op);
 	if (!dir)
@@ -176,7 +176,7 @@ int ws__p2p(ws *w, struct loc *l, const struct ws_event *e)
 	return queue(w, l, e, e->end, 0, false);
 }
 
-int ws__p2p_done(ws *w, struct loc *l, const struct ws_event *d, const struct ws_event *in)
+int ws__p2p_done(ws *w, struct loc *l, const struct es_event *d, const struct es_event *in)
 {
 	(void)in;
 	int dir = es_message(d->op);
@@ -205,7 +205,7 @@ int ws__p2p_done(ws *w, struct loc *l, const struct ws_event *d, const struct ws
 	return 0;
 }
 
-int ws__p2p_call_end(ws *w, struct loc *l, const struct ws_event *call, uint64_t at)
+int ws__p2p_call_end(ws *w, struct loc *l, const struct es_event *call, uint64_t at)
 {
 	uint16_t of = l->of;
 	bool may_lr = l->may_lr;
@@ -284,7 +284,7 @@ static void judge(ws *w, struct loc *l, uint32_t loc, const struct call *c)
 		uint32_t i = its[k].msg;
 		msg_release(w, i);
 		struct msg *m = msg_at(w, i);
-		if (m->key != WS_MSG_NONE && !m->uses)
+		if (m->key != ES_EVENT_NO_MSG && !m->uses)
 			msg_drop(w, i);
 	}
 }
@@ -346,7 +346,7 @@ void ws__p2p_flush(ws *w, uint64_t before)
 	}
 	for (uint32_t i = 0; i < w->msgs.n; i++) {
 		struct msg *m = msg_at(w, i);
-		if (m->key != WS_MSG_NONE && !m->uses && m->born < before) {
+		if (m->key != ES_EVENT_NO_MSG && !m->uses && m->born < before) {
 			w->st.unpaired++; /* an end alone, that no call waits to judge */
 			msg_drop(w, i);
 		}

@@ -91,22 +91,8 @@
 
 typedef struct ws ws;
 
-/* One event, as the caller resolved it. */
-struct ws_event {
-	uint64_t start, end; /* ns, on one clock for the whole job */
-	uint32_t loc;        /* the caller's thread number: one thread's events come in its order */
-	int32_t rank;        /* its world rank */
-	uint16_t op;         /* the tuple's, with its flags */
-	uint32_t peer;       /* the tuple's element: a peer's or root's world rank, ES_NONE */
-	uint32_t arg;        /* the tuple's arg: a tag, or a collective's number */
-	uint32_t size;       /* bytes */
-	uint64_t comm;       /* its communicator's or window's id; 0: none */
-	uint32_t members;    /* the communicator's size (this rank's group's) */
-	uint32_t me;         /* this rank's rank in it */
-	uint64_t msg;        /* a message's end: a key its other end has too; WS_MSG_NONE */
-	uint32_t site;       /* the caller's key for its call site; 0: not known */
-};
-#define WS_MSG_NONE UINT64_MAX
+/* The events the engine judges are tuples as the caller resolved them:
+ * struct es_event (trace.h). */
 
 enum ws_pattern {
 	WS_LATE_SENDER = 0,
@@ -154,7 +140,7 @@ struct ws_stats {
 	uint64_t receives, sends;  /* message ends judged */
 	uint64_t colls;            /* collective operations judged (all members seen) */
 	uint64_t unpaired;         /* message ends whose other end never came, or that came
-				    * with no key to be paired by (WS_MSG_NONE, a peer named) */
+				    * with no key to be paired by (ES_EVENT_NO_MSG, a peer named) */
 	uint64_t incomplete;       /* collectives some member of which never came */
 	uint64_t by_test;          /* completions a test made: never a wait state */
 	uint64_t not_analysed;     /* calls of the kinds said above */
@@ -170,7 +156,7 @@ struct ws_stats {
 int ws_create(ws **out);
 void ws_destroy(ws *w);
 /* 0 or -ENOMEM (the engine stays usable: the event is not counted). */
-int ws_event(ws *w, const struct ws_event *e);
+int ws_event(ws *w, const struct es_event *e);
 /* Gives up on what has waited since before `before` (ns) for an end that
  * has not come (a message's other end, a collective's last member),
  * judging what it can without it: a live reader's horizon.  UINT64_MAX:

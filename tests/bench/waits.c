@@ -35,7 +35,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	size_t n = ar_nevents(a), ne = 0, no;
-	struct ws_event *ev = malloc(sizeof(*ev) * (n + 1));
+	struct es_event *ev = malloc(sizeof(*ev) * (n + 1));
 	struct ar_msgs m = { 0 };
 	uint32_t *order;
 	double t0 = now();

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "collectors/collectors.h"
+#include "monitors/resolve.h"
 #include "monitors/waits.h"
 #include "scopes/scopes.h"
 #include "tests/unit/suites.h"
@@ -376,6 +377,69 @@ START_TEST(communicators_as_the_ranks_listed_them)
 }
 END_TEST
 
+/* The live resolver (monitors/resolve.c): both ends of a message, named
+ * by each rank's own serial of the communicator, resolve to its id, each
+ * rank's place in it and one key; an end without a number gets none and
+ * is counted; a channel's mark is taken in, no event; an
+ * intercommunicator's tuples have no communicator for the wait states
+ * (its collectives are not judged), though its id is known. */
+START_TEST(resolved_once_by_the_live_resolver)
+{
+	make_job(2);
+	const uint64_t dup = 0xd0d, inter = 0x1e1;
+	comm_rec(0, dup, 3, 2, 1, 0); /* world rank 0 is rank 1 there */
+	comm_rec(1, dup, 7, 2, 0, 0);
+	comm_rec(0, inter, 4, 1, 0, ES_COMMS_INTER);
+	es_scope *s;
+	es_mpi *m;
+	struct es_scope_spec spec;
+	es_scope_spec_default(&spec, job);
+	ck_assert_int_eq(es_scope_create(&spec, &s), 0);
+	ck_assert_int_eq(es_mpi_open(s, &m), 0);
+	mon_rs *r;
+	ck_assert_int_eq(mon_rs_create(&r), 0);
+	uint64_t now = es_clock_ns(es_space_clock(rk[0].sp), es_now());
+	struct es_trace snd = { .start = now, .end = now + 10, .op = ES_OP_MPI_SEND | ES_OP_NUMBERED, .comm = 3,
+				.element = 1, .arg = 4, .size = 8, .seq = 5u << 16 | ES_NUM_WHOLE | 0 };
+	struct es_trace rcv = { .start = now, .end = now + 20, .op = ES_OP_MPI_RECV | ES_OP_NUMBERED, .comm = 7,
+				.element = 0, .arg = 4, .size = 8, .seq = 6u << 16 | ES_NUM_WHOLE | 0 };
+	struct es_event a, b;
+	ck_assert_int_eq(mon_rs_event(r, m, &snd, 0, 0, &a), 0);
+	ck_assert_int_eq(mon_rs_event(r, m, &rcv, 1, 1, &b), 0);
+	ck_assert_uint_eq(a.comm, dup);
+	ck_assert_uint_eq(b.comm, dup);
+	ck_assert_uint_eq(a.members, 2);
+	ck_assert_uint_eq(a.me, 1);
+	ck_assert_uint_eq(b.me, 0);
+	ck_assert(a.msg != ES_EVENT_NO_MSG && a.msg == b.msg);
+	ck_assert_uint_eq(a.site, 0u << 16 | 5);
+	ck_assert_uint_eq(b.site, 1u << 16 | 6);
+	ck_assert_uint_eq(b.loc, 1);
+	ck_assert_int_eq(b.rank, 1);
+	/* the next send has no number: alone, counted */
+	struct es_trace bare = snd;
+	bare.op = ES_OP_MPI_SEND;
+	ck_assert_int_eq(mon_rs_event(r, m, &bare, 0, 0, &a), 0);
+	ck_assert_uint_eq(a.msg, ES_EVENT_NO_MSG);
+	ck_assert_uint_eq(mon_rs_unnumbered(r), 1);
+	/* a channel's mark: numbers only */
+	struct es_trace mark = { .start = now, .end = now, .op = ES_OP_MPI_CHANNEL, .comm = 3, .element = 1, .arg = 4,
+				 .size = 40000 };
+	ck_assert_int_eq(mon_rs_event(r, m, &mark, 0, 0, &a), MON_RS_MARK);
+	/* an intercommunicator's: paired by its id, not judged as a group */
+	struct es_trace in = snd;
+	in.comm = 4;
+	ck_assert_int_eq(mon_rs_event(r, m, &in, 0, 0, &a), 0);
+	ck_assert_uint_eq(a.comm, 0);
+	ck_assert(a.msg != ES_EVENT_NO_MSG);
+	ck_assert_uint_eq(mon_rs_comm_id(r, m, 0, &in), inter);
+	mon_rs_destroy(r);
+	es_mpi_close(m);
+	es_scope_destroy(s);
+	drop_job();
+}
+END_TEST
+
 /* Rank 1 sent its last message to rank 0 on a duplicate, freed the
  * duplicate and went into MPI_Finalize while rank 0 had yet to take it
  * (t_waitreq's dups and persist, when rank 0 got no core for a while):
@@ -570,6 +634,7 @@ Suite *waits_suite(void)
 	tcase_add_test(tc, roots_differ_one_member_gone);
 	tcase_add_test(tc, a_scan_waits_for_higher_ranks_too);
 	tcase_add_test(tc, communicators_as_the_ranks_listed_them);
+	tcase_add_test(tc, resolved_once_by_the_live_resolver);
 	tcase_add_test(tc, ended_after_its_last_send_on_a_freed_duplicate);
 	tcase_add_test(tc, a_send_received_waits_for_nobody);
 	tcase_add_test(tc, receives_posted_before_take_first);

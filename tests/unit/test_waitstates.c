@@ -8,31 +8,31 @@
 
 #define COMM 77u
 
-static struct ws_event ev(uint32_t loc, unsigned op, uint64_t start, uint64_t end)
+static struct es_event ev(uint32_t loc, unsigned op, uint64_t start, uint64_t end)
 {
-	return (struct ws_event){ .start = start, .end = end, .loc = loc, .rank = (int32_t)loc, .op = (uint16_t)op,
-				  .peer = ES_NONE, .msg = WS_MSG_NONE, .site = 0 };
+	return (struct es_event){ .start = start, .end = end, .loc = loc, .rank = (int32_t)loc, .op = (uint16_t)op,
+				  .peer = ES_NONE, .msg = ES_EVENT_NO_MSG, .site = 0 };
 }
 
 /* a message's end: its key, its peer */
-static struct ws_event end_of(uint32_t loc, unsigned op, uint64_t start, uint64_t end, uint32_t peer, uint64_t key,
+static struct es_event end_of(uint32_t loc, unsigned op, uint64_t start, uint64_t end, uint32_t peer, uint64_t key,
 			      uint32_t site)
 {
-	struct ws_event e = ev(loc, op, start, end);
+	struct es_event e = ev(loc, op, start, end);
 	e.peer = peer, e.msg = key, e.comm = COMM, e.members = 4, e.me = loc, e.site = site;
 	return e;
 }
 
 /* a collective's member: rank = its rank in the communicator */
-static struct ws_event coll(uint32_t loc, unsigned op, uint64_t start, uint64_t end, uint32_t num, uint32_t members,
+static struct es_event coll(uint32_t loc, unsigned op, uint64_t start, uint64_t end, uint32_t num, uint32_t members,
 			    uint32_t root, uint32_t size)
 {
-	struct ws_event e = ev(loc, op, start, end);
+	struct es_event e = ev(loc, op, start, end);
 	e.comm = COMM, e.members = members, e.me = loc, e.arg = num, e.peer = root, e.size = size, e.site = 100 + loc;
 	return e;
 }
 
-static void feed(ws *w, const struct ws_event *e, size_t n)
+static void feed(ws *w, const struct es_event *e, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		ck_assert_int_eq(ws_event(w, &e[i]), 0);
@@ -64,8 +64,8 @@ static uint64_t total(const ws *w)
  * Late Sender on the receiver, whichever end is fed first. */
 START_TEST(late_sender_either_order)
 {
-	struct ws_event recv = end_of(1, ES_OP_MPI_RECV, 100, 500, 0, 42, 7);
-	struct ws_event send = end_of(0, ES_OP_MPI_SEND, 300, 310, 1, 42, 3);
+	struct es_event recv = end_of(1, ES_OP_MPI_RECV, 100, 500, 0, 42, 7);
+	struct es_event send = end_of(0, ES_OP_MPI_SEND, 300, 310, 1, 42, 3);
 	for (int order = 0; order < 2; order++) {
 		ws *w;
 		ck_assert_int_eq(ws_create(&w), 0);
@@ -93,17 +93,17 @@ START_TEST(late_sender_at_the_wait)
 {
 	ws *w;
 	ck_assert_int_eq(ws_create(&w), 0);
-	struct ws_event e[] = {
+	struct es_event e[] = {
 		end_of(0, ES_OP_MPI_ISEND, 300, 305, 1, 1, 3),
 		ev(1, ES_OP_MPI_IRECV, 0, 5),
 		end_of(1, ES_OP_MPI_IRECV | ES_OP_DONE, 0, 450, 0, 1, 5),
-		end_of(1, ES_OP_MPI_WAIT, 100, 460, ES_NONE, WS_MSG_NONE, 9),
+		end_of(1, ES_OP_MPI_WAIT, 100, 460, ES_NONE, ES_EVENT_NO_MSG, 9),
 		/* Waitall [1000, 2000] of two: sent at 1300 and 1700 */
 		end_of(2, ES_OP_MPI_ISEND, 1300, 1305, 1, 2, 3),
 		end_of(3, ES_OP_MPI_ISEND, 1700, 1705, 1, 3, 3),
 		end_of(1, ES_OP_MPI_IRECV | ES_OP_DONE, 900, 1990, 2, 2, 5),
 		end_of(1, ES_OP_MPI_IRECV | ES_OP_DONE, 910, 1995, 3, 3, 5),
-		end_of(1, ES_OP_MPI_WAITALL, 1000, 2000, ES_NONE, WS_MSG_NONE, 11),
+		end_of(1, ES_OP_MPI_WAITALL, 1000, 2000, ES_NONE, ES_EVENT_NO_MSG, 11),
 	};
 	feed(w, e, sizeof(e) / sizeof(e[0]));
 	ck_assert_uint_eq(got(w, WS_LATE_SENDER, 1, 9), 200);
@@ -123,7 +123,7 @@ START_TEST(send_after_its_receive)
 {
 	ws *w;
 	ck_assert_int_eq(ws_create(&w), 0);
-	struct ws_event e[] = {
+	struct es_event e[] = {
 		end_of(1, ES_OP_MPI_RECV, 100, 500, 0, 42, 7),
 		end_of(0, ES_OP_MPI_BSEND, 300, 310, 1, 42, 3),
 		end_of(0, ES_OP_MPI_SENDRECV, 600, 700, 1, 43, 3),
@@ -146,10 +146,10 @@ START_TEST(tests_never_wait)
 {
 	ws *w;
 	ck_assert_int_eq(ws_create(&w), 0);
-	struct ws_event e[] = {
+	struct es_event e[] = {
 		end_of(0, ES_OP_MPI_ISEND, 300, 305, 1, 1, 3),
 		end_of(1, ES_OP_MPI_IRECV | ES_OP_DONE, 0, 450, 0, 1, 5),
-		end_of(1, ES_OP_MPI_TEST, 100, 460, ES_NONE, WS_MSG_NONE, 9),
+		end_of(1, ES_OP_MPI_TEST, 100, 460, ES_NONE, ES_EVENT_NO_MSG, 9),
 	};
 	feed(w, e, 3);
 	ws_flush(w, UINT64_MAX);
@@ -169,7 +169,7 @@ START_TEST(wrong_order)
 {
 	ws *w;
 	ck_assert_int_eq(ws_create(&w), 0);
-	struct ws_event e[] = {
+	struct es_event e[] = {
 		end_of(0, ES_OP_MPI_SEND, 500, 505, 2, 1, 3),
 		end_of(1, ES_OP_MPI_SEND, 50, 55, 2, 2, 3),
 		end_of(2, ES_OP_MPI_RECV, 100, 510, 0, 1, 20),
@@ -198,17 +198,17 @@ START_TEST(late_receiver)
 {
 	ws *w;
 	ck_assert_int_eq(ws_create(&w), 0);
-	struct ws_event e[] = {
+	struct es_event e[] = {
 		end_of(0, ES_OP_MPI_SSEND, 100, 600, 1, 1, 3),
 		end_of(1, ES_OP_MPI_RECV, 500, 610, 0, 1, 4),
 		end_of(0, ES_OP_MPI_SEND, 1000, 1010, 1, 2, 5),
 		end_of(1, ES_OP_MPI_RECV, 1500, 1510, 0, 2, 4),
 		/* an Isend completed by a Wait that outlived the receive's post */
 		end_of(0, ES_OP_MPI_ISEND, 2000, 2001, 1, 3, 6),
-		end_of(0, ES_OP_MPI_ISEND | ES_OP_DONE, 2000, 2900, 1, WS_MSG_NONE, 6),
-		end_of(0, ES_OP_MPI_WAIT, 2100, 2910, ES_NONE, WS_MSG_NONE, 8),
+		end_of(0, ES_OP_MPI_ISEND | ES_OP_DONE, 2000, 2900, 1, ES_EVENT_NO_MSG, 6),
+		end_of(0, ES_OP_MPI_WAIT, 2100, 2910, ES_NONE, ES_EVENT_NO_MSG, 8),
 		end_of(1, ES_OP_MPI_IRECV | ES_OP_DONE, 2800, 2905, 0, 3, 4),
-		end_of(1, ES_OP_MPI_WAIT, 2850, 2906, ES_NONE, WS_MSG_NONE, 9),
+		end_of(1, ES_OP_MPI_WAIT, 2850, 2906, ES_NONE, ES_EVENT_NO_MSG, 9),
 	};
 	feed(w, e, sizeof(e) / sizeof(e[0]));
 	ck_assert_uint_eq(got(w, WS_LATE_RECEIVER, 0, 3), 400);
@@ -230,7 +230,7 @@ START_TEST(barrier)
 {
 	ws *w;
 	ck_assert_int_eq(ws_create(&w), 0);
-	struct ws_event e[] = {
+	struct es_event e[] = {
 		coll(0, ES_OP_MPI_BARRIER, 0, 310, 0, 3, ES_NONE, 0),
 		coll(2, ES_OP_MPI_BARRIER, 300, 330, 0, 3, ES_NONE, 0),
 		coll(1, ES_OP_MPI_BARRIER, 100, 320, 0, 3, ES_NONE, 0),
@@ -258,7 +258,7 @@ START_TEST(rooted_and_scan)
 {
 	ws *w;
 	ck_assert_int_eq(ws_create(&w), 0);
-	struct ws_event e[] = {
+	struct es_event e[] = {
 		coll(0, ES_OP_MPI_BCAST, 500, 510, 0, 3, 0, 8),
 		coll(1, ES_OP_MPI_BCAST, 100, 520, 0, 3, 0, 8),
 		coll(2, ES_OP_MPI_BCAST, 200, 530, 0, 3, 0, 8),
@@ -292,7 +292,7 @@ START_TEST(fence)
 {
 	ws *w;
 	ck_assert_int_eq(ws_create(&w), 0);
-	struct ws_event e[] = {
+	struct es_event e[] = {
 		coll(0, ES_OP_MPI_WIN_FENCE, 0, 310, 0, 3, ES_NONE, 0),
 		coll(1, ES_OP_MPI_WIN_FENCE, 300, 320, 0, 3, ES_NONE, 0),
 		coll(2, ES_OP_MPI_WIN_FENCE, 100, 330, 0, 3, ES_NONE, 0),
@@ -309,17 +309,17 @@ START_TEST(fence)
 }
 END_TEST
 
-static struct ws_event win(uint32_t loc, unsigned op, uint64_t start, uint64_t end, uint32_t site)
+static struct es_event win(uint32_t loc, unsigned op, uint64_t start, uint64_t end, uint32_t site)
 {
-	struct ws_event e = ev(loc, op, start, end);
+	struct es_event e = ev(loc, op, start, end);
 	e.comm = 99, e.members = 2, e.me = loc, e.site = site;
 	return e;
 }
 
 /* a group mark after a Win_post or Win_start (collectors.h) */
-static struct ws_event member(uint32_t loc, unsigned call, uint32_t who)
+static struct es_event member(uint32_t loc, unsigned call, uint32_t who)
 {
-	struct ws_event e = win(loc, ES_OP_MPI_CHANNEL | ES_OP_DONE, 0, 0, 0);
+	struct es_event e = win(loc, ES_OP_MPI_CHANNEL | ES_OP_DONE, 0, 0, 0);
 	e.peer = who, e.arg = call, e.size = 1;
 	return e;
 }
@@ -330,13 +330,13 @@ static struct ws_event member(uint32_t loc, unsigned call, uint32_t who)
  * target in MPI_Win_wait (Early Wait). */
 START_TEST(late_post_early_wait)
 {
-	struct ws_event origin[] = {
+	struct es_event origin[] = {
 		win(0, ES_OP_MPI_WIN_START, 100, 105, 20), member(0, ES_OP_MPI_WIN_START, 1),
 		win(0, ES_OP_MPI_WIN_COMPLETE, 110, 520, 21),
 		win(0, ES_OP_MPI_WIN_START, 1000, 1001, 20), member(0, ES_OP_MPI_WIN_START, 1),
 		win(0, ES_OP_MPI_WIN_COMPLETE, 1400, 1450, 21),
 	};
-	struct ws_event target[] = {
+	struct es_event target[] = {
 		win(1, ES_OP_MPI_WIN_POST, 500, 510, 11), member(1, ES_OP_MPI_WIN_POST, 0),
 		win(1, ES_OP_MPI_WIN_WAIT, 515, 530, 12),
 		win(1, ES_OP_MPI_WIN_POST, 1000, 1001, 11), member(1, ES_OP_MPI_WIN_POST, 0),
@@ -370,16 +370,16 @@ START_TEST(nonblocking_collective_at_its_wait)
 {
 	ws *w;
 	ck_assert_int_eq(ws_create(&w), 0);
-	struct ws_event e[] = {
+	struct es_event e[] = {
 		coll(0, ES_OP_MPI_IBCAST, 500, 505, 0, 3, 0, 8),
 		coll(1, ES_OP_MPI_IBCAST, 10, 15, 0, 3, 0, 8),
 		coll(2, ES_OP_MPI_IBCAST, 20, 25, 0, 3, 0, 8),
 		coll(1, ES_OP_MPI_IBCAST | ES_OP_DONE, 10, 515, 0, 3, 0, 8),
-		end_of(1, ES_OP_MPI_WAIT, 100, 520, ES_NONE, WS_MSG_NONE, 55),
+		end_of(1, ES_OP_MPI_WAIT, 100, 520, ES_NONE, ES_EVENT_NO_MSG, 55),
 		coll(2, ES_OP_MPI_IBCAST | ES_OP_DONE, 20, 600, 0, 3, 0, 8),
-		end_of(2, ES_OP_MPI_TEST, 30, 610, ES_NONE, WS_MSG_NONE, 56),
+		end_of(2, ES_OP_MPI_TEST, 30, 610, ES_NONE, ES_EVENT_NO_MSG, 56),
 		coll(0, ES_OP_MPI_IBCAST | ES_OP_DONE, 500, 700, 0, 3, 0, 8),
-		end_of(0, ES_OP_MPI_WAIT, 506, 710, ES_NONE, WS_MSG_NONE, 57),
+		end_of(0, ES_OP_MPI_WAIT, 506, 710, ES_NONE, ES_EVENT_NO_MSG, 57),
 	};
 	feed(w, e, sizeof(e) / sizeof(e[0]));
 	ck_assert_uint_eq(got(w, WS_LATE_BROADCAST, 1, 55), 400);
@@ -402,7 +402,7 @@ START_TEST(flush_gives_up)
 {
 	ws *w;
 	ck_assert_int_eq(ws_create(&w), 0);
-	struct ws_event e[] = {
+	struct es_event e[] = {
 		end_of(1, ES_OP_MPI_RECV, 100, 200, 0, 1, 4),
 		end_of(1, ES_OP_MPI_RECV, 300, 500, 0, 2, 5),
 		end_of(0, ES_OP_MPI_SEND, 400, 410, 1, 2, 3),
@@ -437,12 +437,12 @@ START_TEST(unseen_call_and_unkeyed_ends)
 {
 	ws *w;
 	ck_assert_int_eq(ws_create(&w), 0);
-	struct ws_event e[] = {
+	struct es_event e[] = {
 		ev(1, ES_OP_MPI_IRECV, 0, 5),
 		end_of(1, ES_OP_MPI_IRECV | ES_OP_DONE, 0, 400, 0, 1, 5),
 		end_of(1, ES_OP_MPI_SEND, 410, 420, 0, 2, 6), /* not the wait it came in */
-		end_of(0, ES_OP_MPI_SEND, 10, 20, 1, WS_MSG_NONE, 3),
-		end_of(0, ES_OP_MPI_SEND, 30, 40, ES_NONE, WS_MSG_NONE, 3),
+		end_of(0, ES_OP_MPI_SEND, 10, 20, 1, ES_EVENT_NO_MSG, 3),
+		end_of(0, ES_OP_MPI_SEND, 30, 40, ES_NONE, ES_EVENT_NO_MSG, 3),
 	};
 	feed(w, e, sizeof(e) / sizeof(e[0]));
 	struct ws_stats st;
@@ -453,7 +453,7 @@ START_TEST(unseen_call_and_unkeyed_ends)
 	ws_stats(w, &st);
 	ck_assert_uint_eq(st.given_up, 0);
 	ck_assert_uint_eq(st.receives, 0);
-	struct ws_event send = end_of(0, ES_OP_MPI_ISEND, 50, 55, 1, 1, 3);
+	struct es_event send = end_of(0, ES_OP_MPI_ISEND, 50, 55, 1, 1, 3);
 	feed(w, &send, 1);
 	ws_stats(w, &st);
 	ck_assert_uint_eq(st.receives, 1); /* paired: counted */
@@ -472,7 +472,7 @@ START_TEST(mpi_time_outermost)
 {
 	ws *w;
 	ck_assert_int_eq(ws_create(&w), 0);
-	struct ws_event e[] = {
+	struct es_event e[] = {
 		ev(0, ES_OP_MPI_SEND, 10, 20),     /* 10 */
 		ev(0, ES_OP_MPI_SEND, 30, 40),     /* 10 */
 		ev(0, ES_OP_MPI_TESTANY, 5, 50),   /* a streak: from 40, 10 */
@@ -491,10 +491,10 @@ START_TEST(mpi_time_outermost)
 	ck_assert_uint_eq(st.mpi_nested_lost, 0);
 	/* a call around more calls than a thread remembers: said */
 	for (uint64_t i = 0; i < TOPS_KEEP + 10; i++) {
-		struct ws_event c = ev(2, ES_OP_MPI_SEND, 2000 + 10 * i, 2005 + 10 * i);
+		struct es_event c = ev(2, ES_OP_MPI_SEND, 2000 + 10 * i, 2005 + 10 * i);
 		feed(w, &c, 1);
 	}
-	struct ws_event around = ev(2, ES_OP_MPI_ALLTOALL, 1000, 2000 + 10 * (TOPS_KEEP + 10));
+	struct es_event around = ev(2, ES_OP_MPI_ALLTOALL, 1000, 2000 + 10 * (TOPS_KEEP + 10));
 	feed(w, &around, 1);
 	ws_stats(w, &st);
 	ck_assert_uint_eq(st.mpi_nested_lost, 1);
@@ -526,11 +526,11 @@ START_TEST(delay_and_path)
 	ws *w;
 	ck_assert_int_eq(ws_create(&w), 0);
 	ws_keep(w);
-	struct ws_event e[] = {
+	struct es_event e[] = {
 		coll(0, ES_OP_MPI_BARRIER, 0, 10, 0, 3, ES_NONE, 0),
 		coll(1, ES_OP_MPI_BARRIER, 0, 10, 0, 3, ES_NONE, 0),
 		coll(2, ES_OP_MPI_BARRIER, 0, 10, 0, 3, ES_NONE, 0),
-		end_of(1, ES_OP_MPI_PCONTROL, 10, 210, ES_NONE, WS_MSG_NONE, 5),
+		end_of(1, ES_OP_MPI_PCONTROL, 10, 210, ES_NONE, ES_EVENT_NO_MSG, 5),
 		end_of(1, ES_OP_MPI_SEND, 210, 215, 0, 1, 3),
 		end_of(0, ES_OP_MPI_RECV, 15, 220, 1, 1, 4),
 	};
@@ -565,11 +565,11 @@ START_TEST(delay_followed_back)
 	ws *w;
 	ck_assert_int_eq(ws_create(&w), 0);
 	ws_keep(w);
-	struct ws_event e[] = {
+	struct es_event e[] = {
 		coll(0, ES_OP_MPI_BARRIER, 0, 10, 0, 3, ES_NONE, 0),
 		coll(1, ES_OP_MPI_BARRIER, 0, 10, 0, 3, ES_NONE, 0),
 		coll(2, ES_OP_MPI_BARRIER, 0, 10, 0, 3, ES_NONE, 0),
-		end_of(2, ES_OP_MPI_PCONTROL, 10, 110, ES_NONE, WS_MSG_NONE, 7),
+		end_of(2, ES_OP_MPI_PCONTROL, 10, 110, ES_NONE, ES_EVENT_NO_MSG, 7),
 		end_of(2, ES_OP_MPI_SEND, 110, 112, 1, 1, 3),
 		end_of(1, ES_OP_MPI_RECV, 12, 113, 2, 1, 4),
 		end_of(1, ES_OP_MPI_SEND, 113, 115, 0, 2, 5),
